@@ -1,0 +1,37 @@
+// The single decision path shared by the server, the CLI and the tests:
+// parsed body in, wire response out. No exception leaves it: a fault becomes a denial
+// that keeps the uid (fail closed).
+import { decodeReview } from './decode.js';
+import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
+import { complete, errored, type Verdict } from './verdict.js';
+import type { DecisionContext } from '../policy/policy.js';
+import { mutate } from '../policy/mutate.js';
+import { RULES } from '../policy/rules/catalog.js';
+
+export type Webhook = 'mutate';
+
+export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate };
+
+export type Decision =
+  /** A review Deed could read far enough to answer (possibly with a denial). */
+  | { kind: 'review'; uid: string; request?: AdmissionRequest; verdict: Verdict; response: AdmissionReviewResponse; error?: unknown }
+  /** A body without a usable uid: answered with HTTP 400. */
+  | { kind: 'bad-request'; message: string };
+
+export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext): Decision {
+  const decoded = decodeReview(body);
+  if (!decoded.ok) {
+    if (decoded.uid === undefined) return { kind: 'bad-request', message: decoded.message };
+    const verdict = errored(400, RULES.requestMalformed.id, decoded.message);
+    return { kind: 'review', uid: decoded.uid, verdict, response: complete(decoded.uid, verdict) };
+  }
+  const { request } = decoded;
+  let verdict: Verdict;
+  try {
+    verdict = HANDLERS[webhook](request, ctx);
+  } catch (error) {
+    verdict = errored(500, RULES.internalError.id, `internal error while reviewing; see the Deed log for request uid ${request.uid}`);
+    return { kind: 'review', uid: request.uid, request, verdict, response: complete(request.uid, verdict), error };
+  }
+  return { kind: 'review', uid: request.uid, request, verdict, response: complete(request.uid, verdict) };
+}

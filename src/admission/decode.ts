@@ -1,0 +1,139 @@
+// Turns a parsed JSON body into an AdmissionRequest, or says exactly what is wrong with
+// it. Shapes are checked only as far as Deed reads them; objects are not copied.
+import type { AdmissionRequest, KubeObject, Operation, UserInfo } from './types.js';
+
+export type Decoded = { ok: true; request: AdmissionRequest } | { ok: false; uid?: string; message: string };
+
+const OPERATIONS = new Set<Operation>(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+const MAX_UID_LENGTH = 128;
+
+class DecodeError extends Error {}
+
+function fail(message: string): never {
+  throw new DecodeError(message);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown, where: string): string {
+  if (typeof v !== 'string') fail(`${where} must be a string`);
+  return v;
+}
+
+function optStr(v: unknown, where: string): string | undefined {
+  return v === undefined || v === null ? undefined : str(v, where);
+}
+
+function stringMap(v: unknown, where: string): void {
+  if (v === undefined || v === null) return;
+  if (!isRecord(v)) fail(`${where} must be an object of strings`);
+  for (const key of Object.keys(v)) if (typeof v[key] !== 'string') fail(`${where}[${JSON.stringify(key)}] must be a string`);
+}
+
+function kubeObject(v: unknown, where: string): KubeObject {
+  if (!isRecord(v)) fail(`${where} must be an object`);
+  const meta = v.metadata;
+  if (!isRecord(meta)) fail(`${where}.metadata must be an object`);
+  stringMap(meta.labels, `${where}.metadata.labels`);
+  stringMap(meta.annotations, `${where}.metadata.annotations`);
+  for (const field of ['name', 'generateName', 'namespace', 'uid'] as const) optStr(meta[field], `${where}.metadata.${field}`);
+  if (meta.labels === null) delete meta.labels;
+  if (meta.annotations === null) delete meta.annotations;
+  const refs = meta.ownerReferences;
+  if (refs !== undefined && refs !== null) {
+    if (!Array.isArray(refs)) fail(`${where}.metadata.ownerReferences must be a list`);
+    refs.forEach((ref, i) => {
+      if (!isRecord(ref)) fail(`${where}.metadata.ownerReferences[${i}] must be an object`);
+      for (const field of ['apiVersion', 'kind', 'name', 'uid'] as const) str(ref[field], `${where}.metadata.ownerReferences[${i}].${field}`);
+    });
+  } else if (refs === null) delete meta.ownerReferences;
+  if (v.spec !== undefined && v.spec !== null && !isRecord(v.spec)) fail(`${where}.spec must be an object`);
+  return v as KubeObject;
+}
+
+function userInfo(v: unknown): UserInfo {
+  if (!isRecord(v)) fail('request.userInfo must be an object');
+  const groups = v.groups ?? [];
+  if (!Array.isArray(groups) || groups.some((g) => typeof g !== 'string')) fail('request.userInfo.groups must be a list of strings');
+  const extra = v.extra ?? {};
+  if (!isRecord(extra)) fail('request.userInfo.extra must be an object');
+  for (const key of Object.keys(extra)) {
+    const values = extra[key];
+    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) fail(`request.userInfo.extra[${JSON.stringify(key)}] must be a list of strings`);
+  }
+  return { username: str(v.username ?? '', 'request.userInfo.username'), groups: groups as string[], extra: extra as Record<string, string[]> };
+}
+
+/**
+ * Refuses keys that only matter to an attacker: `__proto__` anywhere, and `constructor`
+ * or `prototype` holding an object. Deed reads maps through own-property checks, but a
+ * request carrying them is hostile or broken, and other consumers may not be as careful.
+ * Iterative, so deep nesting cannot exhaust the stack.
+ */
+export function findPrototypeKey(root: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[root, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) stack.push([node[i], `${path}/${i}`]);
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      const value = (node as Record<string, unknown>)[key];
+      if (key === '__proto__' || ((key === 'constructor' || key === 'prototype') && typeof value === 'object' && value !== null))
+        return `${path}/${key}`;
+      stack.push([value, `${path}/${key}`]);
+    }
+  }
+  return undefined;
+}
+
+export function decodeReview(body: unknown): Decoded {
+  if (!isRecord(body)) return { ok: false, message: 'the body must be a JSON AdmissionReview object' };
+  const request = body.request;
+  const uid = isRecord(request) && typeof request.uid === 'string' && request.uid !== '' && request.uid.length <= MAX_UID_LENGTH ? request.uid : undefined;
+  try {
+    if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview')
+      fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${JSON.stringify(body.apiVersion)} ${JSON.stringify(body.kind)}`);
+    if (!isRecord(request)) fail('request must be an object');
+    if (uid === undefined) fail(`request.uid must be a non-empty string of at most ${MAX_UID_LENGTH} characters`);
+    const hostile = findPrototypeKey(body);
+    if (hostile !== undefined) fail(`the key at ${hostile} is refused (prototype-pollution guard)`);
+    const kind = request.kind, resource = request.resource;
+    if (!isRecord(kind) || !isRecord(resource)) fail('request.kind and request.resource must be objects');
+    const operation = request.operation as Operation;
+    if (!OPERATIONS.has(operation)) fail(`request.operation must be one of CREATE, UPDATE, DELETE, CONNECT`);
+    if (request.dryRun !== undefined && request.dryRun !== null && typeof request.dryRun !== 'boolean') fail('request.dryRun must be a boolean');
+    const object = request.object === undefined || request.object === null ? null : kubeObject(request.object, 'request.object');
+    const oldObject = request.oldObject === undefined || request.oldObject === null ? null : kubeObject(request.oldObject, 'request.oldObject');
+    if ((operation === 'CREATE' || operation === 'UPDATE') && object === null) fail(`request.object is required for ${operation}`);
+    if ((operation === 'UPDATE' || operation === 'DELETE') && oldObject === null) fail(`request.oldObject is required for ${operation}`);
+    const decoded: AdmissionRequest = {
+      uid,
+      kind: { group: str(kind.group ?? '', 'request.kind.group'), version: str(kind.version, 'request.kind.version'), kind: str(kind.kind, 'request.kind.kind') },
+      resource: {
+        group: str(resource.group ?? '', 'request.resource.group'),
+        version: str(resource.version, 'request.resource.version'),
+        resource: str(resource.resource, 'request.resource.resource'),
+      },
+      operation,
+      userInfo: userInfo(request.userInfo),
+      object,
+      oldObject,
+      dryRun: request.dryRun === true,
+    };
+    const subResource = optStr(request.subResource, 'request.subResource');
+    const name = optStr(request.name, 'request.name');
+    const namespace = optStr(request.namespace, 'request.namespace');
+    if (subResource) decoded.subResource = subResource;
+    if (name) decoded.name = name;
+    if (namespace) decoded.namespace = namespace;
+    return { ok: true, request: decoded };
+  } catch (err) {
+    if (err instanceof DecodeError) return uid === undefined ? { ok: false, message: err.message } : { ok: false, uid, message: err.message };
+    throw err;
+  }
+}

@@ -1,0 +1,74 @@
+// Verdicts are values built by small constructors; `complete` alone turns one into the
+// wire response, so no handler builds the AdmissionReview format by hand.
+import type { Operation as PatchOperation } from 'fast-json-patch';
+import type { AdmissionReviewResponse, AdmissionResponse } from './types.js';
+
+export type { PatchOperation };
+
+/** One problem a rule found, tied to a field path. */
+export interface Finding {
+  rule: string;
+  path?: string;
+  message: string;
+}
+
+export interface Verdict {
+  allowed: boolean;
+  code: number;
+  reason?: string;
+  message?: string;
+  patch?: PatchOperation[];
+  warnings: string[];
+  auditAnnotations: Record<string, string>;
+  /** Findings that denied the request (empty when allowed). */
+  findings: Finding[];
+}
+
+export function allowed(warnings: string[] = [], auditAnnotations: Record<string, string> = {}): Verdict {
+  return { allowed: true, code: 200, warnings, auditAnnotations, findings: [] };
+}
+
+export function patched(patch: PatchOperation[], warnings: string[] = []): Verdict {
+  return { ...allowed(warnings), ...(patch.length > 0 ? { patch } : {}) };
+}
+
+export function denied(findings: Finding[], warnings: string[] = [], auditAnnotations: Record<string, string> = {}): Verdict {
+  return {
+    allowed: false,
+    code: 403,
+    reason: 'Forbidden',
+    message: `Deed denied this request: ${findings.map(formatFinding).join('; ')}`,
+    warnings,
+    auditAnnotations,
+    findings,
+  };
+}
+
+/** Bad input or an internal fault: never allowed (fail closed), with the reason spelled out. */
+export function errored(code: 400 | 500 | 504, rule: string, message: string): Verdict {
+  return {
+    allowed: false,
+    code,
+    reason: code === 400 ? 'BadRequest' : code === 504 ? 'Timeout' : 'InternalError',
+    message: `Deed could not review this request: ${message}`,
+    warnings: [],
+    auditAnnotations: {},
+    findings: [{ rule, message }],
+  };
+}
+
+export function formatFinding(f: Finding): string {
+  return f.path !== undefined ? `[${f.rule}] ${f.path}: ${f.message}` : `[${f.rule}] ${f.message}`;
+}
+
+export function complete(uid: string, v: Verdict): AdmissionReviewResponse {
+  const response: AdmissionResponse = { uid, allowed: v.allowed };
+  if (!v.allowed) response.status = { code: v.code, message: v.message ?? 'denied', ...(v.reason ? { reason: v.reason } : {}) };
+  if (v.patch !== undefined && v.patch.length > 0) {
+    response.patch = Buffer.from(JSON.stringify(v.patch)).toString('base64');
+    response.patchType = 'JSONPatch';
+  }
+  if (v.warnings.length > 0) response.warnings = v.warnings;
+  if (Object.keys(v.auditAnnotations).length > 0) response.auditAnnotations = v.auditAnnotations;
+  return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// The `deed` command line. Each subcommand lives in its own module.
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/load.js';
+import { registerServe } from './serve.js';
+
+export function buildProgram(): Command {
+  const program = new Command('deed')
+    .description('Admission webhook that stamps ownership onto sandbox workloads')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServe(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+    const message = err instanceof ConfigError ? err.message : `deed: ${(err as Error).message}`;
+    process.stderr.write(`${message}\n`);
+    process.exit(2);
+  }
+}
+
+await main(process.argv);

@@ -1,0 +1,73 @@
+// `deed serve`: run the webhook until SIGTERM or SIGINT.
+import type { Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../observability/logger.js';
+import { startServer } from '../server/serve.js';
+import { collect, parsePort, parseSeconds } from './options.js';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the admission webhook over HTTPS')
+    .option('--host <host>', 'address to listen on', process.env.DEED_HOST ?? '127.0.0.1')
+    .option('--port <port>', 'port to listen on', parsePort, 8443)
+    .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
+    .option('--cert-dir <dir>', 'where generated certificates and the local attestation key live', 'certs')
+    .option('--dns <name>', 'extra subject alternative name for a generated certificate (repeatable)', collect, [])
+    .option('--tls-cert <file>', 'serving certificate (PEM); reloaded when the file changes')
+    .option('--tls-key <file>', 'serving key (PEM)')
+    .option('--client-ca <file>', 'require API-server client certificates signed by this CA')
+    .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
+    .option('--grace-period <seconds>', 'exit forcibly if shutdown takes longer than this', parseSeconds, 25)
+    .action(async (o: ServeFlags) => {
+      const logger = createLogger();
+      const config = loadConfig(o.config);
+      const server = await startServer({
+        config,
+        logger,
+        host: o.host,
+        port: o.port,
+        certDir: o.certDir,
+        dns: o.dns,
+        ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
+        ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
+        ...(o.clientCa ? { clientCa: o.clientCa } : {}),
+      });
+      if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
+      const stop = (signal: string) => {
+        logger.info({ signal }, 'shutting down: readiness off, finishing in-flight reviews');
+        server.setReady(false);
+        setTimeout(() => {
+          logger.error({ gracePeriod: o.gracePeriod }, 'shutdown exceeded the grace period; exiting');
+          process.exit(1);
+        }, o.gracePeriod * 1000).unref();
+        setTimeout(() => {
+          server.shutdown().then(
+            () => {
+              logger.info('stopped');
+              process.exit(0);
+            },
+            (err: unknown) => {
+              logger.error({ err }, 'shutdown failed');
+              process.exit(1);
+            },
+          );
+        }, o.shutdownDelay * 1000);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+}
+
+interface ServeFlags {
+  host: string;
+  port: number;
+  config?: string;
+  certDir: string;
+  dns: string[];
+  tlsCert?: string;
+  tlsKey?: string;
+  clientCa?: string;
+  shutdownDelay: number;
+  gracePeriod: number;
+}

@@ -1,0 +1,24 @@
+// Deadlines: a client budget (`<prefix>/max-duration-seconds`) plus the policy margin,
+// capped by policy. No budget and no cap means no deadline: Deed never invents a cap.
+
+export const MAX_BUDGET_SECONDS = 31_536_000 * 10; // ten years; keeps arithmetic exact and dates valid
+
+export type BudgetResult = { ok: true; seconds?: number } | { ok: false; message: string };
+
+export function parseBudget(value: string | undefined): BudgetResult {
+  if (value === undefined) return { ok: true };
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > MAX_BUDGET_SECONDS)
+    return { ok: false, message: `must be a positive whole number of seconds up to ${MAX_BUDGET_SECONDS}, got ${JSON.stringify(value)}` };
+  return { ok: true, seconds: Number(value) };
+}
+
+export function deadlineSeconds(budget: number | undefined, marginSeconds: number, capSeconds: number | undefined): number | undefined {
+  if (budget === undefined) return capSeconds;
+  const seconds = budget + marginSeconds;
+  return capSeconds !== undefined && seconds > capSeconds ? capSeconds : seconds;
+}
+
+/** RFC 3339 UTC, whole seconds: `2026-11-29T16:00:00Z`. */
+export function expiresAt(nowMs: number, seconds: number): string {
+  return new Date(Math.floor(nowMs / 1000) * 1000 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,223 @@
+// The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
+// "Stamps"). Object in, patch and verdict out; no I/O.
+import jsonpatch from 'fast-json-patch';
+import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
+import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
+import { own, signStamps, verifyStamps, readStamps } from './attestation.js';
+import { deadlineSeconds, expiresAt, parseBudget } from './deadline.js';
+import { resolveRequester, type Requester } from './identity.js';
+import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
+import { sandboxKind, type SandboxKind } from './kinds.js';
+import { isWellFormedNonce, mintNonce } from './nonce.js';
+import type { DecisionContext } from './policy.js';
+import { RULES } from './rules/catalog.js';
+
+export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
+  if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
+  const kind = sandboxKind(req.resource);
+  if (kind === undefined) return allowed();
+  const obj = req.object!;
+  const mismatch = kindMismatch(req, obj, kind);
+  if (mismatch) return denied([mismatch]);
+  const namespace = req.namespace;
+  if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${kind.kind} review must name a namespace` }]);
+
+  const { keys } = ctx.policy;
+  const requester = resolveRequester(req.userInfo, ctx.policy);
+  const labels = obj.metadata.labels ?? {};
+  const annotations = obj.metadata.annotations ?? {};
+
+  if (requester.environment.kind === 'none') {
+    const forged = presentOwnedKeys(labels, annotations, keys);
+    if (forged.length === 0) return allowed();
+    return denied(
+      forged.map((key) => ({
+        rule: RULES.stampForged.id,
+        path: key.path,
+        message: `${req.userInfo.username} acts for no environment and cannot set the admission-owned key ${key.name}`,
+      })),
+    );
+  }
+  if (requester.environment.kind === 'ambiguous')
+    return denied([
+      {
+        rule: RULES.identityAmbiguous.id,
+        message: `${req.userInfo.username} acts for several environments (${requester.environment.ids.join(', ')}); the policy must map it to one`,
+      },
+    ]);
+  if (requester.runnerError !== undefined) return denied([{ rule: RULES.identityMalformed.id, message: requester.runnerError }]);
+
+  const findings: Finding[] = [];
+  const warnings: string[] = [];
+  const environment = requester.environment.id;
+  const runner = requester.runner;
+
+  // Deadline from the client budget, the margin and the cap.
+  const budget = parseBudget(own(annotations, keys.maxDuration));
+  if (!budget.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: budget.message });
+  const { marginSeconds, capSeconds } = ctx.policy.config.deadline;
+  let seconds = budget.ok ? deadlineSeconds(budget.seconds, marginSeconds, capSeconds) : undefined;
+  let activeDeadlineSeconds: number | undefined;
+  if (kind.activeDeadline && seconds !== undefined) {
+    const client = obj.spec?.activeDeadlineSeconds;
+    if (typeof client === 'number' && Number.isInteger(client) && client > 0 && client <= seconds) {
+      seconds = client; // a lower client value stands
+    } else if (typeof client === 'number' && client > seconds) {
+      warnings.push(`Deed lowered spec.activeDeadlineSeconds from ${client} to ${seconds} (budget + margin, capped by policy)`);
+    }
+    activeDeadlineSeconds = seconds;
+  }
+
+  // An attestation is accepted only when it is Deed's own, on reinvocation: it verifies
+  // over the stamps the object carries and they name this requester.
+  const givenAttestation = own(annotations, keys.attestation);
+  const ours = givenAttestation !== undefined && isOwnReinvocation(obj, keys, kind, namespace, environment, requester, ctx.attestationKey, givenAttestation);
+  if (givenAttestation !== undefined && !ours)
+    findings.push({ rule: RULES.attestationForged.id, path: annotationPath(keys.attestation), message: 'is admission-owned and signed by Deed; a client value is never accepted' });
+
+  const givenNonce = own(annotations, keys.createNonce);
+  if (givenNonce !== undefined && !isWellFormedNonce(givenNonce))
+    findings.push({ rule: RULES.nonceMalformed.id, path: annotationPath(keys.createNonce), message: `must be 64 lowercase hex characters, got ${quote(givenNonce)}` });
+  const nonce = givenNonce !== undefined && isWellFormedNonce(givenNonce) ? givenNonce : mintNonce(ctx.randomBytes);
+
+  const wantLabels: Record<string, string | undefined> = {
+    [keys.managedBy]: MANAGED_BY_VALUE,
+    [keys.managed]: 'true',
+    [keys.environment]: environment,
+    [keys.ownerUid]: runner?.uid,
+  };
+  const givenExpiry = own(annotations, keys.expiresAt);
+  const expiry = !kind.expiresAt || seconds === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), seconds);
+  const wantAnnotations: Record<string, string | undefined> = {
+    [keys.owner]: runner ? `${runner.namespace}/${runner.name}` : undefined,
+    [keys.expiresAt]: expiry,
+  };
+  for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, own(labels, key), want);
+  for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, own(annotations, key), want);
+
+  const ownerRef = runner && kind.ownerReference && runner.namespace === namespace ? runnerReference(runner) : undefined;
+  const refs = obj.metadata.ownerReferences ?? [];
+  const sameUid = ownerRef ? refs.find((r) => r.uid === ownerRef.uid) : undefined;
+  if (ownerRef && sameUid && (sameUid.apiVersion !== 'v1' || sameUid.kind !== 'Pod' || sameUid.name !== ownerRef.name))
+    findings.push({
+      rule: RULES.stampConflict.id,
+      path: 'metadata.ownerReferences',
+      message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify(sameUid)}`,
+    });
+
+  if (findings.length > 0) return denied(findings, warnings);
+
+  const attestation = signStamps(ctx.attestationKey, {
+    kind: kind.kind,
+    namespace,
+    environment,
+    ownerUid: runner?.uid,
+    owner: wantAnnotations[keys.owner],
+    nonce,
+    expiresAt: expiry,
+  });
+  const newLabels = withValues(labels, wantLabels);
+  const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });
+  const newRefs = ownerRef && !sameUid ? [...refs, ownerRef] : refs;
+  return patched(stampPatch(obj, kind, newLabels, newAnnotations, newRefs, activeDeadlineSeconds), warnings);
+}
+
+/** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */
+function stampPatch(
+  obj: KubeObject,
+  kind: SandboxKind,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+  refs: OwnerReference[],
+  activeDeadlineSeconds: number | undefined,
+) {
+  const before = projection(obj.metadata.labels, obj.metadata.annotations, obj.metadata.ownerReferences);
+  const after = projection(labels, annotations, refs.length > 0 ? refs : undefined);
+  if (kind.activeDeadline && activeDeadlineSeconds !== undefined) {
+    if (obj.spec !== undefined) before.spec = { ...pick(obj.spec, 'activeDeadlineSeconds') };
+    after.spec = { activeDeadlineSeconds };
+  }
+  return jsonpatch.compare(before, after);
+}
+
+function projection(labels?: Record<string, string>, annotations?: Record<string, string>, refs?: OwnerReference[]) {
+  const metadata: Record<string, unknown> = {};
+  if (labels !== undefined) metadata.labels = labels;
+  if (annotations !== undefined) metadata.annotations = annotations;
+  if (refs !== undefined) metadata.ownerReferences = refs;
+  return { metadata } as { metadata: Record<string, unknown>; spec?: Record<string, unknown> };
+}
+
+function pick(spec: Record<string, unknown>, key: string): Record<string, unknown> {
+  return Object.hasOwn(spec, key) ? { [key]: spec[key] } : {};
+}
+
+function withValues(base: Record<string, string>, values: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = { ...base };
+  for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+function checkOwned(findings: Finding[], path: string, key: string, given: string | undefined, want: string | undefined): void {
+  if (given === undefined || given === want) return;
+  findings.push({
+    rule: RULES.stampConflict.id,
+    path,
+    message: `${key} is admission-owned: given ${quote(given)}, expected ${want === undefined ? '(absent)' : quote(want)}`,
+  });
+}
+
+function isOwnReinvocation(
+  obj: KubeObject,
+  keys: StampKeys,
+  kind: SandboxKind,
+  namespace: string,
+  environment: string,
+  requester: Requester,
+  key: Buffer,
+  attestation: string,
+): boolean {
+  const stamps = readStamps(obj, keys, kind.kind, namespace);
+  return (
+    stamps !== undefined &&
+    stamps.environment === environment &&
+    stamps.ownerUid === requester.runner?.uid &&
+    verifyStamps(key, stamps, attestation)
+  );
+}
+
+function presentOwnedKeys(labels: Record<string, string>, annotations: Record<string, string>, keys: StampKeys) {
+  const found: Array<{ name: string; path: string }> = [];
+  for (const key of stampedLabelKeys(keys)) {
+    const value = own(labels, key);
+    // app.kubernetes.io/managed-by is shared with other tools: only Deed's own value is a claim.
+    if (value !== undefined && (key !== keys.managedBy || value === MANAGED_BY_VALUE)) found.push({ name: key, path: labelPath(key) });
+  }
+  for (const key of stampedAnnotationKeys(keys)) if (own(annotations, key) !== undefined) found.push({ name: key, path: annotationPath(key) });
+  return found;
+}
+
+function kindMismatch(req: AdmissionRequest, obj: KubeObject, kind: SandboxKind): Finding | undefined {
+  // The webhook is registered by resource; a body whose kind disagrees with its
+  // resource could smuggle one kind's object past another kind's rules.
+  if (req.kind.kind !== kind.kind || (obj.kind !== undefined && obj.kind !== kind.kind))
+    return { rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${String(obj.kind ?? req.kind.kind)}` };
+  return undefined;
+}
+
+function runnerReference(runner: { name: string; uid: string }): OwnerReference {
+  return { apiVersion: 'v1', kind: 'Pod', name: runner.name, uid: runner.uid };
+}
+
+export function labelPath(key: string): string {
+  return `metadata.labels[${JSON.stringify(key)}]`;
+}
+
+export function annotationPath(key: string): string {
+  return `metadata.annotations[${JSON.stringify(key)}]`;
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+}

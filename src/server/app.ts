@@ -1,0 +1,99 @@
+// The HTTPS transport: parse, size, content type, decide(), serialise. Every decision is
+// made by decide(); this file only moves bytes and writes the one log line per review.
+import { fastify, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { SecureContextOptions } from 'node:tls';
+import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
+import type { DecisionContext } from '../policy/policy.js';
+import type { Logger } from '../observability/logger.js';
+
+// The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
+// stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
+// userInfo and options: 2 x 3 MiB and headroom. Fastify's 1 MiB default would refuse
+// legitimate large objects, which with failurePolicy Fail blocks the write.
+export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+export interface AppOptions {
+  ctx: DecisionContext;
+  logger: Logger;
+  /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
+  tls?: SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean };
+  bodyLimit?: number;
+}
+
+export interface DeedApp {
+  app: FastifyInstance;
+  /** Readiness: false until listening, and again once shutdown begins. */
+  setReady(ready: boolean): void;
+}
+
+export function buildApp(opts: AppOptions): DeedApp {
+  const bodyLimit = opts.bodyLimit ?? BODY_LIMIT_BYTES;
+  const base = {
+    loggerInstance: opts.logger,
+    logController: new LogController({ disableRequestLogging: true }), // one line per review, written below
+    bodyLimit,
+    return503OnClosing: true,
+  } satisfies FastifyServerOptions;
+  const app = (
+    opts.tls
+      ? fastify({ ...base, http2: true, https: { allowHTTP1: true, minVersion: 'TLSv1.2', ...opts.tls } })
+      : fastify(base)
+  ) as unknown as FastifyInstance;
+
+  let ready = false;
+
+  // Plain JSON.parse: keys such as __proto__ become own properties, which decode refuses
+  // with the request uid in hand (a generic parser would refuse them without it).
+  app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+    const statusCode = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (statusCode === 500) opts.logger.error({ err }, 'unhandled error in transport');
+    void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
+  });
+
+  for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
+    app.post(`/${webhook}`, async (req, reply) => {
+      const started = process.hrtime.bigint();
+      const decision = decide(webhook, req.body, opts.ctx);
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      if (decision.kind === 'bad-request') {
+        opts.logger.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
+        return reply.code(400).send({ code: 400, message: decision.message });
+      }
+      const { request, verdict, response } = decision;
+      const line = {
+        webhook,
+        uid: decision.uid,
+        kind: request?.kind.kind,
+        namespace: request?.namespace,
+        name: request?.name ?? request?.object?.metadata.generateName,
+        operation: request?.operation,
+        subResource: request?.subResource,
+        requester: request?.userInfo.username,
+        dryRun: request?.dryRun,
+        decision: !verdict.allowed ? (verdict.code >= 500 ? 'errored' : 'denied') : verdict.patch ? 'patched' : 'allowed',
+        rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
+        reason: verdict.allowed ? undefined : verdict.message,
+        warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
+        patchBytes: response.response.patch?.length ?? 0,
+        durationMs: Math.round(durationMs * 1000) / 1000,
+      };
+      if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
+      else opts.logger.info(line, 'review');
+      return reply.send(response);
+    });
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => (ready ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })));
+
+  return { app, setReady: (r) => (ready = r) };
+}

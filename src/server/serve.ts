@@ -1,0 +1,93 @@
+// `deed serve`: policy, keys and certificates from disk, then the HTTPS listener, with
+// certificate reload and graceful shutdown.
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import { productionContext } from '../policy/context.js';
+import type { Logger } from '../observability/logger.js';
+import { buildApp, type DeedApp } from './app.js';
+import { ensureAttestationKey, readAttestationKey } from './attestation-key.js';
+import { certificateCovers, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
+
+export interface ServeOptions {
+  config: Config;
+  logger: Logger;
+  host: string;
+  port: number;
+  /** Where generated certificates and the local attestation key live. */
+  certDir: string;
+  dns: string[];
+  tlsCert?: string;
+  tlsKey?: string;
+  clientCa?: string;
+  certPollMs?: number;
+}
+
+export interface RunningServer extends DeedApp {
+  url: string;
+  caFile?: string;
+  /** Readiness off, in-flight reviews finished, listener closed. */
+  shutdown(): Promise<void>;
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const { logger } = opts;
+  const attestationKey = opts.config.attestation.keyFile
+    ? readAttestationKey(opts.config.attestation.keyFile)
+    : ensureAttestationKey(join(opts.certDir, 'attestation.key'));
+
+  let certFile = opts.tlsCert;
+  let keyFile = opts.tlsKey;
+  let caFile: string | undefined;
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new Error('--tls-cert and --tls-key go together');
+  if (certFile === undefined || keyFile === undefined) {
+    const sans = defaultSans(opts.dns);
+    certFile = join(opts.certDir, 'tls.crt');
+    keyFile = join(opts.certDir, 'tls.key');
+    caFile = join(opts.certDir, 'ca.crt');
+    if (!certificateCovers(certFile, sans)) {
+      await generateCertificates(opts.certDir, sans);
+      logger.info({ certDir: opts.certDir, sans }, 'generated a CA and a serving certificate');
+    }
+  }
+
+  const pair = readPair(certFile, keyFile);
+  const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
+  const deed = buildApp({
+    ctx: productionContext(opts.config, attestationKey),
+    logger,
+    tls: { ...pair, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+  });
+  const { app } = deed;
+  await app.listen({ host: opts.host, port: opts.port });
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `https://${host}:${address.port}`;
+
+  const stopWatching = watchPair(
+    certFile,
+    keyFile,
+    (next) => {
+      (app.server as unknown as import('node:tls').Server).setSecureContext({ ...next, minVersion: 'TLSv1.2', ...(clientCa ? { ca: clientCa } : {}) });
+      logger.info({ certFile }, 'serving certificate reloaded');
+    },
+    (err) => logger.warn({ err, certFile }, 'certificate reload failed; still serving the previous certificate'),
+    opts.certPollMs,
+  );
+  deed.setReady(true);
+  logger.info({ url, caFile }, 'deed is serving');
+
+  let closing: Promise<void> | undefined;
+  return {
+    ...deed,
+    url,
+    ...(caFile ? { caFile } : {}),
+    shutdown: () =>
+      (closing ??= (async () => {
+        deed.setReady(false);
+        stopWatching();
+        await app.close();
+      })()),
+  };
+}

@@ -1,0 +1,121 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import { fixture, testContext } from './helpers.js';
+
+const ctx = testContext();
+
+function answer(body: unknown) {
+  return decide('mutate', body, ctx);
+}
+
+describe('bad input gets a clear answer and never a stamp skipped', () => {
+  const badWithoutUid: Array<[string, unknown, RegExp]> = [
+    ['a JSON array', [], /must be a JSON AdmissionReview object/],
+    ['a string', 'hello', /must be a JSON AdmissionReview object/],
+    ['null', null, /must be a JSON AdmissionReview object/],
+    ['a review without a request', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, /request must be an object/],
+  ];
+  for (const [name, body, pattern] of badWithoutUid) {
+    test(`${name} is a bad request (HTTP 400) with a message`, () => {
+      const d = answer(body);
+      assert.equal(d.kind, 'bad-request');
+      assert.match(d.kind === 'bad-request' ? d.message : '', pattern);
+    });
+  }
+
+  test('a request without a uid is a bad request', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    delete body.request.uid;
+    const d = answer(body);
+    assert.equal(d.kind, 'bad-request');
+    assert.match(d.kind === 'bad-request' ? d.message : '', /request\.uid must be a non-empty string/);
+  });
+
+  const badWithUid: Array<[string, (b: ReturnType<typeof fixture>) => void, RegExp]> = [
+    ['a v1beta1 review', (b) => (b.apiVersion = 'admission.k8s.io/v1beta1'), /expected apiVersion admission\.k8s\.io\/v1 and kind AdmissionReview/],
+    ['a CREATE without an object', (b) => (b.request.object = null), /request\.object is required for CREATE/],
+    ['a DELETE without an oldObject', (b) => ((b.request.operation = 'DELETE'), (b.request.object = null)), /request\.oldObject is required for DELETE/],
+    ['an object without metadata', (b) => delete b.request.object.metadata, /request\.object\.metadata must be an object/],
+    ['a label value that is a number', (b) => (b.request.object.metadata.labels['deed.dev/run-id'] = 42), /labels\["deed\.dev\/run-id"\] must be a string/],
+    ['annotations that are a list', (b) => (b.request.object.metadata.annotations = ['x']), /annotations must be an object of strings/],
+    ['an unknown operation', (b) => (b.request.operation = 'PATCH'), /request\.operation must be one of/],
+    ['groups that are not strings', (b) => (b.request.userInfo.groups = [1]), /groups must be a list of strings/],
+    ['extra values that are not lists', (b) => (b.request.userInfo.extra['authentication.kubernetes.io/pod-uid'] = 'x'), /extra\["authentication\.kubernetes\.io\/pod-uid"\] must be a list of strings/],
+    ['a dryRun that is a string', (b) => (b.request.dryRun = 'true'), /request\.dryRun must be a boolean/],
+    ['an owner reference without a uid', (b) => (b.request.object.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'x' }]), /ownerReferences\[0\]\.uid must be a string/],
+  ];
+  for (const [name, change, pattern] of badWithUid) {
+    test(`${name} is denied with the uid and a reason`, () => {
+      const body = fixture('mutate-create-pod-by-runner.json');
+      change(body);
+      const d = answer(body);
+      assert.equal(d.kind, 'review');
+      if (d.kind !== 'review') return;
+      assert.equal(d.response.response.uid, body.request.uid);
+      assert.equal(d.response.response.allowed, false);
+      assert.equal(d.response.response.status?.code, 400);
+      assert.match(d.response.response.status?.message ?? '', pattern);
+    });
+  }
+
+  for (const [where, key] of [
+    ['labels', '__proto__'],
+    ['annotations', '__proto__'],
+    ['spec', '__proto__'],
+  ] as const) {
+    test(`a ${key} key in ${where} is refused with the uid, never merged`, () => {
+      const raw = JSON.stringify(fixture('mutate-create-pod-by-runner.json')).replace(`"${where}":{`, `"${where}":{"${key}":{"polluted":"yes"},`);
+      const body: unknown = JSON.parse(raw);
+      const d = answer(body);
+      assert.equal(d.kind, 'review');
+      if (d.kind !== 'review') return;
+      assert.equal(d.response.response.allowed, false);
+      assert.match(d.response.response.status?.message ?? '', /prototype-pollution guard/);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    });
+  }
+
+  test('a constructor key holding an object is refused', () => {
+    const body = fixture('mutate-create-secret-by-runner.json');
+    body.request.object.data.constructor = { prototype: { polluted: 'yes' } };
+    const d = answer(body);
+    assert.equal(d.kind === 'review' && d.response.response.allowed, false);
+  });
+
+  test('a Secret data key named constructor with a string value is an ordinary key', () => {
+    const body = fixture('mutate-create-secret-by-runner.json');
+    body.request.object.data.constructor = 'c2VjcmV0';
+    const d = answer(body);
+    assert.equal(d.kind === 'review' && d.response.response.allowed, true);
+  });
+
+  test('a label key "constructor" does not read Object.prototype', () => {
+    const body = fixture('mutate-create-pod-by-admin.json');
+    body.request.object.metadata.annotations = { 'deed.dev/owner': undefined };
+    body.request.object.metadata.labels = { run: 'x' };
+    const d = answer(JSON.parse(JSON.stringify(body)));
+    assert.equal(d.kind === 'review' && d.response.response.allowed, true);
+  });
+
+  test('deep nesting is walked without exhausting the stack', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    let deep: Record<string, unknown> = {};
+    const root = deep;
+    for (let i = 0; i < 100_000; i++) deep = (deep.n = {}) as Record<string, unknown>;
+    body.request.object.spec.extra = root;
+    const d = answer(body);
+    assert.equal(d.kind, 'review');
+  });
+
+  test('an internal fault denies with the uid instead of throwing', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    const broken = { ...ctx, now: () => { throw new Error('clock broke'); } };
+    const d = decide('mutate', body, broken);
+    assert.equal(d.kind, 'review');
+    if (d.kind !== 'review') return;
+    assert.equal(d.response.response.allowed, false);
+    assert.equal(d.response.response.status?.code, 500);
+    assert.match(d.response.response.status?.message ?? '', /internal error.*3f697299-374d-4b34-a6a3-76107eae9203/);
+  });
+});

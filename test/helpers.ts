@@ -1,0 +1,72 @@
+// Shared test helpers: fixtures, a deterministic decision context, and Kubernetes' own
+// JSON Patch implementation (kubectl patch --local) to apply what Deed returns.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../src/config/load.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { compilePolicy, type DecisionContext } from '../src/policy/policy.js';
+import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
+import type { PatchOperation } from '../src/admission/verdict.js';
+
+export const FIXTURES = join(import.meta.dirname, 'fixtures', 'admission');
+
+/** The policy the fixtures README describes: sandbox-a:runner acts for alpha, sandbox-b:* for beta. */
+export const FIXTURE_POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+};
+
+export const NOW = Date.parse('2026-11-29T15:24:34Z');
+export const TEST_KEY = Buffer.from('deed-test-attestation-key-0123456789abcdef');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Review = { apiVersion: string; kind: string; request: any };
+
+export function fixture(name: string): Review {
+  return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Review;
+}
+
+/** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */
+export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW): DecisionContext {
+  let counter = 0;
+  return {
+    policy: compilePolicy(parseConfig(config)),
+    attestationKey: TEST_KEY,
+    now: () => now,
+    randomBytes: (size: number) => {
+      const out = Buffer.alloc(size);
+      for (let off = 0; off < size; off += 32) createHash('sha256').update(`rng-${counter++}`).digest().copy(out, off);
+      return out;
+    },
+  };
+}
+
+export function decodePatch(response: AdmissionReviewResponse): PatchOperation[] {
+  const patch = response.response.patch;
+  return patch === undefined ? [] : (JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as PatchOperation[]);
+}
+
+const workdir = mkdtempSync(join(tmpdir(), 'deed-kubectl-'));
+let fileCounter = 0;
+
+/** Applies a JSON Patch with Kubernetes' own implementation. */
+export function kubectlPatch(obj: KubeObject, ops: PatchOperation[]): KubeObject {
+  if (ops.length === 0) return structuredClone(obj);
+  const file = join(workdir, `obj-${fileCounter++}.json`);
+  writeFileSync(file, JSON.stringify(obj));
+  const out = execFileSync('kubectl', ['patch', '--local', '-f', file, '--type=json', '-p', JSON.stringify(ops), '-o', 'json'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return JSON.parse(out) as KubeObject;
+}
+
+/** A review of `obj` as `template` was, for a second pass or a variant. */
+export function withObject(template: Review, obj: KubeObject | null, patch: Partial<Review['request']> = {}): Review {
+  return { ...template, request: { ...template.request, object: obj, ...patch } };
+}

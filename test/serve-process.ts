@@ -1,0 +1,132 @@
+// Starts `deed serve` as a child process, as an operator would, and reads its log lines.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { FIXTURE_POLICY } from './helpers.js';
+
+export const ROOT = join(import.meta.dirname, '..');
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  dir: string;
+  ca: string;
+  lines: string[];
+  logs(): Array<Record<string, unknown>>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServe(extraArgs: string[] = [], config: unknown = FIXTURE_POLICY): Promise<ServeProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'deed-serve-'));
+  const configFile = join(dir, 'policy.yaml');
+  writeFileSync(configFile, stringify(config));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--cert-dir', join(dir, 'certs'), '--config', configFile, ...extraArgs], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DEED_LOG_LEVEL: 'info' },
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`deed serve did not start:\n${lines.join('\n')}`)), 20_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const parts = buffered.split('\n');
+      buffered = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const parsed = JSON.parse(line) as { msg?: string; url?: string };
+        if (parsed.msg === 'deed is serving' && parsed.url) {
+          clearTimeout(timer);
+          resolve(parsed.url);
+        }
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => lines.push(`stderr: ${chunk.toString('utf8')}`));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`deed serve exited with ${code}:\n${lines.join('\n')}`));
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    url,
+    port: Number(new URL(url).port),
+    dir,
+    ca: readFileSync(join(dir, 'certs', 'ca.crt'), 'utf8'),
+    lines,
+    logs: () => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+  json<T = unknown>(): T;
+  alpn?: string | false;
+}
+
+/** POSTs over HTTP/1.1 with the CA verified (the hostname must be in the certificate). */
+export function post(server: { port: number; ca: string }, path: string, body: string | Buffer, contentType = 'application/json', host = 'localhost'): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', servername: host, port: server.port, path, method: 'POST', ca: server.ca, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const alpn = (res.socket as import('node:tls').TLSSocket).alpnProtocol;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text), alpn });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function get(server: { port: number; ca: string }, path: string): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** POSTs over HTTP/2, as kube-apiserver does when the server offers h2. */
+export function postH2(server: { port: number; ca: string }, path: string, body: string): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const session = connect(`https://localhost:${server.port}`, { ca: server.ca });
+    session.on('error', reject);
+    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json' });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      resolve({ status, body: text, json: () => JSON.parse(text), alpn: session.alpnProtocol ?? false });
+      session.close();
+    });
+    stream.on('error', reject);
+    stream.end(body);
+  });
+}
