@@ -82,7 +82,7 @@ export function post(server: { port: number; ca: string }, path: string, body: s
     const req = httpsRequest(
       { host: '127.0.0.1', servername: host, port: server.port, path, method: 'POST', ca: server.ca, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } },
       (res) => {
-        const alpn = (res.socket as import('node:tls').TLSSocket).alpnProtocol;
+        const alpn = (res.socket as import('node:tls').TLSSocket).alpnProtocol ?? false;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
