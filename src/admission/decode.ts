@@ -91,10 +91,16 @@ export function findPrototypeKey(root: unknown): string | undefined {
   return undefined;
 }
 
+/** The request uid when the body carries a usable one: what any answer must echo. */
+export function requestUid(body: unknown): string | undefined {
+  const request = isRecord(body) ? body.request : undefined;
+  return isRecord(request) && typeof request.uid === 'string' && request.uid !== '' && request.uid.length <= MAX_UID_LENGTH ? request.uid : undefined;
+}
+
 export function decodeReview(body: unknown): Decoded {
   if (!isRecord(body)) return { ok: false, message: 'the body must be a JSON AdmissionReview object' };
   const request = body.request;
-  const uid = isRecord(request) && typeof request.uid === 'string' && request.uid !== '' && request.uid.length <= MAX_UID_LENGTH ? request.uid : undefined;
+  const uid = requestUid(body);
   try {
     if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview')
       fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${JSON.stringify(body.apiVersion)} ${JSON.stringify(body.kind)}`);

@@ -2,9 +2,11 @@
 // made by decide(); this file only moves bytes and writes the one log line per review.
 import { fastify, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { SecureContextOptions } from 'node:tls';
-import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
+import { performance } from 'node:perf_hooks';
+import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
+import { decideWithin, reviewDeadline } from './deadline.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -18,6 +20,8 @@ export interface AppOptions {
   /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
   tls?: SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean };
   bodyLimit?: number;
+  /** Monotonic milliseconds for the internal deadline; tests inject one. */
+  clock?: () => number;
 }
 
 export interface DeedApp {
@@ -41,6 +45,12 @@ export function buildApp(opts: AppOptions): DeedApp {
   ) as unknown as FastifyInstance;
 
   let ready = false;
+  const clock = opts.clock ?? (() => performance.now());
+  const arrivedAt = new WeakMap<object, number>();
+  app.addHook('onRequest', (req, _reply, done) => {
+    arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
+    done();
+  });
 
   // Plain JSON.parse: keys such as __proto__ become own properties, which decode refuses
   // with the request uid in hand (a generic parser would refuse them without it).
@@ -62,7 +72,8 @@ export function buildApp(opts: AppOptions): DeedApp {
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
     app.post(`/${webhook}`, async (req, reply) => {
       const started = process.hrtime.bigint();
-      const decision = decide(webhook, req.body, opts.ctx);
+      const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
+      const decision = decideWithin(webhook, req.body, opts.ctx, deadline, clock);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
         opts.logger.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');

@@ -28,10 +28,18 @@ export const RULES = {
   internalError: rule({
     id: 'internal.error',
     webhook: 'both',
-    checks: 'Deed itself failed or ran past its internal deadline; the request is denied (fail closed).',
+    checks: 'Deed itself failed; the request is denied (fail closed).',
     defaultMode: 'deny',
     overridable: false,
     example: 'internal error while reviewing; see the Deed log for request uid 3f69…',
+  }),
+  internalDeadline: rule({
+    id: 'internal.deadline',
+    webhook: 'both',
+    checks: 'The review is answered within 80% of the webhook timeout (`?timeout=`, 10 s when absent); past that it is denied with code 504 rather than left to time out.',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'the internal deadline of 4000 ms (80% of the 5000 ms webhook timeout) passed before the review could start (4120 ms); Deed is overloaded, retry',
   }),
   identityAmbiguous: rule({
     id: 'identity.ambiguous',
