@@ -21,14 +21,14 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServe(extraArgs: string[] = [], config: unknown = FIXTURE_POLICY): Promise<ServeProcess> {
+export async function startServe(extraArgs: string[] = [], config: unknown = FIXTURE_POLICY, env: Record<string, string> = {}): Promise<ServeProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'deed-serve-'));
   const configFile = join(dir, 'policy.yaml');
   writeFileSync(configFile, stringify(config));
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--cert-dir', join(dir, 'certs'), '--config', configFile, ...extraArgs], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DEED_LOG_LEVEL: 'info' },
+    env: { ...process.env, DEED_LOG_LEVEL: 'info', ...env },
   });
   const lines: string[] = [];
   let buffered = '';
