@@ -1,7 +1,7 @@
 // The single decision path shared by the server, the CLI and the tests:
 // parsed body in, wire response out. No exception leaves it: a fault becomes a denial
 // that keeps the uid (fail closed).
-import { decodeReview } from './decode.js';
+import { decodeReview, requestUid } from './decode.js';
 import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
 import { complete, errored, type Verdict } from './verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
@@ -19,7 +19,15 @@ export type Decision =
   | { kind: 'bad-request'; message: string };
 
 export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext): Decision {
-  const decoded = decodeReview(body);
+  let decoded: ReturnType<typeof decodeReview>;
+  try {
+    decoded = decodeReview(body);
+  } catch (error) {
+    const uid = requestUid(body);
+    if (uid === undefined) return { kind: 'bad-request', message: 'the body could not be read as an AdmissionReview' };
+    const verdict = errored(500, RULES.internalError.id, `internal error while reading the request; see the Deed log for request uid ${uid}`);
+    return { kind: 'review', uid, verdict, response: complete(uid, verdict), error };
+  }
   if (!decoded.ok) {
     if (decoded.uid === undefined) return { kind: 'bad-request', message: decoded.message };
     const verdict = errored(400, RULES.requestMalformed.id, decoded.message);

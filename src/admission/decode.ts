@@ -22,6 +22,12 @@ function str(v: unknown, where: string): string {
   return v;
 }
 
+/** A short description of a client value for a message: never the whole value (it may be huge or deeply nested). */
+function preview(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v);
+  return v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v;
+}
+
 function optStr(v: unknown, where: string): string | undefined {
   return v === undefined || v === null ? undefined : str(v, where);
 }
@@ -103,7 +109,7 @@ export function decodeReview(body: unknown): Decoded {
   const uid = requestUid(body);
   try {
     if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview')
-      fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${JSON.stringify(body.apiVersion)} ${JSON.stringify(body.kind)}`);
+      fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${preview(body.apiVersion)} ${preview(body.kind)}`);
     if (!isRecord(request)) fail('request must be an object');
     if (uid === undefined) fail(`request.uid must be a non-empty string of at most ${MAX_UID_LENGTH} characters`);
     const hostile = findPrototypeKey(body);

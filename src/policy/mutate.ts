@@ -103,7 +103,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     findings.push({
       rule: RULES.stampConflict.id,
       path: 'metadata.ownerReferences',
-      message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify(sameUid)}`,
+      message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify({ apiVersion: sameUid.apiVersion, kind: sameUid.kind, name: sameUid.name, uid: sameUid.uid })}`, // only the compared fields: the rest may be huge
     });
 
   if (findings.length > 0) return denied(findings, warnings);
@@ -202,7 +202,7 @@ function kindMismatch(req: AdmissionRequest, obj: KubeObject, kind: SandboxKind)
   // The webhook is registered by resource; a body whose kind disagrees with its
   // resource could smuggle one kind's object past another kind's rules.
   if (req.kind.kind !== kind.kind || (obj.kind !== undefined && obj.kind !== kind.kind))
-    return { rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${String(obj.kind ?? req.kind.kind)}` };
+    return { rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof obj.kind === 'string' ? quote(obj.kind) : obj.kind === undefined ? quote(req.kind.kind) : 'a non-string kind'}` };
   return undefined;
 }
 
