@@ -86,7 +86,9 @@ describe('deed serve over real HTTPS', () => {
   });
 
   test('a body over the 8 MiB limit is refused with 413, and the server keeps answering', async () => {
-    const answer = await post(server, '/mutate', Buffer.alloc(9 * 1024 * 1024, 0x20));
+    // Over HTTP/2: on HTTP/1.1 the server refuses before reading the body and closes, and the
+    // unread bytes make the kernel reset the connection, which can discard the 413 (flaky).
+    const answer = await postH2(server, '/mutate', ' '.repeat(9 * 1024 * 1024));
     assert.equal(answer.status, 413);
     assert.equal((await get(server, '/healthz')).status, 200);
   });
