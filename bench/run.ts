@@ -1,0 +1,183 @@
+// `npm run bench`: Deed against a no-op TLS server, over HTTP/1.1 (autocannon) and HTTP/2
+// (h2load, when installed), with a realistic ~9 KB pod AdmissionReview. Prints figures;
+// asserts nothing. See docs/performance.md for how to read them.
+//   npm run bench -- --quick             short runs (a shared machine)
+//   npm run bench -- --soak 200000       RSS across that many reviews
+//   npm run bench -- --cpu-prof          write a V8 CPU profile of Deed to bench/profiles/
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import jsonpatch from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
+import { cannon, h2load, type LoadResult } from './load.js';
+import { benchDir, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '8' },
+    rate: { type: 'string', default: '1000' },
+    soak: { type: 'string' },
+    entry: { type: 'string', default: 'dist' },
+    'no-build': { type: 'boolean', default: false },
+    'no-h2': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const quick = flags.quick;
+const duration = Number(flags.duration ?? (quick ? 3 : 10));
+const connections = Number(flags.connections);
+const rate = Number(flags.rate);
+const soak = Number(flags.soak ?? (quick ? 20_000 : 200_000));
+const entry = flags.entry === 'tsx' ? 'tsx' : 'dist';
+const FIXTURES = join(ROOT, 'test/fixtures/admission');
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const pad = (s: string, n: number) => s.padEnd(n);
+const log = (s = '') => process.stdout.write(`${s}\n`);
+
+function fixtureText(name: string): { text: string; uid: string } {
+  const text = readFileSync(join(FIXTURES, name), 'utf8');
+  return { text, uid: (JSON.parse(text) as { request: { uid: string } }).request.uid };
+}
+
+async function post(server: Served, path: string, body: string): Promise<{ status: number; text: string }> {
+  const { request } = await import('node:https');
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, method: 'POST', ca: server.ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** What the validating webhook sees behind the mutating one: the captured final pod, stamped by this Deed. */
+async function stampedValidateBody(deed: Served): Promise<string> {
+  const review = JSON.parse(readFileSync(join(FIXTURES, 'validate-create-pod-by-runner.json'), 'utf8')) as { request: { object: object } };
+  const answer = await post(deed, '/mutate', JSON.stringify(review));
+  const patch = (JSON.parse(answer.text) as { response: { patch?: string } }).response.patch;
+  if (patch) review.request.object = jsonpatch.applyPatch(review.request.object, JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Operation[], false, false).newDocument;
+  return JSON.stringify(review);
+}
+
+/** Samples the Deed process's RSS while `run` is in flight. */
+async function sampled<T>(pid: number, everyMs: number, run: () => Promise<T>): Promise<{ result: T; samples: number[] }> {
+  const samples: number[] = [];
+  const timer = setInterval(() => {
+    const m = memory(pid);
+    if (m) samples.push(m.rssMiB);
+  }, everyMs);
+  try {
+    return { result: await run(), samples };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function row(label: string, r: LoadResult, baseline?: LoadResult): string {
+  const ratio = baseline ? fmt(r.perSecond / baseline.perSecond, 2) : '';
+  const bad = r.non2xx + r.errors + r.timeouts + r.mismatches;
+  return `${pad(label, 28)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.p50, 2).padStart(8)} ${fmt(r.p99, 2).padStart(8)} ${ratio.padStart(6)} ${String(bad).padStart(6)}`;
+}
+
+async function main(): Promise<void> {
+  log(`Deed benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}  duration=${duration}s  connections=${connections}`);
+  log(`command: npm run bench -- ${process.argv.slice(2).join(' ')}`.trimEnd());
+  log('Figures are indicative: a shared 2-core machine, with the load generator on the same cores.');
+  if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+
+  const { certDir, policy } = benchDir();
+  // Startup: the first start generates the certificates; later starts are what a restart costs.
+  const first = await startDeed({ entry, certDir, policy });
+  await first.stop();
+  const readies: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await startDeed({ entry, certDir, policy });
+    readies.push(s.readyMs!);
+    await s.stop();
+  }
+  readies.sort((a, b) => a - b);
+  log(`\nstartup: spawn -> readyz 200: first start (generates certificates) ${fmt(first.readyMs!)} ms; restarts ${readies.map((r) => fmt(r)).join(', ')} ms (median ${fmt(readies[1]!)} ms)`);
+
+  const profDir = join(ROOT, 'bench', 'profiles');
+  if (flags['cpu-prof']) mkdirSync(profDir, { recursive: true });
+  const deed = await startDeed({ entry, certDir, policy, nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] });
+  const noop = await startNoop(certDir);
+  const pid = deed.child.pid!;
+
+  const endpoints: Array<{ path: string; body: string; uid: string }> = [];
+  const mutate = fixtureText('mutate-create-pod-by-runner.json');
+  endpoints.push({ path: '/mutate', body: mutate.text, uid: mutate.uid });
+  const validateProbe = await post(deed, '/validate', fixtureText('validate-create-pod-by-runner.json').text);
+  if (validateProbe.status === 404) log('\n/validate answers 404 on this build: skipped (the validating webhook is not merged yet).');
+  else {
+    const body = await stampedValidateBody(deed);
+    endpoints.push({ path: '/validate', body, uid: (JSON.parse(body) as { request: { uid: string } }).request.uid });
+  }
+
+  log(`\nHTTP/1.1, autocannon, ${connections} keep-alive connections, ${duration} s per run (after a 2 s warm-up)`);
+  log(`${pad('run', 28)} ${'rev/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
+  const peak: number[] = [];
+  for (const ep of endpoints) {
+    const size = Buffer.byteLength(ep.body);
+    const answer = await post(deed, `${ep.path}?timeout=10s`, ep.body);
+    const decision = (JSON.parse(answer.text) as { response: { allowed: boolean; patch?: string } }).response;
+    const verify = (b: string) => b.includes(`"uid":"${ep.uid}"`);
+    const results: LoadResult[] = [];
+    for (const server of [noop, deed]) {
+      const url = `${server.url}${ep.path}?timeout=10s`;
+      await cannon({ url, ca: server.ca, body: ep.body, connections, duration: 2, verify });
+      const { result } = await sampled(pid, 500, () => cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify }));
+      results.push(result);
+    }
+    log(row(`no-op ${ep.path}`, results[0]!));
+    log(row(`deed  ${ep.path} (${(size / 1024).toFixed(1)} KB, ${decision.allowed ? (decision.patch ? 'patched' : 'allowed') : 'denied'})`, results[1]!, results[0]!));
+    peak.push(memory(pid)?.peakMiB ?? NaN);
+  }
+  log(`peak RSS of deed (VmHWM) after the throughput runs: ${fmt(Math.max(...peak), 1)} MiB`);
+
+  log(`\nfixed rate: ${rate} reviews/s to deed /mutate for ${quick ? 5 : 10} s (autocannon overallRate, 10 connections)`);
+  const fixed = await cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections: 10, duration: quick ? 5 : 10, overallRate: rate });
+  log(`  achieved ${fmt(fixed.perSecond)} reviews/s, p50 ${fmt(fixed.p50, 2)} ms, p99 ${fmt(fixed.p99, 2)} ms, max ${fmt(fixed.max, 2)} ms, bad ${fixed.non2xx + fixed.errors + fixed.timeouts}`);
+
+  if (!flags['no-h2']) {
+    const amount = quick ? 10_000 : 40_000;
+    const probe = h2load(`${noop.url}/mutate`, mutate.text, 10, 1, 1);
+    if (probe === undefined) log('\nHTTP/2: h2load not found (Debian: apt-get install nghttp2-client); skipped.');
+    else {
+      log(`\nHTTP/2, h2load, ${amount} reviews, 4 connections x 8 concurrent streams`);
+      log(`${pad('run', 28)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
+      for (const ep of endpoints) {
+        const base = h2load(`${noop.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        const mine = h2load(`${deed.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        for (const [label, r, ratio] of [
+          [`no-op ${ep.path}`, base, ''],
+          [`deed  ${ep.path}`, mine, fmt(mine.perSecond / base.perSecond, 2)],
+        ] as const)
+          log(`${pad(label, 28)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
+      }
+    }
+  }
+
+  log(`\nmemory: ${soak} reviews to deed /mutate, ${connections} connections, RSS sampled every second`);
+  const before = memory(pid);
+  const { result: soaked, samples } = await sampled(pid, 1000, () => cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections, amount: soak }));
+  const after = memory(pid);
+  const tenth = Math.max(1, Math.floor(samples.length / 10));
+  log(`  RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; during (every ${tenth} s): ${samples.filter((_, i) => i % tenth === 0).map((s) => fmt(s, 0)).join(' ')} MiB; after ${fmt(after?.rssMiB ?? NaN, 1)} MiB; peak (VmHWM) ${fmt(after?.peakMiB ?? NaN, 1)} MiB`);
+  const half = samples.slice(Math.floor(samples.length / 2));
+  const thirds = [samples.slice(0, Math.floor(samples.length / 3)), samples.slice(-Math.floor(samples.length / 3))].map((s) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)] ?? NaN);
+  log(`  median RSS first third ${fmt(thirds[0]!, 1)} MiB, last third ${fmt(thirds[1]!, 1)} MiB; second-half range ${fmt(Math.min(...half), 1)}-${fmt(Math.max(...half), 1)} MiB`);
+  log(`  ${soaked.ok} answered 2xx in ${fmt(soaked.durationS, 1)} s (${fmt(soaked.perSecond)} reviews/s), bad ${soaked.non2xx + soaked.errors + soaked.timeouts}`);
+
+  await noop.stop();
+  const code = await deed.stop();
+  if (flags['cpu-prof']) log(`\nCPU profile written to ${profDir} (deed exited ${code}); summarise with: npx tsx bench/profile-summary.ts ${profDir}`);
+}
+
+await main();
