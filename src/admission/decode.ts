@@ -76,9 +76,36 @@ function userInfo(v: unknown): UserInfo {
  * Refuses keys that only matter to an attacker: `__proto__` anywhere, and `constructor`
  * or `prototype` holding an object. Deed reads maps through own-property checks, but a
  * request carrying them is hostile or broken, and other consumers may not be as careful.
- * Iterative, so deep nesting cannot exhaust the stack.
+ * Iterative, so deep nesting cannot exhaust the stack. The scan runs on every review: it
+ * builds no paths (the largest cost of decide() in a profile) unless it finds a key.
  */
 export function findPrototypeKey(root: unknown): string | undefined {
+  return hasPrototypeKey(root) ? locatePrototypeKey(root) : undefined;
+}
+
+function isPrototypeKey(key: string, value: unknown): boolean {
+  return key === '__proto__' || ((key === 'constructor' || key === 'prototype') && typeof value === 'object' && value !== null);
+}
+
+function hasPrototypeKey(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      const value = (node as Record<string, unknown>)[key];
+      if (isPrototypeKey(key, value)) return true;
+      if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return false;
+}
+
+function locatePrototypeKey(root: unknown): string | undefined {
   const stack: Array<[unknown, string]> = [[root, '']];
   while (stack.length > 0) {
     const [node, path] = stack.pop()!;
@@ -89,8 +116,7 @@ export function findPrototypeKey(root: unknown): string | undefined {
     }
     for (const key of Object.keys(node)) {
       const value = (node as Record<string, unknown>)[key];
-      if (key === '__proto__' || ((key === 'constructor' || key === 'prototype') && typeof value === 'object' && value !== null))
-        return `${path}/${key}`;
+      if (isPrototypeKey(key, value)) return `${path}/${key}`;
       stack.push([value, `${path}/${key}`]);
     }
   }

@@ -45,6 +45,11 @@ export function buildApp(opts: AppOptions): DeedApp {
   ) as unknown as FastifyInstance;
 
   let ready = false;
+  // The review line holds only values Deed picked (strings, numbers, booleans, a list of
+  // rule ids), never an object, so the logger's wildcard redaction cannot match in it; it
+  // cost about 20 µs a line, the largest single item in a profile after JSON.parse.
+  // Lines that carry an `err` still go through the redacting logger.
+  const reviewLog = opts.logger.child({}, { redact: [] });
   const clock = opts.clock ?? (() => performance.now());
   const arrivedAt = new WeakMap<object, number>();
   app.addHook('onRequest', (req, _reply, done) => {
@@ -76,7 +81,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       const decision = decideWithin(webhook, req.body, opts.ctx, deadline, clock);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
-        opts.logger.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
+        reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
         return reply.code(400).send({ code: 400, message: decision.message });
       }
       const { request, verdict, response } = decision;
@@ -98,7 +103,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         durationMs: Math.round(durationMs * 1000) / 1000,
       };
       if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
-      else opts.logger.info(line, 'review');
+      else reviewLog.info(line, 'review');
       return reply.send(response);
     });
   }

@@ -1,0 +1,46 @@
+// Summarises V8 CPU profiles (`node --cpu-prof`): self time per function and per package,
+// so an optimisation starts from what the profile shows.
+// Usage: tsx bench/profile-summary.ts DIR_OR_FILE [TOP]
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const target = process.argv[2];
+if (!target) throw new Error('usage: profile-summary.ts DIR_OR_FILE [TOP]');
+const top = Number(process.argv[3] ?? 25);
+const files = statSync(target).isDirectory() ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f)) : [target];
+
+const byFunction = new Map<string, number>();
+const byPackage = new Map<string, number>();
+let total = 0;
+for (const file of files) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i] ?? 0;
+    const node = nodes.get(id)!;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, 'npm:');
+    const key = `${functionName || '(anonymous)'}  ${where ? `${where}:${lineNumber + 1}` : ''}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+    const pkg = url === '' ? functionName.startsWith('(') ? functionName : '(native)' : url.includes('node_modules/') ? `npm:${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)![1]}` : url.startsWith('node:') ? 'node core' : 'deed';
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+    total += us;
+  });
+}
+
+const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
+process.stdout.write(`${files.length} profile(s), ${(total / 1e6).toFixed(1)} s sampled\n\nself time by package\n`);
+for (const [k, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15)) process.stdout.write(`${pct(us)}  ${k}\n`);
+process.stdout.write(`\nself time by function (top ${top})\n`);
+for (const [k, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(us)}  ${k}\n`);
