@@ -91,6 +91,8 @@ export interface DeedOptions {
   port?: number;
   nodeArgs?: string[];
   extraArgs?: string[];
+  /** The CA that signed the serving certificate; the generated one in certDir otherwise. */
+  caFile?: string;
 }
 
 /** Starts `deed serve` and times spawn → readyz 200 by polling every 5 ms. */
@@ -111,7 +113,7 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
     }
   }, 'deed serve');
   const port = Number(new URL(url).port);
-  const ca = readFileSync(join(o.certDir, 'ca.crt'), 'utf8');
+  const ca = readFileSync(o.caFile ?? join(o.certDir, 'ca.crt'), 'utf8');
   while ((await getStatus(port, ca, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 5));
   const readyMs = performance.now() - started;
   return { child, url, port, ca, readyMs, stop: stopper(child) };

@@ -36,7 +36,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }), // one line per review, written below
     bodyLimit,
-    return503OnClosing: true,
+    return503OnClosing: false, // while closing, review what still arrives on open connections: a 503 fails the write
   } satisfies FastifyServerOptions;
   const app = (
     opts.tls
@@ -52,8 +52,12 @@ export function buildApp(opts: AppOptions): DeedApp {
   const reviewLog = opts.logger.child({}, { redact: [] });
   const clock = opts.clock ?? (() => performance.now());
   const arrivedAt = new WeakMap<object, number>();
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
+    // Draining (readiness off): answer, then close HTTP/1.1 keep-alive connections, so none
+    // is left idle at the final close to race a client's next request into a reset.
+    // (HTTP/2 forbids the header; its sessions end with GOAWAY.)
+    if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
     done();
   });
 

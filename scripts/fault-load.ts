@@ -1,0 +1,260 @@
+// `npm run fault`: faults under load against a child `deed serve`. Prints counts; asserts nothing.
+//   1. certificate rotation: the serving certificate and key are replaced on disk (write
+//      beside, rename over, as a Secret volume update does) twice during an autocannon run,
+//      while a second client opens a fresh TLS connection for every review;
+//   2. SIGTERM during an autocannon run, with --shutdown-delay: readiness goes 503 first,
+//      in-flight reviews finish, the process exits.
+// Every request should get a complete AdmissionReview. Outcomes are counted by kind.
+//   npm run fault -- [--duration 12] [--connections 8] [--shutdown-delay 2] [--no-build]
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { parseArgs } from 'node:util';
+import { generate } from 'selfsigned';
+import { generateCertificates } from '../src/server/certificates.js';
+import { cannon, type LoadResult } from '../bench/load.js';
+import { benchDir, getStatus, ROOT, startDeed, type Served } from '../bench/processes.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '12' },
+    connections: { type: 'string', default: '8' },
+    'shutdown-delay': { type: 'string', default: '2' },
+    entry: { type: 'string', default: 'dist' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const duration = Number(flags.duration);
+const connections = Number(flags.connections);
+const shutdownDelay = Number(flags['shutdown-delay']);
+const entry = flags.entry === 'tsx' ? 'tsx' : 'dist';
+const log = (s = ''): void => void process.stdout.write(`${s}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const BODY = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');
+const UID = (JSON.parse(BODY) as { request: { uid: string } }).request.uid;
+/** A complete answer: the AdmissionReview envelope and the request's uid, in a body that parses. */
+function complete(body: string): boolean {
+  try {
+    const review = JSON.parse(body) as { apiVersion?: string; kind?: string; response?: { uid?: string } };
+    return review.apiVersion === 'admission.k8s.io/v1' && review.kind === 'AdmissionReview' && review.response?.uid === UID;
+  } catch {
+    return false;
+  }
+}
+
+interface Tally {
+  load: LoadResult;
+  errorCodes: Record<string, number>;
+  statuses: Record<string, number>;
+}
+
+function runLoad(server: Served, ca: string, onStart: () => void): Promise<Tally> {
+  const errorCodes: Record<string, number> = {};
+  const statuses: Record<string, number> = {};
+  return cannon({
+    url: `${server.url}/mutate?timeout=10s`,
+    ca,
+    body: BODY,
+    connections,
+    duration,
+    verify: complete,
+    onStart: (instance) => {
+      instance.on('reqError', (err: NodeJS.ErrnoException) => {
+        const code = err.code ?? err.message;
+        errorCodes[code] = (errorCodes[code] ?? 0) + 1;
+      });
+      instance.on('response', (_c: unknown, status: number) => void (statuses[status] = (statuses[status] ?? 0) + 1));
+      onStart();
+    },
+  }).then((load) => ({ load, errorCodes, statuses }));
+}
+
+function print(t: Tally): void {
+  const { load } = t;
+  const answered = Object.values(t.statuses).reduce((a, b) => a + b, 0);
+  log(`  requests sent                       ${load.sent}`);
+  log(`  answered                            ${answered}   (by status: ${JSON.stringify(t.statuses)})`);
+  log(`  2xx complete AdmissionReview        ${load.ok - countMismatched2xx(load)}`);
+  log(`  non-2xx                             ${load.non2xx}`);
+  log(`  bodies that were not a complete review  ${load.mismatches}`);
+  log(`  errors / resets                     ${load.errors - load.timeouts}   (by code: ${JSON.stringify(t.errorCodes)})`);
+  log(`  timeouts (10 s)                     ${load.timeouts}`);
+}
+
+function countMismatched2xx(load: LoadResult): number {
+  // autocannon counts a 2xx whose body fails verification both as 2xx and as a mismatch.
+  return Math.min(load.mismatches, load.ok);
+}
+
+/** Reviews on fresh connections (a TLS handshake each), back to back, until stopped. */
+function freshConnectionLoop(server: Served, ca: string): { stop(): Promise<{ sent: number; ok: number; failed: Record<string, number> }> } {
+  let running = true;
+  const tally = { sent: 0, ok: 0, failed: {} as Record<string, number> };
+  const one = () =>
+    new Promise<void>((resolve) => {
+      tally.sent++;
+      const req = request({ host: '127.0.0.1', servername: 'localhost', port: server.port, path: '/mutate?timeout=10s', method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          if (res.statusCode === 200 && complete(Buffer.concat(chunks).toString('utf8'))) tally.ok++;
+          else tally.failed[`status ${res.statusCode}`] = (tally.failed[`status ${res.statusCode}`] ?? 0) + 1;
+          resolve();
+        });
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        tally.failed[err.code ?? err.message] = (tally.failed[err.code ?? err.message] ?? 0) + 1;
+        resolve();
+      });
+      req.end(BODY);
+    });
+  const loop = (async () => {
+    while (running) {
+      await one();
+      await sleep(20);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return tally;
+    },
+  };
+}
+
+function fingerprintOf(server: Served, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: server.port, servername: 'localhost', ca }, () => {
+      resolve(socket.getPeerX509Certificate()?.fingerprint256 ?? '');
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** A new serving certificate from the same CA, as cert-manager renews one. */
+async function renew(caDir: string, outDir: string): Promise<{ certFile: string; keyFile: string }> {
+  const now = Date.now();
+  const leaf = await generate([{ name: 'commonName', value: 'localhost' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    ca: { key: readFileSync(join(caDir, 'ca.key'), 'utf8'), cert: readFileSync(join(caDir, 'ca.crt'), 'utf8') },
+    notBeforeDate: new Date(now - 60_000),
+    notAfterDate: new Date(now + 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false, critical: true },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+    ],
+  });
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'tls.crt'), leaf.cert);
+  writeFileSync(join(outDir, 'tls.key'), leaf.private);
+  return { certFile: join(outDir, 'tls.crt'), keyFile: join(outDir, 'tls.key') };
+}
+
+async function rotation(): Promise<void> {
+  const { dir, certDir, policy } = benchDir();
+  const first = await generateCertificates(join(dir, 'ca'), ['localhost', '127.0.0.1']);
+  const mount = { certFile: join(dir, 'mount', 'tls.crt'), keyFile: join(dir, 'mount', 'tls.key') }; // the files Deed serves
+  mkdirSync(join(dir, 'mount'));
+  copyFileSync(first.certFile, mount.certFile);
+  copyFileSync(first.keyFile, mount.keyFile);
+  const next = [await renew(first.dir, join(dir, 'renewed-1')), await renew(first.dir, join(dir, 'renewed-2'))];
+  const ca = readFileSync(first.caFile, 'utf8');
+  const deed = await startDeed({ entry, certDir, policy, caFile: first.caFile, extraArgs: ['--tls-cert', mount.certFile, '--tls-key', mount.keyFile] });
+
+  log(`\n1. certificate rotation during a ${duration} s autocannon run (${connections} keep-alive connections), plus reviews on fresh connections`);
+  const fresh = freshConnectionLoop(deed, ca);
+  const served: string[] = [];
+  const tally = await runLoad(deed, ca, () => {
+    next.forEach((pair, i) =>
+      setTimeout(() => {
+        copyFileSync(pair.keyFile, `${mount.keyFile}.new`);
+        copyFileSync(pair.certFile, `${mount.certFile}.new`);
+        renameSync(`${mount.keyFile}.new`, mount.keyFile);
+        renameSync(`${mount.certFile}.new`, mount.certFile);
+        log(`  t=${(((i + 1) * duration) / 3).toFixed(1)} s: rotated the serving certificate on disk`);
+        setTimeout(() => void fingerprintOf(deed, ca).then((f) => served.push(f)), 1000);
+      }, ((i + 1) * duration * 1000) / 3),
+    );
+  });
+  const freshTally = await fresh.stop();
+  print(tally);
+  log(`  fresh-connection reviews: ${freshTally.sent} sent, ${freshTally.ok} complete, failed ${JSON.stringify(freshTally.failed)}`);
+  const expected = next.map((p) => new X509Certificate(readFileSync(p.certFile)).fingerprint256);
+  log(`  a new connection 1 s after each rotation was served the new certificate: ${served.map((f, i) => (f === expected[i] ? 'yes' : 'NO')).join(', ')}`);
+  await deed.stop();
+}
+
+async function sigterm(): Promise<void> {
+  const { certDir, policy } = benchDir();
+  const deed = await startDeed({ entry, certDir, policy, extraArgs: ['--shutdown-delay', String(shutdownDelay)] });
+  const at = (duration * 1000) / 2;
+  log(`\n2. SIGTERM at t=${(at / 1000).toFixed(1)} s of a ${duration} s autocannon run (${connections} keep-alive connections), --shutdown-delay ${shutdownDelay}`);
+  const events: string[] = [];
+  let signalled = 0;
+  const exited = new Promise<number | null>((resolve) => deed.child.once('exit', (code) => resolve(code)));
+  void exited.then((code) => events.push(`exited with code ${code} at +${Math.round(performance.now() - signalled)} ms after SIGTERM`));
+  const tally = await runLoad(deed, deed.ca, () => {
+    setTimeout(() => {
+      signalled = performance.now();
+      void deed.child.kill('SIGTERM');
+      void (async () => {
+        // Readiness must go false at once, while reviews are still answered.
+        for (let i = 0; i < 200 && deed.child.exitCode === null; i++) {
+          const status = await getStatus(deed.port, deed.ca, '/readyz');
+          if (status !== 200) {
+            events.push(`readyz answered ${status || 'no connection'} at +${Math.round(performance.now() - signalled)} ms`);
+            break;
+          }
+          await sleep(20);
+        }
+      })();
+    }, at);
+  });
+  const code = await exited;
+  print(tally);
+  for (const e of events) log(`  ${e}`);
+  log(`  (errors after the exit are connections refused by a process that is gone: in a cluster the endpoint was removed during the shutdown delay; exit code ${code})`);
+}
+
+async function sigtermHttp2(): Promise<void> {
+  if (spawnSync('h2load', ['--version']).error) return log('\n3. HTTP/2 SIGTERM: h2load not found (Debian: apt-get install nghttp2-client); skipped.');
+  const { dir, certDir, policy } = benchDir();
+  const deed = await startDeed({ entry, certDir, policy, extraArgs: ['--shutdown-delay', String(shutdownDelay)] });
+  const bodyFile = join(dir, 'body.json');
+  writeFileSync(bodyFile, BODY);
+  const at = (duration * 1000) / 2;
+  log(`\n3. HTTP/2: SIGTERM at t=${(at / 1000).toFixed(1)} s of a ${duration} s h2load run (4 connections x 8 streams), --shutdown-delay ${shutdownDelay}`);
+  const args = ['-D', String(duration), '-c', '4', '-m', '8', '-d', bodyFile, '-H', 'content-type: application/json', `${deed.url}/mutate?timeout=10s`];
+  const h2 = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  h2.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  h2.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => deed.child.once('exit', (code) => resolve(code)));
+  setTimeout(() => void deed.child.kill('SIGTERM'), at);
+  await new Promise((resolve) => h2.once('exit', resolve));
+  const code = await exited;
+  const requests = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(out);
+  const statuses = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+  if (!requests || !statuses) return log(`  cannot read h2load output:\n${out}`);
+  log(`  requests started                    ${requests[2]}`);
+  log(`  done                                ${requests[3]}   (2xx ${statuses[1]}, 4xx ${statuses[3]}, 5xx ${statuses[4]})`);
+  log(`  failed / errored / timeout          ${requests[5]} / ${requests[6]} / ${requests[7]}`);
+  log(`  deed exited with code ${code}; h2load: ${args.join(' ').replace(bodyFile, 'BODY')}`);
+}
+
+log(`Deed fault injection under load  ${new Date().toISOString()}  node ${process.version}  entry=${entry}`);
+log(`command: npm run fault -- ${process.argv.slice(2).join(' ')}`.trimEnd());
+log('A shared 2-core machine: counts are exact, timings indicative.');
+if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+await rotation();
+await sigterm();
+await sigtermHttp2();
