@@ -12,6 +12,7 @@ import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
+import { connect as connectH2 } from 'node:http2';
 import { parseArgs } from 'node:util';
 import { generate } from 'selfsigned';
 import { generateCertificates } from '../src/server/certificates.js';
@@ -251,6 +252,43 @@ async function sigtermHttp2(): Promise<void> {
   log(`  deed exited with code ${code}; h2load: ${args.join(' ').replace(bodyFile, 'BODY')}`);
 }
 
+/** HTTP/2 as a Go client uses it: one session, many concurrent streams; every stream's outcome is classified. */
+async function sigtermHttp2Streams(): Promise<void> {
+  const { certDir, policy } = benchDir();
+  const deed = await startDeed({ entry, certDir, policy, extraArgs: ['--shutdown-delay', String(shutdownDelay)] });
+  const at = (duration * 1000) / 2;
+  log(`\n4. HTTP/2, one session with 8 concurrent streams (Node's client), SIGTERM at t=${(at / 1000).toFixed(1)} s, --shutdown-delay ${shutdownDelay}`);
+  const session = connectH2(`https://localhost:${deed.port}`, { ca: deed.ca });
+  session.on('error', () => {});
+  const outcomes: Record<string, number> = {};
+  let goaway = 'none';
+  session.on('goaway', (code: number, last: number) => (goaway = `code ${code}, last stream ${last}`));
+  let stop = false;
+  const worker = async () => {
+    while (!stop && !session.closed && !session.destroyed) {
+      const outcome = await new Promise<string>((resolve) => {
+        const stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json' });
+        let status = 0;
+        const chunks: Buffer[] = [];
+        stream.on('response', (h) => (status = Number(h[':status'])));
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => resolve(status === 200 && complete(Buffer.concat(chunks).toString('utf8')) ? '2xx complete AdmissionReview' : `status ${status}, incomplete`));
+        stream.on('error', (err: NodeJS.ErrnoException) => resolve(`stream error ${err.code}${status ? ' after headers' : ''}`));
+        stream.end(BODY);
+      });
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    }
+  };
+  const exited = new Promise<number | null>((resolve) => deed.child.once('exit', (code) => resolve(code)));
+  setTimeout(() => void deed.child.kill('SIGTERM'), at);
+  setTimeout(() => (stop = true), duration * 1000);
+  await Promise.all(Array.from({ length: 8 }, worker));
+  session.destroy();
+  const code = await exited;
+  for (const [outcome, n] of Object.entries(outcomes)) log(`  ${outcome.padEnd(36)}${n}`);
+  log(`  GOAWAY from the server: ${goaway}; deed exited with code ${code}; the session ended with the process`);
+}
+
 log(`Deed fault injection under load  ${new Date().toISOString()}  node ${process.version}  entry=${entry}`);
 log(`command: npm run fault -- ${process.argv.slice(2).join(' ')}`.trimEnd());
 log('A shared 2-core machine: counts are exact, timings indicative.');
@@ -258,3 +296,4 @@ if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 't
 await rotation();
 await sigterm();
 await sigtermHttp2();
+await sigtermHttp2Streams();
