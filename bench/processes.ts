@@ -1,7 +1,8 @@
 // The processes a benchmark drives: `deed serve` as an operator runs it (compiled, one
 // child process), and the no-op baseline server. Both print their URL on stdout.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,8 @@ export interface Served {
   ca: string;
   /** Milliseconds from spawn to the first readyz 200 (Deed only). */
   readyMs?: number;
+  /** Where Deed's log lines went (Deed only). */
+  logFile?: string;
   stop(): Promise<number | null>;
 }
 
@@ -95,28 +98,50 @@ export interface DeedOptions {
   caFile?: string;
 }
 
-/** Starts `deed serve` and times spawn → readyz 200 by polling every 5 ms. */
+/** A port free right now: Deed's log then goes to a file, so it cannot announce one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `deed serve` and times spawn → readyz 200 by polling every 5 ms. Its log goes to
+ * a file, as a container runtime takes stdout: a pipe read by this busy process would
+ * make Deed buffer log lines (pino retries a full pipe after 100 ms) and skew RSS and latency.
+ */
 export async function startDeed(o: DeedOptions): Promise<Served> {
   const script = o.entry === 'dist' ? [join(ROOT, 'bin/deed.js')] : ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+  const port = o.port ?? (await freePort());
+  const logFile = join(o.certDir, '..', `deed-${port}.log`);
+  mkdirSync(o.certDir, { recursive: true });
+  const out = openSync(logFile, 'a');
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(o.port ?? 0), '--cert-dir', o.certDir, '--config', o.policy, ...(o.extraArgs ?? [])],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
+    [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(port), '--cert-dir', o.certDir, '--config', o.policy, ...(o.extraArgs ?? [])],
+    { cwd: ROOT, stdio: ['ignore', out, out], env: { ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
   );
-  const url = await waitForLine(child, (line) => {
-    try {
-      const parsed = JSON.parse(line) as { msg?: string; url?: string };
-      return parsed.msg === 'deed is serving' ? parsed.url : undefined;
-    } catch {
-      return undefined;
+  closeSync(out);
+  const early = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`deed serve exited with ${code}:\n${readFileSync(logFile, 'utf8')}`))));
+  early.catch(() => {});
+  const ready = (async () => {
+    const caFile = o.caFile ?? join(o.certDir, 'ca.crt');
+    while (child.exitCode === null) {
+      const ca = existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
+      if (ca !== undefined && (await getStatus(port, ca, '/readyz')) === 200) return ca;
+      await new Promise((r) => setTimeout(r, 5));
     }
-  }, 'deed serve');
-  const port = Number(new URL(url).port);
-  const ca = readFileSync(o.caFile ?? join(o.certDir, 'ca.crt'), 'utf8');
-  while ((await getStatus(port, ca, '/readyz')) !== 200) await new Promise((r) => setTimeout(r, 5));
+    throw new Error('deed serve exited');
+  })();
+  const ca = await Promise.race([ready, early]);
   const readyMs = performance.now() - started;
-  return { child, url, port, ca, readyMs, stop: stopper(child) };
+  return { child, url: `https://127.0.0.1:${port}`, port, ca, readyMs, logFile, stop: stopper(child) };
 }
 
 /** Starts the no-op baseline with the same certificate and TLS settings. */

@@ -17,6 +17,7 @@ const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' },
+    rounds: { type: 'string' },
     connections: { type: 'string', default: '8' },
     rate: { type: 'string', default: '1000' },
     soak: { type: 'string' },
@@ -24,10 +25,12 @@ const { values: flags } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     'no-h2': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'node-options': { type: 'string', default: '' },
   },
 });
 const quick = flags.quick;
-const duration = Number(flags.duration ?? (quick ? 3 : 10));
+const duration = Number(flags.duration ?? (quick ? 3 : 5));
+const roundCount = Number(flags.rounds ?? (quick ? 1 : 3));
 const connections = Number(flags.connections);
 const rate = Number(flags.rate);
 const soak = Number(flags.soak ?? (quick ? 20_000 : 200_000));
@@ -106,7 +109,9 @@ async function main(): Promise<void> {
 
   const profDir = join(ROOT, 'bench', 'profiles');
   if (flags['cpu-prof']) mkdirSync(profDir, { recursive: true });
-  const deed = await startDeed({ entry, certDir, policy, nodeArgs: flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] });
+  const nodeArgs = [...flags['node-options'].split(' ').filter(Boolean), ...(flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [])];
+  if (nodeArgs.length > 0) log(`deed runs with node ${nodeArgs.join(' ')}`);
+  const deed = await startDeed({ entry, certDir, policy, nodeArgs });
   const noop = await startNoop(certDir);
   const pid = deed.child.pid!;
 
@@ -120,7 +125,7 @@ async function main(): Promise<void> {
     endpoints.push({ path: '/validate', body, uid: (JSON.parse(body) as { request: { uid: string } }).request.uid });
   }
 
-  log(`\nHTTP/1.1, autocannon, ${connections} keep-alive connections, ${duration} s per run (after a 2 s warm-up)`);
+  log(`\nHTTP/1.1, autocannon, ${connections} keep-alive connections; ${roundCount} alternating round(s) of ${duration} s per server after a 2 s warm-up; median round shown`);
   log(`${pad('run', 28)} ${'rev/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
   const peak: number[] = [];
   for (const ep of endpoints) {
@@ -128,13 +133,16 @@ async function main(): Promise<void> {
     const answer = await post(deed, `${ep.path}?timeout=10s`, ep.body);
     const decision = (JSON.parse(answer.text) as { response: { allowed: boolean; patch?: string } }).response;
     const verify = (b: string) => b.includes(`"uid":"${ep.uid}"`);
-    const results: LoadResult[] = [];
-    for (const server of [noop, deed]) {
-      const url = `${server.url}${ep.path}?timeout=10s`;
-      await cannon({ url, ca: server.ca, body: ep.body, connections, duration: 2, verify });
-      const { result } = await sampled(pid, 500, () => cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify }));
-      results.push(result);
-    }
+    // Alternate the two servers over several rounds and keep each one's median round: the
+    // machine's other load drifts, and back-to-back halves would charge the drift to one side.
+    const rounds: LoadResult[][] = [[], []];
+    for (const server of [noop, deed]) await cannon({ url: `${server.url}${ep.path}?timeout=10s`, ca: server.ca, body: ep.body, connections, duration: 2, verify });
+    for (let round = 0; round < roundCount; round++)
+      for (const [i, server] of [noop, deed].entries()) {
+        const url = `${server.url}${ep.path}?timeout=10s`;
+        rounds[i]!.push(await cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify }));
+      }
+    const results = rounds.map((rs) => [...rs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(rs.length / 2)]!);
     log(row(`no-op ${ep.path}`, results[0]!));
     log(row(`deed  ${ep.path} (${(size / 1024).toFixed(1)} KB, ${decision.allowed ? (decision.patch ? 'patched' : 'allowed') : 'denied'})`, results[1]!, results[0]!));
     peak.push(memory(pid)?.peakMiB ?? NaN);
