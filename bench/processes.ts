@@ -161,3 +161,14 @@ export function memory(pid: number): { rssMiB: number; peakMiB: number } | undef
     return undefined;
   }
 }
+
+/** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100 on Linux)
+  } catch {
+    return NaN;
+  }
+}

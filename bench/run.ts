@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import { cannon, h2load, type LoadResult } from './load.js';
-import { benchDir, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
+import { benchDir, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -82,10 +82,13 @@ async function sampled<T>(pid: number, everyMs: number, run: () => Promise<T>): 
   }
 }
 
+/** Server CPU time per review (µs), all threads: steadier than a rate on a shared machine. */
+const cpuPerReview = new Map<LoadResult, number>();
+
 function row(label: string, r: LoadResult, baseline?: LoadResult): string {
   const ratio = baseline ? fmt(r.perSecond / baseline.perSecond, 2) : '';
   const bad = r.non2xx + r.errors + r.timeouts + r.mismatches;
-  return `${pad(label, 28)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.p50, 2).padStart(8)} ${fmt(r.p99, 2).padStart(8)} ${ratio.padStart(6)} ${String(bad).padStart(6)}`;
+  return `${pad(label, 34)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.p50, 2).padStart(8)} ${fmt(r.p99, 2).padStart(8)} ${ratio.padStart(6)} ${fmt(cpuPerReview.get(r) ?? NaN).padStart(9)} ${String(bad).padStart(5)}`;
 }
 
 async function main(): Promise<void> {
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
   }
 
   log(`\nHTTP/1.1, autocannon, ${connections} keep-alive connections; ${roundCount} alternating round(s) of ${duration} s per server after a 2 s warm-up; median round shown`);
-  log(`${pad('run', 28)} ${'rev/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
+  log(`${pad('run', 34)} ${'rev/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'ratio'.padStart(6)} ${'cpu µs/rev'.padStart(9)} ${'bad'.padStart(5)}`);
   const peak: number[] = [];
   for (const ep of endpoints) {
     const size = Buffer.byteLength(ep.body);
@@ -140,7 +143,10 @@ async function main(): Promise<void> {
     for (let round = 0; round < roundCount; round++)
       for (const [i, server] of [noop, deed].entries()) {
         const url = `${server.url}${ep.path}?timeout=10s`;
-        rounds[i]!.push(await cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify }));
+        const cpuBefore = cpuMs(server.child.pid!);
+        const result = await cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify });
+        cpuPerReview.set(result, ((cpuMs(server.child.pid!) - cpuBefore) * 1000) / (result.ok || 1));
+        rounds[i]!.push(result);
       }
     const results = rounds.map((rs) => [...rs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(rs.length / 2)]!);
     log(row(`no-op ${ep.path}`, results[0]!));
@@ -159,7 +165,7 @@ async function main(): Promise<void> {
     if (probe === undefined) log('\nHTTP/2: h2load not found (Debian: apt-get install nghttp2-client); skipped.');
     else {
       log(`\nHTTP/2, h2load, ${amount} reviews, 4 connections x 8 concurrent streams`);
-      log(`${pad('run', 28)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
+      log(`${pad('run', 34)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
       for (const ep of endpoints) {
         const base = h2load(`${noop.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
         const mine = h2load(`${deed.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
@@ -167,7 +173,7 @@ async function main(): Promise<void> {
           [`no-op ${ep.path}`, base, ''],
           [`deed  ${ep.path}`, mine, fmt(mine.perSecond / base.perSecond, 2)],
         ] as const)
-          log(`${pad(label, 28)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
+          log(`${pad(label, 34)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
       }
     }
   }
