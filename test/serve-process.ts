@@ -1,6 +1,6 @@
 // Starts `deed serve` as a child process, as an operator would, and reads its log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -59,7 +59,8 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
     url,
     port: Number(new URL(url).port),
     dir,
-    ca: readFileSync(join(dir, 'certs', 'ca.crt'), 'utf8'),
+    // Empty when the test brings its own certificate (--tls-cert).
+    ca: existsSync(join(dir, 'certs', 'ca.crt')) ? readFileSync(join(dir, 'certs', 'ca.crt'), 'utf8') : '',
     lines,
     logs: () => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
     stop: async (signal = 'SIGTERM') => {

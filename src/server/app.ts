@@ -5,6 +5,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
+import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -18,21 +19,27 @@ export interface AppOptions {
   /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
   tls?: SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean };
   bodyLimit?: number;
+  /** Where reviews are counted; a fresh registry when not given. */
+  metrics?: Metrics;
 }
 
 export interface DeedApp {
   app: FastifyInstance;
+  metrics: Metrics;
   /** Readiness: false until listening, and again once shutdown begins. */
   setReady(ready: boolean): void;
 }
 
 export function buildApp(opts: AppOptions): DeedApp {
   const bodyLimit = opts.bodyLimit ?? BODY_LIMIT_BYTES;
+  const metrics = opts.metrics ?? createMetrics();
   const base = {
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }), // one line per review, written below
     bodyLimit,
-    return503OnClosing: true,
+    // A request that reaches Deed while it closes still gets a real answer: a 503 would
+    // fail the write (failurePolicy Fail). Connections are drained by drain.ts instead.
+    return503OnClosing: false,
   } satisfies FastifyServerOptions;
   const app = (
     opts.tls
@@ -55,7 +62,10 @@ export function buildApp(opts: AppOptions): DeedApp {
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const statusCode = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (statusCode === 500) opts.logger.error({ err }, 'unhandled error in transport');
+    if (statusCode === 500) {
+      opts.logger.error({ err }, 'unhandled error in transport');
+      metrics.errors.inc();
+    }
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
@@ -65,10 +75,13 @@ export function buildApp(opts: AppOptions): DeedApp {
       const decision = decide(webhook, req.body, opts.ctx);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
+        recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
         opts.logger.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
         return reply.code(400).send({ code: 400, message: decision.message });
       }
       const { request, verdict, response } = decision;
+      const outcome = outcomeOf(verdict);
+      recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       const line = {
         webhook,
         uid: decision.uid,
@@ -79,7 +92,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         subResource: request?.subResource,
         requester: request?.userInfo.username,
         dryRun: request?.dryRun,
-        decision: !verdict.allowed ? (verdict.code >= 500 ? 'errored' : 'denied') : verdict.patch ? 'patched' : 'allowed',
+        decision: outcome,
         rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
         reason: verdict.allowed ? undefined : verdict.message,
         warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
@@ -92,8 +105,9 @@ export function buildApp(opts: AppOptions): DeedApp {
     });
   }
 
+  app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => (ready ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })));
 
-  return { app, setReady: (r) => (ready = r) };
+  return { app, metrics, setReady: (r) => (ready = r) };
 }
