@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { registerServe } from './serve.js';
+import { registerReview } from './review.js';
 
 export function buildProgram(): Command {
   const program = new Command('deed')
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerReview(program);
   return program;
 }
 
