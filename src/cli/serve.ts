@@ -1,8 +1,6 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT.
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { createLogger } from '../observability/logger.js';
-import { startServer } from '../server/serve.js';
 import { collect, parsePort, parseSeconds } from './options.js';
 
 export function registerServe(program: Command): void {
@@ -21,6 +19,8 @@ export function registerServe(program: Command): void {
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
     .option('--grace-period <seconds>', 'exit forcibly if shutdown takes longer than this', parseSeconds, 25)
     .action(async (o: ServeFlags) => {
+      // Loaded here, not at the top: the other commands start without fastify and pino.
+      const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
       const logger = createLogger();
       const config = loadConfig(o.config);
       const server = await startServer({
