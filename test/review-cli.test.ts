@@ -10,7 +10,8 @@ import type { PatchOperation } from '../src/admission/verdict.js';
 import { verifyStamps, readStamps, own } from '../src/policy/attestation.js';
 import { stampKeys } from '../src/policy/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
-import { FIXTURE_POLICY, FIXTURES, fixture, kubectlPatch, TEST_KEY, decodePatch } from './helpers.js';
+import { decide } from '../src/admission/decide.js';
+import { FIXTURE_POLICY, FIXTURES, fixture, kubectlPatch, TEST_KEY, decodePatch, testContext } from './helpers.js';
 import { ROOT } from './serve-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'deed-review-'));
@@ -87,7 +88,16 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.equal(out.metadata.uid, undefined, 'the printed object is the mutated one, before the API server assigns a uid');
     assert.ok(attestationVerifies(out, TEST_KEY), 'signed with --attestation-key');
     assert.doesNotMatch(run.stderr, /dry-run key/);
-    assert.match(run.stderr, /mutate: patched, \d+ patch operations/);
+    assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: allowed$/m, 'then the validating webhook passes the final object');
+  });
+
+  test('a pod the mutating side stamps but the validating side refuses is denied with the rule id', async () => {
+    const pod = structuredClone(runnerPod);
+    pod.spec!.restartPolicy = 'Never';
+    const run = await deed(['-f', file('never-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: denied\n {4}denied \[template\.restart-policy\]/m);
   });
 
   test('without --attestation-key the fixed dry-run key signs, and says so', async () => {
@@ -162,16 +172,54 @@ describe('deed review on objects from files', CONCURRENCY, () => {
   });
 });
 
+/** An object as Deed's mutating webhook stamps it for runner-0 of sandbox-a, under TEST_KEY. */
+function stamped(name: string): KubeObject {
+  const body = fixture(name);
+  const decision = decide('mutate', body, testContext());
+  assert.ok(decision.kind === 'review' && decision.response.response.allowed);
+  const obj = kubectlPatch(body.request.object as KubeObject, decodePatch(decision.response));
+  delete obj.metadata.managedFields;
+  return obj;
+}
+
+describe('deed review of UPDATE and DELETE on stamped objects (validating webhook only)', CONCURRENCY, () => {
+  const pod = stamped('mutate-create-pod-by-runner.json');
+  const annotated = structuredClone(pod);
+  annotated.metadata.annotations!['note'] = 'touched';
+  const oldFile = file('stamped-pod.yaml', pod);
+  const newFile = file('annotated-pod.yaml', annotated);
+  const secretFile = file('stamped-secret.yaml', stamped('mutate-create-secret-by-runner.json'));
+  const common = ['--config', policyFile, '--attestation-key', keyFile];
+
+  const cases: Array<[string, string[], number, RegExp]> = [
+    ['its own runner may annotate a stamped pod', ['--operation', 'UPDATE', '--old', oldFile, '-f', newFile, ...RUNNER_A], 0, /\(UPDATE by system:serviceaccount:sandbox-a:runner\): allowed\n {2}validate: allowed/],
+    [
+      'the runner of another environment may not (validate-update-pod-annotation-by-other-runner, stamped)',
+      ['--operation', 'UPDATE', '--old', oldFile, '-f', newFile, '--as', 'system:serviceaccount:sandbox-b:runner', '--pod-name', 'runner-0', '--pod-uid', 'd33085f3-2ede-4348-92f9-44817b50c45d'],
+      1,
+      /denied \[guard\.cross-environment\] system:serviceaccount:sandbox-b:runner acts for "beta" but the object belongs to "alpha"/,
+    ],
+    ['removing a stamp is refused even to its own runner', ['--operation', 'UPDATE', '--old', oldFile, '-f', file('unstamped-pod.yaml', { ...annotated, metadata: { ...annotated.metadata, labels: { 'deed.dev/run-id': 'run-42' } } }), ...RUNNER_A], 1, /denied \[frozen\.stamps\]/],
+    ['the janitor of another environment may not delete a stamped Secret (validate-delete-secret-by-other-janitor, stamped)', ['--operation', 'DELETE', '-f', secretFile, '--as', 'system:serviceaccount:sandbox-b:janitor'], 1, /\(DELETE by system:serviceaccount:sandbox-b:janitor\): DENIED\n {2}validate: denied\n {4}denied \[guard\.cross-environment\]/],
+    ['the garbage collector may delete it (validate-delete-secret-by-garbage-collector)', ['--operation', 'DELETE', '--old', secretFile, '--as', 'system:serviceaccount:kube-system:generic-garbage-collector'], 0, /\(DELETE by system:serviceaccount:kube-system:generic-garbage-collector\): allowed/],
+  ];
+  for (const [name, args, code, report] of cases)
+    test(name, async () => {
+      const run = await deed([...args, ...common]);
+      assert.equal(run.code, code, run.stderr);
+      assert.match(run.stderr, report);
+      if (args.includes('DELETE')) assert.equal(run.stdout, '', 'a deletion prints no object');
+    });
+});
+
+// More input errors are covered in-process by build-review.test.ts.
 describe('deed review usage and input errors exit 2 with a message', CONCURRENCY, () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['a missing file', ['-f', join(dir, 'nope.yaml')], /cannot read .*nope\.yaml: ENOENT/],
     ['a YAML syntax error', ['-f', file('broken.yaml', 'kind: Pod\nmetadata: [\n')], /broken\.yaml#1: cannot parse as YAML/],
     ['an object without a kind', ['-f', file('nokind.yaml', { apiVersion: 'v1', metadata: { name: 'x' } })], /nokind\.yaml#1: kind is required/],
-    ['an object without a name', ['-f', file('noname.yaml', { apiVersion: 'v1', kind: 'Pod', metadata: {} })], /metadata\.name or metadata\.generateName is required/],
     ['UPDATE without --old', ['-f', file('u.yaml', adminPod), '--operation', 'update'], /UPDATE needs the new objects \(-f\) and the stored ones \(--old\)/],
     ['an unknown output format', ['-f', file('u.yaml', adminPod), '-o', 'xml'], /argument 'xml' is invalid/],
-    ['--pod-name without --pod-uid', ['-f', file('u.yaml', adminPod), '--as', 'system:serviceaccount:a:b', '--pod-name', 'p'], /--pod-name and --pod-uid go together/],
-    ['a namespace that contradicts --namespace', ['-f', file('u.yaml', adminPod), '-n', 'elsewhere'], /namespace sandbox-a does not match --namespace elsewhere/],
     ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook mutate\|validate/],
     ['a replay of something that is not an AdmissionReview', ['--review', file('mutate-x.json', '{"hello":"world"}')], /mutate-x\.json: the body must be|expected apiVersion admission\.k8s\.io\/v1/],
   ];
@@ -187,6 +235,8 @@ describe('deed review usage and input errors exit 2 with a message', CONCURRENCY
 /** What each fixture README line says Deed should do (the policy it describes). */
 interface Expected {
   allowed: boolean;
+  /** A rule the denial must name. */
+  rule?: string;
   environment?: string;
   ownerReference?: boolean;
   deadline?: number;
@@ -202,10 +252,25 @@ const EXPECTED: Record<string, Expected> = {
   'mutate-create-pod-by-other-namespace-runner.json': { allowed: true, environment: 'beta', ownerReference: false },
   'mutate-create-pod-by-admin.json': { allowed: true },
   'mutate-create-pod-by-unbound-token.json': { allowed: true, environment: 'alpha', ownerReference: false },
+  // As captured, nothing mutated these: the stamps are missing, which the validating side notices.
+  'validate-create-pod-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pod-by-runner-dryrun.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pod-generatename.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-secret-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-networkpolicy-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pvc-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-update-pod-label-by-runner.json': { allowed: true },
+  'validate-update-pod-ephemeralcontainers.json': { allowed: true },
+  'validate-delete-secret-by-garbage-collector.json': { allowed: true },
+  'validate-delete-pod-by-runner.json': { allowed: true },
+  // "Denied once the object is stamped alpha": as captured it is not stamped, so the
+  // guard does not apply; the stamped case is replayed in the next describe block.
+  'validate-update-pod-annotation-by-other-runner.json': { allowed: true },
+  'validate-delete-secret-by-other-janitor.json': { allowed: true },
 };
 
 describe('deed review --review replays every captured fixture', CONCURRENCY, () => {
-  const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f.startsWith('mutate')).sort(); // TEMP until validate lands
+  const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
 
   test('every fixture has an expectation from its README line', () => {
     assert.deepEqual(files.filter((f) => EXPECTED[f] === undefined), []);
@@ -222,6 +287,7 @@ describe('deed review --review replays every captured fixture', CONCURRENCY, () 
       const { response } = out.items[i]!;
       assert.equal(response.uid, fixture(f).request.uid, `${f}: uid echoed`);
       assert.equal(response.allowed, expected.allowed, `${f}: ${response.status?.message ?? 'allowed'}`);
+      if (expected.rule !== undefined) assert.ok(response.status?.message.includes(`[${expected.rule}]`), `${f}: denied by ${expected.rule}`);
       const ops = decodePatch(out.items[i]!);
       const labels = ops.flatMap((op) => ('value' in op && op.path === '/metadata/labels' ? [op.value as Record<string, string>] : []))[0] ?? {};
       const environment = labels['deed.dev/environment'] ?? ops.find((op) => op.path === '/metadata/labels/deed.dev~1environment' && 'value' in op)?.['value' as never];

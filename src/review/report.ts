@@ -17,9 +17,8 @@ function stepLines(webhook: string, verdict: Verdict, error?: string): string[] 
 }
 
 export function reportObject(r: ObjectReview): string[] {
-  const lines = [`${r.subject} (${r.operation} by ${r.requester}): ${r.allowed ? 'allowed' : 'DENIED'}`];
+  const lines = [`${r.subject} (${r.operation}${r.subResource ? ` of ${r.subResource}` : ''} by ${r.requester}): ${r.allowed ? 'allowed' : 'DENIED'}`];
   for (const step of r.steps) lines.push(...stepLines(step.webhook, step.verdict, step.error));
-  for (const webhook of r.skipped) lines.push(`  ${webhook}: not in this build of Deed, not run`);
   return lines;
 }
 
@@ -29,7 +28,7 @@ export function reportReplay(webhook: Webhook, decision: Extract<Decision, { kin
   const by = request ? ` by ${request.userInfo.username}` : '';
   const error = decision.error === undefined ? undefined : decision.error instanceof Error ? decision.error.message : String(decision.error);
   return [
-    `${subject} (${request?.operation ?? 'review'}${by}, uid ${decision.uid}): ${decision.verdict.allowed ? 'allowed' : 'DENIED'}`,
+    `${subject} (${request?.operation ?? 'review'}${request?.subResource ? ` of ${request.subResource}` : ''}${by}, uid ${decision.uid}): ${decision.verdict.allowed ? 'allowed' : 'DENIED'}`,
     ...stepLines(webhook, decision.verdict, error),
   ];
 }

@@ -22,6 +22,7 @@ export interface Step {
 export interface ObjectReview {
   subject: string;
   operation: ReviewOperation;
+  subResource?: string;
   requester: string;
   steps: Step[];
   allowed: boolean;
@@ -29,8 +30,6 @@ export interface ObjectReview {
   patch: PatchOperation[];
   /** The object as it would be written: patched on CREATE, as given on UPDATE, null for DELETE or a denial. */
   result: KubeObject | null;
-  /** Webhooks this build does not have, so were not run. */
-  skipped: string[];
 }
 
 export interface ObjectInput {
@@ -63,8 +62,8 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
 
 export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectReview {
   const subject = describeObject((input.object ?? input.oldObject)!);
-  const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null, skipped: [] };
-  const validate = 'validate';
+  const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null };
+  if (input.subResource !== undefined) out.subResource = input.subResource;
   let final = input.object;
 
   if (input.operation === 'CREATE') {
@@ -83,12 +82,8 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
     out.result = input.object;
   }
 
-  if (!hasWebhook(validate)) {
-    out.skipped.push(validate);
-    return out;
-  }
   const stored = input.operation === 'CREATE' ? admitted(final!, ctx.now(), ctx.randomBytes) : final;
-  const validated = call(validate, input, stored, ctx);
+  const validated = call('validate', input, stored, ctx);
   out.steps.push(validated);
   if (!validated.verdict.allowed) return { ...out, allowed: false, result: null };
   return out;
