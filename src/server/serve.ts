@@ -66,11 +66,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   const { app } = deed;
   const connections = trackConnections(app.server as unknown as import('node:http2').Http2SecureServer);
-  await app.listen({ host: opts.host, port: opts.port });
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `https://${host}:${address.port}`;
-
+  // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
     certFile,
     keyFile,
@@ -83,6 +79,16 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     (err) => logger.warn({ err, certFile }, 'certificate reload failed; still serving the previous certificate'),
     opts.certPollMs,
   );
+  try {
+    await app.listen({ host: opts.host, port: opts.port });
+  } catch (err) {
+    stopWatching();
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `https://${host}:${address.port}`;
+
   deed.setReady(true);
   logger.info({ url, caFile }, 'deed is serving');
 
