@@ -2,6 +2,8 @@
 // The `deed` command line. Each subcommand lives in its own module.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerCerts } from './certs.js';
+import { registerManifests } from './manifests.js';
 import { registerServe } from './serve.js';
 
 export function buildProgram(): Command {
@@ -10,6 +12,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerCerts(program);
+  registerManifests(program);
   return program;
 }
 
