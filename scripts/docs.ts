@@ -66,7 +66,8 @@ function rows(schema: JsonSchema, prefix: string, out: string[]): void {
   for (const [key, prop] of Object.entries(schema.properties ?? {})) {
     const path = `${prefix}${key}`;
     const required = schema.required?.includes(key) && prop.default === undefined;
-    const fallback = prop.default !== undefined ? code(prop.default) : required ? 'required' : 'unset';
+    // An object's default is its fields' defaults, listed on their own rows.
+    const fallback = prop.properties && prop.default !== undefined ? 'see its fields' : prop.default !== undefined ? code(prop.default) : required ? 'required' : 'unset';
     out.push(`| \`${path}\` | ${cell(typeOf(prop))} | ${cell(fallback)} | ${cell(prop.description ?? '')} | ${cell(constraints(prop))} |`);
     if (prop.properties) rows(prop, `${path}.`, out);
     if (prop.type === 'array' && prop.items?.properties) rows(prop.items, `${path}[].`, out);
