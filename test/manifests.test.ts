@@ -19,7 +19,7 @@ import type {
   V1ServiceAccount,
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import { parseConfigText } from '../src/config/load.js';
+import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
 import { resolveRequester } from '../src/policy/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
@@ -266,6 +266,10 @@ describe('deed manifests', () => {
     );
     const acts = resolveRequester({ ...serviceAccountUser(NS, 'deed-reaper-alpha'), extra: {} }, compilePolicy(policy)).environment;
     assert.deepEqual(acts, { kind: 'one', id: 'alpha' });
+  });
+
+  test('the default cluster policy is the embedded default deed serve runs on', () => {
+    assert.deepEqual(parseConfigText(DEFAULT_POLICY), loadConfig());
   });
 
   test('a changed policy changes the pod template, so the pods roll', () => {
