@@ -2,6 +2,7 @@
 // The `deed` command line. Each subcommand lives in its own module.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 
 export function buildProgram(): Command {
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerReap(program);
   return program;
 }
 
