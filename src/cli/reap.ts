@@ -42,7 +42,8 @@ interface ReapFlags {
   output: OutputFormat;
 }
 
-export function registerReap(program: Command): void {
+/** `write` receives the output lines (stdout by default; tests capture them). */
+export function registerReap(program: Command, write: (text: string) => void = (text) => process.stdout.write(text)): void {
   program
     .command('reap')
     .description("Delete one environment's leaked sandbox objects on positive evidence only (a dry run unless --apply)")
@@ -76,8 +77,8 @@ export function registerReap(program: Command): void {
       };
       const once = async () => {
         const result = await sweep(options);
-        for (const d of result.decisions) process.stdout.write(`${formatDecision(d, o.output)}\n`);
-        process.stdout.write(`${formatSummary(result.summary, o.output)}\n`);
+        for (const d of result.decisions) write(`${formatDecision(d, o.output)}\n`);
+        write(`${formatSummary(result.summary, o.output)}\n`);
         return result.summary.errors;
       };
 
