@@ -1,6 +1,7 @@
 // A small stand-in for kube-apiserver over node:http on 127.0.0.1, speaking its wire format
 // for the calls the reaper makes: lists by label selector (a `PodList` with
-// `metadata.resourceVersion`, items without kind or apiVersion, `limit`/`continue`), a get,
+// `metadata.resourceVersion`, items without kind or apiVersion, `limit`/`continue`; or a
+// `PartialObjectMetadataList` when the Accept header asks for one), a get,
 // and a delete honouring DeleteOptions preconditions (409 Conflict `Status` on a UID or
 // resourceVersion mismatch, 404 NotFound `Status`). Faults script 500s, 403s, undecodable
 // bodies and answers slower than the client's deadline. Every request is recorded.
@@ -35,6 +36,7 @@ export interface RecordedRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  accept: string;
   body?: unknown;
 }
 
@@ -64,6 +66,8 @@ export class FakeApiServer {
   maxPage = Infinity;
   /** Answer lists as if the selector were not there: a broken or hostile server. */
   ignoreSelector = false;
+  /** Honour `Accept: ...;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1` (API servers do since 1.15). */
+  servesMetadataOnly = true;
   private readonly objects = new Map<string, { resource: Resource; obj: KubeObject }>();
   private revision = 1000;
   private server: Server | undefined;
@@ -149,7 +153,13 @@ export class FakeApiServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, ...(text ? { body: JSON.parse(text) } : {}) };
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      accept: req.headers.accept ?? '',
+      ...(text ? { body: JSON.parse(text) } : {}),
+    };
     this.requests.push(recorded);
 
     const fault = this.faults.find((f) => (f.method === undefined || f.method === recorded.method) && f.path.test(recorded.path) && (f.times === undefined || f.times > 0));
@@ -184,13 +194,17 @@ export class FakeApiServer {
     }
     const namespace = one?.[1];
     const name = one?.[3];
-    if (name === undefined && req.method === 'GET') return this.list(res, resource, namespace, req.query);
-    if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name);
+    if (name === undefined && req.method === 'GET') return this.list(res, resource, namespace, req.query, this.wantsMetadata(req, 'PartialObjectMetadataList'));
+    if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
     if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
     send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
   }
 
-  private list(res: ServerResponse, resource: Resource, namespace: string | undefined, query: URLSearchParams): void {
+  private wantsMetadata(req: RecordedRequest, as: string): boolean {
+    return this.servesMetadataOnly && req.accept.split(',').some((t) => t.trim().startsWith(`application/json;as=${as};g=meta.k8s.io;v=v1`));
+  }
+
+  private list(res: ServerResponse, resource: Resource, namespace: string | undefined, query: URLSearchParams, metadataOnly: boolean): void {
     const selector = parseSelector(query.get('labelSelector') ?? '');
     if (selector === undefined) return send(res, 400, statusBody(400, 'BadRequest', `unable to parse requirement: ${query.get('labelSelector')}`));
     const matching = [...this.objects.values()]
@@ -203,10 +217,18 @@ export class FakeApiServer {
     const page = matching.slice(offset, offset + limit);
     const more = offset + page.length < matching.length;
     const { kind, apiVersion } = RESOURCES[resource];
+    const metadata = { resourceVersion: String(this.revision), ...(more ? { continue: Buffer.from(String(offset + page.length)).toString('base64url') } : {}) };
+    if (metadataOnly)
+      return send(
+        res,
+        200,
+        { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: page.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata })) },
+        'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+      );
     send(res, 200, {
       kind: `${kind}List`,
       apiVersion,
-      metadata: { resourceVersion: String(this.revision), ...(more ? { continue: Buffer.from(String(offset + page.length)).toString('base64url') } : {}) },
+      metadata,
       // The API server omits kind and apiVersion on list items.
       items: page.map((o) => {
         const item = structuredClone(o);
@@ -217,9 +239,11 @@ export class FakeApiServer {
     });
   }
 
-  private read(res: ServerResponse, resource: Resource, namespace: string, name: string): void {
+  private read(res: ServerResponse, resource: Resource, namespace: string, name: string, metadataOnly: boolean): void {
     const obj = this.get(resource, namespace, name);
     if (obj === undefined) return send(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource }));
+    if (metadataOnly)
+      return send(res, 200, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata }, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
     send(res, 200, { kind: RESOURCES[resource].kind, apiVersion: RESOURCES[resource].apiVersion, ...obj });
   }
 
@@ -247,8 +271,8 @@ export class FakeApiServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
+  res.writeHead(status, { 'content-type': contentType }).end(JSON.stringify(body));
 }
 
 /** Equality-based selectors (`k=v`, `k==v`, `k!=v`, `k`, `!k`), comma-joined, as the API server reads them. */

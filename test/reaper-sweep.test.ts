@@ -313,6 +313,32 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(server.get('persistentvolumeclaims', 'sandbox-a', 'beta-done'));
   });
 
+  describe('metadata only', () => {
+    const SECRET_VALUE = Buffer.from('s3cr3t-session-token').toString('base64');
+
+    test('lists and owner reads ask the API server for metadata only, so Secret data never crosses the wire', async () => {
+      const secret = stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(-60) });
+      server.put('secrets', { ...secret, data: { token: SECRET_VALUE } });
+      server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
+      await run({ apply: false });
+      const gets = server.requests.filter((r) => r.method === 'GET');
+      assert.equal(gets.length, 5);
+      for (const r of gets) assert.match(r.accept, r.path.endsWith('/runner-0') ? /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,/ : /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,/, r.path);
+    });
+
+    test('against a server that sends full objects anyway, the verdicts are the same and no Secret data is kept', async () => {
+      server.servesMetadataOnly = false;
+      const scene = killedRunnerScene();
+      server.put('secrets', { ...scene.secret!, data: { token: SECRET_VALUE } });
+      const result = await run({ apply: false });
+      assert.equal(result.summary.reaped, 3);
+      assert.equal(JSON.stringify(result).includes(SECRET_VALUE), false);
+      const listed = await client().list('Secret', 'sandbox-a', SELECTOR);
+      assert.deepEqual(Object.keys(listed[0]!), ['kind', 'metadata']);
+      assert.equal(JSON.stringify(listed).includes(SECRET_VALUE), false);
+    });
+  });
+
   test('lists are read page by page through continue', async () => {
     for (let i = 0; i < 7; i++) server.put('pods', stamped({ kind: 'Pod', name: `sbx-${i}`, expiresAt: iso(-60) }));
     const result = await run({ client: client(TIMEOUT_MS, 3), apply: false });

@@ -45,6 +45,12 @@ export interface KubeClientOptions {
 // A server that keeps answering `continue` would otherwise hold a sweep forever.
 const MAX_PAGES = 10_000;
 
+// Ask for metadata only (the API server's PartialObjectMetadata form): the reaper judges by
+// labels and annotations, so Secret data and pod specs never cross the wire to it. A server
+// without it falls back to full objects, of which only metadata is kept below.
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
+const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
+
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> };
 type ListParams = { labelSelector: string; limit: number; _continue?: string };
 
@@ -87,7 +93,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
   };
 
-  const call = <T>(what: string, fn: (o: ConfigurationOptions) => Promise<T>) => withDeadline(options.timeoutMs, what, fn);
+  const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) => withDeadline(options.timeoutMs, what, accept, fn);
 
   return {
     async list(kind, namespace, labelSelector) {
@@ -97,7 +103,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       let next: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
-        const result = await call(what, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
+        const result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
         if (!Array.isArray(result.items)) throw new KubeError('Other', `${what}: the answer carries no items`);
         for (const item of result.items) out.push(metadataOnly(kind, item.metadata));
         next = result.metadata?._continue || undefined;
@@ -107,20 +113,20 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
 
     async getPod(namespace, name) {
-      const pod = await call(`get pod ${namespace}/${name}`, (o) => core.readNamespacedPod({ namespace, name }, o));
+      const pod = await call(`get pod ${namespace}/${name}`, METADATA_ONE, (o) => core.readNamespacedPod({ namespace, name }, o));
       return metadataOnly('Pod', pod.metadata);
     },
 
     async delete(kind, namespace, name, preconditions) {
       const api = apis[kind];
       const body: V1DeleteOptions = { preconditions: { ...preconditions } };
-      await call(`delete ${api.plural} ${namespace}/${name}`, (o) => api.delete(namespace, name, body, o));
+      await call(`delete ${api.plural} ${namespace}/${name}`, undefined, (o) => api.delete(namespace, name, body, o));
     },
   };
 }
 
 /** Runs one API call under a deadline: the request is aborted and the call fails with a Timeout. */
-async function withDeadline<T>(timeoutMs: number, what: string, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -131,7 +137,8 @@ async function withDeadline<T>(timeoutMs: number, what: string, fn: (o: Configur
   });
   try {
     // The race also covers what the signal cannot: credential plugins and body decoding.
-    return await Promise.race([fn({ middleware: [abortWith(controller.signal)], middlewareMergeStrategy: 'append' }), deadline]);
+    const middleware = [perCall(controller.signal, accept)];
+    return await Promise.race([fn({ middleware, middlewareMergeStrategy: 'append' }), deadline]);
   } catch (err) {
     throw classify(err, what);
   } finally {
@@ -139,10 +146,12 @@ async function withDeadline<T>(timeoutMs: number, what: string, fn: (o: Configur
   }
 }
 
-function abortWith(signal: AbortSignal): ObservableMiddleware {
+/** Per call: the deadline's abort signal, and the Accept header when one is wanted. */
+function perCall(signal: AbortSignal, accept: string | undefined): ObservableMiddleware {
   return {
     pre: (ctx: RequestContext) => {
       ctx.setSignal(signal);
+      if (accept !== undefined) ctx.setHeaderParam('Accept', accept);
       return new Observable(Promise.resolve(ctx));
     },
     post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
