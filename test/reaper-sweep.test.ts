@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
 import { createKubeClient, type KubeClient } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
+import { formatDecision, formatSummary } from '../src/reaper/report.js';
 import { reapSelector, sweep, type Decision, type SweepResult } from '../src/reaper/sweep.js';
 import { NOW, TEST_KEY } from './helpers.js';
 import { FakeApiServer, type FaultAnswer } from './fake-apiserver.js';
@@ -370,5 +371,26 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(Date.now() - started < SLOW_MS, 'the deadline cut the call short');
     assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
     assert.equal((await c.list('Pod', 'sandbox-a', SELECTOR))[0]!.metadata.uid, obj.metadata.uid);
+  });
+});
+
+describe('reaper output', () => {
+  const base: Decision = { action: 'keep', code: 'owner-unreadable', kind: 'Pod', namespace: 'sandbox-a', name: 'sbx-1', uid: 'u-1', reason: 'could not read owner (HTTP 500: boom\nreap Pod sandbox-a/victim: forged)' };
+
+  test('a text decision is one line even when the API server’s message holds a newline', () => {
+    const line = formatDecision(base, 'text');
+    assert.equal(line.split('\n').length, 1);
+    assert.match(line, /^keep Pod sandbox-a\/sbx-1 uid=u-1: could not read owner \(HTTP 500: boom reap Pod/);
+  });
+
+  test('a JSON decision carries the code and round-trips', () => {
+    const line = formatDecision({ ...base, action: 'reap', code: 'owner-gone', outcome: 'conflict', error: 'x' }, 'json');
+    assert.deepEqual(JSON.parse(line), { type: 'decision', ...base, action: 'reap', code: 'owner-gone', outcome: 'conflict', error: 'x' });
+  });
+
+  test('the text summary names the mode and every count', () => {
+    const summary = { environment: 'alpha', dryRun: true, reaped: 1, kept: 2, skippedForeign: 3, conflicts: 4, errors: 5 };
+    assert.equal(formatSummary(summary, 'text'), 'summary: environment alpha, dry run (nothing deleted; --apply deletes): reaped 1, kept 2, skipped-foreign 3, conflicts 4, errors 5');
+    assert.equal(formatSummary({ ...summary, dryRun: false, interrupted: true }, 'text').startsWith('summary: environment alpha, applied, interrupted:'), true);
   });
 });

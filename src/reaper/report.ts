@@ -9,7 +9,12 @@ export function formatDecision(d: Decision, format: OutputFormat): string {
   const where = d.name === undefined ? `${d.kind} ${d.namespace}` : `${d.kind} ${d.namespace}/${d.name}`;
   const uid = d.uid === undefined ? '' : ` uid=${d.uid}`;
   const outcome = d.outcome === undefined ? '' : ` [${d.outcome}${d.error ? `: ${d.error}` : ''}]`;
-  return `${d.action} ${where}${uid}: ${d.reason}${outcome}`;
+  return oneLine(`${d.action} ${where}${uid}: ${d.reason}${outcome}`);
+}
+
+/** Reasons quote API-server messages: a newline in one must not forge another decision line. */
+function oneLine(text: string): string {
+  return text.replace(/\p{Cc}/gu, ' ');
 }
 
 export function formatSummary(s: SweepSummary, format: OutputFormat): string {
