@@ -2,6 +2,8 @@
 // The `deed` command line. Each subcommand lives in its own module.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerCerts } from './certs.js';
+import { registerManifests } from './manifests.js';
 import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 
@@ -11,6 +13,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerCerts(program);
+  registerManifests(program);
   registerReap(program);
   return program;
 }
