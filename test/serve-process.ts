@@ -96,6 +96,29 @@ export function post(server: { port: number; ca: string }, path: string, body: s
   });
 }
 
+/**
+ * Announces a body of `length` bytes and sends only its first KiB, as a client would
+ * before the server refuses it on the Content-Length alone; no write races the refusal.
+ */
+export function postAnnounced(server: { port: number; ca: string }, path: string, length: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', servername: 'localhost', port: server.port, path, method: 'POST', ca: server.ca, headers: { 'content-type': 'application/json', 'content-length': length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', (err) => (req.writableEnded ? undefined : reject(err)));
+    req.write(Buffer.alloc(1024, 0x20));
+  });
+}
+
 export function get(server: { port: number; ca: string }, path: string): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca }, (res) => {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
 import { decodePatch, FIXTURES, fixture } from './helpers.js';
-import { get, post, postH2, startServe, type ServeProcess } from './serve-process.js';
+import { get, post, postAnnounced, postH2, startServe, type ServeProcess } from './serve-process.js';
 
 const raw = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
@@ -86,8 +86,9 @@ describe('deed serve over real HTTPS', () => {
   });
 
   test('a body over the 8 MiB limit is refused with 413, and the server keeps answering', async () => {
-    const answer = await post(server, '/mutate', Buffer.alloc(9 * 1024 * 1024, 0x20));
+    const answer = await postAnnounced(server, '/mutate', 9 * 1024 * 1024);
     assert.equal(answer.status, 413);
+    assert.match(answer.body, /too large/i);
     assert.equal((await get(server, '/healthz')).status, 200);
   });
 

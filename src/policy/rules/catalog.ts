@@ -96,7 +96,7 @@ export const RULES = {
     checks: 'A CREATE by a requester that acts for an environment arrives with Deed\'s stamps present, matching the requester, and attested (the mutating webhook was not bypassed or undone).',
     defaultMode: 'deny',
     overridable: false,
-    example: 'deed.dev/environment is "" but the requester acts for "alpha"; was the mutating webhook bypassed?',
+    example: 'metadata.labels["deed.dev/environment"]: is (absent), expected "alpha"; was the mutating webhook bypassed?',
   }),
   attestationInvalid: rule({
     id: 'attestation.invalid',
