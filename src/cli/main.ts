@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { registerCerts } from './certs.js';
 import { registerManifests } from './manifests.js';
+import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 import { registerReview } from './review.js';
 
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerCerts(program);
   registerManifests(program);
+  registerReap(program);
   registerReview(program);
   return program;
 }
