@@ -17,7 +17,7 @@ export function registerServe(program: Command): void {
     .option('--client-ca <file>', 'require API-server client certificates signed by this CA')
     .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
-    .option('--grace-period <seconds>', 'exit forcibly if shutdown takes longer than this', parseSeconds, 25)
+    .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
     .action(async (o: ServeFlags) => {
       // Loaded here, not at the top: the other commands start without fastify and pino.
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
