@@ -118,6 +118,9 @@ describe('graceful shutdown of deed serve', () => {
       await until('readyz to answer 503', async () => (await get(server, '/readyz')).status === 503);
       assert.equal((await get(server, '/healthz')).status, 200, 'still alive while draining');
       await until('the drain to begin', async () => server.logs().some((l) => l.msg === 'closing the listener and draining connections'));
+      const drain = server.logs().find((l) => l.msg === 'closing the listener and draining connections')!;
+      assert.ok(Number(drain.sessions) >= 3, `the three HTTP/2 sessions are tracked: ${JSON.stringify(drain)}`);
+      assert.ok(Number(drain.sockets) >= 1 + 4, `the idle keep-alive socket and the held HTTP/1.1 requests are tracked: ${JSON.stringify(drain)}`);
       await until('the listener to close', () => refused(server.port));
 
       for (const h of held) h.finish();

@@ -72,7 +72,7 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
     if (!mutated.verdict.allowed) return { ...out, allowed: false };
     out.patch = mutated.verdict.patch ?? [];
     try {
-      // A copy: the caller's object stays as given. The result is what the API server stores.
+      // On a copy: the caller's object stays as given. The result is the object as Deed leaves it.
       final = jsonpatch.applyPatch(structuredClone(input.object!), out.patch, true, true, true).newDocument;
     } catch (err) {
       throw new ReviewError(`${subject}: Deed's patch does not apply: ${(err as Error).message}`);

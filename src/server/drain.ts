@@ -1,14 +1,15 @@
 // Graceful shutdown of open connections. `server.close()` only stops accepting: on
-// Node 20 an HTTP/2 session (kube-apiserver keeps one open per webhook) and an idle
-// HTTP/1.1 keep-alive socket would each hold the process for their idle timeout (72 s
-// for fastify's HTTP/2 sessions), well past the pod's grace period. fastify's
-// `forceCloseConnections` is no answer: it is not available for an HTTP/2 server, and
-// on HTTP/1.1 it destroys keep-alive sockets whether or not a review is in flight.
+// Node 20 an open HTTP/2 session (kube-apiserver keeps one per webhook) holds the
+// process until fastify's 72 s session timeout, well past the pod's grace period.
+// fastify's `forceCloseConnections` is no answer: it is not available for an HTTP/2
+// server, and on HTTP/1.1 it destroys keep-alive sockets whether or not a review is in
+// flight.
 //
 // Draining instead: each HTTP/2 session gets a GOAWAY (its open streams finish, the
-// client opens no new one); an HTTP/1.1 socket between two requests is closed; one
-// serving a request closes right after its response. A socket that has not sent its
-// first request yet is left alone: its request is on the way and gets an answer.
+// client opens no new one); an HTTP/1.1 socket between two requests is closed (as
+// Node's closeIdleConnections would); one serving a request closes right after its
+// response. A socket that has not sent its first request yet is left alone: its
+// request is on the way and gets an answer.
 import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
