@@ -100,13 +100,19 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: denied\n {4}denied \[template\.restart-policy\]/m);
   });
 
-  test('without --attestation-key the fixed dry-run key signs, and says so', async () => {
-    const run = await deed(['-f', file('runner-pod.yaml', runnerPod), ...RUNNER_A, '--config', policyFile]);
+  test('without --attestation-key the fixed dry-run key signs, and says so; warnings of both webhooks are reported', async () => {
+    const pod = structuredClone(runnerPod);
+    pod.spec!.activeDeadlineSeconds = 99999;
+    (pod.spec!.containers as Array<Record<string, unknown>>)[0]!.securityContext = { privileged: true };
+    const run = await deed(['-f', file('warned-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
     const out = parse(run.stdout) as KubeObject;
     assert.ok(attestationVerifies(out, DRY_RUN_KEY));
     assert.ok(!attestationVerifies(out, TEST_KEY));
     assert.match(run.stderr, /fixed dry-run key/);
+    assert.equal(out.spec?.activeDeadlineSeconds, 5400);
+    assert.match(run.stderr, /^ {2}mutate: patched.*\n {4}warning: Deed lowered spec\.activeDeadlineSeconds from 99999 to 5400/m);
+    assert.match(run.stderr, /^ {2}validate: allowed\n {4}warning: .*privileged/m);
   });
 
   test('a pod claiming another environment is denied with the rule id, exit 1, nothing on stdout', async () => {
