@@ -2,10 +2,9 @@
 // CronJob) or a loop (--interval) that sweeps at start and stops on SIGTERM or SIGINT.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { createKubeClient, loadKubeConfig } from '../kube/client.js';
 import { stampKeys } from '../policy/keys.js';
 import { formatDecision, formatSummary, type OutputFormat } from '../reaper/report.js';
-import { sweep, type SweepOptions } from '../reaper/sweep.js';
+import type { SweepOptions } from '../reaper/sweep.js';
 import { readAttestationKey } from '../server/attestation-key.js';
 import { parseSeconds } from './options.js';
 
@@ -62,6 +61,9 @@ export function registerReap(program: Command, write: (text: string) => void = (
       const keyFile = o.attestationKey ?? config.attestation.keyFile;
       if (keyFile === undefined) throw new Error('reap needs the attestation key: pass --attestation-key FILE or set attestation.keyFile in --config');
       const attestationKey = readAttestationKey(keyFile);
+      // Loaded here, not at the top: @kubernetes/client-node takes a second or more to
+      // load, which every other deed command would pay.
+      const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
       const client = createKubeClient(loadKubeConfig(o.kubeconfig), { timeoutMs: o.timeout * 1000 });
 
       const stop = new AbortController();
