@@ -1,9 +1,9 @@
 // Graceful shutdown of open connections. `server.close()` only stops accepting: on
 // Node 20 an open HTTP/2 session (kube-apiserver keeps one per webhook) holds the
 // process until fastify's 72 s session timeout, well past the pod's grace period.
-// fastify's `forceCloseConnections` is no answer: it is not available for an HTTP/2
-// server, and on HTTP/1.1 it destroys keep-alive sockets whether or not a review is in
-// flight.
+// fastify's `forceCloseConnections` is no answer: its default ('idle') does not exist
+// for an HTTP/2 server, so fastify turns it off, and `true` destroys HTTP/1.1
+// keep-alive sockets whether or not a review is in flight on them.
 //
 // Draining instead: each HTTP/2 session gets a GOAWAY (its open streams finish, the
 // client opens no new one); an HTTP/1.1 socket between two requests is closed (as
