@@ -166,9 +166,11 @@ const mutatedFixture: fc.Arbitrary<string> = fc
     // Half the cases keep the body intact apart from the requester, so the policy is reached.
     labels: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom(...stampedLabelKeys(keys), keys.terminal, 'run-id'), ownedValue, { maxKeys: 3 })),
     annotations: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom(...stampedAnnotationKeys(keys), keys.maxDuration, keys.workspaceGrants), ownedValue, { maxKeys: 3 })),
+    // Owned keys changed on the new object only: what frozen stamps must refuse on UPDATE.
+    drift: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom(...stampedLabelKeys(keys), ...stampedAnnotationKeys(keys)), fc.option(ownedValue), { minKeys: 1, maxKeys: 2 })),
     edits: fc.oneof(fc.constant([]), fc.array(edit, { minLength: 1, maxLength: 3 })),
   })
-  .map(({ name, user, operation, labels, annotations, edits }) => {
+  .map(({ name, user, operation, labels, annotations, drift, edits }) => {
     const body = fixture(name);
     const r = body.request;
     if (user !== undefined) r.userInfo = structuredClone(user);
@@ -178,6 +180,32 @@ const mutatedFixture: fc.Arbitrary<string> = fc
       obj.metadata.labels = { ...obj.metadata.labels, ...labels };
       obj.metadata.annotations = { ...obj.metadata.annotations, ...annotations };
     }
+    const obj = r.object as KubeObject | null;
+    if (obj?.metadata) {
+      for (const [key, value] of Object.entries(drift)) {
+        const map = (stampedLabelKeys(keys).includes(key) ? (obj.metadata.labels ??= {}) : (obj.metadata.annotations ??= {})) as Record<string, string>;
+        if (value === null) delete map[key];
+        else map[key] = value;
+      }
+    }
+    for (const e of edits) applyEdit(body as unknown as Record<string, unknown>, e);
+    return toText(body);
+  });
+
+const CREATE_FIXTURES = FIXTURE_NAMES.filter((f) => f.startsWith('mutate-create-'));
+
+/**
+ * What the validating webhook sees behind Deed's mutating one: a CREATE fixture stamped by
+ * decide('mutate') for a chosen requester, then perhaps edited (a later mutator, an attacker).
+ */
+const stampedCreate: fc.Arbitrary<string> = fc
+  .record({ name: fc.constantFrom(...CREATE_FIXTURES), user: fc.constantFrom(...USERS), edits: fc.oneof(fc.constant([]), fc.array(edit, { minLength: 1, maxLength: 2 })) })
+  .map(({ name, user, edits }) => {
+    const body = fixture(name);
+    body.request.userInfo = structuredClone(user);
+    const stamped = decide('mutate', body, ctx());
+    if (stamped.kind === 'review' && stamped.response.response.patch)
+      body.request.object = jsonpatch.applyPatch(body.request.object, decodePatch(stamped.response), false, false).newDocument;
     for (const e of edits) applyEdit(body as unknown as Record<string, unknown>, e);
     return toText(body);
   });
@@ -208,7 +236,12 @@ const shapedReview = fc
   .map(toText);
 
 /** JSON text of a review: mostly mutated fixtures, some shaped from scratch, some any JSON at all. */
-const anyBody = fc.oneof({ weight: 6, arbitrary: mutatedFixture }, { weight: 3, arbitrary: shapedReview }, { weight: 1, arbitrary: fc.jsonValue().map(toText) });
+const anyBody = fc.oneof(
+  { weight: 5, arbitrary: mutatedFixture },
+  { weight: 2, arbitrary: stampedCreate },
+  { weight: 2, arbitrary: shapedReview },
+  { weight: 1, arbitrary: fc.jsonValue().map(toText) },
+);
 
 // ---- invariants ------------------------------------------------------------------------
 
@@ -267,12 +300,7 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
     return count('mutate: ambiguous requester refused');
   }
   if (requester.environment.kind === 'none') {
-    const labels = obj.metadata.labels ?? {};
-    const annotations = obj.metadata.annotations ?? {};
-    const claims =
-      stampedLabelKeys(keys).some((k) => own(labels, k) !== undefined && (k !== keys.managedBy || own(labels, k) === MANAGED_BY_VALUE)) ||
-      stampedAnnotationKeys(keys).some((k) => own(annotations, k) !== undefined);
-    if (claims) {
+    if (presentOwned(obj)) {
       assert.equal(answer.allowed, false, 'a requester acting for no environment never passes an admission-owned key');
       count('mutate: unmapped requester with an owned key refused');
     }
@@ -310,6 +338,64 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   count('mutate: mapped requester stamped and verified');
 }
 
+const REVIEWED_SUBRESOURCES = new Set([undefined, 'ephemeralcontainers']);
+
+/** Validate-side policy: forged and missing stamps at CREATE, frozen stamps, guarded writes. */
+function checkValidatePolicy(body: unknown, decision: Decision): void {
+  if (decision.kind !== 'review') return;
+  const decoded = decodeReview(body);
+  if (!decoded.ok) return assert.equal(decision.response.response.allowed, false, 'an undecodable review is never allowed');
+  const req = decoded.request;
+  const kind = sandboxKind(req.resource);
+  const { allowed } = decision.response.response;
+  assert.equal(decision.response.response.patch, undefined, 'the validating webhook never patches');
+  if (kind === undefined || !REVIEWED_SUBRESOURCES.has(req.subResource) || (req.subResource !== undefined && kind.kind !== 'Pod')) return;
+  const requester = resolveRequester(req.userInfo, ctx().policy);
+  const env = requester.environment;
+  if (req.operation === 'CREATE') {
+    const obj = req.object!;
+    if (env.kind === 'ambiguous') assert.equal(allowed, false, 'a requester acting for several environments is refused');
+    if (env.kind === 'none' && presentOwned(obj)) {
+      assert.equal(allowed, false, 'a requester acting for no environment never carries an admission-owned key');
+      count('validate: unmapped create with an owned key refused');
+    }
+    if (env.kind === 'one' && allowed) {
+      // Allowed for a mapped requester: the final object carries its stamps, and they verify.
+      assert.equal(own(obj.metadata.labels ?? {}, keys.environment), env.id, 'stamped with the requester’s environment');
+      assert.ok(isAttested(obj, keys, kind.kind, req.namespace!, TEST_KEY), 'the attestation verifies');
+      count('validate: mapped create allowed, stamps verified');
+    }
+    return;
+  }
+  if (req.operation !== 'UPDATE' && req.operation !== 'DELETE') return;
+  const oldLabels = req.oldObject!.metadata.labels ?? {};
+  const objectEnv = own(oldLabels, keys.environment);
+  const managed = own(oldLabels, keys.managed) !== undefined || objectEnv !== undefined;
+  if (managed && env.kind === 'one' && env.id !== objectEnv) {
+    assert.equal(allowed, false, 'a principal of another environment never updates or deletes a managed object');
+    count('validate: cross-environment write refused');
+  }
+  if (req.operation === 'UPDATE') {
+    const before = req.oldObject!.metadata, after = req.object!.metadata;
+    const changed =
+      stampedLabelKeys(keys).some((k) => own(before.labels ?? {}, k) !== own(after.labels ?? {}, k)) ||
+      stampedAnnotationKeys(keys).some((k) => own(before.annotations ?? {}, k) !== own(after.annotations ?? {}, k));
+    if (changed) {
+      assert.equal(allowed, false, 'a stamp is never changed, removed or added on UPDATE');
+      count('validate: changed stamp refused');
+    }
+  }
+}
+
+function presentOwned(obj: KubeObject): boolean {
+  const labels = obj.metadata.labels ?? {};
+  const annotations = obj.metadata.annotations ?? {};
+  return (
+    stampedLabelKeys(keys).some((k) => own(labels, k) !== undefined && (k !== keys.managedBy || own(labels, k) === MANAGED_BY_VALUE)) ||
+    stampedAnnotationKeys(keys).some((k) => own(annotations, k) !== undefined)
+  );
+}
+
 function property(webhook: Webhook) {
   const context = ctx();
   return fc.property(anyBody, (text) => {
@@ -317,6 +403,7 @@ function property(webhook: Webhook) {
     const decision = decide(webhook, body, context);
     checkAnswer(webhook, body, decision);
     if (webhook === 'mutate') checkMutatePolicy(text, body, decision);
+    if (webhook === 'validate') checkValidatePolicy(body, decision);
   });
 }
 
@@ -345,7 +432,17 @@ describe(`fuzzing with seed ${SEED}`, () => {
 
   test('the generators reached the policy, not just the decoder', (t) => {
     for (const [what, n] of [...stats].sort()) t.diagnostic(`${String(n).padStart(5)}  ${what}`);
-    for (const what of ['mutate: mapped requester stamped and verified', 'mutate: unmapped requester with an owned key refused', 'mutate: ambiguous requester refused', 'mutate: bad request'])
+    const expected = [
+      'mutate: mapped requester stamped and verified',
+      'mutate: unmapped requester with an owned key refused',
+      'mutate: ambiguous requester refused',
+      'mutate: bad request',
+      'validate: mapped create allowed, stamps verified',
+      'validate: unmapped create with an owned key refused',
+      'validate: cross-environment write refused',
+      'validate: changed stamp refused',
+    ];
+    for (const what of expected)
       assert.ok((stats.get(what) ?? 0) >= 20, `${what}: ${stats.get(what) ?? 0} cases`);
   });
 

@@ -53,14 +53,14 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
       reject(new Error(`deed serve exited with ${code}:\n${lines.join('\n')}`));
     });
   });
-  const generatedCa = join(dir, 'certs', 'ca.crt');
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
     url,
     port: Number(new URL(url).port),
     dir,
-    ca: existsSync(generatedCa) ? readFileSync(generatedCa, 'utf8') : '', // none with --tls-cert
+    // Empty when the test brings its own certificate (--tls-cert).
+    ca: existsSync(join(dir, 'certs', 'ca.crt')) ? readFileSync(join(dir, 'certs', 'ca.crt'), 'utf8') : '',
     lines,
     logs: () => lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
     stop: async (signal = 'SIGTERM') => {
@@ -94,6 +94,29 @@ export function post(server: { port: number; ca: string }, path: string, body: s
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * Announces a body of `length` bytes and sends only its first KiB, as a client would
+ * before the server refuses it on the Content-Length alone; no write races the refusal.
+ */
+export function postAnnounced(server: { port: number; ca: string }, path: string, length: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', servername: 'localhost', port: server.port, path, method: 'POST', ca: server.ca, headers: { 'content-type': 'application/json', 'content-length': length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', (err) => (req.writableEnded ? undefined : reject(err)));
+    req.write(Buffer.alloc(1024, 0x20));
   });
 }
 

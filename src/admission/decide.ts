@@ -6,11 +6,12 @@ import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
 import { complete, errored, type Verdict } from './verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
 import { mutate } from '../policy/mutate.js';
+import { validate } from '../policy/validate.js';
 import { RULES } from '../policy/rules/catalog.js';
 
-export type Webhook = 'mutate';
+export type Webhook = 'mutate' | 'validate';
 
-export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate };
+export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate, validate };
 
 export type Decision =
   /** A review Deed could read far enough to answer (possibly with a denial). */

@@ -2,7 +2,11 @@
 // The `deed` command line. Each subcommand lives in its own module.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerCerts } from './certs.js';
+import { registerManifests } from './manifests.js';
+import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
+import { registerReview } from './review.js';
 
 export function buildProgram(): Command {
   const program = new Command('deed')
@@ -10,6 +14,10 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
+  registerCerts(program);
+  registerManifests(program);
+  registerReap(program);
+  registerReview(program);
   return program;
 }
 

@@ -1,8 +1,6 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT.
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { createLogger } from '../observability/logger.js';
-import { startServer } from '../server/serve.js';
 import { collect, parsePort, parseSeconds } from './options.js';
 
 export function registerServe(program: Command): void {
@@ -17,9 +15,12 @@ export function registerServe(program: Command): void {
     .option('--tls-cert <file>', 'serving certificate (PEM); reloaded when the file changes')
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--client-ca <file>', 'require API-server client certificates signed by this CA')
+    .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
-    .option('--grace-period <seconds>', 'exit forcibly if shutdown takes longer than this', parseSeconds, 25)
+    .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
     .action(async (o: ServeFlags) => {
+      // Loaded here, not at the top: the other commands start without fastify and pino.
+      const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
       const logger = createLogger();
       const config = loadConfig(o.config);
       const server = await startServer({
@@ -32,6 +33,7 @@ export function registerServe(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
+        certPollMs: Math.max(o.certPollSeconds * 1000, 100),
       });
       if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
       const stop = (signal: string) => {
@@ -68,6 +70,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   clientCa?: string;
+  certPollSeconds: number;
   shutdownDelay: number;
   gracePeriod: number;
 }

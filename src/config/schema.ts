@@ -1,6 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
+import { RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
 // ids end up in a label, so they must be valid label values or every stamp would fail.
@@ -30,6 +31,70 @@ export const environmentSchema = z
   .strict();
 
 export const enforcementMode = z.enum(['deny', 'warn', 'audit']);
+
+const volumeSource = z.enum(['persistentVolumeClaim', 'emptyDir', 'projected', 'secret', 'configMap', 'ephemeral', 'csi']);
+
+const reservedVolume = (name: string, mountPath: string, source: z.infer<typeof volumeSource>) =>
+  z
+    .object({
+      name: z.string().min(1).default(name).describe('Volume name the platform reserves.'),
+      mountPath: z.string().startsWith('/').default(mountPath).describe('Where the main container mounts it.'),
+      source: volumeSource.default(source).describe('The only volume source allowed under that name.'),
+    })
+    .strict()
+    .default({ name, mountPath, source });
+
+export const templateSchema = z
+  .object({
+    mainContainer: z.string().min(1).default('main').describe('Name of the designated main container.'),
+    command: z.array(z.string()).optional().describe('Owned command of the main container; unset: not owned.'),
+    args: z.array(z.string()).optional().describe('Owned args of the main container; unset: not owned.'),
+    workingDir: z.string().optional().describe('Owned working directory of the main container; unset: not owned.'),
+    controlPort: z
+      .object({ name: z.string().min(1).default('control'), containerPort: z.number().int().min(1).max(65535) })
+      .strict()
+      .optional()
+      .describe('Owned control port of the main container; no other container may expose that port number.'),
+    reservedEnv: z
+      .object({
+        names: z.array(z.string().min(1)).default([]).describe('Reserved environment variable names.'),
+        prefixes: z.array(z.string().min(1)).default(['DEED_']).describe('Reserved environment variable name prefixes.'),
+      })
+      .strict()
+      .default({ names: [], prefixes: ['DEED_'] })
+      .describe('Environment keys only the main container may carry.'),
+    volumes: z
+      .object({
+        workspace: reservedVolume('workspace', '/workspace', 'persistentVolumeClaim'),
+        runtime: reservedVolume('runtime', '/run/deed', 'emptyDir'),
+        auth: reservedVolume('auth', '/var/run/secrets/deed', 'projected'),
+      })
+      .strict()
+      .default({
+        workspace: { name: 'workspace', mountPath: '/workspace', source: 'persistentVolumeClaim' },
+        runtime: { name: 'runtime', mountPath: '/run/deed', source: 'emptyDir' },
+        auth: { name: 'auth', mountPath: '/var/run/secrets/deed', source: 'projected' },
+      })
+      .describe('Reserved volumes and their owned definitions.'),
+    restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).default('Always').describe('Owned spec.restartPolicy.'),
+    automountServiceAccountToken: z.boolean().default(false).describe('Owned spec.automountServiceAccountToken.'),
+    os: z.string().min(1).default('linux').describe('Owned kubernetes.io/os scheduling value.'),
+    arch: z.string().min(1).optional().describe('Owned kubernetes.io/arch scheduling value; unset: not owned.'),
+  })
+  .strict();
+
+/** Principals that legitimately update or delete any managed object: the cluster's own controllers. */
+export const DEFAULT_SYSTEM_PRINCIPALS = {
+  users: [
+    'system:serviceaccount:kube-system:generic-garbage-collector',
+    'system:serviceaccount:kube-system:namespace-controller',
+    'system:serviceaccount:kube-system:pod-garbage-collector',
+    'system:serviceaccount:kube-system:node-controller',
+    'system:serviceaccount:kube-system:taint-eviction-controller',
+    'system:kube-scheduler',
+  ],
+  groups: ['system:nodes'],
+};
 
 export const configSchema = z
   .object({
@@ -77,9 +142,32 @@ export const configSchema = z
       .strict()
       .default({ users: [], groups: [] })
       .describe('Principals that may act on managed objects of any environment (guarded writes).'),
+    systemPrincipals: z
+      .object({
+        users: z.array(z.string().min(1)).default(DEFAULT_SYSTEM_PRINCIPALS.users),
+        groups: z.array(z.string().min(1)).default(DEFAULT_SYSTEM_PRINCIPALS.groups),
+      })
+      .strict()
+      .default(DEFAULT_SYSTEM_PRINCIPALS)
+      .describe(
+        'Cluster controllers allowed to update or delete managed objects though they act for no environment: the garbage collector, namespace controller, pod GC, node lifecycle and taint eviction, scheduler preemption, and kubelets (group system:nodes) finishing pod deletions.',
+      ),
+    rules: z
+      .record(z.string(), enforcementMode)
+      .default({})
+      .describe('Enforcement mode per rule id (`deny`, `warn`, `audit`); see docs/rules.md. Integrity rules cannot be relaxed.'),
+    template: templateSchema
+      .default(templateSchema.parse({}))
+      .describe('The platform-owned fields of sandbox pods.'),
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    for (const [id, mode] of Object.entries(cfg.rules)) {
+      const info = RULES_BY_ID.get(id);
+      if (info === undefined) ctx.addIssue({ code: 'custom', path: ['rules', id], message: `unknown rule id "${id}"` });
+      else if (!info.overridable && mode !== 'deny')
+        ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
+    }
     const seen = new Set<string>();
     cfg.environments.forEach((env, i) => {
       if (seen.has(env.id)) ctx.addIssue({ code: 'custom', path: ['environments', i, 'id'], message: `duplicate environment id "${env.id}"` });

@@ -6,8 +6,9 @@ import { allowed, denied, patched, type Finding, type Verdict } from '../admissi
 import { own, signStamps, verifyStamps, readStamps } from './attestation.js';
 import { deadlineSeconds, expiresAt, parseBudget } from './deadline.js';
 import { resolveRequester, type Requester } from './identity.js';
-import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
+import type { StampKeys } from './keys.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
+import { annotationPath, identityStamps, labelPath, presentOwnedKeys, sameReference } from './stamps.js';
 import { isWellFormedNonce, mintNonce } from './nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
@@ -81,25 +82,21 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     findings.push({ rule: RULES.nonceMalformed.id, path: annotationPath(keys.createNonce), message: `must be 64 lowercase hex characters, got ${quote(givenNonce)}` });
   const nonce = givenNonce !== undefined && isWellFormedNonce(givenNonce) ? givenNonce : mintNonce(ctx.randomBytes);
 
-  const wantLabels: Record<string, string | undefined> = {
-    [keys.managedBy]: MANAGED_BY_VALUE,
-    [keys.managed]: 'true',
-    [keys.environment]: environment,
-    [keys.ownerUid]: runner?.uid,
-  };
+  const identity = identityStamps(keys, environment, runner, kind, namespace);
+  const wantLabels = identity.labels;
   const givenExpiry = own(annotations, keys.expiresAt);
   const expiry = !kind.expiresAt || seconds === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), seconds);
   const wantAnnotations: Record<string, string | undefined> = {
-    [keys.owner]: runner ? `${runner.namespace}/${runner.name}` : undefined,
+    [keys.owner]: identity.owner,
     [keys.expiresAt]: expiry,
   };
   for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, own(labels, key), want);
   for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, own(annotations, key), want);
 
-  const ownerRef = runner && kind.ownerReference && runner.namespace === namespace ? runnerReference(runner) : undefined;
+  const ownerRef = identity.ownerReference;
   const refs = obj.metadata.ownerReferences ?? [];
   const sameUid = ownerRef ? refs.find((r) => r.uid === ownerRef.uid) : undefined;
-  if (ownerRef && sameUid && (sameUid.apiVersion !== 'v1' || sameUid.kind !== 'Pod' || sameUid.name !== ownerRef.name))
+  if (ownerRef && sameUid && !sameReference(sameUid, ownerRef))
     findings.push({
       rule: RULES.stampConflict.id,
       path: 'metadata.ownerReferences',
@@ -113,7 +110,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     namespace,
     environment,
     ownerUid: runner?.uid,
-    owner: wantAnnotations[keys.owner],
+    owner: identity.owner,
     nonce,
     expiresAt: expiry,
   });
@@ -187,35 +184,12 @@ function isOwnReinvocation(
   );
 }
 
-function presentOwnedKeys(labels: Record<string, string>, annotations: Record<string, string>, keys: StampKeys) {
-  const found: Array<{ name: string; path: string }> = [];
-  for (const key of stampedLabelKeys(keys)) {
-    const value = own(labels, key);
-    // app.kubernetes.io/managed-by is shared with other tools: only Deed's own value is a claim.
-    if (value !== undefined && (key !== keys.managedBy || value === MANAGED_BY_VALUE)) found.push({ name: key, path: labelPath(key) });
-  }
-  for (const key of stampedAnnotationKeys(keys)) if (own(annotations, key) !== undefined) found.push({ name: key, path: annotationPath(key) });
-  return found;
-}
-
 function kindMismatch(req: AdmissionRequest, obj: KubeObject, kind: SandboxKind): Finding | undefined {
   // The webhook is registered by resource; a body whose kind disagrees with its
   // resource could smuggle one kind's object past another kind's rules.
   if (req.kind.kind !== kind.kind || (obj.kind !== undefined && obj.kind !== kind.kind))
     return { rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof obj.kind === 'string' ? quote(obj.kind) : obj.kind === undefined ? quote(req.kind.kind) : 'a non-string kind'}` };
   return undefined;
-}
-
-function runnerReference(runner: { name: string; uid: string }): OwnerReference {
-  return { apiVersion: 'v1', kind: 'Pod', name: runner.name, uid: runner.uid };
-}
-
-export function labelPath(key: string): string {
-  return `metadata.labels[${JSON.stringify(key)}]`;
-}
-
-export function annotationPath(key: string): string {
-  return `metadata.annotations[${JSON.stringify(key)}]`;
 }
 
 function quote(value: string): string {

@@ -11,6 +11,8 @@ export interface Policy {
   envsByGroup: Map<string, string[]>;
   breakGlassUsers: Set<string>;
   breakGlassGroups: Set<string>;
+  systemUsers: Set<string>;
+  systemGroups: Set<string>;
 }
 
 export function compilePolicy(config: Config): Policy {
@@ -33,6 +35,8 @@ export function compilePolicy(config: Config): Policy {
     envsByGroup,
     breakGlassUsers: new Set(config.breakGlass.users),
     breakGlassGroups: new Set(config.breakGlass.groups),
+    systemUsers: new Set(config.systemPrincipals.users),
+    systemGroups: new Set(config.systemPrincipals.groups),
   };
 }
 

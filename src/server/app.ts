@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
+import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, reviewDeadline } from './deadline.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
@@ -20,23 +21,29 @@ export interface AppOptions {
   /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
   tls?: SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean };
   bodyLimit?: number;
+  /** Where reviews are counted; a fresh registry when not given. */
+  metrics?: Metrics;
   /** Monotonic milliseconds for the internal deadline; tests inject one. */
   clock?: () => number;
 }
 
 export interface DeedApp {
   app: FastifyInstance;
+  metrics: Metrics;
   /** Readiness: false until listening, and again once shutdown begins. */
   setReady(ready: boolean): void;
 }
 
 export function buildApp(opts: AppOptions): DeedApp {
   const bodyLimit = opts.bodyLimit ?? BODY_LIMIT_BYTES;
+  const metrics = opts.metrics ?? createMetrics();
   const base = {
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }), // one line per review, written below
     bodyLimit,
-    return503OnClosing: false, // while closing, review what still arrives on open connections: a 503 fails the write
+    // A request that reaches Deed while it closes still gets a real answer: a 503 would
+    // fail the write (failurePolicy Fail). Connections are drained by drain.ts instead.
+    return503OnClosing: false,
   } satisfies FastifyServerOptions;
   const app = (
     opts.tls
@@ -52,12 +59,8 @@ export function buildApp(opts: AppOptions): DeedApp {
   const reviewLog = opts.logger.child({}, { redact: [] });
   const clock = opts.clock ?? (() => performance.now());
   const arrivedAt = new WeakMap<object, number>();
-  app.addHook('onRequest', (req, reply, done) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
-    // Draining (readiness off): answer, then close HTTP/1.1 keep-alive connections, so none
-    // is left idle at the final close to race a client's next request into a reset.
-    // (HTTP/2 forbids the header; its sessions end with GOAWAY.)
-    if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
     done();
   });
 
@@ -74,7 +77,10 @@ export function buildApp(opts: AppOptions): DeedApp {
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
     const statusCode = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (statusCode === 500) opts.logger.error({ err }, 'unhandled error in transport');
+    if (statusCode === 500) {
+      opts.logger.error({ err }, 'unhandled error in transport');
+      metrics.errors.inc();
+    }
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
@@ -85,10 +91,13 @@ export function buildApp(opts: AppOptions): DeedApp {
       const decision = decideWithin(webhook, req.body, opts.ctx, deadline, clock);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
+        recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
         reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
         return reply.code(400).send({ code: 400, message: decision.message });
       }
       const { request, verdict, response } = decision;
+      const outcome = outcomeOf(verdict);
+      recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       const line = {
         webhook,
         uid: decision.uid,
@@ -99,7 +108,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         subResource: request?.subResource,
         requester: request?.userInfo.username,
         dryRun: request?.dryRun,
-        decision: !verdict.allowed ? (verdict.code >= 500 ? 'errored' : 'denied') : verdict.patch ? 'patched' : 'allowed',
+        decision: outcome,
         rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
         reason: verdict.allowed ? undefined : verdict.message,
         warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
@@ -112,8 +121,9 @@ export function buildApp(opts: AppOptions): DeedApp {
     });
   }
 
+  app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => (ready ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })));
 
-  return { app, setReady: (r) => (ready = r) };
+  return { app, metrics, setReady: (r) => (ready = r) };
 }

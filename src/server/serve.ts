@@ -8,7 +8,9 @@ import { productionContext } from '../policy/context.js';
 import type { Logger } from '../observability/logger.js';
 import { buildApp, type DeedApp } from './app.js';
 import { ensureAttestationKey, readAttestationKey } from './attestation-key.js';
-import { certificateCovers, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
+import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
+import { trackConnections } from './drain.js';
+import { createMetrics, setCertificateExpiry } from '../observability/metrics.js';
 
 export interface ServeOptions {
   config: Config;
@@ -54,27 +56,39 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
   const pair = readPair(certFile, keyFile);
   const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
+  const metrics = createMetrics();
+  setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
   const deed = buildApp({
     ctx: productionContext(opts.config, attestationKey),
     logger,
+    metrics,
     tls: { ...pair, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
   });
   const { app } = deed;
-  await app.listen({ host: opts.host, port: opts.port });
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `https://${host}:${address.port}`;
-
+  const connections = trackConnections(app.server as unknown as import('node:http2').Http2SecureServer);
+  // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
     certFile,
     keyFile,
     (next) => {
       (app.server as unknown as import('node:tls').Server).setSecureContext({ ...next, minVersion: 'TLSv1.2', ...(clientCa ? { ca: clientCa } : {}) });
-      logger.info({ certFile }, 'serving certificate reloaded');
+      const notAfter = certificateNotAfter(next.cert);
+      setCertificateExpiry(metrics, notAfter);
+      logger.info({ certFile, notAfter }, 'serving certificate reloaded');
     },
     (err) => logger.warn({ err, certFile }, 'certificate reload failed; still serving the previous certificate'),
     opts.certPollMs,
   );
+  try {
+    await app.listen({ host: opts.host, port: opts.port });
+  } catch (err) {
+    stopWatching();
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `https://${host}:${address.port}`;
+
   deed.setReady(true);
   logger.info({ url, caFile }, 'deed is serving');
 
@@ -87,6 +101,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       (closing ??= (async () => {
         deed.setReady(false);
         stopWatching();
+        logger.info(connections.open(), 'closing the listener and draining connections');
+        connections.drain();
         await app.close();
       })()),
   };

@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Deed's image: compiled JavaScript and production dependencies on the current Node LTS,
+# run as the image's non-root `node` user (uid 1000, as the manifests' runAsUser says).
+ARG NODE_IMAGE=node:26-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+USER 1000:1000
+EXPOSE 8443
+ENTRYPOINT ["node", "dist/cli/main.js"]
+CMD ["serve"]

@@ -1,0 +1,130 @@
+{{/* Object names: the release name, with "-deed" unless it already says deed. */}}
+{{- define "deed.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 24 | trimSuffix "-" -}}
+{{- else if contains "deed" .Release.Name -}}
+{{- .Release.Name | trunc 24 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-deed" .Release.Name | trunc 24 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "deed.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{- define "deed.selectorLabels" -}}
+app.kubernetes.io/name: deed
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "deed.labels" -}}
+{{ include "deed.selectorLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "deed.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "provided" -}}
+{{- required "certificates.provided.secretName is required in mode provided" .Values.certificates.provided.secretName -}}
+{{- else -}}
+{{- printf "%s-tls" (include "deed.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "deed.attestationSecretName" -}}
+{{- .Values.attestation.existingSecret | default (printf "%s-attestation" (include "deed.fullname" .)) -}}
+{{- end -}}
+
+{{/* The webhook's own identity, excluded by matchConditions. */}}
+{{- define "deed.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "deed.fullname" .) -}}
+{{- end -}}
+
+{{/*
+The policy as it runs in the cluster: the attestation key at its mounted path, and each
+reaper's service account acting for its environment (the validating webhook refuses a
+delete by a principal acting for another environment or none).
+*/}}
+{{- define "deed.policy" -}}
+{{- $policy := deepCopy .Values.policy -}}
+{{- $_ := set $policy "attestation" (dict "keyFile" "/etc/deed/attestation/key") -}}
+{{- $ids := list -}}
+{{- $envs := list -}}
+{{- range $env := ($policy.environments | default list) -}}
+{{- $e := deepCopy $env -}}
+{{- $ids = append $ids $e.id -}}
+{{- if has $e.id $.Values.reaper.environments -}}
+{{- $account := printf "%s:%s-reaper-%s" $.Release.Namespace (include "deed.fullname" $) $e.id -}}
+{{- $accounts := $e.serviceAccounts | default list -}}
+{{- if not (has $account $accounts) -}}
+{{- $_ := set $e "serviceAccounts" (append $accounts $account) -}}
+{{- end -}}
+{{- end -}}
+{{- $envs = append $envs $e -}}
+{{- end -}}
+{{- range $id := .Values.reaper.environments -}}
+{{- if not (has $id $ids) -}}
+{{- fail (printf "reaper.environments: the policy has no environment %q" $id) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $policy "environments" $envs -}}
+{{- toYaml $policy -}}
+{{- end -}}
+
+{{- define "deed.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 1000
+runAsGroup: 1000
+fsGroup: 1000
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "deed.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Which requests reach Deed: opted-in namespaces, never kube-system or Deed's own. */}}
+{{- define "deed.webhookCommon" -}}
+admissionReviewVersions: ["v1"]
+sideEffects: None
+failurePolicy: Fail
+timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
+matchPolicy: Equivalent
+namespaceSelector:
+  matchExpressions:
+    - key: deed.dev/sandbox
+      operator: In
+      values: ["enabled"]
+    # Set by the API server from the namespace's name: nobody can forge it.
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ list "kube-system" .Release.Namespace | uniq | toJson }}
+# CEL over the authenticated requester, which no client can choose (unlike labels).
+matchConditions:
+  - name: exclude-deed-itself
+    expression: {{ printf "request.userInfo.username != '%s'" (include "deed.serviceAccountUser" .) | quote }}
+  - name: exclude-kube-system-service-accounts
+    expression: "!('system:serviceaccounts:kube-system' in request.userInfo.groups)"
+{{- end -}}
+
+{{- define "deed.resourceRules" -}}
+- operations: {{ .operations | toJson }}
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["pods", "secrets", "persistentvolumeclaims"]
+  scope: Namespaced
+- operations: {{ .operations | toJson }}
+  apiGroups: ["networking.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["networkpolicies"]
+  scope: Namespaced
+{{- end -}}

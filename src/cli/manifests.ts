@@ -1,0 +1,74 @@
+// `deed manifests`: prints the whole in-cluster install as multi-document YAML.
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { ATTESTATION_SECRET, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
+import { toYamlStream } from '../install/yaml.js';
+import { VERSION } from '../version.js';
+import { collect } from './options.js';
+
+export const DEFAULT_IMAGE = `ghcr.io/deed-dev/deed:${VERSION}`;
+
+export function registerManifests(program: Command): void {
+  program
+    .command('manifests')
+    .description('Print the Kubernetes objects that install Deed (multi-document YAML)')
+    .option('--namespace <name>', "Deed's own namespace", parseNamespace, DEFAULT_NAMESPACE)
+    .option('--image <ref>', 'container image', DEFAULT_IMAGE)
+    .option('--ca-bundle <file>', 'CA certificate (PEM, or its base64) that signed the serving certificate; see `deed certs`')
+    .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
+    .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
+    .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
+    .action((o: ManifestFlags) => {
+      const opts: ManifestOptions = {
+        namespace: o.namespace,
+        image: o.image,
+        reaperEnvironments: o.reaperEnvironment,
+        reaperSchedule: o.reaperSchedule,
+      };
+      if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
+      if (o.config) {
+        loadConfig(o.config); // names the offending field before anything is printed
+        opts.policy = readFileSync(o.config, 'utf8');
+      }
+      process.stdout.write(toYamlStream(renderManifests(opts), installHeader(o.namespace, Boolean(o.caBundle))));
+    });
+}
+
+/** What the objects need that `deed manifests` never prints: private keys. */
+export function installHeader(namespace: string, hasCaBundle: boolean): string {
+  return [
+    'Deed install. Two Secrets must exist in the namespace; they are never rendered here:',
+    `  kubectl -n ${namespace} create secret generic ${ATTESTATION_SECRET} --from-literal=key="$(openssl rand -hex 32)"`,
+    `  kubectl -n ${namespace} create secret tls ${TLS_SECRET} --cert=certs/tls.crt --key=certs/tls.key`,
+    `(deed certs --out certs --dns deed.${namespace}.svc prints the caBundle for --ca-bundle.)`,
+    ...(hasCaBundle ? [] : ['No --ca-bundle was given: patch caBundle into both webhook configurations, or let cert-manager inject it.']),
+  ].join('\n');
+}
+
+/** Base64 of the PEM bundle; the file may hold the PEM itself or its base64. */
+export function readCaBundle(file: string): string {
+  const text = readFileSync(file, 'utf8').trim();
+  const pem = text.includes('-----BEGIN CERTIFICATE-----') ? text : Buffer.from(text, 'base64').toString('utf8');
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw new Error(`--ca-bundle ${file}: not a PEM certificate (nor the base64 of one)`);
+  }
+  return Buffer.from(`${pem.trim()}\n`).toString('base64');
+}
+
+function parseNamespace(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)) throw new InvalidArgumentError('must be a namespace name (a DNS label)');
+  return value;
+}
+
+interface ManifestFlags {
+  namespace: string;
+  image: string;
+  caBundle?: string;
+  config?: string;
+  reaperEnvironment: string[];
+  reaperSchedule: string;
+}

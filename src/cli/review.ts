@@ -1,0 +1,175 @@
+// `deed review`: the offline policy dry-run. Builds the AdmissionReview the API server
+// would send for each object and runs the webhooks on it in process, through the same
+// decide() as the server; or replays a captured AdmissionReview. Objects or patches go
+// to stdout, the report (warnings, denials with rule ids) to stderr.
+// Exit status: 0 all allowed, 1 any denied, 2 a usage or input error.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { stringify } from 'yaml';
+import { decide } from '../admission/decide.js';
+import type { KubeObject } from '../admission/types.js';
+import { loadConfig } from '../config/load.js';
+import { productionContext } from '../policy/context.js';
+import { readAttestationKey } from '../server/attestation-key.js';
+import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, type ReviewOperation } from '../review/build-review.js';
+import { readObjects, type SourcedObject } from '../review/read-objects.js';
+import { reportObject, reportReplay } from '../review/report.js';
+import { hasWebhook, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
+import type { DecisionContext } from '../policy/policy.js';
+import { collect } from './options.js';
+
+/**
+ * Signs attestations when no --attestation-key is given. Fixed and public, so an object
+ * reviewed twice gets the same attestation; never a cluster's key, so nothing it signs
+ * verifies in a cluster.
+ */
+export const DRY_RUN_KEY = Buffer.from('deed review DRY-RUN attestation key: public, never valid in a cluster');
+
+type Output = 'yaml' | 'json' | 'patch';
+
+interface ReviewFlags {
+  filename?: string;
+  review?: string[];
+  webhook?: string;
+  operation: ReviewOperation;
+  old?: string;
+  as?: string;
+  asGroup: string[];
+  podName?: string;
+  podUid?: string;
+  subresource?: string;
+  namespace?: string;
+  config?: string;
+  attestationKey?: string;
+  output: Output;
+}
+
+function parseOperation(value: string): ReviewOperation {
+  const op = value.toUpperCase();
+  if (op !== 'CREATE' && op !== 'UPDATE' && op !== 'DELETE') throw new InvalidArgumentError('must be CREATE, UPDATE or DELETE');
+  return op;
+}
+
+export function registerReview(program: Command): void {
+  program
+    .command('review')
+    .description('Dry-run the policy offline: run the webhooks on objects from files, as the API server would call them')
+    .option('-f, --filename <file>', 'objects to review: YAML or JSON, several documents or a List; - reads stdin')
+    .option('--review <file...>', 'replay captured AdmissionReviews (JSON) instead; - reads stdin')
+    .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
+    .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
+    .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
+    .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
+    .option('--as-group <group>', 'requester group (repeatable)', collect, [])
+    .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
+    .option('--pod-uid <uid>', 'that pod\'s uid (authentication.kubernetes.io/pod-uid)')
+    .option('--subresource <name>', 'subresource of the request, e.g. ephemeralcontainers')
+    .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)')
+    .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
+    .option('--attestation-key <file>', 'attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
+    .addOption(new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches').choices(['yaml', 'json', 'patch']).default('yaml'))
+    .action((o: ReviewFlags) => {
+      process.exitCode = o.review !== undefined ? replay(o) : reviewFiles(o);
+    });
+}
+
+function readInput(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new InputError(`cannot read ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+function context(o: ReviewFlags): DecisionContext {
+  const config = loadConfig(o.config);
+  if (o.attestationKey === undefined)
+    process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --attestation-key FILE to use a real one\n');
+  return productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY);
+}
+
+function printObjects(objects: object[], output: 'yaml' | 'json'): void {
+  if (objects.length === 0) return;
+  if (output === 'json') {
+    const doc = objects.length === 1 ? objects[0] : { apiVersion: 'v1', kind: 'List', items: objects };
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  } else {
+    process.stdout.write(objects.map((obj) => stringify(obj)).join('---\n'));
+  }
+}
+
+function replay(o: ReviewFlags): number {
+  if (o.filename !== undefined) throw new InputError('--review replays captured AdmissionReviews; it does not go with -f');
+  const files = o.review!;
+  const bodies = files.map((file) => {
+    const webhook = o.webhook ?? /^(mutate|validate)\b/.exec(basename(file))?.[1];
+    if (webhook === undefined) throw new InputError(`cannot tell the webhook from the file name ${basename(file)}: pass --webhook mutate|validate`);
+    if (!hasWebhook(webhook)) throw new InputError(`this build of Deed has no ${webhook} webhook`);
+    try {
+      return { file, webhook, body: JSON.parse(readInput(file)) as unknown };
+    } catch (err) {
+      if (err instanceof InputError) throw err;
+      throw new InputError(`${file}: not valid JSON: ${(err as Error).message}`);
+    }
+  });
+  const ctx = context(o);
+  const decisions = bodies.map(({ file, webhook, body }) => {
+    const decision = decide(webhook, body, ctx);
+    if (decision.kind === 'bad-request') throw new InputError(`${file}: ${decision.message}`);
+    return { webhook, decision };
+  });
+  process.stderr.write(`${decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)).join('\n')}\n`);
+  if (o.output === 'patch') process.stdout.write(decisions.map(({ decision }) => `${JSON.stringify(decision.verdict.patch ?? [])}\n`).join(''));
+  else printObjects(decisions.map(({ decision }) => decision.response), o.output);
+  return decisions.every(({ decision }) => decision.verdict.allowed) ? 0 : 1;
+}
+
+/** Turns the files into one review input per object; any problem stops before a review runs. */
+function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
+  const flags = { groups: o.asGroup, ...(o.as !== undefined ? { as: o.as } : {}), ...(o.podName !== undefined ? { podName: o.podName } : {}), ...(o.podUid !== undefined ? { podUid: o.podUid } : {}) };
+  const read = (file: string): SourcedObject[] => readObjects(readInput(file), file === '-' ? 'stdin' : file);
+  const sub = o.subresource !== undefined ? { subResource: o.subresource } : {};
+  const now = ctx.now();
+  const place = (s: SourcedObject) => placeInNamespace(s.object, o.namespace, s.where);
+  const who = (obj: KubeObject) => requesterFor(flags, obj.metadata.namespace);
+
+  switch (o.operation) {
+    case 'CREATE': {
+      if (o.old !== undefined) throw new InputError('--old goes with --operation UPDATE or DELETE');
+      if (o.filename === undefined) throw new InputError('give the objects to review with -f FILE (or - for stdin)');
+      return read(o.filename).map((s) => {
+        const object = forCreate(place(s), s.where);
+        return { operation: 'CREATE', object, oldObject: null, userInfo: who(object), ...sub };
+      });
+    }
+    case 'UPDATE': {
+      if (o.filename === undefined || o.old === undefined) throw new InputError('--operation UPDATE needs the new objects (-f) and the stored ones (--old)');
+      const news = read(o.filename);
+      const olds = read(o.old);
+      if (news.length !== olds.length) throw new InputError(`-f holds ${news.length} objects and --old ${olds.length}; they are paired in order`);
+      return news.map((s, i) => {
+        const old = stored(place(olds[i]!), olds[i]!.where, now, ctx.randomBytes);
+        const object = forUpdate(place(s), old, s.where);
+        return { operation: 'UPDATE', object, oldObject: old, userInfo: who(object), ...sub };
+      });
+    }
+    case 'DELETE': {
+      if ((o.filename === undefined) === (o.old === undefined)) throw new InputError('--operation DELETE takes the objects being deleted from -f or --old (one of them)');
+      return read((o.filename ?? o.old)!).map((s) => {
+        const old = stored(place(s), s.where, now, ctx.randomBytes);
+        return { operation: 'DELETE', object: null, oldObject: old, userInfo: who(old), ...sub };
+      });
+    }
+  }
+}
+
+function reviewFiles(o: ReviewFlags): number {
+  if (o.webhook !== undefined) throw new InputError('--webhook goes with --review');
+  const ctx = context(o);
+  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => reviewObject(input, ctx));
+  process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
+  if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
+  else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);
+  return reviews.every((r) => r.allowed) ? 0 : 1;
+}

@@ -1,0 +1,439 @@
+// The whole in-cluster install as Kubernetes objects: a pure function of its options, so
+// `deed manifests`, the committed kustomize base and the tests share one source. The Helm
+// chart under manifests/helm/deed mirrors these objects by hand.
+import { createHash } from 'node:crypto';
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1Container,
+  V1CronJob,
+  V1Deployment,
+  V1MatchCondition,
+  V1MutatingWebhookConfiguration,
+  V1Namespace,
+  V1PodDisruptionBudget,
+  V1PodSecurityContext,
+  V1RuleWithOperations,
+  V1SecurityContext,
+  V1Service,
+  V1ServiceAccount,
+  V1ValidatingWebhookConfiguration,
+  V1Volume,
+  V1LabelSelector,
+} from '@kubernetes/client-node';
+import { isMap, parseDocument } from 'yaml';
+import type { UserInfo } from '../admission/types.js';
+import { ConfigError, parseConfig } from '../config/load.js';
+import { resolveRequester } from '../policy/identity.js';
+import { compilePolicy } from '../policy/policy.js';
+
+export const NAME = 'deed';
+export const DEFAULT_NAMESPACE = 'deed-system';
+export const CONFIG_DIR = '/etc/deed';
+export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
+export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
+export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
+export const ATTESTATION_KEY_FILE = `${CONFIG_DIR}/attestation/key`;
+/** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
+export const TLS_SECRET = 'deed-tls';
+/** The Secret holding the attestation key under `key`; created by the operator, never rendered. */
+export const ATTESTATION_SECRET = 'deed-attestation';
+/** Namespaces opt in with this label; the API server's own name label keeps kube-system and Deed out. */
+export const SANDBOX_LABEL = 'deed.dev/sandbox';
+export const SANDBOX_LABEL_VALUE = 'enabled';
+/** The uid of the `node` user in the official Node images (see Dockerfile). */
+export const RUN_AS_USER = 1000;
+const PORT = 8443;
+
+/** Pods, Secrets, PVCs (core/v1) and NetworkPolicies (networking.k8s.io/v1): what Deed stamps and guards. */
+const CORE_RESOURCES = ['pods', 'secrets', 'persistentvolumeclaims'];
+const NETWORKING_RESOURCES = ['networkpolicies'];
+
+export const DEFAULT_POLICY = `# Deed's policy: see docs/configuration.md. Every service account in an opted-in
+# namespace acts for the environment "default"; list your environments instead.
+labelPrefix: deed.dev
+environments:
+  - id: default
+    groups: ["system:serviceaccounts"]
+`;
+
+export interface ManifestOptions {
+  namespace: string;
+  image: string;
+  /** Base64 of the PEM CA bundle, for the webhooks' clientConfig.caBundle. */
+  caBundle?: string;
+  /** The policy file's YAML text; DEFAULT_POLICY otherwise. */
+  policy?: string;
+  /** One reaper CronJob (and service account) per environment id. */
+  reaperEnvironments?: string[];
+  reaperSchedule?: string;
+}
+
+export function webhookServiceAccount(namespace: string): string {
+  return `system:serviceaccount:${namespace}:${NAME}`;
+}
+
+export function reaperName(environment: string): string {
+  return `${NAME}-reaper-${environment}`;
+}
+
+/** Renders every object of the install, in the order `kubectl apply` should create them. */
+export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
+  const namespace = opts.namespace;
+  const reapers = [...new Set(opts.reaperEnvironments ?? [])];
+  for (const env of reapers) {
+    // The id becomes part of a CronJob name: a DNS label, and CronJob names stop at 52.
+    if (!/^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/.test(env)) throw new ConfigError(`--reaper-environment ${env}: must be a lowercase DNS label of at most 40 characters to name the reaper's CronJob`);
+  }
+  const policy = clusterPolicy(opts.policy ?? DEFAULT_POLICY, namespace, reapers);
+  const objects: KubernetesObject[] = [
+    namespaceObject(namespace),
+    serviceAccount(NAME, namespace, 'webhook'),
+    configMap(namespace, policy),
+    deployment(opts.image, namespace, policy),
+    podDisruptionBudget(namespace),
+    service(namespace),
+    mutatingWebhooks(namespace, opts.caBundle),
+    validatingWebhooks(namespace, opts.caBundle),
+  ];
+  if (reapers.length > 0) {
+    objects.push(reaperClusterRole());
+    for (const env of reapers) {
+      objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), reaperBinding(env, namespace), reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *'));
+    }
+  }
+  return objects;
+}
+
+/**
+ * The policy as it runs in the cluster: the attestation key at its mounted path, and each
+ * reaper's service account acting for its environment (the validating webhook refuses a
+ * delete of a managed object by a principal acting for another environment or none).
+ * Comments in the operator's file are kept.
+ */
+export function clusterPolicy(text: string, namespace: string, reapers: string[]): string {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new ConfigError(`cannot parse the policy as YAML: ${doc.errors[0]!.message}`);
+  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
+  if (!isMap(doc.contents)) throw new ConfigError('the policy must be a YAML mapping');
+  const keyFile: unknown = doc.getIn(['attestation', 'keyFile']);
+  if (keyFile !== undefined && keyFile !== ATTESTATION_KEY_FILE) {
+    throw new ConfigError(`attestation.keyFile: in a cluster the key is mounted at ${ATTESTATION_KEY_FILE} from the Secret ${ATTESTATION_SECRET}; leave it unset or set it to that path`);
+  }
+  doc.setIn(['attestation', 'keyFile'], ATTESTATION_KEY_FILE);
+  const before = parseConfig(doc.toJS({ maxAliasCount: 100 }), 'the policy');
+  for (const env of reapers) {
+    const i = before.environments.findIndex((e) => e.id === env);
+    if (i < 0) throw new ConfigError(`--reaper-environment ${env}: the policy has no environment "${env}"`);
+    const account = `${namespace}:${reaperName(env)}`;
+    if (!before.environments[i]!.serviceAccounts.includes(account)) {
+      if (doc.getIn(['environments', i, 'serviceAccounts']) === undefined) doc.setIn(['environments', i, 'serviceAccounts'], doc.createNode([]));
+      doc.addIn(['environments', i, 'serviceAccounts'], account);
+    }
+  }
+  const after = compilePolicy(parseConfig(doc.toJS({ maxAliasCount: 100 }), 'the policy'));
+  for (const env of reapers) {
+    // What the API server will say about the reaper's token: it must act for its own environment only.
+    const username = `system:serviceaccount:${namespace}:${reaperName(env)}`;
+    const groups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
+    const acts = resolveRequester({ username, groups, extra: {} } satisfies UserInfo, after).environment;
+    if (acts.kind !== 'one') {
+      throw new ConfigError(`--reaper-environment ${env}: ${username} would act for ${acts.kind === 'none' ? 'no environment' : `several environments (${acts.ids.join(', ')})`}; narrow the policy's groups`);
+    }
+  }
+  return doc.toString();
+}
+
+function labels(component: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/instance': NAME, 'app.kubernetes.io/component': component };
+}
+
+function metadata(name: string, namespace: string | undefined, component: string) {
+  return { name, ...(namespace ? { namespace } : {}), labels: labels(component) };
+}
+
+function namespaceObject(namespace: string): V1Namespace {
+  // Restricted Pod Security: Deed's pods need nothing more.
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace, labels: { ...labels('webhook'), 'pod-security.kubernetes.io/enforce': 'restricted' } },
+  };
+}
+
+function serviceAccount(name: string, namespace: string, component: string): V1ServiceAccount {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(name, namespace, component), automountServiceAccountToken: false };
+}
+
+function configMap(namespace: string, policy: string): V1ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: metadata(`${NAME}-policy`, namespace, 'webhook'), data: { 'policy.yaml': policy } };
+}
+
+const podSecurityContext: V1PodSecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: RUN_AS_USER,
+  runAsGroup: RUN_AS_USER,
+  fsGroup: RUN_AS_USER,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+const containerSecurityContext: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/**
+ * One projected volume at /etc/deed: the policy, the serving certificate and the
+ * attestation key. Projected (not subPath) so Secret and ConfigMap updates reach the
+ * running pods, which reload the certificate without a restart.
+ */
+function configVolume(withTls: boolean): V1Volume {
+  return {
+    name: 'config',
+    projected: {
+      defaultMode: 0o440,
+      sources: [
+        { configMap: { name: `${NAME}-policy`, items: [{ key: 'policy.yaml', path: 'policy.yaml' }] } },
+        ...(withTls
+          ? [{ secret: { name: TLS_SECRET, items: [{ key: 'tls.crt', path: 'tls/tls.crt' }, { key: 'tls.key', path: 'tls/tls.key' }] } }]
+          : []),
+        { secret: { name: ATTESTATION_SECRET, items: [{ key: 'key', path: 'attestation/key' }] } },
+      ],
+    },
+  };
+}
+
+export const SERVE_ARGS = [
+  'serve',
+  '--host', '0.0.0.0',
+  '--port', String(PORT),
+  '--config', POLICY_FILE,
+  '--tls-cert', TLS_CERT_FILE,
+  '--tls-key', TLS_KEY_FILE,
+  '--shutdown-delay', '5',
+];
+
+function webhookContainer(image: string): V1Container {
+  const probe = (path: string, periodSeconds: number) => ({
+    httpGet: { path, port: 'https', scheme: 'HTTPS' },
+    periodSeconds,
+    timeoutSeconds: 2,
+    failureThreshold: 3,
+  });
+  return {
+    name: 'webhook',
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    args: SERVE_ARGS,
+    ports: [{ name: 'https', containerPort: PORT, protocol: 'TCP' }],
+    env: [{ name: 'DEED_LOG_LEVEL', value: 'info' }],
+    livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },
+    readinessProbe: probe('/readyz', 5),
+    // Admission latency is on every sandbox write: a request high enough that the pod is
+    // not starved, a memory limit since an UPDATE review can carry two 3 MiB objects.
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } },
+    securityContext: containerSecurityContext,
+    volumeMounts: [
+      { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
+      { name: 'tmp', mountPath: '/tmp' },
+    ],
+  };
+}
+
+function deployment(image: string, namespace: string, policy: string): V1Deployment {
+  const selector = labels('webhook');
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: metadata(NAME, namespace, 'webhook'),
+    spec: {
+      replicas: 2,
+      revisionHistoryLimit: 3,
+      selector: { matchLabels: selector },
+      // Never drop below one ready replica while rolling: failurePolicy Fail blocks writes.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        // The policy is read at start: a changed policy rolls the pods.
+        metadata: { labels: selector, annotations: { 'checksum/policy': createHash('sha256').update(policy).digest('hex') } },
+        spec: {
+          serviceAccountName: NAME,
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext,
+          // --shutdown-delay 5 plus the default --grace-period 25 fit in 30 s.
+          terminationGracePeriodSeconds: 30,
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+          ],
+          containers: [webhookContainer(image)],
+          volumes: [configVolume(true), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+        },
+      },
+    },
+  };
+}
+
+function podDisruptionBudget(namespace: string): V1PodDisruptionBudget {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: metadata(NAME, namespace, 'webhook'),
+    spec: { minAvailable: 1, selector: { matchLabels: labels('webhook') } },
+  };
+}
+
+function service(namespace: string): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: metadata(NAME, namespace, 'webhook'),
+    spec: { type: 'ClusterIP', selector: labels('webhook'), ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
+  };
+}
+
+export function namespaceSelector(namespace: string): V1LabelSelector {
+  return {
+    matchExpressions: [
+      { key: SANDBOX_LABEL, operator: 'In', values: [SANDBOX_LABEL_VALUE] },
+      // Set by the API server from the namespace's name: nobody can forge it.
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', namespace])] },
+    ],
+  };
+}
+
+/** CEL over the authenticated requester, which the client cannot choose (unlike labels). */
+export function matchConditions(namespace: string): V1MatchCondition[] {
+  return [
+    { name: 'exclude-deed-itself', expression: `request.userInfo.username != '${webhookServiceAccount(namespace)}'` },
+    { name: 'exclude-kube-system-service-accounts', expression: "!('system:serviceaccounts:kube-system' in request.userInfo.groups)" },
+  ];
+}
+
+function rules(operations: string[]): V1RuleWithOperations[] {
+  return [
+    { operations, apiGroups: [''], apiVersions: ['v1'], resources: CORE_RESOURCES, scope: 'Namespaced' },
+    { operations, apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: NETWORKING_RESOURCES, scope: 'Namespaced' },
+  ];
+}
+
+function webhookCommon(namespace: string, path: string, caBundle: string | undefined) {
+  return {
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    // Well under the API server's 10 s default and cap (30 s): a slow webhook blocks writes.
+    timeoutSeconds: 5,
+    matchPolicy: 'Equivalent',
+    namespaceSelector: namespaceSelector(namespace),
+    matchConditions: matchConditions(namespace),
+    clientConfig: { service: { namespace, name: NAME, path, port: 443 }, ...(caBundle ? { caBundle } : {}) },
+  };
+}
+
+function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1MutatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: metadata(NAME, undefined, 'webhook'),
+    webhooks: [
+      {
+        name: 'mutate.deed.dev',
+        ...webhookCommon(namespace, '/mutate', caBundle),
+        rules: rules(['CREATE']),
+        // Called again when a later mutating webhook changes the object; Deed is idempotent.
+        reinvocationPolicy: 'IfNeeded',
+      },
+    ],
+  };
+}
+
+function validatingWebhooks(namespace: string, caBundle: string | undefined): V1ValidatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: metadata(NAME, undefined, 'webhook'),
+    webhooks: [
+      {
+        name: 'validate.deed.dev',
+        ...webhookCommon(namespace, '/validate', caBundle),
+        rules: [
+          ...rules(['CREATE', 'UPDATE', 'DELETE']),
+          // `kubectl debug` adds ephemeral containers through this subresource only.
+          { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' },
+        ],
+      },
+    ],
+  };
+}
+
+function reaperClusterRole(): V1ClusterRole {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
+    // List to find candidates, get to check an owner, delete to reap. No create, update,
+    // patch or watch; the webhook itself has no role at all.
+    rules: [
+      { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
+    ],
+  };
+}
+
+function reaperBinding(environment: string, namespace: string): V1ClusterRoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: metadata(reaperName(environment), undefined, 'reaper'),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-reaper` },
+    subjects: [{ kind: 'ServiceAccount', name: reaperName(environment), namespace }],
+  };
+}
+
+function reaperCronJob(environment: string, image: string, namespace: string, schedule: string): V1CronJob {
+  const podLabels = labels('reaper');
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: metadata(reaperName(environment), namespace, 'reaper'),
+    spec: {
+      schedule,
+      concurrencyPolicy: 'Forbid',
+      successfulJobsHistoryLimit: 1,
+      failedJobsHistoryLimit: 3,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 0,
+          activeDeadlineSeconds: 600,
+          template: {
+            metadata: { labels: podLabels },
+            spec: {
+              serviceAccountName: reaperName(environment),
+              // The reaper talks to the API server; only it gets a token.
+              automountServiceAccountToken: true,
+              restartPolicy: 'Never',
+              securityContext: podSecurityContext,
+              containers: [
+                {
+                  name: 'reaper',
+                  image,
+                  imagePullPolicy: 'IfNotPresent',
+                  args: ['reap', '--environment', environment, '--once', '--apply', '--config', POLICY_FILE],
+                  resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
+                  securityContext: containerSecurityContext,
+                  volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
+                },
+              ],
+              volumes: [configVolume(false)],
+            },
+          },
+        },
+      },
+    },
+  };
+}

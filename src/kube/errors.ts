@@ -1,0 +1,56 @@
+// What an API call's failure means to the reaper. Only an API-server `Status` with reason
+// NotFound proves an object absent: a 404 from a proxy or an unserved group path, a
+// timeout, a 5xx, a 403 or an unreadable body proves nothing and must never become
+// "gone" (DESIGN.md: only a provable NotFound allows a delete).
+import { ApiException } from '@kubernetes/client-node';
+
+export type KubeErrorReason = 'NotFound' | 'Conflict' | 'Timeout' | 'Other';
+
+export class KubeError extends Error {
+  override name = 'KubeError';
+  constructor(
+    readonly reason: KubeErrorReason,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+interface StatusBody {
+  kind?: unknown;
+  reason?: unknown;
+  message?: unknown;
+  code?: unknown;
+}
+
+/** Turns whatever a client-node call threw into a KubeError; `what` names the call for the message. */
+export function classify(err: unknown, what: string): KubeError {
+  if (err instanceof KubeError) return err;
+  if (err instanceof ApiException) {
+    const code = (err as ApiException<unknown>).code;
+    const status = parseStatus((err as ApiException<unknown>).body);
+    // The message comes from the Status only: the exception's own text embeds headers and body.
+    const detail = typeof status?.message === 'string' ? `: ${status.message}` : '';
+    if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
+    if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
+    return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
+  }
+  const e = err as { name?: string; type?: string; code?: string; message?: string };
+  if (e?.name === 'AbortError' || e?.type === 'aborted') return new KubeError('Timeout', `${what}: aborted`);
+  return new KubeError('Other', `${what}: ${e?.code ?? e?.name ?? 'error'}: ${e?.message ?? String(err)}`);
+}
+
+function parseStatus(body: unknown): StatusBody | undefined {
+  let value = body;
+  if (Buffer.isBuffer(value)) value = value.toString('utf8');
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null || (value as StatusBody).kind !== 'Status') return undefined;
+  return value as StatusBody;
+}

@@ -1,0 +1,94 @@
+// Prometheus metrics (prom-client) on a registry of Deed's own, so two servers in one
+// process (the tests) never share counters. Every metric is an object created here and
+// referenced directly by the code that records it: a misspelt name is a type error, not
+// a series that silently never appears.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Verdict } from '../admission/verdict.js';
+import type { AdmissionRequest } from '../admission/types.js';
+import { RULES } from '../policy/rules/catalog.js';
+
+/** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */
+export const REVIEW_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** How a review ended; the same word goes into the log line. */
+export type ReviewOutcome = 'allowed' | 'patched' | 'denied' | 'errored' | 'bad-request';
+
+// Label values come from request bodies: only known values are kept, so a hostile body
+// cannot mint new series (unbounded cardinality would exhaust Prometheus, then Deed).
+const KINDS = new Set(['Pod', 'Secret', 'NetworkPolicy', 'PersistentVolumeClaim']);
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+const RULE_IDS = new Set(Object.values(RULES).map((r) => r.id));
+
+export interface Metrics {
+  registry: Registry;
+  reviews: Counter<'webhook' | 'kind' | 'operation' | 'decision'>;
+  denials: Counter<'webhook' | 'rule'>;
+  duration: Histogram<'webhook'>;
+  errors: Counter;
+  certificateExpiry: Gauge;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    reviews: new Counter({
+      name: 'deed_reviews_total',
+      help: 'Admission reviews answered, by webhook, object kind, operation and decision (allowed, patched, denied, errored, bad-request).',
+      labelNames: ['webhook', 'kind', 'operation', 'decision'] as const,
+      registers,
+    }),
+    denials: new Counter({
+      name: 'deed_denials_total',
+      help: 'Denied reviews by the rule id that denied them (a review denied by two rules counts once for each).',
+      labelNames: ['webhook', 'rule'] as const,
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'deed_review_duration_seconds',
+      help: 'Time spent deciding one review, from parsed body to response.',
+      labelNames: ['webhook'] as const,
+      buckets: REVIEW_DURATION_BUCKETS,
+      registers,
+    }),
+    errors: new Counter({
+      name: 'deed_review_errors_total',
+      help: 'Internal errors while reviewing (each answered with a denial: fail closed).',
+      registers,
+    }),
+    certificateExpiry: new Gauge({
+      name: 'deed_certificate_expiry_timestamp_seconds',
+      help: 'Expiry (notAfter) of the serving certificate in use, in seconds since the epoch.',
+      registers,
+    }),
+  };
+}
+
+export function outcomeOf(verdict: Verdict): ReviewOutcome {
+  if (!verdict.allowed) return verdict.code >= 500 ? 'errored' : 'denied';
+  return verdict.patch ? 'patched' : 'allowed';
+}
+
+/** Records one answered review. */
+export function recordReview(
+  m: Metrics,
+  webhook: string,
+  request: AdmissionRequest | undefined,
+  outcome: ReviewOutcome,
+  verdict: Verdict | undefined,
+  seconds: number,
+): void {
+  const kind = request === undefined ? 'unknown' : KINDS.has(request.kind.kind) ? request.kind.kind : 'other';
+  const operation = request !== undefined && OPERATIONS.has(request.operation) ? request.operation : 'unknown';
+  m.reviews.inc({ webhook, kind, operation, decision: outcome });
+  m.duration.observe({ webhook }, seconds);
+  if (outcome === 'errored') m.errors.inc();
+  if (verdict !== undefined && !verdict.allowed)
+    for (const rule of new Set(verdict.findings.map((f) => f.rule))) m.denials.inc({ webhook, rule: RULE_IDS.has(rule) ? rule : 'other' });
+}
+
+export function setCertificateExpiry(m: Metrics, notAfter: Date): void {
+  m.certificateExpiry.set(notAfter.getTime() / 1000);
+}

@@ -1,0 +1,67 @@
+// Defensive readers over a pod spec. The API server validated the pod before a
+// validating webhook sees it, but Deed must not crash on a body that lies: odd shapes
+// read as absent, never as an exception.
+
+export type Rec = Record<string, unknown>;
+
+export function isRec(v: unknown): v is Rec {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function recs(v: unknown): Rec[] {
+  return Array.isArray(v) ? v.filter(isRec) : [];
+}
+
+export function field(r: Rec, key: string): unknown {
+  return Object.hasOwn(r, key) ? r[key] : undefined;
+}
+
+export function text(r: Rec, key: string): string | undefined {
+  const v = field(r, key);
+  return typeof v === 'string' ? v : undefined;
+}
+
+export type ContainerList = 'containers' | 'initContainers' | 'ephemeralContainers';
+
+export interface Container {
+  list: ContainerList;
+  name: string;
+  spec: Rec;
+  /** A field path that names the container, not its index. */
+  path: string;
+}
+
+export function containers(spec: Rec, lists: ContainerList[] = ['containers', 'initContainers', 'ephemeralContainers']): Container[] {
+  const out: Container[] = [];
+  for (const list of lists)
+    for (const c of recs(field(spec, list))) {
+      const name = text(c, 'name') ?? '';
+      out.push({ list, name, spec: c, path: `spec.${list}[name=${name}]` });
+    }
+  return out;
+}
+
+export interface Mount {
+  name: string;
+  mountPath: string;
+  raw: Rec;
+  path: string;
+}
+
+export function mounts(c: Container): Mount[] {
+  return recs(field(c.spec, 'volumeMounts')).map((m) => {
+    const name = text(m, 'name') ?? '';
+    const mountPath = text(m, 'mountPath') ?? '';
+    return { name, mountPath, raw: m, path: `${c.path}.volumeMounts[mountPath=${mountPath}]` };
+  });
+}
+
+/** The source type of a volume: the one key besides `name`. */
+export function volumeSource(volume: Rec): string | undefined {
+  return Object.keys(volume).find((k) => k !== 'name');
+}
+
+/** Splits a path into segments, ignoring empty ones: "/workspace//x/" -> ["workspace", "x"]. */
+export function segments(path: string): string[] {
+  return path.split('/').filter((s) => s !== '' && s !== '.');
+}

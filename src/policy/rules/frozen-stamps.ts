@@ -1,0 +1,48 @@
+// Frozen stamps: on UPDATE nothing Deed stamped changes, disappears, or appears on an
+// object admitted without it. The garbage collector may remove the owner reference when
+// it orphans a dependent; activeDeadlineSeconds may only go down.
+import type { KubeObject, OwnerReference } from '../../admission/types.js';
+import type { Finding } from '../../admission/verdict.js';
+import { own } from '../attestation.js';
+import { stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
+import { annotationPath, labelPath, sameReference } from '../stamps.js';
+import { RULES } from './catalog.js';
+
+export const GARBAGE_COLLECTOR = 'system:serviceaccount:kube-system:generic-garbage-collector';
+
+export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string): Finding[] {
+  const findings: Finding[] = [];
+  const compare = (before: Record<string, string>, after: Record<string, string>, list: string[], path: (k: string) => string) => {
+    for (const key of list) {
+      const [a, b] = [own(before, key), own(after, key)];
+      if (a === b) continue;
+      const message =
+        a === undefined
+          ? `cannot be added to an object admitted without it (got ${JSON.stringify(b)})`
+          : b === undefined
+            ? `is frozen at ${JSON.stringify(a)} and cannot be removed`
+            : `is frozen at ${JSON.stringify(a)}, got ${JSON.stringify(b)}`;
+      findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
+    }
+  };
+  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, stampedLabelKeys(keys), labelPath);
+  compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, stampedAnnotationKeys(keys), annotationPath);
+
+  // The admission-added reference is the Pod reference whose uid the owner-uid label names.
+  const ownerUid = own(oldObj.metadata.labels ?? {}, keys.ownerUid);
+  if (ownerUid !== undefined) {
+    const find = (refs: OwnerReference[] | undefined) => (refs ?? []).find((r) => r.kind === 'Pod' && r.uid === ownerUid);
+    const [before, after] = [find(oldObj.metadata.ownerReferences), find(newObj.metadata.ownerReferences)];
+    if (before && !after && username !== GARBAGE_COLLECTOR)
+      findings.push({ rule: RULES.frozenOwnerReference.id, path: 'metadata.ownerReferences', message: `the reference to pod ${before.name} (${before.uid}) was added at admission and cannot be removed` });
+    else if (before && after && !sameReference(before, after))
+      findings.push({ rule: RULES.frozenOwnerReference.id, path: 'metadata.ownerReferences', message: `the reference to pod ${before.name} (${before.uid}) was added at admission and cannot be changed` });
+    else if (!before && after)
+      findings.push({ rule: RULES.frozenOwnerReference.id, path: 'metadata.ownerReferences', message: `a reference to the owner pod ${after.name} cannot be added after admission` });
+  }
+
+  const [a, b] = [oldObj.spec?.activeDeadlineSeconds, newObj.spec?.activeDeadlineSeconds];
+  if (typeof a === 'number' && (typeof b !== 'number' || b > a))
+    findings.push({ rule: RULES.frozenActiveDeadline.id, path: 'spec.activeDeadlineSeconds', message: `may only be lowered: ${a} -> ${b === undefined ? '(absent)' : JSON.stringify(b)}` });
+  return findings;
+}

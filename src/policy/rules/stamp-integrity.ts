@@ -1,0 +1,57 @@
+// At CREATE the validating webhook sees the final object, after every mutating webhook:
+// Deed's stamps must be there, name this requester, and verify. A requester that acts
+// for an environment but arrives without them bypassed the mutating webhook, or another
+// mutator changed them.
+import type { KubeObject } from '../../admission/types.js';
+import type { Finding } from '../../admission/verdict.js';
+import { own, readStamps, verifyStamps } from '../attestation.js';
+import { deadlineSeconds, parseBudget } from '../deadline.js';
+import type { RunnerPod } from '../identity.js';
+import type { SandboxKind } from '../kinds.js';
+import { isWellFormedNonce } from '../nonce.js';
+import type { Policy } from '../policy.js';
+import { annotationPath, identityStamps, labelPath, sameReference } from '../stamps.js';
+import { RULES } from './catalog.js';
+
+const HINT = 'was the mutating webhook bypassed?';
+
+export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: string, environment: string, runner: RunnerPod | undefined, policy: Policy, key: Buffer): Finding[] {
+  const { keys } = policy;
+  const rule = RULES.stampMissing.id;
+  const labels = obj.metadata.labels ?? {};
+  const annotations = obj.metadata.annotations ?? {};
+  const want = identityStamps(keys, environment, runner, kind, namespace);
+  const findings: Finding[] = [];
+
+  for (const [k, v] of Object.entries(want.labels)) {
+    const got = own(labels, k);
+    if (got !== v) findings.push({ rule, path: labelPath(k), message: `is ${describe(got)}, expected ${describe(v)}; ${HINT}` });
+  }
+  const owner = own(annotations, keys.owner);
+  if (owner !== want.owner) findings.push({ rule, path: annotationPath(keys.owner), message: `is ${describe(owner)}, expected ${describe(want.owner)}; ${HINT}` });
+  const nonce = own(annotations, keys.createNonce);
+  if (nonce === undefined || !isWellFormedNonce(nonce)) findings.push({ rule, path: annotationPath(keys.createNonce), message: `is ${describe(nonce)}, expected 64 lowercase hex characters; ${HINT}` });
+  if (want.ownerReference && !(obj.metadata.ownerReferences ?? []).some((r) => sameReference(r, want.ownerReference!)))
+    findings.push({ rule, path: 'metadata.ownerReferences', message: `lacks the reference to pod ${want.ownerReference.name} (${want.ownerReference.uid}); ${HINT}` });
+
+  const budget = parseBudget(own(annotations, keys.maxDuration));
+  const seconds = budget.ok ? deadlineSeconds(budget.seconds, policy.config.deadline.marginSeconds, policy.config.deadline.capSeconds) : undefined;
+  if (seconds !== undefined && kind.expiresAt && own(annotations, keys.expiresAt) === undefined)
+    findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is absent though a deadline of ${seconds}s applies; ${HINT}` });
+  if (seconds !== undefined && kind.activeDeadline) {
+    const ads = obj.spec?.activeDeadlineSeconds;
+    if (typeof ads !== 'number' || ads > seconds)
+      findings.push({ rule, path: 'spec.activeDeadlineSeconds', message: `is ${describe(ads)}, expected at most ${seconds}; ${HINT}` });
+  }
+
+  if (findings.length === 0) {
+    const stamps = readStamps(obj, keys, kind.kind, namespace);
+    if (stamps === undefined || !verifyStamps(key, stamps, own(annotations, keys.attestation)))
+      findings.push({ rule, path: annotationPath(keys.attestation), message: `does not verify over the stamps; ${HINT}` });
+  }
+  return findings;
+}
+
+function describe(v: unknown): string {
+  return v === undefined ? '(absent)' : JSON.stringify(v);
+}

@@ -1,0 +1,119 @@
+// Template collisions (DESIGN.md, "The validating side"): every platform-owned field of
+// a sandbox pod is absent (the platform fills it) or equal to the owned value.
+// Privileged and host settings that do not collide are allowed, with a warning.
+import { isDeepStrictEqual } from 'node:util';
+import type { Finding } from '../../admission/verdict.js';
+import type { Config } from '../../config/schema.js';
+import { containers, field, isRec, mounts, recs, text, volumeSource, type Rec } from '../pod.js';
+import { RULES } from './catalog.js';
+
+const OS_LABEL = 'kubernetes.io/os';
+const ARCH_LABEL = 'kubernetes.io/arch';
+
+function owned(rule: string, path: string, expected: unknown, got: unknown): Finding {
+  return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)}` };
+}
+
+export function templateCollisions(spec: Rec, config: Config): Finding[] {
+  const t = config.template;
+  const findings: Finding[] = [];
+  const all = containers(spec);
+  const main = all.find((c) => c.list === 'containers' && c.name === t.mainContainer);
+
+  if (main === undefined) {
+    findings.push({ rule: RULES.templateMainMissing.id, path: 'spec.containers', message: `no container named "${t.mainContainer}"; platform-owned fields cannot be checked` });
+  } else {
+    for (const key of ['command', 'args', 'workingDir'] as const) {
+      const want = t[key];
+      const got = field(main.spec, key);
+      if (want !== undefined && got !== undefined && !isDeepStrictEqual(got, want)) findings.push(owned(RULES.templateMainContainer.id, `${main.path}.${key}`, want, got));
+    }
+  }
+
+  if (t.controlPort !== undefined) {
+    const { name, containerPort } = t.controlPort;
+    for (const c of all)
+      for (const port of recs(field(c.spec, 'ports'))) {
+        const portName = text(port, 'name');
+        const number = field(port, 'containerPort');
+        const isMain = c === main;
+        if (isMain && portName === name && number !== containerPort)
+          findings.push(owned(RULES.templateMainContainer.id, `${c.path}.ports[name=${name}].containerPort`, containerPort, number));
+        else if (!isMain && (number === containerPort || portName === name))
+          findings.push({ rule: RULES.templateMainContainer.id, path: `${c.path}.ports`, message: `port ${containerPort} ("${name}") is the main container's control port` });
+      }
+  }
+
+  const reserved = (key: string) => t.reservedEnv.names.includes(key) || t.reservedEnv.prefixes.some((p) => key.startsWith(p));
+  for (const c of all) {
+    if (c === main) continue;
+    for (const env of recs(field(c.spec, 'env'))) {
+      const name = text(env, 'name') ?? '';
+      if (reserved(name)) findings.push({ rule: RULES.templateReservedEnv.id, path: `${c.path}.env[name=${name}]`, message: `${name} is reserved for the main container` });
+    }
+    for (const from of recs(field(c.spec, 'envFrom'))) {
+      const prefix = text(from, 'prefix') ?? '';
+      if (prefix !== '' && (reserved(prefix) || t.reservedEnv.prefixes.some((p) => p.startsWith(prefix))))
+        findings.push({ rule: RULES.templateReservedEnv.id, path: `${c.path}.envFrom[prefix=${prefix}]`, message: `envFrom prefix "${prefix}" reaches reserved environment keys` });
+    }
+  }
+
+  const volumes = t.volumes;
+  for (const v of recs(field(spec, 'volumes'))) {
+    const name = text(v, 'name');
+    const def = name === volumes.workspace.name ? volumes.workspace : name === volumes.runtime.name ? volumes.runtime : name === volumes.auth.name ? volumes.auth : undefined;
+    const source = volumeSource(v);
+    if (def !== undefined && source !== def.source)
+      findings.push({ rule: RULES.templateReservedVolume.id, path: `spec.volumes[name=${name}]`, message: `volume "${name}" is platform-owned: expected source ${def.source}, got ${source ?? 'none'}` });
+    if (source === 'hostPath') findings.push({ rule: RULES.templateHostAccess.id, path: `spec.volumes[name=${name}]`, message: `volume "${name}" is a hostPath` });
+  }
+  for (const c of all.filter((x) => x.list === 'containers'))
+    for (const m of mounts(c))
+      for (const def of [volumes.runtime, volumes.auth]) {
+        if (m.name !== def.name) continue;
+        if (c !== main) findings.push({ rule: RULES.templateReservedMount.id, path: m.path, message: `only the main container may mount the ${def.name} volume` });
+        else if (m.mountPath !== def.mountPath) findings.push(owned(RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.mountPath));
+      }
+
+  const restartPolicy = field(spec, 'restartPolicy');
+  if (restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, 'spec.restartPolicy', t.restartPolicy, restartPolicy));
+  const automount = field(spec, 'automountServiceAccountToken');
+  if (automount !== undefined && automount !== t.automountServiceAccountToken)
+    findings.push(owned(RULES.templateServiceAccountToken.id, 'spec.automountServiceAccountToken', t.automountServiceAccountToken, automount));
+
+  findings.push(...scheduling(spec, OS_LABEL, t.os));
+  if (t.arch !== undefined) findings.push(...scheduling(spec, ARCH_LABEL, t.arch));
+
+  for (const key of ['hostNetwork', 'hostPID', 'hostIPC'])
+    if (field(spec, key) === true) findings.push({ rule: RULES.templateHostAccess.id, path: `spec.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
+  for (const c of all) {
+    const sc = field(c.spec, 'securityContext');
+    if (!isRec(sc)) continue;
+    if (field(sc, 'privileged') === true) findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.privileged`, message: `container "${c.name}" is privileged` });
+    const caps = field(sc, 'capabilities');
+    const added = isRec(caps) ? field(caps, 'add') : undefined;
+    if (Array.isArray(added) && added.length > 0)
+      findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
+  }
+  return findings;
+}
+
+/** The owned scheduling label, in nodeSelector and in required node affinity. */
+function scheduling(spec: Rec, label: string, want: string): Finding[] {
+  const findings: Finding[] = [];
+  const selector = field(spec, 'nodeSelector');
+  const got = isRec(selector) ? field(selector, label) : undefined;
+  if (got !== undefined && got !== want) findings.push(owned(RULES.templateScheduling.id, `spec.nodeSelector["${label}"]`, want, got));
+  const affinity = field(spec, 'affinity');
+  const nodeAffinity = isRec(affinity) ? field(affinity, 'nodeAffinity') : undefined;
+  const required = isRec(nodeAffinity) ? field(nodeAffinity, 'requiredDuringSchedulingIgnoredDuringExecution') : undefined;
+  const terms = isRec(required) ? recs(field(required, 'nodeSelectorTerms')) : [];
+  for (const term of terms)
+    for (const expr of recs(field(term, 'matchExpressions'))) {
+      if (text(expr, 'key') !== label) continue;
+      const values = field(expr, 'values');
+      if (text(expr, 'operator') !== 'In' || !isDeepStrictEqual(values, [want]))
+        findings.push(owned(RULES.templateScheduling.id, `spec.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
+    }
+  return findings;
+}

@@ -1,0 +1,105 @@
+// Workspace mounts (DESIGN.md, "The validating side"): only the main container mounts
+// the workspace by default; another ordinary container may only with a grant naming it,
+// at exactly /workspace, without subPath, propagation or recursive read-only, readOnly
+// matching the grant. Grants and mounts are compared both ways. Init and ephemeral
+// containers never receive the workspace, runtime or auth volumes.
+import type { Finding } from '../../admission/verdict.js';
+import type { Config } from '../../config/schema.js';
+import { containers, field, mounts, segments, text, type Rec } from '../pod.js';
+import { RULES } from './catalog.js';
+
+type Grant = 'ro' | 'rw';
+
+export function parseGrants(value: string | undefined, mainContainer: string): { grants: Map<string, Grant>; error?: string } {
+  const grants = new Map<string, Grant>();
+  if (value === undefined) return { grants };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { grants, error: 'must be a JSON object of container name to "ro" or "rw"; it is not JSON' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { grants, error: 'must be a JSON object of container name to "ro" or "rw"' };
+  for (const [name, mode] of Object.entries(parsed as Rec)) {
+    if (mode !== 'ro' && mode !== 'rw') return { grants, error: `grant for ${JSON.stringify(name)} must be "ro" or "rw", got ${JSON.stringify(mode)}` };
+    if (name === mainContainer) return { grants, error: `the main container "${mainContainer}" is granted implicitly; do not list it` };
+    grants.set(name, mode);
+  }
+  return { grants };
+}
+
+/** Same path, an ancestor, or a descendant, segment by segment: "/work" does not overlap "/workspace". */
+export function overlaps(a: string, b: string): boolean {
+  const [x, y] = [segments(a), segments(b)];
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+export function workspaceMounts(spec: Rec, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
+  const t = config.template;
+  const ws = t.volumes.workspace;
+  const findings: Finding[] = [];
+  const { grants, error } = parseGrants(grantsAnnotation, t.mainContainer);
+  if (error !== undefined) findings.push({ rule: RULES.workspaceGrantMalformed.id, path: grantsPath, message: error });
+
+  const platformVolumes = new Map([
+    [ws.name, 'workspace'],
+    [t.volumes.runtime.name, 'runtime'],
+    [t.volumes.auth.name, 'auth'],
+  ]);
+  const mounting = new Set<string>();
+  for (const c of containers(spec)) {
+    for (const m of mounts(c)) {
+      const role = platformVolumes.get(m.name);
+      if (c.list !== 'containers') {
+        if (role !== undefined)
+          findings.push({
+            rule: RULES.workspaceInitOrEphemeral.id,
+            path: m.path,
+            message: `${c.list === 'initContainers' ? 'init' : 'ephemeral'} container "${c.name}" may not mount the ${role} volume`,
+          });
+      } else if (role === 'workspace') {
+        mounting.add(c.name);
+      }
+      if (m.name !== ws.name && overlaps(m.mountPath, ws.mountPath))
+        findings.push({ rule: RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
+    }
+  }
+
+  for (const c of containers(spec, ['containers'])) {
+    const own = mounts(c).filter((m) => m.name === ws.name);
+    if (own.length === 0) continue;
+    const isMain = c.name === t.mainContainer;
+    const grant = isMain ? undefined : grants.get(c.name);
+    if (!isMain && grant === undefined) {
+      findings.push({ rule: RULES.workspaceUndeclaredMount.id, path: own[0]!.path, message: `container "${c.name}" mounts the workspace without a grant` });
+      continue;
+    }
+    if (own.length > 1)
+      findings.push({ rule: RULES.workspaceMountPath.id, path: `${c.path}.volumeMounts`, message: `container "${c.name}" mounts the workspace ${own.length} times; once only` });
+    for (const m of own) {
+      if (m.mountPath !== ws.mountPath)
+        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.mountPath)}` });
+      for (const key of ['subPath', 'subPathExpr'])
+        if ((text(m.raw, key) ?? '') !== '') findings.push({ rule: RULES.workspaceSubpath.id, path: `${m.path}.${key}`, message: `${key} is not allowed on the workspace` });
+      const propagation = field(m.raw, 'mountPropagation');
+      if (propagation !== undefined && propagation !== 'None')
+        findings.push({ rule: RULES.workspacePropagation.id, path: `${m.path}.mountPropagation`, message: `must be None, got ${JSON.stringify(propagation)}` });
+      const rro = field(m.raw, 'recursiveReadOnly');
+      if (rro !== undefined && rro !== 'Disabled')
+        findings.push({ rule: RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${JSON.stringify(rro)}` });
+      const readOnly = field(m.raw, 'readOnly') === true;
+      if (grant === 'ro' && !readOnly)
+        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts the workspace read-write` });
+      if (grant === 'rw' && readOnly)
+        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "rw" but mounts the workspace read-only` });
+    }
+  }
+
+  for (const [name] of grants)
+    if (!mounting.has(name))
+      findings.push({ rule: RULES.workspaceUnusedGrant.id, path: grantsPath, message: `grant for "${name}" but no ordinary container of that name mounts the workspace` });
+  return findings;
+}

@@ -1,0 +1,90 @@
+// Runs the webhooks on one object, in process, through the same `decide()` as the
+// server, in the API server's order: for a CREATE the mutating webhook, its patch
+// applied, the object given a uid and name as the API server would, then the validating
+// webhook on the final object. UPDATE and DELETE go to the validating webhook only (the
+// mutating side stamps at CREATE and passes everything else unchanged).
+import jsonpatch from 'fast-json-patch';
+import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
+import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
+import type { PatchOperation, Verdict } from '../admission/verdict.js';
+import type { DecisionContext } from '../policy/policy.js';
+import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
+
+export interface Step {
+  webhook: Webhook;
+  uid: string;
+  verdict: Verdict;
+  response: AdmissionReviewResponse;
+  /** An internal error behind an `internal.error` denial. */
+  error?: string;
+}
+
+export interface ObjectReview {
+  subject: string;
+  operation: ReviewOperation;
+  subResource?: string;
+  requester: string;
+  steps: Step[];
+  allowed: boolean;
+  /** The mutating webhook's patch (empty when it changed nothing or denied). */
+  patch: PatchOperation[];
+  /** The object as it would be written: patched on CREATE, as given on UPDATE, null for DELETE or a denial. */
+  result: KubeObject | null;
+}
+
+export interface ObjectInput {
+  operation: ReviewOperation;
+  object: KubeObject | null;
+  oldObject: KubeObject | null;
+  userInfo: UserInfo;
+  subResource?: string;
+}
+
+/** A review Deed cannot complete (a patch that does not apply): not a policy answer, so `deed review` exits 2. */
+export class ReviewError extends Error {
+  override name = 'ReviewError';
+}
+
+export function hasWebhook(name: string): name is Webhook {
+  return Object.hasOwn(HANDLERS, name);
+}
+
+function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, ctx: DecisionContext): Step {
+  const uid = uuidFrom(ctx.randomBytes); // the API server gives every webhook call a uid of its own
+  const body = buildReview({ ...input, uid, object, oldObject: input.oldObject });
+  const decision = decide(webhook, body, ctx);
+  if (decision.kind === 'bad-request') throw new ReviewError(`the ${webhook} webhook refused the review Deed built: ${decision.message}`);
+  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response };
+  // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
+  if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
+  return step;
+}
+
+export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectReview {
+  const subject = describeObject((input.object ?? input.oldObject)!);
+  const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null };
+  if (input.subResource !== undefined) out.subResource = input.subResource;
+  let final = input.object;
+
+  if (input.operation === 'CREATE') {
+    const mutated = call('mutate', input, input.object, ctx);
+    out.steps.push(mutated);
+    if (!mutated.verdict.allowed) return { ...out, allowed: false };
+    out.patch = mutated.verdict.patch ?? [];
+    try {
+      // On a copy: the caller's object stays as given. The result is the object as Deed leaves it.
+      final = jsonpatch.applyPatch(structuredClone(input.object!), out.patch, true, true, true).newDocument;
+    } catch (err) {
+      throw new ReviewError(`${subject}: Deed's patch does not apply: ${(err as Error).message}`);
+    }
+    out.result = final;
+  } else if (input.operation === 'UPDATE') {
+    out.result = input.object;
+  }
+
+  const stored = input.operation === 'CREATE' ? admitted(final!, ctx.now(), ctx.randomBytes) : final;
+  const validated = call('validate', input, stored, ctx);
+  out.steps.push(validated);
+  if (!validated.verdict.allowed) return { ...out, allowed: false, result: null };
+  return out;
+}

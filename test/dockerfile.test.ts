@@ -1,0 +1,35 @@
+// Docker cannot run in CI here; these check the Dockerfile's promises statically.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RUN_AS_USER } from '../src/install/manifests.js';
+import { ROOT } from './cli-process.js';
+
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const stages = dockerfile.split(/^FROM /m).slice(1);
+
+describe('the Dockerfile', () => {
+  test('builds in one stage and runs from another with production dependencies only', () => {
+    assert.equal(stages.length, 2);
+    assert.match(stages[0]!, /RUN npm ci\b/);
+    assert.match(stages[0]!, /RUN npm run build/);
+    assert.match(stages[1]!, /RUN npm ci --omit=dev/);
+    assert.match(stages[1]!, /COPY --from=build \/app\/dist \.\/dist/);
+  });
+
+  test('runs as the non-root uid the manifests declare, with deed serve as the default command', () => {
+    assert.match(stages[1]!, new RegExp(`^USER ${RUN_AS_USER}(:${RUN_AS_USER})?$`, 'm'));
+    assert.match(stages[1]!, /^ENTRYPOINT \["node", "dist\/cli\/main\.js"\]$/m);
+    assert.match(stages[1]!, /^CMD \["serve"\]$/m);
+  });
+
+  test('the build context keeps what the build copies and leaves out secrets and local state', () => {
+    for (const copied of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'bin']) {
+      assert.match(dockerfile, new RegExp(`COPY .*\\b${copied.replace('.', '\\.')}\\b`));
+      assert.ok(!ignored.includes(copied), `${copied} is copied, so it must not be ignored`);
+    }
+    for (const local of ['.git', 'node_modules', 'certs', 'dist']) assert.ok(ignored.includes(local), `${local} stays out of the image`);
+  });
+});

@@ -1,0 +1,29 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configurationDoc, CONFIGURATION_DOC, rulesDoc, RULES_DOC } from '../scripts/docs.js';
+import { RULE_LIST } from '../src/policy/rules/catalog.js';
+import { ROOT } from './cli-process.js';
+
+describe('generated docs', () => {
+  for (const [file, render] of [
+    [CONFIGURATION_DOC, configurationDoc],
+    [RULES_DOC, rulesDoc],
+  ] as const) {
+    test(`${file} is what npm run docs generates (run it after changing the schema or the catalog)`, () => {
+      assert.equal(readFileSync(join(ROOT, file), 'utf8'), render());
+    });
+  }
+
+  test('the rule catalog lists every rule id with its default mode', () => {
+    const doc = rulesDoc();
+    for (const rule of RULE_LIST) assert.match(doc, new RegExp(`\\| \`${rule.id.replace(/\./g, '\\.')}\` \\| ${rule.webhook} \\| .* \\| ${rule.defaultMode} \\|`));
+  });
+
+  test('the configuration reference names nested fields and their defaults', () => {
+    const doc = configurationDoc();
+    assert.match(doc, /\| `deadline\.marginSeconds` \| integer \| `1800` \|/);
+    assert.match(doc, /\| `environments\[\]\.id` \| string \| required \|/);
+  });
+});

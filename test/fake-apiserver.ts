@@ -1,0 +1,293 @@
+// A small stand-in for kube-apiserver over node:http on 127.0.0.1, speaking its wire format
+// for the calls the reaper makes: lists by label selector (a `PodList` with
+// `metadata.resourceVersion`, items without kind or apiVersion, `limit`/`continue`; or a
+// `PartialObjectMetadataList` when the Accept header asks for one), a get,
+// and a delete honouring DeleteOptions preconditions (409 Conflict `Status` on a UID or
+// resourceVersion mismatch, 404 NotFound `Status`). Faults script 500s, 403s, undecodable
+// bodies and answers slower than the client's deadline. Every request is recorded.
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../src/admission/types.js';
+
+export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims';
+
+const RESOURCES: Record<Resource, { kind: string; apiVersion: string }> = {
+  pods: { kind: 'Pod', apiVersion: 'v1' },
+  secrets: { kind: 'Secret', apiVersion: 'v1' },
+  networkpolicies: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1' },
+  persistentvolumeclaims: { kind: 'PersistentVolumeClaim', apiVersion: 'v1' },
+};
+
+export const RESOURCE_OF_KIND: Record<string, Resource> = {
+  Pod: 'pods',
+  Secret: 'secrets',
+  NetworkPolicy: 'networkpolicies',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+};
+
+const NAMESPACED = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/namespaces\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/;
+const CLUSTER_WIDE = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/([a-z]+)$/;
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  accept: string;
+  body?: unknown;
+}
+
+export type FaultAnswer =
+  | { status: number; reason: string; message: string }
+  | { status: number; raw: string; contentType?: string }
+  | { delayMs: number };
+
+export interface Fault {
+  method?: string;
+  path: RegExp;
+  /** How many requests it applies to; unlimited when unset. */
+  times?: number;
+  answer: FaultAnswer;
+}
+
+export function statusBody(code: number, reason: string, message: string, details?: Record<string, unknown>) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+}
+
+export class FakeApiServer {
+  readonly requests: RecordedRequest[] = [];
+  readonly faults: Fault[] = [];
+  /** Run on each request before it is answered (after faults are looked up). */
+  readonly hooks: Array<(req: RecordedRequest) => void> = [];
+  /** Largest page the server hands out, like an API server with a smaller chunk size; `limit` lowers it. */
+  maxPage = Infinity;
+  /** Answer lists as if the selector were not there: a broken or hostile server. */
+  ignoreSelector = false;
+  /** Honour `Accept: ...;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1` (API servers do since 1.15). */
+  servesMetadataOnly = true;
+  private readonly objects = new Map<string, { resource: Resource; obj: KubeObject }>();
+  private revision = 1000;
+  private server: Server | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      users: [{ name: 'reaper', token: 'reaper-test-token' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'reaper' }],
+      currentContext: 'fake',
+    });
+    return kc;
+  }
+
+  /** Writes a kubeconfig file for the CLI. */
+  writeKubeConfig(file: string): void {
+    writeFileSync(
+      file,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'fake', cluster: { server: this.url, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'reaper', user: { token: 'reaper-test-token' } }],
+        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'reaper' } }],
+        'current-context': 'fake',
+      }),
+    );
+  }
+
+  /** Stores an object as the API server would: a uid if it has none, a fresh resourceVersion. */
+  put(resource: Resource, obj: KubeObject): KubeObject {
+    const stored = structuredClone(obj);
+    stored.metadata.uid ??= randomUUID();
+    stored.metadata.resourceVersion = String(++this.revision);
+    stored.metadata.creationTimestamp ??= '2026-11-29T15:00:00Z';
+    this.objects.set(this.key(resource, stored.metadata.namespace!, stored.metadata.name!), { resource, obj: stored });
+    return structuredClone(stored);
+  }
+
+  get(resource: Resource, namespace: string, name: string): KubeObject | undefined {
+    const entry = this.objects.get(this.key(resource, namespace, name));
+    return entry ? structuredClone(entry.obj) : undefined;
+  }
+
+  remove(resource: Resource, namespace: string, name: string): void {
+    this.objects.delete(this.key(resource, namespace, name));
+  }
+
+  /** Deletes and recreates under the same name: another UID, as a real replacement gets. */
+  replace(resource: Resource, namespace: string, name: string, change: (o: KubeObject) => void = () => {}): KubeObject {
+    const current = this.get(resource, namespace, name)!;
+    delete current.metadata.uid;
+    change(current);
+    return this.put(resource, current);
+  }
+
+  deletes(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === 'DELETE');
+  }
+
+  private key(resource: Resource, namespace: string, name: string): string {
+    return `${resource}/${namespace}/${name}`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      accept: req.headers.accept ?? '',
+      ...(text ? { body: JSON.parse(text) } : {}),
+    };
+    this.requests.push(recorded);
+
+    const fault = this.faults.find((f) => (f.method === undefined || f.method === recorded.method) && f.path.test(recorded.path) && (f.times === undefined || f.times > 0));
+    if (fault?.times !== undefined) fault.times--;
+    for (const hook of this.hooks) hook(recorded);
+    if (fault && 'delayMs' in fault.answer) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        if (!res.destroyed) this.route(recorded, res);
+      }, fault.answer.delayMs);
+      this.timers.add(timer);
+      return;
+    }
+    if (fault && 'raw' in fault.answer) {
+      res.writeHead(fault.answer.status, { 'content-type': fault.answer.contentType ?? 'application/json' }).end(fault.answer.raw);
+      return;
+    }
+    if (fault && 'reason' in fault.answer) {
+      send(res, fault.answer.status, statusBody(fault.answer.status, fault.answer.reason, fault.answer.message));
+      return;
+    }
+    this.route(recorded, res);
+  }
+
+  private route(req: RecordedRequest, res: ServerResponse): void {
+    const one = NAMESPACED.exec(req.path);
+    const all = one ? null : CLUSTER_WIDE.exec(req.path);
+    const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;
+    if (resource === undefined || !Object.hasOwn(RESOURCES, resource)) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+      return;
+    }
+    const namespace = one?.[1];
+    const name = one?.[3];
+    if (name === undefined && req.method === 'GET') return this.list(res, resource, namespace, req.query, this.wantsMetadata(req, 'PartialObjectMetadataList'));
+    if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
+    if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
+    send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+  }
+
+  private wantsMetadata(req: RecordedRequest, as: string): boolean {
+    return this.servesMetadataOnly && req.accept.split(',').some((t) => t.trim().startsWith(`application/json;as=${as};g=meta.k8s.io;v=v1`));
+  }
+
+  private list(res: ServerResponse, resource: Resource, namespace: string | undefined, query: URLSearchParams, metadataOnly: boolean): void {
+    const selector = parseSelector(query.get('labelSelector') ?? '');
+    if (selector === undefined) return send(res, 400, statusBody(400, 'BadRequest', `unable to parse requirement: ${query.get('labelSelector')}`));
+    const matching = [...this.objects.values()]
+      .filter((e) => e.resource === resource && (namespace === undefined || e.obj.metadata.namespace === namespace))
+      .filter((e) => this.ignoreSelector || selector(e.obj.metadata.labels ?? {}))
+      .map((e) => e.obj)
+      .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+    const offset = query.has('continue') ? Number(Buffer.from(query.get('continue')!, 'base64url').toString('utf8')) : 0;
+    const limit = Math.min(query.has('limit') ? Number(query.get('limit')) || Infinity : Infinity, this.maxPage);
+    const page = matching.slice(offset, offset + limit);
+    const more = offset + page.length < matching.length;
+    const { kind, apiVersion } = RESOURCES[resource];
+    const metadata = { resourceVersion: String(this.revision), ...(more ? { continue: Buffer.from(String(offset + page.length)).toString('base64url') } : {}) };
+    if (metadataOnly)
+      return send(
+        res,
+        200,
+        { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: page.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata })) },
+        'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+      );
+    send(res, 200, {
+      kind: `${kind}List`,
+      apiVersion,
+      metadata,
+      // The API server omits kind and apiVersion on list items.
+      items: page.map((o) => {
+        const item = structuredClone(o);
+        delete item.kind;
+        delete item.apiVersion;
+        return item;
+      }),
+    });
+  }
+
+  private read(res: ServerResponse, resource: Resource, namespace: string, name: string, metadataOnly: boolean): void {
+    const obj = this.get(resource, namespace, name);
+    if (obj === undefined) return send(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource }));
+    if (metadataOnly)
+      return send(res, 200, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata }, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
+    send(res, 200, { kind: RESOURCES[resource].kind, apiVersion: RESOURCES[resource].apiVersion, ...obj });
+  }
+
+  private delete(res: ServerResponse, resource: Resource, namespace: string, name: string, body: unknown): void {
+    const obj = this.get(resource, namespace, name);
+    if (obj === undefined) return send(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource }));
+    const pre = (body as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions ?? {};
+    const conflict = (what: string, want: string, have: string) =>
+      send(
+        res,
+        409,
+        statusBody(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${name}": Precondition failed: ${what} in precondition: ${want}, ${what} in object meta: ${have}`, {
+          name,
+          kind: resource,
+        }),
+      );
+    if (pre.uid !== undefined && pre.uid !== obj.metadata.uid) return conflict('UID', pre.uid, obj.metadata.uid!);
+    if (pre.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion)
+      return conflict('ResourceVersion', pre.resourceVersion, obj.metadata.resourceVersion!);
+    this.remove(resource, namespace, name);
+    const { kind, apiVersion } = RESOURCES[resource];
+    if (resource === 'secrets' || resource === 'networkpolicies')
+      return send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: resource, uid: obj.metadata.uid } });
+    send(res, 200, { kind, apiVersion, ...obj, metadata: { ...obj.metadata, deletionTimestamp: '2026-11-29T16:00:00Z', deletionGracePeriodSeconds: 0 } });
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
+  res.writeHead(status, { 'content-type': contentType }).end(JSON.stringify(body));
+}
+
+/** Equality-based selectors (`k=v`, `k==v`, `k!=v`, `k`, `!k`), comma-joined, as the API server reads them. */
+export function parseSelector(text: string): ((labels: Record<string, string>) => boolean) | undefined {
+  if (text === '') return () => true;
+  const terms: Array<(labels: Record<string, string>) => boolean> = [];
+  for (const term of text.split(',')) {
+    const m = /^(!?)([A-Za-z0-9][-A-Za-z0-9_./]*)(?:(!=|==|=)([-A-Za-z0-9_.]*))?$/.exec(term);
+    if (m === null) return undefined;
+    const [, not, key, op, value] = m as unknown as [string, string, string, string | undefined, string | undefined];
+    if (not && op) return undefined;
+    if (not) terms.push((l) => !Object.hasOwn(l, key));
+    else if (op === undefined) terms.push((l) => Object.hasOwn(l, key));
+    else if (op === '!=') terms.push((l) => l[key] !== value);
+    else terms.push((l) => Object.hasOwn(l, key) && l[key] === value);
+  }
+  return (labels) => terms.every((t) => t(labels));
+}

@@ -1,0 +1,135 @@
+// No helm binary runs here (none is packaged for Debian or npm), so the chart is checked
+// statically: values against the schema, template references against values, helper
+// names, block balance, and parity with the objects `deed manifests` renders.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { parseConfig } from '../src/config/load.js';
+import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
+import { renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import { ROOT } from './cli-process.js';
+
+const CHART = join(ROOT, 'manifests/helm/deed');
+const TEMPLATES = join(CHART, 'templates');
+const schema = JSON.parse(readFileSync(join(ROOT, HELM_SCHEMA_FILE), 'utf8')) as { properties: Record<string, unknown> };
+const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+const templates = new Map(readdirSync(TEMPLATES).map((f) => [f, readFileSync(join(TEMPLATES, f), 'utf8')]));
+const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
+
+function withValues(patch: (v: Record<string, unknown>) => void): Record<string, unknown> {
+  const copy = structuredClone(values);
+  patch(copy);
+  return copy;
+}
+
+/** Template actions with their trim markers and comments removed. */
+function actions(text: string): string[] {
+  return [...text.replace(/\{\{-?\s*\/\*[\s\S]*?\*\/\s*-?\}\}/g, '').matchAll(/\{\{-?([\s\S]*?)-?\}\}/g)].map((m) => m[1]!.trim());
+}
+
+describe('the Helm chart', () => {
+  test('Chart.yaml follows the package version', () => {
+    const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(chart.version, pkg.version);
+    assert.equal(chart.appVersion, pkg.version);
+  });
+
+  test('values.yaml validates against values.schema.json', () => {
+    assert.ok(validate(values), JSON.stringify(validate.errors, null, 2));
+  });
+
+  test("the schema's policy part is Deed's own policy schema (run npm run manifests after changing it)", () => {
+    assert.deepEqual(schema.properties.policy, policyJsonSchema());
+  });
+
+  test("the default policy is one deed serve accepts", () => {
+    assert.doesNotThrow(() => parseConfig(values.policy, 'values.yaml policy'));
+  });
+
+  const invalid: Array<{ name: string; patch: (v: Record<string, unknown>) => void }> = [
+    { name: 'an unknown certificate mode', patch: (v) => ((v.certificates as Record<string, unknown>).mode = 'selfSigned') },
+    {
+      name: 'mode provided without a caBundle',
+      patch: (v) => Object.assign(v.certificates as object, { mode: 'provided', provided: { secretName: 'deed-tls', caBundle: '' } }),
+    },
+    { name: 'a timeout of 10 s or more', patch: (v) => ((v.webhook as Record<string, unknown>).timeoutSeconds = 10) },
+    { name: 'zero replicas', patch: (v) => (v.replicaCount = 0) },
+    { name: 'a policy field deed does not know', patch: (v) => ((v.policy as Record<string, unknown>).colour = 'blue') },
+    { name: 'a policy environment id that is not a label value', patch: (v) => ((v.policy as Record<string, unknown>).environments = [{ id: 'no spaces' }]) },
+    { name: 'a reaper environment that cannot name a CronJob', patch: (v) => ((v.reaper as Record<string, unknown>).environments = ['Alpha_1']) },
+    { name: 'a misspelt top-level key', patch: (v) => (v.replicas = 3) },
+  ];
+  for (const { name, patch } of invalid) {
+    test(`the schema rejects ${name}`, () => {
+      assert.equal(validate(withValues(patch)), false);
+    });
+  }
+
+  test('the schema accepts each certificate mode with what it needs', () => {
+    for (const certificates of [
+      { mode: 'generated', generated: { validityDays: 365 } },
+      { mode: 'certManager', certManager: { issuerRef: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } } },
+      { mode: 'provided', provided: { secretName: 'deed-tls', caBundle: 'LS0tLS1CRUdJTg==' } },
+    ]) {
+      assert.ok(validate(withValues((v) => (v.certificates = certificates))), `${certificates.mode}: ${JSON.stringify(validate.errors)}`);
+    }
+  });
+
+  test('every .Values path a template reads exists in values.yaml', () => {
+    for (const [file, text] of templates) {
+      for (const [, path] of text.matchAll(/\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)/g)) {
+        let node: unknown = values;
+        for (const part of path!.slice(1).split('.')) {
+          assert.ok(node !== null && typeof node === 'object' && part in node, `${file}: .Values${path} is not in values.yaml`);
+          node = (node as Record<string, unknown>)[part];
+        }
+      }
+    }
+  });
+
+  test('every included helper is defined, and every block is closed', () => {
+    const defined = new Set<string>();
+    for (const text of templates.values()) for (const [, name] of text.matchAll(/\{\{-?\s*define\s+"([^"]+)"/g)) defined.add(name!);
+    for (const [file, text] of templates) {
+      for (const [, name] of text.matchAll(/include\s+"([^"]+)"/g)) assert.ok(defined.has(name!), `${file}: include "${name}" is not defined`);
+      const stack: string[] = [];
+      for (const action of actions(text)) {
+        const word = action.split(/\s+/)[0];
+        if (['if', 'range', 'with', 'define', 'block'].includes(word!)) stack.push(word!);
+        if (word === 'end') assert.ok(stack.pop(), `${file}: an {{ end }} closes nothing`);
+      }
+      assert.deepEqual(stack, [], `${file}: unclosed blocks`);
+    }
+  });
+
+  test('it renders every kind deed manifests does, except the Namespace (helm install --create-namespace)', () => {
+    const chartKinds = new Set<string>();
+    for (const text of templates.values()) for (const [, kind] of text.matchAll(/^kind: (\w+)$/gm)) chartKinds.add(kind!);
+    const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).map((o) => o.kind!));
+    deedKinds.delete('Namespace');
+    for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);
+    assert.deepEqual([...chartKinds].filter((k) => !deedKinds.has(k)).sort(), ['Certificate', 'Issuer', 'Secret']);
+  });
+
+  test('the Deployment runs deed serve with the same arguments as deed manifests', () => {
+    const deployment = templates.get('deployment.yaml')!;
+    const block = /args:\n((?:\s+- .+\n)+)/.exec(deployment)![1]!;
+    const args = [...block.matchAll(/- (.+)/g)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1'));
+    assert.deepEqual(args, SERVE_ARGS);
+  });
+
+  test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {
+    const text = templates.get('webhooks.yaml')!;
+    assert.equal(text.match(/cert-manager\.io\/inject-ca-from/g)?.length, 2);
+    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 2);
+    assert.match(text, /pods\/ephemeralcontainers/);
+    assert.match(text, /reinvocationPolicy: IfNeeded/);
+    const helpers = templates.get('_helpers.tpl')!;
+    for (const needle of ['sideEffects: None', 'failurePolicy: Fail', 'matchPolicy: Equivalent', 'admissionReviewVersions: ["v1"]', 'kubernetes.io/metadata.name', 'request.userInfo.username', "'system:serviceaccounts:kube-system' in request.userInfo.groups"])
+      assert.ok(helpers.includes(needle), `_helpers.tpl: ${needle}`);
+  });
+});

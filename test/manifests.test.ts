@@ -1,0 +1,368 @@
+import { test, describe, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run as runCel } from '@bufbuild/cel';
+import { parseAllDocuments, stringify } from 'yaml';
+import type {
+  KubernetesObject,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1CronJob,
+  V1Deployment,
+  V1MutatingWebhookConfiguration,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V1Service,
+  V1ServiceAccount,
+  V1ValidatingWebhookConfiguration,
+} from '@kubernetes/client-node';
+import { loadConfig, parseConfigText } from '../src/config/load.js';
+import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
+import { resolveRequester } from '../src/policy/identity.js';
+import { compilePolicy } from '../src/policy/policy.js';
+import { generateCertificates } from '../src/server/certificates.js';
+import { deed } from './cli-process.js';
+import { FIXTURE_POLICY } from './helpers.js';
+
+type Obj = KubernetesObject & Record<string, unknown>;
+type Webhook = V1MutatingWebhookConfiguration['webhooks'] extends (infer W)[] | undefined ? W : never;
+
+const NS = 'sandbox-deed';
+
+function find<T>(objects: Obj[], kind: string, name?: string): T {
+  const hits = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
+  assert.equal(hits.length, 1, `exactly one ${kind}${name ? ` ${name}` : ''}`);
+  return hits[0] as T;
+}
+
+function webhooksOf(objects: Obj[]): Array<{ kind: string; hook: Webhook }> {
+  const out: Array<{ kind: string; hook: Webhook }> = [];
+  for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+    const config = find<V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(objects, kind);
+    for (const hook of config.webhooks ?? []) out.push({ kind, hook: hook as Webhook });
+  }
+  return out;
+}
+
+/** The resources a webhook sees for an operation, as "group/version/resource". */
+function covered(hook: Webhook, operation: string): string[] {
+  const out: string[] = [];
+  for (const rule of hook.rules ?? [])
+    if (rule.operations?.includes(operation) || rule.operations?.includes('*'))
+      for (const g of rule.apiGroups ?? []) for (const v of rule.apiVersions ?? []) for (const r of rule.resources ?? []) out.push(`${g}/${v}/${r}`);
+  return out.sort();
+}
+
+const CORE_AND_NETWORKING = ['/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
+
+/** CEL needs maps, not plain objects. */
+function toCel(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toCel);
+  if (value !== null && typeof value === 'object') return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
+  return value;
+}
+
+function serviceAccountUser(namespace: string, name: string) {
+  return { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
+}
+
+function podSpecs(objects: Obj[]): Array<{ owner: string; spec: V1PodSpec }> {
+  const out: Array<{ owner: string; spec: V1PodSpec }> = [];
+  for (const o of objects) {
+    if (o.kind === 'Deployment') out.push({ owner: `Deployment ${o.metadata!.name}`, spec: (o as V1Deployment).spec!.template.spec! });
+    if (o.kind === 'CronJob') out.push({ owner: `CronJob ${o.metadata!.name}`, spec: (o as V1CronJob).spec!.jobTemplate.spec!.template.spec! });
+  }
+  return out;
+}
+
+describe('deed manifests', () => {
+  let objects: Obj[];
+  let caPem: string;
+  let policyFile: string;
+
+  before(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-manifests-'));
+    const certs = await generateCertificates(join(dir, 'certs'), [`deed.${NS}.svc`]);
+    caPem = readFileSync(certs.caFile, 'utf8');
+    policyFile = join(dir, 'policy.yaml');
+    writeFileSync(policyFile, `# operators keep notes here\n${stringify(FIXTURE_POLICY)}`);
+    const out = deed(['manifests', '--namespace', NS, '--image', 'registry.test/deed:1', '--ca-bundle', certs.caFile, '--config', policyFile, '--reaper-environment', 'alpha']);
+    assert.equal(out.status, 0, out.stderr);
+    const docs = parseAllDocuments(out.stdout);
+    assert.ok(Array.isArray(docs));
+    for (const d of docs) assert.deepEqual(d.errors, []);
+    objects = docs.map((d) => d.toJS() as Obj);
+  });
+
+  test('prints one YAML document per object, each with apiVersion, kind and name', () => {
+    assert.deepEqual(
+      objects.map((o) => `${o.kind}/${o.metadata?.name}`),
+      [
+        `Namespace/${NS}`,
+        'ServiceAccount/deed',
+        'ConfigMap/deed-policy',
+        'Deployment/deed',
+        'PodDisruptionBudget/deed',
+        'Service/deed',
+        'MutatingWebhookConfiguration/deed',
+        'ValidatingWebhookConfiguration/deed',
+        'ClusterRole/deed-reaper',
+        'ServiceAccount/deed-reaper-alpha',
+        'ClusterRoleBinding/deed-reaper-alpha',
+        'CronJob/deed-reaper-alpha',
+      ],
+    );
+    for (const o of objects) assert.ok(o.apiVersion, `${o.kind} has an apiVersion`);
+    for (const o of objects.filter((x) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].includes(x.kind!)))
+      assert.equal(o.metadata?.namespace, NS, `${o.kind} ${o.metadata?.name} lives in ${NS}`);
+  });
+
+  test('both webhooks take v1 reviews, declare no side effects, fail closed, time out under 10 s and match equivalent versions', () => {
+    const hooks = webhooksOf(objects);
+    assert.equal(hooks.length, 2);
+    for (const { kind, hook } of hooks) {
+      assert.deepEqual(hook.admissionReviewVersions, ['v1'], kind);
+      assert.equal(hook.sideEffects, 'None', kind);
+      assert.equal(hook.failurePolicy, 'Fail', kind);
+      assert.ok(hook.timeoutSeconds !== undefined && hook.timeoutSeconds >= 1 && hook.timeoutSeconds < 10, `${kind} timeout ${hook.timeoutSeconds}`);
+      assert.equal(hook.matchPolicy, 'Equivalent', kind);
+      for (const rule of hook.rules ?? []) assert.equal(rule.scope, 'Namespaced', kind);
+    }
+  });
+
+  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, and is reinvoked if needed', () => {
+    const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
+    assert.deepEqual(covered(hook, 'CREATE'), CORE_AND_NETWORKING);
+    for (const op of ['UPDATE', 'DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
+    assert.equal(hook.reinvocationPolicy, 'IfNeeded');
+    assert.equal(hook.clientConfig.service?.path, '/mutate');
+  });
+
+  test('the validating webhook sees CREATE, UPDATE and DELETE of the four kinds and UPDATE of pods/ephemeralcontainers', () => {
+    const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
+    assert.deepEqual(covered(hook, 'CREATE'), CORE_AND_NETWORKING);
+    assert.deepEqual(covered(hook, 'UPDATE'), [...CORE_AND_NETWORKING, '/v1/pods/ephemeralcontainers'].sort());
+    assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
+    assert.equal(hook.clientConfig.service?.path, '/validate');
+  });
+
+  test('both webhooks call the Service on 443 and trust the given CA as caBundle', () => {
+    const svc = find<V1Service>(objects, 'Service', 'deed');
+    for (const { kind, hook } of webhooksOf(objects)) {
+      assert.deepEqual({ ...hook.clientConfig.service, path: undefined }, { namespace: NS, name: svc.metadata!.name, port: 443, path: undefined }, kind);
+      assert.equal(Buffer.from(hook.clientConfig.caBundle!, 'base64').toString('utf8').trim(), caPem.trim(), kind);
+    }
+  });
+
+  test('without a CA bundle no caBundle is rendered, to be injected or patched in', () => {
+    const plain = renderManifests({ namespace: NS, image: 'x' }) as Obj[];
+    for (const { kind, hook } of webhooksOf(plain)) assert.equal(hook.clientConfig.caBundle, undefined, kind);
+  });
+
+  test("the namespace selector is opt-in by label and excludes kube-system and Deed's namespace by the API server's name label", () => {
+    for (const { kind, hook } of webhooksOf(objects)) {
+      assert.deepEqual(
+        hook.namespaceSelector,
+        {
+          matchExpressions: [
+            { key: 'deed.dev/sandbox', operator: 'In', values: ['enabled'] },
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] },
+          ],
+        },
+        kind,
+      );
+      assert.equal(hook.objectSelector, undefined, `${kind}: no object selector, which clients could dodge by labelling`);
+    }
+  });
+
+  const requesters = [
+    { who: "Deed's own service account", user: serviceAccountUser(NS, 'deed'), reviewed: false },
+    { who: 'a kube-system controller', user: serviceAccountUser('kube-system', 'replicaset-controller'), reviewed: false },
+    { who: 'a runner service account', user: serviceAccountUser('sandbox-a', 'runner'), reviewed: true },
+    { who: "the reaper, whose deletes must be guarded", user: serviceAccountUser(NS, 'deed-reaper-alpha'), reviewed: true },
+    { who: 'a service account named like kube-system in another namespace', user: serviceAccountUser('kube-system-x', 'deed'), reviewed: true },
+    { who: 'a human admin', user: { username: 'kube-lab-admin', groups: ['system:authenticated'] }, reviewed: true },
+    { who: 'a user who calls itself kube-system in a label-like username', user: { username: 'kube-system', groups: ['system:authenticated'] }, reviewed: true },
+  ];
+  for (const { who, user, reviewed } of requesters) {
+    test(`matchConditions ${reviewed ? 'send' : 'skip'} requests from ${who}`, () => {
+      for (const { kind, hook } of webhooksOf(objects)) {
+        const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a' });
+        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
+        for (const r of results) assert.equal(typeof r, 'boolean', `${kind}: every condition evaluates to a bool`);
+        assert.equal(results.every((r) => r === true), reviewed, kind);
+      }
+    });
+  }
+
+  test('the Deployment runs 2 non-root replicas with a read-only root filesystem, no capabilities and RuntimeDefault seccomp', () => {
+    const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.equal(dep.spec!.replicas, 2);
+    assert.equal(dep.spec!.strategy?.rollingUpdate?.maxUnavailable, 0);
+    const pod = dep.spec!.template.spec!;
+    assert.equal(pod.securityContext?.runAsNonRoot, true);
+    assert.ok((pod.securityContext?.runAsUser ?? 0) > 0);
+    assert.equal(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault');
+    assert.ok((pod.topologySpreadConstraints ?? []).length >= 1);
+    for (const c of pod.topologySpreadConstraints ?? []) assert.deepEqual(c.labelSelector?.matchLabels, dep.spec!.selector.matchLabels);
+    const [container] = pod.containers;
+    assert.equal(pod.containers.length, 1);
+    const sc = container!.securityContext!;
+    assert.equal(sc.readOnlyRootFilesystem, true);
+    assert.equal(sc.allowPrivilegeEscalation, false);
+    assert.deepEqual(sc.capabilities?.drop, ['ALL']);
+    assert.equal(sc.capabilities?.add, undefined);
+    assert.equal(sc.privileged, undefined);
+    assert.equal(sc.seccompProfile?.type, 'RuntimeDefault');
+    assert.ok(container!.resources?.requests?.cpu && container!.resources?.requests?.memory);
+    assert.ok(container!.resources?.limits?.memory);
+    assert.equal(container!.image, 'registry.test/deed:1');
+  });
+
+  test('probes hit /healthz and /readyz over HTTPS on the serving port, 8443', () => {
+    const container = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!;
+    const port = container.ports!.find((p) => p.name === container.livenessProbe?.httpGet?.port);
+    assert.equal(port?.containerPort, 8443);
+    assert.deepEqual(
+      [container.livenessProbe?.httpGet, container.readinessProbe?.httpGet],
+      [
+        { path: '/healthz', port: 'https', scheme: 'HTTPS' },
+        { path: '/readyz', port: 'https', scheme: 'HTTPS' },
+      ],
+    );
+    assert.deepEqual(container.args, SERVE_ARGS);
+    assert.deepEqual(SERVE_ARGS.slice(0, 5), ['serve', '--host', '0.0.0.0', '--port', '8443']);
+  });
+
+  test('every file deed serve is told to read is one the pod mounts', () => {
+    const pod = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!;
+    const container = pod.containers[0]!;
+    const mounted = new Set<string>();
+    for (const m of container.volumeMounts ?? []) {
+      const volume = pod.volumes!.find((v) => v.name === m.name)!;
+      for (const source of volume.projected?.sources ?? [])
+        for (const item of source.configMap?.items ?? source.secret?.items ?? []) mounted.add(`${m.mountPath}/${item.path}`);
+    }
+    const args = container.args!;
+    const files = ['--config', '--tls-cert', '--tls-key'].map((flag) => args[args.indexOf(flag) + 1]!);
+    const policy = parseConfigText(find<V1ConfigMap>(objects, 'ConfigMap', 'deed-policy').data!['policy.yaml']!);
+    files.push(policy.attestation.keyFile!);
+    for (const f of files) assert.ok(mounted.has(f), `${f} is mounted (mounted: ${[...mounted].join(', ')})`);
+    const names = pod.volumes!.flatMap((v) => v.projected?.sources ?? []).map((s) => s.configMap?.name ?? s.secret?.name);
+    assert.deepEqual(names, ['deed-policy', 'deed-tls', 'deed-attestation']);
+  });
+
+  test("the ConfigMap carries the operator's policy, comments kept, with the mounted key and each reaper acting for its environment", () => {
+    const text = find<V1ConfigMap>(objects, 'ConfigMap', 'deed-policy').data!['policy.yaml']!;
+    assert.match(text, /# operators keep notes here/);
+    const policy = parseConfigText(text);
+    assert.equal(policy.attestation.keyFile, '/etc/deed/attestation/key');
+    assert.deepEqual(
+      policy.environments.map((e) => e.id),
+      ['alpha', 'beta'],
+    );
+    const acts = resolveRequester({ ...serviceAccountUser(NS, 'deed-reaper-alpha'), extra: {} }, compilePolicy(policy)).environment;
+    assert.deepEqual(acts, { kind: 'one', id: 'alpha' });
+  });
+
+  test('the default cluster policy is the embedded default deed serve runs on', () => {
+    assert.deepEqual(parseConfigText(DEFAULT_POLICY), loadConfig());
+  });
+
+  test('a changed policy changes the pod template, so the pods roll', () => {
+    const checksum = (policy: string) =>
+      (renderManifests({ namespace: NS, image: 'x', policy }).find((o) => o.kind === 'Deployment') as V1Deployment).spec!.template.metadata!.annotations!['checksum/policy'];
+    assert.notEqual(checksum(DEFAULT_POLICY), checksum(stringify(FIXTURE_POLICY)));
+    assert.equal(checksum(DEFAULT_POLICY), checksum(DEFAULT_POLICY));
+  });
+
+  test('the PodDisruptionBudget keeps one replica of exactly the Deployment pods', () => {
+    const pdb = find<V1PodDisruptionBudget>(objects, 'PodDisruptionBudget', 'deed');
+    const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.equal(pdb.spec!.minAvailable, 1);
+    assert.deepEqual(pdb.spec!.selector?.matchLabels, dep.spec!.selector.matchLabels);
+    assert.deepEqual(dep.spec!.template.metadata!.labels, dep.spec!.selector.matchLabels);
+  });
+
+  test('the Service maps 443 to the pods’ https port', () => {
+    const svc = find<V1Service>(objects, 'Service', 'deed');
+    const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.deepEqual(svc.spec!.selector, dep.spec!.selector.matchLabels);
+    assert.deepEqual(svc.spec!.ports!.map((p) => [p.port, p.targetPort]), [[443, 'https']]);
+  });
+
+  test('the webhook has no role and no token; only the reaper gets one, bound to get, list and delete on the four kinds', () => {
+    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
+    for (const b of bindings) for (const s of b.subjects ?? []) assert.notEqual(s.name, 'deed', 'nothing binds the webhook service account');
+    assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false);
+    for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, owner.startsWith('CronJob'), owner);
+
+    assert.deepEqual(objects.filter((o) => o.kind === 'Role'), []);
+    const role = find<V1ClusterRole>(objects, 'ClusterRole', 'deed-reaper');
+    const granted = new Set<string>();
+    for (const rule of role.rules ?? []) {
+      assert.equal(rule.resourceNames, undefined);
+      assert.equal(rule.nonResourceURLs, undefined);
+      for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
+    }
+    const expected = [];
+    for (const r of ['/pods', '/secrets', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
+    assert.deepEqual([...granted].sort(), expected.sort());
+
+    const binding = find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-alpha');
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'deed-reaper' });
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'deed-reaper-alpha', namespace: NS }]);
+  });
+
+  test('the reaper CronJob runs one bounded, non-overlapping pass for its environment as its own service account', () => {
+    const cron = find<V1CronJob>(objects, 'CronJob', 'deed-reaper-alpha');
+    assert.equal(cron.spec!.concurrencyPolicy, 'Forbid');
+    const pod = cron.spec!.jobTemplate.spec!.template.spec!;
+    assert.equal(pod.serviceAccountName, 'deed-reaper-alpha');
+    assert.deepEqual(pod.containers[0]!.args, ['reap', '--environment', 'alpha', '--once', '--apply', '--config', '/etc/deed/policy.yaml']);
+    assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
+    assert.equal(pod.securityContext?.runAsNonRoot, true);
+    assert.ok(cron.spec!.jobTemplate.spec!.activeDeadlineSeconds! > 0);
+  });
+
+  test('Deed’s own namespace enforces the restricted Pod Security level', () => {
+    const ns = find<Obj>(objects, 'Namespace');
+    assert.equal(ns.metadata!.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
+  });
+
+  const refusals: Array<{ name: string; policy?: string; reapers?: string[]; error: RegExp }> = [
+    { name: 'a policy that keeps the attestation key elsewhere', policy: 'attestation:\n  keyFile: /keys/k\n', error: /attestation\.keyFile/ },
+    { name: 'a reaper for an environment the policy lacks', reapers: ['gamma'], error: /no environment "gamma"/ },
+    { name: 'a reaper whose account would act for two environments', policy: stringify({ environments: [{ id: 'alpha', groups: ['system:serviceaccounts'] }, { id: 'beta' }] }), reapers: ['beta'], error: /several environments \(alpha, beta\)/ },
+    { name: 'a reaper environment that cannot name a CronJob', policy: stringify({ environments: [{ id: 'Alpha_1' }] }), reapers: ['Alpha_1'], error: /DNS label/ },
+    { name: 'a policy that is not valid', policy: 'environments:\n  - id: alpha\n    color: blue\n', error: /environments\.0/ },
+    { name: 'a policy that is not a mapping', policy: '- 1\n', error: /mapping/ },
+  ];
+  for (const { name, policy, reapers, error } of refusals) {
+    test(`refuses ${name}`, () => {
+      assert.throws(() => renderManifests({ namespace: NS, image: 'x', policy: policy ?? stringify(FIXTURE_POLICY), reaperEnvironments: reapers ?? [] }), error);
+    });
+  }
+
+  test('an invalid --config exits 2 naming the field, and prints no manifests', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-manifests-bad-'));
+    const file = join(dir, 'policy.yaml');
+    writeFileSync(file, 'deadline:\n  marginSeconds: -1\n');
+    const out = deed(['manifests', '--config', file]);
+    assert.equal(out.status, 2);
+    assert.match(out.stderr, /deadline\.marginSeconds/);
+    assert.equal(out.stdout, '');
+  });
+
+  test('a --ca-bundle that is not a certificate exits 2 with a message', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-manifests-bad-'));
+    const file = join(dir, 'ca.crt');
+    writeFileSync(file, 'not a certificate\n');
+    const out = deed(['manifests', '--ca-bundle', file]);
+    assert.equal(out.status, 2);
+    assert.match(out.stderr, /not a PEM certificate/);
+  });
+});

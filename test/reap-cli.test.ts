@@ -1,0 +1,175 @@
+// `deed reap` as an operator (or the CronJob) runs it, against the fake API server through a
+// kubeconfig file: as a child process where the process matters (the default dry run, exit
+// codes, SIGTERM), in-process through the same command registration otherwise.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { stringify } from 'yaml';
+import { registerReap } from '../src/cli/reap.js';
+import { TEST_KEY } from './helpers.js';
+import { FakeApiServer } from './fake-apiserver.js';
+import { iso, stamped } from './reaper-helpers.js';
+import { ROOT } from './serve-process.js';
+
+let server: FakeApiServer;
+const dir = mkdtempSync(join(tmpdir(), 'deed-reap-'));
+const kubeconfig = join(dir, 'kubeconfig');
+const keyFile = join(dir, 'attestation-key');
+const policyFile = join(dir, 'policy.yaml');
+
+before(async () => {
+  server = await new FakeApiServer().start();
+  server.writeKubeConfig(kubeconfig);
+  writeFileSync(keyFile, `${TEST_KEY.toString('latin1')}\n`);
+  writeFileSync(policyFile, stringify({ labelPrefix: 'deed.dev', environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }], attestation: { keyFile } }));
+});
+
+after(async () => {
+  await server.close();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string[];
+  stderr: string;
+}
+
+function reap(args: string[], onLine?: (line: string, stop: () => void) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'reap', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBERNETES_SERVICE_HOST: '', DEED_CONFIG: '' },
+    });
+    const stdout: string[] = [];
+    let stderr = '';
+    let buffered = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`deed reap did not finish:\n${stdout.join('\n')}\n${stderr}`));
+    }, 30_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        stdout.push(line);
+        onLine?.(line, () => child.kill('SIGTERM'));
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function reset() {
+  server.requests.length = 0;
+  server.faults.length = 0;
+  server.remove('pods', 'sandbox-a', 'sbx-1');
+  server.remove('secrets', 'sandbox-a', 'sbx-1-token');
+  server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60, Date.now()) }));
+  server.put('secrets', stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(3600, Date.now()) }));
+}
+
+
+/** Runs `deed reap` in-process through the same registration main.ts uses (spawning costs seconds each). */
+async function reapInProcess(args: string[]): Promise<{ error?: Error; exitCode: number | undefined; stdout: string[]; stderr: string }> {
+  let out = '';
+  let stderr = '';
+  const saved = { env: { ...process.env }, exitCode: process.exitCode };
+  delete process.env.KUBERNETES_SERVICE_HOST;
+  delete process.env.DEED_CONFIG;
+  process.exitCode = undefined;
+  try {
+    const program = new Command('deed').exitOverride().configureOutput({ writeErr: (s) => (stderr += s), writeOut: () => {} });
+    registerReap(program, (text) => (out += text));
+    let error: Error | undefined;
+    await program.parseAsync(['reap', ...args], { from: 'user' }).catch((e: Error) => (error = e));
+    const exitCode = typeof process.exitCode === 'number' ? process.exitCode : undefined;
+    return { ...(error ? { error } : {}), exitCode, stdout: out.split('\n').filter((l) => l !== ''), stderr };
+  } finally {
+    process.env = saved.env;
+    process.exitCode = saved.exitCode;
+  }
+}
+
+describe('deed reap', () => {
+  test('by default it is a dry run: prints what it would reap, deletes nothing, exits 0', async () => {
+    reset();
+    const run = await reap(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(server.deletes().length, 0);
+    assert.match(run.stdout.find((l) => l.startsWith('reap '))!, /^reap Pod sandbox-a\/sbx-1 uid=\S+: owner sandbox-a\/runner-0 .* is gone \(NotFound\).* \[would-delete\]$/);
+    assert.match(run.stdout.find((l) => l.startsWith('keep '))!, /^keep Secret sandbox-a\/sbx-1-token .*deadline .* has not passed$/);
+    assert.match(run.stdout.at(-1)!, /^summary: environment alpha, dry run .*: reaped 1, kept 1, skipped-foreign 0, conflicts 0, errors 0$/);
+  });
+
+  test('--apply -o json deletes with preconditions and prints one JSON line per decision, then the summary', async () => {
+    reset();
+    const run = await reapInProcess(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--attestation-key', keyFile, '--namespace', 'sandbox-a', '--apply', '--once', '-o', 'json']);
+    assert.equal(run.error, undefined);
+    assert.equal(run.exitCode, undefined, 'exit 0');
+    const lines = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.filter((l) => l.type === 'decision').map((l) => [l.action, l.kind, l.name, l.outcome]),
+      [
+        ['reap', 'Pod', 'sbx-1', 'deleted'],
+        ['keep', 'Secret', 'sbx-1-token', undefined],
+      ],
+    );
+    assert.deepEqual(lines.at(-1), { type: 'summary', environment: 'alpha', dryRun: false, reaped: 1, kept: 1, skippedForeign: 0, conflicts: 0, errors: 0 });
+    assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
+    assert.deepEqual(
+      server.requests.filter((r) => r.method === 'GET' && r.query.has('labelSelector')).map((r) => r.path),
+      [
+        '/api/v1/namespaces/sandbox-a/pods',
+        '/api/v1/namespaces/sandbox-a/secrets',
+        '/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies',
+        '/api/v1/namespaces/sandbox-a/persistentvolumeclaims',
+      ],
+    );
+  });
+
+  test('a sweep that could not list exits 1', async () => {
+    reset();
+    server.faults.push({ method: 'GET', path: /\/secrets$/, answer: { status: 403, reason: 'Forbidden', message: 'secrets is forbidden' } });
+    const run = await reapInProcess(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile]);
+    assert.equal(run.exitCode, 1);
+    assert.ok(run.stdout.some((l) => /^error Secret \*: could not list \(list secrets in all namespaces: HTTP 403: secrets is forbidden\)/.test(l)), run.stdout.join('\n'));
+  });
+
+  test('--interval sweeps at start and again, and SIGTERM stops it with exit 0', async () => {
+    reset();
+    let summaries = 0;
+    const run = await reap(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--interval', '0.2'], (line, stop) => {
+      if (line.startsWith('summary:') && ++summaries === 2) stop();
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(summaries >= 2);
+  });
+
+  const refusals: Array<[string, string[], RegExp]> = [
+    ['without --environment', ['--kubeconfig', kubeconfig], /required option '--environment <id>'/],
+    ['with an environment id that would add selector terms', ['--environment', 'alpha,app!=x', '--kubeconfig', kubeconfig], /must be an environment id/],
+    ['with both --once and --interval', ['--environment', 'alpha', '--once', '--interval', '5'], /cannot be used with/],
+    ['with a namespace that is not a name', ['--environment', 'alpha', '--namespace', 'a/b'], /must be a namespace name/],
+    ['without an attestation key', ['--environment', 'alpha', '--kubeconfig', kubeconfig], /needs the attestation key/],
+    ['outside a cluster without --kubeconfig', ['--environment', 'alpha', '--attestation-key', keyFile], /pass --kubeconfig FILE/],
+  ];
+  for (const [name, args, message] of refusals) {
+    test(`it refuses to start ${name}, before any API call`, async () => {
+      const before = server.requests.length;
+      const run = await reapInProcess(args);
+      assert.ok(run.error, 'refused (main.ts exits 2)');
+      assert.match(`${run.error.message}\n${run.stderr}`, message);
+      assert.equal(server.requests.length, before, 'no API call was made');
+    });
+  }
+});

@@ -1,0 +1,78 @@
+// Sandbox objects as the mutating webhook leaves them, signed with the real signStamps, for
+// the reaper's tests.
+import { createHash, randomUUID } from 'node:crypto';
+import type { KubeObject } from '../src/admission/types.js';
+import { signStamps } from '../src/policy/attestation.js';
+import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/keys.js';
+import type { SandboxKind } from '../src/policy/kinds.js';
+import type { ReaperContext } from '../src/reaper/verdict.js';
+import { NOW, TEST_KEY } from './helpers.js';
+
+export const KEYS = stampKeys('deed.dev');
+export const ENV = 'alpha';
+
+export function reaperContext(now = NOW): ReaperContext {
+  return { environment: ENV, keys: KEYS, attestationKey: TEST_KEY, now };
+}
+
+export function iso(offsetSeconds: number, from = NOW): string {
+  return new Date(from + offsetSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export interface Owner {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface StampOptions {
+  kind: SandboxKind['kind'];
+  namespace?: string;
+  name: string;
+  uid?: string;
+  environment?: string;
+  /** The runner; null for an object created without a pod-bound token. */
+  owner?: Owner | null;
+  expiresAt?: string;
+  terminal?: string;
+  /** The key the attestation is signed with; Deed's test key by default. */
+  signingKey?: Buffer;
+}
+
+export const RUNNER: Owner = { namespace: 'sandbox-a', name: 'runner-0', uid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' };
+
+/** An object carrying Deed's stamps, attested over exactly what it carries. */
+export function stamped(o: StampOptions): KubeObject {
+  const namespace = o.namespace ?? 'sandbox-a';
+  const environment = o.environment ?? ENV;
+  const owner = o.owner === undefined ? RUNNER : o.owner;
+  const nonce = createHash('sha256').update(`nonce-${o.kind}-${namespace}-${o.name}`).digest('hex');
+  const labels: Record<string, string> = {
+    'deed.dev/run-id': 'run-42',
+    [KEYS.managedBy]: MANAGED_BY_VALUE,
+    [KEYS.managed]: 'true',
+    [KEYS.environment]: environment,
+  };
+  const annotations: Record<string, string> = { [KEYS.createNonce]: nonce };
+  if (owner) {
+    labels[KEYS.ownerUid] = owner.uid;
+    annotations[KEYS.owner] = `${owner.namespace}/${owner.name}`;
+  }
+  if (o.expiresAt !== undefined) annotations[KEYS.expiresAt] = o.expiresAt;
+  annotations[KEYS.attestation] = signStamps(o.signingKey ?? TEST_KEY, {
+    kind: o.kind,
+    namespace,
+    environment,
+    ownerUid: owner?.uid,
+    owner: owner ? `${owner.namespace}/${owner.name}` : undefined,
+    nonce,
+    expiresAt: o.expiresAt,
+  });
+  if (o.terminal !== undefined) annotations[KEYS.terminal] = o.terminal;
+  return { metadata: { name: o.name, namespace, uid: o.uid ?? randomUUID(), resourceVersion: '1', labels, annotations } };
+}
+
+/** The runner pod itself, as a bare Pod (runners are not Deed-managed). */
+export function runnerPod(owner: Owner = RUNNER): KubeObject {
+  return { metadata: { name: owner.name, namespace: owner.namespace, uid: owner.uid, labels: { app: 'runner' } }, spec: { containers: [{ name: 'runner', image: 'runner:1' }] } };
+}

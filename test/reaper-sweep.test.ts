@@ -1,0 +1,396 @@
+// The reaper's I/O, through @kubernetes/client-node, against a fake API server that speaks
+// kube-apiserver's wire format. Each failure story from DESIGN.md's lessons has a test.
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../src/admission/types.js';
+import { createKubeClient, type KubeClient } from '../src/kube/client.js';
+import { KubeError } from '../src/kube/errors.js';
+import { formatDecision, formatSummary } from '../src/reaper/report.js';
+import { reapSelector, sweep, type Decision, type SweepResult } from '../src/reaper/sweep.js';
+import { NOW, TEST_KEY } from './helpers.js';
+import { FakeApiServer, type FaultAnswer } from './fake-apiserver.js';
+import { ENV, iso, KEYS, RUNNER, runnerPod, stamped } from './reaper-helpers.js';
+
+const SELECTOR = 'deed.dev/managed=true,deed.dev/environment=alpha';
+const OTHER_UID = 'a9d2f0c4-0b1e-4c55-9d3a-6f7e8a9b0c1d';
+// Generous: the machine is shared; only the slow-answer tests use a short deadline.
+const TIMEOUT_MS = 10_000;
+const SHORT_TIMEOUT_MS = 800;
+const SLOW_MS = 4_000;
+
+let server: FakeApiServer;
+
+beforeEach(async () => {
+  server = await new FakeApiServer().start();
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+function client(timeoutMs = TIMEOUT_MS, pageSize?: number): KubeClient {
+  return createKubeClient(server.kubeConfig(), { timeoutMs, ...(pageSize ? { pageSize } : {}) });
+}
+
+function run(opts: { apply?: boolean; namespaces?: string[]; client?: KubeClient; now?: number; signal?: AbortSignal } = {}): Promise<SweepResult> {
+  return sweep({
+    client: opts.client ?? client(),
+    environment: ENV,
+    keys: KEYS,
+    attestationKey: TEST_KEY,
+    namespaces: opts.namespaces ?? [],
+    apply: opts.apply ?? true,
+    now: () => opts.now ?? NOW,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+}
+
+function decision(result: SweepResult, kind: string, name: string): Decision {
+  const d = result.decisions.find((x) => x.kind === kind && x.name === name);
+  assert.ok(d, `a decision on ${kind} ${name} in ${JSON.stringify(result.decisions, null, 1)}`);
+  return d;
+}
+
+/** The killed-runner scene: a sandbox pod, its token Secret, its NetworkPolicy and its workspace PVC. */
+function killedRunnerScene(): Record<string, KubeObject> {
+  return {
+    pod: server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) })),
+    secret: server.put('secrets', stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(-60) })),
+    policy: server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'sbx-1-egress' })),
+    pvc: server.put('persistentvolumeclaims', stamped({ kind: 'PersistentVolumeClaim', name: 'sbx-1-workspace' })),
+  };
+}
+
+function listRequests() {
+  return server.requests.filter((r) => r.method === 'GET' && !/\/pods\/[^/]+$/.test(r.path));
+}
+
+describe('reaper sweep against the API wire format', () => {
+  test('the selector names the managed label and this environment only', () => {
+    assert.equal(reapSelector(KEYS, ENV), SELECTOR);
+  });
+
+  test('killed runner: owner gone and deadline passed, its objects are reaped within one tick and the PVC is kept', async () => {
+    const scene = killedRunnerScene();
+    const result = await run();
+    for (const [kind, obj] of [
+      ['Pod', scene.pod],
+      ['Secret', scene.secret],
+      ['NetworkPolicy', scene.policy],
+    ] as const) {
+      const d = decision(result, kind, obj!.metadata.name!);
+      assert.equal(d.action, 'reap', d.reason);
+      assert.equal(d.outcome, 'deleted');
+    }
+    assert.equal(decision(result, 'PersistentVolumeClaim', 'sbx-1-workspace').code, 'pvc-not-terminal');
+    assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
+    assert.equal(server.get('secrets', 'sandbox-a', 'sbx-1-token'), undefined);
+    assert.equal(server.get('networkpolicies', 'sandbox-a', 'sbx-1-egress'), undefined);
+    assert.ok(server.get('persistentvolumeclaims', 'sandbox-a', 'sbx-1-workspace'));
+    assert.deepEqual(result.summary, { environment: ENV, dryRun: false, reaped: 3, kept: 1, skippedForeign: 0, conflicts: 0, errors: 0 });
+    // One owner read for three objects: lookups are cached within a sweep.
+    assert.equal(server.requests.filter((r) => r.path === '/api/v1/namespaces/sandbox-a/pods/runner-0').length, 1);
+  });
+
+  test('every delete carries the uid and the resourceVersion read as preconditions', async () => {
+    const scene = killedRunnerScene();
+    await run();
+    const byPath = new Map(server.deletes().map((r) => [r.path, r.body]));
+    assert.equal(byPath.size, 3);
+    for (const [path, obj] of [
+      ['/api/v1/namespaces/sandbox-a/pods/sbx-1', scene.pod],
+      ['/api/v1/namespaces/sandbox-a/secrets/sbx-1-token', scene.secret],
+      ['/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies/sbx-1-egress', scene.policy],
+    ] as const) {
+      const body = byPath.get(path) as { preconditions?: unknown };
+      assert.deepEqual(body.preconditions, { uid: obj!.metadata.uid, resourceVersion: obj!.metadata.resourceVersion }, path);
+    }
+  });
+
+  test('dry run: the same scene is judged the same and nothing is deleted', async () => {
+    killedRunnerScene();
+    const result = await run({ apply: false });
+    assert.equal(server.deletes().length, 0);
+    assert.deepEqual(
+      result.decisions.filter((d) => d.action === 'reap').map((d) => d.outcome),
+      ['would-delete', 'would-delete', 'would-delete'],
+    );
+    assert.equal(result.summary.dryRun, true);
+    assert.equal(result.summary.reaped, 3);
+    assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
+  });
+
+  test('the runner still alive with its uid: everything is kept and nothing deleted', async () => {
+    killedRunnerScene();
+    server.put('pods', runnerPod());
+    const result = await run();
+    assert.equal(server.deletes().length, 0);
+    assert.equal(result.summary.reaped, 0);
+    assert.equal(decision(result, 'Pod', 'sbx-1').code, 'owner-running');
+  });
+
+  describe('closed world', () => {
+    test('every list asks for this environment by label selector, across all namespaces when none is given', async () => {
+      killedRunnerScene();
+      await run();
+      const lists = listRequests();
+      assert.deepEqual(lists.map((r) => r.path).sort(), [
+        '/api/v1/persistentvolumeclaims',
+        '/api/v1/pods',
+        '/api/v1/secrets',
+        '/apis/networking.k8s.io/v1/networkpolicies',
+      ]);
+      for (const r of lists) assert.equal(r.query.get('labelSelector'), SELECTOR, r.path);
+    });
+
+    test('with --namespace, each given namespace is listed on its own and no other is read', async () => {
+      server.put('pods', stamped({ kind: 'Pod', name: 'sbx-c', namespace: 'sandbox-c', expiresAt: iso(-60) }));
+      await run({ namespaces: ['sandbox-a', 'sandbox-b'] });
+      const lists = listRequests();
+      assert.equal(lists.length, 8);
+      for (const r of lists) {
+        assert.match(r.path, /\/namespaces\/sandbox-[ab]\//);
+        assert.equal(r.query.get('labelSelector'), SELECTOR);
+      }
+      assert.ok(server.get('pods', 'sandbox-c', 'sbx-c'));
+    });
+
+    test('an unstamped object and one stamped for another environment are never deleted, even by a server that ignores the selector', async () => {
+      server.ignoreSelector = true;
+      server.put('pods', { metadata: { name: 'web-0', namespace: 'sandbox-a', labels: { app: 'web' } } });
+      server.put('pods', stamped({ kind: 'Pod', name: 'beta-sbx', environment: 'beta', expiresAt: iso(-60) }));
+      server.put('secrets', stamped({ kind: 'Secret', name: 'beta-token', environment: 'beta', owner: null, expiresAt: iso(-60) }));
+      const result = await run();
+      assert.equal(server.deletes().length, 0);
+      assert.equal(decision(result, 'Pod', 'web-0').action, 'skip');
+      assert.equal(decision(result, 'Pod', 'beta-sbx').code, 'foreign-environment');
+      assert.equal(decision(result, 'Secret', 'beta-token').code, 'foreign-environment');
+      assert.equal(result.summary.skippedForeign, 3);
+      // A foreign object's owner stamp is never followed either.
+      assert.equal(server.requests.filter((r) => /\/pods\/runner-0$/.test(r.path)).length, 0);
+    });
+
+    test('copied labels: Deed labels copied onto an object without a valid attestation are skipped, not deleted', async () => {
+      const original = stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) });
+      const copy: KubeObject = { metadata: { name: 'intruder', namespace: 'sandbox-a', labels: { ...original.metadata.labels }, annotations: { ...original.metadata.annotations } } };
+      delete copy.metadata.annotations![KEYS.attestation];
+      server.put('pods', copy);
+      // Stamps and attestation lifted whole onto a Secret: the kind is attested, so it fails too.
+      server.put('secrets', { metadata: { ...structuredClone(original.metadata), name: 'lifted', uid: undefined } });
+      const result = await run();
+      assert.equal(server.deletes().length, 0);
+      assert.equal(decision(result, 'Pod', 'intruder').code, 'attestation-invalid');
+      assert.equal(decision(result, 'Secret', 'lifted').code, 'attestation-invalid');
+    });
+  });
+
+  describe('same-name replacement', () => {
+    test('the owner was recreated under the same name with another uid: the sandbox is reaped', async () => {
+      server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
+      server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) }));
+      const result = await run();
+      const d = decision(result, 'Pod', 'sbx-1');
+      assert.equal(d.code, 'owner-replaced', d.reason);
+      assert.equal(d.outcome, 'deleted');
+      assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
+      assert.equal(server.get('pods', 'sandbox-a', 'runner-0')!.metadata.uid, OTHER_UID, 'the new owner is untouched');
+    });
+
+    test('the sandbox was replaced between list and delete: the precondition refuses the delete, it is not retried, and nothing else is touched', async () => {
+      const listed = server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) }));
+      let replacement: KubeObject | undefined;
+      server.hooks.push((r) => {
+        if (r.method === 'DELETE' && replacement === undefined) replacement = server.replace('pods', 'sandbox-a', 'sbx-1');
+      });
+      const result = await run();
+      const d = decision(result, 'Pod', 'sbx-1');
+      assert.equal(d.outcome, 'conflict');
+      assert.match(d.error!, /Precondition failed: UID/);
+      assert.equal(server.deletes().length, 1, 'one delete, not retried');
+      assert.deepEqual((server.deletes()[0]!.body as { preconditions: unknown }).preconditions, { uid: listed.metadata.uid, resourceVersion: listed.metadata.resourceVersion });
+      assert.deepEqual(server.get('pods', 'sandbox-a', 'sbx-1'), replacement, 'the replacement stands as it was');
+      assert.notEqual(replacement!.metadata.uid, listed.metadata.uid);
+      assert.equal(result.summary.conflicts, 1);
+      assert.equal(result.summary.reaped, 0);
+      assert.equal(result.summary.errors, 0);
+    });
+
+    test('a PVC unmarked between list and delete (same uid, new resourceVersion): the delete is refused and the PVC stays', async () => {
+      server.put('persistentvolumeclaims', stamped({ kind: 'PersistentVolumeClaim', name: 'ws', terminal: 'true' }));
+      server.hooks.push((r) => {
+        if (r.method === 'DELETE') {
+          const current = server.get('persistentvolumeclaims', 'sandbox-a', 'ws')!;
+          delete current.metadata.annotations![KEYS.terminal];
+          server.put('persistentvolumeclaims', current);
+        }
+      });
+      const result = await run();
+      assert.equal(decision(result, 'PersistentVolumeClaim', 'ws').outcome, 'conflict');
+      assert.match(decision(result, 'PersistentVolumeClaim', 'ws').error!, /ResourceVersion/);
+      assert.ok(server.get('persistentvolumeclaims', 'sandbox-a', 'ws'));
+    });
+  });
+
+  describe('transient errors reading the owner keep the object', () => {
+    const failures: Array<{ name: string; answer: FaultAnswer; timeoutMs?: number; message: RegExp }> = [
+      { name: 'a 500 from the store', answer: { status: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, message: /HTTP 500: etcdserver/ },
+      { name: 'a 403 (missing RBAC in the owner namespace)', answer: { status: 403, reason: 'Forbidden', message: 'pods "runner-0" is forbidden' }, message: /HTTP 403/ },
+      { name: 'a 429 throttle', answer: { status: 429, reason: 'TooManyRequests', message: 'too many requests' }, message: /HTTP 429/ },
+      { name: 'a 404 that is not a NotFound Status (a proxy)', answer: { status: 404, raw: '404 page not found\n', contentType: 'text/plain; charset=utf-8' }, message: /HTTP 404 without a NotFound status/ },
+      { name: 'an undecodable body', answer: { status: 200, raw: '{"kind":"Pod","metadata":' }, message: /get pod sandbox-a\/runner-0/ },
+      { name: 'a pod without a uid', answer: { status: 200, raw: '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"runner-0"}}' }, message: /without a uid/ },
+      { name: 'an answer slower than the deadline', answer: { delayMs: SLOW_MS }, timeoutMs: SHORT_TIMEOUT_MS, message: /no answer within 800 ms/ },
+    ];
+    for (const f of failures) {
+      test(`${f.name}: kept this tick, reaped on the next once the owner reads NotFound`, async () => {
+        server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) }));
+        server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: f.answer });
+        const c = client(f.timeoutMs ?? TIMEOUT_MS);
+        const first = await run({ client: c });
+        const kept = decision(first, 'Pod', 'sbx-1');
+        assert.equal(kept.action, 'keep');
+        assert.equal(kept.code, 'owner-unreadable');
+        assert.match(kept.reason, f.message);
+        assert.equal(server.deletes().length, 0);
+        assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
+
+        const second = await run({ client: c });
+        assert.equal(decision(second, 'Pod', 'sbx-1').outcome, 'deleted');
+        assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
+      });
+    }
+  });
+
+  describe('failed lists and deletes', () => {
+    test('a list that fails is an error, nothing of that kind is judged, and the other kinds still are', async () => {
+      killedRunnerScene();
+      server.faults.push({ method: 'GET', path: /\/secrets$/, answer: { status: 500, reason: 'InternalError', message: 'boom' } });
+      const result = await run();
+      const failed = result.decisions.find((d) => d.action === 'error');
+      assert.deepEqual({ kind: failed?.kind, namespace: failed?.namespace, code: failed?.code }, { kind: 'Secret', namespace: '*', code: 'list-failed' });
+      assert.ok(server.get('secrets', 'sandbox-a', 'sbx-1-token'));
+      assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
+      assert.equal(result.summary.errors, 1);
+    });
+
+    test('a list slower than the deadline, or with an undecodable body, is an error and deletes nothing', async () => {
+      killedRunnerScene();
+      server.faults.push({ method: 'GET', path: /\/pods$/, times: 1, answer: { delayMs: SLOW_MS } });
+      server.faults.push({ method: 'GET', path: /\/networkpolicies$/, times: 1, answer: { status: 200, raw: 'not json' } });
+      const result = await run({ client: client(SHORT_TIMEOUT_MS) });
+      const errors = result.decisions.filter((d) => d.action === 'error').map((d) => d.kind);
+      assert.deepEqual(errors.sort(), ['NetworkPolicy', 'Pod']);
+      assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
+      assert.ok(server.get('networkpolicies', 'sandbox-a', 'sbx-1-egress'));
+      assert.equal(result.summary.errors, 2);
+    });
+
+    test('a delete answered 500 is an error; a delete answered NotFound means already gone', async () => {
+      killedRunnerScene();
+      server.faults.push({ method: 'DELETE', path: /\/pods\/sbx-1$/, answer: { status: 500, reason: 'InternalError', message: 'boom' } });
+      server.hooks.push((r) => {
+        if (r.method === 'DELETE' && r.path.endsWith('/secrets/sbx-1-token')) server.remove('secrets', 'sandbox-a', 'sbx-1-token');
+      });
+      const result = await run();
+      assert.equal(decision(result, 'Pod', 'sbx-1').outcome, 'failed');
+      assert.equal(decision(result, 'Secret', 'sbx-1-token').outcome, 'already-gone');
+      assert.equal(result.summary.errors, 1);
+      assert.equal(result.summary.reaped, 2);
+    });
+  });
+
+  test('the PVC terminal rule: a terminal PVC is deleted with preconditions, an unmarked one and a foreign terminal one are not', async () => {
+    const terminal = server.put('persistentvolumeclaims', stamped({ kind: 'PersistentVolumeClaim', name: 'done', terminal: 'true' }));
+    server.put('persistentvolumeclaims', stamped({ kind: 'PersistentVolumeClaim', name: 'resumable' }));
+    server.put('persistentvolumeclaims', stamped({ kind: 'PersistentVolumeClaim', name: 'beta-done', terminal: 'true', environment: 'beta' }));
+    server.put('pods', runnerPod());
+    const result = await run();
+    assert.equal(decision(result, 'PersistentVolumeClaim', 'done').outcome, 'deleted');
+    assert.equal(decision(result, 'PersistentVolumeClaim', 'resumable').action, 'keep');
+    assert.equal(result.decisions.length, 2, 'the beta PVC is never even listed');
+    assert.deepEqual(server.deletes().map((r) => [r.path, (r.body as { preconditions: unknown }).preconditions]), [
+      ['/api/v1/namespaces/sandbox-a/persistentvolumeclaims/done', { uid: terminal.metadata.uid, resourceVersion: terminal.metadata.resourceVersion }],
+    ]);
+    assert.ok(server.get('persistentvolumeclaims', 'sandbox-a', 'beta-done'));
+  });
+
+  describe('metadata only', () => {
+    const SECRET_VALUE = Buffer.from('s3cr3t-session-token').toString('base64');
+
+    test('lists and owner reads ask the API server for metadata only, so Secret data never crosses the wire', async () => {
+      const secret = stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(-60) });
+      server.put('secrets', { ...secret, data: { token: SECRET_VALUE } });
+      server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
+      await run({ apply: false });
+      const gets = server.requests.filter((r) => r.method === 'GET');
+      assert.equal(gets.length, 5);
+      for (const r of gets) assert.match(r.accept, r.path.endsWith('/runner-0') ? /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,/ : /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,/, r.path);
+    });
+
+    test('against a server that sends full objects anyway, the verdicts are the same and no Secret data is kept', async () => {
+      server.servesMetadataOnly = false;
+      const scene = killedRunnerScene();
+      server.put('secrets', { ...scene.secret!, data: { token: SECRET_VALUE } });
+      const result = await run({ apply: false });
+      assert.equal(result.summary.reaped, 3);
+      assert.equal(JSON.stringify(result).includes(SECRET_VALUE), false);
+      const listed = await client().list('Secret', 'sandbox-a', SELECTOR);
+      assert.deepEqual(Object.keys(listed[0]!), ['kind', 'metadata']);
+      assert.equal(JSON.stringify(listed).includes(SECRET_VALUE), false);
+    });
+  });
+
+  test('lists are read page by page through continue', async () => {
+    for (let i = 0; i < 7; i++) server.put('pods', stamped({ kind: 'Pod', name: `sbx-${i}`, expiresAt: iso(-60) }));
+    const result = await run({ client: client(TIMEOUT_MS, 3), apply: false });
+    assert.equal(result.decisions.filter((d) => d.kind === 'Pod').length, 7);
+    const pages = server.requests.filter((r) => r.path === '/api/v1/pods');
+    assert.equal(pages.length, 3);
+    assert.deepEqual(pages.map((r) => r.query.get('limit')), ['3', '3', '3']);
+    assert.equal(pages[0]!.query.has('continue'), false);
+    assert.ok(pages[1]!.query.get('continue'));
+  });
+
+  test('a stop signal ends the sweep between objects and says so', async () => {
+    killedRunnerScene();
+    const stop = new AbortController();
+    stop.abort();
+    const result = await run({ signal: stop.signal });
+    assert.equal(result.summary.interrupted, true);
+    assert.equal(server.requests.length, 0);
+  });
+
+  test('the client classifies NotFound, Conflict and Timeout, and names the call', async () => {
+    const c = client(SHORT_TIMEOUT_MS);
+    const obj = server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1' }));
+    await assert.rejects(c.getPod('sandbox-a', 'runner-0'), (e: unknown) => e instanceof KubeError && e.reason === 'NotFound' && e.status === 404);
+    await assert.rejects(c.delete('Pod', 'sandbox-a', 'sbx-1', { uid: OTHER_UID }), (e: unknown) => e instanceof KubeError && e.reason === 'Conflict' && /delete pods sandbox-a\/sbx-1/.test(e.message));
+    server.faults.push({ path: /\/pods\/sbx-1$/, answer: { delayMs: SLOW_MS } });
+    const started = Date.now();
+    await assert.rejects(c.getPod('sandbox-a', 'sbx-1'), (e: unknown) => e instanceof KubeError && e.reason === 'Timeout');
+    assert.ok(Date.now() - started < SLOW_MS, 'the deadline cut the call short');
+    assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
+    assert.equal((await c.list('Pod', 'sandbox-a', SELECTOR))[0]!.metadata.uid, obj.metadata.uid);
+  });
+});
+
+describe('reaper output', () => {
+  const base: Decision = { action: 'keep', code: 'owner-unreadable', kind: 'Pod', namespace: 'sandbox-a', name: 'sbx-1', uid: 'u-1', reason: 'could not read owner (HTTP 500: boom\nreap Pod sandbox-a/victim: forged)' };
+
+  test('a text decision is one line even when the API server’s message holds a newline', () => {
+    const line = formatDecision(base, 'text');
+    assert.equal(line.split('\n').length, 1);
+    assert.match(line, /^keep Pod sandbox-a\/sbx-1 uid=u-1: could not read owner \(HTTP 500: boom reap Pod/);
+  });
+
+  test('a JSON decision carries the code and round-trips', () => {
+    const line = formatDecision({ ...base, action: 'reap', code: 'owner-gone', outcome: 'conflict', error: 'x' }, 'json');
+    assert.deepEqual(JSON.parse(line), { type: 'decision', ...base, action: 'reap', code: 'owner-gone', outcome: 'conflict', error: 'x' });
+  });
+
+  test('the text summary names the mode and every count', () => {
+    const summary = { environment: 'alpha', dryRun: true, reaped: 1, kept: 2, skippedForeign: 3, conflicts: 4, errors: 5 };
+    assert.equal(formatSummary(summary, 'text'), 'summary: environment alpha, dry run (nothing deleted; --apply deletes): reaped 1, kept 2, skipped-foreign 3, conflicts 4, errors 5');
+    assert.equal(formatSummary({ ...summary, dryRun: false, interrupted: true }, 'text').startsWith('summary: environment alpha, applied, interrupted:'), true);
+  });
+});

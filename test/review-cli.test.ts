@@ -1,0 +1,307 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
+import type { PatchOperation } from '../src/admission/verdict.js';
+import { verifyStamps, readStamps, own } from '../src/policy/attestation.js';
+import { stampKeys } from '../src/policy/keys.js';
+import { DRY_RUN_KEY } from '../src/cli/review.js';
+import { decide } from '../src/admission/decide.js';
+import { FIXTURE_POLICY, FIXTURES, fixture, kubectlPatch, TEST_KEY, decodePatch, testContext } from './helpers.js';
+import { ROOT } from './serve-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'deed-review-'));
+const policyFile = join(dir, 'policy.yaml');
+writeFileSync(policyFile, stringify(FIXTURE_POLICY));
+const keyFile = join(dir, 'attestation.key');
+writeFileSync(keyFile, TEST_KEY);
+
+const RUNNER_A = ['--as', 'system:serviceaccount:sandbox-a:runner', '--pod-name', 'runner-0', '--pod-uid', '144baa57-4863-4fb3-a622-a0c0ecb4a7ff'];
+const keys = stampKeys('deed.dev');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `deed review` as an operator would, as a child process. */
+function deed(args: string[], input?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'review', ...args],
+      { cwd: ROOT, encoding: 'utf8', env: { ...process.env, DEED_CONFIG: '' }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(input ?? '');
+  });
+}
+
+// Each test starts its own process; a few run at once to keep the file fast.
+const CONCURRENCY = { concurrency: 4 };
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : stringify(content));
+  return path;
+}
+
+/** The object of a captured review, as a user would write it. */
+function objectOf(name: string): KubeObject {
+  const obj = fixture(name).request.object as KubeObject;
+  delete obj.metadata.managedFields;
+  return obj;
+}
+
+const runnerPod = objectOf('mutate-create-pod-by-runner.json');
+const adminPod = objectOf('mutate-create-pod-by-admin.json');
+
+function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
+  const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
+  return stamps !== undefined && verifyStamps(key, stamps, own(obj.metadata.annotations ?? {}, keys.attestation));
+}
+
+describe('deed review on objects from files', CONCURRENCY, () => {
+  test('a pod that passes unchanged exits 0 and prints the object as given', async () => {
+    const run = await deed(['-f', file('admin-pod.yaml', adminPod), '--as', 'kube-lab-admin', '--as-group', 'system:masters', '--config', policyFile]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(parse(run.stdout), adminPod);
+    assert.match(run.stderr, /^Pod sandbox-a\/by-admin \(CREATE by kube-lab-admin\): allowed$/m);
+    assert.match(run.stderr, /^ {2}mutate: allowed$/m);
+  });
+
+  test('a runner pod is mutated: stamps, owner reference, deadline, and an attestation under the given key', async () => {
+    const run = await deed(['-f', file('runner-pod.yaml', runnerPod), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as KubeObject;
+    assert.equal(out.metadata.labels?.['deed.dev/environment'], 'alpha');
+    assert.equal(out.metadata.labels?.['deed.dev/owner-uid'], '144baa57-4863-4fb3-a622-a0c0ecb4a7ff');
+    assert.equal(out.metadata.annotations?.['deed.dev/owner'], 'sandbox-a/runner-0');
+    assert.equal(out.metadata.annotations?.['deed.dev/create-nonce'], runnerPod.metadata.annotations?.['deed.dev/create-nonce'], 'the client nonce is kept');
+    assert.deepEqual(out.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'runner-0', uid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' }]);
+    assert.equal(out.spec?.activeDeadlineSeconds, 5400);
+    assert.equal(out.metadata.uid, undefined, 'the printed object is the mutated one, before the API server assigns a uid');
+    assert.ok(attestationVerifies(out, TEST_KEY), 'signed with --attestation-key');
+    assert.doesNotMatch(run.stderr, /dry-run key/);
+    assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: allowed$/m, 'then the validating webhook passes the final object');
+  });
+
+  test('a pod the mutating side stamps but the validating side refuses is denied with the rule id', async () => {
+    const pod = structuredClone(runnerPod);
+    pod.spec!.restartPolicy = 'Never';
+    const run = await deed(['-f', file('never-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: denied\n {4}denied \[template\.restart-policy\]/m);
+  });
+
+  test('without --attestation-key the fixed dry-run key signs, and says so; warnings of both webhooks are reported', async () => {
+    const pod = structuredClone(runnerPod);
+    pod.spec!.activeDeadlineSeconds = 99999;
+    (pod.spec!.containers as Array<Record<string, unknown>>)[0]!.securityContext = { privileged: true };
+    const run = await deed(['-f', file('warned-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 0, run.stderr);
+    const out = parse(run.stdout) as KubeObject;
+    assert.ok(attestationVerifies(out, DRY_RUN_KEY));
+    assert.ok(!attestationVerifies(out, TEST_KEY));
+    assert.match(run.stderr, /fixed dry-run key/);
+    assert.equal(out.spec?.activeDeadlineSeconds, 5400);
+    assert.match(run.stderr, /^ {2}mutate: patched.*\n {4}warning: Deed lowered spec\.activeDeadlineSeconds from 99999 to 5400/m);
+    assert.match(run.stderr, /^ {2}validate: allowed\n {4}warning: .*privileged/m);
+  });
+
+  test('a pod claiming another environment is denied with the rule id, exit 1, nothing on stdout', async () => {
+    const claimed = structuredClone(runnerPod);
+    claimed.metadata.labels!['deed.dev/environment'] = 'beta';
+    const run = await deed(['-f', file('claimed-pod.yaml', claimed), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^Pod sandbox-a\/sbx-1 \(CREATE by system:serviceaccount:sandbox-a:runner\): DENIED$/m);
+    assert.match(run.stderr, /denied \[stamp\.conflict\] metadata\.labels\["deed\.dev\/environment"\]: .*given "beta", expected "alpha"/);
+  });
+
+  test('without --as the requester is the default service account of the object namespace (environment default under the embedded policy)', async () => {
+    const run = await deed(['-f', file('plain-pod.yaml', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'x' }] } }), '-n', 'team-x']);
+    assert.equal(run.code, 0, run.stderr);
+    const out = parse(run.stdout) as KubeObject;
+    assert.equal(out.metadata.namespace, 'team-x');
+    assert.equal(out.metadata.labels?.['deed.dev/environment'], 'default');
+    assert.match(run.stderr, /CREATE by system:serviceaccount:team-x:default/);
+  });
+
+  test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
+    const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
+    const docs = [runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
+    const run = await deed(['-f', file('multi.yaml', docs.map((d) => stringify(d)).join('---\n') + '---\n'), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    const printed = parseAllDocuments(run.stdout).map((d) => d.toJS() as KubeObject);
+    assert.deepEqual(printed.map((o) => `${o.kind}/${o.metadata.name}`), ['Pod/sbx-1', 'NetworkPolicy/np']);
+    assert.ok(printed.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
+    assert.match(run.stderr, /^Secret sandbox-a\/forged .*: DENIED$/m);
+    assert.match(run.stderr, /denied \[attestation\.forged\]/);
+    assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 3, 'one report per object');
+  });
+
+  test('a List and a PodList from stdin are expanded into their items, -o json prints a List', async () => {
+    const list = { apiVersion: 'v1', kind: 'List', items: [runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
+    const podList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [adminPod] };
+    const run = await deed(['-f', '-', ...RUNNER_A, '--config', policyFile, '-o', 'json'], `${stringify(list)}---\n${JSON.stringify(podList)}\n`);
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as { kind: string; items: KubeObject[] };
+    assert.equal(out.kind, 'List');
+    assert.deepEqual(out.items.map((o) => `${o.kind}/${o.metadata.name ?? o.metadata.generateName}`), ['Pod/sbx-1', 'Secret/creds-', 'Pod/by-admin']);
+    assert.ok(out.items.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
+    assert.equal(out.items[1]!.metadata.name, undefined, 'generateName is left for the API server');
+  });
+
+  test('-o patch prints one JSON Patch per object, which Kubernetes applies to give the -o json object', async () => {
+    const pods = [runnerPod, adminPod];
+    const input = file('two.yaml', pods.map((d) => stringify(d)).join('---\n'));
+    const args = ['-f', input, ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile];
+    const patchRun = await deed([...args, '-o', 'patch']);
+    assert.equal(patchRun.code, 0, patchRun.stderr);
+    const patches = patchRun.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as PatchOperation[]);
+    assert.equal(patches.length, 2);
+    assert.ok(patches.every((p) => p.length > 0));
+    const objects = (JSON.parse((await deed([...args, '-o', 'json'])).stdout) as { items: KubeObject[] }).items;
+    pods.forEach((pod, i) => {
+      const patched = kubectlPatch(pod, patches[i]!);
+      // The nonce and expiry of the two runs differ where Deed minted them; everything else is equal.
+      for (const obj of [patched, objects[i]!]) for (const k of ['deed.dev/expires-at', 'deed.dev/attestation', ...(i === 1 ? ['deed.dev/create-nonce'] : [])]) delete obj.metadata.annotations?.[k];
+      assert.deepEqual(patched, objects[i]);
+    });
+  });
+});
+
+/** An object as Deed's mutating webhook stamps it for runner-0 of sandbox-a, under TEST_KEY. */
+function stamped(name: string): KubeObject {
+  const body = fixture(name);
+  const decision = decide('mutate', body, testContext());
+  assert.ok(decision.kind === 'review' && decision.response.response.allowed);
+  const obj = kubectlPatch(body.request.object as KubeObject, decodePatch(decision.response));
+  delete obj.metadata.managedFields;
+  return obj;
+}
+
+describe('deed review of UPDATE and DELETE on stamped objects (validating webhook only)', CONCURRENCY, () => {
+  const pod = stamped('mutate-create-pod-by-runner.json');
+  const annotated = structuredClone(pod);
+  annotated.metadata.annotations!['note'] = 'touched';
+  const oldFile = file('stamped-pod.yaml', pod);
+  const newFile = file('annotated-pod.yaml', annotated);
+  const secretFile = file('stamped-secret.yaml', stamped('mutate-create-secret-by-runner.json'));
+  const common = ['--config', policyFile, '--attestation-key', keyFile];
+
+  const cases: Array<[string, string[], number, RegExp]> = [
+    ['its own runner may annotate a stamped pod', ['--operation', 'UPDATE', '--old', oldFile, '-f', newFile, ...RUNNER_A], 0, /\(UPDATE by system:serviceaccount:sandbox-a:runner\): allowed\n {2}validate: allowed/],
+    [
+      'the runner of another environment may not (validate-update-pod-annotation-by-other-runner, stamped)',
+      ['--operation', 'UPDATE', '--old', oldFile, '-f', newFile, '--as', 'system:serviceaccount:sandbox-b:runner', '--pod-name', 'runner-0', '--pod-uid', 'd33085f3-2ede-4348-92f9-44817b50c45d'],
+      1,
+      /denied \[guard\.cross-environment\] system:serviceaccount:sandbox-b:runner acts for "beta" but the object belongs to "alpha"/,
+    ],
+    ['removing a stamp is refused even to its own runner', ['--operation', 'UPDATE', '--old', oldFile, '-f', file('unstamped-pod.yaml', { ...annotated, metadata: { ...annotated.metadata, labels: { 'deed.dev/run-id': 'run-42' } } }), ...RUNNER_A], 1, /denied \[frozen\.stamps\]/],
+    ['the janitor of another environment may not delete a stamped Secret (validate-delete-secret-by-other-janitor, stamped)', ['--operation', 'DELETE', '-f', secretFile, '--as', 'system:serviceaccount:sandbox-b:janitor'], 1, /\(DELETE by system:serviceaccount:sandbox-b:janitor\): DENIED\n {2}validate: denied\n {4}denied \[guard\.cross-environment\]/],
+    ['the garbage collector may delete it (validate-delete-secret-by-garbage-collector)', ['--operation', 'DELETE', '--old', secretFile, '--as', 'system:serviceaccount:kube-system:generic-garbage-collector'], 0, /\(DELETE by system:serviceaccount:kube-system:generic-garbage-collector\): allowed/],
+  ];
+  for (const [name, args, code, report] of cases)
+    test(name, async () => {
+      const run = await deed([...args, ...common]);
+      assert.equal(run.code, code, run.stderr);
+      assert.match(run.stderr, report);
+      if (args.includes('DELETE')) assert.equal(run.stdout, '', 'a deletion prints no object');
+    });
+});
+
+// More input errors are covered in-process by build-review.test.ts.
+describe('deed review usage and input errors exit 2 with a message', CONCURRENCY, () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['a missing file', ['-f', join(dir, 'nope.yaml')], /cannot read .*nope\.yaml: ENOENT/],
+    ['a YAML syntax error', ['-f', file('broken.yaml', 'kind: Pod\nmetadata: [\n')], /broken\.yaml#1: cannot parse as YAML/],
+    ['an object without a kind', ['-f', file('nokind.yaml', { apiVersion: 'v1', metadata: { name: 'x' } })], /nokind\.yaml#1: kind is required/],
+    ['UPDATE without --old', ['-f', file('u.yaml', adminPod), '--operation', 'update'], /UPDATE needs the new objects \(-f\) and the stored ones \(--old\)/],
+    ['an unknown output format', ['-f', file('u.yaml', adminPod), '-o', 'xml'], /argument 'xml' is invalid/],
+    ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook mutate\|validate/],
+    ['a replay of something that is not an AdmissionReview', ['--review', file('mutate-x.json', '{"hello":"world"}')], /mutate-x\.json: the body must be|expected apiVersion admission\.k8s\.io\/v1/],
+  ];
+  for (const [name, args, message] of cases)
+    test(name, async () => {
+      const run = await deed(args);
+      assert.equal(run.code, 2, `${run.stdout}\n${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stdout, '');
+    });
+});
+
+/** What each fixture README line says Deed should do (the policy it describes). */
+interface Expected {
+  allowed: boolean;
+  /** A rule the denial must name. */
+  rule?: string;
+  environment?: string;
+  ownerReference?: boolean;
+  deadline?: number;
+}
+
+const EXPECTED: Record<string, Expected> = {
+  'mutate-create-pod-by-runner.json': { allowed: true, environment: 'alpha', ownerReference: true, deadline: 5400 },
+  'mutate-create-pod-by-runner-dryrun.json': { allowed: true, environment: 'alpha', ownerReference: true, deadline: 5400 },
+  'mutate-create-pod-generatename.json': { allowed: true, environment: 'alpha', ownerReference: true },
+  'mutate-create-secret-by-runner.json': { allowed: true, environment: 'alpha', ownerReference: true },
+  'mutate-create-networkpolicy-by-runner.json': { allowed: true, environment: 'alpha', ownerReference: true },
+  'mutate-create-pvc-by-runner.json': { allowed: true, environment: 'alpha', ownerReference: false },
+  'mutate-create-pod-by-other-namespace-runner.json': { allowed: true, environment: 'beta', ownerReference: false },
+  'mutate-create-pod-by-admin.json': { allowed: true },
+  'mutate-create-pod-by-unbound-token.json': { allowed: true, environment: 'alpha', ownerReference: false },
+  // As captured, nothing mutated these: the stamps are missing, which the validating side notices.
+  'validate-create-pod-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pod-by-runner-dryrun.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pod-generatename.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-secret-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-networkpolicy-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-create-pvc-by-runner.json': { allowed: false, rule: 'stamp.missing' },
+  'validate-update-pod-label-by-runner.json': { allowed: true },
+  'validate-update-pod-ephemeralcontainers.json': { allowed: true },
+  'validate-delete-secret-by-garbage-collector.json': { allowed: true },
+  'validate-delete-pod-by-runner.json': { allowed: true },
+  // "Denied once the object is stamped alpha": as captured it is not stamped, so the
+  // guard does not apply; the stamped case is replayed in the next describe block.
+  'validate-update-pod-annotation-by-other-runner.json': { allowed: true },
+  'validate-delete-secret-by-other-janitor.json': { allowed: true },
+};
+
+describe('deed review --review replays every captured fixture', CONCURRENCY, () => {
+  const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+
+  test('every fixture has an expectation from its README line', () => {
+    assert.deepEqual(files.filter((f) => EXPECTED[f] === undefined), []);
+  });
+
+  test('each replay echoes the uid and gives the decision the README expects', async () => {
+    const run = await deed(['--review', ...files.map((f) => join(FIXTURES, f)), '--config', policyFile, '-o', 'json']);
+    const anyDenied = files.some((f) => EXPECTED[f]?.allowed === false);
+    assert.equal(run.code, anyDenied ? 1 : 0, run.stderr);
+    const out = JSON.parse(run.stdout) as { kind: string; items: AdmissionReviewResponse[] };
+    assert.equal(out.items.length, files.length);
+    files.forEach((f, i) => {
+      const expected = EXPECTED[f]!;
+      const { response } = out.items[i]!;
+      assert.equal(response.uid, fixture(f).request.uid, `${f}: uid echoed`);
+      assert.equal(response.allowed, expected.allowed, `${f}: ${response.status?.message ?? 'allowed'}`);
+      if (expected.rule !== undefined) assert.ok(response.status?.message.includes(`[${expected.rule}]`), `${f}: denied by ${expected.rule}`);
+      const ops = decodePatch(out.items[i]!);
+      const labels = ops.flatMap((op) => ('value' in op && op.path === '/metadata/labels' ? [op.value as Record<string, string>] : []))[0] ?? {};
+      const environment = labels['deed.dev/environment'] ?? ops.find((op) => op.path === '/metadata/labels/deed.dev~1environment' && 'value' in op)?.['value' as never];
+      assert.equal(environment, expected.environment, `${f}: environment`);
+      if (expected.ownerReference !== undefined) assert.equal(ops.some((op) => op.path === '/metadata/ownerReferences'), expected.ownerReference, `${f}: owner reference`);
+      if (expected.deadline !== undefined) assert.ok(ops.some((op) => op.path === '/spec/activeDeadlineSeconds' && 'value' in op && op.value === expected.deadline), `${f}: deadline`);
+      if (expected.environment === undefined) assert.deepEqual(ops, [], `${f}: unchanged`);
+    });
+    assert.equal(run.stderr.match(/, uid [0-9a-f-]+\): /g)?.length, files.length, 'one report per replay');
+  });
+});
