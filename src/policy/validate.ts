@@ -28,7 +28,7 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${kind.kind} review must name a namespace` }]);
   for (const obj of [req.object, req.oldObject])
     if (obj !== null && obj.kind !== undefined && obj.kind !== kind.kind)
-      return denied([{ rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${String(obj.kind)}` }]);
+      return denied([{ rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof obj.kind === 'string' ? JSON.stringify(obj.kind.slice(0, 80)) : 'a non-string kind'}` }]); // never String() a client value: a deep list overflows the stack
 
   const requester = resolveRequester(req.userInfo, ctx.policy);
   if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx);
