@@ -287,7 +287,7 @@ async function sigtermHttp2Streams(): Promise<void> {
   await Promise.all(sessions.flatMap((session) => Array.from({ length: 8 }, () => worker(session))));
   for (const session of sessions) session.destroy();
   const code = await exited;
-  for (const [outcome, n] of Object.entries(outcomes)) log(`  ${outcome.padEnd(36)}${n}`);
+  for (const [outcome, n] of Object.entries(outcomes)) log(`  ${String(n).padStart(7)}  ${outcome}`);
   log(`  GOAWAY frames seen: ${goaways.length > 0 ? goaways.join('; ') : 'none'}; deed exited with code ${code}`);
 }
 
