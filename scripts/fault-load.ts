@@ -261,9 +261,13 @@ async function sigtermHttp2Streams(): Promise<void> {
   const sessions = Array.from({ length: 4 }, () => connectH2(`https://localhost:${deed.port}`, { ca: deed.ca }));
   const outcomes: Record<string, number> = {};
   const goaways: string[] = [];
+  const lastAccepted = new Map<(typeof sessions)[number], number>();
   for (const session of sessions) {
     session.on('error', () => {});
-    session.on('goaway', (code: number, last: number) => goaways.push(`code ${code} after stream ${last}`));
+    session.on('goaway', (code: number, last: number) => {
+      goaways.push(`code ${code} after stream ${last}`);
+      lastAccepted.set(session, last);
+    });
   }
   let stop = false;
   const worker = async (session: (typeof sessions)[number]) => {
@@ -275,7 +279,12 @@ async function sigtermHttp2Streams(): Promise<void> {
         stream.on('response', (h) => (status = Number(h[':status'])));
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => resolve(status === 200 && complete(Buffer.concat(chunks).toString('utf8')) ? '2xx complete AdmissionReview' : `status ${status}, incomplete body`));
-        stream.on('error', (err: NodeJS.ErrnoException) => resolve(`stream error ${err.code}${status ? ' after response headers' : ' before any response'}`));
+        stream.on('error', (err: NodeJS.ErrnoException) => {
+          // A stream numbered above the GOAWAY's last stream id was never processed (RFC 9113 6.8): safe to retry.
+          const last = lastAccepted.get(session);
+          const where = last === undefined ? 'no GOAWAY yet' : (stream.id ?? 0) > last ? 'opened after the GOAWAY (not processed)' : 'accepted before the GOAWAY';
+          resolve(`stream error ${err.code} (RST code ${stream.rstCode}), ${status ? 'after response headers' : 'before any response'}, ${where}`);
+        });
         stream.end(BODY);
       });
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
