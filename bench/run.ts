@@ -6,6 +6,7 @@
 //   npm run bench -- --cpu-prof          write a V8 CPU profile of Deed to bench/profiles/
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
@@ -46,8 +47,7 @@ function fixtureText(name: string): { text: string; uid: string } {
   return { text, uid: (JSON.parse(text) as { request: { uid: string } }).request.uid };
 }
 
-async function post(server: Served, path: string, body: string): Promise<{ status: number; text: string }> {
-  const { request } = await import('node:https');
+function post(server: Served, path: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, method: 'POST', ca: server.ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
