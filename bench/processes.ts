@@ -59,6 +59,18 @@ function waitForLine(child: ChildProcess, match: (line: string) => string | unde
   });
 }
 
+// Every server this process starts dies with it, even when a script fails half-way.
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
 function stopper(child: ChildProcess): () => Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return () => {
@@ -122,11 +134,11 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
   mkdirSync(o.certDir, { recursive: true });
   const out = openSync(logFile, 'a');
   const started = performance.now();
-  const child = spawn(
+  const child = track(spawn(
     process.execPath,
     [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(port), '--cert-dir', o.certDir, '--config', o.policy, ...(o.extraArgs ?? [])],
     { cwd: ROOT, stdio: ['ignore', out, out], env: { ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
-  );
+  ));
   closeSync(out);
   const early = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`deed serve exited with ${code}:\n${readFileSync(logFile, 'utf8')}`))));
   early.catch(() => {});
@@ -146,7 +158,7 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
 
 /** Starts the no-op baseline with the same certificate and TLS settings. */
 export async function startNoop(certDir: string): Promise<Served> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/noop-server.ts'), certDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/noop-server.ts'), certDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
   const url = await waitForLine(child, (line) => (line.startsWith('https://') ? line.trim() : undefined), 'the no-op server');
   return { child, url, port: Number(new URL(url).port), ca: readFileSync(join(certDir, 'ca.crt'), 'utf8'), stop: stopper(child) };
 }
