@@ -2,6 +2,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,9 +97,14 @@ function assertServed(outcome: Outcome): void {
   assert.equal((JSON.parse(outcome.body) as AdmissionReviewResponse).response.uid, UID);
 }
 
-function assertRefused(outcome: Outcome): void {
-  assert.equal(outcome.served, false, `expected the connection to be refused, got ${JSON.stringify(outcome)}`);
+/** Refused at the HTTP layer with 401: no review is decided or answered for it. */
+function assertUnauthenticated(outcome: Outcome): void {
+  assert.ok(outcome.served, `expected a 401 answer, got ${JSON.stringify(outcome)}`);
+  assert.equal(outcome.status, 401);
+  assert.ok(!outcome.body.includes(UID), 'no AdmissionReview came back');
+  assert.match(outcome.body, /client certificate/);
 }
+
 
 describe('TLS facts of deed serve', () => {
   let server: ServeProcess;
@@ -162,12 +168,44 @@ describe('client-certificate verification with --client-ca', () => {
     assertServed(await review(server.port, ca(), apiServer.client));
   });
 
-  test('a client without a certificate is refused', async () => {
-    assertRefused(await review(server.port, ca()));
+  test('a client without a certificate gets no review: 401', async () => {
+    assertUnauthenticated(await review(server.port, ca()));
   });
 
-  test('a client with a certificate from another CA is refused', async () => {
-    assertRefused(await review(server.port, ca(), stranger.client));
+  test('a client with a certificate from another CA gets no review: 401', async () => {
+    assertUnauthenticated(await review(server.port, ca(), stranger.client));
+  });
+
+  test('the kubelet, presenting no certificate, still reaches the probes', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path: '/readyz', ca: ca(), agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 200);
+  });
+
+  test('a client without a certificate gets no review over HTTP/2 either', async () => {
+    const session = http2Connect(`https://localhost:${server.port}`, { ca: ca() });
+    try {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=5s', 'content-type': 'application/json' });
+        let status = 0;
+        const chunks: Buffer[] = [];
+        stream.on('response', (h) => (status = Number(h[':status'])));
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
+        stream.on('error', reject);
+        stream.end(REVIEW);
+      });
+      assert.equal(answer.status, 401);
+      assert.ok(!answer.body.includes(UID));
+    } finally {
+      session.close();
+    }
   });
 
   test('after the serving certificate is rotated on disk, the client CA and TLS minimum still apply', async () => {
@@ -185,8 +223,8 @@ describe('client-certificate verification with --client-ca', () => {
       outcome = await review(server.port, nextCa, apiServer.client);
     }
     assertServed(outcome); // the new certificate is served, and the client certificate accepted
-    assertRefused(await review(server.port, nextCa));
-    assertRefused(await review(server.port, nextCa, stranger.client));
+    assertUnauthenticated(await review(server.port, nextCa));
+    assertUnauthenticated(await review(server.port, nextCa, stranger.client));
     assert.equal(await handshake(server.port, nextCa, 'TLSv1.1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     assert.ok(server.logs().some((l) => l.msg === 'serving certificate reloaded'));
   });

@@ -1,7 +1,7 @@
 // The HTTPS transport: parse, size, content type, decide(), serialise. Every decision is
 // made by decide(); this file only moves bytes and writes the one log line per review.
 import { fastify, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { SecureContextOptions } from 'node:tls';
+import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
@@ -19,7 +19,13 @@ export interface AppOptions {
   ctx: DecisionContext;
   logger: Logger;
   /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
-  tls?: SecureContextOptions & { requestCert?: boolean; rejectUnauthorized?: boolean };
+  tls?: SecureContextOptions;
+  /**
+   * With a client CA: reviews are answered only for clients whose certificate it signed
+   * (the API server's). Checked per route rather than in the handshake, so that the
+   * kubelet's probes, which present no certificate, still reach /healthz and /readyz.
+   */
+  clientCa?: string;
   bodyLimit?: number;
   /** Where reviews are counted; a fresh registry when not given. */
   metrics?: Metrics;
@@ -47,7 +53,11 @@ export function buildApp(opts: AppOptions): DeedApp {
   } satisfies FastifyServerOptions;
   const app = (
     opts.tls
-      ? fastify({ ...base, http2: true, https: { allowHTTP1: true, minVersion: 'TLSv1.2', ...opts.tls } })
+      ? fastify({
+          ...base,
+          http2: true,
+          https: { allowHTTP1: true, minVersion: 'TLSv1.2', ...opts.tls, ...(opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
+        })
       : fastify(base)
   ) as unknown as FastifyInstance;
 
@@ -84,8 +94,13 @@ export function buildApp(opts: AppOptions): DeedApp {
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
+  const clientCertificateRequired = opts.clientCa !== undefined;
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
     app.post(`/${webhook}`, async (req, reply) => {
+      if (clientCertificateRequired && (req.raw.socket as TLSSocket | null)?.authorized !== true) {
+        opts.logger.warn({ webhook, decision: 'unauthenticated', remote: req.ip }, 'review refused: no client certificate from --client-ca');
+        return reply.code(401).send({ code: 401, message: 'a client certificate signed by the configured client CA is required' });
+      }
       const started = process.hrtime.bigint();
       // Readiness off (the shutdown delay): close this HTTP/1.1 connection after the answer,
       // so no keep-alive connection is idle when drain.ts closes idle sockets at the end,

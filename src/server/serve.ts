@@ -62,7 +62,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ctx: productionContext(opts.config, attestationKey),
     logger,
     metrics,
-    tls: { ...pair, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}) },
+    tls: pair,
+    ...(clientCa ? { clientCa } : {}),
   });
   const { app } = deed;
   const connections = trackConnections(app.server as unknown as import('node:http2').Http2SecureServer);
