@@ -12,7 +12,9 @@ COPY src ./src
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+# A 4 MiB young generation keeps RSS flat under load: docs/performance.md measured a peak
+# of 132 MiB across 200,000 reviews with it against 158-187 MiB with Node's default.
+ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
