@@ -3,6 +3,7 @@
 // whole milliseconds, too coarse against a 5 ms target).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type Instance, type Result } from 'autocannon';
@@ -127,4 +128,62 @@ export function h2load(url: string, body: string, amount: number, clients: numbe
     failed: Number(req[2]),
     line: `h2load -n ${amount} -c ${clients} -m ${streams} -d BODY -H 'content-type: application/json' ${url}`,
   };
+}
+
+export interface PacedResult {
+  sent: number;
+  ok: number;
+  bad: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * An open-loop load at a fixed rate: request i is due at start + i/rate and is sent then,
+ * whatever earlier requests are doing, over a pool of keep-alive connections. Latency
+ * counts from the due time, so a late generator or a queue in the server is charged
+ * (no coordinated omission). autocannon's overallRate is not this: each connection
+ * sends its per-second quota back to back at the start of every second, so its "fixed
+ * rate" measures bursts at saturation.
+ */
+export function paced(o: { url: string; ca: string; body: string; rate: number; durationS: number; connections: number }): Promise<PacedResult> {
+  const target = new URL(o.url);
+  const agent = new HttpsAgent({ keepAlive: true, maxSockets: o.connections, ca: o.ca, servername: 'localhost' });
+  const total = Math.round(o.rate * o.durationS);
+  const intervalMs = 1000 / o.rate;
+  const latencies = new Float64Array(total);
+  let issued = 0;
+  let done = 0;
+  let ok = 0;
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const finish = () => {
+      if (++done < total) return;
+      agent.destroy();
+      const sorted = latencies.subarray(0, ok).sort();
+      resolve({ sent: total, ok, bad: total - ok, perSecond: total / ((performance.now() - start) / 1000), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: percentile(sorted, 100) });
+    };
+    const send = (due: number) => {
+      const req = httpsRequest(
+        { agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) latencies[ok++] = performance.now() - due;
+            finish();
+          });
+        },
+      );
+      req.on('error', finish);
+      req.end(o.body);
+    };
+    const tick = () => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / intervalMs) + 1);
+      while (issued < due) send(start + issued++ * intervalMs);
+      if (issued < total) setTimeout(tick, Math.max(0, start + issued * intervalMs - performance.now()));
+    };
+    tick();
+  });
 }

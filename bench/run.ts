@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
-import { cannon, h2load, type LoadResult } from './load.js';
+import { cannon, paced, h2load, type LoadResult } from './load.js';
 import { benchDir, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
 const { values: flags } = parseArgs({
@@ -155,8 +155,12 @@ async function main(): Promise<void> {
   }
   log(`peak RSS of deed (VmHWM) after the throughput runs: ${fmt(Math.max(...peak), 1)} MiB`);
 
-  log(`\nfixed rate: ${rate} reviews/s to deed /mutate for ${quick ? 5 : 10} s (autocannon overallRate, 10 connections)`);
-  const fixed = await cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections: 10, duration: quick ? 5 : 10, overallRate: rate });
+  const fixedS = quick ? 5 : 10;
+  log(`\nfixed rate: ${rate} reviews/s to deed /mutate for ${fixedS} s, open loop (a request every ${fmt(1000 / rate, 2)} ms over up to 16 keep-alive connections; latency from each request's due time)`);
+  const open = await paced({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, rate, durationS: fixedS, connections: 16 });
+  log(`  achieved ${fmt(open.perSecond)} reviews/s, p50 ${fmt(open.p50, 2)} ms, p99 ${fmt(open.p99, 2)} ms, max ${fmt(open.max, 2)} ms, bad ${open.bad}`);
+  log(`fixed rate, bursty: autocannon overallRate ${rate}/s, 10 connections (each sends its quota back to back at the start of every second)`);
+  const fixed = await cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections: 10, duration: fixedS, overallRate: rate });
   log(`  achieved ${fmt(fixed.perSecond)} reviews/s, p50 ${fmt(fixed.p50, 2)} ms, p99 ${fmt(fixed.p99, 2)} ms, max ${fmt(fixed.max, 2)} ms, bad ${fixed.non2xx + fixed.errors + fixed.timeouts}`);
 
   if (!flags['no-h2']) {
