@@ -22,3 +22,11 @@ export function deadlineSeconds(budget: number | undefined, marginSeconds: numbe
 export function expiresAt(nowMs: number, seconds: number): string {
   return new Date(Math.floor(nowMs / 1000) * 1000 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** The deadline a budget annotation asks for under the policy's margin and cap (undefined seconds: none). */
+export function policyDeadline(budgetValue: string | undefined, policy: { marginSeconds: number; capSeconds?: number | undefined }): BudgetResult {
+  const budget = parseBudget(budgetValue);
+  if (!budget.ok) return budget;
+  const seconds = deadlineSeconds(budget.seconds, policy.marginSeconds, policy.capSeconds);
+  return seconds === undefined ? { ok: true } : { ok: true, seconds };
+}

@@ -4,11 +4,12 @@ import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
 import { own, signStamps, verifyStamps, readStamps } from './attestation.js';
-import { deadlineSeconds, expiresAt, parseBudget } from './deadline.js';
+import { expiresAt, policyDeadline } from './deadline.js';
+import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 import { resolveRequester, type Requester } from './identity.js';
 import type { StampKeys } from './keys.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
-import { annotationPath, identityStamps, labelPath, presentOwnedKeys, sameReference } from './stamps.js';
+import { annotationPath, identityStamps, labelPath, sameReference } from './stamps.js';
 import { isWellFormedNonce, mintNonce } from './nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
@@ -19,46 +20,28 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return allowed();
   const obj = req.object!;
-  const mismatch = kindMismatch(req, obj, kind);
+  const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
   const namespace = req.namespace;
-  if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${kind.kind} review must name a namespace` }]);
+  if (namespace === undefined) return missingNamespace(kind);
 
   const { keys } = ctx.policy;
   const requester = resolveRequester(req.userInfo, ctx.policy);
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
 
-  if (requester.environment.kind === 'none') {
-    const forged = presentOwnedKeys(labels, annotations, keys);
-    if (forged.length === 0) return allowed();
-    return denied(
-      forged.map((key) => ({
-        rule: RULES.stampForged.id,
-        path: key.path,
-        message: `${req.userInfo.username} acts for no environment and cannot set the admission-owned key ${key.name}`,
-      })),
-    );
-  }
-  if (requester.environment.kind === 'ambiguous')
-    return denied([
-      {
-        rule: RULES.identityAmbiguous.id,
-        message: `${req.userInfo.username} acts for several environments (${requester.environment.ids.join(', ')}); the policy must map it to one`,
-      },
-    ]);
-  if (requester.runnerError !== undefined) return denied([{ rule: RULES.identityMalformed.id, message: requester.runnerError }]);
+  const gate = createIdentity(requester, labels, annotations, keys);
+  if ('verdict' in gate) return gate.verdict;
+  const { environment } = gate;
 
   const findings: Finding[] = [];
   const warnings: string[] = [];
-  const environment = requester.environment.id;
   const runner = requester.runner;
 
   // Deadline from the client budget, the margin and the cap.
-  const budget = parseBudget(own(annotations, keys.maxDuration));
-  if (!budget.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: budget.message });
-  const { marginSeconds, capSeconds } = ctx.policy.config.deadline;
-  let seconds = budget.ok ? deadlineSeconds(budget.seconds, marginSeconds, capSeconds) : undefined;
+  const deadline = policyDeadline(own(annotations, keys.maxDuration), ctx.policy.config.deadline);
+  if (!deadline.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: deadline.message });
+  let seconds = deadline.ok ? deadline.seconds : undefined;
   let activeDeadlineSeconds: number | undefined;
   if (kind.activeDeadline && seconds !== undefined) {
     const client = obj.spec?.activeDeadlineSeconds;
@@ -182,14 +165,6 @@ function isOwnReinvocation(
     stamps.ownerUid === requester.runner?.uid &&
     verifyStamps(key, stamps, attestation)
   );
-}
-
-function kindMismatch(req: AdmissionRequest, obj: KubeObject, kind: SandboxKind): Finding | undefined {
-  // The webhook is registered by resource; a body whose kind disagrees with its
-  // resource could smuggle one kind's object past another kind's rules.
-  if (req.kind.kind !== kind.kind || (obj.kind !== undefined && obj.kind !== kind.kind))
-    return { rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof obj.kind === 'string' ? quote(obj.kind) : obj.kind === undefined ? quote(req.kind.kind) : 'a non-string kind'}` };
-  return undefined;
 }
 
 function quote(value: string): string {

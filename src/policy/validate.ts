@@ -15,7 +15,8 @@ import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './rules/template-collisions.js';
 import { workspaceMounts } from './rules/workspace-mounts.js';
-import { annotationPath, isManaged, presentOwnedKeys } from './stamps.js';
+import { annotationPath, isManaged } from './stamps.js';
+import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 
 /** Subresources Deed reviews; any other (status, eviction, binding...) is not a write of the object's own fields. */
 const REVIEWED_SUBRESOURCES = new Set(['ephemeralcontainers']);
@@ -25,10 +26,9 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (kind === undefined || req.operation === 'CONNECT') return allowed();
   if (req.subResource !== undefined && !(kind.kind === 'Pod' && REVIEWED_SUBRESOURCES.has(req.subResource))) return allowed();
   const namespace = req.namespace;
-  if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${kind.kind} review must name a namespace` }]);
-  for (const obj of [req.object, req.oldObject])
-    if (obj !== null && obj.kind !== undefined && obj.kind !== kind.kind)
-      return denied([{ rule: RULES.requestMalformed.id, message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof obj.kind === 'string' ? JSON.stringify(obj.kind.slice(0, 80)) : 'a non-string kind'}` }]); // never String() a client value: a deep list overflows the stack
+  if (namespace === undefined) return missingNamespace(kind);
+  const mismatch = kindMismatch(req, kind);
+  if (mismatch) return denied([mismatch]);
 
   const requester = resolveRequester(req.userInfo, ctx.policy);
   if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx);
@@ -37,18 +37,10 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
 
 function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
-  const env = requester.environment;
-  if (env.kind === 'none') {
-    const forged = presentOwnedKeys(obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy.keys);
-    return forged.length === 0
-      ? allowed()
-      : denied(forged.map((k) => ({ rule: RULES.stampForged.id, path: k.path, message: `${requester.username} acts for no environment and cannot carry the admission-owned key ${k.name}` })));
-  }
-  if (env.kind === 'ambiguous')
-    return denied([{ rule: RULES.identityAmbiguous.id, message: `${requester.username} acts for several environments (${env.ids.join(', ')}); the policy must map it to one` }]);
-  if (requester.runnerError !== undefined) return denied([{ rule: RULES.identityMalformed.id, message: requester.runnerError }]);
+  const identity = createIdentity(requester, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy.keys);
+  if ('verdict' in identity) return identity.verdict;
 
-  const findings = stampIntegrity(obj, kind, namespace, env.id, requester.runner, policy, ctx.attestationKey);
+  const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.attestationKey);
   findings.push(...objectRules(obj, kind, ctx));
   return enforce(findings, policy);
 }

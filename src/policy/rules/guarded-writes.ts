@@ -5,6 +5,7 @@ import type { Finding } from '../../admission/verdict.js';
 import type { Requester } from '../identity.js';
 import type { Policy } from '../policy.js';
 import { RULES } from './catalog.js';
+import { ambiguousIdentity } from '../create-gate.js';
 
 export function guardedWrite(requester: Requester, objectEnvironment: string, policy: Policy): Finding[] {
   const env = requester.environment;
@@ -13,7 +14,7 @@ export function guardedWrite(requester: Requester, objectEnvironment: string, po
     return [{ rule: RULES.guardCrossEnvironment.id, message: `${requester.username} acts for "${env.id}" but the object belongs to "${objectEnvironment}"` }];
   }
   if (env.kind === 'ambiguous')
-    return [{ rule: RULES.identityAmbiguous.id, message: `${requester.username} acts for several environments (${env.ids.join(', ')}); the policy must map it to one` }];
+    return [ambiguousIdentity(requester, env.ids)];
   const trusted =
     policy.systemUsers.has(requester.username) ||
     policy.breakGlassUsers.has(requester.username) ||

@@ -5,7 +5,7 @@
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { own, readStamps, verifyStamps } from '../attestation.js';
-import { deadlineSeconds, parseBudget } from '../deadline.js';
+import { policyDeadline } from '../deadline.js';
 import type { RunnerPod } from '../identity.js';
 import type { SandboxKind } from '../kinds.js';
 import { isWellFormedNonce } from '../nonce.js';
@@ -34,8 +34,8 @@ export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: st
   if (want.ownerReference && !(obj.metadata.ownerReferences ?? []).some((r) => sameReference(r, want.ownerReference!)))
     findings.push({ rule, path: 'metadata.ownerReferences', message: `lacks the reference to pod ${want.ownerReference.name} (${want.ownerReference.uid}); ${HINT}` });
 
-  const budget = parseBudget(own(annotations, keys.maxDuration));
-  const seconds = budget.ok ? deadlineSeconds(budget.seconds, policy.config.deadline.marginSeconds, policy.config.deadline.capSeconds) : undefined;
+  const deadline = policyDeadline(own(annotations, keys.maxDuration), policy.config.deadline);
+  const seconds = deadline.ok ? deadline.seconds : undefined;
   if (seconds !== undefined && kind.expiresAt && own(annotations, keys.expiresAt) === undefined)
     findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is absent though a deadline of ${seconds}s applies; ${HINT}` });
   if (seconds !== undefined && kind.activeDeadline) {

@@ -1,0 +1,58 @@
+// What both webhooks check first on a CREATE of a sandbox kind, before any stamp is
+// computed or checked: the body's kind, the namespace, and who is asking.
+import type { AdmissionRequest } from '../admission/types.js';
+import { allowed, denied, type Finding, type Verdict } from '../admission/verdict.js';
+import type { Requester } from './identity.js';
+import type { SandboxKind } from './kinds.js';
+import type { StampKeys } from './keys.js';
+import { presentOwnedKeys } from './stamps.js';
+import { RULES } from './rules/catalog.js';
+
+/**
+ * The webhooks are registered by resource; a body whose kind disagrees with its resource
+ * could smuggle one kind's object past another kind's rules. A client value is quoted
+ * only as a short string: String() of a deeply nested list overflows the stack.
+ */
+export function kindMismatch(req: AdmissionRequest, kind: SandboxKind): Finding | undefined {
+  for (const given of [req.kind.kind, req.object?.kind, req.oldObject?.kind])
+    if (given !== undefined && given !== kind.kind)
+      return {
+        rule: RULES.requestMalformed.id,
+        message: `resource ${req.resource.resource} must carry a ${kind.kind}, got ${typeof given === 'string' ? JSON.stringify(given.slice(0, 80)) : 'a non-string kind'}`,
+      };
+  return undefined;
+}
+
+export function missingNamespace(kind: SandboxKind): Verdict {
+  return denied([{ rule: RULES.requestMalformed.id, message: `a ${kind.kind} review must name a namespace` }]);
+}
+
+export function ambiguousIdentity(requester: Requester, ids: string[]): Finding {
+  return { rule: RULES.identityAmbiguous.id, message: `${requester.username} acts for several environments (${ids.join(', ')}); the policy must map it to one` };
+}
+
+/**
+ * The environment a CREATE is stamped for, or the verdict identity alone decides: an
+ * unmapped requester passes unless it carries an admission-owned key (forged); an
+ * ambiguous one, or an unreadable runner, is denied.
+ */
+export function createIdentity(
+  requester: Requester,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+  keys: StampKeys,
+): { environment: string } | { verdict: Verdict } {
+  const env = requester.environment;
+  if (env.kind === 'none') {
+    const forged = presentOwnedKeys(labels, annotations, keys);
+    return {
+      verdict:
+        forged.length === 0
+          ? allowed()
+          : denied(forged.map((k) => ({ rule: RULES.stampForged.id, path: k.path, message: `${requester.username} acts for no environment and cannot set the admission-owned key ${k.name}` }))),
+    };
+  }
+  if (env.kind === 'ambiguous') return { verdict: denied([ambiguousIdentity(requester, env.ids)]) };
+  if (requester.runnerError !== undefined) return { verdict: denied([{ rule: RULES.identityMalformed.id, message: requester.runnerError }]) };
+  return { environment: env.id };
+}
