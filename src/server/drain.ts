@@ -9,9 +9,14 @@
 // client opens no new one); an HTTP/1.1 socket between two requests is closed (as
 // Node's closeIdleConnections would); one serving a request closes right after its
 // response. A socket that has not sent its first request yet is left alone: its
-// request is on the way and gets an answer.
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2SecureServer, Http2ServerRequest, Http2ServerResponse, ServerHttp2Session } from 'node:http2';
+// request is on the way and gets an answer. Responses written once shutdown has begun
+// already say `connection: close` (app.ts, readiness off).
+//
+// Requests are counted through fastify's onRequest and onResponse hooks, which ride on
+// listeners fastify sets up for every request anyway: a 'request' listener adding a
+// 'close' listener per response cost about 8 µs of CPU per review (docs/performance.md).
+import type { FastifyInstance } from 'fastify';
+import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 
 export interface ConnectionDrain {
@@ -21,11 +26,11 @@ export interface ConnectionDrain {
   open(): { sessions: number; sockets: number };
 }
 
-export function trackConnections(server: Http2SecureServer | HttpServer): ConnectionDrain {
+export function trackConnections(app: FastifyInstance): ConnectionDrain {
+  const server = app.server as unknown as Http2SecureServer;
   const sessions = new Set<ServerHttp2Session>();
-  const inFlight = new Map<Socket, number>(); // HTTP/1.1 sockets with a request being answered
-  const idle = new Set<Socket>(); // HTTP/1.1 sockets between two requests
-  const pending = new Set<ServerResponse>(); // HTTP/1.1 responses not finished yet
+  // HTTP/1.1 sockets that have sent a request, each with the requests being answered on it.
+  const inFlight = new Map<Socket, number>();
   let draining = false;
 
   server.on('session', (session: ServerHttp2Session) => {
@@ -34,24 +39,27 @@ export function trackConnections(server: Http2SecureServer | HttpServer): Connec
     if (draining) session.close();
   });
 
-  server.on('request', (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => {
-    if (req.httpVersionMajor !== 1) return; // HTTP/2 streams are the session's business
-    const socket = req.socket as Socket;
-    if (!inFlight.has(socket) && !idle.has(socket)) socket.once('close', () => (inFlight.delete(socket), idle.delete(socket)));
-    idle.delete(socket);
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    const response = res as ServerResponse;
-    pending.add(response);
-    if (draining) response.setHeader('connection', 'close');
-    res.once('close', () => {
-      pending.delete(response);
-      const left = (inFlight.get(socket) ?? 1) - 1;
-      if (left > 0) return void inFlight.set(socket, left);
-      inFlight.delete(socket);
-      if (socket.destroyed) return;
-      if (draining) socket.end();
-      else idle.add(socket);
-    });
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (req.raw.httpVersionMajor === 1) {
+      // HTTP/2 streams are the session's business.
+      const socket = req.raw.socket;
+      const count = inFlight.get(socket);
+      if (count === undefined) socket.once('close', () => inFlight.delete(socket));
+      inFlight.set(socket, (count ?? 0) + 1);
+    }
+    done();
+  });
+
+  // fastify runs onResponse when the response finishes or fails; a socket that closes
+  // first is forgotten by its 'close' listener above.
+  app.addHook('onResponse', (req, _reply, done) => {
+    const socket = req.raw.socket;
+    const count = req.raw.httpVersionMajor === 1 ? inFlight.get(socket) : undefined;
+    if (count !== undefined) {
+      inFlight.set(socket, Math.max(0, count - 1));
+      if (draining && count <= 1 && !socket.destroyed) socket.end();
+    }
+    done();
   });
 
   return {
@@ -59,12 +67,10 @@ export function trackConnections(server: Http2SecureServer | HttpServer): Connec
       if (draining) return;
       draining = true;
       for (const session of sessions) session.close();
-      for (const res of pending) if (!res.headersSent) res.setHeader('connection', 'close');
       // Like Node's closeIdleConnections: a request racing this close is retried by the
       // client (the connection closed before it wrote anything back).
-      for (const socket of idle) socket.destroy();
-      idle.clear();
+      for (const [socket, count] of inFlight) if (count === 0) socket.destroy();
     },
-    open: () => ({ sessions: sessions.size, sockets: inFlight.size + idle.size }),
+    open: () => ({ sessions: sessions.size, sockets: inFlight.size }),
   };
 }

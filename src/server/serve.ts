@@ -66,7 +66,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(clientCa ? { clientCa } : {}),
   });
   const { app } = deed;
-  const connections = trackConnections(app.server as unknown as import('node:http2').Http2SecureServer);
+  const connections = trackConnections(app);
   // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
     certFile,
