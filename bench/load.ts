@@ -138,6 +138,8 @@ export interface PacedResult {
   p50: number;
   p99: number;
   max: number;
+  /** How late the generator itself sent requests (p99, ms): its own stalls, charged to the server above. */
+  sendLagP99: number;
 }
 
 /**
@@ -154,6 +156,7 @@ export function paced(o: { url: string; ca: string; body: string; rate: number; 
   const total = Math.round(o.rate * o.durationS);
   const intervalMs = 1000 / o.rate;
   const latencies = new Float64Array(total);
+  const sendLags = new Float64Array(total);
   let issued = 0;
   let done = 0;
   let ok = 0;
@@ -163,9 +166,11 @@ export function paced(o: { url: string; ca: string; body: string; rate: number; 
       if (++done < total) return;
       agent.destroy();
       const sorted = latencies.subarray(0, ok).sort();
-      resolve({ sent: total, ok, bad: total - ok, perSecond: total / ((performance.now() - start) / 1000), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: percentile(sorted, 100) });
+      const lags = sendLags.sort();
+      resolve({ sent: total, ok, bad: total - ok, perSecond: total / ((performance.now() - start) / 1000), p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: percentile(sorted, 100), sendLagP99: percentile(lags, 99) });
     };
-    const send = (due: number) => {
+    const send = (due: number, i: number) => {
+      sendLags[i] = performance.now() - due;
       const req = httpsRequest(
         { agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) } },
         (res) => {
@@ -181,7 +186,7 @@ export function paced(o: { url: string; ca: string; body: string; rate: number; 
     };
     const tick = () => {
       const due = Math.min(total, Math.floor((performance.now() - start) / intervalMs) + 1);
-      while (issued < due) send(start + issued++ * intervalMs);
+      for (; issued < due; issued++) send(start + issued * intervalMs, issued);
       if (issued < total) setTimeout(tick, Math.max(0, start + issued * intervalMs - performance.now()));
     };
     tick();

@@ -101,6 +101,8 @@ export function benchDir(): { dir: string; certDir: string; policy: string } {
 export interface DeedOptions {
   /** Run the compiled CLI (dist/, as a container does) or the TypeScript source through tsx. */
   entry: 'dist' | 'tsx';
+  /** The checkout to run (bench/compare.ts runs other builds); this one otherwise. */
+  root?: string;
   certDir: string;
   policy: string;
   port?: number;
@@ -128,7 +130,8 @@ function freePort(): Promise<number> {
  * make Deed buffer log lines (pino retries a full pipe after 100 ms) and skew RSS and latency.
  */
 export async function startDeed(o: DeedOptions): Promise<Served> {
-  const script = o.entry === 'dist' ? [join(ROOT, 'bin/deed.js')] : ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+  const root = o.root ?? ROOT;
+  const script = o.entry === 'dist' ? [join(root, 'bin/deed.js')] : ['--import', 'tsx', join(root, 'src/cli/main.ts')];
   const port = o.port ?? (await freePort());
   const logFile = join(o.certDir, '..', `deed-${port}.log`);
   mkdirSync(o.certDir, { recursive: true });

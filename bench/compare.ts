@@ -1,0 +1,50 @@
+// Compares builds of Deed by server CPU per review, measured in alternating rounds on the
+// same machine: a change worth a few percent is smaller than the drift between two bench
+// runs, so both builds (and optionally the no-op server) take turns under the same load.
+// Usage: npx tsx bench/compare.ts [--rounds 7] [--duration 3] [--connections 8] [--noop] DIR [DIR ...]
+//   Each DIR is a checkout of Deed after `npm run build` (it runs DIR/bin/deed.js), for
+//   instance a `git worktree` of the commit before a change. Load: the /mutate review.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { cannon } from './load.js';
+import { benchDir, BENCH_POLICY, cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
+
+const { values: flags, positionals: dirs } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: '7' },
+    duration: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '8' },
+    noop: { type: 'boolean', default: false },
+  },
+});
+if (dirs.length === 0) throw new Error('usage: compare.ts [--rounds N] [--duration S] [--noop] DIR [DIR ...]');
+const rounds = Number(flags.rounds);
+const duration = Number(flags.duration);
+const connections = Number(flags.connections);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const body = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');
+const { certDir, policy } = benchDir();
+const servers: Array<{ label: string; served: Served; perSecond: number[]; cpu: number[] }> = [];
+for (const dir of dirs) servers.push({ label: resolve(dir), served: await startDeed({ entry: 'dist', root: resolve(dir), certDir, policy }), perSecond: [], cpu: [] });
+if (flags.noop) servers.push({ label: 'no-op server', served: await startNoop(certDir), perSecond: [], cpu: [] });
+
+process.stdout.write(`compare: /mutate, ${connections} connections, ${rounds} alternating rounds of ${duration} s after a 2 s warm-up each; node ${process.version}; policy ${JSON.stringify(BENCH_POLICY.environments.map((e) => e.id))}\n`);
+try {
+  for (const s of servers) await cannon({ url: `${s.served.url}/mutate?timeout=10s`, ca: s.served.ca, body, connections, duration: 2 });
+  for (let round = 0; round < rounds; round++)
+    for (const s of servers) {
+      const before = cpuMs(s.served.child.pid!);
+      const result = await cannon({ url: `${s.served.url}/mutate?timeout=10s`, ca: s.served.ca, body, connections, duration });
+      s.perSecond.push(result.perSecond);
+      s.cpu.push(((cpuMs(s.served.child.pid!) - before) * 1000) / (result.ok || 1));
+    }
+  for (const s of servers)
+    process.stdout.write(
+      `${s.label}\n  median ${median(s.perSecond).toFixed(0)} reviews/s, ${median(s.cpu).toFixed(1)} µs CPU per review (rounds: ${s.cpu.map((c) => c.toFixed(0)).join(' ')})\n`,
+    );
+} finally {
+  for (const s of servers) await s.served.stop();
+}
