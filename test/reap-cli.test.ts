@@ -113,7 +113,7 @@ describe('deed reap', () => {
 
   test('--apply -o json deletes with preconditions and prints one JSON line per decision, then the summary', async () => {
     reset();
-    const run = await reapInProcess(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--attestation-key', keyFile, '--namespace', 'sandbox-a', '--apply', '--once', '-o', 'json']);
+    const run = await reapInProcess(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--attestation-key', keyFile, '--namespace', 'sandbox-a', '--apply', '--once', '-o', 'json']);
     assert.equal(run.error, undefined);
     assert.equal(run.exitCode, undefined, 'exit 0');
     const lines = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -160,8 +160,9 @@ describe('deed reap', () => {
     ['with an environment id that would add selector terms', ['--environment', 'alpha,app!=x', '--kubeconfig', kubeconfig], /must be an environment id/],
     ['with both --once and --interval', ['--environment', 'alpha', '--once', '--interval', '5'], /cannot be used with/],
     ['with a namespace that is not a name', ['--environment', 'alpha', '--namespace', 'a/b'], /must be a namespace name/],
-    ['without an attestation key', ['--environment', 'alpha', '--kubeconfig', kubeconfig], /needs the attestation key/],
-    ['outside a cluster without --kubeconfig', ['--environment', 'alpha', '--attestation-key', keyFile], /pass --kubeconfig FILE/],
+    ['with an environment the policy does not define', ['--environment', 'alpah', '--kubeconfig', kubeconfig, '--config', policyFile], /environment "alpah" is not in the policy \(alpha\)/],
+    ['without an attestation key', ['--environment', 'default', '--kubeconfig', kubeconfig], /needs the attestation key/],
+    ['outside a cluster without --kubeconfig', ['--environment', 'default', '--attestation-key', keyFile], /pass --kubeconfig FILE/],
   ];
   for (const [name, args, message] of refusals) {
     test(`it refuses to start ${name}, before any API call`, async () => {
