@@ -264,7 +264,8 @@ function deployment(image: string, namespace: string, policy: string): V1Deploym
           serviceAccountName: NAME,
           automountServiceAccountToken: false,
           securityContext: podSecurityContext,
-          // --shutdown-delay 5 plus the default --grace-period 25 fit in 30 s.
+          // deed serve exits by itself within --grace-period (25 s from SIGTERM, the 5 s
+          // --shutdown-delay included), before the kubelet's SIGKILL at 30 s.
           terminationGracePeriodSeconds: 30,
           topologySpreadConstraints: [
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
