@@ -19,9 +19,9 @@ describe('the Dockerfile', () => {
     assert.match(stages[1]!, /COPY --from=build \/app\/dist \.\/dist/);
   });
 
-  test('runs as the non-root uid the manifests declare, with deed serve as the default command', () => {
+  test('runs as the non-root uid the manifests declare, with deed serve as the default command and the measured GC setting', () => {
     assert.match(stages[1]!, new RegExp(`^USER ${RUN_AS_USER}(:${RUN_AS_USER})?$`, 'm'));
-    assert.match(stages[1]!, /^ENTRYPOINT \["node", "dist\/cli\/main\.js"\]$/m);
+    assert.match(stages[1]!, /^ENTRYPOINT \["node", "--single-threaded-gc", "dist\/cli\/main\.js"\]$/m);
     assert.match(stages[1]!, /^CMD \["serve"\]$/m);
   });
 
