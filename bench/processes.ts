@@ -177,6 +177,19 @@ export function memory(pid: number): { rssMiB: number; peakMiB: number } | undef
   }
 }
 
+/**
+ * Resets the process's peak RSS (VmHWM) to its current RSS (`5` to /proc/PID/clear_refs),
+ * so a later peak belongs to what ran in between. False where the kernel refuses.
+ */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** CPU time (user + system, all threads) the process has used so far, in milliseconds. */
 export function cpuMs(pid: number): number {
   try {

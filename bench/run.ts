@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import { cannon, paced, h2load, type LoadResult } from './load.js';
-import { benchDir, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
+import { benchDir, resetPeak, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -190,15 +190,18 @@ async function main(): Promise<void> {
         ] as const)
           log(`${pad(label, 34)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
       }
+      log(`peak RSS of deed (VmHWM) since start, after the HTTP/2 runs: ${fmt(memory(pid)?.peakMiB ?? NaN, 1)} MiB`);
     }
   }
 
   log(`\nmemory: ${soak} reviews to deed /mutate, ${connections} connections, RSS sampled every second`);
+  // The peak is the soak's own: the throughput and HTTP/2 runs above load Deed harder.
+  const peakReset = resetPeak(pid);
   const before = memory(pid);
   const { result: soaked, samples } = await sampled(pid, 1000, () => cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections, amount: soak }));
   const after = memory(pid);
   const tenth = Math.max(1, Math.floor(samples.length / 10));
-  log(`  RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; during (every ${tenth} s): ${samples.filter((_, i) => i % tenth === 0).map((s) => fmt(s, 0)).join(' ')} MiB; after ${fmt(after?.rssMiB ?? NaN, 1)} MiB; peak (VmHWM) ${fmt(after?.peakMiB ?? NaN, 1)} MiB`);
+  log(`  RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; during (every ${tenth} s): ${samples.filter((_, i) => i % tenth === 0).map((s) => fmt(s, 0)).join(' ')} MiB; after ${fmt(after?.rssMiB ?? NaN, 1)} MiB; peak (VmHWM) ${peakReset ? 'during the soak' : 'since start'} ${fmt(after?.peakMiB ?? NaN, 1)} MiB`);
   const half = samples.slice(Math.floor(samples.length / 2));
   const thirds = [samples.slice(0, Math.floor(samples.length / 3)), samples.slice(-Math.floor(samples.length / 3))].map((s) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)] ?? NaN);
   log(`  median RSS first third ${fmt(thirds[0]!, 1)} MiB, last third ${fmt(thirds[1]!, 1)} MiB; second-half range ${fmt(Math.min(...half), 1)}-${fmt(Math.max(...half), 1)} MiB`);
