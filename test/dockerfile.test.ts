@@ -1,6 +1,7 @@
 // Docker cannot run in CI here; these check the Dockerfile's promises statically.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_AS_USER } from '../src/install/manifests.js';
@@ -21,8 +22,17 @@ describe('the Dockerfile', () => {
 
   test('runs as the non-root uid the manifests declare, with deed serve as the default command and the measured GC setting', () => {
     assert.match(stages[1]!, new RegExp(`^USER ${RUN_AS_USER}(:${RUN_AS_USER})?$`, 'm'));
-    assert.match(stages[1]!, /^ENTRYPOINT \["node", "--single-threaded-gc", "dist\/cli\/main\.js"\]$/m);
+    assert.match(stages[1]!, /^ENTRYPOINT \["node", "--heap-growing-percent=50", "dist\/cli\/main\.js"\]$/m);
     assert.match(stages[1]!, /^CMD \["serve"\]$/m);
+  });
+
+  test("the image's Node flags are ones Node accepts (a mistyped flag would stop every container at start)", () => {
+    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(stages[1]!)![1]!) as string[];
+    const nodeOptions = /NODE_OPTIONS=(\S+)/.exec(stages[1]!)![1]!;
+    const flags = entrypoint.slice(1).filter((arg) => arg.startsWith('--'));
+    const run = spawnSync(process.execPath, [...flags, '-e', 'process.stdout.write("ok")'], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
+    assert.equal(run.stderr, '');
+    assert.equal(run.stdout, 'ok');
   });
 
   test('the build context keeps what the build copies and leaves out secrets and local state', () => {
