@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
 import { createLogger } from '../src/observability/logger.js';
 import { buildApp } from '../src/server/app.js';
+import { trackConnections } from '../src/server/drain.js';
 import { fixture, testContext } from './helpers.js';
 
 describe('HTTP/1.1 review connections during the shutdown delay', () => {
@@ -21,4 +22,23 @@ describe('HTTP/1.1 review connections during the shutdown delay', () => {
       assert.equal(res.headers.connection, connection);
       await app.close();
     });
+});
+
+describe('connections once draining has begun', () => {
+  test('every HTTP/1.1 answer says connection: close, whatever the route, so no client reuses a socket that is about to close', async () => {
+    const quiet = () => createLogger({ write: () => {} } as unknown as DestinationStream);
+    const serving = buildApp({ ctx: testContext(), logger: quiet() }).app;
+    trackConnections(serving);
+    assert.equal((await serving.inject({ method: 'GET', url: '/healthz' })).headers.connection, 'keep-alive', 'before draining');
+    await serving.close();
+
+    const { app } = buildApp({ ctx: testContext(), logger: quiet() });
+    const connections = trackConnections(app);
+    connections.drain();
+    for (const [method, url] of [['GET', '/healthz'], ['GET', '/metrics'], ['GET', '/nowhere'], ['POST', '/mutate']] as const) {
+      const res = await app.inject({ method, url, ...(method === 'POST' ? { payload: 'not json', headers: { 'content-type': 'application/json' } } : {}) });
+      assert.equal(res.headers.connection, 'close', `${method} ${url} (HTTP ${res.statusCode})`);
+    }
+    await app.close();
+  });
 });

@@ -9,12 +9,13 @@
 // client opens no new one); an HTTP/1.1 socket between two requests is closed (as
 // Node's closeIdleConnections would); one serving a request closes right after its
 // response. A socket that has not sent its first request yet is left alone: its
-// request is on the way and gets an answer. Responses written once shutdown has begun
-// already say `connection: close` (app.ts, readiness off).
+// request is on the way and gets an answer. HTTP/1.1 responses to requests that arrive
+// once draining has begun say `connection: close` (review answers already do once
+// readiness is off, in app.ts).
 //
 // Requests are counted through fastify's onRequest and onResponse hooks, which ride on
 // listeners fastify sets up for every request anyway: a 'request' listener adding a
-// 'close' listener per response cost about 8 µs of CPU per review (docs/performance.md).
+// 'close' listener per response cost 2 to 8% of a review's CPU (docs/performance.md).
 import type { FastifyInstance } from 'fastify';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -39,13 +40,16 @@ export function trackConnections(app: FastifyInstance): ConnectionDrain {
     if (draining) session.close();
   });
 
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     if (req.raw.httpVersionMajor === 1) {
       // HTTP/2 streams are the session's business.
       const socket = req.raw.socket;
       const count = inFlight.get(socket);
       if (count === undefined) socket.once('close', () => inFlight.delete(socket));
       inFlight.set(socket, (count ?? 0) + 1);
+      // Whatever the route (probes, metrics, a refused review), the client must not reuse
+      // a connection that is closed after this answer.
+      if (draining) void reply.header('connection', 'close');
     }
     done();
   });
@@ -53,9 +57,9 @@ export function trackConnections(app: FastifyInstance): ConnectionDrain {
   // fastify runs onResponse when the response finishes or fails; a socket that closes
   // first is forgotten by its 'close' listener above.
   app.addHook('onResponse', (req, _reply, done) => {
-    const socket = req.raw.socket;
-    const count = req.raw.httpVersionMajor === 1 ? inFlight.get(socket) : undefined;
-    if (count !== undefined) {
+    const socket = req.raw.httpVersionMajor === 1 ? req.raw.socket : undefined;
+    const count = socket === undefined ? undefined : inFlight.get(socket);
+    if (socket !== undefined && count !== undefined) {
       inFlight.set(socket, Math.max(0, count - 1));
       if (draining && count <= 1 && !socket.destroyed) socket.end();
     }
