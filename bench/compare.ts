@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { cannon } from './load.js';
+import { cannon, median } from './load.js';
 import { benchDir, BENCH_POLICY, cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
 const { values: flags, positionals: dirs } = parseArgs({
@@ -23,7 +23,6 @@ if (dirs.length === 0) throw new Error('usage: compare.ts [--rounds N] [--durati
 const rounds = Number(flags.rounds);
 const duration = Number(flags.duration);
 const connections = Number(flags.connections);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const body = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');
 const { certDir, policy } = benchDir();

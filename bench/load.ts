@@ -42,6 +42,14 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/** The median of a list (the mean of the two middle values when it has an even length). */
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function cannon(o: LoadOptions): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     let times = new Float64Array(1 << 16);

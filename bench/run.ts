@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
-import { cannon, paced, h2load, type LoadResult } from './load.js';
+import { cannon, median, paced, h2load, type LoadResult } from './load.js';
 import { benchDir, resetPeak, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
 const { values: flags } = parseArgs({
@@ -168,8 +168,7 @@ async function main(): Promise<void> {
       p99s[i]!.push(open.p99);
       log(`  ${label} achieved ${fmt(open.perSecond)} reviews/s, p50 ${fmt(open.p50, 2)} ms, p99 ${fmt(open.p99, 2)} ms, max ${fmt(open.max, 2)} ms, bad ${open.bad}; generator send lag p99 ${fmt(open.sendLagP99, 2)} ms`);
     }
-  const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  log(`  median p99 over ${roundCount} round(s): deed ${fmt(medianOf(p99s[0]!), 2)} ms, no-op ${fmt(medianOf(p99s[1]!), 2)} ms`);
+  log(`  median p99 over ${roundCount} round(s): deed ${fmt(median(p99s[0]!), 2)} ms, no-op ${fmt(median(p99s[1]!), 2)} ms`);
   log(`fixed rate, bursty: autocannon overallRate ${rate}/s, 10 connections (each sends its quota back to back at the start of every second)`);
   const fixed = await cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections: 10, duration: fixedS, overallRate: rate });
   log(`  achieved ${fmt(fixed.perSecond)} reviews/s, p50 ${fmt(fixed.p50, 2)} ms, p99 ${fmt(fixed.p99, 2)} ms, max ${fmt(fixed.max, 2)} ms, bad ${fixed.non2xx + fixed.errors + fixed.timeouts}`);
@@ -195,15 +194,16 @@ async function main(): Promise<void> {
   }
 
   log(`\nmemory: ${soak} reviews to deed /mutate, ${connections} connections, RSS sampled every second`);
-  // The peak is the soak's own: the throughput and HTTP/2 runs above load Deed harder.
+  // The peak from here on: the throughput and HTTP/2 runs above load Deed harder. The
+  // kernel resets it to the current RSS, so memory they left behind still counts.
   const peakReset = resetPeak(pid);
   const before = memory(pid);
   const { result: soaked, samples } = await sampled(pid, 1000, () => cannon({ url: `${deed.url}/mutate?timeout=10s`, ca: deed.ca, body: mutate.text, connections, amount: soak }));
   const after = memory(pid);
   const tenth = Math.max(1, Math.floor(samples.length / 10));
-  log(`  RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; during (every ${tenth} s): ${samples.filter((_, i) => i % tenth === 0).map((s) => fmt(s, 0)).join(' ')} MiB; after ${fmt(after?.rssMiB ?? NaN, 1)} MiB; peak (VmHWM) ${peakReset ? 'during the soak' : 'since start'} ${fmt(after?.peakMiB ?? NaN, 1)} MiB`);
+  log(`  RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; during (every ${tenth} s): ${samples.filter((_, i) => i % tenth === 0).map((s) => fmt(s, 0)).join(' ')} MiB; after ${fmt(after?.rssMiB ?? NaN, 1)} MiB; peak (VmHWM) ${peakReset ? 'during the soak (reset to the RSS it started at)' : 'since start'} ${fmt(after?.peakMiB ?? NaN, 1)} MiB`);
   const half = samples.slice(Math.floor(samples.length / 2));
-  const thirds = [samples.slice(0, Math.floor(samples.length / 3)), samples.slice(-Math.floor(samples.length / 3))].map((s) => [...s].sort((a, b) => a - b)[Math.floor(s.length / 2)] ?? NaN);
+  const thirds = [samples.slice(0, Math.floor(samples.length / 3)), samples.slice(-Math.floor(samples.length / 3))].map(median);
   log(`  median RSS first third ${fmt(thirds[0]!, 1)} MiB, last third ${fmt(thirds[1]!, 1)} MiB; second-half range ${fmt(Math.min(...half), 1)}-${fmt(Math.max(...half), 1)} MiB`);
   log(`  ${soaked.ok} answered 2xx in ${fmt(soaked.durationS, 1)} s (${fmt(soaked.perSecond)} reviews/s), bad ${soaked.non2xx + soaked.errors + soaked.timeouts}`);
 
