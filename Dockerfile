@@ -13,10 +13,11 @@ RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
 # Memory settings measured on this image's Node line (26.12, docs/performance.md): a 2 MiB
-# young generation, and (in the ENTRYPOINT, since NODE_OPTIONS refuses V8 flags) an old
-# generation collected at 1.5x its live size rather than V8's default growth. Across the
-# whole bench, HTTP/2 included, RSS peaked at 141 MiB with both, against 195 MiB with the
-# semi-space setting alone; CPU per review and the p99 at 1,000 reviews/s unchanged.
+# young generation, and (in the ENTRYPOINT, since NODE_OPTIONS refuses this V8 flag) an
+# old generation collected at 1.5x its live size rather than V8's default growth. Across
+# the whole bench, HTTP/2 included, RSS peaked at 141 MiB with both, against 195 MiB with
+# the semi-space setting alone; the p99 at 1,000 reviews/s unchanged, CPU per review
+# within single-run noise.
 ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY package.json package-lock.json ./
