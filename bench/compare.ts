@@ -1,9 +1,11 @@
 // Compares builds of Deed by server CPU per review, measured in alternating rounds on the
 // same machine: a change worth a few percent is smaller than the drift between two bench
 // runs, so both builds (and optionally the no-op server) take turns under the same load.
-// Usage: npx tsx bench/compare.ts [--rounds 7] [--duration 3] [--connections 8] [--noop] DIR [DIR ...]
+// Usage: npx tsx bench/compare.ts [--rounds 7] [--duration 3] [--connections 8] [--noop] DIR[::NODE_FLAGS] ...
 //   Each DIR is a checkout of Deed after `npm run build` (it runs DIR/bin/deed.js), for
-//   instance a `git worktree` of the commit before a change. Load: the /mutate review.
+//   instance a `git worktree` of the commit before a change; `::` adds Node flags for that
+//   server, so one build can be compared with itself under other flags:
+//   npx tsx bench/compare.ts . '.::--heap-growing-percent=50'. Load: the /mutate review.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +21,7 @@ const { values: flags, positionals: dirs } = parseArgs({
     noop: { type: 'boolean', default: false },
   },
 });
-if (dirs.length === 0) throw new Error('usage: compare.ts [--rounds N] [--duration S] [--noop] DIR [DIR ...]');
+if (dirs.length === 0) throw new Error('usage: compare.ts [--rounds N] [--duration S] [--noop] DIR[::NODE_FLAGS] ...');
 const rounds = Number(flags.rounds);
 const duration = Number(flags.duration);
 const connections = Number(flags.connections);
@@ -27,7 +29,12 @@ const connections = Number(flags.connections);
 const body = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');
 const { certDir, policy } = benchDir();
 const servers: Array<{ label: string; served: Served; perSecond: number[]; cpu: number[] }> = [];
-for (const dir of dirs) servers.push({ label: resolve(dir), served: await startDeed({ entry: 'dist', root: resolve(dir), certDir, policy }), perSecond: [], cpu: [] });
+for (const arg of dirs) {
+  const [dir, flags = ''] = arg.split('::') as [string, string?];
+  const nodeArgs = flags.split(' ').filter(Boolean);
+  const label = `${resolve(dir)}${nodeArgs.length > 0 ? ` (node ${nodeArgs.join(' ')})` : ''}`;
+  servers.push({ label, served: await startDeed({ entry: 'dist', root: resolve(dir), certDir, policy, nodeArgs }), perSecond: [], cpu: [] });
+}
 if (flags.noop) servers.push({ label: 'no-op server', served: await startNoop(certDir), perSecond: [], cpu: [] });
 
 process.stdout.write(`compare: /mutate, ${connections} connections, ${rounds} alternating rounds of ${duration} s after a 2 s warm-up each; node ${process.version}; policy ${JSON.stringify(BENCH_POLICY.environments.map((e) => e.id))}\n`);
