@@ -61,7 +61,9 @@ export function registerReap(program: Command, write: (text: string) => void = (
       // A mistyped id would select nothing and report a clean sweep every time, while the
       // environment's leaks pile up: refuse it instead.
       if (!config.environments.some((e) => e.id === o.environment))
-        throw new Error(`environment "${o.environment}" is not in the policy (${config.environments.map((e) => e.id).join(', ')}); pass --config with the policy the webhook runs`);
+        throw new Error(
+          `environment "${o.environment}" is not in the policy (${config.environments.map((e) => e.id).join(', ') || 'it defines none'}); pass --config with the policy the webhook runs`,
+        );
       const keyFile = o.attestationKey ?? config.attestation.keyFile;
       if (keyFile === undefined) throw new Error('reap needs the attestation key: pass --attestation-key FILE or set attestation.keyFile in --config');
       const attestationKey = readAttestationKey(keyFile);
