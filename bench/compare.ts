@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cannon, median } from './load.js';
-import { benchDir, BENCH_POLICY, cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
+import { benchDir, BENCH_POLICY, ROOT, startDeed, startNoop, withCpuPerReview, type Served } from './processes.js';
 
 const { values: flags, positionals: dirs } = parseArgs({
   allowPositionals: true,
@@ -42,10 +42,11 @@ try {
   for (const s of servers) await cannon({ url: `${s.served.url}/mutate?timeout=10s`, ca: s.served.ca, body, connections, duration: 2 });
   for (let round = 0; round < rounds; round++)
     for (const s of servers) {
-      const before = cpuMs(s.served.child.pid!);
-      const result = await cannon({ url: `${s.served.url}/mutate?timeout=10s`, ca: s.served.ca, body, connections, duration });
+      const { result, cpuUsPerReview } = await withCpuPerReview(s.served.child.pid!, () =>
+        cannon({ url: `${s.served.url}/mutate?timeout=10s`, ca: s.served.ca, body, connections, duration }),
+      );
       s.perSecond.push(result.perSecond);
-      s.cpu.push(((cpuMs(s.served.child.pid!) - before) * 1000) / (result.ok || 1));
+      s.cpu.push(cpuUsPerReview);
     }
   for (const s of servers)
     process.stdout.write(

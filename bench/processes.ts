@@ -177,6 +177,13 @@ export function memory(pid: number): { rssMiB: number; peakMiB: number } | undef
   }
 }
 
+/** Runs a load and measures the server's CPU time per answered review (µs, all threads) meanwhile. */
+export async function withCpuPerReview<T extends { ok: number }>(pid: number, load: () => Promise<T>): Promise<{ result: T; cpuUsPerReview: number }> {
+  const before = cpuMs(pid);
+  const result = await load();
+  return { result, cpuUsPerReview: ((cpuMs(pid) - before) * 1000) / (result.ok || 1) };
+}
+
 /**
  * Resets the process's peak RSS (VmHWM) to its current RSS (`5` to /proc/PID/clear_refs),
  * so a later peak belongs to what ran in between. False where the kernel refuses.

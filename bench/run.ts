@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import { cannon, median, paced, h2load, type LoadResult } from './load.js';
-import { benchDir, resetPeak, cpuMs, memory, ROOT, startDeed, startNoop, type Served } from './processes.js';
+import { benchDir, resetPeak, memory, ROOT, startDeed, startNoop, withCpuPerReview, type Served } from './processes.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -143,9 +143,8 @@ async function main(): Promise<void> {
     for (let round = 0; round < roundCount; round++)
       for (const [i, server] of [noop, deed].entries()) {
         const url = `${server.url}${ep.path}?timeout=10s`;
-        const cpuBefore = cpuMs(server.child.pid!);
-        const result = await cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify });
-        cpuPerReview.set(result, ((cpuMs(server.child.pid!) - cpuBefore) * 1000) / (result.ok || 1));
+        const { result, cpuUsPerReview } = await withCpuPerReview(server.child.pid!, () => cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify }));
+        cpuPerReview.set(result, cpuUsPerReview);
         rounds[i]!.push(result);
       }
     const results = rounds.map((rs) => [...rs].sort((a, b) => a.perSecond - b.perSecond)[Math.floor(rs.length / 2)]!);
