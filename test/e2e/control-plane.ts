@@ -4,12 +4,12 @@
 // with a PKI of their own. Every process it starts is stopped by stop(), and also when the
 // test process exits or is interrupted (see processes.ts).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateCertificates } from '../../src/server/certificates.js';
-import { freePort, startProcess, type Process } from './processes.js';
+import { freePort, removeOnExit, startProcess, type Process } from './processes.js';
 import { api, type Identity } from './client.js';
 
 export interface ControlPlane {
@@ -21,8 +21,31 @@ export interface ControlPlane {
   admin: Identity;
   /** True when kube-controller-manager runs: garbage collection and namespace deletion happen. */
   controllers: boolean;
+  /** The API server's audit events so far: every delete of the four kinds, with its request body. */
+  audit(): AuditEvent[];
   stop(): Promise<void>;
 }
+
+export interface AuditEvent {
+  verb: string;
+  stage: string;
+  user: { username: string };
+  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  requestObject?: any;
+  responseStatus?: { code?: number };
+}
+
+// Deletes at Request level (their DeleteOptions, preconditions included); nothing else.
+const AUDIT_POLICY = {
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived'],
+  rules: [
+    { level: 'Request', verbs: ['delete', 'deletecollection'], resources: [{ group: '', resources: ['pods', 'secrets', 'persistentvolumeclaims'] }, { group: 'networking.k8s.io', resources: ['networkpolicies'] }] },
+    { level: 'None' },
+  ],
+};
 
 /** The binaries the suite needs from KUBEBUILDER_ASSETS; the optional ones gate tests. */
 export function assets(): { bin: string; controllers: boolean; helm: boolean } | { missing: string } {
@@ -38,10 +61,11 @@ const START_TIMEOUT_MS = 60_000;
 
 export async function startControlPlane(bin: string, withControllers: boolean): Promise<ControlPlane> {
   const dir = mkdtempSync(join(tmpdir(), 'deed-e2e-'));
+  const remove = removeOnExit(dir);
   const started: Process[] = [];
   const stop = async () => {
     for (const p of started.reverse()) await p.stop();
-    rmSync(dir, { recursive: true, force: true });
+    remove();
   };
   try {
     const pki = join(dir, 'pki');
@@ -73,6 +97,9 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
     await etcd.waitUntil(() => httpOk(`${etcdUrl}/health`), START_TIMEOUT_MS);
 
     const server = `https://127.0.0.1:${apiPort}`;
+    const auditPolicy = join(dir, 'audit-policy.json');
+    const auditLog = join(dir, 'audit.log');
+    writeFileSync(auditPolicy, JSON.stringify(AUDIT_POLICY));
     const apiserver = startProcess('kube-apiserver', join(bin, 'kube-apiserver'), [
       '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
       `--etcd-servers=${etcdUrl}`,
@@ -88,6 +115,7 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
       '--authorization-mode=RBAC',
       '--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook',
       '--allow-privileged=true', '--profiling=false', '--endpoint-reconciler-type=none',
+      `--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking',
       '--v=1',
     ], dir);
     started.push(apiserver);
@@ -116,7 +144,11 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
       await kcm.waitUntil(async () => (await api(base, admin, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200, START_TIMEOUT_MS);
       controllers = true;
     }
-    return { dir, bin, server, ca: caPem, admin, controllers, stop };
+    const audit = () =>
+      existsSync(auditLog)
+        ? readFileSync(auditLog, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as AuditEvent)
+        : [];
+    return { dir, bin, server, ca: caPem, admin, controllers, audit, stop };
   } catch (err) {
     await stop();
     throw err;

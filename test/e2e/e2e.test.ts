@@ -6,6 +6,9 @@ import { assets } from './control-plane.js';
 import { startSuite, type Suite } from './suite.js';
 import { admissionCases } from './cases/admission.js';
 import { policyCases } from './cases/policy.js';
+import { clusterCases } from './cases/cluster.js';
+import { reaperCases } from './cases/reaper.js';
+import { installCases } from './cases/install.js';
 
 const found = assets();
 const skip =
@@ -29,5 +32,7 @@ describe('Deed in a real API server', { skip }, () => {
   const tools = 'missing' in found ? { controllers: false, helm: false } : found;
   admissionCases(get);
   policyCases(get);
-  void tools;
+  reaperCases(get);
+  installCases(get, tools);
+  clusterCases(get, tools);
 });

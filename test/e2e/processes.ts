@@ -3,7 +3,7 @@
 // (a failed test, an interrupt, an uncaught error) is killed with its group, so no etcd or
 // API server outlives the run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync, closeSync } from 'node:fs';
+import { openSync, readFileSync, closeSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,6 +23,8 @@ export interface Process {
 // Children to kill on exit, with whether they lead a process group of their own.
 const running = new Map<ChildProcess, boolean>();
 
+const scratch = new Set<string>();
+
 function killAll(): void {
   for (const [child, group] of running) {
     try {
@@ -32,6 +34,17 @@ function killAll(): void {
     }
   }
   running.clear();
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  scratch.clear();
+}
+
+/** A folder of the run's own (data, keys, logs), removed when the run ends however it ends. */
+export function removeOnExit(dir: string): () => void {
+  scratch.add(dir);
+  return () => {
+    scratch.delete(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
 }
 
 /** Kills `child` with the suite if it is still running then (a process started elsewhere). */

@@ -12,6 +12,7 @@ import { startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
 import { adopt, freePort } from './processes.js';
+import { eventually } from './objects.js';
 
 export const DEED_NAMESPACE = 'deed-system';
 /** alpha: sandbox-a's runner; beta: every service account of sandbox-b. */
@@ -49,6 +50,12 @@ export interface Suite {
   policyFile: string;
   api(who: Identity, method: string, path: string, body?: unknown, contentType?: string): Promise<ApiAnswer>;
   kubectl(who: Identity, args: string[], input?: string): Promise<Run>;
+  /** A runner pod of `namespace`'s service account "runner", created by the admin, and its pod-bound token. */
+  newRunner(namespace: string, pod: string): Promise<Runner>;
+  /** A plain (not pod-bound) token of a service account, created if absent. */
+  newIdentity(namespace: string, serviceAccount: string): Promise<Identity>;
+  /** Grants the service accounts every verb on the four kinds (and their subresources) in `namespace`. */
+  bindSandboxRole(namespace: string, subjects: Array<[string, string]>): Promise<void>;
   /** Restarts `deed serve` on the same port and certificates (optionally with another policy). */
   restartDeed(policyYaml?: string): Promise<void>;
   stopDeed(): Promise<void>;
@@ -117,12 +124,22 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
       ],
     }));
-    const bind = (ns: string, subjects: Array<[string, string]>) =>
-      must(`bind in ${ns}`, call(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-        metadata: { name: 'e2e-sandbox' },
+    const bind = async (ns: string, subjects: Array<[string, string]>) => {
+      await must(`bind in ${ns}`, call(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+        metadata: { generateName: 'e2e-sandbox-' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-sandbox' },
         subjects: subjects.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
       }));
+      // The authorizer learns of a new binding through its informer, a moment later.
+      for (const [namespace, name] of subjects) {
+        const review = {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], resourceAttributes: { namespace: ns, verb: 'create', resource: 'secrets' } },
+        };
+        await eventually(`RBAC lets ${namespace}/${name} write in ${ns}`, async () => (await call(admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+    };
     await bind('sandbox-a', [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
     await bind('sandbox-b', [['sandbox-b', 'runner'], ['sandbox-b', 'janitor']]);
 
@@ -132,16 +149,17 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     // Registered last: from here on every write in the sandboxes goes through Deed.
     for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
 
-    const runner = async (ns: string): Promise<Runner> => {
+    const runner = async (ns: string, name = 'runner-0'): Promise<Runner> => {
       // Created by the platform (the admin here), not by a sandbox identity: not stamped.
-      const pod = await must(`runner pod in ${ns}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, runnerPod()));
+      const pod = await must(`runner pod ${ns}/${name}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, runnerPod(name)));
       const uid = pod.body.metadata.uid as string;
-      const token = await tokenFor(call, admin, ns, 'runner', { name: 'runner-0', uid });
-      const identity: Identity = { name: `${ns}:runner@runner-0`, token, kubeconfig: join(cp.dir, `${ns}-runner.kubeconfig`) };
+      const token = await tokenFor(call, admin, ns, 'runner', { name, uid });
+      const identity: Identity = { name: `${ns}:runner@${name}`, token, kubeconfig: join(cp.dir, `${ns}-${name}.kubeconfig`) };
       writeKubeconfig(identity.kubeconfig!, cp.server, cp.ca, token);
-      return { identity, namespace: ns, pod: 'runner-0', uid };
+      return { identity, namespace: ns, pod: name, uid };
     };
     const plain = async (ns: string, sa: string): Promise<Identity> => {
+      await must(`service account ${ns}/${sa}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } }));
       const token = await tokenFor(call, admin, ns, sa);
       const identity: Identity = { name: `${ns}:${sa}`, token, kubeconfig: join(cp.dir, `${ns}-${sa}.kubeconfig`) };
       writeKubeconfig(identity.kubeconfig!, cp.server, cp.ca, token);
@@ -167,6 +185,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       policyFile,
       api: call,
       kubectl: (who, args, input) => kubectl(cp.bin, who, args, input),
+      newRunner: runner,
+      newIdentity: plain,
+      bindSandboxRole: bind,
       async restartDeed(policyYaml = clusterPolicyYaml) {
         await deed?.stop();
         await startDeed(policyYaml);
@@ -197,11 +218,11 @@ function pointedAt(o: KubernetesObject, url: string, caPem: string): KubernetesO
   return copy;
 }
 
-function runnerPod() {
+function runnerPod(name: string) {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'runner-0', labels: { app: 'runner' } },
+    metadata: { name, labels: { app: 'runner' } },
     spec: { serviceAccountName: 'runner', containers: [{ name: 'runner', image: 'registry.example/runner:1' }] },
   };
 }
