@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { compilePolicy, type DecisionContext } from '../src/policy/policy.js';
+import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
+import { noLookup } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
 
@@ -32,9 +33,10 @@ export function fixture(name: string): Review {
 }
 
 /** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */
-export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW): DecisionContext {
+export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, lookup: ObjectLookup = noLookup('no cluster in unit tests')): DecisionContext {
   let counter = 0;
   return {
+    lookup,
     policy: compilePolicy(parseConfig(config)),
     attestationKey: TEST_KEY,
     now: () => now,
