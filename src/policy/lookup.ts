@@ -1,6 +1,7 @@
 // Facts about other objects a decision needs: the pod an eviction or a binding names.
 // Which objects a review needs is decided here, purely; the server reads them (with a
 // deadline) before deciding, so the decision itself stays free of I/O.
+import { decodeReview } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import type { Lookup, ObjectLookup } from './policy.js';
@@ -22,6 +23,18 @@ export function lookupsNeeded(req: AdmissionRequest): LookupKey[] {
   const door = doorOf(req);
   if (door.kind === 'pod-by-name' && door.pod !== undefined && req.namespace !== undefined) return [{ resource: 'pods', namespace: req.namespace, name: door.pod }];
   return [];
+}
+
+/**
+ * The lookups for a raw review body, as the server sees it before deciding. Most reviews
+ * need none, and are told apart by a glance at two fields, without decoding them twice.
+ */
+export function lookupsForBody(body: unknown): LookupKey[] {
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown } } | null)?.request;
+  const mayNeed = req?.resource?.resource === 'bindings' || req?.subResource === 'eviction' || req?.subResource === 'binding';
+  if (!mayNeed) return [];
+  const decoded = decodeReview(body);
+  return decoded.ok ? lookupsNeeded(decoded.request) : [];
 }
 
 /** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
