@@ -2,7 +2,8 @@
 // the reaper's tests.
 import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../src/admission/types.js';
-import { signStamps } from '../src/policy/attestation.js';
+import { signV1 } from '../src/policy/attestation.js';
+import { TEST_RING } from './helpers.js';
 import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/keys.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import type { ReaperContext } from '../src/reaper/verdict.js';
@@ -12,7 +13,7 @@ export const KEYS = stampKeys('deed.dev');
 export const ENV = 'alpha';
 
 export function reaperContext(now = NOW): ReaperContext {
-  return { environment: ENV, keys: KEYS, attestationKey: TEST_KEY, now };
+  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, now };
 }
 
 export function iso(offsetSeconds: number, from = NOW): string {
@@ -59,7 +60,7 @@ export function stamped(o: StampOptions): KubeObject {
     annotations[KEYS.owner] = `${owner.namespace}/${owner.name}`;
   }
   if (o.expiresAt !== undefined) annotations[KEYS.expiresAt] = o.expiresAt;
-  annotations[KEYS.attestation] = signStamps(o.signingKey ?? TEST_KEY, {
+  annotations[KEYS.attestation] = signV1(o.signingKey ?? TEST_KEY, {
     kind: o.kind,
     namespace,
     environment,

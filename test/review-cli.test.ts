@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
-import { verifyStamps, readStamps, own } from '../src/policy/attestation.js';
+import { readStamps, own } from '../src/policy/attestation.js';
+import { singleKeyRing, verifyStamps } from '../src/policy/key-ring.js';
 import { stampKeys } from '../src/policy/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
 import { decide } from '../src/admission/decide.js';
@@ -63,7 +64,7 @@ const adminPod = objectOf('mutate-create-pod-by-admin.json');
 
 function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
   const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
-  return stamps !== undefined && verifyStamps(key, stamps, own(obj.metadata.annotations ?? {}, keys.attestation));
+  return stamps !== undefined && verifyStamps(singleKeyRing(key), stamps, own(obj.metadata.annotations ?? {}, keys.attestation)).ok;
 }
 
 describe('deed review on objects from files', CONCURRENCY, () => {

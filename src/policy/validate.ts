@@ -4,8 +4,9 @@
 // verdict out; no I/O.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own, readStamps, verifyStamps } from './attestation.js';
+import { own } from './attestation.js';
 import { resolveRequester, type Requester } from './identity.js';
+import { verifyObject } from './key-ring.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
@@ -40,7 +41,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const identity = createIdentity(requester, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy.keys);
   if ('verdict' in identity) return identity.verdict;
 
-  const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.attestationKey);
+  const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
   findings.push(...objectRules(obj, kind, ctx));
   return enforce(findings, policy);
 }
@@ -53,12 +54,12 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     const objectEnv = own(oldObj.metadata.labels ?? {}, policy.keys.environment) ?? '(none)';
     findings.push(...guardedWrite(requester, objectEnv, policy));
     if (req.operation === 'UPDATE') {
-      const stamps = readStamps(oldObj, policy.keys, kind.kind, namespace);
-      if (stamps === undefined || !verifyStamps(ctx.attestationKey, stamps, own(oldObj.metadata.annotations ?? {}, policy.keys.attestation)))
+      const verification = verifyObject(ctx.keyRing, oldObj, policy.keys, kind.kind, namespace);
+      if (!verification.ok)
         findings.push({
           rule: RULES.attestationInvalid.id,
           path: annotationPath(policy.keys.attestation),
-          message: 'the stored attestation does not verify over the stamps; the object was tampered with or signed by another key',
+          message: `the stored attestation ${verification.reason}`,
         });
     }
   }
