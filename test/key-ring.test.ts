@@ -1,5 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../src/config/load.js';
+import { loadKeyRing } from '../src/server/attestation-key.js';
 import { parseAttestation, signV1, signV2, type AttestedStamps } from '../src/policy/attestation.js';
 import { createKeyRing, signStamps, singleKeyRing, verifyStamps, type KeyRing, type Verification } from '../src/policy/key-ring.js';
 
@@ -136,4 +141,58 @@ describe('building a ring', () => {
   test('the same material under two ids is refused: retiring one id would not retire the key', () => {
     assert.throws(() => createKeyRing([{ id: 'a', key: OLD }, { id: 'b', key: Buffer.from(OLD) }], 'a', 'v2'), /"a" and "b" hold the same material/);
   });
+});
+
+describe("the policy's key ring", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'deed-ring-'));
+  const file = (name: string, key: Buffer) => {
+    const path = join(dir, name);
+    writeFileSync(path, `${key.toString('latin1')}\n`);
+    return path;
+  };
+  const oldFile = file('old', OLD);
+  const newFile = file('new', NEW);
+
+  test('attestation.keys with a signingKey loads a v2 ring from the files', () => {
+    const ring = loadKeyRing(parseConfig({ attestation: { keys: [{ id: 'old', file: oldFile }, { id: 'new', file: newFile }], signingKey: 'new' } }));
+    assert.deepEqual([...ring.keys.keys()], ['old', 'new']);
+    assert.equal(ring.signingKeyId, 'new');
+    assert.equal(ring.signingFormat, 'v2');
+    assert.ok(ring.keys.get('old')!.equals(OLD), 'the trailing newline is not key material');
+  });
+
+  test('a ring of one key needs no signingKey', () => {
+    const ring = loadKeyRing(parseConfig({ attestation: { keys: [{ id: 'only', file: oldFile }] } }));
+    assert.equal(ring.signingKeyId, 'only');
+  });
+
+  test('keyFile is a one-key ring, id "key", signing v1', () => {
+    const ring = loadKeyRing(parseConfig({ attestation: { keyFile: oldFile } }));
+    assert.deepEqual([...ring.keys.keys()], ['key']);
+    assert.equal(ring.signingFormat, 'v1');
+  });
+
+  test('a key without a file is read from the Secret mount, and a missing file names it', () => {
+    assert.throws(() => loadKeyRing(parseConfig({ attestation: { keys: [{ id: 'k2' }] } })), /\/etc\/deed\/attestation\/k2/);
+  });
+
+  test('no key at all: the server generates one, other commands are refused', () => {
+    const certDir = mkdtempSync(join(tmpdir(), 'deed-ring-gen-'));
+    assert.equal(loadKeyRing(parseConfig({}), certDir).signingFormat, 'v1');
+    assert.throws(() => loadKeyRing(parseConfig({})), /names no attestation key/);
+  });
+
+  for (const [name, attestation, error] of [
+    ['keyFile and keys together', { keyFile: '/k', keys: [{ id: 'a' }] }, /attestation\.keyFile: give either keyFile/],
+    ['two keys and no signing key', { keys: [{ id: 'a' }, { id: 'b' }] }, /attestation\.signingKey: must name the key that signs \(one of a, b\)/],
+    ['a signing key outside the ring', { keys: [{ id: 'a' }], signingKey: 'b' }, /attestation\.signingKey: "b" is not in attestation\.keys/],
+    ['a signing key without a ring', { keyFile: '/k', signingKey: 'a' }, /attestation\.signingKey: names a key of attestation\.keys/],
+    ['a duplicate id', { keys: [{ id: 'a' }, { id: 'a' }], signingKey: 'a' }, /attestation\.keys\.1\.id: duplicate key id "a"/],
+    ['an id with a colon', { keys: [{ id: 'a:b' }] }, /attestation\.keys\.0\.id: must be a key id/],
+    ['an empty ring', { keys: [] }, /attestation\.keys/],
+  ] as const) {
+    test(`the policy is refused with ${name}`, () => {
+      assert.throws(() => parseConfig({ attestation }), error);
+    });
+  }
 });
