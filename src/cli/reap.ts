@@ -19,12 +19,12 @@ function parseEnvironment(value: string): string {
   return value;
 }
 
-function collectNamespace(value: string, previous: string[]): string[] {
+export function collectNamespace(value: string, previous: string[]): string[] {
   if (!NAMESPACE.test(value)) throw new InvalidArgumentError('must be a namespace name');
   return previous.includes(value) ? previous : [...previous, value];
 }
 
-function parsePositiveSeconds(value: string): number {
+export function parsePositiveSeconds(value: string): number {
   const n = parseSeconds(value);
   if (n <= 0) throw new InvalidArgumentError('must be more than 0 seconds');
   return n;
