@@ -109,10 +109,10 @@ export const RULES = {
   attestationInvalid: rule({
     id: 'attestation.invalid',
     webhook: 'validate',
-    checks: 'On UPDATE, a managed object\'s attestation verifies over its stamps. Overridable so that a key rotation can be rolled out in warn mode.',
+    checks: 'On UPDATE, a managed object\'s attestation verifies over its stamps under a key of the ring. Rotate keys through the ring (README); overridable as a last resort only.',
     defaultMode: 'deny',
     overridable: true,
-    example: 'the stored attestation does not verify over the stamps; the object was tampered with or signed by another key',
+    example: 'the stored attestation names key "k-2026-06", which is not in the key ring (retired or revoked, or never Deed\'s)',
   }),
   frozenStamps: rule({
     id: 'frozen.stamps',
