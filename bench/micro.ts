@@ -8,10 +8,11 @@ import { decodeReview, findPrototypeKey } from '../src/admission/decode.js';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/observability/logger.js';
 import { productionContext } from '../src/policy/context.js';
+import { singleKeyRing } from '../src/policy/key-ring.js';
 import { BENCH_POLICY, ROOT } from './processes.js';
 
 const text = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');
-const ctx = productionContext(parseConfig(BENCH_POLICY), Buffer.alloc(32, 7));
+const ctx = productionContext(parseConfig(BENCH_POLICY), singleKeyRing(Buffer.alloc(32, 7)));
 const devNull = () => pino.destination({ dest: openSync('/dev/null', 'w'), sync: true });
 
 function time(name: string, n: number, f: () => void): void {

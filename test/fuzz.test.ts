@@ -16,7 +16,8 @@ import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createLogger } from '../src/observability/logger.js';
-import { isAttested, own } from '../src/policy/attestation.js';
+import { own } from '../src/policy/attestation.js';
+import { verifyObject } from '../src/policy/key-ring.js';
 import { isTrusted } from '../src/policy/principals.js';
 import { resolveRequester } from '../src/policy/identity.js';
 import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys } from '../src/policy/keys.js';
@@ -24,7 +25,7 @@ import { sandboxKind } from '../src/policy/kinds.js';
 import { isWellFormedNonce } from '../src/policy/nonce.js';
 import { buildApp } from '../src/server/app.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
-import { decodePatch, FIXTURES, fixture, FIXTURE_POLICY, testContext, TEST_KEY, type Review } from './helpers.js';
+import { decodePatch, FIXTURES, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
 
 const SEED = Number(process.env.DEED_FUZZ_SEED ?? 20261129);
 const WEBHOOKS = Object.keys(HANDLERS) as Webhook[];
@@ -368,7 +369,7 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   assert.equal(own(labels, keys.managed), 'true');
   assert.equal(own(labels, keys.environment), env, 'the environment is the requester’s');
   assert.ok(isWellFormedNonce(own(annotations, keys.createNonce) ?? ''), 'a well-formed nonce');
-  assert.ok(isAttested(out, keys, kind.kind, req.namespace!, TEST_KEY), 'the attestation verifies over the stamps');
+  assert.ok(verifyObject(TEST_RING, out, keys, kind.kind, req.namespace!).ok, 'the attestation verifies over the stamps');
   const runner = requester.runner;
   assert.equal(own(labels, keys.ownerUid), runner?.uid);
   assert.equal(own(annotations, keys.owner), runner ? `${runner.namespace}/${runner.name}` : undefined);
@@ -405,7 +406,7 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
     if (env.kind === 'one' && allowed) {
       // Allowed for a mapped requester: the final object carries its stamps, and they verify.
       assert.equal(own(obj.metadata.labels ?? {}, keys.environment), env.id, 'stamped with the requester’s environment');
-      assert.ok(isAttested(obj, keys, kind.kind, req.namespace!, TEST_KEY), 'the attestation verifies');
+      assert.ok(verifyObject(TEST_RING, obj, keys, kind.kind, req.namespace!).ok, 'the attestation verifies');
       count('validate: mapped create allowed, stamps verified');
     }
     return;
@@ -419,7 +420,7 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
     count('validate: cross-environment write refused');
   }
   const trusted = isTrusted(requester, ctx().policy);
-  if (managed && !trusted && !isAttested(req.oldObject!, keys, kind.kind, req.namespace!, TEST_KEY)) {
+  if (managed && !trusted && !verifyObject(TEST_RING, req.oldObject!, keys, kind.kind, req.namespace!).ok) {
     assert.equal(allowed, false, 'an object whose stamps do not verify is changed or deleted by system controllers and break-glass only');
     count('validate: write to an unverifiable object refused');
   }

@@ -62,12 +62,26 @@ describe('the Helm chart', () => {
     { name: 'a policy environment id that is not a label value', patch: (v) => ((v.policy as Record<string, unknown>).environments = [{ id: 'no spaces' }]) },
     { name: 'a reaper environment that cannot name a CronJob', patch: (v) => ((v.reaper as Record<string, unknown>).environments = ['Alpha_1']) },
     { name: 'a misspelt top-level key', patch: (v) => (v.replicas = 3) },
+    { name: 'an attestation key id with a colon', patch: (v) => ((v.attestation as Record<string, unknown>).keys = ['a:b']) },
+    { name: 'the same attestation key id twice', patch: (v) => ((v.attestation as Record<string, unknown>).keys = ['a', 'a']) },
   ];
   for (const { name, patch } of invalid) {
     test(`the schema rejects ${name}`, () => {
       assert.equal(validate(withValues(patch)), false);
     });
   }
+
+  test('the schema accepts a key ring and its signing key', () => {
+    assert.ok(validate(withValues((v) => Object.assign(v.attestation as object, { keys: ['key', 'k-2027.01'], signingKey: 'k-2027.01' }))), JSON.stringify(validate.errors));
+  });
+
+  test('the attestation Secret, the Deployment and the reaper take their key entries from one helper, and the policy its ring from the values', () => {
+    for (const file of ['attestation-secret.yaml', 'deployment.yaml', 'reaper.yaml']) assert.match(templates.get(file)!, /include "deed\.attestationKeyIds"/, file);
+    const helpers = templates.get('_helpers.tpl')!;
+    assert.match(helpers, /define "deed\.attestationKeyIds"[\s\S]*\.Values\.attestation\.keys \| default \(list "key"\)/);
+    assert.match(helpers, /set \$policy "attestation" \(dict "keys" \$ring "signingKey" \$signing\)/);
+    assert.match(helpers, /set \$policy "attestation" \(dict "keyFile" "\/etc\/deed\/attestation\/key"\)/);
+  });
 
   test('the schema accepts each certificate mode with what it needs', () => {
     for (const certificates of [

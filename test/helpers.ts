@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
+import { singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
@@ -24,6 +25,8 @@ export const FIXTURE_POLICY: ConfigInput = {
 
 export const NOW = Date.parse('2026-11-29T15:24:34Z');
 export const TEST_KEY = Buffer.from('deed-test-attestation-key-0123456789abcdef');
+/** The pre-ring form (attestation.keyFile): TEST_KEY, id `key`, signing v1. */
+export const TEST_RING = singleKeyRing(TEST_KEY);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Review = { apiVersion: string; kind: string; request: any };
@@ -33,12 +36,12 @@ export function fixture(name: string): Review {
 }
 
 /** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */
-export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, lookup: ObjectLookup = noLookup('no cluster in unit tests')): DecisionContext {
+export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, keyRing: KeyRing = TEST_RING, lookup: ObjectLookup = noLookup('no cluster in unit tests')): DecisionContext {
   let counter = 0;
   return {
     lookup,
     policy: compilePolicy(parseConfig(config)),
-    attestationKey: TEST_KEY,
+    keyRing,
     now: () => now,
     randomBytes: (size: number) => {
       const out = Buffer.alloc(size);

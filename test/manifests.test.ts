@@ -20,6 +20,7 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { loadConfig, parseConfigText } from '../src/config/load.js';
+import { ringKeyFile } from '../src/config/schema.js';
 import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
 import { resolveRequester } from '../src/policy/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
@@ -254,7 +255,7 @@ describe('deed manifests', () => {
     const args = container.args!;
     const files = ['--config', '--tls-cert', '--tls-key'].map((flag) => args[args.indexOf(flag) + 1]!);
     const policy = parseConfigText(find<V1ConfigMap>(objects, 'ConfigMap', 'deed-policy').data!['policy.yaml']!);
-    files.push(policy.attestation.keyFile!);
+    files.push(policy.attestation.keyFile!); // the pre-ring form; the ring's files are checked below
     for (const f of files) assert.ok(mounted.has(f), `${f} is mounted (mounted: ${[...mounted].join(', ')})`);
     const names = pod.volumes!.flatMap((v) => v.projected?.sources ?? []).map((s) => s.configMap?.name ?? s.secret?.name);
     assert.deepEqual(names, ['deed-policy', 'deed-tls', 'deed-attestation']);
@@ -340,8 +341,46 @@ describe('deed manifests', () => {
     assert.equal(ns.metadata!.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
   });
 
+  describe('with an attestation key ring in the policy', () => {
+    const ringPolicy = stringify({ ...FIXTURE_POLICY, attestation: { keys: [{ id: 'key' }, { id: 'k-2027' }], signingKey: 'k-2027' } });
+    const ringObjects = renderManifests({ namespace: NS, image: 'x', policy: ringPolicy, reaperEnvironments: ['alpha'] }) as Obj[];
+    const attestationItems = (spec: V1PodSpec) =>
+      spec.volumes!.flatMap((v) => v.projected?.sources ?? []).find((src) => src.secret?.name === 'deed-attestation')!.secret!.items;
+
+    test('the webhook and the reaper mount every key of the ring from the one Secret, one file per key id', () => {
+      const want = [
+        { key: 'key', path: 'attestation/key' },
+        { key: 'k-2027', path: 'attestation/k-2027' },
+      ];
+      assert.deepEqual(attestationItems(find<V1Deployment>(ringObjects, 'Deployment', 'deed').spec!.template.spec!), want);
+      assert.deepEqual(attestationItems(find<V1CronJob>(ringObjects, 'CronJob').spec!.jobTemplate.spec!.template.spec!), want);
+    });
+
+    test('the ConfigMap keeps the ring as written, and its default files are where the Secret is mounted', () => {
+      const policy = parseConfigText(find<V1ConfigMap>(ringObjects, 'ConfigMap', 'deed-policy').data!['policy.yaml']!);
+      assert.equal(policy.attestation.keyFile, undefined);
+      assert.deepEqual(policy.attestation.keys, [{ id: 'key' }, { id: 'k-2027' }]);
+      assert.equal(policy.attestation.signingKey, 'k-2027');
+      const container = find<V1Deployment>(ringObjects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!;
+      const mount = container.volumeMounts!.find((m) => m.name === 'config')!.mountPath;
+      assert.deepEqual(policy.attestation.keys!.map(ringKeyFile), [`${mount}/attestation/key`, `${mount}/attestation/k-2027`]);
+    });
+
+    test('switching the signing key is a policy change, so the pods roll', () => {
+      const checksum = (policy: string) =>
+        (renderManifests({ namespace: NS, image: 'x', policy }).find((o) => o.kind === 'Deployment') as V1Deployment).spec!.template.metadata!.annotations!['checksum/policy'];
+      assert.notEqual(checksum(ringPolicy), checksum(ringPolicy.replace('signingKey: k-2027', 'signingKey: key')));
+    });
+
+    test('without a ring, the one pre-ring entry `key` is mounted, as before', () => {
+      assert.deepEqual(attestationItems(find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!), [{ key: 'key', path: 'attestation/key' }]);
+    });
+  });
+
   const refusals: Array<{ name: string; policy?: string; reapers?: string[]; error: RegExp }> = [
     { name: 'a policy that keeps the attestation key elsewhere', policy: 'attestation:\n  keyFile: /keys/k\n', error: /attestation\.keyFile/ },
+    { name: 'a ring key kept elsewhere than its Secret entry', policy: stringify({ attestation: { keys: [{ id: 'a', file: '/keys/a' }] } }), error: /attestation\.keys\.0\.file: .*entry "a" of the Secret deed-attestation/ },
+    { name: 'a ring without its signing key', policy: stringify({ attestation: { keys: [{ id: 'a' }, { id: 'b' }] } }), error: /attestation\.signingKey/ },
     { name: 'a reaper for an environment the policy lacks', reapers: ['gamma'], error: /no environment "gamma"/ },
     { name: 'a reaper whose account would act for two environments', policy: stringify({ environments: [{ id: 'alpha', groups: ['system:serviceaccounts'] }, { id: 'beta' }] }), reapers: ['beta'], error: /several environments \(alpha, beta\)/ },
     { name: 'a reaper environment that cannot name a CronJob', policy: stringify({ environments: [{ id: 'Alpha_1' }] }), reapers: ['Alpha_1'], error: /DNS label/ },

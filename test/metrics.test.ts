@@ -1,13 +1,17 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import jsonpatch from 'fast-json-patch';
 import { join } from 'node:path';
 import { buildApp, type DeedApp } from '../src/server/app.js';
 import { createLogger } from '../src/observability/logger.js';
-import { REVIEW_DURATION_BUCKETS } from '../src/observability/metrics.js';
-import { fixture, testContext } from './helpers.js';
-import { get, startServe } from './serve-process.js';
+import { createMetrics, recordVerification, REVIEW_DURATION_BUCKETS } from '../src/observability/metrics.js';
+import { signV1, signV2 } from '../src/policy/attestation.js';
+import { createKeyRing, signStamps, verifyStamps, withObserver } from '../src/policy/key-ring.js';
+import { fixture, FIXTURE_POLICY, testContext } from './helpers.js';
+import { get, post, startServe } from './serve-process.js';
 
 interface Sample {
   name: string;
@@ -138,6 +142,60 @@ describe('deed serve exports the serving certificate expiry', () => {
       assert.equal(res.status, 200);
       assert.equal(value(parseExposition(res.body), 'deed_certificate_expiry_timestamp_seconds'), notAfter);
       assert.ok(notAfter > Date.now() / 1000 + 300 * 86_400, 'a year-long certificate');
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+  });
+});
+
+describe('verifications by key id', () => {
+  const OLD = Buffer.from('old-attestation-key-0123456789abcdef-old');
+  const NEW = Buffer.from('new-attestation-key-0123456789abcdef-new');
+  const STAMPS = { kind: 'Pod', namespace: 'sandbox-a', environment: 'alpha', nonce: 'b'.repeat(64) };
+
+  test('each verification is counted under the ring key that verified it, or the ring key a failed one named; other ids are "unknown"', async () => {
+    const metrics = createMetrics();
+    const base = createKeyRing([{ id: 'old', key: OLD }, { id: 'new', key: NEW }], 'new', 'v2');
+    const ring = withObserver(base, (v) => recordVerification(metrics, base, v));
+    verifyStamps(ring, STAMPS, signStamps(ring, STAMPS));
+    verifyStamps(ring, STAMPS, signStamps(ring, STAMPS));
+    verifyStamps(ring, STAMPS, signV1(OLD, STAMPS));
+    verifyStamps(ring, STAMPS, signV2(OLD, 'new', STAMPS)); // names a ring key, does not verify
+    verifyStamps(ring, STAMPS, signV2(OLD, 'attacker-chosen-1', STAMPS));
+    verifyStamps(ring, STAMPS, signV2(OLD, 'attacker-chosen-2', STAMPS));
+    verifyStamps(ring, STAMPS, undefined);
+    const samples = parseExposition(await metrics.registry.metrics());
+    const count = (key: string, format: string, result: string) => value(samples, 'deed_attestation_verifications_total', { key, format, result });
+    assert.equal(count('new', 'v2', 'verified'), 2);
+    assert.equal(count('old', 'v1', 'verified'), 1);
+    assert.equal(count('new', 'v2', 'failed'), 1);
+    assert.equal(count('unknown', 'v2', 'failed'), 2);
+    assert.equal(count('none', 'none', 'failed'), 1);
+    const keys = new Set(samples.filter((s) => s.name === 'deed_attestation_verifications_total').map((s) => s.labels.key));
+    assert.deepEqual([...keys].sort(), ['new', 'none', 'old', 'unknown']);
+  });
+
+  test('deed serve signs with the ring the policy names, logs the key ids, and counts the verifications by key id', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-metrics-ring-'));
+    writeFileSync(join(dir, 'old'), OLD);
+    writeFileSync(join(dir, 'new'), NEW);
+    const attestation = { keys: [{ id: 'old', file: join(dir, 'old') }, { id: 'new', file: join(dir, 'new') }], signingKey: 'new' };
+    const server = await startServe([], { ...FIXTURE_POLICY, attestation });
+    try {
+      const create = fixture('mutate-create-pod-by-runner.json');
+      const mutated = JSON.parse((await post(server, '/mutate', JSON.stringify(create))).body) as { response: { patch: string } };
+      const stored = jsonpatch.applyPatch(structuredClone(create.request.object), JSON.parse(Buffer.from(mutated.response.patch, 'base64').toString('utf8'))).newDocument;
+      assert.match(stored.metadata.annotations['deed.dev/attestation'], /^v2:new:/);
+      const update = fixture('validate-update-pod-label-by-runner.json');
+      update.request.oldObject = stored;
+      update.request.object = { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, phase: 'done' } } };
+      const answer = JSON.parse((await post(server, '/validate', JSON.stringify(update))).body) as { response: { allowed: boolean } };
+      assert.equal(answer.response.allowed, true);
+      const samples = parseExposition((await get(server, '/metrics')).body);
+      assert.equal(value(samples, 'deed_attestation_verifications_total', { key: 'new', format: 'v2', result: 'verified' }), 1);
+      const started = server.logs().find((l) => l.msg === 'deed is serving')!;
+      assert.deepEqual([started.attestationKeys, started.signingKey, started.signingFormat], [['old', 'new'], 'new', 'v2']);
+      assert.ok(!server.lines.some((l) => l.includes(OLD.toString('latin1')) || l.includes(NEW.toString('latin1'))), 'no key material in the log');
     } finally {
       assert.equal(await server.stop(), 0);
     }

@@ -2,16 +2,17 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
-import { signStamps, verifyStamps } from '../src/policy/attestation.js';
-import { decodePatch, fixture, kubectlPatch, NOW, testContext, TEST_KEY, withObject, FIXTURE_POLICY, type Review } from './helpers.js';
+import { signStamps, verifyStamps } from '../src/policy/key-ring.js';
+import { decodePatch, fixture, kubectlPatch, NOW, testContext, TEST_RING, withObject, FIXTURE_POLICY, type Review } from './helpers.js';
+import { createKeyRing, singleKeyRing } from '../src/policy/key-ring.js';
 import type { ConfigInput } from '../src/config/schema.js';
 
 const RUNNER_UID = '144baa57-4863-4fb3-a622-a0c0ecb4a7ff';
 const RUNNER_B_UID = 'd33085f3-2ede-4348-92f9-44817b50c45d';
 const CLIENT_NONCE = '3f8a2c9e1b7d4f6a0c5e8b2d9f1a3c7e6b4d8f0a2c5e9b1d7f3a6c8e0b2d4f6a';
 
-function review(body: Review, config?: ConfigInput) {
-  const decision = decide('mutate', body, testContext(config));
+function review(body: Review, config?: ConfigInput, now = NOW) {
+  const decision = decide('mutate', body, testContext(config, now));
   assert.equal(decision.kind, 'review');
   return decision.response;
 }
@@ -30,8 +31,8 @@ function stamp(body: Review, config?: ConfigInput): { out: KubeObject; response:
   return { out, response };
 }
 
-function denial(body: Review, config?: ConfigInput): string {
-  const response = review(body, config);
+function denial(body: Review, config?: ConfigInput, now = NOW): string {
+  const response = review(body, config, now);
   assert.equal(response.response.allowed, false, 'denied');
   assert.equal(response.response.uid, body.request.uid);
   assert.equal(response.response.patch, undefined, 'a denial carries no patch');
@@ -43,7 +44,7 @@ function iso(offsetSeconds: number): string {
 }
 
 function attest(stamps: { kind: string; environment: string; ownerUid?: string; owner?: string; nonce: string; expiresAt?: string }) {
-  return signStamps(TEST_KEY, { namespace: 'sandbox-a', ...stamps });
+  return signStamps(TEST_RING, { namespace: 'sandbox-a', ...stamps });
 }
 
 function pod(mutateMeta: (o: KubeObject) => void = () => {}, base = 'mutate-create-pod-by-runner.json'): Review {
@@ -324,11 +325,57 @@ describe('deadlines', () => {
 });
 
 describe('reinvocation and attestation', () => {
-  test('an object already carrying Deed stamps for this requester yields no patch, even later', () => {
+  test('a reinvocation within the same request (seconds later) yields no patch', () => {
     const body = fixture('mutate-create-pod-by-runner.json');
     const { out } = stamp(body);
+    for (const later of [NOW + 1_000, NOW + 59_000]) {
+      const again = decide('mutate', withObject(body, out), testContext(FIXTURE_POLICY, later));
+      assert.equal(again.kind === 'review' && again.response.response.allowed, true);
+      assert.equal(again.kind === 'review' && again.response.response.patch, undefined);
+    }
+  });
+
+  test('a replica whose clock runs a few seconds behind still takes the reinvocation as Deed\'s own', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    const { out } = stamp(body);
+    const again = decide('mutate', withObject(body, out), testContext(FIXTURE_POLICY, NOW - 4_000));
+    assert.equal(again.kind === 'review' && again.response.response.patch, undefined);
+  });
+
+  test('a CREATE carrying a copy of an older object\'s stamps and attestation (same runner) is not a reinvocation: its expiry is stale', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    const { out } = stamp(body);
+    // An hour later the same runner creates a new pod with the first one's stamps pasted in.
+    const message = denial(withObject(body, out), undefined, NOW + 3_600_000);
+    assert.match(message, /\[attestation\.forged\]/);
+    assert.match(message, /\[stamp\.conflict\] metadata\.annotations\["deed\.dev\/expires-at"\]: deed\.dev\/expires-at is admission-owned: given "2026-11-29T16:54:34Z", expected "2026-11-29T17:54:34Z"/);
+  });
+
+  test('a copy made after the reinvocation window is refused even though the copied expiry has not passed yet', () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    const { out } = stamp(body);
+    assert.match(denial(withObject(body, out), undefined, NOW + 61_000), /\[attestation\.forged\]/);
+  });
+
+  test('a copy of a network policy\'s stamps (no expiry) is exactly what this admission writes, and passes unchanged', () => {
+    const body = fixture('mutate-create-networkpolicy-by-runner.json');
+    const { out } = stamp(body);
     const later = decide('mutate', withObject(body, out), testContext(FIXTURE_POLICY, NOW + 3_600_000));
+    assert.equal(later.kind === 'review' && later.response.response.allowed, true);
     assert.equal(later.kind === 'review' && later.response.response.patch, undefined);
+  });
+
+  test('a reinvocation signed by the previous key of the ring (a replica not yet rolled) is accepted without a patch', () => {
+    const previous = createKeyRing([{ id: 'old', key: Buffer.from('old-key-old-key-old-key-old-key-old-key!') }, { id: 'new', key: Buffer.from('new-key-new-key-new-key-new-key-new-key!') }], 'old', 'v2');
+    const current = { ...previous, signingKeyId: 'new' };
+    const body = fixture('mutate-create-pod-by-runner.json');
+    const first = decide('mutate', body, testContext(FIXTURE_POLICY, NOW, previous));
+    assert.ok(first.kind === 'review' && first.response.response.allowed);
+    const out = kubectlPatch(body.request.object, decodePatch(first.kind === 'review' ? first.response : (undefined as never)));
+    assert.match(out.metadata.annotations!['deed.dev/attestation']!, /^v2:old:/);
+    const again = decide('mutate', withObject(body, out), testContext(FIXTURE_POLICY, NOW + 500, current));
+    assert.equal(again.kind === 'review' && again.response.response.allowed, true);
+    assert.equal(again.kind === 'review' && again.response.response.patch, undefined);
   });
 
   test('stamps copied from another requester do not verify for this one', () => {
@@ -348,10 +395,10 @@ describe('reinvocation and attestation', () => {
 
   test('the attestation verifies over the stamps and not over changed ones', () => {
     const stamps = { kind: 'Pod', namespace: 'sandbox-a', environment: 'alpha', nonce: CLIENT_NONCE };
-    const value = signStamps(TEST_KEY, stamps);
-    assert.ok(verifyStamps(TEST_KEY, stamps, value));
-    assert.ok(!verifyStamps(TEST_KEY, { ...stamps, environment: 'beta' }, value));
-    assert.ok(!verifyStamps(Buffer.from('another-key-another-key-another-key!'), stamps, value));
+    const value = signStamps(TEST_RING, stamps);
+    assert.ok(verifyStamps(TEST_RING, stamps, value).ok);
+    assert.ok(!verifyStamps(TEST_RING, { ...stamps, environment: 'beta' }, value).ok);
+    assert.ok(!verifyStamps(singleKeyRing(Buffer.from('another-key-another-key-another-key!')), stamps, value).ok);
   });
 });
 

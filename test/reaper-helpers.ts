@@ -2,7 +2,8 @@
 // the reaper's tests.
 import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../src/admission/types.js';
-import { signStamps } from '../src/policy/attestation.js';
+import { signV1, type AttestedStamps } from '../src/policy/attestation.js';
+import { TEST_RING } from './helpers.js';
 import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/keys.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import type { ReaperContext } from '../src/reaper/verdict.js';
@@ -12,7 +13,7 @@ export const KEYS = stampKeys('deed.dev');
 export const ENV = 'alpha';
 
 export function reaperContext(now = NOW): ReaperContext {
-  return { environment: ENV, keys: KEYS, attestationKey: TEST_KEY, now };
+  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, now };
 }
 
 export function iso(offsetSeconds: number, from = NOW): string {
@@ -37,6 +38,8 @@ export interface StampOptions {
   terminal?: string;
   /** The key the attestation is signed with; Deed's test key by default. */
   signingKey?: Buffer;
+  /** Signs the attestation instead (say in the v2 format); signingKey is then unused. */
+  attest?: (stamps: AttestedStamps) => string;
 }
 
 export const RUNNER: Owner = { namespace: 'sandbox-a', name: 'runner-0', uid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' };
@@ -59,7 +62,7 @@ export function stamped(o: StampOptions): KubeObject {
     annotations[KEYS.owner] = `${owner.namespace}/${owner.name}`;
   }
   if (o.expiresAt !== undefined) annotations[KEYS.expiresAt] = o.expiresAt;
-  annotations[KEYS.attestation] = signStamps(o.signingKey ?? TEST_KEY, {
+  const stamps: AttestedStamps = {
     kind: o.kind,
     namespace,
     environment,
@@ -67,7 +70,8 @@ export function stamped(o: StampOptions): KubeObject {
     owner: owner ? `${owner.namespace}/${owner.name}` : undefined,
     nonce,
     expiresAt: o.expiresAt,
-  });
+  };
+  annotations[KEYS.attestation] = o.attest ? o.attest(stamps) : signV1(o.signingKey ?? TEST_KEY, stamps);
   if (o.terminal !== undefined) annotations[KEYS.terminal] = o.terminal;
   return { metadata: { name: o.name, namespace, uid: o.uid ?? randomUUID(), resourceVersion: '1', labels, annotations } };
 }

@@ -7,7 +7,7 @@ import { createKubeClient, type KubeClient } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import { formatDecision, formatSummary } from '../src/reaper/report.js';
 import { reapSelector, sweep, type Decision, type SweepResult } from '../src/reaper/sweep.js';
-import { NOW, TEST_KEY } from './helpers.js';
+import { NOW, TEST_RING } from './helpers.js';
 import { FakeApiServer, type FaultAnswer } from './fake-apiserver.js';
 import { ENV, iso, KEYS, RUNNER, runnerPod, stamped } from './reaper-helpers.js';
 
@@ -37,7 +37,7 @@ function run(opts: { apply?: boolean; namespaces?: string[]; client?: KubeClient
     client: opts.client ?? client(),
     environment: ENV,
     keys: KEYS,
-    attestationKey: TEST_KEY,
+    keyRing: TEST_RING,
     namespaces: opts.namespaces ?? [],
     apply: opts.apply ?? true,
     now: () => opts.now ?? NOW,

@@ -1,13 +1,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
-import { verifyStamps, readStamps, own } from '../src/policy/attestation.js';
+import { readStamps, own } from '../src/policy/attestation.js';
+import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/key-ring.js';
 import { stampKeys } from '../src/policy/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
 import { decide } from '../src/admission/decide.js';
@@ -63,7 +64,7 @@ const adminPod = objectOf('mutate-create-pod-by-admin.json');
 
 function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
   const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
-  return stamps !== undefined && verifyStamps(key, stamps, own(obj.metadata.annotations ?? {}, keys.attestation));
+  return stamps !== undefined && verifyStamps(singleKeyRing(key), stamps, own(obj.metadata.annotations ?? {}, keys.attestation)).ok;
 }
 
 describe('deed review on objects from files', CONCURRENCY, () => {
@@ -98,6 +99,24 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.stdout, '');
     assert.match(run.stderr, /^ {2}mutate: patched, \d+ patch operations\n {2}validate: denied\n {4}denied \[template\.restart-policy\]/m);
+  });
+
+  test('--policy-keys signs with the signing key of the policy\'s ring (v2) and verifies under every key of it', async () => {
+    const other = join(dir, 'other.key');
+    writeFileSync(other, 'another-review-key-0123456789abcdef-other');
+    const ringPolicy = join(dir, 'ring-policy.yaml');
+    writeFileSync(ringPolicy, stringify({ ...FIXTURE_POLICY, attestation: { keys: [{ id: 'old', file: keyFile }, { id: 'new', file: other }], signingKey: 'new' } }));
+    const run = await deed(['-f', file('ring-pod.yaml', runnerPod), ...RUNNER_A, '--config', ringPolicy, '--policy-keys', '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /dry-run key/);
+    const out = JSON.parse(run.stdout) as KubeObject;
+    assert.match(out.metadata.annotations!['deed.dev/attestation']!, /^v2:new:/);
+    const ring = createKeyRing([{ id: 'old', key: TEST_KEY }, { id: 'new', key: readFileSync(other) }], 'new', 'v2');
+    const stamps = readStamps(out, keys, 'Pod', 'sandbox-a')!;
+    assert.deepEqual(verifyStamps(ring, stamps, out.metadata.annotations!['deed.dev/attestation']), { ok: true, format: 'v2', keyId: 'new' });
+    // Without --policy-keys the dry-run key signs, in the format the policy's ring would.
+    const dry = await deed(['-f', file('ring-pod.yaml', runnerPod), ...RUNNER_A, '--config', ringPolicy, '-o', 'json']);
+    assert.match((JSON.parse(dry.stdout) as KubeObject).metadata.annotations!['deed.dev/attestation']!, /^v2:dry-run:/);
   });
 
   test('without --attestation-key the fixed dry-run key signs, and says so; warnings of both webhooks are reported', async () => {

@@ -28,7 +28,7 @@ export function stamped(body: Review, obj: KubeObject, userInfo = RUNNER_A, conf
 }
 
 export function validate(body: Review, config: ConfigInput = FIXTURE_POLICY, lookup?: ObjectLookup): AdmissionResponse {
-  const d = decide('validate', body, testContext(config, NOW, lookup));
+  const d = decide('validate', body, testContext(config, NOW, undefined, lookup));
   assert.equal(d.kind, 'review');
   if (d.kind !== 'review') throw new Error('unreachable');
   assert.equal(d.response.response.uid, body.request.uid);

@@ -101,8 +101,16 @@ describe('stamp integrity at CREATE', () => {
     denies(createPod((o) => (o.metadata.labels!['deed.dev/environment'] = 'beta')), 'stamp.missing');
   });
 
-  test('an expires-at edited by a later mutator breaks the attestation', () => {
-    assert.match(denies(createPod((o) => (o.metadata.annotations!['deed.dev/expires-at'] = '2099-01-01T00:00:00Z')), 'stamp.missing'), /does not verify/);
+  test('an expires-at moved far by a later mutator is not the expiry this admission writes', () => {
+    assert.match(denies(createPod((o) => (o.metadata.annotations!['deed.dev/expires-at'] = '2099-01-01T00:00:00Z')), 'stamp.missing'), /not the expiry this admission writes/);
+  });
+
+  test('an expires-at moved by one second by a later mutator breaks the attestation', () => {
+    const body = createPod((o) => {
+      const at = Date.parse(o.metadata.annotations!['deed.dev/expires-at']!);
+      o.metadata.annotations!['deed.dev/expires-at'] = new Date(at - 1000).toISOString().replace('.000Z', 'Z');
+    });
+    assert.match(denies(body, 'stamp.missing'), /does not verify over the stamps/);
   });
 
   test('the owner reference removed by a later mutator is denied', () => {

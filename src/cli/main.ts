@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
 import { registerCerts } from './certs.js';
+import { registerKeys } from './keys.js';
 import { registerManifests } from './manifests.js';
 import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerManifests(program);
   registerReap(program);
   registerReview(program);
+  registerKeys(program);
   return program;
 }
 

@@ -5,7 +5,9 @@ import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/keys.js';
 import { formatDecision, formatSummary, type OutputFormat } from '../reaper/report.js';
 import type { SweepOptions } from '../reaper/sweep.js';
-import { readAttestationKey } from '../server/attestation-key.js';
+import type { Config } from '../config/schema.js';
+import { singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { parseSeconds } from './options.js';
 
 // The environment id goes into a label selector: anything but a label value could add terms.
@@ -17,12 +19,12 @@ function parseEnvironment(value: string): string {
   return value;
 }
 
-function collectNamespace(value: string, previous: string[]): string[] {
+export function collectNamespace(value: string, previous: string[]): string[] {
   if (!NAMESPACE.test(value)) throw new InvalidArgumentError('must be a namespace name');
   return previous.includes(value) ? previous : [...previous, value];
 }
 
-function parsePositiveSeconds(value: string): number {
+export function parsePositiveSeconds(value: string): number {
   const n = parseSeconds(value);
   if (n <= 0) throw new InvalidArgumentError('must be more than 0 seconds');
   return n;
@@ -49,8 +51,8 @@ export function registerReap(program: Command, write: (text: string) => void = (
     .requiredOption('--environment <id>', 'the environment whose objects are judged; no other is ever listed', parseEnvironment)
     .option('--namespace <ns>', 'namespace to sweep (repeatable); all namespaces otherwise', collectNamespace, [])
     .option('--kubeconfig <file>', 'kubeconfig file; the in-cluster service account otherwise')
-    .option('--config <file>', 'policy file (label prefix, attestation.keyFile); the embedded default otherwise', process.env.DEED_CONFIG)
-    .option('--attestation-key <file>', 'attestation key file (overrides attestation.keyFile)')
+    .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
+    .option('--attestation-key <file>', 'one attestation key file, in place of the policy\'s key ring')
     .option('--apply', 'delete what is reaped; without it, print what would be', false)
     .addOption(new Option('--once', 'run one sweep and exit (the default)').conflicts('interval'))
     .addOption(new Option('--interval <seconds>', 'sweep at start, then again SECONDS after each sweep ends, until SIGTERM').argParser(parsePositiveSeconds))
@@ -64,9 +66,7 @@ export function registerReap(program: Command, write: (text: string) => void = (
         throw new Error(
           `environment "${o.environment}" is not in the policy (${config.environments.map((e) => e.id).join(', ') || 'it defines none'}); pass --config with the policy the webhook runs`,
         );
-      const keyFile = o.attestationKey ?? config.attestation.keyFile;
-      if (keyFile === undefined) throw new Error('reap needs the attestation key: pass --attestation-key FILE or set attestation.keyFile in --config');
-      const attestationKey = readAttestationKey(keyFile);
+      const keyRing = reaperKeyRing(config, o.attestationKey);
       // Loaded here, not at the top: @kubernetes/client-node takes a second or more to
       // load, which every other deed command would pay.
       const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
@@ -77,7 +77,7 @@ export function registerReap(program: Command, write: (text: string) => void = (
         client,
         environment: o.environment,
         keys: stampKeys(config.labelPrefix),
-        attestationKey,
+        keyRing,
         namespaces: o.namespace,
         apply: o.apply,
         now: Date.now,
@@ -113,4 +113,12 @@ export function registerReap(program: Command, write: (text: string) => void = (
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
     });
+}
+
+/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names. */
+export function reaperKeyRing(config: Config, keyFile: string | undefined): KeyRing {
+  if (keyFile !== undefined) return singleKeyRing(readAttestationKey(keyFile));
+  if (config.attestation.keys === undefined && config.attestation.keyFile === undefined)
+    throw new Error('reap needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE');
+  return loadKeyRing(config);
 }

@@ -11,7 +11,9 @@ import { decide } from '../admission/decide.js';
 import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
-import { readAttestationKey } from '../server/attestation-key.js';
+import type { Config } from '../config/schema.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
 import { reportObject, reportReplay } from '../review/report.js';
@@ -25,6 +27,7 @@ import { collect } from './options.js';
  * verifies in a cluster.
  */
 export const DRY_RUN_KEY = Buffer.from('deed review DRY-RUN attestation key: public, never valid in a cluster');
+export const DRY_RUN_KEY_ID = 'dry-run';
 
 type Output = 'yaml' | 'json' | 'patch';
 
@@ -42,6 +45,7 @@ interface ReviewFlags {
   namespace?: string;
   config?: string;
   attestationKey?: string;
+  policyKeys?: boolean;
   output: Output;
 }
 
@@ -67,7 +71,8 @@ export function registerReview(program: Command): void {
     .option('--subresource <name>', 'subresource of the request, e.g. ephemeralcontainers')
     .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)')
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
-    .option('--attestation-key <file>', 'attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
+    .option('--attestation-key <file>', 'one attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
+    .option('--policy-keys', 'sign and verify with the key ring the policy names (attestation.keys or keyFile), as the webhook does')
     .addOption(new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches').choices(['yaml', 'json', 'patch']).default('yaml'))
     .action((o: ReviewFlags) => {
       process.exitCode = o.review !== undefined ? replay(o) : reviewFiles(o);
@@ -84,9 +89,16 @@ function readInput(file: string): string {
 
 function context(o: ReviewFlags): DecisionContext {
   const config = loadConfig(o.config);
-  if (o.attestationKey === undefined)
-    process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --attestation-key FILE to use a real one\n');
-  return productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY);
+  if (o.attestationKey !== undefined && o.policyKeys) throw new InputError('--attestation-key and --policy-keys each name the keys; give one');
+  if (o.policyKeys) return productionContext(config, loadKeyRing(config));
+  if (o.attestationKey !== undefined) return productionContext(config, singleKeyRing(readAttestationKey(o.attestationKey)));
+  process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --policy-keys or --attestation-key FILE to use real ones\n');
+  return productionContext(config, dryRunRing(config));
+}
+
+/** The dry-run key, signing in the format the policy's keys would (v2 for a ring, v1 for the pre-ring form). */
+export function dryRunRing(config: Config): KeyRing {
+  return config.attestation.keys !== undefined ? createKeyRing([{ id: DRY_RUN_KEY_ID, key: DRY_RUN_KEY }], DRY_RUN_KEY_ID, 'v2') : singleKeyRing(DRY_RUN_KEY, DRY_RUN_KEY_ID);
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {

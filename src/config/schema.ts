@@ -1,6 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
+import { KEY_ID_PATTERN } from '../policy/attestation.js';
 import { RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
@@ -48,6 +49,27 @@ export const environmentSchema = z
       ),
   })
   .strict();
+
+/** Where the Helm chart and `deed manifests` mount the attestation Secret: one file per key id. */
+export const ATTESTATION_KEY_DIR = '/etc/deed/attestation';
+
+const keyId = z
+  .string()
+  .regex(KEY_ID_PATTERN, 'must be a key id: letters, digits, "-", "_" or "." (63 characters at most, starting and ending with a letter or digit)');
+
+export const ringKeySchema = z
+  .object({
+    id: keyId.describe('Key id, named in every attestation the key signs (`v2:<id>:...`) and the name of its entry in the attestation Secret.'),
+    file: z.string().min(1).optional().describe(`File holding the key (at least 32 bytes). Default: \`${ATTESTATION_KEY_DIR}/<id>\`, where the Helm chart and \`deed manifests\` mount the Secret entry \`<id>\`.`),
+  })
+  .strict();
+
+export type RingKeyConfig = z.infer<typeof ringKeySchema>;
+
+/** The file a ring key is read from. */
+export function ringKeyFile(k: RingKeyConfig): string {
+  return k.file ?? `${ATTESTATION_KEY_DIR}/${k.id}`;
+}
 
 export const enforcementMode = z.enum(['deny', 'warn', 'audit']);
 
@@ -150,11 +172,21 @@ export const configSchema = z
           .string()
           .min(1)
           .optional()
-          .describe('File holding the HMAC key (at least 32 bytes). Unset: `deed serve` generates one under its certificate directory.'),
+          .describe(
+            'The form before key rings: one file holding the HMAC key (at least 32 bytes), id `key`, signing in the `v1` format. Not with `keys`. Neither set: `deed serve` generates a key under its certificate directory.',
+          ),
+        keys: z
+          .array(ringKeySchema)
+          .min(1)
+          .optional()
+          .describe('The key ring: every key verifies, `signingKey` signs (format `v2:<id>:<mac>`). Rotation adds a key, makes it the signing key, then removes the old one (README).'),
+        signingKey: keyId
+          .optional()
+          .describe('Id of the key in `keys` that signs new attestations. Required when `keys` holds more than one.'),
       })
       .strict()
       .default({})
-      .describe('The key that signs `<prefix>/attestation`.'),
+      .describe('The keys that sign and verify `<prefix>/attestation`.'),
     breakGlass: z
       .object({
         users: z.array(z.string().min(1)).default([]).describe('Usernames allowed to update or delete any managed object.'),
@@ -188,6 +220,21 @@ export const configSchema = z
       if (info === undefined) ctx.addIssue({ code: 'custom', path: ['rules', id], message: `unknown rule id "${id}"` });
       else if (!info.overridable && mode !== 'deny')
         ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
+    }
+    const { keyFile, keys, signingKey } = cfg.attestation;
+    if (keyFile !== undefined && keys !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['attestation', 'keyFile'], message: 'give either keyFile (one key) or keys (a ring), not both; keyFile is the ring [{id: key, file: ...}]' });
+    if (keys === undefined && signingKey !== undefined) ctx.addIssue({ code: 'custom', path: ['attestation', 'signingKey'], message: 'names a key of attestation.keys, which is not set' });
+    if (keys !== undefined) {
+      const ids = new Set<string>();
+      keys.forEach((k, i) => {
+        if (ids.has(k.id)) ctx.addIssue({ code: 'custom', path: ['attestation', 'keys', i, 'id'], message: `duplicate key id "${k.id}"` });
+        ids.add(k.id);
+      });
+      if (signingKey === undefined && keys.length > 1)
+        ctx.addIssue({ code: 'custom', path: ['attestation', 'signingKey'], message: `must name the key that signs (one of ${[...ids].join(', ')})` });
+      if (signingKey !== undefined && !ids.has(signingKey))
+        ctx.addIssue({ code: 'custom', path: ['attestation', 'signingKey'], message: `"${signingKey}" is not in attestation.keys (${[...ids].join(', ')})` });
     }
     const seen = new Set<string>();
     cfg.environments.forEach((env, i) => {

@@ -26,6 +26,8 @@ import type {
 import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
 import { ConfigError, parseConfig } from '../config/load.js';
+import { ATTESTATION_KEY_DIR, type Config } from '../config/schema.js';
+import { LEGACY_KEY_ID } from '../policy/key-ring.js';
 import { resolveRequester } from '../policy/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 
@@ -35,10 +37,10 @@ export const CONFIG_DIR = '/etc/deed';
 export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
 export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
 export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
-export const ATTESTATION_KEY_FILE = `${CONFIG_DIR}/attestation/key`;
+export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
 /** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
 export const TLS_SECRET = 'deed-tls';
-/** The Secret holding the attestation key under `key`; created by the operator, never rendered. */
+/** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
 /** Namespaces opt in with this label; the API server's own name label keeps kube-system and Deed out. */
 export const SANDBOX_LABEL = 'deed.dev/sandbox';
@@ -88,13 +90,14 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     if (!/^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/.test(env)) throw new ConfigError(`--reaper-environment ${env}: must be a lowercase DNS label of at most 40 characters to name the reaper's CronJob`);
   }
   const policy = clusterPolicy(opts.policy ?? DEFAULT_POLICY, namespace, reapers);
+  const keyIds = attestationKeyIds(parseConfig(parseDocument(policy).toJS({ maxAliasCount: 100 }), 'the policy'));
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
     webhookClusterRole(),
     webhookBinding(namespace),
     configMap(namespace, policy),
-    deployment(opts.image, namespace, policy),
+    deployment(opts.image, namespace, policy, keyIds),
     podDisruptionBudget(namespace),
     service(namespace),
     mutatingWebhooks(namespace, opts.caBundle),
@@ -103,14 +106,19 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   if (reapers.length > 0) {
     objects.push(reaperClusterRole());
     for (const env of reapers) {
-      objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), reaperBinding(env, namespace), reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *'));
+      objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), reaperBinding(env, namespace), reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *', keyIds));
     }
   }
   return objects;
 }
 
+/** The attestation Secret's entries the pods mount: every key id of the ring (`key` alone before rings). */
+export function attestationKeyIds(config: Config): string[] {
+  return config.attestation.keys?.map((k) => k.id) ?? [LEGACY_KEY_ID];
+}
+
 /**
- * The policy as it runs in the cluster: the attestation key at its mounted path, and each
+ * The policy as it runs in the cluster: the attestation keys at their mounted paths, and each
  * reaper's service account acting for its environment (the validating webhook refuses a
  * delete of a managed object by a principal acting for another environment or none).
  * Comments in the operator's file are kept.
@@ -121,10 +129,19 @@ export function clusterPolicy(text: string, namespace: string, reapers: string[]
   if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   if (!isMap(doc.contents)) throw new ConfigError('the policy must be a YAML mapping');
   const keyFile: unknown = doc.getIn(['attestation', 'keyFile']);
+  const ring: unknown = doc.getIn(['attestation', 'keys']);
   if (keyFile !== undefined && keyFile !== ATTESTATION_KEY_FILE) {
     throw new ConfigError(`attestation.keyFile: in a cluster the key is mounted at ${ATTESTATION_KEY_FILE} from the Secret ${ATTESTATION_SECRET}; leave it unset or set it to that path`);
   }
-  doc.setIn(['attestation', 'keyFile'], ATTESTATION_KEY_FILE);
+  if (ring === undefined) doc.setIn(['attestation', 'keyFile'], ATTESTATION_KEY_FILE);
+  else {
+    // Each key is the Secret's entry of the same name, mounted under ATTESTATION_KEY_DIR (the default file).
+    const parsed = parseConfig(doc.toJS({ maxAliasCount: 100 }), 'the policy');
+    parsed.attestation.keys!.forEach((k, i) => {
+      if (k.file !== undefined && k.file !== `${ATTESTATION_KEY_DIR}/${k.id}`)
+        throw new ConfigError(`attestation.keys.${i}.file: in a cluster key "${k.id}" is the entry "${k.id}" of the Secret ${ATTESTATION_SECRET}, mounted at ${ATTESTATION_KEY_DIR}/${k.id}; leave file unset`);
+    });
+  }
   const before = parseConfig(doc.toJS({ maxAliasCount: 100 }), 'the policy');
   for (const env of reapers) {
     const i = before.environments.findIndex((e) => e.id === env);
@@ -191,10 +208,10 @@ const containerSecurityContext: V1SecurityContext = {
 
 /**
  * One projected volume at /etc/deed: the policy, the serving certificate and the
- * attestation key. Projected (not subPath) so Secret and ConfigMap updates reach the
+ * attestation keys (one file per key id under attestation/). Projected (not subPath) so Secret and ConfigMap updates reach the
  * running pods, which reload the certificate without a restart.
  */
-function configVolume(withTls: boolean): V1Volume {
+function configVolume(withTls: boolean, keyIds: string[]): V1Volume {
   return {
     name: 'config',
     projected: {
@@ -204,7 +221,9 @@ function configVolume(withTls: boolean): V1Volume {
         ...(withTls
           ? [{ secret: { name: TLS_SECRET, items: [{ key: 'tls.crt', path: 'tls/tls.crt' }, { key: 'tls.key', path: 'tls/tls.key' }] } }]
           : []),
-        { secret: { name: ATTESTATION_SECRET, items: [{ key: 'key', path: 'attestation/key' }] } },
+        // Listed entries only: a key the policy names but the Secret lacks keeps the new pod from
+        // starting (the rollout stalls with the old pods serving) instead of starting without it.
+        { secret: { name: ATTESTATION_SECRET, items: keyIds.map((id) => ({ key: id, path: `attestation/${id}` })) } },
       ],
     },
   };
@@ -247,7 +266,7 @@ function webhookContainer(image: string): V1Container {
   };
 }
 
-function deployment(image: string, namespace: string, policy: string): V1Deployment {
+function deployment(image: string, namespace: string, policy: string, keyIds: string[]): V1Deployment {
   const selector = labels('webhook');
   return {
     apiVersion: 'apps/v1',
@@ -275,7 +294,7 @@ function deployment(image: string, namespace: string, policy: string): V1Deploym
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
           ],
           containers: [webhookContainer(image)],
-          volumes: [configVolume(true), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+          volumes: [configVolume(true, keyIds), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
     },
@@ -431,7 +450,7 @@ function reaperBinding(environment: string, namespace: string): V1ClusterRoleBin
   };
 }
 
-function reaperCronJob(environment: string, image: string, namespace: string, schedule: string): V1CronJob {
+function reaperCronJob(environment: string, image: string, namespace: string, schedule: string, keyIds: string[]): V1CronJob {
   const podLabels = labels('reaper');
   return {
     apiVersion: 'batch/v1',
@@ -465,7 +484,7 @@ function reaperCronJob(environment: string, image: string, namespace: string, sc
                   volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
                 },
               ],
-              volumes: [configVolume(false)],
+              volumes: [configVolume(false, keyIds)],
             },
           },
         },

@@ -5,6 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Verdict } from '../admission/verdict.js';
 import type { AdmissionRequest } from '../admission/types.js';
+import type { KeyRing, Verification } from '../policy/key-ring.js';
 import { RULES } from '../policy/rules/catalog.js';
 
 /** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */
@@ -26,6 +27,7 @@ export interface Metrics {
   duration: Histogram<'webhook'>;
   errors: Counter;
   certificateExpiry: Gauge;
+  verifications: Counter<'key' | 'format' | 'result'>;
 }
 
 export function createMetrics(): Metrics {
@@ -63,6 +65,12 @@ export function createMetrics(): Metrics {
       help: 'Expiry (notAfter) of the serving certificate in use, in seconds since the epoch.',
       registers,
     }),
+    verifications: new Counter({
+      name: 'deed_attestation_verifications_total',
+      help: 'Attestations verified, by the ring key id that verified them (or that a failed one named: "unknown" when not in the ring, "none" when no key could be tried), format (v1, v2, none) and result (verified, failed).',
+      labelNames: ['key', 'format', 'result'] as const,
+      registers,
+    }),
   };
 }
 
@@ -91,4 +99,13 @@ export function recordReview(
 
 export function setCertificateExpiry(m: Metrics, notAfter: Date): void {
   m.certificateExpiry.set(notAfter.getTime() / 1000);
+}
+
+/**
+ * Counts one verification. The key id of a v2 attestation comes from the object: only ids
+ * of the ring become label values, so a hostile attestation cannot mint series.
+ */
+export function recordVerification(m: Metrics, ring: KeyRing, v: Verification): void {
+  const key = v.ok ? v.keyId : v.keyId === undefined ? 'none' : ring.keys.has(v.keyId) ? v.keyId : 'unknown';
+  m.verifications.inc({ key, format: v.format, result: v.ok ? 'verified' : 'failed' });
 }

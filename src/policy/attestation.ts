@@ -1,11 +1,25 @@
-// `<prefix>/attestation`: an HMAC-SHA256, under Deed's key, over the stamps that decide
-// ownership. It binds them together so that a copied or edited stamp stops verifying;
-// the reaper and the validating webhook trust stamps only through it.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// `<prefix>/attestation`: an HMAC-SHA256, under a key of Deed's key ring, over the stamps
+// that decide ownership. It binds them together so that a copied or edited stamp stops
+// verifying; the reaper and the validating webhook trust stamps only through it.
+//
+// Two formats:
+// - `v1:<mac>`: the format before key rings. It names no key; an absent stamp and an
+//   empty one canonicalise alike. Still verified (against every key of the ring) so that
+//   objects admitted before the upgrade keep verifying under the key that signed them.
+// - `v2:<key id>:<mac>`: names the key that signed it, and canonicalises an absent stamp
+//   as null, so `owner-uid: ""` no longer verifies like an absent owner-uid.
+import { createHmac } from 'node:crypto';
 import type { KubeObject } from '../admission/types.js';
 import type { StampKeys } from './keys.js';
 
-const VERSION = 'v1';
+export type AttestationFormat = 'v1' | 'v2';
+
+/**
+ * A key id: a label value (it becomes a metric label and a Secret entry name), with no
+ * `:` (the format's separator) and no leading dot (the kubelet's own files in a Secret
+ * volume start with `..`).
+ */
+export const KEY_ID_PATTERN = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 /** What the attestation covers. The name and UID are not known at admission (generateName), so they are not in it. */
 export interface AttestedStamps {
@@ -18,20 +32,36 @@ export interface AttestedStamps {
   expiresAt?: string | undefined;
 }
 
-function canonical(s: AttestedStamps): string {
-  // A JSON array: unambiguous field boundaries, fixed order.
-  return JSON.stringify([VERSION, s.kind, s.namespace, s.environment, s.ownerUid ?? '', s.owner ?? '', s.nonce, s.expiresAt ?? '']);
+// JSON arrays: unambiguous field boundaries, fixed order.
+function canonicalV1(s: AttestedStamps): string {
+  return JSON.stringify(['v1', s.kind, s.namespace, s.environment, s.ownerUid ?? '', s.owner ?? '', s.nonce, s.expiresAt ?? '']);
 }
 
-export function signStamps(key: Buffer, stamps: AttestedStamps): string {
-  return `${VERSION}:${createHmac('sha256', key).update(canonical(stamps)).digest('base64url')}`;
+function canonicalV2(keyId: string, s: AttestedStamps): string {
+  return JSON.stringify(['v2', keyId, s.kind, s.namespace, s.environment, s.ownerUid ?? null, s.owner ?? null, s.nonce, s.expiresAt ?? null]);
 }
 
-export function verifyStamps(key: Buffer, stamps: AttestedStamps, attestation: string | undefined): boolean {
-  if (typeof attestation !== 'string' || !attestation.startsWith(`${VERSION}:`)) return false;
-  const expected = Buffer.from(signStamps(key, stamps));
-  const given = Buffer.from(attestation);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/** `v1:<mac>`: only the pre-ring configuration (`attestation.keyFile`) still signs it. */
+export function signV1(key: Buffer, stamps: AttestedStamps): string {
+  return `v1:${createHmac('sha256', key).update(canonicalV1(stamps)).digest('base64url')}`;
+}
+
+/** `v2:<keyId>:<mac>`. */
+export function signV2(key: Buffer, keyId: string, stamps: AttestedStamps): string {
+  return `v2:${keyId}:${createHmac('sha256', key).update(canonicalV2(keyId, stamps)).digest('base64url')}`;
+}
+
+export type ParsedAttestation = { format: 'v1' } | { format: 'v2'; keyId: string };
+
+// A base64url HMAC-SHA256 is 43 characters.
+const V1 = /^v1:[A-Za-z0-9_-]{43}$/;
+const V2 = /^v2:([^:]*):[A-Za-z0-9_-]{43}$/;
+
+/** The format and named key of an attestation; undefined when it is neither format (or names no valid key id). */
+export function parseAttestation(value: string): ParsedAttestation | undefined {
+  if (V1.test(value)) return { format: 'v1' };
+  const m = V2.exec(value);
+  return m !== null && KEY_ID_PATTERN.test(m[1]!) ? { format: 'v2', keyId: m[1]! } : undefined;
 }
 
 /** Reads the attested stamps as they stand on an object (undefined when a required one is missing). */
@@ -50,12 +80,6 @@ export function readStamps(obj: KubeObject, keys: StampKeys, kind: string, names
     nonce,
     expiresAt: own(annotations, keys.expiresAt),
   };
-}
-
-/** True when the object carries an attestation that verifies over its own stamps. */
-export function isAttested(obj: KubeObject, keys: StampKeys, kind: string, namespace: string, key: Buffer): boolean {
-  const stamps = readStamps(obj, keys, kind, namespace);
-  return stamps !== undefined && verifyStamps(key, stamps, own(obj.metadata.annotations ?? {}, keys.attestation));
 }
 
 /** Own-property read: a key such as "constructor" must never reach Object.prototype. */

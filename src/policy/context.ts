@@ -1,10 +1,11 @@
 // The production decision context: the real clock and a cryptographic RNG.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
+import type { KeyRing } from './key-ring.js';
 import { noLookup } from './lookup.js';
 import { compilePolicy, type DecisionContext } from './policy.js';
 
 /** The server replaces `lookup` per review with what it read from the API server. */
-export function productionContext(config: Config, attestationKey: Buffer): DecisionContext {
-  return { policy: compilePolicy(config), attestationKey, now: Date.now, randomBytes, lookup: noLookup('Deed has no access to the API server (deed serve --kubeconfig, or in-cluster credentials)') };
+export function productionContext(config: Config, keyRing: KeyRing): DecisionContext {
+  return { policy: compilePolicy(config), keyRing, now: Date.now, randomBytes, lookup: noLookup('Deed has no access to the API server (deed serve --kubeconfig, or in-cluster credentials)') };
 }

@@ -30,3 +30,24 @@ export function policyDeadline(budgetValue: string | undefined, policy: { margin
   const seconds = deadlineSeconds(budget.seconds, policy.marginSeconds, policy.capSeconds);
   return seconds === undefined ? { ok: true } : { ok: true, seconds };
 }
+
+/**
+ * How far back the expiry of a reinvoked admission may lie: the mutating webhook is called
+ * again within the same request, which the API server's request timeout (60 s by default)
+ * bounds. An older expiry was not written by this admission: it was copied.
+ */
+export const REINVOCATION_WINDOW_SECONDS = 60;
+/** Replicas' clocks differ a little: an expiry this far ahead of this replica's is still fresh. */
+export const CLOCK_SKEW_SECONDS = 5;
+
+const WRITTEN_EXPIRY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+/**
+ * Whether `given` is an expiry this admission could have written for a deadline of
+ * `seconds`: in Deed's own format and no older than the reinvocation window. Same-format
+ * RFC 3339 UTC strings compare in time order.
+ */
+export function isFreshExpiry(given: string, nowMs: number, seconds: number): boolean {
+  if (!WRITTEN_EXPIRY.test(given)) return false;
+  return given >= expiresAt(nowMs - REINVOCATION_WINDOW_SECONDS * 1000, seconds) && given <= expiresAt(nowMs + CLOCK_SKEW_SECONDS * 1000, seconds);
+}

@@ -3,10 +3,11 @@
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
-import { own, signStamps, verifyStamps, readStamps } from './attestation.js';
-import { expiresAt, policyDeadline } from './deadline.js';
+import { own, readStamps } from './attestation.js';
+import { expiresAt, isFreshExpiry, policyDeadline } from './deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 import { resolveRequester, type Requester } from './identity.js';
+import { signStamps, verifyStamps, type KeyRing } from './key-ring.js';
 import type { StampKeys } from './keys.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
 import { annotationPath, identityStamps, labelPath, sameReference } from './stamps.js';
@@ -54,9 +55,14 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   }
 
   // An attestation is accepted only when it is Deed's own, on reinvocation: it verifies
-  // over the stamps the object carries and they name this requester.
+  // over the stamps the object carries, they name this requester, and they are what this
+  // admission would write (a fresh expiry). A copy of another object's stamps carries an
+  // older expiry, so its stamps are client values: conflicts, and a forged attestation.
+  const expiryDue = kind.expiresAt && seconds !== undefined ? seconds : undefined;
   const givenAttestation = own(annotations, keys.attestation);
-  const ours = givenAttestation !== undefined && isOwnReinvocation(obj, keys, kind, namespace, environment, requester, ctx.attestationKey, givenAttestation);
+  const ours =
+    givenAttestation !== undefined &&
+    isOwnReinvocation(obj, keys, kind, namespace, environment, requester, ctx.keyRing, givenAttestation, expiryDue, ctx.now());
   if (givenAttestation !== undefined && !ours)
     findings.push({ rule: RULES.attestationForged.id, path: annotationPath(keys.attestation), message: 'is admission-owned and signed by Deed; a client value is never accepted' });
 
@@ -68,7 +74,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const identity = identityStamps(keys, environment, runner, kind, namespace);
   const wantLabels = identity.labels;
   const givenExpiry = own(annotations, keys.expiresAt);
-  const expiry = !kind.expiresAt || seconds === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), seconds);
+  const expiry = expiryDue === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), expiryDue);
   const wantAnnotations: Record<string, string | undefined> = {
     [keys.owner]: identity.owner,
     [keys.expiresAt]: expiry,
@@ -88,7 +94,9 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
 
   if (findings.length > 0) return denied(findings, warnings);
 
-  const attestation = signStamps(ctx.attestationKey, {
+  // Deed's own reinvocation keeps its attestation: it may come from a replica that still
+  // signs with the previous key of a rotation, and re-signing would only churn the object.
+  const attestation = ours ? givenAttestation : signStamps(ctx.keyRing, {
     kind: kind.kind,
     namespace,
     environment,
@@ -155,16 +163,16 @@ function isOwnReinvocation(
   namespace: string,
   environment: string,
   requester: Requester,
-  key: Buffer,
+  ring: KeyRing,
   attestation: string,
+  expirySeconds: number | undefined,
+  nowMs: number,
 ): boolean {
   const stamps = readStamps(obj, keys, kind.kind, namespace);
-  return (
-    stamps !== undefined &&
-    stamps.environment === environment &&
-    stamps.ownerUid === requester.runner?.uid &&
-    verifyStamps(key, stamps, attestation)
-  );
+  if (stamps === undefined || stamps.environment !== environment || stamps.ownerUid !== requester.runner?.uid) return false;
+  const fresh = expirySeconds === undefined ? stamps.expiresAt === undefined : stamps.expiresAt !== undefined && isFreshExpiry(stamps.expiresAt, nowMs, expirySeconds);
+  // Any key of the ring: during a rotation the first pass may have run on a replica that still signs with the previous key.
+  return fresh && verifyStamps(ring, stamps, attestation).ok;
 }
 
 function quote(value: string): string {

@@ -4,15 +4,16 @@
 // its service account acts for, since deleting it makes the garbage collector delete every
 // object Deed stamped with an owner reference to it.
 import type { KubeObject } from '../admission/types.js';
-import { isAttested, own } from './attestation.js';
+import { own } from './attestation.js';
+import { verifyObject, type KeyRing } from './key-ring.js';
 import { serviceAccountEnvironment } from './identity.js';
 import type { Policy } from './policy.js';
 
 export type Ownership =
   | { kind: 'stamped'; environment: string }
   | { kind: 'runner'; environment: string; serviceAccount: string }
-  /** Carries Deed's stamps (or some of them) that do not verify: tampered, or signed by a key Deed no longer has. */
-  | { kind: 'unverifiable'; label: string | undefined }
+  /** Carries Deed's stamps (or some of them) that do not verify: tampered, or signed by a key no longer in the ring. */
+  | { kind: 'unverifiable'; label: string | undefined; reason: string }
   | { kind: 'unowned' };
 
 export interface OwnershipFacts {
@@ -23,7 +24,7 @@ export interface OwnershipFacts {
   serviceAccountName?: string | undefined;
 }
 
-export function ownershipOf(facts: OwnershipFacts, policy: Policy, key: Buffer): Ownership {
+export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing): Ownership {
   const { keys } = policy;
   const labels = facts.metadata.labels ?? {};
   const annotations = facts.metadata.annotations ?? {};
@@ -31,9 +32,9 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, key: Buffer):
   const stamped = claimed !== undefined || own(labels, keys.managed) !== undefined || own(annotations, keys.attestation) !== undefined;
   if (stamped) {
     const obj = { kind: facts.kind, metadata: { labels, annotations } } as KubeObject;
-    return isAttested(obj, keys, facts.kind, facts.namespace, key) && claimed !== undefined
-      ? { kind: 'stamped', environment: claimed }
-      : { kind: 'unverifiable', label: claimed };
+    const verified = verifyObject(ring, obj, keys, facts.kind, facts.namespace);
+    if (verified.ok && claimed !== undefined) return { kind: 'stamped', environment: claimed };
+    return { kind: 'unverifiable', label: claimed, reason: verified.ok ? `carries no ${keys.environment}` : `the stored attestation ${verified.reason}` };
   }
   if (facts.kind === 'Pod') {
     const sa = facts.serviceAccountName || 'default';
@@ -43,7 +44,7 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, key: Buffer):
   return { kind: 'unowned' };
 }
 
-export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, key: Buffer): Ownership {
+export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {
   const sa = kind === 'Pod' ? obj.spec?.serviceAccountName : undefined;
-  return ownershipOf({ kind, namespace, metadata: obj.metadata, serviceAccountName: typeof sa === 'string' ? sa : undefined }, policy, key);
+  return ownershipOf({ kind, namespace, metadata: obj.metadata, serviceAccountName: typeof sa === 'string' ? sa : undefined }, policy, ring);
 }

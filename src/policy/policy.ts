@@ -1,6 +1,7 @@
 // A policy compiled once from the validated configuration: lookup tables instead of
 // scans on the hot path, and the stamp vocabulary for the configured prefix.
 import type { Config } from '../config/schema.js';
+import type { KeyRing } from './key-ring.js';
 import { stampKeys, type StampKeys } from './keys.js';
 
 export interface Policy {
@@ -68,7 +69,8 @@ export interface ObjectLookup {
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */
 export interface DecisionContext {
   policy: Policy;
-  attestationKey: Buffer;
+  /** The attestation keys: one signs, all verify. */
+  keyRing: KeyRing;
   /** Milliseconds since the epoch. */
   now: () => number;
   randomBytes: (size: number) => Buffer;

@@ -42,7 +42,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   if ('verdict' in identity) return identity.verdict;
 
-  const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.attestationKey);
+  const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
   const runner = requester.runner;
   if (runner !== undefined && runner.namespace !== namespace) {
     const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
@@ -65,7 +65,7 @@ function validateChange(req: AdmissionRequest, door: Extract<Door, { kind: 'obje
   // A status write that leaves metadata alone is the business of the controllers that own
   // status (the kubelet, a CSI resizer); one that changes metadata is held to the guard.
   const guarded = !(door.statusOnly && newObj !== undefined && sameMetadata(oldObj, newObj));
-  if (guarded) findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.attestationKey), policy));
+  if (guarded) findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing), policy));
   if (newObj !== undefined) {
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
     if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx), objectRules(newObj, kind, ctx)));
@@ -84,7 +84,7 @@ function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'p
   if (!isTrusted(requester, policy)) {
     const pod = ctx.lookup.get('pods', namespace, door.pod);
     if (pod.state === 'found') {
-      const owner = ownershipOf({ kind: 'Pod', namespace, metadata: pod.metadata, serviceAccountName: pod.serviceAccountName }, policy, ctx.attestationKey);
+      const owner = ownershipOf({ kind: 'Pod', namespace, metadata: pod.metadata, serviceAccountName: pod.serviceAccountName }, policy, ctx.keyRing);
       findings.push(...guardedWrite(requester, owner, policy));
     } else if (pod.state === 'unknown') {
       findings.push({ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose pod ${namespace}/${door.pod} is (${pod.reason}); refusing the ${door.action}` });

@@ -4,6 +4,7 @@
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
+import type { KeyRing } from '../policy/key-ring.js';
 import type { StampKeys } from '../policy/keys.js';
 import { ownerToRead, verdict, type Action, type OwnerLookup, type OwnerRef, type ReaperContext, type VerdictCode } from './verdict.js';
 
@@ -11,7 +12,7 @@ export interface SweepOptions {
   client: KubeClient;
   environment: string;
   keys: StampKeys;
-  attestationKey: Buffer;
+  keyRing: KeyRing;
   /** Namespaces to sweep; empty means all namespaces. */
   namespaces: string[];
   /** Delete what is reaped; otherwise a dry run. */
@@ -106,7 +107,7 @@ export async function sweep(o: SweepOptions): Promise<SweepResult> {
 }
 
 async function judge(o: SweepOptions, obj: KubeObject, kind: ReapKind, readOwner: (ref: OwnerRef) => Promise<OwnerLookup>): Promise<Decision> {
-  const ctx: ReaperContext = { environment: o.environment, keys: o.keys, attestationKey: o.attestationKey, now: o.now() };
+  const ctx: ReaperContext = { environment: o.environment, keys: o.keys, keyRing: o.keyRing, now: o.now() };
   const ref = ownerToRead(obj, kind, ctx);
   const v = verdict(obj, kind, ctx, ref ? await readOwner(ref) : undefined);
   const { namespace = '', name, uid, resourceVersion } = obj.metadata;

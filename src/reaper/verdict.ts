@@ -3,7 +3,8 @@
 // server proved gone, a deadline that passed, a PVC the platform marked terminal. Anything
 // short of that keeps the object. Pure: the owner lookup and the clock come in as values.
 import type { KubeObject } from '../admission/types.js';
-import { own, readStamps, verifyStamps } from '../policy/attestation.js';
+import { own, readStamps } from '../policy/attestation.js';
+import { verifyStamps, type KeyRing } from '../policy/key-ring.js';
 import type { StampKeys } from '../policy/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
 
@@ -42,7 +43,8 @@ export interface ReaperContext {
   /** The one environment this reaper acts for. */
   environment: string;
   keys: StampKeys;
-  attestationKey: Buffer;
+  /** The same key ring the webhook verifies with. */
+  keyRing: KeyRing;
   /** Milliseconds since the epoch. */
   now: number;
 }
@@ -112,8 +114,8 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
   // Labels can be copied: only an attestation under Deed's key makes the stamps evidence.
   const stamps = readStamps(obj, keys, kind, namespace);
   if (stamps === undefined) return { verdict: skip('stamps-incomplete', `no ${keys.createNonce}: foreign, or not admitted by Deed`) };
-  if (!verifyStamps(ctx.attestationKey, stamps, own(annotations, keys.attestation)))
-    return { verdict: skip('attestation-invalid', `${keys.attestation} is missing or does not verify: foreign or tampered`) };
+  const verification = verifyStamps(ctx.keyRing, stamps, own(annotations, keys.attestation));
+  if (!verification.ok) return { verdict: skip('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
 
   if (meta.deletionTimestamp) return { verdict: keep('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
 

@@ -1,7 +1,10 @@
-// Loads the attestation key, or for local runs generates one beside the certificates.
+// Loads the attestation key ring from the files the policy names, or for local runs
+// generates one key beside the certificates.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ringKeyFile, type Config } from '../config/schema.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
 
 export const MIN_KEY_BYTES = 32;
 
@@ -24,4 +27,20 @@ export function ensureAttestationKey(file: string): Buffer {
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
   }
   return readAttestationKey(file);
+}
+
+/**
+ * The key ring the policy names: `attestation.keys` (signs v2 with `signingKey`), or the
+ * pre-ring `attestation.keyFile` (one key, id `key`, signs v1). With neither, `generateIn`
+ * (deed serve's certificate directory) gets a generated key; without it, there is no ring.
+ */
+export function loadKeyRing(config: Config, generateIn?: string): KeyRing {
+  const { keyFile, keys, signingKey } = config.attestation;
+  if (keys !== undefined) {
+    const ring = keys.map((k) => ({ id: k.id, key: readAttestationKey(ringKeyFile(k)) }));
+    return createKeyRing(ring, signingKey ?? keys[0]!.id, 'v2');
+  }
+  if (keyFile !== undefined) return singleKeyRing(readAttestationKey(keyFile));
+  if (generateIn !== undefined) return singleKeyRing(ensureAttestationKey(join(generateIn, 'attestation.key')));
+  throw new Error('the policy names no attestation key: set attestation.keys (or attestation.keyFile)');
 }

@@ -1,5 +1,6 @@
-// `deed serve`: policy, keys and certificates from disk, then the HTTPS listener, with
-// certificate reload and graceful shutdown.
+// `deed serve`: policy, attestation key ring and certificates from disk, then the HTTPS
+// listener, with certificate reload and graceful shutdown. The ring is read once, at
+// start: every ring change is a policy change, and a changed policy rolls the pods.
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -7,10 +8,11 @@ import type { Config } from '../config/schema.js';
 import { productionContext } from '../policy/context.js';
 import type { Logger } from '../observability/logger.js';
 import { buildApp, type DeedApp } from './app.js';
-import { ensureAttestationKey, readAttestationKey } from './attestation-key.js';
+import { loadKeyRing } from './attestation-key.js';
 import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
 import { trackConnections } from './drain.js';
-import { createMetrics, setCertificateExpiry } from '../observability/metrics.js';
+import { createMetrics, recordVerification, setCertificateExpiry } from '../observability/metrics.js';
+import { withObserver } from '../policy/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
 export interface ServeOptions {
@@ -38,9 +40,7 @@ export interface RunningServer extends DeedApp {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { logger } = opts;
-  const attestationKey = opts.config.attestation.keyFile
-    ? readAttestationKey(opts.config.attestation.keyFile)
-    : ensureAttestationKey(join(opts.certDir, 'attestation.key'));
+  const ring = loadKeyRing(opts.config, opts.certDir);
 
   let certFile = opts.tlsCert;
   let keyFile = opts.tlsKey;
@@ -63,7 +63,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
   const reader = await objectReader(opts.kubeconfig, logger);
   const deed = buildApp({
-    ctx: productionContext(opts.config, attestationKey),
+    ctx: productionContext(opts.config, withObserver(ring, (v) => recordVerification(metrics, ring, v))),
     ...(reader ? { reader } : {}),
     logger,
     metrics,
@@ -96,7 +96,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const url = `https://${host}:${address.port}`;
 
   deed.setReady(true);
-  logger.info({ url, caFile }, 'deed is serving');
+  // Ids only, never key material: which keys verify and which one signs, for the rotation's record.
+  logger.info({ url, caFile, attestationKeys: [...ring.keys.keys()], signingKey: ring.signingKeyId, signingFormat: ring.signingFormat }, 'deed is serving');
 
   let closing: Promise<void> | undefined;
   return {

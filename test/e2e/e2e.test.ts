@@ -10,6 +10,7 @@ import { clusterCases } from './cases/cluster.js';
 import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
 import { doorCases } from './cases/doors.js';
+import { rotationCases } from './cases/rotation.js';
 
 const found = assets();
 const skip =
@@ -37,4 +38,5 @@ describe('Deed in a real API server', { skip }, () => {
   reaperCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
+  rotationCases(get);
 });

@@ -1,6 +1,6 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
 import type { KubeObject } from '../../src/admission/types.js';
-import { isAttested } from '../../src/policy/attestation.js';
+import { singleKeyRing, verifyObject } from '../../src/policy/key-ring.js';
 import { stampKeys } from '../../src/policy/keys.js';
 import { readAttestationKey } from '../../src/server/attestation-key.js';
 import type { Suite } from './suite.js';
@@ -43,7 +43,7 @@ export const PATHS = {
 
 /** Does the stored object's attestation verify under the suite's key? */
 export function attested(suite: Suite, obj: KubeObject): boolean {
-  return isAttested(obj, KEYS, obj.kind!, obj.metadata.namespace!, readAttestationKey(suite.keyFile));
+  return verifyObject(singleKeyRing(readAttestationKey(suite.keyFile)), obj, KEYS, obj.kind!, obj.metadata.namespace!).ok;
 }
 
 export function label(obj: KubeObject, key: string): string | undefined {

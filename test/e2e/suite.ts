@@ -89,8 +89,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     const configMap = objects.find((o) => o.kind === 'ConfigMap') as V1ConfigMap;
     const clusterPolicyYaml = configMap.data!['policy.yaml']!;
     const withKey = (yaml: string) => {
-      const doc = parse(yaml) as { attestation?: { keyFile?: string } };
-      doc.attestation = { ...doc.attestation, keyFile };
+      const doc = parse(yaml) as { attestation?: { keyFile?: string; keys?: unknown } };
+      // A policy with a key ring (the rotation case) names its own files.
+      if (doc.attestation?.keys === undefined) doc.attestation = { ...doc.attestation, keyFile };
       return stringify(doc);
     };
     const deedKubeconfig = join(dir, 'deed.kubeconfig');

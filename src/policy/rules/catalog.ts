@@ -110,10 +110,11 @@ export const RULES = {
     id: 'attestation.invalid',
     webhook: 'validate',
     checks:
-      'An object carrying Deed\'s stamps that do not verify belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Overridable so that a key rotation can be rolled out in warn mode.',
+      'An object carrying Deed\'s stamps that do not verify under a key of the ring belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Rotate keys through the ring (README); overridable as a last resort only.',
     defaultMode: 'deny',
     overridable: true,
-    example: "the object's stamps do not verify (tampered, or signed by a key Deed no longer holds), so it belongs to no environment; only system controllers and break-glass principals may change or delete it",
+    example:
+      'the object\'s stamps do not verify (the stored attestation names key "k-2026-06", which is not in the key ring), so it belongs to no environment; only system controllers and break-glass principals may change or delete it',
   }),
   frozenStamps: rule({
     id: 'frozen.stamps',

@@ -20,7 +20,7 @@ export function guardedWrite(requester: Requester, owner: Ownership, policy: Pol
       {
         rule: RULES.attestationInvalid.id,
         path: 'metadata.annotations',
-        message: `the object's stamps do not verify (tampered, or signed by a key Deed no longer holds), so it belongs to no environment${owner.label !== undefined ? ` whatever its label says (${JSON.stringify(owner.label)})` : ''}; only system controllers and break-glass principals may change or delete it`,
+        message: `the object's stamps do not verify (${owner.reason}), so it belongs to no environment${owner.label !== undefined ? ` whatever its label says (${JSON.stringify(owner.label)})` : ''}; only system controllers and break-glass principals may change or delete it`,
       },
     ];
   const objectEnvironment = owner.environment;

@@ -4,9 +4,10 @@
 // mutator changed them.
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own, readStamps, verifyStamps } from '../attestation.js';
-import { policyDeadline } from '../deadline.js';
+import { own } from '../attestation.js';
+import { expiresAt, isFreshExpiry, policyDeadline } from '../deadline.js';
 import type { RunnerPod } from '../identity.js';
+import { verifyObject, type KeyRing } from '../key-ring.js';
 import type { SandboxKind } from '../kinds.js';
 import { isWellFormedNonce } from '../nonce.js';
 import type { Policy } from '../policy.js';
@@ -15,7 +16,7 @@ import { RULES } from './catalog.js';
 
 const HINT = 'was the mutating webhook bypassed?';
 
-export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: string, environment: string, runner: RunnerPod | undefined, policy: Policy, key: Buffer): Finding[] {
+export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: string, environment: string, runner: RunnerPod | undefined, policy: Policy, ring: KeyRing, nowMs: number): Finding[] {
   const { keys } = policy;
   const rule = RULES.stampMissing.id;
   const labels = obj.metadata.labels ?? {};
@@ -35,19 +36,23 @@ export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: st
     findings.push({ rule, path: 'metadata.ownerReferences', message: `lacks the reference to pod ${want.ownerReference.name} (${want.ownerReference.uid}); ${HINT}` });
 
   const deadline = policyDeadline(own(annotations, keys.maxDuration), policy.config.deadline);
-  const seconds = deadline.ok ? deadline.seconds : undefined;
-  if (seconds !== undefined && kind.expiresAt && own(annotations, keys.expiresAt) === undefined)
-    findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is absent though a deadline of ${seconds}s applies; ${HINT}` });
+  let seconds = deadline.ok ? deadline.seconds : undefined;
   if (seconds !== undefined && kind.activeDeadline) {
     const ads = obj.spec?.activeDeadlineSeconds;
     if (typeof ads !== 'number' || ads > seconds)
       findings.push({ rule, path: 'spec.activeDeadlineSeconds', message: `is ${describe(ads)}, expected at most ${seconds}; ${HINT}` });
+    else if (Number.isInteger(ads) && ads > 0) seconds = ads; // a lower client value stands, and the expiry follows it
   }
+  const expiry = own(annotations, keys.expiresAt);
+  if (seconds !== undefined && kind.expiresAt && expiry === undefined)
+    findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is absent though a deadline of ${seconds}s applies; ${HINT}` });
+  else if (seconds !== undefined && kind.expiresAt && !isFreshExpiry(expiry!, nowMs, seconds))
+    // Written by this admission, or copied from another object (whose deadline may have passed).
+    findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is ${describe(expiry)}, not the expiry this admission writes (about ${expiresAt(nowMs, seconds)}); copied stamps?` });
 
   if (findings.length === 0) {
-    const stamps = readStamps(obj, keys, kind.kind, namespace);
-    if (stamps === undefined || !verifyStamps(key, stamps, own(annotations, keys.attestation)))
-      findings.push({ rule, path: annotationPath(keys.attestation), message: `does not verify over the stamps; ${HINT}` });
+    const verification = verifyObject(ring, obj, keys, kind.kind, namespace);
+    if (!verification.ok) findings.push({ rule, path: annotationPath(keys.attestation), message: `${verification.reason}; ${HINT}` });
   }
   return findings;
 }

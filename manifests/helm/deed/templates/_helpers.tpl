@@ -42,14 +42,43 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "deed.fullname" .) -}}
 {{- end -}}
 
+{{/* The attestation Secret's entries the pods mount: the ring's ids, or the pre-ring `key`. */}}
+{{- define "deed.attestationKeyIds" -}}
+{{- .Values.attestation.keys | default (list "key") | toJson -}}
+{{- end -}}
+
 {{/*
-The policy as it runs in the cluster: the attestation key at its mounted path, and each
-reaper's service account acting for its environment (the validating webhook refuses a
-delete by a principal acting for another environment or none).
+The policy as it runs in the cluster: the attestation keys at their mounted paths (a
+ring from attestation.keys, each read from its default file /etc/deed/attestation/ID),
+and each reaper's service account acting for its environment (the validating webhook
+refuses a delete by a principal acting for another environment or none).
 */}}
 {{- define "deed.policy" -}}
 {{- $policy := deepCopy .Values.policy -}}
+{{- $given := $policy.attestation | default dict -}}
+{{- if or (hasKey $given "keys") (hasKey $given "signingKey") -}}
+{{- fail "policy.attestation: the chart writes the key ring; set attestation.keys and attestation.signingKey instead" -}}
+{{- end -}}
+{{- $keys := .Values.attestation.keys | default list -}}
+{{- if $keys -}}
+{{- if and (gt (len $keys) 1) (not .Values.attestation.signingKey) -}}
+{{- fail (printf "attestation.signingKey: must name the key that signs (one of %s)" (join ", " $keys)) -}}
+{{- end -}}
+{{- $signing := .Values.attestation.signingKey | default (first $keys) -}}
+{{- if not (has $signing $keys) -}}
+{{- fail (printf "attestation.signingKey: %q is not in attestation.keys (%s)" $signing (join ", " $keys)) -}}
+{{- end -}}
+{{- $ring := list -}}
+{{- range $id := $keys -}}
+{{- $ring = append $ring (dict "id" $id) -}}
+{{- end -}}
+{{- $_ := set $policy "attestation" (dict "keys" $ring "signingKey" $signing) -}}
+{{- else -}}
+{{- if .Values.attestation.signingKey -}}
+{{- fail "attestation.signingKey: names a key of attestation.keys, which is empty" -}}
+{{- end -}}
 {{- $_ := set $policy "attestation" (dict "keyFile" "/etc/deed/attestation/key") -}}
+{{- end -}}
 {{- $ids := list -}}
 {{- $envs := list -}}
 {{- range $env := ($policy.environments | default list) -}}

@@ -1,0 +1,46 @@
+// `deed keys usage`: per attestation key id, how many managed objects in the cluster still
+// carry it; a verify-only key that none carries can be retired from the ring.
+// Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
+import { Option, type Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { stampKeys } from '../policy/keys.js';
+import { LEGACY_KEY_ID } from '../policy/key-ring.js';
+import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
+
+interface UsageFlags {
+  namespace: string[];
+  kubeconfig?: string;
+  config?: string;
+  attestationKey?: string;
+  withoutKeys: boolean;
+  showObjects: boolean;
+  timeout: number;
+  output: 'text' | 'json';
+}
+
+export function registerKeys(program: Command, write: (text: string) => void = (text) => process.stdout.write(text)): void {
+  const keys = program.command('keys').description('Attestation key ring tools');
+  keys
+    .command('usage')
+    .description('Count, per attestation key id, the managed objects in the cluster that still carry it (metadata only)')
+    .option('--namespace <ns>', 'namespace to count (repeatable); all namespaces otherwise', collectNamespace, [])
+    .option('--kubeconfig <file>', 'kubeconfig file; the in-cluster service account otherwise')
+    .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
+    .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring")
+    .option('--without-keys', 'count by the key id each v2 attestation names, unverified, without reading key material (v1 ones are counted as "(v1)")', false)
+    .option('--show-objects', 'also list each object, its key and whether it verifies', false)
+    .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (o: UsageFlags) => {
+      const config = loadConfig(o.config);
+      const a = config.attestation;
+      const ringIds = o.attestationKey !== undefined ? [LEGACY_KEY_ID] : a.keys !== undefined ? a.keys.map((k) => k.id) : a.keyFile !== undefined ? [LEGACY_KEY_ID] : [];
+      const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
+      const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
+      const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
+      const client = createKubeClient(loadKubeConfig(o.kubeconfig), { timeoutMs: o.timeout * 1000 });
+      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace });
+      write(formatUsage(usage, o.output, o.showObjects));
+      if (usage.errors.length > 0) process.exitCode = 1;
+    });
+}
