@@ -26,6 +26,8 @@ export interface Metrics {
   duration: Histogram<'webhook'>;
   errors: Counter;
   certificateExpiry: Gauge;
+  connectionsRefused: Counter;
+  connectionsTimedOut: Counter<'phase'>;
 }
 
 export function createMetrics(): Metrics {
@@ -61,6 +63,17 @@ export function createMetrics(): Metrics {
     certificateExpiry: new Gauge({
       name: 'deed_certificate_expiry_timestamp_seconds',
       help: 'Expiry (notAfter) of the serving certificate in use, in seconds since the epoch.',
+      registers,
+    }),
+    connectionsRefused: new Counter({
+      name: 'deed_connections_refused_total',
+      help: 'Connections closed as soon as accepted because the process was at its bound on open connections (--max-connections).',
+      registers,
+    }),
+    connectionsTimedOut: new Counter({
+      name: 'deed_connections_timed_out_total',
+      help: 'Connections closed by a deadline, by phase: handshake, headers (first request), request (body and answer), idle (between requests).',
+      labelNames: ['phase'] as const,
       registers,
     }),
   };

@@ -2,6 +2,7 @@
 // certificate reload and graceful shutdown.
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { productionContext } from '../policy/context.js';
@@ -10,6 +11,8 @@ import { buildApp, type DeedApp } from './app.js';
 import { ensureAttestationKey, readAttestationKey } from './attestation-key.js';
 import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
 import { trackConnections } from './drain.js';
+import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
+import { buildOpsApp } from './ops.js';
 import { createMetrics, setCertificateExpiry } from '../observability/metrics.js';
 
 export interface ServeOptions {
@@ -24,10 +27,16 @@ export interface ServeOptions {
   tlsKey?: string;
   clientCa?: string;
   certPollMs?: number;
+  /** Connection deadlines and bounds; DEFAULT_LIMITS for what is not given. */
+  limits?: Partial<ConnectionLimits>;
+  /** A plain-HTTP port for /healthz, /readyz and /metrics, which then leave the webhook port. */
+  metricsPort?: number;
 }
 
 export interface RunningServer extends DeedApp {
   url: string;
+  /** The probe and metrics port's base URL, with --metrics-port. */
+  metricsUrl?: string;
   caFile?: string;
   /** Readiness off, in-flight reviews finished, listener closed. */
   shutdown(): Promise<void>;
@@ -35,6 +44,12 @@ export interface RunningServer extends DeedApp {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { logger } = opts;
+  const limits: ConnectionLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('--headers-timeout cannot be longer than --request-timeout');
+  if (opts.clientCa !== undefined && opts.metricsPort === undefined) {
+    // The kubelet presents no client certificate: its probes would fail and take every replica out of service.
+    throw new Error('--client-ca needs --metrics-port: with it the webhook port refuses handshakes without a client certificate, so probes and metrics need their own port');
+  }
   const attestationKey = opts.config.attestation.keyFile
     ? readAttestationKey(opts.config.attestation.keyFile)
     : ensureAttestationKey(join(opts.certDir, 'attestation.key'));
@@ -64,9 +79,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     metrics,
     tls: pair,
     ...(clientCa ? { clientCa } : {}),
+    limits,
+    opsRoutes: opts.metricsPort === undefined,
   });
   const { app } = deed;
   const connections = trackConnections(app);
+  guardConnections(app, limits, metrics, logger);
+  const ops = opts.metricsPort === undefined ? undefined : buildOpsApp(metrics, deed.isReady, logger, limits);
   // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
     certFile,
@@ -82,21 +101,27 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   );
   try {
     await app.listen({ host: opts.host, port: opts.port });
+    if (ops) await ops.listen({ host: opts.host, port: opts.metricsPort! });
   } catch (err) {
     stopWatching();
+    await app.close();
     throw err;
   }
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `https://${host}:${address.port}`;
+  const base = (server: FastifyInstance, scheme: string) => {
+    const address = server.server.address() as AddressInfo;
+    return `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  };
+  const url = base(app, 'https');
+  const metricsUrl = ops ? base(ops, 'http') : undefined;
 
   deed.setReady(true);
-  logger.info({ url, caFile }, 'deed is serving');
+  logger.info({ url, metricsUrl, caFile, clientCertificates: clientCa !== undefined, limits }, 'deed is serving');
 
   let closing: Promise<void> | undefined;
   return {
     ...deed,
     url,
+    ...(metricsUrl ? { metricsUrl } : {}),
     ...(caFile ? { caFile } : {}),
     shutdown: () =>
       (closing ??= (async () => {
@@ -105,6 +130,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         logger.info(connections.open(), 'closing the listener and draining connections');
         connections.drain();
         await app.close();
+        await ops?.close();
       })()),
   };
 }
