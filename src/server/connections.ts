@@ -53,8 +53,10 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   // Longer than Go's default idle-connection timeout (90 s, net/http DefaultTransport),
   // so a client keeping its connection between reviews is normally the one to close it.
   idleTimeoutMs: 120_000,
-  // Measured by `npm run fault` (docs/reliability.md): about 4,000 hostile connections
-  // held at once stay under 256 MiB with reviews in flight; 1,000 leaves room for them.
+  // `npm run fault` (docs/reliability.md, section 5): 5,000 hostile connections against
+  // this bound peaked at 162 MiB RSS (97 MiB idle); held without a bound, 224 MiB, close
+  // to the chart's 256 MiB limit. Legitimate callers are a few API servers (HTTP/2, one
+  // connection each, many streams); probes and scrapes go to --metrics-port.
   maxConnections: 1_000,
   // RFC 9113 recommends no fewer than 100; Go's own server allows 250.
   maxConcurrentStreams: 100,
