@@ -9,6 +9,7 @@ import { policyCases } from './cases/policy.js';
 import { clusterCases } from './cases/cluster.js';
 import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
+import { connectionCases } from './cases/connections.js';
 
 const found = assets();
 const skip =
@@ -35,4 +36,5 @@ describe('Deed in a real API server', { skip }, () => {
   reaperCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
+  connectionCases(get);
 });

@@ -56,8 +56,8 @@ export interface Suite {
   newIdentity(namespace: string, serviceAccount: string): Promise<Identity>;
   /** Grants the service accounts every verb on the four kinds (and their subresources) in `namespace`. */
   bindSandboxRole(namespace: string, subjects: Array<[string, string]>): Promise<void>;
-  /** Restarts `deed serve` on the same port and certificates (optionally with another policy). */
-  restartDeed(policyYaml?: string): Promise<void>;
+  /** Restarts `deed serve` on the same port and certificates (optionally with another policy, or extra flags). */
+  restartDeed(policyYaml?: string, extraArgs?: string[]): Promise<void>;
   stopDeed(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -83,9 +83,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       doc.attestation = { ...doc.attestation, keyFile };
       return stringify(doc);
     };
-    const startDeed = async (policyYaml: string) => {
+    const startDeed = async (policyYaml: string, extraArgs: string[] = []) => {
       writeFileSync(policyFile, withKey(policyYaml));
-      deed = await startServe([], undefined, {}, { port, dir, configFile: policyFile });
+      deed = await startServe(extraArgs, undefined, {}, { port, dir, configFile: policyFile });
       adopt(deed.child);
     };
     await startDeed(clusterPolicyYaml);
@@ -188,9 +188,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       newRunner: runner,
       newIdentity: plain,
       bindSandboxRole: bind,
-      async restartDeed(policyYaml = clusterPolicyYaml) {
+      async restartDeed(policyYaml = clusterPolicyYaml, extraArgs: string[] = []) {
         await deed?.stop();
-        await startDeed(policyYaml);
+        await startDeed(policyYaml, extraArgs);
       },
       async stopDeed() {
         await deed?.stop();
