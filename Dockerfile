@@ -25,6 +25,6 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 USER 1000:1000
-EXPOSE 8443
+EXPOSE 8443 8080
 ENTRYPOINT ["node", "--heap-growing-percent=50", "dist/cli/main.js"]
 CMD ["serve"]

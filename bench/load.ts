@@ -158,7 +158,16 @@ export interface PacedResult {
  * sends its per-second quota back to back at the start of every second, so its "fixed
  * rate" measures bursts at saturation.
  */
-export function paced(o: { url: string; ca: string; body: string; rate: number; durationS: number; connections: number }): Promise<PacedResult> {
+export function paced(o: {
+  url: string;
+  ca: string;
+  body: string;
+  rate: number;
+  durationS: number;
+  connections: number;
+  /** Each answered request: when it was due (performance.now()) and its latency in ms. */
+  onAnswer?: (due: number, latencyMs: number) => void;
+}): Promise<PacedResult> {
   const target = new URL(o.url);
   const agent = new HttpsAgent({ keepAlive: true, maxSockets: o.connections, ca: o.ca, servername: 'localhost' });
   const total = Math.round(o.rate * o.durationS);
@@ -184,7 +193,10 @@ export function paced(o: { url: string; ca: string; body: string; rate: number; 
         (res) => {
           res.resume();
           res.on('end', () => {
-            if (res.statusCode === 200) latencies[ok++] = performance.now() - due;
+            if (res.statusCode === 200) {
+              latencies[ok++] = performance.now() - due;
+              o.onAnswer?.(due, latencies[ok - 1]!);
+            }
             finish();
           });
         },

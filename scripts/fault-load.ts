@@ -3,9 +3,11 @@
 //      beside, rename over, as a Secret volume update does) twice during an autocannon run,
 //      while a second client opens a fresh TLS connection for every review;
 //   2. SIGTERM during an autocannon run, with --shutdown-delay: readiness goes 503 first,
-//      in-flight reviews finish, the process exits.
+//      in-flight reviews finish, the process exits (3 and 4: the same over HTTP/2);
+//   5. hostile connections that never finish (scripts/hostile-connections.ts), with the
+//      default limits and again with the bound on connections raised past the flood.
 // Every request should get a complete AdmissionReview. Outcomes are counted by kind.
-//   npm run fault -- [--duration 12] [--connections 8] [--shutdown-delay 2] [--no-build]
+//   npm run fault -- [--duration 12] [--connections 8] [--shutdown-delay 2] [--hostile 5000] [--only hostile] [--no-build]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { generate } from 'selfsigned';
 import { generateCertificates } from '../src/server/certificates.js';
 import { cannon, type LoadResult } from '../bench/load.js';
 import { benchDir, getStatus, ROOT, startDeed, type Served } from '../bench/processes.js';
+import { hostileConnections } from './hostile-connections.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -26,6 +29,8 @@ const { values: flags } = parseArgs({
     'shutdown-delay': { type: 'string', default: '2' },
     entry: { type: 'string', default: 'dist' },
     'no-build': { type: 'boolean', default: false },
+    hostile: { type: 'string', default: '5000' },
+    only: { type: 'string' },
   },
 });
 const duration = Number(flags.duration);
@@ -304,7 +309,21 @@ log(`Deed fault injection under load  ${new Date().toISOString()}  node ${proces
 log(`command: npm run fault -- ${process.argv.slice(2).join(' ')}`.trimEnd());
 log('A shared 2-core machine: counts are exact, timings indicative.');
 if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-await rotation();
-await sigterm();
-await sigtermHttp2();
-await sigtermHttp2Streams();
+if (flags.only !== 'hostile') {
+  await rotation();
+  await sigterm();
+  await sigtermHttp2();
+  await sigtermHttp2Streams();
+}
+const hostile = Number(flags.hostile);
+const watchS = 45; // the longest default deadline (request, 30 s), the time to open the flood, and slack
+await hostileConnections({ entry, connections: hostile, extraArgs: [], title: `5. ${hostile} hostile connections against the default limits (--max-connections 1000)`, body: BODY, watchS, log });
+await hostileConnections({
+  entry,
+  connections: hostile,
+  extraArgs: ['--max-connections', String(hostile * 2)],
+  title: `5b. the same ${hostile}, every one held: --max-connections raised past the flood (the memory the bound saves)`,
+  body: BODY,
+  watchS,
+  log,
+});

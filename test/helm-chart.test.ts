@@ -64,6 +64,8 @@ describe('the Helm chart', () => {
     { name: 'a misspelt top-level key', patch: (v) => (v.replicas = 3) },
     { name: 'an attestation key id with a colon', patch: (v) => ((v.attestation as Record<string, unknown>).keys = ['a:b']) },
     { name: 'the same attestation key id twice', patch: (v) => ((v.attestation as Record<string, unknown>).keys = ['a', 'a']) },
+    { name: 'a misspelt networkPolicy key', patch: (v) => ((v.networkPolicy as Record<string, unknown>).metricFrom = []) },
+    { name: 'a deed serve flag that is not a string', patch: (v) => (v.extraArgs = [2000]) },
   ];
   for (const { name, patch } of invalid) {
     test(`the schema rejects ${name}`, () => {
@@ -134,6 +136,17 @@ describe('the Helm chart', () => {
     const block = /args:\n((?:\s+- .+\n)+)/.exec(deployment)![1]!;
     const args = [...block.matchAll(/- (.+)/g)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1'));
     assert.deepEqual(args, SERVE_ARGS);
+  });
+
+  test('probes go to the plain-HTTP metrics port, and the NetworkPolicy (on by default) opens the webhook port and admits only the listed peers to the metrics port', () => {
+    const deployment = templates.get('deployment.yaml')!;
+    assert.equal(deployment.match(/port: metrics\n\s+scheme: HTTP\n/g)?.length, 2);
+    assert.match(deployment, /- name: metrics\n\s+containerPort: 8080/);
+    assert.equal((values.networkPolicy as { enabled: boolean }).enabled, true);
+    const policy = templates.get('networkpolicy.yaml')!;
+    assert.match(policy, /^\{\{- if \.Values\.networkPolicy\.enabled \}\}/);
+    assert.match(policy, /- ports:\n\s+- port: 8443\n\s+protocol: TCP\n\s+\{\{- with \.Values\.networkPolicy\.webhookFrom \}\}/);
+    assert.match(policy, /\{\{- with \.Values\.networkPolicy\.metricsFrom \}\}\n\s+- ports:\n\s+- port: 8080/);
   });
 
   test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {

@@ -15,6 +15,7 @@ import type {
   V1MutatingWebhookConfiguration,
   V1PodDisruptionBudget,
   V1PodSpec,
+  V1NetworkPolicy,
   V1Service,
   V1ServiceAccount,
   V1ValidatingWebhookConfiguration,
@@ -110,6 +111,7 @@ describe('deed manifests', () => {
         'Deployment/deed',
         'PodDisruptionBudget/deed',
         'Service/deed',
+        'NetworkPolicy/deed',
         'MutatingWebhookConfiguration/deed',
         'ValidatingWebhookConfiguration/deed',
         'ClusterRole/deed-reaper',
@@ -228,19 +230,34 @@ describe('deed manifests', () => {
     assert.equal(container!.image, 'registry.test/deed:1');
   });
 
-  test('probes hit /healthz and /readyz over HTTPS on the serving port, 8443', () => {
+  test('probes hit /healthz and /readyz over plain HTTP on the metrics port, 8080, apart from the webhook port, 8443', () => {
     const container = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!;
     const port = container.ports!.find((p) => p.name === container.livenessProbe?.httpGet?.port);
-    assert.equal(port?.containerPort, 8443);
+    assert.equal(port?.containerPort, 8080);
     assert.deepEqual(
       [container.livenessProbe?.httpGet, container.readinessProbe?.httpGet],
       [
-        { path: '/healthz', port: 'https', scheme: 'HTTPS' },
-        { path: '/readyz', port: 'https', scheme: 'HTTPS' },
+        { path: '/healthz', port: 'metrics', scheme: 'HTTP' },
+        { path: '/readyz', port: 'metrics', scheme: 'HTTP' },
       ],
     );
     assert.deepEqual(container.args, SERVE_ARGS);
-    assert.deepEqual(SERVE_ARGS.slice(0, 5), ['serve', '--host', '0.0.0.0', '--port', '8443']);
+    assert.deepEqual(SERVE_ARGS.slice(0, 7), ['serve', '--host', '0.0.0.0', '--port', '8443', '--metrics-port', '8080']);
+    assert.deepEqual(
+      container.ports!.map((p) => [p.name, p.containerPort]),
+      [
+        ['https', 8443],
+        ['metrics', 8080],
+      ],
+    );
+  });
+
+  test('the NetworkPolicy selects the Deployment pods, opens the webhook port to all, and the metrics port to no one but the node', () => {
+    const policy = find<V1NetworkPolicy>(objects, 'NetworkPolicy', 'deed');
+    const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.deepEqual(policy.spec!.podSelector?.matchLabels, dep.spec!.selector.matchLabels);
+    assert.deepEqual(policy.spec!.policyTypes, ['Ingress']);
+    assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 8443, protocol: 'TCP' }] }]);
   });
 
   test('every file deed serve is told to read is one the pod mounts', () => {
@@ -293,11 +310,17 @@ describe('deed manifests', () => {
     assert.deepEqual(dep.spec!.template.metadata!.labels, dep.spec!.selector.matchLabels);
   });
 
-  test('the Service maps 443 to the pods’ https port', () => {
+  test('the Service maps 443 to the pods’ https port, and 8080 to their metrics port', () => {
     const svc = find<V1Service>(objects, 'Service', 'deed');
     const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(svc.spec!.selector, dep.spec!.selector.matchLabels);
-    assert.deepEqual(svc.spec!.ports!.map((p) => [p.port, p.targetPort]), [[443, 'https']]);
+    assert.deepEqual(
+      svc.spec!.ports!.map((p) => [p.port, p.targetPort]),
+      [
+        [443, 'https'],
+        [8080, 'metrics'],
+      ],
+    );
   });
 
   test('the webhook may only get pods and claims (the pod an eviction names); the reaper may get, list and delete the four kinds', () => {

@@ -1,6 +1,7 @@
 // Starts `deed serve` as a child process, as an operator would, and reads its log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ export interface ServeProcess {
   child: ChildProcess;
   url: string;
   port: number;
+  /** The plain-HTTP probe and metrics port, with --metrics-port. */
+  metricsPort?: number;
   dir: string;
   ca: string;
   lines: string[];
@@ -44,6 +47,7 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
   });
   const lines: string[] = [];
   let buffered = '';
+  let metricsUrl: string | undefined;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`deed serve did not start:\n${lines.join('\n')}`)), 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -52,9 +56,10 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
       buffered = parts.pop()!;
       for (const line of parts) {
         lines.push(line);
-        const parsed = JSON.parse(line) as { msg?: string; url?: string };
+        const parsed = JSON.parse(line) as { msg?: string; url?: string; metricsUrl?: string };
         if (parsed.msg === 'deed is serving' && parsed.url) {
           clearTimeout(timer);
+          metricsUrl = parsed.metricsUrl;
           resolve(parsed.url);
         }
       }
@@ -70,6 +75,7 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
     child,
     url,
     port: Number(new URL(url).port),
+    ...(metricsUrl ? { metricsPort: Number(new URL(metricsUrl).port) } : {}),
     dir,
     // Empty when the test brings its own certificate (--tls-cert).
     ca: existsSync(join(dir, 'certs', 'ca.crt')) ? readFileSync(join(dir, 'certs', 'ca.crt'), 'utf8') : '',
@@ -164,5 +170,21 @@ export function postH2(server: { port: number; ca: string }, path: string, body:
     });
     stream.on('error', reject);
     stream.end(body);
+  });
+}
+
+/** GETs over plain HTTP (the probe and metrics port). */
+export function getPlain(port: number, path: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    req.end();
   });
 }

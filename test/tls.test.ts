@@ -11,7 +11,7 @@ import { generate } from 'selfsigned';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { FIXTURES } from './helpers.js';
-import { startServe, type ServeProcess } from './serve-process.js';
+import { getPlain, startServe, type ServeProcess } from './serve-process.js';
 
 const REVIEW = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'), 'utf8');
 const UID = '3f697299-374d-4b34-a6a3-76107eae9203';
@@ -97,14 +97,14 @@ function assertServed(outcome: Outcome): void {
   assert.equal((JSON.parse(outcome.body) as AdmissionReviewResponse).response.uid, UID);
 }
 
-/** Refused at the HTTP layer with 401: no review is decided or answered for it. */
-function assertUnauthenticated(outcome: Outcome): void {
-  assert.ok(outcome.served, `expected a 401 answer, got ${JSON.stringify(outcome)}`);
-  assert.equal(outcome.status, 401);
-  assert.ok(!outcome.body.includes(UID), 'no AdmissionReview came back');
-  assert.match(outcome.body, /client certificate/);
+/**
+ * Refused in the TLS handshake: the server's alert (certificate required, unknown CA) or
+ * its reset arrives before any HTTP answer, so no review is decided or answered.
+ */
+function assertRefusedInHandshake(outcome: Outcome): void {
+  assert.ok(!outcome.served, `expected the handshake to be refused, got an answer: ${JSON.stringify(outcome)}`);
+  assert.match(outcome.error, /ALERT|ECONNRESET|EPIPE/, outcome.error);
 }
-
 
 describe('TLS facts of deed serve', () => {
   let server: ServeProcess;
@@ -143,7 +143,7 @@ describe('TLS facts of deed serve', () => {
   });
 });
 
-describe('client-certificate verification with --client-ca', () => {
+describe('strict client certificates with --client-ca', () => {
   let server: ServeProcess;
   let dir: string;
   let serving: { caFile: string; certFile: string; keyFile: string };
@@ -156,7 +156,7 @@ describe('client-certificate verification with --client-ca', () => {
     stranger = await clientPki('stranger');
     const clientCaFile = join(dir, 'client-ca.crt');
     writeFileSync(clientCaFile, apiServer.ca.cert);
-    server = await startServe(['--tls-cert', serving.certFile, '--tls-key', serving.keyFile, '--client-ca', clientCaFile]);
+    server = await startServe(['--tls-cert', serving.certFile, '--tls-key', serving.keyFile, '--client-ca', clientCaFile, '--metrics-port', '0']);
   });
   after(async () => {
     await server.stop();
@@ -168,44 +168,75 @@ describe('client-certificate verification with --client-ca', () => {
     assertServed(await review(server.port, ca(), apiServer.client));
   });
 
-  test('a client without a certificate gets no review: 401', async () => {
-    assertUnauthenticated(await review(server.port, ca()));
+  for (const version of ['TLSv1.2', 'TLSv1.3'] as const)
+    test(`a ${version} client without a certificate never completes a handshake`, async () => {
+      const result = await new Promise<string>((resolve) => {
+        const socket = connect({ host: '127.0.0.1', servername: 'localhost', port: server.port, ca: ca(), minVersion: version, maxVersion: version });
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+        // TLS 1.3 clients finish their side before the server has checked their certificate:
+        // what counts is that the server answers nothing but an alert.
+        socket.on('secureConnect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+        socket.on('data', (c: Buffer) => resolve(`answered: ${c.toString('utf8').slice(0, 40)}`));
+        socket.on('close', () => resolve('closed without an answer'));
+      });
+      assert.match(result, /CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|ECONNRESET|closed without an answer/, result);
+    });
+
+  test('a client without a certificate gets no review: the handshake is refused', async () => {
+    assertRefusedInHandshake(await review(server.port, ca()));
   });
 
-  test('a client with a certificate from another CA gets no review: 401', async () => {
-    assertUnauthenticated(await review(server.port, ca(), stranger.client));
+  test('a client with a certificate from another CA gets no review: the handshake is refused', async () => {
+    assertRefusedInHandshake(await review(server.port, ca(), stranger.client));
   });
 
-  test('the kubelet, presenting no certificate, still reaches the probes', async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path: '/readyz', ca: ca(), agent: false }, (res) => {
+  test('the kubelet and Prometheus, presenting no certificate, reach the probes and metrics on the plain-HTTP metrics port', async () => {
+    assert.ok(server.metricsPort, 'deed serve logged its metrics URL');
+    assert.equal((await getPlain(server.metricsPort, '/healthz')).status, 200);
+    assert.equal((await getPlain(server.metricsPort, '/readyz')).status, 200);
+    const metrics = await getPlain(server.metricsPort, '/metrics');
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.body, /^deed_connections_refused_total 0$/m);
+  });
+
+  test('the metrics port serves no reviews, and the webhook port no probes', async () => {
+    const review = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: server.metricsPort, path: '/mutate', method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{}');
+    });
+    assert.equal(review, 404);
+    const probe = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path: '/readyz', ca: ca(), agent: false, ...apiServer.client }, (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
       });
       req.on('error', reject);
       req.end();
     });
-    assert.equal(status, 200);
+    assert.equal(probe, 404);
   });
 
   test('a client without a certificate gets no review over HTTP/2 either', async () => {
-    const session = http2Connect(`https://localhost:${server.port}`, { ca: ca() });
-    try {
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=5s', 'content-type': 'application/json' });
-        let status = 0;
-        const chunks: Buffer[] = [];
-        stream.on('response', (h) => (status = Number(h[':status'])));
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8') }));
-        stream.on('error', reject);
-        stream.end(REVIEW);
-      });
-      assert.equal(answer.status, 401);
-      assert.ok(!answer.body.includes(UID));
-    } finally {
-      session.close();
-    }
+    const outcome = await new Promise<string>((resolve) => {
+      const session = http2Connect(`https://localhost:${server.port}`, { ca: ca() });
+      session.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      const stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=5s', 'content-type': 'application/json' });
+      stream.on('response', (h) => resolve(`status ${h[':status']}`));
+      stream.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      stream.end(REVIEW);
+    });
+    assert.doesNotMatch(outcome, /^status/, outcome);
+  });
+
+  test('--client-ca without --metrics-port is refused at start: the probes would have nowhere to go', async () => {
+    await assert.rejects(
+      startServe(['--tls-cert', serving.certFile, '--tls-key', serving.keyFile, '--client-ca', join(dir, 'client-ca.crt')]),
+      /--client-ca needs --metrics-port/,
+    );
   });
 
   test('after the serving certificate is rotated on disk, the client CA and TLS minimum still apply', async () => {
@@ -223,8 +254,8 @@ describe('client-certificate verification with --client-ca', () => {
       outcome = await review(server.port, nextCa, apiServer.client);
     }
     assertServed(outcome); // the new certificate is served, and the client certificate accepted
-    assertUnauthenticated(await review(server.port, nextCa));
-    assertUnauthenticated(await review(server.port, nextCa, stranger.client));
+    assertRefusedInHandshake(await review(server.port, nextCa));
+    assertRefusedInHandshake(await review(server.port, nextCa, stranger.client));
     assert.equal(await handshake(server.port, nextCa, 'TLSv1.1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     assert.ok(server.logs().some((l) => l.msg === 'serving certificate reloaded'));
   });

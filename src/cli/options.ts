@@ -16,3 +16,16 @@ export function parseSeconds(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('must be a number of seconds');
   return n;
 }
+
+export function parseCount(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a whole number, at least 1');
+  return n;
+}
+
+/** Seconds that must be more than zero: a zero deadline would close every connection. */
+export function parsePositiveSeconds(value: string): number {
+  const n = parseSeconds(value);
+  if (n <= 0) throw new InvalidArgumentError('must be more than 0 seconds');
+  return n;
+}

@@ -1,7 +1,10 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT.
 import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { collect, parsePort, parseSeconds } from './options.js';
+import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
+import { DEFAULT_LIMITS } from '../server/connections.js';
+
+const s = (ms: number) => ms / 1000;
 
 export function registerServe(program: Command): void {
   program
@@ -14,8 +17,16 @@ export function registerServe(program: Command): void {
     .option('--dns <name>', 'extra subject alternative name for a generated certificate (repeatable)', collect, [])
     .option('--tls-cert <file>', 'serving certificate (PEM); reloaded when the file changes')
     .option('--tls-key <file>', 'serving key (PEM)')
-    .option('--client-ca <file>', 'require API-server client certificates signed by this CA')
+    .option('--metrics-port <port>', 'serve /healthz, /readyz and /metrics over plain HTTP on this port (and not on the webhook port)', parsePort)
     .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names); in a cluster, its service account')
+    .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
+    .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
+    .option('--headers-timeout <seconds>', 'deadline from the handshake to the first request\'s headers (HTTP/1.1) or first stream (HTTP/2)', parsePositiveSeconds, s(DEFAULT_LIMITS.headersTimeoutMs))
+    .option('--request-timeout <seconds>', 'deadline from a request\'s headers to the end of its answer (body, decision, write)', parsePositiveSeconds, s(DEFAULT_LIMITS.requestTimeoutMs))
+    .option('--idle-timeout <seconds>', 'close an HTTP/1.1 connection idle between requests, or an HTTP/2 session with no open stream, after this long', parsePositiveSeconds, s(DEFAULT_LIMITS.idleTimeoutMs))
+    .option('--max-connections <n>', 'open connections per process; beyond it new ones are closed at once', parseCount, DEFAULT_LIMITS.maxConnections)
+    .option('--max-concurrent-streams <n>', 'HTTP/2 streams open at once per session', parseCount, DEFAULT_LIMITS.maxConcurrentStreams)
+    .option('--max-header-bytes <n>', 'size of a request\'s headers (HTTP/1.1 header block, HTTP/2 header list)', parseCount, DEFAULT_LIMITS.maxHeaderBytes)
     .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
     .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
@@ -35,6 +46,16 @@ export function registerServe(program: Command): void {
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),
+        limits: {
+          handshakeTimeoutMs: o.tlsHandshakeTimeout * 1000,
+          headersTimeoutMs: o.headersTimeout * 1000,
+          requestTimeoutMs: o.requestTimeout * 1000,
+          idleTimeoutMs: o.idleTimeout * 1000,
+          maxConnections: o.maxConnections,
+          maxConcurrentStreams: o.maxConcurrentStreams,
+          maxHeaderBytes: o.maxHeaderBytes,
+        },
         certPollMs: Math.max(o.certPollSeconds * 1000, 100),
       });
       if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
@@ -73,6 +94,14 @@ interface ServeFlags {
   tlsKey?: string;
   clientCa?: string;
   kubeconfig?: string;
+  metricsPort?: number;
+  tlsHandshakeTimeout: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  idleTimeout: number;
+  maxConnections: number;
+  maxConcurrentStreams: number;
+  maxHeaderBytes: number;
   certPollSeconds: number;
   shutdownDelay: number;
   gracePeriod: number;

@@ -22,6 +22,7 @@ import type {
   V1ValidatingWebhookConfiguration,
   V1Volume,
   V1LabelSelector,
+  V1NetworkPolicy,
 } from '@kubernetes/client-node';
 import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
@@ -48,6 +49,8 @@ export const SANDBOX_LABEL_VALUE = 'enabled';
 /** The uid of the `node` user in the official Node images (see Dockerfile). */
 export const RUN_AS_USER = 1000;
 const PORT = 8443;
+/** Probes and metrics, plain HTTP (deed serve --metrics-port): the kubelet and Prometheus need no client certificate. */
+export const METRICS_PORT = 8080;
 
 /** Pods, Secrets, PVCs (core/v1) and NetworkPolicies (networking.k8s.io/v1): what Deed stamps and guards. */
 const CORE_RESOURCES = ['pods', 'secrets', 'persistentvolumeclaims'];
@@ -100,6 +103,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     deployment(opts.image, namespace, policy, keyIds),
     podDisruptionBudget(namespace),
     service(namespace),
+    networkPolicy(namespace),
     mutatingWebhooks(namespace, opts.caBundle),
     validatingWebhooks(namespace, opts.caBundle),
   ];
@@ -233,6 +237,7 @@ export const SERVE_ARGS = [
   'serve',
   '--host', '0.0.0.0',
   '--port', String(PORT),
+  '--metrics-port', String(METRICS_PORT),
   '--config', POLICY_FILE,
   '--tls-cert', TLS_CERT_FILE,
   '--tls-key', TLS_KEY_FILE,
@@ -240,8 +245,11 @@ export const SERVE_ARGS = [
 ];
 
 function webhookContainer(image: string): V1Container {
+  // On their own port: at the bound on webhook connections (--max-connections) a probe to
+  // the webhook port would be refused and take the replica out of service; and with
+  // --client-ca the kubelet, which presents no client certificate, could not connect.
   const probe = (path: string, periodSeconds: number) => ({
-    httpGet: { path, port: 'https', scheme: 'HTTPS' },
+    httpGet: { path, port: 'metrics', scheme: 'HTTP' },
     periodSeconds,
     timeoutSeconds: 2,
     failureThreshold: 3,
@@ -251,7 +259,10 @@ function webhookContainer(image: string): V1Container {
     image,
     imagePullPolicy: 'IfNotPresent',
     args: SERVE_ARGS,
-    ports: [{ name: 'https', containerPort: PORT, protocol: 'TCP' }],
+    ports: [
+      { name: 'https', containerPort: PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
     env: [{ name: 'DEED_LOG_LEVEL', value: 'info' }],
     livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },
     readinessProbe: probe('/readyz', 5),
@@ -315,7 +326,36 @@ function service(namespace: string): V1Service {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(NAME, namespace, 'webhook'),
-    spec: { type: 'ClusterIP', selector: labels('webhook'), ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
+    spec: {
+      type: 'ClusterIP',
+      selector: labels('webhook'),
+      ports: [
+        { name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' },
+        // For a ServiceMonitor; the NetworkPolicy decides who may scrape.
+        { name: 'metrics', port: METRICS_PORT, targetPort: 'metrics', protocol: 'TCP' },
+      ],
+    },
+  };
+}
+
+/**
+ * Ingress to Deed's pods. The webhook port is open: the API server reaches it from an
+ * address that differs per cluster (a node, a control-plane host outside the pod network,
+ * a konnectivity agent), and a rule that misses it fails every matching write. The
+ * metrics and probe port is listed nowhere, so only the node reaches it (Kubernetes
+ * always allows traffic from a pod's own node: the kubelet's probes); an overlay or the
+ * chart's networkPolicy values add Prometheus. No egress rule: Deed calls nothing.
+ */
+function networkPolicy(namespace: string): V1NetworkPolicy {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: metadata(NAME, namespace, 'webhook'),
+    spec: {
+      podSelector: { matchLabels: labels('webhook') },
+      policyTypes: ['Ingress'],
+      ingress: [{ ports: [{ port: PORT, protocol: 'TCP' }] }],
+    },
   };
 }
 

@@ -28,6 +28,8 @@ export interface Metrics {
   errors: Counter;
   certificateExpiry: Gauge;
   verifications: Counter<'key' | 'format' | 'result'>;
+  connectionsRefused: Counter;
+  connectionsTimedOut: Counter<'phase'>;
 }
 
 export function createMetrics(): Metrics {
@@ -69,6 +71,17 @@ export function createMetrics(): Metrics {
       name: 'deed_attestation_verifications_total',
       help: 'Attestations verified, by the ring key id that verified them (or that a failed one named: "unknown" when not in the ring, "none" when no key could be tried), format (v1, v2, none) and result (verified, failed).',
       labelNames: ['key', 'format', 'result'] as const,
+      registers,
+    }),
+    connectionsRefused: new Counter({
+      name: 'deed_connections_refused_total',
+      help: 'Connections closed as soon as accepted because the process was at its bound on open connections (--max-connections).',
+      registers,
+    }),
+    connectionsTimedOut: new Counter({
+      name: 'deed_connections_timed_out_total',
+      help: 'Connections closed by a deadline, by phase: handshake, headers (first request), request (body and answer), idle (between requests).',
+      labelNames: ['phase'] as const,
       registers,
     }),
   };

@@ -1,13 +1,14 @@
 // The HTTPS transport: parse, size, content type, decide(), serialise. Every decision is
 // made by decide(); this file only moves bytes and writes the one log line per review.
 import { fastify, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { SecureContextOptions, TLSSocket } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
+import { DEFAULT_LIMITS, serverOptions, type ConnectionLimits } from './connections.js';
 import { lookupsForBody } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
@@ -23,11 +24,15 @@ export interface AppOptions {
   /** TLS material; without it the app serves plain HTTP and is meant for inject() only. */
   tls?: SecureContextOptions;
   /**
-   * With a client CA: reviews are answered only for clients whose certificate it signed
-   * (the API server's). Checked per route rather than in the handshake, so that the
-   * kubelet's probes, which present no certificate, still reach /healthz and /readyz.
+   * With a client CA: the TLS handshake requires a client certificate it signed (the API
+   * server's); nothing else completes one. Probes and metrics then need their own port
+   * (opsRoutes false, src/server/ops.ts), since the kubelet presents no certificate.
    */
   clientCa?: string;
+  /** Handshake deadline and HTTP/2 limits, fixed when the server is made. */
+  limits?: ConnectionLimits;
+  /** /healthz, /readyz and /metrics on this app too (true unless they have their own port). */
+  opsRoutes?: boolean;
   bodyLimit?: number;
   /** Where reviews are counted; a fresh registry when not given. */
   metrics?: Metrics;
@@ -45,6 +50,7 @@ export interface DeedApp {
   metrics: Metrics;
   /** Readiness: false until listening, and again once shutdown begins. */
   setReady(ready: boolean): void;
+  isReady(): boolean;
 }
 
 export function buildApp(opts: AppOptions): DeedApp {
@@ -63,7 +69,13 @@ export function buildApp(opts: AppOptions): DeedApp {
       ? fastify({
           ...base,
           http2: true,
-          https: { allowHTTP1: true, minVersion: 'TLSv1.2', ...opts.tls, ...(opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
+          https: {
+            allowHTTP1: true,
+            minVersion: 'TLSv1.2',
+            ...serverOptions(opts.limits ?? DEFAULT_LIMITS),
+            ...opts.tls,
+            ...(opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+          },
         })
       : fastify(base)
   ) as unknown as FastifyInstance;
@@ -101,13 +113,8 @@ export function buildApp(opts: AppOptions): DeedApp {
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
-  const clientCertificateRequired = opts.clientCa !== undefined;
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
     app.post(`/${webhook}`, async (req, reply) => {
-      if (clientCertificateRequired && (req.raw.socket as TLSSocket | null)?.authorized !== true) {
-        opts.logger.warn({ webhook, decision: 'unauthenticated', remote: req.ip }, 'review refused: no client certificate from --client-ca');
-        return reply.code(401).send({ code: 401, message: 'a client certificate signed by the configured client CA is required' });
-      }
       const started = process.hrtime.bigint();
       // Readiness off (the shutdown delay): close this HTTP/1.1 connection after the answer,
       // so no keep-alive connection is idle when drain.ts closes idle sockets at the end,
@@ -157,9 +164,14 @@ export function buildApp(opts: AppOptions): DeedApp {
     });
   }
 
+  if (opts.opsRoutes ?? true) registerOpsRoutes(app, metrics, () => ready);
+
+  return { app, metrics, setReady: (r) => (ready = r), isReady: () => ready };
+}
+
+/** Liveness, readiness and Prometheus metrics. */
+export function registerOpsRoutes(app: FastifyInstance, metrics: Metrics, isReady: () => boolean): void {
   app.get('/metrics', async (_req, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => (ready ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })));
-
-  return { app, metrics, setReady: (r) => (ready = r) };
+  app.get('/readyz', async (_req, reply) => (isReady() ? { status: 'ready' } : reply.code(503).send({ status: 'not ready' })));
 }

@@ -3,6 +3,7 @@
 // start: every ring change is a policy change, and a changed policy rolls the pods.
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
 import { productionContext } from '../policy/context.js';
@@ -11,6 +12,8 @@ import { buildApp, type DeedApp } from './app.js';
 import { loadKeyRing } from './attestation-key.js';
 import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
 import { trackConnections } from './drain.js';
+import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
+import { buildOpsApp } from './ops.js';
 import { createMetrics, recordVerification, setCertificateExpiry } from '../observability/metrics.js';
 import { withObserver } from '../policy/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
@@ -29,10 +32,16 @@ export interface ServeOptions {
   certPollMs?: number;
   /** API-server credentials for lookups; the in-cluster service account when unset and in a cluster. */
   kubeconfig?: string;
+  /** Connection deadlines and bounds; DEFAULT_LIMITS for what is not given. */
+  limits?: Partial<ConnectionLimits>;
+  /** A plain-HTTP port for /healthz, /readyz and /metrics, which then leave the webhook port. */
+  metricsPort?: number;
 }
 
 export interface RunningServer extends DeedApp {
   url: string;
+  /** The probe and metrics port's base URL, with --metrics-port. */
+  metricsUrl?: string;
   caFile?: string;
   /** Readiness off, in-flight reviews finished, listener closed. */
   shutdown(): Promise<void>;
@@ -40,6 +49,12 @@ export interface RunningServer extends DeedApp {
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { logger } = opts;
+  const limits: ConnectionLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('--headers-timeout cannot be longer than --request-timeout');
+  if (opts.clientCa !== undefined && opts.metricsPort === undefined) {
+    // The kubelet presents no client certificate: its probes would fail and take every replica out of service.
+    throw new Error('--client-ca needs --metrics-port: with it the webhook port refuses handshakes without a client certificate, so probes and metrics need their own port');
+  }
   const ring = loadKeyRing(opts.config, opts.certDir);
 
   let certFile = opts.tlsCert;
@@ -69,9 +84,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     metrics,
     tls: pair,
     ...(clientCa ? { clientCa } : {}),
+    limits,
+    opsRoutes: opts.metricsPort === undefined,
   });
   const { app } = deed;
   const connections = trackConnections(app);
+  guardConnections(app, limits, metrics, logger);
+  const ops = opts.metricsPort === undefined ? undefined : buildOpsApp(metrics, deed.isReady, logger, limits);
   // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
     certFile,
@@ -87,22 +106,28 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   );
   try {
     await app.listen({ host: opts.host, port: opts.port });
+    if (ops) await ops.listen({ host: opts.host, port: opts.metricsPort! });
   } catch (err) {
     stopWatching();
+    await app.close();
     throw err;
   }
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `https://${host}:${address.port}`;
+  const base = (server: FastifyInstance, scheme: string) => {
+    const address = server.server.address() as AddressInfo;
+    return `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  };
+  const url = base(app, 'https');
+  const metricsUrl = ops ? base(ops, 'http') : undefined;
 
   deed.setReady(true);
   // Ids only, never key material: which keys verify and which one signs, for the rotation's record.
-  logger.info({ url, caFile, attestationKeys: [...ring.keys.keys()], signingKey: ring.signingKeyId, signingFormat: ring.signingFormat }, 'deed is serving');
+  logger.info({ url, metricsUrl, caFile, clientCertificates: clientCa !== undefined, limits, attestationKeys: [...ring.keys.keys()], signingKey: ring.signingKeyId, signingFormat: ring.signingFormat }, 'deed is serving');
 
   let closing: Promise<void> | undefined;
   return {
     ...deed,
     url,
+    ...(metricsUrl ? { metricsUrl } : {}),
     ...(caFile ? { caFile } : {}),
     shutdown: () =>
       (closing ??= (async () => {
@@ -111,6 +136,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         logger.info(connections.open(), 'closing the listener and draining connections');
         connections.drain();
         await app.close();
+        await ops?.close();
       })()),
   };
 }

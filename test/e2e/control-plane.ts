@@ -8,6 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { generate } from 'selfsigned';
 import { generateCertificates } from '../../src/server/certificates.js';
 import { freePort, removeOnExit, startProcess, type Process } from './processes.js';
 import { api, type Identity } from './client.js';
@@ -19,6 +21,11 @@ export interface ControlPlane {
   /** PEM of the CA that signed the API server's certificate. */
   ca: string;
   admin: Identity;
+  /**
+   * The CA of the client certificate the API server presents to webhooks that ask for one
+   * (its AdmissionConfiguration names it for every webhook host): `deed serve --client-ca`.
+   */
+  webhookClientCaFile: string;
   /** True when kube-controller-manager runs: garbage collection and namespace deletion happen. */
   controllers: boolean;
   /** The API server's audit events so far: every delete of the four kinds, with its request body. */
@@ -72,6 +79,7 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
     mkdirSync(pki);
     // Deed's own certificate generator: a CA and a serving certificate for the loopback.
     const certs = await generateCertificates(pki, ['127.0.0.1', 'localhost']);
+    const webhookClient = await webhookClientPki(pki);
     const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }));
@@ -114,6 +122,7 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
       '--service-cluster-ip-range=10.96.0.0/16',
       '--authorization-mode=RBAC',
       '--enable-admission-plugins=NamespaceLifecycle,ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook',
+      `--admission-control-config-file=${webhookClient.admissionConfig}`,
       '--allow-privileged=true', '--profiling=false', '--endpoint-reconciler-type=none',
       `--audit-policy-file=${auditPolicy}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking',
       '--v=1',
@@ -148,7 +157,7 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
       existsSync(auditLog)
         ? readFileSync(auditLog, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as AuditEvent)
         : [];
-    return { dir, bin, server, ca: caPem, admin, controllers, audit, stop };
+    return { dir, bin, server, ca: caPem, webhookClientCaFile: webhookClient.caFile, admin, controllers, audit, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -167,6 +176,58 @@ export function writeKubeconfig(file: string, server: string, caPem: string, tok
   };
   // JSON is YAML: kubectl and client-node read it as a kubeconfig.
   writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+}
+
+/**
+ * A client certificate the API server presents to webhooks, as a cluster operator gives
+ * it one for `deed serve --client-ca`: an AdmissionConfiguration whose kubeconfig names
+ * the certificate for every webhook host ("*"). A webhook that does not ask for a client
+ * certificate (Deed without --client-ca) is not sent one.
+ */
+async function webhookClientPki(pki: string): Promise<{ caFile: string; admissionConfig: string }> {
+  const now = Date.now();
+  const validity = { notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + 86_400_000) };
+  const ca = await generate([{ name: 'commonName', value: 'webhook-client-ca' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    ...validity,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    ],
+  });
+  const client = await generate([{ name: 'commonName', value: 'kube-apiserver-webhook-client' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    ca: { key: ca.private, cert: ca.cert },
+    ...validity,
+    extensions: [
+      { name: 'basicConstraints', cA: false, critical: true },
+      { name: 'keyUsage', digitalSignature: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+  });
+  const caFile = join(pki, 'webhook-client-ca.crt');
+  writeFileSync(caFile, ca.cert);
+  writeFileSync(join(pki, 'webhook-client.crt'), client.cert);
+  writeFileSync(join(pki, 'webhook-client.key'), client.private, { mode: 0o600 });
+  const kubeconfig = join(pki, 'webhook-client.kubeconfig');
+  writeFileSync(kubeconfig, stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    users: [{ name: '*', user: { 'client-certificate': join(pki, 'webhook-client.crt'), 'client-key': join(pki, 'webhook-client.key') } }],
+  }));
+  const webhookConfig = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig };
+  const admissionConfig = join(pki, 'admission.yaml');
+  writeFileSync(admissionConfig, stringify({
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'AdmissionConfiguration',
+    plugins: [
+      { name: 'ValidatingAdmissionWebhook', configuration: webhookConfig },
+      { name: 'MutatingAdmissionWebhook', configuration: webhookConfig },
+    ],
+  }));
+  return { caFile, admissionConfig };
 }
 
 function randomToken(): string {

@@ -11,6 +11,7 @@ import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
+import { connectionCases } from './cases/connections.js';
 
 const found = assets();
 const skip =
@@ -39,4 +40,5 @@ describe('Deed in a real API server', { skip }, () => {
   installCases(get, tools);
   clusterCases(get, tools);
   rotationCases(get);
+  connectionCases(get);
 });

@@ -66,8 +66,8 @@ export interface Suite {
   newIdentity(namespace: string, serviceAccount: string): Promise<Identity>;
   /** Grants the service accounts every verb on the four kinds (and their subresources) in `namespace`. */
   bindSandboxRole(namespace: string, subjects: Array<[string, string]>): Promise<void>;
-  /** Restarts `deed serve` on the same port and certificates (optionally with another policy). */
-  restartDeed(policyYaml?: string): Promise<void>;
+  /** Restarts `deed serve` on the same port and certificates (optionally with another policy, or extra flags). */
+  restartDeed(policyYaml?: string, extraArgs?: string[]): Promise<void>;
   stopDeed(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -95,9 +95,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       return stringify(doc);
     };
     const deedKubeconfig = join(dir, 'deed.kubeconfig');
-    const startDeed = async (policyYaml: string) => {
+    const startDeed = async (policyYaml: string, extraArgs: string[] = []) => {
       writeFileSync(policyFile, withKey(policyYaml));
-      deed = await startServe(['--kubeconfig', deedKubeconfig], undefined, {}, { port, dir, configFile: policyFile });
+      deed = await startServe(['--kubeconfig', deedKubeconfig, ...extraArgs], undefined, {}, { port, dir, configFile: policyFile });
       adopt(deed.child);
     };
     const url = `https://127.0.0.1:${port}`;
@@ -206,9 +206,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       newRunner: runner,
       newIdentity: plain,
       bindSandboxRole: bind,
-      async restartDeed(policyYaml = clusterPolicyYaml) {
+      async restartDeed(policyYaml = clusterPolicyYaml, extraArgs: string[] = []) {
         await deed?.stop();
-        await startDeed(policyYaml);
+        await startDeed(policyYaml, extraArgs);
       },
       async stopDeed() {
         await deed?.stop();
