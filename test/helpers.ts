@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { compilePolicy, type DecisionContext } from '../src/policy/policy.js';
+import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
+import { signStamps } from '../src/policy/attestation.js';
+import { ObjectTable } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
 
@@ -31,10 +33,44 @@ export function fixture(name: string): Review {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Review;
 }
 
+/** The metadata of a claim Deed stamped for `environment` (signed with TEST_KEY, so it verifies). */
+export function claimOf(environment: string, namespace = 'sandbox-a', nonce = 'a'.repeat(64)): KubeObject {
+  return {
+    metadata: {
+      labels: { 'app.kubernetes.io/managed-by': 'deed', 'deed.dev/managed': 'true', 'deed.dev/environment': environment },
+      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(TEST_KEY, { kind: 'PersistentVolumeClaim', namespace, environment, nonce }) },
+    },
+  };
+}
+
+/**
+ * A table-driven lookup of claims: `namespace/name` to the claim (its metadata), null for
+ * one known to be absent, or a string: unknown, for that reason. Claims not listed are absent.
+ */
+export function claimLookup(claims: Record<string, KubeObject | null | string>): ObjectLookup {
+  const table = new ObjectTable(() => ({ state: 'absent' }));
+  const unknown = new Map<string, string>();
+  for (const [key, value] of Object.entries(claims)) {
+    const [namespace, name] = key.split('/') as [string, string];
+    if (typeof value === 'string') unknown.set(key, value);
+    else table.set('persistentvolumeclaims', namespace, name, value);
+  }
+  return {
+    get: (resource, namespace, name) => {
+      const reason = resource === 'persistentvolumeclaims' ? unknown.get(`${namespace}/${name}`) : undefined;
+      return reason !== undefined ? { state: 'unknown', reason } : table.get(resource, namespace, name);
+    },
+  };
+}
+
+/** The claims the fixtures mount: sbx-1's workspace, stamped alpha. */
+export const FIXTURE_CLAIMS: Record<string, KubeObject | null | string> = { 'sandbox-a/sbx-1-workspace': claimOf('alpha') };
+
 /** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */
-export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW): DecisionContext {
+export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, lookup: ObjectLookup = claimLookup(FIXTURE_CLAIMS)): DecisionContext {
   let counter = 0;
   return {
+    lookup,
     policy: compilePolicy(parseConfig(config)),
     attestationKey: TEST_KEY,
     now: () => now,

@@ -60,6 +60,13 @@ function objectOf(name: string): KubeObject {
 
 const runnerPod = objectOf('mutate-create-pod-by-runner.json');
 const adminPod = objectOf('mutate-create-pod-by-admin.json');
+/** The runner pod's workspace claim: given before the pod, `deed review` knows its environment. */
+const workspaceClaim = objectOf('mutate-create-pvc-by-runner.json');
+
+/** A YAML stream of the workspace claim and then `objects`, as one file would hold them. */
+function withClaim(...objects: unknown[]): string {
+  return [workspaceClaim, ...objects].map((d) => stringify(d)).join('---\n');
+}
 
 function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
   const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
@@ -76,9 +83,9 @@ describe('deed review on objects from files', CONCURRENCY, () => {
   });
 
   test('a runner pod is mutated: stamps, owner reference, deadline, and an attestation under the given key', async () => {
-    const run = await deed(['-f', file('runner-pod.yaml', runnerPod), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
+    const run = await deed(['-f', file('runner-pod.yaml', withClaim(runnerPod)), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    const out = JSON.parse(run.stdout) as KubeObject;
+    const out = (JSON.parse(run.stdout) as { items: KubeObject[] }).items[1]!;
     assert.equal(out.metadata.labels?.['deed.dev/environment'], 'alpha');
     assert.equal(out.metadata.labels?.['deed.dev/owner-uid'], '144baa57-4863-4fb3-a622-a0c0ecb4a7ff');
     assert.equal(out.metadata.annotations?.['deed.dev/owner'], 'sandbox-a/runner-0');
@@ -104,9 +111,9 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     const pod = structuredClone(runnerPod);
     pod.spec!.activeDeadlineSeconds = 99999;
     (pod.spec!.containers as Array<Record<string, unknown>>)[0]!.securityContext = { privileged: true };
-    const run = await deed(['-f', file('warned-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
+    const run = await deed(['-f', file('warned-pod.yaml', withClaim(pod)), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
-    const out = parse(run.stdout) as KubeObject;
+    const out = parseAllDocuments(run.stdout)[1]!.toJS() as KubeObject;
     assert.ok(attestationVerifies(out, DRY_RUN_KEY));
     assert.ok(!attestationVerifies(out, TEST_KEY));
     assert.match(run.stderr, /fixed dry-run key/);
@@ -136,43 +143,44 @@ describe('deed review on objects from files', CONCURRENCY, () => {
 
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
     const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
-    const docs = [runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
+    const docs = [workspaceClaim, runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
     const run = await deed(['-f', file('multi.yaml', docs.map((d) => stringify(d)).join('---\n') + '---\n'), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 1, run.stderr);
     const printed = parseAllDocuments(run.stdout).map((d) => d.toJS() as KubeObject);
-    assert.deepEqual(printed.map((o) => `${o.kind}/${o.metadata.name}`), ['Pod/sbx-1', 'NetworkPolicy/np']);
+    assert.deepEqual(printed.map((o) => `${o.kind}/${o.metadata.name}`), ['PersistentVolumeClaim/sbx-1-workspace', 'Pod/sbx-1', 'NetworkPolicy/np']);
     assert.ok(printed.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
     assert.match(run.stderr, /^Secret sandbox-a\/forged .*: DENIED$/m);
     assert.match(run.stderr, /denied \[attestation\.forged\]/);
-    assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 3, 'one report per object');
+    assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 4, 'one report per object');
   });
 
   test('a List and a PodList from stdin are expanded into their items, -o json prints a List', async () => {
-    const list = { apiVersion: 'v1', kind: 'List', items: [runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
+    const list = { apiVersion: 'v1', kind: 'List', items: [workspaceClaim, runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
     const podList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [adminPod] };
     const run = await deed(['-f', '-', ...RUNNER_A, '--config', policyFile, '-o', 'json'], `${stringify(list)}---\n${JSON.stringify(podList)}\n`);
     assert.equal(run.code, 0, run.stderr);
     const out = JSON.parse(run.stdout) as { kind: string; items: KubeObject[] };
     assert.equal(out.kind, 'List');
-    assert.deepEqual(out.items.map((o) => `${o.kind}/${o.metadata.name ?? o.metadata.generateName}`), ['Pod/sbx-1', 'Secret/creds-', 'Pod/by-admin']);
+    assert.deepEqual(out.items.map((o) => `${o.kind}/${o.metadata.name ?? o.metadata.generateName}`), ['PersistentVolumeClaim/sbx-1-workspace', 'Pod/sbx-1', 'Secret/creds-', 'Pod/by-admin']);
     assert.ok(out.items.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
-    assert.equal(out.items[1]!.metadata.name, undefined, 'generateName is left for the API server');
+    assert.equal(out.items[2]!.metadata.name, undefined, 'generateName is left for the API server');
   });
 
   test('-o patch prints one JSON Patch per object, which Kubernetes applies to give the -o json object', async () => {
-    const pods = [runnerPod, adminPod];
+    const pods = [workspaceClaim, runnerPod, adminPod];
     const input = file('two.yaml', pods.map((d) => stringify(d)).join('---\n'));
     const args = ['-f', input, ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile];
     const patchRun = await deed([...args, '-o', 'patch']);
     assert.equal(patchRun.code, 0, patchRun.stderr);
     const patches = patchRun.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as PatchOperation[]);
-    assert.equal(patches.length, 2);
+    assert.equal(patches.length, 3);
     assert.ok(patches.every((p) => p.length > 0));
     const objects = (JSON.parse((await deed([...args, '-o', 'json'])).stdout) as { items: KubeObject[] }).items;
     pods.forEach((pod, i) => {
       const patched = kubectlPatch(pod, patches[i]!);
       // The nonce and expiry of the two runs differ where Deed minted them; everything else is equal.
-      for (const obj of [patched, objects[i]!]) for (const k of ['deed.dev/expires-at', 'deed.dev/attestation', ...(i === 1 ? ['deed.dev/create-nonce'] : [])]) delete obj.metadata.annotations?.[k];
+      const minted = pod.metadata.annotations?.['deed.dev/create-nonce'] === undefined;
+      for (const obj of [patched, objects[i]!]) for (const k of ['deed.dev/expires-at', 'deed.dev/attestation', ...(minted ? ['deed.dev/create-nonce'] : [])]) delete obj.metadata.annotations?.[k];
       assert.deepEqual(patched, objects[i]);
     });
   });

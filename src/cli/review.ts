@@ -12,11 +12,11 @@ import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
 import { readAttestationKey } from '../server/attestation-key.js';
-import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, type ReviewOperation } from '../review/build-review.js';
+import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
 import { reportObject, reportReplay } from '../review/report.js';
-import { hasWebhook, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
-import type { DecisionContext } from '../policy/policy.js';
+import { hasWebhook, remember, reviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
+import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
 
 /**
@@ -82,11 +82,11 @@ function readInput(file: string): string {
   }
 }
 
-function context(o: ReviewFlags): DecisionContext {
+function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
   const config = loadConfig(o.config);
   if (o.attestationKey === undefined)
     process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --attestation-key FILE to use a real one\n');
-  return productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY);
+  return productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY, lookup);
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {
@@ -139,7 +139,7 @@ function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
       if (o.old !== undefined) throw new InputError('--old goes with --operation UPDATE or DELETE');
       if (o.filename === undefined) throw new InputError('give the objects to review with -f FILE (or - for stdin)');
       return read(o.filename).map((s) => {
-        const object = forCreate(place(s), s.where);
+        const object = withServiceAccountToken(forCreate(place(s), s.where), ctx.randomBytes);
         return { operation: 'CREATE', object, oldObject: null, userInfo: who(object), ...sub };
       });
     }
@@ -166,8 +166,11 @@ function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
 
 function reviewFiles(o: ReviewFlags): number {
   if (o.webhook !== undefined) throw new InputError('--webhook goes with --review');
-  const ctx = context(o);
-  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => reviewObject(input, ctx));
+  // Lookups (the claims a pod mounts) are answered from the objects reviewed before, as
+  // the cluster would hold them after `kubectl apply` of the same files in order.
+  const seen = reviewedObjects();
+  const ctx = context(o, seen);
+  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => remember(seen, reviewObject(input, ctx)));
   process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);

@@ -1,8 +1,10 @@
-// The production decision context: the real clock and a cryptographic RNG.
+// The production decision context: the real clock, a cryptographic RNG and a lookup.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
-import { compilePolicy, type DecisionContext } from './policy.js';
+import { noLookup } from './lookup.js';
+import { compilePolicy, type DecisionContext, type ObjectLookup } from './policy.js';
 
-export function productionContext(config: Config, attestationKey: Buffer): DecisionContext {
-  return { policy: compilePolicy(config), attestationKey, now: Date.now, randomBytes };
+/** `lookup` answers what the decision needs to know of other objects; without one, every such rule fails closed. */
+export function productionContext(config: Config, attestationKey: Buffer, lookup: ObjectLookup = noLookup): DecisionContext {
+  return { policy: compilePolicy(config), attestationKey, now: Date.now, randomBytes, lookup };
 }

@@ -13,6 +13,8 @@ export interface Policy {
   breakGlassGroups: Set<string>;
   systemUsers: Set<string>;
   systemGroups: Set<string>;
+  /** Environment id to the other environments whose stamped claims its pods may mount. */
+  claimsFrom: Map<string, Set<string>>;
 }
 
 export function compilePolicy(config: Config): Policy {
@@ -37,7 +39,18 @@ export function compilePolicy(config: Config): Policy {
     breakGlassGroups: new Set(config.breakGlass.groups),
     systemUsers: new Set(config.systemPrincipals.users),
     systemGroups: new Set(config.systemPrincipals.groups),
+    claimsFrom: new Map(config.environments.map((env) => [env.id, new Set(env.claimsFrom)])),
   };
+}
+
+/** What Deed knows about another object a decision depends on (metadata only). */
+export type Lookup =
+  | { state: 'found'; metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }
+  | { state: 'absent' }
+  | { state: 'unknown'; reason: string };
+export interface ObjectLookup {
+  /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
+  get(resource: 'pods' | 'persistentvolumeclaims', namespace: string, name: string): Lookup;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */
@@ -47,4 +60,5 @@ export interface DecisionContext {
   /** Milliseconds since the epoch. */
   now: () => number;
   randomBytes: (size: number) => Buffer;
+  lookup: ObjectLookup;
 }

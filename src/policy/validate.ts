@@ -1,7 +1,8 @@
 // The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards UPDATE and DELETE across
-// environments, and checks sandbox pod templates and workspace mounts. Object in,
-// verdict out; no I/O.
+// environments, and checks sandbox pod templates, workspace mounts and the environment
+// of the claims a pod mounts. Object in, verdict out; no I/O (other objects are known
+// through the context's lookup).
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 import { own, readStamps, verifyStamps } from './attestation.js';
@@ -14,6 +15,8 @@ import { frozenStamps } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './rules/template-collisions.js';
+import { claimEnvironment, podClaims, pvcClaims } from './rules/claim-environment.js';
+import { isRec } from './pod.js';
 import { workspaceMounts } from './rules/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
@@ -42,6 +45,9 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.attestationKey);
   findings.push(...objectRules(obj, kind, ctx));
+  // Volumes and data sources are immutable once created: the claims they name are checked here only.
+  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  findings.push(...claimEnvironment(claims, namespace, identity.environment, ctx));
   return enforce(findings, policy);
 }
 
@@ -82,7 +88,7 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
   return [
     ...templateCollisions(obj.spec, config),
-    ...workspaceMounts(obj.spec, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
+    ...workspaceMounts(obj.spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
   ];
 }
 
