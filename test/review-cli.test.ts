@@ -141,6 +141,44 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /CREATE by system:serviceaccount:team-x:default/);
   });
 
+  test('a pod that leaves automountServiceAccountToken unset: the dry run shows the token volume the API server would add, removed', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team-x' }, spec: { initContainers: [{ name: 'init', image: 'x' }], containers: [{ name: 'c', image: 'x' }] } };
+    const run = await deed(['-f', file('token-pod.yaml', pod), '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as KubeObject & { spec: Record<string, unknown> };
+    assert.equal(out.spec.automountServiceAccountToken, false);
+    // Emptied lists stay as []: the API server stores them as absent (omitempty).
+    assert.deepEqual(out.spec.volumes, [], 'no token volume is left');
+    assert.deepEqual(out.spec.containers, [{ name: 'c', image: 'x', volumeMounts: [] }]);
+    assert.deepEqual(out.spec.initContainers, [{ name: 'init', image: 'x', volumeMounts: [] }]);
+    assert.match(run.stderr, /^ {4}removed: volume kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5} \(the API server's service-account token\) and its mounts$/m);
+    const patch = await deed(['-f', file('token-pod.yaml', pod), '-o', 'patch']);
+    const ops = JSON.parse(patch.stdout) as PatchOperation[];
+    assert.deepEqual(ops.filter((op) => op.op === 'remove').map((op) => op.path), ['/spec/initContainers/0/volumeMounts/0', '/spec/containers/0/volumeMounts/0', '/spec/volumes/0']);
+  });
+
+  test('a pod whose claim is not in the files is denied: deed review cannot know its environment, and says how to tell it', async () => {
+    const run = await deed(['-f', file('pod-alone.yaml', runnerPod), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /denied \[claim\.unknown\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: cannot tell which environment claim sbx-1-workspace belongs to: persistentvolumeclaims sandbox-a\/sbx-1-workspace is not among the objects reviewed before this one, and deed review has no cluster to ask; give it in the same file, before the objects that use it/,
+    );
+  });
+
+  test('a claim given after the pod does not count: kubectl would create the pod first', async () => {
+    const run = await deed(['-f', file('pod-then-claim.yaml', [runnerPod, workspaceClaim].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.unknown\]/);
+  });
+
+  test("a claim already stored for another environment, given with --existing, is another environment's: denied", async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', claim), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
     const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
     const docs = [workspaceClaim, runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
@@ -233,6 +271,8 @@ describe('deed review usage and input errors exit 2 with a message', CONCURRENCY
     ['a YAML syntax error', ['-f', file('broken.yaml', 'kind: Pod\nmetadata: [\n')], /broken\.yaml#1: cannot parse as YAML/],
     ['an object without a kind', ['-f', file('nokind.yaml', { apiVersion: 'v1', metadata: { name: 'x' } })], /nokind\.yaml#1: kind is required/],
     ['UPDATE without --old', ['-f', file('u.yaml', adminPod), '--operation', 'update'], /UPDATE needs the new objects \(-f\) and the stored ones \(--old\)/],
+    ['--existing and -f both from stdin', ['-f', '-', '--existing', '-'], /only one of -f, --old and --existing can read stdin/],
+    ['--existing with a replay', ['--review', file('mutate-y.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json'))), '--existing', file('e.yaml', adminPod)], /--existing answers lookups for objects reviewed with -f/],
     ['an unknown output format', ['-f', file('u.yaml', adminPod), '-o', 'xml'], /argument 'xml' is invalid/],
     ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook mutate\|validate/],
     ['a replay of something that is not an AdmissionReview', ['--review', file('mutate-x.json', '{"hello":"world"}')], /mutate-x\.json: the body must be|expected apiVersion admission\.k8s\.io\/v1/],

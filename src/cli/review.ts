@@ -34,6 +34,7 @@ interface ReviewFlags {
   webhook?: string;
   operation: ReviewOperation;
   old?: string;
+  existing?: string;
   as?: string;
   asGroup: string[];
   podName?: string;
@@ -60,6 +61,7 @@ export function registerReview(program: Command): void {
     .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
+    .option('--existing <file>', 'objects already stored in the cluster (say kubectl get pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from them')
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
@@ -101,6 +103,7 @@ function printObjects(objects: object[], output: 'yaml' | 'json'): void {
 
 function replay(o: ReviewFlags): number {
   if (o.filename !== undefined) throw new InputError('--review replays captured AdmissionReviews; it does not go with -f');
+  if (o.existing !== undefined) throw new InputError('--existing answers lookups for objects reviewed with -f; a replay carries what it carries');
   const files = o.review!;
   const bodies = files.map((file) => {
     const webhook = o.webhook ?? /^(mutate|validate)\b/.exec(basename(file))?.[1];
@@ -168,8 +171,12 @@ function reviewFiles(o: ReviewFlags): number {
   if (o.webhook !== undefined) throw new InputError('--webhook goes with --review');
   // Lookups (the claims a pod mounts) are answered from the objects reviewed before, as
   // the cluster would hold them after `kubectl apply` of the same files in order.
+  if (o.existing === '-' && (o.filename === '-' || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
   const seen = reviewedObjects();
   const ctx = context(o, seen);
+  if (o.existing !== undefined)
+    for (const s of readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing))
+      remember(seen, { stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
   const reviews: ObjectReview[] = inputs(o, ctx).map((input) => remember(seen, reviewObject(input, ctx)));
   process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));

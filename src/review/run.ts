@@ -113,7 +113,7 @@ export function reviewedObjects(): ObjectTable {
 }
 
 /** Records what a review stored or deleted, so later reviews in the same run can look it up. */
-export function remember(table: ObjectTable, review: ObjectReview): ObjectReview {
+export function remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(table: ObjectTable, review: R): R {
   for (const [obj, gone] of [
     [review.stored, false],
     [review.deleted, true],
