@@ -222,7 +222,13 @@ export class FakeApiServer {
       return send(
         res,
         200,
-        { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata, items: page.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata })) },
+        {
+          kind: 'PartialObjectMetadataList',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata,
+          // kube-apiserver v1.36 answers an empty metadata list with "items": null, not [].
+          items: page.length === 0 ? null : page.map((o) => ({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata })),
+        },
         'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
       );
     send(res, 200, {

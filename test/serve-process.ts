@@ -21,11 +21,23 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServe(extraArgs: string[] = [], config: unknown = FIXTURE_POLICY, env: Record<string, string> = {}): Promise<ServeProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'deed-serve-'));
-  const configFile = join(dir, 'policy.yaml');
-  writeFileSync(configFile, stringify(config));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', '0', '--cert-dir', join(dir, 'certs'), '--config', configFile, ...extraArgs], {
+/** Where a restarted server finds its port, certificates and policy again (the end-to-end suite). */
+export interface ServeLocation {
+  port: number;
+  dir: string;
+  /** An existing policy file; `config` is ignored when given. */
+  configFile: string;
+}
+
+export async function startServe(extraArgs: string[] = [], config: unknown = FIXTURE_POLICY, env: Record<string, string> = {}, at?: ServeLocation): Promise<ServeProcess> {
+  const dir = at?.dir ?? mkdtempSync(join(tmpdir(), 'deed-serve-'));
+  let configFile = at?.configFile;
+  if (configFile === undefined) {
+    configFile = join(dir, 'policy.yaml');
+    writeFileSync(configFile, stringify(config));
+  }
+  const port = String(at?.port ?? 0);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', '--port', port, '--cert-dir', join(dir, 'certs'), '--config', configFile, ...extraArgs], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DEED_LOG_LEVEL: 'info', ...env },

@@ -51,7 +51,7 @@ const MAX_PAGES = 10_000;
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
 const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
 
-type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> };
+type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
 type ListParams = { labelSelector: string; limit: number; _continue?: string };
 
 interface KindApi {
@@ -104,8 +104,11 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       for (let page = 0; page < MAX_PAGES; page++) {
         const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
         const result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
-        if (!Array.isArray(result.items)) throw new KubeError('Other', `${what}: the answer carries no items`);
-        for (const item of result.items) out.push(metadataOnly(kind, item.metadata));
+        // An empty list of metadata comes back from kube-apiserver as "items": null: a list
+        // (it has list metadata) with nothing in it. Anything else without items is not a list.
+        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
+        if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+        for (const item of items) out.push(metadataOnly(kind, item.metadata));
         next = result.metadata?._continue || undefined;
         if (next === undefined) return out;
       }

@@ -129,6 +129,8 @@ export function buildApp(opts: AppOptions): DeedApp {
         subResource: request?.subResource,
         requester: request?.userInfo.username,
         dryRun: request?.dryRun,
+        // The API server speaks HTTP/2 when offered; this shows which one a review came over.
+        httpVersion: req.raw.httpVersion,
         decision: outcome,
         rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
         reason: verdict.allowed ? undefined : verdict.message,

@@ -1,0 +1,38 @@
+// The end-to-end suite: Deed in a real kube-apiserver. One control plane for the whole
+// suite, started here; each file under cases/ registers its tests against it. Without
+// KUBEBUILDER_ASSETS the suite is skipped with one line that says how to fill it.
+import { after, before, describe } from 'node:test';
+import { assets } from './control-plane.js';
+import { startSuite, type Suite } from './suite.js';
+import { admissionCases } from './cases/admission.js';
+import { policyCases } from './cases/policy.js';
+import { clusterCases } from './cases/cluster.js';
+import { reaperCases } from './cases/reaper.js';
+import { installCases } from './cases/install.js';
+
+const found = assets();
+const skip =
+  'missing' in found
+    ? `${found.missing}: export KUBEBUILDER_ASSETS=$(../shared/envtest/install.sh), or a folder from setup-envtest (see test/e2e/README.md)`
+    : false;
+
+describe('Deed in a real API server', { skip }, () => {
+  let suite: Suite | undefined;
+  const get = (): Suite => {
+    if (!suite) throw new Error('the control plane did not start');
+    return suite;
+  };
+  before(async () => {
+    if ('missing' in found) return;
+    suite = await startSuite(found.bin, found.controllers);
+  });
+  after(async () => {
+    await suite?.stop();
+  });
+  const tools = 'missing' in found ? { controllers: false, helm: false } : found;
+  admissionCases(get);
+  policyCases(get);
+  reaperCases(get);
+  installCases(get, tools);
+  clusterCases(get, tools);
+});

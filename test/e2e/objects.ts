@@ -1,0 +1,64 @@
+// Sandbox objects as a runner would send them, and checks of what the API server stored.
+import type { KubeObject } from '../../src/admission/types.js';
+import { isAttested } from '../../src/policy/attestation.js';
+import { stampKeys } from '../../src/policy/keys.js';
+import { readAttestationKey } from '../../src/server/attestation-key.js';
+import type { Suite } from './suite.js';
+
+export const KEYS = stampKeys('deed.dev');
+
+/** A pod the default template accepts: a main container, no token automount. */
+export function sandboxPod(name: string, patch: { annotations?: Record<string, string>; spec?: Record<string, unknown> } = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { ...(name.endsWith('-') ? { generateName: name } : { name }), annotations: patch.annotations ?? {} },
+    spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/agent:1' }], ...patch.spec },
+  };
+}
+
+export function secret(name: string, annotations: Record<string, string> = {}) {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, stringData: { token: 'not-a-real-credential' } };
+}
+
+export function networkPolicy(name: string) {
+  return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector: {}, policyTypes: ['Egress'] } };
+}
+
+export function claim(name: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  };
+}
+
+export const PATHS = {
+  Pod: (ns: string) => `/api/v1/namespaces/${ns}/pods`,
+  Secret: (ns: string) => `/api/v1/namespaces/${ns}/secrets`,
+  NetworkPolicy: (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`,
+  PersistentVolumeClaim: (ns: string) => `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
+} as const;
+
+/** Does the stored object's attestation verify under the suite's key? */
+export function attested(suite: Suite, obj: KubeObject): boolean {
+  return isAttested(obj, KEYS, obj.kind!, obj.metadata.namespace!, readAttestationKey(suite.keyFile));
+}
+
+export function label(obj: KubeObject, key: string): string | undefined {
+  return obj.metadata.labels?.[key];
+}
+
+export function annotation(obj: KubeObject, key: string): string | undefined {
+  return obj.metadata.annotations?.[key];
+}
+
+/** Polls until `check` holds, for what controllers do in their own time. */
+export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,249 @@
+// The scene every end-to-end test plays in, set up once per suite: a control plane, the
+// real `deed serve` as a child process, Deed registered with the very webhook
+// configurations `deed manifests` renders (only clientConfig changed: a URL on 127.0.0.1
+// and the CA), and the identities that act in a cluster: runner pods with pod-bound
+// tokens, a plain service account of another environment, the reaper, an administrator.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
+import { renderManifests, reaperName } from '../../src/install/manifests.js';
+import { startServe, type ServeProcess } from '../serve-process.js';
+import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
+import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
+import { adopt, freePort } from './processes.js';
+import { eventually } from './objects.js';
+
+export const DEED_NAMESPACE = 'deed-system';
+/** alpha: sandbox-a's runner; beta: every service account of sandbox-b. */
+export const E2E_POLICY = `labelPrefix: deed.dev
+environments:
+  - id: alpha
+    serviceAccounts: ["sandbox-a:runner"]
+  - id: beta
+    serviceAccounts: ["sandbox-b:*"]
+`;
+
+export interface Runner {
+  identity: Identity;
+  namespace: string;
+  pod: string;
+  uid: string;
+}
+
+export interface Suite {
+  cp: ControlPlane;
+  deed: ServeProcess;
+  /** The webhook configurations as `deed manifests` renders them, clientConfig pointed at this Deed. */
+  webhooks: KubernetesObject[];
+  admin: Identity;
+  /** sandbox-a:runner, token bound to pod runner-0 (environment alpha). */
+  runnerA: Runner;
+  /** sandbox-b:runner, token bound to pod runner-0 of sandbox-b (environment beta). */
+  runnerB: Runner;
+  /** sandbox-b:janitor, a plain token (environment beta) with wide RBAC in sandbox-a too: the attacker. */
+  janitorB: Identity;
+  /** deed-system:deed-reaper-alpha, with the RBAC `deed manifests` renders for it. */
+  reaperA: Identity;
+  /** The attestation key Deed signs with (a file in the suite's folder). */
+  keyFile: string;
+  policyFile: string;
+  api(who: Identity, method: string, path: string, body?: unknown, contentType?: string): Promise<ApiAnswer>;
+  kubectl(who: Identity, args: string[], input?: string): Promise<Run>;
+  /** A runner pod of `namespace`'s service account "runner", created by the admin, and its pod-bound token. */
+  newRunner(namespace: string, pod: string): Promise<Runner>;
+  /** A plain (not pod-bound) token of a service account, created if absent. */
+  newIdentity(namespace: string, serviceAccount: string): Promise<Identity>;
+  /** Grants the service accounts every verb on the four kinds (and their subresources) in `namespace`. */
+  bindSandboxRole(namespace: string, subjects: Array<[string, string]>): Promise<void>;
+  /** Restarts `deed serve` on the same port and certificates (optionally with another policy). */
+  restartDeed(policyYaml?: string): Promise<void>;
+  stopDeed(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSuite(bin: string, withControllers: boolean): Promise<Suite> {
+  const cp = await startControlPlane(bin, withControllers);
+  let deed: ServeProcess | undefined;
+  try {
+    const dir = join(cp.dir, 'deed');
+    mkdirSync(dir);
+    const keyFile = join(dir, 'attestation.key');
+    writeFileSync(keyFile, 'e2e-attestation-key-0123456789abcdef0123456789', { mode: 0o600 });
+    const port = await freePort();
+    const policyFile = join(dir, 'policy.yaml');
+
+    const objects = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: E2E_POLICY, reaperEnvironments: ['alpha'] });
+    // The policy as the install renders it (the reaper's service account added to alpha),
+    // with the key at a local path instead of the mounted Secret.
+    const configMap = objects.find((o) => o.kind === 'ConfigMap') as V1ConfigMap;
+    const clusterPolicyYaml = configMap.data!['policy.yaml']!;
+    const withKey = (yaml: string) => {
+      const doc = parse(yaml) as { attestation?: { keyFile?: string } };
+      doc.attestation = { ...doc.attestation, keyFile };
+      return stringify(doc);
+    };
+    const startDeed = async (policyYaml: string) => {
+      writeFileSync(policyFile, withKey(policyYaml));
+      deed = await startServe([], undefined, {}, { port, dir, configFile: policyFile });
+      adopt(deed.child);
+    };
+    await startDeed(clusterPolicyYaml);
+    const url = `https://127.0.0.1:${port}`;
+
+    const admin: Identity = { ...cp.admin, kubeconfig: join(cp.dir, 'admin.kubeconfig') };
+    writeKubeconfig(admin.kubeconfig!, cp.server, cp.ca, admin.token);
+    const call = (who: Identity, method: string, path: string, body?: unknown, contentType?: string) => api(cp, who, method, path, body, contentType);
+    const must = async (what: string, answer: Promise<ApiAnswer>) => {
+      const a = await answer;
+      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+      return a;
+    };
+
+    // Namespaces: sandbox-a and sandbox-b opt in; "plain" does not; Deed's own.
+    for (const [name, optIn] of [['sandbox-a', true], ['sandbox-b', true], ['plain', false], [DEED_NAMESPACE, false]] as const) {
+      await must(`namespace ${name}`, call(admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: optIn ? { 'deed.dev/sandbox': 'enabled' } : {} } }));
+      if (!cp.controllers) await must(`default service account in ${name}`, call(admin, 'POST', `/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } }));
+    }
+    // The install's objects that matter here: the reaper's account and RBAC, and the
+    // webhook configurations with only clientConfig changed.
+    const webhooks: KubernetesObject[] = [];
+    for (const o of objects) {
+      if (o.kind === 'ServiceAccount' && o.metadata?.name === reaperName('alpha')) await must('reaper service account', call(admin, 'POST', `/api/v1/namespaces/${DEED_NAMESPACE}/serviceaccounts`, o));
+      if (o.kind === 'ClusterRole') await must('reaper role', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', o));
+      if (o.kind === 'ClusterRoleBinding') await must('reaper binding', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
+      if (o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration') webhooks.push(pointedAt(o, url, deed!.ca));
+    }
+
+    // RBAC: each service account may do anything with the four kinds in its namespace;
+    // sandbox-b's janitor also in sandbox-a (a wide role, as tenants often get).
+    await must('sandbox role', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      metadata: { name: 'e2e-sandbox' },
+      rules: [
+        { apiGroups: [''], resources: ['pods', 'pods/status', 'pods/eviction', 'pods/ephemeralcontainers', 'secrets', 'persistentvolumeclaims', 'persistentvolumeclaims/status'], verbs: ['*'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
+      ],
+    }));
+    const bind = async (ns: string, subjects: Array<[string, string]>) => {
+      await must(`bind in ${ns}`, call(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+        metadata: { generateName: 'e2e-sandbox-' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-sandbox' },
+        subjects: subjects.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      // The authorizer learns of a new binding through its informer, a moment later.
+      for (const [namespace, name] of subjects) {
+        const review = {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], resourceAttributes: { namespace: ns, verb: 'create', resource: 'secrets' } },
+        };
+        await eventually(`RBAC lets ${namespace}/${name} write in ${ns}`, async () => (await call(admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+    };
+    await bind('sandbox-a', [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+    await bind('sandbox-b', [['sandbox-b', 'runner'], ['sandbox-b', 'janitor']]);
+
+    for (const [ns, sa] of [['sandbox-a', 'runner'], ['sandbox-b', 'runner'], ['sandbox-b', 'janitor']] as const) {
+      await must(`service account ${ns}/${sa}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } }));
+    }
+    // Registered last: from here on every write in the sandboxes goes through Deed.
+    for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
+
+    const runner = async (ns: string, name = 'runner-0'): Promise<Runner> => {
+      // Created by the platform (the admin here), not by a sandbox identity: not stamped.
+      const pod = await must(`runner pod ${ns}/${name}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, runnerPod(name)));
+      const uid = pod.body.metadata.uid as string;
+      const token = await tokenFor(call, admin, ns, 'runner', { name, uid });
+      const identity: Identity = { name: `${ns}:runner@${name}`, token, kubeconfig: join(cp.dir, `${ns}-${name}.kubeconfig`) };
+      writeKubeconfig(identity.kubeconfig!, cp.server, cp.ca, token);
+      return { identity, namespace: ns, pod: name, uid };
+    };
+    const plain = async (ns: string, sa: string): Promise<Identity> => {
+      await must(`service account ${ns}/${sa}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } }));
+      const token = await tokenFor(call, admin, ns, sa);
+      const identity: Identity = { name: `${ns}:${sa}`, token, kubeconfig: join(cp.dir, `${ns}-${sa}.kubeconfig`) };
+      writeKubeconfig(identity.kubeconfig!, cp.server, cp.ca, token);
+      return identity;
+    };
+    const runnerA = await runner('sandbox-a');
+    const runnerB = await runner('sandbox-b');
+    const janitorB = await plain('sandbox-b', 'janitor');
+    const reaperA = await plain(DEED_NAMESPACE, reaperName('alpha'));
+
+    const suite: Suite = {
+      cp,
+      get deed() {
+        return deed!;
+      },
+      webhooks,
+      admin,
+      runnerA,
+      runnerB,
+      janitorB,
+      reaperA,
+      keyFile,
+      policyFile,
+      api: call,
+      kubectl: (who, args, input) => kubectl(cp.bin, who, args, input),
+      newRunner: runner,
+      newIdentity: plain,
+      bindSandboxRole: bind,
+      async restartDeed(policyYaml = clusterPolicyYaml) {
+        await deed?.stop();
+        await startDeed(policyYaml);
+      },
+      async stopDeed() {
+        await deed?.stop();
+      },
+      async stop() {
+        await deed?.stop();
+        await cp.stop();
+      },
+    };
+    return suite;
+  } catch (err) {
+    await deed?.stop();
+    await cp.stop();
+    throw err;
+  }
+}
+
+/** The rendered webhook configuration, changed only in clientConfig: a URL and the CA. */
+function pointedAt(o: KubernetesObject, url: string, caPem: string): KubernetesObject {
+  const copy = structuredClone(o) as KubernetesObject & { webhooks: Array<{ clientConfig: Record<string, unknown> }> };
+  for (const w of copy.webhooks) {
+    const path = (w.clientConfig.service as { path: string }).path;
+    w.clientConfig = { url: `${url}${path}`, caBundle: Buffer.from(caPem).toString('base64') };
+  }
+  return copy;
+}
+
+function runnerPod(name: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'runner' } },
+    spec: { serviceAccountName: 'runner', containers: [{ name: 'runner', image: 'registry.example/runner:1' }] },
+  };
+}
+
+/** A TokenRequest, bound to a pod when one is given: what a projected token in that pod carries. */
+async function tokenFor(
+  call: (who: Identity, method: string, path: string, body?: unknown) => Promise<ApiAnswer>,
+  admin: Identity,
+  namespace: string,
+  serviceAccount: string,
+  pod?: { name: string; uid: string },
+): Promise<string> {
+  const answer = await call(admin, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 3600, ...(pod ? { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', ...pod } } : {}) },
+  });
+  if (answer.status !== 201) throw new Error(`token for ${namespace}/${serviceAccount}: ${answer.status} ${answer.text}`);
+  return answer.body.status.token as string;
+}
+
+export function readKey(suite: Suite): Buffer {
+  return readFileSync(suite.keyFile);
+}
