@@ -9,6 +9,7 @@ import { policyCases } from './cases/policy.js';
 import { clusterCases } from './cases/cluster.js';
 import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
+import { credentialCases } from './cases/credentials.js';
 
 const found = assets();
 const skip =
@@ -32,6 +33,7 @@ describe('Deed in a real API server', { skip }, () => {
   const tools = 'missing' in found ? { controllers: false, helm: false } : found;
   admissionCases(get);
   policyCases(get);
+  credentialCases(get);
   reaperCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
