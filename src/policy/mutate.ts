@@ -1,5 +1,7 @@
 // The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"). Object in, patch and verdict out; no I/O.
+// "Stamps"), and turns service-account token automount off on sandbox pods that leave it
+// unset, taking out the token the API server already mounted. Object in, patch and
+// verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
