@@ -231,7 +231,7 @@ describe('claims of another environment', () => {
   });
 
   test('a claim that does not exist is refused: it would bind whatever another environment creates under that name later', () => {
-    denies(createPod(), 'claim.absent', /claim sbx-1-workspace does not exist; create it before the pod/, { lookup: claimLookup({}) });
+    denies(createPod(), 'claim.absent', /claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used/, { lookup: claimLookup({}) });
   });
 
   test('claims are looked up in the pod\'s own namespace', () => {

@@ -337,10 +337,10 @@ export const RULES = {
     id: 'claim.absent',
     webhook: 'validate',
     checks:
-      'Every claim a pod mounts or clones exists: a pod naming a claim that does not exist yet would bind to whatever another environment later creates under that name.',
+      'Every claim a pod mounts or clones (and every claim a new claim clones) exists: a reference to a claim that does not exist yet would take whatever another environment later creates under that name.',
     defaultMode: 'deny',
     overridable: true,
-    example: 'claim sbx-1-workspace does not exist; create it before the pod, or a claim another environment creates under that name would be mounted',
+    example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
   }),
   pvcPodOwner: rule({
     id: 'pvc.pod-owner',

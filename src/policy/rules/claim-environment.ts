@@ -55,7 +55,7 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, envi
       findings.push({
         rule: RULES.claimAbsent.id,
         path: ref.path,
-        message: `claim ${ref.claim} does not exist; create it before the pod, or a claim another environment creates under that name would be used`,
+        message: `claim ${ref.claim} does not exist; create it first, or a claim another environment creates under that name later would be used`,
       });
       continue;
     }
