@@ -259,3 +259,28 @@ describe('deed review simulates the ServiceAccount plugin, so the dry run shows 
     assert.deepEqual(out.spec.containers[1].volumeMounts, unset.spec.containers[1].volumeMounts, 'a container with something at the token path is left');
   });
 });
+
+describe('a sandbox Secret cannot be made into a legacy service-account token', () => {
+  function secretBody(type: string | undefined): Review {
+    const body = fixture('validate-create-secret-by-runner.json');
+    const obj = body.request.object as KubeObject;
+    if (type !== undefined) obj.type = type;
+    obj.metadata.annotations = { ...obj.metadata.annotations, 'kubernetes.io/service-account.name': 'runner' };
+    const { uid: _uid, ...metadata } = obj.metadata;
+    const d = decide('mutate', withObject(body, { ...obj, metadata }, { operation: 'CREATE' }), testContext());
+    assert.ok(d.kind === 'review' && d.response.response.allowed);
+    body.request.object = jsonpatch.applyPatch(structuredClone(obj), decodePatch(d.response)).newDocument;
+    return body;
+  }
+
+  test('a Secret of type kubernetes.io/service-account-token is refused, naming the service account', () => {
+    const r = validate(secretBody('kubernetes.io/service-account-token'));
+    assert.equal(r.allowed, false);
+    assert.match(r.status!.message, /\[secret\.service-account-token\] type: a Secret of type kubernetes\.io\/service-account-token would receive a non-expiring token of service account "runner"/);
+  });
+
+  test('an Opaque Secret is fine', () => {
+    const r = validate(secretBody(undefined));
+    assert.equal(r.allowed, true, r.status?.message);
+  });
+});

@@ -21,6 +21,9 @@ import { workspaceMounts } from './rules/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 
+/** Secrets of this type are filled with a token of the service account they name, by the token controller. */
+const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+
 /** Subresources Deed reviews; any other (status, eviction, binding...) is not a write of the object's own fields. */
 const REVIEWED_SUBRESOURCES = new Set(['ephemeralcontainers']);
 
@@ -84,6 +87,17 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
     return podOwner
       ? [{ rule: RULES.pvcPodOwner.id, path: 'metadata.ownerReferences', message: `an owner reference to pod ${podOwner.name} would let the garbage collector delete this claim` }]
       : [];
+  }
+  if (kind.kind === 'Secret') {
+    if (obj.type !== SERVICE_ACCOUNT_TOKEN_TYPE) return [];
+    const account = own(obj.metadata.annotations ?? {}, 'kubernetes.io/service-account.name');
+    return [
+      {
+        rule: RULES.secretServiceAccountToken.id,
+        path: 'type',
+        message: `a Secret of type ${SERVICE_ACCOUNT_TOKEN_TYPE} would receive a non-expiring token of service account ${account === undefined ? '(none named)' : JSON.stringify(account.slice(0, 80))}`,
+      },
+    ];
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
   return [

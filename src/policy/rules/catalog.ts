@@ -342,6 +342,15 @@ export const RULES = {
     overridable: true,
     example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
   }),
+  secretServiceAccountToken: rule({
+    id: 'secret.service-account-token',
+    webhook: 'validate',
+    checks:
+      'A sandbox Secret is never of type `kubernetes.io/service-account-token`: the token controller would fill it with a non-expiring token of the service account it names, for any pod to mount.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'a Secret of type kubernetes.io/service-account-token would receive a non-expiring token of service account "runner"',
+  }),
   pvcPodOwner: rule({
     id: 'pvc.pod-owner',
     webhook: 'validate',

@@ -92,6 +92,17 @@ export function credentialCases(suite: () => Suite): void {
     });
   });
 
+  describe('no legacy token Secret', () => {
+    test('a runner cannot create a Secret of type kubernetes.io/service-account-token for its own service account', async () => {
+      const s = suite();
+      const body = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'legacy-token', annotations: { 'kubernetes.io/service-account.name': 'runner' } } };
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Secret('sandbox-a'), body);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[secret\.service-account-token\] type: a Secret of type kubernetes\.io\/service-account-token would receive a non-expiring token of service account "runner"/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-a')}/legacy-token`)).status, 404);
+    });
+  });
+
   describe('the workspace claim under another volume name', () => {
     before(async () => {
       const s = suite();
