@@ -9,7 +9,7 @@ import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { signStamps } from '../src/policy/attestation.js';
-import { ObjectTable } from '../src/policy/lookup.js';
+import { noLookup } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
 
@@ -45,20 +45,19 @@ export function claimOf(environment: string, namespace = 'sandbox-a', nonce = 'a
 
 /**
  * A table-driven lookup of claims: `namespace/name` to the claim (its metadata), null for
- * one known to be absent, or a string: unknown, for that reason. Claims not listed are absent.
+ * one known to be absent, or a string: unknown, for that reason. Claims not listed are
+ * absent; pods are unknown (no cluster in unit tests), as with no lookup at all.
  */
 export function claimLookup(claims: Record<string, KubeObject | null | string>): ObjectLookup {
-  const table = new ObjectTable(() => ({ state: 'absent' }));
-  const unknown = new Map<string, string>();
-  for (const [key, value] of Object.entries(claims)) {
-    const [namespace, name] = key.split('/') as [string, string];
-    if (typeof value === 'string') unknown.set(key, value);
-    else table.set('persistentvolumeclaims', namespace, name, value);
-  }
+  const none = noLookup('no cluster in unit tests');
   return {
     get: (resource, namespace, name) => {
-      const reason = resource === 'persistentvolumeclaims' ? unknown.get(`${namespace}/${name}`) : undefined;
-      return reason !== undefined ? { state: 'unknown', reason } : table.get(resource, namespace, name);
+      if (resource !== 'persistentvolumeclaims') return none.get(resource, namespace, name);
+      const value = Object.hasOwn(claims, `${namespace}/${name}`) ? claims[`${namespace}/${name}`] : null;
+      if (typeof value === 'string') return { state: 'unknown', reason: value };
+      if (value === null || value === undefined) return { state: 'absent' };
+      const { uid, labels, annotations } = value.metadata;
+      return { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
     },
   };
 }

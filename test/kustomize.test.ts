@@ -31,7 +31,7 @@ describe('the kustomize base', () => {
     assert.deepEqual(objects.map(key).sort(), expected.map(key).sort());
     assert.deepEqual(
       objects.map((o) => o.kind).sort(),
-      ['ConfigMap', 'Deployment', 'MutatingWebhookConfiguration', 'Namespace', 'PodDisruptionBudget', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration'],
+      ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'MutatingWebhookConfiguration', 'Namespace', 'PodDisruptionBudget', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration'],
     );
     for (const want of expected) {
       const got = objects.find((o) => key(o) === key(want));

@@ -103,6 +103,8 @@ describe('deed manifests', () => {
       [
         `Namespace/${NS}`,
         'ServiceAccount/deed',
+        'ClusterRole/deed',
+        'ClusterRoleBinding/deed',
         'ConfigMap/deed-policy',
         'Deployment/deed',
         'PodDisruptionBudget/deed',
@@ -141,10 +143,13 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees CREATE, UPDATE and DELETE of the four kinds and UPDATE of pods/ephemeralcontainers', () => {
+  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions and bindings', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
-    assert.deepEqual(covered(hook, 'CREATE'), CORE_AND_NETWORKING);
-    assert.deepEqual(covered(hook, 'UPDATE'), [...CORE_AND_NETWORKING, '/v1/pods/ephemeralcontainers'].sort());
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction'].sort());
+    assert.deepEqual(
+      covered(hook, 'UPDATE'),
+      [...CORE_AND_NETWORKING, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+    );
     assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
@@ -294,11 +299,13 @@ describe('deed manifests', () => {
     assert.deepEqual(svc.spec!.ports!.map((p) => [p.port, p.targetPort]), [[443, 'https']]);
   });
 
-  test('the webhook has no role and no token; only the reaper gets one, bound to get, list and delete on the four kinds', () => {
+  test('the webhook may only get pods and claims (the pod an eviction names); the reaper may get, list and delete the four kinds', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
-    for (const b of bindings) for (const s of b.subjects ?? []) assert.notEqual(s.name, 'deed', 'nothing binds the webhook service account');
-    assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false);
-    for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, owner.startsWith('CronJob'), owner);
+    const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
+    assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
+    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }]);
+    assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
+    for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
 
     assert.deepEqual(objects.filter((o) => o.kind === 'Role'), []);
     const role = find<V1ClusterRole>(objects, 'ClusterRole', 'deed-reaper');

@@ -162,7 +162,7 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.equal(run.code, 1, run.stderr);
     assert.match(
       run.stderr,
-      /denied \[claim\.unknown\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: cannot tell which environment claim sbx-1-workspace belongs to: persistentvolumeclaims sandbox-a\/sbx-1-workspace is not among the objects reviewed before this one, and deed review has no cluster to ask; give it in the same file, before the objects that use it/,
+      /denied \[claim\.unknown\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: cannot tell which environment claim sbx-1-workspace belongs to: it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing/,
     );
   });
 

@@ -1,54 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import jsonpatch from 'fast-json-patch';
-import { decide } from '../src/admission/decide.js';
-import type { AdmissionResponse, KubeObject } from '../src/admission/types.js';
+import type { KubeObject } from '../src/admission/types.js';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { overlaps, parseGrants } from '../src/policy/rules/workspace-mounts.js';
-import { decodePatch, fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test edits reach deep into pod specs
-type Pod = KubeObject & { spec: Record<string, any> };
-
-const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo;
-const RUNNER_B = fixture('mutate-create-pod-by-other-namespace-runner.json').request.userInfo;
-const ADMIN = fixture('mutate-create-pod-by-admin.json').request.userInfo;
-const GC = fixture('validate-delete-secret-by-garbage-collector.json').request.userInfo;
-const POLICY_WITH_COMMAND: ConfigInput = { ...FIXTURE_POLICY, template: { command: ['/opt/agentctl', 'serve'] } };
-
-/** What Deed's mutating webhook would have made of `obj`, created by `userInfo` (default: sandbox-a runner-0). */
-function stamped(body: Review, obj: KubeObject, userInfo = RUNNER_A, config: ConfigInput = FIXTURE_POLICY): KubeObject {
-  const { uid: _uid, ...metadata } = obj.metadata;
-  const review = { ...body, request: { ...body.request, operation: 'CREATE', subResource: undefined, userInfo, object: { ...obj, metadata }, oldObject: null, options: null } };
-  const d = decide('mutate', review, testContext(config));
-  assert.ok(d.kind === 'review' && d.response.response.allowed, d.kind === 'review' ? d.response.response.status?.message : d.message);
-  const out = jsonpatch.applyPatch(structuredClone(obj), decodePatch(d.response)).newDocument;
-  return out;
-}
-
-function validate(body: Review, config: ConfigInput = FIXTURE_POLICY): AdmissionResponse {
-  const d = decide('validate', body, testContext(config));
-  assert.equal(d.kind, 'review');
-  if (d.kind !== 'review') throw new Error('unreachable');
-  assert.equal(d.response.response.uid, body.request.uid);
-  for (const w of d.response.response.warnings ?? []) assert.ok(w.length < 120, `warning under 120 characters: ${w}`);
-  return d.response.response;
-}
-
-function denies(body: Review, rule: string | RegExp, config?: ConfigInput): string {
-  const r = validate(body, config);
-  assert.equal(r.allowed, false, `expected a denial for ${String(rule)}`);
-  const message = r.status?.message ?? '';
-  assert.match(message, typeof rule === 'string' ? new RegExp(`\\[${rule.replace(/\./g, '\\.')}\\]`) : rule);
-  return message;
-}
-
-function allows(body: Review, config?: ConfigInput): AdmissionResponse {
-  const r = validate(body, config);
-  assert.equal(r.allowed, true, r.status?.message);
-  return r;
-}
+import { fixture, FIXTURE_POLICY, type Review } from './helpers.js';
+import { ADMIN, allows, denies, GC, POLICY_WITH_COMMAND, RUNNER_A, RUNNER_B, stamped, validate, type Pod } from './validate-helpers.js';
 
 /** The captured CREATE of sbx-1, stamped, with `change` applied to the final object. */
 function createPod(change: (o: Pod) => void = () => {}, config?: ConfigInput): Review {
@@ -422,12 +379,23 @@ describe('other kinds', () => {
     allows(body);
   });
 
-  test('a subresource other than ephemeralcontainers is not reviewed', () => {
+  test('a write through pods/status that adds a stamp is refused like one on the pod itself', () => {
     const body = fixture('validate-update-pod-label-by-runner.json');
     body.request.subResource = 'status';
     body.request.userInfo = ADMIN;
     body.request.object.metadata.labels['deed.dev/environment'] = 'x';
-    allows(body);
+    denies(body, 'frozen.stamps');
+  });
+
+  test('pods/log, exec and attach are not writes of the pod and pass unreviewed', () => {
+    for (const [sub, operation] of [['log', 'UPDATE'], ['exec', 'CONNECT'], ['attach', 'CONNECT']] as const) {
+      const body = fixture('validate-update-pod-label-by-runner.json');
+      body.request.subResource = sub;
+      body.request.operation = operation;
+      body.request.userInfo = ADMIN;
+      body.request.object.metadata.labels['deed.dev/environment'] = 'x';
+      allows(body);
+    }
   });
 
   test('bad input on /validate gets the same clear answers as on /mutate', () => {

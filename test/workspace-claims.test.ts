@@ -4,7 +4,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { noLookup } from '../src/policy/lookup.js';
+import { lookupsForBody, MAX_CLAIM_LOOKUPS, noLookup } from '../src/policy/lookup.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
 import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_CLAIMS, FIXTURE_POLICY, testContext, NOW, type Review } from './helpers.js';
 
@@ -227,7 +227,7 @@ describe('claims of another environment', () => {
 
   test('a claim Deed cannot look up fails closed, with the reason', () => {
     denies(createPod(), 'claim.unknown', /cannot tell which environment claim sbx-1-workspace belongs to: the metadata cache is not synced yet/, { lookup: claimLookup({ 'sandbox-a/sbx-1-workspace': 'the metadata cache is not synced yet' }) });
-    denies(createPod(), 'claim.unknown', /no cluster is available to look up persistentvolumeclaims sandbox-a\/sbx-1-workspace/, { lookup: noLookup });
+    denies(createPod(), 'claim.unknown', /cannot tell which environment claim sbx-1-workspace belongs to: Deed has no access to the API server/, { lookup: noLookup('Deed has no access to the API server') });
   });
 
   test('a claim that does not exist is refused: it would bind whatever another environment creates under that name later', () => {
@@ -253,6 +253,26 @@ describe('claims of another environment', () => {
     const old = stamped({ ...body, request: { ...body.request, object: body.request.oldObject } }, RUNNER_A, FIXTURE_POLICY);
     body.request.oldObject = old;
     body.request.object = { ...structuredClone(old), metadata: { ...structuredClone(old.metadata), labels: { ...old.metadata.labels, touched: 'yes' } } };
-    allows(body, { lookup: noLookup });
+    allows(body, { lookup: noLookup('no cluster') });
+  });
+});
+
+describe('the server reads the claims a review names before deciding', () => {
+  test('a pod CREATE on the validating webhook needs its claims (each once); the mutating webhook and an UPDATE need none', () => {
+    const body = createPod((o) => o.spec.volumes.push(ALIAS, { ...CLONE, name: 'copy' }, { name: 'cache', persistentVolumeClaim: { claimName: 'cache' } }));
+    assert.deepEqual(lookupsForBody(body, 'validate'), [
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'cache' },
+    ]);
+    assert.deepEqual(lookupsForBody(body, 'mutate'), []);
+    assert.deepEqual(lookupsForBody(fixture('validate-update-pod-label-by-runner.json'), 'validate'), []);
+  });
+
+  test('a claim that clones another needs it; a pod naming many claims gets at most MAX_CLAIM_LOOKUPS read', () => {
+    const pvc = fixture('validate-create-pvc-by-runner.json');
+    pvc.request.object.spec.dataSourceRef = { kind: 'PersistentVolumeClaim', name: 'source' };
+    assert.deepEqual(lookupsForBody(pvc, 'validate'), [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
+    const many = createPod((o) => { for (let i = 0; i < 100; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
+    assert.equal(lookupsForBody(many, 'validate').length, MAX_CLAIM_LOOKUPS);
   });
 });

@@ -15,7 +15,7 @@ import { readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
 import { reportObject, reportReplay } from '../review/report.js';
-import { hasWebhook, remember, reviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
+import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
 
@@ -88,7 +88,8 @@ function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
   const config = loadConfig(o.config);
   if (o.attestationKey === undefined)
     process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --attestation-key FILE to use a real one\n');
-  return productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY, lookup);
+  const ctx = productionContext(config, o.attestationKey !== undefined ? readAttestationKey(o.attestationKey) : DRY_RUN_KEY);
+  return lookup ? { ...ctx, lookup } : ctx;
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {
@@ -172,12 +173,12 @@ function reviewFiles(o: ReviewFlags): number {
   // Lookups (the claims a pod mounts) are answered from the objects reviewed before, as
   // the cluster would hold them after `kubectl apply` of the same files in order.
   if (o.existing === '-' && (o.filename === '-' || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
-  const seen = reviewedObjects();
-  const ctx = context(o, seen);
+  const seen = new ReviewedObjects();
+  const ctx = context(o, seen.lookup);
   if (o.existing !== undefined)
     for (const s of readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing))
-      remember(seen, { stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
-  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => remember(seen, reviewObject(input, ctx)));
+      seen.remember({ stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
+  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => seen.remember(reviewObject(input, ctx)));
   process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);

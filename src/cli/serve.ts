@@ -15,6 +15,7 @@ export function registerServe(program: Command): void {
     .option('--tls-cert <file>', 'serving certificate (PEM); reloaded when the file changes')
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--client-ca <file>', 'require API-server client certificates signed by this CA')
+    .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names, the claims a new pod mounts); in a cluster, its service account')
     .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
     .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
@@ -33,6 +34,7 @@ export function registerServe(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
+        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
         certPollMs: Math.max(o.certPollSeconds * 1000, 100),
       });
       if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
@@ -70,6 +72,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   clientCa?: string;
+  kubeconfig?: string;
   certPollSeconds: number;
   shutdownDelay: number;
   gracePeriod: number;

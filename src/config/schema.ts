@@ -15,6 +15,9 @@ const dnsSubdomain = z
   .max(253)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS subdomain such as deed.dev');
 
+// A namespace name (RFC 1123 label).
+const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a namespace name');
+
 const serviceAccountPattern = z
   .string()
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?:(\*|[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/, 'must be NAMESPACE:NAME or NAMESPACE:*');
@@ -32,6 +35,22 @@ export const environmentSchema = z
       .default([])
       .describe(
         "Other environments whose stamped PersistentVolumeClaims this environment's pods may mount or clone. Unset: none (rule `claim.cross-environment`).",
+      ),
+    namespaces: z
+      .array(dnsLabel)
+      .default([])
+      .describe(
+        'Namespaces bound to this environment: there only its principals, its managers, system principals and break-glass may create sandbox objects. Unbound namespaces accept every environment.',
+      ),
+    managers: z
+      .object({
+        users: z.array(z.string().min(1)).default([]).describe('Usernames, e.g. `system:serviceaccount:platform:runner-controller`.'),
+        groups: z.array(z.string().min(1)).default([]).describe('Groups.'),
+      })
+      .strict()
+      .default({ users: [], groups: [] })
+      .describe(
+        "Principals that create and delete this environment's runners: guarded writes let them update and delete its objects and runner pods, and they may create in its bound namespaces. Their own creates are not stamped.",
       ),
   })
   .strict();
@@ -109,6 +128,8 @@ export const DEFAULT_SYSTEM_PRINCIPALS = {
     'system:serviceaccount:kube-system:node-controller',
     'system:serviceaccount:kube-system:taint-eviction-controller',
     'system:kube-scheduler',
+    // The controller manager's own identity, where it runs without --use-service-account-credentials.
+    'system:kube-controller-manager',
   ],
   groups: ['system:nodes'],
 };
@@ -195,6 +216,16 @@ export const configSchema = z
       env.claimsFrom.forEach((other, j) => {
         if (!ids.has(other)) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: `unknown environment "${other}"` });
         else if (other === env.id) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: 'an environment always mounts its own claims; do not list it' });
+      }),
+    );
+    // A namespace bound to two environments would admit neither's creates unambiguously.
+    const binders = new Map<string, string>();
+    cfg.environments.forEach((env, i) =>
+      env.namespaces.forEach((ns, j) => {
+        const prior = binders.get(ns);
+        if (prior !== undefined && prior !== env.id)
+          ctx.addIssue({ code: 'custom', path: ['environments', i, 'namespaces', j], message: `namespace "${ns}" is already bound to environment "${prior}"` });
+        binders.set(ns, env.id);
       }),
     );
     // One service-account pattern in two environments would make the stamp ambiguous.

@@ -91,6 +91,8 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
+    webhookClusterRole(),
+    webhookBinding(namespace),
     configMap(namespace, policy),
     deployment(opts.image, namespace, policy),
     podDisruptionBudget(namespace),
@@ -262,7 +264,8 @@ function deployment(image: string, namespace: string, policy: string): V1Deploym
         metadata: { labels: selector, annotations: { 'checksum/policy': createHash('sha256').update(policy).digest('hex') } },
         spec: {
           serviceAccountName: NAME,
-          automountServiceAccountToken: false,
+          // Its token reads (get only) the pod an eviction or binding names.
+          automountServiceAccountToken: true,
           securityContext: podSecurityContext,
           // deed serve exits by itself within --grace-period (25 s from SIGTERM, the 5 s
           // --shutdown-delay included), before the kubelet's SIGKILL at 30 s.
@@ -362,13 +365,45 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
       {
         name: 'validate.deed.dev',
         ...webhookCommon(namespace, '/validate', caBundle),
-        rules: [
-          ...rules(['CREATE', 'UPDATE', 'DELETE']),
-          // `kubectl debug` adds ephemeral containers through this subresource only.
-          { operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/ephemeralcontainers'], scope: 'Namespaced' },
-        ],
+        rules: validatingRules(),
       },
     ],
+  };
+}
+
+/**
+ * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * subresources that write them (`kubectl debug` adds ephemeral containers only through
+ * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
+ * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
+ * whose annotations the API server copies onto the pod.
+ */
+export function validatingRules(): V1RuleWithOperations[] {
+  const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
+  return [
+    ...rules(['CREATE', 'UPDATE', 'DELETE']),
+    core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
+    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings']),
+  ];
+}
+
+/** The webhook reads the pod an eviction or binding names, and (for pods) the claims they mount. */
+function webhookClusterRole(): V1ClusterRole {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: metadata(NAME, undefined, 'webhook'),
+    rules: [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }],
+  };
+}
+
+function webhookBinding(namespace: string): V1ClusterRoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: metadata(NAME, undefined, 'webhook'),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+    subjects: [{ kind: 'ServiceAccount', name: NAME, namespace }],
   };
 }
 

@@ -49,7 +49,7 @@ const MAX_PAGES = 10_000;
 // labels and annotations, so Secret data and pod specs never cross the wire to it. A server
 // without it falls back to full objects, of which only metadata is kept below.
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
-const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
+export const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
 type ListParams = { labelSelector: string; limit: number; _continue?: string };
@@ -129,7 +129,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 }
 
 /** Runs one API call under a deadline: the request is aborted and the call fails with a Timeout. */
-async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {

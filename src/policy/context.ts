@@ -2,9 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
 import { noLookup } from './lookup.js';
-import { compilePolicy, type DecisionContext, type ObjectLookup } from './policy.js';
+import { compilePolicy, type DecisionContext } from './policy.js';
 
-/** `lookup` answers what the decision needs to know of other objects; without one, every such rule fails closed. */
-export function productionContext(config: Config, attestationKey: Buffer, lookup: ObjectLookup = noLookup): DecisionContext {
-  return { policy: compilePolicy(config), attestationKey, now: Date.now, randomBytes, lookup };
+/** The server replaces `lookup` per review with what it read from the API server. */
+export function productionContext(config: Config, attestationKey: Buffer): DecisionContext {
+  return { policy: compilePolicy(config), attestationKey, now: Date.now, randomBytes, lookup: noLookup('Deed has no access to the API server (deed serve --kubeconfig, or in-cluster credentials)') };
 }

@@ -4,7 +4,8 @@ import type { AdmissionRequest } from '../admission/types.js';
 import { allowed, denied, type Finding, type Verdict } from '../admission/verdict.js';
 import type { Requester } from './identity.js';
 import type { SandboxKind } from './kinds.js';
-import type { StampKeys } from './keys.js';
+import type { Policy } from './policy.js';
+import { actsFor } from './principals.js';
 import { presentOwnedKeys } from './stamps.js';
 import { RULES } from './rules/catalog.js';
 
@@ -38,10 +39,19 @@ export function ambiguousIdentity(requester: Requester, ids: string[]): Finding 
  */
 export function createIdentity(
   requester: Requester,
+  namespace: string,
   labels: Record<string, string>,
   annotations: Record<string, string>,
-  keys: StampKeys,
+  policy: Policy,
 ): { environment: string } | { verdict: Verdict } {
+  const { keys } = policy;
+  // A bound namespace takes sandbox objects from its own environment only: no other
+  // environment plants objects there that the owner could then neither change nor delete.
+  const bound = policy.envByBoundNamespace.get(namespace);
+  if (bound !== undefined && !actsFor(requester, bound, policy)) {
+    const who = requester.environment.kind === 'one' ? `acts for "${requester.environment.id}"` : requester.environment.kind === 'none' ? 'acts for no environment' : 'acts for several environments';
+    return { verdict: denied([{ rule: RULES.guardNamespaceBinding.id, message: `namespace ${namespace} is bound to environment "${bound}"; ${requester.username} ${who} and may not create sandbox objects in it` }]) };
+  }
   const env = requester.environment;
   if (env.kind === 'none') {
     const forged = presentOwnedKeys(labels, annotations, keys);

@@ -40,6 +40,18 @@ export function parseServiceAccount(username: string): { namespace: string; name
   return { namespace: parts[0]!, name: parts[1]! };
 }
 
+/**
+ * The environment a service account acts for by the policy's service-account patterns
+ * (not by group). The schema allows a pattern in one environment only; an exact entry
+ * and another environment's wildcard can still both match, which is no one environment.
+ */
+export function serviceAccountEnvironment(namespace: string, name: string, policy: Policy): string | undefined {
+  const exact = policy.envByServiceAccount.get(`${namespace}:${name}`);
+  const wildcard = policy.envByNamespaceWildcard.get(namespace);
+  if (exact !== undefined && wildcard !== undefined && exact !== wildcard) return undefined;
+  return exact ?? wildcard;
+}
+
 export function resolveRequester(userInfo: UserInfo, policy: Policy): Requester {
   const serviceAccount = parseServiceAccount(userInfo.username);
   const ids = new Set<string>();

@@ -1,45 +1,74 @@
-// Lookups of other objects a decision depends on (a pod's claims). The server answers
-// from its metadata cache; `deed review` from the objects it was given; with neither,
-// every answer is "unknown" and the rules that need one fail closed, saying why.
-import type { KubeObject } from '../admission/types.js';
+// Facts about other objects a decision needs: the pod an eviction or a binding names, the
+// claims a new pod mounts or clones (or a new claim clones). Which objects a review needs
+// is decided here, purely; the server reads them (with a deadline) before deciding, so the
+// decision itself stays free of I/O.
+import { decodeReview } from '../admission/decode.js';
+import type { AdmissionRequest } from '../admission/types.js';
+import { doorOf } from './doors.js';
+import { isRec } from './pod.js';
+import { podClaims, pvcClaims } from './rules/claim-environment.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 
-export type LookupResource = Parameters<ObjectLookup['get']>[0];
+export type LookupResource = 'pods' | 'persistentvolumeclaims';
 
-/** No cluster to ask: every lookup is unknown. */
-export const noLookup: ObjectLookup = {
-  get: (resource, namespace, name) => ({ state: 'unknown', reason: `no cluster is available to look up ${resource} ${namespace}/${name}` }),
-};
+export interface LookupKey {
+  resource: LookupResource;
+  namespace: string;
+  name: string;
+}
 
-function key(resource: LookupResource, namespace: string, name: string): string {
-  return JSON.stringify([resource, namespace, name]);
+export function lookupKey(k: LookupKey): string {
+  return `${k.resource}/${k.namespace}/${k.name}`;
 }
 
 /**
- * A lookup over a known set of objects: those found are answered from their metadata;
- * any other is `miss(...)` (unknown by default: a list of objects is not the cluster).
+ * At most this many claims are read for one review: a pod that names more is refused for
+ * the rest (their environment stays unknown) rather than fanning out without bound.
  */
-export class ObjectTable implements ObjectLookup {
-  readonly #entries = new Map<string, Lookup>();
+export const MAX_CLAIM_LOOKUPS = 32;
 
-  constructor(private readonly miss: (resource: LookupResource, namespace: string, name: string) => Lookup = noLookup.get) {}
-
-  /** Records an object as found (its metadata only), or as absent when `object` is null. */
-  set(resource: LookupResource, namespace: string, name: string, object: Pick<KubeObject, 'metadata'> | null): this {
-    if (object === null) {
-      this.#entries.set(key(resource, namespace, name), { state: 'absent' });
-      return this;
-    }
-    const { uid, labels, annotations } = object.metadata;
-    const metadata: Extract<Lookup, { state: 'found' }>['metadata'] = {};
-    if (uid !== undefined) metadata.uid = uid;
-    if (labels !== undefined) metadata.labels = { ...labels };
-    if (annotations !== undefined) metadata.annotations = { ...annotations };
-    this.#entries.set(key(resource, namespace, name), { state: 'found', metadata });
-    return this;
+/** The objects a review's decision reads besides the request itself (the mutating side reads none for claims). */
+export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+  const door = doorOf(req);
+  const namespace = req.namespace;
+  if (namespace === undefined) return [];
+  if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
+  // Volumes and data sources are fixed at CREATE: only then are the claims they name judged.
+  if (webhook === 'validate' && door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined && req.object) {
+    const kind = door.sandboxKind.kind;
+    const refs = kind === 'Pod' && isRec(req.object.spec) ? podClaims(req.object.spec) : kind === 'PersistentVolumeClaim' ? pvcClaims(req.object) : [];
+    return [...new Set(refs.map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name) => ({ resource: 'persistentvolumeclaims', namespace, name }));
   }
+  return [];
+}
 
-  get(resource: LookupResource, namespace: string, name: string): Lookup {
-    return this.#entries.get(key(resource, namespace, name)) ?? this.miss(resource, namespace, name);
-  }
+/**
+ * The lookups for a raw review body, as the server sees it before deciding. Most reviews
+ * need none, and are told apart by a glance at two fields, without decoding them twice.
+ */
+export function lookupsForBody(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown } } | null)?.request;
+  const resource = req?.resource?.resource;
+  const mayNeed =
+    resource === 'bindings' ||
+    req?.subResource === 'eviction' ||
+    req?.subResource === 'binding' ||
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims'));
+  if (!mayNeed) return [];
+  const decoded = decodeReview(body);
+  return decoded.ok ? lookupsNeeded(decoded.request, webhook) : [];
+}
+
+/** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
+export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string): ObjectLookup {
+  return {
+    get(resource, namespace, name) {
+      return facts.get(lookupKey({ resource, namespace, name })) ?? { state: 'unknown', reason };
+    },
+  };
+}
+
+/** For decisions made with no cluster to ask (local runs without credentials, tests). */
+export function noLookup(reason: string): ObjectLookup {
+  return gatheredLookup(new Map(), reason);
 }

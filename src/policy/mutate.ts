@@ -34,7 +34,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
 
-  const gate = createIdentity(requester, labels, annotations, keys);
+  const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy);
   if ('verdict' in gate) return gate.verdict;
   const { environment } = gate;
 

@@ -15,19 +15,31 @@ export interface Policy {
   systemGroups: Set<string>;
   /** Environment id to the other environments whose stamped claims its pods may mount. */
   claimsFrom: Map<string, Set<string>>;
+  /** Namespace -> the environment it is bound to. */
+  envByBoundNamespace: Map<string, string>;
+  /** Manager user or group -> the environments it manages. */
+  managedByUser: Map<string, string[]>;
+  managedByGroup: Map<string, string[]>;
 }
 
 export function compilePolicy(config: Config): Policy {
   const envByServiceAccount = new Map<string, string>();
   const envByNamespaceWildcard = new Map<string, string>();
   const envsByGroup = new Map<string, string[]>();
+  const envByBoundNamespace = new Map<string, string>();
+  const managedByUser = new Map<string, string[]>();
+  const managedByGroup = new Map<string, string[]>();
+  const add = (map: Map<string, string[]>, key: string, id: string) => map.set(key, [...(map.get(key) ?? []), id]);
   for (const env of config.environments) {
+    for (const ns of env.namespaces) envByBoundNamespace.set(ns, env.id);
+    for (const user of env.managers.users) add(managedByUser, user, env.id);
+    for (const group of env.managers.groups) add(managedByGroup, group, env.id);
     for (const sa of env.serviceAccounts) {
       const [ns, name] = sa.split(':') as [string, string];
       if (name === '*') envByNamespaceWildcard.set(ns, env.id);
       else envByServiceAccount.set(sa, env.id);
     }
-    for (const group of env.groups) envsByGroup.set(group, [...(envsByGroup.get(group) ?? []), env.id]);
+    for (const group of env.groups) add(envsByGroup, group, env.id);
   }
   return {
     config,
@@ -40,12 +52,15 @@ export function compilePolicy(config: Config): Policy {
     systemUsers: new Set(config.systemPrincipals.users),
     systemGroups: new Set(config.systemPrincipals.groups),
     claimsFrom: new Map(config.environments.map((env) => [env.id, new Set(env.claimsFrom)])),
+    envByBoundNamespace,
+    managedByUser,
+    managedByGroup,
   };
 }
 
 /** What Deed knows about another object a decision depends on (metadata only). */
 export type Lookup =
-  | { state: 'found'; metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }
+  | { state: 'found'; metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; serviceAccountName?: string }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };
 export interface ObjectLookup {

@@ -1,17 +1,21 @@
 // The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
-// checks stamps at CREATE, freezes them on UPDATE, guards UPDATE and DELETE across
-// environments, and checks sandbox pod templates, workspace mounts and the environment
-// of the claims a pod mounts. Object in, verdict out; no I/O (other objects are known
-// through the context's lookup).
+// checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
+// remove an environment's object (main resource, subresources, evictions, bindings), and
+// checks sandbox pod templates, workspace mounts and the environment of the claims a pod
+// mounts. Object in, verdict out; no I/O: what it knows of other objects comes from
+// ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own, readStamps, verifyStamps } from './attestation.js';
+import { own } from './attestation.js';
 import { resolveRequester, type Requester } from './identity.js';
-import { sandboxKind, type SandboxKind } from './kinds.js';
+import type { SandboxKind } from './kinds.js';
+import { ownershipOf, ownershipOfObject } from './ownership.js';
 import type { DecisionContext } from './policy.js';
+import { isTrusted } from './principals.js';
 import { RULES } from './rules/catalog.js';
+import { doorOf, type Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
-import { frozenStamps } from './rules/frozen-stamps.js';
+import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './rules/template-collisions.js';
@@ -19,34 +23,42 @@ import { claimEnvironment, podClaims, pvcClaims } from './rules/claim-environmen
 import { isRec } from './pod.js';
 import { workspaceMounts } from './rules/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
-import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
+import { createIdentity, kindMismatch } from './create-gate.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 
-/** Subresources Deed reviews; any other (status, eviction, binding...) is not a write of the object's own fields. */
-const REVIEWED_SUBRESOURCES = new Set(['ephemeralcontainers']);
-
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
-  const kind = sandboxKind(req.resource);
-  if (kind === undefined || req.operation === 'CONNECT') return allowed();
-  if (req.subResource !== undefined && !(kind.kind === 'Pod' && REVIEWED_SUBRESOURCES.has(req.subResource))) return allowed();
+  const door = doorOf(req);
+  if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;
-  if (namespace === undefined) return missingNamespace(kind);
+  if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
+  const requester = resolveRequester(req.userInfo, ctx.policy);
+  if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
+
+  const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
-
-  const requester = resolveRequester(req.userInfo, ctx.policy);
   if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx);
-  return validateChange(req, kind, namespace, requester, ctx);
+  return validateChange(req, door, kind, namespace, requester, ctx);
 }
 
 function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
-  const identity = createIdentity(requester, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy.keys);
+  const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   if ('verdict' in identity) return identity.verdict;
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.attestationKey);
+  const runner = requester.runner;
+  if (runner !== undefined && runner.namespace !== namespace) {
+    const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
+    if (ref !== undefined)
+      findings.push({
+        rule: RULES.ownerCrossNamespace.id,
+        path: 'metadata.ownerReferences',
+        message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
+      });
+  }
   findings.push(...objectRules(obj, kind, ctx));
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
   const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
@@ -54,29 +66,46 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   return enforce(findings, policy);
 }
 
-function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+function validateChange(req: AdmissionRequest, door: Extract<Door, { kind: 'object' }>, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
   const oldObj = req.oldObject!;
+  const newObj = req.operation === 'UPDATE' ? req.object! : undefined;
   const findings: Finding[] = [];
-  if (isManaged(oldObj.metadata.labels, policy.keys)) {
-    const objectEnv = own(oldObj.metadata.labels ?? {}, policy.keys.environment) ?? '(none)';
-    findings.push(...guardedWrite(requester, objectEnv, policy));
-    if (req.operation === 'UPDATE') {
-      const stamps = readStamps(oldObj, policy.keys, kind.kind, namespace);
-      if (stamps === undefined || !verifyStamps(ctx.attestationKey, stamps, own(oldObj.metadata.annotations ?? {}, policy.keys.attestation)))
-        findings.push({
-          rule: RULES.attestationInvalid.id,
-          path: annotationPath(policy.keys.attestation),
-          message: 'the stored attestation does not verify over the stamps; the object was tampered with or signed by another key',
-        });
-    }
-  }
-  if (req.operation === 'UPDATE') {
-    const newObj = req.object!;
+  // A status write that leaves metadata alone is the business of the controllers that own
+  // status (the kubelet, a CSI resizer); one that changes metadata is held to the guard.
+  const guarded = !(door.statusOnly && newObj !== undefined && sameMetadata(oldObj, newObj));
+  if (guarded) findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.attestationKey), policy));
+  if (newObj !== undefined) {
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
     if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx), objectRules(newObj, kind, ctx)));
   }
   return enforce(findings, policy);
+}
+
+/**
+ * An eviction or a binding: the review carries an Eviction or a Binding that names the
+ * pod, so whose the pod is comes from a lookup. When Deed cannot know, it refuses.
+ */
+function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'pod-by-name' }>, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+  const { policy } = ctx;
+  const findings: Finding[] = door.action === 'binding' ? frozenBindingAnnotations(req.object ?? undefined, policy.keys) : [];
+  if (door.pod === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `the ${door.action} names no pod` }]);
+  if (!isTrusted(requester, policy)) {
+    const pod = ctx.lookup.get('pods', namespace, door.pod);
+    if (pod.state === 'found') {
+      const owner = ownershipOf({ kind: 'Pod', namespace, metadata: pod.metadata, serviceAccountName: pod.serviceAccountName }, policy, ctx.attestationKey);
+      findings.push(...guardedWrite(requester, owner, policy));
+    } else if (pod.state === 'unknown') {
+      findings.push({ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose pod ${namespace}/${door.pod} is (${pod.reason}); refusing the ${door.action}` });
+    }
+    // absent: the API server answers NotFound itself.
+  }
+  return enforce(findings, policy);
+}
+
+function sameMetadata(a: KubeObject, b: KubeObject): boolean {
+  const pick = (o: KubeObject) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.metadata.ownerReferences ?? [], o.metadata.finalizers ?? []]);
+  return pick(a) === pick(b);
 }
 
 /** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */

@@ -7,8 +7,8 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import { ObjectTable, type LookupResource } from '../policy/lookup.js';
-import type { DecisionContext } from '../policy/policy.js';
+import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
+import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 
 export interface Step {
@@ -102,24 +102,29 @@ const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
 ]);
 
 /**
- * Lookups for `deed review`: the objects reviewed so far, as the cluster would hold them.
- * Anything else is unknown: the files are not the cluster, and there is none to ask.
+ * Lookups for `deed review`: the objects reviewed so far, as the cluster would hold them,
+ * and those given with --existing. Anything else is unknown: the files are not the
+ * cluster, and there is none to ask.
  */
-export function reviewedObjects(): ObjectTable {
-  return new ObjectTable((resource, namespace, name) => ({
-    state: 'unknown',
-    reason: `${resource} ${namespace}/${name} is not among the objects reviewed before this one, and deed review has no cluster to ask; give it in the same file, before the objects that use it`,
-  }));
-}
+export class ReviewedObjects {
+  readonly facts = new Map<string, Lookup>();
+  readonly lookup: ObjectLookup = gatheredLookup(
+    this.facts,
+    'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
+  );
 
-/** Records what a review stored or deleted, so later reviews in the same run can look it up. */
-export function remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(table: ObjectTable, review: R): R {
-  for (const [obj, gone] of [
-    [review.stored, false],
-    [review.deleted, true],
-  ] as const) {
-    const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
-    if (obj && resource && obj.metadata.namespace !== undefined && obj.metadata.name !== undefined) table.set(resource, obj.metadata.namespace, obj.metadata.name, gone ? null : obj);
+  /** Records what a review stored or deleted, so later reviews in the same run can look it up. */
+  remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(review: R): R {
+    for (const [obj, gone] of [
+      [review.stored, false],
+      [review.deleted, true],
+    ] as const) {
+      const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
+      if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
+      const { uid, labels, annotations } = obj.metadata;
+      const found: Lookup = { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) } };
+      this.facts.set(lookupKey({ resource, namespace: obj.metadata.namespace, name: obj.metadata.name }), gone ? { state: 'absent' } : found);
+    }
+    return review;
   }
-  return review;
 }

@@ -7,7 +7,9 @@ import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
-import { decideWithin, reviewDeadline } from './deadline.js';
+import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
+import { lookupsForBody } from '../policy/lookup.js';
+import type { ObjectReader } from '../kube/object-reader.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -31,7 +33,12 @@ export interface AppOptions {
   metrics?: Metrics;
   /** Monotonic milliseconds for the internal deadline; tests inject one. */
   clock?: () => number;
+  /** Reads the objects a decision names (an eviction's pod); without it those are unknown and refused. */
+  reader?: ObjectReader;
 }
+
+/** The longest one lookup may take; the review's own deadline may cut it shorter. */
+export const LOOKUP_TIMEOUT_MS = 2000;
 
 export interface DeedApp {
   app: FastifyInstance;
@@ -109,7 +116,12 @@ export function buildApp(opts: AppOptions): DeedApp {
       // header; drain.ts ends its sessions with GOAWAY.
       if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
-      const decision = decideWithin(webhook, req.body, opts.ctx, deadline, clock);
+      const needed = opts.reader ? lookupsForBody(req.body, webhook) : [];
+      const ctx =
+        needed.length > 0 && opts.reader
+          ? { ...opts.ctx, lookup: await opts.reader.read(needed, Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())))) }
+          : opts.ctx;
+      const decision = decideWithin(webhook, req.body, ctx, deadline, clock);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
         recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
@@ -135,6 +147,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
         reason: verdict.allowed ? undefined : verdict.message,
         warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
+        lookups: needed.length > 0 ? needed.length : undefined,
         patchBytes: response.response.patch?.length ?? 0,
         durationMs: Math.round(durationMs * 1000) / 1000,
       };

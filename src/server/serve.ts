@@ -11,6 +11,7 @@ import { ensureAttestationKey, readAttestationKey } from './attestation-key.js';
 import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
 import { trackConnections } from './drain.js';
 import { createMetrics, setCertificateExpiry } from '../observability/metrics.js';
+import type { ObjectReader } from '../kube/object-reader.js';
 
 export interface ServeOptions {
   config: Config;
@@ -24,6 +25,8 @@ export interface ServeOptions {
   tlsKey?: string;
   clientCa?: string;
   certPollMs?: number;
+  /** API-server credentials for lookups; the in-cluster service account when unset and in a cluster. */
+  kubeconfig?: string;
 }
 
 export interface RunningServer extends DeedApp {
@@ -58,8 +61,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
+  const reader = await objectReader(opts.kubeconfig, logger);
   const deed = buildApp({
     ctx: productionContext(opts.config, attestationKey),
+    ...(reader ? { reader } : {}),
     logger,
     metrics,
     tls: pair,
@@ -107,4 +112,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         await app.close();
       })()),
   };
+}
+
+/**
+ * The read path for lookups: `--kubeconfig`, else the in-cluster service account, else
+ * none (a local run): then what needs a lookup (an eviction or binding of a pod, the
+ * claims of a new pod) is refused with that reason. The client is loaded only when there is a cluster to talk to.
+ */
+async function objectReader(kubeconfig: string | undefined, logger: Logger): Promise<ObjectReader | undefined> {
+  if (kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
+    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): evictions and bindings of pods are refused, since Deed cannot tell whose the pod is');
+    return undefined;
+  }
+  const [{ loadKubeConfig }, { createObjectReader }] = await Promise.all([import('../kube/client.js'), import('../kube/object-reader.js')]);
+  const kc = loadKubeConfig(kubeconfig);
+  logger.info({ server: kc.getCurrentCluster()?.server }, 'lookups read from the API server');
+  return createObjectReader(kc);
 }

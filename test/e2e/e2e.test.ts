@@ -10,6 +10,7 @@ import { clusterCases } from './cases/cluster.js';
 import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
 import { credentialCases } from './cases/credentials.js';
+import { doorCases } from './cases/doors.js';
 
 const found = assets();
 const skip =
@@ -34,6 +35,7 @@ describe('Deed in a real API server', { skip }, () => {
   admissionCases(get);
   policyCases(get);
   credentialCases(get);
+  doorCases(get);
   reaperCases(get);
   installCases(get, tools);
   clusterCases(get, tools);

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
-import { renderManifests, reaperName } from '../../src/install/manifests.js';
+import { NAME, reaperName, renderManifests } from '../../src/install/manifests.js';
 import { startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
@@ -16,19 +16,20 @@ import { eventually } from './objects.js';
 
 export const DEED_NAMESPACE = 'deed-system';
 /**
- * alpha: sandbox-a's runner; beta: every service account of sandbox-b.
- * `deed serve` has no claim lookup yet (the metadata cache of issue 11 brings it), so
- * every claim a pod mounts is of unknown environment: claim.unknown only warns here until
- * then, or no pod with a workspace could be admitted. Remove that line with the cache.
+ * alpha: sandbox-a's runner, sandbox-a bound to it, platform:runner-controller its
+ * manager; beta: every service account of sandbox-b; the administrator is break-glass.
  */
 export const E2E_POLICY = `labelPrefix: deed.dev
 environments:
   - id: alpha
     serviceAccounts: ["sandbox-a:runner"]
+    namespaces: ["sandbox-a"]
+    managers:
+      users: ["system:serviceaccount:platform:runner-controller"]
   - id: beta
     serviceAccounts: ["sandbox-b:*"]
-rules:
-  claim.unknown: warn
+breakGlass:
+  users: ["e2e-admin"]
 `;
 
 export interface Runner {
@@ -52,6 +53,8 @@ export interface Suite {
   janitorB: Identity;
   /** deed-system:deed-reaper-alpha, with the RBAC `deed manifests` renders for it. */
   reaperA: Identity;
+  /** platform:runner-controller: alpha's manager (creates and deletes its runners), with wide RBAC in sandbox-a. */
+  runnerController: Identity;
   /** The attestation key Deed signs with (a file in the suite's folder). */
   keyFile: string;
   policyFile: string;
@@ -90,12 +93,12 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       doc.attestation = { ...doc.attestation, keyFile };
       return stringify(doc);
     };
+    const deedKubeconfig = join(dir, 'deed.kubeconfig');
     const startDeed = async (policyYaml: string) => {
       writeFileSync(policyFile, withKey(policyYaml));
-      deed = await startServe([], undefined, {}, { port, dir, configFile: policyFile });
+      deed = await startServe(['--kubeconfig', deedKubeconfig], undefined, {}, { port, dir, configFile: policyFile });
       adopt(deed.child);
     };
-    await startDeed(clusterPolicyYaml);
     const url = `https://127.0.0.1:${port}`;
 
     const admin: Identity = { ...cp.admin, kubeconfig: join(cp.dir, 'admin.kubeconfig') };
@@ -108,18 +111,18 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     };
 
     // Namespaces: sandbox-a and sandbox-b opt in; "plain" does not; Deed's own.
-    for (const [name, optIn] of [['sandbox-a', true], ['sandbox-b', true], ['plain', false], [DEED_NAMESPACE, false]] as const) {
+    for (const [name, optIn] of [['sandbox-a', true], ['sandbox-b', true], ['plain', false], ['platform', false], [DEED_NAMESPACE, false]] as const) {
       await must(`namespace ${name}`, call(admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: optIn ? { 'deed.dev/sandbox': 'enabled' } : {} } }));
       if (!cp.controllers) await must(`default service account in ${name}`, call(admin, 'POST', `/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } }));
     }
     // The install's objects that matter here: the reaper's account and RBAC, and the
     // webhook configurations with only clientConfig changed.
-    const webhooks: KubernetesObject[] = [];
+    // The install's service accounts and RBAC (the webhook's and the reaper's) as rendered.
     for (const o of objects) {
-      if (o.kind === 'ServiceAccount' && o.metadata?.name === reaperName('alpha')) await must('reaper service account', call(admin, 'POST', `/api/v1/namespaces/${DEED_NAMESPACE}/serviceaccounts`, o));
-      if (o.kind === 'ClusterRole') await must('reaper role', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', o));
-      if (o.kind === 'ClusterRoleBinding') await must('reaper binding', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
-      if (o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration') webhooks.push(pointedAt(o, url, deed!.ca));
+      const what = `${o.kind} ${o.metadata?.name}`;
+      if (o.kind === 'ServiceAccount') await must(what, call(admin, 'POST', `/api/v1/namespaces/${DEED_NAMESPACE}/serviceaccounts`, o));
+      if (o.kind === 'ClusterRole') await must(what, call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', o));
+      if (o.kind === 'ClusterRoleBinding') await must(what, call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
     }
 
     // RBAC: each service account may do anything with the four kinds in its namespace;
@@ -127,7 +130,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     await must('sandbox role', call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
       metadata: { name: 'e2e-sandbox' },
       rules: [
-        { apiGroups: [''], resources: ['pods', 'pods/status', 'pods/eviction', 'pods/ephemeralcontainers', 'secrets', 'persistentvolumeclaims', 'persistentvolumeclaims/status'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['pods', 'pods/status', 'pods/eviction', 'pods/binding', 'pods/resize', 'pods/ephemeralcontainers', 'bindings', 'secrets', 'persistentvolumeclaims', 'persistentvolumeclaims/status'], verbs: ['*'] },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
       ],
     }));
@@ -147,15 +150,12 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
         await eventually(`RBAC lets ${namespace}/${name} write in ${ns}`, async () => (await call(admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
       }
     };
-    await bind('sandbox-a', [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+    await bind('sandbox-a', [['sandbox-a', 'runner'], ['sandbox-b', 'janitor'], ['platform', 'runner-controller']]);
     await bind('sandbox-b', [['sandbox-b', 'runner'], ['sandbox-b', 'janitor']]);
 
     for (const [ns, sa] of [['sandbox-a', 'runner'], ['sandbox-b', 'runner'], ['sandbox-b', 'janitor']] as const) {
       await must(`service account ${ns}/${sa}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: sa } }));
     }
-    // Registered last: from here on every write in the sandboxes goes through Deed.
-    for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
-
     const runner = async (ns: string, name = 'runner-0'): Promise<Runner> => {
       // Created by the platform (the admin here), not by a sandbox identity: not stamped.
       const pod = await must(`runner pod ${ns}/${name}`, call(admin, 'POST', `/api/v1/namespaces/${ns}/pods`, runnerPod(name)));
@@ -172,10 +172,19 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       writeKubeconfig(identity.kubeconfig!, cp.server, cp.ca, token);
       return identity;
     };
+    // Deed reads pods (evictions, bindings) as its own service account, as in a cluster.
+    const deedIdentity = await plain(DEED_NAMESPACE, NAME);
+    writeKubeconfig(deedKubeconfig, cp.server, cp.ca, deedIdentity.token);
+    await startDeed(clusterPolicyYaml);
+    // Registered last, changed only in clientConfig: from here on every write in the sandboxes goes through Deed.
+    const webhooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration').map((o) => pointedAt(o, url, deed!.ca));
+    for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
+
     const runnerA = await runner('sandbox-a');
     const runnerB = await runner('sandbox-b');
     const janitorB = await plain('sandbox-b', 'janitor');
     const reaperA = await plain(DEED_NAMESPACE, reaperName('alpha'));
+    const runnerController = await plain('platform', 'runner-controller');
 
     const suite: Suite = {
       cp,
@@ -188,6 +197,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       runnerB,
       janitorB,
       reaperA,
+      runnerController,
       keyFile,
       policyFile,
       api: call,

@@ -4,11 +4,12 @@
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { own } from '../attestation.js';
-import { stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
 import { annotationPath, labelPath, sameReference } from '../stamps.js';
 import { RULES } from './catalog.js';
 
-export const GARBAGE_COLLECTOR = 'system:serviceaccount:kube-system:generic-garbage-collector';
+/** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */
+export const GARBAGE_COLLECTORS: ReadonlySet<string> = new Set(['system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager']);
 
 export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string): Finding[] {
   const findings: Finding[] = [];
@@ -16,6 +17,9 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
     for (const key of list) {
       const [a, b] = [own(before, key), own(after, key)];
       if (a === b) continue;
+      // app.kubernetes.io/managed-by is shared with Helm, Argo CD and others: it is Deed's
+      // stamp only with the value "deed", so only a change to or from that value is frozen.
+      if (key === MANAGED_BY_LABEL && a !== MANAGED_BY_VALUE && b !== MANAGED_BY_VALUE) continue;
       const message =
         a === undefined
           ? `cannot be added to an object admitted without it (got ${JSON.stringify(b)})`
@@ -33,7 +37,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   if (ownerUid !== undefined) {
     const find = (refs: OwnerReference[] | undefined) => (refs ?? []).find((r) => r.kind === 'Pod' && r.uid === ownerUid);
     const [before, after] = [find(oldObj.metadata.ownerReferences), find(newObj.metadata.ownerReferences)];
-    if (before && !after && username !== GARBAGE_COLLECTOR)
+    if (before && !after && !GARBAGE_COLLECTORS.has(username))
       findings.push({ rule: RULES.frozenOwnerReference.id, path: 'metadata.ownerReferences', message: `the reference to pod ${before.name} (${before.uid}) was added at admission and cannot be removed` });
     else if (before && after && !sameReference(before, after))
       findings.push({ rule: RULES.frozenOwnerReference.id, path: 'metadata.ownerReferences', message: `the reference to pod ${before.name} (${before.uid}) was added at admission and cannot be changed` });
@@ -45,4 +49,16 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   if (typeof a === 'number' && (typeof b !== 'number' || b > a))
     findings.push({ rule: RULES.frozenActiveDeadline.id, path: 'spec.activeDeadlineSeconds', message: `may only be lowered: ${a} -> ${b === undefined ? '(absent)' : JSON.stringify(b)}` });
   return findings;
+}
+
+/**
+ * A Binding's annotations are copied onto the pod it binds (pods/binding and the legacy
+ * `bindings` resource): none may carry a key under Deed's prefix, or a binding could
+ * rewrite the stamps of a pod no UPDATE review would let change.
+ */
+export function frozenBindingAnnotations(binding: KubeObject | undefined, keys: StampKeys): Finding[] {
+  const annotations = binding?.metadata?.annotations ?? {};
+  return Object.keys(annotations)
+    .filter((k) => k.startsWith(`${keys.prefix}/`))
+    .map((k) => ({ rule: RULES.frozenStamps.id, path: annotationPath(k), message: 'a binding copies its annotations onto the pod; keys under Deed\'s prefix are written at admission only' }));
 }

@@ -1,24 +1,36 @@
-// Guarded writes (confused deputy): an UPDATE or DELETE of a managed object is made only
-// by a principal of the object's own environment, a system controller that legitimately
-// deletes or orphans, or a configured break-glass principal.
+// Guarded writes (confused deputy): a change or removal of an object that belongs to an
+// environment (stamps that verify, or a runner pod whose service account acts for it) is
+// made only by that environment's principals or managers, a system controller that
+// legitimately deletes or orphans, or a break-glass principal. An object whose stamps do
+// not verify belongs to no one: only system controllers and break-glass may touch it.
 import type { Finding } from '../../admission/verdict.js';
 import type { Requester } from '../identity.js';
+import type { Ownership } from '../ownership.js';
 import type { Policy } from '../policy.js';
 import { RULES } from './catalog.js';
 import { ambiguousIdentity } from '../create-gate.js';
+import { isManager, isTrusted } from '../principals.js';
 
-export function guardedWrite(requester: Requester, objectEnvironment: string, policy: Policy): Finding[] {
+export function guardedWrite(requester: Requester, owner: Ownership, policy: Policy): Finding[] {
+  if (owner.kind === 'unowned') return [];
+  // Break-glass and system controllers win over an environment membership they may also have.
+  if (isTrusted(requester, policy)) return [];
+  if (owner.kind === 'unverifiable')
+    return [
+      {
+        rule: RULES.attestationInvalid.id,
+        path: 'metadata.annotations',
+        message: `the object's stamps do not verify (tampered, or signed by a key Deed no longer holds), so it belongs to no environment${owner.label !== undefined ? ` whatever its label says (${JSON.stringify(owner.label)})` : ''}; only system controllers and break-glass principals may change or delete it`,
+      },
+    ];
+  const objectEnvironment = owner.environment;
+  const what = owner.kind === 'runner' ? `the runner pod (service account ${owner.serviceAccount}) belongs to` : 'the object belongs to';
+  if (isManager(requester, objectEnvironment, policy)) return [];
   const env = requester.environment;
   if (env.kind === 'one') {
     if (env.id === objectEnvironment) return [];
-    return [{ rule: RULES.guardCrossEnvironment.id, message: `${requester.username} acts for "${env.id}" but the object belongs to "${objectEnvironment}"` }];
+    return [{ rule: RULES.guardCrossEnvironment.id, message: `${requester.username} acts for "${env.id}" but ${what} "${objectEnvironment}"` }];
   }
-  if (env.kind === 'ambiguous')
-    return [ambiguousIdentity(requester, env.ids)];
-  const trusted =
-    policy.systemUsers.has(requester.username) ||
-    policy.breakGlassUsers.has(requester.username) ||
-    requester.groups.some((g) => policy.systemGroups.has(g) || policy.breakGlassGroups.has(g));
-  if (trusted) return [];
-  return [{ rule: RULES.guardUnmapped.id, message: `${requester.username} acts for no environment and is not a system controller or break-glass principal (object environment "${objectEnvironment}")` }];
+  if (env.kind === 'ambiguous') return [ambiguousIdentity(requester, env.ids)];
+  return [{ rule: RULES.guardUnmapped.id, message: `${requester.username} acts for no environment and is not a system controller or break-glass principal (${what} "${objectEnvironment}")` }];
 }

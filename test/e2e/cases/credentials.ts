@@ -171,4 +171,45 @@ export function credentialCases(suite: () => Suite): void {
       assert.match(answer.body.message, /\[workspace\.init-or-ephemeral\] .*ephemeral container "dbg" may not mount the workspace \(volume "ws-alias" on the workspace claim cred-ws\)/);
     });
   });
+
+  describe("claims of another environment, in a namespace both environments may use", () => {
+    const NS = 'shared-ab';
+    before(async () => {
+      const s = suite();
+      const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+      const created = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('alpha-ws'));
+      assert.equal(created.status, 201, created.text);
+    });
+
+    const workspacePod = (name: string, claimName: string) =>
+      sandboxPod(name, { spec: { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName } }], containers: [MAIN] } });
+
+    test("beta's pod mounting alpha's workspace claim is refused, and alpha's own pod is admitted", async () => {
+      const s = suite();
+      const beta = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('beta-steals', 'alpha-ws'));
+      assert.equal(beta.status, 403, beta.text);
+      assert.match(beta.body.message, /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim alpha-ws of environment "alpha"; environment "beta" may not/);
+      const alpha = await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), workspacePod('alpha-owns', 'alpha-ws'));
+      assert.equal(alpha.status, 201, alpha.text);
+    });
+
+    test("beta's claim cloning alpha's workspace is refused", async () => {
+      const s = suite();
+      const body = { ...claim('beta-copy'), spec: { ...claim('beta-copy').spec, dataSource: { kind: 'PersistentVolumeClaim', name: 'alpha-ws' } } };
+      // The API server mirrors dataSource into dataSourceRef; Deed names the one it read first.
+      const answer = await s.api(s.janitorB, 'POST', PATHS.PersistentVolumeClaim(NS), body);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim alpha-ws of environment "alpha"/);
+    });
+
+    test('a pod naming a claim that does not exist yet is refused: it would mount whatever is created under that name later', async () => {
+      const s = suite();
+      const answer = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('pre-planted', 'not-yet'));
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
+    });
+  });
 }

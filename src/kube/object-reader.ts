@@ -1,0 +1,43 @@
+// The webhook's read path to other objects a decision needs (the pod an eviction or a
+// binding names): one GET per object, under the review's own deadline, answered as a
+// Lookup. Only a Status with reason NotFound is "absent"; any other failure is "unknown",
+// and the policy refuses what it cannot judge. Pods are read whole (their service account
+// decides whose a runner is); claims as metadata only. Nothing read is kept.
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../policy/policy.js';
+import { METADATA_ONE, withDeadline } from './client.js';
+import { KubeError } from './errors.js';
+
+export interface ObjectReader {
+  /** Reads every key at once; each read gets at most `timeoutMs`. */
+  read(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
+}
+
+export function createObjectReader(kc: KubeConfig): ObjectReader {
+  const core = kc.makeApiClient(CoreV1Api);
+  const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
+    const what = `get ${key.resource} ${key.namespace}/${key.name}`;
+    try {
+      if (key.resource === 'pods') {
+        const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
+        return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
+      }
+      const claim = await withDeadline(timeoutMs, what, METADATA_ONE, (o) => core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o));
+      return { state: 'found', metadata: metadataOf(claim.metadata) };
+    } catch (err) {
+      if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
+      return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
+    }
+  };
+  return {
+    async read(keys, timeoutMs) {
+      const answers = await Promise.all(keys.map(async (k) => [lookupKey(k), await readOne(k, timeoutMs)] as const));
+      return gatheredLookup(new Map(answers), 'not read before the decision');
+    },
+  };
+}
+
+function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
+  return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };
+}

@@ -1,0 +1,41 @@
+// Every API path that can change or remove a sandbox object, and how the validating
+// webhook reaches it (README, "Every door"). A path not named here cannot write the
+// object: pods/exec, attach, portforward and proxy are CONNECTs to the running
+// containers, pods/log is a read.
+import type { AdmissionRequest } from '../admission/types.js';
+import { sandboxKind, type SandboxKind } from './kinds.js';
+
+export type Door =
+  /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
+  | { kind: 'object'; sandboxKind: SandboxKind; statusOnly: boolean }
+  /** A request that names a pod but carries something else: an Eviction, a Binding. */
+  | { kind: 'pod-by-name'; action: 'eviction' | 'binding'; pod: string | undefined }
+  | { kind: 'unreviewed' };
+
+/** Subresources that write the object they belong to, by kind; `status` writes may change metadata too. */
+const OBJECT_SUBRESOURCES: Readonly<Record<SandboxKind['kind'], readonly string[]>> = {
+  Pod: ['status', 'ephemeralcontainers', 'resize'],
+  PersistentVolumeClaim: ['status'],
+  Secret: [],
+  NetworkPolicy: [],
+};
+
+export function doorOf(req: AdmissionRequest): Door {
+  if (req.operation === 'CONNECT') return { kind: 'unreviewed' };
+  const { group, resource } = req.resource;
+  const sub = req.subResource;
+  // The legacy `bindings` resource binds the pod named by the Binding (and copies the
+  // Binding's annotations onto it), like pods/binding.
+  if (group === '' && resource === 'bindings' && sub === undefined && req.operation === 'CREATE') {
+    const name = req.object?.metadata?.name;
+    return { kind: 'pod-by-name', action: 'binding', pod: typeof name === 'string' && name !== '' ? name : undefined };
+  }
+  const kind = sandboxKind(req.resource);
+  if (kind === undefined) return { kind: 'unreviewed' };
+  if (sub === undefined) return { kind: 'object', sandboxKind: kind, statusOnly: false };
+  if (kind.kind === 'Pod' && (sub === 'eviction' || sub === 'binding') && req.operation === 'CREATE')
+    return { kind: 'pod-by-name', action: sub, pod: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
+  // These are UPDATE-only in the API; any other operation is judged as on the object itself.
+  if (OBJECT_SUBRESOURCES[kind.kind].includes(sub)) return { kind: 'object', sandboxKind: kind, statusOnly: sub === 'status' && req.operation === 'UPDATE' };
+  return { kind: 'unreviewed' };
+}

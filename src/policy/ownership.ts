@@ -1,0 +1,49 @@
+// Whose an existing object is, for guarded writes. Read from stamps that verify, never from
+// a bare label: a label anyone could have written through a door Deed did not see is not
+// evidence. A runner pod (unstamped, created by the platform) belongs to the environment
+// its service account acts for, since deleting it makes the garbage collector delete every
+// object Deed stamped with an owner reference to it.
+import type { KubeObject } from '../admission/types.js';
+import { isAttested, own } from './attestation.js';
+import { serviceAccountEnvironment } from './identity.js';
+import type { Policy } from './policy.js';
+
+export type Ownership =
+  | { kind: 'stamped'; environment: string }
+  | { kind: 'runner'; environment: string; serviceAccount: string }
+  /** Carries Deed's stamps (or some of them) that do not verify: tampered, or signed by a key Deed no longer has. */
+  | { kind: 'unverifiable'; label: string | undefined }
+  | { kind: 'unowned' };
+
+export interface OwnershipFacts {
+  kind: string;
+  namespace: string;
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** Pods only: spec.serviceAccountName. */
+  serviceAccountName?: string | undefined;
+}
+
+export function ownershipOf(facts: OwnershipFacts, policy: Policy, key: Buffer): Ownership {
+  const { keys } = policy;
+  const labels = facts.metadata.labels ?? {};
+  const annotations = facts.metadata.annotations ?? {};
+  const claimed = own(labels, keys.environment);
+  const stamped = claimed !== undefined || own(labels, keys.managed) !== undefined || own(annotations, keys.attestation) !== undefined;
+  if (stamped) {
+    const obj = { kind: facts.kind, metadata: { labels, annotations } } as KubeObject;
+    return isAttested(obj, keys, facts.kind, facts.namespace, key) && claimed !== undefined
+      ? { kind: 'stamped', environment: claimed }
+      : { kind: 'unverifiable', label: claimed };
+  }
+  if (facts.kind === 'Pod') {
+    const sa = facts.serviceAccountName || 'default';
+    const environment = serviceAccountEnvironment(facts.namespace, sa, policy);
+    if (environment !== undefined) return { kind: 'runner', environment, serviceAccount: `${facts.namespace}:${sa}` };
+  }
+  return { kind: 'unowned' };
+}
+
+export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, key: Buffer): Ownership {
+  const sa = kind === 'Pod' ? obj.spec?.serviceAccountName : undefined;
+  return ownershipOf({ kind, namespace, metadata: obj.metadata, serviceAccountName: typeof sa === 'string' ? sa : undefined }, policy, key);
+}

@@ -1,0 +1,26 @@
+// Principals the policy names beside the environments: system controllers, break-glass,
+// and each environment's managers.
+import type { Requester } from './identity.js';
+import type { Policy } from './policy.js';
+
+/** System controllers and break-glass principals: they act on any environment's objects. */
+export function isTrusted(requester: Requester, policy: Policy): boolean {
+  return (
+    policy.systemUsers.has(requester.username) ||
+    policy.breakGlassUsers.has(requester.username) ||
+    requester.groups.some((g) => policy.systemGroups.has(g) || policy.breakGlassGroups.has(g))
+  );
+}
+
+/** Is the requester a manager of `environment` (the component that creates and deletes its runners)? */
+export function isManager(requester: Requester, environment: string, policy: Policy): boolean {
+  return (
+    (policy.managedByUser.get(requester.username) ?? []).includes(environment) ||
+    requester.groups.some((g) => (policy.managedByGroup.get(g) ?? []).includes(environment))
+  );
+}
+
+/** May the requester act on `environment`'s behalf: its own principal, a manager, or trusted? */
+export function actsFor(requester: Requester, environment: string, policy: Policy): boolean {
+  return (requester.environment.kind === 'one' && requester.environment.id === environment) || isManager(requester, environment, policy) || isTrusted(requester, policy);
+}

@@ -1,0 +1,265 @@
+// Every door to an environment's object: subresources that write metadata, evictions,
+// bindings, runner pods, objects whose stamps do not verify, bound namespaces, and the
+// principals that must still get through (system controllers, break-glass, managers).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
+import type { Lookup } from '../src/policy/policy.js';
+import { decide } from '../src/admission/decide.js';
+import { fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
+import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
+
+const JANITOR_B: UserInfo = { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:serviceaccounts', 'system:serviceaccounts:sandbox-b', 'system:authenticated'], extra: {} };
+const SCHEDULER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'], extra: {} };
+const KCM: UserInfo = { username: 'system:kube-controller-manager', groups: ['system:authenticated'], extra: {} };
+const RUNNER_CONTROLLER: UserInfo = { username: 'system:serviceaccount:platform:runner-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:platform', 'system:authenticated'], extra: {} };
+
+const POLICY: ConfigInput = {
+  ...FIXTURE_POLICY,
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], groups: ['alpha-devs'], managers: { users: [RUNNER_CONTROLLER.username] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  breakGlass: { groups: ['platform-oncall'] },
+};
+
+/** sbx-1 as Deed stamped it for alpha (runner-0 of sandbox-a). */
+function alphaPod(): KubeObject {
+  const body = fixture('validate-create-pod-by-runner.json');
+  return stamped(body, body.request.object, RUNNER_A, POLICY);
+}
+
+function alphaClaim(): KubeObject {
+  const body = fixture('validate-create-pvc-by-runner.json');
+  return stamped(body, body.request.object, RUNNER_A, POLICY);
+}
+
+/** An UPDATE (through `subResource` when given) of `old` into `change(copy)`. */
+function update(old: KubeObject, change: (o: KubeObject) => void, userInfo: UserInfo, subResource?: string, resource = 'pods'): Review {
+  const body = fixture('validate-update-pod-label-by-runner.json');
+  const next = structuredClone(old);
+  change(next);
+  const kind = resource === 'pods' ? 'Pod' : 'PersistentVolumeClaim';
+  body.request = { ...body.request, kind: { group: '', version: 'v1', kind }, resource: { group: '', version: 'v1', resource }, requestKind: undefined, requestResource: undefined, name: old.metadata.name, subResource, userInfo, oldObject: old, object: next };
+  return body;
+}
+
+function remove(old: KubeObject, userInfo: UserInfo): Review {
+  const body = fixture('validate-delete-pod-by-runner.json');
+  body.request = { ...body.request, name: old.metadata.name, userInfo, oldObject: old };
+  return body;
+}
+
+/** What the API server sends for `kubectl evict` / POST pods/NAME/eviction, or a binding. */
+function named(action: 'eviction' | 'binding', pod: string, userInfo: UserInfo, annotations: Record<string, string> = {}, legacy = false): Review {
+  const object =
+    action === 'eviction'
+      ? { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: 'sandbox-a' } }
+      : { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, namespace: 'sandbox-a', annotations }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '5d6e7f80-0000-4000-8000-000000000001',
+      kind: action === 'eviction' ? { group: 'policy', version: 'v1', kind: 'Eviction' } : { group: '', version: 'v1', kind: 'Binding' },
+      resource: { group: '', version: 'v1', resource: legacy ? 'bindings' : 'pods' },
+      ...(legacy ? {} : { subResource: action }),
+      name: pod,
+      namespace: 'sandbox-a',
+      operation: 'CREATE',
+      userInfo,
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}
+
+function found(obj: KubeObject, serviceAccountName?: string): Lookup {
+  return { state: 'found', metadata: obj.metadata, ...(serviceAccountName ? { serviceAccountName } : {}) };
+}
+
+function lookupOf(pod: string, answer: Lookup) {
+  return gatheredLookup(new Map([[lookupKey({ resource: 'pods', namespace: 'sandbox-a', name: pod }), answer]]), 'not gathered');
+}
+
+describe('subresources that write metadata', () => {
+  test('beta relabelling alpha\'s pod through pods/status is refused, as on the pod itself', () => {
+    const message = denies(update(alphaPod(), (o) => (o.metadata.labels!['deed.dev/environment'] = 'beta'), JANITOR_B, 'status'), 'guard.cross-environment', POLICY);
+    assert.match(message, /\[frozen\.stamps\]/);
+  });
+
+  test('beta marking alpha\'s claim terminal through persistentvolumeclaims/status is refused', () => {
+    denies(update(alphaClaim(), (o) => (o.metadata.annotations!['deed.dev/terminal'] = 'true'), JANITOR_B, 'status', 'persistentvolumeclaims'), 'guard.cross-environment', POLICY);
+  });
+
+  test('beta adding an owner reference to alpha\'s claim through its status is refused', () => {
+    const change = (o: KubeObject) => (o.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'ghost', uid: '00000000-0000-4000-8000-000000000000' }]);
+    denies(update(alphaClaim(), change, JANITOR_B, 'status', 'persistentvolumeclaims'), 'guard.cross-environment', POLICY);
+  });
+
+  test('a status write that leaves metadata alone is the status owner\'s business (a resizer, the kubelet)', () => {
+    const resizer: UserInfo = { username: 'system:serviceaccount:csi:csi-resizer', groups: ['system:serviceaccounts'], extra: {} };
+    allows(update(alphaClaim(), (o) => (o.status = { capacity: { storage: '2Gi' } }), resizer, 'status', 'persistentvolumeclaims'), POLICY);
+  });
+
+  test('pods/resize of alpha\'s pod by beta is refused', () => {
+    denies(update(alphaPod(), (o) => ((o.spec!.containers as Array<{ resources?: unknown }>)[0]!.resources = { limits: { cpu: '8' } }), JANITOR_B, 'resize'), 'guard.cross-environment', POLICY);
+  });
+
+  test('alpha changing its own pod\'s status labels is allowed', () => {
+    allows(update(alphaPod(), (o) => (o.metadata.labels!.phase = 'done'), RUNNER_A, 'status'), POLICY);
+  });
+});
+
+describe('evictions and bindings name the pod: whose it is comes from a lookup', () => {
+  test('an eviction and a binding need the pod they name; nothing else needs a lookup', () => {
+    const evict = named('eviction', 'sbx-1', JANITOR_B);
+    assert.deepEqual(lookupsNeeded(evict.request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
+    assert.deepEqual(lookupsNeeded(named('binding', 'sbx-1', SCHEDULER, {}, true).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
+    assert.deepEqual(lookupsNeeded(fixture('validate-delete-pod-by-runner.json').request), []);
+  });
+
+  test('beta evicting alpha\'s pod is refused; alpha evicting it is allowed', () => {
+    const lookup = lookupOf('sbx-1', found(alphaPod()));
+    const message = denies(named('eviction', 'sbx-1', JANITOR_B), 'guard.cross-environment', POLICY, lookup);
+    assert.match(message, /acts for "beta" but the object belongs to "alpha"/);
+    allows(named('eviction', 'sbx-1', RUNNER_A), POLICY, lookup);
+  });
+
+  test('an eviction Deed cannot judge is refused and says why; a system controller needs no lookup', () => {
+    const lookup = lookupOf('sbx-1', { state: 'unknown', reason: 'get pods: timed out after 2000 ms' });
+    const message = denies(named('eviction', 'sbx-1', RUNNER_A), 'guard.owner-unknown', POLICY, lookup);
+    assert.match(message, /cannot tell whose pod sandbox-a\/sbx-1 is \(get pods: timed out after 2000 ms\); refusing the eviction/);
+    allows(named('eviction', 'sbx-1', KCM), POLICY, lookup);
+  });
+
+  test('evicting a pod that does not exist is left to the API server', () => {
+    allows(named('eviction', 'gone', JANITOR_B), POLICY, lookupOf('gone', { state: 'absent' }));
+  });
+
+  test('a binding that carries an annotation under Deed\'s prefix is refused, by the scheduler too', () => {
+    for (const legacy of [false, true]) {
+      const message = denies(named('binding', 'sbx-1', SCHEDULER, { 'deed.dev/attestation': 'v1:forged' }, legacy), 'frozen.stamps', POLICY, lookupOf('sbx-1', found(alphaPod())));
+      assert.match(message, /metadata\.annotations\["deed\.dev\/attestation"\]/);
+    }
+  });
+
+  test('the scheduler binds alpha\'s pod; beta may not', () => {
+    const lookup = lookupOf('sbx-1', found(alphaPod()));
+    allows(named('binding', 'sbx-1', SCHEDULER), POLICY, lookup);
+    denies(named('binding', 'sbx-1', JANITOR_B, {}, true), 'guard.cross-environment', POLICY, lookup);
+  });
+
+  test('a runner pod (unstamped, its service account acting for alpha) cannot be evicted by beta', () => {
+    const runner: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a', labels: { app: 'runner' } } };
+    const message = denies(named('eviction', 'runner-0', JANITOR_B), 'guard.cross-environment', POLICY, lookupOf('runner-0', found(runner, 'runner')));
+    assert.match(message, /the runner pod \(service account sandbox-a:runner\) belongs to "alpha"/);
+  });
+});
+
+describe('runner pods belong to the environment their service account acts for', () => {
+  const runner = (): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a', uid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' }, spec: { serviceAccountName: 'runner', containers: [{ name: 'runner', image: 'r' }] } });
+
+  test('beta deleting alpha\'s runner is refused: the garbage collector would delete what Deed stamped with its owner reference', () => {
+    denies(remove(runner(), JANITOR_B), 'guard.cross-environment', POLICY);
+  });
+
+  test('the administrator, acting for no environment, is refused; alpha\'s runner controller (a manager) and break-glass are not', () => {
+    denies(remove(runner(), ADMIN), 'guard.unmapped', POLICY);
+    allows(remove(runner(), RUNNER_CONTROLLER), POLICY);
+    allows(remove(runner(), { ...ADMIN, groups: [...ADMIN.groups, 'platform-oncall'] }), POLICY);
+  });
+
+  test('a pod of a service account no environment maps is nobody\'s', () => {
+    const pod = runner();
+    pod.spec!.serviceAccountName = 'builder';
+    allows(remove(pod, JANITOR_B), POLICY);
+  });
+});
+
+describe('objects whose stamps do not verify belong to no environment', () => {
+  const tampered = () => {
+    const pod = alphaPod();
+    pod.metadata.annotations!['deed.dev/expires-at'] = '2099-01-01T00:00:00Z';
+    return pod;
+  };
+
+  test('even its label\'s environment may not delete it, and the denial says why', () => {
+    const message = denies(remove(tampered(), RUNNER_A), 'attestation.invalid', POLICY);
+    assert.match(message, /belongs to no environment whatever its label says \("alpha"\)/);
+  });
+
+  test('the garbage collector, the controller manager\'s own identity and break-glass may', () => {
+    allows(remove(tampered(), GC), POLICY);
+    allows(remove(tampered(), KCM), POLICY);
+    allows(remove(tampered(), { ...ADMIN, groups: ['platform-oncall'] }), POLICY);
+  });
+});
+
+describe('principals', () => {
+  test('a break-glass user who is also in an environment\'s group keeps break-glass', () => {
+    const both: UserInfo = { username: 'alice', groups: ['alpha-devs', 'platform-oncall', 'system:authenticated'], extra: {} };
+    const body = fixture('validate-create-pod-by-runner.json');
+    const betaPod = stamped(body, body.request.object, RUNNER_B, POLICY);
+    allows(remove(betaPod, both), POLICY);
+  });
+});
+
+describe('app.kubernetes.io/managed-by is Deed\'s only with the value "deed"', () => {
+  const unstamped = (): KubeObject => {
+    const pod = structuredClone(fixture('validate-update-pod-label-by-runner.json').request.oldObject) as KubeObject;
+    pod.metadata.labels = { ...pod.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
+    return pod;
+  };
+
+  test('Helm handing an unstamped object to Argo CD is allowed, and so is Helm adopting one', () => {
+    allows(update(unstamped(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'argocd'), ADMIN), POLICY);
+    const bare = unstamped();
+    delete bare.metadata.labels!['app.kubernetes.io/managed-by'];
+    allows(update(bare, (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'Helm'), ADMIN), POLICY);
+  });
+
+  test('claiming the value "deed", or changing it on a stamped object, is refused', () => {
+    denies(update(unstamped(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'deed'), ADMIN), 'frozen.stamps', POLICY);
+    denies(update(alphaPod(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'Helm'), RUNNER_A), 'frozen.stamps', POLICY);
+  });
+});
+
+describe('CREATE', () => {
+  test('a client\'s own owner reference to its runner in another namespace is refused', () => {
+    const body = fixture('validate-create-pod-by-runner.json');
+    body.request.userInfo = RUNNER_B;
+    const obj = stamped(body, body.request.object, RUNNER_B, POLICY);
+    obj.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'runner-0', uid: RUNNER_B.extra['authentication.kubernetes.io/pod-uid']![0]! }];
+    body.request.object = obj;
+    const message = denies(body, 'owner.cross-namespace', POLICY);
+    assert.match(message, /cannot resolve in namespace sandbox-a/);
+  });
+
+  test('in a namespace bound to alpha, beta may not create; alpha and alpha\'s runner controller may', () => {
+    const bound: ConfigInput = { ...POLICY, environments: POLICY.environments!.map((e) => (e.id === 'alpha' ? { ...e, namespaces: ['sandbox-a'] } : e)) };
+    for (const webhook of ['mutate', 'validate'] as const) {
+      const body = fixture(webhook === 'mutate' ? 'mutate-create-pod-by-other-namespace-runner.json' : 'validate-create-pod-by-runner.json');
+      body.request.userInfo = RUNNER_B;
+      const d = decide(webhook, body, testContext(bound));
+      assert.ok(d.kind === 'review' && !d.response.response.allowed, `${webhook} refuses`);
+      if (d.kind === 'review') assert.match(d.response.response.status?.message ?? '', /\[guard\.namespace-binding\] namespace sandbox-a is bound to environment "alpha"/);
+    }
+    const own = fixture('mutate-create-pod-by-runner.json');
+    const mine = decide('mutate', own, testContext(bound));
+    assert.ok(mine.kind === 'review' && mine.response.response.allowed);
+    const manager = fixture('mutate-create-pod-by-admin.json');
+    manager.request.userInfo = RUNNER_CONTROLLER;
+    const theirs = decide('mutate', manager, testContext(bound));
+    assert.ok(theirs.kind === 'review' && theirs.response.response.allowed && theirs.response.response.patch === undefined, 'a manager creates unstamped');
+  });
+
+  test('a namespace bound to two environments is a policy error', () => {
+    const two: ConfigInput = { environments: [{ id: 'alpha', namespaces: ['shared'] }, { id: 'beta', namespaces: ['shared'] }] };
+    assert.throws(() => testContext(two), /namespace "shared" is already bound to environment "alpha"/);
+  });
+});
