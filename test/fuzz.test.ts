@@ -23,6 +23,8 @@ import { resolveRequester } from '../src/policy/identity.js';
 import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys } from '../src/policy/keys.js';
 import { sandboxKind } from '../src/policy/kinds.js';
 import { isWellFormedNonce } from '../src/policy/nonce.js';
+import { isRec, recs } from '../src/policy/pod.js';
+import { isPluginTokenVolume } from '../src/policy/service-account-token.js';
 import { buildApp } from '../src/server/app.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
 import { decodePatch, FIXTURES, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
@@ -354,11 +356,36 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   if (!answer.allowed) return;
   // Allowed for a mapped requester. The patch only adds stamps (a client value that
   // differs is a conflict, not a default) and may lower activeDeadlineSeconds.
+  // Besides, on a pod that leaves automountServiceAccountToken unset, it sets it to false
+  // and removes (after a test of the name) only the ServiceAccount plugin's token volumes
+  // and the mounts of them.
+  const spec = obj.spec as Record<string, unknown> | undefined;
+  const tokenVolumes = new Set<string>();
   for (const op of ops) {
     const stampField = /^\/metadata\/(labels|annotations|ownerReferences)(\/|$)/.test(op.path);
     const deadlineField = op.path === '/spec/activeDeadlineSeconds' || (op.path === '/spec' && obj.spec === undefined);
-    assert.ok((stampField && op.op === 'add') || (deadlineField && (op.op === 'add' || op.op === 'replace')), `the patch touches only stamps: ${op.op} ${op.path}`);
+    const automountField = op.path === '/spec/automountServiceAccountToken' && op.op === 'add' && op.value === false && spec !== undefined && !Object.hasOwn(spec, 'automountServiceAccountToken');
+    const volume = /^\/spec\/volumes\/(\d+)(\/name)?$/.exec(op.path);
+    const mount = /^\/spec\/(initContainers|containers|ephemeralContainers)\/(\d+)\/volumeMounts\/(\d+)(\/name)?$/.exec(op.path);
+    if (volume && op.op === 'test') {
+      const target = (spec!.volumes as Record<string, unknown>[])[Number(volume[1])]!;
+      assert.ok(isPluginTokenVolume(target), `only the plugin's token volume is removed, not ${JSON.stringify(target).slice(0, 200)}`);
+      tokenVolumes.add(target.name as string);
+      continue;
+    }
+    if (mount && op.op === 'test') continue; // checked below: it names a removed token volume
+    if ((volume || mount) && op.op === 'remove') {
+      const previous = ops[ops.indexOf(op) - 1];
+      assert.ok(previous?.op === 'test' && previous.path === `${op.path}/name`, `a removal follows a test of the name: ${op.path}`);
+      continue;
+    }
+    assert.ok(
+      (stampField && op.op === 'add') || (deadlineField && (op.op === 'add' || op.op === 'replace')) || automountField,
+      `the patch touches only stamps, the deadline and the token: ${op.op} ${op.path}`,
+    );
   }
+  for (const op of ops)
+    if (op.op === 'test' && /volumeMounts\/\d+\/name$/.test(op.path)) assert.ok(tokenVolumes.has(op.value as string), `a removed mount names a removed token volume: ${op.path}`);
   // Patch a second copy of the body in place (deep bodies cannot be cloned), then check every stamp.
   const second = JSON.parse(text) as Review;
   const out = jsonpatch.applyPatch(second.request.object as KubeObject, ops, true, true, true).newDocument;
@@ -379,6 +406,11 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   // Reinvocation: the stamped object passes again unchanged.
   const again = decide('mutate', second, ctx());
   assert.ok(again.kind === 'review' && again.response.response.allowed && again.response.response.patch === undefined, 'a second pass gives no patch');
+  if (kind.kind === 'Pod' && isRec(spec) && !Object.hasOwn(spec, 'automountServiceAccountToken') && isRec(out.spec)) {
+    assert.equal(out.spec.automountServiceAccountToken, false, 'automount is set off');
+    assert.ok(!recs(out.spec.volumes).some(isPluginTokenVolume), 'no token volume of the plugin is left');
+    if (tokenVolumes.size > 0) count('mutate: token volume removed');
+  }
   count('mutate: mapped requester stamped and verified');
 }
 
@@ -496,6 +528,8 @@ describe(`fuzzing with seed ${SEED}`, () => {
     ];
     for (const what of expected)
       assert.ok((stats.get(what) ?? 0) >= 10, `${what}: ${stats.get(what) ?? 0} cases`);
+    // Rarer: only a few fixtures carry the ServiceAccount plugin's volume, and most mutations spoil them.
+    assert.ok((stats.get('mutate: token volume removed') ?? 0) >= 1, 'mutate: token volume removed: no case');
   });
 
   test('the HTTP transport (inject) answers every body with a review, or a 400, 413 or 415 with a message', async (t) => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
+import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
@@ -35,8 +35,42 @@ export function fixture(name: string): Review {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Review;
 }
 
+/** The metadata of a claim Deed stamped for `environment` (signed by `ring`, so it verifies there). */
+export function claimOf(environment: string, namespace = 'sandbox-a', nonce = 'a'.repeat(64), ring: KeyRing = TEST_RING): KubeObject {
+  return {
+    metadata: {
+      labels: { 'app.kubernetes.io/managed-by': 'deed', 'deed.dev/managed': 'true', 'deed.dev/environment': environment },
+      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(ring, { kind: 'PersistentVolumeClaim', namespace, environment, nonce }) },
+    },
+  };
+}
+
+/**
+ * A table-driven lookup of claims: `namespace/name` to the claim (its metadata), null for
+ * one known to be absent, or a string: unknown, for that reason. Claims not listed are
+ * absent; pods are unknown (no cluster in unit tests), as with no lookup at all.
+ */
+export function claimLookup(claims: Record<string, KubeObject | null | string>): ObjectLookup {
+  const none = noLookup('no cluster in unit tests');
+  return {
+    get: (resource, namespace, name) => {
+      if (resource !== 'persistentvolumeclaims') return none.get(resource, namespace, name);
+      const value = Object.hasOwn(claims, `${namespace}/${name}`) ? claims[`${namespace}/${name}`] : null;
+      if (typeof value === 'string') return { state: 'unknown', reason: value };
+      if (value === null || value === undefined) return { state: 'absent' };
+      const { uid, labels, annotations } = value.metadata;
+      return { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+    },
+  };
+}
+
+/** The claims the fixtures mount: sbx-1's workspace, stamped alpha under the context's ring. */
+export function fixtureClaims(ring: KeyRing = TEST_RING): Record<string, KubeObject | null | string> {
+  return { 'sandbox-a/sbx-1-workspace': claimOf('alpha', 'sandbox-a', 'a'.repeat(64), ring) };
+}
+
 /** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */
-export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, keyRing: KeyRing = TEST_RING, lookup: ObjectLookup = noLookup('no cluster in unit tests')): DecisionContext {
+export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, keyRing: KeyRing = TEST_RING, lookup: ObjectLookup = claimLookup(fixtureClaims(keyRing))): DecisionContext {
   let counter = 0;
   return {
     lookup,

@@ -61,6 +61,13 @@ function objectOf(name: string): KubeObject {
 
 const runnerPod = objectOf('mutate-create-pod-by-runner.json');
 const adminPod = objectOf('mutate-create-pod-by-admin.json');
+/** The runner pod's workspace claim: given before the pod, `deed review` knows its environment. */
+const workspaceClaim = objectOf('mutate-create-pvc-by-runner.json');
+
+/** A YAML stream of the workspace claim and then `objects`, as one file would hold them. */
+function withClaim(...objects: unknown[]): string {
+  return [workspaceClaim, ...objects].map((d) => stringify(d)).join('---\n');
+}
 
 function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
   const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
@@ -77,9 +84,9 @@ describe('deed review on objects from files', CONCURRENCY, () => {
   });
 
   test('a runner pod is mutated: stamps, owner reference, deadline, and an attestation under the given key', async () => {
-    const run = await deed(['-f', file('runner-pod.yaml', runnerPod), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
+    const run = await deed(['-f', file('runner-pod.yaml', withClaim(runnerPod)), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    const out = JSON.parse(run.stdout) as KubeObject;
+    const out = (JSON.parse(run.stdout) as { items: KubeObject[] }).items[1]!;
     assert.equal(out.metadata.labels?.['deed.dev/environment'], 'alpha');
     assert.equal(out.metadata.labels?.['deed.dev/owner-uid'], '144baa57-4863-4fb3-a622-a0c0ecb4a7ff');
     assert.equal(out.metadata.annotations?.['deed.dev/owner'], 'sandbox-a/runner-0');
@@ -106,26 +113,28 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     writeFileSync(other, 'another-review-key-0123456789abcdef-other');
     const ringPolicy = join(dir, 'ring-policy.yaml');
     writeFileSync(ringPolicy, stringify({ ...FIXTURE_POLICY, attestation: { keys: [{ id: 'old', file: keyFile }, { id: 'new', file: other }], signingKey: 'new' } }));
-    const run = await deed(['-f', file('ring-pod.yaml', runnerPod), ...RUNNER_A, '--config', ringPolicy, '--policy-keys', '-o', 'json']);
+    // The pod's workspace claim comes first, so the claim rules know it is alpha's.
+    const podOf = (stdout: string) => (JSON.parse(stdout) as { items: KubeObject[] }).items.find((o) => o.kind === 'Pod')!;
+    const run = await deed(['-f', file('ring-pod.yaml', withClaim(runnerPod)), ...RUNNER_A, '--config', ringPolicy, '--policy-keys', '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     assert.doesNotMatch(run.stderr, /dry-run key/);
-    const out = JSON.parse(run.stdout) as KubeObject;
+    const out = podOf(run.stdout);
     assert.match(out.metadata.annotations!['deed.dev/attestation']!, /^v2:new:/);
     const ring = createKeyRing([{ id: 'old', key: TEST_KEY }, { id: 'new', key: readFileSync(other) }], 'new', 'v2');
     const stamps = readStamps(out, keys, 'Pod', 'sandbox-a')!;
     assert.deepEqual(verifyStamps(ring, stamps, out.metadata.annotations!['deed.dev/attestation']), { ok: true, format: 'v2', keyId: 'new' });
     // Without --policy-keys the dry-run key signs, in the format the policy's ring would.
-    const dry = await deed(['-f', file('ring-pod.yaml', runnerPod), ...RUNNER_A, '--config', ringPolicy, '-o', 'json']);
-    assert.match((JSON.parse(dry.stdout) as KubeObject).metadata.annotations!['deed.dev/attestation']!, /^v2:dry-run:/);
+    const dry = await deed(['-f', file('ring-pod.yaml', withClaim(runnerPod)), ...RUNNER_A, '--config', ringPolicy, '-o', 'json']);
+    assert.match(podOf(dry.stdout).metadata.annotations!['deed.dev/attestation']!, /^v2:dry-run:/);
   });
 
   test('without --attestation-key the fixed dry-run key signs, and says so; warnings of both webhooks are reported', async () => {
     const pod = structuredClone(runnerPod);
     pod.spec!.activeDeadlineSeconds = 99999;
     (pod.spec!.containers as Array<Record<string, unknown>>)[0]!.securityContext = { privileged: true };
-    const run = await deed(['-f', file('warned-pod.yaml', pod), ...RUNNER_A, '--config', policyFile]);
+    const run = await deed(['-f', file('warned-pod.yaml', withClaim(pod)), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
-    const out = parse(run.stdout) as KubeObject;
+    const out = parseAllDocuments(run.stdout)[1]!.toJS() as KubeObject;
     assert.ok(attestationVerifies(out, DRY_RUN_KEY));
     assert.ok(!attestationVerifies(out, TEST_KEY));
     assert.match(run.stderr, /fixed dry-run key/);
@@ -153,45 +162,84 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /CREATE by system:serviceaccount:team-x:default/);
   });
 
+  test('a pod that leaves automountServiceAccountToken unset: the dry run shows the token volume the API server would add, removed', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'team-x' }, spec: { initContainers: [{ name: 'init', image: 'x' }], containers: [{ name: 'c', image: 'x' }] } };
+    const run = await deed(['-f', file('token-pod.yaml', pod), '-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout) as KubeObject & { spec: Record<string, unknown> };
+    assert.equal(out.spec.automountServiceAccountToken, false);
+    // Emptied lists stay as []: the API server stores them as absent (omitempty).
+    assert.deepEqual(out.spec.volumes, [], 'no token volume is left');
+    assert.deepEqual(out.spec.containers, [{ name: 'c', image: 'x', volumeMounts: [] }]);
+    assert.deepEqual(out.spec.initContainers, [{ name: 'init', image: 'x', volumeMounts: [] }]);
+    assert.match(run.stderr, /^ {4}removed: volume kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5} \(the API server's service-account token\) and its mounts$/m);
+    const patch = await deed(['-f', file('token-pod.yaml', pod), '-o', 'patch']);
+    const ops = JSON.parse(patch.stdout) as PatchOperation[];
+    assert.deepEqual(ops.filter((op) => op.op === 'remove').map((op) => op.path), ['/spec/initContainers/0/volumeMounts/0', '/spec/containers/0/volumeMounts/0', '/spec/volumes/0']);
+  });
+
+  test('a pod whose claim is not in the files is denied: deed review cannot know its environment, and says how to tell it', async () => {
+    const run = await deed(['-f', file('pod-alone.yaml', runnerPod), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /denied \[claim\.unknown\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: cannot tell which environment claim sbx-1-workspace belongs to: it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing/,
+    );
+  });
+
+  test('a claim given after the pod does not count: kubectl would create the pod first', async () => {
+    const run = await deed(['-f', file('pod-then-claim.yaml', [runnerPod, workspaceClaim].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.unknown\]/);
+  });
+
+  test("a claim already stored for another environment, given with --existing, is another environment's: denied", async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', claim), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
     const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
-    const docs = [runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
+    const docs = [workspaceClaim, runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
     const run = await deed(['-f', file('multi.yaml', docs.map((d) => stringify(d)).join('---\n') + '---\n'), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 1, run.stderr);
     const printed = parseAllDocuments(run.stdout).map((d) => d.toJS() as KubeObject);
-    assert.deepEqual(printed.map((o) => `${o.kind}/${o.metadata.name}`), ['Pod/sbx-1', 'NetworkPolicy/np']);
+    assert.deepEqual(printed.map((o) => `${o.kind}/${o.metadata.name}`), ['PersistentVolumeClaim/sbx-1-workspace', 'Pod/sbx-1', 'NetworkPolicy/np']);
     assert.ok(printed.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
     assert.match(run.stderr, /^Secret sandbox-a\/forged .*: DENIED$/m);
     assert.match(run.stderr, /denied \[attestation\.forged\]/);
-    assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 3, 'one report per object');
+    assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 4, 'one report per object');
   });
 
   test('a List and a PodList from stdin are expanded into their items, -o json prints a List', async () => {
-    const list = { apiVersion: 'v1', kind: 'List', items: [runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
+    const list = { apiVersion: 'v1', kind: 'List', items: [workspaceClaim, runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
     const podList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [adminPod] };
     const run = await deed(['-f', '-', ...RUNNER_A, '--config', policyFile, '-o', 'json'], `${stringify(list)}---\n${JSON.stringify(podList)}\n`);
     assert.equal(run.code, 0, run.stderr);
     const out = JSON.parse(run.stdout) as { kind: string; items: KubeObject[] };
     assert.equal(out.kind, 'List');
-    assert.deepEqual(out.items.map((o) => `${o.kind}/${o.metadata.name ?? o.metadata.generateName}`), ['Pod/sbx-1', 'Secret/creds-', 'Pod/by-admin']);
+    assert.deepEqual(out.items.map((o) => `${o.kind}/${o.metadata.name ?? o.metadata.generateName}`), ['PersistentVolumeClaim/sbx-1-workspace', 'Pod/sbx-1', 'Secret/creds-', 'Pod/by-admin']);
     assert.ok(out.items.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'));
-    assert.equal(out.items[1]!.metadata.name, undefined, 'generateName is left for the API server');
+    assert.equal(out.items[2]!.metadata.name, undefined, 'generateName is left for the API server');
   });
 
   test('-o patch prints one JSON Patch per object, which Kubernetes applies to give the -o json object', async () => {
-    const pods = [runnerPod, adminPod];
+    const pods = [workspaceClaim, runnerPod, adminPod];
     const input = file('two.yaml', pods.map((d) => stringify(d)).join('---\n'));
     const args = ['-f', input, ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile];
     const patchRun = await deed([...args, '-o', 'patch']);
     assert.equal(patchRun.code, 0, patchRun.stderr);
     const patches = patchRun.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as PatchOperation[]);
-    assert.equal(patches.length, 2);
+    assert.equal(patches.length, 3);
     assert.ok(patches.every((p) => p.length > 0));
     const objects = (JSON.parse((await deed([...args, '-o', 'json'])).stdout) as { items: KubeObject[] }).items;
     pods.forEach((pod, i) => {
       const patched = kubectlPatch(pod, patches[i]!);
       // The nonce and expiry of the two runs differ where Deed minted them; everything else is equal.
-      for (const obj of [patched, objects[i]!]) for (const k of ['deed.dev/expires-at', 'deed.dev/attestation', ...(i === 1 ? ['deed.dev/create-nonce'] : [])]) delete obj.metadata.annotations?.[k];
+      const minted = pod.metadata.annotations?.['deed.dev/create-nonce'] === undefined;
+      for (const obj of [patched, objects[i]!]) for (const k of ['deed.dev/expires-at', 'deed.dev/attestation', ...(minted ? ['deed.dev/create-nonce'] : [])]) delete obj.metadata.annotations?.[k];
       assert.deepEqual(patched, objects[i]);
     });
   });
@@ -244,6 +292,8 @@ describe('deed review usage and input errors exit 2 with a message', CONCURRENCY
     ['a YAML syntax error', ['-f', file('broken.yaml', 'kind: Pod\nmetadata: [\n')], /broken\.yaml#1: cannot parse as YAML/],
     ['an object without a kind', ['-f', file('nokind.yaml', { apiVersion: 'v1', metadata: { name: 'x' } })], /nokind\.yaml#1: kind is required/],
     ['UPDATE without --old', ['-f', file('u.yaml', adminPod), '--operation', 'update'], /UPDATE needs the new objects \(-f\) and the stored ones \(--old\)/],
+    ['--existing and -f both from stdin', ['-f', '-', '--existing', '-'], /only one of -f, --old and --existing can read stdin/],
+    ['--existing with a replay', ['--review', file('mutate-y.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json'))), '--existing', file('e.yaml', adminPod)], /--existing answers lookups for objects reviewed with -f/],
     ['an unknown output format', ['-f', file('u.yaml', adminPod), '-o', 'xml'], /argument 'xml' is invalid/],
     ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook mutate\|validate/],
     ['a replay of something that is not an AdmissionReview', ['--review', file('mutate-x.json', '{"hello":"world"}')], /mutate-x\.json: the body must be|expected apiVersion admission\.k8s\.io\/v1/],

@@ -14,11 +14,11 @@ import { productionContext } from '../policy/context.js';
 import type { Config } from '../config/schema.js';
 import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
-import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, type ReviewOperation } from '../review/build-review.js';
+import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
 import { reportObject, reportReplay } from '../review/report.js';
-import { hasWebhook, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
-import type { DecisionContext } from '../policy/policy.js';
+import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
+import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
 
 /**
@@ -37,6 +37,7 @@ interface ReviewFlags {
   webhook?: string;
   operation: ReviewOperation;
   old?: string;
+  existing?: string;
   as?: string;
   asGroup: string[];
   podName?: string;
@@ -64,6 +65,7 @@ export function registerReview(program: Command): void {
     .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
+    .option('--existing <file>', 'objects already stored in the cluster (say kubectl get pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from them')
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
@@ -87,13 +89,18 @@ function readInput(file: string): string {
   }
 }
 
-function context(o: ReviewFlags): DecisionContext {
+function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
   const config = loadConfig(o.config);
   if (o.attestationKey !== undefined && o.policyKeys) throw new InputError('--attestation-key and --policy-keys each name the keys; give one');
-  if (o.policyKeys) return productionContext(config, loadKeyRing(config));
-  if (o.attestationKey !== undefined) return productionContext(config, singleKeyRing(readAttestationKey(o.attestationKey)));
-  process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --policy-keys or --attestation-key FILE to use real ones\n');
-  return productionContext(config, dryRunRing(config));
+  let ring: KeyRing;
+  if (o.policyKeys) ring = loadKeyRing(config);
+  else if (o.attestationKey !== undefined) ring = singleKeyRing(readAttestationKey(o.attestationKey));
+  else {
+    process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --policy-keys or --attestation-key FILE to use real ones\n');
+    ring = dryRunRing(config);
+  }
+  const ctx = productionContext(config, ring);
+  return lookup ? { ...ctx, lookup } : ctx;
 }
 
 /** The dry-run key, signing in the format the policy's keys would (v2 for a ring, v1 for the pre-ring form). */
@@ -113,6 +120,7 @@ function printObjects(objects: object[], output: 'yaml' | 'json'): void {
 
 function replay(o: ReviewFlags): number {
   if (o.filename !== undefined) throw new InputError('--review replays captured AdmissionReviews; it does not go with -f');
+  if (o.existing !== undefined) throw new InputError('--existing answers lookups for objects reviewed with -f; a replay carries what it carries');
   const files = o.review!;
   const bodies = files.map((file) => {
     const webhook = o.webhook ?? /^(mutate|validate)\b/.exec(basename(file))?.[1];
@@ -151,7 +159,7 @@ function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
       if (o.old !== undefined) throw new InputError('--old goes with --operation UPDATE or DELETE');
       if (o.filename === undefined) throw new InputError('give the objects to review with -f FILE (or - for stdin)');
       return read(o.filename).map((s) => {
-        const object = forCreate(place(s), s.where);
+        const object = withServiceAccountToken(forCreate(place(s), s.where), ctx.randomBytes);
         return { operation: 'CREATE', object, oldObject: null, userInfo: who(object), ...sub };
       });
     }
@@ -178,8 +186,15 @@ function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
 
 function reviewFiles(o: ReviewFlags): number {
   if (o.webhook !== undefined) throw new InputError('--webhook goes with --review');
-  const ctx = context(o);
-  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => reviewObject(input, ctx));
+  // Lookups (the claims a pod mounts) are answered from the objects reviewed before, as
+  // the cluster would hold them after `kubectl apply` of the same files in order.
+  if (o.existing === '-' && (o.filename === '-' || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
+  const seen = new ReviewedObjects();
+  const ctx = context(o, seen.lookup);
+  if (o.existing !== undefined)
+    for (const s of readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing))
+      seen.remember({ stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
+  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => seen.remember(reviewObject(input, ctx)));
   process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);

@@ -18,7 +18,7 @@ export function registerServe(program: Command): void {
     .option('--tls-cert <file>', 'serving certificate (PEM); reloaded when the file changes')
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--metrics-port <port>', 'serve /healthz, /readyz and /metrics over plain HTTP on this port (and not on the webhook port)', parsePort)
-    .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names); in a cluster, its service account')
+    .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names, the claims a new pod mounts); in a cluster, its service account')
     .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
     .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
     .option('--headers-timeout <seconds>', 'deadline from the handshake to the first request\'s headers (HTTP/1.1) or first stream (HTTP/2)', parsePositiveSeconds, s(DEFAULT_LIMITS.headersTimeoutMs))

@@ -31,6 +31,12 @@ export const environmentSchema = z
       .default([])
       .describe('Service accounts that act for this environment: `NAMESPACE:NAME` or `NAMESPACE:*`.'),
     groups: z.array(z.string().min(1)).default([]).describe('User groups whose members act for this environment.'),
+    claimsFrom: z
+      .array(labelValue)
+      .default([])
+      .describe(
+        "Other environments whose stamped PersistentVolumeClaims this environment's pods may mount or clone. Unset: none (rule `claim.cross-environment`).",
+      ),
     namespaces: z
       .array(dnsLabel)
       .default([])
@@ -118,7 +124,18 @@ export const templateSchema = z
       })
       .describe('Reserved volumes and their owned definitions.'),
     restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).default('Always').describe('Owned spec.restartPolicy.'),
-    automountServiceAccountToken: z.boolean().default(false).describe('Owned spec.automountServiceAccountToken.'),
+    automountServiceAccountToken: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Owned spec.automountServiceAccountToken. When false and a pod leaves it unset, the mutating webhook sets it and removes the token volume the API server added.',
+      ),
+    tokenAudiences: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "Audiences a projected serviceAccountToken volume may request (say, an external vault's). Never list one the API server accepts: such a token acts for the pod's service account (rule `template.service-account-token`).",
+      ),
     os: z.string().min(1).default('linux').describe('Owned kubernetes.io/os scheduling value.'),
     arch: z.string().min(1).optional().describe('Owned kubernetes.io/arch scheduling value; unset: not owned.'),
   })
@@ -241,6 +258,13 @@ export const configSchema = z
       if (seen.has(env.id)) ctx.addIssue({ code: 'custom', path: ['environments', i, 'id'], message: `duplicate environment id "${env.id}"` });
       seen.add(env.id);
     });
+    const ids = new Set(cfg.environments.map((env) => env.id));
+    cfg.environments.forEach((env, i) =>
+      env.claimsFrom.forEach((other, j) => {
+        if (!ids.has(other)) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: `unknown environment "${other}"` });
+        else if (other === env.id) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: 'an environment always mounts its own claims; do not list it' });
+      }),
+    );
     // A namespace bound to two environments would admit neither's creates unambiguously.
     const binders = new Map<string, string>();
     cfg.environments.forEach((env, i) =>

@@ -1,4 +1,4 @@
-// The production decision context: the real clock and a cryptographic RNG.
+// The production decision context: the real clock, a cryptographic RNG and a lookup.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
 import type { KeyRing } from './key-ring.js';

@@ -1,5 +1,7 @@
 // The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"). Object in, patch and verdict out; no I/O.
+// "Stamps"), and turns service-account token automount off on sandbox pods that leave it
+// unset, taking out the token the API server already mounted. Object in, patch and
+// verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
@@ -14,6 +16,8 @@ import { annotationPath, identityStamps, labelPath, sameReference } from './stam
 import { isWellFormedNonce, mintNonce } from './nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
+import { isRec } from './pod.js';
+import { tokenVolumeRemoval } from './service-account-token.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
@@ -108,23 +112,24 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const newLabels = withValues(labels, wantLabels);
   const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });
   const newRefs = ownerRef && !sameUid ? [...refs, ownerRef] : refs;
-  return patched(stampPatch(obj, kind, newLabels, newAnnotations, newRefs, activeDeadlineSeconds), warnings);
+  const spec: Record<string, unknown> = {};
+  if (kind.activeDeadline && activeDeadlineSeconds !== undefined) spec.activeDeadlineSeconds = activeDeadlineSeconds;
+  // "Automount off" made true: a pod that leaves the field unset already carries the
+  // ServiceAccount plugin's token volume and mounts. They come out and the field is set,
+  // so the stored pod is what it would have been had the client said false.
+  const automountOff = kind.kind === 'Pod' && isRec(obj.spec) && !ctx.policy.config.template.automountServiceAccountToken && !Object.hasOwn(obj.spec, 'automountServiceAccountToken');
+  if (automountOff) spec.automountServiceAccountToken = false;
+  const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
+  return patched([...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */
-function stampPatch(
-  obj: KubeObject,
-  kind: SandboxKind,
-  labels: Record<string, string>,
-  annotations: Record<string, string>,
-  refs: OwnerReference[],
-  activeDeadlineSeconds: number | undefined,
-) {
+function stampPatch(obj: KubeObject, labels: Record<string, string>, annotations: Record<string, string>, refs: OwnerReference[], spec: Record<string, unknown>) {
   const before = projection(obj.metadata.labels, obj.metadata.annotations, obj.metadata.ownerReferences);
   const after = projection(labels, annotations, refs.length > 0 ? refs : undefined);
-  if (kind.activeDeadline && activeDeadlineSeconds !== undefined) {
-    if (obj.spec !== undefined) before.spec = { ...pick(obj.spec, 'activeDeadlineSeconds') };
-    after.spec = { activeDeadlineSeconds };
+  if (Object.keys(spec).length > 0) {
+    if (obj.spec !== undefined) before.spec = Object.assign({}, ...Object.keys(spec).map((key) => pick(obj.spec!, key))) as Record<string, unknown>;
+    after.spec = spec;
   }
   return jsonpatch.compare(before, after);
 }

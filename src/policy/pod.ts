@@ -65,3 +65,27 @@ export function volumeSource(volume: Rec): string | undefined {
 export function segments(path: string): string[] {
   return path.split('/').filter((s) => s !== '' && s !== '.');
 }
+
+/**
+ * The claim a PersistentVolumeClaim spec clones: its dataSourceRef or dataSource naming a
+ * PersistentVolumeClaim (core group) of the same namespace, and the key that names it.
+ */
+export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
+  for (const key of ['dataSourceRef', 'dataSource'] as const) {
+    const ref = field(pvcSpec, key);
+    if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim' || (text(ref, 'apiGroup') ?? '') !== '') continue;
+    const namespace = text(ref, 'namespace');
+    if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant; not this pod's claims
+    const name = text(ref, 'name');
+    if (name !== undefined && name !== '') return { name, key };
+  }
+  return undefined;
+}
+
+/** The claim template spec of a generic ephemeral volume. */
+export function ephemeralClaimSpec(volume: Rec): Rec | undefined {
+  const ephemeral = field(volume, 'ephemeral');
+  const template = isRec(ephemeral) ? field(ephemeral, 'volumeClaimTemplate') : undefined;
+  const spec = isRec(template) ? field(template, 'spec') : undefined;
+  return isRec(spec) ? spec : undefined;
+}

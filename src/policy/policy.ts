@@ -14,6 +14,8 @@ export interface Policy {
   breakGlassGroups: Set<string>;
   systemUsers: Set<string>;
   systemGroups: Set<string>;
+  /** Environment id to the other environments whose stamped claims its pods may mount. */
+  claimsFrom: Map<string, Set<string>>;
   /** Namespace -> the environment it is bound to. */
   envByBoundNamespace: Map<string, string>;
   /** Manager user or group -> the environments it manages. */
@@ -50,6 +52,7 @@ export function compilePolicy(config: Config): Policy {
     breakGlassGroups: new Set(config.breakGlass.groups),
     systemUsers: new Set(config.systemPrincipals.users),
     systemGroups: new Set(config.systemPrincipals.groups),
+    claimsFrom: new Map(config.environments.map((env) => [env.id, new Set(env.claimsFrom)])),
     envByBoundNamespace,
     managedByUser,
     managedByGroup,

@@ -1,8 +1,9 @@
 // The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
-// checks sandbox pod templates and workspace mounts. Object in, verdict out; no I/O: what
-// it knows of other objects comes from ctx.lookup.
+// checks sandbox pod templates, workspace mounts and the environment of the claims a pod
+// mounts. Object in, verdict out; no I/O: what it knows of other objects comes from
+// ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 import { own } from './attestation.js';
@@ -18,9 +19,14 @@ import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './rules/template-collisions.js';
+import { claimEnvironment, podClaims, pvcClaims } from './rules/claim-environment.js';
+import { isRec } from './pod.js';
 import { workspaceMounts } from './rules/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch } from './create-gate.js';
+
+/** Secrets of this type are filled with a token of the service account they name, by the token controller. */
+const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const door = doorOf(req);
@@ -54,6 +60,9 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
       });
   }
   findings.push(...objectRules(obj, kind, ctx));
+  // Volumes and data sources are immutable once created: the claims they name are checked here only.
+  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  findings.push(...claimEnvironment(claims, namespace, identity.environment, ctx));
   return enforce(findings, policy);
 }
 
@@ -108,10 +117,21 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
       ? [{ rule: RULES.pvcPodOwner.id, path: 'metadata.ownerReferences', message: `an owner reference to pod ${podOwner.name} would let the garbage collector delete this claim` }]
       : [];
   }
+  if (kind.kind === 'Secret') {
+    if (obj.type !== SERVICE_ACCOUNT_TOKEN_TYPE) return [];
+    const account = own(obj.metadata.annotations ?? {}, 'kubernetes.io/service-account.name');
+    return [
+      {
+        rule: RULES.secretServiceAccountToken.id,
+        path: 'type',
+        message: `a Secret of type ${SERVICE_ACCOUNT_TOKEN_TYPE} would receive a non-expiring token of service account ${account === undefined ? '(none named)' : JSON.stringify(account.slice(0, 80))}`,
+      },
+    ];
+  }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
   return [
     ...templateCollisions(obj.spec, config),
-    ...workspaceMounts(obj.spec, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
+    ...workspaceMounts(obj.spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
   ];
 }
 

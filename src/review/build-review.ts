@@ -4,6 +4,8 @@
 // final object. Pure: the clock and the random source come in through the context.
 import type { AdmissionRequest, KubeObject, UserInfo } from '../admission/types.js';
 import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/identity.js';
+import { field, isRec, recs, text } from '../policy/pod.js';
+import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/service-account-token.js';
 
 export type ReviewOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 
@@ -149,6 +151,40 @@ export function forCreate(obj: KubeObject, where: string): KubeObject {
 // no look-alike characters, so a generated name never spells a word.
 const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
+function nameSuffix(randomBytes: (n: number) => Buffer): string {
+  return [...randomBytes(5)].map((b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
+}
+
+/**
+ * What the API server's ServiceAccount admission plugin does to a pod before any webhook
+ * sees it, as far as the token goes: when the pod leaves automountServiceAccountToken
+ * unset, it mounts a `kube-api-access-*` projected token volume read-only at
+ * /var/run/secrets/kubernetes.io/serviceaccount in every init and ordinary container that
+ * has nothing there yet (reusing a volume already named `kube-api-access-*`). Offline, the
+ * service account is assumed not to turn automount off itself, as is the default; so the
+ * mutating webhook is shown the pod it would get in a cluster, and the dry run shows what
+ * Deed then removes.
+ */
+export function withServiceAccountToken(obj: KubeObject, randomBytes: (n: number) => Buffer): KubeObject {
+  if (obj.kind !== 'Pod' || obj.apiVersion !== 'v1' || !isRec(obj.spec) || Object.hasOwn(obj.spec, 'automountServiceAccountToken')) return obj;
+  const out = structuredClone(obj);
+  const spec = out.spec!;
+  const volumes = Array.isArray(spec.volumes) ? (spec.volumes as unknown[]) : [];
+  const existing = recs(volumes).map((v) => text(v, 'name')).find((n) => n?.startsWith(TOKEN_VOLUME_PREFIX));
+  const name = existing ?? `${TOKEN_VOLUME_PREFIX}${nameSuffix(randomBytes)}`;
+  let mounted = false;
+  for (const list of ['initContainers', 'containers']) {
+    for (const c of recs(field(spec, list))) {
+      const mounts = Array.isArray(c.volumeMounts) ? (c.volumeMounts as unknown[]) : [];
+      if (recs(mounts).some((m) => text(m, 'mountPath') === TOKEN_MOUNT_PATH)) continue;
+      c.volumeMounts = [...mounts, { name, readOnly: true, mountPath: TOKEN_MOUNT_PATH }];
+      mounted = true;
+    }
+  }
+  if (mounted && existing === undefined) spec.volumes = [...volumes, pluginTokenVolume(name)];
+  return out;
+}
+
 /** A random RFC 4122 version 4 UUID from the context's random source. */
 export function uuidFrom(randomBytes: (n: number) => Buffer): string {
   const b = randomBytes(16);
@@ -166,7 +202,7 @@ function rfc3339(ms: number): string {
 export function admitted(obj: KubeObject, now: number, randomBytes: (n: number) => Buffer): KubeObject {
   const out = structuredClone(obj);
   if (out.metadata.name === undefined && out.metadata.generateName !== undefined)
-    out.metadata.name = out.metadata.generateName + [...randomBytes(5)].map((b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
+    out.metadata.name = out.metadata.generateName + nameSuffix(randomBytes);
   out.metadata.uid = uuidFrom(randomBytes);
   out.metadata.creationTimestamp = rfc3339(now);
   return out;

@@ -9,6 +9,8 @@ import type { ObjectReview } from './run.js';
 function stepLines(webhook: string, verdict: Verdict, error?: string): string[] {
   const outcome = outcomeOf(verdict);
   const lines = [`  ${webhook}: ${outcome}${verdict.patch ? `, ${verdict.patch.length} patch operation${verdict.patch.length === 1 ? '' : 's'}` : ''}`];
+  for (const op of verdict.patch ?? [])
+    if (op.op === 'test' && /^\/spec\/volumes\/\d+\/name$/.test(op.path)) lines.push(`    removed: volume ${String(op.value)} (the API server's service-account token) and its mounts`);
   for (const w of verdict.warnings) lines.push(`    warning: ${w}`);
   for (const [k, v] of Object.entries(verdict.auditAnnotations)) lines.push(`    audit: ${k}=${v}`);
   if (!verdict.allowed) for (const f of verdict.findings) lines.push(`    denied ${formatFinding(f)}`);

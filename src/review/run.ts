@@ -7,7 +7,8 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import type { DecisionContext } from '../policy/policy.js';
+import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
+import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 
 export interface Step {
@@ -30,6 +31,10 @@ export interface ObjectReview {
   patch: PatchOperation[];
   /** The object as it would be written: patched on CREATE, as given on UPDATE, null for DELETE or a denial. */
   result: KubeObject | null;
+  /** The object as stored: `result` given a uid and name on CREATE; null for DELETE or a denial. */
+  stored: KubeObject | null;
+  /** The object removed: the old object of an allowed DELETE. */
+  deleted: KubeObject | null;
 }
 
 export interface ObjectInput {
@@ -62,7 +67,7 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
 
 export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectReview {
   const subject = describeObject((input.object ?? input.oldObject)!);
-  const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null };
+  const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null, stored: null, deleted: null };
   if (input.subResource !== undefined) out.subResource = input.subResource;
   let final = input.object;
 
@@ -86,5 +91,40 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
   const validated = call('validate', input, stored, ctx);
   out.steps.push(validated);
   if (!validated.verdict.allowed) return { ...out, allowed: false, result: null };
+  if (input.operation === 'DELETE') out.deleted = input.oldObject;
+  else out.stored = stored;
   return out;
+}
+
+const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
+  ['v1/Pod', 'pods'],
+  ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
+]);
+
+/**
+ * Lookups for `deed review`: the objects reviewed so far, as the cluster would hold them,
+ * and those given with --existing. Anything else is unknown: the files are not the
+ * cluster, and there is none to ask.
+ */
+export class ReviewedObjects {
+  readonly facts = new Map<string, Lookup>();
+  readonly lookup: ObjectLookup = gatheredLookup(
+    this.facts,
+    'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
+  );
+
+  /** Records what a review stored or deleted, so later reviews in the same run can look it up. */
+  remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(review: R): R {
+    for (const [obj, gone] of [
+      [review.stored, false],
+      [review.deleted, true],
+    ] as const) {
+      const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
+      if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
+      const { uid, labels, annotations } = obj.metadata;
+      const found: Lookup = { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) } };
+      this.facts.set(lookupKey({ resource, namespace: obj.metadata.namespace, name: obj.metadata.name }), gone ? { state: 'absent' } : found);
+    }
+    return review;
+  }
 }

@@ -123,7 +123,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       // header; drain.ts ends its sessions with GOAWAY.
       if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
-      const needed = opts.reader ? lookupsForBody(req.body) : [];
+      const needed = opts.reader ? lookupsForBody(req.body, webhook) : [];
       const ctx =
         needed.length > 0 && opts.reader
           ? { ...opts.ctx, lookup: await opts.reader.read(needed, Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())))) }

@@ -143,8 +143,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
 /**
  * The read path for lookups: `--kubeconfig`, else the in-cluster service account, else
- * none (a local run): then what needs a lookup (an eviction or binding of a pod) is refused
- * with that reason. The client is loaded only when there is a cluster to talk to.
+ * none (a local run): then what needs a lookup (an eviction or binding of a pod, the
+ * claims of a new pod) is refused with that reason. The client is loaded only when there is a cluster to talk to.
  */
 async function objectReader(kubeconfig: string | undefined, logger: Logger): Promise<ObjectReader | undefined> {
   if (kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {

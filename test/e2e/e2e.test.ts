@@ -9,6 +9,7 @@ import { policyCases } from './cases/policy.js';
 import { clusterCases } from './cases/cluster.js';
 import { reaperCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
+import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
@@ -35,6 +36,7 @@ describe('Deed in a real API server', { skip }, () => {
   const tools = 'missing' in found ? { controllers: false, helm: false } : found;
   admissionCases(get);
   policyCases(get);
+  credentialCases(get);
   doorCases(get);
   reaperCases(get);
   installCases(get, tools);

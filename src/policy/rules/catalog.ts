@@ -231,10 +231,11 @@ export const RULES = {
   templateServiceAccountToken: rule({
     id: 'template.service-account-token',
     webhook: 'validate',
-    checks: 'spec.automountServiceAccountToken is absent or the owned value.',
+    checks:
+      'spec.automountServiceAccountToken is absent or the owned value, and no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
     defaultMode: 'deny',
     overridable: true,
-    example: 'is platform-owned: expected false, got true',
+    example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',
   }),
   templateScheduling: rule({
     id: 'template.scheduling',
@@ -339,6 +340,42 @@ export const RULES = {
     defaultMode: 'deny',
     overridable: true,
     example: 'ephemeral container "dbg" may not mount the auth volume',
+  }),
+  claimCrossEnvironment: rule({
+    id: 'claim.cross-environment',
+    webhook: 'validate',
+    checks:
+      'A pod mounts, and a pod\'s ephemeral volume or a PersistentVolumeClaim clones, only claims stamped (with a verifying attestation) for its own environment or one its environment lists in `claimsFrom`. Unmanaged claims are allowed.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "ws" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not (policy: environments[].claimsFrom)',
+  }),
+  claimUnknown: rule({
+    id: 'claim.unknown',
+    webhook: 'validate',
+    checks:
+      'The environment of every claim a pod mounts or clones can be known: Deed could look it up, and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed).',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'cannot tell which environment claim sbx-1-workspace belongs to: no cluster is available to look up persistentvolumeclaims sandbox-a/sbx-1-workspace',
+  }),
+  claimAbsent: rule({
+    id: 'claim.absent',
+    webhook: 'validate',
+    checks:
+      'Every claim a pod mounts or clones (and every claim a new claim clones) exists: a reference to a claim that does not exist yet would take whatever another environment later creates under that name.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
+  }),
+  secretServiceAccountToken: rule({
+    id: 'secret.service-account-token',
+    webhook: 'validate',
+    checks:
+      'A sandbox Secret is never of type `kubernetes.io/service-account-token`: the token controller would fill it with a non-expiring token of the service account it names, for any pod to mount.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'a Secret of type kubernetes.io/service-account-token would receive a non-expiring token of service account "runner"',
   }),
   pvcPodOwner: rule({
     id: 'pvc.pod-owner',

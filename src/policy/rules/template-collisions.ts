@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { containers, field, isRec, mounts, recs, text, volumeSource, type Rec } from '../pod.js';
+import { isPluginTokenVolume, tokenSources } from '../service-account-token.js';
 import { RULES } from './catalog.js';
 
 const OS_LABEL = 'kubernetes.io/os';
@@ -80,6 +81,7 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
     findings.push(owned(RULES.templateServiceAccountToken.id, 'spec.automountServiceAccountToken', t.automountServiceAccountToken, automount));
+  findings.push(...tokenVolumes(spec, all, config));
 
   findings.push(...scheduling(spec, OS_LABEL, t.os));
   if (t.arch !== undefined) findings.push(...scheduling(spec, ARCH_LABEL, t.arch));
@@ -94,6 +96,33 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
     const added = isRec(caps) ? field(caps, 'add') : undefined;
     if (Array.isArray(added) && added.length > 0)
       findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
+  }
+  return findings;
+}
+
+/**
+ * Volumes that hand a container a service-account token. A projected token without an
+ * audience is one the API server accepts: it acts for the pod's service account (for a
+ * runner's, the whole environment). One for an audience the policy lists (an external
+ * service that validates it) is allowed. The ServiceAccount plugin's own volume is the
+ * platform's to allow, by owning automount as true. Secret volumes are not judged: whether
+ * a Secret holds a legacy token needs the Secret, which Deed does not read.
+ */
+function tokenVolumes(spec: Rec, all: ReturnType<typeof containers>, config: Config): Finding[] {
+  const t = config.template;
+  const allowedVolumes = new Set(t.automountServiceAccountToken ? recs(field(spec, 'volumes')).filter(isPluginTokenVolume).map((v) => text(v, 'name')) : []);
+  const findings: Finding[] = [];
+  for (const source of tokenSources(spec)) {
+    if (allowedVolumes.has(source.volume)) continue;
+    if (source.audience !== undefined && t.tokenAudiences.includes(source.audience)) continue;
+    const users = all.filter((c) => mounts(c).some((m) => m.name === source.volume)).map((c) => c.name);
+    const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
+    const audience = source.audience === undefined ? 'for the API server (no audience)' : `for audience ${JSON.stringify(source.audience)}, not in template.tokenAudiences`;
+    findings.push({
+      rule: RULES.templateServiceAccountToken.id,
+      path: `spec.volumes[name=${source.volume}].projected.sources.serviceAccountToken`,
+      message: `volume "${source.volume}" projects a service-account token ${audience} ${who}`,
+    });
   }
   return findings;
 }

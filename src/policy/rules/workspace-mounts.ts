@@ -3,9 +3,12 @@
 // at exactly /workspace, without subPath, propagation or recursive read-only, readOnly
 // matching the grant. Grants and mounts are compared both ways. Init and ephemeral
 // containers never receive the workspace, runtime or auth volumes.
+// The workspace is its claim, not its volume name: every volume that reaches the claim's
+// data (another volume on the same claimName, an ephemeral volume cloning it) is held to
+// the same rules, so a second name is no back door.
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { containers, field, mounts, segments, text, type Rec } from '../pod.js';
+import { clonedClaim, containers, ephemeralClaimSpec, field, isRec, mounts, recs, segments, text, volumeSource, type Rec } from '../pod.js';
 import { RULES } from './catalog.js';
 
 type Grant = 'ro' | 'rw';
@@ -37,17 +40,54 @@ export function overlaps(a: string, b: string): boolean {
   return true;
 }
 
-export function workspaceMounts(spec: Rec, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
+/** The claim a generic ephemeral volume creates: `<pod name>-<volume name>`. */
+function ephemeralClaimName(podName: string | undefined, volume: string): string | undefined {
+  return podName === undefined ? undefined : `${podName}-${volume}`;
+}
+
+/**
+ * Every volume that reaches the workspace's data, by name, with how: the workspace volume
+ * itself, another volume on its claim, or an ephemeral volume cloning it.
+ */
+export function workspaceVolumes(spec: Rec, podName: string | undefined, config: Config): Map<string, string> {
+  const ws = config.template.volumes.workspace;
+  const volumes = recs(field(spec, 'volumes'));
+  const out = new Map<string, string>();
+  const own = volumes.find((v) => text(v, 'name') === ws.name);
+  if (own === undefined) return out;
+  out.set(ws.name, 'the workspace volume');
+  const source = volumeSource(own);
+  const pvc = field(own, 'persistentVolumeClaim');
+  const claim = source === 'persistentVolumeClaim' && isRec(pvc) ? text(pvc, 'claimName') : source === 'ephemeral' ? ephemeralClaimName(podName, ws.name) : undefined;
+  if (claim === undefined || claim === '') return out;
+  for (const v of volumes) {
+    const name = text(v, 'name');
+    if (name === undefined || name === ws.name) continue;
+    const other = field(v, 'persistentVolumeClaim');
+    if (isRec(other) && text(other, 'claimName') === claim) out.set(name, `volume "${name}" on the workspace claim ${claim}`);
+    else if (clonedClaimOf(v) === claim) out.set(name, `volume "${name}", a clone of the workspace claim ${claim}`);
+  }
+  return out;
+}
+
+function clonedClaimOf(volume: Rec): string | undefined {
+  const spec = ephemeralClaimSpec(volume);
+  return spec === undefined ? undefined : clonedClaim(spec)?.name;
+}
+
+export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
   const t = config.template;
   const ws = t.volumes.workspace;
   const findings: Finding[] = [];
   const { grants, error } = parseGrants(grantsAnnotation, t.mainContainer);
   if (error !== undefined) findings.push({ rule: RULES.workspaceGrantMalformed.id, path: grantsPath, message: error });
 
+  const workspace = workspaceVolumes(spec, podName, config);
+  const label = (volume: string) => (volume === ws.name ? 'the workspace' : `the workspace (as volume "${volume}")`);
   const platformVolumes = new Map([
-    [ws.name, 'workspace'],
-    [t.volumes.runtime.name, 'runtime'],
-    [t.volumes.auth.name, 'auth'],
+    [t.volumes.runtime.name, 'the runtime volume'],
+    [t.volumes.auth.name, 'the auth volume'],
+    ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
   ]);
   const mounting = new Set<string>();
   for (const c of containers(spec)) {
@@ -58,23 +98,23 @@ export function workspaceMounts(spec: Rec, grantsAnnotation: string | undefined,
           findings.push({
             rule: RULES.workspaceInitOrEphemeral.id,
             path: m.path,
-            message: `${c.list === 'initContainers' ? 'init' : 'ephemeral'} container "${c.name}" may not mount the ${role} volume`,
+            message: `${c.list === 'initContainers' ? 'init' : 'ephemeral'} container "${c.name}" may not mount ${role}`,
           });
-      } else if (role === 'workspace') {
+      } else if (workspace.has(m.name)) {
         mounting.add(c.name);
       }
-      if (m.name !== ws.name && overlaps(m.mountPath, ws.mountPath))
+      if (!workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
         findings.push({ rule: RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
     }
   }
 
   for (const c of containers(spec, ['containers'])) {
-    const own = mounts(c).filter((m) => m.name === ws.name);
+    const own = mounts(c).filter((m) => workspace.has(m.name));
     if (own.length === 0) continue;
     const isMain = c.name === t.mainContainer;
     const grant = isMain ? undefined : grants.get(c.name);
     if (!isMain && grant === undefined) {
-      findings.push({ rule: RULES.workspaceUndeclaredMount.id, path: own[0]!.path, message: `container "${c.name}" mounts the workspace without a grant` });
+      findings.push({ rule: RULES.workspaceUndeclaredMount.id, path: own[0]!.path, message: `container "${c.name}" mounts ${label(own[0]!.name)} without a grant` });
       continue;
     }
     if (own.length > 1)
@@ -92,9 +132,9 @@ export function workspaceMounts(spec: Rec, grantsAnnotation: string | undefined,
         findings.push({ rule: RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${JSON.stringify(rro)}` });
       const readOnly = field(m.raw, 'readOnly') === true;
       if (grant === 'ro' && !readOnly)
-        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts the workspace read-write` });
+        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts ${label(m.name)} read-write` });
       if (grant === 'rw' && readOnly)
-        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "rw" but mounts the workspace read-only` });
+        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "rw" but mounts ${label(m.name)} read-only` });
     }
   }
 

@@ -46,6 +46,13 @@ export function policyCases(suite: () => Suite): void {
   });
 
   describe('template and workspace denials', () => {
+    before(async () => {
+      // The workspace claim exists before the pods that mount it (claim.absent).
+      const s = suite();
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), claim('sbx-ws'));
+      assert.equal(answer.status, 201, answer.text);
+    });
+
     test('a sidecar that mounts the workspace without a grant is refused, naming the container', async () => {
       const s = suite();
       const pod = sandboxPod('ws-undeclared', {

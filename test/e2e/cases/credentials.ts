@@ -1,0 +1,215 @@
+// Sandbox pods get no stray credentials and no back door to the workspace: the
+// ServiceAccount plugin's token comes out of pods created as clients really create them
+// (automountServiceAccountToken omitted), and the workspace claim cannot be reached
+// under another volume name.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { KubeObject } from '../../../src/admission/types.js';
+import { claim, KEYS, PATHS, sandboxPod } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod specs as the API server stores them
+type Spec = Record<string, any>;
+
+/** A sandbox pod as a client writes it: no automountServiceAccountToken at all. */
+function omitted(name: string, spec: Spec = {}, annotations: Record<string, string> = {}) {
+  const pod = sandboxPod(name, { annotations, spec });
+  delete (pod.spec as Spec).automountServiceAccountToken;
+  return pod;
+}
+
+function mountsAt(spec: Spec, path: string): string[] {
+  return ['initContainers', 'containers', 'ephemeralContainers'].flatMap((list) =>
+    ((spec[list] ?? []) as Spec[]).flatMap((c) => ((c.volumeMounts ?? []) as Spec[]).filter((m) => m.mountPath === path).map((m) => `${c.name}:${m.name}`)),
+  );
+}
+
+const WORKSPACE = { name: 'workspace', persistentVolumeClaim: { claimName: 'cred-ws' } };
+const ALIAS = { name: 'ws-alias', persistentVolumeClaim: { claimName: 'cred-ws' } };
+const MAIN = { name: 'main', image: 'registry.example/agent:1', volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] };
+const GRANT = { [KEYS.workspaceGrants]: '{"indexer":"ro"}' };
+
+export function credentialCases(suite: () => Suite): void {
+  describe('sandbox pods get no service-account token', () => {
+    const created = async (s: Suite, pod: unknown): Promise<Spec> => {
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(answer.status, 201, answer.text);
+      const stored = await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/${(answer.body as KubeObject).metadata.name!}`);
+      return (stored.body as KubeObject).spec as Spec;
+    };
+
+    test('a pod created with the field omitted is stored with automount false and no token volume or mount in any container', async () => {
+      const s = suite();
+      // First, what the API server itself does to such a pod (Deed leaves the administrator's alone).
+      const plain = omitted('token-plain', { initContainers: [{ name: 'setup', image: 'registry.example/setup:1' }] });
+      const byAdmin = await s.api(s.admin, 'POST', PATHS.Pod('sandbox-a'), plain);
+      assert.equal(byAdmin.status, 201, byAdmin.text);
+      const injected = (byAdmin.body as KubeObject).spec as Spec;
+      assert.match(injected.volumes[0].name, /^kube-api-access-[a-z0-9]{5}$/, 'the ServiceAccount plugin added its volume');
+      assert.deepEqual(mountsAt(injected, TOKEN_PATH).length, 2, 'and mounted it in the init and the main container');
+
+      const spec = await created(s, omitted('token-omitted', { initContainers: [{ name: 'setup', image: 'registry.example/setup:1' }] }));
+      assert.equal(spec.automountServiceAccountToken, false);
+      assert.deepEqual((spec.volumes ?? []).filter((v: Spec) => String(v.name).startsWith('kube-api-access-')), []);
+      assert.deepEqual(mountsAt(spec, TOKEN_PATH), []);
+    });
+
+    test("a pod that names the runner's own service account gets no token either", async () => {
+      const s = suite();
+      const spec = await created(s, omitted('token-runner-sa', { serviceAccountName: 'runner', containers: [{ name: 'main', image: 'registry.example/agent:1' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] }));
+      assert.equal(spec.serviceAccountName, 'runner');
+      assert.equal(spec.automountServiceAccountToken, false);
+      assert.deepEqual(mountsAt(spec, TOKEN_PATH), []);
+    });
+
+    test('a client volume with a name like the plugin\'s is not removed', async () => {
+      const s = suite();
+      const spec = await created(s, omitted('token-lookalike', { volumes: [{ name: 'kube-api-access-mine', emptyDir: {} }], containers: [{ name: 'main', image: 'registry.example/agent:1', volumeMounts: [{ name: 'kube-api-access-mine', mountPath: '/scratch' }] }] }));
+      assert.deepEqual(spec.volumes.map((v: Spec) => v.name), ['kube-api-access-mine']);
+    });
+
+    test('an explicit automountServiceAccountToken true is refused', async () => {
+      const s = suite();
+      const pod = sandboxPod('token-true', { spec: { automountServiceAccountToken: true } });
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[template\.service-account-token\] spec\.automountServiceAccountToken: is platform-owned: expected false, got true/);
+    });
+
+    test('a hand-written projected token volume is refused, naming the volume and the containers', async () => {
+      const s = suite();
+      const pod = sandboxPod('token-projected', {
+        spec: {
+          volumes: [{ name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } }],
+          containers: [{ name: 'main', image: 'registry.example/agent:1', volumeMounts: [{ name: 'tok', mountPath: '/var/run/tok' }] }],
+        },
+      });
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[template\.service-account-token\] spec\.volumes\[name=tok\]\.projected\.sources\.serviceAccountToken: volume "tok" projects a service-account token for the API server \(no audience\) into containers main/);
+    });
+  });
+
+  describe('no legacy token Secret', () => {
+    test('a runner cannot create a Secret of type kubernetes.io/service-account-token for its own service account', async () => {
+      const s = suite();
+      const body = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 'legacy-token', annotations: { 'kubernetes.io/service-account.name': 'runner' } } };
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Secret('sandbox-a'), body);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[secret\.service-account-token\] type: a Secret of type kubernetes\.io\/service-account-token would receive a non-expiring token of service account "runner"/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-a')}/legacy-token`)).status, 404);
+    });
+  });
+
+  describe('the workspace claim under another volume name', () => {
+    before(async () => {
+      const s = suite();
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), claim('cred-ws'));
+      assert.equal(answer.status, 201, answer.text);
+    });
+
+    const refused = async (name: string, pod: unknown, rule: string, message: RegExp) => {
+      const s = suite();
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(answer.status, 403, `${name}: ${answer.text}`);
+      assert.ok(String(answer.body.message).includes(`[${rule}]`), answer.body.message);
+      assert.match(answer.body.message, message);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/${name}`)).status, 404, 'nothing stored');
+    };
+
+    test('a read-only grantee mounting the claim read-write under another name is refused', async () => {
+      await refused(
+        'alias-rw',
+        sandboxPod('alias-rw', { annotations: GRANT, spec: { volumes: [WORKSPACE, ALIAS], containers: [MAIN, { name: 'indexer', image: 'registry.example/indexer:1', volumeMounts: [{ name: 'ws-alias', mountPath: '/workspace' }] }] } }),
+        'workspace.read-only',
+        /container "indexer" is granted "ro" but mounts the workspace \(as volume "ws-alias"\) read-write/,
+      );
+    });
+
+    test('an ungranted sidecar mounting the claim with subPath .git is refused', async () => {
+      await refused(
+        'alias-git',
+        sandboxPod('alias-git', { spec: { volumes: [WORKSPACE, ALIAS], containers: [MAIN, { name: 'sidecar', image: 'registry.example/sidecar:1', volumeMounts: [{ name: 'ws-alias', mountPath: '/git', subPath: '.git' }] }] } }),
+        'workspace.undeclared-mount',
+        /container "sidecar" mounts the workspace \(as volume "ws-alias"\) without a grant/,
+      );
+    });
+
+    test('an init container mounting the claim under another name is refused', async () => {
+      await refused(
+        'alias-init',
+        sandboxPod('alias-init', { spec: { volumes: [WORKSPACE, ALIAS], containers: [MAIN], initContainers: [{ name: 'setup', image: 'registry.example/setup:1', volumeMounts: [{ name: 'ws-alias', mountPath: '/src' }] }] } }),
+        'workspace.init-or-ephemeral',
+        /init container "setup" may not mount the workspace \(volume "ws-alias" on the workspace claim cred-ws\)/,
+      );
+    });
+
+    test('an ungranted sidecar mounting a clone of the claim is refused', async () => {
+      const clone = { name: 'ws-copy', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, dataSource: { kind: 'PersistentVolumeClaim', name: 'cred-ws' } } } } };
+      await refused(
+        'alias-clone',
+        sandboxPod('alias-clone', { spec: { volumes: [WORKSPACE, clone], containers: [MAIN, { name: 'sidecar', image: 'registry.example/sidecar:1', volumeMounts: [{ name: 'ws-copy', mountPath: '/copy' }] }] } }),
+        'workspace.undeclared-mount',
+        /container "sidecar" mounts the workspace \(as volume "ws-copy"\) without a grant/,
+      );
+    });
+
+    test('a legitimate read-only grantee is admitted, and an ephemeral container then added with the claim under another name is refused', async () => {
+      const s = suite();
+      const pod = sandboxPod('alias-debug', {
+        annotations: GRANT,
+        spec: { volumes: [WORKSPACE, ALIAS], containers: [MAIN, { name: 'indexer', image: 'registry.example/indexer:1', volumeMounts: [{ name: 'workspace', mountPath: '/workspace', readOnly: true }] }] },
+      });
+      const admitted = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(admitted.status, 201, admitted.text);
+      const stored = (await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/alias-debug`)).body as KubeObject;
+      (stored.spec as Spec).ephemeralContainers = [{ name: 'dbg', image: 'busybox', volumeMounts: [{ name: 'ws-alias', mountPath: '/w' }] }];
+      const answer = await s.api(s.runnerA.identity, 'PUT', `${PATHS.Pod('sandbox-a')}/alias-debug/ephemeralcontainers`, stored);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[workspace\.init-or-ephemeral\] .*ephemeral container "dbg" may not mount the workspace \(volume "ws-alias" on the workspace claim cred-ws\)/);
+    });
+  });
+
+  describe("claims of another environment, in a namespace both environments may use", () => {
+    const NS = 'shared-ab';
+    before(async () => {
+      const s = suite();
+      const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+      const created = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('alpha-ws'));
+      assert.equal(created.status, 201, created.text);
+    });
+
+    const workspacePod = (name: string, claimName: string) =>
+      sandboxPod(name, { spec: { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName } }], containers: [MAIN] } });
+
+    test("beta's pod mounting alpha's workspace claim is refused, and alpha's own pod is admitted", async () => {
+      const s = suite();
+      const beta = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('beta-steals', 'alpha-ws'));
+      assert.equal(beta.status, 403, beta.text);
+      assert.match(beta.body.message, /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim alpha-ws of environment "alpha"; environment "beta" may not/);
+      const alpha = await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), workspacePod('alpha-owns', 'alpha-ws'));
+      assert.equal(alpha.status, 201, alpha.text);
+    });
+
+    test("beta's claim cloning alpha's workspace is refused", async () => {
+      const s = suite();
+      const body = { ...claim('beta-copy'), spec: { ...claim('beta-copy').spec, dataSource: { kind: 'PersistentVolumeClaim', name: 'alpha-ws' } } };
+      // The API server mirrors dataSource into dataSourceRef; Deed names the one it read first.
+      const answer = await s.api(s.janitorB, 'POST', PATHS.PersistentVolumeClaim(NS), body);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim alpha-ws of environment "alpha"/);
+    });
+
+    test('a pod naming a claim that does not exist yet is refused: it would mount whatever is created under that name later', async () => {
+      const s = suite();
+      const answer = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('pre-planted', 'not-yet'));
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
+    });
+  });
+}
