@@ -140,14 +140,7 @@ export function postAnnounced(server: { port: number; ca: string }, path: string
 
 export function get(server: { port: number; ca: string }, path: string): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
-      });
-    });
+    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca }, (res) => readAnswer(res, resolve));
     req.on('error', reject);
     req.end();
   });
@@ -176,15 +169,18 @@ export function postH2(server: { port: number; ca: string }, path: string, body:
 /** GETs over plain HTTP (the probe and metrics port). */
 export function getPlain(port: number, path: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
-      });
-    });
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => readAnswer(res, resolve));
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** Collects an HTTP/1.1 answer's body. */
+function readAnswer(res: import('node:http').IncomingMessage, resolve: (a: HttpAnswer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => {
+    const text = Buffer.concat(chunks).toString('utf8');
+    resolve({ status: res.statusCode ?? 0, body: text, json: () => JSON.parse(text) });
   });
 }
