@@ -101,9 +101,18 @@ describe('subresources that write metadata', () => {
     denies(update(alphaClaim(), change, JANITOR_B, 'status', 'persistentvolumeclaims'), 'guard.cross-environment', POLICY);
   });
 
-  test('a status write that leaves metadata alone is the status owner\'s business (a resizer, the kubelet)', () => {
+  test('a status-only write by another environment is refused too: a terminal phase cannot be taken back', () => {
+    denies(update(alphaPod(), (o) => (o.status = { phase: 'Failed' }), JANITOR_B, 'status'), 'guard.cross-environment', POLICY);
+  });
+
+  test('a status writer outside kube-system (a CSI resizer) passes once listed as a system principal; the kubelet always does', () => {
     const resizer: UserInfo = { username: 'system:serviceaccount:csi:csi-resizer', groups: ['system:serviceaccounts'], extra: {} };
-    allows(update(alphaClaim(), (o) => (o.status = { capacity: { storage: '2Gi' } }), resizer, 'status', 'persistentvolumeclaims'), POLICY);
+    const grow = (o: KubeObject) => (o.status = { capacity: { storage: '2Gi' } });
+    denies(update(alphaClaim(), grow, resizer, 'status', 'persistentvolumeclaims'), 'guard.unmapped', POLICY);
+    const listed: ConfigInput = { ...POLICY, systemPrincipals: { users: [resizer.username], groups: ['system:nodes'] } };
+    allows(update(alphaClaim(), grow, resizer, 'status', 'persistentvolumeclaims'), listed);
+    const kubelet: UserInfo = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'], extra: {} };
+    allows(update(alphaPod(), (o) => (o.status = { phase: 'Running' }), kubelet, 'status'), POLICY);
   });
 
   test('pods/resize of alpha\'s pod by beta is refused', () => {
@@ -137,8 +146,10 @@ describe('evictions and bindings name the pod: whose it is comes from a lookup',
     allows(named('eviction', 'sbx-1', KCM), POLICY, lookup);
   });
 
-  test('evicting a pod that does not exist is left to the API server', () => {
-    allows(named('eviction', 'gone', JANITOR_B), POLICY, lookupOf('gone', { state: 'absent' }));
+  test('evicting a pod Deed cannot find is refused: one created under that name before the API server reads it would go unjudged', () => {
+    const message = denies(named('eviction', 'gone', JANITOR_B), 'guard.owner-unknown', POLICY, lookupOf('gone', { state: 'absent' }));
+    assert.match(message, /it does not exist \(yet\)/);
+    allows(named('eviction', 'gone', KCM), POLICY, lookupOf('gone', { state: 'absent' }));
   });
 
   test('a binding that carries an annotation under Deed\'s prefix is refused, by the scheduler too', () => {
@@ -263,3 +274,42 @@ describe('CREATE', () => {
     assert.throws(() => testContext(two), /namespace "shared" is already bound to environment "alpha"/);
   });
 });
+
+describe('what a new pod reaches, whoever creates it', () => {
+  const ALICE: UserInfo = { username: 'alice', groups: ['system:authenticated'], extra: {} };
+  const podBy = (userInfo: UserInfo, change: (spec: Record<string, unknown>) => void) => {
+    const body = fixture('validate-create-pod-by-runner.json');
+    const obj = structuredClone(body.request.object) as KubeObject;
+    delete obj.metadata.labels?.['deed.dev/environment'];
+    obj.metadata.annotations = {};
+    change(obj.spec!);
+    body.request = { ...body.request, namespace: 'sandbox-b', userInfo, object: { ...obj, metadata: { ...obj.metadata, namespace: 'sandbox-b' } } };
+    return body;
+  };
+
+  test("a requester of no environment may not create a pod that runs as a runner's service account", () => {
+    const message = denies(podBy(ALICE, (spec) => (spec.serviceAccountName = 'runner')), 'guard.service-account', POLICY);
+    assert.match(message, /service account sandbox-b:runner acts for environment "beta"; alice does not/);
+  });
+
+  test("nor may another environment's runner; the environment's own principals and break-glass may", () => {
+    const asBeta = podBy(RUNNER_A, (spec) => (spec.serviceAccountName = 'runner'));
+    asBeta.request.object = stamped(asBeta, asBeta.request.object, RUNNER_A, POLICY);
+    denies(asBeta, 'guard.service-account', POLICY);
+    allows(podBy({ ...ALICE, groups: ['platform-oncall'] }, (spec) => (spec.serviceAccountName = 'runner')), POLICY);
+  });
+
+  test("a requester of no environment may not mount another environment's claim", () => {
+    const lookup = gatheredLookup(new Map([[lookupKey({ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'sbx-1-workspace' }), found(alphaClaimIn('sandbox-b'))]]), 'not gathered');
+    const message = denies(podBy(ALICE, () => {}), 'claim.cross-environment', POLICY, lookup);
+    assert.match(message, /a requester acting for no environment may not/);
+  });
+});
+
+function alphaClaimIn(namespace: string): KubeObject {
+  const body = fixture('validate-create-pvc-by-runner.json');
+  body.request.namespace = namespace;
+  const obj = structuredClone(body.request.object) as KubeObject;
+  obj.metadata.namespace = namespace;
+  return stamped(body, obj, RUNNER_A, POLICY);
+}

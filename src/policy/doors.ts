@@ -7,7 +7,7 @@ import { sandboxKind, type SandboxKind } from './kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
-  | { kind: 'object'; sandboxKind: SandboxKind; statusOnly: boolean }
+  | { kind: 'object'; sandboxKind: SandboxKind }
   /** A request that names a pod but carries something else: an Eviction, a Binding. */
   | { kind: 'pod-by-name'; action: 'eviction' | 'binding'; pod: string | undefined }
   | { kind: 'unreviewed' };
@@ -32,10 +32,10 @@ export function doorOf(req: AdmissionRequest): Door {
   }
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return { kind: 'unreviewed' };
-  if (sub === undefined) return { kind: 'object', sandboxKind: kind, statusOnly: false };
+  if (sub === undefined) return { kind: 'object', sandboxKind: kind };
   if (kind.kind === 'Pod' && (sub === 'eviction' || sub === 'binding') && req.operation === 'CREATE')
     return { kind: 'pod-by-name', action: sub, pod: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
   // These are UPDATE-only in the API; any other operation is judged as on the object itself.
-  if (OBJECT_SUBRESOURCES[kind.kind].includes(sub)) return { kind: 'object', sandboxKind: kind, statusOnly: sub === 'status' && req.operation === 'UPDATE' };
+  if (OBJECT_SUBRESOURCES[kind.kind].includes(sub)) return { kind: 'object', sandboxKind: kind };
   return { kind: 'unreviewed' };
 }

@@ -7,11 +7,11 @@
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 import { own } from './attestation.js';
-import { resolveRequester, type Requester } from './identity.js';
+import { resolveRequester, serviceAccountEnvironment, type Requester } from './identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
-import type { DecisionContext } from './policy.js';
-import { isTrusted } from './principals.js';
+import type { DecisionContext, Policy } from './policy.js';
+import { actsFor, isTrusted } from './principals.js';
 import { RULES } from './rules/catalog.js';
 import { doorOf, type Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
@@ -40,13 +40,20 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
   if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx);
-  return validateChange(req, door, kind, namespace, requester, ctx);
+  return validateChange(req, kind, namespace, requester, ctx);
 }
 
 function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
-  if ('verdict' in identity) return identity.verdict;
+  // Volumes and data sources are immutable once created: the claims they name are checked here only.
+  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  if ('verdict' in identity) {
+    if (!identity.verdict.allowed || isTrusted(requester, policy)) return identity.verdict;
+    // Acting for no environment, the requester gets no stamps; but what its object reaches
+    // (another environment's claim, a runner's service account) is still guarded.
+    return enforce([...borrowedServiceAccount(obj, kind, namespace, requester, policy), ...claimEnvironment(claims, namespace, undefined, ctx)], policy);
+  }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
   const runner = requester.runner;
@@ -60,21 +67,20 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
       });
   }
   findings.push(...objectRules(obj, kind, ctx));
-  // Volumes and data sources are immutable once created: the claims they name are checked here only.
-  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  if (!isTrusted(requester, policy)) findings.push(...borrowedServiceAccount(obj, kind, namespace, requester, policy));
   findings.push(...claimEnvironment(claims, namespace, identity.environment, ctx));
   return enforce(findings, policy);
 }
 
-function validateChange(req: AdmissionRequest, door: Extract<Door, { kind: 'object' }>, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
   const oldObj = req.oldObject!;
   const newObj = req.operation === 'UPDATE' ? req.object! : undefined;
   const findings: Finding[] = [];
-  // A status write that leaves metadata alone is the business of the controllers that own
-  // status (the kubelet, a CSI resizer); one that changes metadata is held to the guard.
-  const guarded = !(door.statusOnly && newObj !== undefined && sameMetadata(oldObj, newObj));
-  if (guarded) findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing), policy));
+  // Status writes are guarded too: a terminal phase or a false condition written by another
+  // environment cannot be taken back. The kubelet and the scheduler are system principals;
+  // a status writer outside kube-system (a CSI resizer) is listed in systemPrincipals.
+  findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing), policy));
   if (newObj !== undefined) {
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
     if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx), objectRules(newObj, kind, ctx)));
@@ -95,17 +101,28 @@ function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'p
     if (pod.state === 'found') {
       const owner = ownershipOf({ kind: 'Pod', namespace, metadata: pod.metadata, serviceAccountName: pod.serviceAccountName }, policy, ctx.keyRing);
       findings.push(...guardedWrite(requester, owner, policy));
-    } else if (pod.state === 'unknown') {
-      findings.push({ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose pod ${namespace}/${door.pod} is (${pod.reason}); refusing the ${door.action}` });
+    } else {
+      // Absent too: the API server reads the pod only after admission, so one created under
+      // that name meanwhile would be evicted or bound without having been judged.
+      const why = pod.state === 'unknown' ? pod.reason : 'it does not exist (yet)';
+      findings.push({ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose pod ${namespace}/${door.pod} is (${why}); refusing the ${door.action}` });
     }
-    // absent: the API server answers NotFound itself.
   }
   return enforce(findings, policy);
 }
 
-function sameMetadata(a: KubeObject, b: KubeObject): boolean {
-  const pick = (o: KubeObject) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.metadata.ownerReferences ?? [], o.metadata.finalizers ?? []]);
-  return pick(a) === pick(b);
+/**
+ * A pod runs as its service account, and a pod-bound token of a runner's service account
+ * acts for the runner's environment: only who acts for that environment may create a pod
+ * that runs as it.
+ */
+function borrowedServiceAccount(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, policy: Policy): Finding[] {
+  if (kind.kind !== 'Pod') return [];
+  const given = obj.spec?.serviceAccountName;
+  const sa = typeof given === 'string' && given !== '' ? given : 'default';
+  const environment = serviceAccountEnvironment(namespace, sa, policy);
+  if (environment === undefined || actsFor(requester, environment, policy)) return [];
+  return [{ rule: RULES.guardServiceAccount.id, path: 'spec.serviceAccountName', message: `service account ${namespace}:${sa} acts for environment "${environment}"; ${requester.username} does not, and may not create a pod that runs as it` }];
 }
 
 /** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */

@@ -156,6 +156,14 @@ export const RULES = {
     overridable: true,
     example: 'cannot tell whose pod sandbox-a/sbx-1 is (get pods: timed out after 2000 ms); refusing the eviction',
   }),
+  guardServiceAccount: rule({
+    id: 'guard.service-account',
+    webhook: 'validate',
+    checks: "A pod that runs as a service account acting for an environment (a runner's) is created only by that environment's principals and managers, system controllers and break-glass: its pod-bound token would act for the environment.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'service account sandbox-b:runner acts for environment "beta"; alice does not, and may not create a pod that runs as it',
+  }),
   guardNamespaceBinding: rule({
     id: 'guard.namespace-binding',
     webhook: 'both',

@@ -40,8 +40,9 @@ export function pvcClaims(obj: KubeObject): ClaimReference[] {
   return source === undefined ? [] : [{ claim: source.name, path: `spec.${source.key}`, subject: 'this claim clones' }];
 }
 
-export function claimEnvironment(refs: ClaimReference[], namespace: string, environment: string, ctx: DecisionContext): Finding[] {
-  const allowedFrom = ctx.policy.claimsFrom.get(environment) ?? new Set<string>();
+/** `environment` undefined: a requester that acts for none, which may reach no environment's claim. */
+export function claimEnvironment(refs: ClaimReference[], namespace: string, environment: string | undefined, ctx: DecisionContext): Finding[] {
+  const allowedFrom = (environment !== undefined ? ctx.policy.claimsFrom.get(environment) : undefined) ?? new Set<string>();
   const findings: Finding[] = [];
   for (const ref of refs) {
     const found = ctx.lookup.get('persistentvolumeclaims', namespace, ref.claim);
@@ -49,6 +50,8 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, envi
       findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${ref.claim} belongs to: ${found.reason}` });
       continue;
     }
+    // A requester of no environment creates no sandbox claims to wait for: a missing claim is its own affair.
+    if (found.state === 'absent' && environment === undefined) continue;
     if (found.state === 'absent') {
       findings.push({
         rule: RULES.claimAbsent.id,
@@ -73,7 +76,10 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, envi
     findings.push({
       rule: RULES.claimCrossEnvironment.id,
       path: ref.path,
-      message: `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; environment "${environment}" may not (policy: environments[].claimsFrom)`,
+      message:
+        environment === undefined
+          ? `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; a requester acting for no environment may not`
+          : `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; environment "${environment}" may not (policy: environments[].claimsFrom)`,
     });
   }
   return findings;

@@ -58,6 +58,30 @@ export function doorCases(suite: () => Suite): void {
       assert.equal(pvc.metadata.ownerReferences, undefined);
     });
 
+    test('a status-only write by beta (a terminal phase) is refused', async () => {
+      const s = suite();
+      const run = await s.kubectl(s.janitorB, ['patch', 'pod', 'victim', '-n', 'sandbox-a', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase: 'Failed' } })]);
+      assert.notEqual(run.code, 0);
+      assert.match(run.stderr, /\[guard\.cross-environment\]/);
+    });
+
+    test('in an unbound namespace, a principal of no environment cannot run a pod as beta\'s runner or mount alpha\'s claim', async () => {
+      const s = suite();
+      const intruder = await s.newIdentity('plain', 'intruder');
+      await s.bindSandboxRole('sandbox-b', [['plain', 'intruder'], ['sandbox-a', 'runner']]);
+      const ws = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-b'), claim('alpha-ws-in-b'));
+      assert.equal(ws.status, 201, ws.text);
+      const borrowed = await s.api(intruder, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('borrowed', { spec: { serviceAccountName: 'runner' } }));
+      assert.equal(borrowed.status, 403, borrowed.text);
+      assert.match(borrowed.body.message, /\[guard\.service-account\] spec\.serviceAccountName: service account sandbox-b:runner acts for environment "beta"/);
+      const mounted = await s.api(intruder, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('mounted', { spec: { volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'alpha-ws-in-b' } }] } }));
+      assert.equal(mounted.status, 403, mounted.text);
+      assert.match(mounted.body.message, /\[claim\.cross-environment\].*a requester acting for no environment may not/);
+      // Beta's own principal may run a pod as beta's runner account.
+      const own = await s.api(s.janitorB, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('beta-runner-pod', { spec: { serviceAccountName: 'runner' } }));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test('alpha\'s own status write with a label is allowed', async () => {
       const s = suite();
       const run = await s.kubectl(s.runnerA.identity, ['patch', 'pod', 'victim', '-n', 'sandbox-a', '--subresource=status', '--type=merge', '-p', JSON.stringify({ metadata: { labels: { phase: 'observed' } } })]);
