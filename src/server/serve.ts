@@ -148,7 +148,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
  */
 async function objectReader(kubeconfig: string | undefined, logger: Logger): Promise<ObjectReader | undefined> {
   if (kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
-    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): evictions and bindings of pods are refused, since Deed cannot tell whose the pod is');
+    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
     return undefined;
   }
   const [{ loadKubeConfig }, { createObjectReader }] = await Promise.all([import('../kube/client.js'), import('../kube/object-reader.js')]);
