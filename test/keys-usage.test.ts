@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { runInProcess, type InProcessResult } from './cli-process.js';
 import { stringify } from 'yaml';
 import { registerKeys } from '../src/cli/keys.js';
 import { signV1, signV2 } from '../src/policy/attestation.js';
@@ -58,23 +58,8 @@ beforeEach(() => {
   server.put('secrets', bare);
 });
 
-async function usage(args: string[]): Promise<{ error?: Error; exitCode: number | undefined; stdout: string }> {
-  let out = '';
-  const saved = { env: { ...process.env }, exitCode: process.exitCode };
-  delete process.env.KUBERNETES_SERVICE_HOST;
-  delete process.env.DEED_CONFIG;
-  process.exitCode = undefined;
-  try {
-    const program = new Command('deed').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-    registerKeys(program, (text) => (out += text));
-    let error: Error | undefined;
-    await program.parseAsync(['keys', 'usage', '--kubeconfig', kubeconfig, ...args], { from: 'user' }).catch((e: Error) => (error = e));
-    const exitCode = typeof process.exitCode === 'number' ? process.exitCode : undefined;
-    return { ...(error ? { error } : {}), exitCode, stdout: out };
-  } finally {
-    process.env = saved.env;
-    process.exitCode = saved.exitCode;
-  }
+function usage(args: string[]): Promise<InProcessResult> {
+  return runInProcess(registerKeys, ['keys', 'usage', '--kubeconfig', kubeconfig, ...args]);
 }
 
 describe('deed keys usage', () => {

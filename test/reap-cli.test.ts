@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { runInProcess, type InProcessResult } from './cli-process.js';
 import { stringify } from 'yaml';
 import { registerReap } from '../src/cli/reap.js';
 import { TEST_KEY } from './helpers.js';
@@ -80,24 +80,9 @@ function reset() {
 
 
 /** Runs `deed reap` in-process through the same registration main.ts uses (spawning costs seconds each). */
-async function reapInProcess(args: string[]): Promise<{ error?: Error; exitCode: number | undefined; stdout: string[]; stderr: string }> {
-  let out = '';
-  let stderr = '';
-  const saved = { env: { ...process.env }, exitCode: process.exitCode };
-  delete process.env.KUBERNETES_SERVICE_HOST;
-  delete process.env.DEED_CONFIG;
-  process.exitCode = undefined;
-  try {
-    const program = new Command('deed').exitOverride().configureOutput({ writeErr: (s) => (stderr += s), writeOut: () => {} });
-    registerReap(program, (text) => (out += text));
-    let error: Error | undefined;
-    await program.parseAsync(['reap', ...args], { from: 'user' }).catch((e: Error) => (error = e));
-    const exitCode = typeof process.exitCode === 'number' ? process.exitCode : undefined;
-    return { ...(error ? { error } : {}), exitCode, stdout: out.split('\n').filter((l) => l !== ''), stderr };
-  } finally {
-    process.env = saved.env;
-    process.exitCode = saved.exitCode;
-  }
+async function reapInProcess(args: string[]): Promise<Omit<InProcessResult, 'stdout'> & { stdout: string[] }> {
+  const run = await runInProcess(registerReap, ['reap', ...args]);
+  return { ...run, stdout: run.stdout.split('\n').filter((l) => l !== '') };
 }
 
 describe('deed reap', () => {

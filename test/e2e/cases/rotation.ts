@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { KeyUsage } from '../../../src/keys/usage.js';
-import { Command } from 'commander';
+import type { Command } from 'commander';
+import { runInProcess } from '../../cli-process.js';
 import { registerKeys } from '../../../src/cli/keys.js';
 import { registerReap } from '../../../src/cli/reap.js';
 import { get } from '../../serve-process.js';
@@ -153,16 +154,8 @@ export function rotationCases(suite: () => Suite): void {
  * CLIs themselves are tested as processes elsewhere.)
  */
 async function inProcess(register: (program: Command, write: (text: string) => void) => void, args: string[]): Promise<string> {
-  let out = '';
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    const program = new Command('deed').exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-    register(program, (text) => (out += text));
-    await program.parseAsync(args, { from: 'user' });
-    assert.equal(process.exitCode ?? 0, 0, `deed ${args.slice(0, 2).join(' ')} exits 0:\n${out}`);
-    return out;
-  } finally {
-    process.exitCode = saved;
-  }
+  const run = await runInProcess(register, args);
+  if (run.error) throw run.error;
+  assert.equal(run.exitCode ?? 0, 0, `deed ${args.slice(0, 2).join(' ')} exits 0:\n${run.stdout}`);
+  return run.stdout;
 }
