@@ -4,7 +4,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { lookupsForBody, MAX_CLAIM_LOOKUPS, noLookup } from '../src/policy/lookup.js';
+import { lookupsForBody, MAX_CLAIM_LOOKUPS, noLookup, planLookups } from '../src/policy/lookup.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
 import { claimLookup, claimOf, decodePatch, fixture, fixtureClaims, FIXTURE_POLICY, testContext, NOW, type Review } from './helpers.js';
 
@@ -274,5 +274,21 @@ describe('the server reads the claims a review names before deciding', () => {
     assert.deepEqual(lookupsForBody(pvc, 'validate'), [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
     const many = createPod((o) => { for (let i = 0; i < 100; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
     assert.equal(lookupsForBody(many, 'validate').length, MAX_CLAIM_LOOKUPS);
+  });
+
+  test('the body decoded to find the lookups is handed on, so decide() does not decode it again', () => {
+    const body = createPod();
+    const plan = planLookups(body, 'validate');
+    assert.ok(plan.decoded?.ok);
+    assert.equal(plan.decoded.request.uid, body.request.uid);
+    assert.equal(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate').decoded, undefined, 'no lookups, no decoding');
+  });
+
+  test('a body whose decoding throws plans no lookups and leaves the answer to decide(), which keeps the uid', () => {
+    const request = { uid: 'e1b2c3d4-0000-4000-8000-000000000000', operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } };
+    const hostile = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: Object.defineProperty(request, 'object', { enumerable: true, get: () => { throw new Error('hostile getter'); } }) };
+    assert.deepEqual(planLookups(hostile, 'validate'), { lookups: [] });
+    const d = decide('validate', hostile, testContext());
+    assert.ok(d.kind === 'review' && !d.response.response.allowed && d.uid === request.uid);
   });
 });

@@ -1,7 +1,7 @@
 // The single decision path shared by the server, the CLI and the tests:
 // parsed body in, wire response out. No exception leaves it: a fault becomes a denial
 // that keeps the uid (fail closed).
-import { decodeReview, requestUid } from './decode.js';
+import { decodeReview, requestUid, type Decoded } from './decode.js';
 import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
 import { complete, errored, type Verdict } from './verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
@@ -19,10 +19,10 @@ export type Decision =
   /** A body without a usable uid: answered with HTTP 400. */
   | { kind: 'bad-request'; message: string };
 
-export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext): Decision {
-  let decoded: ReturnType<typeof decodeReview>;
+/** `decoded`: the body already decoded (the server does, to find the lookups), so it is not done twice. */
+export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext, decoded?: Decoded): Decision {
   try {
-    decoded = decodeReview(body);
+    decoded ??= decodeReview(body);
   } catch (error) {
     const uid = requestUid(body);
     if (uid === undefined) return { kind: 'bad-request', message: 'the body could not be read as an AdmissionReview' };

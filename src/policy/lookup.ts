@@ -2,7 +2,7 @@
 // claims a new pod mounts or clones (or a new claim clones). Which objects a review needs
 // is decided here, purely; the server reads them (with a deadline) before deciding, so the
 // decision itself stays free of I/O.
-import { decodeReview } from '../admission/decode.js';
+import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import { isRec } from './pod.js';
@@ -43,10 +43,11 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
 }
 
 /**
- * The lookups for a raw review body, as the server sees it before deciding. Most reviews
- * need none, and are told apart by a glance at two fields, without decoding them twice.
+ * The lookups for a raw review body, as the server sees it before deciding, and the body
+ * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
+ * are told apart by a glance at a few fields, without decoding.
  */
-export function lookupsForBody(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): { lookups: LookupKey[]; decoded?: Decoded } {
   const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown } } | null)?.request;
   const resource = req?.resource?.resource;
   const mayNeed =
@@ -54,9 +55,18 @@ export function lookupsForBody(body: unknown, webhook: 'mutate' | 'validate' = '
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
     (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims'));
-  if (!mayNeed) return [];
-  const decoded = decodeReview(body);
-  return decoded.ok ? lookupsNeeded(decoded.request, webhook) : [];
+  if (!mayNeed) return { lookups: [] };
+  let decoded: Decoded;
+  try {
+    decoded = decodeReview(body);
+  } catch {
+    return { lookups: [] }; // decide() decodes again and answers the fault with the uid
+  }
+  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook) : [], decoded };
+}
+
+export function lookupsForBody(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+  return planLookups(body, webhook).lookups;
 }
 
 /** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, serverOptions, type ConnectionLimits } from './connections.js';
-import { lookupsForBody } from '../policy/lookup.js';
+import { planLookups } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
@@ -123,12 +123,13 @@ export function buildApp(opts: AppOptions): DeedApp {
       // header; drain.ts ends its sessions with GOAWAY.
       if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
-      const needed = opts.reader ? lookupsForBody(req.body, webhook) : [];
+      const plan = opts.reader ? planLookups(req.body, webhook) : { lookups: [] };
+      const needed = plan.lookups;
       const ctx =
         needed.length > 0 && opts.reader
           ? { ...opts.ctx, lookup: await opts.reader.read(needed, Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())))) }
           : opts.ctx;
-      const decision = decideWithin(webhook, req.body, ctx, deadline, clock);
+      const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
         recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
