@@ -4,7 +4,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { lookupsForBody, MAX_CLAIM_LOOKUPS, noLookup, planLookups } from '../src/policy/lookup.js';
+import { MAX_CLAIM_LOOKUPS, noLookup, planLookups } from '../src/policy/lookup.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
 import { claimLookup, claimOf, decodePatch, fixture, fixtureClaims, FIXTURE_POLICY, testContext, NOW, type Review } from './helpers.js';
 
@@ -260,20 +260,20 @@ describe('claims of another environment', () => {
 describe('the server reads the claims a review names before deciding', () => {
   test('a pod CREATE on the validating webhook needs its claims (each once); the mutating webhook and an UPDATE need none', () => {
     const body = createPod((o) => o.spec.volumes.push(ALIAS, { ...CLONE, name: 'copy' }, { name: 'cache', persistentVolumeClaim: { claimName: 'cache' } }));
-    assert.deepEqual(lookupsForBody(body, 'validate'), [
+    assert.deepEqual(planLookups(body, 'validate').lookups, [
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'cache' },
     ]);
-    assert.deepEqual(lookupsForBody(body, 'mutate'), []);
-    assert.deepEqual(lookupsForBody(fixture('validate-update-pod-label-by-runner.json'), 'validate'), []);
+    assert.deepEqual(planLookups(body, 'mutate').lookups, []);
+    assert.deepEqual(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate').lookups, []);
   });
 
   test('a claim that clones another needs it; a pod naming many claims gets at most MAX_CLAIM_LOOKUPS read', () => {
     const pvc = fixture('validate-create-pvc-by-runner.json');
     pvc.request.object.spec.dataSourceRef = { kind: 'PersistentVolumeClaim', name: 'source' };
-    assert.deepEqual(lookupsForBody(pvc, 'validate'), [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
+    assert.deepEqual(planLookups(pvc, 'validate').lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
     const many = createPod((o) => { for (let i = 0; i < 100; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
-    assert.equal(lookupsForBody(many, 'validate').length, MAX_CLAIM_LOOKUPS);
+    assert.equal(planLookups(many, 'validate').lookups.length, MAX_CLAIM_LOOKUPS);
   });
 
   test('the body decoded to find the lookups is handed on, so decide() does not decode it again', () => {

@@ -65,10 +65,6 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
   return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook) : [], decoded };
 }
 
-export function lookupsForBody(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
-  return planLookups(body, webhook).lookups;
-}
-
 /** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
 export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string): ObjectLookup {
   return {
