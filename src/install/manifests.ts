@@ -21,7 +21,6 @@ import type {
   V1ServiceAccount,
   V1ValidatingWebhookConfiguration,
   V1Volume,
-  V1LabelSelector,
   V1NetworkPolicy,
 } from '@kubernetes/client-node';
 import { isMap, parseDocument } from 'yaml';
@@ -43,9 +42,8 @@ export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
 export const TLS_SECRET = 'deed-tls';
 /** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
-/** Namespaces opt in with this label; the API server's own name label keeps kube-system and Deed out. */
-export const SANDBOX_LABEL = 'deed.dev/sandbox';
-export const SANDBOX_LABEL_VALUE = 'enabled';
+import { namespaceSelector } from '../policy/review-scope.js';
+export { SANDBOX_LABEL, SANDBOX_LABEL_VALUE, namespaceSelector } from '../policy/review-scope.js';
 /** The uid of the `node` user in the official Node images (see Dockerfile). */
 export const RUN_AS_USER = 1000;
 const PORT = 8443;
@@ -356,16 +354,6 @@ function networkPolicy(namespace: string): V1NetworkPolicy {
       policyTypes: ['Ingress'],
       ingress: [{ ports: [{ port: PORT, protocol: 'TCP' }] }],
     },
-  };
-}
-
-export function namespaceSelector(namespace: string): V1LabelSelector {
-  return {
-    matchExpressions: [
-      { key: SANDBOX_LABEL, operator: 'In', values: [SANDBOX_LABEL_VALUE] },
-      // Set by the API server from the namespace's name: nobody can forge it.
-      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', namespace])] },
-    ],
   };
 }
 
