@@ -4,7 +4,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { isPluginTokenVolume, pluginTokenSources, pluginTokenVolume, TOKEN_MOUNT_PATH, tokenVolumeRemoval } from '../src/policy/service-account-token.js';
+import { isPluginTokenVolume, pluginTokenSources, pluginTokenVolume, TOKEN_MOUNT_PATH, tokenVolumeRemoval } from '../src/policy/pod/service-account-token.js';
 import { withServiceAccountToken } from '../src/review/build-review.js';
 import { decodePatch, fixture, FIXTURE_POLICY, kubectlPatch, testContext, withObject, type Review } from './helpers.js';
 

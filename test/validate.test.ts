@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { overlaps, parseGrants } from '../src/policy/rules/workspace-mounts.js';
+import { overlaps, parseGrants } from '../src/policy/pod/workspace-mounts.js';
 import { fixture, FIXTURE_POLICY, type Review } from './helpers.js';
 import { ADMIN, allows, denies, GC, POLICY_WITH_COMMAND, RUNNER_A, RUNNER_B, stamped, validate, type Pod } from './validate-helpers.js';
 

@@ -5,8 +5,8 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
-import { isRec } from './pod.js';
-import { podClaims, pvcClaims } from './rules/claim-environment.js';
+import { isRec } from './pod/spec.js';
+import { podClaims, pvcClaims } from './pod/claim-environment.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 
 export type LookupResource = 'pods' | 'persistentvolumeclaims';

@@ -16,8 +16,8 @@ import { annotationPath, identityStamps, labelPath, sameReference } from './stam
 import { isWellFormedNonce, mintNonce } from './nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
-import { isRec } from './pod.js';
-import { tokenVolumeRemoval } from './service-account-token.js';
+import { isRec } from './pod/spec.js';
+import { tokenVolumeRemoval } from './pod/service-account-token.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.

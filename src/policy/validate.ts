@@ -18,10 +18,10 @@ import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
-import { templateCollisions } from './rules/template-collisions.js';
-import { claimEnvironment, podClaims, pvcClaims } from './rules/claim-environment.js';
-import { isRec } from './pod.js';
-import { workspaceMounts } from './rules/workspace-mounts.js';
+import { templateCollisions } from './pod/template-collisions.js';
+import { claimEnvironment, podClaims, pvcClaims } from './pod/claim-environment.js';
+import { isRec } from './pod/spec.js';
+import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch } from './create-gate.js';
 

@@ -4,8 +4,8 @@
 // final object. Pure: the clock and the random source come in through the context.
 import type { AdmissionRequest, KubeObject, UserInfo } from '../admission/types.js';
 import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/identity.js';
-import { field, isRec, recs, text } from '../policy/pod.js';
-import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/service-account-token.js';
+import { field, isRec, recs, text } from '../policy/pod/spec.js';
+import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/pod/service-account-token.js';
 
 export type ReviewOperation = 'CREATE' | 'UPDATE' | 'DELETE';
 

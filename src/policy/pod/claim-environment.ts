@@ -7,9 +7,9 @@
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { ownershipOf } from '../ownership.js';
-import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, text, type Rec } from '../pod.js';
+import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, text, type Rec } from './spec.js';
 import type { DecisionContext } from '../policy.js';
-import { RULES } from './catalog.js';
+import { RULES } from '../rules/catalog.js';
 
 export interface ClaimReference {
   claim: string;

@@ -14,8 +14,8 @@
 // A volume that differs in any way (another name, a source more or less, an audience)
 // is the client's own and is left alone; the validating side judges it.
 import { isDeepStrictEqual } from 'node:util';
-import type { PatchOperation } from '../admission/verdict.js';
-import { field, isRec, recs, text, type ContainerList, type Rec } from './pod.js';
+import type { PatchOperation } from '../../admission/verdict.js';
+import { field, isRec, recs, text, type ContainerList, type Rec } from './spec.js';
 
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';

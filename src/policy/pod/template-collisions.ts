@@ -4,9 +4,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { containers, field, isRec, mounts, recs, text, volumeSource, type Rec } from '../pod.js';
-import { isPluginTokenVolume, tokenSources } from '../service-account-token.js';
-import { RULES } from './catalog.js';
+import { containers, field, isRec, mounts, recs, text, volumeSource, type Rec } from './spec.js';
+import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
+import { RULES } from '../rules/catalog.js';
 
 const OS_LABEL = 'kubernetes.io/os';
 const ARCH_LABEL = 'kubernetes.io/arch';

@@ -8,8 +8,8 @@
 // the same rules, so a second name is no back door.
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { clonedClaim, containers, ephemeralClaimSpec, field, isRec, mounts, recs, segments, text, volumeSource, type Rec } from '../pod.js';
-import { RULES } from './catalog.js';
+import { clonedClaim, containers, ephemeralClaimSpec, field, isRec, mounts, recs, segments, text, volumeSource, type Rec } from './spec.js';
+import { RULES } from '../rules/catalog.js';
 
 type Grant = 'ro' | 'rw';
 
