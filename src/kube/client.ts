@@ -29,7 +29,13 @@ export interface Preconditions {
 }
 
 export interface KubeClient {
-  /** Every object of `kind` matching `labelSelector`, in `namespace` or (undefined) in all namespaces. */
+  /**
+   * The objects of `kind` matching `labelSelector`, in `namespace` or (undefined) in all
+   * namespaces, one page (`limit`) at a time as the API server answers them: a reader that
+   * judges each page before asking for the next holds one page, never the whole list.
+   */
+  listPages(kind: ReapKind, namespace: string | undefined, labelSelector: string): AsyncIterable<KubeObject[]>;
+  /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
@@ -96,10 +102,9 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) => withDeadline(options.timeoutMs, what, accept, fn);
 
   return {
-    async list(kind, namespace, labelSelector) {
+    async *listPages(kind, namespace, labelSelector) {
       const api = apis[kind];
       const what = `list ${api.plural} in ${namespace ?? 'all namespaces'}`;
-      const out: KubeObject[] = [];
       let next: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
@@ -108,11 +113,17 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
         // (it has list metadata) with nothing in it. Anything else without items is not a list.
         const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
         if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
-        for (const item of items) out.push(metadataOnly(kind, item.metadata));
+        yield items.map((item) => metadataOnly(kind, item.metadata));
         next = result.metadata?._continue || undefined;
-        if (next === undefined) return out;
+        if (next === undefined) return;
       }
       throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+    },
+
+    async list(kind, namespace, labelSelector) {
+      const out: KubeObject[] = [];
+      for await (const page of this.listPages(kind, namespace, labelSelector)) out.push(...page);
+      return out;
     },
 
     async getPod(namespace, name) {
