@@ -364,6 +364,8 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   for (const op of ops) {
     const stampField = /^\/metadata\/(labels|annotations|ownerReferences)(\/|$)/.test(op.path);
     const deadlineField = op.path === '/spec/activeDeadlineSeconds' || (op.path === '/spec' && obj.spec === undefined);
+    // An environment's NetworkPolicy is scoped to its pods: one label added to its pod selector.
+    const scopeField = obj.kind === 'NetworkPolicy' && op.op === 'add' && /^\/spec\/podSelector(\/matchLabels(\/deed\.dev~1environment)?)?$/.test(op.path);
     const automountField = op.path === '/spec/automountServiceAccountToken' && op.op === 'add' && op.value === false && spec !== undefined && !Object.hasOwn(spec, 'automountServiceAccountToken');
     const volume = /^\/spec\/volumes\/(\d+)(\/name)?$/.exec(op.path);
     const mount = /^\/spec\/(initContainers|containers|ephemeralContainers)\/(\d+)\/volumeMounts\/(\d+)(\/name)?$/.exec(op.path);
@@ -380,8 +382,8 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
       continue;
     }
     assert.ok(
-      (stampField && op.op === 'add') || (deadlineField && (op.op === 'add' || op.op === 'replace')) || automountField,
-      `the patch touches only stamps, the deadline and the token: ${op.op} ${op.path}`,
+      (stampField && op.op === 'add') || (deadlineField && (op.op === 'add' || op.op === 'replace')) || automountField || scopeField,
+      `the patch touches only stamps, the deadline, the token and a NetworkPolicy's scope: ${op.op} ${op.path}`,
     );
   }
   for (const op of ops)

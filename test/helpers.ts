@@ -64,9 +64,16 @@ export function claimLookup(claims: Record<string, KubeObject | null | string>):
   };
 }
 
+/** A claim Deed stamped for `environment` and marked at creation as a workspace (`deed.dev/workspace: "true"`). */
+export function workspaceClaimOf(environment: string, namespace = 'sandbox-a', nonce = 'a'.repeat(64), ring: KeyRing = TEST_RING): KubeObject {
+  const claim = claimOf(environment, namespace, nonce, ring);
+  claim.metadata.labels = { ...claim.metadata.labels, 'deed.dev/workspace': 'true' };
+  return claim;
+}
+
 /** The claims the fixtures mount: sbx-1's workspace, stamped alpha under the context's ring. */
 export function fixtureClaims(ring: KeyRing = TEST_RING): Record<string, KubeObject | null | string> {
-  return { 'sandbox-a/sbx-1-workspace': claimOf('alpha', 'sandbox-a', 'a'.repeat(64), ring) };
+  return { 'sandbox-a/sbx-1-workspace': workspaceClaimOf('alpha', 'sandbox-a', 'a'.repeat(64), ring) };
 }
 
 /** A context with a fixed clock and a counter-driven RNG: every run gives the same bytes. */

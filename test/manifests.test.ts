@@ -323,11 +323,11 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may only get pods and claims (the pod an eviction names); the reaper may get, list and delete the four kinds', () => {
+  test('the webhook may only get pods, claims and Secrets (what a review names); the reaper may get, list and delete the four kinds', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
-    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }]);
+    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get'] }]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
 

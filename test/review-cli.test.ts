@@ -61,8 +61,9 @@ function objectOf(name: string): KubeObject {
 
 const runnerPod = objectOf('mutate-create-pod-by-runner.json');
 const adminPod = objectOf('mutate-create-pod-by-admin.json');
-/** The runner pod's workspace claim: given before the pod, `deed review` knows its environment. */
+/** The runner pod's workspace claim, marked as one: given before the pod, `deed review` knows its environment. */
 const workspaceClaim = objectOf('mutate-create-pvc-by-runner.json');
+workspaceClaim.metadata.labels = { ...workspaceClaim.metadata.labels, 'deed.dev/workspace': 'true' };
 
 /** A YAML stream of the workspace claim and then `objects`, as one file would hold them. */
 function withClaim(...objects: unknown[]): string {

@@ -434,13 +434,19 @@ export function validatingRules(): V1RuleWithOperations[] {
   ];
 }
 
-/** The webhook reads the pod an eviction or binding names, and (for pods) the claims they mount. */
+/**
+ * The webhook reads the pod an eviction or binding names, and (for pods) the claims they
+ * mount and the Secrets they name. RBAC has no metadata-only verb: `get secrets` would let
+ * this account read Secret data, though Deed asks for metadata only (and already receives
+ * every reviewed Secret, data included, in its admission reviews). A cluster-wide role,
+ * because the namespaces it covers are chosen by label, not listed.
+ */
 function webhookClusterRole(): V1ClusterRole {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
-    rules: [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }],
+    rules: [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get'] }],
   };
 }
 

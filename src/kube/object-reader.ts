@@ -2,12 +2,18 @@
 // binding names): one GET per object, under the review's own deadline, answered as a
 // Lookup. Only a Status with reason NotFound is "absent"; any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is); claims as metadata only. Nothing read is kept.
+// decides whose a runner is); claims and Secrets as metadata only. Nothing read is kept.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
 import { METADATA_ONE, withDeadline } from './client.js';
 import { KubeError } from './errors.js';
+
+/**
+ * A Secret's metadata and nothing else: no fallback to the whole object, so its data never
+ * reaches Deed (a server that cannot answer this way fails the read: unknown, refused).
+ */
+const SECRET_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 export interface ObjectReader {
   /** Reads every key at once; each read gets at most `timeoutMs`. */
@@ -22,6 +28,10 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
       if (key.resource === 'pods') {
         const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
+      }
+      if (key.resource === 'secrets') {
+        const secret = await withDeadline(timeoutMs, what, SECRET_METADATA, (o) => core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o));
+        return { state: 'found', metadata: metadataOf(secret.metadata) };
       }
       const claim = await withDeadline(timeoutMs, what, METADATA_ONE, (o) => core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o));
       return { state: 'found', metadata: metadataOf(claim.metadata) };

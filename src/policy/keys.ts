@@ -17,6 +17,8 @@ export interface StampKeys {
   // Client-declared intent, accepted in validated form only.
   maxDuration: string;
   workspaceGrants: string;
+  /** Label on a PersistentVolumeClaim: "true" marks an environment's workspace, at creation only (frozen). */
+  workspace: string;
   // Written by the platform (its own environment) to mark a PVC finished.
   terminal: string;
 }
@@ -34,6 +36,7 @@ export function stampKeys(prefix: string): StampKeys {
     attestation: `${prefix}/attestation`,
     maxDuration: `${prefix}/max-duration-seconds`,
     workspaceGrants: `${prefix}/workspace-grants`,
+    workspace: `${prefix}/workspace`,
     terminal: `${prefix}/terminal`,
   };
 }
@@ -41,6 +44,11 @@ export function stampKeys(prefix: string): StampKeys {
 /** Labels Deed stamps. */
 export function stampedLabelKeys(k: StampKeys): string[] {
   return [k.managedBy, k.managed, k.environment, k.ownerUid];
+}
+
+/** Client labels accepted at CREATE only, in validated form, then frozen like stamps. */
+export function frozenIntentLabelKeys(k: StampKeys): string[] {
+  return [k.workspace];
 }
 
 /** Annotations Deed stamps. */

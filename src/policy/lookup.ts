@@ -1,5 +1,5 @@
 // Facts about other objects a decision needs: the pod an eviction or a binding names, the
-// claims a new pod mounts or clones (or a new claim clones). Which objects a review needs
+// claims a new pod mounts or clones (or a new claim clones), the Secrets a pod names. Which objects a review needs
 // is decided here, purely; the server reads them (with a deadline) before deciding, so the
 // decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
@@ -7,9 +7,10 @@ import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import { isRec } from './pod/spec.js';
 import { podClaims, pvcClaims } from './pod/claim-environment.js';
+import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims';
+export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -27,6 +28,9 @@ export function lookupKey(k: LookupKey): string {
  */
 export const MAX_CLAIM_LOOKUPS = 32;
 
+/** Likewise for the Secrets a pod names (each read as metadata only). */
+export const MAX_SECRET_LOOKUPS = 32;
+
 /** The objects a review's decision reads besides the request itself (the mutating side reads none for claims). */
 export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
   const door = doorOf(req);
@@ -37,9 +41,21 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   if (webhook === 'validate' && door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined && req.object) {
     const kind = door.sandboxKind.kind;
     const refs = kind === 'Pod' && isRec(req.object.spec) ? podClaims(req.object.spec) : kind === 'PersistentVolumeClaim' ? pvcClaims(req.object) : [];
-    return [...new Set(refs.map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name) => ({ resource: 'persistentvolumeclaims', namespace, name }));
+    const claims = [...new Set(refs.map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name): LookupKey => ({ resource: 'persistentvolumeclaims', namespace, name }));
+    const secrets = kind === 'Pod' && isRec(req.object.spec) ? secretLookups(secretNames(podSecrets(req.object.spec, 'spec')), namespace) : [];
+    return [...claims, ...secrets];
+  }
+  // An ephemeral container can name Secrets the pod did not (those it adds are judged), and
+  // mount a volume on a claim that is a workspace.
+  if (webhook === 'validate' && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && req.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && req.object && isRec(req.object.spec)) {
+    const claims = [...new Set(podClaims(req.object.spec).map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name): LookupKey => ({ resource: 'persistentvolumeclaims', namespace, name }));
+    return [...claims, ...secretLookups(addedSecrets(req.oldObject?.spec, req.object.spec), namespace)];
   }
   return [];
+}
+
+function secretLookups(names: string[], namespace: string): LookupKey[] {
+  return names.slice(0, MAX_SECRET_LOOKUPS).map((name) => ({ resource: 'secrets', namespace, name }));
 }
 
 /**
@@ -54,7 +70,8 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
-    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims'));
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
+    (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods');
   if (!mayNeed) return { lookups: [] };
   let decoded: Decoded;
   try {

@@ -18,6 +18,7 @@ import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
+import { scopedPodSelector } from './network-policy-scope.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
@@ -96,6 +97,10 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
       message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify({ apiVersion: sameUid.apiVersion, kind: sameUid.kind, name: sameUid.name, uid: sameUid.uid })}`, // only the compared fields: the rest may be huge
     });
 
+  // An environment's NetworkPolicy selects only its own pods (network-policy-scope.ts).
+  const scoped = kind.kind === 'NetworkPolicy' ? scopedPodSelector(obj, environment, ctx.policy) : undefined;
+  if (scoped !== undefined && 'finding' in scoped) findings.push(scoped.finding);
+
   if (findings.length > 0) return denied(findings, warnings);
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
@@ -114,6 +119,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const newRefs = ownerRef && !sameUid ? [...refs, ownerRef] : refs;
   const spec: Record<string, unknown> = {};
   if (kind.activeDeadline && activeDeadlineSeconds !== undefined) spec.activeDeadlineSeconds = activeDeadlineSeconds;
+  if (scoped !== undefined && 'selector' in scoped) spec.podSelector = scoped.selector;
   // "Automount off" made true: a pod that leaves the field unset already carries the
   // ServiceAccount plugin's token volume and mounts. They come out and the field is set,
   // so the stored pod is what it would have been had the client said false.

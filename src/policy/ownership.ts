@@ -2,7 +2,10 @@
 // a bare label: a label anyone could have written through a door Deed did not see is not
 // evidence. A runner pod (unstamped, created by the platform) belongs to the environment
 // its service account acts for, since deleting it makes the garbage collector delete every
-// object Deed stamped with an owner reference to it.
+// object Deed stamped with an owner reference to it. In a namespace bound to an
+// environment, an object without stamps (a manager's, a controller's, an admin's) is that
+// environment's: only that environment creates sandbox objects there, so the binding
+// holds on every later door too, not only at CREATE.
 import type { KubeObject } from '../admission/types.js';
 import { own } from './attestation.js';
 import { verifyObject, type KeyRing } from './key-ring.js';
@@ -12,6 +15,8 @@ import type { Policy } from './policy.js';
 export type Ownership =
   | { kind: 'stamped'; environment: string }
   | { kind: 'runner'; environment: string; serviceAccount: string }
+  /** Unstamped, in a namespace bound to `environment` (policy `environments[].namespaces`). */
+  | { kind: 'bound'; environment: string }
   /** Carries Deed's stamps (or some of them) that do not verify: tampered, or signed by a key no longer in the ring. */
   | { kind: 'unverifiable'; label: string | undefined; reason: string }
   | { kind: 'unowned' };
@@ -41,7 +46,8 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
     const environment = serviceAccountEnvironment(facts.namespace, sa, policy);
     if (environment !== undefined) return { kind: 'runner', environment, serviceAccount: `${facts.namespace}:${sa}` };
   }
-  return { kind: 'unowned' };
+  const bound = policy.envByBoundNamespace.get(facts.namespace);
+  return bound !== undefined ? { kind: 'bound', environment: bound } : { kind: 'unowned' };
 }
 
 export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {

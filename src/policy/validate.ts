@@ -1,26 +1,30 @@
 // The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
-// checks sandbox pod templates, workspace mounts and the environment of the claims a pod
-// mounts. Object in, verdict out; no I/O: what it knows of other objects comes from
+// checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
+// a pod names, and what a NetworkPolicy selects. Object in, verdict out; no I/O: what it knows of other objects comes from
 // ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 import { own } from './attestation.js';
-import { resolveRequester, serviceAccountEnvironment, type Requester } from './identity.js';
+import { environmentId, resolveRequester, serviceAccountEnvironment, type Requester } from './identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { actsFor, isTrusted } from './principals.js';
 import { RULES } from './rules/catalog.js';
 import { doorOf, type Door } from './doors.js';
-import { enforce } from './rules/enforcement.js';
+import { enforce, warningText } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './pod/template-collisions.js';
 import { claimEnvironment, podClaims, pvcClaims } from './pod/claim-environment.js';
-import { isRec } from './pod/spec.js';
+import { isRec, type Rec } from './pod/spec.js';
+import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
+import type { Reach } from './pod/reference-owner.js';
+import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
+import { networkPolicyScope } from './network-policy-scope.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch } from './create-gate.js';
@@ -39,20 +43,27 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
-  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx);
+  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun);
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
-function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext, dryRun: boolean): Verdict {
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+  const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
-  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  const claims = spec !== undefined ? podClaims(spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? secretReferences(podSecrets(spec, 'spec'), namespace, reach, ctx) : [])];
+  const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
     if (!identity.verdict.allowed || isTrusted(requester, policy)) return identity.verdict;
     // Acting for no environment, the requester gets no stamps; but what its object reaches
-    // (another environment's claim, a runner's service account) is still guarded.
-    return enforce([...borrowedServiceAccount(obj, kind, namespace, requester, policy), ...claimEnvironment(claims, namespace, undefined, ctx)], policy);
+    // (another environment's claim or Secret, a runner's service account, an environment's
+    // workspace, another environment's pods by selector) is still guarded.
+    const findings = [...borrowedServiceAccount(obj, kind, namespace, requester, policy), ...references({ requester, environment: undefined })];
+    if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
+    if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, undefined, policy));
+    return enforceCreate(findings, policy, dryRun);
   }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
@@ -66,10 +77,30 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
         message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
       });
   }
-  findings.push(...objectRules(obj, kind, ctx));
+  findings.push(...objectRules(obj, kind, ctx, wsClaims));
+  if (spec !== undefined) findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
+  if (kind.kind === 'PersistentVolumeClaim') findings.push(...workspaceMark(obj, ctx));
+  if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, identity.environment, policy));
   if (!isTrusted(requester, policy)) findings.push(...borrowedServiceAccount(obj, kind, namespace, requester, policy));
-  findings.push(...claimEnvironment(claims, namespace, identity.environment, ctx));
-  return enforce(findings, policy);
+  findings.push(...references({ requester, environment: identity.environment }));
+  return enforceCreate(findings, policy, dryRun);
+}
+
+/**
+ * On a dry run nothing is created, so a claim or Secret created by the same apply does not
+ * exist when the pod that names it is judged: a refusal for its absence would predict the
+ * wrong outcome (`kubectl apply --dry-run=server -f`). It is a warning instead, that the
+ * real create needs it first. The one place a dry run answers otherwise than the real request.
+ */
+function enforceCreate(findings: Finding[], policy: Policy, dryRun: boolean): Verdict {
+  if (!dryRun) return enforce(findings, policy);
+  const needsFirst = (f: Finding) => f.rule === RULES.claimAbsent.id || f.rule === RULES.secretRefAbsent.id;
+  const warnings = findings.filter(needsFirst).map((f) => warningText({ ...f, message: `dry run: ${f.message.replace(/; create it first.*$/, '')}; the real create needs it first` }));
+  return enforce(
+    findings.filter((f) => !needsFirst(f)),
+    policy,
+    warnings,
+  );
 }
 
 function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
@@ -80,10 +111,25 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   // Status writes are guarded too: a terminal phase or a false condition written by another
   // environment cannot be taken back. The kubelet and the scheduler are system principals;
   // a status writer outside kube-system (a CSI resizer) is listed in systemPrincipals.
-  findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing), policy));
+  const owner = ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing);
+  findings.push(...guardedWrite(requester, owner, policy));
   if (newObj !== undefined) {
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
-    if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx), objectRules(newObj, kind, ctx)));
+    // Claims a pod mounts are read only for the door that can add containers: elsewhere an
+    // unread claim counts as a workspace, the same before and after (fail closed).
+    const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
+    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec), namespace, ctx, true) : new Set<string>();
+    if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx, wsClaims), objectRules(newObj, kind, ctx, wsClaims)));
+    else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
+    if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
+      const added = new Set(addedSecrets(oldObj.spec, spec));
+      const refs = podSecrets(spec, 'spec').filter((r) => added.has(r.secret));
+      findings.push(...secretReferences(refs, namespace, { requester, environment: environmentId(requester) }, ctx));
+    }
+    if (kind.kind === 'NetworkPolicy' && owner.kind !== 'bound' && owner.kind !== 'unverifiable') {
+      const environment = owner.kind === 'stamped' ? owner.environment : environmentId(requester);
+      findings.push(...introduced(networkPolicyScope(oldObj, namespace, requester, environment, policy), networkPolicyScope(newObj, namespace, requester, environment, policy)));
+    }
   }
   return enforce(findings, policy);
 }
@@ -126,8 +172,8 @@ function borrowedServiceAccount(obj: KubeObject, kind: SandboxKind, namespace: s
 }
 
 /** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */
-function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): Finding[] {
-  const { config, keys } = ctx.policy;
+function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, wsClaims: ReadonlySet<string>): Finding[] {
+  const { config } = ctx.policy;
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');
     return podOwner
@@ -146,10 +192,12 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
     ];
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
-  return [
-    ...templateCollisions(obj.spec, config),
-    ...workspaceMounts(obj.spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
-  ];
+  return [...templateCollisions(obj.spec, config), ...podWorkspace(obj, obj.spec, ctx, wsClaims)];
+}
+
+function podWorkspace(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): Finding[] {
+  const { config, keys } = ctx.policy;
+  return workspaceMounts(spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config, wsClaims);
 }
 
 /**

@@ -99,6 +99,7 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
 const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
   ['v1/Pod', 'pods'],
   ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
+  ['v1/Secret', 'secrets'],
 ]);
 
 /**

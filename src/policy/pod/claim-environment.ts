@@ -2,14 +2,15 @@
 // only claims of its own environment, or of one its policy entry lists in `claimsFrom`;
 // a PersistentVolumeClaim may clone only such claims too. A claim's environment is read
 // from stamps that verify, never from a bare label, and knowing them needs a lookup: when
-// Deed cannot know, it refuses and says why. A claim that does not exist is refused too:
-// the pod would bind to whatever is created under that name later, by anyone.
+// Deed cannot know, it refuses and says why. A claim that does not exist is refused too,
+// whoever asks: the pod would bind to whatever is created under that name later, by anyone
+// (reference-owner.ts says where that cannot happen).
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { ownershipOf } from '../ownership.js';
 import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, text, type Rec } from './spec.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
+import { judgeReference, type Reach } from './reference-owner.js';
 
 export interface ClaimReference {
   claim: string;
@@ -40,47 +41,36 @@ export function pvcClaims(obj: KubeObject): ClaimReference[] {
   return source === undefined ? [] : [{ claim: source.name, path: `spec.${source.key}`, subject: 'this claim clones' }];
 }
 
-/** `environment` undefined: a requester that acts for none, which may reach no environment's claim. */
-export function claimEnvironment(refs: ClaimReference[], namespace: string, environment: string | undefined, ctx: DecisionContext): Finding[] {
-  const allowedFrom = (environment !== undefined ? ctx.policy.claimsFrom.get(environment) : undefined) ?? new Set<string>();
+/** Every claim the pod (or claim) names must be one `reach` may use; see reference-owner.ts. */
+export function claimEnvironment(refs: ClaimReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const alsoFrom = (reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined) ?? new Set<string>();
   const findings: Finding[] = [];
   for (const ref of refs) {
-    const found = ctx.lookup.get('persistentvolumeclaims', namespace, ref.claim);
-    if (found.state === 'unknown') {
-      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${ref.claim} belongs to: ${found.reason}` });
-      continue;
-    }
-    // A requester of no environment creates no sandbox claims to wait for: a missing claim is its own affair.
-    if (found.state === 'absent' && environment === undefined) continue;
-    if (found.state === 'absent') {
+    const verdict = judgeReference(ctx.lookup.get('persistentvolumeclaims', namespace, ref.claim), 'PersistentVolumeClaim', namespace, { ...reach, alsoFrom }, ctx);
+    if (verdict.kind === 'allowed') continue;
+    if (verdict.kind === 'unknown')
+      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${ref.claim} belongs to: ${verdict.reason}` });
+    else if (verdict.kind === 'absent')
       findings.push({
         rule: RULES.claimAbsent.id,
         path: ref.path,
         message: `claim ${ref.claim} does not exist; create it first, or a claim another environment creates under that name later would be used`,
       });
-      continue;
-    }
-    // Whose the claim is, read as guarded writes read it: from stamps that verify under the ring.
-    const owner = ownershipOf({ kind: 'PersistentVolumeClaim', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
-    if (owner.kind === 'unowned' || owner.kind === 'runner') continue; // an unmanaged claim: not Deed's to assign
-    if (owner.kind === 'unverifiable') {
+    else if (verdict.kind === 'unverifiable')
       findings.push({
         rule: RULES.claimUnknown.id,
         path: ref.path,
-        message: `claim ${ref.claim} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown`,
+        message: `claim ${ref.claim} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown`,
       });
-      continue;
-    }
-    const stamps = { environment: owner.environment };
-    if (stamps.environment === environment || allowedFrom.has(stamps.environment)) continue;
-    findings.push({
-      rule: RULES.claimCrossEnvironment.id,
-      path: ref.path,
-      message:
-        environment === undefined
-          ? `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; a requester acting for no environment may not`
-          : `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; environment "${environment}" may not (policy: environments[].claimsFrom)`,
-    });
+    else
+      findings.push({
+        rule: RULES.claimCrossEnvironment.id,
+        path: ref.path,
+        message:
+          reach.environment === undefined
+            ? `${ref.subject} claim ${ref.claim} of environment "${verdict.environment}"; a requester acting for no environment may not`
+            : `${ref.subject} claim ${ref.claim} of environment "${verdict.environment}"; environment "${reach.environment}" may not (policy: environments[].claimsFrom)`,
+      });
   }
   return findings;
 }

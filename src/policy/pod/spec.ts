@@ -1,6 +1,7 @@
 // Defensive readers over a pod spec. The API server validated the pod before a
 // validating webhook sees it, but Deed must not crash on a body that lies: odd shapes
 // read as absent, never as an exception.
+import { posix } from 'node:path';
 
 export type Rec = Record<string, unknown>;
 
@@ -43,17 +44,37 @@ export function containers(spec: Rec, lists: ContainerList[] = ['containers', 'i
 
 export interface Mount {
   name: string;
+  /** Normalised (normalMountPath), for overlap and prefix tests. */
   mountPath: string;
+  /** As given: an exact-path test compares this (`/workspace/` is not exactly `/workspace`). */
+  givenPath: string;
   raw: Rec;
   path: string;
+  /** A `volumeDevices` entry (a raw block device at `devicePath`): it reaches the volume's data too. */
+  device: boolean;
 }
 
+/** Every way a container reaches a volume: its volumeMounts and its volumeDevices. */
 export function mounts(c: Container): Mount[] {
-  return recs(field(c.spec, 'volumeMounts')).map((m) => {
-    const name = text(m, 'name') ?? '';
-    const mountPath = text(m, 'mountPath') ?? '';
-    return { name, mountPath, raw: m, path: `${c.path}.volumeMounts[mountPath=${mountPath}]` };
+  const mounted = recs(field(c.spec, 'volumeMounts')).map((m) => {
+    const given = text(m, 'mountPath') ?? '';
+    return { name: text(m, 'name') ?? '', mountPath: normalMountPath(given), givenPath: given, raw: m, path: `${c.path}.volumeMounts[mountPath=${given}]`, device: false };
   });
+  const devices = recs(field(c.spec, 'volumeDevices')).map((d) => {
+    const given = text(d, 'devicePath') ?? '';
+    return { name: text(d, 'name') ?? '', mountPath: normalMountPath(given), givenPath: given, raw: d, path: `${c.path}.volumeDevices[devicePath=${given}]`, device: true };
+  });
+  return [...mounted, ...devices];
+}
+
+/**
+ * A path as the container sees it: `.`, `..`, repeated and trailing slashes resolved, so
+ * `/x/../workspace/.git/` is `/workspace/.git` before any comparison. The runtime resolves a
+ * relative path from the root, so it is taken as absolute.
+ */
+export function normalMountPath(path: string): string {
+  const normal = posix.normalize(`/${path}`);
+  return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal;
 }
 
 /** The source type of a volume: the one key besides `name`. */

@@ -73,7 +73,7 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
       for (const def of [volumes.runtime, volumes.auth]) {
         if (m.name !== def.name) continue;
         if (c !== main) findings.push({ rule: RULES.templateReservedMount.id, path: m.path, message: `only the main container may mount the ${def.name} volume` });
-        else if (m.mountPath !== def.mountPath) findings.push(owned(RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.mountPath));
+        else if (m.givenPath !== def.mountPath) findings.push(owned(RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.givenPath));
       }
 
   const restartPolicy = field(spec, 'restartPolicy');

@@ -5,7 +5,9 @@
 // containers never receive the workspace, runtime or auth volumes.
 // The workspace is its claim, not its volume name: every volume that reaches the claim's
 // data (another volume on the same claimName, an ephemeral volume cloning it) is held to
-// the same rules, so a second name is no back door.
+// the same rules, so a second name is no back door; and so is a volume of any pod on a
+// claim marked as a workspace (`<prefix>/workspace: "true"`, see workspace-claims.ts).
+// volumeDevices reach a volume as mounts do, and paths are compared normalised.
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { clonedClaim, containers, ephemeralClaimSpec, field, isRec, mounts, recs, segments, text, volumeSource, type Rec } from './spec.js';
@@ -47,25 +49,31 @@ function ephemeralClaimName(podName: string | undefined, volume: string): string
 
 /**
  * Every volume that reaches the workspace's data, by name, with how: the workspace volume
- * itself, another volume on its claim, or an ephemeral volume cloning it.
+ * itself, another volume on its claim, an ephemeral volume cloning it; and in any pod, a
+ * volume on (or cloning) a claim known to be an environment's workspace (`workspaceClaims`,
+ * the claims marked as one at creation), whatever the volume is called.
  */
-export function workspaceVolumes(spec: Rec, podName: string | undefined, config: Config): Map<string, string> {
+export function workspaceVolumes(spec: Rec, podName: string | undefined, config: Config, workspaceClaims: ReadonlySet<string> = new Set()): Map<string, string> {
   const ws = config.template.volumes.workspace;
   const volumes = recs(field(spec, 'volumes'));
   const out = new Map<string, string>();
+  const claims = new Set(workspaceClaims);
   const own = volumes.find((v) => text(v, 'name') === ws.name);
-  if (own === undefined) return out;
-  out.set(ws.name, 'the workspace volume');
-  const source = volumeSource(own);
-  const pvc = field(own, 'persistentVolumeClaim');
-  const claim = source === 'persistentVolumeClaim' && isRec(pvc) ? text(pvc, 'claimName') : source === 'ephemeral' ? ephemeralClaimName(podName, ws.name) : undefined;
-  if (claim === undefined || claim === '') return out;
+  if (own !== undefined) {
+    out.set(ws.name, 'the workspace volume');
+    const source = volumeSource(own);
+    const pvc = field(own, 'persistentVolumeClaim');
+    const claim = source === 'persistentVolumeClaim' && isRec(pvc) ? text(pvc, 'claimName') : source === 'ephemeral' ? ephemeralClaimName(podName, ws.name) : undefined;
+    if (claim !== undefined && claim !== '') claims.add(claim);
+  }
   for (const v of volumes) {
     const name = text(v, 'name');
     if (name === undefined || name === ws.name) continue;
     const other = field(v, 'persistentVolumeClaim');
-    if (isRec(other) && text(other, 'claimName') === claim) out.set(name, `volume "${name}" on the workspace claim ${claim}`);
-    else if (clonedClaimOf(v) === claim) out.set(name, `volume "${name}", a clone of the workspace claim ${claim}`);
+    const mounted = isRec(other) ? text(other, 'claimName') : undefined;
+    const cloned = clonedClaimOf(v);
+    if (mounted !== undefined && claims.has(mounted)) out.set(name, `volume "${name}" on the workspace claim ${mounted}`);
+    else if (cloned !== undefined && claims.has(cloned)) out.set(name, `volume "${name}", a clone of the workspace claim ${cloned}`);
   }
   return out;
 }
@@ -75,14 +83,21 @@ function clonedClaimOf(volume: Rec): string | undefined {
   return spec === undefined ? undefined : clonedClaim(spec)?.name;
 }
 
-export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
+export function workspaceMounts(
+  spec: Rec,
+  podName: string | undefined,
+  grantsAnnotation: string | undefined,
+  grantsPath: string,
+  config: Config,
+  workspaceClaims: ReadonlySet<string> = new Set(),
+): Finding[] {
   const t = config.template;
   const ws = t.volumes.workspace;
   const findings: Finding[] = [];
   const { grants, error } = parseGrants(grantsAnnotation, t.mainContainer);
   if (error !== undefined) findings.push({ rule: RULES.workspaceGrantMalformed.id, path: grantsPath, message: error });
 
-  const workspace = workspaceVolumes(spec, podName, config);
+  const workspace = workspaceVolumes(spec, podName, config, workspaceClaims);
   const label = (volume: string) => (volume === ws.name ? 'the workspace' : `the workspace (as volume "${volume}")`);
   const platformVolumes = new Map([
     [t.volumes.runtime.name, 'the runtime volume'],
@@ -120,8 +135,12 @@ export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAn
     if (own.length > 1)
       findings.push({ rule: RULES.workspaceMountPath.id, path: `${c.path}.volumeMounts`, message: `container "${c.name}" mounts the workspace ${own.length} times; once only` });
     for (const m of own) {
-      if (m.mountPath !== ws.mountPath)
-        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.mountPath)}` });
+      if (m.device) {
+        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `container "${c.name}" attaches ${label(m.name)} as a block device; it is mounted at "${ws.mountPath}" only` });
+        continue;
+      }
+      if (m.givenPath !== ws.mountPath)
+        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.givenPath)}` });
       for (const key of ['subPath', 'subPathExpr'])
         if ((text(m.raw, key) ?? '') !== '') findings.push({ rule: RULES.workspaceSubpath.id, path: `${m.path}.${key}`, message: `${key} is not allowed on the workspace` });
       const propagation = field(m.raw, 'mountPropagation');

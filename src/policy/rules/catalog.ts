@@ -349,6 +349,15 @@ export const RULES = {
     overridable: true,
     example: 'ephemeral container "dbg" may not mount the auth volume',
   }),
+  workspaceClaimMarker: rule({
+    id: 'workspace.claim-marker',
+    webhook: 'validate',
+    checks:
+      'A claim marked `<prefix>/workspace` carries "true" (set at CREATE only, then frozen); a claim of an environment that a pod mounts as its workspace volume is so marked, so every pod that mounts it later gets the workspace rules, under any volume name.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'claim sbx-1-workspace of environment "alpha" is mounted as the workspace but is not marked deed.dev/workspace: "true"; mark it when creating it',
+  }),
   claimCrossEnvironment: rule({
     id: 'claim.cross-environment',
     webhook: 'validate',
@@ -371,10 +380,45 @@ export const RULES = {
     id: 'claim.absent',
     webhook: 'validate',
     checks:
-      'Every claim a pod mounts or clones (and every claim a new claim clones) exists: a reference to a claim that does not exist yet would take whatever another environment later creates under that name.',
+      'Every claim a pod mounts or clones (and every claim a new claim clones) exists, whoever the requester (one of no environment too): a reference to a claim that does not exist yet would take whatever another environment later creates under that name. Allowed in a namespace bound to an environment the requester acts for (no other can create it there); on a dry run a warning: the real create needs the claim first.',
     defaultMode: 'deny',
     overridable: true,
     example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
+  }),
+  secretRefCrossEnvironment: rule({
+    id: 'secret-ref.cross-environment',
+    webhook: 'validate',
+    checks:
+      'A pod (and a pod added an ephemeral container) names only Secrets its requester may reach, in every form: secret, projected, CSI and in-tree volume secretRefs, env secretKeyRef, envFrom secretRef (every container kind), imagePullSecrets; `optional: true` included. A Secret stamped (verifying) for another environment, or unstamped in a namespace bound to another, is refused; an unstamped Secret elsewhere (a shared pull secret) is usable by all.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "creds" mounts Secret runner-config of environment "alpha"; environment "beta" may not',
+  }),
+  secretRefUnknown: rule({
+    id: 'secret-ref.unknown',
+    webhook: 'validate',
+    checks: 'The environment of every Secret a pod names can be known: Deed could read its metadata, and Deed\'s stamps on it verify (fail closed).',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'cannot tell which environment Secret runner-config belongs to: get secrets shared/runner-config: timed out after 2000 ms',
+  }),
+  secretRefAbsent: rule({
+    id: 'secret-ref.absent',
+    webhook: 'validate',
+    checks:
+      'Every Secret a pod names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for. On a dry run it is a warning: the real create needs the Secret first.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'Secret alpha-next does not exist; create it first, or a Secret another environment creates under that name later would be used',
+  }),
+  networkPolicyScope: rule({
+    id: 'networkpolicy.scope',
+    webhook: 'both',
+    checks:
+      "A NetworkPolicy selects only pods of environments its requester acts for: an environment's policy gets `<prefix>/environment: <id>` added to `spec.podSelector.matchLabels` (frozen on UPDATE); a manager's or another requester's policy carries such a term for an environment it manages, or `<prefix>/environment DoesNotExist`, except a manager's in a namespace bound to its environment and break-glass or system principals'. Peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'spec.podSelector may select pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',
   }),
   secretServiceAccountToken: rule({
     id: 'secret.service-account-token',

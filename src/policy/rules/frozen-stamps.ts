@@ -1,10 +1,10 @@
-// Frozen stamps: on UPDATE nothing Deed stamped changes, disappears, or appears on an
-// object admitted without it. The garbage collector may remove the owner reference when
+// Frozen stamps: on UPDATE nothing Deed stamped (nor the workspace marker of a claim)
+// changes, disappears, or appears on an object admitted without it. The garbage collector may remove the owner reference when
 // it orphans a dependent; activeDeadlineSeconds may only go down.
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { own } from '../attestation.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
+import { frozenIntentLabelKeys, MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
 import { annotationPath, labelPath, sameReference } from '../stamps.js';
 import { RULES } from './catalog.js';
 
@@ -29,7 +29,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
       findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
     }
   };
-  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, stampedLabelKeys(keys), labelPath);
+  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, stampedAnnotationKeys(keys), annotationPath);
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.

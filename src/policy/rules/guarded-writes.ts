@@ -1,5 +1,6 @@
 // Guarded writes (confused deputy): a change or removal of an object that belongs to an
-// environment (stamps that verify, or a runner pod whose service account acts for it) is
+// environment (stamps that verify, a runner pod whose service account acts for it, or an
+// unstamped object in a namespace bound to it) is
 // made only by that environment's principals or managers, a system controller that
 // legitimately deletes or orphans, or a break-glass principal. An object whose stamps do
 // not verify belongs to no one: only system controllers and break-glass may touch it.
@@ -24,7 +25,12 @@ export function guardedWrite(requester: Requester, owner: Ownership, policy: Pol
       },
     ];
   const objectEnvironment = owner.environment;
-  const what = owner.kind === 'runner' ? `the runner pod (service account ${owner.serviceAccount}) belongs to` : 'the object belongs to';
+  const what =
+    owner.kind === 'runner'
+      ? `the runner pod (service account ${owner.serviceAccount}) belongs to`
+      : owner.kind === 'bound'
+        ? 'the object (unstamped, in a namespace bound to it) belongs to'
+        : 'the object belongs to';
   if (isManager(requester, objectEnvironment, policy)) return [];
   const env = requester.environment;
   if (env.kind === 'one') {

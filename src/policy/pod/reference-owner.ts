@@ -1,0 +1,45 @@
+// Whether a pod may reach an object it names (a claim it mounts, a Secret it reads), shared
+// by the claim and the Secret rules. The object's environment is read as guarded writes
+// read it: from stamps that verify, a namespace binding for an unstamped object; never from
+// a bare label. An object that does not exist is refused: the pod would take whatever is
+// created under that name later, by anyone; except in a namespace bound to an environment
+// the requester acts for, where no other environment can create it.
+import type { Requester } from '../identity.js';
+import { ownershipOf } from '../ownership.js';
+import type { DecisionContext, Lookup } from '../policy.js';
+import { actsFor } from '../principals.js';
+
+/** Who is reaching: the requester, and the environment its object is stamped for (undefined: none). */
+export interface Reach {
+  requester: Requester;
+  environment: string | undefined;
+  /** Environments whose objects it may also reach (a claim's `claimsFrom`). */
+  alsoFrom?: ReadonlySet<string>;
+}
+
+export type ReferenceVerdict =
+  | { kind: 'allowed' }
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'absent' }
+  | { kind: 'unverifiable'; reason: string }
+  | { kind: 'foreign'; environment: string };
+
+export function judgeReference(found: Lookup, kind: 'PersistentVolumeClaim' | 'Secret', namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
+  const { policy } = ctx;
+  if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
+  if (found.state === 'absent') {
+    const bound = policy.envByBoundNamespace.get(namespace);
+    return bound !== undefined && actsFor(reach.requester, bound, policy) ? { kind: 'allowed' } : { kind: 'absent' };
+  }
+  const owner = ownershipOf({ kind, namespace, metadata: found.metadata }, policy, ctx.keyRing);
+  if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
+  if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
+  const environment = owner.environment;
+  if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return { kind: 'allowed' };
+  return { kind: 'foreign', environment };
+}
+
+/** The words for who may not reach it, in a refusal. */
+export function whoMayNot(reach: Reach): string {
+  return reach.environment === undefined ? `${reach.requester.username} acts for no environment and may not` : `environment "${reach.environment}" may not`;
+}
