@@ -34,6 +34,12 @@ export function claim(name: string) {
   };
 }
 
+/** A claim marked at creation as an environment's workspace: every pod that mounts it is held to the workspace rules. */
+export function workspaceClaim(name: string) {
+  const c = claim(name);
+  return { ...c, metadata: { ...c.metadata, labels: { [KEYS.workspace]: 'true' } } };
+}
+
 export const PATHS = {
   Pod: (ns: string) => `/api/v1/namespaces/${ns}/pods`,
   Secret: (ns: string) => `/api/v1/namespaces/${ns}/secrets`,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { claim, KEYS, PATHS, sandboxPod } from '../objects.js';
+import { claim, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -106,7 +106,7 @@ export function credentialCases(suite: () => Suite): void {
   describe('the workspace claim under another volume name', () => {
     before(async () => {
       const s = suite();
-      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), claim('cred-ws'));
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), workspaceClaim('cred-ws'));
       assert.equal(answer.status, 201, answer.text);
     });
 
@@ -180,7 +180,7 @@ export function credentialCases(suite: () => Suite): void {
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
-      const created = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('alpha-ws'));
+      const created = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), workspaceClaim('alpha-ws'));
       assert.equal(created.status, 201, created.text);
     });
 

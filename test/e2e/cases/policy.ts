@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { annotation, claim, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
+import { annotation, claim, KEYS, label, PATHS, sandboxPod, secret, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 export function policyCases(suite: () => Suite): void {
@@ -49,7 +49,7 @@ export function policyCases(suite: () => Suite): void {
     before(async () => {
       // The workspace claim exists before the pods that mount it (claim.absent).
       const s = suite();
-      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), claim('sbx-ws'));
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), workspaceClaim('sbx-ws'));
       assert.equal(answer.status, 201, answer.text);
     });
 

@@ -1,0 +1,289 @@
+// An environment's objects are reached only through that environment: what points at them
+// (Secret and claim references, NetworkPolicy selectors), what Deed never stamped (a
+// manager's objects in a bound namespace) and the workspace in every pod that mounts it.
+// Each attack is tried as beta (an account that may only create pods, and the janitor with
+// wide RBAC) and as a principal of no environment; beside it, the owning environment's own
+// use keeps working.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../../src/admission/types.js';
+import type { Identity } from '../client.js';
+import { claim, eventually, KEYS, label, networkPolicy, PATHS, sandboxPod, secret, workspaceClaim } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const NS = 'shared-refs';
+const MAIN = { name: 'main', image: 'registry.example/agent:1' };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Spec = Record<string, any>;
+
+/** A pod that names Secret `name` in one form, by the form's name. */
+function secretForms(name: string): Array<[string, Spec]> {
+  return [
+    ['a secret volume', { volumes: [{ name: 'creds', secret: { secretName: name } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'creds', mountPath: '/creds' }] }] }],
+    ['a projected source', { volumes: [{ name: 'creds', projected: { sources: [{ secret: { name } }] } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'creds', mountPath: '/creds' }] }] }],
+    ['env secretKeyRef', { containers: [{ ...MAIN, env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name, key: 'token' } } }] }] }],
+    ['envFrom secretRef', { containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] }],
+    ['imagePullSecrets', { imagePullSecrets: [{ name }], containers: [MAIN] }],
+    ['a CSI nodePublishSecretRef', { volumes: [{ name: 'csi', csi: { driver: 'secrets.example.com', nodePublishSecretRef: { name } } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'csi', mountPath: '/csi' }] }] }],
+    ['an init container env secretKeyRef', { initContainers: [{ name: 'setup', image: 'registry.example/setup:1', env: [{ name: 'T', valueFrom: { secretKeyRef: { name, key: 'token' } } }] }], containers: [MAIN] }],
+  ];
+}
+
+const slug = (form: string) => form.replace(/[^a-z]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
+
+export function referenceCases(suite: () => Suite): void {
+  let podMaker: Identity; // beta (sandbox-b:*), may only create pods in NS
+  let stranger: Identity; // a principal of no environment, may only create pods in NS
+
+  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
+    assert.equal(a.status, 403, a.text);
+    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
+    if (pattern) assert.match(String(a.body.message), pattern);
+  };
+
+  describe('references, selectors, unstamped objects and the workspace reach an environment only through it', () => {
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+      podMaker = await s.newIdentity('sandbox-b', 'pod-maker');
+      stranger = await s.newIdentity('plain', 'stranger');
+      ok('role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'create-pods' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create'] }] }));
+      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'create-pods' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'create-pods' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'pod-maker' }, { kind: 'ServiceAccount', namespace: 'plain', name: 'stranger' }],
+      }));
+      await eventually('RBAC lets pod-maker create pods', async () => (await s.api(podMaker, 'POST', `${PATHS.Pod(NS)}?dryRun=All`, sandboxPod('rbac-probe'))).status === 201);
+      ok('alpha secret', await s.api(s.runnerA.identity, 'POST', PATHS.Secret(NS), secret('alpha-creds')));
+      // A shared registry pull secret the platform created: unstamped, usable by all.
+      ok('shared pull secret', await s.api(s.admin, 'POST', PATHS.Secret(NS), { ...secret('shared-pull'), type: 'Opaque' }));
+    });
+
+    test("beta's pod-only account cannot read alpha's Secret, and cannot get a pod admitted that names it in any form", async () => {
+      const s = suite();
+      assert.equal((await s.api(podMaker, 'GET', `${PATHS.Secret(NS)}/alpha-creds`)).status, 403, 'RBAC refuses the read');
+      for (const [form, spec] of secretForms('alpha-creds')) {
+        const answer = await s.api(podMaker, 'POST', PATHS.Pod(NS), sandboxPod(`beta-${slug(form)}`, { spec }));
+        refused(answer, 'secret-ref.cross-environment', /Secret alpha-creds of environment "alpha"; environment "beta" may not/);
+      }
+    });
+
+    test("a principal of no environment cannot get a pod admitted that names alpha's Secret in any form", async () => {
+      const s = suite();
+      for (const [form, spec] of secretForms('alpha-creds')) {
+        const answer = await s.api(stranger, 'POST', PATHS.Pod(NS), sandboxPod(`none-${slug(form)}`, { spec }));
+        refused(answer, 'secret-ref.cross-environment', /acts for no environment and may not/);
+      }
+    });
+
+    test("alpha's pods use alpha's Secret in every form, and anyone may pull with the shared unstamped pull secret", async () => {
+      const s = suite();
+      for (const [form, spec] of secretForms('alpha-creds')) {
+        const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod(`alpha-${slug(form)}`, { spec }));
+        assert.equal(answer.status, 201, `${form}: ${answer.text}`);
+      }
+      for (const [who, id] of [['beta', podMaker], ['none', stranger]] as const) {
+        const answer = await s.api(id, 'POST', PATHS.Pod(NS), sandboxPod(`${who}-shared-pull`, { spec: { imagePullSecrets: [{ name: 'shared-pull' }], containers: [MAIN] } }));
+        assert.equal(answer.status, 201, `${who}: ${answer.text}`);
+      }
+    });
+
+    test('a Secret that does not exist yet is refused whoever names it, optional or not', async () => {
+      const s = suite();
+      for (const [who, id] of [['beta', podMaker], ['none', stranger]] as const) {
+        const optional = await s.api(id, 'POST', PATHS.Pod(NS), sandboxPod(`${who}-optional`, { spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'alpha-next-creds', optional: true } }] }] } }));
+        refused(optional, 'secret-ref.absent', /Secret alpha-next-creds does not exist/);
+      }
+    });
+
+    test("an ephemeral container beta adds to its own pod cannot read alpha's Secret", async () => {
+      const s = suite();
+      ok('beta pod', await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-debuggee')));
+      const stored = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/beta-debuggee`)).body as KubeObject;
+      (stored.spec as Spec).ephemeralContainers = [{ name: 'dbg', image: 'busybox', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'alpha-creds', key: 'token' } } }] }];
+      const answer = await s.api(s.janitorB, 'PUT', `${PATHS.Pod(NS)}/beta-debuggee/ephemeralcontainers`, stored);
+      refused(answer, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds of environment "alpha"/);
+    });
+
+    test('a claim that does not exist yet is refused for a principal of no environment too', async () => {
+      const s = suite();
+      const pod = sandboxPod('none-preplant', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'alpha-next-ws' } }], containers: [MAIN] } });
+      refused(await s.api(stranger, 'POST', PATHS.Pod(NS), pod), 'claim.absent', /claim alpha-next-ws does not exist/);
+    });
+
+    test('a server-side dry run of a file with a claim, a Secret and the pod naming them predicts the real apply', async () => {
+      const s = suite();
+      const file = [
+        workspaceClaim('dry-ws'),
+        secret('dry-creds'),
+        sandboxPod('dry-user', { spec: { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: 'dry-ws' } }], containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'dry-creds' } }] }] } }),
+      ]
+        .map((o) => stringify(o))
+        .join('---\n');
+      const dry = await s.kubectl(s.runnerA.identity, ['apply', '--dry-run=server', '-n', NS, '-f', '-'], file);
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.match(dry.stderr, /deed claim\.absent: dry run: claim dry-ws does not exist.*the real create needs it first/);
+      assert.match(dry.stderr, /deed secret-ref\.absent: dry run: Secret dry-creds does not exist/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/dry-user`)).status, 404, 'a dry run stores nothing');
+      const real = await s.kubectl(s.runnerA.identity, ['apply', '-n', NS, '-f', '-'], file);
+      assert.equal(real.code, 0, real.stderr);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/dry-user`)).status, 200);
+    });
+
+    test("in alpha's bound namespace, alpha's pod may name a claim and a Secret not created yet: no other environment can create them there", async () => {
+      const s = suite();
+      const pod = sandboxPod('bound-early', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'bound-later' } }], containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'bound-later' } }] }] } });
+      const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), pod);
+      assert.equal(answer.status, 201, answer.text);
+    });
+  });
+
+  describe("NetworkPolicies act on their own environment's pods only", () => {
+    const selecting = (name: string, podSelector: Spec) => ({ ...networkPolicy(name), spec: { podSelector, policyTypes: ['Ingress'] } });
+
+    test("beta's policy selecting alpha's pods is refused; its own is stored scoped to beta's pods, and cannot be widened", async () => {
+      const s = suite();
+      const aimed = await s.api(s.janitorB, 'POST', PATHS.NetworkPolicy(NS), selecting('beta-aims', { matchLabels: { [KEYS.environment]: 'alpha' } }));
+      refused(aimed, 'networkpolicy.scope', /selects pods of environment "alpha"; environment "beta" selects only its own pods/);
+      const own = await s.api(s.janitorB, 'POST', PATHS.NetworkPolicy(NS), selecting('beta-own', {}));
+      assert.equal(own.status, 201, own.text);
+      assert.deepEqual((own.body as { spec: Spec }).spec.podSelector, { matchLabels: { [KEYS.environment]: 'beta' } });
+      const widened = await s.kubectl(s.janitorB, ['patch', 'networkpolicy', 'beta-own', '-n', NS, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/podSelector/matchLabels' }])]);
+      assert.notEqual(widened.code, 0);
+      assert.match(widened.stderr, /\[networkpolicy\.scope\]/);
+    });
+
+    test('a principal of no environment may not select every pod of a shared namespace; it may exclude the environments', async () => {
+      const s = suite();
+      await s.bindSandboxRole(NS, [['plain', 'stranger']]);
+      refused(await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {})), 'networkpolicy.scope', /may select pods of any environment/);
+      const excluding = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-others', { matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] }));
+      assert.equal(excluding.status, 201, excluding.text);
+    });
+
+    test("alpha's policy is scoped to alpha's pods, and alpha's manager's default-deny in its bound namespace selects all", async () => {
+      const s = suite();
+      const alpha = await s.api(s.runnerA.identity, 'POST', PATHS.NetworkPolicy(NS), selecting('alpha-own', { matchLabels: { app: 'agent' } }));
+      assert.equal(alpha.status, 201, alpha.text);
+      assert.deepEqual((alpha.body as { spec: Spec }).spec.podSelector, { matchLabels: { app: 'agent', [KEYS.environment]: 'alpha' } });
+      const managed = await s.api(s.runnerController, 'POST', PATHS.NetworkPolicy('sandbox-a'), selecting('default-deny', {}));
+      assert.equal(managed.status, 201, managed.text);
+      assert.deepEqual((managed.body as { spec: Spec }).spec.podSelector, {});
+    });
+  });
+
+  describe("a bound namespace's unstamped objects are its environment's on every door", () => {
+    before(async () => {
+      const s = suite();
+      await s.bindSandboxRole('sandbox-a', [['plain', 'stranger']]);
+      // Alpha's manager's creates are not stamped.
+      for (const [kind, body] of [
+        ['NetworkPolicy', { ...networkPolicy('mgr-deny'), spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } }],
+        ['Secret', secret('runner-config')],
+        ['PersistentVolumeClaim', claim('mgr-claim')],
+        ['Pod', sandboxPod('mgr-helper')],
+      ] as const) {
+        const answer = await s.api(s.runnerController, 'POST', PATHS[kind]('sandbox-a'), body);
+        assert.equal(answer.status, 201, answer.text);
+        assert.equal(label(answer.body as KubeObject, KEYS.environment), undefined, 'a manager\'s create is not stamped');
+      }
+    });
+
+    for (const who of ['beta', 'none'] as const) {
+      test(`${who === 'beta' ? "beta's janitor" : 'a principal of no environment'} cannot change, delete, debug, write the status of or evict them`, async () => {
+        const s = suite();
+        const id = who === 'beta' ? s.janitorB : stranger;
+        const rule = who === 'beta' ? 'guard.cross-environment' : 'guard.unmapped';
+        const why = /the object \(unstamped, in a namespace bound to it\) belongs to "alpha"/;
+        refused(await s.api(id, 'PATCH', `${PATHS.Secret('sandbox-a')}/runner-config`, { stringData: { endpoint: 'https://beta.example' } }, 'application/merge-patch+json'), rule, why);
+        refused(await s.api(id, 'DELETE', `${PATHS.NetworkPolicy('sandbox-a')}/mgr-deny`), rule, why);
+        refused(await s.api(id, 'DELETE', `${PATHS.PersistentVolumeClaim('sandbox-a')}/mgr-claim`), rule, why);
+        const stored = (await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/mgr-helper`)).body as KubeObject;
+        (stored.spec as Spec).ephemeralContainers = [{ name: `dbg-${who}`, image: 'busybox' }];
+        refused(await s.api(id, 'PUT', `${PATHS.Pod('sandbox-a')}/mgr-helper/ephemeralcontainers`, stored), rule, why);
+        refused(await s.api(id, 'PATCH', `${PATHS.Pod('sandbox-a')}/mgr-helper/status`, { status: { phase: 'Failed' } }, 'application/merge-patch+json'), rule, why);
+        const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'mgr-helper', namespace: 'sandbox-a' } };
+        refused(await s.api(id, 'POST', `${PATHS.Pod('sandbox-a')}/mgr-helper/eviction`, eviction), rule, why);
+        for (const [kind, name] of [['Secret', 'runner-config'], ['NetworkPolicy', 'mgr-deny'], ['PersistentVolumeClaim', 'mgr-claim'], ['Pod', 'mgr-helper']] as const)
+          assert.equal((await s.api(s.admin, 'GET', `${PATHS[kind]('sandbox-a')}/${name}`)).status, 200, `${kind} ${name} is still there`);
+      });
+    }
+
+    test("alpha's runner and its manager still change and delete them", async () => {
+      const s = suite();
+      const patched = await s.api(s.runnerA.identity, 'PATCH', `${PATHS.Secret('sandbox-a')}/runner-config`, { stringData: { endpoint: 'https://alpha.example' } }, 'application/merge-patch+json');
+      assert.equal(patched.status, 200, patched.text);
+      const deleted = await s.api(s.runnerController, 'DELETE', `${PATHS.PersistentVolumeClaim('sandbox-a')}/mgr-claim`);
+      assert.equal(deleted.status, 200, deleted.text);
+    });
+  });
+
+  describe('the workspace is its claim in every pod', () => {
+    const WS = { name: 'workspace', persistentVolumeClaim: { claimName: 'marked-ws' } };
+    const DATA = { name: 'data', persistentVolumeClaim: { claimName: 'marked-ws' } };
+    const pod = (name: string, spec: Spec, annotations: Record<string, string> = {}) => sandboxPod(name, { annotations, spec });
+    const create = (s: Suite, body: unknown) => s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), body);
+
+    before(async () => {
+      const s = suite();
+      ok('marked workspace', await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), workspaceClaim('marked-ws')));
+      ok('unmarked claim', await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), claim('unmarked-ws')));
+      const first = await create(s, pod('ws-first', { volumes: [WS], containers: [{ ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }] }));
+      assert.equal(first.status, 201, first.text);
+    });
+
+    test('a second pod mounting the workspace claim as "data" into an init container or an ungranted sidecar with subPath .git is refused', async () => {
+      const s = suite();
+      refused(
+        await create(s, pod('ws-init', { volumes: [DATA], initContainers: [{ name: 'setup', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/src' }] }], containers: [MAIN] })),
+        'workspace.init-or-ephemeral',
+        /init container "setup" may not mount the workspace \(volume "data" on the workspace claim marked-ws\)/,
+      );
+      refused(
+        await create(s, pod('ws-git', { volumes: [DATA], containers: [MAIN, { name: 'sidecar', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/git', subPath: '.git' }] }] })),
+        'workspace.undeclared-mount',
+        /container "sidecar" mounts the workspace \(as volume "data"\) without a grant/,
+      );
+    });
+
+    test('volumeDevices reach the workspace as mounts do', async () => {
+      const s = suite();
+      refused(
+        await create(s, pod('ws-dev', { volumes: [WS], containers: [{ ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }, { name: 'sidecar', image: 'x', volumeDevices: [{ name: 'workspace', devicePath: '/dev/ws' }] }] })),
+        'workspace.undeclared-mount',
+      );
+      refused(
+        await create(s, pod('ws-dev-init', { volumes: [WS], initContainers: [{ name: 'setup', image: 'x', volumeDevices: [{ name: 'workspace', devicePath: '/dev/ws' }] }], containers: [{ ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }] })),
+        'workspace.init-or-ephemeral',
+      );
+    });
+
+    test('a path that climbs back into the workspace overlaps it', async () => {
+      const s = suite();
+      const spec = { volumes: [WS, { name: 'hooks', emptyDir: {} }], containers: [{ ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }, { name: 'sidecar', image: 'x', volumeMounts: [{ name: 'hooks', mountPath: '/x/../workspace/.git/hooks' }] }] };
+      refused(await create(s, pod('ws-climb', spec)), 'workspace.overlap', /volume "hooks" mounted at "\/workspace\/\.git\/hooks" overlaps the workspace/);
+    });
+
+    test('a claim mounted as the workspace must have been marked as one; the mark cannot be taken off', async () => {
+      const s = suite();
+      refused(await create(s, pod('ws-unmarked', { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: 'unmarked-ws' } }], containers: [MAIN] })), 'workspace.claim-marker', /claim unmarked-ws is mounted as the workspace but is not marked deed\.dev\/workspace/);
+      const unmark = await s.kubectl(s.runnerA.identity, ['label', 'pvc', 'marked-ws', '-n', 'sandbox-a', `${KEYS.workspace}-`]);
+      assert.notEqual(unmark.code, 0);
+      assert.match(unmark.stderr, /\[frozen\.stamps\]/);
+    });
+
+    test('a granted read-only reader is admitted, under the workspace volume or any other name', async () => {
+      const s = suite();
+      const grant = { [KEYS.workspaceGrants]: '{"reader":"ro"}' };
+      const reader = (volume: string) => ({ name: 'reader', image: 'x', volumeMounts: [{ name: volume, mountPath: '/workspace', readOnly: true }] });
+      const same = await create(s, pod('ws-reader', { volumes: [WS], containers: [{ ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }, reader('workspace')] }, grant));
+      assert.equal(same.status, 201, same.text);
+      const other = await create(s, pod('ws-reader-data', { volumes: [DATA], containers: [MAIN, reader('data')] }, grant));
+      assert.equal(other.status, 201, other.text);
+    });
+  });
+}
