@@ -1,0 +1,339 @@
+// An environment's objects are reached only through it: Secret references, absent claims,
+// a bound namespace's unstamped objects, NetworkPolicy selectors, the workspace in any pod.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { signStamps } from '../src/policy/key-ring.js';
+import { lookupsNeeded, MAX_SECRET_LOOKUPS } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { podSecrets } from '../src/policy/pod/secret-references.js';
+import { normalMountPath } from '../src/policy/pod/spec.js';
+import { decodePatch, fixture, NOW, testContext, TEST_RING, workspaceClaimOf, claimOf, type Review } from './helpers.js';
+import { RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'], managers: { users: ['alpha-manager'] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+};
+const NONE: UserInfo = { username: 'stranger', groups: ['system:authenticated'], extra: {} };
+const MANAGER: UserInfo = { username: 'alpha-manager', groups: ['system:authenticated'], extra: {} };
+const MAIN = { name: 'main', image: 'registry.example/agent:1' };
+
+function secretOf(environment: string, namespace: string): KubeObject {
+  const nonce = 'b'.repeat(64);
+  return {
+    metadata: {
+      labels: { 'app.kubernetes.io/managed-by': 'deed', 'deed.dev/managed': 'true', 'deed.dev/environment': environment },
+      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(TEST_RING, { kind: 'Secret', namespace, environment, nonce }) },
+    },
+  };
+}
+
+/** `resource/namespace/name` to the object, null for absent, a string for unknown; anything not listed is absent. */
+function lookupOf(objects: Record<string, KubeObject | null | string>): ObjectLookup {
+  return {
+    get(resource, namespace, name): Lookup {
+      const key = `${resource}/${namespace}/${name}`;
+      const value = Object.hasOwn(objects, key) ? objects[key] : null;
+      if (typeof value === 'string') return { state: 'unknown', reason: value };
+      if (value === null || value === undefined) return { state: 'absent' };
+      return { state: 'found', metadata: { ...(value.metadata.labels ? { labels: value.metadata.labels } : {}), ...(value.metadata.annotations ? { annotations: value.metadata.annotations } : {}) } };
+    },
+  };
+}
+
+const OBJECTS: Record<string, KubeObject | null | string> = {
+  'secrets/shared/alpha-creds': secretOf('alpha', 'shared'),
+  'secrets/shared/beta-creds': secretOf('beta', 'shared'),
+  'secrets/shared/shared-pull': { metadata: {} },
+  'secrets/shared/slow': 'timed out',
+  'secrets/sandbox-a/runner-config': { metadata: {} },
+  'persistentvolumeclaims/shared/alpha-ws': workspaceClaimOf('alpha', 'shared'),
+  'persistentvolumeclaims/shared/alpha-data': claimOf('alpha', 'shared'),
+};
+
+interface Options {
+  namespace?: string;
+  dryRun?: boolean;
+  resource?: 'pods' | 'networkpolicies' | 'persistentvolumeclaims';
+  old?: KubeObject;
+  subResource?: string;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+const KINDS = {
+  pods: { group: '', kind: 'Pod', apiVersion: 'v1' },
+  networkpolicies: { group: 'networking.k8s.io', kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1' },
+  persistentvolumeclaims: { group: '', kind: 'PersistentVolumeClaim', apiVersion: 'v1' },
+} as const;
+
+/** A review of `spec` as `userInfo` sends it; for CREATE by a requester of an environment, stamped as the mutating webhook would. */
+function review(userInfo: UserInfo, spec: Record<string, unknown>, o: Options = {}): Review {
+  const namespace = o.namespace ?? 'shared';
+  const k = KINDS[o.resource ?? 'pods'];
+  const body = fixture('validate-create-pod-by-runner.json');
+  const gvk = { group: k.group, version: 'v1', kind: k.kind };
+  const gvr = { group: k.group, version: 'v1', resource: o.resource ?? 'pods' };
+  body.request = { ...body.request, kind: gvk, requestKind: gvk, resource: gvr, requestResource: gvr, namespace, name: 'obj', userInfo, dryRun: o.dryRun === true };
+  let obj: KubeObject = { apiVersion: k.apiVersion, kind: k.kind, metadata: { name: 'obj', namespace, annotations: o.annotations ?? {}, labels: o.labels ?? {} }, spec };
+  if (o.old !== undefined) {
+    body.request = { ...body.request, operation: 'UPDATE', object: { ...o.old, spec }, oldObject: o.old, ...(o.subResource ? { subResource: o.subResource } : {}) };
+    return body;
+  }
+  const forMutate = { ...body, request: { ...body.request } };
+  if (mutateAllows(forMutate, obj)) obj = stamped(forMutate, obj, userInfo, POLICY);
+  body.request = { ...body.request, operation: 'CREATE', object: obj, oldObject: null };
+  return body;
+}
+
+function mutateAllows(body: Review, obj: KubeObject): boolean {
+  const d = decide('mutate', { ...body, request: { ...body.request, operation: 'CREATE', object: obj, oldObject: null } }, testContext(POLICY));
+  return d.kind === 'review' && d.response.response.allowed;
+}
+
+function judge(body: Review, lookup: ObjectLookup = lookupOf(OBJECTS)) {
+  const d = decide('validate', body, testContext(POLICY, NOW, undefined, lookup));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+function refused(body: Review, rule: string, pattern?: RegExp, lookup?: ObjectLookup): void {
+  const r = judge(body, lookup);
+  assert.equal(r.allowed, false, `expected a denial by ${rule}`);
+  assert.ok(r.status?.message?.includes(`[${rule}]`), r.status?.message);
+  if (pattern) assert.match(r.status!.message!, pattern);
+}
+
+function admitted(body: Review, lookup?: ObjectLookup): string[] {
+  const r = judge(body, lookup);
+  assert.equal(r.allowed, true, r.status?.message);
+  return r.warnings ?? [];
+}
+
+/** Every form a pod names a Secret in, one pod spec each. */
+function forms(name: string): Array<[string, Record<string, unknown>]> {
+  return [
+    ['secret volume', { volumes: [{ name: 'v', secret: { secretName: name } }], containers: [MAIN] }],
+    ['projected source', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'x' } }, { secret: { name } }] } }], containers: [MAIN] }],
+    ['CSI nodePublishSecretRef', { volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name } } }], containers: [MAIN] }],
+    ['rbd secretRef', { volumes: [{ name: 'v', rbd: { monitors: ['m'], image: 'i', secretRef: { name } } }], containers: [MAIN] }],
+    ['azureFile secretName', { volumes: [{ name: 'v', azureFile: { secretName: name, shareName: 's' } }], containers: [MAIN] }],
+    ['env secretKeyRef', { containers: [{ ...MAIN, env: [{ name: 'T', valueFrom: { secretKeyRef: { name, key: 'k' } } }] }] }],
+    ['envFrom secretRef', { containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] }],
+    ['init container env', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ secretRef: { name, optional: true } }] }], containers: [MAIN] }],
+    ['imagePullSecrets', { imagePullSecrets: [{ name }], containers: [MAIN] }],
+  ];
+}
+
+describe('Secret references are guarded like claims', () => {
+  test('podSecrets finds every form, in every container kind, with the field path under `at`', () => {
+    for (const [form, spec] of forms('s')) assert.equal(podSecrets(spec, 'spec').length, 1, form);
+    const ephemeral = podSecrets({ ephemeralContainers: [{ name: 'dbg', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }, 'spec.template.spec');
+    assert.deepEqual(ephemeral.map((r) => r.path), ['spec.template.spec.ephemeralContainers[name=dbg].env[name=T].valueFrom.secretKeyRef.name']);
+  });
+
+  for (const [form, spec] of forms('alpha-creds')) {
+    test(`beta's pod naming alpha's Secret through ${form} is refused`, () => {
+      refused(review(RUNNER_B, spec), 'secret-ref.cross-environment', /Secret alpha-creds of environment "alpha"; environment "beta" may not/);
+    });
+    test(`a pod of no environment naming alpha's Secret through ${form} is refused`, () => {
+      refused(review(NONE, spec), 'secret-ref.cross-environment', /stranger acts for no environment and may not/);
+    });
+    test(`alpha's pod naming alpha's Secret through ${form} is admitted`, () => {
+      admitted(review(RUNNER_A, spec));
+    });
+  }
+
+  test('an unstamped Secret outside a bound namespace is usable by all; one in a bound namespace is its environment\'s', () => {
+    admitted(review(RUNNER_B, { imagePullSecrets: [{ name: 'shared-pull' }], containers: [MAIN] }));
+    admitted(review(NONE, { imagePullSecrets: [{ name: 'shared-pull' }], containers: [MAIN] }));
+    admitted(review(MANAGER, { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'runner-config' } }] }] }, { namespace: 'sandbox-a' }));
+  });
+
+  test("alpha's manager (acting for no environment) may name alpha's Secret", () => {
+    admitted(review(MANAGER, { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] }));
+  });
+
+  test('a Secret that does not exist is refused whoever names it, optional or not; allowed in a namespace bound to the requester', () => {
+    const spec = { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'not-yet', optional: true } }] }] };
+    refused(review(NONE, spec), 'secret-ref.absent', /Secret not-yet does not exist/);
+    refused(review(RUNNER_B, spec), 'secret-ref.absent');
+    admitted(review(RUNNER_A, spec, { namespace: 'sandbox-a' }));
+  });
+
+  test('a Secret Deed cannot read, or whose stamps do not verify, is refused (fail closed)', () => {
+    refused(review(RUNNER_A, { imagePullSecrets: [{ name: 'slow' }], containers: [MAIN] }), 'secret-ref.unknown', /cannot tell which environment Secret slow belongs to: timed out/);
+    const forged = secretOf('alpha', 'shared');
+    forged.metadata.labels!['deed.dev/environment'] = 'beta';
+    refused(review(RUNNER_B, { imagePullSecrets: [{ name: 'x' }], containers: [MAIN] }), 'secret-ref.unknown', /do not verify/, lookupOf({ 'secrets/shared/x': forged }));
+  });
+
+  test('each Secret is read once, and at most MAX_SECRET_LOOKUPS of them; the rest stay unknown and are refused', () => {
+    const many = Array.from({ length: MAX_SECRET_LOOKUPS + 3 }, (_, i) => ({ name: `s-${i}` }));
+    const body = review(RUNNER_A, { imagePullSecrets: [...many, { name: 's-0' }], containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 's-0' } }] }] });
+    const secrets = lookupsNeeded(body.request).filter((k) => k.resource === 'secrets');
+    assert.equal(secrets.length, MAX_SECRET_LOOKUPS);
+    assert.equal(new Set(secrets.map((k) => k.name)).size, MAX_SECRET_LOOKUPS);
+  });
+
+  test('an ephemeral container that names another environment\'s Secret is refused; the Secrets the pod already named are not read again', () => {
+    const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'beta-creds' } }] }] } };
+    const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] };
+    const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
+    assert.deepEqual(lookupsNeeded(body.request), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
+    refused(body, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds of environment "alpha"/);
+  });
+});
+
+describe('absent claims, from anyone, and dry runs', () => {
+  const mounting = (claim: string) => ({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], containers: [MAIN] });
+
+  test('a requester of no environment naming a claim that does not exist is refused', () => {
+    refused(review(NONE, mounting('alpha-next-ws')), 'claim.absent', /claim alpha-next-ws does not exist/);
+  });
+
+  test("in a namespace bound to the requester's environment an absent claim is allowed: no other environment can create it there", () => {
+    admitted(review(RUNNER_A, mounting('later'), { namespace: 'sandbox-a' }));
+    admitted(review(MANAGER, mounting('later'), { namespace: 'sandbox-a' }));
+  });
+
+  test('on a dry run an absent claim or Secret is a warning that the real create needs it first; other refusals stand', () => {
+    const spec = { ...mounting('later'), imagePullSecrets: [{ name: 'later-too' }] };
+    const warnings = admitted(review(RUNNER_B, spec, { dryRun: true }));
+    assert.deepEqual(warnings, [
+      'deed claim.absent: dry run: claim later does not exist; the real create needs it first (spec.volumes[name=data].pers...',
+      'deed secret-ref.absent: dry run: Secret later-too does not exist; the real create needs it first (spec.imagePullSecr...',
+    ]);
+    refused(review(RUNNER_B, spec), 'claim.absent');
+    refused(review(RUNNER_B, { ...spec, imagePullSecrets: [{ name: 'alpha-creds' }] }, { dryRun: true }), 'secret-ref.cross-environment');
+  });
+});
+
+describe("a bound namespace's unstamped objects are its environment's", () => {
+  const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'sandbox-a', labels: { app: 'helper' } }, spec: { containers: [MAIN] } };
+  const update = (userInfo: UserInfo, subResource?: string) => review(userInfo, { containers: [MAIN] }, { namespace: 'sandbox-a', old, ...(subResource ? { subResource } : {}) });
+
+  test('beta and a principal of no environment may not change it, on the object or its status', () => {
+    refused(update(RUNNER_B), 'guard.cross-environment', /belongs to "alpha"/);
+    refused(update(RUNNER_B, 'status'), 'guard.cross-environment');
+    refused(update(NONE), 'guard.unmapped', /unstamped, in a namespace bound to it/);
+  });
+
+  test('alpha\'s principal and its manager may', () => {
+    admitted(update(RUNNER_A));
+    admitted(update(MANAGER));
+  });
+
+  test('outside a bound namespace an unstamped object stays anyone\'s', () => {
+    admitted(review(RUNNER_B, { containers: [MAIN] }, { old: { ...old, metadata: { ...old.metadata, namespace: 'shared' } } }));
+  });
+});
+
+describe('NetworkPolicies act on their own environment only', () => {
+  const policy = (podSelector: Record<string, unknown>) => ({ podSelector, policyTypes: ['Ingress'] });
+  const np = { resource: 'networkpolicies' } as const;
+
+  test("the mutating webhook scopes an environment's policy to its pods, keeping the rest of the selector", () => {
+    const body = review(RUNNER_B, policy({ matchLabels: { app: 'x' } }), np);
+    assert.deepEqual((body.request.object.spec as Record<string, unknown>).podSelector, { matchLabels: { app: 'x', 'deed.dev/environment': 'beta' } });
+    admitted(body);
+  });
+
+  test("a policy selecting another environment's pods is refused at mutation", () => {
+    const body = fixture('mutate-create-networkpolicy-by-runner.json');
+    body.request.userInfo = RUNNER_B;
+    body.request.namespace = 'shared';
+    body.request.object.metadata.namespace = 'shared';
+    body.request.object.spec.podSelector = { matchLabels: { 'deed.dev/environment': 'alpha' } };
+    const d = decide('mutate', body, testContext(POLICY));
+    assert.ok(d.kind === 'review');
+    assert.equal(d.response.response.allowed, false);
+    assert.match(d.response.response.status!.message!, /\[networkpolicy\.scope\] spec\.podSelector\.matchLabels: selects pods of environment "alpha"; environment "beta" selects only its own pods/);
+    assert.deepEqual(decodePatch(d.response), []);
+  });
+
+  test('a policy of an environment that arrives unscoped (the mutating webhook bypassed) is refused', () => {
+    const body = review(RUNNER_B, policy({}), np);
+    body.request.object.spec.podSelector = {};
+    refused(body, 'networkpolicy.scope', /was it bypassed/);
+  });
+
+  test('a requester of no environment scopes its own policy away from the environments, or to one it manages', () => {
+    refused(review(NONE, policy({}), np), 'networkpolicy.scope', /may select pods of any environment/);
+    refused(review(NONE, policy({ matchLabels: { 'deed.dev/environment': 'alpha' } }), np), 'networkpolicy.scope');
+    admitted(review(NONE, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), np));
+    admitted(review(MANAGER, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'In', values: ['alpha'] }] }), np));
+    refused(review(MANAGER, policy({}), np), 'networkpolicy.scope');
+    admitted(review(MANAGER, policy({}), { ...np, namespace: 'sandbox-a' }));
+  });
+
+  test('on UPDATE the scope of a stamped policy is frozen; an edit that keeps it passes', () => {
+    const created = review(RUNNER_B, policy({}), np).request.object as KubeObject;
+    refused(review(RUNNER_B, policy({}), { ...np, old: created }), 'networkpolicy.scope');
+    admitted(review(RUNNER_B, { ...(created.spec as Record<string, unknown>), policyTypes: ['Ingress', 'Egress'] }, { ...np, old: created }));
+  });
+});
+
+describe('the workspace is its claim in every pod', () => {
+  const WS = { name: 'workspace', persistentVolumeClaim: { claimName: 'alpha-ws' } };
+  const DATA = { name: 'data', persistentVolumeClaim: { claimName: 'alpha-ws' } };
+  const mainWs = { ...MAIN, volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] };
+
+  test('mount paths are normalised before any comparison', () => {
+    assert.equal(normalMountPath('/x/../workspace/.git/hooks'), '/workspace/.git/hooks');
+    assert.equal(normalMountPath('//workspace//'), '/workspace');
+    assert.equal(normalMountPath('workspace/./a/'), '/workspace/a');
+    assert.equal(normalMountPath('/'), '/');
+  });
+
+  test('a sidecar mount that climbs back into the workspace overlaps it', () => {
+    const spec = { volumes: [WS, { name: 'hooks', emptyDir: {} }], containers: [mainWs, { name: 's', image: 'x', volumeMounts: [{ name: 'hooks', mountPath: '/x/../workspace/.git/hooks' }] }] };
+    refused(review(RUNNER_A, spec), 'workspace.overlap', /volume "hooks" mounted at "\/workspace\/\.git\/hooks" overlaps/);
+  });
+
+  test('volumeDevices reach the workspace: in a sidecar, an init container, and the main container', () => {
+    const device = { volumeDevices: [{ name: 'workspace', devicePath: '/dev/ws' }] };
+    refused(review(RUNNER_A, { volumes: [WS], containers: [mainWs, { name: 's', image: 'x', ...device }] }), 'workspace.undeclared-mount');
+    refused(review(RUNNER_A, { volumes: [WS], initContainers: [{ name: 'i', image: 'x', ...device }], containers: [mainWs] }), 'workspace.init-or-ephemeral');
+    refused(review(RUNNER_A, { volumes: [WS], containers: [{ ...MAIN, ...device }] }), 'workspace.mount-path', /attaches the workspace as a block device/);
+  });
+
+  test('a claim marked as a workspace is held to the workspace rules in a pod that mounts it under another name', () => {
+    refused(review(RUNNER_A, { volumes: [DATA], initContainers: [{ name: 'i', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/src' }] }], containers: [MAIN] }), 'workspace.init-or-ephemeral', /volume "data" on the workspace claim alpha-ws/);
+    refused(review(RUNNER_A, { volumes: [DATA], containers: [MAIN, { name: 's', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/git', subPath: '.git' }] }] }), 'workspace.undeclared-mount');
+    admitted(review(RUNNER_A, { volumes: [DATA], containers: [MAIN, { name: 'reader', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/workspace', readOnly: true }] }] }, { annotations: { 'deed.dev/workspace-grants': '{"reader":"ro"}' } }));
+  });
+
+  test("an environment's claim mounted as the workspace must be marked; an unmanaged one need not", () => {
+    refused(review(RUNNER_A, { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: 'alpha-data' } }], containers: [mainWs] }), 'workspace.claim-marker', /claim alpha-data is mounted as the workspace but is not marked/);
+    admitted(review(RUNNER_A, { volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: 'plain' } }], containers: [mainWs] }), lookupOf({ 'persistentvolumeclaims/shared/plain': { metadata: {} } }));
+  });
+
+  test('the mark is "true" or absent at CREATE, and frozen on UPDATE', () => {
+    const pvc = { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } };
+    refused(review(RUNNER_A, pvc, { resource: 'persistentvolumeclaims', labels: { 'deed.dev/workspace': 'yes' } }), 'workspace.claim-marker', /must be "true"/);
+    const created = review(RUNNER_A, pvc, { resource: 'persistentvolumeclaims', labels: { 'deed.dev/workspace': 'true' } });
+    admitted(created);
+    const old = created.request.object as KubeObject;
+    const unmarked = review(RUNNER_A, pvc, { resource: 'persistentvolumeclaims', old });
+    unmarked.request.object = { ...old, metadata: { ...old.metadata, labels: { ...old.metadata.labels, 'deed.dev/workspace': undefined } } };
+    delete unmarked.request.object.metadata.labels['deed.dev/workspace'];
+    refused(unmarked, 'frozen.stamps', /deed\.dev\/workspace"\]: is frozen at "true" and cannot be removed/);
+  });
+
+  test('an ephemeral container mounting a workspace claim under another name is refused; an unread claim counts as a workspace', () => {
+    const old: KubeObject = stampedPod({ volumes: [WS, DATA], containers: [mainWs] });
+    const spec = { ...(old.spec as Record<string, unknown>), ephemeralContainers: [{ name: 'dbg', image: 'x', volumeMounts: [{ name: 'data', mountPath: '/w' }] }] };
+    refused(review(RUNNER_A, spec, { old, subResource: 'ephemeralcontainers' }), 'workspace.init-or-ephemeral');
+    refused(review(RUNNER_A, spec, { old, subResource: 'ephemeralcontainers' }), 'workspace.init-or-ephemeral', undefined, lookupOf({ 'persistentvolumeclaims/shared/alpha-ws': 'not read' }));
+  });
+});
+
+function stampedPod(spec: Record<string, unknown>): KubeObject {
+  return review(RUNNER_A, spec).request.object as KubeObject;
+}
