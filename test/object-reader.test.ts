@@ -1,0 +1,33 @@
+// The webhook's reads of the objects a review names: Secrets as metadata only, with no
+// fallback that would bring their data; NotFound is absent, anything else unknown.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createObjectReader } from '../src/kube/object-reader.js';
+import { FakeApiServer } from './fake-apiserver.js';
+
+describe('the object reader', () => {
+  let server: FakeApiServer;
+  before(async () => {
+    server = await new FakeApiServer().start();
+    server.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'shared', labels: { 'deed.dev/environment': 'alpha' } }, data: { token: 'c2VjcmV0' } } as never);
+  });
+  after(async () => server.close());
+
+  test('reads a Secret as PartialObjectMetadata only, and keeps its labels', async () => {
+    const lookup = await createObjectReader(server.kubeConfig()).read([{ resource: 'secrets', namespace: 'shared', name: 'creds' }], 2000);
+    const found = lookup.get('secrets', 'shared', 'creds');
+    assert.equal(found.state, 'found');
+    assert.deepEqual(found.state === 'found' ? found.metadata.labels : undefined, { 'deed.dev/environment': 'alpha' });
+    const read = server.requests.find((r) => r.path === '/api/v1/namespaces/shared/secrets/creds')!;
+    assert.equal(read.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', 'no fallback to the whole Secret');
+    assert.equal(JSON.stringify(found).includes('c2VjcmV0'), false);
+  });
+
+  test('a missing Secret is absent; a server that cannot answer with metadata only leaves it unknown', async () => {
+    const reader = createObjectReader(server.kubeConfig());
+    assert.equal((await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'gone' }], 2000)).get('secrets', 'shared', 'gone').state, 'absent');
+    server.faults.push({ path: /secrets\/creds$/, times: 1, answer: { status: 406, reason: 'NotAcceptable', message: 'only the following media types are accepted: application/json' } });
+    const answer = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds' }], 2000)).get('secrets', 'shared', 'creds');
+    assert.equal(answer.state, 'unknown');
+  });
+});
