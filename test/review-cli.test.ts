@@ -194,6 +194,17 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /denied \[claim\.unknown\]/);
   });
 
+  test('a Secret given before the pod that names it is known, as the cluster would hold it after the apply; given after, it is not', async () => {
+    const creds = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sbx-1-creds', namespace: 'sandbox-a' }, stringData: { token: 'x' } };
+    const pod = structuredClone(runnerPod) as KubeObject & { spec: { containers: Array<Record<string, unknown>> } };
+    pod.spec.containers[0]!.envFrom = [{ secretRef: { name: 'sbx-1-creds' } }];
+    const before = await deed(['-f', file('secret-then-pod.yaml', withClaim(creds, pod)), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(before.code, 0, before.stderr);
+    const after = await deed(['-f', file('pod-then-secret.yaml', withClaim(pod, creds)), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(after.code, 1, after.stderr);
+    assert.match(after.stderr, /denied \[secret-ref\.unknown\] spec\.containers\[name=main\]\.envFrom\[0\]\.secretRef\.name: cannot tell which environment Secret sbx-1-creds belongs to/);
+  });
+
   test("a claim already stored for another environment, given with --existing, is another environment's: denied", async () => {
     const claim = stamped('mutate-create-pvc-by-runner.json');
     const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', claim), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
