@@ -36,7 +36,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   // Volumes and data sources are fixed at CREATE: only then are the claims they name judged.
   if (webhook === 'validate' && door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined && req.object) {
     const kind = door.sandboxKind.kind;
-    const refs = kind === 'Pod' && isRec(req.object.spec) ? podClaims(req.object.spec) : kind === 'PersistentVolumeClaim' ? pvcClaims(req.object) : [];
+    const refs = kind === 'Pod' && isRec(req.object.spec) ? podClaims(req.object.spec, 'spec') : kind === 'PersistentVolumeClaim' ? pvcClaims(req.object) : [];
     return [...new Set(refs.map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name) => ({ resource: 'persistentvolumeclaims', namespace, name }));
   }
   return [];

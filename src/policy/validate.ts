@@ -47,7 +47,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
-  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec, 'spec') : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
   if ('verdict' in identity) {
     if (!identity.verdict.allowed || isTrusted(requester, policy)) return identity.verdict;
     // Acting for no environment, the requester gets no stamps; but what its object reaches
@@ -147,8 +147,8 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
   return [
-    ...templateCollisions(obj.spec, config),
-    ...workspaceMounts(obj.spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
+    ...templateCollisions(obj.spec, 'spec', config),
+    ...workspaceMounts(obj.spec, 'spec', obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
   ];
 }
 

@@ -20,16 +20,16 @@ export interface ClaimReference {
 }
 
 /** Claims a pod mounts (persistentVolumeClaim volumes) or clones (ephemeral volumes with a PVC data source). */
-export function podClaims(spec: Rec): ClaimReference[] {
+export function podClaims(spec: Rec, at: string): ClaimReference[] {
   const out: ClaimReference[] = [];
   for (const v of recs(field(spec, 'volumes'))) {
     const name = text(v, 'name') ?? '';
     const pvc = field(v, 'persistentVolumeClaim');
     const claim = isRec(pvc) ? text(pvc, 'claimName') : undefined;
-    if (claim !== undefined && claim !== '') out.push({ claim, path: `spec.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
+    if (claim !== undefined && claim !== '') out.push({ claim, path: `${at}.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
     const template = ephemeralClaimSpec(v);
     const source = template === undefined ? undefined : clonedClaim(template);
-    if (source !== undefined) out.push({ claim: source.name, path: `spec.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec.${source.key}`, subject: `volume "${name}" clones` });
+    if (source !== undefined) out.push({ claim: source.name, path: `${at}.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec.${source.key}`, subject: `volume "${name}" clones` });
   }
   return out;
 }

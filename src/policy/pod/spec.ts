@@ -1,6 +1,9 @@
 // Defensive readers over a pod spec. The API server validated the pod before a
 // validating webhook sees it, but Deed must not crash on a body that lies: odd shapes
 // read as absent, never as an exception.
+// A pod spec is judged wherever it stands (a Pod's `spec`, a Deployment's
+// `spec.template.spec`): every rule of this folder takes `(spec, at, ...)`, `at` being the
+// spec's field path, and names the paths it reports under it.
 
 export type Rec = Record<string, unknown>;
 
@@ -31,12 +34,13 @@ export interface Container {
   path: string;
 }
 
-export function containers(spec: Rec, lists: ContainerList[] = ['containers', 'initContainers', 'ephemeralContainers']): Container[] {
+/** `at`: the field path of `spec` (`spec` for a Pod, `spec.template.spec` for a Deployment). */
+export function containers(spec: Rec, at: string, lists: ContainerList[] = ['containers', 'initContainers', 'ephemeralContainers']): Container[] {
   const out: Container[] = [];
   for (const list of lists)
     for (const c of recs(field(spec, list))) {
       const name = text(c, 'name') ?? '';
-      out.push({ list, name, spec: c, path: `spec.${list}[name=${name}]` });
+      out.push({ list, name, spec: c, path: `${at}.${list}[name=${name}]` });
     }
   return out;
 }
