@@ -14,7 +14,7 @@ import { RULES } from './rules/catalog.js';
  * could smuggle one kind's object past another kind's rules. A client value is quoted
  * only as a short string: String() of a deeply nested list overflows the stack.
  */
-export function kindMismatch(req: AdmissionRequest, kind: SandboxKind): Finding | undefined {
+export function kindMismatch(req: AdmissionRequest, kind: { kind: string }): Finding | undefined {
   for (const given of [req.kind.kind, req.object?.kind, req.oldObject?.kind])
     if (given !== undefined && given !== kind.kind)
       return {

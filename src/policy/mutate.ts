@@ -18,6 +18,7 @@ import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
+import { ephemeralStampOps } from './pod/claim-templates.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
@@ -96,6 +97,12 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
       message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify({ apiVersion: sameUid.apiVersion, kind: sameUid.kind, name: sameUid.name, uid: sameUid.uid })}`, // only the compared fields: the rest may be huge
     });
 
+  // The claims a sandbox pod's ephemeral volumes produce are its environment's.
+  const ephemeral =
+    kind.kind === 'Pod' && isRec(obj.spec)
+      ? ephemeralStampOps(obj.spec, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now(), () => mintNonce(ctx.randomBytes))
+      : { ops: [], findings: [] };
+  findings.push(...ephemeral.findings);
   if (findings.length > 0) return denied(findings, warnings);
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
@@ -120,7 +127,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const automountOff = kind.kind === 'Pod' && isRec(obj.spec) && !ctx.policy.config.template.automountServiceAccountToken && !Object.hasOwn(obj.spec, 'automountServiceAccountToken');
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
-  return patched([...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
+  // The template ops first: they address volumes by their index before the token volume comes out.
+  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

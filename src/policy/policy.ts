@@ -61,12 +61,19 @@ export function compilePolicy(config: Config): Policy {
 
 /** What Deed knows about another object a decision depends on (metadata only). */
 export type Lookup =
-  | { state: 'found'; metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; serviceAccountName?: string }
+  | {
+      state: 'found';
+      metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+      /** Pods: spec.serviceAccountName. */
+      serviceAccountName?: string;
+      /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
+      sourceClaim?: string;
+    }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
-  get(resource: 'pods' | 'persistentvolumeclaims', namespace: string, name: string): Lookup;
+  get(resource: 'pods' | 'persistentvolumeclaims' | 'volumesnapshots', namespace: string, name: string): Lookup;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */

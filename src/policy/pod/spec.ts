@@ -24,6 +24,13 @@ export function text(r: Rec, key: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/** The string entries of a map field (labels, annotations); anything else is left out. */
+export function stringMap(r: Rec | undefined, key: string): Record<string, string> {
+  const v = r === undefined ? undefined : field(r, key);
+  if (!isRec(v)) return {};
+  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
 export type ContainerList = 'containers' | 'initContainers' | 'ephemeralContainers';
 
 export interface Container {
@@ -80,6 +87,24 @@ export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' 
     if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim' || (text(ref, 'apiGroup') ?? '') !== '') continue;
     const namespace = text(ref, 'namespace');
     if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant; not this pod's claims
+    const name = text(ref, 'name');
+    if (name !== undefined && name !== '') return { name, key };
+  }
+  return undefined;
+}
+
+export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+
+/**
+ * The VolumeSnapshot a PersistentVolumeClaim spec restores (dataSourceRef or dataSource
+ * of kind VolumeSnapshot in snapshot.storage.k8s.io, same namespace), and the key that names it.
+ */
+export function restoredSnapshot(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
+  for (const key of ['dataSourceRef', 'dataSource'] as const) {
+    const ref = field(pvcSpec, key);
+    if (!isRec(ref) || text(ref, 'kind') !== 'VolumeSnapshot' || text(ref, 'apiGroup') !== SNAPSHOT_GROUP) continue;
+    const namespace = text(ref, 'namespace');
+    if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant
     const name = text(ref, 'name');
     if (name !== undefined && name !== '') return { name, key };
   }
