@@ -14,18 +14,20 @@ export interface WorkloadKind {
   podTemplates: readonly string[];
   /** Field paths of its lists of PersistentVolumeClaim templates. */
   claimTemplates: readonly string[];
+  /** The kind, not the platform, decides its pods' restartPolicy (a Job's are Never or OnFailure). */
+  ownsRestartPolicy: boolean;
 }
 
 const POD = ['spec.template'];
 const WORKLOADS: ReadonlyMap<string, WorkloadKind> = new Map([
-  ['apps/deployments', { kind: 'Deployment', podTemplates: POD, claimTemplates: [] }],
-  ['apps/replicasets', { kind: 'ReplicaSet', podTemplates: POD, claimTemplates: [] }],
-  ['apps/statefulsets', { kind: 'StatefulSet', podTemplates: POD, claimTemplates: ['spec.volumeClaimTemplates'] }],
-  ['apps/daemonsets', { kind: 'DaemonSet', podTemplates: POD, claimTemplates: [] }],
-  ['batch/jobs', { kind: 'Job', podTemplates: POD, claimTemplates: [] }],
-  ['batch/cronjobs', { kind: 'CronJob', podTemplates: ['spec.jobTemplate.spec.template'], claimTemplates: [] }],
-  ['/replicationcontrollers', { kind: 'ReplicationController', podTemplates: POD, claimTemplates: [] }],
-  ['/podtemplates', { kind: 'PodTemplate', podTemplates: ['template'], claimTemplates: [] }],
+  ['apps/deployments', { kind: 'Deployment', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['apps/replicasets', { kind: 'ReplicaSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['apps/statefulsets', { kind: 'StatefulSet', podTemplates: POD, claimTemplates: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false }],
+  ['apps/daemonsets', { kind: 'DaemonSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['batch/jobs', { kind: 'Job', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: true }],
+  ['batch/cronjobs', { kind: 'CronJob', podTemplates: ['spec.jobTemplate.spec.template'], claimTemplates: [], ownsRestartPolicy: true }],
+  ['/replicationcontrollers', { kind: 'ReplicationController', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['/podtemplates', { kind: 'PodTemplate', podTemplates: ['template'], claimTemplates: [], ownsRestartPolicy: false }],
 ]);
 
 export function workloadKind(resource: GroupVersionResource): WorkloadKind | undefined {

@@ -70,7 +70,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
 function sandboxTemplateRules(t: PodTemplate, kind: WorkloadKind, config: Config, keys: StampKeys): Finding[] {
   const at = `${t.at}.spec`;
   const findings = [
-    ...templateCollisions(t.spec, at, config),
+    ...templateCollisions(t.spec, at, config).filter((f) => !(kind.ownsRestartPolicy && f.rule === RULES.templateRestartPolicy.id)),
     ...workspaceMounts(t.spec, at, undefined, own(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), `${t.at}.${annotationPath(keys.workspaceGrants)}`, config),
   ];
   if (!config.template.automountServiceAccountToken && field(t.spec, 'automountServiceAccountToken') === undefined)
