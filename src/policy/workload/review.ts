@@ -55,7 +55,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   if ('verdict' in gate) findings.push(...gate.verdict.findings);
   const environment = 'environment' in gate ? gate.environment : undefined;
   for (const t of pods) {
-    findings.push(...borrowedServiceAccount(t.spec, `${t.at}.spec`, namespace, requester, policy, `a ${kind.kind} whose pods run as it`));
+    findings.push(...borrowedServiceAccount(t.spec, `${t.at}.spec`, namespace, requester, policy, `a ${kind.kind} pod template`));
     if (environment !== undefined) findings.push(...sandboxTemplateRules(t, kind, policy.config, policy.keys));
   }
   findings.push(...claimEnvironment(workloadClaims(obj, kind, old), namespace, environment, ctx));
