@@ -23,7 +23,7 @@ import type {
 import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { ringKeyFile } from '../src/config/schema.js';
 import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
-import { resolveRequester } from '../src/policy/identity.js';
+import { resolveRequester } from '../src/policy/requester/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';

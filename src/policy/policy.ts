@@ -1,8 +1,8 @@
 // A policy compiled once from the validated configuration: lookup tables instead of
 // scans on the hot path, and the stamp vocabulary for the configured prefix.
 import type { Config } from '../config/schema.js';
-import type { KeyRing } from './key-ring.js';
-import { stampKeys, type StampKeys } from './keys.js';
+import type { KeyRing } from './stamps/key-ring.js';
+import { stampKeys, type StampKeys } from './stamps/keys.js';
 
 export interface Policy {
   config: Config;

@@ -6,12 +6,12 @@
 // ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own } from './attestation.js';
-import { environmentId, resolveRequester, type Requester } from './identity.js';
+import { own } from './stamps/attestation.js';
+import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
-import { isTrusted } from './principals.js';
+import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 import { doorOf, type Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
@@ -26,7 +26,7 @@ import { isRec, type Rec } from './pod/spec.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
-import { annotationPath, isManaged } from './stamps.js';
+import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */

@@ -7,14 +7,14 @@
 // cannot cover the claim's name (the controller picks it); what makes the stamps
 // trustworthy is that only Deed writes them, for the environment of the pod's requester.
 import type { Finding, PatchOperation } from '../../admission/verdict.js';
-import type { RunnerPod } from '../identity.js';
-import { signStamps, type KeyRing } from '../key-ring.js';
-import type { StampKeys } from '../keys.js';
+import type { RunnerPod } from '../requester/identity.js';
+import { signStamps, type KeyRing } from '../stamps/key-ring.js';
+import type { StampKeys } from '../stamps/keys.js';
 import type { SandboxKind } from '../kinds.js';
 import type { Policy } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { stampIntegrity } from '../rules/stamp-integrity.js';
-import { identityStamps, presentOwnedKeys } from '../stamps.js';
+import { identityStamps, presentOwnedKeys } from '../stamps/identity-stamps.js';
 import { field, isRec, stringMap, text, type Rec } from './spec.js';
 
 /** What a claim template's claim is stamped as. */

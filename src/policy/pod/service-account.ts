@@ -1,7 +1,7 @@
 // The service account a pod runs as: a pod-bound token of a runner's account acts for the
 // runner's environment, so only who acts for it may create a pod, or a pod template, that
 // runs as it.
-import type { Requester } from '../identity.js';
+import type { Requester } from '../requester/identity.js';
 import type { Policy } from '../policy.js';
 import { serviceAccountGuard } from '../rules/service-account-guard.js';
 import { text, type Rec } from './spec.js';

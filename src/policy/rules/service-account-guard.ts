@@ -3,9 +3,9 @@
 // TokenRequest for it all hand out a token that acts for the environment. Only who acts
 // for that environment may ask for one (guard.service-account).
 import type { Finding } from '../../admission/verdict.js';
-import { serviceAccountEnvironment, type Requester } from '../identity.js';
+import { serviceAccountEnvironment, type Requester } from '../requester/identity.js';
 import type { Policy } from '../policy.js';
-import { actsFor } from '../principals.js';
+import { actsFor } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 
 /** `doing`: what the request would do with the account, for the message ("create a pod that runs as it"). */
