@@ -200,6 +200,23 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
   });
 
+  test("a claim restored from a snapshot of alpha's claim, both given with --existing, is judged by alpha's claim: denied for beta", async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
+    const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'loot', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } };
+    const existing = file('alpha-claim-and-snapshot.yaml', [claim, snapshot].map((d) => stringify(d)).join('---\n'));
+    const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
+  test("a Deployment is reviewed as its template's pods: one that runs as alpha's runner account is denied for beta, at the template path", async () => {
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { spec: { serviceAccountName: 'runner', containers: [{ name: 'main', image: 'x' }] } } } };
+    const run = await deed(['-f', file('deployment.yaml', deployment), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[guard\.service-account\] spec\.template\.spec\.serviceAccountName: service account sandbox-a:runner acts for environment "alpha"/);
+  });
+
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
     const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
     const docs = [workspaceClaim, runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
