@@ -1,6 +1,8 @@
 // The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"), and turns service-account token automount off on sandbox pods that leave it
-// unset, taking out the token the API server already mounted. Object in, patch and
+// "Stamps"), and into a sandbox pod's ephemeral claim templates (so the claims the
+// ephemeral-volume controller makes are its environment's), and turns service-account
+// token automount off on sandbox pods that leave it unset, taking out the token the API
+// server already mounted. Object in, patch and
 // verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';

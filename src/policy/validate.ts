@@ -2,8 +2,9 @@
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts and the environment of the claims a pod
-// mounts. Object in, verdict out; no I/O: what it knows of other objects comes from
-// ctx.lookup.
+// mounts. The controller doors too: workload templates (workload/review.ts), token
+// Secrets and TokenRequests, snapshots. Object in, verdict out; no I/O: what it knows of
+// other objects comes from ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 import { own } from './stamps/attestation.js';
