@@ -2,8 +2,7 @@
 // "Stamps"), and into a sandbox pod's ephemeral claim templates (so the claims the
 // ephemeral-volume controller makes are its environment's), and turns service-account
 // token automount off on sandbox pods that leave it unset, taking out the token the API
-// server already mounted. Object in, patch and
-// verdict out; no I/O.
+// server already mounted. Object in, patch and verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
