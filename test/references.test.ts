@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { signStamps } from '../src/policy/key-ring.js';
+import { signStamps } from '../src/policy/stamps/key-ring.js';
 import { lookupsNeeded, MAX_SECRET_LOOKUPS } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { podSecrets } from '../src/policy/pod/secret-references.js';

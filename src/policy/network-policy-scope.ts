@@ -10,11 +10,11 @@
 // alone: they only widen what the selected pods allow, never what another's pods accept.
 import type { KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { own } from './attestation.js';
-import type { Requester } from './identity.js';
+import { own } from './stamps/attestation.js';
+import type { Requester } from './requester/identity.js';
 import type { Policy } from './policy.js';
 import { field, isRec, recs, text, type Rec } from './pod/spec.js';
-import { isManager, isTrusted } from './principals.js';
+import { isManager, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 
 const PATH = 'spec.podSelector';

@@ -7,9 +7,9 @@
 // environment's: only that environment creates sandbox objects there, so the binding
 // holds on every later door too, not only at CREATE.
 import type { KubeObject } from '../admission/types.js';
-import { own } from './attestation.js';
-import { verifyObject, type KeyRing } from './key-ring.js';
-import { serviceAccountEnvironment } from './identity.js';
+import { own } from './stamps/attestation.js';
+import { verifyObject, type KeyRing } from './stamps/key-ring.js';
+import { serviceAccountEnvironment } from './requester/identity.js';
 import type { Policy } from './policy.js';
 
 export type Ownership =

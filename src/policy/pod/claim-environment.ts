@@ -7,70 +7,115 @@
 // (reference-owner.ts says where that cannot happen).
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, text, type Rec } from './spec.js';
+import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, restoredSnapshot, text, type Rec } from './spec.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
-import { judgeReference, type Reach } from './reference-owner.js';
+import { absentAllowed, judgeReference, type Reach } from './reference-owner.js';
 
-export interface ClaimReference {
-  claim: string;
-  /** The field that names the claim, by volume name. */
+/**
+ * A claim reached by name, or through a VolumeSnapshot of it (judged by the snapshot's
+ * source claim, which a second lookup reads).
+ */
+export type ClaimReference = ({ claim: string } | { snapshot: string }) & {
+  /** The field that names the claim or snapshot, by volume name. */
   path: string;
   /** What the reference does, for messages: `volume "ws" mounts`. */
   subject: string;
-}
+};
 
-/** Claims a pod mounts (persistentVolumeClaim volumes) or clones (ephemeral volumes with a PVC data source). */
-export function podClaims(spec: Rec): ClaimReference[] {
+/** Claims a pod mounts (persistentVolumeClaim volumes) or clones or restores (ephemeral volumes with a data source). */
+export function podClaims(spec: Rec, at: string): ClaimReference[] {
   const out: ClaimReference[] = [];
   for (const v of recs(field(spec, 'volumes'))) {
     const name = text(v, 'name') ?? '';
     const pvc = field(v, 'persistentVolumeClaim');
     const claim = isRec(pvc) ? text(pvc, 'claimName') : undefined;
-    if (claim !== undefined && claim !== '') out.push({ claim, path: `spec.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
+    if (claim !== undefined && claim !== '') out.push({ claim, path: `${at}.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
     const template = ephemeralClaimSpec(v);
-    const source = template === undefined ? undefined : clonedClaim(template);
-    if (source !== undefined) out.push({ claim: source.name, path: `spec.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec.${source.key}`, subject: `volume "${name}" clones` });
+    if (template !== undefined) out.push(...claimSpecClaims(template, `${at}.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec`, `volume "${name}"`));
   }
   return out;
 }
 
-/** The claim a PersistentVolumeClaim clones, if any. */
-export function pvcClaims(obj: KubeObject): ClaimReference[] {
-  const source = isRec(obj.spec) ? clonedClaim(obj.spec) : undefined;
-  return source === undefined ? [] : [{ claim: source.name, path: `spec.${source.key}`, subject: 'this claim clones' }];
+/** The claim a PersistentVolumeClaim spec (at `at`) clones, or the snapshot it restores. */
+export function claimSpecClaims(spec: Rec, at: string, who: string): ClaimReference[] {
+  const out: ClaimReference[] = [];
+  const source = clonedClaim(spec);
+  if (source !== undefined) out.push({ claim: source.name, path: `${at}.${source.key}`, subject: `${who} clones` });
+  const snapshot = restoredSnapshot(spec);
+  if (snapshot !== undefined) out.push({ snapshot: snapshot.name, path: `${at}.${snapshot.key}`, subject: `${who} restores` });
+  return out;
 }
 
-/** Every claim the pod (or claim) names must be one `reach` may use; see reference-owner.ts. */
+/** The claim a PersistentVolumeClaim clones or restores from a snapshot, if any. */
+export function pvcClaims(obj: KubeObject): ClaimReference[] {
+  return isRec(obj.spec) ? claimSpecClaims(obj.spec, 'spec', 'this claim') : [];
+}
+
+/** The claim a VolumeSnapshot copies. */
+export function snapshotClaims(obj: KubeObject): ClaimReference[] {
+  const source = isRec(obj.spec) ? field(obj.spec, 'source') : undefined;
+  const claim = isRec(source) ? text(source, 'persistentVolumeClaimName') : undefined;
+  return claim === undefined || claim === '' ? [] : [{ claim, path: 'spec.source.persistentVolumeClaimName', subject: 'this snapshot copies' }];
+}
+
+/** The names a review reads: claims, and snapshots (whose source claims are read next). */
+export function referencedNames(refs: ClaimReference[]): { claims: string[]; snapshots: string[] } {
+  const claims = new Set<string>();
+  const snapshots = new Set<string>();
+  for (const r of refs) if ('claim' in r) claims.add(r.claim);
+  else snapshots.add(r.snapshot);
+  return { claims: [...claims], snapshots: [...snapshots] };
+}
+
+/** Every claim (or snapshot's source claim) the object names must be one `reach` may use; see reference-owner.ts. */
 export function claimEnvironment(refs: ClaimReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
-  const alsoFrom = (reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined) ?? new Set<string>();
   const findings: Finding[] = [];
   for (const ref of refs) {
-    const verdict = judgeReference(ctx.lookup.get('persistentvolumeclaims', namespace, ref.claim), 'PersistentVolumeClaim', namespace, { ...reach, alsoFrom }, ctx);
-    if (verdict.kind === 'allowed') continue;
-    if (verdict.kind === 'unknown')
-      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${ref.claim} belongs to: ${verdict.reason}` });
-    else if (verdict.kind === 'absent')
-      findings.push({
-        rule: RULES.claimAbsent.id,
-        path: ref.path,
-        message: `claim ${ref.claim} does not exist; create it first, or a claim another environment creates under that name later would be used`,
-      });
-    else if (verdict.kind === 'unverifiable')
-      findings.push({
-        rule: RULES.claimUnknown.id,
-        path: ref.path,
-        message: `claim ${ref.claim} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown`,
-      });
-    else
-      findings.push({
-        rule: RULES.claimCrossEnvironment.id,
-        path: ref.path,
-        message:
-          reach.environment === undefined
-            ? `${ref.subject} claim ${ref.claim} of environment "${verdict.environment}"; a requester acting for no environment may not`
-            : `${ref.subject} claim ${ref.claim} of environment "${verdict.environment}"; environment "${reach.environment}" may not (policy: environments[].claimsFrom)`,
-      });
+    if ('claim' in ref) {
+      findings.push(...judgeClaim(ref.claim, ref, namespace, reach, ctx, undefined));
+      continue;
+    }
+    const found = ctx.lookup.get('volumesnapshots', namespace, ref.snapshot);
+    if (found.state === 'unknown') {
+      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which claim snapshot ${ref.snapshot} copies: ${found.reason}` });
+    } else if (found.state === 'absent') {
+      if (!absentAllowed(namespace, reach, ctx))
+        findings.push({ rule: RULES.claimAbsent.id, path: ref.path, message: `snapshot ${ref.snapshot} does not exist; create it first, or one another environment creates under that name later would be used` });
+    } else if (found.sourceClaim !== undefined) {
+      // A snapshot bound to pre-provisioned content (no source claim) was made by an administrator: no environment's claim.
+      findings.push(...judgeClaim(found.sourceClaim, { ...ref, subject: `${ref.subject} snapshot ${ref.snapshot} of` }, namespace, reach, ctx, ref.snapshot));
+    }
   }
   return findings;
+}
+
+/** `snapshot`: the claim is a snapshot's source, which may be gone though its data lives on in the snapshot. */
+function judgeClaim(claim: string, ref: { path: string; subject: string }, namespace: string, reach: Reach, ctx: DecisionContext, snapshot: string | undefined): Finding[] {
+  const alsoFrom = (reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined) ?? new Set<string>();
+  const found = ctx.lookup.get('persistentvolumeclaims', namespace, claim);
+  if (found.state === 'absent' && snapshot !== undefined)
+    return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `snapshot ${snapshot} was taken of claim ${claim}, which no longer exists, so whose data it holds cannot be told` }];
+  const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { ...reach, alsoFrom }, ctx);
+  switch (verdict.kind) {
+    case 'allowed':
+      return [];
+    case 'unknown':
+      return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${claim} belongs to: ${verdict.reason}` }];
+    case 'absent':
+      return [{ rule: RULES.claimAbsent.id, path: ref.path, message: `claim ${claim} does not exist; create it first, or a claim another environment creates under that name later would be used` }];
+    case 'unverifiable':
+      return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `claim ${claim} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown` }];
+    case 'foreign':
+      return [
+        {
+          rule: RULES.claimCrossEnvironment.id,
+          path: ref.path,
+          message:
+            reach.environment === undefined
+              ? `${ref.subject} claim ${claim} of environment "${verdict.environment}"; a requester acting for no environment may not`
+              : `${ref.subject} claim ${claim} of environment "${verdict.environment}"; environment "${reach.environment}" may not (policy: environments[].claimsFrom)`,
+        },
+      ];
+  }
 }

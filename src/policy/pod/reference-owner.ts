@@ -4,10 +4,10 @@
 // a bare label. An object that does not exist is refused: the pod would take whatever is
 // created under that name later, by anyone; except in a namespace bound to an environment
 // the requester acts for, where no other environment can create it.
-import type { Requester } from '../identity.js';
+import type { Requester } from '../requester/identity.js';
 import { ownershipOf } from '../ownership.js';
 import type { DecisionContext, Lookup } from '../policy.js';
-import { actsFor } from '../principals.js';
+import { actsFor } from '../requester/principals.js';
 
 /** Who is reaching: the requester, and the environment its object is stamped for (undefined: none). */
 export interface Reach {
@@ -27,16 +27,19 @@ export type ReferenceVerdict =
 export function judgeReference(found: Lookup, kind: 'PersistentVolumeClaim' | 'Secret', namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
-  if (found.state === 'absent') {
-    const bound = policy.envByBoundNamespace.get(namespace);
-    return bound !== undefined && actsFor(reach.requester, bound, policy) ? { kind: 'allowed' } : { kind: 'absent' };
-  }
+  if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };
   const owner = ownershipOf({ kind, namespace, metadata: found.metadata }, policy, ctx.keyRing);
   if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
   if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
   const environment = owner.environment;
   if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return { kind: 'allowed' };
   return { kind: 'foreign', environment };
+}
+
+/** In a namespace bound to an environment the requester acts for, no other environment can create what is missing. */
+export function absentAllowed(namespace: string, reach: Reach, ctx: DecisionContext): boolean {
+  const bound = ctx.policy.envByBoundNamespace.get(namespace);
+  return bound !== undefined && actsFor(reach.requester, bound, ctx.policy);
 }
 
 /** The words for who may not reach it, in a refusal. */

@@ -58,8 +58,8 @@ export function podSecrets(spec: Rec, at: string): SecretReference[] {
         if (isRec(secret)) add(text(secret, 'name'), `${vp}.projected.sources[${i}].secret.name`, `volume "${name}" projects`);
       });
   }
-  for (const c of containers(spec)) {
-    const cp = `${at}.${c.list}[name=${c.name}]`;
+  for (const c of containers(spec, at)) {
+    const cp = c.path;
     for (const e of recs(field(c.spec, 'env'))) {
       const from = field(e, 'valueFrom');
       const ref = isRec(from) ? field(from, 'secretKeyRef') : undefined;

@@ -7,11 +7,11 @@
 // goes unmarked and a second pod cannot mount it under another name, free of the rules.
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../attestation.js';
+import { own } from '../stamps/attestation.js';
 import { ownershipOf } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
-import { labelPath } from '../stamps.js';
+import { labelPath } from '../stamps/identity-stamps.js';
 import type { ClaimReference } from './claim-environment.js';
 import { field, isRec, recs, text, volumeSource, type Rec } from './spec.js';
 
@@ -43,9 +43,10 @@ function marked(claim: string, namespace: string, ctx: DecisionContext): Marked 
  */
 export function workspaceClaims(refs: ClaimReference[], namespace: string, ctx: DecisionContext, unknownIsWorkspace: boolean): Set<string> {
   const out = new Set<string>();
-  for (const { claim } of refs) {
-    const m = marked(claim, namespace, ctx);
-    if (m === 'workspace' || (m === 'unknown' && unknownIsWorkspace)) out.add(claim);
+  for (const ref of refs) {
+    if (!('claim' in ref)) continue; // a snapshot is restored into a new claim, not mounted
+    const m = marked(ref.claim, namespace, ctx);
+    if (m === 'workspace' || (m === 'unknown' && unknownIsWorkspace)) out.add(ref.claim);
   }
   return out;
 }

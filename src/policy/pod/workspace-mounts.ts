@@ -85,6 +85,7 @@ function clonedClaimOf(volume: Rec): string | undefined {
 
 export function workspaceMounts(
   spec: Rec,
+  at: string,
   podName: string | undefined,
   grantsAnnotation: string | undefined,
   grantsPath: string,
@@ -105,7 +106,7 @@ export function workspaceMounts(
     ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
   ]);
   const mounting = new Set<string>();
-  for (const c of containers(spec)) {
+  for (const c of containers(spec, at)) {
     for (const m of mounts(c)) {
       const role = platformVolumes.get(m.name);
       if (c.list !== 'containers') {
@@ -123,7 +124,7 @@ export function workspaceMounts(
     }
   }
 
-  for (const c of containers(spec, ['containers'])) {
+  for (const c of containers(spec, at, ['containers'])) {
     const own = mounts(c).filter((m) => workspace.has(m.name));
     if (own.length === 0) continue;
     const isMain = c.name === t.mainContainer;
