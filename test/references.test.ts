@@ -337,3 +337,27 @@ describe('the workspace is its claim in every pod', () => {
 function stampedPod(spec: Record<string, unknown>): KubeObject {
   return review(RUNNER_A, spec).request.object as KubeObject;
 }
+
+describe('Secret references in workload templates', () => {
+  const deployment = (secret: string): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'd', namespace: 'shared' },
+    spec: { selector: {}, template: { metadata: {}, spec: { automountServiceAccountToken: false, containers: [{ ...MAIN, env: [{ name: 'T', valueFrom: { secretKeyRef: { name: secret, key: 'k' } } }] }] } } },
+  });
+  const reviewOf = (userInfo: UserInfo, obj: KubeObject): Review => {
+    const body = fixture('validate-create-pod-by-runner.json');
+    const gvk = { group: 'apps', version: 'v1', kind: 'Deployment' };
+    const gvr = { group: 'apps', version: 'v1', resource: 'deployments' };
+    body.request = { ...body.request, kind: gvk, requestKind: gvk, resource: gvr, requestResource: gvr, namespace: 'shared', name: 'd', userInfo, operation: 'CREATE', object: obj, oldObject: null };
+    return body;
+  };
+
+  test("a template naming another environment's Secret is refused at the template's path, for beta and for a requester of no environment", () => {
+    const body = reviewOf(RUNNER_B, deployment('alpha-creds'));
+    assert.deepEqual(lookupsNeeded(body.request), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
+    refused(body, 'secret-ref.cross-environment', /spec\.template\.spec\.containers\[name=main\]\.env\[name=T\]\.valueFrom\.secretKeyRef\.name: container "main" reads Secret alpha-creds/);
+    refused(reviewOf(NONE, deployment('alpha-creds')), 'secret-ref.cross-environment');
+    admitted(reviewOf(RUNNER_A, deployment('alpha-creds')));
+  });
+});

@@ -92,6 +92,31 @@ export function referenceCases(suite: () => Suite): void {
       }
     });
 
+    test("beta's Deployment whose pod template names alpha's Secret is refused at the template's path; alpha's own is admitted", async () => {
+      const s = suite();
+      ok('workload role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'deployments' }, rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] }] }));
+      ok('workload binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'deployments' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployments' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'janitor' }, { kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
+      }));
+      const deployment = (name: string) => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] } },
+        },
+      });
+      const path = `/apis/apps/v1/namespaces/${NS}/deployments`;
+      await eventually('RBAC lets beta create deployments', async () => (await s.api(s.janitorB, 'POST', `${path}?dryRun=All`, { ...deployment('probe'), spec: { ...deployment('probe').spec, template: { ...deployment('probe').spec.template, spec: { automountServiceAccountToken: false, containers: [MAIN] } } } })).status === 201);
+      refused(await s.api(s.janitorB, 'POST', path, deployment('beta-reads')), 'secret-ref.cross-environment', /spec\.template\.spec\.containers\[name=main\]\.envFrom\[0\]\.secretRef\.name: container "main" reads Secret alpha-creds of environment "alpha"/);
+      const own = await s.api(s.runnerA.identity, 'POST', path, deployment('alpha-reads'));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test('a Secret that does not exist yet is refused whoever names it, optional or not', async () => {
       const s = suite();
       for (const [who, id] of [['beta', podMaker], ['none', stranger]] as const) {
