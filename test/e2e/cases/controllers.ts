@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { attested, claim, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import { attested, claim, eventually, KEYS, label, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
@@ -144,9 +144,9 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: ns, verb: 'create', group: 'apps', resource: 'deployments' } } };
         await eventually(`RBAC lets ${user} create deployments in ${ns}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
       }
-      // Claims of both environments, created by their runners (stamped).
+      // Claims of both environments, created by their runners (stamped), marked as workspaces: the templates mount them so.
       for (const [who, ns, name] of [[s.runnerA.identity, 'sandbox-a', 'ctl-ws-a'], [s.runnerB.identity, 'sandbox-b', 'ctl-ws-b']] as const) {
-        const answer = await s.api(who, 'POST', PATHS.PersistentVolumeClaim(ns), claim(name));
+        const answer = await s.api(who, 'POST', PATHS.PersistentVolumeClaim(ns), workspaceClaim(name));
         assert.equal(answer.status, 201, answer.text);
       }
     });
