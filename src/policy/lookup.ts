@@ -9,7 +9,7 @@ import { isRec } from './pod/spec.js';
 import { podClaims, pvcClaims } from './pod/claim-environment.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims';
+export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets';
 
 export interface LookupKey {
   resource: LookupResource;

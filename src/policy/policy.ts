@@ -3,6 +3,8 @@
 import type { Config } from '../config/schema.js';
 import type { KeyRing } from './key-ring.js';
 import { stampKeys, type StampKeys } from './keys.js';
+import type { LookupResource } from './lookup.js';
+import type { ReviewScope } from './review-scope.js';
 
 export interface Policy {
   config: Config;
@@ -66,7 +68,7 @@ export type Lookup =
   | { state: 'unknown'; reason: string };
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
-  get(resource: 'pods' | 'persistentvolumeclaims', namespace: string, name: string): Lookup;
+  get(resource: LookupResource, namespace: string, name: string): Lookup;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */
@@ -78,4 +80,6 @@ export interface DecisionContext {
   now: () => number;
   randomBytes: (size: number) => Buffer;
   lookup: ObjectLookup;
+  /** Which namespaces Deed reviews (from a watch of the namespaces, kept by the server); nothing is decided outside them. */
+  scope: ReviewScope;
 }

@@ -24,11 +24,14 @@ import { isRec } from './pod/spec.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps.js';
 import { createIdentity, kindMismatch } from './create-gate.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   const door = doorOf(req);
   if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;
