@@ -2,7 +2,8 @@
 // binding names): one GET per object, under the review's own deadline, answered as a
 // Lookup. Only a Status with reason NotFound is "absent"; any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is); claims as metadata only. Nothing read is kept.
+// decides whose a runner is); claims and Secrets as metadata only. Nothing read is kept
+// here: the cache in front of it (cached-reader.ts) answers what it can first.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
@@ -23,8 +24,11 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
       }
-      const claim = await withDeadline(timeoutMs, what, METADATA_ONE, (o) => core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o));
-      return { state: 'found', metadata: metadataOf(claim.metadata) };
+      // Metadata only: a Secret's data never crosses the wire to Deed.
+      const object = await withDeadline(timeoutMs, what, METADATA_ONE, (o) =>
+        key.resource === 'secrets' ? core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o) : core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o),
+      );
+      return { state: 'found', metadata: metadataOf(object.metadata) };
     } catch (err) {
       if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
