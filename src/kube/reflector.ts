@@ -5,7 +5,7 @@
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
 import { CoreV1Api, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
-import { METADATA_LIST, withDeadline } from './client.js';
+import { METADATA_LIST, METADATA_ONE, withDeadline } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
 export type CachedResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'namespaces';
@@ -149,7 +149,10 @@ export class Reflector {
     while (!this.stopped) {
       try {
         if (this.rv === undefined) await this.relist();
+        const opened = Date.now();
         await this.watchOnce();
+        // A watch the server ends at once (it did, asked for the wrong form) must not become a loop of requests.
+        if (Date.now() - opened < 1000) throw new Error(`watch ${this.o.resource}: ended within a second of opening`);
         backoffMs = 500;
       } catch (err) {
         this.setWatching(false);
@@ -231,7 +234,9 @@ export class Reflector {
       const params: Record<string, string | number | boolean> = { resourceVersion: this.rv ?? '', allowWatchBookmarks: true, timeoutSeconds: watchSeconds };
       if (this.o.labelSelector) params.labelSelector = this.o.labelSelector;
       armStall();
-      const watch = new Watch(this.o.metadataOnly ? withAccept(this.o.kc, METADATA_LIST) : this.o.kc);
+      // A watch's events each carry one object: as=PartialObjectMetadata. The List form is a
+      // list's; asked of a watch, kube-apiserver ends it at once, and the store would never move.
+      const watch = new Watch(this.o.metadataOnly ? withAccept(this.o.kc, METADATA_ONE) : this.o.kc);
       watch
         .watch(
           this.path,
