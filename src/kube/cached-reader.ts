@@ -59,7 +59,13 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'live' });
           metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
           // The same facts as a cached answer, so no decision depends on where one came from.
-          facts.set(lookupKey(key), answer.state === 'found' ? foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix)) : answer);
+          // A snapshot's source claim is kept: without it the snapshot would read as pre-provisioned content.
+          facts.set(
+            lookupKey(key),
+            answer.state === 'found'
+              ? { ...foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix)), ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}) }
+              : answer,
+          );
         }
       }
       if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
