@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { KeyRing } from './stamps/key-ring.js';
 import { stampKeys, type StampKeys } from './stamps/keys.js';
 import type { LookupResource } from './lookup.js';
+import type { ReviewScope } from './review-scope.js';
 
 export interface Policy {
   config: Config;
@@ -86,4 +87,6 @@ export interface DecisionContext {
   now: () => number;
   randomBytes: (size: number) => Buffer;
   lookup: ObjectLookup;
+  /** Which namespaces Deed reviews (from a watch of the namespaces, kept by the server); nothing is decided outside them. */
+  scope: ReviewScope;
 }

@@ -14,6 +14,7 @@ import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { controllerCases } from './cases/controllers.js';
+import { scopeCases } from './cases/scope.js';
 import { referenceCases } from './cases/references.js';
 
 const found = assets();
@@ -46,5 +47,6 @@ describe('Deed in a real API server', { skip }, () => {
   rotationCases(get);
   connectionCases(get);
   controllerCases(get, tools);
+  scopeCases(get);
   referenceCases(get);
 });
