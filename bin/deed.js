@@ -3,6 +3,7 @@
 // A clone that was never built runs the TypeScript sources through tsx, a devDependency that
 // `npm install` and `npm ci` put there, so `npx deed` works straight after either.
 import { existsSync } from 'node:fs';
+import { URL } from 'node:url';
 
 const compiled = new URL('../dist/cli/main.js', import.meta.url);
 const source = new URL('../src/cli/main.ts', import.meta.url);
