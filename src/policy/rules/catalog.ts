@@ -92,7 +92,7 @@ export const RULES = {
   budgetInvalid: rule({
     id: 'budget.invalid',
     webhook: 'mutate',
-    checks: '`<prefix>/max-duration-seconds` is a positive whole number of seconds.',
+    checks: '`<prefix>/max-duration-seconds` is an annotation (a label of that key is refused, not ignored) holding a positive whole number of seconds.',
     defaultMode: 'deny',
     overridable: false,
     example: 'must be a positive whole number of seconds up to 315360000, got "1h"',
