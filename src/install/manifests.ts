@@ -395,7 +395,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -418,8 +418,13 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return rules(['CREATE']);
+}
+
 /**
- * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
