@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { parse } from 'yaml';
+import { krewManifest, KREW_BIN, KREW_MANIFEST } from '../scripts/krew-manifest.js';
 import { ROOT } from './cli-process.js';
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -82,5 +84,14 @@ describe('the deed executables', () => {
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { rootDir: string; outDir: string } };
     assert.deepEqual([build.compilerOptions.rootDir, build.compilerOptions.outDir], ['src', 'dist'], 'src/cli/main.ts compiles to the dist/cli/main.js bin/deed.js imports');
     assert.match(readFileSync(join(ROOT, 'bin/deed.js'), 'utf8'), /'\.\.\/dist\/cli\/main\.js'/);
+  });
+
+  test("the krew manifest is current for this version, and its bin is the package's kubectl-deed", () => {
+    const text = readFileSync(join(ROOT, KREW_MANIFEST), 'utf8');
+    const manifest = parse(text) as { spec: { version: string; platforms: Array<{ sha256: string; bin: string }> } };
+    const sha256 = manifest.spec.platforms[0]!.sha256;
+    assert.match(sha256, /^[0-9a-f]{64}$/);
+    assert.equal(text, krewManifest(pkg.version, sha256), 'run npm run krew after a version change');
+    assert.equal(KREW_BIN, `package/${pkg.bin['kubectl-deed']}`, 'npm pack puts the package under package/');
   });
 });
