@@ -131,6 +131,18 @@ describe('the Helm chart', () => {
     assert.deepEqual([...chartKinds].filter((k) => !deedKinds.has(k)).sort(), ['Certificate', 'Issuer', 'Secret']);
   });
 
+  test('the reaper CronJob takes nodeSelector, tolerations, priorityClassName and resources from reaper values, and its arguments and RBAC match deed manifests', () => {
+    const reaper = templates.get('reaper.yaml')!;
+    for (const key of ['nodeSelector', 'tolerations', 'priorityClassName', 'resources']) assert.match(reaper, new RegExp(`\\$\\.Values\\.reaper\\.${key}\\b`), key);
+    const line = /args: \[(.+)\]/.exec(reaper)![1]!;
+    const args = line.split(', ').map((a) => (a.includes('$env') ? 'default' : a.includes('Release.Namespace') ? 'deed-system' : a.replace(/^"(.*)"$/, '$1')));
+    const cron = renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).find((o) => o.kind === 'CronJob') as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } };
+    assert.deepEqual(args, cron.spec.jobTemplate.spec.template.spec.containers[0]!.args);
+    assert.match(reaper, /resources: \["namespaces"\]\n\s+verbs: \["list"\]/);
+    assert.ok(validate(withValues((v) => Object.assign(v.reaper as object, { nodeSelector: { pool: 'system' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], priorityClassName: 'low' }))));
+    assert.equal(validate(withValues((v) => ((v.reaper as Record<string, unknown>).nodeSelector = { pool: 1 }))), false);
+  });
+
   test('the Deployment runs deed serve with the same arguments as deed manifests', () => {
     const deployment = templates.get('deployment.yaml')!;
     const block = /args:\n((?:\s+- .+\n)+)/.exec(deployment)![1]!;

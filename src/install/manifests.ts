@@ -459,11 +459,12 @@ function reaperClusterRole(): V1ClusterRole {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
-    // List to find candidates, get to check an owner, delete to reap. No create, update,
-    // patch or watch; the webhook itself has no role at all.
+    // List to find candidates, get to check an owner, delete to reap, list namespaces to know
+    // the review scope (stamps count only where Deed reviews). No create, update, patch or watch.
     rules: [
       { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
       { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
     ],
   };
 }
@@ -500,13 +501,18 @@ function reaperCronJob(environment: string, image: string, namespace: string, sc
               // The reaper talks to the API server; only it gets a token.
               automountServiceAccountToken: true,
               restartPolicy: 'Never',
+              // The deadline ends the pod with SIGTERM: the sweep stops new deletes, lets those in
+              // flight finish (each within --timeout) and prints its summary before this runs out.
+              terminationGracePeriodSeconds: 30,
               securityContext: podSecurityContext,
               containers: [
                 {
                   name: 'reaper',
                   image,
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['reap', '--environment', environment, '--once', '--apply', '--config', POLICY_FILE],
+                  args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE],
+                  // A sweep holds two list pages, not every object: its peak is flat in their
+                  // number (docs/performance.md: under 150 MiB at 100,000), with room to spare.
                   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
                   securityContext: containerSecurityContext,
                   volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
