@@ -59,8 +59,24 @@ interface ReapFlags {
 /** Where the lines go: a promise holds the sweep back until the reader has caught up. */
 export type Write = (text: string) => void | Promise<void>;
 
-/** stdout, honouring backpressure: a slow reader (a pipe, a log shipper) never makes output pile up in memory. */
-const toStdout: Write = (text) => (process.stdout.write(text) ? undefined : eventOnce(process.stdout, 'drain').then(() => undefined));
+/**
+ * stdout, honouring backpressure: a slow reader (a pipe, a log shipper) never makes output
+ * pile up in memory. Lines written in the same turn of the event loop go out in one write.
+ */
+let pending: string[] = [];
+let flushing: Promise<void> | undefined;
+const toStdout: Write = (text) => {
+  pending.push(text);
+  flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    while (pending.length > 0) {
+      const chunk = pending.join('');
+      pending = [];
+      if (!process.stdout.write(chunk)) await eventOnce(process.stdout, 'drain');
+    }
+    flushing = undefined;
+  });
+  return flushing;
+};
 
 /** `write` receives the output lines (stdout by default; tests capture them); `progress` the progress line (stderr on a terminal). */
 export function registerReap(program: Command, write: Write = toStdout, progress: NodeJS.WriteStream | undefined = process.stderr.isTTY ? process.stderr : undefined): void {

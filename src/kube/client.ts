@@ -15,7 +15,10 @@ import {
   type V1ListMeta,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
@@ -116,8 +119,9 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   };
 
   const throttle = new Throttle(options.maxRetries ?? 5, options.signal);
+  const agents = new KeptAlive();
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
-    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn));
+    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, agents));
 
   return {
     async *listPages(kind, namespace, labelSelector) {
@@ -173,7 +177,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 }
 
 /** Runs one API call under a deadline: the request is aborted and the call fails with a Timeout. */
-export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>, agents?: KeptAlive): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -184,7 +188,7 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
   });
   try {
     // The race also covers what the signal cannot: credential plugins and body decoding.
-    const middleware = [perCall(controller.signal, accept)];
+    const middleware = [perCall(controller.signal, accept, agents)];
     return await Promise.race([fn({ middleware, middlewareMergeStrategy: 'append' }), deadline]);
   } catch (err) {
     throw classify(err, what);
@@ -241,12 +245,37 @@ class Throttle {
   }
 }
 
-/** Per call: the deadline's abort signal, and the Accept header when one is wanted. */
-function perCall(signal: AbortSignal, accept: string | undefined): ObservableMiddleware {
+/**
+ * client-node makes a new Agent for every call, so every call opens a new TLS connection:
+ * at thousands of calls a sweep spends its time and much of its memory on handshakes.
+ * One kept-alive agent per TLS configuration instead (a proxy's agent is left alone).
+ */
+export class KeptAlive {
+  private current: { key: string; agent: HttpAgent } | undefined;
+
+  reuse(made: HttpAgent | HttpsAgent | undefined): HttpAgent | HttpsAgent | undefined {
+    if (made === undefined || (made.constructor !== HttpsAgent && made.constructor !== HttpAgent)) return made;
+    const o = (made as HttpsAgent).options ?? {};
+    const hash = createHash('sha256');
+    for (const part of [o.ca, o.cert, o.key, o.pfx, o.passphrase, o.servername, String(o.rejectUnauthorized)]) hash.update(`${JSON.stringify(part ?? null)}\n`);
+    const key = `${made.constructor === HttpsAgent ? 'https' : 'http'}:${hash.digest('hex')}`;
+    if (this.current?.key !== key) {
+      this.current?.agent.destroy();
+      const agent = made.constructor === HttpsAgent ? new HttpsAgent({ ...o, keepAlive: true }) : new HttpAgent({ keepAlive: true });
+      this.current = { key, agent };
+    }
+    return this.current.agent;
+  }
+}
+
+/** Per call: the deadline's abort signal, the Accept header when one is wanted, a kept-alive agent. */
+function perCall(signal: AbortSignal, accept: string | undefined, agents: KeptAlive | undefined): ObservableMiddleware {
   return {
     pre: (ctx: RequestContext) => {
       ctx.setSignal(signal);
       if (accept !== undefined) ctx.setHeaderParam('Accept', accept);
+      const agent = agents?.reuse(ctx.getAgent());
+      if (agent !== undefined) ctx.setAgent(agent);
       return new Observable(Promise.resolve(ctx));
     },
     post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),

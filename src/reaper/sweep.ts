@@ -2,8 +2,9 @@
 // page by page, judge each page with the pure verdict as it arrives, and (with apply)
 // delete the reaped ones, a bounded number at a time, each with the UID and resourceVersion
 // read as preconditions and its owner's absence read again just before. Memory is flat in
-// the number of objects: at most two pages are held (the one judged, the next being read),
-// and every decision goes out through onDecision as it is made, never into a list.
+// the number of objects: at most three pages are held (one being read, one judged, the
+// deletes of the one before), and every decision goes out through onDecision as it is
+// made, never into a list.
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
@@ -166,26 +167,35 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
       return p;
     };
     let next = read();
-    for (;;) {
-      let page;
-      try {
-        page = await next;
-      } catch (err) {
-        await emit({
-          action: 'error',
-          code: 'list-failed',
-          kind,
-          namespace: namespace ?? '*',
-          reason: `could not list (${(err as Error).message}); the rest of this kind here is judged next sweep`,
-        });
-        return;
+    // The deletes of the page before this one: a page is judged while they finish, so the
+    // deletes never wait on a list or an owner read; at most two pages' deletes are pending.
+    let settling: Promise<unknown> = Promise.resolve();
+    try {
+      for (;;) {
+        let page;
+        try {
+          page = await next;
+        } catch (err) {
+          await emit({
+            action: 'error',
+            code: 'list-failed',
+            kind,
+            namespace: namespace ?? '*',
+            reason: `could not list (${(err as Error).message}); the rest of this kind here is judged next sweep`,
+          });
+          return;
+        }
+        if (page.r.done || stopping()) return;
+        // The next page is read while this one is judged and its deletes run.
+        next = read();
+        const judged = (await Promise.all(page.r.value.map((obj) => judge(obj, kind, page.seenAt)))).filter((j) => j !== undefined);
+        const decidedAt = clock.tick();
+        const previous = settling;
+        settling = Promise.all(judged.map((j) => settle(j, decidedAt)));
+        await previous;
       }
-      if (page.r.done || stopping()) return;
-      // The next page is read while this one is judged and its deletes run.
-      next = read();
-      const judged = (await Promise.all(page.r.value.map((obj) => judge(obj, kind, page.seenAt)))).filter((j) => j !== undefined);
-      const decidedAt = clock.tick();
-      await Promise.all(judged.map((j) => settle(j, decidedAt)));
+    } finally {
+      await settling;
     }
   };
 

@@ -12,8 +12,8 @@ import { before, describe, test } from 'node:test';
 import { generateCertificates } from '../../../src/server/certificates.js';
 import { run } from '../client.js';
 import { writeKubeconfig } from '../control-plane.js';
-import { eventually, networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
-import { readKey } from '../suite.js';
+import { networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
+import { readKey, withoutWebhooks } from '../suite.js';
 import type { Runner, Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
 
@@ -234,22 +234,6 @@ export function reaperScaleCases(suite: () => Suite): void {
       }
     });
   });
-}
-
-/** Runs `fn` with Deed's webhook configurations removed (the admin writing stamps directly), then puts them back. */
-async function withoutWebhooks<T>(s: Suite, fn: () => Promise<T>): Promise<T> {
-  const path = (kind: string | undefined) => `/apis/admissionregistration.k8s.io/v1/${kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`;
-  for (const w of s.webhooks) assert.equal((await s.api(s.admin, 'DELETE', `${path(w.kind)}/${w.metadata!.name}`)).status, 200);
-  try {
-    return await fn();
-  } finally {
-    for (const w of s.webhooks) assert.equal((await s.api(s.admin, 'POST', path(w.kind), w)).status, 201);
-    // The API server learns of the configurations a moment later: wait until a write is stamped again.
-    await eventually('Deed reviews sandbox writes again', async () => {
-      const probe = await s.api(s.runnerA.identity, 'POST', `${PATHS.Secret('sandbox-a')}?dryRun=All`, secret('webhook-probe'));
-      return probe.status === 201 && probe.body.metadata.labels?.['deed.dev/managed'] === 'true';
-    });
-  }
 }
 
 /** An HTTPS proxy to the API server that answers 503 to every read of a single pod. */
