@@ -29,6 +29,8 @@ const { values: flags } = parseArgs({
     entry: { type: 'string', default: 'dist' },
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    // Node flags for the reaper, e.g. --max-semi-space-size=2 (the CronJob's NODE_OPTIONS).
+    'node-options': { type: 'string', default: '' },
   },
 });
 const N = Number(flags.objects);
@@ -44,7 +46,7 @@ async function main(): Promise<void> {
   const found = assets();
   if ('missing' in found) throw new Error(`${found.missing}: export KUBEBUILDER_ASSETS (test/e2e/README.md)`);
   if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  log(`Deed reaper benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}  objects=${N}  baseline=${BASELINE}  concurrency=${CONCURRENCY}`);
+  log(`Deed reaper benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}  objects=${N}  baseline=${BASELINE}  concurrency=${CONCURRENCY}  node-options=${flags['node-options'] || '(none)'}`);
   const started = Date.now();
   const s = await startSuite(found.bin, false);
   try {
@@ -122,7 +124,8 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   const args = ['reap', '--environment', 'alpha', '--kubeconfig', s.reaperA.kubeconfig!, '--config', s.policyFile, '--namespace', 'sandbox-a', '-o', 'json', '--concurrency', String(CONCURRENCY), ...(apply ? ['--apply'] : [])];
   const started = Date.now();
   const prof = flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/profiles')}`] : [];
-  const child = spawn(process.execPath, [...prof, ...cli, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const nodeOptions = flags['node-options'].split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeOptions, ...prof, ...cli, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let peakMiB = 0;
   const sample = () => (peakMiB = Math.max(peakMiB, memory(child.pid!)?.peakMiB ?? 0));
   const timer = setInterval(sample, 100);
