@@ -127,7 +127,8 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   const nodeOptions = flags['node-options'].split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeOptions, ...prof, ...cli, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let peakMiB = 0;
-  const sample = () => (peakMiB = Math.max(peakMiB, memory(child.pid!)?.peakMiB ?? 0));
+  // VmHWM is the peak so far: the last reading before the process exits is its peak.
+  const sample = () => (peakMiB = Math.max(peakMiB, memory(child.pid!)?.peakMiB || 0));
   const timer = setInterval(sample, 100);
   let judged = 0;
   let deleted = 0;

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
-import { renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import { REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
 import { ROOT } from './cli-process.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
@@ -139,6 +139,7 @@ describe('the Helm chart', () => {
     const cron = renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).find((o) => o.kind === 'CronJob') as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } };
     assert.deepEqual(args, cron.spec.jobTemplate.spec.template.spec.containers[0]!.args);
     assert.match(reaper, /resources: \["namespaces"\]\n\s+verbs: \["list"\]/);
+    assert.ok(reaper.includes(`- name: NODE_OPTIONS\n                  value: "${REAPER_NODE_OPTIONS}"`), 'the same heap bounds as deed manifests');
     assert.ok(validate(withValues((v) => Object.assign(v.reaper as object, { nodeSelector: { pool: 'system' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], priorityClassName: 'low' }))));
     assert.equal(validate(withValues((v) => ((v.reaper as Record<string, unknown>).nodeSelector = { pool: 1 }))), false);
   });

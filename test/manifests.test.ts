@@ -22,7 +22,7 @@ import type {
 } from '@kubernetes/client-node';
 import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { ringKeyFile } from '../src/config/schema.js';
-import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
+import { renderManifests, DEFAULT_POLICY, REAPER_NODE_OPTIONS, SERVE_ARGS } from '../src/install/manifests.js';
 import { resolveRequester } from '../src/policy/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
@@ -357,6 +357,7 @@ describe('deed manifests', () => {
     assert.equal(pod.serviceAccountName, 'deed-reaper-alpha');
     assert.deepEqual(pod.containers[0]!.args, ['reap', '--environment', 'alpha', '--once', '--apply', '--deed-namespace', NS, '--config', '/etc/deed/policy.yaml']);
     assert.ok(pod.terminationGracePeriodSeconds! >= 20, 'time for deletes in flight to finish after the deadline');
+    assert.deepEqual(pod.containers[0]!.env, [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }]);
     assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
     assert.equal(pod.securityContext?.runAsNonRoot, true);
     assert.ok(cron.spec!.jobTemplate.spec!.activeDeadlineSeconds! > 0);

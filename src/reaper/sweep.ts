@@ -131,32 +131,32 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     return undefined;
   };
 
+  const remove = async (j: Judged, decidedAt: number): Promise<void> => {
+    if (stopping()) return emit({ ...j.decision, outcome: 'stopped', reason: `${j.decision.reason}; not deleted: the sweep was stopped first` });
+    const kind = j.decision.kind as ReapKind;
+    if (j.ref !== undefined) {
+      // The object's UID precondition protects its identity, not its owner's liveness:
+      // the owner's absence is read again, after the verdict, before the delete.
+      const again = verdict(j.obj, kind, context(), await owners.read(j.ref, decidedAt));
+      if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
+    }
+    const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;
+    try {
+      // Both are set: the verdict skips objects without a uid.
+      await o.client.delete(kind, namespace, name!, { uid: uid!, ...(resourceVersion ? { resourceVersion } : {}) });
+      return emit({ ...j.decision, outcome: 'deleted' });
+    } catch (err) {
+      const e = err as Error;
+      if (err instanceof KubeError && err.reason === 'NotFound') return emit({ ...j.decision, outcome: 'already-gone' });
+      // A conflict means the object changed or was replaced since it was read: the verdict no
+      // longer applies, and the next sweep judges what is there now.
+      if (err instanceof KubeError && err.reason === 'Conflict') return emit({ ...j.decision, outcome: 'conflict', error: e.message });
+      if (stopping()) return emit({ ...j.decision, outcome: 'stopped', error: e.message });
+      return emit({ ...j.decision, outcome: 'failed', error: e.message });
+    }
+  };
   const settle = (j: Judged, decidedAt: number): Promise<void> =>
-    deletes.run(async () => {
-      if (!o.apply) return emit({ ...j.decision, outcome: 'would-delete' });
-      if (stopping()) return emit({ ...j.decision, outcome: 'stopped', reason: `${j.decision.reason}; not deleted: the sweep was stopped first` });
-      const kind = j.decision.kind as ReapKind;
-      if (j.ref !== undefined) {
-        // The object's UID precondition protects its identity, not its owner's liveness:
-        // the owner's absence is read again, after the verdict, before the delete.
-        const again = verdict(j.obj, kind, context(), await owners.read(j.ref, decidedAt));
-        if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
-      }
-      const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;
-      try {
-        // Both are set: the verdict skips objects without a uid.
-        await o.client.delete(kind, namespace, name!, { uid: uid!, ...(resourceVersion ? { resourceVersion } : {}) });
-        return emit({ ...j.decision, outcome: 'deleted' });
-      } catch (err) {
-        const e = err as Error;
-        if (err instanceof KubeError && err.reason === 'NotFound') return emit({ ...j.decision, outcome: 'already-gone' });
-        // A conflict means the object changed or was replaced since it was read: the verdict no
-        // longer applies, and the next sweep judges what is there now.
-        if (err instanceof KubeError && err.reason === 'Conflict') return emit({ ...j.decision, outcome: 'conflict', error: e.message });
-        if (stopping()) return emit({ ...j.decision, outcome: 'stopped', error: e.message });
-        return emit({ ...j.decision, outcome: 'failed', error: e.message });
-      }
-    });
+    o.apply ? deletes.run(() => remove(j, decidedAt)) : emit({ ...j.decision, outcome: 'would-delete' });
 
   const sweepList = async (kind: ReapKind, namespace: string | undefined) => {
     const pages = o.client.listPages(kind, namespace, reapSelector(o.keys, o.environment))[Symbol.asyncIterator]();
