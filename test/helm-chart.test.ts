@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
-import { renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import { REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { ROOT } from './cli-process.js';
 
@@ -131,6 +131,19 @@ describe('the Helm chart', () => {
     for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);
     // cert-manager's objects and the generated Secrets; the optional observability kit.
     assert.deepEqual([...chartKinds].filter((k) => !deedKinds.has(k)).sort(), ['Certificate', 'Issuer', 'PrometheusRule', 'Secret', 'ServiceMonitor']);
+  });
+
+  test('the reaper CronJob takes nodeSelector, tolerations, priorityClassName and resources from reaper values, and its arguments and RBAC match deed manifests', () => {
+    const reaper = templates.get('reaper.yaml')!;
+    for (const key of ['nodeSelector', 'tolerations', 'priorityClassName', 'resources']) assert.match(reaper, new RegExp(`\\$\\.Values\\.reaper\\.${key}\\b`), key);
+    const line = /args: \[(.+)\]/.exec(reaper)![1]!;
+    const args = line.split(', ').map((a) => (a.includes('$env') ? 'default' : a.includes('Release.Namespace') ? 'deed-system' : a.replace(/^"(.*)"$/, '$1')));
+    const cron = renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).find((o) => o.kind === 'CronJob') as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } };
+    assert.deepEqual(args, cron.spec.jobTemplate.spec.template.spec.containers[0]!.args);
+    assert.match(reaper, /resources: \["namespaces"\]\n\s+verbs: \["list"\]/);
+    assert.ok(reaper.includes(`- name: NODE_OPTIONS\n                  value: "${REAPER_NODE_OPTIONS}"`), 'the same heap bounds as deed manifests');
+    assert.ok(validate(withValues((v) => Object.assign(v.reaper as object, { nodeSelector: { pool: 'system' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], priorityClassName: 'low' }))));
+    assert.equal(validate(withValues((v) => ((v.reaper as Record<string, unknown>).nodeSelector = { pool: 1 }))), false);
   });
 
   test('the Deployment runs deed serve with the same arguments as deed manifests', () => {
