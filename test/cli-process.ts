@@ -1,10 +1,13 @@
 // Runs the `deed` CLI as a child process, as an operator would, and captures its output;
 // or one subcommand in this process, where a child's start-up would cost seconds per call.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 
 export const ROOT = join(import.meta.dirname, '..');
+const EMPTY_HOME = mkdtempSync(join(tmpdir(), 'deed-home-'));
 
 export interface CliResult {
   status: number | null;
@@ -40,6 +43,9 @@ export async function runInProcess(register: (program: Command, write: (text: st
   const saved = { env: { ...process.env }, exitCode: process.exitCode };
   delete process.env.KUBERNETES_SERVICE_HOST;
   delete process.env.DEED_CONFIG;
+  // Never a developer's own cluster: no $KUBECONFIG, and a home without ~/.kube/config.
+  delete process.env.KUBECONFIG;
+  process.env.HOME = EMPTY_HOME;
   process.exitCode = undefined;
   try {
     const program = new Command('deed').exitOverride().configureOutput({ writeErr: (text) => (stderr += text), writeOut: () => {} });

@@ -3,8 +3,10 @@
 // `metadata.resourceVersion`, items without kind or apiVersion, `limit`/`continue`; or a
 // `PartialObjectMetadataList` when the Accept header asks for one), a get,
 // and a delete honouring DeleteOptions preconditions (409 Conflict `Status` on a UID or
-// resourceVersion mismatch, 404 NotFound `Status`). Faults script 500s, 403s, undecodable
-// bodies and answers slower than the client's deadline. Every request is recorded.
+// resourceVersion mismatch, 404 NotFound `Status`); namespaces listed by label selector
+// (the review scope). Faults script 500s, 403s, 429s with Retry-After, undecodable bodies
+// and answers slower than the client's deadline. Every request is recorded, and the
+// requests in flight are counted.
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -41,7 +43,7 @@ export interface RecordedRequest {
 }
 
 export type FaultAnswer =
-  | { status: number; reason: string; message: string }
+  | { status: number; reason: string; message: string; headers?: Record<string, string> }
   | { status: number; raw: string; contentType?: string }
   | { delayMs: number };
 
@@ -68,6 +70,19 @@ export class FakeApiServer {
   ignoreSelector = false;
   /** Honour `Accept: ...;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1` (API servers do since 1.15). */
   servesMetadataOnly = true;
+  /**
+   * Namespaces and their labels, for the review scope: the sandboxes opt in
+   * (deed.dev/sandbox=enabled), "plain" does not, as in the end-to-end suite.
+   */
+  readonly namespaces = new Map<string, Record<string, string>>([
+    ['sandbox-a', { 'deed.dev/sandbox': 'enabled' }],
+    ['sandbox-b', { 'deed.dev/sandbox': 'enabled' }],
+    ['sandbox-c', { 'deed.dev/sandbox': 'enabled' }],
+    ['plain', {}],
+  ]);
+  /** Requests received and not yet answered, by method; and the most at once. */
+  readonly inFlight = new Map<string, number>();
+  readonly maxInFlight = new Map<string, number>();
   private readonly objects = new Map<string, { resource: Resource; obj: KubeObject }>();
   private revision = 1000;
   private server: Server | undefined;
@@ -161,6 +176,10 @@ export class FakeApiServer {
       ...(text ? { body: JSON.parse(text) } : {}),
     };
     this.requests.push(recorded);
+    const method = recorded.method;
+    this.inFlight.set(method, (this.inFlight.get(method) ?? 0) + 1);
+    this.maxInFlight.set(method, Math.max(this.maxInFlight.get(method) ?? 0, this.inFlight.get(method)!));
+    res.once('close', () => this.inFlight.set(method, this.inFlight.get(method)! - 1));
 
     const fault = this.faults.find((f) => (f.method === undefined || f.method === recorded.method) && f.path.test(recorded.path) && (f.times === undefined || f.times > 0));
     if (fault?.times !== undefined) fault.times--;
@@ -178,13 +197,14 @@ export class FakeApiServer {
       return;
     }
     if (fault && 'reason' in fault.answer) {
-      send(res, fault.answer.status, statusBody(fault.answer.status, fault.answer.reason, fault.answer.message));
+      send(res, fault.answer.status, statusBody(fault.answer.status, fault.answer.reason, fault.answer.message), 'application/json', fault.answer.headers);
       return;
     }
     this.route(recorded, res);
   }
 
   private route(req: RecordedRequest, res: ServerResponse): void {
+    if (req.path === '/api/v1/namespaces' && req.method === 'GET') return this.listNamespaces(res, req.query);
     const one = NAMESPACED.exec(req.path);
     const all = one ? null : CLUSTER_WIDE.exec(req.path);
     const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;
@@ -245,6 +265,15 @@ export class FakeApiServer {
     });
   }
 
+  private listNamespaces(res: ServerResponse, query: URLSearchParams): void {
+    const selector = parseSelector(query.get('labelSelector') ?? '');
+    if (selector === undefined) return send(res, 400, statusBody(400, 'BadRequest', `unable to parse requirement: ${query.get('labelSelector')}`));
+    const items = [...this.namespaces]
+      .filter(([name, labels]) => selector({ ...labels, 'kubernetes.io/metadata.name': name }))
+      .map(([name, labels]) => ({ metadata: { name, labels: { ...labels, 'kubernetes.io/metadata.name': name } } }));
+    send(res, 200, { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: String(this.revision) }, items });
+  }
+
   private read(res: ServerResponse, resource: Resource, namespace: string, name: string, metadataOnly: boolean): void {
     const obj = this.get(resource, namespace, name);
     if (obj === undefined) return send(res, 404, statusBody(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource }));
@@ -277,8 +306,8 @@ export class FakeApiServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
-  res.writeHead(status, { 'content-type': contentType }).end(JSON.stringify(body));
+function send(res: ServerResponse, status: number, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': contentType }).end(JSON.stringify(body));
 }
 
 /** Equality-based selectors (`k=v`, `k==v`, `k!=v`, `k`, `!k`), comma-joined, as the API server reads them. */

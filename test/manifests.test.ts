@@ -22,7 +22,7 @@ import type {
 } from '@kubernetes/client-node';
 import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { ringKeyFile } from '../src/config/schema.js';
-import { renderManifests, DEFAULT_POLICY, SERVE_ARGS } from '../src/install/manifests.js';
+import { renderManifests, DEFAULT_POLICY, REAPER_NODE_OPTIONS, SERVE_ARGS } from '../src/install/manifests.js';
 import { resolveRequester } from '../src/policy/requester/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
@@ -334,7 +334,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -356,6 +356,8 @@ describe('deed manifests', () => {
     }
     const expected = [];
     for (const r of ['/pods', '/secrets', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
+    // The review scope: which namespaces opted in.
+    expected.push('/namespaces:list');
     assert.deepEqual([...granted].sort(), expected.sort());
 
     const binding = find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-alpha');
@@ -368,7 +370,9 @@ describe('deed manifests', () => {
     assert.equal(cron.spec!.concurrencyPolicy, 'Forbid');
     const pod = cron.spec!.jobTemplate.spec!.template.spec!;
     assert.equal(pod.serviceAccountName, 'deed-reaper-alpha');
-    assert.deepEqual(pod.containers[0]!.args, ['reap', '--environment', 'alpha', '--once', '--apply', '--config', '/etc/deed/policy.yaml']);
+    assert.deepEqual(pod.containers[0]!.args, ['reap', '--environment', 'alpha', '--once', '--apply', '--deed-namespace', NS, '--config', '/etc/deed/policy.yaml']);
+    assert.ok(pod.terminationGracePeriodSeconds! >= 20, 'time for deletes in flight to finish after the deadline');
+    assert.deepEqual(pod.containers[0]!.env, [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }]);
     assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
     assert.equal(pod.securityContext?.runAsNonRoot, true);
     assert.ok(cron.spec!.jobTemplate.spec!.activeDeadlineSeconds! > 0);

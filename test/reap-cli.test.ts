@@ -93,7 +93,7 @@ describe('deed reap', () => {
     assert.equal(server.deletes().length, 0);
     assert.match(run.stdout.find((l) => l.startsWith('reap '))!, /^reap Pod sandbox-a\/sbx-1 uid=\S+: owner sandbox-a\/runner-0 .* is gone \(NotFound\).* \[would-delete\]$/);
     assert.match(run.stdout.find((l) => l.startsWith('keep '))!, /^keep Secret sandbox-a\/sbx-1-token .*deadline .* has not passed$/);
-    assert.match(run.stdout.at(-1)!, /^summary: environment alpha, dry run .*: reaped 1, kept 1, skipped-foreign 0, conflicts 0, errors 0$/);
+    assert.match(run.stdout.at(-1)!, /^summary: environment alpha, dry run .*, complete: judged 2 in [\d.]+ s: reaped 1, kept 1, skipped 0, conflicts 0, stopped 0, errors 0; by reason: reap \(owner-gone 1\); keep \(deadline-pending 1\)/);
   });
 
   test('--apply -o json deletes with preconditions and prints one JSON line per decision, then the summary', async () => {
@@ -109,11 +109,28 @@ describe('deed reap', () => {
         ['keep', 'Secret', 'sbx-1-token', undefined],
       ],
     );
-    assert.deepEqual(lines.at(-1), { type: 'summary', environment: 'alpha', dryRun: false, reaped: 1, kept: 1, skippedForeign: 0, conflicts: 0, errors: 0 });
+    const { durationMs, ownerReads, ...summary } = lines.at(-1)!;
+    assert.deepEqual(summary, {
+      type: 'summary',
+      environment: 'alpha',
+      dryRun: false,
+      complete: true,
+      judged: 2,
+      reaped: 1,
+      kept: 1,
+      skipped: 0,
+      conflicts: 0,
+      stopped: 0,
+      errors: 0,
+      reasons: { reap: { 'owner-gone': 1 }, keep: { 'deadline-pending': 1 } },
+    });
+    assert.equal(typeof durationMs, 'number');
+    assert.equal(ownerReads, 3, 'the Pod judged and confirmed before its delete, the Secret judged');
     assert.equal(server.get('pods', 'sandbox-a', 'sbx-1'), undefined);
     assert.deepEqual(
       server.requests.filter((r) => r.method === 'GET' && r.query.has('labelSelector')).map((r) => r.path),
       [
+        '/api/v1/namespaces',
         '/api/v1/namespaces/sandbox-a/pods',
         '/api/v1/namespaces/sandbox-a/secrets',
         '/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies',
@@ -140,6 +157,44 @@ describe('deed reap', () => {
     assert.ok(summaries >= 2);
   });
 
+  test('SIGTERM mid-sweep with --once: deletes in flight finish, no new one starts, the summary says incomplete and the exit status is 3', async () => {
+    reset();
+    server.remove('pods', 'sandbox-a', 'sbx-1');
+    for (let i = 0; i < 30; i++) server.put('secrets', stamped({ kind: 'Secret', name: `orphan-${i}` }));
+    server.faults.push({ method: 'DELETE', path: /\/secrets\/orphan-/, answer: { delayMs: 300 } });
+    let signalled = false;
+    const run = await reap(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--apply', '--concurrency', '2', '-o', 'json'], (line, stop) => {
+      if (!signalled && line.includes('"outcome":"deleted"')) {
+        signalled = true;
+        stop();
+      }
+    });
+    try {
+      assert.equal(run.code, 3, run.stderr);
+      const lines = run.stdout.map((l) => JSON.parse(l) as { type: string; outcome?: string; complete?: boolean; stopped?: number });
+      const summary = lines.at(-1)!;
+      assert.equal(summary.type, 'summary');
+      assert.equal(summary.complete, false);
+      const deleted = lines.filter((l) => l.outcome === 'deleted').length;
+      assert.ok(deleted < 30, `${deleted} deleted`);
+      // Every delete sent was answered and reported: none cut off, none started after the signal beyond those in flight.
+      assert.equal(server.deletes().length, deleted);
+      assert.ok(summary.stopped! > 0);
+    } finally {
+      server.faults.length = 0;
+      for (let i = 0; i < 30; i++) server.remove('secrets', 'sandbox-a', `orphan-${i}`);
+    }
+  });
+
+  test('on a terminal, a progress line on stderr counts what was judged, deleted and kept', async () => {
+    reset();
+    let progress = '';
+    const tty = { write: (text: string) => ((progress += text), true) } as unknown as NodeJS.WriteStream;
+    const run = await runInProcess((program, write) => registerReap(program, write, tty), ['reap', '--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile]);
+    assert.equal(run.error, undefined);
+    assert.match(progress, /reap: judged 2, would delete 1, kept 1, errors 0, \d+\/s, \d+ s\n$/);
+  });
+
   const refusals: Array<[string, string[], RegExp]> = [
     ['without --environment', ['--kubeconfig', kubeconfig], /required option '--environment <id>'/],
     ['with an environment id that would add selector terms', ['--environment', 'alpha,app!=x', '--kubeconfig', kubeconfig], /must be an environment id/],
@@ -148,6 +203,8 @@ describe('deed reap', () => {
     ['with an environment the policy does not define', ['--environment', 'alpah', '--kubeconfig', kubeconfig, '--config', policyFile], /environment "alpah" is not in the policy \(alpha\)/],
     ['without an attestation key', ['--environment', 'default', '--kubeconfig', kubeconfig], /needs the attestation key/],
     ['outside a cluster without --kubeconfig', ['--environment', 'default', '--attestation-key', keyFile], /pass --kubeconfig FILE/],
+    ['with a --context the kubeconfig lacks', ['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--context', 'prod'], /no context "prod" in/],
+    ['with --concurrency 0', ['--environment', 'alpha', '--concurrency', '0'], /must be a whole number, at least 1/],
   ];
   for (const [name, args, message] of refusals) {
     test(`it refuses to start ${name}, before any API call`, async () => {

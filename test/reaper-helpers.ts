@@ -12,8 +12,11 @@ import { NOW, TEST_KEY } from './helpers.js';
 export const KEYS = stampKeys('deed.dev');
 export const ENV = 'alpha';
 
+/** The namespaces the tests' webhooks review: the sandboxes, never "plain". */
+export const IN_SCOPE = (namespace: string): boolean => namespace.startsWith('sandbox-');
+
 export function reaperContext(now = NOW): ReaperContext {
-  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, now };
+  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, inReviewScope: IN_SCOPE, now };
 }
 
 export function iso(offsetSeconds: number, from = NOW): string {

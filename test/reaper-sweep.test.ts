@@ -6,7 +6,7 @@ import type { KubeObject } from '../src/admission/types.js';
 import { createKubeClient, type KubeClient } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import { formatDecision, formatSummary } from '../src/reaper/report.js';
-import { reapSelector, sweep, type Decision, type SweepResult } from '../src/reaper/sweep.js';
+import { reapSelector, sweep, type Decision, type SweepSummary } from '../src/reaper/sweep.js';
 import { NOW, TEST_RING } from './helpers.js';
 import { FakeApiServer, type FaultAnswer } from './fake-apiserver.js';
 import { ENV, iso, KEYS, RUNNER, runnerPod, stamped } from './reaper-helpers.js';
@@ -32,17 +32,45 @@ function client(timeoutMs = TIMEOUT_MS, pageSize?: number): KubeClient {
   return createKubeClient(server.kubeConfig(), { timeoutMs, ...(pageSize ? { pageSize } : {}) });
 }
 
-function run(opts: { apply?: boolean; namespaces?: string[]; client?: KubeClient; now?: number; signal?: AbortSignal } = {}): Promise<SweepResult> {
-  return sweep({
+interface SweepResult {
+  decisions: Decision[];
+  summary: SweepSummary;
+}
+
+interface RunOptions {
+  apply?: boolean;
+  namespaces?: string[];
+  client?: KubeClient;
+  now?: number;
+  signal?: AbortSignal;
+  concurrency?: number;
+  onDecision?: (d: Decision) => void;
+}
+
+async function run(opts: RunOptions = {}): Promise<SweepResult> {
+  const decisions: Decision[] = [];
+  const summary = await sweep({
     client: opts.client ?? client(),
     environment: ENV,
     keys: KEYS,
     keyRing: TEST_RING,
+    deedNamespace: 'deed-system',
     namespaces: opts.namespaces ?? [],
     apply: opts.apply ?? true,
     now: () => opts.now ?? NOW,
+    concurrency: opts.concurrency ?? 4,
     ...(opts.signal ? { signal: opts.signal } : {}),
+    onDecision: (d) => {
+      decisions.push(d);
+      opts.onDecision?.(d);
+    },
   });
+  return { decisions, summary };
+}
+
+/** The summary's counts, without what varies from run to run (duration, reads). */
+function counts(s: SweepSummary) {
+  return { complete: s.complete, judged: s.judged, reaped: s.reaped, kept: s.kept, skipped: s.skipped, conflicts: s.conflicts, stopped: s.stopped, errors: s.errors };
 }
 
 function decision(result: SweepResult, kind: string, name: string): Decision {
@@ -62,8 +90,10 @@ function killedRunnerScene(): Record<string, KubeObject> {
 }
 
 function listRequests() {
-  return server.requests.filter((r) => r.method === 'GET' && !/\/pods\/[^/]+$/.test(r.path));
+  return server.requests.filter((r) => r.method === 'GET' && !/\/pods\/[^/]+$/.test(r.path) && r.path !== '/api/v1/namespaces');
 }
+
+const isOwnerRead = (r: { method: string; path: string }) => r.method === 'GET' && r.path === '/api/v1/namespaces/sandbox-a/pods/runner-0';
 
 describe('reaper sweep against the API wire format', () => {
   test('the selector names the managed label and this environment only', () => {
@@ -87,9 +117,24 @@ describe('reaper sweep against the API wire format', () => {
     assert.equal(server.get('secrets', 'sandbox-a', 'sbx-1-token'), undefined);
     assert.equal(server.get('networkpolicies', 'sandbox-a', 'sbx-1-egress'), undefined);
     assert.ok(server.get('persistentvolumeclaims', 'sandbox-a', 'sbx-1-workspace'));
-    assert.deepEqual(result.summary, { environment: ENV, dryRun: false, reaped: 3, kept: 1, skippedForeign: 0, conflicts: 0, errors: 0 });
-    // One owner read for three objects: lookups are cached within a sweep.
-    assert.equal(server.requests.filter((r) => r.path === '/api/v1/namespaces/sandbox-a/pods/runner-0').length, 1);
+    assert.deepEqual(counts(result.summary), { complete: true, judged: 4, reaped: 3, kept: 1, skipped: 0, conflicts: 0, stopped: 0, errors: 0 });
+    assert.deepEqual(result.summary.reasons, { reap: { 'owner-gone': 3 }, keep: { 'pvc-not-terminal': 1 } });
+  });
+
+  test('every delete follows an owner read sent after its object was listed and after its verdict', async () => {
+    killedRunnerScene();
+    const result = await run();
+    assert.equal(result.summary.reaped, 3);
+    const requests = server.requests;
+    for (const [i, r] of requests.entries()) {
+      if (r.method !== 'DELETE') continue;
+      const plural = r.path.split('/').at(-2)!;
+      const listedAt = requests.findLastIndex((x, j) => j < i && x.method === 'GET' && x.path.endsWith(`/${plural}`));
+      const reads = requests.slice(listedAt + 1, i).filter(isOwnerRead);
+      // One read to judge, one more to confirm the owner still absent before deleting.
+      assert.ok(reads.length >= 2, `${r.path}: owner reads between its list and its delete: ${reads.length}`);
+    }
+    assert.equal(result.summary.ownerReads, requests.filter(isOwnerRead).length);
   });
 
   test('every delete carries the uid and the resourceVersion read as preconditions', async () => {
@@ -165,7 +210,7 @@ describe('reaper sweep against the API wire format', () => {
       assert.equal(decision(result, 'Pod', 'web-0').action, 'skip');
       assert.equal(decision(result, 'Pod', 'beta-sbx').code, 'foreign-environment');
       assert.equal(decision(result, 'Secret', 'beta-token').code, 'foreign-environment');
-      assert.equal(result.summary.skippedForeign, 3);
+      assert.equal(result.summary.skipped, 3);
       // A foreign object's owner stamp is never followed either.
       assert.equal(server.requests.filter((r) => /\/pods\/runner-0$/.test(r.path)).length, 0);
     });
@@ -235,7 +280,6 @@ describe('reaper sweep against the API wire format', () => {
     const failures: Array<{ name: string; answer: FaultAnswer; timeoutMs?: number; message: RegExp }> = [
       { name: 'a 500 from the store', answer: { status: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, message: /HTTP 500: etcdserver/ },
       { name: 'a 403 (missing RBAC in the owner namespace)', answer: { status: 403, reason: 'Forbidden', message: 'pods "runner-0" is forbidden' }, message: /HTTP 403/ },
-      { name: 'a 429 throttle', answer: { status: 429, reason: 'TooManyRequests', message: 'too many requests' }, message: /HTTP 429/ },
       { name: 'a 404 that is not a NotFound Status (a proxy)', answer: { status: 404, raw: '404 page not found\n', contentType: 'text/plain; charset=utf-8' }, message: /HTTP 404 without a NotFound status/ },
       { name: 'an undecodable body', answer: { status: 200, raw: '{"kind":"Pod","metadata":' }, message: /get pod sandbox-a\/runner-0/ },
       { name: 'a pod without a uid', answer: { status: 200, raw: '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"runner-0"}}' }, message: /without a uid/ },
@@ -323,7 +367,7 @@ describe('reaper sweep against the API wire format', () => {
       server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
       await run({ apply: false });
       const gets = server.requests.filter((r) => r.method === 'GET');
-      assert.equal(gets.length, 5);
+      assert.equal(gets.length, 6, 'the namespaces, four lists and an owner');
       for (const r of gets) assert.match(r.accept, r.path.endsWith('/runner-0') ? /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,/ : /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,/, r.path);
     });
 
@@ -351,13 +395,13 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(pages[1]!.query.get('continue'));
   });
 
-  test('a stop signal ends the sweep between objects and says so', async () => {
+  test('a stop signal before the sweep starts reads nothing and says the sweep is incomplete', async () => {
     killedRunnerScene();
     const stop = new AbortController();
     stop.abort();
     const result = await run({ signal: stop.signal });
-    assert.equal(result.summary.interrupted, true);
-    assert.equal(server.requests.length, 0);
+    assert.equal(result.summary.complete, false);
+    assert.equal(server.requests.filter((r) => r.path !== '/api/v1/namespaces').length, 0);
   });
 
   test('the client classifies NotFound, Conflict and Timeout, and names the call', async () => {
@@ -371,6 +415,158 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(Date.now() - started < SLOW_MS, 'the deadline cut the call short');
     assert.ok(server.get('pods', 'sandbox-a', 'sbx-1'));
     assert.equal((await c.list('Pod', 'sandbox-a', SELECTOR))[0]!.metadata.uid, obj.metadata.uid);
+  });
+});
+
+describe('owner facts that cannot go stale', () => {
+  test('the runner recreated under its name mid-sweep: a NetworkPolicy of the new runner, listed after the old one was read gone, is kept', async () => {
+    // The old runner's Secret is judged first (Secrets are listed before NetworkPolicies):
+    // runner-0 reads NotFound. Then the platform recreates runner-0 (a new uid) and it
+    // creates a NetworkPolicy, before the sweep lists NetworkPolicies.
+    const old = server.put('secrets', stamped({ kind: 'Secret', name: 'old-token' }));
+    const NEW_RUNNER = { ...RUNNER, uid: OTHER_UID };
+    server.hooks.push((r) => {
+      if (r.method === 'GET' && r.path === '/apis/networking.k8s.io/v1/networkpolicies' && server.get('pods', 'sandbox-a', 'runner-0') === undefined) {
+        server.put('pods', runnerPod(NEW_RUNNER));
+        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'live-egress', owner: NEW_RUNNER }));
+      }
+    });
+    const result = await run();
+    assert.equal(decision(result, 'Secret', 'old-token').outcome, 'deleted');
+    assert.equal(server.get('secrets', 'sandbox-a', 'old-token'), undefined, `${old.metadata.name} was the old runner's`);
+    const live = decision(result, 'NetworkPolicy', 'live-egress');
+    assert.equal(live.action, 'keep', live.reason);
+    assert.equal(live.code, 'owner-running');
+    assert.ok(server.get('networkpolicies', 'sandbox-a', 'live-egress'));
+    assert.equal(server.deletes().filter((r) => r.path.includes('networkpolicies')).length, 0);
+  });
+
+  test('an owner read NotFound and then found again before the delete with the object’s uid: the object is kept, never deleted', async () => {
+    server.put('pods', runnerPod());
+    server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1' }));
+    // The first read of the owner says NotFound (a stale cache in front of the API server, say).
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: { status: 404, reason: 'NotFound', message: 'pods "runner-0" not found' } });
+    const result = await run();
+    const d = decision(result, 'Pod', 'sbx-1');
+    assert.equal(d.action, 'keep', d.reason);
+    assert.equal(d.code, 'owner-running');
+    assert.match(d.reason, /read again before the delete/);
+    assert.equal(server.deletes().length, 0);
+    assert.equal(server.requests.filter(isOwnerRead).length, 2);
+  });
+
+  test('a cached "running" fact keeps without another read; a cached "gone" fact is not used for a page listed after it', async () => {
+    server.put('pods', runnerPod());
+    for (let i = 0; i < 5; i++) server.put('pods', stamped({ kind: 'Pod', name: `live-${i}` }));
+    const result = await run({ client: client(TIMEOUT_MS, 2) });
+    assert.equal(result.summary.kept, 5);
+    assert.equal(server.requests.filter(isOwnerRead).length, 1, 'one read: "present with this uid" only ever keeps');
+  });
+});
+
+describe('review scope', () => {
+  test('a validly stamped orphan in a namespace that is not opted in is skipped as outside the review scope; its twin in a sandbox is reaped', async () => {
+    server.put('secrets', stamped({ kind: 'Secret', name: 'planted', namespace: 'plain', owner: { ...RUNNER, uid: OTHER_UID } }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'orphan', owner: { ...RUNNER, uid: OTHER_UID } }));
+    const result = await run();
+    const planted = decision(result, 'Secret', 'planted');
+    assert.equal(planted.action, 'skip');
+    assert.equal(planted.code, 'outside-review-scope');
+    assert.ok(server.get('secrets', 'plain', 'planted'));
+    assert.equal(decision(result, 'Secret', 'orphan').outcome, 'deleted');
+    assert.deepEqual(server.deletes().map((r) => r.path), ['/api/v1/namespaces/sandbox-a/secrets/orphan']);
+    const scopeRead = server.requests.find((r) => r.path === '/api/v1/namespaces')!;
+    assert.equal(scopeRead.query.get('labelSelector'), 'deed.dev/sandbox=enabled');
+  });
+
+  test("Deed's own namespace is never in the scope, even labelled as a sandbox", async () => {
+    server.namespaces.set('deed-system', { 'deed.dev/sandbox': 'enabled' });
+    server.put('secrets', stamped({ kind: 'Secret', name: 'in-deed', namespace: 'deed-system', owner: { ...RUNNER, uid: OTHER_UID } }));
+    const result = await run();
+    assert.equal(decision(result, 'Secret', 'in-deed').code, 'outside-review-scope');
+    assert.equal(server.deletes().length, 0);
+  });
+
+  test('a review scope that cannot be read is an error: nothing is listed, judged or deleted', async () => {
+    killedRunnerScene();
+    server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: { status: 403, reason: 'Forbidden', message: 'namespaces is forbidden' } });
+    const result = await run();
+    assert.deepEqual(result.decisions.map((d) => [d.action, d.code]), [['error', 'scope-unreadable']]);
+    assert.match(result.decisions[0]!.reason, /HTTP 403: namespaces is forbidden/);
+    assert.equal(result.summary.errors, 1);
+    assert.equal(server.requests.length, 1);
+  });
+});
+
+describe('at scale: streaming, bounded concurrency, throttling, stopping', () => {
+  function orphans(n: number): void {
+    for (let i = 0; i < n; i++) server.put('secrets', stamped({ kind: 'Secret', name: `orphan-${String(i).padStart(3, '0')}` }));
+  }
+
+  test('each page is judged and written before the next page is asked for beyond one read ahead', async () => {
+    orphans(12);
+    const written: string[] = [];
+    const atPageRequest: number[] = [];
+    server.hooks.push((r) => {
+      if (r.path === '/api/v1/secrets') atPageRequest.push(written.length);
+    });
+    await run({ client: client(TIMEOUT_MS, 3), apply: false, onDecision: (d) => void written.push(d.name!) });
+    assert.equal(atPageRequest.length, 4);
+    // Page n+2 is asked for only once page n's decisions are out: never the whole list first.
+    for (let n = 2; n < atPageRequest.length; n++) assert.ok(atPageRequest[n]! >= (n - 1) * 3, `page ${n + 1} asked after ${atPageRequest[n]} decisions`);
+  });
+
+  test('deletes run in parallel, never more in flight than --concurrency, every one with its preconditions', async () => {
+    orphans(30);
+    server.faults.push({ method: 'DELETE', path: /\/secrets\//, answer: { delayMs: 150 } });
+    const result = await run({ concurrency: 5 });
+    assert.equal(result.summary.reaped, 30);
+    assert.equal(server.maxInFlight.get('DELETE'), 5);
+    for (const r of server.deletes()) assert.ok((r.body as { preconditions?: { uid?: string } }).preconditions?.uid, r.path);
+  });
+
+  test('a delete answered 429 is sent again after Retry-After, with the same preconditions, and nothing else starts meanwhile', async () => {
+    orphans(3);
+    server.faults.push({ method: 'DELETE', path: /\/secrets\/orphan-001$/, times: 1, answer: { status: 429, reason: 'TooManyRequests', message: 'too many requests, please try again later', headers: { 'Retry-After': '1' } } });
+    const at = new Map<number, number>();
+    server.hooks.push((r) => at.set(server.requests.indexOf(r), Date.now()));
+    const result = await run({ concurrency: 1 });
+    assert.equal(result.summary.reaped, 3);
+    assert.equal(result.summary.errors, 0);
+    const tries = server.deletes().filter((r) => r.path.endsWith('/orphan-001'));
+    assert.equal(tries.length, 2);
+    assert.deepEqual(tries[0]!.body, tries[1]!.body);
+    const first = server.requests.indexOf(tries[0]!);
+    const retry = server.requests.indexOf(tries[1]!);
+    assert.ok(at.get(retry)! - at.get(first)! >= 900, 'held back for Retry-After');
+    assert.equal(server.requests.slice(first + 1, retry).some((r) => at.get(server.requests.indexOf(r))! - at.get(first)! < 900), false, 'no request sent while throttled');
+  });
+
+  test('an owner read answered 429 throughout keeps the object as unreadable', async () => {
+    server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1' }));
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: { status: 429, reason: 'TooManyRequests', message: 'too many requests', headers: { 'Retry-After': '0' } } });
+    const result = await run({ client: createKubeClient(server.kubeConfig(), { timeoutMs: TIMEOUT_MS, maxRetries: 2 }) });
+    const d = decision(result, 'Pod', 'sbx-1');
+    assert.equal(d.code, 'owner-unreadable');
+    assert.match(d.reason, /HTTP 429/);
+    assert.equal(server.requests.filter(isOwnerRead).length, 3, 'tried, then retried twice');
+    assert.equal(server.deletes().length, 0);
+  });
+
+  test('a stop signal mid-apply: the delete in flight finishes, no new one starts, the rest are reported stopped and the sweep incomplete', async () => {
+    orphans(6);
+    const stop = new AbortController();
+    server.faults.push({ method: 'DELETE', path: /\/secrets\//, answer: { delayMs: 200 } });
+    server.hooks.push((r) => {
+      if (r.method === 'DELETE') stop.abort();
+    });
+    const result = await run({ concurrency: 1, signal: stop.signal });
+    assert.equal(server.deletes().length, 1);
+    assert.equal(result.decisions.filter((d) => d.outcome === 'deleted').length, 1);
+    assert.equal(result.decisions.filter((d) => d.outcome === 'stopped').length, 5);
+    assert.equal(result.summary.complete, false);
+    assert.equal(result.summary.stopped, 5);
+    assert.equal(server.requests.some((r) => r.path.endsWith('/networkpolicies') || r.path.endsWith('/persistentvolumeclaims')), false, 'no further list');
   });
 });
 
@@ -388,9 +584,28 @@ describe('reaper output', () => {
     assert.deepEqual(JSON.parse(line), { type: 'decision', ...base, action: 'reap', code: 'owner-gone', outcome: 'conflict', error: 'x' });
   });
 
-  test('the text summary names the mode and every count', () => {
-    const summary = { environment: 'alpha', dryRun: true, reaped: 1, kept: 2, skippedForeign: 3, conflicts: 4, errors: 5 };
-    assert.equal(formatSummary(summary, 'text'), 'summary: environment alpha, dry run (nothing deleted; --apply deletes): reaped 1, kept 2, skipped-foreign 3, conflicts 4, errors 5');
-    assert.equal(formatSummary({ ...summary, dryRun: false, interrupted: true }, 'text').startsWith('summary: environment alpha, applied, interrupted:'), true);
+  test('the text summary names the mode, every count, the counts by reason and the duration', () => {
+    const summary: SweepSummary = {
+      environment: 'alpha',
+      dryRun: true,
+      complete: true,
+      judged: 14,
+      reaped: 1,
+      kept: 2,
+      skipped: 3,
+      conflicts: 4,
+      stopped: 0,
+      errors: 5,
+      reasons: { reap: { 'owner-gone': 5 }, keep: { 'owner-running': 2 }, skip: { 'outside-review-scope': 3 }, error: { 'list-failed': 1 } },
+      ownerReads: 7,
+      durationMs: 1234,
+    };
+    assert.equal(
+      formatSummary(summary, 'text'),
+      'summary: environment alpha, dry run (nothing deleted; --apply deletes), complete: judged 14 in 1.2 s: reaped 1, kept 2, skipped 3, conflicts 4, stopped 0, errors 5; ' +
+        'by reason: reap (owner-gone 5); keep (owner-running 2); skip (outside-review-scope 3); error (list-failed 1); owner reads 7',
+    );
+    assert.match(formatSummary({ ...summary, dryRun: false, complete: false }, 'text'), /^summary: environment alpha, applied, INCOMPLETE \(stopped; the rest is judged next sweep\):/);
+    assert.deepEqual(JSON.parse(formatSummary(summary, 'json')), { type: 'summary', ...summary });
   });
 });

@@ -282,6 +282,17 @@ describe('reaper verdict', () => {
     assert.equal(verdict(obj, 'Pod', reaperContext(NOW + 600_000), absent).action, 'reap');
   });
 
+  test('a validly stamped orphan in a namespace outside the review scope is skipped, and its owner is not read', () => {
+    const planted = stamped({ kind: 'Secret', name: 'planted', namespace: 'plain', owner: { ...RUNNER, namespace: 'plain' }, expiresAt: iso(-60) });
+    const v = verdict(planted, 'Secret', reaperContext(), absent);
+    assert.equal(v.action, 'skip', v.reason);
+    assert.equal(v.code, 'outside-review-scope');
+    assert.match(v.reason, /namespace plain is outside the review scope/);
+    assert.equal(ownerToRead(planted, 'Secret', reaperContext()), undefined);
+    // The same object, had its namespace been in the scope, would be reaped: the scope alone decides.
+    assert.equal(verdict(planted, 'Secret', { ...reaperContext(), inReviewScope: () => true }, absent).action, 'reap');
+  });
+
   test('an alpha object is foreign to a reaper acting for beta', () => {
     assert.equal(verdict(pod(), 'Pod', { ...reaperContext(), environment: 'beta' }, absent).code, 'foreign-environment');
   });

@@ -29,3 +29,7 @@ export function parsePositiveSeconds(value: string): number {
   if (n <= 0) throw new InvalidArgumentError('must be more than 0 seconds');
   return n;
 }
+
+/** How the commands that talk to the API server find it, as kubectl does (kube/client.ts, loadKubeConfig). */
+export const KUBECONFIG_HELP = 'kubeconfig file; otherwise $KUBECONFIG, ~/.kube/config, then the in-cluster service account';
+export const CONTEXT_HELP = "the kubeconfig context to use, in place of its current-context";

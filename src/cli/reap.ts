@@ -1,14 +1,24 @@
 // `deed reap`: the janitor. Dry run unless --apply; one sweep (--once, the default, for a
-// CronJob) or a loop (--interval) that sweeps at start and stops on SIGTERM or SIGINT.
+// CronJob) or a loop (--interval) that sweeps at start. SIGTERM or SIGINT (a CronJob's
+// deadline sends SIGTERM) stops new deletes, lets those in flight finish, prints the
+// summary and exits 3: the sweep was incomplete.
+import { once as eventOnce } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/stamps/keys.js';
-import { formatDecision, formatSummary, type OutputFormat } from '../reaper/report.js';
-import type { SweepOptions } from '../reaper/sweep.js';
+import { formatDecision, formatSummary, Progress, type OutputFormat } from '../reaper/report.js';
+import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
 import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
-import { parseSeconds } from './options.js';
+import { CONTEXT_HELP, KUBECONFIG_HELP, parseCount, parseSeconds } from './options.js';
+
+/** Exit status of a sweep that was stopped before it finished (SIGTERM, the CronJob deadline). */
+export const EXIT_INCOMPLETE = 3;
+// Deletes in flight: a plain client's throughput at a fraction of the API server's default
+// max-requests-inflight (400), well inside an API Priority and Fairness level's share.
+const DEFAULT_CONCURRENCY = 16;
+const PROGRESS_EVERY_MS = 1000;
 
 // The environment id goes into a label selector: anything but a label value could add terms.
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -34,6 +44,9 @@ interface ReapFlags {
   environment: string;
   namespace: string[];
   kubeconfig?: string;
+  context?: string;
+  deedNamespace: string;
+  concurrency: number;
   config?: string;
   attestationKey?: string;
   apply: boolean;
@@ -43,14 +56,39 @@ interface ReapFlags {
   output: OutputFormat;
 }
 
-/** `write` receives the output lines (stdout by default; tests capture them). */
-export function registerReap(program: Command, write: (text: string) => void = (text) => process.stdout.write(text)): void {
+/** Where the lines go: a promise holds the sweep back until the reader has caught up. */
+export type Write = (text: string) => void | Promise<void>;
+
+/**
+ * stdout, honouring backpressure: a slow reader (a pipe, a log shipper) never makes output
+ * pile up in memory. Lines written in the same turn of the event loop go out in one write.
+ */
+let pending: string[] = [];
+let flushing: Promise<void> | undefined;
+const toStdout: Write = (text) => {
+  pending.push(text);
+  flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    while (pending.length > 0) {
+      const chunk = pending.join('');
+      pending = [];
+      if (!process.stdout.write(chunk)) await eventOnce(process.stdout, 'drain');
+    }
+    flushing = undefined;
+  });
+  return flushing;
+};
+
+/** `write` receives the output lines (stdout by default; tests capture them); `progress` the progress line (stderr on a terminal). */
+export function registerReap(program: Command, write: Write = toStdout, progress: NodeJS.WriteStream | undefined = process.stderr.isTTY ? process.stderr : undefined): void {
   program
     .command('reap')
     .description("Delete one environment's leaked sandbox objects on positive evidence only (a dry run unless --apply)")
     .requiredOption('--environment <id>', 'the environment whose objects are judged; no other is ever listed', parseEnvironment)
     .option('--namespace <ns>', 'namespace to sweep (repeatable); all namespaces otherwise', collectNamespace, [])
-    .option('--kubeconfig <file>', 'kubeconfig file; the in-cluster service account otherwise')
+    .option('--kubeconfig <file>', KUBECONFIG_HELP)
+    .option('--context <name>', CONTEXT_HELP)
+    .option('--deed-namespace <ns>', "Deed's own namespace, never in the review scope", collectNamespaceOne, 'deed-system')
+    .option('--concurrency <n>', 'deletes in flight at most (and, apart, owner reads)', parseCount, DEFAULT_CONCURRENCY)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', 'one attestation key file, in place of the policy\'s key ring')
     .option('--apply', 'delete what is reaped; without it, print what would be', false)
@@ -70,49 +108,83 @@ export function registerReap(program: Command, write: (text: string) => void = (
       // Loaded here, not at the top: @kubernetes/client-node takes a second or more to
       // load, which every other deed command would pay.
       const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
-      const client = createKubeClient(loadKubeConfig(o.kubeconfig), { timeoutMs: o.timeout * 1000 });
-
+      const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const stop = new AbortController();
-      const options: SweepOptions = {
+      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal });
+      const onSignal = () => stop.abort();
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+
+      const options: Omit<SweepOptions, 'onDecision'> = {
         client,
         environment: o.environment,
         keys: stampKeys(config.labelPrefix),
         keyRing,
+        deedNamespace: o.deedNamespace,
         namespaces: o.namespace,
         apply: o.apply,
         now: Date.now,
+        concurrency: o.concurrency,
         signal: stop.signal,
       };
-      const once = async () => {
-        const result = await sweep(options);
-        for (const d of result.decisions) write(`${formatDecision(d, o.output)}\n`);
-        write(`${formatSummary(result.summary, o.output)}\n`);
-        return result.summary.errors;
+      const once = async (): Promise<SweepSummary> => {
+        const counts = new Progress();
+        const show = () => progress?.write(`\r\x1b[2K${counts.line(!o.apply)}`);
+        const timer = progress ? setInterval(show, PROGRESS_EVERY_MS) : undefined;
+        try {
+          const summary = await sweep({
+            ...options,
+            onDecision: (d) => {
+              counts.add(d);
+              return write(`${formatDecision(d, o.output)}\n`);
+            },
+          });
+          if (progress) progress.write(`\r\x1b[2K${counts.line(!o.apply)}\n`);
+          await write(`${formatSummary(summary, o.output)}\n`);
+          return summary;
+        } finally {
+          clearInterval(timer);
+        }
       };
 
-      if (o.interval === undefined) {
-        if ((await once()) > 0) process.exitCode = 1;
-        return;
-      }
-      const interval = o.interval;
-      const onSignal = () => stop.abort();
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-      while (!stop.signal.aborted) {
-        await once();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, interval * 1000);
-          stop.signal.addEventListener('abort', done, { once: true });
-          function done() {
-            clearTimeout(timer);
-            stop.signal.removeEventListener('abort', done);
-            resolve();
+      try {
+        if (o.interval === undefined) {
+          const status = exitStatus(await once());
+          if (status !== 0) process.exitCode = status;
+          return;
+        }
+        const interval = o.interval;
+        while (!stop.signal.aborted) {
+          const summary = await once();
+          if (!summary.complete) {
+            process.exitCode = EXIT_INCOMPLETE;
+            return;
           }
-        });
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(done, interval * 1000);
+            stop.signal.addEventListener('abort', done, { once: true });
+            function done() {
+              clearTimeout(timer);
+              stop.signal.removeEventListener('abort', done);
+              resolve();
+            }
+          });
+        }
+      } finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
       }
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
     });
+}
+
+/** 0: complete and clean; 1: complete with errors; 3: stopped before the end. */
+export function exitStatus(s: SweepSummary): number {
+  if (!s.complete) return EXIT_INCOMPLETE;
+  return s.errors > 0 ? 1 : 0;
+}
+
+function collectNamespaceOne(value: string): string {
+  return collectNamespace(value, [])[0]!;
 }
 
 /** The ring the webhook verifies with (the policy's), or the one key --attestation-key names. */

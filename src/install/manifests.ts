@@ -40,7 +40,7 @@ export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
 export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
 export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
 export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
-/** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
+/** The Secret (type kubernetes.io/tls) holding the serving certificate; see docs/install.md. */
 export const TLS_SECRET = 'deed-tls';
 /** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
@@ -403,7 +403,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -426,8 +426,13 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return rules(['CREATE']);
+}
+
 /**
- * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
@@ -485,11 +490,12 @@ function reaperClusterRole(): V1ClusterRole {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
-    // List to find candidates, get to check an owner, delete to reap. No create, update,
-    // patch or watch; the webhook itself has no role at all.
+    // List to find candidates, get to check an owner, delete to reap, list namespaces to know
+    // the review scope (stamps count only where Deed reviews). No create, update, patch or watch.
     rules: [
       { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
       { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
     ],
   };
 }
@@ -503,6 +509,13 @@ function reaperBinding(environment: string, namespace: string): V1ClusterRoleBin
     subjects: [{ kind: 'ServiceAccount', name: reaperName(environment), namespace }],
   };
 }
+
+/**
+ * A sweep's live heap is small and flat (a few list pages); left alone, V8 lets the young
+ * generation and the old one grow by tens of MiB before collecting. These bounds keep the
+ * peak near what is live (docs/performance.md, the reaper) at no measurable cost in speed.
+ */
+export const REAPER_NODE_OPTIONS = '--max-semi-space-size=1 --max-old-space-size=96';
 
 function reaperCronJob(environment: string, image: string, namespace: string, schedule: string, keyIds: string[]): V1CronJob {
   const podLabels = labels('reaper');
@@ -526,13 +539,19 @@ function reaperCronJob(environment: string, image: string, namespace: string, sc
               // The reaper talks to the API server; only it gets a token.
               automountServiceAccountToken: true,
               restartPolicy: 'Never',
+              // The deadline ends the pod with SIGTERM: the sweep stops new deletes, lets those in
+              // flight finish (each within --timeout) and prints its summary before this runs out.
+              terminationGracePeriodSeconds: 30,
               securityContext: podSecurityContext,
               containers: [
                 {
                   name: 'reaper',
                   image,
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['reap', '--environment', environment, '--once', '--apply', '--config', POLICY_FILE],
+                  args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE],
+                  env: [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }],
+                  // A sweep holds a few list pages, not every object: its peak is flat in their
+                  // number (docs/performance.md), with room to spare.
                   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
                   securityContext: containerSecurityContext,
                   volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],

@@ -15,8 +15,15 @@ import {
   type V1ListMeta,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
 import type { SandboxKind } from '../policy/kinds.js';
+import type { NamespaceFacts } from '../policy/review-scope.js';
 import { classify, KubeError } from './errors.js';
 
 export type ReapKind = SandboxKind['kind'];
@@ -35,6 +42,8 @@ export interface KubeClient {
    * judges each page before asking for the next holds one page, never the whole list.
    */
   listPages(kind: ReapKind, namespace: string | undefined, labelSelector: string): AsyncIterable<KubeObject[]>;
+  /** The namespaces matching `labelSelector`, page by page: names and labels only. */
+  listNamespaces(labelSelector: string): AsyncIterable<NamespaceFacts[]>;
   /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
@@ -46,7 +55,17 @@ export interface KubeClientOptions {
   timeoutMs: number;
   /** Items per list page (`limit`); the client follows `continue`. */
   pageSize?: number;
+  /** How often a call answered 429 is tried again, after its Retry-After (default 5). */
+  maxRetries?: number;
+  /** Ends throttle waits early (a stopping sweep sends nothing more). */
+  signal?: AbortSignal;
 }
+
+// API Priority and Fairness answers 429 with a Retry-After of a second or so; a larger one
+// is honoured up to this, so one answer cannot park a sweep past its CronJob deadline.
+const MAX_RETRY_AFTER_SECONDS = 30;
+// A 429 without Retry-After (a proxy, an old server): the client-go default.
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 // A server that keeps answering `continue` would otherwise hold a sweep forever.
 const MAX_PAGES = 10_000;
@@ -99,7 +118,10 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
   };
 
-  const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) => withDeadline(options.timeoutMs, what, accept, fn);
+  const throttle = new Throttle(options.maxRetries ?? 5, options.signal);
+  const agents = new KeptAlive();
+  const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
+    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, agents));
 
   return {
     async *listPages(kind, namespace, labelSelector) {
@@ -114,6 +136,21 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
         const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
         if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
         yield items.map((item) => metadataOnly(kind, item.metadata));
+        next = result.metadata?._continue || undefined;
+        if (next === undefined) return;
+      }
+      throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+    },
+
+    async *listNamespaces(labelSelector) {
+      const what = 'list namespaces';
+      let next: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
+        const result: Page = await call(what, METADATA_LIST, (o) => core.listNamespace(params, o));
+        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
+        if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+        yield items.flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, labels: item.metadata.labels }] : []));
         next = result.metadata?._continue || undefined;
         if (next === undefined) return;
       }
@@ -140,7 +177,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 }
 
 /** Runs one API call under a deadline: the request is aborted and the call fails with a Timeout. */
-export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>, agents?: KeptAlive): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -151,7 +188,7 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
   });
   try {
     // The race also covers what the signal cannot: credential plugins and body decoding.
-    const middleware = [perCall(controller.signal, accept)];
+    const middleware = [perCall(controller.signal, accept, agents)];
     return await Promise.race([fn({ middleware, middlewareMergeStrategy: 'append' }), deadline]);
   } catch (err) {
     throw classify(err, what);
@@ -160,12 +197,85 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
   }
 }
 
-/** Per call: the deadline's abort signal, and the Accept header when one is wanted. */
-function perCall(signal: AbortSignal, accept: string | undefined): ObservableMiddleware {
+/**
+ * Honours 429 as API Priority and Fairness means it: the call was not served, so it is sent
+ * again after Retry-After, and no other call of this client starts before then either
+ * (the server asked this client, not one request, to hold off). A 429 never reaches the
+ * caller while retries remain; after them it does, as a TooManyRequests KubeError.
+ */
+class Throttle {
+  private until = 0;
+  constructor(
+    private readonly maxRetries: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      await this.wait(what);
+      try {
+        return await fn();
+      } catch (err) {
+        if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests' || attempt >= this.maxRetries) throw err;
+        const seconds = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
+        this.until = Math.max(this.until, Date.now() + seconds * 1000);
+      }
+    }
+  }
+
+  private async wait(what: string): Promise<void> {
+    const ms = this.until - Date.now();
+    if (ms <= 0) return;
+    if (this.signal?.aborted) throw new KubeError('Other', `${what}: stopped while throttled`);
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.signal?.removeEventListener('abort', stopped);
+        resolve();
+      };
+      const stopped = () => {
+        clearTimeout(timer);
+        reject(new KubeError('Other', `${what}: stopped while throttled`));
+      };
+      const timer = setTimeout(done, ms);
+      this.signal?.addEventListener('abort', stopped, { once: true });
+    });
+    // Another call may have been throttled meanwhile.
+    return this.wait(what);
+  }
+}
+
+/**
+ * client-node makes a new Agent for every call, so every call opens a new TLS connection:
+ * at thousands of calls a sweep spends its time and much of its memory on handshakes.
+ * One kept-alive agent per TLS configuration instead (a proxy's agent is left alone).
+ */
+export class KeptAlive {
+  private current: { key: string; agent: HttpAgent } | undefined;
+
+  reuse(made: HttpAgent | HttpsAgent | undefined): HttpAgent | HttpsAgent | undefined {
+    if (made === undefined || (made.constructor !== HttpsAgent && made.constructor !== HttpAgent)) return made;
+    const o = (made as HttpsAgent).options ?? {};
+    const hash = createHash('sha256');
+    for (const part of [o.ca, o.cert, o.key, o.pfx, o.passphrase, o.servername, String(o.rejectUnauthorized)]) hash.update(`${JSON.stringify(part ?? null)}\n`);
+    const key = `${made.constructor === HttpsAgent ? 'https' : 'http'}:${hash.digest('hex')}`;
+    if (this.current?.key !== key) {
+      this.current?.agent.destroy();
+      const agent = made.constructor === HttpsAgent ? new HttpsAgent({ ...o, keepAlive: true }) : new HttpAgent({ keepAlive: true });
+      this.current = { key, agent };
+    }
+    return this.current.agent;
+  }
+}
+
+/** Per call: the deadline's abort signal, the Accept header when one is wanted, a kept-alive agent. */
+function perCall(signal: AbortSignal, accept: string | undefined, agents: KeptAlive | undefined): ObservableMiddleware {
   return {
     pre: (ctx: RequestContext) => {
       ctx.setSignal(signal);
       if (accept !== undefined) ctx.setHeaderParam('Accept', accept);
+      const agent = agents?.reuse(ctx.getAgent());
+      if (agent !== undefined) ctx.setAgent(agent);
       return new Observable(Promise.resolve(ctx));
     },
     post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
@@ -187,19 +297,63 @@ function metadataOnly(kind: ReapKind, m: V1ObjectMeta | undefined): KubeObject {
   };
 }
 
-/** `--kubeconfig FILE`, or the in-cluster service account. Never a guessed default such as localhost:8080. */
-export function loadKubeConfig(file?: string): KubeConfig {
+export interface KubeConfigSource {
+  /** `--kubeconfig FILE`: this file only. */
+  kubeconfig?: string | undefined;
+  /** `--context NAME`: this context of the loaded configuration, not its current-context. */
+  context?: string | undefined;
+}
+
+/**
+ * The API server and credentials, found as kubectl finds them: `--kubeconfig FILE`; else
+ * the files in $KUBECONFIG (merged, the first to set a name or the current context wins,
+ * missing files skipped); else ~/.kube/config; else the in-cluster service account. Never a
+ * guessed default such as localhost:8080. `--context` picks a context of what was loaded.
+ */
+export function loadKubeConfig(source: KubeConfigSource | string = {}, env: NodeJS.ProcessEnv = process.env, home: string = homedir()): KubeConfig {
+  const { kubeconfig, context } = typeof source === 'string' ? { kubeconfig: source, context: undefined } : source;
   const kc = new KubeConfig();
-  if (file !== undefined && file !== '') {
-    try {
-      kc.loadFromFile(file);
-    } catch (err) {
-      throw new Error(`cannot load kubeconfig ${file}: ${(err as Error).message}`);
+  let from: string;
+  const fromFiles = (files: string[]) => {
+    const [first, ...rest] = files.map((file) => {
+      const one = new KubeConfig();
+      try {
+        one.loadFromFile(file);
+      } catch (err) {
+        throw new Error(`cannot load kubeconfig ${file}: ${(err as Error).message}`);
+      }
+      return one;
+    });
+    kc.loadFromOptions({ clusters: [], users: [], contexts: [], currentContext: '' });
+    for (const one of [first!, ...rest]) {
+      if (!kc.currentContext && one.currentContext) kc.setCurrentContext(one.currentContext);
+      for (const c of one.clusters) if (!kc.getCluster(c.name)) kc.addCluster(c);
+      for (const u of one.users) if (!kc.getUser(u.name)) kc.addUser(u);
+      for (const c of one.contexts) if (!kc.getContextObject(c.name)) kc.addContext(c);
     }
+  };
+  const envFiles = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
+  const homeFile = join(home, '.kube', 'config');
+  if (kubeconfig !== undefined && kubeconfig !== '') {
+    fromFiles([kubeconfig]);
+    from = kubeconfig;
+  } else if (envFiles.length > 0) {
+    const present = envFiles.filter((f) => existsSync(f));
+    if (present.length === 0) throw new Error(`none of the files in $KUBECONFIG exists (${envFiles.join(delimiter)})`);
+    fromFiles(present);
+    from = `$KUBECONFIG (${present.join(delimiter)})`;
+  } else if (existsSync(homeFile)) {
+    fromFiles([homeFile]);
+    from = homeFile;
   } else {
-    if (!process.env.KUBERNETES_SERVICE_HOST) throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig FILE');
+    if (!env.KUBERNETES_SERVICE_HOST) throw new Error('no kubeconfig found (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not running in a cluster (KUBERNETES_SERVICE_HOST is unset); pass --kubeconfig FILE');
     kc.loadFromCluster();
+    from = 'the in-cluster configuration';
   }
-  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in ${file ?? 'the in-cluster configuration'}`);
+  if (context !== undefined && context !== '') {
+    if (!kc.getContextObject(context)) throw new Error(`no context "${context}" in ${from}`);
+    kc.setCurrentContext(context);
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in ${from}`);
   return kc;
 }

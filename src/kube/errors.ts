@@ -4,7 +4,7 @@
 // "gone" (DESIGN.md: only a provable NotFound allows a delete).
 import { ApiException } from '@kubernetes/client-node';
 
-export type KubeErrorReason = 'NotFound' | 'Conflict' | 'Timeout' | 'Other';
+export type KubeErrorReason = 'NotFound' | 'Conflict' | 'Timeout' | 'TooManyRequests' | 'Other';
 
 export class KubeError extends Error {
   override name = 'KubeError';
@@ -12,6 +12,8 @@ export class KubeError extends Error {
     readonly reason: KubeErrorReason,
     message: string,
     readonly status?: number,
+    /** From a 429's Retry-After header (API Priority and Fairness sends one): how long to hold off. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -34,11 +36,21 @@ export function classify(err: unknown, what: string): KubeError {
     const detail = typeof status?.message === 'string' ? `: ${status.message}` : '';
     if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
     if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
+    if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail}`, code, retryAfter((err as ApiException<unknown>).headers));
     return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
   }
   const e = err as { name?: string; type?: string; code?: string; message?: string };
   if (e?.name === 'AbortError' || e?.type === 'aborted') return new KubeError('Timeout', `${what}: aborted`);
   return new KubeError('Other', `${what}: ${e?.code ?? e?.name ?? 'error'}: ${e?.message ?? String(err)}`);
+}
+
+/** Retry-After in seconds (RFC 9110: delay-seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfter(headers: Record<string, string> | undefined, now = Date.now()): number | undefined {
+  const value = Object.entries(headers ?? {}).find(([k]) => k.toLowerCase() === 'retry-after')?.[1]?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function parseStatus(body: unknown): StatusBody | undefined {

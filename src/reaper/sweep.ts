@@ -1,34 +1,47 @@
-// One sweep of the reaper: list this environment's stamped objects, judge each with the
-// pure verdict, and (with apply) delete the reaped ones with the UID and resourceVersion
-// read as preconditions, so a same-name replacement or a changed object is never hit.
+// One sweep of the reaper: read the review scope, list this environment's stamped objects
+// page by page, judge each page with the pure verdict as it arrives, and (with apply)
+// delete the reaped ones, a bounded number at a time, each with the UID and resourceVersion
+// read as preconditions and its owner's absence read again just before. Memory is flat in
+// the number of objects: at most three pages are held (one being read, one judged, the
+// deletes of the one before), and every decision goes out through onDecision as it is
+// made, never into a list.
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
+import { readReviewScope } from '../kube/review-scope.js';
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
-import { ownerToRead, verdict, type Action, type OwnerLookup, type OwnerRef, type ReaperContext, type VerdictCode } from './verdict.js';
+import { Clock, OwnerFacts } from './owner-facts.js';
+import { Slots } from './slots.js';
+import { ownerToRead, verdict, type Action, type OwnerRef, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
 
 export interface SweepOptions {
   client: KubeClient;
   environment: string;
   keys: StampKeys;
   keyRing: KeyRing;
+  /** Deed's own namespace: never in the review scope (policy/review-scope). */
+  deedNamespace: string;
   /** Namespaces to sweep; empty means all namespaces. */
   namespaces: string[];
   /** Delete what is reaped; otherwise a dry run. */
   apply: boolean;
   now: () => number;
-  /** Stops the sweep between objects (SIGTERM); what is left is judged next time. */
+  /** Deletes in flight at most (and, apart, owner reads in flight at most). */
+  concurrency: number;
+  /** Stops new deletes (SIGTERM); those in flight finish, what is left is judged next time. */
   signal?: AbortSignal;
+  /** Each decision as it is made; a promise holds the sweep back (output backpressure). */
+  onDecision?: (d: Decision) => void | Promise<void>;
 }
 
 /** What happened to a reaped object. */
-export type Outcome = 'would-delete' | 'deleted' | 'already-gone' | 'conflict' | 'failed';
+export type Outcome = 'would-delete' | 'deleted' | 'already-gone' | 'conflict' | 'failed' | 'stopped';
 
 export interface Decision {
   action: Action | 'error';
-  code: VerdictCode | 'list-failed';
-  kind: ReapKind;
+  code: VerdictCode | 'list-failed' | 'scope-unreadable';
+  kind: ReapKind | 'Namespace';
   /** `*` for a failed list across all namespaces. */
   namespace: string;
   name?: string;
@@ -41,21 +54,25 @@ export interface Decision {
 export interface SweepSummary {
   environment: string;
   dryRun: boolean;
-  /** Deleted (or, in a dry run, would be). */
+  /** False when a stop signal ended the sweep early: what is left is judged next time. */
+  complete: boolean;
+  /** Objects judged. */
+  judged: number;
+  /** Deleted (or, in a dry run, would be; or found already gone). */
   reaped: number;
   kept: number;
-  skippedForeign: number;
+  /** Never this reaper's to judge: foreign, unattested, outside the review scope. */
+  skipped: number;
   /** Deletes refused by a precondition: the object changed since it was read. */
   conflicts: number;
+  /** Reaps not attempted because the sweep was stopped first. */
+  stopped: number;
   /** Lists and deletes that failed. */
   errors: number;
-  /** Set when a stop signal ended the sweep early. */
-  interrupted?: boolean;
-}
-
-export interface SweepResult {
-  decisions: Decision[];
-  summary: SweepSummary;
+  /** Counts by verdict, then by reason code. */
+  reasons: Partial<Record<Action | 'error', Record<string, number>>>;
+  ownerReads: number;
+  durationMs: number;
 }
 
 /** The only selector the reaper lists with: it never reads another environment's objects. */
@@ -63,91 +80,174 @@ export function reapSelector(keys: StampKeys, environment: string): string {
   return `${keys.managed}=true,${keys.environment}=${environment}`;
 }
 
-export async function sweep(o: SweepOptions): Promise<SweepResult> {
-  const selector = reapSelector(o.keys, o.environment);
-  const decisions: Decision[] = [];
-  const owners = new Map<string, Promise<OwnerLookup>>();
-  const readOwner = (ref: OwnerRef): Promise<OwnerLookup> => {
-    const key = `${ref.namespace}/${ref.name}`;
-    let lookup = owners.get(key);
-    if (lookup === undefined) owners.set(key, (lookup = lookupOwner(o.client, ref)));
-    return lookup;
+interface Judged {
+  obj: KubeObject;
+  ref: OwnerRef | undefined;
+  decision: Decision;
+}
+
+export async function sweep(o: SweepOptions): Promise<SweepSummary> {
+  const started = performance.now();
+  const tally = new Tally(o);
+  const emit = async (d: Decision) => {
+    tally.add(d);
+    await o.onDecision?.(d);
   };
+  const clock = new Clock();
+  const deletes = new Slots(o.concurrency);
+  const owners = new OwnerFacts(o.client, new Slots(o.concurrency), clock);
   let interrupted = false;
+  const stopping = () => {
+    if (o.signal?.aborted) interrupted = true;
+    return interrupted;
+  };
+  const finish = () => tally.summary(!interrupted, owners.reads, performance.now() - started);
+
+  let scope: Set<string>;
+  try {
+    scope = await readReviewScope(o.client, o.deedNamespace);
+  } catch (err) {
+    await emit({
+      action: 'error',
+      code: 'scope-unreadable',
+      kind: 'Namespace',
+      namespace: '*',
+      reason: `could not read the review scope (${(err as Error).message}): no stamp can be trusted, nothing judged`,
+    });
+    stopping();
+    return finish();
+  }
+  const base: Omit<ReaperContext, 'now'> = { environment: o.environment, keys: o.keys, keyRing: o.keyRing, inReviewScope: (ns) => scope.has(ns) };
+  const context = (): ReaperContext => ({ ...base, now: o.now() });
+
+  const judge = async (obj: KubeObject, kind: ReapKind, seenAt: number): Promise<Judged | undefined> => {
+    const ref = ownerToRead(obj, kind, context());
+    const lookup = ref ? await owners.read(ref, seenAt) : undefined;
+    // The clock is read after the owner: a deadline is judged as of the latest fact.
+    const v = verdict(obj, kind, context(), lookup);
+    const decision = describe(obj, kind, v);
+    if (v.action === 'reap') return { obj, ref, decision };
+    await emit(decision);
+    return undefined;
+  };
+
+  const remove = async (j: Judged, decidedAt: number): Promise<void> => {
+    if (stopping()) return emit({ ...j.decision, outcome: 'stopped', reason: `${j.decision.reason}; not deleted: the sweep was stopped first` });
+    const kind = j.decision.kind as ReapKind;
+    if (j.ref !== undefined) {
+      // The object's UID precondition protects its identity, not its owner's liveness:
+      // the owner's absence is read again, after the verdict, before the delete.
+      const again = verdict(j.obj, kind, context(), await owners.read(j.ref, decidedAt));
+      if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
+    }
+    const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;
+    try {
+      // Both are set: the verdict skips objects without a uid.
+      await o.client.delete(kind, namespace, name!, { uid: uid!, ...(resourceVersion ? { resourceVersion } : {}) });
+      return emit({ ...j.decision, outcome: 'deleted' });
+    } catch (err) {
+      const e = err as Error;
+      if (err instanceof KubeError && err.reason === 'NotFound') return emit({ ...j.decision, outcome: 'already-gone' });
+      // A conflict means the object changed or was replaced since it was read: the verdict no
+      // longer applies, and the next sweep judges what is there now.
+      if (err instanceof KubeError && err.reason === 'Conflict') return emit({ ...j.decision, outcome: 'conflict', error: e.message });
+      if (stopping()) return emit({ ...j.decision, outcome: 'stopped', error: e.message });
+      return emit({ ...j.decision, outcome: 'failed', error: e.message });
+    }
+  };
+  const settle = (j: Judged, decidedAt: number): Promise<void> =>
+    o.apply ? deletes.run(() => remove(j, decidedAt)) : emit({ ...j.decision, outcome: 'would-delete' });
+
+  const sweepList = async (kind: ReapKind, namespace: string | undefined) => {
+    const pages = o.client.listPages(kind, namespace, reapSelector(o.keys, o.environment))[Symbol.asyncIterator]();
+    // "Seen" is ticked when a page arrives: its objects existed before any read sent later.
+    const read = () => {
+      const p = pages.next().then((r) => ({ r, seenAt: clock.tick() }));
+      p.catch(() => {});
+      return p;
+    };
+    let next = read();
+    // The deletes of the page before this one: a page is judged while they finish, so the
+    // deletes never wait on a list or an owner read; at most two pages' deletes are pending.
+    let settling: Promise<unknown> = Promise.resolve();
+    try {
+      for (;;) {
+        let page;
+        try {
+          page = await next;
+        } catch (err) {
+          await emit({
+            action: 'error',
+            code: 'list-failed',
+            kind,
+            namespace: namespace ?? '*',
+            reason: `could not list (${(err as Error).message}); the rest of this kind here is judged next sweep`,
+          });
+          return;
+        }
+        if (page.r.done || stopping()) return;
+        // The next page is read while this one is judged and its deletes run.
+        next = read();
+        const judged = (await Promise.all(page.r.value.map((obj) => judge(obj, kind, page.seenAt)))).filter((j) => j !== undefined);
+        const decidedAt = clock.tick();
+        const previous = settling;
+        settling = Promise.all(judged.map((j) => settle(j, decidedAt)));
+        await previous;
+      }
+    } finally {
+      await settling;
+    }
+  };
 
   scopes: for (const namespace of o.namespaces.length > 0 ? o.namespaces : [undefined]) {
     for (const kind of REAP_KINDS) {
-      if (o.signal?.aborted) {
-        interrupted = true;
-        break scopes;
-      }
-      let items: KubeObject[];
-      try {
-        items = await o.client.list(kind, namespace, selector);
-      } catch (err) {
-        decisions.push({
-          action: 'error',
-          code: 'list-failed',
-          kind,
-          namespace: namespace ?? '*',
-          reason: `could not list (${(err as Error).message}); nothing of this kind judged here this sweep`,
-        });
-        continue;
-      }
-      for (const obj of items) {
-        if (o.signal?.aborted) {
-          interrupted = true;
-          break scopes;
-        }
-        decisions.push(await judge(o, obj, kind, readOwner));
-      }
+      if (stopping()) break scopes;
+      await sweepList(kind, namespace);
     }
   }
-  return { decisions, summary: summarise(o, decisions, interrupted) };
+  return finish();
 }
 
-async function judge(o: SweepOptions, obj: KubeObject, kind: ReapKind, readOwner: (ref: OwnerRef) => Promise<OwnerLookup>): Promise<Decision> {
-  const ctx: ReaperContext = { environment: o.environment, keys: o.keys, keyRing: o.keyRing, now: o.now() };
-  const ref = ownerToRead(obj, kind, ctx);
-  const v = verdict(obj, kind, ctx, ref ? await readOwner(ref) : undefined);
-  const { namespace = '', name, uid, resourceVersion } = obj.metadata;
-  const decision: Decision = { action: v.action, code: v.code, kind, namespace, name, uid, reason: v.reason };
-  if (v.action !== 'reap') return decision;
-  if (!o.apply) return { ...decision, outcome: 'would-delete' };
-  try {
-    // Both are set: the verdict skips objects without a uid.
-    await o.client.delete(kind, namespace, name!, { uid: uid!, ...(resourceVersion ? { resourceVersion } : {}) });
-    return { ...decision, outcome: 'deleted' };
-  } catch (err) {
-    const e = err as Error;
-    if (err instanceof KubeError && err.reason === 'NotFound') return { ...decision, outcome: 'already-gone' };
-    // A conflict means the object changed or was replaced since it was read: the verdict no
-    // longer applies, and the next sweep judges what is there now.
-    if (err instanceof KubeError && err.reason === 'Conflict') return { ...decision, outcome: 'conflict', error: e.message };
-    return { ...decision, outcome: 'failed', error: e.message };
-  }
+function describe(obj: KubeObject, kind: ReapKind, v: ReapVerdict): Decision {
+  const { namespace = '', name, uid } = obj.metadata;
+  return { action: v.action, code: v.code, kind, namespace, name, uid, reason: v.reason };
 }
 
-async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<OwnerLookup> {
-  try {
-    const pod = await client.getPod(ref.namespace, ref.name);
-    const uid = pod.metadata.uid;
-    return uid ? { state: 'present', uid } : { state: 'error', message: 'the owner pod came back without a uid' };
-  } catch (err) {
-    if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
-    return { state: 'error', message: (err as Error).message };
+/** Counts, not decisions: the summary costs the same for ten objects or a million. */
+class Tally {
+  private readonly s: SweepSummary;
+  constructor(o: SweepOptions) {
+    this.s = {
+      environment: o.environment,
+      dryRun: !o.apply,
+      complete: true,
+      judged: 0,
+      reaped: 0,
+      kept: 0,
+      skipped: 0,
+      conflicts: 0,
+      stopped: 0,
+      errors: 0,
+      reasons: {},
+      ownerReads: 0,
+      durationMs: 0,
+    };
   }
-}
 
-function summarise(o: SweepOptions, decisions: Decision[], interrupted: boolean): SweepSummary {
-  const summary: SweepSummary = { environment: o.environment, dryRun: !o.apply, reaped: 0, kept: 0, skippedForeign: 0, conflicts: 0, errors: 0 };
-  for (const d of decisions) {
-    if (d.action === 'error' || d.outcome === 'failed') summary.errors++;
-    else if (d.outcome === 'conflict') summary.conflicts++;
-    else if (d.action === 'reap') summary.reaped++;
-    else if (d.action === 'keep') summary.kept++;
-    else summary.skippedForeign++;
+  add(d: Decision): void {
+    const s = this.s;
+    const byCode = (s.reasons[d.action] ??= {});
+    byCode[d.code] = (byCode[d.code] ?? 0) + 1;
+    if (d.action !== 'error') s.judged++;
+    if (d.action === 'error' || d.outcome === 'failed') s.errors++;
+    else if (d.outcome === 'conflict') s.conflicts++;
+    else if (d.outcome === 'stopped') s.stopped++;
+    else if (d.action === 'reap') s.reaped++;
+    else if (d.action === 'keep') s.kept++;
+    else s.skipped++;
   }
-  if (interrupted) summary.interrupted = true;
-  return summary;
+
+  summary(complete: boolean, ownerReads: number, durationMs: number): SweepSummary {
+    return { ...this.s, reasons: structuredClone(this.s.reasons), complete, ownerReads, durationMs: Math.round(durationMs) };
+  }
 }

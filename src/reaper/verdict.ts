@@ -1,7 +1,8 @@
 // The reaper's verdict on one listed object (DESIGN.md, "The reaper"), from positive facts
 // only: stamps for this environment that Deed's attestation vouches for, an owner the API
 // server proved gone, a deadline that passed, a PVC the platform marked terminal. Anything
-// short of that keeps the object. Pure: the owner lookup and the clock come in as values.
+// short of that keeps the object. Pure: the owner lookup, the review scope and the clock
+// come in as values.
 import type { KubeObject } from '../admission/types.js';
 import { own, readStamps } from '../policy/stamps/attestation.js';
 import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
@@ -13,6 +14,7 @@ export type Action = 'reap' | 'keep' | 'skip';
 export type VerdictCode =
   // skip: not this environment's to judge, never deleted
   | 'unidentifiable'
+  | 'outside-review-scope'
   | 'foreign-environment'
   | 'not-managed'
   | 'stamps-incomplete'
@@ -45,6 +47,11 @@ export interface ReaperContext {
   keys: StampKeys;
   /** The same key ring the webhook verifies with. */
   keyRing: KeyRing;
+  /**
+   * Whether the installed webhooks review every write in this namespace (policy/review-scope):
+   * outside it anyone can write stamps, so none is evidence.
+   */
+  inReviewScope: (namespace: string) => boolean;
   /** Milliseconds since the epoch. */
   now: number;
 }
@@ -56,7 +63,12 @@ export interface OwnerRef {
   uid: string;
 }
 
-/** What reading the owner pod gave: only `absent` is the API server's NotFound. */
+/**
+ * What reading the owner pod by name gave: only `absent` is the API server's NotFound. A read
+ * answers for uids, not for the name: `absent`, or `present` with another uid, proves gone
+ * only the uids that existed before the read was sent (the caller's business: an object
+ * listed after the read needs a fresh one).
+ */
 export type OwnerLookup = { state: 'present'; uid: string } | { state: 'absent' } | { state: 'error'; message: string };
 
 type Assessment = { verdict: ReapVerdict } | { owner: OwnerRef; expiresAt: string | undefined };
@@ -99,6 +111,8 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
   const annotations = meta.annotations ?? {};
   const namespace = meta.namespace;
   if (!namespace || !meta.name || !meta.uid) return { verdict: skip('unidentifiable', 'the object has no namespace, name or uid') };
+  if (!ctx.inReviewScope(namespace))
+    return { verdict: skip('outside-review-scope', `namespace ${namespace} is outside the review scope: Deed does not review its writes, so its stamps prove nothing`) };
 
   // Listing by selector already filters; this holds even against a server that ignored it.
   const environment = own(labels, keys.environment);

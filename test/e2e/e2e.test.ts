@@ -7,7 +7,7 @@ import { startSuite, type Suite } from './suite.js';
 import { admissionCases } from './cases/admission.js';
 import { policyCases } from './cases/policy.js';
 import { clusterCases } from './cases/cluster.js';
-import { reaperCases } from './cases/reaper.js';
+import { reaperCases, reaperScaleCases } from './cases/reaper.js';
 import { installCases } from './cases/install.js';
 import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
@@ -42,6 +42,7 @@ describe('Deed in a real API server', { skip }, () => {
   credentialCases(get);
   doorCases(get);
   reaperCases(get);
+  reaperScaleCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
   rotationCases(get);

@@ -1,5 +1,7 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
+import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../src/admission/types.js';
+import { signV1 } from '../../src/policy/stamps/attestation.js';
 import { singleKeyRing, verifyObject } from '../../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../../src/policy/stamps/keys.js';
 import { readAttestationKey } from '../../src/server/attestation-key.js';
@@ -46,6 +48,27 @@ export const PATHS = {
   NetworkPolicy: (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`,
   PersistentVolumeClaim: (ns: string) => `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
 } as const;
+
+/**
+ * A Secret carrying stamps signed with Deed's key, as an admin (or anyone, outside the review
+ * scope) writes it with no webhook in the way: what Deed would have stamped for `owner`.
+ */
+export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string } }) {
+  const nonce = randomBytes(32).toString('hex');
+  const owner = `${o.owner.namespace}/${o.owner.name}`;
+  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce });
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment, [KEYS.ownerUid]: o.owner.uid },
+      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation },
+    },
+    stringData: { token: 'not-a-real-credential' },
+  };
+}
 
 /** Does the stored object's attestation verify under the suite's key? */
 export function attested(suite: Suite, obj: KubeObject): boolean {

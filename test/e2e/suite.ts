@@ -265,3 +265,26 @@ async function tokenFor(
 export function readKey(suite: Suite): Buffer {
   return readFileSync(suite.keyFile);
 }
+
+/** Runs `fn` with Deed's webhook configurations removed (the admin writing stamps directly), then puts them back. */
+export async function withoutWebhooks<T>(s: Suite, fn: () => Promise<T>): Promise<T> {
+  const path = (kind: string | undefined) => `/apis/admissionregistration.k8s.io/v1/${kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`;
+  // The API server learns of configuration changes a moment later: a dry-run write shows when.
+  const reviewed = async (): Promise<boolean | undefined> => {
+    const probe = await s.api(s.runnerA.identity, 'POST', '/api/v1/namespaces/sandbox-a/secrets?dryRun=All', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'webhook-probe' } });
+    return probe.status === 201 ? probe.body.metadata.labels?.['deed.dev/managed'] === 'true' : undefined;
+  };
+  for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'DELETE', `${path(w.kind)}/${w.metadata!.name}`), 200);
+  try {
+    await eventually('Deed no longer reviews sandbox writes', async () => (await reviewed()) === false);
+    return await fn();
+  } finally {
+    for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'POST', path(w.kind), w), 201);
+    await eventually('Deed reviews sandbox writes again', async () => (await reviewed()) === true);
+  }
+}
+
+async function expectStatus(answer: Promise<ApiAnswer>, status: number): Promise<void> {
+  const a = await answer;
+  if (a.status !== status) throw new Error(`expected ${status}, got ${a.status}: ${a.text}`);
+}

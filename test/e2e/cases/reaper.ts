@@ -1,16 +1,19 @@
 // `deed reap` against the real API server: a dry run, --apply with the UID as a delete
 // precondition (read back from the API server's audit log), kinds with no objects (the
-// API server answers "items": null), an owner replaced under the same name, and an
-// owner read that fails.
+// API server answers "items": null), an owner replaced under the same name, an owner read
+// that fails; the runner recreated mid-sweep (a proxy holds a list meanwhile), stamps
+// outside the review scope, and deletes throttled by API Priority and Fairness.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request, type Server } from 'node:https';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { generateCertificates } from '../../../src/server/certificates.js';
 import { run } from '../client.js';
 import { writeKubeconfig } from '../control-plane.js';
-import { PATHS, secret } from '../objects.js';
+import { networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
+import { readKey, withoutWebhooks } from '../suite.js';
 import type { Runner, Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
 
@@ -28,12 +31,12 @@ interface ReapLine {
   reaped?: number;
 }
 
-async function reap(s: Suite, kubeconfig: string, args: string[]): Promise<{ code: number; lines: ReapLine[]; stderr: string }> {
+async function reap(s: Suite, kubeconfig: string, args: string[]): Promise<{ code: number; lines: ReapLine[]; stderr: string; stdout: string }> {
   const result = await run(process.execPath, [
     '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'reap',
     '--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', s.policyFile, '-o', 'json', '--timeout', '5', ...args,
   ]);
-  return { code: result.code, stderr: result.stderr, lines: result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as ReapLine) };
+  return { code: result.code, stderr: result.stderr, stdout: result.stdout, lines: result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as ReapLine) };
 }
 
 const about = (lines: ReapLine[], name: string) => lines.find((l) => l.type === 'decision' && l.name === name);
@@ -115,40 +118,180 @@ export function reaperCases(suite: () => Suite): void {
   });
 }
 
+export function reaperScaleCases(suite: () => Suite): void {
+  describe('deed reap: owner facts, review scope and throttling in a real API server', () => {
+    before(async () => {
+      // alpha's runners write into sandbox-b: no owner reference there, so only the reaper cleans up.
+      await suite().bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
+    });
+
+    test('the runner recreated mid-sweep: its new NetworkPolicy, listed after the old runner read gone, is kept while the old Secret is deleted', async () => {
+      const s = suite();
+      const old = await s.newRunner('sandbox-a', 'runner-race');
+      assert.equal((await s.api(old.identity, 'POST', PATHS.Secret('sandbox-b'), secret('race-old-creds'))).status, 201);
+      assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/runner-race`, { gracePeriodSeconds: 0 })).status, 200);
+
+      // The proxy holds the NetworkPolicy list until the platform has recreated runner-race
+      // (another uid) and the new runner has created its NetworkPolicy.
+      let held!: () => void;
+      const reached = new Promise<void>((resolve) => (held = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let holding = true;
+      const proxy = await apiProxy(s, 'race', (req) => {
+        if (holding && req.method === 'GET' && (req.url ?? '').startsWith(`${PATHS.NetworkPolicy('sandbox-b')}?`)) {
+          holding = false;
+          held();
+          return released;
+        }
+        return undefined;
+      });
+      try {
+        const sweep = reap(s, proxy.kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
+        await reached;
+        const recreated = await s.newRunner('sandbox-a', 'runner-race');
+        assert.notEqual(recreated.uid, old.uid);
+        const live = await s.api(recreated.identity, 'POST', PATHS.NetworkPolicy('sandbox-b'), networkPolicy('race-live-egress'));
+        assert.equal(live.status, 201, live.text);
+        assert.equal(live.body.metadata.labels['deed.dev/owner-uid'], recreated.uid);
+        release();
+        const result = await sweep;
+        assert.equal(result.code, 0, result.stderr + result.stdout);
+        assert.equal(about(result.lines, 'race-old-creds')?.outcome, 'deleted');
+        const kept = about(result.lines, 'race-live-egress');
+        assert.equal(kept?.action, 'keep', JSON.stringify(kept));
+        assert.equal(kept?.code, 'owner-running');
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.NetworkPolicy('sandbox-b')}/race-live-egress`)).status, 200);
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/race-old-creds`)).status, 404);
+      } finally {
+        release();
+        await proxy.close();
+      }
+    });
+
+    test('a validly stamped Secret in a namespace that is not opted in, its owner gone, is never reaped; its twin in a sandbox is', async () => {
+      const s = suite();
+      const key = readKey(s);
+      const goneOwner = { namespace: 'sandbox-a', name: 'runner-never', uid: '0c0ffee0-0000-4000-8000-000000000001' };
+      // In "plain" no webhook reviews writes: anyone there can write stamps (or get them signed).
+      const planted = await s.api(s.admin, 'POST', PATHS.Secret('plain'), signedSecret(key, { namespace: 'plain', name: 'planted-creds', environment: 'alpha', owner: goneOwner }));
+      assert.equal(planted.status, 201, planted.text);
+      // The same stamps in a sandbox can only be Deed's: written here with Deed's webhooks out of the way.
+      const twin = await withoutWebhooks(s, () => s.api(s.admin, 'POST', PATHS.Secret('sandbox-b'), signedSecret(key, { namespace: 'sandbox-b', name: 'twin-creds', environment: 'alpha', owner: goneOwner })));
+      assert.equal(twin.status, 201, twin.text);
+
+      const result = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'plain', '--namespace', 'sandbox-b', '--apply']);
+      assert.equal(result.code, 0, result.stderr + result.stdout);
+      const skipped = about(result.lines, 'planted-creds');
+      assert.equal(skipped?.action, 'skip');
+      assert.equal(skipped?.code, 'outside-review-scope');
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('plain')}/planted-creds`)).status, 200);
+      assert.equal(about(result.lines, 'twin-creds')?.outcome, 'deleted');
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/twin-creds`)).status, 404);
+      assert.equal(s.cp.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name === 'planted-creds').length, 0, 'no delete was even tried');
+    });
+
+    test('deletes throttled by API Priority and Fairness (429 with Retry-After) are retried: every orphan is deleted, with no error', async () => {
+      const s = suite();
+      const key = readKey(s);
+      const goneOwner = { namespace: 'sandbox-a', name: 'runner-gone-apf', uid: '0c0ffee0-0000-4000-8000-000000000002' };
+      await withoutWebhooks(s, async () => {
+        for (let i = 0; i < 40; i++) {
+          const made = await s.api(s.admin, 'POST', PATHS.Secret('sandbox-b'), signedSecret(key, { namespace: 'sandbox-b', name: `apf-orphan-${i}`, environment: 'alpha', owner: goneOwner }));
+          assert.equal(made.status, 201, made.text);
+        }
+      });
+      // A priority level with one seat and no queue for the reaper's account: a second request in flight gets 429.
+      const level = { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: 'e2e-reaper-tiny' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } } };
+      const schema = {
+        apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+        kind: 'FlowSchema',
+        metadata: { name: 'e2e-reaper-tiny' },
+        spec: {
+          priorityLevelConfiguration: { name: 'e2e-reaper-tiny' },
+          matchingPrecedence: 100,
+          rules: [{ subjects: [{ kind: 'ServiceAccount', serviceAccount: { namespace: 'deed-system', name: 'deed-reaper-alpha' } }], resourceRules: [{ verbs: ['delete'], apiGroups: [''], resources: ['secrets'], namespaces: ['*'] }] }],
+        },
+      };
+      assert.equal((await s.api(s.admin, 'POST', '/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations', level)).status, 201);
+      assert.equal((await s.api(s.admin, 'POST', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas', schema)).status, 201);
+      try {
+        const result = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'sandbox-b', '--apply', '--concurrency', '16']);
+        assert.equal(result.code, 0, result.stderr + result.stdout);
+        const orphans = result.lines.filter((l) => l.type === 'decision' && l.name?.startsWith('apf-orphan-'));
+        assert.equal(orphans.length, 40);
+        assert.deepEqual([...new Set(orphans.map((l) => l.outcome))], ['deleted']);
+        const deletes = s.cp.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name?.startsWith('apf-orphan-') && e.stage === 'ResponseComplete');
+        const throttled = deletes.filter((e) => e.responseStatus?.code === 429);
+        assert.ok(throttled.length > 0, 'the API server throttled some deletes');
+        const served = deletes.filter((e) => e.responseStatus?.code === 200);
+        assert.equal(served.length, 40);
+        // A throttled request is turned away before its body is read; every served one carried the precondition.
+        for (const e of served) assert.ok(e.requestObject?.preconditions?.uid, 'every delete carries the uid precondition');
+      } finally {
+        await s.api(s.admin, 'DELETE', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/e2e-reaper-tiny');
+        await s.api(s.admin, 'DELETE', '/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/e2e-reaper-tiny');
+      }
+    });
+  });
+}
+
 /** An HTTPS proxy to the API server that answers 503 to every read of a single pod. */
 async function failingOwnerReads(s: Suite): Promise<{ kubeconfig: string; failed: () => number; close: () => Promise<void> }> {
-  const dir = join(s.cp.dir, 'proxy');
-  const certs = await generateCertificates(dir, ['127.0.0.1']);
-  const upstream = new URL(s.cp.server);
   let failed = 0;
-  const server: Server = createServer({ cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) }, (req, res) => {
+  const proxy = await apiProxy(s, 'failing', (req) => {
     if (req.method === 'GET' && /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/?]+(\?|$)/.test(req.url ?? '')) {
       failed++;
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: 'injected by the test' }));
+      return { status: 503, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: 'injected by the test' } };
+    }
+    return undefined;
+  });
+  return { ...proxy, failed: () => failed };
+}
+
+type Intercept = (req: IncomingMessage) => { status: number; body: unknown } | Promise<void> | undefined;
+
+/**
+ * An HTTPS proxy to the API server, with the reaper's token: `intercept` may answer a request
+ * itself, or hold it (a promise) before it is forwarded.
+ */
+async function apiProxy(s: Suite, name: string, intercept: Intercept): Promise<{ kubeconfig: string; close: () => Promise<void> }> {
+  const dir = join(s.cp.dir, `proxy-${name}`);
+  const certs = await generateCertificates(dir, ['127.0.0.1']);
+  const upstream = new URL(s.cp.server);
+  const server: Server = createServer({ cert: readFileSync(certs.certFile), key: readFileSync(certs.keyFile) }, (req, res) => {
+    const action = intercept(req);
+    if (action !== undefined && !(action instanceof Promise)) {
+      res.writeHead(action.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(action.body));
       return;
     }
-    const forward = request(
+    // The request body waits in the socket while the request is held.
+    req.pause();
+    void (action ?? Promise.resolve()).then(() => forward(req, res));
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
+    const upstreamReq = request(
       { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, ca: s.cp.ca },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },
     );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
+    upstreamReq.on('error', () => res.destroy());
+    req.pipe(upstreamReq);
+    req.resume();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const kubeconfig = join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, readFileSync(certs.caFile, 'utf8'), s.reaperA.token);
   return {
     kubeconfig,
-    failed: () => failed,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
-
