@@ -12,6 +12,7 @@ import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import type { ConfigInput } from '../src/config/schema.js';
 import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
@@ -66,8 +67,8 @@ function review(resource: { group: string; resource: string; kind: string }, obj
   return body;
 }
 
-function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'validate' = 'validate'): AdmissionResponse {
-  const d = decide(webhook, body, testContext(FIXTURE_POLICY, undefined, undefined, lookup));
+function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'validate' = 'validate', config: ConfigInput = FIXTURE_POLICY): AdmissionResponse {
+  const d = decide(webhook, body, testContext(config, undefined, undefined, lookup));
   if (d.kind !== 'review') throw new Error(d.message);
   return d.response.response;
 }
@@ -244,6 +245,21 @@ describe("a sandbox pod's ephemeral claims are its environment's", () => {
     assert.equal(r.allowed, true, r.status?.message);
     const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
     assert.deepEqual(ops.filter((o) => o.path.includes('volumeClaimTemplate')), []);
+  });
+
+  test('with an ephemeral workspace (workspace.source: ephemeral), the workspace claim <pod>-workspace is stamped as the environment\'s and the pod is admitted', () => {
+    const config: ConfigInput = { ...FIXTURE_POLICY, template: { volumes: { workspace: { source: 'ephemeral' } } } };
+    const body = fixture('mutate-create-pod-by-runner.json');
+    body.request.object.spec.volumes[0] = { name: 'workspace', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } };
+    const r = answer(body, undefined, 'mutate', config);
+    assert.equal(r.allowed, true, r.status?.message);
+    const pod = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r })).newDocument as Spec;
+    const workspace = claimFrom(pod, 'workspace');
+    assert.equal(workspace.metadata.name, 'sbx-1-workspace');
+    assert.equal(workspace.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, workspace, KEYS, 'PersistentVolumeClaim', 'sandbox-a').ok);
+    const v = answer(withObjectOf(body, pod), undefined, 'validate', config);
+    assert.equal(v.allowed, true, v.status?.message);
   });
 
   test("a requester of no environment's pod gets no template stamps", () => {
