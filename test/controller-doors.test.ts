@@ -159,6 +159,57 @@ describe('workload templates are judged as the pods their writer would create', 
   });
 });
 
+describe("the ephemeral volumes of an environment's workloads make that environment's claims", () => {
+  const eph = { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } };
+  const stampedDeployment = (who: UserInfo = RUNNER_B): Spec => {
+    const obj = workload('Deployment', podSpec({ volumes: [structuredClone(eph)] }));
+    const body = review(RESOURCES.Deployment!, obj, who);
+    const r = answer(body, undefined, 'mutate');
+    assert.equal(r.allowed, true, r.status?.message);
+    const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
+    assert.ok(ops.some((o) => o.path === '/spec/template/spec/volumes/0/ephemeral/volumeClaimTemplate/metadata'), JSON.stringify(ops));
+    return jsonpatch.applyPatch(structuredClone(obj), ops).newDocument as Spec;
+  };
+  const claimOfTemplate = (obj: Spec): KubeObject => {
+    const m = obj.spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata;
+    return { kind: 'PersistentVolumeClaim', metadata: { labels: m.labels, annotations: m.annotations } };
+  };
+
+  test("the mutating side stamps a Deployment's ephemeral template for the writer's environment; the claim verifies, and the validating side admits it", () => {
+    const obj = stampedDeployment();
+    const c = claimOfTemplate(obj);
+    assert.equal(c.metadata.labels?.[KEYS.environment], 'beta');
+    assert.ok(verifyObject(TEST_RING, c, KEYS, 'PersistentVolumeClaim', 'sandbox-b').ok);
+    allowed(review(RESOURCES.Deployment!, obj as KubeObject, RUNNER_B));
+  });
+
+  test("an environment's workload whose ephemeral template lacks the stamps was not mutated: refused", () => {
+    denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ volumes: [structuredClone(eph)] })), RUNNER_B), /\[stamp\.missing\] spec\.template\.spec\.volumes\[name=scratch\]\.ephemeral\.volumeClaimTemplate\.metadata: carries no claim stamps of environment "beta"/);
+  });
+
+  test('a change by a requester of no environment (a manager restarting it) keeps the stamps; one that changes them is refused', () => {
+    const old = stampedDeployment();
+    const restarted = structuredClone(old);
+    restarted.spec.template.metadata = { annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-01T00:00:00Z' } };
+    const kubelet = review(RESOURCES.Deployment!, restarted as KubeObject, KUBELET, { operation: 'UPDATE', oldObject: old });
+    allowed(kubelet);
+    const nobody = review(RESOURCES.Deployment!, restarted as KubeObject, NOBODY, { operation: 'UPDATE', oldObject: old });
+    // Acting for no environment in sandbox-b, whose default account is beta's: only the account is refused, not the kept stamps.
+    assert.doesNotMatch(answer(nobody).status?.message ?? '', /stamp\.template/);
+    const forged = structuredClone(restarted);
+    forged.spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.labels[KEYS.environment] = 'alpha';
+    denied(review(RESOURCES.Deployment!, forged as KubeObject, KUBELET, { operation: 'UPDATE', oldObject: old }), /\[stamp\.template\] spec\.template\.spec\.volumes\[name=scratch\]/);
+  });
+
+  test("another environment's stamps in a workload's ephemeral template are refused at the mutating side", () => {
+    const alphas = stampedDeployment(RUNNER_A);
+    const body = review(RESOURCES.Deployment!, alphas as KubeObject, RUNNER_B);
+    const r = answer(body, undefined, 'mutate');
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[stamp\.template\]/);
+  });
+});
+
 describe('no client-written stamps in any template', () => {
   const copied = structuredClone(claimOf('alpha', 'sandbox-b').metadata);
 

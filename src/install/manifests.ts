@@ -397,7 +397,8 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        // Templates too: the ephemeral claims of an environment's workloads get its stamps.
+        rules: [...rules(['CREATE']), ...workloadRules()],
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -432,15 +433,20 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   return [
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
     core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...[...byGroup].map(([group, resources]): V1RuleWithOperations => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' })),
+    ...workloadRules(),
     { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
+}
+
+/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
+function workloadRules(): V1RuleWithOperations[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  return [...byGroup].map(([group, resources]) => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
 }
 
 /** The webhook reads the pod an eviction or binding names, the claims a pod or template mounts, and the snapshots a claim restores. */
