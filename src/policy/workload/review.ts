@@ -1,10 +1,11 @@
-// The validating side of workloads: a pod template is judged as the pod its writer would
-// create (the runner's service account, other environments' claims, and, for a requester
-// acting for an environment, the sandbox template and workspace rules), by the same rules
-// as a Pod, at the template's path. Claim templates are judged as the claims they make.
-// No template carries Deed's stamps: the controllers copy them unreviewed.
-import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
+// The review of workloads: a pod template is judged as the pod its writer would create
+// (the runner's service account, other environments' claims, and, for a requester acting
+// for an environment, the sandbox template and workspace rules), by the same rules as a
+// Pod, at the template's path. Claim templates are judged as the claims they make. No
+// template carries stamps a client wrote: the controllers copy them unreviewed. The
+// mutating side writes the claim stamps of an environment's ephemeral volumes.
 import { isDeepStrictEqual } from 'node:util';
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, denied, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { own } from '../stamps/attestation.js';
