@@ -20,10 +20,13 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js';
+import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
 import { mutateWorkload } from './workload/review.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   const door = doorOf(req);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
