@@ -59,6 +59,16 @@ function covered(hook: Webhook, operation: string): string[] {
 }
 
 const CORE_AND_NETWORKING = ['/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
+const WORKLOADS = [
+  'apps/v1/daemonsets',
+  'apps/v1/deployments',
+  'apps/v1/replicasets',
+  'apps/v1/statefulsets',
+  'batch/v1/cronjobs',
+  'batch/v1/jobs',
+  '/v1/podtemplates',
+  '/v1/replicationcontrollers',
+];
 
 /** CEL needs maps, not plain objects. */
 function toCel(value: unknown): unknown {
@@ -138,27 +148,18 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
-    assert.deepEqual(covered(hook, 'CREATE'), CORE_AND_NETWORKING);
-    for (const op of ['UPDATE', 'DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
+    assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
+    for (const op of ['DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
   test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
-    const templates = [
-      'apps/v1/daemonsets',
-      'apps/v1/deployments',
-      'apps/v1/replicasets',
-      'apps/v1/statefulsets',
-      'batch/v1/cronjobs',
-      'batch/v1/jobs',
-      '/v1/podtemplates',
-      '/v1/replicationcontrollers',
-      'snapshot.storage.k8s.io/v1/volumesnapshots',
-    ];
+    const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),

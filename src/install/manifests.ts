@@ -427,8 +427,9 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
 }
 
 /** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+/** CREATE of the four kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
 export function mutatingRules(): V1RuleWithOperations[] {
-  return rules(['CREATE']);
+  return [...rules(['CREATE']), ...workloadRules()];
 }
 
 /**
@@ -443,22 +444,28 @@ export function mutatingRules(): V1RuleWithOperations[] {
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   return [
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
     core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...[...byGroup].map(([group, resources]): V1RuleWithOperations => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' })),
+    ...workloadRules(),
     { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
 }
 
+/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
+function workloadRules(): V1RuleWithOperations[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  return [...byGroup].map(([group, resources]) => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
+}
+
 /**
- * The webhook looks up the pod an eviction or binding names, and the claims and Secrets a
- * pod names: from a cache kept by list and watch, read with get on a miss. It watches the
- * opted-in namespaces for its review scope. RBAC cannot grant metadata only: list and
- * watch on Secrets can read their data, so caching them is a choice (cacheSecrets).
+ * The webhook looks up the pod an eviction or binding names, the claims and Secrets a
+ * pod names, and the snapshots a claim restores: from a cache kept by list and watch, read
+ * with get on a miss. It watches the opted-in namespaces for its review scope. RBAC cannot
+ * grant metadata only: list and watch on Secrets can read their data, so caching them is
+ * a choice (cacheSecrets).
  */
 function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
   const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
