@@ -59,11 +59,17 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'live' });
           metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
           // The same facts as a cached answer, so no decision depends on where one came from.
-          facts.set(lookupKey(key), answer.state === 'found' ? foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix)) : answer);
+          facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
         }
       }
       if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
       return gatheredLookup(facts, 'not read before the decision');
     },
   };
+}
+
+/** A live answer cut to what a cached one holds; a snapshot (never cached) keeps its source claim. */
+function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
+  const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
+  return answer.sourceClaim === undefined ? found : { ...found, sourceClaim: answer.sourceClaim };
 }

@@ -4,7 +4,7 @@
 // decision cannot depend on which one it got. Nothing else is kept: another annotation
 // may be large (kubectl's last-applied-configuration holds a Secret's data in full).
 import type { Lookup } from '../policy/policy.js';
-import { MANAGED_BY_LABEL } from '../policy/keys.js';
+import { MANAGED_BY_LABEL } from '../policy/stamps/keys.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -40,7 +40,7 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
 }
 
 /** A found object as the policy reads it. */
-export function foundLookup(f: ObjectFacts): Lookup {
+export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }> {
   return {
     state: 'found',
     metadata: { ...(f.uid ? { uid: f.uid } : {}), ...(f.labels ? { labels: f.labels } : {}), ...(f.annotations ? { annotations: f.annotations } : {}) },

@@ -13,6 +13,7 @@ import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
+import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
 
 const found = assets();
@@ -44,5 +45,6 @@ describe('Deed in a real API server', { skip }, () => {
   clusterCases(get, tools);
   rotationCases(get);
   connectionCases(get);
+  controllerCases(get, tools);
   scopeCases(get);
 });
