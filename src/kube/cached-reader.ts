@@ -7,7 +7,8 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
-// - At most MAX_LIVE_READS_PER_REVIEW reads per review; the rest are unknown (refused).
+// - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
+//   snapshot's source claim follows); the rest are unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's
 // delay; see the docs for who can open that window and what it allows.
 import type { LookupKey } from '../policy/lookup.js';
