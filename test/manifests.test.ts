@@ -334,7 +334,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots, and nothing else; the reaper may get, list and delete the four kinds', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);

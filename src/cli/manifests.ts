@@ -43,7 +43,7 @@ export function installHeader(namespace: string, hasCaBundle: boolean): string {
   return [
     'Deed install. Two Secrets must exist in the namespace; they are never rendered here:',
     `  kubectl -n ${namespace} create secret generic ${ATTESTATION_SECRET} --from-literal=key="$(openssl rand -hex 32)"`,
-    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see README, "Rotating the attestation key")',
+    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see docs/operations.md, "Rotating the attestation key")',
     `  kubectl -n ${namespace} create secret tls ${TLS_SECRET} --cert=certs/tls.crt --key=certs/tls.key`,
     `(deed certs --out certs --dns deed.${namespace}.svc prints the caBundle for --ca-bundle.)`,
     ...(hasCaBundle ? [] : ['No --ca-bundle was given: patch caBundle into both webhook configurations, or let cert-manager inject it.']),

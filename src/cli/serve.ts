@@ -1,5 +1,5 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
 import { DEFAULT_LIMITS } from '../server/connections.js';
@@ -11,6 +11,7 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('Run the admission webhook over HTTPS')
     .option('--host <host>', 'address to listen on', process.env.DEED_HOST ?? '127.0.0.1')
+    .addOption(new Option('--log-format <format>', 'json: epoch-millisecond time and numeric levels (pino); iso: ISO-8601 time and level names').choices(['json', 'iso']).default('json'))
     .option('--port <port>', 'port to listen on', parsePort, 8443)
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--cert-dir <dir>', 'where generated certificates and the local attestation key live', 'certs')
@@ -35,7 +36,7 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeFlags) => {
       // Loaded here, not at the top: the other commands start without fastify and pino.
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
-      const logger = createLogger();
+      const logger = createLogger(undefined, undefined, o.logFormat);
       const config = loadConfig(o.config);
       const server = await startServer({
         config,
@@ -90,6 +91,7 @@ export function registerServe(program: Command): void {
 
 interface ServeFlags {
   host: string;
+  logFormat: 'json' | 'iso';
   port: number;
   config?: string;
   certDir: string;

@@ -40,7 +40,7 @@ export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
 export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
 export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
 export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
-/** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
+/** The Secret (type kubernetes.io/tls) holding the serving certificate; see docs/install.md. */
 export const TLS_SECRET = 'deed-tls';
 /** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
@@ -403,7 +403,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -426,8 +426,13 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return rules(['CREATE']);
+}
+
 /**
- * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,

@@ -69,7 +69,10 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
   };
 }
 
-/** A live answer cut to what a cached one holds; a snapshot (never cached) keeps its source claim. */
+/**
+ * A live answer cut to what a cached one holds. A snapshot (never cached) keeps its source
+ * claim: without it a restore from another environment's snapshot reads as pre-provisioned content.
+ */
 function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
   const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
   return answer.sourceClaim === undefined ? found : { ...found, sourceClaim: answer.sourceClaim };

@@ -1,11 +1,11 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names, the claims and snapshots a new object reaches): one GET per object,
-// under the review's own deadline, answered as a Lookup. Only a Status with reason
-// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed);
-// any other failure is "unknown", and the policy refuses what it cannot judge. Pods are
-// read whole (their service account decides whose a runner is), snapshots too (their
-// source claim); claims and Secrets as metadata only. Nothing read is kept here: the
-// cache in front of it (cached-reader.ts) answers what it can first.
+// binding names, the claims, Secrets and snapshots a new object reaches): one GET per
+// object, under the review's own deadline, answered as a Lookup. Only a Status with reason
+// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
+// other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
+// whole (their service account decides whose a runner is), snapshots too (their source
+// claim); claims and Secrets as metadata only. Nothing read is kept here: the cache in
+// front of it (cached-reader.ts) answers what it can first.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
