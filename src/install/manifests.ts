@@ -461,11 +461,11 @@ function workloadRules(): V1RuleWithOperations[] {
 }
 
 /**
- * The webhook looks up the pod an eviction or binding names, the claims and Secrets a
- * pod names, and the snapshots a claim restores: from a cache kept by list and watch, read
- * with get on a miss. It watches the opted-in namespaces for its review scope. RBAC cannot
- * grant metadata only: list and watch on Secrets can read their data, so caching them is
- * a choice (cacheSecrets).
+ * The webhook looks up the pod an eviction or binding names and the claims and Secrets a
+ * pod or template names, from a cache kept by list and watch, read with get on a miss;
+ * the snapshots a claim restores with get. It watches the opted-in namespaces for its
+ * review scope. RBAC cannot grant metadata only: list and watch on Secrets can read their
+ * data, so caching them is a choice (cacheSecrets).
  */
 function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
   const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
