@@ -82,7 +82,7 @@ export function connectionCases(suite: () => Suite): void {
           req.on('close', () => resolve(text));
           req.on('error', () => resolve(text));
         });
-        assert.ok(Number(/^deed_connections_refused_total (\d+)/m.exec(metrics)?.[1]) > 0, 'refusals are counted');
+        assert.ok(Number(/^deed_connections_refused_total\{reason="total"\} (\d+)/m.exec(metrics)?.[1]) > 0, 'refusals are counted');
         assert.ok(Number(/^deed_connections_timed_out_total\{phase="headers"\} (\d+)/m.exec(metrics)?.[1]) > 0, 'headers deadlines are counted');
       } finally {
         await s.restartDeed();
