@@ -1,14 +1,17 @@
 // `deed keys usage`: per attestation key id, how many managed objects in the cluster still
-// carry it; a verify-only key that none carries can be retired from the ring.
+// carry it; a verify-only key that none carries can be retired from the ring. Objects in
+// namespaces outside the review scope are listed, never counted (src/keys/usage.ts).
 // Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/keys.js';
 import { LEGACY_KEY_ID } from '../policy/key-ring.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 interface UsageFlags {
   namespace: string[];
+  deedNamespace: string;
   kubeconfig?: string;
   config?: string;
   attestationKey?: string;
@@ -24,6 +27,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
     .command('usage')
     .description('Count, per attestation key id, the managed objects in the cluster that still carry it (metadata only)')
     .option('--namespace <ns>', 'namespace to count (repeatable); all namespaces otherwise', collectNamespace, [])
+    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (with the opt-in label, it decides the review scope)", DEFAULT_NAMESPACE)
     .option('--kubeconfig <file>', 'kubeconfig file; the in-cluster service account otherwise')
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring")
@@ -39,7 +43,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
       const client = createKubeClient(loadKubeConfig(o.kubeconfig), { timeoutMs: o.timeout * 1000 });
-      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace });
+      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;
     });

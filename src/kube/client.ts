@@ -18,6 +18,7 @@ import {
 import type { KubeObject } from '../admission/types.js';
 import type { SandboxKind } from '../policy/kinds.js';
 import { classify, KubeError } from './errors.js';
+import type { NamespaceFacts } from '../policy/review-scope.js';
 
 export type ReapKind = SandboxKind['kind'];
 
@@ -38,6 +39,8 @@ export interface KubeClient {
   /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
+  /** The namespaces matching `labelSelector`: names and labels only, every page. */
+  listNamespaces(labelSelector: string): Promise<NamespaceFacts[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
 }
 
@@ -124,6 +127,21 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       const out: KubeObject[] = [];
       for await (const page of this.listPages(kind, namespace, labelSelector)) out.push(...page);
       return out;
+    },
+
+    async listNamespaces(labelSelector) {
+      const out: NamespaceFacts[] = [];
+      let next: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
+        const result: Page = await call('list namespaces', METADATA_LIST, (o) => core.listNamespace(params, o));
+        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
+        if (!Array.isArray(items)) throw new KubeError('Other', 'list namespaces: the answer carries no items');
+        for (const item of items) if (item.metadata?.name) out.push({ name: item.metadata.name, labels: item.metadata.labels ?? {} });
+        next = result.metadata?._continue || undefined;
+        if (next === undefined) return out;
+      }
+      throw new KubeError('Other', `list namespaces: more than ${MAX_PAGES} pages`);
     },
 
     async getPod(namespace, name) {
