@@ -26,6 +26,7 @@ import { cannon, type LoadResult } from '../bench/load.js';
 import { benchDir, getStatus, ROOT, startDeed, type Served } from '../bench/processes.js';
 import { hostileConnections } from './hostile-connections.js';
 import { hostileBodies } from './hostile-bodies.js';
+import { clientCaFlood } from './client-ca-flood.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -343,3 +344,5 @@ if (only === undefined || only === 'bodies') {
   ] as const)
     await hostileBodies({ entry, title, sessions, streams: 100, bytes, seconds: 20, body: BODY, uid: UID, log });
 }
+if (only === undefined || only === 'client-ca')
+  await clientCaFlood({ entry, title: `7. --client-ca: reviews on fresh authenticated connections during a flood of ${hostile} connections from another address`, connections: hostile, watchS: 15, body: BODY, uid: UID, log });
