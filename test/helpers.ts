@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
+import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/stamps/key-ring.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';

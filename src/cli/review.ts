@@ -12,7 +12,7 @@ import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
 import type { Config } from '../config/schema.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';

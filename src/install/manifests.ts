@@ -27,9 +27,11 @@ import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
 import { ConfigError, parseConfig } from '../config/load.js';
 import { ATTESTATION_KEY_DIR, type Config } from '../config/schema.js';
-import { LEGACY_KEY_ID } from '../policy/key-ring.js';
-import { resolveRequester } from '../policy/identity.js';
+import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
+import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
+import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
+import { workloadResources } from '../policy/workload/kinds.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -434,24 +436,34 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
- * whose annotations the API server copies onto the pod.
+ * whose annotations the API server copies onto the pod. And the controller doors: the
+ * templates kube-system's controllers make pods and claims from, tokens of a service
+ * account (the token controller fills a token Secret, reviewed with Secrets), and
+ * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   return [
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
-    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings']),
+    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
+    ...[...byGroup].map(([group, resources]): V1RuleWithOperations => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' })),
+    { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
 }
 
-/** The webhook reads the pod an eviction or binding names, and (for pods) the claims they mount. */
+/** The webhook reads the pod an eviction or binding names, the claims a pod or template mounts, and the snapshots a claim restores. */
 function webhookClusterRole(): V1ClusterRole {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
-    rules: [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }],
+    rules: [
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] },
+      { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
+    ],
   };
 }
 

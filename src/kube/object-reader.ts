@@ -1,10 +1,13 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names): one GET per object, under the review's own deadline, answered as a
-// Lookup. Only a Status with reason NotFound is "absent"; any other failure is "unknown",
-// and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is); claims as metadata only. Nothing read is kept.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+// binding names, the claims and snapshots a new object reaches): one GET per object,
+// under the review's own deadline, answered as a Lookup. Only a Status with reason
+// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed);
+// any other failure is "unknown", and the policy refuses what it cannot judge. Pods are
+// read whole (their service account decides whose a runner is), snapshots too (their
+// source claim); claims as metadata only. Nothing read is kept.
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
+import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
 import { METADATA_ONE, withDeadline } from './client.js';
 import { KubeError } from './errors.js';
@@ -16,12 +19,20 @@ export interface ObjectReader {
 
 export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
       if (key.resource === 'pods') {
         const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
+      }
+      if (key.resource === 'volumesnapshots') {
+        const snapshot = (await withDeadline(timeoutMs, what, undefined, (o) =>
+          custom.getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: 'v1', plural: 'volumesnapshots', namespace: key.namespace, name: key.name }, o),
+        )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
+        const source = snapshot.spec?.source?.persistentVolumeClaimName;
+        return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
       }
       const claim = await withDeadline(timeoutMs, what, METADATA_ONE, (o) => core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o));
       return { state: 'found', metadata: metadataOf(claim.metadata) };

@@ -5,7 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Verdict } from '../admission/verdict.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import type { KeyRing, Verification } from '../policy/key-ring.js';
+import type { KeyRing, Verification } from '../policy/stamps/key-ring.js';
 import { RULES } from '../policy/rules/catalog.js';
 
 /** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */

@@ -1,7 +1,7 @@
 // The production decision context: the real clock, a cryptographic RNG and a lookup.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeyRing } from './stamps/key-ring.js';
 import { noLookup } from './lookup.js';
 import { compilePolicy, type DecisionContext } from './policy.js';
 

@@ -12,7 +12,7 @@ import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observa
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './connections.js';
 import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } from './body-budget.js';
-import { planLookups } from '../policy/lookup.js';
+import { combinedLookup, followUpLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
@@ -137,6 +137,14 @@ export function buildApp(opts: AppOptions): DeedApp {
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
+  /** Reads what a review needs, then what those answers make necessary (a snapshot's source claim), within half the review's budget. */
+  const gather = async (reader: ObjectReader, needed: LookupKey[], deadline: ReturnType<typeof reviewDeadline>) => {
+    const budget = () => Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())));
+    const first = await reader.read(needed, budget());
+    const next = followUpLookups(needed, first);
+    return next.length === 0 ? first : combinedLookup(first, await reader.read(next, budget()));
+  };
+
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
     app.post(`/${webhook}`, async (req, reply) => {
       const started = process.hrtime.bigint();
@@ -149,10 +157,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
       const plan = opts.reader ? planLookups(req.body, webhook) : { lookups: [] };
       const needed = plan.lookups;
-      const ctx =
-        needed.length > 0 && opts.reader
-          ? { ...opts.ctx, lookup: await opts.reader.read(needed, Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())))) }
-          : opts.ctx;
+      const ctx = needed.length > 0 && opts.reader ? { ...opts.ctx, lookup: await gather(opts.reader, needed, deadline) } : opts.ctx;
       const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {

@@ -15,7 +15,7 @@ import { trackConnections } from './drain.js';
 import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
 import { buildOpsApp } from './ops.js';
 import { createMetrics, recordVerification, setCertificateExpiry } from '../observability/metrics.js';
-import { withObserver } from '../policy/key-ring.js';
+import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
 export interface ServeOptions {

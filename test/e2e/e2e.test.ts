@@ -14,6 +14,7 @@ import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
+import { controllerCases } from './cases/controllers.js';
 
 const found = assets();
 const skip =
@@ -45,4 +46,5 @@ describe('Deed in a real API server', { skip }, () => {
   rotationCases(get);
   connectionCases(get);
   reviewScopeCases(get);
+  controllerCases(get, tools);
 });
