@@ -7,8 +7,8 @@
 // process, the peer address and the connection. While a stream waits for a grant, nothing
 // reads it: Node then stops consuming its data, so HTTP/2 flow control keeps the stream's
 // window closed and the client cannot send more than that window (64 KiB by default). A
-// stream that cannot get a grant within the wait is answered 429 with Retry-After, and
-// counted. A body that declares its length (the API server always does) is granted all of
+// stream that cannot get a grant within the wait is answered 429 with Retry-After, reset
+// once answered (the rest of its body is not wanted), and counted. A body that declares its length (the API server always does) is granted all of
 // it at once, so two half-granted bodies never wait on each other; one that does not is
 // granted in doubling steps.
 import { constants, type Http2Stream } from 'node:http2';
@@ -50,7 +50,7 @@ const FIRST_STEP_BYTES = 64 * 1024;
  * always has the other half), one connection a third; never less than one whole body.
  */
 export function bodyBudgetLimits(totalBytes: number, perStreamBytes: number, waitMs = DEFAULT_BODY_WAIT_MS): BodyBudgetLimits {
-  if (totalBytes < perStreamBytes) throw new Error(`the body budget (${totalBytes} bytes) cannot be smaller than the largest body (${perStreamBytes} bytes)`);
+  if (totalBytes < perStreamBytes) throw new Error(`the body budget (--body-budget, ${totalBytes} bytes) cannot be smaller than the largest body (${perStreamBytes} bytes)`);
   return {
     totalBytes,
     perPeerBytes: Math.max(perStreamBytes, Math.floor(totalBytes / 2)),
