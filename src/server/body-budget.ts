@@ -259,8 +259,7 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
     const whole = declared !== undefined ? Buffer.allocUnsafeSlow(declared) : undefined; // filled to the end, or refused
     const chunks: Buffer[] = [];
     let length = 0;
-    // Paused reading: while a grant is awaited below, no chunk is taken from the stream.
-    for await (const chunk of r.payload.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer | string>) {
+    const take = async (chunk: Buffer | string) => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       const needed = length + bytes.length;
       if (needed > account.held) {
@@ -271,7 +270,23 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
       if (whole !== undefined) bytes.copy(whole, length);
       else chunks.push(Buffer.copyBytesFrom(bytes));
       length = needed;
-    }
+    };
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
+        r.payload.off('data', onData).off('end', onEnd).off('error', done);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onEnd = () => done();
+      // Paused while a grant is awaited: no chunk is taken from the stream meanwhile. The
+      // stream is never destroyed here, so a refusal can still be answered on it.
+      const onData = (chunk: Buffer | string) => {
+        r.payload.pause();
+        take(chunk).then(() => r.payload.resume(), done);
+      };
+      r.payload.on('data', onData).once('end', onEnd).once('error', done);
+      r.payload.resume();
+    });
     if (declared !== undefined && length !== declared) throw new BodyError(`the body is shorter than its content-length (${declared} bytes)`, 400);
     return whole ?? Buffer.concat(chunks, length);
   } catch (err) {
