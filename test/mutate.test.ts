@@ -317,6 +317,17 @@ describe('deadlines', () => {
     assert.ok(response.response.warnings![0]!.length < 120);
   });
 
+  test('a budget given as a label is refused with where it belongs, not silently left at the cap', () => {
+    const message = denial(
+      pod((o) => {
+        delete o.metadata.annotations!['deed.dev/max-duration-seconds'];
+        o.metadata.labels = { ...o.metadata.labels, 'deed.dev/max-duration-seconds': '600' };
+      }),
+      { ...FIXTURE_POLICY, deadline: { capSeconds: 86400 } },
+    );
+    assert.match(message, /\[budget\.invalid\] metadata\.labels\["deed\.dev\/max-duration-seconds"\]: a duration budget is read from the annotation deed\.dev\/max-duration-seconds, not a label/);
+  });
+
   for (const bad of ['0', '-5', '1h', '01', '3.5', '', ' 60', '99999999999']) {
     test(`a budget of ${JSON.stringify(bad)} is denied`, () => {
       assert.match(denial(pod((o) => (o.metadata.annotations!['deed.dev/max-duration-seconds'] = bad))), /\[budget\.invalid\]/);

@@ -23,12 +23,14 @@ export function registerManifests(program: Command): void {
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
     .option('--client-ca-configmap <name>', "require the API server's client certificate (deed serve --client-ca): a ConfigMap in Deed's namespace holding its CA under ca.crt", parseConfigMapName)
     .option('--webhook-from <cidr>', "admit the webhook port only from this CIDR, the API server's source (repeatable); from anywhere otherwise", collectCidr, [])
+    .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
+        cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.clientCaConfigmap) opts.clientCaConfigMap = o.clientCaConfigmap;
@@ -46,7 +48,7 @@ export function installHeader(namespace: string, hasCaBundle: boolean): string {
   return [
     'Deed install. Two Secrets must exist in the namespace; they are never rendered here:',
     `  kubectl -n ${namespace} create secret generic ${ATTESTATION_SECRET} --from-literal=key="$(openssl rand -hex 32)"`,
-    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see README, "Rotating the attestation key")',
+    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see docs/operations.md, "Rotating the attestation key")',
     `  kubectl -n ${namespace} create secret tls ${TLS_SECRET} --cert=certs/tls.crt --key=certs/tls.key`,
     `(deed certs --out certs --dns deed.${namespace}.svc prints the caBundle for --ca-bundle.)`,
     ...(hasCaBundle ? [] : ['No --ca-bundle was given: patch caBundle into both webhook configurations, or let cert-manager inject it.']),
@@ -93,4 +95,5 @@ interface ManifestFlags {
   config?: string;
   reaperEnvironment: string[];
   reaperSchedule: string;
+  cacheSecrets: boolean;
 }

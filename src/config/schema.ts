@@ -196,7 +196,7 @@ export const configSchema = z
           .array(ringKeySchema)
           .min(1)
           .optional()
-          .describe('The key ring: every key verifies, `signingKey` signs (format `v2:<id>:<mac>`). Rotation adds a key, makes it the signing key, then removes the old one (README).'),
+          .describe('The key ring: every key verifies, `signingKey` signs (format `v2:<id>:<mac>`). Rotation adds a key, makes it the signing key, then removes the old one (docs/operations.md).'),
         signingKey: keyId
           .optional()
           .describe('Id of the key in `keys` that signs new attestations. Required when `keys` holds more than one.'),

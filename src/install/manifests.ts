@@ -40,7 +40,7 @@ export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
 export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
 export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
 export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
-/** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
+/** The Secret (type kubernetes.io/tls) holding the serving certificate; see docs/install.md. */
 export const TLS_SECRET = 'deed-tls';
 /** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
@@ -81,6 +81,8 @@ export interface ManifestOptions {
   clientCaConfigMap?: string;
   /** CIDRs the webhook port admits (the API server's source); from anywhere when empty. */
   webhookFrom?: string[];
+  /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
+  cacheSecrets?: boolean;
 }
 
 export function webhookServiceAccount(namespace: string): string {
@@ -104,10 +106,10 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
-    webhookClusterRole(),
+    webhookClusterRole(opts.cacheSecrets ?? true),
     webhookBinding(namespace),
     configMap(namespace, policy),
-    deployment(opts.image, namespace, policy, keyIds, opts.clientCaConfigMap),
+    deployment(opts.image, namespace, policy, keyIds, opts.cacheSecrets ?? true, opts.clientCaConfigMap),
     podDisruptionBudget(namespace),
     service(namespace),
     networkPolicy(namespace, opts.webhookFrom ?? []),
@@ -254,7 +256,7 @@ export const SERVE_ARGS = [
   '--shutdown-delay', '5',
 ];
 
-function webhookContainer(image: string, clientCa: boolean): V1Container {
+function webhookContainer(image: string, cacheSecrets: boolean, clientCa: boolean): V1Container {
   // On their own port: at the bound on webhook connections (--max-connections) a probe to
   // the webhook port would be refused and take the replica out of service; and with
   // --client-ca the kubelet, which presents no client certificate, could not connect.
@@ -268,12 +270,16 @@ function webhookContainer(image: string, clientCa: boolean): V1Container {
     name: 'webhook',
     image,
     imagePullPolicy: 'IfNotPresent',
-    args: clientCa ? [...SERVE_ARGS, '--client-ca', CLIENT_CA_FILE] : SERVE_ARGS,
+    args: [...SERVE_ARGS, ...(cacheSecrets ? [] : ['--no-cache-secrets']), ...(clientCa ? ['--client-ca', CLIENT_CA_FILE] : [])],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
     ],
-    env: [{ name: 'DEED_LOG_LEVEL', value: 'info' }],
+    env: [
+      { name: 'DEED_LOG_LEVEL', value: 'info' },
+      // Its own namespace, which the webhooks exclude from the review scope (deed serve --namespace).
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },
     readinessProbe: probe('/readyz', 5),
     // Admission latency is on every sandbox write: a request high enough that the pod is
@@ -287,7 +293,7 @@ function webhookContainer(image: string, clientCa: boolean): V1Container {
   };
 }
 
-function deployment(image: string, namespace: string, policy: string, keyIds: string[], clientCaConfigMap: string | undefined): V1Deployment {
+function deployment(image: string, namespace: string, policy: string, keyIds: string[], cacheSecrets: boolean, clientCaConfigMap: string | undefined): V1Deployment {
   const selector = labels('webhook');
   return {
     apiVersion: 'apps/v1',
@@ -304,7 +310,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
         metadata: { labels: selector, annotations: { 'checksum/policy': createHash('sha256').update(policy).digest('hex') } },
         spec: {
           serviceAccountName: NAME,
-          // Its token reads (get only) the pod an eviction or binding names.
+          // Its token watches what lookups need (lookup cache) and reads what the cache misses.
           automountServiceAccountToken: true,
           securityContext: podSecurityContext,
           // deed serve exits by itself within --grace-period (25 s from SIGTERM, the 5 s
@@ -314,7 +320,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
           ],
-          containers: [webhookContainer(image, clientCaConfigMap !== undefined)],
+          containers: [webhookContainer(image, cacheSecrets, clientCaConfigMap !== undefined)],
           volumes: [configVolume(true, keyIds, clientCaConfigMap), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
@@ -408,7 +414,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -431,8 +437,13 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return rules(['CREATE']);
+}
+
 /**
- * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
@@ -454,14 +465,22 @@ export function validatingRules(): V1RuleWithOperations[] {
   ];
 }
 
-/** The webhook reads the pod an eviction or binding names, the claims a pod or template mounts, and the snapshots a claim restores. */
-function webhookClusterRole(): V1ClusterRole {
+/**
+ * The webhook looks up the pod an eviction or binding names, and the claims and Secrets a
+ * pod names: from a cache kept by list and watch, read with get on a miss. It watches the
+ * opted-in namespaces for its review scope. RBAC cannot grant metadata only: list and
+ * watch on Secrets can read their data, so caching them is a choice (cacheSecrets).
+ */
+function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
+  const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
     rules: [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] },
+      { apiGroups: [''], resources: cached, verbs: ['get', 'list', 'watch'] },
+      ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
     ],
   };

@@ -1,5 +1,5 @@
 // `deed keys usage`: which attestation keys the managed objects in the cluster still
-// carry, so the operator knows when a key can leave the ring (README, "Rotating the
+// carry, so the operator knows when a key can leave the ring (docs/operations.md, "Rotating the
 // attestation key"). The tally is pure; the listing is the reaper's metadata-only list.
 // Only objects in the review scope count: outside it anyone can write stamps (and get a
 // signed patch for them from the webhook port), so a stamp there proves nothing, and

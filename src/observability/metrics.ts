@@ -32,7 +32,15 @@ export interface Metrics {
   connectionsTimedOut: Counter<'phase'>;
   bodiesRefused: Counter;
   bodyBytesHeld: Gauge;
+  lookups: Counter<'resource' | 'source'>;
+  reviewLookups: Histogram;
+  liveReads: Counter<'resource' | 'result'>;
+  cacheCurrent: Gauge<'resource'>;
+  cacheObjects: Gauge<'resource'>;
 }
+
+/** Where a lookup was answered: the watch-backed cache, a read from the API server, or nowhere (outside the scope, or past the per-review bound). */
+export type LookupSource = 'cache' | 'live' | 'skipped';
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
@@ -95,6 +103,36 @@ export function createMetrics(): Metrics {
     bodyBytesHeld: new Gauge({
       name: 'deed_request_body_bytes',
       help: 'Request body bytes granted memory now, out of --body-budget.',
+      registers,
+    }),
+    lookups: new Counter({
+      name: 'deed_lookups_total',
+      help: 'Objects a review looked up, by resource (pods, persistentvolumeclaims, secrets) and source: cache (the watch-backed cache), live (a read from the API server: a miss, a cached object being deleted, or a kind not current), skipped (outside the review scope, or past the per-review bound: answered unknown without a read).',
+      labelNames: ['resource', 'source'] as const,
+      registers,
+    }),
+    reviewLookups: new Histogram({
+      name: 'deed_review_lookups',
+      help: 'Objects looked up per review that looked up any.',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
+      registers,
+    }),
+    liveReads: new Counter({
+      name: 'deed_lookup_live_reads_total',
+      help: 'Reads from the API server for lookups, by resource and result (found, absent, failed).',
+      labelNames: ['resource', 'result'] as const,
+      registers,
+    }),
+    cacheCurrent: new Gauge({
+      name: 'deed_lookup_cache_current',
+      help: 'Whether the lookup cache of a resource (namespaces, pods, persistentvolumeclaims, secrets) is listed and watching (1); while 0 its lookups are read from the API server, and until namespaces is 1 the review scope is unknown.',
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    cacheObjects: new Gauge({
+      name: 'deed_lookup_cache_objects',
+      help: 'Objects held in the lookup cache, by resource.',
+      labelNames: ['resource'] as const,
       registers,
     }),
   };

@@ -1,5 +1,5 @@
 // Every API path that can change or remove a sandbox object, and how the validating
-// webhook reaches it (README, "Every door"). A path not named here cannot write the
+// webhook reaches it (docs/security-model.md, "Every door"). A path not named here cannot write the
 // object: pods/exec, attach, portforward and proxy are CONNECTs to the running
 // containers, pods/log is a read.
 import type { AdmissionRequest } from '../admission/types.js';

@@ -7,7 +7,7 @@ import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
 import { own, readStamps } from './stamps/attestation.js';
-import { expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
+import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 import { resolveRequester, type Requester } from './requester/identity.js';
 import { signStamps, verifyStamps, type KeyRing } from './stamps/key-ring.js';
@@ -20,8 +20,11 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { ephemeralStampOps } from './pod/claim-templates.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const kind = sandboxKind(req.resource);
@@ -48,6 +51,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Deadline from the client budget, the margin and the cap.
   const deadline = policyDeadline(own(annotations, keys.maxDuration), ctx.policy.config.deadline);
   if (!deadline.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: deadline.message });
+  if (own(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
   let seconds = deadline.ok ? deadline.seconds : undefined;
   let activeDeadlineSeconds: number | undefined;
   if (kind.activeDeadline && seconds !== undefined) {

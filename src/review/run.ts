@@ -12,6 +12,7 @@ import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 import { inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
+import { routedTo } from './routing.js';
 
 export interface Step {
   webhook: Webhook;
@@ -20,6 +21,10 @@ export interface Step {
   response: AdmissionReviewResponse;
   /** An internal error behind an `internal.error` denial. */
   error?: string;
+  /** Whether the installed webhook configurations send this request to this webhook at all. */
+  routed: boolean;
+  /** The request's resource, `group/resource[/subresource]` (`resource` for the core group). */
+  resource: string;
 }
 
 export interface ObjectReview {
@@ -37,6 +42,11 @@ export interface ObjectReview {
   stored: KubeObject | null;
   /** The object removed: the old object of an allowed DELETE. */
   deleted: KubeObject | null;
+}
+
+/** Whether any of Deed's webhooks would be called for the object: else the cluster never asks Deed. */
+export function judged(review: ObjectReview): boolean {
+  return review.steps.some((step) => step.routed);
 }
 
 export interface ObjectInput {
@@ -61,7 +71,9 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
   const body = buildReview({ ...input, uid, object, oldObject: input.oldObject });
   const decision = decide(webhook, body, ctx);
   if (decision.kind === 'bad-request') throw new ReviewError(`the ${webhook} webhook refused the review Deed built: ${decision.message}`);
-  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response };
+  const { group, resource } = body.request.resource;
+  const path = [...(group === '' ? [] : [group]), resource, ...(input.subResource === undefined ? [] : [input.subResource])].join('/');
+  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: routedTo(webhook, body.request), resource: path };
   // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
   if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
   return step;

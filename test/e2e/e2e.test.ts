@@ -15,6 +15,7 @@ import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
+import { scopeCases } from './cases/scope.js';
 
 const found = assets();
 const skip =
@@ -47,4 +48,5 @@ describe('Deed in a real API server', { skip }, () => {
   connectionCases(get);
   reviewScopeCases(get);
   controllerCases(get, tools);
+  scopeCases(get);
 });

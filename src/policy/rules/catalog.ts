@@ -25,6 +25,15 @@ export const RULES = {
     overridable: false,
     example: 'request.oldObject is required for DELETE',
   }),
+  requestOutOfScope: rule({
+    id: 'request.out-of-scope',
+    webhook: 'both',
+    checks:
+      "The review is for a namespace the installed webhooks select (the review scope). The API server never sends another; a review for a namespace outside it, or before Deed knows its scope, is refused without reading anything and gets no stamps: outside the scope anyone can write stamps, so Deed signs none there.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'namespace plain is outside the review scope (not labelled deed.dev/sandbox=enabled); the API server sends no reviews for it, so Deed answers none',
+  }),
   internalError: rule({
     id: 'internal.error',
     webhook: 'both',
@@ -101,7 +110,7 @@ export const RULES = {
   budgetInvalid: rule({
     id: 'budget.invalid',
     webhook: 'mutate',
-    checks: '`<prefix>/max-duration-seconds` is a positive whole number of seconds.',
+    checks: '`<prefix>/max-duration-seconds` is an annotation (a label of that key is refused, not ignored) holding a positive whole number of seconds.',
     defaultMode: 'deny',
     overridable: false,
     example: 'must be a positive whole number of seconds up to 315360000, got "1h"',
@@ -119,7 +128,7 @@ export const RULES = {
     id: 'attestation.invalid',
     webhook: 'validate',
     checks:
-      'An object carrying Deed\'s stamps that do not verify under a key of the ring belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Rotate keys through the ring (README); overridable as a last resort only.',
+      'An object carrying Deed\'s stamps that do not verify under a key of the ring belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Rotate keys through the ring (docs/operations.md); overridable as a last resort only.',
     defaultMode: 'deny',
     overridable: true,
     example:
