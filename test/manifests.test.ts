@@ -272,6 +272,29 @@ describe('deed manifests', () => {
     assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 8443, protocol: 'TCP' }] }]);
   });
 
+  test("--client-ca-configmap makes the webhook port require the API server's certificate, from a CA the pod mounts; --webhook-from admits the webhook port only from those CIDRs", () => {
+    const out = deed(['manifests', '--namespace', NS, '--client-ca-configmap', 'apiserver-client-ca', '--webhook-from', '10.0.0.0/24', '--webhook-from', 'fd00::/64']);
+    assert.equal(out.status, 0, out.stderr);
+    const strict = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+    const pod = find<V1Deployment>(strict, 'Deployment', 'deed').spec!.template.spec!;
+    const args = pod.containers[0]!.args!;
+    assert.equal(args[args.indexOf('--client-ca') + 1], '/etc/deed/client-ca/ca.crt');
+    assert.ok(args.includes('--metrics-port'), 'probes keep a port without client certificates');
+    const source = pod.volumes!.flatMap((v) => v.projected?.sources ?? []).find((src) => src.configMap?.name === 'apiserver-client-ca');
+    assert.deepEqual(source?.configMap?.items, [{ key: 'ca.crt', path: 'client-ca/ca.crt' }]);
+    const policy = find<V1NetworkPolicy>(strict, 'NetworkPolicy', 'deed');
+    assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 8443, protocol: 'TCP' }], from: [{ ipBlock: { cidr: '10.0.0.0/24' } }, { ipBlock: { cidr: 'fd00::/64' } }] }]);
+    assert.equal(find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!.args!.includes('--client-ca'), false, 'off unless asked for');
+  });
+
+  test('a --webhook-from that is not a CIDR exits 2 with a message', () => {
+    for (const bad of ['10.0.0.0', '10.0.0.0/33', 'example.com/8', '10.0.0.0/24/1']) {
+      const out = deed(['manifests', '--webhook-from', bad]);
+      assert.equal(out.status, 2, bad);
+      assert.match(out.stderr, /must be a CIDR/);
+    }
+  });
+
   test('every file deed serve is told to read is one the pod mounts', () => {
     const pod = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!;
     const container = pod.containers[0]!;
