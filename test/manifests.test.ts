@@ -334,12 +334,13 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may only get pods, claims and snapshots (the pod an eviction names, the claim a snapshot copied); the reaper may get, list and delete the four kinds', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
@@ -447,5 +448,24 @@ describe('deed manifests', () => {
     const out = deed(['manifests', '--ca-bundle', file]);
     assert.equal(out.status, 2);
     assert.match(out.stderr, /not a PEM certificate/);
+  });
+});
+
+describe('deed manifests without the Secret cache', () => {
+  const objects = renderManifests({ namespace: 'deed-system', image: 'x', cacheSecrets: false }) as Obj[];
+  test('the webhook may only get Secrets, and deed serve is told not to cache them', () => {
+    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+    ]);
+    const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);
+  });
+
+  test('deed serve learns its own namespace from the downward API', () => {
+    const env = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!.env ?? [];
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAMESPACE'), { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   });
 });

@@ -20,12 +20,14 @@ export function registerManifests(program: Command): void {
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
     .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
+    .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
+        cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.config) {
@@ -72,4 +74,5 @@ interface ManifestFlags {
   config?: string;
   reaperEnvironment: string[];
   reaperSchedule: string;
+  cacheSecrets: boolean;
 }

@@ -74,6 +74,8 @@ export interface ManifestOptions {
   /** One reaper CronJob (and service account) per environment id. */
   reaperEnvironments?: string[];
   reaperSchedule?: string;
+  /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
+  cacheSecrets?: boolean;
 }
 
 export function webhookServiceAccount(namespace: string): string {
@@ -97,10 +99,10 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
-    webhookClusterRole(),
+    webhookClusterRole(opts.cacheSecrets ?? true),
     webhookBinding(namespace),
     configMap(namespace, policy),
-    deployment(opts.image, namespace, policy, keyIds),
+    deployment(opts.image, namespace, policy, keyIds, opts.cacheSecrets ?? true),
     podDisruptionBudget(namespace),
     service(namespace),
     networkPolicy(namespace),
@@ -244,7 +246,7 @@ export const SERVE_ARGS = [
   '--shutdown-delay', '5',
 ];
 
-function webhookContainer(image: string): V1Container {
+function webhookContainer(image: string, cacheSecrets: boolean): V1Container {
   // On their own port: at the bound on webhook connections (--max-connections) a probe to
   // the webhook port would be refused and take the replica out of service; and with
   // --client-ca the kubelet, which presents no client certificate, could not connect.
@@ -258,12 +260,16 @@ function webhookContainer(image: string): V1Container {
     name: 'webhook',
     image,
     imagePullPolicy: 'IfNotPresent',
-    args: SERVE_ARGS,
+    args: cacheSecrets ? SERVE_ARGS : [...SERVE_ARGS, '--no-cache-secrets'],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
     ],
-    env: [{ name: 'DEED_LOG_LEVEL', value: 'info' }],
+    env: [
+      { name: 'DEED_LOG_LEVEL', value: 'info' },
+      // Its own namespace, which the webhooks exclude from the review scope (deed serve --namespace).
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },
     readinessProbe: probe('/readyz', 5),
     // Admission latency is on every sandbox write: a request high enough that the pod is
@@ -277,7 +283,7 @@ function webhookContainer(image: string): V1Container {
   };
 }
 
-function deployment(image: string, namespace: string, policy: string, keyIds: string[]): V1Deployment {
+function deployment(image: string, namespace: string, policy: string, keyIds: string[], cacheSecrets: boolean): V1Deployment {
   const selector = labels('webhook');
   return {
     apiVersion: 'apps/v1',
@@ -294,7 +300,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
         metadata: { labels: selector, annotations: { 'checksum/policy': createHash('sha256').update(policy).digest('hex') } },
         spec: {
           serviceAccountName: NAME,
-          // Its token reads (get only) the pod an eviction or binding names.
+          // Its token watches what lookups need (lookup cache) and reads what the cache misses.
           automountServiceAccountToken: true,
           securityContext: podSecurityContext,
           // deed serve exits by itself within --grace-period (25 s from SIGTERM, the 5 s
@@ -304,7 +310,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
           ],
-          containers: [webhookContainer(image)],
+          containers: [webhookContainer(image, cacheSecrets)],
           volumes: [configVolume(true, keyIds), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
@@ -448,14 +454,22 @@ export function validatingRules(): V1RuleWithOperations[] {
   ];
 }
 
-/** The webhook reads the pod an eviction or binding names, the claims a pod or template mounts, and the snapshots a claim restores. */
-function webhookClusterRole(): V1ClusterRole {
+/**
+ * The webhook looks up the pod an eviction or binding names, and the claims and Secrets a
+ * pod names: from a cache kept by list and watch, read with get on a miss. It watches the
+ * opted-in namespaces for its review scope. RBAC cannot grant metadata only: list and
+ * watch on Secrets can read their data, so caching them is a choice (cacheSecrets).
+ */
+function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
+  const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
     rules: [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] },
+      { apiGroups: [''], resources: cached, verbs: ['get', 'list', 'watch'] },
+      ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
     ],
   };

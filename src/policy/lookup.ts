@@ -12,7 +12,7 @@ import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims } from './workload/review.js';
 import { workloadResources } from './workload/kinds.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'volumesnapshots';
+export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots';
 
 export interface LookupKey {
   resource: LookupResource;

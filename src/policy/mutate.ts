@@ -20,8 +20,11 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { ephemeralStampOps } from './pod/claim-templates.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const kind = sandboxKind(req.resource);

@@ -3,6 +3,8 @@
 import type { Config } from '../config/schema.js';
 import type { KeyRing } from './stamps/key-ring.js';
 import { stampKeys, type StampKeys } from './stamps/keys.js';
+import type { LookupResource } from './lookup.js';
+import type { ReviewScope } from './review-scope.js';
 
 export interface Policy {
   config: Config;
@@ -73,7 +75,7 @@ export type Lookup =
   | { state: 'unknown'; reason: string };
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
-  get(resource: 'pods' | 'persistentvolumeclaims' | 'volumesnapshots', namespace: string, name: string): Lookup;
+  get(resource: LookupResource, namespace: string, name: string): Lookup;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */
@@ -85,4 +87,6 @@ export interface DecisionContext {
   now: () => number;
   randomBytes: (size: number) => Buffer;
   lookup: ObjectLookup;
+  /** Which namespaces Deed reviews (from a watch of the namespaces, kept by the server); nothing is decided outside them. */
+  scope: ReviewScope;
 }

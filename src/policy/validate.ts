@@ -29,12 +29,15 @@ import { validateWorkload } from './workload/review.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
 const SERVICE_ACCOUNT_NAME = 'kubernetes.io/service-account.name';
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   const door = doorOf(req);
   if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;

@@ -40,7 +40,15 @@ export interface AppOptions {
   clock?: () => number;
   /** Reads the objects a decision names (an eviction's pod); without it those are unknown and refused. */
   reader?: ObjectReader;
+  /** Waits (at most `ms`) for a namespace Deed does not yet see in its review scope: its opt-in may be on its way. */
+  awaitScope?: (namespace: string, ms: number) => Promise<void>;
 }
+
+/**
+ * How long a review for a namespace not (yet) in scope waits for the namespace watch: the
+ * API server may see a namespace's opt-in before Deed does. No read is made meanwhile.
+ */
+export const SCOPE_WAIT_MS = 1000;
 
 /** The longest one lookup may take; the review's own deadline may cut it shorter. */
 export const LOOKUP_TIMEOUT_MS = 2000;
@@ -131,6 +139,8 @@ export function buildApp(opts: AppOptions): DeedApp {
       // header; drain.ts ends its sessions with GOAWAY.
       if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
+      const namespace = (req.body as { request?: { namespace?: unknown } } | null)?.request?.namespace;
+      if (opts.awaitScope && typeof namespace === 'string') await opts.awaitScope(namespace, Math.min(SCOPE_WAIT_MS, deadline.budgetMs / 4));
       const plan = opts.reader ? planLookups(req.body, webhook) : { lookups: [] };
       const needed = plan.lookups;
       const ctx = needed.length > 0 && opts.reader ? { ...opts.ctx, lookup: await gather(opts.reader, needed, deadline) } : opts.ctx;

@@ -14,6 +14,7 @@ import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { controllerCases } from './cases/controllers.js';
+import { scopeCases } from './cases/scope.js';
 
 const found = assets();
 const skip =
@@ -45,4 +46,5 @@ describe('Deed in a real API server', { skip }, () => {
   rotationCases(get);
   connectionCases(get);
   controllerCases(get, tools);
+  scopeCases(get);
 });

@@ -25,6 +25,15 @@ export const RULES = {
     overridable: false,
     example: 'request.oldObject is required for DELETE',
   }),
+  requestOutOfScope: rule({
+    id: 'request.out-of-scope',
+    webhook: 'both',
+    checks:
+      "The review is for a namespace the installed webhooks select (the review scope). The API server never sends another; a review for a namespace outside it, or before Deed knows its scope, is refused without reading anything and gets no stamps: outside the scope anyone can write stamps, so Deed signs none there.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'namespace plain is outside the review scope (not labelled deed.dev/sandbox=enabled); the API server sends no reviews for it, so Deed answers none',
+  }),
   internalError: rule({
     id: 'internal.error',
     webhook: 'both',
