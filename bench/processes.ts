@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +91,17 @@ export function getStatus(port: number, ca: string, path: string): Promise<numbe
   });
 }
 
+function getPlainStatus(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
 /** A fresh directory with the bench policy and generated certificates (by a first, untimed start). */
 export function benchDir(): { dir: string; certDir: string; policy: string } {
   const dir = mkdtempSync(join(tmpdir(), 'deed-bench-'));
@@ -110,10 +122,12 @@ export interface DeedOptions {
   extraArgs?: string[];
   /** The CA that signed the serving certificate; the generated one in certDir otherwise. */
   caFile?: string;
+  /** Probes on a plain-HTTP port of their own (--metrics-port), as --client-ca needs: readiness is polled there. */
+  metricsPort?: number;
 }
 
 /** A port free right now: Deed's log then goes to a file, so it cannot announce one. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -139,7 +153,7 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
   const started = performance.now();
   const child = track(spawn(
     process.execPath,
-    [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(port), '--cert-dir', o.certDir, '--config', o.policy, ...(o.extraArgs ?? [])],
+    [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(port), '--cert-dir', o.certDir, '--config', o.policy, ...(o.metricsPort !== undefined ? ['--metrics-port', String(o.metricsPort)] : []), ...(o.extraArgs ?? [])],
     { cwd: ROOT, stdio: ['ignore', out, out], env: { ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
   ));
   closeSync(out);
@@ -149,7 +163,8 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
     const caFile = o.caFile ?? join(o.certDir, 'ca.crt');
     while (child.exitCode === null) {
       const ca = existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
-      if (ca !== undefined && (await getStatus(port, ca, '/readyz')) === 200) return ca;
+      const status = o.metricsPort !== undefined ? await getPlainStatus(o.metricsPort, '/readyz') : ca !== undefined ? await getStatus(port, ca, '/readyz') : 0;
+      if (ca !== undefined && status === 200) return ca;
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('deed serve exited');

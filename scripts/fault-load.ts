@@ -5,9 +5,13 @@
 //   2. SIGTERM during an autocannon run, with --shutdown-delay: readiness goes 503 first,
 //      in-flight reviews finish, the process exits (3 and 4: the same over HTTP/2);
 //   5. hostile connections that never finish (scripts/hostile-connections.ts), with the
-//      default limits and again with the bound on connections raised past the flood.
+//      default limits and again with the bound on connections raised past the flood;
+//   6. HTTP/2 request bodies that never end (scripts/hostile-bodies.ts): 1 and 3 sessions
+//      of 100 streams of 7.9 MiB each, RSS sampled, while real reviews are answered;
+//   7. with --client-ca, reviews on fresh authenticated connections during a flood of
+//      connections from another address.
 // Every request should get a complete AdmissionReview. Outcomes are counted by kind.
-//   npm run fault -- [--duration 12] [--connections 8] [--shutdown-delay 2] [--hostile 5000] [--only hostile] [--no-build]
+//   npm run fault -- [--duration 12] [--connections 8] [--shutdown-delay 2] [--hostile 5000] [--only hostile|bodies|client-ca] [--no-build]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -21,6 +25,8 @@ import { generateCertificates } from '../src/server/certificates.js';
 import { cannon, type LoadResult } from '../bench/load.js';
 import { benchDir, getStatus, ROOT, startDeed, type Served } from '../bench/processes.js';
 import { hostileConnections } from './hostile-connections.js';
+import { hostileBodies } from './hostile-bodies.js';
+import { clientCaFlood } from './client-ca-flood.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -309,7 +315,8 @@ log(`Deed fault injection under load  ${new Date().toISOString()}  node ${proces
 log(`command: npm run fault -- ${process.argv.slice(2).join(' ')}`.trimEnd());
 log('A shared 2-core machine: counts are exact, timings indicative.');
 if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-if (flags.only !== 'hostile') {
+const only = flags.only;
+if (only === undefined) {
   await rotation();
   await sigterm();
   await sigtermHttp2();
@@ -317,13 +324,25 @@ if (flags.only !== 'hostile') {
 }
 const hostile = Number(flags.hostile);
 const watchS = 45; // the longest default deadline (request, 30 s), the time to open the flood, and slack
-await hostileConnections({ entry, connections: hostile, extraArgs: [], title: `5. ${hostile} hostile connections against the default limits (--max-connections 1000)`, body: BODY, watchS, log });
-await hostileConnections({
-  entry,
-  connections: hostile,
-  extraArgs: ['--max-connections', String(hostile * 2)],
-  title: `5b. the same ${hostile}, every one held: --max-connections raised past the flood (the memory the bound saves)`,
-  body: BODY,
-  watchS,
-  log,
-});
+if (only === undefined || only === 'hostile') {
+  await hostileConnections({ entry, connections: hostile, extraArgs: [], title: `5. ${hostile} hostile connections against the default limits (--max-connections 1000)`, body: BODY, watchS, log });
+  await hostileConnections({
+    entry,
+    connections: hostile,
+    extraArgs: ['--max-connections', String(hostile * 2)],
+    title: `5b. the same ${hostile}, every one held: --max-connections raised past the flood (the memory the bound saves)`,
+    body: BODY,
+    watchS,
+    log,
+  });
+}
+if (only === undefined || only === 'bodies') {
+  const bytes = Math.round(7.9 * 1024 * 1024);
+  for (const [sessions, title] of [
+    [1, '6. one HTTP/2 session, 100 streams each sending 7.9 MiB of a body that never ends'],
+    [3, '6b. the same from three sessions'],
+  ] as const)
+    await hostileBodies({ entry, title, sessions, streams: 100, bytes, seconds: 20, body: BODY, uid: UID, log });
+}
+if (only === undefined || only === 'client-ca')
+  await clientCaFlood({ entry, title: `7. --client-ca: reviews on fresh authenticated connections during a flood of ${hostile} connections from another address`, connections: hostile, watchS: 15, body: BODY, uid: UID, log });

@@ -1,7 +1,7 @@
 // The attacker's side of `npm run fault` section 5, in a process of its own so that its
 // TLS work does not delay the real-review generator's clock. Opens the flood, waits until
 // the server has closed every connection (or the watch ends), writes what it saw as JSON.
-//   tsx scripts/hostile-flood.ts PORT CA_FILE CONNECTIONS WATCH_SECONDS OUT_FILE
+//   tsx scripts/hostile-flood.ts PORT CA_FILE CONNECTIONS WATCH_SECONDS OUT_FILE [LOCAL_ADDRESS]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { connect as netConnect, type Socket } from 'node:net';
@@ -31,7 +31,8 @@ export function split(n: number): Array<[Kind, number]> {
   ];
 }
 
-function open(kind: Kind, port: number, ca: string, t0: number): Promise<Conn> {
+function open(kind: Kind, port: number, ca: string, t0: number, localAddress?: string): Promise<Conn> {
+  const tcp = () => netConnect({ host: '127.0.0.1', port, ...(localAddress ? { localAddress } : {}) });
   const now = () => performance.now() - t0;
   return new Promise((resolve) => {
     const conn: Conn = { kind, refused: false, destroy: () => {} };
@@ -48,7 +49,7 @@ function open(kind: Kind, port: number, ca: string, t0: number): Promise<Conn> {
       }
     };
     if (kind === 'HTTP/2 stream left open') {
-      const session: ClientHttp2Session = http2Connect(`https://localhost:${port}`, { ca, settings: { enablePush: false } });
+      const session: ClientHttp2Session = http2Connect(`https://localhost:${port}`, { ca, settings: { enablePush: false }, createConnection: () => tlsConnect({ socket: tcp(), servername: 'localhost', ca, ALPNProtocols: ['h2'] }) });
       conn.destroy = () => session.destroy();
       session.on('error', () => {});
       session.once('connect', () => {
@@ -62,9 +63,10 @@ function open(kind: Kind, port: number, ca: string, t0: number): Promise<Conn> {
     }
     let socket: Socket;
     if (kind === 'no TLS (TCP only)') {
-      socket = netConnect({ host: '127.0.0.1', port }, up);
+      socket = tcp();
+      socket.once('connect', up);
     } else {
-      socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] }, () => {
+      socket = tlsConnect({ socket: tcp(), servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] }, () => {
         socket.write('POST /mutate?timeout=10s HTTP/1.1\r\nHost: deed.deed-system.svc\r\nContent-Type: appl');
         up();
       });
@@ -78,7 +80,7 @@ function open(kind: Kind, port: number, ca: string, t0: number): Promise<Conn> {
 
 // Run as a script (not when hostile-connections.ts imports the kinds from here).
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [port, caFile, count, watch, outFile] = process.argv.slice(2);
+  const [port, caFile, count, watch, outFile, localAddress] = process.argv.slice(2);
   const ca = readFileSync(caFile!, 'utf8');
   const n = Number(count);
   const t0 = performance.now();
@@ -90,7 +92,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   // 100 connection attempts in flight at a time, as fast as they complete.
   await Promise.all(
     Array.from({ length: 100 }, async () => {
-      while (next < order.length) conns.push(await open(order[next++]!, Number(port), ca, t0));
+      while (next < order.length) conns.push(await open(order[next++]!, Number(port), ca, t0, localAddress));
     }),
   );
   const openedIn = performance.now() - t0;

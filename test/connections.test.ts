@@ -6,6 +6,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect as http2Connect, constants, type ClientHttp2Session } from 'node:http2';
+import { globalAgent as httpsAgent } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -68,7 +69,8 @@ async function counters(server: ServeProcess, path = '/metrics'): Promise<Record
   const text = (await get(server, path)).body;
   const out: Record<string, number> = {};
   for (const [, phase, n] of text.matchAll(/^deed_connections_timed_out_total\{phase="(\w+)"\} (\d+)$/gm)) out[phase!] = Number(n);
-  out.refused = Number(/^deed_connections_refused_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+  for (const [, reason, n] of text.matchAll(/^deed_connections_refused_total\{reason="(\w+)"\} (\d+)$/gm)) out[`refused-${reason}`] = Number(n);
+  out.refused = (out['refused-total'] ?? 0) + (out['refused-peer'] ?? 0);
   return out;
 }
 
@@ -219,6 +221,9 @@ describe('the bound on open connections', () => {
 
   test('beyond --max-connections a new connection is closed at once and counted; below it, connections are served again', async () => {
     const held = await Promise.all([tls(server), tls(server), tls(server), tls(server)]);
+    // Answered, so past their handshake on the server's side too: a connection still in its
+    // handshake would be closed to make room for the newcomer (the next suite).
+    await Promise.all(held.map((socket) => new Promise((resolve) => (socket.once('data', resolve), socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n')))));
     const before = performance.now();
     const refused = await new Promise<string>((resolve) => {
       const socket = tlsConnect({ host: '127.0.0.1', servername: 'localhost', port: server.port, ca: server.ca });
@@ -233,6 +238,81 @@ describe('the bound on open connections', () => {
     const c = await counters(server); // a connection of its own: served again
     assert.ok(c.refused! >= 1, JSON.stringify(c));
     assert.equal((await post(server, '/mutate?timeout=5s', REVIEW)).status, 200);
+  });
+});
+
+/** A TLS connection from `localAddress`, answered once (so past its handshake on the server's side too). */
+async function servedFrom(server: ServeProcess, localAddress: string): Promise<TLSSocket> {
+  const socket = await new Promise<TLSSocket>((resolve, reject) => {
+    const s = tlsConnect({ socket: netConnect({ host: '127.0.0.1', port: server.port, localAddress }), servername: 'localhost', ca: server.ca, ALPNProtocols: ['http/1.1'] }, () => resolve(s));
+    s.once('error', reject);
+  });
+  await new Promise((resolve) => (socket.once('data', resolve), socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n')));
+  return socket;
+}
+
+/** What a new TLS connection from `localAddress` comes to: a completed handshake, or how it ended. */
+function handshakeFrom(server: ServeProcess, localAddress: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ socket: netConnect({ host: '127.0.0.1', port: server.port, localAddress }), servername: 'localhost', ca: server.ca });
+    socket.once('secureConnect', () => (resolve('handshake completed'), socket.destroy()));
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    socket.once('close', () => resolve('closed'));
+  });
+}
+
+/** Every slot free again: the keep-alive connection /metrics and reviews went over, and the last test's connections, closed on the server's side too. */
+async function settle(): Promise<void> {
+  httpsAgent.destroy();
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+describe('the share of connections per peer', () => {
+  let server: ServeProcess;
+  before(async () => {
+    server = await startServe(['--max-connections', '6', '--max-connections-per-peer', '3']);
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test('a peer at --max-connections-per-peer gets no more connections, counted as "peer"; another peer is served', async () => {
+    const held = [await servedFrom(server, '127.0.0.2'), await servedFrom(server, '127.0.0.2'), await servedFrom(server, '127.0.0.2')];
+    assert.notEqual(await handshakeFrom(server, '127.0.0.2'), 'handshake completed');
+    assert.equal(await handshakeFrom(server, '127.0.0.1'), 'handshake completed');
+    assert.equal((await post(server, '/mutate?timeout=5s', REVIEW)).status, 200);
+    const c = await counters(server);
+    assert.ok(c['refused-peer']! >= 1, JSON.stringify(c));
+    for (const socket of held) socket.destroy();
+  });
+
+  test('at either bound, a newcomer closes the oldest connection still in its handshake instead of being refused', async () => {
+    await settle();
+    // Three peers' worth of TCP connections that never start TLS: every slot taken.
+    const hanging = [];
+    for (const address of ['127.0.0.2', '127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3', '127.0.0.3']) {
+      const socket = netConnect({ host: '127.0.0.1', port: server.port, localAddress: address });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      hanging.push({ socket, closed: closedAfter(socket) });
+    }
+    const before = (await counters(server))['refused-total'] ?? 0;
+    assert.equal(await handshakeFrom(server, '127.0.0.1'), 'handshake completed', 'at the total bound');
+    assert.ok((await hanging[0]!.closed) < 5_000, "the oldest hanging connection was closed to make room, not at its deadline");
+    assert.equal(((await counters(server))['refused-total'] ?? 0) - before, 1);
+    const peerFull = netConnect({ host: '127.0.0.1', port: server.port, localAddress: '127.0.0.3' });
+    peerFull.on('error', () => {});
+    assert.ok((await hanging[3]!.closed) < 5_000, "at its peer's bound, the peer's oldest connection in its handshake gave way");
+    peerFull.destroy();
+    for (const { socket } of hanging) socket.destroy();
+  });
+
+  test('a connection that completed its handshake is never closed for a newcomer', async () => {
+    await settle();
+    const held = [];
+    for (const address of ['127.0.0.2', '127.0.0.2', '127.0.0.2', '127.0.0.3', '127.0.0.3', '127.0.0.3']) held.push(await servedFrom(server, address));
+    const closed = held.map((socket) => closedAfter(socket, 1_500));
+    assert.notEqual(await handshakeFrom(server, '127.0.0.1'), 'handshake completed', 'refused: every slot is held past its handshake');
+    for (const ms of await Promise.all(closed)) assert.equal(ms, Infinity, 'every held connection is still open');
   });
 });
 

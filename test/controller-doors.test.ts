@@ -12,6 +12,7 @@ import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import type { ConfigInput } from '../src/config/schema.js';
 import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
@@ -66,8 +67,8 @@ function review(resource: { group: string; resource: string; kind: string }, obj
   return body;
 }
 
-function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'validate' = 'validate'): AdmissionResponse {
-  const d = decide(webhook, body, testContext(FIXTURE_POLICY, undefined, undefined, lookup));
+function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'validate' = 'validate', config: ConfigInput = FIXTURE_POLICY): AdmissionResponse {
+  const d = decide(webhook, body, testContext(config, undefined, undefined, lookup));
   if (d.kind !== 'review') throw new Error(d.message);
   return d.response.response;
 }
@@ -158,6 +159,57 @@ describe('workload templates are judged as the pods their writer would create', 
   });
 });
 
+describe("the ephemeral volumes of an environment's workloads make that environment's claims", () => {
+  const eph = { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } };
+  const stampedDeployment = (who: UserInfo = RUNNER_B): Spec => {
+    const obj = workload('Deployment', podSpec({ volumes: [structuredClone(eph)] }));
+    const body = review(RESOURCES.Deployment!, obj, who);
+    const r = answer(body, undefined, 'mutate');
+    assert.equal(r.allowed, true, r.status?.message);
+    const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
+    assert.ok(ops.some((o) => o.path === '/spec/template/spec/volumes/0/ephemeral/volumeClaimTemplate/metadata'), JSON.stringify(ops));
+    return jsonpatch.applyPatch(structuredClone(obj), ops).newDocument as Spec;
+  };
+  const claimOfTemplate = (obj: Spec): KubeObject => {
+    const m = obj.spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata;
+    return { kind: 'PersistentVolumeClaim', metadata: { labels: m.labels, annotations: m.annotations } };
+  };
+
+  test("the mutating side stamps a Deployment's ephemeral template for the writer's environment; the claim verifies, and the validating side admits it", () => {
+    const obj = stampedDeployment();
+    const c = claimOfTemplate(obj);
+    assert.equal(c.metadata.labels?.[KEYS.environment], 'beta');
+    assert.ok(verifyObject(TEST_RING, c, KEYS, 'PersistentVolumeClaim', 'sandbox-b').ok);
+    allowed(review(RESOURCES.Deployment!, obj as KubeObject, RUNNER_B));
+  });
+
+  test("an environment's workload whose ephemeral template lacks the stamps was not mutated: refused", () => {
+    denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ volumes: [structuredClone(eph)] })), RUNNER_B), /\[stamp\.missing\] spec\.template\.spec\.volumes\[name=scratch\]\.ephemeral\.volumeClaimTemplate\.metadata: carries no claim stamps of environment "beta"/);
+  });
+
+  test('a change by a requester of no environment (a manager restarting it) keeps the stamps; one that changes them is refused', () => {
+    const old = stampedDeployment();
+    const restarted = structuredClone(old);
+    restarted.spec.template.metadata = { annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-01T00:00:00Z' } };
+    const kubelet = review(RESOURCES.Deployment!, restarted as KubeObject, KUBELET, { operation: 'UPDATE', oldObject: old });
+    allowed(kubelet);
+    const nobody = review(RESOURCES.Deployment!, restarted as KubeObject, NOBODY, { operation: 'UPDATE', oldObject: old });
+    // Acting for no environment in sandbox-b, whose default account is beta's: only the account is refused, not the kept stamps.
+    assert.doesNotMatch(answer(nobody).status?.message ?? '', /stamp\.template/);
+    const forged = structuredClone(restarted);
+    forged.spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.labels[KEYS.environment] = 'alpha';
+    denied(review(RESOURCES.Deployment!, forged as KubeObject, KUBELET, { operation: 'UPDATE', oldObject: old }), /\[stamp\.template\] spec\.template\.spec\.volumes\[name=scratch\]/);
+  });
+
+  test("another environment's stamps in a workload's ephemeral template are refused at the mutating side", () => {
+    const alphas = stampedDeployment(RUNNER_A);
+    const body = review(RESOURCES.Deployment!, alphas as KubeObject, RUNNER_B);
+    const r = answer(body, undefined, 'mutate');
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[stamp\.template\]/);
+  });
+});
+
 describe('no client-written stamps in any template', () => {
   const copied = structuredClone(claimOf('alpha', 'sandbox-b').metadata);
 
@@ -244,6 +296,21 @@ describe("a sandbox pod's ephemeral claims are its environment's", () => {
     assert.equal(r.allowed, true, r.status?.message);
     const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
     assert.deepEqual(ops.filter((o) => o.path.includes('volumeClaimTemplate')), []);
+  });
+
+  test('with an ephemeral workspace (workspace.source: ephemeral), the workspace claim <pod>-workspace is stamped as the environment\'s and the pod is admitted', () => {
+    const config: ConfigInput = { ...FIXTURE_POLICY, template: { volumes: { workspace: { source: 'ephemeral' } } } };
+    const body = fixture('mutate-create-pod-by-runner.json');
+    body.request.object.spec.volumes[0] = { name: 'workspace', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } };
+    const r = answer(body, undefined, 'mutate', config);
+    assert.equal(r.allowed, true, r.status?.message);
+    const pod = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r })).newDocument as Spec;
+    const workspace = claimFrom(pod, 'workspace');
+    assert.equal(workspace.metadata.name, 'sbx-1-workspace');
+    assert.equal(workspace.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, workspace, KEYS, 'PersistentVolumeClaim', 'sandbox-a').ok);
+    const v = answer(withObjectOf(body, pod), undefined, 'validate', config);
+    assert.equal(v.allowed, true, v.status?.message);
   });
 
   test("a requester of no environment's pod gets no template stamps", () => {

@@ -15,9 +15,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
 
-export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims';
+export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims' | 'namespaces';
 
 const RESOURCES: Record<Resource, { kind: string; apiVersion: string }> = {
+  namespaces: { kind: 'Namespace', apiVersion: 'v1' },
   pods: { kind: 'Pod', apiVersion: 'v1' },
   secrets: { kind: 'Secret', apiVersion: 'v1' },
   networkpolicies: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1' },
@@ -136,6 +137,11 @@ export class FakeApiServer {
     stored.metadata.creationTimestamp ??= '2026-11-29T15:00:00Z';
     this.objects.set(this.key(resource, stored.metadata.namespace!, stored.metadata.name!), { resource, obj: stored });
     return structuredClone(stored);
+  }
+
+  /** A namespace (cluster-scoped), with the label the API server sets from its name. */
+  putNamespace(name: string, labels: Record<string, string> = {}): void {
+    this.namespaces.set(name, labels);
   }
 
   get(resource: Resource, namespace: string, name: string): KubeObject | undefined {

@@ -30,9 +30,15 @@ writeFileSync(join(dir, 'next'), NEW);
 /** Step 2 of the rotation: `next` signs, `key` verifies. */
 const STEP2 = policy({ keys: [{ id: 'key', file: join(dir, 'key') }, { id: 'next', file: join(dir, 'next') }], signingKey: 'next' });
 
+const OPTED_IN = { 'deed.dev/sandbox': 'enabled' };
+
 before(async () => {
   server = await new FakeApiServer().start();
   server.writeKubeConfig(kubeconfig);
+  server.putNamespace('sandbox-a', OPTED_IN);
+  server.putNamespace('sandbox-b', OPTED_IN);
+  server.putNamespace('tenant-c'); // not opted in: outside the review scope
+  server.putNamespace('deed-system', OPTED_IN); // Deed's own: never selected, whatever its labels
 });
 
 after(async () => {
@@ -44,6 +50,7 @@ beforeEach(() => {
   server.faults.length = 0;
   for (const [resource, name] of [['pods', 'v1-pod'], ['pods', 'key-pod'], ['secrets', 'next-secret'], ['persistentvolumeclaims', 'next-pvc'], ['pods', 'beta-pod'], ['pods', 'gone-pod'], ['pods', 'tampered'], ['secrets', 'bare']] as const)
     server.remove(resource, name === 'beta-pod' ? 'sandbox-b' : 'sandbox-a', name);
+  for (const namespace of ['tenant-c', 'deed-system']) server.remove('pods', namespace, 'planted');
   server.put('pods', stamped({ kind: 'Pod', name: 'v1-pod', signingKey: OLD }));
   server.put('pods', stamped({ kind: 'Pod', name: 'key-pod', attest: (s) => signV2(OLD, 'key', s) }));
   server.put('secrets', stamped({ kind: 'Secret', name: 'next-secret', attest: (s) => signV2(NEW, 'next', s) }));
@@ -79,9 +86,11 @@ describe('deed keys usage', () => {
     assert.equal('objects' in u, false, 'objects only with --show-objects');
   });
 
-  test('reads metadata only, by the managed label alone (all environments), in all namespaces', async () => {
+  test('reads metadata only, by the managed label alone (all environments), in all namespaces, after the opted-in namespaces', async () => {
     await usage(['--config', STEP2]);
-    const lists = server.requests.filter((r) => r.method === 'GET');
+    const [namespaces, ...lists] = server.requests.filter((r) => r.method === 'GET');
+    assert.equal(namespaces!.path, '/api/v1/namespaces');
+    assert.equal(namespaces!.query.get('labelSelector'), 'deed.dev/sandbox=enabled');
     assert.deepEqual(
       lists.map((r) => r.path),
       ['/api/v1/pods', '/api/v1/secrets', '/apis/networking.k8s.io/v1/networkpolicies', '/api/v1/persistentvolumeclaims'],
@@ -129,6 +138,41 @@ describe('deed keys usage', () => {
     assert.equal(run.exitCode, 1);
     assert.match(run.stdout, /^error: could not list Secret in \*: .*the counts are incomplete$/m);
     assert.doesNotMatch(run.stdout, /retirable/);
+  });
+
+  test('stamps verifying under the old key, planted outside the review scope, are listed as outside it and never counted: the key stays retirable', async () => {
+    for (const name of ['v1-pod', 'key-pod']) server.remove('pods', 'sandbox-a', name);
+    // What a forged review for an uncovered namespace got signed: alpha's stamps, under the cluster's old key.
+    for (const namespace of ['tenant-c', 'deed-system']) server.put('pods', stamped({ kind: 'Pod', name: 'planted', namespace, attest: (st) => signV2(OLD, 'key', st) }));
+    const run = await usage(['--config', STEP2, '-o', 'json', '--show-objects']);
+    assert.equal(run.exitCode, undefined, 'exit 0');
+    const u = JSON.parse(run.stdout) as KeyUsage;
+    assert.deepEqual(u.keys[0], { key: 'key', role: 'verify-only', objects: 0, v1: 0 });
+    assert.equal(u.outsideScope, 2);
+    assert.deepEqual(u.retirable, ['key']);
+    const planted = u.objects.filter((obj) => obj.name === 'planted');
+    assert.deepEqual(planted.map((obj) => [obj.namespace, obj.status, obj.key]), [['deed-system', 'outside-scope', 'key'], ['tenant-c', 'outside-scope', 'key']].sort());
+    assert.match(planted[0]!.reason!, /outside the review scope: Deed does not review writes there, so anyone can write stamps/);
+    const text = await usage(['--config', STEP2]);
+    assert.match(text.stdout, /^outside the review scope: 2 \(stamped objects in namespaces Deed does not review, where anyone can write stamps: not counted\)$/m);
+  });
+
+  test('--deed-namespace names the namespace the webhooks never select', async () => {
+    server.put('pods', stamped({ kind: 'Pod', name: 'planted', namespace: 'deed-system', attest: (st) => signV2(OLD, 'key', st) }));
+    const u = JSON.parse((await usage(['--config', STEP2, '-o', 'json', '--deed-namespace', 'other'])).stdout) as KeyUsage;
+    assert.equal(u.outsideScope, 0, 'deed-system is opted in, and Deed lives elsewhere');
+    assert.deepEqual(u.keys[0], { key: 'key', role: 'verify-only', objects: 3, v1: 1 });
+  });
+
+  test('when the namespaces cannot be listed, no object counts: exit 1, and no key is called retirable', async () => {
+    server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: { status: 403, reason: 'Forbidden', message: 'cannot list namespaces' } });
+    const run = await usage(['--config', STEP2, '-o', 'json']);
+    assert.equal(run.exitCode, 1);
+    const u = JSON.parse(run.stdout) as KeyUsage;
+    assert.equal(u.keys.reduce((n, k) => n + k.objects, 0), 0);
+    assert.equal(u.outsideScope, 8);
+    assert.deepEqual(u.retirable, []);
+    assert.match(u.errors[0]!.message, /cannot list namespaces/);
   });
 
   test('a policy with no key and no --attestation-key is refused before anything is listed', async () => {

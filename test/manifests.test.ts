@@ -59,6 +59,16 @@ function covered(hook: Webhook, operation: string): string[] {
 }
 
 const CORE_AND_NETWORKING = ['/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
+const WORKLOADS = [
+  'apps/v1/daemonsets',
+  'apps/v1/deployments',
+  'apps/v1/replicasets',
+  'apps/v1/statefulsets',
+  'batch/v1/cronjobs',
+  'batch/v1/jobs',
+  '/v1/podtemplates',
+  '/v1/replicationcontrollers',
+];
 
 /** CEL needs maps, not plain objects. */
 function toCel(value: unknown): unknown {
@@ -138,27 +148,18 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
-    assert.deepEqual(covered(hook, 'CREATE'), CORE_AND_NETWORKING);
-    for (const op of ['UPDATE', 'DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
+    assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
+    for (const op of ['DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
   test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
-    const templates = [
-      'apps/v1/daemonsets',
-      'apps/v1/deployments',
-      'apps/v1/replicasets',
-      'apps/v1/statefulsets',
-      'batch/v1/cronjobs',
-      'batch/v1/jobs',
-      '/v1/podtemplates',
-      '/v1/replicationcontrollers',
-      'snapshot.storage.k8s.io/v1/volumesnapshots',
-    ];
+    const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
@@ -269,6 +270,29 @@ describe('deed manifests', () => {
     assert.deepEqual(policy.spec!.podSelector?.matchLabels, dep.spec!.selector.matchLabels);
     assert.deepEqual(policy.spec!.policyTypes, ['Ingress']);
     assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 8443, protocol: 'TCP' }] }]);
+  });
+
+  test("--client-ca-configmap makes the webhook port require the API server's certificate, from a CA the pod mounts; --webhook-from admits the webhook port only from those CIDRs", () => {
+    const out = deed(['manifests', '--namespace', NS, '--client-ca-configmap', 'apiserver-client-ca', '--webhook-from', '10.0.0.0/24', '--webhook-from', 'fd00::/64']);
+    assert.equal(out.status, 0, out.stderr);
+    const strict = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+    const pod = find<V1Deployment>(strict, 'Deployment', 'deed').spec!.template.spec!;
+    const args = pod.containers[0]!.args!;
+    assert.equal(args[args.indexOf('--client-ca') + 1], '/etc/deed/client-ca/ca.crt');
+    assert.ok(args.includes('--metrics-port'), 'probes keep a port without client certificates');
+    const source = pod.volumes!.flatMap((v) => v.projected?.sources ?? []).find((src) => src.configMap?.name === 'apiserver-client-ca');
+    assert.deepEqual(source?.configMap?.items, [{ key: 'ca.crt', path: 'client-ca/ca.crt' }]);
+    const policy = find<V1NetworkPolicy>(strict, 'NetworkPolicy', 'deed');
+    assert.deepEqual(policy.spec!.ingress, [{ ports: [{ port: 8443, protocol: 'TCP' }], from: [{ ipBlock: { cidr: '10.0.0.0/24' } }, { ipBlock: { cidr: 'fd00::/64' } }] }]);
+    assert.equal(find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!.args!.includes('--client-ca'), false, 'off unless asked for');
+  });
+
+  test('a --webhook-from that is not a CIDR exits 2 with a message', () => {
+    for (const bad of ['10.0.0.0', '10.0.0.0/33', 'example.com/8', '10.0.0.0/24/1']) {
+      const out = deed(['manifests', '--webhook-from', bad]);
+      assert.equal(out.status, 2, bad);
+      assert.match(out.stderr, /must be a CIDR/);
+    }
   });
 
   test('every file deed serve is told to read is one the pod mounts', () => {

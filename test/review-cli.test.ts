@@ -205,18 +205,41 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(after.stderr, /denied \[secret-ref\.unknown\] spec\.containers\[name=main\]\.envFrom\[0\]\.secretRef\.name: cannot tell which environment Secret sbx-1-creds belongs to/);
   });
 
-  test("a claim already stored for another environment, given with --existing, is another environment's: denied", async () => {
+  const namespace = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } } });
+  const existing = (...objects: unknown[]) => ({ apiVersion: 'v1', kind: 'List', items: objects });
+
+  test("a claim already stored for another environment, given with --existing and its opted-in Namespace, is another environment's: denied", async () => {
     const claim = stamped('mutate-create-pvc-by-runner.json');
-    const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', claim), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    const stored = existing(namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim);
+    const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', stored), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+    assert.doesNotMatch(run.stderr, /stamps not trusted/);
   });
 
-  test("a claim restored from a snapshot of alpha's claim, both given with --existing, is judged by alpha's claim: denied for beta", async () => {
+  test('a stamped claim given with --existing in a namespace outside the review scope is not trusted: listed, and the pod that mounts it is denied as unknown', async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    for (const [name, ns] of [['not-opted-in', namespace('sandbox-a', {})], ['deeds-own', namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' })]] as const) {
+      const args = name === 'deeds-own' ? ['--deed-namespace', 'sandbox-a'] : [];
+      const run = await deed(['-f', file(`pod-${name}.yaml`, runnerPod), '--existing', file(`claim-${name}.yaml`, existing(ns, claim)), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile, ...args]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /^existing PersistentVolumeClaim sandbox-a\/sbx-1-workspace: stamps not trusted: namespace sandbox-a is outside the review scope/m, name);
+      assert.match(run.stderr, /denied \[claim\.unknown\] .*claim sbx-1-workspace .*namespace sandbox-a is outside the review scope/, name);
+    }
+  });
+
+  test('a claim given with --existing without its Namespace is not trusted, and the message says how to give it', async () => {
+    const run = await deed(['-f', file('pod-no-ns.yaml', runnerPod), '--existing', file('claim-no-ns.yaml', stamped('mutate-create-pvc-by-runner.json')), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /stamps not trusted: its Namespace sandbox-a is not given with --existing, .*\(give it: kubectl get namespace sandbox-a -o yaml\)/);
+    assert.match(run.stderr, /denied \[claim\.unknown\]/);
+  });
+
+  test("a claim restored from a snapshot of alpha's claim, both given with --existing and their opted-in Namespace, is judged by alpha's claim: denied for beta", async () => {
     const claim = stamped('mutate-create-pvc-by-runner.json');
     const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
     const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'loot', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } };
-    const existing = file('alpha-claim-and-snapshot.yaml', [claim, snapshot].map((d) => stringify(d)).join('---\n'));
+    const existing = file('alpha-claim-and-snapshot.yaml', [namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim, snapshot].map((d) => stringify(d)).join('---\n'));
     const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);

@@ -196,7 +196,7 @@ describe('strict client certificates with --client-ca', () => {
     assert.equal((await getPlain(server.metricsPort, '/readyz')).status, 200);
     const metrics = await getPlain(server.metricsPort, '/metrics');
     assert.equal(metrics.status, 200);
-    assert.match(metrics.body, /^deed_connections_refused_total 0$/m);
+    assert.match(metrics.body, /^deed_connections_refused_total\{reason="total"\} 0$/m);
   });
 
   test('the metrics port serves no reviews, and the webhook port no probes', async () => {

@@ -1,5 +1,6 @@
 // `deed keys usage`: per attestation key id, how many managed objects in the cluster still
-// carry it; a verify-only key that none carries can be retired from the ring.
+// carry it; a verify-only key that none carries can be retired from the ring. Objects in
+// namespaces outside the review scope are listed, never counted (src/keys/usage.ts).
 // Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
@@ -7,9 +8,11 @@ import { stampKeys } from '../policy/stamps/keys.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
 import { CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 interface UsageFlags {
   namespace: string[];
+  deedNamespace: string;
   kubeconfig?: string;
   context?: string;
   config?: string;
@@ -26,6 +29,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
     .command('usage')
     .description('Count, per attestation key id, the managed objects in the cluster that still carry it (metadata only)')
     .option('--namespace <ns>', 'namespace to count (repeatable); all namespaces otherwise', collectNamespace, [])
+    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (with the opt-in label, it decides the review scope)", DEFAULT_NAMESPACE)
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
@@ -42,7 +46,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
       const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000 });
-      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace });
+      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;
     });

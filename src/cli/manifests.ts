@@ -1,6 +1,7 @@
 // `deed manifests`: prints the whole in-cluster install as multi-document YAML.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { ATTESTATION_SECRET, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
@@ -20,6 +21,8 @@ export function registerManifests(program: Command): void {
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
     .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
+    .option('--client-ca-configmap <name>', "require the API server's client certificate (deed serve --client-ca): a ConfigMap in Deed's namespace holding its CA under ca.crt", parseConfigMapName)
+    .option('--webhook-from <cidr>', "admit the webhook port only from this CIDR, the API server's source (repeatable); from anywhere otherwise", collectCidr, [])
     .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       const opts: ManifestOptions = {
@@ -30,6 +33,8 @@ export function registerManifests(program: Command): void {
         cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
+      if (o.clientCaConfigmap) opts.clientCaConfigMap = o.clientCaConfigmap;
+      if (o.webhookFrom.length > 0) opts.webhookFrom = o.webhookFrom;
       if (o.config) {
         loadConfig(o.config); // names the offending field before anything is printed
         opts.policy = readFileSync(o.config, 'utf8');
@@ -67,7 +72,23 @@ function parseNamespace(value: string): string {
   return value;
 }
 
+function parseConfigMapName(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value)) throw new InvalidArgumentError('must be a ConfigMap name (a DNS subdomain)');
+  return value;
+}
+
+/** An IPv4 or IPv6 CIDR, as a NetworkPolicy ipBlock takes it. */
+function collectCidr(value: string, previous: string[]): string[] {
+  const [address, prefix, ...rest] = value.split('/');
+  const family = isIP(address ?? '');
+  const bits = Number(prefix);
+  if (rest.length > 0 || family === 0 || !/^\d+$/.test(prefix ?? '') || bits > (family === 4 ? 32 : 128)) throw new InvalidArgumentError('must be a CIDR, e.g. 10.0.0.0/24');
+  return [...previous, value];
+}
+
 interface ManifestFlags {
+  clientCaConfigmap?: string;
+  webhookFrom: string[];
   namespace: string;
   image: string;
   caBundle?: string;

@@ -20,6 +20,7 @@ import { replaySummary, reportObject, reportReplay, reportSummary } from '../rev
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
+import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 /**
  * Signs attestations when no --attestation-key is given. Fixed and public, so an object
@@ -38,6 +39,7 @@ interface ReviewFlags {
   operation: ReviewOperation;
   old?: string;
   existing?: string;
+  deedNamespace: string;
   as?: string;
   asGroup: string[];
   podName?: string;
@@ -65,7 +67,8 @@ export function registerReview(program: Command): void {
     .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
-    .option('--existing <file>', 'objects already stored in the cluster (say kubectl get pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from them')
+    .option('--existing <file>', 'objects already stored in the cluster, with their Namespaces (say kubectl get namespace,pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from those in the review scope')
+    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (it decides, with the opt-in label, which --existing objects' stamps count)", DEFAULT_NAMESPACE)
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
@@ -192,9 +195,13 @@ function reviewFiles(o: ReviewFlags): number {
   if (o.existing === '-' && (o.filename === '-' || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
   const seen = new ReviewedObjects();
   const ctx = context(o, seen.lookup);
-  if (o.existing !== undefined)
-    for (const s of readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing))
-      seen.remember({ stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
+  if (o.existing !== undefined) {
+    const existing = readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing).map((s) =>
+      s.object.apiVersion === 'v1' && s.object.kind === 'Namespace' ? s.object : stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes),
+    );
+    const untrusted = seen.rememberExisting(existing, o.deedNamespace);
+    if (untrusted.length > 0) process.stderr.write(`${untrusted.join('\n')}\n`);
+  }
   const reviews: ObjectReview[] = inputs(o, ctx).map((input) => seen.remember(reviewObject(input, ctx)));
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));

@@ -5,6 +5,7 @@ import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } fr
 import { DEFAULT_LIMITS } from '../server/connections.js';
 
 const s = (ms: number) => ms / 1000;
+const MiB = 1024 * 1024;
 
 export function registerServe(program: Command): void {
   program
@@ -28,6 +29,8 @@ export function registerServe(program: Command): void {
     .option('--request-timeout <seconds>', 'deadline from a request\'s headers to the end of its answer (body, decision, write)', parsePositiveSeconds, s(DEFAULT_LIMITS.requestTimeoutMs))
     .option('--idle-timeout <seconds>', 'close an HTTP/1.1 connection idle between requests, or an HTTP/2 session with no open stream, after this long', parsePositiveSeconds, s(DEFAULT_LIMITS.idleTimeoutMs))
     .option('--max-connections <n>', 'open connections per process; beyond it new ones are closed at once', parseCount, DEFAULT_LIMITS.maxConnections)
+    .option('--max-connections-per-peer <n>', 'open connections per peer address; at either bound a connection still in its TLS handshake is closed to make room', parseCount, DEFAULT_LIMITS.maxConnectionsPerPeer)
+    .option('--body-budget <MiB>', 'request body bytes held in memory by the process (a peer may hold half, a connection a third); a request that cannot get memory within 1 s is answered 429', parseCount, DEFAULT_LIMITS.bodyBudgetBytes / MiB)
     .option('--max-concurrent-streams <n>', 'HTTP/2 streams open at once per session', parseCount, DEFAULT_LIMITS.maxConcurrentStreams)
     .option('--max-header-bytes <n>', 'size of a request\'s headers (HTTP/1.1 header block, HTTP/2 header list)', parseCount, DEFAULT_LIMITS.maxHeaderBytes)
     .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
@@ -58,6 +61,8 @@ export function registerServe(program: Command): void {
           requestTimeoutMs: o.requestTimeout * 1000,
           idleTimeoutMs: o.idleTimeout * 1000,
           maxConnections: o.maxConnections,
+          maxConnectionsPerPeer: o.maxConnectionsPerPeer,
+          bodyBudgetBytes: o.bodyBudget * MiB,
           maxConcurrentStreams: o.maxConcurrentStreams,
           maxHeaderBytes: o.maxHeaderBytes,
         },
@@ -108,6 +113,8 @@ interface ServeFlags {
   requestTimeout: number;
   idleTimeout: number;
   maxConnections: number;
+  maxConnectionsPerPeer: number;
+  bodyBudget: number;
   maxConcurrentStreams: number;
   maxHeaderBytes: number;
   certPollSeconds: number;

@@ -74,6 +74,13 @@ export interface ManifestOptions {
   /** One reaper CronJob (and service account) per environment id. */
   reaperEnvironments?: string[];
   reaperSchedule?: string;
+  /**
+   * A ConfigMap in Deed's namespace holding, under `ca.crt`, the CA of the client
+   * certificate the API server presents: the webhook port then requires it (--client-ca).
+   */
+  clientCaConfigMap?: string;
+  /** CIDRs the webhook port admits (the API server's source); from anywhere when empty. */
+  webhookFrom?: string[];
   /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
   cacheSecrets?: boolean;
 }
@@ -102,10 +109,10 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     webhookClusterRole(opts.cacheSecrets ?? true),
     webhookBinding(namespace),
     configMap(namespace, policy),
-    deployment(opts.image, namespace, policy, keyIds, opts.cacheSecrets ?? true),
+    deployment(opts.image, namespace, policy, keyIds, opts.cacheSecrets ?? true, opts.clientCaConfigMap),
     podDisruptionBudget(namespace),
     service(namespace),
-    networkPolicy(namespace),
+    networkPolicy(namespace, opts.webhookFrom ?? []),
     mutatingWebhooks(namespace, opts.caBundle),
     validatingWebhooks(namespace, opts.caBundle),
   ];
@@ -217,7 +224,9 @@ const containerSecurityContext: V1SecurityContext = {
  * attestation keys (one file per key id under attestation/). Projected (not subPath) so Secret and ConfigMap updates reach the
  * running pods, which reload the certificate without a restart.
  */
-function configVolume(withTls: boolean, keyIds: string[]): V1Volume {
+export const CLIENT_CA_FILE = `${CONFIG_DIR}/client-ca/ca.crt`;
+
+function configVolume(withTls: boolean, keyIds: string[], clientCaConfigMap?: string): V1Volume {
   return {
     name: 'config',
     projected: {
@@ -230,6 +239,7 @@ function configVolume(withTls: boolean, keyIds: string[]): V1Volume {
         // Listed entries only: a key the policy names but the Secret lacks keeps the new pod from
         // starting (the rollout stalls with the old pods serving) instead of starting without it.
         { secret: { name: ATTESTATION_SECRET, items: keyIds.map((id) => ({ key: id, path: `attestation/${id}` })) } },
+        ...(clientCaConfigMap !== undefined ? [{ configMap: { name: clientCaConfigMap, items: [{ key: 'ca.crt', path: 'client-ca/ca.crt' }] } }] : []),
       ],
     },
   };
@@ -246,7 +256,7 @@ export const SERVE_ARGS = [
   '--shutdown-delay', '5',
 ];
 
-function webhookContainer(image: string, cacheSecrets: boolean): V1Container {
+function webhookContainer(image: string, cacheSecrets: boolean, clientCa: boolean): V1Container {
   // On their own port: at the bound on webhook connections (--max-connections) a probe to
   // the webhook port would be refused and take the replica out of service; and with
   // --client-ca the kubelet, which presents no client certificate, could not connect.
@@ -260,7 +270,7 @@ function webhookContainer(image: string, cacheSecrets: boolean): V1Container {
     name: 'webhook',
     image,
     imagePullPolicy: 'IfNotPresent',
-    args: cacheSecrets ? SERVE_ARGS : [...SERVE_ARGS, '--no-cache-secrets'],
+    args: [...SERVE_ARGS, ...(cacheSecrets ? [] : ['--no-cache-secrets']), ...(clientCa ? ['--client-ca', CLIENT_CA_FILE] : [])],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
@@ -283,7 +293,7 @@ function webhookContainer(image: string, cacheSecrets: boolean): V1Container {
   };
 }
 
-function deployment(image: string, namespace: string, policy: string, keyIds: string[], cacheSecrets: boolean): V1Deployment {
+function deployment(image: string, namespace: string, policy: string, keyIds: string[], cacheSecrets: boolean, clientCaConfigMap: string | undefined): V1Deployment {
   const selector = labels('webhook');
   return {
     apiVersion: 'apps/v1',
@@ -310,8 +320,8 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
           ],
-          containers: [webhookContainer(image, cacheSecrets)],
-          volumes: [configVolume(true, keyIds), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+          containers: [webhookContainer(image, cacheSecrets, clientCaConfigMap !== undefined)],
+          volumes: [configVolume(true, keyIds, clientCaConfigMap), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
     },
@@ -345,14 +355,15 @@ function service(namespace: string): V1Service {
 }
 
 /**
- * Ingress to Deed's pods. The webhook port is open: the API server reaches it from an
- * address that differs per cluster (a node, a control-plane host outside the pod network,
- * a konnectivity agent), and a rule that misses it fails every matching write. The
+ * Ingress to Deed's pods. The webhook port is open unless `webhookFrom` lists CIDRs: the
+ * API server reaches it from an address that differs per cluster (a node, a control-plane
+ * host outside the pod network, a konnectivity agent), and a rule that misses it fails
+ * every matching write. The
  * metrics and probe port is listed nowhere, so only the node reaches it (Kubernetes
  * always allows traffic from a pod's own node: the kubelet's probes); an overlay or the
  * chart's networkPolicy values add Prometheus. No egress rule: Deed calls nothing.
  */
-function networkPolicy(namespace: string): V1NetworkPolicy {
+function networkPolicy(namespace: string, webhookFrom: string[]): V1NetworkPolicy {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
@@ -360,7 +371,7 @@ function networkPolicy(namespace: string): V1NetworkPolicy {
     spec: {
       podSelector: { matchLabels: labels('webhook') },
       policyTypes: ['Ingress'],
-      ingress: [{ ports: [{ port: PORT, protocol: 'TCP' }] }],
+      ingress: [{ ports: [{ port: PORT, protocol: 'TCP' }], ...(webhookFrom.length > 0 ? { from: webhookFrom.map((cidr) => ({ ipBlock: { cidr } })) } : {}) }],
     },
   };
 }
@@ -427,8 +438,9 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
 }
 
 /** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+/** CREATE of the four kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
 export function mutatingRules(): V1RuleWithOperations[] {
-  return rules(['CREATE']);
+  return [...rules(['CREATE']), ...workloadRules()];
 }
 
 /**
@@ -443,22 +455,28 @@ export function mutatingRules(): V1RuleWithOperations[] {
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   return [
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
     core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...[...byGroup].map(([group, resources]): V1RuleWithOperations => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' })),
+    ...workloadRules(),
     { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
 }
 
+/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
+function workloadRules(): V1RuleWithOperations[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  return [...byGroup].map(([group, resources]) => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
+}
+
 /**
- * The webhook looks up the pod an eviction or binding names, and the claims and Secrets a
- * pod names: from a cache kept by list and watch, read with get on a miss. It watches the
- * opted-in namespaces for its review scope. RBAC cannot grant metadata only: list and
- * watch on Secrets can read their data, so caching them is a choice (cacheSecrets).
+ * The webhook looks up the pod an eviction or binding names and the claims and Secrets a
+ * pod or template names, from a cache kept by list and watch, read with get on a miss;
+ * the snapshots a claim restores with get. It watches the opted-in namespaces for its
+ * review scope. RBAC cannot grant metadata only: list and watch on Secrets can read their
+ * data, so caching them is a choice (cacheSecrets).
  */
 function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
   const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];

@@ -1,12 +1,16 @@
 // `deed keys usage`: which attestation keys the managed objects in the cluster still
 // carry, so the operator knows when a key can leave the ring (docs/operations.md, "Rotating the
 // attestation key"). The tally is pure; the listing is the reaper's metadata-only list.
+// Only objects in the review scope count: outside it anyone can write stamps (and get a
+// signed patch for them from the webhook port), so a stamp there proves nothing, and
+// counting it would let a tenant keep a retired key "in use" for ever.
 import type { KubeObject } from '../admission/types.js';
 import { KubeError } from '../kube/errors.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import { own, parseAttestation } from '../policy/stamps/attestation.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
+import { readReviewScope } from '../kube/review-scope.js';
 
 export type KeyRole = 'signing' | 'verify-only' | 'not-in-ring';
 
@@ -28,7 +32,7 @@ export interface ObjectUsage {
   /** The key that verifies it (or that it names); undefined when none does. */
   key?: string;
   format: 'v1' | 'v2' | 'none';
-  status: 'verified' | 'named' | 'unverifiable' | 'unattested';
+  status: 'verified' | 'named' | 'unverifiable' | 'unattested' | 'outside-scope';
   reason?: string;
 }
 
@@ -39,8 +43,10 @@ export interface KeyUsage {
   unverifiable: number;
   /** Managed objects with no attestation, or one that is not Deed's format. */
   unattested: number;
+  /** Objects in namespaces outside the review scope: listed, never counted under a key. */
+  outsideScope: number;
   /** Lists that failed: the counts are then incomplete. */
-  errors: Array<{ kind: ReapKind; namespace: string; message: string }>;
+  errors: Array<{ kind: ReapKind | 'Namespace'; namespace: string; message: string }>;
   /** Verify-only keys no object carries: safe to retire (only when there were no errors). */
   retirable: string[];
   /** False with --without-keys: counts by the key an attestation names, unverified. */
@@ -50,8 +56,19 @@ export interface KeyUsage {
 
 export const V1_UNATTRIBUTED = '(v1)';
 
-/** Tallies listed objects. Without a ring (`--without-keys`), by the key id each names. */
-export function tally(objects: Array<{ kind: ReapKind; obj: KubeObject }>, keys: StampKeys, ring: KeyRing | undefined, ringIds: string[], signingKey: string | undefined): KeyUsage {
+/**
+ * Tallies listed objects. Without a ring (`--without-keys`), by the key id each names.
+ * `inScope` says whether Deed reviews every write in a namespace; objects elsewhere are
+ * listed as outside the review scope and not counted.
+ */
+export function tally(
+  objects: Array<{ kind: ReapKind; obj: KubeObject }>,
+  keys: StampKeys,
+  ring: KeyRing | undefined,
+  ringIds: string[],
+  signingKey: string | undefined,
+  inScope: (namespace: string) => boolean,
+): KeyUsage {
   const counts = new Map<string, KeyCount>();
   for (const id of ringIds) counts.set(id, { key: id, role: id === signingKey ? 'signing' : 'verify-only', objects: 0, v1: 0 });
   const count = (id: string, v1: boolean) => {
@@ -60,12 +77,23 @@ export function tally(objects: Array<{ kind: ReapKind; obj: KubeObject }>, keys:
     c.objects++;
     if (v1) c.v1++;
   };
-  const usage: KeyUsage = { keys: [], unverifiable: 0, unattested: 0, errors: [], retirable: [], verified: ring !== undefined, objects: [] };
+  const usage: KeyUsage = { keys: [], unverifiable: 0, unattested: 0, outsideScope: 0, errors: [], retirable: [], verified: ring !== undefined, objects: [] };
   for (const { kind, obj } of objects) {
     const m = obj.metadata;
     const attestation = own(m.annotations ?? {}, keys.attestation);
     const parsed = attestation === undefined ? undefined : parseAttestation(attestation);
     const base = { kind, namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '' };
+    if (!inScope(base.namespace)) {
+      usage.outsideScope++;
+      usage.objects.push({
+        ...base,
+        ...(parsed?.format === 'v2' ? { key: parsed.keyId } : {}),
+        format: parsed?.format ?? 'none',
+        status: 'outside-scope',
+        reason: `namespace ${base.namespace} is outside the review scope: Deed does not review writes there, so anyone can write stamps`,
+      });
+      continue;
+    }
     if (parsed === undefined) {
       usage.unattested++;
       usage.objects.push({ ...base, format: 'none', status: 'unattested', reason: attestation === undefined ? 'no attestation' : 'not a Deed attestation' });
@@ -102,9 +130,18 @@ export async function keyUsage(o: {
   ringIds: string[];
   signingKey: string | undefined;
   namespaces: string[];
+  /** Deed's own namespace, which the webhooks never select. */
+  deedNamespace: string;
 }): Promise<KeyUsage> {
   const listed: Array<{ kind: ReapKind; obj: KubeObject }> = [];
   const errors: KeyUsage['errors'] = [];
+  // The scope first: when it cannot be read, no object counts (fail closed) and the counts are incomplete.
+  let inScope = new Set<string>();
+  try {
+    inScope = await readReviewScope(o.client, o.deedNamespace);
+  } catch (err) {
+    errors.push({ kind: 'Namespace', namespace: 'the cluster', message: err instanceof KubeError ? err.message : (err as Error).message });
+  }
   // All environments: a key is retirable only when no environment's object carries it.
   const selector = `${o.keys.managed}=true`;
   for (const namespace of o.namespaces.length > 0 ? o.namespaces : [undefined]) {
@@ -116,7 +153,7 @@ export async function keyUsage(o: {
       }
     }
   }
-  const usage = tally(listed, o.keys, o.ring, o.ringIds, o.signingKey);
+  const usage = tally(listed, o.keys, o.ring, o.ringIds, o.signingKey, (ns) => inScope.has(ns));
   usage.errors = errors;
   // Without keys, v1 objects cannot be attributed: while there are any, no key is provably unused.
   const unattributed = usage.keys.some((k) => k.key === V1_UNATTRIBUTED);
@@ -136,6 +173,7 @@ export function formatUsage(u: KeyUsage, output: 'text' | 'json', showObjects: b
   for (const r of [header, ...rows]) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   if (u.verified) lines.push(`unverifiable: ${u.unverifiable} (an attestation no ring key verifies: retired, revoked or tampered)`);
   lines.push(`unattested: ${u.unattested} (managed, without a Deed attestation)`);
+  lines.push(`outside the review scope: ${u.outsideScope} (stamped objects in namespaces Deed does not review, where anyone can write stamps: not counted)`);
   for (const e of u.errors) lines.push(`error: could not list ${e.kind} in ${e.namespace}: ${e.message}; the counts are incomplete`);
   if (u.errors.length === 0)
     lines.push(u.retirable.length > 0 ? `retirable: ${u.retirable.join(', ')} (verify-only, carried by no managed object)` : 'retirable: none');

@@ -7,7 +7,8 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
-// - At most MAX_LIVE_READS_PER_REVIEW reads per review; the rest are unknown (refused).
+// - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
+//   snapshot's source claim follows); the rest are unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's
 // delay; see the docs for who can open that window and what it allows.
 import type { LookupKey } from '../policy/lookup.js';
@@ -59,17 +60,20 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'live' });
           metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
           // The same facts as a cached answer, so no decision depends on where one came from.
-          // A snapshot's source claim is kept: without it the snapshot would read as pre-provisioned content.
-          facts.set(
-            lookupKey(key),
-            answer.state === 'found'
-              ? { ...foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix)), ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}) }
-              : answer,
-          );
+          facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
         }
       }
       if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
       return gatheredLookup(facts, 'not read before the decision');
     },
   };
+}
+
+/**
+ * A live answer cut to what a cached one holds. A snapshot (never cached) keeps its source
+ * claim: without it a restore from another environment's snapshot reads as pre-provisioned content.
+ */
+function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
+  const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
+  return answer.sourceClaim === undefined ? found : { ...found, sourceClaim: answer.sourceClaim };
 }

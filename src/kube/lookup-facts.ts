@@ -40,7 +40,7 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
 }
 
 /** A found object as the policy reads it. */
-export function foundLookup(f: ObjectFacts): Lookup {
+export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }> {
   return {
     state: 'found',
     metadata: { ...(f.uid ? { uid: f.uid } : {}), ...(f.labels ? { labels: f.labels } : {}), ...(f.annotations ? { annotations: f.annotations } : {}) },

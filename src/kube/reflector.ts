@@ -149,6 +149,7 @@ export class Reflector {
     while (!this.stopped) {
       try {
         if (this.rv === undefined) await this.relist();
+        if (this.stopped) return;
         const opened = Date.now();
         await this.watchOnce();
         // A watch the server ends at once (it did, asked for the wrong form) must not become a loop of requests.

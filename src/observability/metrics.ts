@@ -28,8 +28,10 @@ export interface Metrics {
   errors: Counter;
   certificateExpiry: Gauge;
   verifications: Counter<'key' | 'format' | 'result'>;
-  connectionsRefused: Counter;
+  connectionsRefused: Counter<'reason'>;
   connectionsTimedOut: Counter<'phase'>;
+  bodiesRefused: Counter;
+  bodyBytesHeld: Gauge;
   lookups: Counter<'resource' | 'source'>;
   reviewLookups: Histogram;
   liveReads: Counter<'resource' | 'result'>;
@@ -44,7 +46,7 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  return {
+  const metrics: Metrics = {
     registry,
     reviews: new Counter({
       name: 'deed_reviews_total',
@@ -83,13 +85,24 @@ export function createMetrics(): Metrics {
     }),
     connectionsRefused: new Counter({
       name: 'deed_connections_refused_total',
-      help: 'Connections closed as soon as accepted because the process was at its bound on open connections (--max-connections).',
+      help: 'Connections closed as soon as accepted, or in their TLS handshake to make room, by reason: total (the bound on open connections, --max-connections), peer (the bound per peer address, --max-connections-per-peer).',
+      labelNames: ['reason'] as const,
       registers,
     }),
     connectionsTimedOut: new Counter({
       name: 'deed_connections_timed_out_total',
       help: 'Connections closed by a deadline, by phase: handshake, headers (first request), request (body and answer), idle (between requests).',
       labelNames: ['phase'] as const,
+      registers,
+    }),
+    bodiesRefused: new Counter({
+      name: 'deed_request_bodies_refused_total',
+      help: 'Requests answered 429 because their body could not get memory within the wait (--body-budget, and its per-peer and per-connection shares).',
+      registers,
+    }),
+    bodyBytesHeld: new Gauge({
+      name: 'deed_request_body_bytes',
+      help: 'Request body bytes granted memory now, out of --body-budget.',
       registers,
     }),
     lookups: new Counter({
@@ -123,6 +136,9 @@ export function createMetrics(): Metrics {
       registers,
     }),
   };
+  // Both reasons show from the start, at 0: an alert can then watch the rate of either.
+  for (const reason of ['total', 'peer']) metrics.connectionsRefused.inc({ reason }, 0);
+  return metrics;
 }
 
 export function outcomeOf(verdict: Verdict): ReviewOutcome {

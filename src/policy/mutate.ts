@@ -20,12 +20,20 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { scopedPodSelector } from './network-policy-scope.js';
-import { ephemeralStampOps } from './pod/claim-templates.js';
+import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
+import { doorOf } from './doors.js';
+import { mutateWorkload } from './workload/review.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
+  const door = doorOf(req);
+  if (door.kind === 'workload') {
+    const mismatch = kindMismatch(req, door.workload);
+    if (mismatch) return denied([mismatch]);
+    return req.namespace === undefined ? allowed() : mutateWorkload(req, door.workload, req.namespace, ctx);
+  }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const kind = sandboxKind(req.resource);
@@ -106,7 +114,15 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // The claims a sandbox pod's ephemeral volumes produce are its environment's.
   const ephemeral =
     kind.kind === 'Pod' && isRec(obj.spec)
-      ? ephemeralStampOps(obj.spec, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now(), () => mintNonce(ctx.randomBytes))
+      ? ephemeralStampOps(
+          obj.spec,
+          'spec',
+          { environment, runner, namespace },
+          (m) => isOwnTemplateStamps(m, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now()),
+          keys,
+          ctx.keyRing,
+          () => mintNonce(ctx.randomBytes),
+        )
       : { ops: [], findings: [] };
   findings.push(...ephemeral.findings);
   // An environment's NetworkPolicy selects only its own pods (network-policy-scope.ts).

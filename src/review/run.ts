@@ -11,6 +11,7 @@ import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
+import { inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
 import { routedTo } from './routing.js';
 
 export interface Step {
@@ -127,6 +128,38 @@ export class ReviewedObjects {
     this.facts,
     'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
   );
+
+  /**
+   * Records objects already in the cluster (--existing). Their stamps count only in the
+   * review scope: outside it anyone can write stamps, so there Deed cannot tell whose an
+   * object is. Namespace objects among them say which namespaces are in it; an object
+   * whose Namespace is not given, or is outside, is looked up as unknown. Returns a line
+   * for each such object.
+   */
+  rememberExisting(objects: KubeObject[], deedNamespace: string): string[] {
+    const isNamespace = (obj: KubeObject) => obj.apiVersion === 'v1' && obj.kind === 'Namespace';
+    const namespaces = new Map<string, NamespaceFacts>();
+    for (const obj of objects.filter(isNamespace)) if (obj.metadata.name !== undefined) namespaces.set(obj.metadata.name, { name: obj.metadata.name, labels: obj.metadata.labels });
+    const lines: string[] = [];
+    for (const obj of objects) {
+      if (isNamespace(obj)) continue;
+      const ns = obj.metadata.namespace ?? '';
+      const facts = namespaces.get(ns);
+      if (facts !== undefined && inReviewScope(facts, deedNamespace)) {
+        this.remember({ stored: obj, deleted: null });
+        continue;
+      }
+      const why =
+        facts === undefined
+          ? `its Namespace ${ns} is not given with --existing, so Deed cannot tell whether its webhooks review writes there (give it: kubectl get namespace ${ns} -o yaml)`
+          : `namespace ${ns} is outside the review scope (not ${OPTED_IN_SELECTOR}, or Deed's own or kube-system): Deed does not review writes there, so anyone can write stamps`;
+      lines.push(`existing ${describeObject(obj)}: stamps not trusted: ${why}`);
+      const resource = LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`);
+      if (resource !== undefined && obj.metadata.name !== undefined)
+        this.facts.set(lookupKey({ resource, namespace: ns, name: obj.metadata.name }), { state: 'unknown', reason: `it is given with --existing, but ${why}` });
+    }
+    return lines;
+  }
 
   /** Records what a review stored or deleted, so later reviews in the same run can look it up. */
   remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(review: R): R {

@@ -2,13 +2,16 @@
 // made by decide(); this file only moves bytes and writes the one log line per review.
 import { fastify, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { SecureContextOptions } from 'node:tls';
+import type { Http2Stream } from 'node:http2';
+import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
-import { DEFAULT_LIMITS, serverOptions, type ConnectionLimits } from './connections.js';
+import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './connections.js';
+import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } from './body-budget.js';
 import { combinedLookup, followUpLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
@@ -64,6 +67,8 @@ export interface DeedApp {
 export function buildApp(opts: AppOptions): DeedApp {
   const bodyLimit = opts.bodyLimit ?? BODY_LIMIT_BYTES;
   const metrics = opts.metrics ?? createMetrics();
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  const accounts = new Accounts(new BodyBudget(bodyBudgetLimits(limits.bodyBudgetBytes, bodyLimit), (held) => metrics.bodyBytesHeld.set(held)));
   const base = {
     loggerInstance: opts.logger,
     logController: new LogController({ disableRequestLogging: true }), // one line per review, written below
@@ -80,7 +85,7 @@ export function buildApp(opts: AppOptions): DeedApp {
           https: {
             allowHTTP1: true,
             minVersion: 'TLSv1.2',
-            ...serverOptions(opts.limits ?? DEFAULT_LIMITS),
+            ...serverOptions(limits),
             ...opts.tls,
             ...(opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
           },
@@ -96,28 +101,47 @@ export function buildApp(opts: AppOptions): DeedApp {
   const reviewLog = opts.logger.child({}, { redact: [] });
   const clock = opts.clock ?? (() => performance.now());
   const arrivedAt = new WeakMap<object, number>();
-  app.addHook('onRequest', (req, _reply, done) => {
+  const answers = new WeakMap<object, { once(event: 'close' | 'finish', f: () => void): unknown }>();
+  app.addHook('onRequest', (req, reply, done) => {
     arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
+    answers.set(req.raw, reply.raw);
     done();
   });
 
-  // Plain JSON.parse: keys such as __proto__ become own properties, which decode refuses
-  // with the request uid in hand (a generic parser would refuse them without it).
+  // The body is read within the memory budget (body-budget.ts), then plain JSON.parse:
+  // keys such as __proto__ become own properties, which decode refuses with the request
+  // uid in hand (a generic parser would refuse them without it).
   app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch (err) {
-      done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
-    }
+  app.addContentTypeParser('application/json', (req, payload, done) => {
+    const raw = req.raw as typeof req.raw & { stream?: Http2Stream };
+    const answer = answers.get(req.raw)!;
+    const session = raw.stream?.session;
+    const connection: EventEmitter = session ?? raw.socket;
+    const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
+    readBody({ payload, contentLength: req.headers['content-length'], account, onRefused: () => metrics.bodiesRefused.inc() }, bodyLimit).then(
+      (body) => {
+        answer.once('close', () => accounts.close(account)); // the parsed review is held until it is answered
+        try {
+          done(null, JSON.parse(body.toString('utf8')));
+        } catch (err) {
+          done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+        }
+      },
+      (err: Error) => {
+        accounts.close(account);
+        endUnreadStream(raw.stream);
+        done(err, undefined);
+      },
+    );
   });
 
-  app.setErrorHandler((err: Error & { statusCode?: number }, _req, reply) => {
+  app.setErrorHandler((err: Error & { statusCode?: number; headers?: Record<string, string> }, _req, reply) => {
     const statusCode = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (statusCode === 500) {
       opts.logger.error({ err }, 'unhandled error in transport');
       metrics.errors.inc();
     }
+    if (err.headers !== undefined && statusCode !== 500) void reply.headers(err.headers);
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 

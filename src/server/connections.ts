@@ -25,6 +25,8 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
+import { ConnectionSlots, type Refusal, type Slot } from './connection-slots.js';
 
 export interface ConnectionLimits {
   /** TCP accept to the end of the TLS handshake. */
@@ -37,6 +39,10 @@ export interface ConnectionLimits {
   idleTimeoutMs: number;
   /** Open connections per process, in every phase; beyond it new ones are closed at once. */
   maxConnections: number;
+  /** Open connections per peer address, so one source cannot take every slot. */
+  maxConnectionsPerPeer: number;
+  /** Request body bytes held in memory by the process (body-budget.ts). */
+  bodyBudgetBytes: number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS. */
   maxConcurrentStreams: number;
   /** Request header bytes: HTTP/1.1 header block, HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE. */
@@ -58,11 +64,22 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   // to the chart's 256 MiB limit. Legitimate callers are a few API servers (HTTP/2, one
   // connection each, many streams); probes and scrapes go to --metrics-port.
   maxConnections: 1_000,
+  // An API server opens one HTTP/2 connection per Deed address and another for each 100
+  // concurrent reviews; a tenant pod has its own address. One source then holds a tenth
+  // of the slots at most.
+  maxConnectionsPerPeer: 100,
+  bodyBudgetBytes: DEFAULT_BODY_BUDGET_BYTES,
   // RFC 9113 recommends no fewer than 100; Go's own server allows 250.
   maxConcurrentStreams: 100,
   // The API server's headers are a few hundred bytes.
   maxHeaderBytes: 16 * 1024,
 };
+
+/** A socket's peer address, IPv4-mapped IPv6 written as IPv4 (one peer, whichever family it came in on). */
+export function peerOf(socket: { remoteAddress?: string | undefined } | undefined): string {
+  const address = socket?.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
 
 /** Phases whose deadline can close a connection, as metric label values. */
 export type DeadlinePhase = 'handshake' | 'headers' | 'request' | 'idle';
@@ -87,17 +104,41 @@ interface SocketState {
 
 /** Arms the deadlines and the bound on a listening-to-be HTTP/2 secure server with HTTP/1.1 fallback. */
 export function guardConnections(app: FastifyInstance, limits: ConnectionLimits, metrics: Metrics, logger: Logger): void {
-  const server = app.server as unknown as Http2SecureServer & { maxConnections: number; maxHeaderSize?: number };
-  server.maxConnections = limits.maxConnections;
+  const server = app.server as unknown as Http2SecureServer & { maxHeaderSize?: number };
   server.maxHeaderSize = limits.maxHeaderBytes; // read by the HTTP/1.1 parser of the fallback
   let lastRefusalLog = 0;
-  server.on('drop', () => {
-    metrics.connectionsRefused.inc();
+  const refused = (reason: Refusal, peer: string) => {
+    metrics.connectionsRefused.inc({ reason });
     const now = Date.now();
     if (now - lastRefusalLog > 10_000) {
       lastRefusalLog = now;
-      logger.warn({ maxConnections: limits.maxConnections }, 'connection refused: at the bound on open connections (counted in deed_connections_refused_total)');
+      logger.warn({ reason, peer, maxConnections: limits.maxConnections, maxConnectionsPerPeer: limits.maxConnectionsPerPeer }, 'connection refused: at the bound on open connections (counted in deed_connections_refused_total)');
     }
+  };
+  // The slots are taken at TCP accept, before the TLS server sees the socket (hence
+  // prepended); the TLS socket is found again by its address and port.
+  const slots = new ConnectionSlots(limits.maxConnections, limits.maxConnectionsPerPeer);
+  const bySocket = new Map<string, Slot>();
+  server.prependListener('connection', (socket: Socket) => {
+    const peer = peerOf(socket);
+    const key = `${socket.remoteAddress}:${socket.remotePort}`;
+    const slot: Slot = { peer, state: 'handshake', close: () => socket.destroy() };
+    const admission = slots.admit(slot);
+    if (!admission.admitted) {
+      refused(admission.reason, peer);
+      socket.destroy();
+      return;
+    }
+    if (admission.evicted) refused(admission.evicted.reason, admission.evicted.slot.peer);
+    bySocket.set(key, slot);
+    socket.once('close', () => {
+      slots.remove(slot);
+      if (bySocket.get(key) === slot) bySocket.delete(key);
+    });
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    const slot = bySocket.get(`${socket.remoteAddress}:${socket.remotePort}`);
+    if (slot !== undefined) slots.established(slot);
   });
   server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
     if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') metrics.connectionsTimedOut.inc({ phase: 'handshake' });

@@ -13,6 +13,7 @@ import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
+import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
 import { referenceCases } from './cases/references.js';
@@ -47,6 +48,7 @@ describe('Deed in a real API server', { skip }, () => {
   clusterCases(get, tools);
   rotationCases(get);
   connectionCases(get);
+  reviewScopeCases(get);
   controllerCases(get, tools);
   scopeCases(get);
   referenceCases(get);

@@ -12,6 +12,7 @@ import { signStamps, type KeyRing } from '../stamps/key-ring.js';
 import type { StampKeys } from '../stamps/keys.js';
 import type { SandboxKind } from '../kinds.js';
 import type { Policy } from '../policy.js';
+import { ownershipOf } from '../ownership.js';
 import { RULES } from '../rules/catalog.js';
 import { stampIntegrity } from '../rules/stamp-integrity.js';
 import { identityStamps, presentOwnedKeys } from '../stamps/identity-stamps.js';
@@ -57,6 +58,14 @@ export function foreignTemplateStamps(metadata: Rec | undefined, at: string, key
     path: `${at}.${k.path}`,
     message: `${k.name} is admission-owned; ${why}`,
   }));
+}
+
+/** The admission-owned keys a template's metadata carries, with their values. */
+export function ownedStamps(metadata: Rec | undefined, keys: StampKeys): Record<string, string> {
+  const { labels, annotations } = asObject(metadata).metadata;
+  const out: Record<string, string> = {};
+  for (const k of presentOwnedKeys(labels, annotations, keys)) out[k.path] = k.path.startsWith('metadata.labels') ? labels[k.name]! : annotations[k.name]!;
+  return out;
 }
 
 /** The environment a sandbox pod's ephemeral claims are stamped for. */
@@ -106,23 +115,41 @@ export function stampedTemplateMetadata(metadata: Rec | undefined, owner: ClaimO
 }
 
 /**
- * The mutating side: Deed's stamps written into each ephemeral template of an
- * environment's pod (a fresh nonce each), as JSON Patch ops on the pod at `/spec`; a
- * template that already carries Deed's own stamps for this owner (a reinvocation) is
- * kept; any other stamp in a template is the client's, refused.
+ * Whether a template's stamps are Deed's for a claim of `environment` in the namespace
+ * (any principal of it: a workload's template is stamped by whoever last wrote it).
  */
-export function ephemeralStampOps(spec: Rec, owner: ClaimOwner, policy: Policy, ring: KeyRing, nowMs: number, mintNonce: () => string): { ops: PatchOperation[]; findings: Finding[] } {
+export function stampedFor(metadata: Rec | undefined, environment: string, namespace: string, policy: Policy, ring: KeyRing): boolean {
+  const owner = ownershipOf({ kind: CLAIM_KIND.kind, namespace, metadata: asObject(metadata).metadata }, policy, ring);
+  return owner.kind === 'stamped' && owner.environment === environment;
+}
+
+/**
+ * The mutating side: Deed's stamps written into each ephemeral template of the pod spec
+ * at `at` (`spec`, `spec.template.spec`), a fresh nonce each, as JSON Patch ops; a
+ * template whose stamps `keep` accepts as Deed's own (a reinvocation) is left alone; any
+ * other stamp in a template is the client's, refused.
+ */
+export function ephemeralStampOps(
+  spec: Rec,
+  at: string,
+  owner: ClaimOwner,
+  keep: (metadata: Rec | undefined) => boolean,
+  keys: StampKeys,
+  ring: KeyRing,
+  mintNonce: () => string,
+): { ops: PatchOperation[]; findings: Finding[] } {
   const ops: PatchOperation[] = [];
   const findings: Finding[] = [];
-  for (const t of ephemeralTemplates(spec, 'spec')) {
+  // A field path of fixed names (spec.template.spec): no character a pointer escapes.
+  const pointer = `/${at.split('.').join('/')}`;
+  for (const t of ephemeralTemplates(spec, at)) {
     const { labels, annotations } = asObject(t.metadata).metadata;
-    if (presentOwnedKeys(labels, annotations, policy.keys).length > 0) {
-      if (!isOwnTemplateStamps(t.metadata, owner, policy, ring, nowMs))
-        findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, 'Deed writes the stamps of an ephemeral claim itself'));
+    if (presentOwnedKeys(labels, annotations, keys).length > 0) {
+      if (!keep(t.metadata)) findings.push(...foreignTemplateStamps(t.metadata, t.at, keys, 'Deed writes the stamps of an ephemeral claim itself'));
       continue;
     }
-    const stamped = stampedTemplateMetadata(t.metadata, owner, policy.keys, ring, mintNonce());
-    const base = `/spec/volumes/${t.index}`;
+    const stamped = stampedTemplateMetadata(t.metadata, owner, keys, ring, mintNonce());
+    const base = `${pointer}/volumes/${t.index}`;
     ops.push({ op: 'test', path: `${base}/name`, value: t.volume });
     const metadata = `${base}/ephemeral/volumeClaimTemplate/metadata`;
     if (t.metadata === undefined) ops.push({ op: 'add', path: metadata, value: stamped });

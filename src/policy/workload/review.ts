@@ -1,14 +1,17 @@
-// The validating side of workloads: a pod template is judged as the pod its writer would
-// create (the runner's service account, other environments' claims, and, for a requester
-// acting for an environment, the sandbox template and workspace rules), by the same rules
-// as a Pod, at the template's path. Claim templates are judged as the claims they make.
-// No template carries Deed's stamps: the controllers copy them unreviewed.
+// The review of workloads: a pod template is judged as the pod its writer would create
+// (the runner's service account, other environments' claims, and, for a requester acting
+// for an environment, the sandbox template and workspace rules), by the same rules as a
+// Pod, at the template's path. Claim templates are judged as the claims they make. No
+// template carries stamps a client wrote: the controllers copy them unreviewed. The
+// mutating side writes the claim stamps of an environment's ephemeral volumes.
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
-import { allowed, type Finding, type Verdict } from '../../admission/verdict.js';
+import { allowed, denied, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { own } from '../stamps/attestation.js';
 import { createIdentity } from '../create-gate.js';
-import type { Requester } from '../requester/identity.js';
+import { resolveRequester, type Requester } from '../requester/identity.js';
+import { mintNonce } from '../stamps/nonce.js';
 import type { StampKeys } from '../stamps/keys.js';
 import type { DecisionContext } from '../policy.js';
 import { isTrusted } from '../requester/principals.js';
@@ -17,7 +20,7 @@ import { enforce } from '../rules/enforcement.js';
 import { enforceCreate } from '../dry-run.js';
 import { annotationPath } from '../stamps/identity-stamps.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
-import { ephemeralTemplates, foreignTemplateStamps } from '../pod/claim-templates.js';
+import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
 import { field, stringMap } from '../pod/spec.js';
 import { templateCollisions } from '../pod/template-collisions.js';
@@ -39,6 +42,31 @@ export function workloadClaims(obj: KubeObject, kind: WorkloadKind, old?: KubeOb
   ];
 }
 
+/**
+ * The mutating side: the ephemeral volumes in the (changed) pod templates of a requester
+ * acting for an environment get that environment's claim stamps, as a sandbox pod's do, so
+ * the claims the controllers make from them are the environment's. The validating side
+ * judges everything else.
+ */
+export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, ctx: DecisionContext): Verdict {
+  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return allowed();
+  const { policy, keyRing } = ctx;
+  const requester = resolveRequester(req.userInfo, policy);
+  const gate = createIdentity(requester, namespace, {}, {}, policy);
+  if ('verdict' in gate) return allowed();
+  const { environment } = gate;
+  const owner = { environment, runner: requester.runner, namespace };
+  const ops: PatchOperation[] = [];
+  const findings: Finding[] = [];
+  for (const t of podTemplates(req.object, kind, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined)) {
+    const r = ephemeralStampOps(t.spec, `${t.at}.spec`, owner, (m) => stampedFor(m, environment, namespace, policy, keyRing), policy.keys, keyRing, () => mintNonce(ctx.randomBytes));
+    ops.push(...r.ops);
+    findings.push(...r.findings);
+  }
+  if (findings.length > 0) return denied(findings);
+  return ops.length > 0 ? patched(ops) : allowed();
+}
+
 export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.object === undefined || req.object === null) return allowed();
   const { policy } = ctx;
@@ -47,21 +75,20 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   const pods = podTemplates(obj, kind, old);
   const claims = claimTemplates(obj, kind, old);
   if (pods.length === 0 && claims.length === 0) return allowed(); // no template changed: no new pod or claim comes of it
+  const gate = createIdentity(requester, namespace, {}, {}, policy);
+  const environment = 'environment' in gate ? gate.environment : undefined;
 
-  // Stamps in a template are refused from everyone: no review follows the copy.
+  // Client stamps in a template are refused from everyone: no review follows the copy.
   const findings: Finding[] = [];
   for (const t of pods) {
     findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`));
-    for (const e of ephemeralTemplates(t.spec, `${t.at}.spec`))
-      findings.push(...foreignTemplateStamps(e.metadata, e.at, policy.keys, 'the claim the ephemeral-volume controller makes would carry it unreviewed'));
+    findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));
   }
   for (const c of claims) findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
   if (isTrusted(requester, policy)) return enforce(findings, policy);
 
   // The rest as for a pod this requester creates: which environment it acts for decides.
-  const gate = createIdentity(requester, namespace, {}, {}, policy);
   if ('verdict' in gate) findings.push(...gate.verdict.findings);
-  const environment = 'environment' in gate ? gate.environment : undefined;
   for (const t of pods) {
     const at = `${t.at}.spec`;
     findings.push(...borrowedServiceAccount(t.spec, at, namespace, requester, policy, `a ${kind.kind} pod template`));
@@ -78,6 +105,30 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
 /** The workspace rules on a template's pods; `wsClaims`: the claims it mounts that are workspaces. */
 function templateWorkspace(t: PodTemplate, config: Config, keys: StampKeys, wsClaims: ReadonlySet<string>): Finding[] {
   return workspaceMounts(t.spec, `${t.at}.spec`, undefined, own(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), `${t.at}.${annotationPath(keys.workspaceGrants)}`, config, wsClaims);
+}
+
+/**
+ * The ephemeral claim templates of a pod template: Deed's stamps for the requester's
+ * environment (written by the mutating side), or, from anyone else, none but those the
+ * template already had (a manager restarting an environment's Deployment keeps them).
+ */
+function ephemeralClaimStamps(t: PodTemplate, before: PodTemplate | undefined, namespace: string, environment: string | undefined, ctx: DecisionContext): Finding[] {
+  const { keys } = ctx.policy;
+  const kept = new Map(before === undefined ? [] : ephemeralTemplates(before.spec, `${before.at}.spec`).map((e) => [e.volume, ownedStamps(e.metadata, keys)]));
+  const findings: Finding[] = [];
+  for (const e of ephemeralTemplates(t.spec, `${t.at}.spec`)) {
+    const stamps = ownedStamps(e.metadata, keys);
+    const present = Object.keys(stamps).length > 0;
+    if (environment !== undefined) {
+      if (!present)
+        findings.push({ rule: RULES.stampMissing.id, path: `${e.at}.metadata`, message: `carries no claim stamps of environment "${environment}"; was the mutating webhook bypassed?` });
+      else if (!stampedFor(e.metadata, environment, namespace, ctx.policy, ctx.keyRing))
+        findings.push(...foreignTemplateStamps(e.metadata, e.at, keys, `they are not Deed's stamps of a claim of environment "${environment}" in ${namespace}`));
+    } else if (present && !isDeepStrictEqual(stamps, kept.get(e.volume))) {
+      findings.push(...foreignTemplateStamps(e.metadata, e.at, keys, 'the claim the ephemeral-volume controller makes would carry it unreviewed'));
+    }
+  }
+  return findings;
 }
 
 /**

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { describe, test } from 'node:test';
+import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { KubeObject } from '../../../src/admission/types.js';
 import { KEYS, label, PATHS, secret } from '../objects.js';
@@ -17,6 +18,19 @@ function withoutCertificate(port: number, ca: string): Promise<string> {
     socket.on('secureConnect', () => socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'));
     socket.on('data', (c: Buffer) => resolve(`answered: ${c.toString('utf8').slice(0, 40)}`));
     socket.on('close', () => resolve('closed without an answer'));
+  });
+}
+
+function plainText(port: number, path: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', () => resolve(''));
+    req.end();
   });
 }
 
@@ -64,6 +78,28 @@ export function connectionCases(suite: () => Suite): void {
       }
     });
 
+    test("with --client-ca, the API server's fresh connection is served while connections that never start TLS hold every slot", async () => {
+      const s = suite();
+      const flood: Socket[] = [];
+      try {
+        // Restarted: the API server's next write opens a new connection, into a full house.
+        await s.restartDeed(undefined, ['--client-ca', s.cp.webhookClientCaFile, '--metrics-port', '0', '--max-connections', '20']);
+        for (let i = 0; i < 40; i++) {
+          const socket = netConnect({ host: '127.0.0.1', port: s.deed.port });
+          socket.on('error', () => {});
+          flood.push(socket);
+          await new Promise((resolve) => (socket.once('connect', resolve), socket.once('close', resolve)));
+        }
+        const stored = await createSecret(s, 'fresh-connection-during-flood');
+        assert.equal(label(stored, KEYS.managedBy), 'deed');
+        const metrics = await plainText(s.deed.metricsPort!, '/metrics');
+        assert.ok(Number(/^deed_connections_refused_total\{reason="total"\} (\d+)/m.exec(metrics)?.[1]) >= 20, 'the oldest connections in their handshake were closed to make room');
+      } finally {
+        for (const socket of flood) socket.destroy();
+        await s.restartDeed();
+      }
+    });
+
     test("a flood of connections past --max-connections is refused or closed at the headers deadline, while the API server's connection keeps serving writes", async () => {
       const s = suite();
       try {
@@ -82,7 +118,7 @@ export function connectionCases(suite: () => Suite): void {
           req.on('close', () => resolve(text));
           req.on('error', () => resolve(text));
         });
-        assert.ok(Number(/^deed_connections_refused_total (\d+)/m.exec(metrics)?.[1]) > 0, 'refusals are counted');
+        assert.ok(Number(/^deed_connections_refused_total\{reason="total"\} (\d+)/m.exec(metrics)?.[1]) > 0, 'refusals are counted');
         assert.ok(Number(/^deed_connections_timed_out_total\{phase="headers"\} (\d+)/m.exec(metrics)?.[1]) > 0, 'headers deadlines are counted');
       } finally {
         await s.restartDeed();

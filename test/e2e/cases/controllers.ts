@@ -286,6 +286,24 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         assert.equal(mount.status, 403, mount.text);
       });
 
+      test("alpha's Deployment's ephemeral volume makes claims stamped as alpha's; its manager's restart keeps the stamps", async () => {
+        const s = suite();
+        const answer = await s.api(s.runnerA.identity, 'POST', WORKLOAD_PATHS.Deployment('sandbox-a'), workload('Deployment', 'eph-deploy', podSpec({ volumes: [ephemeral('scratch')] })));
+        assert.equal(answer.status, 201, answer.text);
+        let pod: Spec | undefined;
+        await eventually('a pod of eph-deploy', async () => {
+          pod = (await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}?labelSelector=app%3Deph-deploy`)).body.items?.[0];
+          return pod !== undefined;
+        }, 60_000);
+        const pvc = await claimOf(s, 'sandbox-a', `${pod!.metadata.name as string}-scratch`);
+        assert.equal(label(pvc, KEYS.environment), 'alpha');
+        assert.ok(attested(s, pvc));
+        const del = await s.api(s.janitorB, 'DELETE', `${PATHS.PersistentVolumeClaim('sandbox-a')}/${pvc.metadata.name!}`);
+        assert.equal(del.status, 403, del.text);
+        const restart = await s.api(s.runnerController, 'PATCH', `${WORKLOAD_PATHS.Deployment('sandbox-a')}/eph-deploy`, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }, 'application/strategic-merge-patch+json');
+        assert.equal(restart.status, 200, restart.text);
+      });
+
       test("beta's ephemeral claim is beta's: a principal of no environment may neither mount nor delete it", async () => {
         const s = suite();
         const answer = await s.api(s.runnerB.identity, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('eph-b', { spec: { volumes: [ephemeral('scratch')] } }));

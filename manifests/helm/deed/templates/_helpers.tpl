@@ -147,3 +147,22 @@ matchConditions:
   resources: ["networkpolicies"]
   scope: Namespaced
 {{- end -}}
+
+{{/* The kinds that make pods and claims from templates (CREATE and UPDATE), for both webhooks. */}}
+{{- define "deed.workloadRules" -}}
+- operations: ["CREATE", "UPDATE"]
+  apiGroups: ["apps"]
+  apiVersions: ["v1"]
+  resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
+  scope: Namespaced
+- operations: ["CREATE", "UPDATE"]
+  apiGroups: ["batch"]
+  apiVersions: ["v1"]
+  resources: ["jobs", "cronjobs"]
+  scope: Namespaced
+- operations: ["CREATE", "UPDATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["replicationcontrollers", "podtemplates"]
+  scope: Namespaced
+{{- end -}}

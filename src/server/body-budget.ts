@@ -1,0 +1,313 @@
+// A memory budget for request bodies. Without one, one HTTP/2 connection with 100 streams,
+// each sending 7.9 MiB of a body that never ends, took `deed serve` from 123 MiB to 1 GiB
+// in 8 s (the 8 MiB body limit times 100 streams, and no total): an OOM kill under the
+// chart's 256 MiB limit, and with failurePolicy Fail every sandbox write failing.
+//
+// A body is read only into bytes it holds a grant for, taken from three pools at once: the
+// process, the peer address and the connection. While a stream waits for a grant, nothing
+// reads it: Node then stops consuming its data, so HTTP/2 flow control keeps the stream's
+// window closed and the client cannot send more than that window (64 KiB by default). A
+// stream that cannot get a grant within the wait is answered 429 with Retry-After, reset
+// once answered (the rest of its body is not wanted), and counted. A body that declares its length (the API server always does) is granted all of
+// it at once, so two half-granted bodies never wait on each other; one that does not is
+// granted in doubling steps.
+import { constants, type Http2Stream } from 'node:http2';
+import type { Readable } from 'node:stream';
+
+export interface BodyBudgetLimits {
+  /** Request body bytes held in memory by the whole process. */
+  totalBytes: number;
+  /** Of which one peer address may hold. */
+  perPeerBytes: number;
+  /** Of which one connection may hold (an HTTP/2 session's streams together). */
+  perConnectionBytes: number;
+  /** One request's body (the body limit: larger is answered 413). */
+  perStreamBytes: number;
+  /** How long a request may wait for a grant before it is answered 429. */
+  waitMs: number;
+}
+
+// The chart gives Deed 256 MiB; idle it holds about 100 MiB, and a body read is held as
+// bytes, then as a string and a parsed object for the length of its review (two to four
+// times its size, briefly). 48 MiB of bodies keeps the peak well under the limit, and is
+// still six of the largest reviews (an UPDATE of a 3 MiB object, 2 x 3 MiB plus headroom)
+// or thousands of ordinary ones (a few KiB each) at once.
+export const DEFAULT_BODY_BUDGET_BYTES = 48 * 1024 * 1024;
+/** Long enough for a review ahead to finish; far shorter than the API server's timeout, which then retries or fails by policy. */
+export const DEFAULT_BODY_WAIT_MS = 1_000;
+/**
+ * Requests of one connection that may wait for a grant at once; beyond, they are refused
+ * at once. A waiting stream still holds what flow control let in (up to its window, in
+ * views that keep the session's read buffers alive): a hostile session's 100 streams all
+ * waiting would hold more than their grants.
+ */
+const MAX_WAITING_PER_CONNECTION = 4;
+/** The first grant of a body that does not declare its length; each further one doubles what it holds. */
+const FIRST_STEP_BYTES = 64 * 1024;
+
+/**
+ * Shares derived from the total: one peer half of it (so a second peer, the API server,
+ * always has the other half), one connection a third; never less than one whole body.
+ */
+export function bodyBudgetLimits(totalBytes: number, perStreamBytes: number, waitMs = DEFAULT_BODY_WAIT_MS): BodyBudgetLimits {
+  if (totalBytes < perStreamBytes) throw new Error(`the body budget (--body-budget, ${totalBytes} bytes) cannot be smaller than the largest body (${perStreamBytes} bytes)`);
+  return {
+    totalBytes,
+    perPeerBytes: Math.max(perStreamBytes, Math.floor(totalBytes / 2)),
+    perConnectionBytes: Math.max(perStreamBytes, Math.floor(totalBytes / 3)),
+    perStreamBytes,
+    waitMs,
+  };
+}
+
+/** Who holds a grant: the connection (a socket or an HTTP/2 session) and its peer address. */
+export interface Holder {
+  connection: object;
+  peer: string;
+}
+
+interface Waiter {
+  holder: Holder;
+  bytes: number;
+  grant: () => void;
+}
+
+/** An error the transport answers with its status (and headers). */
+export class BodyError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode: number,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export class BodyBudget {
+  private used = 0;
+  private readonly byPeer = new Map<string, number>();
+  private readonly byConnection = new Map<object, number>();
+  private readonly waiting: Waiter[] = [];
+
+  /** `onChange` hears the bytes held after every grant and release (a gauge). */
+  constructor(
+    readonly limits: BodyBudgetLimits,
+    private readonly onChange: (held: number) => void = () => {},
+  ) {}
+
+  /** Bytes held now, by the process. */
+  get held(): number {
+    return this.used;
+  }
+
+  /** Takes `bytes` at once when every pool has them; false otherwise (nothing taken). */
+  tryTake(holder: Holder, bytes: number): boolean {
+    const peer = this.byPeer.get(holder.peer) ?? 0;
+    const conn = this.byConnection.get(holder.connection) ?? 0;
+    const l = this.limits;
+    if (this.used + bytes > l.totalBytes || peer + bytes > l.perPeerBytes || conn + bytes > l.perConnectionBytes) return false;
+    this.used += bytes;
+    this.byPeer.set(holder.peer, peer + bytes);
+    this.byConnection.set(holder.connection, conn + bytes);
+    this.onChange(this.used);
+    return true;
+  }
+
+  /** Takes `bytes`, waiting up to `waitMs` for them; false when they did not come in time, or the request went away. */
+  take(holder: Holder, bytes: number, gone?: AbortSignal): Promise<boolean> {
+    if (this.tryTake(holder, bytes)) return Promise.resolve(true);
+    if (gone?.aborted || this.waitingOf(holder.connection) >= MAX_WAITING_PER_CONNECTION) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (granted: boolean) => {
+        clearTimeout(timer);
+        gone?.removeEventListener('abort', giveUp);
+        resolve(granted);
+      };
+      const waiter: Waiter = { holder, bytes, grant: () => done(true) };
+      const giveUp = () => {
+        const i = this.waiting.indexOf(waiter);
+        if (i < 0) return; // granted meanwhile
+        this.waiting.splice(i, 1);
+        done(false);
+      };
+      const timer = setTimeout(giveUp, this.limits.waitMs);
+      gone?.addEventListener('abort', giveUp, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private waitingOf(connection: object): number {
+    let n = 0;
+    for (const w of this.waiting) if (w.holder.connection === connection) n++;
+    return n;
+  }
+
+  /** Requests waiting for a grant now. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Gives `bytes` back and grants waiters, oldest first, that now fit. */
+  release(holder: Holder, bytes: number): void {
+    if (bytes <= 0) return;
+    this.used -= bytes;
+    const peer = (this.byPeer.get(holder.peer) ?? 0) - bytes;
+    if (peer > 0) this.byPeer.set(holder.peer, peer);
+    else this.byPeer.delete(holder.peer);
+    const conn = (this.byConnection.get(holder.connection) ?? 0) - bytes;
+    if (conn > 0) this.byConnection.set(holder.connection, conn);
+    else this.byConnection.delete(holder.connection);
+    this.onChange(this.used);
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i]!;
+      if (this.tryTake(w.holder, w.bytes)) {
+        this.waiting.splice(i, 1);
+        w.grant();
+      } else i++;
+    }
+  }
+}
+
+/**
+ * One request's share: what it holds, taken and given back through the budget. Released
+ * once, whichever comes first: the caller's release, or the end of its connection (a
+ * request whose answer never comes cannot keep its bytes past its socket).
+ */
+export class Account {
+  held = 0;
+  constructor(
+    private readonly budget: BodyBudget,
+    readonly holder: Holder,
+  ) {}
+
+  async take(bytes: number, gone?: AbortSignal): Promise<boolean> {
+    if (!(await this.budget.take(this.holder, bytes, gone))) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  release(): void {
+    this.budget.release(this.holder, this.held);
+    this.held = 0;
+  }
+}
+
+/** Accounts by connection, so a closed connection gives back whatever its requests still hold. */
+export class Accounts {
+  private readonly byConnection = new Map<object, Set<Account>>();
+  constructor(readonly budget: BodyBudget) {}
+
+  /** A new account; `onClose` is asked, once per connection, to call back when the connection ends. */
+  open(holder: Holder, onClose: (f: () => void) => void): Account {
+    let set = this.byConnection.get(holder.connection);
+    if (set === undefined) {
+      this.byConnection.set(holder.connection, (set = new Set()));
+      onClose(() => {
+        for (const a of set!) a.release();
+        this.byConnection.delete(holder.connection);
+      });
+    }
+    const account = new Account(this.budget, holder);
+    set.add(account);
+    return account;
+  }
+
+  /** Releases an account and forgets it. */
+  close(account: Account): void {
+    account.release();
+    this.byConnection.get(account.holder.connection)?.delete(account);
+  }
+}
+
+/** What the transport needs to read one body. */
+export interface BodyRequest {
+  /** The request stream; it is read only as far as grants allow. */
+  payload: Readable;
+  contentLength: string | undefined;
+  /** Holds what is granted; released by the caller once the request is answered (the parsed review lives until then). */
+  account: Account;
+  /** Counts a request answered 429 for want of budget. */
+  onRefused: () => void;
+}
+
+/**
+ * Reads a body within the budget, into bytes `account` holds. Rejects with a BodyError:
+ * 413 too large, 400 longer or shorter than declared, 429 no budget in time; what the
+ * account took is then given back.
+ */
+export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<Buffer> {
+  const declared = r.contentLength === undefined ? undefined : Number(r.contentLength);
+  if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) throw new BodyError('the content-length header is not a length', 400);
+  if (declared !== undefined && declared > perStreamBytes) throw new BodyError(`the body is too large: ${declared} bytes, the limit is ${perStreamBytes}`, 413);
+
+  const { account } = r;
+  const gone = new AbortController();
+  const abort = () => gone.abort();
+  r.payload.once('close', abort);
+  const grow = async (bytes: number) => {
+    if (!(await account.take(bytes, gone.signal))) {
+      if (gone.signal.aborted) throw new BodyError('the request went away while its body waited for memory', 400);
+      r.onRefused();
+      throw new BodyError('Deed is holding as many request bodies as its memory budget allows; retry', 429, { 'retry-after': '1' });
+    }
+  };
+
+  try {
+    await grow(declared ?? Math.min(FIRST_STEP_BYTES, perStreamBytes));
+    // Chunks are copied into buffers of Deed's own: one an HTTP/2 stream hands over is a
+    // view into the session's larger read buffer, which keeping it would keep alive.
+    const whole = declared !== undefined ? Buffer.allocUnsafeSlow(declared) : undefined; // filled to the end, or refused
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const take = async (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      const needed = length + bytes.length;
+      if (needed > account.held) {
+        if (declared !== undefined) throw new BodyError(`the body is longer than its content-length (${declared} bytes)`, 400);
+        if (needed > perStreamBytes) throw new BodyError(`the body is too large: the limit is ${perStreamBytes} bytes`, 413);
+        await grow(Math.min(Math.max(account.held, needed - account.held), perStreamBytes - account.held));
+      }
+      if (whole !== undefined) bytes.copy(whole, length);
+      else chunks.push(Buffer.copyBytesFrom(bytes));
+      length = needed;
+    };
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
+        r.payload.off('data', onData).off('end', onEnd).off('error', done);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onEnd = () => done();
+      // Paused while a grant is awaited: no chunk is taken from the stream meanwhile. The
+      // stream is never destroyed here, so a refusal can still be answered on it.
+      const onData = (chunk: Buffer | string) => {
+        r.payload.pause();
+        take(chunk).then(() => r.payload.resume(), done);
+      };
+      r.payload.on('data', onData).once('end', onEnd).once('error', done);
+      r.payload.resume();
+    });
+    if (declared !== undefined && length !== declared) throw new BodyError(`the body is shorter than its content-length (${declared} bytes)`, 400);
+    return whole ?? Buffer.concat(chunks, length);
+  } catch (err) {
+    account.release();
+    throw err;
+  } finally {
+    r.payload.off('close', abort);
+  }
+}
+
+/**
+ * After a refusal over HTTP/2, the rest of the body is not wanted: once the answer is
+ * written (the stream's writable side finished), the stream is reset, so the client
+ * stops sending and the stream's slot is free again. RFC 9113 (8.1) suggests NO_ERROR,
+ * but Node sends that reset only once the client has ended its side, which a hostile one
+ * never does: CANCEL goes at once, after the answer's frames.
+ * HTTP/1.1 closes the connection instead (fastify answers a body error with
+ * `connection: close`).
+ */
+export function endUnreadStream(stream: Http2Stream | undefined): void {
+  stream?.once('finish', () => {
+    if (!stream.destroyed && !stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+  });
+}

@@ -1,0 +1,204 @@
+// The memory budget for request bodies: the pools on their own, then a spawned `deed serve`
+// over real HTTP/2 sessions from two loopback addresses (two peers).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { connect as netConnect } from 'node:net';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { BodyBudget, bodyBudgetLimits } from '../src/server/body-budget.js';
+import { FIXTURES } from './helpers.js';
+import { get, startServe, type ServeProcess } from './serve-process.js';
+
+const MiB = 1024 * 1024;
+const REVIEW = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'), 'utf8');
+
+describe('the body budget', () => {
+  const limits = { totalBytes: 100, perPeerBytes: 60, perConnectionBytes: 40, perStreamBytes: 40, waitMs: 60_000 };
+  const a1 = { connection: {}, peer: 'a' };
+  const a2 = { connection: {}, peer: 'a' };
+  const b1 = { connection: {}, peer: 'b' };
+
+  test('a grant needs room in the process, the peer and the connection at once', () => {
+    const budget = new BodyBudget(limits);
+    assert.equal(budget.tryTake(a1, 40), true);
+    assert.equal(budget.tryTake(a1, 1), false, 'the connection holds its share');
+    assert.equal(budget.tryTake(a2, 20), true);
+    assert.equal(budget.tryTake(a2, 1), false, 'the peer holds its share');
+    assert.equal(budget.tryTake(b1, 40), true, 'another peer has room of its own');
+    assert.equal(budget.tryTake({ connection: {}, peer: 'c' }, 1), false, 'the process holds all it may');
+    assert.equal(budget.held, 100);
+  });
+
+  test('a release grants waiting requests, oldest first, as far as they fit', async () => {
+    const budget = new BodyBudget(limits);
+    budget.tryTake(a1, 40);
+    budget.tryTake(a2, 20);
+    const order: string[] = [];
+    const first = budget.take({ connection: {}, peer: 'a' }, 15).then((ok) => order.push(`first ${ok}`));
+    const second = budget.take({ connection: {}, peer: 'a' }, 15).then((ok) => order.push(`second ${ok}`));
+    assert.equal(budget.queued, 2, 'the peer holds its share');
+    budget.release(a1, 30);
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ['first true', 'second true']);
+    assert.equal(budget.held, 60);
+  });
+
+  test('a request that goes away stops waiting and takes nothing', async () => {
+    const budget = new BodyBudget(limits);
+    budget.tryTake(a1, 40);
+    const gone = new AbortController();
+    const waiting = budget.take(a1, 10, gone.signal);
+    gone.abort();
+    assert.equal(await waiting, false);
+    budget.release(a1, 40);
+    assert.equal(budget.held, 0);
+    assert.equal(budget.queued, 0);
+  });
+
+  test('a request waits no longer than the wait, then gets nothing', async () => {
+    const budget = new BodyBudget({ ...limits, waitMs: 10 });
+    budget.tryTake(a1, 40);
+    assert.equal(await budget.take(a1, 10), false);
+    assert.equal(budget.held, 40);
+  });
+
+  test('the shares derive from the total, never below one whole body, and the total cannot be smaller than one', () => {
+    assert.deepEqual(bodyBudgetLimits(48 * MiB, 8 * MiB), { totalBytes: 48 * MiB, perPeerBytes: 24 * MiB, perConnectionBytes: 16 * MiB, perStreamBytes: 8 * MiB, waitMs: 1000 });
+    assert.deepEqual(bodyBudgetLimits(8 * MiB, 8 * MiB), { totalBytes: 8 * MiB, perPeerBytes: 8 * MiB, perConnectionBytes: 8 * MiB, perStreamBytes: 8 * MiB, waitMs: 1000 });
+    assert.throws(() => bodyBudgetLimits(4 * MiB, 8 * MiB), /cannot be smaller than the largest body/);
+  });
+});
+
+/** An HTTP/2 session from `localAddress`, another peer than 127.0.0.1. */
+function session(server: ServeProcess, localAddress = '127.0.0.1'): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const s = http2Connect(`https://localhost:${server.port}`, {
+      createConnection: () => tlsConnect({ socket: netConnect({ host: '127.0.0.1', port: server.port, localAddress }), servername: 'localhost', ca: server.ca, ALPNProtocols: ['h2'] }),
+    });
+    s.once('connect', () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+interface Outcome {
+  status: number;
+  retryAfter?: string;
+  body: string;
+  rstCode?: number;
+}
+
+/** A POST whose body is `bytes` long (declared when `declare`), of which only `send` are sent: the rest never comes. */
+function post(s: ClientHttp2Session, bytes: number, send: number, declare = true): { stream: ClientHttp2Stream; outcome: Promise<Outcome> } {
+  const stream = s.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json', ...(declare ? { 'content-length': bytes } : {}) });
+  const outcome = new Promise<Outcome>((resolve) => {
+    let status = 0;
+    let retryAfter: string | undefined;
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (h) => ((status = Number(h[':status'])), (retryAfter = h['retry-after'] as string | undefined)));
+    stream.on('data', (c: string) => (body += c));
+    stream.on('error', () => {});
+    stream.on('close', () => resolve({ status, body, rstCode: stream.rstCode, ...(retryAfter !== undefined ? { retryAfter } : {}) }));
+  });
+  stream.write(Buffer.alloc(send, 0x20));
+  if (send === bytes) stream.end();
+  return { stream, outcome };
+}
+
+function review(s: ClientHttp2Session): Promise<Outcome> {
+  const stream = s.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json', 'content-length': Buffer.byteLength(REVIEW) });
+  return new Promise((resolve) => {
+    let status = 0;
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (h) => (status = Number(h[':status'])));
+    stream.on('data', (c: string) => (body += c));
+    stream.on('close', () => resolve({ status, body }));
+    stream.end(REVIEW);
+  });
+}
+
+async function metric(server: ServeProcess, name: string): Promise<number> {
+  const text = (await get(server, '/metrics')).body;
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 MiB)', () => {
+  let server: ServeProcess;
+  before(async () => {
+    server = await startServe(['--body-budget', '16']);
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test("a body that cannot get memory is answered 429 with Retry-After, its stream reset, and counted; a second peer's review is answered meanwhile", async () => {
+    const attacker = await session(server, '127.0.0.2');
+    const other = await session(server, '127.0.0.2');
+    const held = post(attacker, 8 * MiB - 1, 64 * 1024); // granted its declared 8 MiB, then stalls
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await metric(server, 'deed_request_body_bytes'), 8 * MiB - 1, 'the whole declared length is granted at once');
+    const refused = await post(other, 1024, 1024).outcome; // the peer's share is taken, on another connection too
+    assert.equal(refused.status, 429);
+    assert.equal(refused.retryAfter, '1');
+    assert.match(refused.body, /memory budget/);
+    assert.equal(await metric(server, 'deed_request_bodies_refused_total'), 1);
+
+    const api = await session(server);
+    const answered = await review(api);
+    assert.equal(answered.status, 200, answered.body);
+
+    held.stream.close(constants.NGHTTP2_CANCEL);
+    await held.outcome;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await metric(server, 'deed_request_body_bytes'), 0, 'a stream that goes away gives its memory back');
+    const after = await post(other, 1024, 1024).outcome;
+    assert.equal(after.status, 400, 'granted and read: the body is just not a review');
+    for (const s of [attacker, other, api]) s.destroy();
+  });
+
+  test("a refused stream is reset once answered, so the client's never-ending body stops", async () => {
+    const attacker = await session(server, '127.0.0.2');
+    const held = post(attacker, 8 * MiB - 1, 1024);
+    await new Promise((r) => setTimeout(r, 300));
+    const refused = post(attacker, 7 * MiB, 64 * 1024, false); // no declared length, never ends
+    const outcome = await refused.outcome;
+    assert.equal(outcome.status, 429);
+    assert.equal(outcome.rstCode, constants.NGHTTP2_CANCEL);
+    held.stream.close(constants.NGHTTP2_CANCEL);
+    attacker.destroy();
+  });
+
+  test('a stream waiting for memory is not read: flow control lets through no more than its window', async () => {
+    const attacker = await session(server, '127.0.0.2');
+    const held = post(attacker, 8 * MiB - 1, 1024);
+    await new Promise((r) => setTimeout(r, 300));
+    const stream = attacker.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json' });
+    stream.on('error', () => {});
+    stream.resume();
+    let accepted = 0; // written to the socket: the client's stream buffer drained past it
+    const chunk = Buffer.alloc(16 * 1024, 0x20);
+    let writes = 0;
+    const pump = () => {
+      while (writes < 64) {
+        writes++;
+        if (!stream.write(chunk, () => (accepted += chunk.length))) return void stream.once('drain', pump);
+      }
+    };
+    pump();
+    await new Promise((r) => setTimeout(r, 500)); // within the 1 s wait: not yet refused
+    assert.ok(accepted <= 128 * 1024, `${accepted} bytes went out while the stream waited (window 64 KiB, plus the first grant of 64 KiB)`);
+    held.stream.close(constants.NGHTTP2_CANCEL);
+    attacker.destroy();
+  });
+
+  test('a declared length over the body limit is answered 413 without reading it', async () => {
+    const s = await session(server);
+    const outcome = await post(s, 9 * MiB, 1024).outcome;
+    assert.equal(outcome.status, 413);
+    assert.match(outcome.body, /too large/);
+    s.destroy();
+  });
+});

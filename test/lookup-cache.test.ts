@@ -1,0 +1,127 @@
+// The lookup cache's stores against a small API server of lists and watches over
+// node:http: only namespaces in scope are kept, a namespace that opts in is listed on its
+// own (a backfill), one that leaves is dropped, watch events move the store, and an event
+// that arrives while a backfill is in flight wins over the backfill's older list.
+import assert from 'node:assert/strict';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createLookupCache, type LookupCache } from '../src/kube/lookup-cache.js';
+
+type Obj = { metadata: { name: string; namespace?: string; uid: string; labels?: Record<string, string>; resourceVersion?: string } };
+
+const OPTED_IN = { 'deed.dev/sandbox': 'enabled' };
+const ns = (name: string, labels: Record<string, string> = OPTED_IN): Obj => ({ metadata: { name, uid: `ns-${name}`, labels } });
+const sec = (namespace: string, name: string): Obj => ({ metadata: { name, namespace, uid: `${namespace}-${name}`, labels: { 'deed.dev/environment': 'alpha', other: 'x' } } });
+
+/** Lists and watches of namespaces and Secrets (pods and claims are empty), answered from tables. */
+function fakeApi() {
+  const objects = { namespaces: [ns('a'), ns('plain', {})], secrets: [sec('a', 's1'), sec('b', 's2'), sec('c', 'x')], pods: [] as Obj[], persistentvolumeclaims: [] as Obj[] };
+  const watchers = new Map<string, ServerResponse[]>();
+  let rv = 100;
+  /** Namespaced lists wait for this before answering, when set. */
+  let holdList: Promise<void> | undefined;
+  const listed: string[] = [];
+  const server = createServer((req, res) => void answer(req.url!, res));
+  const answer = async (path: string, res: ServerResponse) => {
+    const url = new URL(path, 'http://x');
+    const m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(\w+)$/.exec(url.pathname);
+    const resource = m?.[2] as keyof typeof objects | undefined;
+    if (!resource || !(resource in objects)) return void res.writeHead(404).end();
+    res.setHeader('content-type', 'application/json');
+    if (url.searchParams.get('watch') === 'true') {
+      res.writeHead(200);
+      res.flushHeaders();
+      watchers.set(resource, [...(watchers.get(resource) ?? []), res]);
+      return;
+    }
+    const namespace = m![1];
+    listed.push(`${resource}${namespace ? ` in ${namespace}` : ''}`);
+    if (namespace && holdList) await holdList;
+    const selector = url.searchParams.get('labelSelector');
+    const items = objects[resource].filter((o) => (!namespace || o.metadata.namespace === namespace) && (!selector || o.metadata.labels?.['deed.dev/sandbox'] === 'enabled'));
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(rv) }, items: items.length > 0 ? items : null }));
+  };
+  return {
+    server,
+    listed,
+    hold(p: Promise<void> | undefined) {
+      holdList = p;
+    },
+    /** Sends a watch event to every watcher of the resource. */
+    emit(resource: keyof typeof objects, type: string, obj: Obj) {
+      const line = JSON.stringify({ type, object: { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv) } } });
+      for (const w of watchers.get(resource) ?? []) w.write(`${line}\n`);
+    },
+    close() {
+      for (const list of watchers.values()) for (const w of list) w.end();
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+const until = async (what: string, check: () => boolean) => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), what);
+};
+
+describe('the lookup cache', () => {
+  const api = fakeApi();
+  let cache: LookupCache;
+  before(async () => {
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    cache = createLookupCache({ kc, deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {} });
+    cache.start();
+    await cache.scopeKnown();
+    await until('secrets current', () => cache.current('secrets'));
+  });
+  after(() => {
+    cache.stop();
+    api.close();
+  });
+
+  test('objects are kept only in namespaces in the scope, and only their uid and Deed\'s labels', () => {
+    assert.deepEqual(cache.scope.of('a'), { state: 'in' });
+    assert.equal(cache.scope.of('plain').state, 'out');
+    assert.deepEqual(cache.get('secrets', 'a', 's1'), { uid: 'a-s1', labels: { 'deed.dev/environment': 'alpha' }, deleting: false });
+    assert.equal(cache.get('secrets', 'b', 's2'), undefined, 'b is not opted in');
+  });
+
+  test('a namespace that opts in is listed on its own, and one that leaves is dropped', async () => {
+    api.emit('namespaces', 'ADDED', ns('b'));
+    await until('b is in scope and its Secret cached', () => cache.get('secrets', 'b', 's2') !== undefined);
+    assert.ok(api.listed.includes('secrets in b'));
+    api.emit('namespaces', 'DELETED', ns('b'));
+    await until('b leaves the scope', () => cache.scope.of('b').state === 'out');
+    assert.equal(cache.get('secrets', 'b', 's2'), undefined);
+  });
+
+  test('watch events move the store: a deleted Secret is gone, a new one is there', async () => {
+    api.emit('secrets', 'ADDED', sec('a', 's3'));
+    api.emit('secrets', 'DELETED', sec('a', 's1'));
+    await until('s1 gone, s3 there', () => cache.get('secrets', 'a', 's1') === undefined && cache.get('secrets', 'a', 's3') !== undefined);
+  });
+
+  test('a deletion the watch delivers while a backfill is in flight is not undone by the backfill\'s older list', async () => {
+    let release = () => {};
+    api.hold(new Promise<void>((r) => (release = r)));
+    api.emit('namespaces', 'ADDED', ns('c'));
+    await until('the backfill of c has asked for its list', () => api.listed.includes('secrets in c'));
+    api.emit('secrets', 'DELETED', sec('c', 'x'));
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    api.hold(undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(cache.scope.of('c').state, 'in');
+    assert.equal(cache.get('secrets', 'c', 'x'), undefined, 'the list still held x; the watch had deleted it');
+  });
+});
