@@ -2,6 +2,7 @@
 // The `deed` command line. Each subcommand lives in its own module.
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerAudit } from './audit.js';
 import { registerCerts } from './certs.js';
 import { registerKeys } from './keys.js';
 import { registerManifests } from './manifests.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerReap(program);
   registerReview(program);
   registerKeys(program);
+  registerAudit(program);
   return program;
 }
 

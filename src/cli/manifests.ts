@@ -1,9 +1,10 @@
 // `deed manifests`: prints the whole in-cluster install as multi-document YAML.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { ReportApi } from '../audit/report.js';
 import { loadConfig } from '../config/load.js';
-import { ATTESTATION_SECRET, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
+import { ATTESTATION_SECRET, DEFAULT_AUDIT_SCHEDULE, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
 import { toYamlStream } from '../install/yaml.js';
 import { VERSION } from '../version.js';
 import { collect } from './options.js';
@@ -20,12 +21,18 @@ export function registerManifests(program: Command): void {
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
     .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
+    .option('--audit', 'add the audit CronJob (deed audit --write-reports), its service account and RBAC', false)
+    .option('--audit-schedule <cron>', "the audit CronJob's schedule", DEFAULT_AUDIT_SCHEDULE)
+    .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
+    .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
     .action((o: ManifestFlags) => {
+      if (o.auditCrds && !o.audit) throw new InvalidArgumentError('--audit-crds goes with --audit');
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
+        ...(o.audit ? { audit: { schedule: o.auditSchedule, reportApi: o.auditReportApi, installCrd: o.auditCrds } } : {}),
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.config) {
@@ -72,4 +79,8 @@ interface ManifestFlags {
   config?: string;
   reaperEnvironment: string[];
   reaperSchedule: string;
+  audit: boolean;
+  auditSchedule: string;
+  auditReportApi: ReportApi;
+  auditCrds: boolean;
 }

@@ -125,8 +125,8 @@ function borrowedServiceAccount(obj: KubeObject, kind: SandboxKind, namespace: s
   return [{ rule: RULES.guardServiceAccount.id, path: 'spec.serviceAccountName', message: `service account ${namespace}:${sa} acts for environment "${environment}"; ${requester.username} does not, and may not create a pod that runs as it` }];
 }
 
-/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */
-function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): Finding[] {
+/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. `deed audit` judges stored objects with them too. */
+export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): Finding[] {
   const { config, keys } = ctx.policy;
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');

@@ -128,7 +128,8 @@ async function judge(o: SweepOptions, obj: KubeObject, kind: ReapKind, readOwner
   }
 }
 
-async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<OwnerLookup> {
+/** Reads the owner pod: only the API server's NotFound is `absent`. */
+export async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<OwnerLookup> {
   try {
     const pod = await client.getPod(ref.namespace, ref.name);
     const uid = pod.metadata.uid;
