@@ -13,6 +13,7 @@ import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
+import { auditCases } from './cases/audit.js';
 
 const found = assets();
 const skip =
@@ -43,4 +44,5 @@ describe('Deed in a real API server', { skip }, () => {
   clusterCases(get, tools);
   rotationCases(get);
   connectionCases(get);
+  auditCases(get);
 });
