@@ -9,6 +9,7 @@ import { registerManifests } from './manifests.js';
 import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 import { registerReview } from './review.js';
+import { registerTest } from './test.js';
 
 export function buildProgram(): Command {
   const program = new Command('deed')
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerReview(program);
   registerKeys(program);
   registerAudit(program);
+  registerTest(program);
   return program;
 }
 
