@@ -26,7 +26,7 @@ export function registerManifests(program: Command): void {
     .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
     .action((o: ManifestFlags) => {
-      if (o.auditCrds && !o.audit) throw new InvalidArgumentError('--audit-crds goes with --audit');
+      if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
