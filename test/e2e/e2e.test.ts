@@ -44,5 +44,5 @@ describe('Deed in a real API server', { skip }, () => {
   clusterCases(get, tools);
   rotationCases(get);
   connectionCases(get);
-  auditCases(get);
+  auditCases(get, tools);
 });

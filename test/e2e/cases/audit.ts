@@ -4,10 +4,10 @@
 // whose runner is gone and a valid sandbox each get the expected PolicyReport results; a
 // second run replaces the report; deleting the objects clears it.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { AUDIT_NAME, renderManifests } from '../../../src/install/manifests.js';
 import { policyReportCrd } from '../../../src/install/policy-report-crd.js';
@@ -54,7 +54,7 @@ function about(r: Report, name: string): Map<string, Result> {
   return new Map(r.results.filter((x) => x.resources?.[0]?.name === name).map((x) => [x.rule, x]));
 }
 
-export function auditCases(suite: () => Suite): void {
+export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
   describe('deed audit in a real API server', () => {
     let auditor: Identity;
     let leaker: Runner;
@@ -205,6 +205,27 @@ export function auditCases(suite: () => Suite): void {
       assert.equal(result.code, 0, result.stderr);
       assert.equal(await report(s, LATE), undefined);
       assert.ok(await report(s, LIVE), 'the other namespace keeps its report');
+    });
+
+    test('the chart with audit.enabled and installCRDs renders the CRD, RBAC and CronJob deed manifests --audit does, and the API server accepts them', { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {
+      const s = suite();
+      const home = join(s.cp.dir, 'helm-audit');
+      mkdirSync(home, { recursive: true });
+      const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+      const ns = 'helm-audit';
+      assert.equal((await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
+      const rendered = await run(join(s.cp.bin, 'helm'), ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', ns, '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true'], undefined, env, 120_000);
+      assert.equal(rendered.code, 0, rendered.stderr);
+      const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as KubernetesObject & Record<string, unknown>).filter(Boolean);
+      const expected = renderManifests({ namespace: ns, image: 'x', audit: { installCrd: true } });
+      const pick = (objects: Array<KubernetesObject & Record<string, unknown>>, kind: string) => objects.find((o) => o.kind === kind && (kind === 'CustomResourceDefinition' || o.metadata?.name === AUDIT_NAME));
+      assert.deepEqual(pick(docs, 'CustomResourceDefinition'), JSON.parse(JSON.stringify(policyReportCrd())));
+      assert.deepEqual(pick(docs, 'ClusterRole')!.rules, pick(expected as Array<KubernetesObject & Record<string, unknown>>, 'ClusterRole')!.rules);
+      const args = (o: KubernetesObject | undefined) => (o as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } }).spec.jobTemplate.spec.template.spec.containers[0]!.args;
+      assert.deepEqual(args(pick(docs, 'CronJob')), args(pick(expected as Array<KubernetesObject & Record<string, unknown>>, 'CronJob')));
+      const applied = await s.kubectl(s.admin, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered.stdout);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.match(applied.stdout, /cronjob\.batch\/deed-audit created \(server dry run\)/);
     });
   });
 }
