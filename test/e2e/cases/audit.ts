@@ -214,18 +214,20 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
       const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
       const ns = 'helm-audit';
       assert.equal((await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
-      const rendered = await run(join(s.cp.bin, 'helm'), ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', ns, '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true'], undefined, env, 120_000);
+      const rendered = await run(join(s.cp.bin, 'helm'), ['template', 'chart-audit', join(ROOT, 'manifests/helm/deed'), '-n', ns, '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true'], undefined, env, 120_000);
       assert.equal(rendered.code, 0, rendered.stderr);
       const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as KubernetesObject & Record<string, unknown>).filter(Boolean);
       const expected = renderManifests({ namespace: ns, image: 'x', audit: { installCrd: true } });
-      const pick = (objects: Array<KubernetesObject & Record<string, unknown>>, kind: string) => objects.find((o) => o.kind === kind && (kind === 'CustomResourceDefinition' || o.metadata?.name === AUDIT_NAME));
-      assert.deepEqual(pick(docs, 'CustomResourceDefinition'), JSON.parse(JSON.stringify(policyReportCrd())));
-      assert.deepEqual(pick(docs, 'ClusterRole')!.rules, pick(expected as Array<KubernetesObject & Record<string, unknown>>, 'ClusterRole')!.rules);
+      // The release "chart-audit" names its objects chart-audit-deed-*; deed manifests names them deed-*.
+      const pick = (objects: Array<KubernetesObject & Record<string, unknown>>, kind: string, name: string) => objects.find((o) => o.kind === kind && (kind === 'CustomResourceDefinition' || o.metadata?.name === name));
+      const ours = expected as Array<KubernetesObject & Record<string, unknown>>;
+      assert.deepEqual(pick(docs, 'CustomResourceDefinition', ''), JSON.parse(JSON.stringify(policyReportCrd())));
+      assert.deepEqual(pick(docs, 'ClusterRole', 'chart-audit-deed-audit')!.rules, pick(ours, 'ClusterRole', AUDIT_NAME)!.rules);
       const args = (o: KubernetesObject | undefined) => (o as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } }).spec.jobTemplate.spec.template.spec.containers[0]!.args;
-      assert.deepEqual(args(pick(docs, 'CronJob')), args(pick(expected as Array<KubernetesObject & Record<string, unknown>>, 'CronJob')));
+      assert.deepEqual(args(pick(docs, 'CronJob', 'chart-audit-deed-audit')), args(pick(ours, 'CronJob', AUDIT_NAME)));
       const applied = await s.kubectl(s.admin, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered.stdout);
       assert.equal(applied.code, 0, applied.stderr);
-      assert.match(applied.stdout, /cronjob\.batch\/deed-audit created \(server dry run\)/);
+      assert.match(applied.stdout, /cronjob\.batch\/chart-audit-deed-audit created \(server dry run\)/);
     });
   });
 }
