@@ -80,7 +80,16 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const all = await o.client.listNamespaces();
   const inScope = all.filter((ns) => wanted(ns.name) && inReviewScope(ns, o.deedNamespace)).map((ns) => ns.name);
   const scoped = new Set(inScope);
-  const existing = new Set(o.reports ? (await o.reports.store.namespacesWithReports()).filter(wanted) : []);
+  const existing = new Set<string>();
+  if (o.reports) {
+    try {
+      for (const ns of await o.reports.store.namespacesWithReports()) if (wanted(ns)) existing.add(ns);
+    } catch (err) {
+      // Reports are still written; only the stale ones elsewhere stay until a later run can list them.
+      reportErrors++;
+      o.onError(`listing Deed's reports: ${(err as Error).message}`);
+    }
+  }
 
   // Outside the scope, only objects carrying Deed's managed label are read: stamps there prove nothing.
   const outside = new Map<string, NamespaceResults>();
