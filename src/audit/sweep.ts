@@ -94,6 +94,7 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   // Outside the scope, only objects carrying Deed's managed label are read: stamps there prove nothing.
   const outside = new Map<string, NamespaceResults>();
   const outsideOf = (ns: string) => outside.get(ns) ?? outside.set(ns, new NamespaceResults(ns)).get(ns)!;
+  let outsideComplete = true;
   for (const kind of REAP_KINDS) {
     try {
       for await (const page of o.client.listPages(kind, undefined, o.ctx.policy.keys.managed))
@@ -104,6 +105,7 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     } catch (err) {
       o.onError(`objects carrying ${o.ctx.policy.keys.managed} outside the review scope, ${kind}: ${(err as Error).message}`);
       totals.error++;
+      outsideComplete = false;
     }
   }
 
@@ -122,8 +124,9 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     await finish(results, existing.delete(namespace));
   }
   for (const results of outside.values()) await finish(results, existing.delete(results.namespace));
-  // Deed's reports where nothing of Deed's remains: the namespace left the scope, or was deleted.
-  for (const namespace of existing) await finish(new NamespaceResults(namespace), true);
+  // Deed's reports where nothing of Deed's remains: the namespace left the scope, or was
+  // deleted. Not after a failed list outside the scope: an empty answer there proves nothing.
+  if (outsideComplete) for (const namespace of existing) await finish(new NamespaceResults(namespace), true);
 
   return {
     ...totals,
