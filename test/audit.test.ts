@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
 import { judgeObject, ownerToLookUp, type AuditContext, type AuditResult } from '../src/audit/judge.js';
 import { buildReport, MAX_REPORT_RESULTS, NamespaceResults, REPORT_LABELS, REPORT_NAME } from '../src/audit/report.js';
+import { formatObject } from '../src/cli/audit.js';
 import { parseConfig } from '../src/config/load.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
@@ -107,5 +108,22 @@ describe('the PolicyReport of a namespace', () => {
     assert.equal(report.results.filter((r) => r.result === 'fail').length, 10);
     assert.deepEqual(report.summary, { pass: MAX_REPORT_RESULTS, fail: 10, warn: 0, error: 0, skip: 0 });
     assert.equal(report.metadata.annotations['deed.dev/audit-results-omitted'], '10');
+  });
+});
+
+describe('deed audit output', () => {
+  test('text is one line per result, and a client-written newline cannot forge another line', () => {
+    const audit = {
+      object: { apiVersion: 'v1', kind: 'Pod' as const, namespace: 'sandbox-a', name: 'agent', uid: 'u' },
+      results: [
+        { policy: 'deed-stamps' as const, rule: 'stamps.attestation', result: 'pass' as const, message: 'verifies' },
+        { policy: 'deed-rules' as const, rule: 'template.main-container', result: 'fail' as const, message: 'got "x\npass Pod sandbox-a/other [forged]"' },
+      ],
+    };
+    const text = formatObject(audit, 'text');
+    assert.equal(text.split('\n').filter(Boolean).length, 2);
+    assert.match(text, /^pass Pod sandbox-a\/agent \[stamps\.attestation\] verifies$/m);
+    const json = JSON.parse(formatObject(audit, 'json')) as { type: string; object: { name: string } };
+    assert.deepEqual([json.type, json.object.name], ['object', 'agent']);
   });
 });
