@@ -49,6 +49,8 @@ async function report(s: Suite, ns: string): Promise<Report | undefined> {
   return answer.body as Report;
 }
 
+const liveReport = async (s: Suite) => (await report(s, LIVE))!;
+
 /** The results about one object, by rule. */
 function about(r: Report, name: string): Map<string, Result> {
   return new Map(r.results.filter((x) => x.resources?.[0]?.name === name).map((x) => [x.rule, x]));
@@ -184,6 +186,37 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
       assert.deepEqual(second.summary, first.summary);
       const listed = await s.api(s.admin, 'GET', REPORTS(LIVE));
       assert.deepEqual((listed.body.items as Report[]).map((i) => i.metadata.name), ['deed-audit']);
+    });
+
+    test('with --report-api openreports the same results go to an openreports.io Report, under the RBAC deed manifests renders for it', async () => {
+      const s = suite();
+      const crd = policyReportCrd() as unknown as { metadata: { name: string }; spec: { group: string; names: Record<string, unknown>; versions: Array<{ name: string }> } };
+      crd.metadata.name = 'reports.openreports.io';
+      crd.spec.group = 'openreports.io';
+      crd.spec.names = { kind: 'Report', listKind: 'ReportList', plural: 'reports', singular: 'report' };
+      crd.spec.versions[0]!.name = 'v1alpha1';
+      const created = await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+      assert.equal(created.status, 201, created.text);
+      await eventually('the Report API is served', async () => (await s.api(s.admin, 'GET', '/apis/openreports.io/v1alpha1/reports')).status === 200);
+      // The role rendered for openreports, under a name of its own beside the wgpolicyk8s one.
+      const role = renderManifests({ namespace: DEED_NAMESPACE, image: 'x', audit: { reportApi: 'openreports' } }).find((o: KubernetesObject) => o.kind === 'ClusterRole' && o.metadata?.name === AUDIT_NAME)!;
+      const rules = (role as unknown as { rules: Array<{ apiGroups: string[] }> }).rules.filter((r) => r.apiGroups.includes('openreports.io'));
+      assert.equal(rules.length, 1);
+      assert.equal((await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: 'deed-audit-openreports' }, rules })).status, 201);
+      const binding = { metadata: { name: 'deed-audit-openreports' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'deed-audit-openreports' }, subjects: [{ kind: 'ServiceAccount', name: AUDIT_NAME, namespace: DEED_NAMESPACE }] };
+      assert.equal((await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding)).status, 201);
+      await eventually('RBAC lets the audit write Reports', async () => {
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: `system:serviceaccount:${DEED_NAMESPACE}:${AUDIT_NAME}`, resourceAttributes: { namespace: LIVE, verb: 'create', group: 'openreports.io', resource: 'reports' } } };
+        return (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true;
+      });
+
+      const result = await audit(s, auditor, ['--report-api', 'openreports', '--namespace', LIVE]);
+      assert.equal(result.code, 0, result.stderr);
+      const answer = await s.api(s.admin, 'GET', `/apis/openreports.io/v1alpha1/namespaces/${LIVE}/reports/deed-audit`);
+      assert.equal(answer.status, 200, answer.text);
+      const report = answer.body as Report;
+      assert.deepEqual(report.summary, (await liveReport(s)).summary);
+      assert.equal(about(report, 'orphan-creds').get('reaper.verdict')!.properties!.code, 'owner-gone');
     });
 
     test('the audit account can read and report, but not change a sandbox object', async () => {
