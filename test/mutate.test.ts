@@ -2,9 +2,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
-import { signStamps, verifyStamps } from '../src/policy/key-ring.js';
+import { signStamps, verifyStamps } from '../src/policy/stamps/key-ring.js';
 import { decodePatch, fixture, kubectlPatch, NOW, testContext, TEST_RING, withObject, FIXTURE_POLICY, type Review } from './helpers.js';
-import { createKeyRing, singleKeyRing } from '../src/policy/key-ring.js';
+import { createKeyRing, singleKeyRing } from '../src/policy/stamps/key-ring.js';
 import type { ConfigInput } from '../src/config/schema.js';
 
 const RUNNER_UID = '144baa57-4863-4fb3-a622-a0c0ecb4a7ff';

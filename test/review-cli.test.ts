@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
-import { readStamps, own } from '../src/policy/attestation.js';
-import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/key-ring.js';
-import { stampKeys } from '../src/policy/keys.js';
+import { readStamps, own } from '../src/policy/stamps/attestation.js';
+import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
 import { decide } from '../src/admission/decide.js';
 import { FIXTURE_POLICY, FIXTURES, fixture, kubectlPatch, TEST_KEY, decodePatch, testContext } from './helpers.js';
@@ -198,6 +198,23 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', claim), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
+  test("a claim restored from a snapshot of alpha's claim, both given with --existing, is judged by alpha's claim: denied for beta", async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
+    const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'loot', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } };
+    const existing = file('alpha-claim-and-snapshot.yaml', [claim, snapshot].map((d) => stringify(d)).join('---\n'));
+    const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
+  test("a Deployment is reviewed as its template's pods: one that runs as alpha's runner account is denied for beta, at the template path", async () => {
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { spec: { serviceAccountName: 'runner', containers: [{ name: 'main', image: 'x' }] } } } };
+    const run = await deed(['-f', file('deployment.yaml', deployment), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[guard\.service-account\] spec\.template\.spec\.serviceAccountName: service account sandbox-a:runner acts for environment "alpha"/);
   });
 
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {

@@ -4,12 +4,13 @@
 // would the reaper do, and does the object carry Deed's stamps where Deed does not review
 // (there they prove nothing). Pure: the owner lookup and the clock come in as values.
 import type { KubeObject } from '../admission/types.js';
-import { verifyObject, type KeyRing } from '../policy/key-ring.js';
+import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
 import { sandboxKindNamed, type SandboxKind } from '../policy/kinds.js';
 import { noLookup } from '../policy/lookup.js';
+import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
 import { modeOf } from '../policy/rules/enforcement.js';
-import { presentOwnedKeys } from '../policy/stamps.js';
+import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { objectRules } from '../policy/validate.js';
 import { reaperOwner, reaperVerdict, type OwnerLookup, type OwnerRef } from './reaper-verdict.js';
 
@@ -146,6 +147,8 @@ function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCo
       throw new Error('the audit mints nothing');
     },
     lookup: noLookup('the audit judges stored objects on their own'),
+    // The caller knows the object's namespace is in scope; content rules do not ask.
+    scope: EVERY_NAMESPACE,
   };
   const findings = objectRules(obj, sandboxKindNamed(kind), decision);
   if (findings.length === 0)

@@ -2,9 +2,9 @@
 // one adapter: the reaper is judged per environment, so the object's own (stamped)
 // environment is the one it is asked for. A change of the verdict's signature is a fix here.
 import type { KubeObject } from '../admission/types.js';
-import { own } from '../policy/attestation.js';
-import type { KeyRing } from '../policy/key-ring.js';
-import type { StampKeys } from '../policy/keys.js';
+import { own } from '../policy/stamps/attestation.js';
+import type { KeyRing } from '../policy/stamps/key-ring.js';
+import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
 import { ownerToRead, verdict, type OwnerLookup, type OwnerRef, type ReaperContext, type ReapVerdict } from '../reaper/verdict.js';
 

@@ -25,6 +25,7 @@ export function registerManifests(program: Command): void {
     .option('--audit-schedule <cron>', "the audit CronJob's schedule", DEFAULT_AUDIT_SCHEDULE)
     .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
+    .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');
       const opts: ManifestOptions = {
@@ -33,6 +34,7 @@ export function registerManifests(program: Command): void {
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
         ...(o.audit ? { audit: { schedule: o.auditSchedule, reportApi: o.auditReportApi, installCrd: o.auditCrds } } : {}),
+        cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.config) {
@@ -83,4 +85,5 @@ interface ManifestFlags {
   auditSchedule: string;
   auditReportApi: ReportApi;
   auditCrds: boolean;
+  cacheSecrets: boolean;
 }

@@ -2,11 +2,11 @@
 // CronJob) or a loop (--interval) that sweeps at start and stops on SIGTERM or SIGINT.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { stampKeys } from '../policy/keys.js';
+import { stampKeys } from '../policy/stamps/keys.js';
 import { formatDecision, formatSummary, type OutputFormat } from '../reaper/report.js';
 import type { SweepOptions } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
-import { singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { parseSeconds } from './options.js';
 

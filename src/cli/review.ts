@@ -11,7 +11,7 @@ import { decide } from '../admission/decide.js';
 import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
-import { singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { dryRunRing } from '../review/dry-run-key.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';

@@ -19,6 +19,8 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--metrics-port <port>', 'serve /healthz, /readyz and /metrics over plain HTTP on this port (and not on the webhook port)', parsePort)
     .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names, the claims a new pod mounts); in a cluster, its service account')
+    .option('--namespace <namespace>', "Deed's own namespace, which the webhooks exclude from the review scope (required with a cluster)", process.env.POD_NAMESPACE)
+    .option('--no-cache-secrets', 'read each Secret a review looks up from the API server instead of keeping Secret metadata in the lookup cache (which needs list and watch on Secrets)')
     .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
     .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
     .option('--headers-timeout <seconds>', 'deadline from the handshake to the first request\'s headers (HTTP/1.1) or first stream (HTTP/2)', parsePositiveSeconds, s(DEFAULT_LIMITS.headersTimeoutMs))
@@ -46,6 +48,8 @@ export function registerServe(program: Command): void {
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        cacheSecrets: o.cacheSecrets,
         ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),
         limits: {
           handshakeTimeoutMs: o.tlsHandshakeTimeout * 1000,
@@ -94,6 +98,8 @@ interface ServeFlags {
   tlsKey?: string;
   clientCa?: string;
   kubeconfig?: string;
+  namespace?: string;
+  cacheSecrets: boolean;
   metricsPort?: number;
   tlsHandshakeTimeout: number;
   headersTimeout: number;

@@ -1,7 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
-import { KEY_ID_PATTERN } from '../policy/attestation.js';
+import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
 import { RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment

@@ -4,9 +4,9 @@
 import type { KubeObject } from '../admission/types.js';
 import { KubeError } from '../kube/errors.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
-import { own, parseAttestation } from '../policy/attestation.js';
-import { verifyObject, type KeyRing } from '../policy/key-ring.js';
-import type { StampKeys } from '../policy/keys.js';
+import { own, parseAttestation } from '../policy/stamps/attestation.js';
+import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
+import type { StampKeys } from '../policy/stamps/keys.js';
 
 export type KeyRole = 'signing' | 'verify-only' | 'not-in-ring';
 

@@ -4,8 +4,8 @@
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
-import type { KeyRing } from '../policy/key-ring.js';
-import type { StampKeys } from '../policy/keys.js';
+import type { KeyRing } from '../policy/stamps/key-ring.js';
+import type { StampKeys } from '../policy/stamps/keys.js';
 import { ownerToRead, verdict, type Action, type OwnerLookup, type OwnerRef, type ReaperContext, type VerdictCode } from './verdict.js';
 
 export interface SweepOptions {

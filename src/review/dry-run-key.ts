@@ -1,6 +1,6 @@
 // The key offline reviews sign with when no real one is given (`deed review`, `deed test`).
 import type { Config } from '../config/schema.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 
 /**
  * Signs attestations when no --attestation-key is given. Fixed and public, so an object

@@ -8,6 +8,7 @@ import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
+import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 
@@ -99,6 +100,7 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
 const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
   ['v1/Pod', 'pods'],
   ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
+  ['snapshot.storage.k8s.io/v1/VolumeSnapshot', 'volumesnapshots'],
 ]);
 
 /**
@@ -122,7 +124,13 @@ export class ReviewedObjects {
       const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
       if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
       const { uid, labels, annotations } = obj.metadata;
-      const found: Lookup = { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) } };
+      // A snapshot answers with the claim it copied: a restore from it is judged by that claim.
+      const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
+      const found: Lookup = {
+        state: 'found',
+        metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
+        ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
+      };
       this.facts.set(lookupKey({ resource, namespace: obj.metadata.namespace, name: obj.metadata.name }), gone ? { state: 'absent' } : found);
     }
     return review;

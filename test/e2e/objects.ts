@@ -1,7 +1,7 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
 import type { KubeObject } from '../../src/admission/types.js';
-import { singleKeyRing, verifyObject } from '../../src/policy/key-ring.js';
-import { stampKeys } from '../../src/policy/keys.js';
+import { singleKeyRing, verifyObject } from '../../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../../src/policy/stamps/keys.js';
 import { readAttestationKey } from '../../src/server/attestation-key.js';
 import type { Suite } from './suite.js';
 

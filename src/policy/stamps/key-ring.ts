@@ -4,7 +4,7 @@
 // Pure: the key material comes in as bytes; the server hands in an observer that counts
 // verifications by key id (a metric), which is the only side effect, and an optional one.
 import { timingSafeEqual } from 'node:crypto';
-import type { KubeObject } from '../admission/types.js';
+import type { KubeObject } from '../../admission/types.js';
 import { KEY_ID_PATTERN, own, parseAttestation, readStamps, signV1, signV2, type AttestationFormat, type AttestedStamps } from './attestation.js';
 import type { StampKeys } from './keys.js';
 
