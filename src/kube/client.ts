@@ -47,6 +47,12 @@ export interface KubeClient {
   /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
+  /**
+   * The pods of `namespace` with their specs (metadata and spec only; status is dropped), a
+   * page at a time: for the rules that read a pod's template. Never for Secrets, whose data
+   * is never read.
+   */
+  listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
 }
 
@@ -77,7 +83,8 @@ export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=me
 export const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
-type ListParams = { labelSelector: string; limit: number; _continue?: string };
+type PageParams = { limit: number; _continue?: string };
+type ListParams = PageParams & { labelSelector: string };
 
 interface KindApi {
   plural: string;
@@ -123,23 +130,34 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
     throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, agents));
 
+  /** Follows `continue` from page to page, each page under its own deadline. */
+  async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
+    let next: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const params: PageParams = { limit: pageSize, ...(next ? { _continue: next } : {}) };
+      const result = await call(what, accept, (o) => fetch(params, o));
+      // An empty list of metadata comes back from kube-apiserver as "items": null: a list
+      // (it has list metadata) with nothing in it. Anything else without items is not a list.
+      const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
+      if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      yield items;
+      next = result.metadata?._continue || undefined;
+      if (next === undefined) return;
+    }
+    throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+  }
+
   return {
     async *listPages(kind, namespace, labelSelector) {
       const api = apis[kind];
       const what = `list ${api.plural} in ${namespace ?? 'all namespaces'}`;
-      let next: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
-        const result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
-        // An empty list of metadata comes back from kube-apiserver as "items": null: a list
-        // (it has list metadata) with nothing in it. Anything else without items is not a list.
-        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
-        if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      for await (const items of pages(what, METADATA_LIST, (p, o) => (namespace === undefined ? api.listAll({ labelSelector, ...p }, o) : api.listNamespaced(namespace, { labelSelector, ...p }, o))))
         yield items.map((item) => metadataOnly(kind, item.metadata));
-        next = result.metadata?._continue || undefined;
-        if (next === undefined) return;
-      }
-      throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+    },
+
+    async *listPodSpecPages(namespace) {
+      for await (const items of pages(`list pods in ${namespace}`, undefined, (p, o) => core.listNamespacedPod({ namespace, ...p }, o) as Promise<Page>))
+        yield items.map((item) => ({ ...metadataOnly('Pod', item.metadata), apiVersion: 'v1', spec: (item as { spec?: Record<string, unknown> }).spec ?? {} }));
     },
 
     async *listNamespaces(labelSelector) {
@@ -292,6 +310,8 @@ function metadataOnly(kind: ReapKind, m: V1ObjectMeta | undefined): KubeObject {
       resourceVersion: m?.resourceVersion,
       labels: m?.labels,
       annotations: m?.annotations,
+      // Whose object it is by reference (a PVC must have no pod owner); names and uids only.
+      ownerReferences: m?.ownerReferences?.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, uid: r.uid })),
       deletionTimestamp: m?.deletionTimestamp ? new Date(m.deletionTimestamp).toISOString() : undefined,
     },
   };

@@ -16,6 +16,7 @@ import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
+import { auditCases } from './cases/audit.js';
 
 const found = assets();
 const skip =
@@ -50,4 +51,5 @@ describe('Deed in a real API server', { skip }, () => {
   reviewScopeCases(get);
   controllerCases(get, tools);
   scopeCases(get);
+  auditCases(get, tools);
 });
