@@ -130,7 +130,19 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       let next: string | undefined;
       for (let page = 0; page < MAX_PAGES; page++) {
         const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
-        const result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
+        let result: Page;
+        try {
+          result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
+        } catch (err) {
+          // A list longer than etcd's compaction interval (5 minutes) loses its snapshot: go on
+          // with the token the API server offers. Each page is still a list of objects that
+          // existed when it was read, which is all a reader judging page by page relies on.
+          if (next !== undefined && err instanceof KubeError && err.continueToken !== undefined) {
+            next = err.continueToken;
+            continue;
+          }
+          throw err;
+        }
         // An empty list of metadata comes back from kube-apiserver as "items": null: a list
         // (it has list metadata) with nothing in it. Anything else without items is not a list.
         const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
