@@ -212,11 +212,17 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
 /**
  * Honours 429 as API Priority and Fairness means it: the call was not served, so it is sent
  * again after Retry-After, and no other call of this client starts before then either
- * (the server asked this client, not one request, to hold off). A 429 never reaches the
- * caller while retries remain; after them it does, as a TooManyRequests KubeError.
+ * (the server asked this client, not one request, to hold off). Calls in flight are also
+ * halved on each 429 and grow back by one per success or so, as TCP does: releasing every
+ * waiting call at once would only meet the same limit again. A 429 reaches the caller only
+ * after its retries, as a TooManyRequests KubeError.
  */
 class Throttle {
   private until = 0;
+  private gate: Promise<void> | undefined;
+  private inFlight = 0;
+  private limit = Number.POSITIVE_INFINITY;
+  private readonly queued: Array<() => void> = [];
   constructor(
     private readonly maxRetries: number,
     private readonly signal: AbortSignal | undefined,
@@ -225,35 +231,49 @@ class Throttle {
   async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       await this.wait(what);
+      await this.acquire();
       try {
-        return await fn();
+        const result = await fn();
+        if (Number.isFinite(this.limit)) this.limit += 1 / this.limit;
+        return result;
       } catch (err) {
         if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests' || attempt >= this.maxRetries) throw err;
+        this.limit = Math.max(1, Math.floor(Math.min(this.limit, this.inFlight) / 2));
         const seconds = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
         this.until = Math.max(this.until, Date.now() + seconds * 1000);
+      } finally {
+        this.release();
       }
     }
   }
 
+  private async acquire(): Promise<void> {
+    while (this.inFlight >= this.limit) await new Promise<void>((resolve) => this.queued.push(resolve));
+    this.inFlight++;
+  }
+
+  private release(): void {
+    this.inFlight--;
+    if (this.queued.length > 0 && this.inFlight < this.limit) this.queued.shift()!();
+  }
+
+  /** One timer and one abort listener for every call held back, however many. */
   private async wait(what: string): Promise<void> {
-    const ms = this.until - Date.now();
-    if (ms <= 0) return;
-    if (this.signal?.aborted) throw new KubeError('Other', `${what}: stopped while throttled`);
-    await new Promise<void>((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.signal?.removeEventListener('abort', stopped);
-        resolve();
-      };
-      const stopped = () => {
-        clearTimeout(timer);
-        reject(new KubeError('Other', `${what}: stopped while throttled`));
-      };
-      const timer = setTimeout(done, ms);
-      this.signal?.addEventListener('abort', stopped, { once: true });
-    });
-    // Another call may have been throttled meanwhile.
-    return this.wait(what);
+    while (this.until > Date.now()) {
+      if (this.signal?.aborted) throw new KubeError('Other', `${what}: stopped while throttled`);
+      this.gate ??= new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.signal?.removeEventListener('abort', done);
+          this.gate = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, this.until - Date.now());
+        this.signal?.addEventListener('abort', done, { once: true });
+      });
+      await this.gate;
+    }
+    if (this.signal?.aborted && this.until > Date.now()) throw new KubeError('Other', `${what}: stopped while throttled`);
   }
 }
 
