@@ -8,7 +8,7 @@ import { decodeReview, findPrototypeKey } from '../src/admission/decode.js';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/observability/logger.js';
 import { productionContext } from '../src/policy/context.js';
-import { singleKeyRing } from '../src/policy/key-ring.js';
+import { singleKeyRing } from '../src/policy/stamps/key-ring.js';
 import { BENCH_POLICY, ROOT } from './processes.js';
 
 const text = readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pod-by-runner.json'), 'utf8');

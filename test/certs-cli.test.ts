@@ -10,13 +10,13 @@ import { deed, type CliResult } from './cli-process.js';
 
 const NAMES = ['deed.deed-system.svc', 'deed.deed-system.svc.cluster.local'];
 
-/** A TLS handshake against the generated pair, verified as the API server would: by the CA and the name. */
-async function handshake(dir: string, ca: string, servername: string): Promise<Error | undefined> {
+/** A TLS handshake against the generated pair, verified as the API server would: by the CA and the name (no name: by the address it connects to). */
+async function handshake(dir: string, ca: string, servername: string | undefined): Promise<Error | undefined> {
   const server = createServer({ cert: readFileSync(join(dir, 'tls.crt')), key: readFileSync(join(dir, 'tls.key')) }, (s) => s.end());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     return await new Promise<Error | undefined>((resolve) => {
-      const socket: TLSSocket = connect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, ca, servername }, () => {
+      const socket: TLSSocket = connect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, ca, ...(servername === undefined ? {} : { servername }) }, () => {
         socket.end();
         resolve(undefined);
       });
@@ -79,6 +79,33 @@ describe('deed certs', () => {
     const forced = deed(['certs', '--out', dir, '--dns', NAMES[0]!, '--force']);
     assert.equal(forced.status, 0, forced.stderr);
     assert.notEqual(readFileSync(join(dir, 'ca.crt'), 'utf8'), ca);
+  });
+
+  test('--dns localhost also names the loopback addresses in IP SANs: a webhook registered by URL at 127.0.0.1 verifies', async () => {
+    const local = join(dir, 'local');
+    const run = deed(['certs', '--out', local, '--dns', 'localhost']);
+    assert.equal(run.status, 0, run.stderr);
+    const serving = new X509Certificate(readFileSync(join(local, 'tls.crt')));
+    assert.equal(serving.subjectAltName, 'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1');
+    assert.equal(await handshake(local, readFileSync(join(local, 'ca.crt'), 'utf8'), undefined), undefined);
+
+    const serviceOnly = join(dir, 'service-only');
+    assert.equal(deed(['certs', '--out', serviceOnly, '--dns', NAMES[0]!]).status, 0);
+    const refused = await handshake(serviceOnly, readFileSync(join(serviceOnly, 'ca.crt'), 'utf8'), undefined);
+    assert.match(refused?.message ?? '', /IP: 127\.0\.0\.1 is not in the cert's list/, 'without localhost, a client connecting to 127.0.0.1 refuses it');
+  });
+
+  test('--ip puts an address in an IP SAN, and refuses what is not an address', () => {
+    const byIp = join(dir, 'by-ip');
+    const run = deed(['certs', '--out', byIp, '--dns', NAMES[0]!, '--ip', '10.96.0.10', '--ip', 'fd00::10']);
+    assert.equal(run.status, 0, run.stderr);
+    const serving = new X509Certificate(readFileSync(join(byIp, 'tls.crt')));
+    assert.equal(serving.checkIP('10.96.0.10'), '10.96.0.10');
+    assert.equal(serving.checkIP('fd00::10'), 'fd00::10');
+    assert.equal(serving.checkHost('10.96.0.10'), undefined, 'an address is not a DNS name');
+    const bad = deed(['certs', '--out', join(dir, 'bad-ip'), '--ip', 'deed.local']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /must be an IPv4 or IPv6 address/);
   });
 
   test('without a --dns name it exits 2 and says what name the API server uses', () => {

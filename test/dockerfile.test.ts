@@ -35,6 +35,14 @@ describe('the Dockerfile', () => {
     assert.equal(run.stdout, 'ok');
   });
 
+  test("the image's Node line is one the package's engines field allows", () => {
+    const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const oldest = Number(/^>=(\d+)$/.exec(engines)![1]);
+    const image = Number(/^ARG NODE_IMAGE=node:(\d+)-/m.exec(dockerfile)![1]);
+    assert.ok(oldest >= 22, `engines ${engines}: Node 20 is past its end of life`);
+    assert.ok(image >= oldest, `the image runs Node ${image}, engines says ${engines}`);
+  });
+
   test('the build context keeps what the build copies and leaves out secrets and local state', () => {
     for (const copied of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'bin']) {
       assert.match(dockerfile, new RegExp(`COPY .*\\b${copied.replace('.', '\\.')}\\b`));

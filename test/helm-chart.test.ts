@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
 import { REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { ROOT } from './cli-process.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
@@ -128,7 +129,8 @@ describe('the Helm chart', () => {
     const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).map((o) => o.kind!));
     deedKinds.delete('Namespace');
     for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);
-    assert.deepEqual([...chartKinds].filter((k) => !deedKinds.has(k)).sort(), ['Certificate', 'Issuer', 'Secret']);
+    // cert-manager's objects and the generated Secrets; the optional observability kit.
+    assert.deepEqual([...chartKinds].filter((k) => !deedKinds.has(k)).sort(), ['Certificate', 'Issuer', 'PrometheusRule', 'Secret', 'ServiceMonitor']);
   });
 
   test('the reaper CronJob takes nodeSelector, tolerations, priorityClassName and resources from reaper values, and its arguments and RBAC match deed manifests', () => {
@@ -171,5 +173,39 @@ describe('the Helm chart', () => {
     const helpers = templates.get('_helpers.tpl')!;
     for (const needle of ['sideEffects: None', 'failurePolicy: Fail', 'matchPolicy: Equivalent', 'admissionReviewVersions: ["v1"]', 'kubernetes.io/metadata.name', 'request.userInfo.username', "'system:serviceaccounts:kube-system' in request.userInfo.groups"])
       assert.ok(helpers.includes(needle), `_helpers.tpl: ${needle}`);
+  });
+
+  test('the observability kit is off by default, each part rendered only when enabled', () => {
+    const metrics = values.metrics as Record<string, { enabled: boolean }>;
+    assert.deepEqual(Object.keys(metrics).sort(), ['dashboard', 'prometheusRule', 'serviceMonitor']);
+    for (const [part, file] of [['serviceMonitor', 'servicemonitor.yaml'], ['prometheusRule', 'prometheusrule.yaml'], ['dashboard', 'dashboard.yaml']] as const) {
+      assert.equal(metrics[part]!.enabled, false, `metrics.${part}.enabled`);
+      assert.match(templates.get(file)!, new RegExp(`^(\\{\\{- /\\*.*\\*/ -\\}\\}\\n)?\\{\\{- if \\.Values\\.metrics\\.${part}\\.enabled \\}\\}\\n`), file);
+    }
+    assert.ok(!validate(withValues((v) => ((v.metrics as Record<string, Record<string, unknown>>).serviceMonitor!.enable = true))), 'a misspelt switch is refused, not ignored');
+  });
+
+  test('the PodDisruptionBudget takes minAvailable or maxUnavailable, a number or a percentage, and is skipped below two replicas', () => {
+    const pdb = (patch: Record<string, unknown>) => withValues((v) => Object.assign(v.podDisruptionBudget as object, patch));
+    assert.ok(validate(pdb({ maxUnavailable: 1 })));
+    assert.ok(validate(pdb({ maxUnavailable: '50%' })));
+    assert.ok(validate(pdb({ minAvailable: '50%' })));
+    assert.ok(!validate(pdb({ maxUnavailable: 'half' })));
+    assert.ok(!validate(pdb({ minAvailable: -1 })));
+    assert.match(templates.get('poddisruptionbudget.yaml')!, /\{\{- if and \.Values\.podDisruptionBudget\.enabled \(ge \(int \.Values\.replicaCount\) 2\) \}\}/);
+  });
+
+  test("the pod settings that are values default to what deed manifests renders", () => {
+    const deployment = renderManifests({ namespace: 'deed-system', image: 'x' }).find((o) => o.kind === 'Deployment') as V1Deployment;
+    const pod = deployment.spec!.template.spec!;
+    assert.deepEqual(values.podSecurityContext, pod.securityContext);
+    assert.deepEqual(values.securityContext, pod.containers[0]!.securityContext);
+    assert.deepEqual(
+      values.topologySpreadConstraints,
+      pod.topologySpreadConstraints!.map(({ labelSelector: _, ...rest }) => rest),
+      'the chart adds the labelSelector',
+    );
+    for (const key of ['podLabels', 'podAnnotations', 'nodeSelector', 'tolerations', 'topologySpreadConstraints', 'podSecurityContext', 'securityContext'])
+      assert.ok(key in (schema.properties as object), `values.schema.json describes ${key}`);
   });
 });

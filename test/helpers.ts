@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
+import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/stamps/key-ring.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
+import { EVERY_NAMESPACE } from '../src/policy/review-scope.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
 
@@ -74,6 +75,7 @@ export function testContext(config: ConfigInput = FIXTURE_POLICY, now = NOW, key
   let counter = 0;
   return {
     lookup,
+    scope: EVERY_NAMESPACE,
     policy: compilePolicy(parseConfig(config)),
     keyRing,
     now: () => now,

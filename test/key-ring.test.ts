@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import { loadKeyRing } from '../src/server/attestation-key.js';
-import { parseAttestation, signV1, signV2, type AttestedStamps } from '../src/policy/attestation.js';
-import { createKeyRing, signStamps, singleKeyRing, verifyStamps, type KeyRing, type Verification } from '../src/policy/key-ring.js';
+import { parseAttestation, signV1, signV2, type AttestedStamps } from '../src/policy/stamps/attestation.js';
+import { createKeyRing, signStamps, singleKeyRing, verifyStamps, type KeyRing, type Verification } from '../src/policy/stamps/key-ring.js';
 
 const OLD = Buffer.from('old-attestation-key-0123456789abcdef-old');
 const NEW = Buffer.from('new-attestation-key-0123456789abcdef-new');

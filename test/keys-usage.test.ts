@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { runInProcess, type InProcessResult } from './cli-process.js';
 import { stringify } from 'yaml';
 import { registerKeys } from '../src/cli/keys.js';
-import { signV1, signV2 } from '../src/policy/attestation.js';
+import { signV1, signV2 } from '../src/policy/stamps/attestation.js';
 import type { KeyUsage } from '../src/keys/usage.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { KEYS, stamped } from './reaper-helpers.js';

@@ -23,7 +23,7 @@ import type {
 import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { ringKeyFile } from '../src/config/schema.js';
 import { renderManifests, DEFAULT_POLICY, REAPER_NODE_OPTIONS, SERVE_ARGS } from '../src/install/manifests.js';
-import { resolveRequester } from '../src/policy/identity.js';
+import { resolveRequester } from '../src/policy/requester/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
@@ -146,12 +146,23 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions and bindings', () => {
+  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
-    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction'].sort());
+    const templates = [
+      'apps/v1/daemonsets',
+      'apps/v1/deployments',
+      'apps/v1/replicasets',
+      'apps/v1/statefulsets',
+      'batch/v1/cronjobs',
+      'batch/v1/jobs',
+      '/v1/podtemplates',
+      '/v1/replicationcontrollers',
+      'snapshot.storage.k8s.io/v1/volumesnapshots',
+    ];
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
-      [...CORE_AND_NETWORKING, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+      [...CORE_AND_NETWORKING, ...templates, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
     assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
     assert.equal(hook.clientConfig.service?.path, '/validate');
@@ -323,11 +334,15 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may only get pods and claims (the pod an eviction names); the reaper may get, list and delete the four kinds and list namespaces', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
-    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }]);
+    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+    ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
 
@@ -437,5 +452,24 @@ describe('deed manifests', () => {
     const out = deed(['manifests', '--ca-bundle', file]);
     assert.equal(out.status, 2);
     assert.match(out.stderr, /not a PEM certificate/);
+  });
+});
+
+describe('deed manifests without the Secret cache', () => {
+  const objects = renderManifests({ namespace: 'deed-system', image: 'x', cacheSecrets: false }) as Obj[];
+  test('the webhook may only get Secrets, and deed serve is told not to cache them', () => {
+    assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+    ]);
+    const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
+    assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);
+  });
+
+  test('deed serve learns its own namespace from the downward API', () => {
+    const env = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!.env ?? [];
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAMESPACE'), { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   });
 });

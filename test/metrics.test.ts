@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { buildApp, type DeedApp } from '../src/server/app.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createMetrics, recordVerification, REVIEW_DURATION_BUCKETS } from '../src/observability/metrics.js';
-import { signV1, signV2 } from '../src/policy/attestation.js';
-import { createKeyRing, signStamps, verifyStamps, withObserver } from '../src/policy/key-ring.js';
+import { signV1, signV2 } from '../src/policy/stamps/attestation.js';
+import { createKeyRing, signStamps, verifyStamps, withObserver } from '../src/policy/stamps/key-ring.js';
 import { fixture, FIXTURE_POLICY, testContext } from './helpers.js';
 import { get, post, startServe } from './serve-process.js';
 

@@ -2,9 +2,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
-import { signStamps, verifyStamps } from '../src/policy/key-ring.js';
+import { signStamps, verifyStamps } from '../src/policy/stamps/key-ring.js';
 import { decodePatch, fixture, kubectlPatch, NOW, testContext, TEST_RING, withObject, FIXTURE_POLICY, type Review } from './helpers.js';
-import { createKeyRing, singleKeyRing } from '../src/policy/key-ring.js';
+import { createKeyRing, singleKeyRing } from '../src/policy/stamps/key-ring.js';
 import type { ConfigInput } from '../src/config/schema.js';
 
 const RUNNER_UID = '144baa57-4863-4fb3-a622-a0c0ecb4a7ff';
@@ -315,6 +315,17 @@ describe('deadlines', () => {
     assert.equal(response.response.warnings?.length, 1);
     assert.match(response.response.warnings![0]!, /lowered spec\.activeDeadlineSeconds from 99999 to 5400/);
     assert.ok(response.response.warnings![0]!.length < 120);
+  });
+
+  test('a budget given as a label is refused with where it belongs, not silently left at the cap', () => {
+    const message = denial(
+      pod((o) => {
+        delete o.metadata.annotations!['deed.dev/max-duration-seconds'];
+        o.metadata.labels = { ...o.metadata.labels, 'deed.dev/max-duration-seconds': '600' };
+      }),
+      { ...FIXTURE_POLICY, deadline: { capSeconds: 86400 } },
+    );
+    assert.match(message, /\[budget\.invalid\] metadata\.labels\["deed\.dev\/max-duration-seconds"\]: a duration budget is read from the annotation deed\.dev\/max-duration-seconds, not a label/);
   });
 
   for (const bad of ['0', '-5', '1h', '01', '3.5', '', ' 60', '99999999999']) {

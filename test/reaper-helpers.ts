@@ -2,9 +2,9 @@
 // the reaper's tests.
 import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../src/admission/types.js';
-import { signV1, type AttestedStamps } from '../src/policy/attestation.js';
+import { signV1, type AttestedStamps } from '../src/policy/stamps/attestation.js';
 import { TEST_RING } from './helpers.js';
-import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/keys.js';
+import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/stamps/keys.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import type { ReaperContext } from '../src/reaper/verdict.js';
 import { NOW, TEST_KEY } from './helpers.js';

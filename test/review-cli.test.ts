@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
-import { readStamps, own } from '../src/policy/attestation.js';
-import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/key-ring.js';
-import { stampKeys } from '../src/policy/keys.js';
+import { readStamps, own } from '../src/policy/stamps/attestation.js';
+import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
 import { decide } from '../src/admission/decide.js';
 import { FIXTURE_POLICY, FIXTURES, fixture, kubectlPatch, TEST_KEY, decodePatch, testContext } from './helpers.js';
@@ -200,6 +200,23 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
   });
 
+  test("a claim restored from a snapshot of alpha's claim, both given with --existing, is judged by alpha's claim: denied for beta", async () => {
+    const claim = stamped('mutate-create-pvc-by-runner.json');
+    const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
+    const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'loot', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } };
+    const existing = file('alpha-claim-and-snapshot.yaml', [claim, snapshot].map((d) => stringify(d)).join('---\n'));
+    const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+  });
+
+  test("a Deployment is reviewed as its template's pods: one that runs as alpha's runner account is denied for beta, at the template path", async () => {
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { spec: { serviceAccountName: 'runner', containers: [{ name: 'main', image: 'x' }] } } } };
+    const run = await deed(['-f', file('deployment.yaml', deployment), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /denied \[guard\.service-account\] spec\.template\.spec\.serviceAccountName: service account sandbox-a:runner acts for environment "alpha"/);
+  });
+
   test('several documents are reviewed one by one: the allowed ones printed, the denied one reported, exit 1', async () => {
     const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', namespace: 'sandbox-a', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
     const docs = [workspaceClaim, runnerPod, forged, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'np', namespace: 'sandbox-a' }, spec: { podSelector: {} } }];
@@ -372,5 +389,35 @@ describe('deed review --review replays every captured fixture', CONCURRENCY, () 
       if (expected.environment === undefined) assert.deepEqual(ops, [], `${f}: unchanged`);
     });
     assert.equal(run.stderr.match(/, uid [0-9a-f-]+\): /g)?.length, files.length, 'one report per replay');
+  });
+});
+
+describe('deed review sums up and says what it does not judge', CONCURRENCY, () => {
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'sandbox-a' }, data: { a: 'b' } };
+  const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'sandbox-a' }, spec: { ports: [{ port: 80 }] } };
+  const forged = { ...adminPod, metadata: { ...adminPod.metadata, name: 'forged', labels: { 'deed.dev/environment': 'beta' } } };
+  const lowered = { ...runnerPod, metadata: { ...runnerPod.metadata, name: 'lowered' }, spec: { ...runnerPod.spec, activeDeadlineSeconds: 99999 } };
+
+  test('the report ends with one line counting objects, allowed, denied, warnings and those not judged', async () => {
+    const run = await deed(['-f', file('mixed.yaml', withClaim(lowered, forged, configMap)), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
+    assert.equal(run.code, 1, run.stderr);
+    const lines = run.stderr.trimEnd().split('\n');
+    assert.equal(lines.at(-1), '4 objects: 2 allowed, 1 denied, 1 warning, 1 not judged');
+  });
+
+  test('a kind no Deed webhook is called for is "not judged", not "allowed", and passes', async () => {
+    const run = await deed(['-f', file('unjudged.yaml', [configMap, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^ConfigMap sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): not judged \(no Deed webhook is called for CREATE of configmaps\)$/m);
+    assert.match(run.stderr, /^Service sandbox-a\/web \(CREATE by [^)]*\): not judged /m);
+    assert.doesNotMatch(run.stderr, /: allowed$/m);
+    assert.match(run.stderr, /^2 objects: 0 allowed, 0 denied, 0 warnings, 2 not judged$/m);
+  });
+
+  test('a replay of captured reviews ends with the same count', async () => {
+    // The captured validating review carries no stamps (nothing mutated it): stamp.missing.
+    const run = await deed(['--review', join(FIXTURES, 'mutate-create-pod-by-runner.json'), join(FIXTURES, 'validate-create-pod-by-runner.json'), '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr.trimEnd().split('\n').at(-1), '2 objects: 1 allowed, 1 denied, 0 warnings');
   });
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject } from '../src/admission/types.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../src/policy/key-ring.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../src/policy/stamps/key-ring.js';
 import { verdict } from '../src/reaper/verdict.js';
 import { decodePatch, fixture, FIXTURE_POLICY, NOW, testContext, type Review } from './helpers.js';
 import { KEYS } from './reaper-helpers.js';

@@ -36,12 +36,12 @@ function validate(body: Review, { config = FIXTURE_POLICY, lookup }: Options = {
   return d.response.response;
 }
 
-/** The captured CREATE of sbx-1 (main; indexer granted ro), stamped for the requester, with `change` applied to the final object. */
+/** The captured CREATE of sbx-1 (main; indexer granted ro) with `change` applied, then stamped for the requester (ephemeral claim templates too). */
 function createPod(change: (o: Pod) => void = () => {}, { userInfo = RUNNER_A, config = FIXTURE_POLICY }: Options = {}): Review {
   const body = fixture('validate-create-pod-by-runner.json');
   body.request.userInfo = userInfo;
-  body.request.object = stamped(body, userInfo, config);
   change(body.request.object as Pod);
+  body.request.object = stamped(body, userInfo, config);
   return body;
 }
 

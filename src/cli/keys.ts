@@ -3,8 +3,8 @@
 // Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { stampKeys } from '../policy/keys.js';
-import { LEGACY_KEY_ID } from '../policy/key-ring.js';
+import { stampKeys } from '../policy/stamps/keys.js';
+import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
 import { CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The `deed` command line. Each subcommand lives in its own module.
+import { basename } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { VERSION } from '../version.js';
 import { registerCerts } from './certs.js';
 import { registerKeys } from './keys.js';
 import { registerManifests } from './manifests.js';
@@ -9,9 +11,15 @@ import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 import { registerReview } from './review.js';
 
-export function buildProgram(): Command {
-  const program = new Command('deed')
+/** `kubectl deed` when kubectl ran us as its plugin (an executable named kubectl-deed). */
+export function programName(executable: string | undefined): string {
+  return executable !== undefined && basename(executable).startsWith('kubectl-') ? 'kubectl deed' : 'deed';
+}
+
+export function buildProgram(name = 'deed'): Command {
+  const program = new Command(name)
     .description('Admission webhook that stamps ownership onto sandbox workloads')
+    .version(VERSION, '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
   registerServe(program);
@@ -25,7 +33,7 @@ export function buildProgram(): Command {
 
 async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram(programName(argv[1])).parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
     const message = err instanceof ConfigError ? err.message : `deed: ${(err as Error).message}`;

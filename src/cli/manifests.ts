@@ -20,12 +20,14 @@ export function registerManifests(program: Command): void {
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
     .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
+    .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
+        cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.config) {
@@ -41,7 +43,7 @@ export function installHeader(namespace: string, hasCaBundle: boolean): string {
   return [
     'Deed install. Two Secrets must exist in the namespace; they are never rendered here:',
     `  kubectl -n ${namespace} create secret generic ${ATTESTATION_SECRET} --from-literal=key="$(openssl rand -hex 32)"`,
-    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see README, "Rotating the attestation key")',
+    '  (one entry per attestation key id: with attestation.keys in the policy, one --from-literal=ID=... each; see docs/operations.md, "Rotating the attestation key")',
     `  kubectl -n ${namespace} create secret tls ${TLS_SECRET} --cert=certs/tls.crt --key=certs/tls.key`,
     `(deed certs --out certs --dns deed.${namespace}.svc prints the caBundle for --ca-bundle.)`,
     ...(hasCaBundle ? [] : ['No --ca-bundle was given: patch caBundle into both webhook configurations, or let cert-manager inject it.']),
@@ -72,4 +74,5 @@ interface ManifestFlags {
   config?: string;
   reaperEnvironment: string[];
   reaperSchedule: string;
+  cacheSecrets: boolean;
 }

@@ -5,11 +5,11 @@
 import { once as eventOnce } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { stampKeys } from '../policy/keys.js';
+import { stampKeys } from '../policy/stamps/keys.js';
 import { formatDecision, formatSummary, Progress, type OutputFormat } from '../reaper/report.js';
 import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
-import { singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { CONTEXT_HELP, KUBECONFIG_HELP, parseCount, parseSeconds } from './options.js';
 

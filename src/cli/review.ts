@@ -12,11 +12,11 @@ import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
 import type { Config } from '../config/schema.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
-import { reportObject, reportReplay } from '../review/report.js';
+import { replaySummary, reportObject, reportReplay, reportSummary } from '../review/report.js';
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
@@ -139,7 +139,8 @@ function replay(o: ReviewFlags): number {
     if (decision.kind === 'bad-request') throw new InputError(`${file}: ${decision.message}`);
     return { webhook, decision };
   });
-  process.stderr.write(`${decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)).join('\n')}\n`);
+  const report = [...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)), replaySummary(decisions.map(({ decision }) => decision.verdict))];
+  process.stderr.write(`${report.join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(decisions.map(({ decision }) => `${JSON.stringify(decision.verdict.patch ?? [])}\n`).join(''));
   else printObjects(decisions.map(({ decision }) => decision.response), o.output);
   return decisions.every(({ decision }) => decision.verdict.allowed) ? 0 : 1;
@@ -195,7 +196,7 @@ function reviewFiles(o: ReviewFlags): number {
     for (const s of readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing))
       seen.remember({ stored: stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes), deleted: null });
   const reviews: ObjectReview[] = inputs(o, ctx).map((input) => seen.remember(reviewObject(input, ctx)));
-  process.stderr.write(`${reviews.flatMap(reportObject).join('\n')}\n`);
+  process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);
   return reviews.every((r) => r.allowed) ? 0 : 1;

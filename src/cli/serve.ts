@@ -1,5 +1,5 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
 import { DEFAULT_LIMITS } from '../server/connections.js';
@@ -11,6 +11,7 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('Run the admission webhook over HTTPS')
     .option('--host <host>', 'address to listen on', process.env.DEED_HOST ?? '127.0.0.1')
+    .addOption(new Option('--log-format <format>', 'json: epoch-millisecond time and numeric levels (pino); iso: ISO-8601 time and level names').choices(['json', 'iso']).default('json'))
     .option('--port <port>', 'port to listen on', parsePort, 8443)
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--cert-dir <dir>', 'where generated certificates and the local attestation key live', 'certs')
@@ -19,6 +20,8 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--metrics-port <port>', 'serve /healthz, /readyz and /metrics over plain HTTP on this port (and not on the webhook port)', parsePort)
     .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names, the claims a new pod mounts); in a cluster, its service account')
+    .option('--namespace <namespace>', "Deed's own namespace, which the webhooks exclude from the review scope (required with a cluster)", process.env.POD_NAMESPACE)
+    .option('--no-cache-secrets', 'read each Secret a review looks up from the API server instead of keeping Secret metadata in the lookup cache (which needs list and watch on Secrets)')
     .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
     .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
     .option('--headers-timeout <seconds>', 'deadline from the handshake to the first request\'s headers (HTTP/1.1) or first stream (HTTP/2)', parsePositiveSeconds, s(DEFAULT_LIMITS.headersTimeoutMs))
@@ -33,7 +36,7 @@ export function registerServe(program: Command): void {
     .action(async (o: ServeFlags) => {
       // Loaded here, not at the top: the other commands start without fastify and pino.
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
-      const logger = createLogger();
+      const logger = createLogger(undefined, undefined, o.logFormat);
       const config = loadConfig(o.config);
       const server = await startServer({
         config,
@@ -46,6 +49,8 @@ export function registerServe(program: Command): void {
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
         ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        cacheSecrets: o.cacheSecrets,
         ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),
         limits: {
           handshakeTimeoutMs: o.tlsHandshakeTimeout * 1000,
@@ -86,6 +91,7 @@ export function registerServe(program: Command): void {
 
 interface ServeFlags {
   host: string;
+  logFormat: 'json' | 'iso';
   port: number;
   config?: string;
   certDir: string;
@@ -94,6 +100,8 @@ interface ServeFlags {
   tlsKey?: string;
   clientCa?: string;
   kubeconfig?: string;
+  namespace?: string;
+  cacheSecrets: boolean;
   metricsPort?: number;
   tlsHandshakeTimeout: number;
   headersTimeout: number;

@@ -1,7 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
-import { KEY_ID_PATTERN } from '../policy/attestation.js';
+import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
 import { RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
@@ -196,7 +196,7 @@ export const configSchema = z
           .array(ringKeySchema)
           .min(1)
           .optional()
-          .describe('The key ring: every key verifies, `signingKey` signs (format `v2:<id>:<mac>`). Rotation adds a key, makes it the signing key, then removes the old one (README).'),
+          .describe('The key ring: every key verifies, `signingKey` signs (format `v2:<id>:<mac>`). Rotation adds a key, makes it the signing key, then removes the old one (docs/operations.md).'),
         signingKey: keyId
           .optional()
           .describe('Id of the key in `keys` that signs new attestations. Required when `keys` holds more than one.'),

@@ -23,8 +23,9 @@ export function kustomizeBase(image: string): Map<string, string> {
     'kustomization.yaml',
     [
       `# ${GENERATED}`,
-      '# Before applying, create the Secrets deed-tls and deed-attestation (see README, "Installing"),',
+      '# Before applying, create the Secrets deed-tls and deed-attestation (see docs/install.md),',
       '# and in an overlay set caBundle on both webhook configurations (or let cert-manager inject it).',
+      '# Metrics: add components: [../components/monitoring] in the overlay (ServiceMonitor, alerts, dashboard).',
       kustomization,
     ].join('\n'),
   );

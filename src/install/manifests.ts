@@ -27,9 +27,11 @@ import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
 import { ConfigError, parseConfig } from '../config/load.js';
 import { ATTESTATION_KEY_DIR, type Config } from '../config/schema.js';
-import { LEGACY_KEY_ID } from '../policy/key-ring.js';
-import { resolveRequester } from '../policy/identity.js';
+import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
+import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
+import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
+import { workloadResources } from '../policy/workload/kinds.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -38,7 +40,7 @@ export const POLICY_FILE = `${CONFIG_DIR}/policy.yaml`;
 export const TLS_CERT_FILE = `${CONFIG_DIR}/tls/tls.crt`;
 export const TLS_KEY_FILE = `${CONFIG_DIR}/tls/tls.key`;
 export const ATTESTATION_KEY_FILE = `${ATTESTATION_KEY_DIR}/${LEGACY_KEY_ID}`;
-/** The Secret (type kubernetes.io/tls) holding the serving certificate; see README "Installing". */
+/** The Secret (type kubernetes.io/tls) holding the serving certificate; see docs/install.md. */
 export const TLS_SECRET = 'deed-tls';
 /** The Secret holding the attestation key ring, one entry per key id (`key` before rings); created by the operator, never rendered. */
 export const ATTESTATION_SECRET = 'deed-attestation';
@@ -72,6 +74,8 @@ export interface ManifestOptions {
   /** One reaper CronJob (and service account) per environment id. */
   reaperEnvironments?: string[];
   reaperSchedule?: string;
+  /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
+  cacheSecrets?: boolean;
 }
 
 export function webhookServiceAccount(namespace: string): string {
@@ -95,10 +99,10 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
-    webhookClusterRole(),
+    webhookClusterRole(opts.cacheSecrets ?? true),
     webhookBinding(namespace),
     configMap(namespace, policy),
-    deployment(opts.image, namespace, policy, keyIds),
+    deployment(opts.image, namespace, policy, keyIds, opts.cacheSecrets ?? true),
     podDisruptionBudget(namespace),
     service(namespace),
     networkPolicy(namespace),
@@ -242,7 +246,7 @@ export const SERVE_ARGS = [
   '--shutdown-delay', '5',
 ];
 
-function webhookContainer(image: string): V1Container {
+function webhookContainer(image: string, cacheSecrets: boolean): V1Container {
   // On their own port: at the bound on webhook connections (--max-connections) a probe to
   // the webhook port would be refused and take the replica out of service; and with
   // --client-ca the kubelet, which presents no client certificate, could not connect.
@@ -256,12 +260,16 @@ function webhookContainer(image: string): V1Container {
     name: 'webhook',
     image,
     imagePullPolicy: 'IfNotPresent',
-    args: SERVE_ARGS,
+    args: cacheSecrets ? SERVE_ARGS : [...SERVE_ARGS, '--no-cache-secrets'],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
     ],
-    env: [{ name: 'DEED_LOG_LEVEL', value: 'info' }],
+    env: [
+      { name: 'DEED_LOG_LEVEL', value: 'info' },
+      // Its own namespace, which the webhooks exclude from the review scope (deed serve --namespace).
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },
     readinessProbe: probe('/readyz', 5),
     // Admission latency is on every sandbox write: a request high enough that the pod is
@@ -275,7 +283,7 @@ function webhookContainer(image: string): V1Container {
   };
 }
 
-function deployment(image: string, namespace: string, policy: string, keyIds: string[]): V1Deployment {
+function deployment(image: string, namespace: string, policy: string, keyIds: string[], cacheSecrets: boolean): V1Deployment {
   const selector = labels('webhook');
   return {
     apiVersion: 'apps/v1',
@@ -292,7 +300,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
         metadata: { labels: selector, annotations: { 'checksum/policy': createHash('sha256').update(policy).digest('hex') } },
         spec: {
           serviceAccountName: NAME,
-          // Its token reads (get only) the pod an eviction or binding names.
+          // Its token watches what lookups need (lookup cache) and reads what the cache misses.
           automountServiceAccountToken: true,
           securityContext: podSecurityContext,
           // deed serve exits by itself within --grace-period (25 s from SIGTERM, the 5 s
@@ -302,7 +310,7 @@ function deployment(image: string, namespace: string, policy: string, keyIds: st
             { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
             { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
           ],
-          containers: [webhookContainer(image)],
+          containers: [webhookContainer(image, cacheSecrets)],
           volumes: [configVolume(true, keyIds), { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
@@ -395,7 +403,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
       {
         name: 'mutate.deed.dev',
         ...webhookCommon(namespace, '/mutate', caBundle),
-        rules: rules(['CREATE']),
+        rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
@@ -418,29 +426,52 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return rules(['CREATE']);
+}
+
 /**
- * Every door to the four kinds (README, "Every door"): the objects themselves; the
+ * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
- * whose annotations the API server copies onto the pod.
+ * whose annotations the API server copies onto the pod. And the controller doors: the
+ * templates kube-system's controllers make pods and claims from, tokens of a service
+ * account (the token controller fills a token Secret, reviewed with Secrets), and
+ * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
   return [
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
-    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings']),
+    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
+    ...[...byGroup].map(([group, resources]): V1RuleWithOperations => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' })),
+    { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
 }
 
-/** The webhook reads the pod an eviction or binding names, and (for pods) the claims they mount. */
-function webhookClusterRole(): V1ClusterRole {
+/**
+ * The webhook looks up the pod an eviction or binding names, and the claims and Secrets a
+ * pod names: from a cache kept by list and watch, read with get on a miss. It watches the
+ * opted-in namespaces for its review scope. RBAC cannot grant metadata only: list and
+ * watch on Secrets can read their data, so caching them is a choice (cacheSecrets).
+ */
+function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
+  const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
-    rules: [{ apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get'] }],
+    rules: [
+      { apiGroups: [''], resources: cached, verbs: ['get', 'list', 'watch'] },
+      ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
+    ],
   };
 }
 

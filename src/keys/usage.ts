@@ -1,12 +1,12 @@
 // `deed keys usage`: which attestation keys the managed objects in the cluster still
-// carry, so the operator knows when a key can leave the ring (README, "Rotating the
+// carry, so the operator knows when a key can leave the ring (docs/operations.md, "Rotating the
 // attestation key"). The tally is pure; the listing is the reaper's metadata-only list.
 import type { KubeObject } from '../admission/types.js';
 import { KubeError } from '../kube/errors.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
-import { own, parseAttestation } from '../policy/attestation.js';
-import { verifyObject, type KeyRing } from '../policy/key-ring.js';
-import type { StampKeys } from '../policy/keys.js';
+import { own, parseAttestation } from '../policy/stamps/attestation.js';
+import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
+import type { StampKeys } from '../policy/stamps/keys.js';
 
 export type KeyRole = 'signing' | 'verify-only' | 'not-in-ring';
 

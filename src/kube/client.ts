@@ -73,7 +73,7 @@ const MAX_PAGES = 10_000;
 // Ask for metadata only (the API server's PartialObjectMetadata form): the reaper judges by
 // labels and annotations, so Secret data and pod specs never cross the wire to it. A server
 // without it falls back to full objects, of which only metadata is kept below.
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
+export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
 export const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };

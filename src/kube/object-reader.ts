@@ -1,10 +1,14 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names): one GET per object, under the review's own deadline, answered as a
-// Lookup. Only a Status with reason NotFound is "absent"; any other failure is "unknown",
-// and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is); claims as metadata only. Nothing read is kept.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+// binding names, the claims, Secrets and snapshots a new object reaches): one GET per
+// object, under the review's own deadline, answered as a Lookup. Only a Status with reason
+// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
+// other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
+// whole (their service account decides whose a runner is), snapshots too (their source
+// claim); claims and Secrets as metadata only. Nothing read is kept here: the cache in
+// front of it (cached-reader.ts) answers what it can first.
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
+import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
 import { METADATA_ONE, withDeadline } from './client.js';
 import { KubeError } from './errors.js';
@@ -16,6 +20,7 @@ export interface ObjectReader {
 
 export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
@@ -23,8 +28,18 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
       }
-      const claim = await withDeadline(timeoutMs, what, METADATA_ONE, (o) => core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o));
-      return { state: 'found', metadata: metadataOf(claim.metadata) };
+      if (key.resource === 'volumesnapshots') {
+        const snapshot = (await withDeadline(timeoutMs, what, undefined, (o) =>
+          custom.getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: 'v1', plural: 'volumesnapshots', namespace: key.namespace, name: key.name }, o),
+        )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
+        const source = snapshot.spec?.source?.persistentVolumeClaimName;
+        return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
+      }
+      // Metadata only: a Secret's data never crosses the wire to Deed.
+      const object = await withDeadline(timeoutMs, what, METADATA_ONE, (o) =>
+        key.resource === 'secrets' ? core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o) : core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o),
+      );
+      return { state: 'found', metadata: metadataOf(object.metadata) };
     } catch (err) {
       if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };

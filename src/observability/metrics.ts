@@ -5,7 +5,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Verdict } from '../admission/verdict.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import type { KeyRing, Verification } from '../policy/key-ring.js';
+import type { KeyRing, Verification } from '../policy/stamps/key-ring.js';
 import { RULES } from '../policy/rules/catalog.js';
 
 /** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */
@@ -30,7 +30,15 @@ export interface Metrics {
   verifications: Counter<'key' | 'format' | 'result'>;
   connectionsRefused: Counter;
   connectionsTimedOut: Counter<'phase'>;
+  lookups: Counter<'resource' | 'source'>;
+  reviewLookups: Histogram;
+  liveReads: Counter<'resource' | 'result'>;
+  cacheCurrent: Gauge<'resource'>;
+  cacheObjects: Gauge<'resource'>;
 }
+
+/** Where a lookup was answered: the watch-backed cache, a read from the API server, or nowhere (outside the scope, or past the per-review bound). */
+export type LookupSource = 'cache' | 'live' | 'skipped';
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
@@ -82,6 +90,36 @@ export function createMetrics(): Metrics {
       name: 'deed_connections_timed_out_total',
       help: 'Connections closed by a deadline, by phase: handshake, headers (first request), request (body and answer), idle (between requests).',
       labelNames: ['phase'] as const,
+      registers,
+    }),
+    lookups: new Counter({
+      name: 'deed_lookups_total',
+      help: 'Objects a review looked up, by resource (pods, persistentvolumeclaims, secrets) and source: cache (the watch-backed cache), live (a read from the API server: a miss, a cached object being deleted, or a kind not current), skipped (outside the review scope, or past the per-review bound: answered unknown without a read).',
+      labelNames: ['resource', 'source'] as const,
+      registers,
+    }),
+    reviewLookups: new Histogram({
+      name: 'deed_review_lookups',
+      help: 'Objects looked up per review that looked up any.',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
+      registers,
+    }),
+    liveReads: new Counter({
+      name: 'deed_lookup_live_reads_total',
+      help: 'Reads from the API server for lookups, by resource and result (found, absent, failed).',
+      labelNames: ['resource', 'result'] as const,
+      registers,
+    }),
+    cacheCurrent: new Gauge({
+      name: 'deed_lookup_cache_current',
+      help: 'Whether the lookup cache of a resource (namespaces, pods, persistentvolumeclaims, secrets) is listed and watching (1); while 0 its lookups are read from the API server, and until namespaces is 1 the review scope is unknown.',
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    cacheObjects: new Gauge({
+      name: 'deed_lookup_cache_objects',
+      help: 'Objects held in the lookup cache, by resource.',
+      labelNames: ['resource'] as const,
       registers,
     }),
   };

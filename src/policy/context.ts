@@ -1,11 +1,15 @@
 // The production decision context: the real clock, a cryptographic RNG and a lookup.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeyRing } from './stamps/key-ring.js';
 import { noLookup } from './lookup.js';
 import { compilePolicy, type DecisionContext } from './policy.js';
+import { EVERY_NAMESPACE, type ReviewScope } from './review-scope.js';
 
-/** The server replaces `lookup` per review with what it read from the API server. */
-export function productionContext(config: Config, keyRing: KeyRing): DecisionContext {
-  return { policy: compilePolicy(config), keyRing, now: Date.now, randomBytes, lookup: noLookup('Deed has no access to the API server (deed serve --kubeconfig, or in-cluster credentials)') };
+/**
+ * The server replaces `lookup` per review with what it read from the API server. `scope`
+ * is every namespace only where no cluster says which are opted in (a local run, `deed review`).
+ */
+export function productionContext(config: Config, keyRing: KeyRing, scope: ReviewScope = EVERY_NAMESPACE): DecisionContext {
+  return { policy: compilePolicy(config), keyRing, now: Date.now, randomBytes, lookup: noLookup('Deed has no access to the API server (deed serve --kubeconfig, or in-cluster credentials)'), scope };
 }

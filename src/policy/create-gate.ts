@@ -2,11 +2,11 @@
 // computed or checked: the body's kind, the namespace, and who is asking.
 import type { AdmissionRequest } from '../admission/types.js';
 import { allowed, denied, type Finding, type Verdict } from '../admission/verdict.js';
-import type { Requester } from './identity.js';
+import type { Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
 import type { Policy } from './policy.js';
-import { actsFor } from './principals.js';
-import { presentOwnedKeys } from './stamps.js';
+import { actsFor } from './requester/principals.js';
+import { presentOwnedKeys } from './stamps/identity-stamps.js';
 import { RULES } from './rules/catalog.js';
 
 /**
@@ -14,7 +14,7 @@ import { RULES } from './rules/catalog.js';
  * could smuggle one kind's object past another kind's rules. A client value is quoted
  * only as a short string: String() of a deeply nested list overflows the stack.
  */
-export function kindMismatch(req: AdmissionRequest, kind: SandboxKind): Finding | undefined {
+export function kindMismatch(req: AdmissionRequest, kind: { kind: string }): Finding | undefined {
   for (const given of [req.kind.kind, req.object?.kind, req.oldObject?.kind])
     if (given !== undefined && given !== kind.kind)
       return {

@@ -1,15 +1,23 @@
 // Every API path that can change or remove a sandbox object, and how the validating
-// webhook reaches it (README, "Every door"). A path not named here cannot write the
+// webhook reaches it (docs/security-model.md, "Every door"). A path not named here cannot write the
 // object: pods/exec, attach, portforward and proxy are CONNECTs to the running
 // containers, pods/log is a read.
 import type { AdmissionRequest } from '../admission/types.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
+import { SNAPSHOT_GROUP } from './pod/spec.js';
+import { workloadKind, type WorkloadKind } from './workload/kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
   | { kind: 'object'; sandboxKind: SandboxKind }
   /** A request that names a pod but carries something else: an Eviction, a Binding. */
   | { kind: 'pod-by-name'; action: 'eviction' | 'binding'; pod: string | undefined }
+  /** A kind whose controller makes pods or claims from its templates, for whoever wrote them. */
+  | { kind: 'workload'; workload: WorkloadKind }
+  /** A TokenRequest: a token of the named service account, handed to the requester. */
+  | { kind: 'token-request'; serviceAccount: string | undefined }
+  /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
+  | { kind: 'snapshot' }
   | { kind: 'unreviewed' };
 
 /** Subresources that write the object they belong to, by kind; `status` writes may change metadata too. */
@@ -30,6 +38,12 @@ export function doorOf(req: AdmissionRequest): Door {
     const name = req.object?.metadata?.name;
     return { kind: 'pod-by-name', action: 'binding', pod: typeof name === 'string' && name !== '' ? name : undefined };
   }
+  if (group === '' && resource === 'serviceaccounts' && sub === 'token' && req.operation === 'CREATE')
+    return { kind: 'token-request', serviceAccount: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
+  if (group === SNAPSHOT_GROUP && resource === 'volumesnapshots' && sub === undefined) return { kind: 'snapshot' };
+  const workload = workloadKind(req.resource);
+  // Their subresources (status, scale) change no template.
+  if (workload !== undefined) return sub === undefined ? { kind: 'workload', workload } : { kind: 'unreviewed' };
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return { kind: 'unreviewed' };
   if (sub === undefined) return { kind: 'object', sandboxKind: kind };

@@ -1,15 +1,18 @@
 // Facts about other objects a decision needs: the pod an eviction or a binding names, the
-// claims a new pod mounts or clones (or a new claim clones). Which objects a review needs
+// claims a new pod or a workload's template mounts or clones (or a new claim clones), the
+// snapshots a claim restores and then their source claims. Which objects a review needs
 // is decided here, purely; the server reads them (with a deadline) before deciding, so the
 // decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import { isRec } from './pod/spec.js';
-import { podClaims, pvcClaims } from './pod/claim-environment.js';
+import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import type { Lookup, ObjectLookup } from './policy.js';
+import { workloadClaims } from './workload/review.js';
+import { workloadResources } from './workload/kinds.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims';
+export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -33,14 +36,64 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
-  // Volumes and data sources are fixed at CREATE: only then are the claims they name judged.
-  if (webhook === 'validate' && door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined && req.object) {
-    const kind = door.sandboxKind.kind;
-    const refs = kind === 'Pod' && isRec(req.object.spec) ? podClaims(req.object.spec) : kind === 'PersistentVolumeClaim' ? pvcClaims(req.object) : [];
-    return [...new Set(refs.map((r) => r.claim))].slice(0, MAX_CLAIM_LOOKUPS).map((name) => ({ resource: 'persistentvolumeclaims', namespace, name }));
-  }
+  if (webhook === 'validate' && req.object) return claimKeys(claimReferences(req, door), namespace);
   return [];
 }
+
+/** The claims (and snapshots) a validating review judges. */
+function claimReferences(req: AdmissionRequest, door: ReturnType<typeof doorOf>): ClaimReference[] {
+  const obj = req.object;
+  if (!obj) return [];
+  // A pod's volumes and a claim's data source are fixed at CREATE: only then are the claims they name judged.
+  if (door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined) {
+    const kind = door.sandboxKind.kind;
+    return kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec, 'spec') : kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  }
+  const change = req.operation === 'CREATE' || req.operation === 'UPDATE';
+  if (door.kind === 'workload' && change) return workloadClaims(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
+  if (door.kind === 'snapshot' && change) return snapshotClaims(obj);
+  return [];
+}
+
+function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
+  const { claims, snapshots } = referencedNames(refs);
+  return [
+    ...snapshots.map((name) => ({ resource: 'volumesnapshots' as const, namespace, name })),
+    ...claims.map((name) => ({ resource: 'persistentvolumeclaims' as const, namespace, name })),
+  ].slice(0, MAX_CLAIM_LOOKUPS);
+}
+
+/**
+ * What the first reads make necessary: the source claim of each snapshot read (a claim
+ * restored from a snapshot is judged by the claim the snapshot copied).
+ */
+export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupKey[] {
+  const known = new Set(read.map(lookupKey));
+  const out: LookupKey[] = [];
+  for (const key of read) {
+    if (key.resource !== 'volumesnapshots') continue;
+    const answer = found.get(key.resource, key.namespace, key.name);
+    if (answer.state !== 'found' || answer.sourceClaim === undefined) continue;
+    const next: LookupKey = { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim };
+    if (!known.has(lookupKey(next))) {
+      known.add(lookupKey(next));
+      out.push(next);
+    }
+  }
+  return out;
+}
+
+/** Answers from the first lookup, and what it does not know from the second. */
+export function combinedLookup(first: ObjectLookup, second: ObjectLookup): ObjectLookup {
+  return {
+    get(resource, namespace, name) {
+      const a = first.get(resource, namespace, name);
+      return a.state === 'unknown' ? second.get(resource, namespace, name) : a;
+    },
+  };
+}
+
+const TEMPLATE_RESOURCES = new Set<unknown>([...workloadResources().map((r) => r.resource), 'volumesnapshots']);
 
 /**
  * The lookups for a raw review body, as the server sees it before deciding, and the body
@@ -54,7 +107,8 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
-    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims'));
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
+    (webhook === 'validate' && (req?.operation === 'CREATE' || req?.operation === 'UPDATE') && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));
   if (!mayNeed) return { lookups: [] };
   let decoded: Decoded;
   try {

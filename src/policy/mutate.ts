@@ -1,25 +1,30 @@
 // The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"), and turns service-account token automount off on sandbox pods that leave it
-// unset, taking out the token the API server already mounted. Object in, patch and
-// verdict out; no I/O.
+// "Stamps"), and into a sandbox pod's ephemeral claim templates (so the claims the
+// ephemeral-volume controller makes are its environment's), and turns service-account
+// token automount off on sandbox pods that leave it unset, taking out the token the API
+// server already mounted. Object in, patch and verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
-import { own, readStamps } from './attestation.js';
-import { expiresAt, isFreshExpiry, policyDeadline } from './deadline.js';
+import { own, readStamps } from './stamps/attestation.js';
+import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
-import { resolveRequester, type Requester } from './identity.js';
-import { signStamps, verifyStamps, type KeyRing } from './key-ring.js';
-import type { StampKeys } from './keys.js';
+import { resolveRequester, type Requester } from './requester/identity.js';
+import { signStamps, verifyStamps, type KeyRing } from './stamps/key-ring.js';
+import type { StampKeys } from './stamps/keys.js';
 import { sandboxKind, type SandboxKind } from './kinds.js';
-import { annotationPath, identityStamps, labelPath, sameReference } from './stamps.js';
-import { isWellFormedNonce, mintNonce } from './nonce.js';
+import { annotationPath, identityStamps, labelPath, sameReference } from './stamps/identity-stamps.js';
+import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { isRec } from './pod/spec.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
+import { ephemeralStampOps } from './pod/claim-templates.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const kind = sandboxKind(req.resource);
@@ -46,6 +51,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // Deadline from the client budget, the margin and the cap.
   const deadline = policyDeadline(own(annotations, keys.maxDuration), ctx.policy.config.deadline);
   if (!deadline.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: deadline.message });
+  if (own(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
   let seconds = deadline.ok ? deadline.seconds : undefined;
   let activeDeadlineSeconds: number | undefined;
   if (kind.activeDeadline && seconds !== undefined) {
@@ -96,6 +102,12 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
       message: `the reference with uid ${ownerRef.uid} must be ${JSON.stringify(ownerRef)}, got ${JSON.stringify({ apiVersion: sameUid.apiVersion, kind: sameUid.kind, name: sameUid.name, uid: sameUid.uid })}`, // only the compared fields: the rest may be huge
     });
 
+  // The claims a sandbox pod's ephemeral volumes produce are its environment's.
+  const ephemeral =
+    kind.kind === 'Pod' && isRec(obj.spec)
+      ? ephemeralStampOps(obj.spec, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now(), () => mintNonce(ctx.randomBytes))
+      : { ops: [], findings: [] };
+  findings.push(...ephemeral.findings);
   if (findings.length > 0) return denied(findings, warnings);
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
@@ -120,7 +132,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const automountOff = kind.kind === 'Pod' && isRec(obj.spec) && !ctx.policy.config.template.automountServiceAccountToken && !Object.hasOwn(obj.spec, 'automountServiceAccountToken');
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
-  return patched([...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
+  // The template ops first: they address volumes by their index before the token volume comes out.
+  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

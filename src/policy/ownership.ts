@@ -4,9 +4,9 @@
 // its service account acts for, since deleting it makes the garbage collector delete every
 // object Deed stamped with an owner reference to it.
 import type { KubeObject } from '../admission/types.js';
-import { own } from './attestation.js';
-import { verifyObject, type KeyRing } from './key-ring.js';
-import { serviceAccountEnvironment } from './identity.js';
+import { own } from './stamps/attestation.js';
+import { verifyObject, type KeyRing } from './stamps/key-ring.js';
+import { serviceAccountEnvironment } from './requester/identity.js';
 import type { Policy } from './policy.js';
 
 export type Ownership =

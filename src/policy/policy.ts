@@ -1,8 +1,10 @@
 // A policy compiled once from the validated configuration: lookup tables instead of
 // scans on the hot path, and the stamp vocabulary for the configured prefix.
 import type { Config } from '../config/schema.js';
-import type { KeyRing } from './key-ring.js';
-import { stampKeys, type StampKeys } from './keys.js';
+import type { KeyRing } from './stamps/key-ring.js';
+import { stampKeys, type StampKeys } from './stamps/keys.js';
+import type { LookupResource } from './lookup.js';
+import type { ReviewScope } from './review-scope.js';
 
 export interface Policy {
   config: Config;
@@ -61,12 +63,19 @@ export function compilePolicy(config: Config): Policy {
 
 /** What Deed knows about another object a decision depends on (metadata only). */
 export type Lookup =
-  | { state: 'found'; metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; serviceAccountName?: string }
+  | {
+      state: 'found';
+      metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+      /** Pods: spec.serviceAccountName. */
+      serviceAccountName?: string;
+      /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
+      sourceClaim?: string;
+    }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
-  get(resource: 'pods' | 'persistentvolumeclaims', namespace: string, name: string): Lookup;
+  get(resource: LookupResource, namespace: string, name: string): Lookup;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */
@@ -78,4 +87,6 @@ export interface DecisionContext {
   now: () => number;
   randomBytes: (size: number) => Buffer;
   lookup: ObjectLookup;
+  /** Which namespaces Deed reviews (from a watch of the namespaces, kept by the server); nothing is decided outside them. */
+  scope: ReviewScope;
 }

@@ -46,3 +46,25 @@ export function inReviewScope(ns: NamespaceFacts, deedNamespace: string): boolea
 
 /** The label selector, as a string for list calls (`labelSelector=`), that finds the opted-in namespaces. */
 export const OPTED_IN_SELECTOR = `${SANDBOX_LABEL}=${SANDBOX_LABEL_VALUE}`;
+
+/** What a decision knows of one namespace's place in the scope: data the server gathered, no I/O. */
+export type ScopeAnswer = { state: 'in' } | { state: 'out'; why: string } | { state: 'unknown'; reason: string };
+
+export interface ReviewScope {
+  of(namespace: string): ScopeAnswer;
+}
+
+/**
+ * Every namespace in scope: for a local run with no cluster to say which namespaces are
+ * opted in (`npm start`, `deed review`), where Deed signs with a local key.
+ */
+export const EVERY_NAMESPACE: ReviewScope = { of: () => ({ state: 'in' }) };
+
+/** The answer for a namespace from what a watch of the opted-in namespaces holds of it (undefined: none). */
+export function scopeAnswer(ns: NamespaceFacts | undefined, deedNamespace: string): ScopeAnswer {
+  if (ns === undefined) return { state: 'out', why: `not labelled ${OPTED_IN_SELECTOR}` };
+  if (inReviewScope(ns, deedNamespace)) return { state: 'in' };
+  return excludedNamespaces(deedNamespace).includes(ns.name)
+    ? { state: 'out', why: 'excluded from the webhooks (kube-system and Deed\'s own namespace)' }
+    : { state: 'out', why: `not labelled ${OPTED_IN_SELECTOR}` };
+}

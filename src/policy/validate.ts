@@ -2,16 +2,17 @@
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts and the environment of the claims a pod
-// mounts. Object in, verdict out; no I/O: what it knows of other objects comes from
-// ctx.lookup.
+// mounts. The controller doors too: workload templates (workload/review.ts), token
+// Secrets and TokenRequests, snapshots. Object in, verdict out; no I/O: what it knows of
+// other objects comes from ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own } from './attestation.js';
-import { resolveRequester, serviceAccountEnvironment, type Requester } from './identity.js';
+import { own } from './stamps/attestation.js';
+import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
-import { actsFor, isTrusted } from './principals.js';
+import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 import { doorOf, type Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
@@ -19,22 +20,36 @@ import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { templateCollisions } from './pod/template-collisions.js';
-import { claimEnvironment, podClaims, pvcClaims } from './pod/claim-environment.js';
-import { isRec } from './pod/spec.js';
+import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
+import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
+import { borrowedServiceAccount } from './pod/service-account.js';
+import { isRec, type Rec } from './pod/spec.js';
+import { serviceAccountGuard } from './rules/service-account-guard.js';
+import { validateWorkload } from './workload/review.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
-import { annotationPath, isManaged } from './stamps.js';
-import { createIdentity, kindMismatch } from './create-gate.js';
+import { annotationPath, isManaged } from './stamps/identity-stamps.js';
+import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
+import { outOfScope } from './rules/out-of-scope.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+const SERVICE_ACCOUNT_NAME = 'kubernetes.io/service-account.name';
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
   const door = doorOf(req);
   if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
   const requester = resolveRequester(req.userInfo, ctx.policy);
   if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
+  if (door.kind === 'token-request') return validateTokenRequest(door.serviceAccount, namespace, requester, ctx);
+  if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
+  if (door.kind === 'workload') {
+    const mismatch = kindMismatch(req, door.workload);
+    return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx);
+  }
 
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
@@ -47,12 +62,15 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
-  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec) : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  const claims = kind.kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec, 'spec') : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
   if ('verdict' in identity) {
-    if (!identity.verdict.allowed || isTrusted(requester, policy)) return identity.verdict;
+    if (!identity.verdict.allowed) return identity.verdict;
+    // Deed stamps the ephemeral claims of an environment's pods only; no one else's.
+    const foreign = kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [];
+    if (isTrusted(requester, policy)) return enforce(foreign, policy);
     // Acting for no environment, the requester gets no stamps; but what its object reaches
-    // (another environment's claim, a runner's service account) is still guarded.
-    return enforce([...borrowedServiceAccount(obj, kind, namespace, requester, policy), ...claimEnvironment(claims, namespace, undefined, ctx)], policy);
+    // (another environment's claim, a runner's service account or its token) is still guarded.
+    return enforce([...foreign, ...borrowedCredential(obj, kind, namespace, requester, policy), ...claimEnvironment(claims, namespace, undefined, ctx)], policy);
   }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
@@ -67,7 +85,9 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
       });
   }
   findings.push(...objectRules(obj, kind, ctx));
-  if (!isTrusted(requester, policy)) findings.push(...borrowedServiceAccount(obj, kind, namespace, requester, policy));
+  if (kind.kind === 'Pod' && isRec(obj.spec))
+    findings.push(...ephemeralStampIntegrity(obj.spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now()));
+  if (!isTrusted(requester, policy)) findings.push(...borrowedCredential(obj, kind, namespace, requester, policy));
   findings.push(...claimEnvironment(claims, namespace, identity.environment, ctx));
   return enforce(findings, policy);
 }
@@ -82,6 +102,9 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   // a status writer outside kube-system (a CSI resizer) is listed in systemPrincipals.
   findings.push(...guardedWrite(requester, ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing), policy));
   if (newObj !== undefined) {
+    // A token Secret renamed to another account would be filled with that account's token.
+    if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
+      findings.push(...borrowedCredential(newObj, kind, namespace, requester, policy));
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
     if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx), objectRules(newObj, kind, ctx)));
   }
@@ -112,17 +135,41 @@ function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'p
 }
 
 /**
- * A pod runs as its service account, and a pod-bound token of a runner's service account
- * acts for the runner's environment: only who acts for that environment may create a pod
- * that runs as it.
+ * A runner's service account is its environment's credential: a pod that runs as it, or a
+ * Secret the token controller fills with its token, acts for the environment.
  */
-function borrowedServiceAccount(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, policy: Policy): Finding[] {
-  if (kind.kind !== 'Pod') return [];
-  const given = obj.spec?.serviceAccountName;
-  const sa = typeof given === 'string' && given !== '' ? given : 'default';
-  const environment = serviceAccountEnvironment(namespace, sa, policy);
-  if (environment === undefined || actsFor(requester, environment, policy)) return [];
-  return [{ rule: RULES.guardServiceAccount.id, path: 'spec.serviceAccountName', message: `service account ${namespace}:${sa} acts for environment "${environment}"; ${requester.username} does not, and may not create a pod that runs as it` }];
+function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, policy: Policy): Finding[] {
+  if (kind.kind === 'Pod') return isRec(obj.spec) ? borrowedServiceAccount(obj.spec, 'spec', namespace, requester, policy) : [];
+  const account = kind.kind === 'Secret' ? tokenAccount(obj) : undefined;
+  if (account === undefined) return [];
+  return serviceAccountGuard(namespace, account, requester, policy, annotationPath(SERVICE_ACCOUNT_NAME), `create a Secret the token controller fills with its token`);
+}
+
+/** The service account a token Secret names (undefined for any other Secret). */
+function tokenAccount(obj: KubeObject): string | undefined {
+  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
+}
+
+/** A TokenRequest hands out a token of the account it names. */
+function validateTokenRequest(account: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+  if (account === undefined) return denied([{ rule: RULES.requestMalformed.id, message: 'the token request names no service account' }]);
+  return enforce(serviceAccountGuard(namespace, account, requester, ctx.policy, undefined, 'request a token of it'), ctx.policy);
+}
+
+/** A VolumeSnapshot copies a claim: judged as a clone of it. */
+function validateSnapshot(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object || isTrusted(requester, ctx.policy)) return allowed();
+  if (requester.environment.kind === 'ambiguous') return denied([ambiguousIdentity(requester, requester.environment.ids)]);
+  const refs = snapshotClaims(req.object);
+  if (req.operation === 'UPDATE' && req.oldObject && JSON.stringify(snapshotClaims(req.oldObject)) === JSON.stringify(refs)) return allowed();
+  return enforce(claimEnvironment(refs, namespace, environmentId(requester), ctx), ctx.policy);
+}
+
+/** Deed's stamps in a pod's ephemeral claim templates, where Deed did not write them. */
+function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
+  return ephemeralTemplates(spec, 'spec').flatMap((t) =>
+    foreignTemplateStamps(t.metadata, t.at, policy.keys, 'Deed writes it only into the ephemeral volumes of a pod whose requester acts for an environment'),
+  );
 }
 
 /** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */
@@ -136,7 +183,7 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
   }
   if (kind.kind === 'Secret') {
     if (obj.type !== SERVICE_ACCOUNT_TOKEN_TYPE) return [];
-    const account = own(obj.metadata.annotations ?? {}, 'kubernetes.io/service-account.name');
+    const account = own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME);
     return [
       {
         rule: RULES.secretServiceAccountToken.id,
@@ -147,8 +194,8 @@ function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext): 
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
   return [
-    ...templateCollisions(obj.spec, config),
-    ...workspaceMounts(obj.spec, obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
+    ...templateCollisions(obj.spec, 'spec', config),
+    ...workspaceMounts(obj.spec, 'spec', obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config),
   ];
 }
 

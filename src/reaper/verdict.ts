@@ -4,9 +4,9 @@
 // short of that keeps the object. Pure: the owner lookup, the review scope and the clock
 // come in as values.
 import type { KubeObject } from '../admission/types.js';
-import { own, readStamps } from '../policy/attestation.js';
-import { verifyStamps, type KeyRing } from '../policy/key-ring.js';
-import type { StampKeys } from '../policy/keys.js';
+import { own, readStamps } from '../policy/stamps/attestation.js';
+import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
+import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
 
 export type Action = 'reap' | 'keep' | 'skip';

@@ -3,7 +3,7 @@
 // the mutating side gets no uid and an unresolved generateName, the validating side the
 // final object. Pure: the clock and the random source come in through the context.
 import type { AdmissionRequest, KubeObject, UserInfo } from '../admission/types.js';
-import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/identity.js';
+import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/requester/identity.js';
 import { field, isRec, recs, text } from '../policy/pod/spec.js';
 import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/pod/service-account-token.js';
 

@@ -4,7 +4,7 @@
 import type { Decision, Webhook } from '../admission/decide.js';
 import { formatFinding, type Verdict } from '../admission/verdict.js';
 import { outcomeOf } from '../observability/metrics.js';
-import type { ObjectReview } from './run.js';
+import { judged, type ObjectReview } from './run.js';
 
 function stepLines(webhook: string, verdict: Verdict, error?: string): string[] {
   const outcome = outcomeOf(verdict);
@@ -19,9 +19,41 @@ function stepLines(webhook: string, verdict: Verdict, error?: string): string[] 
 }
 
 export function reportObject(r: ObjectReview): string[] {
-  const lines = [`${r.subject} (${r.operation}${r.subResource ? ` of ${r.subResource}` : ''} by ${r.requester}): ${r.allowed ? 'allowed' : 'DENIED'}`];
-  for (const step of r.steps) lines.push(...stepLines(step.webhook, step.verdict, step.error));
+  const head = `${r.subject} (${r.operation}${r.subResource ? ` of ${r.subResource}` : ''} by ${r.requester})`;
+  // The cluster never sends such a request to Deed: "allowed" would claim a judgement.
+  if (!judged(r)) return [`${head}: not judged (no Deed webhook is called for ${r.operation} of ${r.steps[0]?.resource ?? 'this kind'})`];
+  const lines = [`${head}: ${r.allowed ? 'allowed' : 'DENIED'}`];
+  for (const step of r.steps) if (step.routed) lines.push(...stepLines(step.webhook, step.verdict, step.error));
   return lines;
+}
+
+export interface Tally {
+  objects: number;
+  allowed: number;
+  denied: number;
+  warnings: number;
+  notJudged: number;
+}
+
+/** The last line of a review: how many objects, how each fared, and how many warnings. */
+export function summaryLine(t: Tally): string {
+  const counts = [`${t.allowed} allowed`, `${t.denied} denied`, `${t.warnings} warning${t.warnings === 1 ? '' : 's'}`];
+  if (t.notJudged > 0) counts.push(`${t.notJudged} not judged`);
+  return `${t.objects} object${t.objects === 1 ? '' : 's'}: ${counts.join(', ')}`;
+}
+
+export function reportSummary(reviews: readonly ObjectReview[]): string {
+  const notJudged = reviews.filter((r) => !judged(r)).length;
+  const allowed = reviews.filter((r) => r.allowed && judged(r)).length;
+  const warnings = reviews.reduce((n, r) => n + r.steps.reduce((m, s) => m + (s.routed ? s.verdict.warnings.length : 0), 0), 0);
+  return summaryLine({ objects: reviews.length, allowed, denied: reviews.length - allowed - notJudged, warnings, notJudged });
+}
+
+/** A replayed review was sent by an API server, so it was judged. */
+export function replaySummary(verdicts: readonly Verdict[]): string {
+  const allowed = verdicts.filter((v) => v.allowed).length;
+  const warnings = verdicts.reduce((n, v) => n + v.warnings.length, 0);
+  return summaryLine({ objects: verdicts.length, allowed, denied: verdicts.length - allowed, warnings, notJudged: 0 });
 }
 
 export function reportReplay(webhook: Webhook, decision: Extract<Decision, { kind: 'review' }>): string[] {

@@ -8,8 +8,10 @@ import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
+import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
+import { routedTo } from './routing.js';
 
 export interface Step {
   webhook: Webhook;
@@ -18,6 +20,10 @@ export interface Step {
   response: AdmissionReviewResponse;
   /** An internal error behind an `internal.error` denial. */
   error?: string;
+  /** Whether the installed webhook configurations send this request to this webhook at all. */
+  routed: boolean;
+  /** The request's resource, `group/resource[/subresource]` (`resource` for the core group). */
+  resource: string;
 }
 
 export interface ObjectReview {
@@ -35,6 +41,11 @@ export interface ObjectReview {
   stored: KubeObject | null;
   /** The object removed: the old object of an allowed DELETE. */
   deleted: KubeObject | null;
+}
+
+/** Whether any of Deed's webhooks would be called for the object: else the cluster never asks Deed. */
+export function judged(review: ObjectReview): boolean {
+  return review.steps.some((step) => step.routed);
 }
 
 export interface ObjectInput {
@@ -59,7 +70,9 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
   const body = buildReview({ ...input, uid, object, oldObject: input.oldObject });
   const decision = decide(webhook, body, ctx);
   if (decision.kind === 'bad-request') throw new ReviewError(`the ${webhook} webhook refused the review Deed built: ${decision.message}`);
-  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response };
+  const { group, resource } = body.request.resource;
+  const path = [...(group === '' ? [] : [group]), resource, ...(input.subResource === undefined ? [] : [input.subResource])].join('/');
+  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: routedTo(webhook, body.request), resource: path };
   // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
   if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
   return step;
@@ -99,6 +112,7 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
 const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
   ['v1/Pod', 'pods'],
   ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
+  ['snapshot.storage.k8s.io/v1/VolumeSnapshot', 'volumesnapshots'],
 ]);
 
 /**
@@ -122,7 +136,13 @@ export class ReviewedObjects {
       const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
       if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
       const { uid, labels, annotations } = obj.metadata;
-      const found: Lookup = { state: 'found', metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) } };
+      // A snapshot answers with the claim it copied: a restore from it is judged by that claim.
+      const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
+      const found: Lookup = {
+        state: 'found',
+        metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
+        ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
+      };
       this.facts.set(lookupKey({ resource, namespace: obj.metadata.namespace, name: obj.metadata.name }), gone ? { state: 'absent' } : found);
     }
     return review;

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, serverOptions, type ConnectionLimits } from './connections.js';
-import { planLookups } from '../policy/lookup.js';
+import { combinedLookup, followUpLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
@@ -40,7 +40,15 @@ export interface AppOptions {
   clock?: () => number;
   /** Reads the objects a decision names (an eviction's pod); without it those are unknown and refused. */
   reader?: ObjectReader;
+  /** Waits (at most `ms`) for a namespace Deed does not yet see in its review scope: its opt-in may be on its way. */
+  awaitScope?: (namespace: string, ms: number) => Promise<void>;
 }
+
+/**
+ * How long a review for a namespace not (yet) in scope waits for the namespace watch: the
+ * API server may see a namespace's opt-in before Deed does. No read is made meanwhile.
+ */
+export const SCOPE_WAIT_MS = 1000;
 
 /** The longest one lookup may take; the review's own deadline may cut it shorter. */
 export const LOOKUP_TIMEOUT_MS = 2000;
@@ -113,6 +121,14 @@ export function buildApp(opts: AppOptions): DeedApp {
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
+  /** Reads what a review needs, then what those answers make necessary (a snapshot's source claim), within half the review's budget. */
+  const gather = async (reader: ObjectReader, needed: LookupKey[], deadline: ReturnType<typeof reviewDeadline>) => {
+    const budget = () => Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())));
+    const first = await reader.read(needed, budget());
+    const next = followUpLookups(needed, first);
+    return next.length === 0 ? first : combinedLookup(first, await reader.read(next, budget()));
+  };
+
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {
     app.post(`/${webhook}`, async (req, reply) => {
       const started = process.hrtime.bigint();
@@ -123,12 +139,11 @@ export function buildApp(opts: AppOptions): DeedApp {
       // header; drain.ts ends its sessions with GOAWAY.
       if (!ready && req.raw.httpVersionMajor === 1) void reply.header('connection', 'close');
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
+      const namespace = (req.body as { request?: { namespace?: unknown } } | null)?.request?.namespace;
+      if (opts.awaitScope && typeof namespace === 'string') await opts.awaitScope(namespace, Math.min(SCOPE_WAIT_MS, deadline.budgetMs / 4));
       const plan = opts.reader ? planLookups(req.body, webhook) : { lookups: [] };
       const needed = plan.lookups;
-      const ctx =
-        needed.length > 0 && opts.reader
-          ? { ...opts.ctx, lookup: await opts.reader.read(needed, Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())))) }
-          : opts.ctx;
+      const ctx = needed.length > 0 && opts.reader ? { ...opts.ctx, lookup: await gather(opts.reader, needed, deadline) } : opts.ctx;
       const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ringKeyFile, type Config } from '../config/schema.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/key-ring.js';
+import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 
 export const MIN_KEY_BYTES = 32;
 

@@ -2,6 +2,7 @@
 // certificate, with selfsigned), or read from files an operator provides. Files replaced
 // on disk, as a Secret volume update does, are picked up for new connections.
 import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -23,8 +24,18 @@ export function defaultSans(dns: string[]): string[] {
   return [...new Set(['localhost', '127.0.0.1', '::1', ...dns])];
 }
 
+/**
+ * The names a certificate is made for. `localhost` brings the loopback addresses it resolves
+ * to: a client that connects by address (a webhook registered by URL at 127.0.0.1) checks the
+ * certificate's IP SANs, never its DNS names.
+ */
+export function withLoopback(names: string[]): string[] {
+  return [...new Set(names.some((n) => n.toLowerCase() === 'localhost') ? [...names, '127.0.0.1', '::1'] : names)];
+}
+
+/** An IP address goes in an IP SAN (TLS clients match addresses only there), any other name in a DNS SAN. */
 function altName(name: string): { type: 7; ip: string } | { type: 2; value: string } {
-  return /^[0-9.]+$/.test(name) || name.includes(':') ? { type: 7, ip: name } : { type: 2, value: name };
+  return isIP(name) !== 0 ? { type: 7, ip: name } : { type: 2, value: name };
 }
 
 /** Generates a CA and a serving certificate signed by it (EC P-256, SHA-256) into `dir`. */

@@ -14,9 +14,10 @@ import { certificateCovers, certificateNotAfter, defaultSans, generateCertificat
 import { trackConnections } from './drain.js';
 import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
 import { buildOpsApp } from './ops.js';
-import { createMetrics, recordVerification, setCertificateExpiry } from '../observability/metrics.js';
-import { withObserver } from '../policy/key-ring.js';
+import { createMetrics, recordVerification, setCertificateExpiry, type Metrics } from '../observability/metrics.js';
+import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
+import type { LookupCache } from '../kube/lookup-cache.js';
 
 export interface ServeOptions {
   config: Config;
@@ -32,6 +33,10 @@ export interface ServeOptions {
   certPollMs?: number;
   /** API-server credentials for lookups; the in-cluster service account when unset and in a cluster. */
   kubeconfig?: string;
+  /** Deed's own namespace (excluded from the review scope); required with a cluster. */
+  namespace?: string;
+  /** Keep Secrets in the lookup cache (list and watch on Secrets); true unless turned off. */
+  cacheSecrets?: boolean;
   /** Connection deadlines and bounds; DEFAULT_LIMITS for what is not given. */
   limits?: Partial<ConnectionLimits>;
   /** A plain-HTTP port for /healthz, /readyz and /metrics, which then leave the webhook port. */
@@ -76,10 +81,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
-  const reader = await objectReader(opts.kubeconfig, logger);
+  const lookups = await clusterLookups(opts, metrics);
   const deed = buildApp({
-    ctx: productionContext(opts.config, withObserver(ring, (v) => recordVerification(metrics, ring, v))),
-    ...(reader ? { reader } : {}),
+    ctx: productionContext(opts.config, withObserver(ring, (v) => recordVerification(metrics, ring, v)), lookups?.cache.scope),
+    ...(lookups ? { reader: lookups.reader, awaitScope: lookups.cache.awaitScope } : {}),
     logger,
     metrics,
     tls: pair,
@@ -109,6 +114,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     if (ops) await ops.listen({ host: opts.host, port: opts.metricsPort! });
   } catch (err) {
     stopWatching();
+    lookups?.stop();
     await app.close();
     throw err;
   }
@@ -119,11 +125,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const url = base(app, 'https');
   const metricsUrl = ops ? base(ops, 'http') : undefined;
 
-  deed.setReady(true);
+  let closing: Promise<void> | undefined;
+  // Ready once the review scope is known: before that every review would be refused.
+  if (lookups) void lookups.cache.scopeKnown().then(() => closing === undefined && deed.setReady(true));
+  else deed.setReady(true);
   // Ids only, never key material: which keys verify and which one signs, for the rotation's record.
   logger.info({ url, metricsUrl, caFile, clientCertificates: clientCa !== undefined, limits, attestationKeys: [...ring.keys.keys()], signingKey: ring.signingKeyId, signingFormat: ring.signingFormat }, 'deed is serving');
 
-  let closing: Promise<void> | undefined;
   return {
     ...deed,
     url,
@@ -133,6 +141,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       (closing ??= (async () => {
         deed.setReady(false);
         stopWatching();
+        lookups?.stop();
         logger.info(connections.open(), 'closing the listener and draining connections');
         connections.drain();
         await app.close();
@@ -142,17 +151,49 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 }
 
 /**
- * The read path for lookups: `--kubeconfig`, else the in-cluster service account, else
- * none (a local run): then what needs a lookup (an eviction or binding of a pod, the
- * claims of a new pod) is refused with that reason. The client is loaded only when there is a cluster to talk to.
+ * The read path for lookups and the review scope: `--kubeconfig`, else the in-cluster
+ * service account, else none (a local run): then every namespace is in scope (there is no
+ * cluster to say which are opted in, and Deed signs with a local key), and what needs a
+ * lookup (an eviction or binding of a pod, the claims of a new pod) is refused with that
+ * reason. The client is loaded only when there is a cluster to talk to.
  */
-async function objectReader(kubeconfig: string | undefined, logger: Logger): Promise<ObjectReader | undefined> {
-  if (kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
-    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
+async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
+  const { logger } = opts;
+  if (opts.kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
+    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
     return undefined;
   }
-  const [{ loadKubeConfig }, { createObjectReader }] = await Promise.all([import('../kube/client.js'), import('../kube/object-reader.js')]);
-  const kc = loadKubeConfig(kubeconfig);
-  logger.info({ server: kc.getCurrentCluster()?.server }, 'lookups read from the API server');
-  return createObjectReader(kc);
+  if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --namespace, or POD_NAMESPACE");
+  const [{ loadKubeConfig }, { createObjectReader }, { createLookupCache }, { createCachedReader }] = await Promise.all([
+    import('../kube/client.js'),
+    import('../kube/object-reader.js'),
+    import('../kube/lookup-cache.js'),
+    import('../kube/cached-reader.js'),
+  ]);
+  const kc = loadKubeConfig(opts.kubeconfig);
+  const cache = createLookupCache({
+    kc,
+    deedNamespace: opts.namespace,
+    prefix: opts.config.labelPrefix,
+    secrets: opts.cacheSecrets ?? true,
+    onError: (err, what) => logger.warn({ err, what }, 'lookup cache: retrying; lookups of this kind are read from the API server meanwhile'),
+    onCurrent: (resource, current) => {
+      metrics.cacheCurrent.set({ resource }, current ? 1 : 0);
+      logger.info({ resource, current }, current ? 'lookup cache current' : 'lookup cache not current; reading from the API server');
+    },
+  });
+  const sizes = setInterval(() => {
+    for (const [resource, n] of Object.entries(cache.sizes())) metrics.cacheObjects.set({ resource }, n);
+  }, 5000).unref();
+  cache.start();
+  void cache.scopeKnown().then(() => logger.info({ namespace: opts.namespace }, 'review scope known (opted-in namespaces listed)'));
+  logger.info({ server: kc.getCurrentCluster()?.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
+  return {
+    cache,
+    reader: createCachedReader(cache, createObjectReader(kc), opts.config.labelPrefix, metrics),
+    stop: () => {
+      clearInterval(sizes);
+      cache.stop();
+    },
+  };
 }

@@ -13,6 +13,8 @@ import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
 import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
+import { controllerCases } from './cases/controllers.js';
+import { scopeCases } from './cases/scope.js';
 
 const found = assets();
 const skip =
@@ -44,4 +46,6 @@ describe('Deed in a real API server', { skip }, () => {
   clusterCases(get, tools);
   rotationCases(get);
   connectionCases(get);
+  controllerCases(get, tools);
+  scopeCases(get);
 });

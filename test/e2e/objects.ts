@@ -1,9 +1,9 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../src/admission/types.js';
-import { signV1 } from '../../src/policy/attestation.js';
-import { singleKeyRing, verifyObject } from '../../src/policy/key-ring.js';
-import { stampKeys } from '../../src/policy/keys.js';
+import { signV1 } from '../../src/policy/stamps/attestation.js';
+import { singleKeyRing, verifyObject } from '../../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../../src/policy/stamps/keys.js';
 import { readAttestationKey } from '../../src/server/attestation-key.js';
 import type { Suite } from './suite.js';
 

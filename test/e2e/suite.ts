@@ -97,7 +97,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     const deedKubeconfig = join(dir, 'deed.kubeconfig');
     const startDeed = async (policyYaml: string, extraArgs: string[] = []) => {
       writeFileSync(policyFile, withKey(policyYaml));
-      deed = await startServe(['--kubeconfig', deedKubeconfig, ...extraArgs], undefined, {}, { port, dir, configFile: policyFile });
+      deed = await startServe(['--kubeconfig', deedKubeconfig, '--namespace', DEED_NAMESPACE, ...extraArgs], undefined, {}, { port, dir, configFile: policyFile });
       adopt(deed.child);
     };
     const url = `https://127.0.0.1:${port}`;

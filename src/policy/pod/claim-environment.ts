@@ -7,80 +7,125 @@
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { ownershipOf } from '../ownership.js';
-import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, text, type Rec } from './spec.js';
+import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, restoredSnapshot, text, type Rec } from './spec.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 
-export interface ClaimReference {
-  claim: string;
-  /** The field that names the claim, by volume name. */
+/**
+ * A claim reached by name, or through a VolumeSnapshot of it (judged by the snapshot's
+ * source claim, which a second lookup reads).
+ */
+export type ClaimReference = ({ claim: string } | { snapshot: string }) & {
+  /** The field that names the claim or snapshot, by volume name. */
   path: string;
   /** What the reference does, for messages: `volume "ws" mounts`. */
   subject: string;
-}
+};
 
-/** Claims a pod mounts (persistentVolumeClaim volumes) or clones (ephemeral volumes with a PVC data source). */
-export function podClaims(spec: Rec): ClaimReference[] {
+/** Claims a pod mounts (persistentVolumeClaim volumes) or clones or restores (ephemeral volumes with a data source). */
+export function podClaims(spec: Rec, at: string): ClaimReference[] {
   const out: ClaimReference[] = [];
   for (const v of recs(field(spec, 'volumes'))) {
     const name = text(v, 'name') ?? '';
     const pvc = field(v, 'persistentVolumeClaim');
     const claim = isRec(pvc) ? text(pvc, 'claimName') : undefined;
-    if (claim !== undefined && claim !== '') out.push({ claim, path: `spec.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
+    if (claim !== undefined && claim !== '') out.push({ claim, path: `${at}.volumes[name=${name}].persistentVolumeClaim.claimName`, subject: `volume "${name}" mounts` });
     const template = ephemeralClaimSpec(v);
-    const source = template === undefined ? undefined : clonedClaim(template);
-    if (source !== undefined) out.push({ claim: source.name, path: `spec.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec.${source.key}`, subject: `volume "${name}" clones` });
+    if (template !== undefined) out.push(...claimSpecClaims(template, `${at}.volumes[name=${name}].ephemeral.volumeClaimTemplate.spec`, `volume "${name}"`));
   }
   return out;
 }
 
-/** The claim a PersistentVolumeClaim clones, if any. */
+/** The claim a PersistentVolumeClaim spec (at `at`) clones, or the snapshot it restores. */
+export function claimSpecClaims(spec: Rec, at: string, who: string): ClaimReference[] {
+  const out: ClaimReference[] = [];
+  const source = clonedClaim(spec);
+  if (source !== undefined) out.push({ claim: source.name, path: `${at}.${source.key}`, subject: `${who} clones` });
+  const snapshot = restoredSnapshot(spec);
+  if (snapshot !== undefined) out.push({ snapshot: snapshot.name, path: `${at}.${snapshot.key}`, subject: `${who} restores` });
+  return out;
+}
+
+/** The claim a PersistentVolumeClaim clones or restores from a snapshot, if any. */
 export function pvcClaims(obj: KubeObject): ClaimReference[] {
-  const source = isRec(obj.spec) ? clonedClaim(obj.spec) : undefined;
-  return source === undefined ? [] : [{ claim: source.name, path: `spec.${source.key}`, subject: 'this claim clones' }];
+  return isRec(obj.spec) ? claimSpecClaims(obj.spec, 'spec', 'this claim') : [];
+}
+
+/** The claim a VolumeSnapshot copies. */
+export function snapshotClaims(obj: KubeObject): ClaimReference[] {
+  const source = isRec(obj.spec) ? field(obj.spec, 'source') : undefined;
+  const claim = isRec(source) ? text(source, 'persistentVolumeClaimName') : undefined;
+  return claim === undefined || claim === '' ? [] : [{ claim, path: 'spec.source.persistentVolumeClaimName', subject: 'this snapshot copies' }];
+}
+
+/** The names a review reads: claims, and snapshots (whose source claims are read next). */
+export function referencedNames(refs: ClaimReference[]): { claims: string[]; snapshots: string[] } {
+  const claims = new Set<string>();
+  const snapshots = new Set<string>();
+  for (const r of refs) if ('claim' in r) claims.add(r.claim);
+  else snapshots.add(r.snapshot);
+  return { claims: [...claims], snapshots: [...snapshots] };
 }
 
 /** `environment` undefined: a requester that acts for none, which may reach no environment's claim. */
 export function claimEnvironment(refs: ClaimReference[], namespace: string, environment: string | undefined, ctx: DecisionContext): Finding[] {
-  const allowedFrom = (environment !== undefined ? ctx.policy.claimsFrom.get(environment) : undefined) ?? new Set<string>();
   const findings: Finding[] = [];
   for (const ref of refs) {
-    const found = ctx.lookup.get('persistentvolumeclaims', namespace, ref.claim);
-    if (found.state === 'unknown') {
-      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${ref.claim} belongs to: ${found.reason}` });
+    if ('claim' in ref) {
+      findings.push(...judgeClaim(ref.claim, ref, namespace, environment, ctx, undefined));
       continue;
     }
-    // A requester of no environment creates no sandbox claims to wait for: a missing claim is its own affair.
-    if (found.state === 'absent' && environment === undefined) continue;
-    if (found.state === 'absent') {
-      findings.push({
+    const found = ctx.lookup.get('volumesnapshots', namespace, ref.snapshot);
+    if (found.state === 'unknown') {
+      findings.push({ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which claim snapshot ${ref.snapshot} copies: ${found.reason}` });
+    } else if (found.state === 'absent') {
+      if (environment !== undefined)
+        findings.push({ rule: RULES.claimAbsent.id, path: ref.path, message: `snapshot ${ref.snapshot} does not exist; create it first, or one another environment creates under that name later would be used` });
+    } else if (found.sourceClaim !== undefined) {
+      // A snapshot bound to pre-provisioned content (no source claim) was made by an administrator: no environment's claim.
+      findings.push(...judgeClaim(found.sourceClaim, { ...ref, subject: `${ref.subject} snapshot ${ref.snapshot} of` }, namespace, environment, ctx, ref.snapshot));
+    }
+  }
+  return findings;
+}
+
+/** `snapshot`: the claim is a snapshot's source, which may be gone though its data lives on in the snapshot. */
+function judgeClaim(claim: string, ref: { path: string; subject: string }, namespace: string, environment: string | undefined, ctx: DecisionContext, snapshot: string | undefined): Finding[] {
+  const allowedFrom = (environment !== undefined ? ctx.policy.claimsFrom.get(environment) : undefined) ?? new Set<string>();
+  const found = ctx.lookup.get('persistentvolumeclaims', namespace, claim);
+  if (found.state === 'unknown') return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `cannot tell which environment claim ${claim} belongs to: ${found.reason}` }];
+  if (found.state === 'absent' && snapshot !== undefined)
+    return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `snapshot ${snapshot} was taken of claim ${claim}, which no longer exists, so whose data it holds cannot be told` }];
+  // A requester of no environment creates no sandbox claims to wait for: a missing claim is its own affair.
+  if (found.state === 'absent' && environment === undefined) return [];
+  if (found.state === 'absent')
+    return [
+      {
         rule: RULES.claimAbsent.id,
         path: ref.path,
-        message: `claim ${ref.claim} does not exist; create it first, or a claim another environment creates under that name later would be used`,
-      });
-      continue;
-    }
-    // Whose the claim is, read as guarded writes read it: from stamps that verify under the ring.
-    const owner = ownershipOf({ kind: 'PersistentVolumeClaim', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
-    if (owner.kind === 'unowned' || owner.kind === 'runner') continue; // an unmanaged claim: not Deed's to assign
-    if (owner.kind === 'unverifiable') {
-      findings.push({
+        message: `claim ${claim} does not exist; create it first, or a claim another environment creates under that name later would be used`,
+      },
+    ];
+  // Whose the claim is, read as guarded writes read it: from stamps that verify under the ring.
+  const owner = ownershipOf({ kind: 'PersistentVolumeClaim', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unowned' || owner.kind === 'runner') return []; // an unmanaged claim: not Deed's to assign
+  if (owner.kind === 'unverifiable')
+    return [
+      {
         rule: RULES.claimUnknown.id,
         path: ref.path,
-        message: `claim ${ref.claim} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown`,
-      });
-      continue;
-    }
-    const stamps = { environment: owner.environment };
-    if (stamps.environment === environment || allowedFrom.has(stamps.environment)) continue;
-    findings.push({
+        message: `claim ${claim} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown`,
+      },
+    ];
+  if (owner.environment === environment || allowedFrom.has(owner.environment)) return [];
+  return [
+    {
       rule: RULES.claimCrossEnvironment.id,
       path: ref.path,
       message:
         environment === undefined
-          ? `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; a requester acting for no environment may not`
-          : `${ref.subject} claim ${ref.claim} of environment "${stamps.environment}"; environment "${environment}" may not (policy: environments[].claimsFrom)`,
-    });
-  }
-  return findings;
+          ? `${ref.subject} claim ${claim} of environment "${owner.environment}"; a requester acting for no environment may not`
+          : `${ref.subject} claim ${claim} of environment "${owner.environment}"; environment "${environment}" may not (policy: environments[].claimsFrom)`,
+    },
+  ];
 }

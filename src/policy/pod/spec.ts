@@ -1,6 +1,9 @@
 // Defensive readers over a pod spec. The API server validated the pod before a
 // validating webhook sees it, but Deed must not crash on a body that lies: odd shapes
 // read as absent, never as an exception.
+// A pod spec is judged wherever it stands (a Pod's `spec`, a Deployment's
+// `spec.template.spec`): every rule of this folder takes `(spec, at, ...)`, `at` being the
+// spec's field path, and names the paths it reports under it.
 
 export type Rec = Record<string, unknown>;
 
@@ -21,6 +24,13 @@ export function text(r: Rec, key: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/** The string entries of a map field (labels, annotations); anything else is left out. */
+export function stringMap(r: Rec | undefined, key: string): Record<string, string> {
+  const v = r === undefined ? undefined : field(r, key);
+  if (!isRec(v)) return {};
+  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
 export type ContainerList = 'containers' | 'initContainers' | 'ephemeralContainers';
 
 export interface Container {
@@ -31,12 +41,13 @@ export interface Container {
   path: string;
 }
 
-export function containers(spec: Rec, lists: ContainerList[] = ['containers', 'initContainers', 'ephemeralContainers']): Container[] {
+/** `at`: the field path of `spec` (`spec` for a Pod, `spec.template.spec` for a Deployment). */
+export function containers(spec: Rec, at: string, lists: ContainerList[] = ['containers', 'initContainers', 'ephemeralContainers']): Container[] {
   const out: Container[] = [];
   for (const list of lists)
     for (const c of recs(field(spec, list))) {
       const name = text(c, 'name') ?? '';
-      out.push({ list, name, spec: c, path: `spec.${list}[name=${name}]` });
+      out.push({ list, name, spec: c, path: `${at}.${list}[name=${name}]` });
     }
   return out;
 }
@@ -76,6 +87,24 @@ export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' 
     if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim' || (text(ref, 'apiGroup') ?? '') !== '') continue;
     const namespace = text(ref, 'namespace');
     if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant; not this pod's claims
+    const name = text(ref, 'name');
+    if (name !== undefined && name !== '') return { name, key };
+  }
+  return undefined;
+}
+
+export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+
+/**
+ * The VolumeSnapshot a PersistentVolumeClaim spec restores (dataSourceRef or dataSource
+ * of kind VolumeSnapshot in snapshot.storage.k8s.io, same namespace), and the key that names it.
+ */
+export function restoredSnapshot(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
+  for (const key of ['dataSourceRef', 'dataSource'] as const) {
+    const ref = field(pvcSpec, key);
+    if (!isRec(ref) || text(ref, 'kind') !== 'VolumeSnapshot' || text(ref, 'apiGroup') !== SNAPSHOT_GROUP) continue;
+    const namespace = text(ref, 'namespace');
+    if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant
     const name = text(ref, 'name');
     if (name !== undefined && name !== '') return { name, key };
   }

@@ -15,14 +15,14 @@ function owned(rule: string, path: string, expected: unknown, got: unknown): Fin
   return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)}` };
 }
 
-export function templateCollisions(spec: Rec, config: Config): Finding[] {
+export function templateCollisions(spec: Rec, at: string, config: Config): Finding[] {
   const t = config.template;
   const findings: Finding[] = [];
-  const all = containers(spec);
+  const all = containers(spec, at);
   const main = all.find((c) => c.list === 'containers' && c.name === t.mainContainer);
 
   if (main === undefined) {
-    findings.push({ rule: RULES.templateMainMissing.id, path: 'spec.containers', message: `no container named "${t.mainContainer}"; platform-owned fields cannot be checked` });
+    findings.push({ rule: RULES.templateMainMissing.id, path: `${at}.containers`, message: `no container named "${t.mainContainer}"; platform-owned fields cannot be checked` });
   } else {
     for (const key of ['command', 'args', 'workingDir'] as const) {
       const want = t[key];
@@ -65,8 +65,8 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
     const def = name === volumes.workspace.name ? volumes.workspace : name === volumes.runtime.name ? volumes.runtime : name === volumes.auth.name ? volumes.auth : undefined;
     const source = volumeSource(v);
     if (def !== undefined && source !== def.source)
-      findings.push({ rule: RULES.templateReservedVolume.id, path: `spec.volumes[name=${name}]`, message: `volume "${name}" is platform-owned: expected source ${def.source}, got ${source ?? 'none'}` });
-    if (source === 'hostPath') findings.push({ rule: RULES.templateHostAccess.id, path: `spec.volumes[name=${name}]`, message: `volume "${name}" is a hostPath` });
+      findings.push({ rule: RULES.templateReservedVolume.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is platform-owned: expected source ${def.source}, got ${source ?? 'none'}` });
+    if (source === 'hostPath') findings.push({ rule: RULES.templateHostAccess.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is a hostPath` });
   }
   for (const c of all.filter((x) => x.list === 'containers'))
     for (const m of mounts(c))
@@ -77,17 +77,17 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
       }
 
   const restartPolicy = field(spec, 'restartPolicy');
-  if (restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, 'spec.restartPolicy', t.restartPolicy, restartPolicy));
+  if (restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
-    findings.push(owned(RULES.templateServiceAccountToken.id, 'spec.automountServiceAccountToken', t.automountServiceAccountToken, automount));
-  findings.push(...tokenVolumes(spec, all, config));
+    findings.push(owned(RULES.templateServiceAccountToken.id, `${at}.automountServiceAccountToken`, t.automountServiceAccountToken, automount));
+  findings.push(...tokenVolumes(spec, at, all, config));
 
-  findings.push(...scheduling(spec, OS_LABEL, t.os));
-  if (t.arch !== undefined) findings.push(...scheduling(spec, ARCH_LABEL, t.arch));
+  findings.push(...scheduling(spec, at, OS_LABEL, t.os));
+  if (t.arch !== undefined) findings.push(...scheduling(spec, at, ARCH_LABEL, t.arch));
 
   for (const key of ['hostNetwork', 'hostPID', 'hostIPC'])
-    if (field(spec, key) === true) findings.push({ rule: RULES.templateHostAccess.id, path: `spec.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
+    if (field(spec, key) === true) findings.push({ rule: RULES.templateHostAccess.id, path: `${at}.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
   for (const c of all) {
     const sc = field(c.spec, 'securityContext');
     if (!isRec(sc)) continue;
@@ -108,7 +108,7 @@ export function templateCollisions(spec: Rec, config: Config): Finding[] {
  * platform's to allow, by owning automount as true. Secret volumes are not judged: whether
  * a Secret holds a legacy token needs the Secret, which Deed does not read.
  */
-function tokenVolumes(spec: Rec, all: ReturnType<typeof containers>, config: Config): Finding[] {
+function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>, config: Config): Finding[] {
   const t = config.template;
   const allowedVolumes = new Set(t.automountServiceAccountToken ? recs(field(spec, 'volumes')).filter(isPluginTokenVolume).map((v) => text(v, 'name')) : []);
   const findings: Finding[] = [];
@@ -120,7 +120,7 @@ function tokenVolumes(spec: Rec, all: ReturnType<typeof containers>, config: Con
     const audience = source.audience === undefined ? 'for the API server (no audience)' : `for audience ${JSON.stringify(source.audience)}, not in template.tokenAudiences`;
     findings.push({
       rule: RULES.templateServiceAccountToken.id,
-      path: `spec.volumes[name=${source.volume}].projected.sources.serviceAccountToken`,
+      path: `${at}.volumes[name=${source.volume}].projected.sources.serviceAccountToken`,
       message: `volume "${source.volume}" projects a service-account token ${audience} ${who}`,
     });
   }
@@ -128,11 +128,11 @@ function tokenVolumes(spec: Rec, all: ReturnType<typeof containers>, config: Con
 }
 
 /** The owned scheduling label, in nodeSelector and in required node affinity. */
-function scheduling(spec: Rec, label: string, want: string): Finding[] {
+function scheduling(spec: Rec, at: string, label: string, want: string): Finding[] {
   const findings: Finding[] = [];
   const selector = field(spec, 'nodeSelector');
   const got = isRec(selector) ? field(selector, label) : undefined;
-  if (got !== undefined && got !== want) findings.push(owned(RULES.templateScheduling.id, `spec.nodeSelector["${label}"]`, want, got));
+  if (got !== undefined && got !== want) findings.push(owned(RULES.templateScheduling.id, `${at}.nodeSelector["${label}"]`, want, got));
   const affinity = field(spec, 'affinity');
   const nodeAffinity = isRec(affinity) ? field(affinity, 'nodeAffinity') : undefined;
   const required = isRec(nodeAffinity) ? field(nodeAffinity, 'requiredDuringSchedulingIgnoredDuringExecution') : undefined;
@@ -142,7 +142,7 @@ function scheduling(spec: Rec, label: string, want: string): Finding[] {
       if (text(expr, 'key') !== label) continue;
       const values = field(expr, 'values');
       if (text(expr, 'operator') !== 'In' || !isDeepStrictEqual(values, [want]))
-        findings.push(owned(RULES.templateScheduling.id, `spec.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
+        findings.push(owned(RULES.templateScheduling.id, `${at}.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
     }
   return findings;
 }

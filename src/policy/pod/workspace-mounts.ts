@@ -75,7 +75,7 @@ function clonedClaimOf(volume: Rec): string | undefined {
   return spec === undefined ? undefined : clonedClaim(spec)?.name;
 }
 
-export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
+export function workspaceMounts(spec: Rec, at: string, podName: string | undefined, grantsAnnotation: string | undefined, grantsPath: string, config: Config): Finding[] {
   const t = config.template;
   const ws = t.volumes.workspace;
   const findings: Finding[] = [];
@@ -90,7 +90,7 @@ export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAn
     ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
   ]);
   const mounting = new Set<string>();
-  for (const c of containers(spec)) {
+  for (const c of containers(spec, at)) {
     for (const m of mounts(c)) {
       const role = platformVolumes.get(m.name);
       if (c.list !== 'containers') {
@@ -108,7 +108,7 @@ export function workspaceMounts(spec: Rec, podName: string | undefined, grantsAn
     }
   }
 
-  for (const c of containers(spec, ['containers'])) {
+  for (const c of containers(spec, at, ['containers'])) {
     const own = mounts(c).filter((m) => workspace.has(m.name));
     if (own.length === 0) continue;
     const isMain = c.name === t.mainContainer;

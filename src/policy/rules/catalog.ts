@@ -25,6 +25,15 @@ export const RULES = {
     overridable: false,
     example: 'request.oldObject is required for DELETE',
   }),
+  requestOutOfScope: rule({
+    id: 'request.out-of-scope',
+    webhook: 'both',
+    checks:
+      "The review is for a namespace the installed webhooks select (the review scope). The API server never sends another; a review for a namespace outside it, or before Deed knows its scope, is refused without reading anything and gets no stamps: outside the scope anyone can write stamps, so Deed signs none there.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'namespace plain is outside the review scope (not labelled deed.dev/sandbox=enabled); the API server sends no reviews for it, so Deed answers none',
+  }),
   internalError: rule({
     id: 'internal.error',
     webhook: 'both',
@@ -65,6 +74,15 @@ export const RULES = {
     overridable: false,
     example: 'kube-lab-admin acts for no environment and cannot set the admission-owned key deed.dev/environment',
   }),
+  stampTemplate: rule({
+    id: 'stamp.template',
+    webhook: 'both',
+    checks:
+      "Pod templates (of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates) and claim templates (a pod's ephemeral `volumeClaimTemplate`, a StatefulSet's `volumeClaimTemplates`) carry no admission-owned key Deed did not write: their controllers copy the template's metadata unreviewed. Deed writes a sandbox pod's ephemeral claim stamps itself.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'deed.dev/environment is admission-owned; the ephemeral-volume controller would copy it onto the claim unreviewed',
+  }),
   stampConflict: rule({
     id: 'stamp.conflict',
     webhook: 'mutate',
@@ -92,7 +110,7 @@ export const RULES = {
   budgetInvalid: rule({
     id: 'budget.invalid',
     webhook: 'mutate',
-    checks: '`<prefix>/max-duration-seconds` is a positive whole number of seconds.',
+    checks: '`<prefix>/max-duration-seconds` is an annotation (a label of that key is refused, not ignored) holding a positive whole number of seconds.',
     defaultMode: 'deny',
     overridable: false,
     example: 'must be a positive whole number of seconds up to 315360000, got "1h"',
@@ -110,7 +128,7 @@ export const RULES = {
     id: 'attestation.invalid',
     webhook: 'validate',
     checks:
-      'An object carrying Deed\'s stamps that do not verify under a key of the ring belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Rotate keys through the ring (README); overridable as a last resort only.',
+      'An object carrying Deed\'s stamps that do not verify under a key of the ring belongs to no environment: only system controllers and break-glass principals may update, delete, evict or bind it, on every door. Rotate keys through the ring (docs/operations.md); overridable as a last resort only.',
     defaultMode: 'deny',
     overridable: true,
     example:
@@ -159,7 +177,8 @@ export const RULES = {
   guardServiceAccount: rule({
     id: 'guard.service-account',
     webhook: 'validate',
-    checks: "A pod that runs as a service account acting for an environment (a runner's) is created only by that environment's principals and managers, system controllers and break-glass: its pod-bound token would act for the environment.",
+    checks:
+      "A service account acting for an environment (a runner's) is that environment's credential: a pod or pod template that runs as it, a Secret of type `kubernetes.io/service-account-token` naming it, and a TokenRequest (`serviceaccounts/token`) for it come only from that environment's principals and managers, system controllers and break-glass.",
     defaultMode: 'deny',
     overridable: true,
     example: 'service account sandbox-b:runner acts for environment "beta"; alice does not, and may not create a pod that runs as it',
@@ -353,7 +372,7 @@ export const RULES = {
     id: 'claim.cross-environment',
     webhook: 'validate',
     checks:
-      'A pod mounts, and a pod\'s ephemeral volume or a PersistentVolumeClaim clones, only claims stamped (with a verifying attestation) for its own environment or one its environment lists in `claimsFrom`. Unmanaged claims are allowed.',
+      'A pod or pod template mounts, and a pod\'s ephemeral volume, a claim template or a PersistentVolumeClaim clones or restores (from a VolumeSnapshot, judged by the snapshot\'s source claim), only claims stamped (with a verifying attestation) for its own environment or one its environment lists in `claimsFrom`; a VolumeSnapshot copies only such claims. Unmanaged claims are allowed.',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "ws" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not (policy: environments[].claimsFrom)',
@@ -362,7 +381,7 @@ export const RULES = {
     id: 'claim.unknown',
     webhook: 'validate',
     checks:
-      'The environment of every claim a pod mounts or clones can be known: Deed could look it up, and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed).',
+      'The environment of every claim a pod mounts or clones (or a snapshot copied) can be known: Deed could look it up (a snapshot whose source claim is gone cannot tell), and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed).',
     defaultMode: 'deny',
     overridable: true,
     example: 'cannot tell which environment claim sbx-1-workspace belongs to: no cluster is available to look up persistentvolumeclaims sandbox-a/sbx-1-workspace',

@@ -3,9 +3,9 @@
 // it orphans a dependent; activeDeadlineSeconds may only go down.
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../attestation.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../keys.js';
-import { annotationPath, labelPath, sameReference } from '../stamps.js';
+import { own } from '../stamps/attestation.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
+import { annotationPath, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
 /** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */

@@ -4,12 +4,12 @@
 // legitimately deletes or orphans, or a break-glass principal. An object whose stamps do
 // not verify belongs to no one: only system controllers and break-glass may touch it.
 import type { Finding } from '../../admission/verdict.js';
-import type { Requester } from '../identity.js';
+import type { Requester } from '../requester/identity.js';
 import type { Ownership } from '../ownership.js';
 import type { Policy } from '../policy.js';
 import { RULES } from './catalog.js';
 import { ambiguousIdentity } from '../create-gate.js';
-import { isManager, isTrusted } from '../principals.js';
+import { isManager, isTrusted } from '../requester/principals.js';
 
 export function guardedWrite(requester: Requester, owner: Ownership, policy: Policy): Finding[] {
   if (owner.kind === 'unowned') return [];

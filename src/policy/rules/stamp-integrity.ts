@@ -4,14 +4,14 @@
 // mutator changed them.
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../attestation.js';
-import { expiresAt, isFreshExpiry, policyDeadline } from '../deadline.js';
-import type { RunnerPod } from '../identity.js';
-import { verifyObject, type KeyRing } from '../key-ring.js';
+import { own } from '../stamps/attestation.js';
+import { expiresAt, isFreshExpiry, policyDeadline } from '../stamps/deadline.js';
+import type { RunnerPod } from '../requester/identity.js';
+import { verifyObject, type KeyRing } from '../stamps/key-ring.js';
 import type { SandboxKind } from '../kinds.js';
-import { isWellFormedNonce } from '../nonce.js';
+import { isWellFormedNonce } from '../stamps/nonce.js';
 import type { Policy } from '../policy.js';
-import { annotationPath, identityStamps, labelPath, sameReference } from '../stamps.js';
+import { annotationPath, identityStamps, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
 const HINT = 'was the mutating webhook bypassed?';

@@ -46,6 +46,17 @@ export function admissionCases(suite: () => Suite): void {
       assert.ok(Math.abs(expires - created - 2400_000) < 10_000, `expires-at ${annotation(pod, KEYS.expiresAt)} is 2400 s after creation`);
     });
 
+    test('a budget given as a label is refused with where it belongs, and nothing is stored', async () => {
+      const s = suite();
+      const pod = sandboxPod('sbx-label-budget');
+      const body = { ...pod, metadata: { ...pod.metadata, labels: { [KEYS.maxDuration]: '600' } } };
+      const refused = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), body);
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.text, /budget\.invalid/);
+      assert.match(refused.text, /read from the annotation deed\.dev\/max-duration-seconds, not a label/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/sbx-label-budget`)).status, 404);
+    });
+
     test('a Secret is stored with the stamps and an owner reference, and no deadline without a budget or cap', async () => {
       const s = suite();
       const obj = await create('Secret', secret('sbx-creds'));

@@ -102,23 +102,13 @@ refuses a delete by a principal acting for another environment or none).
 {{- toYaml $policy -}}
 {{- end -}}
 
+{{/* Security contexts from the values (podSecurityContext, securityContext), for the webhook and the reaper alike. */}}
 {{- define "deed.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 1000
-runAsGroup: 1000
-fsGroup: 1000
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.podSecurityContext -}}
 {{- end -}}
 
 {{- define "deed.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-runAsNonRoot: true
-capabilities:
-  drop: ["ALL"]
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.securityContext -}}
 {{- end -}}
 
 {{/* Which requests reach Deed: opted-in namespaces, never kube-system or Deed's own. */}}

@@ -9,7 +9,7 @@
 // - `v2:<key id>:<mac>`: names the key that signed it, and canonicalises an absent stamp
 //   as null, so `owner-uid: ""` no longer verifies like an absent owner-uid.
 import { createHmac } from 'node:crypto';
-import type { KubeObject } from '../admission/types.js';
+import type { KubeObject } from '../../admission/types.js';
 import type { StampKeys } from './keys.js';
 
 export type AttestationFormat = 'v1' | 'v2';

@@ -12,6 +12,15 @@ export function parseBudget(value: string | undefined): BudgetResult {
   return { ok: true, seconds: Number(value) };
 }
 
+/**
+ * The budget is read from the annotation only. A label of the same key would otherwise be
+ * silently ignored, leaving the pod at the cap (or with no deadline) while the client
+ * believes it asked for less, so it is refused with the way to fix it.
+ */
+export function budgetAsLabel(key: string): string {
+  return `a duration budget is read from the annotation ${key}, not a label: move it to metadata.annotations`;
+}
+
 export function deadlineSeconds(budget: number | undefined, marginSeconds: number, capSeconds: number | undefined): number | undefined {
   if (budget === undefined) return capSeconds;
   const seconds = budget + marginSeconds;

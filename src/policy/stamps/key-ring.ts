@@ -1,10 +1,10 @@
 // Deed's attestation key ring: several keys, each with an id; exactly one signs, all
 // verify. Rotation is adding a key (verify only), making it the signing key, then
-// retiring the old one once no object carries it (README, "Rotating the attestation key").
+// retiring the old one once no object carries it (docs/operations.md, "Rotating the attestation key").
 // Pure: the key material comes in as bytes; the server hands in an observer that counts
 // verifications by key id (a metric), which is the only side effect, and an optional one.
 import { timingSafeEqual } from 'node:crypto';
-import type { KubeObject } from '../admission/types.js';
+import type { KubeObject } from '../../admission/types.js';
 import { KEY_ID_PATTERN, own, parseAttestation, readStamps, signV1, signV2, type AttestationFormat, type AttestedStamps } from './attestation.js';
 import type { StampKeys } from './keys.js';
 

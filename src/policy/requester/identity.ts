@@ -1,8 +1,8 @@
 // Who is asking, from request.userInfo only: the API server sets it and a client cannot
 // forge it. Maps the requester to the environment it acts for, and finds the runner pod
 // behind a pod-bound service-account token.
-import type { UserInfo } from '../admission/types.js';
-import type { Policy } from './policy.js';
+import type { UserInfo } from '../../admission/types.js';
+import type { Policy } from '../policy.js';
 
 export const POD_NAME_EXTRA = 'authentication.kubernetes.io/pod-name';
 export const POD_UID_EXTRA = 'authentication.kubernetes.io/pod-uid';

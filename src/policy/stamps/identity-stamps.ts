@@ -1,10 +1,10 @@
 // What the stamps of an object should be, from the requester's identity alone. Shared
 // by the mutating side (which writes them) and the validating side (which checks them).
-import type { OwnerReference } from '../admission/types.js';
+import type { OwnerReference } from '../../admission/types.js';
 import { own } from './attestation.js';
-import type { RunnerPod } from './identity.js';
+import type { RunnerPod } from '../requester/identity.js';
 import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
-import type { SandboxKind } from './kinds.js';
+import type { SandboxKind } from '../kinds.js';
 
 export interface IdentityStamps {
   /** Label key to value; undefined means the label must be absent. */

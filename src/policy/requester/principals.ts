@@ -1,7 +1,7 @@
 // Principals the policy names beside the environments: system controllers, break-glass,
 // and each environment's managers.
 import type { Requester } from './identity.js';
-import type { Policy } from './policy.js';
+import type { Policy } from '../policy.js';
 
 /** System controllers and break-glass principals: they act on any environment's objects. */
 export function isTrusted(requester: Requester, policy: Policy): boolean {

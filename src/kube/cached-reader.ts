@@ -1,0 +1,75 @@
+// Lookups answered from the watch-backed cache where that cannot let through what a fresh
+// read would refuse, and read from the API server otherwise (docs/performance.md,
+// "Lookups"):
+// - Outside the review scope nothing is read at all: the answer is unknown, and the
+//   policy has refused the review already (request.out-of-scope).
+// - The cache answers only "found". A miss is read, since the object may be newer than
+//   the watch has delivered; "absent" always comes from the API server.
+// - A kind whose store is not current (not listed yet, or its watch is down) is read.
+// - An object the cache saw marked for deletion is read: it may be gone, or replaced.
+// - At most MAX_LIVE_READS_PER_REVIEW reads per review; the rest are unknown (refused).
+// What remains is a found object deleted, or deleted and recreated, within the watch's
+// delay; see the docs for who can open that window and what it allows.
+import type { LookupKey } from '../policy/lookup.js';
+import { gatheredLookup, lookupKey } from '../policy/lookup.js';
+import type { Lookup } from '../policy/policy.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { LookupCache } from './lookup-cache.js';
+import { factsOf, foundLookup } from './lookup-facts.js';
+import type { ObjectReader } from './object-reader.js';
+
+/**
+ * Reads from the API server per review: the claims a pod names are bounded at 32 when
+ * planned, and Secret references add more; past this many misses a review is refused
+ * rather than spend Deed's share of the API server (Priority and Fairness) on one request.
+ */
+export const MAX_LIVE_READS_PER_REVIEW = 32;
+
+export function createCachedReader(cache: LookupCache, live: ObjectReader, prefix: string, metrics: Metrics): ObjectReader {
+  return {
+    async read(keys, timeoutMs) {
+      const facts = new Map<string, Lookup>();
+      const toRead: LookupKey[] = [];
+      const unique = [...new Map(keys.map((k) => [lookupKey(k), k])).values()];
+      for (const key of unique) {
+        const id = lookupKey(key);
+        const scope = cache.scope.of(key.namespace);
+        if (scope.state !== 'in') {
+          facts.set(id, { state: 'unknown', reason: `namespace ${key.namespace} is outside the review scope; Deed reads nothing there` });
+          metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
+          continue;
+        }
+        const cached = cache.get(key.resource, key.namespace, key.name);
+        if (cached !== undefined && !cached.deleting) {
+          facts.set(id, foundLookup(cached));
+          metrics.lookups.inc({ resource: key.resource, source: 'cache' });
+          continue;
+        }
+        if (toRead.length >= MAX_LIVE_READS_PER_REVIEW) {
+          facts.set(id, { state: 'unknown', reason: `Deed reads at most ${MAX_LIVE_READS_PER_REVIEW} objects from the API server for one review` });
+          metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
+          continue;
+        }
+        toRead.push(key);
+      }
+      if (toRead.length > 0) {
+        const answers = await live.read(toRead, timeoutMs);
+        for (const key of toRead) {
+          const answer = answers.get(key.resource, key.namespace, key.name);
+          metrics.lookups.inc({ resource: key.resource, source: 'live' });
+          metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
+          // The same facts as a cached answer, so no decision depends on where one came from.
+          // A snapshot's source claim is kept: without it the snapshot would read as pre-provisioned content.
+          facts.set(
+            lookupKey(key),
+            answer.state === 'found'
+              ? { ...foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix)), ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}) }
+              : answer,
+          );
+        }
+      }
+      if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
+      return gatheredLookup(facts, 'not read before the decision');
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// The webhook's view of the cluster, kept by watches instead of read per review (as
+// controller-runtime's metadata-only informers do): the opted-in namespaces, which make
+// the review scope, and in those namespaces the pods, claims and (unless turned off)
+// Secrets a decision may look up. What the cache answers, and when it goes to the API
+// server instead, is the reader's (cached-reader.ts); this file only keeps the stores.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { LookupResource } from '../policy/lookup.js';
+import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
+import type { ObjectFacts } from './lookup-facts.js';
+import { Reflector, type CachedResource } from './reflector.js';
+
+export interface LookupCacheOptions {
+  kc: KubeConfig;
+  /** Deed's own namespace: excluded from the scope, as the webhooks' selector excludes it. */
+  deedNamespace: string;
+  prefix: string;
+  /** Keep Secrets too (list and watch on Secrets; see docs/operations.md for the trade-off). */
+  secrets: boolean;
+  onError(err: unknown, what: string): void;
+  onCurrent?(resource: CachedResource, current: boolean): void;
+  /** Watch duration override, for tests. */
+  watchSeconds?: number;
+}
+
+export interface LookupCache {
+  /** The review scope, from the watch of opted-in namespaces; unknown until they are listed. */
+  scope: ReviewScope;
+  /** The facts of an object, when its kind is cached and current; undefined otherwise (a miss). */
+  get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
+  /** Whether this kind is kept and its store is current. */
+  current(resource: LookupResource): boolean;
+  /** Objects stored, per kind. */
+  sizes(): Record<CachedResource, number>;
+  /** Resolves once the namespaces are listed (the scope is known). */
+  scopeKnown(): Promise<void>;
+  /** Resolves when `namespace` is in scope, or after `ms`: a review races the watch that brings its namespace's opt-in. */
+  awaitScope(namespace: string, ms: number): Promise<void>;
+  start(): void;
+  stop(): void;
+}
+
+export function createLookupCache(o: LookupCacheOptions): LookupCache {
+  /** The namespaces in scope as the kinds last heard: a change in or out backfills or drops them. */
+  const scoped = new Set<string>();
+  const waiters = new Set<{ namespace: string; done: () => void }>();
+  let known: () => void = () => {};
+  const scopeKnown = new Promise<void>((r) => (known = r));
+  const inScope = (namespace: string) => namespaces.hasListed && scopeAnswer(namespaceFacts(namespace), o.deedNamespace).state === 'in';
+
+  const namespaces: Reflector = new Reflector({
+    kc: o.kc,
+    resource: 'namespaces',
+    metadataOnly: true,
+    // A label-selected watch sends DELETED when a namespace stops matching: its label was removed.
+    labelSelector: OPTED_IN_SELECTOR,
+    prefix: SANDBOX_LABEL.split('/')[0]!,
+    keeps: () => true,
+    onChange: (_cluster, name) => {
+      const now = inScope(name);
+      if (now === scoped.has(name)) return;
+      if (now) scoped.add(name);
+      else scoped.delete(name);
+      for (const kind of kinds) {
+        if (now) void kind.backfill(name);
+        else kind.drop(name);
+      }
+      for (const w of waiters) if (w.namespace === name && now) w.done();
+    },
+    onListed: () => known(),
+    onCurrent: (current) => o.onCurrent?.('namespaces', current),
+    onError: o.onError,
+    ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),
+  });
+  // The namespace watch keeps only the opt-in label; the name is the object's own.
+  const namespaceFacts = (name: string) => {
+    const facts = namespaces.get('', name);
+    return facts === undefined ? undefined : { name, labels: facts.labels };
+  };
+
+  const kept: Array<Exclude<CachedResource, 'namespaces'>> = ['pods', 'persistentvolumeclaims', ...(o.secrets ? (['secrets'] as const) : [])];
+  const kinds = kept.map(
+    (resource) =>
+      new Reflector({
+        kc: o.kc,
+        resource,
+        // A pod's service account decides whose an unstamped runner pod is, and it is in the spec.
+        metadataOnly: resource !== 'pods',
+        prefix: o.prefix,
+        keeps: inScope,
+        onCurrent: (current) => o.onCurrent?.(resource, current),
+        onError: o.onError,
+        ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),
+      }),
+  );
+  const byResource = new Map<string, Reflector>(kinds.map((k) => [k.resource, k]));
+
+  const scope: ReviewScope = {
+    of(namespace) {
+      if (!namespaces.hasListed) return { state: 'unknown', reason: 'the opted-in namespaces have not been listed yet' };
+      return scopeAnswer(namespaceFacts(namespace), o.deedNamespace);
+    },
+  };
+
+  return {
+    scope,
+    get(resource, namespace, name) {
+      const kind = byResource.get(resource);
+      return kind?.current ? kind.get(namespace, name) : undefined;
+    },
+    current: (resource) => byResource.get(resource)?.current ?? false,
+    sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
+    scopeKnown: () => scopeKnown,
+    awaitScope(namespace, ms) {
+      if (scope.of(namespace).state === 'in' || ms <= 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const waiter = {
+          namespace,
+          done: () => {
+            clearTimeout(timer);
+            waiters.delete(waiter);
+            resolve();
+          },
+        };
+        const timer = setTimeout(waiter.done, ms);
+        waiters.add(waiter);
+      });
+    },
+    start() {
+      namespaces.start();
+      // The kinds start once the scope is known, so their first list keeps the right namespaces.
+      void scopeKnown.then(() => {
+        for (const kind of kinds) kind.start();
+      });
+    },
+    stop() {
+      namespaces.stop();
+      for (const kind of kinds) kind.stop();
+      for (const w of waiters) w.done();
+    },
+  };
+}

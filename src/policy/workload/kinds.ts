@@ -1,0 +1,97 @@
+// Where each kind that makes pods (or claims) from a template keeps its templates, keyed
+// by the resource the webhook is called for, as Kyverno's auto-generated rules for pod
+// controllers do: one rule set judges a pod spec wherever it stands. The controllers
+// (kube-system's service accounts, which the install does not send to Deed) create the
+// pods and claims later, for whoever wrote the template; so the template is judged as if
+// its writer created them.
+import { isDeepStrictEqual } from 'node:util';
+import type { GroupVersionResource, KubeObject } from '../../admission/types.js';
+import { field, isRec, recs, type Rec } from '../pod/spec.js';
+
+export interface WorkloadKind {
+  kind: string;
+  /** Field paths of its PodTemplateSpecs ({metadata, spec}). */
+  podTemplates: readonly string[];
+  /** Field paths of its lists of PersistentVolumeClaim templates. */
+  claimTemplates: readonly string[];
+  /** The kind, not the platform, decides its pods' restartPolicy (a Job's are Never or OnFailure). */
+  ownsRestartPolicy: boolean;
+}
+
+const POD = ['spec.template'];
+const WORKLOADS: ReadonlyMap<string, WorkloadKind> = new Map([
+  ['apps/deployments', { kind: 'Deployment', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['apps/replicasets', { kind: 'ReplicaSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['apps/statefulsets', { kind: 'StatefulSet', podTemplates: POD, claimTemplates: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false }],
+  ['apps/daemonsets', { kind: 'DaemonSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['batch/jobs', { kind: 'Job', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: true }],
+  ['batch/cronjobs', { kind: 'CronJob', podTemplates: ['spec.jobTemplate.spec.template'], claimTemplates: [], ownsRestartPolicy: true }],
+  ['/replicationcontrollers', { kind: 'ReplicationController', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
+  ['/podtemplates', { kind: 'PodTemplate', podTemplates: ['template'], claimTemplates: [], ownsRestartPolicy: false }],
+]);
+
+export function workloadKind(resource: GroupVersionResource): WorkloadKind | undefined {
+  return WORKLOADS.get(`${resource.group}/${resource.resource}`);
+}
+
+/** The (group, resource) pairs of every workload kind, for the install's webhook rules. */
+export function workloadResources(): Array<{ group: string; resource: string }> {
+  return [...WORKLOADS.keys()].map((key) => {
+    const [group, resource] = key.split('/') as [string, string];
+    return { group, resource };
+  });
+}
+
+function at(obj: KubeObject, path: string): unknown {
+  let v: unknown = obj;
+  for (const key of path.split('.')) v = isRec(v) ? field(v, key) : undefined;
+  return v;
+}
+
+export interface PodTemplate {
+  /** The PodTemplateSpec's field path: `spec.template`. */
+  at: string;
+  metadata: Rec;
+  spec: Rec;
+}
+
+export interface ClaimTemplate {
+  /** The claim template's field path: `spec.volumeClaimTemplates[name=data]`. */
+  at: string;
+  metadata: Rec;
+  spec: Rec;
+}
+
+/**
+ * The pod templates of a workload, each once; on UPDATE (`old` given) only those that
+ * changed: only a changed template makes new pods, and the request's sender is the one
+ * who asked for them.
+ */
+export function podTemplates(obj: KubeObject, kind: WorkloadKind, old?: KubeObject): PodTemplate[] {
+  const out: PodTemplate[] = [];
+  for (const path of kind.podTemplates) {
+    const template = at(obj, path);
+    if (!isRec(template)) continue;
+    if (old !== undefined && isDeepStrictEqual(template, at(old, path))) continue;
+    const metadata = field(template, 'metadata');
+    const spec = field(template, 'spec');
+    out.push({ at: path, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {} });
+  }
+  return out;
+}
+
+/** The claim templates of a workload; on UPDATE only a list that changed. */
+export function claimTemplates(obj: KubeObject, kind: WorkloadKind, old?: KubeObject): ClaimTemplate[] {
+  const out: ClaimTemplate[] = [];
+  for (const path of kind.claimTemplates) {
+    const list = at(obj, path);
+    if (old !== undefined && isDeepStrictEqual(list, at(old, path))) continue;
+    for (const t of recs(list)) {
+      const metadata = field(t, 'metadata');
+      const spec = field(t, 'spec');
+      const name = isRec(metadata) && typeof metadata.name === 'string' ? metadata.name : '';
+      out.push({ at: `${path}[name=${name}]`, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {} });
+    }
+  }
+  return out;
+}

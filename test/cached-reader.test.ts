@@ -1,0 +1,123 @@
+// The lookup cache's consistency rules, with a cache and an API server that are tables:
+// the cache answers only "found" for a current kind in scope; a miss, an object being
+// deleted and a kind not current are read; outside the scope nothing is read; reads per
+// review are bounded; and a live answer keeps the same facts a cached one would.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createCachedReader, MAX_LIVE_READS_PER_REVIEW } from '../src/kube/cached-reader.js';
+import type { LookupCache } from '../src/kube/lookup-cache.js';
+import { factsOf, type ObjectFacts } from '../src/kube/lookup-facts.js';
+import type { ObjectReader } from '../src/kube/object-reader.js';
+import { createMetrics, type Metrics } from '../src/observability/metrics.js';
+import { gatheredLookup, lookupKey, type LookupKey, type LookupResource } from '../src/policy/lookup.js';
+import type { Lookup } from '../src/policy/policy.js';
+import { scopeAnswer } from '../src/policy/review-scope.js';
+
+const STAMPED = { labels: { 'deed.dev/environment': 'alpha', 'app.kubernetes.io/managed-by': 'deed' }, annotations: { 'deed.dev/attestation': 'v1:x' } };
+
+function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[] } = {}): LookupCache {
+  const inScope = new Set(opts.inScope ?? ['sandbox-a']);
+  const current = new Set(opts.current ?? ['pods', 'persistentvolumeclaims', 'secrets']);
+  return {
+    scope: { of: (ns) => scopeAnswer(inScope.has(ns) ? { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } : undefined, 'deed-system') },
+    get: (resource, namespace, name) => (current.has(resource) ? objects[lookupKey({ resource, namespace, name })] : undefined),
+    current: (resource) => current.has(resource),
+    sizes: () => ({ pods: 0, persistentvolumeclaims: 0, secrets: 0, namespaces: 0 }),
+    scopeKnown: async () => {},
+    awaitScope: async () => {},
+    start: () => {},
+    stop: () => {},
+  };
+}
+
+/** An API server as a table; every read is recorded. */
+function fakeLive(answers: Record<string, Lookup>): ObjectReader & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    reads,
+    async read(keys: LookupKey[]) {
+      for (const k of keys) reads.push(lookupKey(k));
+      return gatheredLookup(new Map(keys.map((k) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }])), 'not read');
+    },
+  };
+}
+
+const claimKey = (name: string, namespace = 'sandbox-a'): LookupKey => ({ resource: 'persistentvolumeclaims', namespace, name });
+const count = async (m: Metrics, name: string, labels: Record<string, string>) =>
+  ((await m.registry.getSingleMetric(name)!.get()).values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0);
+
+describe('the cached reader', () => {
+  test('a cached object is answered from the cache, with no read', async () => {
+    const live = fakeLive({});
+    const metrics = createMetrics();
+    const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws'))]: { ...STAMPED, uid: 'u1', deleting: false } }), live, 'deed.dev', metrics);
+    const answer = (await reader.read([claimKey('ws')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws');
+    assert.equal(answer.state, 'found');
+    assert.deepEqual(live.reads, []);
+    assert.equal(await count(metrics, 'deed_lookups_total', { resource: 'persistentvolumeclaims', source: 'cache' }), 1);
+  });
+
+  test('a miss is read from the API server: "absent" never comes from the cache', async () => {
+    const live = fakeLive({});
+    const metrics = createMetrics();
+    const reader = createCachedReader(fakeCache({}), live, 'deed.dev', metrics);
+    assert.deepEqual((await reader.read([claimKey('not-yet')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'not-yet'), { state: 'absent' });
+    assert.deepEqual(live.reads, ['persistentvolumeclaims/sandbox-a/not-yet']);
+    assert.equal(await count(metrics, 'deed_lookup_live_reads_total', { resource: 'persistentvolumeclaims', result: 'absent' }), 1);
+  });
+
+  test('an object the cache saw marked for deletion is read again: it may be gone or replaced by another environment', async () => {
+    const live = fakeLive({ [lookupKey(claimKey('ws'))]: { state: 'found', metadata: { uid: 'u2', labels: { 'deed.dev/environment': 'beta' } } } });
+    const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws'))]: { ...STAMPED, uid: 'u1', deleting: true } }), live, 'deed.dev', createMetrics());
+    const answer = (await reader.read([claimKey('ws')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws');
+    assert.equal(answer.state === 'found' && answer.metadata.uid, 'u2');
+    assert.equal(live.reads.length, 1);
+  });
+
+  test('a kind whose cache is not current (not listed yet, or its watch is down) is read', async () => {
+    const live = fakeLive({});
+    const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws'))]: { ...STAMPED, deleting: false } }, { current: ['pods'] }), live, 'deed.dev', createMetrics());
+    await reader.read([claimKey('ws')], 1000);
+    assert.deepEqual(live.reads, ['persistentvolumeclaims/sandbox-a/ws']);
+  });
+
+  test('outside the review scope nothing is read, and the answer says why', async () => {
+    const live = fakeLive({});
+    const metrics = createMetrics();
+    const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws', 'plain'))]: { ...STAMPED, deleting: false } }), live, 'deed.dev', metrics);
+    const lookup = await reader.read([claimKey('ws', 'plain'), { resource: 'pods', namespace: 'plain', name: 'runner-0' }], 1000);
+    assert.deepEqual(live.reads, []);
+    const answer = lookup.get('persistentvolumeclaims', 'plain', 'ws');
+    assert.equal(answer.state, 'unknown');
+    assert.match(answer.state === 'unknown' ? answer.reason : '', /namespace plain is outside the review scope; Deed reads nothing there/);
+    assert.equal(await count(metrics, 'deed_lookups_total', { source: 'skipped', resource: 'pods' }), 1);
+  });
+
+  test(`at most ${MAX_LIVE_READS_PER_REVIEW} reads for one review; the rest are unknown, so refused`, async () => {
+    const live = fakeLive({});
+    const reader = createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics());
+    const keys = Array.from({ length: MAX_LIVE_READS_PER_REVIEW + 5 }, (_, i) => claimKey(`c${i}`));
+    const lookup = await reader.read([...keys, ...keys], 1000);
+    assert.equal(live.reads.length, MAX_LIVE_READS_PER_REVIEW, 'duplicates are read once, and the bound holds');
+    const last = lookup.get('persistentvolumeclaims', 'sandbox-a', `c${MAX_LIVE_READS_PER_REVIEW + 4}`);
+    assert.match(last.state === 'unknown' ? last.reason : '', /reads at most 32 objects/);
+  });
+
+  test('a live answer keeps the same facts a cached one would: only the uid, Deed\'s labels and annotations, and the service account', async () => {
+    const metadata = { uid: 'u1', labels: { ...STAMPED.labels, team: 'x' }, annotations: { ...STAMPED.annotations, 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"token":"c2VjcmV0"}}' } };
+    const live = fakeLive({ 'pods/sandbox-a/runner-0': { state: 'found', metadata, serviceAccountName: 'runner' } });
+    const reader = createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics());
+    const fromLive = (await reader.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'runner-0' }], 1000)).get('pods', 'sandbox-a', 'runner-0');
+    const cached = factsOf({ metadata, spec: { serviceAccountName: 'runner' } }, 'deed.dev');
+    const fromCache = (await createCachedReader(fakeCache({ 'pods/sandbox-a/runner-0': cached }), fakeLive({}), 'deed.dev', createMetrics()).read([{ resource: 'pods', namespace: 'sandbox-a', name: 'runner-0' }], 1000)).get('pods', 'sandbox-a', 'runner-0');
+    assert.deepEqual(fromLive, fromCache);
+    assert.deepEqual(fromLive, { state: 'found', metadata: { uid: 'u1', ...STAMPED }, serviceAccountName: 'runner' });
+  });
+
+  test("a snapshot read live keeps its source claim, so a claim restored from it is judged by that claim's environment", async () => {
+    const live = fakeLive({ 'volumesnapshots/sandbox-a/snap': { state: 'found', metadata: { uid: 's1' }, sourceClaim: 'ws' } });
+    const reader = createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics());
+    const answer = (await reader.read([{ resource: 'volumesnapshots', namespace: 'sandbox-a', name: 'snap' }], 1000)).get('volumesnapshots', 'sandbox-a', 'snap');
+    assert.deepEqual(answer, { state: 'found', metadata: { uid: 's1' }, sourceClaim: 'ws' });
+  });
+});

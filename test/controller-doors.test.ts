@@ -1,0 +1,332 @@
+// The controller doors, decided without a cluster: workload templates judged as their
+// writer's pods (one rule set at a path prefix), no client stamps in any template, a
+// sandbox pod's ephemeral claims stamped as its environment's, service-account tokens,
+// and snapshots judged by their source claim. The same doors in a real API server, with
+// the controllers running: test/e2e/cases/controllers.ts.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import jsonpatch from 'fast-json-patch';
+import { decide } from '../src/admission/decide.js';
+import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
+import { verifyObject } from '../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
+import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
+type Spec = Record<string, any>;
+
+const KEYS = stampKeys('deed.dev');
+const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
+const RUNNER_B = fixture('mutate-create-pod-by-other-namespace-runner.json').request.userInfo as UserInfo;
+/** Acts for no environment (the fixture policy names no break-glass). */
+const NOBODY = fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo;
+const KUBELET: UserInfo = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'], extra: {} };
+
+const RESOURCES: Record<string, { group: string; resource: string; kind: string; specAt: string; apiVersion: string }> = {
+  Deployment: { group: 'apps', resource: 'deployments', kind: 'Deployment', specAt: 'spec.template.spec', apiVersion: 'apps/v1' },
+  ReplicaSet: { group: 'apps', resource: 'replicasets', kind: 'ReplicaSet', specAt: 'spec.template.spec', apiVersion: 'apps/v1' },
+  StatefulSet: { group: 'apps', resource: 'statefulsets', kind: 'StatefulSet', specAt: 'spec.template.spec', apiVersion: 'apps/v1' },
+  DaemonSet: { group: 'apps', resource: 'daemonsets', kind: 'DaemonSet', specAt: 'spec.template.spec', apiVersion: 'apps/v1' },
+  Job: { group: 'batch', resource: 'jobs', kind: 'Job', specAt: 'spec.template.spec', apiVersion: 'batch/v1' },
+  CronJob: { group: 'batch', resource: 'cronjobs', kind: 'CronJob', specAt: 'spec.jobTemplate.spec.template.spec', apiVersion: 'batch/v1' },
+  ReplicationController: { group: '', resource: 'replicationcontrollers', kind: 'ReplicationController', specAt: 'spec.template.spec', apiVersion: 'v1' },
+  PodTemplate: { group: '', resource: 'podtemplates', kind: 'PodTemplate', specAt: 'template.spec', apiVersion: 'v1' },
+};
+
+function podSpec(extra: Spec = {}): Spec {
+  return { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }], ...extra };
+}
+
+function workload(kind: string, spec: Spec, meta: Spec = {}): KubeObject {
+  const r = RESOURCES[kind]!;
+  const template = { metadata: meta, spec: kind === 'Job' || kind === 'CronJob' ? { ...spec, restartPolicy: 'Never' } : spec };
+  const base = { apiVersion: r.apiVersion, kind, metadata: { name: 'w', namespace: 'sandbox-b' } };
+  if (kind === 'PodTemplate') return { ...base, template } as unknown as KubeObject;
+  if (kind === 'CronJob') return { ...base, spec: { schedule: '0 0 1 1 *', jobTemplate: { spec: { template } } } } as KubeObject;
+  return { ...base, spec: { template } } as KubeObject;
+}
+
+/** A review of `object` at `resource`, as the API server sends it. */
+function review(resource: { group: string; resource: string; kind: string }, object: KubeObject | null, userInfo: UserInfo, more: Spec = {}): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  body.request = {
+    ...body.request,
+    kind: { group: resource.group, version: 'v1', kind: resource.kind },
+    resource: { group: resource.group, version: 'v1', resource: resource.resource },
+    requestKind: undefined,
+    requestResource: undefined,
+    name: object?.metadata.name,
+    namespace: 'sandbox-b',
+    userInfo,
+    object,
+    ...more,
+  };
+  return body;
+}
+
+function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'validate' = 'validate'): AdmissionResponse {
+  const d = decide(webhook, body, testContext(FIXTURE_POLICY, undefined, undefined, lookup));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+function denied(body: Review, pattern: RegExp, lookup?: ObjectLookup): string {
+  const r = answer(body, lookup);
+  assert.equal(r.allowed, false, 'expected a denial');
+  assert.match(r.status?.message ?? '', pattern);
+  return r.status!.message!;
+}
+
+function allowed(body: Review, lookup?: ObjectLookup): void {
+  const r = answer(body, lookup);
+  assert.equal(r.allowed, true, r.status?.message);
+}
+
+describe('workload templates are judged as the pods their writer would create', () => {
+  for (const [kind, r] of Object.entries(RESOURCES)) {
+    test(`a ${kind} that runs as beta's runner account is refused from a requester of no environment, at ${r.specAt}`, () => {
+      denied(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), NOBODY), new RegExp(`\\[guard\\.service-account\\] ${r.specAt.replaceAll('.', '\\.')}\\.serviceAccountName: service account sandbox-b:runner acts for environment "beta"`));
+    });
+    test(`beta's own ${kind} running as its runner account is admitted`, () => {
+      allowed(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), RUNNER_B));
+    });
+  }
+
+  test('the deprecated spec.serviceAccount is read when serviceAccountName is empty', () => {
+    denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ serviceAccount: 'runner' })), NOBODY), /\[guard\.service-account\]/);
+  });
+
+  test("a Deployment mounting alpha's claim is refused from beta, naming the template's volume", () => {
+    const lookup = claimLookup({ 'sandbox-b/alpha-ws': claimOf('alpha', 'sandbox-b') });
+    denied(
+      review(RESOURCES.Deployment!, workload('Deployment', podSpec({ volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'alpha-ws' } }] })), RUNNER_B),
+      /\[claim\.cross-environment\] spec\.template\.spec\.volumes\[name=ws\]\.persistentVolumeClaim\.claimName: volume "ws" mounts claim alpha-ws of environment "alpha"/,
+      lookup,
+    );
+  });
+
+  test("the sandbox template rules hold in an environment's templates, at the template's path", () => {
+    const spec = podSpec({ containers: [{ name: 'main', image: 'x' }, { name: 'sidecar', image: 'y', volumeMounts: [{ name: 'scratch', mountPath: '/workspace/cache' }] }], volumes: [{ name: 'scratch', emptyDir: {} }] });
+    denied(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), /\[workspace\.overlap\] spec\.template\.spec\.containers\[name=sidecar\]\.volumeMounts\[mountPath=\/workspace\/cache\]/);
+  });
+
+  test("an environment's template that leaves automountServiceAccountToken unset is refused; a requester of no environment's is not", () => {
+    const spec = podSpec();
+    delete spec.automountServiceAccountToken;
+    denied(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: must be false/);
+    allowed(review(RESOURCES.Deployment!, workload('Deployment', spec), NOBODY, { namespace: 'plain' }));
+  });
+
+  test("a Job's restartPolicy Never is the Job's, not a template collision; a Deployment's Never is", () => {
+    allowed(review(RESOURCES.Job!, workload('Job', podSpec()), RUNNER_B));
+    denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ restartPolicy: 'Never' })), RUNNER_B), /\[template\.restart-policy\] spec\.template\.spec\.restartPolicy/);
+  });
+
+  test('workspace grants are read from the template metadata and named at its path', () => {
+    const meta = { annotations: { [KEYS.workspaceGrants]: '{"indexer":"maybe"}' } };
+    denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec(), meta), RUNNER_B), /\[workspace\.grant-malformed\] spec\.template\.metadata\.annotations\["deed\.dev\/workspace-grants"\]/);
+  });
+
+  test('an UPDATE that leaves the template alone is admitted; one that changes it is judged as its sender\'s', () => {
+    const old = workload('Deployment', podSpec({ serviceAccountName: 'runner' }));
+    const scaled = structuredClone(old) as Spec;
+    scaled.spec.replicas = 3;
+    allowed(review(RESOURCES.Deployment!, scaled as KubeObject, NOBODY, { operation: 'UPDATE', oldObject: old }));
+    const changed = structuredClone(old) as Spec;
+    changed.spec.template.spec.containers[0].image = 'evil:1';
+    denied(review(RESOURCES.Deployment!, changed as KubeObject, NOBODY, { operation: 'UPDATE', oldObject: old }), /\[guard\.service-account\]/);
+  });
+
+  test('a subresource of a workload (scale, status) is not a template door', () => {
+    allowed(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ serviceAccountName: 'runner' })), NOBODY, { subResource: 'status' }));
+  });
+
+  test('a body whose kind disagrees with its resource is refused', () => {
+    const body = workload('Deployment', podSpec());
+    denied(review(RESOURCES.Job!, body, NOBODY), /\[request\.malformed\] resource jobs must carry a Job, got "Deployment"/);
+  });
+
+  test('a workload that names a claim or snapshot plans those lookups, and only for changed templates on UPDATE', () => {
+    const obj = workload('StatefulSet', podSpec({ volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'c1' } }] })) as Spec;
+    obj.spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's1' } } }];
+    const plan = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B));
+    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s1', 'persistentvolumeclaims/sandbox-b/c1']);
+    const update = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B, { operation: 'UPDATE', oldObject: structuredClone(obj) }));
+    assert.deepEqual(update.lookups, []);
+  });
+});
+
+describe('no client-written stamps in any template', () => {
+  const copied = structuredClone(claimOf('alpha', 'sandbox-b').metadata);
+
+  test('stamps in a pod template are refused from every requester, a requester of its own environment and a system principal included', () => {
+    for (const who of [NOBODY, RUNNER_B, KUBELET])
+      denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec(), copied), who), /\[stamp\.template\] spec\.template\.metadata\.labels\["deed\.dev\/environment"\]: deed\.dev\/environment is admission-owned/);
+  });
+
+  test("stamps in a StatefulSet's claim template or a template's ephemeral volume are refused", () => {
+    const sts = workload('StatefulSet', podSpec({ volumes: [{ name: 'e', ephemeral: { volumeClaimTemplate: { metadata: copied, spec: {} } } }] })) as Spec;
+    sts.spec.volumeClaimTemplates = [{ metadata: { name: 'data', ...copied }, spec: {} }];
+    const message = denied(review(RESOURCES.StatefulSet!, sts as KubeObject, RUNNER_B), /\[stamp\.template\] spec\.volumeClaimTemplates\[name=data\]\.metadata\.annotations\["deed\.dev\/attestation"\]/);
+    assert.match(message, /spec\.template\.spec\.volumes\[name=e\]\.ephemeral\.volumeClaimTemplate\.metadata\.labels\["deed\.dev\/environment"\]/);
+  });
+
+  test("another tool's app.kubernetes.io/managed-by in a template is not a stamp", () => {
+    allowed(review(RESOURCES.Deployment!, workload('Deployment', podSpec(), { labels: { 'app.kubernetes.io/managed-by': 'helm' } }), NOBODY, { namespace: 'plain' }));
+  });
+
+  test("stamps copied into a pod's ephemeral volume are refused from a requester of no environment, and from beta's runner at the mutating side", () => {
+    const pod = fixture('mutate-create-pod-by-other-namespace-runner.json');
+    pod.request.object.spec.volumes.push({ name: 'squat', ephemeral: { volumeClaimTemplate: { metadata: copied, spec: {} } } });
+    const mutated = answer(pod, undefined, 'mutate');
+    assert.equal(mutated.allowed, false);
+    assert.match(mutated.status?.message ?? '', /\[stamp\.template\] spec\.volumes\[name=squat\]\.ephemeral\.volumeClaimTemplate\.metadata\.labels\["deed\.dev\/environment"\]/);
+    const byNobody = structuredClone(pod);
+    byNobody.request.userInfo = NOBODY;
+    byNobody.request.operation = 'CREATE';
+    const r = answer(byNobody);
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[stamp\.template\] spec\.volumes\[name=squat\]/);
+  });
+});
+
+describe("a sandbox pod's ephemeral claims are its environment's", () => {
+  const withEphemeral = () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    body.request.object.spec.volumes.push({ name: 'scratch', ephemeral: { volumeClaimTemplate: { metadata: { labels: { purpose: 'cache' } }, spec: { accessModes: ['ReadWriteOnce'] } } } });
+    body.request.object.spec.volumes.push({ name: 'bare', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'] } } } });
+    return body;
+  };
+  const mutated = (body: Review) => {
+    const r = answer(body, undefined, 'mutate');
+    assert.equal(r.allowed, true, r.status?.message);
+    return jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r })).newDocument as Spec;
+  };
+  /** What the ephemeral-volume controller makes of a template: a claim with its labels and annotations. */
+  const claimFrom = (pod: Spec, volume: string): KubeObject => {
+    const template = pod.spec.volumes.find((v: Spec) => v.name === volume).ephemeral.volumeClaimTemplate;
+    return { kind: 'PersistentVolumeClaim', metadata: { name: `${pod.metadata.name}-${volume}`, labels: template.metadata.labels, annotations: template.metadata.annotations } };
+  };
+
+  test('the mutating side stamps every ephemeral template, keeping the client\'s labels, with a nonce each; the claims verify as claims of the namespace', () => {
+    const pod = mutated(withEphemeral());
+    const scratch = claimFrom(pod, 'scratch');
+    const bare = claimFrom(pod, 'bare');
+    for (const c of [scratch, bare]) {
+      assert.equal(c.metadata.labels?.[KEYS.environment], 'alpha');
+      assert.equal(c.metadata.labels?.[KEYS.ownerUid], RUNNER_A.extra['authentication.kubernetes.io/pod-uid']![0]);
+      assert.ok(verifyObject(TEST_RING, c, KEYS, 'PersistentVolumeClaim', 'sandbox-a').ok);
+      assert.equal(verifyObject(TEST_RING, c, KEYS, 'PersistentVolumeClaim', 'sandbox-b').ok, false, 'not as a claim of another namespace');
+    }
+    assert.equal(scratch.metadata.labels?.purpose, 'cache');
+    assert.notEqual(scratch.metadata.annotations?.[KEYS.createNonce], bare.metadata.annotations?.[KEYS.createNonce]);
+  });
+
+  test('the validating side admits the stamped pod, and refuses one whose template stamps were changed or are missing', () => {
+    const body = withEphemeral();
+    const podStamped = mutated(body);
+    allowed(withObjectOf(body, podStamped));
+    const tampered = structuredClone(podStamped);
+    tampered.spec.volumes.find((v: Spec) => v.name === 'scratch').ephemeral.volumeClaimTemplate.metadata.labels[KEYS.environment] = 'beta';
+    denied(withObjectOf(body, tampered), /\[stamp\.missing\] spec\.volumes\[name=scratch\]\.ephemeral\.volumeClaimTemplate\.metadata\.labels\["deed\.dev\/environment"\]: is "beta", expected "alpha"/);
+    const bare = structuredClone(podStamped);
+    delete bare.spec.volumes.find((v: Spec) => v.name === 'bare').ephemeral.volumeClaimTemplate.metadata;
+    denied(withObjectOf(body, bare), /\[stamp\.missing\] spec\.volumes\[name=bare\]\.ephemeral\.volumeClaimTemplate\.metadata/);
+  });
+
+  test('on reinvocation Deed finds its own template stamps and keeps them', () => {
+    const body = withEphemeral();
+    const once = mutated(body);
+    const again = withObjectOf(body, once);
+    const r = answer(again, undefined, 'mutate');
+    assert.equal(r.allowed, true, r.status?.message);
+    const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
+    assert.deepEqual(ops.filter((o) => o.path.includes('volumeClaimTemplate')), []);
+  });
+
+  test("a requester of no environment's pod gets no template stamps", () => {
+    const body = withEphemeral();
+    body.request.userInfo = NOBODY;
+    const r = answer(body, undefined, 'mutate');
+    const ops = decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: r });
+    assert.deepEqual(ops.filter((o) => o.path.includes('volumeClaimTemplate')), []);
+  });
+});
+
+function withObjectOf(body: Review, obj: Spec): Review {
+  return { ...body, request: { ...body.request, object: obj } };
+}
+
+describe('service-account credentials', () => {
+  const SECRETS = { group: '', resource: 'secrets', kind: 'Secret' };
+  const tokenSecret = (account: string): KubeObject =>
+    ({ apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: 't', namespace: 'sandbox-b', annotations: { 'kubernetes.io/service-account.name': account } } }) as KubeObject;
+  const TOKEN = { group: '', resource: 'serviceaccounts', kind: 'TokenRequest' };
+  const tokenRequest = (account: string, userInfo: UserInfo) =>
+    review(TOKEN, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: account }, spec: {} } as unknown as KubeObject, userInfo, { subResource: 'token', name: account });
+
+  test("a token Secret naming beta's runner account is refused from a requester of no environment, naming the annotation", () => {
+    denied(review(SECRETS, tokenSecret('runner'), NOBODY), /\[guard\.service-account\] metadata\.annotations\["kubernetes\.io\/service-account\.name"\]: service account sandbox-b:runner acts for environment "beta"; kube-lab-admin does not, and may not create a Secret the token controller fills with its token/);
+  });
+
+  test('renaming the account of an existing token Secret to a runner\'s is refused', () => {
+    const old = { ...tokenSecret('builder'), metadata: { ...tokenSecret('builder').metadata, namespace: 'plain' } } as KubeObject;
+    const next = structuredClone(old);
+    next.metadata.annotations!['kubernetes.io/service-account.name'] = 'runner';
+    const body = review(SECRETS, next, NOBODY, { operation: 'UPDATE', oldObject: old, namespace: 'sandbox-b' });
+    denied(body, /\[guard\.service-account\]/);
+  });
+
+  test('a TokenRequest for a runner account is refused from another environment and from no environment; its own, the kubelet and no-environment accounts pass', () => {
+    denied(tokenRequest('runner', NOBODY), /\[guard\.service-account\] service account sandbox-b:runner acts for environment "beta"; kube-lab-admin does not, and may not request a token of it/);
+    const alphaAsks = tokenRequest('runner', RUNNER_A);
+    denied(alphaAsks, /acts for environment "beta"; system:serviceaccount:sandbox-a:runner does not/);
+    allowed(tokenRequest('runner', RUNNER_B));
+    allowed(tokenRequest('runner', KUBELET));
+    const elsewhere = tokenRequest('builder', NOBODY);
+    elsewhere.request.namespace = 'plain';
+    allowed(elsewhere);
+  });
+});
+
+describe('snapshots are judged by their source claim', () => {
+  const SNAPSHOTS = { group: 'snapshot.storage.k8s.io', resource: 'volumesnapshots', kind: 'VolumeSnapshot' };
+  const PVCS = { group: '', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim' };
+  const snapshot = (source: string) => ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap' }, spec: { source: { persistentVolumeClaimName: source } } }) as unknown as KubeObject;
+  const restore = (from: string) =>
+    ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'r' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: from } } }) as KubeObject;
+  const facts = (entries: Record<string, Lookup>): ObjectLookup => gatheredLookup(new Map(Object.entries(entries)), 'not read');
+  const { labels, annotations } = claimOf('alpha', 'sandbox-b').metadata;
+  const alphaClaim: Lookup = { state: 'found', metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+  const snapOf = (claim?: string): Lookup => ({ state: 'found', metadata: {}, ...(claim ? { sourceClaim: claim } : {}) });
+
+  test("beta's snapshot of alpha's claim is refused; alpha's own is admitted", () => {
+    const lookup = facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim });
+    denied(review(SNAPSHOTS, snapshot('a-ws'), RUNNER_B), /\[claim\.cross-environment\] spec\.source\.persistentVolumeClaimName: this snapshot copies claim a-ws of environment "alpha"; environment "beta" may not/, lookup);
+    allowed(review(SNAPSHOTS, snapshot('a-ws'), RUNNER_A), lookup);
+  });
+
+  test("a claim restored from a snapshot of alpha's claim is refused from beta and from no environment", () => {
+    const lookup = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim });
+    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot s of claim a-ws of environment "alpha"; environment "beta" may not/, lookup);
+    denied(review(PVCS, restore('s'), NOBODY), /a requester acting for no environment may not/, lookup);
+  });
+
+  test('a snapshot whose source claim is gone tells no environment, so restoring it is refused; one of pre-provisioned content is no environment\'s', () => {
+    denied(review(PVCS, restore('s'), NOBODY), /\[claim\.unknown\] spec\.dataSource: snapshot s was taken of claim gone, which no longer exists/, facts({ 'volumesnapshots/sandbox-b/s': snapOf('gone'), 'persistentvolumeclaims/sandbox-b/gone': { state: 'absent' } }));
+    allowed(review(PVCS, restore('s'), NOBODY), facts({ 'volumesnapshots/sandbox-b/s': snapOf() }));
+  });
+
+  test('the snapshot is read first, then its source claim', () => {
+    const plan = planLookups(review(PVCS, restore('s'), RUNNER_B));
+    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s']);
+    const first = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws') });
+    const next = followUpLookups(plan.lookups, first);
+    assert.deepEqual(next.map(lookupKey), ['persistentvolumeclaims/sandbox-b/a-ws']);
+    const both = combinedLookup(first, facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim }));
+    assert.equal(both.get('persistentvolumeclaims', 'sandbox-b', 'a-ws').state, 'found');
+    assert.equal(both.get('volumesnapshots', 'sandbox-b', 's').state, 'found');
+  });
+});
