@@ -146,7 +146,8 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
     sample();
     const d = JSON.parse(line) as { type: string; outcome?: string; action?: string; errors?: number };
     if (d.type === 'summary') errors = d.errors ?? 0;
-    else {
+    else if (d.action === 'error' || d.outcome === 'failed') process.stderr.write(`${line}\n`);
+    if (d.type !== 'summary' && d.action !== 'error') {
       judged++;
       if (d.outcome === 'deleted') deleted++;
     }

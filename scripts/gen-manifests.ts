@@ -1,14 +1,17 @@
 // `npm run manifests`: rewrites the generated install files from their one source.
 //   manifests/kustomize/base/*            from src/install/manifests.ts
+//   manifests/kustomize/components/*     from src/install/manifests.ts (audit) and policy-report-crd.ts
+//   manifests/helm/deed/files/policyreport-crd.yaml from src/install/policy-report-crd.ts
 //   manifests/helm/deed/values.schema.json's `policy` property from src/config/schema.ts
-//   manifests/kustomize/components/monitoring/*, the chart's PrometheusRule template and
-//   dashboard JSON                               from src/install/observability.ts
+//   the chart's PrometheusRule template and dashboard JSON from src/install/observability.ts
+//   (and components/monitoring through kustomize.ts)
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_IMAGE } from '../src/cli/manifests.js';
 import { HELM_SCHEMA_FILE, withPolicySchema } from '../src/install/helm-schema.js';
-import { kustomizeBase, KUSTOMIZE_BASE_DIR } from '../src/install/kustomize.js';
-import { HELM_DASHBOARD_FILE, HELM_PROMETHEUS_RULE_TEMPLATE, helmDashboardJson, helmPrometheusRuleTemplate, kustomizeMonitoringComponent, KUSTOMIZE_MONITORING_DIR } from '../src/install/monitoring.js';
+import { HELM_DASHBOARD_FILE, HELM_PROMETHEUS_RULE_TEMPLATE, helmDashboardJson, helmPrometheusRuleTemplate } from '../src/install/monitoring.js';
+import { kustomizeBase, kustomizeComponents, KUSTOMIZE_BASE_DIR, KUSTOMIZE_COMPONENTS_DIR } from '../src/install/kustomize.js';
+import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -18,14 +21,20 @@ for (const old of readdirSync(baseDir)) if (old.endsWith('.yaml')) rmSync(join(b
 for (const [file, text] of kustomizeBase(DEFAULT_IMAGE)) writeFileSync(join(baseDir, file), text);
 console.log(`wrote ${KUSTOMIZE_BASE_DIR}/`);
 
+for (const [name, files] of kustomizeComponents(DEFAULT_IMAGE)) {
+  const dir = join(root, KUSTOMIZE_COMPONENTS_DIR, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [file, text] of files) writeFileSync(join(dir, file), text);
+}
+console.log(`wrote ${KUSTOMIZE_COMPONENTS_DIR}/`);
+
+mkdirSync(join(root, HELM_CRD_FILE, '..'), { recursive: true });
+writeFileSync(join(root, HELM_CRD_FILE), helmCrdFileText());
+console.log(`wrote ${HELM_CRD_FILE}`);
+
 writeFileSync(join(root, HELM_SCHEMA_FILE), withPolicySchema(readFileSync(join(root, HELM_SCHEMA_FILE), 'utf8')));
 console.log(`wrote ${HELM_SCHEMA_FILE}`);
-
-const componentDir = join(root, KUSTOMIZE_MONITORING_DIR);
-mkdirSync(componentDir, { recursive: true });
-for (const old of readdirSync(componentDir)) if (old.endsWith('.yaml')) rmSync(join(componentDir, old));
-for (const [file, text] of kustomizeMonitoringComponent()) writeFileSync(join(componentDir, file), text);
-console.log(`wrote ${KUSTOMIZE_MONITORING_DIR}/`);
 
 mkdirSync(join(root, HELM_DASHBOARD_FILE, '..'), { recursive: true });
 writeFileSync(join(root, HELM_DASHBOARD_FILE), helmDashboardJson());

@@ -9,8 +9,9 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
-import { REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import { auditArgs, REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
 import type { V1Deployment } from '@kubernetes/client-node';
+import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 import { ROOT } from './cli-process.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
@@ -67,6 +68,8 @@ describe('the Helm chart', () => {
     { name: 'the same attestation key id twice', patch: (v) => ((v.attestation as Record<string, unknown>).keys = ['a', 'a']) },
     { name: 'a misspelt networkPolicy key', patch: (v) => ((v.networkPolicy as Record<string, unknown>).metricFrom = []) },
     { name: 'a deed serve flag that is not a string', patch: (v) => (v.extraArgs = [2000]) },
+    { name: 'a report API the audit cannot write', patch: (v) => ((v.audit as Record<string, unknown>).reportApi = 'kyverno') },
+    { name: 'a misspelt audit key', patch: (v) => ((v.audit as Record<string, unknown>).installCRD = true) },
   ];
   for (const { name, patch } of invalid) {
     test(`the schema rejects ${name}`, () => {
@@ -79,7 +82,7 @@ describe('the Helm chart', () => {
   });
 
   test('the attestation Secret, the Deployment and the reaper take their key entries from one helper, and the policy its ring from the values', () => {
-    for (const file of ['attestation-secret.yaml', 'deployment.yaml', 'reaper.yaml']) assert.match(templates.get(file)!, /include "deed\.attestationKeyIds"/, file);
+    for (const file of ['attestation-secret.yaml', 'deployment.yaml', 'reaper.yaml', 'audit.yaml']) assert.match(templates.get(file)!, /include "deed\.attestationKeyIds"/, file);
     const helpers = templates.get('_helpers.tpl')!;
     assert.match(helpers, /define "deed\.attestationKeyIds"[\s\S]*\.Values\.attestation\.keys \| default \(list "key"\)/);
     assert.match(helpers, /set \$policy "attestation" \(dict "keys" \$ring "signingKey" \$signing\)/);
@@ -126,7 +129,7 @@ describe('the Helm chart', () => {
   test('it renders every kind deed manifests does, except the Namespace (helm install --create-namespace)', () => {
     const chartKinds = new Set<string>();
     for (const text of templates.values()) for (const [, kind] of text.matchAll(/^kind: (\w+)$/gm)) chartKinds.add(kind!);
-    const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).map((o) => o.kind!));
+    const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'], audit: {} }).map((o) => o.kind!));
     deedKinds.delete('Namespace');
     for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);
     // cert-manager's objects and the generated Secrets; the optional observability kit.
@@ -207,5 +210,20 @@ describe('the Helm chart', () => {
     );
     for (const key of ['podLabels', 'podAnnotations', 'nodeSelector', 'tolerations', 'topologySpreadConstraints', 'podSecurityContext', 'securityContext'])
       assert.ok(key in (schema.properties as object), `values.schema.json describes ${key}`);
+  });
+
+  test('the audit is off by default, and its CRD is installed only when asked, from the file npm run manifests writes', () => {
+    const audit = values.audit as { enabled: boolean; installCRDs: boolean };
+    assert.equal(audit.enabled, false);
+    assert.equal(audit.installCRDs, false);
+    assert.match(templates.get('audit.yaml')!, /^\{\{- if \.Values\.audit\.enabled -\}\}/);
+    assert.match(templates.get('policyreport-crd.yaml')!, /^\{\{- if \.Values\.audit\.installCRDs \}\}\n\{\{ \.Files\.Get "files\/policyreport-crd\.yaml" \}\}/);
+    assert.equal(readFileSync(join(ROOT, HELM_CRD_FILE), 'utf8'), helmCrdFileText(), 'stale: run npm run manifests');
+  });
+
+  test('the audit CronJob runs deed audit with the same arguments as deed manifests --audit', () => {
+    const line = /args: \[(.+)\]/.exec(templates.get('audit.yaml')!)![1]!;
+    const args = line.split(', ').map((a) => a.replace(/^\{\{ \.Values\.audit\.reportApi \| quote \}\}$/, 'API').replace(/^\{\{ \.Release\.Namespace \| quote \}\}$/, 'NS').replace(/^"(.*)"$/, '$1'));
+    assert.deepEqual(args, auditArgs('NS', 'API' as never));
   });
 });

@@ -1,11 +1,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_IMAGE } from '../src/cli/manifests.js';
-import { kustomizeBase, KUSTOMIZE_BASE_DIR } from '../src/install/kustomize.js';
+import { kustomizeBase, kustomizeComponents, KUSTOMIZE_BASE_DIR, KUSTOMIZE_COMPONENTS_DIR } from '../src/install/kustomize.js';
 import { DEFAULT_NAMESPACE, renderManifests } from '../src/install/manifests.js';
 import { ROOT } from './cli-process.js';
 
@@ -36,6 +37,32 @@ describe('the kustomize base', () => {
     for (const want of expected) {
       const got = objects.find((o) => key(o) === key(want));
       assert.deepEqual(got, JSON.parse(JSON.stringify(want)), key(want));
+    }
+  });
+
+  test('the optional components are what `npm run manifests` generates', () => {
+    const componentsDir = join(ROOT, KUSTOMIZE_COMPONENTS_DIR);
+    const expected = kustomizeComponents(DEFAULT_IMAGE);
+    assert.deepEqual(readdirSync(componentsDir).sort(), [...expected.keys()].sort());
+    for (const [name, files] of expected) {
+      assert.deepEqual(readdirSync(join(componentsDir, name)).sort(), [...files.keys()].sort(), name);
+      for (const [file, text] of files) assert.equal(readFileSync(join(componentsDir, name, file), 'utf8'), text, `${name}/${file} is stale: run npm run manifests`);
+    }
+  });
+
+  test('an overlay with the audit and CRD components renders the same objects as deed manifests --audit --audit-crds', () => {
+    const overlay = mkdtempSync(join(tmpdir(), 'deed-overlay-'));
+    try {
+      // Kustomize takes bases and components by relative path only.
+      const up = relative(overlay, join(ROOT, 'manifests/kustomize'));
+      writeFileSync(join(overlay, 'kustomization.yaml'), `resources:\n  - ${up}/base\ncomponents:\n  - ${up}/components/audit\n  - ${up}/components/policyreport-crd\n`);
+      const out = execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8', timeout: 60_000 });
+      const objects = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+      const expected = renderManifests({ namespace: DEFAULT_NAMESPACE, image: DEFAULT_IMAGE, audit: { installCrd: true } });
+      assert.deepEqual(objects.map(key).sort(), expected.map(key).sort());
+      for (const want of expected) assert.deepEqual(objects.find((o) => key(o) === key(want)), JSON.parse(JSON.stringify(want)), key(want));
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
     }
   });
 });

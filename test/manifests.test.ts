@@ -23,6 +23,7 @@ import type {
 import { loadConfig, parseConfigText } from '../src/config/load.js';
 import { ringKeyFile } from '../src/config/schema.js';
 import { renderManifests, DEFAULT_POLICY, REAPER_NODE_OPTIONS, SERVE_ARGS } from '../src/install/manifests.js';
+import { policyReportCrd } from '../src/install/policy-report-crd.js';
 import { resolveRequester } from '../src/policy/requester/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
@@ -400,6 +401,47 @@ describe('deed manifests', () => {
     assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
     assert.equal(pod.securityContext?.runAsNonRoot, true);
     assert.ok(cron.spec!.jobTemplate.spec!.activeDeadlineSeconds! > 0);
+  });
+
+  describe('--audit', () => {
+    let audit: Obj[];
+    before(() => {
+      const out = deed(['manifests', '--namespace', NS, '--image', 'registry.test/deed:1', '--config', policyFile, '--audit', '--audit-crds', '--audit-schedule', '5 * * * *']);
+      assert.equal(out.status, 0, out.stderr);
+      audit = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+    });
+
+    test('without --audit nothing of the audit is rendered', () => {
+      assert.deepEqual(objects.filter((o) => o.metadata?.name === 'deed-audit' || o.kind === 'CustomResourceDefinition'), []);
+    });
+
+    test('--audit-crds puts the PolicyReport CRD first, as the chart ships it', () => {
+      assert.deepEqual(audit[0], JSON.parse(JSON.stringify(policyReportCrd())));
+      assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
+    });
+
+    test('the audit may list the four kinds and namespaces, get a pod (an owner), and write only its reports', () => {
+      const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
+      const granted = new Set<string>();
+      for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
+      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list'];
+      for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
+      assert.deepEqual([...granted].sort(), expected.sort());
+      const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
+      assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'deed-audit', namespace: NS }]);
+    });
+
+    test('the audit CronJob writes reports on its schedule, as its own account, with the policy and keys mounted', () => {
+      const cron = find<V1CronJob>(audit, 'CronJob', 'deed-audit');
+      assert.equal(cron.spec!.schedule, '5 * * * *');
+      assert.equal(cron.spec!.concurrencyPolicy, 'Forbid');
+      const pod = cron.spec!.jobTemplate.spec!.template.spec!;
+      assert.equal(pod.serviceAccountName, 'deed-audit');
+      assert.deepEqual(pod.containers[0]!.args, ['audit', '--write-reports', '--report-api', 'wgpolicyk8s', '--deed-namespace', NS, '--config', '/etc/deed/policy.yaml', '--quiet']);
+      assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
+      const sources = pod.volumes![0]!.projected!.sources!;
+      assert.ok(sources.some((s) => s.secret?.name === 'deed-attestation'));
+    });
   });
 
   test('Deed’s own namespace enforces the restricted Pod Security level', () => {

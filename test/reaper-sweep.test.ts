@@ -395,6 +395,37 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(pages[1]!.query.get('continue'));
   });
 
+  test('a list whose continue token outlived compaction (410 with a new token) goes on from there, and every object is judged once', async () => {
+    for (let i = 0; i < 7; i++) server.put('pods', stamped({ kind: 'Pod', name: `sbx-${i}`, expiresAt: iso(-60) }));
+    const offered = Buffer.from('3').toString('base64url');
+    server.hooks.push((r) => {
+      if (r.path === '/api/v1/pods' && !r.query.has('continue'))
+        server.faults.push({
+          method: 'GET',
+          path: /^\/api\/v1\/pods$/,
+          times: 1,
+          answer: {
+            status: 410,
+            raw: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: { continue: offered }, status: 'Failure', reason: 'Expired', code: 410, message: 'The provided continue parameter is too old to display a consistent list result.' }),
+          },
+        });
+    });
+    const result = await run({ client: client(TIMEOUT_MS, 3), apply: false });
+    assert.deepEqual(result.decisions.filter((d) => d.kind === 'Pod').map((d) => d.name).sort(), ['sbx-0', 'sbx-1', 'sbx-2', 'sbx-3', 'sbx-4', 'sbx-5', 'sbx-6']);
+    assert.equal(result.summary.errors, 0);
+    const pages = server.requests.filter((r) => r.path === '/api/v1/pods');
+    assert.equal(pages.length, 4, 'the first page, the expired continue, the offered one, the last');
+    assert.equal(pages[2]!.query.get('continue'), offered);
+  });
+
+  test('a 410 on the first page, or one without a token, is a failed list', async () => {
+    server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60) }));
+    server.faults.push({ method: 'GET', path: /^\/api\/v1\/pods$/, times: 1, answer: { status: 410, raw: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: { continue: 'abc' }, status: 'Failure', reason: 'Expired', code: 410, message: 'too old' }) } });
+    const result = await run();
+    assert.equal(result.decisions.find((d) => d.kind === 'Pod')?.code, 'list-failed');
+    assert.equal(server.deletes().length, 0);
+  });
+
   test('a stop signal before the sweep starts reads nothing and says the sweep is incomplete', async () => {
     killedRunnerScene();
     const stop = new AbortController();

@@ -3,6 +3,7 @@
 import { basename } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/load.js';
+import { registerAudit } from './audit.js';
 import { VERSION } from '../version.js';
 import { registerCerts } from './certs.js';
 import { registerKeys } from './keys.js';
@@ -10,6 +11,7 @@ import { registerManifests } from './manifests.js';
 import { registerReap } from './reap.js';
 import { registerServe } from './serve.js';
 import { registerReview } from './review.js';
+import { registerTest } from './test.js';
 
 /** `kubectl deed` when kubectl ran us as its plugin (an executable named kubectl-deed). */
 export function programName(executable: string | undefined): string {
@@ -28,6 +30,8 @@ export function buildProgram(name = 'deed'): Command {
   registerReap(program);
   registerReview(program);
   registerKeys(program);
+  registerAudit(program);
+  registerTest(program);
   return program;
 }
 

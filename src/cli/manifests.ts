@@ -2,9 +2,10 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { ReportApi } from '../audit/report.js';
 import { loadConfig } from '../config/load.js';
-import { ATTESTATION_SECRET, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
+import { ATTESTATION_SECRET, DEFAULT_AUDIT_SCHEDULE, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
 import { toYamlStream } from '../install/yaml.js';
 import { VERSION } from '../version.js';
 import { collect } from './options.js';
@@ -23,13 +24,19 @@ export function registerManifests(program: Command): void {
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
     .option('--client-ca-configmap <name>', "require the API server's client certificate (deed serve --client-ca): a ConfigMap in Deed's namespace holding its CA under ca.crt", parseConfigMapName)
     .option('--webhook-from <cidr>', "admit the webhook port only from this CIDR, the API server's source (repeatable); from anywhere otherwise", collectCidr, [])
+    .option('--audit', 'add the audit CronJob (deed audit --write-reports), its service account and RBAC', false)
+    .option('--audit-schedule <cron>', "the audit CronJob's schedule", DEFAULT_AUDIT_SCHEDULE)
+    .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
+    .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
     .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
+      if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');
       const opts: ManifestOptions = {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperSchedule: o.reaperSchedule,
+        ...(o.audit ? { audit: { schedule: o.auditSchedule, reportApi: o.auditReportApi, installCrd: o.auditCrds } } : {}),
         cacheSecrets: o.cacheSecrets,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
@@ -95,5 +102,9 @@ interface ManifestFlags {
   config?: string;
   reaperEnvironment: string[];
   reaperSchedule: string;
+  audit: boolean;
+  auditSchedule: string;
+  auditReportApi: ReportApi;
+  auditCrds: boolean;
   cacheSecrets: boolean;
 }

@@ -11,8 +11,8 @@ import { decide } from '../admission/decide.js';
 import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
 import { productionContext } from '../policy/context.js';
-import type { Config } from '../config/schema.js';
-import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
+import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
+import { dryRunRing } from '../review/dry-run-key.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
@@ -22,13 +22,7 @@ import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
-/**
- * Signs attestations when no --attestation-key is given. Fixed and public, so an object
- * reviewed twice gets the same attestation; never a cluster's key, so nothing it signs
- * verifies in a cluster.
- */
-export const DRY_RUN_KEY = Buffer.from('deed review DRY-RUN attestation key: public, never valid in a cluster');
-export const DRY_RUN_KEY_ID = 'dry-run';
+export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.js';
 
 type Output = 'yaml' | 'json' | 'patch';
 
@@ -104,11 +98,6 @@ function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
   }
   const ctx = productionContext(config, ring);
   return lookup ? { ...ctx, lookup } : ctx;
-}
-
-/** The dry-run key, signing in the format the policy's keys would (v2 for a ring, v1 for the pre-ring form). */
-export function dryRunRing(config: Config): KeyRing {
-  return config.attestation.keys !== undefined ? createKeyRing([{ id: DRY_RUN_KEY_ID, key: DRY_RUN_KEY }], DRY_RUN_KEY_ID, 'v2') : singleKeyRing(DRY_RUN_KEY, DRY_RUN_KEY_ID);
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {

@@ -30,6 +30,8 @@ import { ATTESTATION_KEY_DIR, type Config } from '../config/schema.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
 import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
+import { REPORT_APIS, type ReportApi } from '../audit/report.js';
+import { policyReportCrd } from './policy-report-crd.js';
 import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
 import { workloadResources } from '../policy/workload/kinds.js';
 
@@ -81,9 +83,21 @@ export interface ManifestOptions {
   clientCaConfigMap?: string;
   /** CIDRs the webhook port admits (the API server's source); from anywhere when empty. */
   webhookFrom?: string[];
+  /** The audit CronJob (deed audit --write-reports), its service account and read-only RBAC. */
+  audit?: AuditOptions;
   /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
   cacheSecrets?: boolean;
 }
+
+export interface AuditOptions {
+  schedule?: string;
+  reportApi?: ReportApi;
+  /** Also the PolicyReport CRD (wgpolicyk8s only): leave it out where Kyverno or Policy Reporter owns it. */
+  installCrd?: boolean;
+}
+
+export const AUDIT_NAME = `${NAME}-audit`;
+export const DEFAULT_AUDIT_SCHEDULE = '17 * * * *';
 
 export function webhookServiceAccount(namespace: string): string {
   return `system:serviceaccount:${namespace}:${NAME}`;
@@ -121,6 +135,18 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     for (const env of reapers) {
       objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), reaperBinding(env, namespace), reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *', keyIds));
     }
+  }
+  if (opts.audit !== undefined) {
+    const api = opts.audit.reportApi ?? 'wgpolicyk8s';
+    if (opts.audit.installCrd && api !== 'wgpolicyk8s') throw new ConfigError('the bundled CRD is the wgpolicyk8s PolicyReport; install the openreports CRDs from their project');
+    objects.push(
+      serviceAccount(AUDIT_NAME, namespace, 'audit'),
+      auditClusterRole(api),
+      auditBinding(namespace),
+      auditCronJob(opts.image, namespace, opts.audit.schedule ?? DEFAULT_AUDIT_SCHEDULE, api, keyIds),
+    );
+    // A CRD first: the API must exist before anything writes a report.
+    if (opts.audit.installCrd) objects.unshift(policyReportCrd());
   }
   return objects;
 }
@@ -570,6 +596,81 @@ function reaperCronJob(environment: string, image: string, namespace: string, sc
                   env: [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }],
                   // A sweep holds a few list pages, not every object: its peak is flat in their
                   // number (docs/performance.md), with room to spare.
+                  resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
+                  securityContext: containerSecurityContext,
+                  volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
+                },
+              ],
+              volumes: [configVolume(false, keyIds)],
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The audit reads (list the four kinds and namespaces, get an owner pod) and writes only
+ * its reports. A list of Secrets carries their data in RBAC's eyes: the audit asks for
+ * metadata only, and never reads a Secret's data.
+ */
+function auditClusterRole(api: ReportApi): V1ClusterRole {
+  const g = REPORT_APIS[api];
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: metadata(AUDIT_NAME, undefined, 'audit'),
+    rules: [
+      { apiGroups: [''], resources: ['namespaces', 'secrets', 'persistentvolumeclaims'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
+      { apiGroups: [g.group], resources: [g.plural], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+    ],
+  };
+}
+
+function auditBinding(namespace: string): V1ClusterRoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: metadata(AUDIT_NAME, undefined, 'audit'),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AUDIT_NAME },
+    subjects: [{ kind: 'ServiceAccount', name: AUDIT_NAME, namespace }],
+  };
+}
+
+export function auditArgs(namespace: string, api: ReportApi): string[] {
+  return ['audit', '--write-reports', '--report-api', api, '--deed-namespace', namespace, '--config', POLICY_FILE, '--quiet'];
+}
+
+function auditCronJob(image: string, namespace: string, schedule: string, api: ReportApi, keyIds: string[]): V1CronJob {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: metadata(AUDIT_NAME, namespace, 'audit'),
+    spec: {
+      schedule,
+      concurrencyPolicy: 'Forbid',
+      successfulJobsHistoryLimit: 1,
+      failedJobsHistoryLimit: 3,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 0,
+          activeDeadlineSeconds: 1800,
+          template: {
+            metadata: { labels: labels('audit') },
+            spec: {
+              serviceAccountName: AUDIT_NAME,
+              automountServiceAccountToken: true,
+              restartPolicy: 'Never',
+              securityContext: podSecurityContext,
+              containers: [
+                {
+                  name: 'audit',
+                  image,
+                  imagePullPolicy: 'IfNotPresent',
+                  args: auditArgs(namespace, api),
                   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
                   securityContext: containerSecurityContext,
                   volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],

@@ -47,6 +47,12 @@ export interface KubeClient {
   /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
+  /**
+   * The pods of `namespace` with their specs (metadata and spec only; status is dropped), a
+   * page at a time: for the rules that read a pod's template. Never for Secrets, whose data
+   * is never read.
+   */
+  listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
 }
 
@@ -77,7 +83,8 @@ export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=me
 export const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
-type ListParams = { labelSelector: string; limit: number; _continue?: string };
+type PageParams = { limit: number; _continue?: string };
+type ListParams = PageParams & { labelSelector: string };
 
 interface KindApi {
   plural: string;
@@ -123,38 +130,51 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
     throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, agents));
 
+  /** Follows `continue` from page to page, each page under its own deadline. */
+  async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
+    let next: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const params: PageParams = { limit: pageSize, ...(next ? { _continue: next } : {}) };
+      let result: Page;
+      try {
+        result = await call(what, accept, (o) => fetch(params, o));
+      } catch (err) {
+        // A list longer than etcd's compaction interval (5 minutes) loses its snapshot: go on
+        // with the token the API server offers. Each page is still a list of objects that
+        // existed when it was read, which is all a reader judging page by page relies on.
+        if (next !== undefined && err instanceof KubeError && err.continueToken !== undefined) {
+          next = err.continueToken;
+          continue;
+        }
+        throw err;
+      }
+      // An empty list of metadata comes back from kube-apiserver as "items": null: a list
+      // (it has list metadata) with nothing in it. Anything else without items is not a list.
+      const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
+      if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      yield items;
+      next = result.metadata?._continue || undefined;
+      if (next === undefined) return;
+    }
+    throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+  }
+
   return {
     async *listPages(kind, namespace, labelSelector) {
       const api = apis[kind];
       const what = `list ${api.plural} in ${namespace ?? 'all namespaces'}`;
-      let next: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
-        const result = await call(what, METADATA_LIST, (o) => (namespace === undefined ? api.listAll(params, o) : api.listNamespaced(namespace, params, o)));
-        // An empty list of metadata comes back from kube-apiserver as "items": null: a list
-        // (it has list metadata) with nothing in it. Anything else without items is not a list.
-        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
-        if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      for await (const items of pages(what, METADATA_LIST, (p, o) => (namespace === undefined ? api.listAll({ labelSelector, ...p }, o) : api.listNamespaced(namespace, { labelSelector, ...p }, o))))
         yield items.map((item) => metadataOnly(kind, item.metadata));
-        next = result.metadata?._continue || undefined;
-        if (next === undefined) return;
-      }
-      throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
+    },
+
+    async *listPodSpecPages(namespace) {
+      for await (const items of pages(`list pods in ${namespace}`, undefined, (p, o) => core.listNamespacedPod({ namespace, ...p }, o) as Promise<Page>))
+        yield items.map((item) => ({ ...metadataOnly('Pod', item.metadata), apiVersion: 'v1', spec: (item as { spec?: Record<string, unknown> }).spec ?? {} }));
     },
 
     async *listNamespaces(labelSelector) {
-      const what = 'list namespaces';
-      let next: string | undefined;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const params: ListParams = { labelSelector, limit: pageSize, ...(next ? { _continue: next } : {}) };
-        const result: Page = await call(what, METADATA_LIST, (o) => core.listNamespace(params, o));
-        const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
-        if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      for await (const items of pages('list namespaces', METADATA_LIST, (p, o) => core.listNamespace({ labelSelector, ...p }, o)))
         yield items.flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, labels: item.metadata.labels }] : []));
-        next = result.metadata?._continue || undefined;
-        if (next === undefined) return;
-      }
-      throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
     },
 
     async list(kind, namespace, labelSelector) {
@@ -200,11 +220,17 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
 /**
  * Honours 429 as API Priority and Fairness means it: the call was not served, so it is sent
  * again after Retry-After, and no other call of this client starts before then either
- * (the server asked this client, not one request, to hold off). A 429 never reaches the
- * caller while retries remain; after them it does, as a TooManyRequests KubeError.
+ * (the server asked this client, not one request, to hold off). Calls in flight are also
+ * halved on each 429 and grow back by one per success or so, as TCP does: releasing every
+ * waiting call at once would only meet the same limit again. A 429 reaches the caller only
+ * after its retries, as a TooManyRequests KubeError.
  */
 class Throttle {
   private until = 0;
+  private gate: Promise<void> | undefined;
+  private inFlight = 0;
+  private limit = Number.POSITIVE_INFINITY;
+  private readonly queued: Array<() => void> = [];
   constructor(
     private readonly maxRetries: number,
     private readonly signal: AbortSignal | undefined,
@@ -213,35 +239,49 @@ class Throttle {
   async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       await this.wait(what);
+      await this.acquire();
       try {
-        return await fn();
+        const result = await fn();
+        if (Number.isFinite(this.limit)) this.limit += 1 / this.limit;
+        return result;
       } catch (err) {
         if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests' || attempt >= this.maxRetries) throw err;
+        this.limit = Math.max(1, Math.floor(Math.min(this.limit, this.inFlight) / 2));
         const seconds = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
         this.until = Math.max(this.until, Date.now() + seconds * 1000);
+      } finally {
+        this.release();
       }
     }
   }
 
+  private async acquire(): Promise<void> {
+    while (this.inFlight >= this.limit) await new Promise<void>((resolve) => this.queued.push(resolve));
+    this.inFlight++;
+  }
+
+  private release(): void {
+    this.inFlight--;
+    if (this.queued.length > 0 && this.inFlight < this.limit) this.queued.shift()!();
+  }
+
+  /** One timer and one abort listener for every call held back, however many. */
   private async wait(what: string): Promise<void> {
-    const ms = this.until - Date.now();
-    if (ms <= 0) return;
-    if (this.signal?.aborted) throw new KubeError('Other', `${what}: stopped while throttled`);
-    await new Promise<void>((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.signal?.removeEventListener('abort', stopped);
-        resolve();
-      };
-      const stopped = () => {
-        clearTimeout(timer);
-        reject(new KubeError('Other', `${what}: stopped while throttled`));
-      };
-      const timer = setTimeout(done, ms);
-      this.signal?.addEventListener('abort', stopped, { once: true });
-    });
-    // Another call may have been throttled meanwhile.
-    return this.wait(what);
+    while (this.until > Date.now()) {
+      if (this.signal?.aborted) throw new KubeError('Other', `${what}: stopped while throttled`);
+      this.gate ??= new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.signal?.removeEventListener('abort', done);
+          this.gate = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, this.until - Date.now());
+        this.signal?.addEventListener('abort', done, { once: true });
+      });
+      await this.gate;
+    }
+    if (this.signal?.aborted && this.until > Date.now()) throw new KubeError('Other', `${what}: stopped while throttled`);
   }
 }
 
@@ -292,6 +332,8 @@ function metadataOnly(kind: ReapKind, m: V1ObjectMeta | undefined): KubeObject {
       resourceVersion: m?.resourceVersion,
       labels: m?.labels,
       annotations: m?.annotations,
+      // Whose object it is by reference (a PVC must have no pod owner); names and uids only.
+      ownerReferences: m?.ownerReferences?.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, uid: r.uid })),
       deletionTimestamp: m?.deletionTimestamp ? new Date(m.deletionTimestamp).toISOString() : undefined,
     },
   };

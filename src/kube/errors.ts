@@ -14,6 +14,11 @@ export class KubeError extends Error {
     readonly status?: number,
     /** From a 429's Retry-After header (API Priority and Fairness sends one): how long to hold off. */
     readonly retryAfterSeconds?: number,
+    /**
+     * From a 410 answered to a list's `continue` that outlived etcd's compaction: the token
+     * the API server offers to go on from the same place (the rest read at a newer revision).
+     */
+    readonly continueToken?: string,
   ) {
     super(message);
   }
@@ -24,6 +29,7 @@ interface StatusBody {
   reason?: unknown;
   message?: unknown;
   code?: unknown;
+  metadata?: { continue?: unknown };
 }
 
 /** Turns whatever a client-node call threw into a KubeError; `what` names the call for the message. */
@@ -37,6 +43,8 @@ export function classify(err: unknown, what: string): KubeError {
     if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
     if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
     if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail}`, code, retryAfter((err as ApiException<unknown>).headers));
+    const token = status?.metadata?.continue;
+    if (code === 410 && typeof token === 'string' && token !== '') return new KubeError('Other', `${what}: HTTP 410${detail}`, code, undefined, token);
     return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
   }
   const e = err as { name?: string; type?: string; code?: string; message?: string };

@@ -22,3 +22,8 @@ const KINDS: ReadonlyMap<string, SandboxKind> = new Map([
 export function sandboxKind(resource: GroupVersionResource): SandboxKind | undefined {
   return KINDS.get(`${resource.group}/${resource.resource}`);
 }
+
+/** The same entries by kind name, for readers of stored objects (the reaper, the audit). */
+export function sandboxKindNamed(kind: SandboxKind['kind']): SandboxKind {
+  return [...KINDS.values()].find((k) => k.kind === kind)!;
+}

@@ -203,8 +203,8 @@ function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
   );
 }
 
-/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. */
-function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, wsClaims: ReadonlySet<string>): Finding[] {
+/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. `deed audit` judges stored objects with them too. */
+export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
   const { config } = ctx.policy;
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');

@@ -65,7 +65,8 @@ export class Clock {
   }
 }
 
-async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<OwnerLookup> {
+/** One read of the runner pod by name: present with its uid, absent only on NotFound, an error otherwise. */
+export async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<OwnerLookup> {
   try {
     const pod = await client.getPod(ref.namespace, ref.name);
     const uid = pod.metadata.uid;

@@ -16,6 +16,7 @@ import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
+import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
 
 const found = assets();
@@ -51,5 +52,6 @@ describe('Deed in a real API server', { skip }, () => {
   reviewScopeCases(get);
   controllerCases(get, tools);
   scopeCases(get);
+  auditCases(get, tools);
   referenceCases(get);
 });

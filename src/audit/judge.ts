@@ -1,0 +1,178 @@
+// The audit's verdict on one stored object, under the current policy: do Deed's stamps
+// verify (and under which key), does a sandbox pod still pass the template and workspace
+// rules (a pod admitted under an older policy shows what the current one says), what
+// would the reaper do, and does the object carry Deed's stamps where Deed does not review
+// (there they prove nothing). Pure: the owner lookup and the clock come in as values.
+import type { KubeObject } from '../admission/types.js';
+import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
+import { sandboxKindNamed, type SandboxKind } from '../policy/kinds.js';
+import { noLookup } from '../policy/lookup.js';
+import { EVERY_NAMESPACE } from '../policy/review-scope.js';
+import type { DecisionContext, Policy } from '../policy/policy.js';
+import { modeOf } from '../policy/rules/enforcement.js';
+import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
+import { objectRules } from '../policy/validate.js';
+import { reaperOwner, reaperVerdict, type OwnerLookup, type OwnerRef } from './reaper-verdict.js';
+
+/** The results a PolicyReport knows. */
+export type ResultStatus = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
+export const RESULT_STATUSES: readonly ResultStatus[] = ['pass', 'fail', 'warn', 'error', 'skip'];
+
+/** What each result is about; a report groups its results by these. */
+export const AUDIT_POLICIES = {
+  scope: 'deed-scope',
+  stamps: 'deed-stamps',
+  rules: 'deed-rules',
+  reaper: 'deed-reaper',
+  audit: 'deed-audit',
+} as const;
+export type AuditPolicy = (typeof AUDIT_POLICIES)[keyof typeof AUDIT_POLICIES];
+
+/**
+ * The audit's own checks. Findings of the admission rules keep their catalogue ids
+ * (template.*, workspace.*, pvc.pod-owner); these name what only a reader of stored
+ * objects can ask.
+ */
+export const AUDIT_CHECKS = {
+  outsideReview: 'scope.outside-review',
+  attestation: 'stamps.attestation',
+  contentRules: 'rules.content',
+  reaper: 'reaper.verdict',
+  listFailed: 'audit.list',
+} as const;
+
+export interface AuditResult {
+  policy: AuditPolicy;
+  rule: string;
+  result: ResultStatus;
+  message: string;
+  /** Strings only, as PolicyReport properties are. */
+  properties?: Record<string, string>;
+}
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: SandboxKind['kind'];
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface ObjectAudit {
+  object: ObjectRef;
+  results: AuditResult[];
+}
+
+export interface AuditContext {
+  policy: Policy;
+  keyRing: KeyRing;
+  /** Milliseconds since the epoch. */
+  now: number;
+}
+
+const API_VERSIONS: Record<SandboxKind['kind'], string> = { Pod: 'v1', Secret: 'v1', PersistentVolumeClaim: 'v1', NetworkPolicy: 'networking.k8s.io/v1' };
+
+/** Whether the object carries any key only Deed writes (a claim that Deed stamped it). */
+export function carriesStamps(obj: KubeObject, ctx: AuditContext): boolean {
+  return presentOwnedKeys(obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, ctx.policy.keys).length > 0;
+}
+
+/** The owner pod the reaper's verdict on this object depends on: read it before judging. */
+export function ownerToLookUp(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext): OwnerRef | undefined {
+  if (!inScope || !carriesStamps(obj, ctx)) return undefined;
+  return reaperOwner(obj, kind, { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now });
+}
+
+/**
+ * The results for one object, or undefined when there is nothing to say: an object
+ * outside the review scope that carries no stamps is none of Deed's business.
+ */
+export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext, owner?: OwnerLookup): ObjectAudit | undefined {
+  const meta = obj.metadata;
+  const ref: ObjectRef = { apiVersion: API_VERSIONS[kind], kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
+  const stamped = carriesStamps(obj, ctx);
+  if (!inScope) {
+    if (!stamped) return undefined;
+    return {
+      object: ref,
+      results: [
+        {
+          policy: AUDIT_POLICIES.scope,
+          rule: AUDIT_CHECKS.outsideReview,
+          result: 'warn',
+          message: `carries Deed's stamps in namespace ${ref.namespace}, where Deed does not review writes (not opted in, or excluded): anyone could have written them, and no reader trusts them`,
+        },
+      ],
+    };
+  }
+  if (!stamped)
+    return {
+      object: ref,
+      results: [{ policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.attestation, result: 'skip', message: 'carries no Deed stamps: not a sandbox object Deed admitted' }],
+    };
+  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner)] };
+}
+
+function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditResult {
+  const v = verifyObject(ctx.keyRing, obj, ctx.policy.keys, ref.kind, ref.namespace);
+  if (v.ok)
+    return {
+      policy: AUDIT_POLICIES.stamps,
+      rule: AUDIT_CHECKS.attestation,
+      result: 'pass',
+      message: `the stamps verify under key "${v.keyId}" (${v.format})`,
+      properties: { keyId: v.keyId, format: v.format },
+    };
+  return {
+    policy: AUDIT_POLICIES.stamps,
+    rule: AUDIT_CHECKS.attestation,
+    result: 'fail',
+    message: `the stamps do not verify: the attestation ${v.reason}; the object belongs to no environment`,
+    properties: { format: v.format, ...(v.keyId !== undefined ? { keyId: v.keyId } : {}) },
+  };
+}
+
+/**
+ * The admission rules on the object's content as stored. A rule in `deny` or `audit` mode
+ * fails (audit mode is there to show who would fail before it is enforced); `warn` warns.
+ * Secrets are read as metadata only, so their content rules are not judged here.
+ */
+function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext): AuditResult[] {
+  if (kind === 'Secret' || kind === 'NetworkPolicy') return [];
+  const decision: DecisionContext = {
+    policy: ctx.policy,
+    keyRing: ctx.keyRing,
+    now: () => ctx.now,
+    randomBytes: () => {
+      throw new Error('the audit mints nothing');
+    },
+    lookup: noLookup('the audit judges stored objects on their own'),
+    // The caller knows the object's namespace is in scope; content rules do not ask.
+    scope: EVERY_NAMESPACE,
+  };
+  const findings = objectRules(obj, sandboxKindNamed(kind), decision);
+  if (findings.length === 0)
+    return [{ policy: AUDIT_POLICIES.rules, rule: AUDIT_CHECKS.contentRules, result: 'pass', message: kind === 'Pod' ? 'the pod passes the template and workspace rules' : 'the claim has no pod owner' }];
+  return findings.map((f) => {
+    const mode = modeOf(f.rule, ctx.policy);
+    return {
+      policy: AUDIT_POLICIES.rules,
+      rule: f.rule,
+      result: mode === 'warn' ? 'warn' : 'fail',
+      message: `${f.path !== undefined ? `${f.path}: ` : ''}${f.message}`,
+      properties: { mode, ...(f.path !== undefined ? { path: f.path } : {}) },
+    };
+  });
+}
+
+function reaperResult(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext, owner: OwnerLookup | undefined): AuditResult {
+  const v = reaperVerdict(obj, kind, { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now }, owner);
+  // Reap: a leak the reaper of its environment will delete. Keep: in use. Skip: the reaper never touches it.
+  const result: ResultStatus = v.action === 'reap' ? 'warn' : v.action === 'keep' ? 'pass' : 'skip';
+  return { policy: AUDIT_POLICIES.reaper, rule: AUDIT_CHECKS.reaper, result, message: `${v.action}: ${v.reason}`, properties: { action: v.action, code: v.code } };
+}
+
+/** A list that failed: nothing of this kind was judged in the namespace. */
+export function listFailure(kind: SandboxKind['kind'], namespace: string, message: string): AuditResult {
+  return { policy: AUDIT_POLICIES.audit, rule: AUDIT_CHECKS.listFailed, result: 'error', message: `could not list ${kind} objects in ${namespace} (${message}); none were judged this run`, properties: { kind } };
+}

@@ -1,0 +1,140 @@
+// One audit run: find the namespaces Deed reviews, judge every object of the four kinds
+// there (pods with their specs, the rest as metadata), page by page; find objects that
+// carry Deed's stamps elsewhere; and, with a report store, write each namespace's report
+// as soon as its namespace is judged, then delete Deed's reports where nothing remains.
+// Memory holds one page and one namespace's (bounded) results, whatever the object count.
+import type { KubeObject } from '../admission/types.js';
+import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
+import type { ReportStore } from '../kube/reports.js';
+import { lookupOwner } from '../reaper/owner-facts.js';
+import { readReviewScope } from '../kube/review-scope.js';
+import { judgeObject, listFailure, ownerToLookUp, type AuditContext, type ObjectAudit } from './judge.js';
+import type { OwnerLookup, OwnerRef } from './reaper-verdict.js';
+import { buildReport, emptySummary, NamespaceResults, rfc3339, type ReportApi, type RunSummary } from './report.js';
+
+export interface AuditOptions {
+  client: KubeClient;
+  ctx: Omit<AuditContext, 'now'>;
+  now: () => number;
+  /** Deed's own namespace: never in the review scope. */
+  deedNamespace: string;
+  /** Only these namespaces; all otherwise. */
+  namespaces: string[];
+  /** Each object's results, as soon as it is judged (the CLI prints them). */
+  onObject: (audit: ObjectAudit) => void;
+  /** Each failure that is not about one object (a list, a report write). */
+  onError: (message: string) => void;
+  reports?: { store: ReportStore; api: ReportApi };
+}
+
+// Owners read for the reaper's verdict, remembered within a bound: runners own many objects.
+const OWNER_CACHE = 1000;
+
+export async function audit(o: AuditOptions): Promise<RunSummary> {
+  const startedAt = o.now();
+  const totals = emptySummary();
+  let objects = 0;
+  let reportsWritten = 0;
+  let reportsDeleted = 0;
+  let reportErrors = 0;
+  const ctx = (): AuditContext => ({ ...o.ctx, now: o.now() });
+  const wanted = (ns: string) => o.namespaces.length === 0 || o.namespaces.includes(ns);
+
+  const owners = new Map<string, Promise<OwnerLookup>>();
+  const readOwner = (ref: OwnerRef): Promise<OwnerLookup> => {
+    const key = `${ref.namespace}/${ref.name}`;
+    let lookup = owners.get(key);
+    if (lookup === undefined) {
+      if (owners.size >= OWNER_CACHE) owners.clear();
+      owners.set(key, (lookup = lookupOwner(o.client, ref)));
+    }
+    return lookup;
+  };
+
+  const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults) => {
+    const c = ctx();
+    const ref = ownerToLookUp(obj, kind, inScope, c);
+    const result = judgeObject(obj, kind, inScope, c, ref ? await readOwner(ref) : undefined);
+    objects++;
+    if (result === undefined) return;
+    into.addObject(result);
+    o.onObject(result);
+  };
+
+  const finish = async (ns: NamespaceResults, hadReport: boolean) => {
+    for (const s of Object.keys(totals) as Array<keyof typeof totals>) totals[s] += ns.summary[s];
+    if (!o.reports) return;
+    try {
+      if (ns.total > 0) {
+        await o.reports.store.write(ns.namespace, buildReport(o.reports.api, ns, { startedAt, durationMs: o.now() - startedAt, prefix: o.ctx.policy.keys.prefix }));
+        reportsWritten++;
+      } else if (hadReport && (await o.reports.store.remove(ns.namespace))) {
+        reportsDeleted++;
+      }
+    } catch (err) {
+      reportErrors++;
+      o.onError(`report in ${ns.namespace}: ${(err as Error).message}`);
+    }
+  };
+
+  const inScope = [...(await readReviewScope(o.client, o.deedNamespace))].filter(wanted);
+  const scoped = new Set(inScope);
+  const existing = new Set<string>();
+  if (o.reports) {
+    try {
+      for (const ns of await o.reports.store.namespacesWithReports()) if (wanted(ns)) existing.add(ns);
+    } catch (err) {
+      // Reports are still written; only the stale ones elsewhere stay until a later run can list them.
+      reportErrors++;
+      o.onError(`listing Deed's reports: ${(err as Error).message}`);
+    }
+  }
+
+  // Outside the scope, only objects carrying Deed's managed label are read: stamps there prove nothing.
+  const outside = new Map<string, NamespaceResults>();
+  const outsideOf = (ns: string) => outside.get(ns) ?? outside.set(ns, new NamespaceResults(ns)).get(ns)!;
+  let outsideComplete = true;
+  for (const kind of REAP_KINDS) {
+    try {
+      for await (const page of o.client.listPages(kind, undefined, o.ctx.policy.keys.managed))
+        for (const obj of page) {
+          const ns = obj.metadata.namespace ?? '';
+          if (!scoped.has(ns) && wanted(ns)) await judge(obj, kind, false, outsideOf(ns));
+        }
+    } catch (err) {
+      o.onError(`objects carrying ${o.ctx.policy.keys.managed} outside the review scope, ${kind}: ${(err as Error).message}`);
+      totals.error++;
+      outsideComplete = false;
+    }
+  }
+
+  for (const namespace of inScope) {
+    const results = new NamespaceResults(namespace);
+    for (const kind of REAP_KINDS) {
+      try {
+        const pages = kind === 'Pod' ? o.client.listPodSpecPages(namespace) : o.client.listPages(kind, namespace, '');
+        for await (const page of pages) for (const obj of page) await judge(obj, kind, true, results);
+      } catch (err) {
+        const message = (err as Error).message;
+        results.add(listFailure(kind, namespace, message));
+        o.onError(message);
+      }
+    }
+    await finish(results, existing.delete(namespace));
+  }
+  for (const results of outside.values()) await finish(results, existing.delete(results.namespace));
+  // Deed's reports where nothing of Deed's remains: the namespace left the scope, or was
+  // deleted. Not after a failed list outside the scope: an empty answer there proves nothing.
+  if (outsideComplete) for (const namespace of existing) await finish(new NamespaceResults(namespace), true);
+
+  return {
+    ...totals,
+    startedAt: rfc3339(startedAt),
+    durationSeconds: Number(((o.now() - startedAt) / 1000).toFixed(3)),
+    objects,
+    namespaces: inScope.length,
+    reportsWritten,
+    reportsDeleted,
+    reportErrors,
+  };
+}

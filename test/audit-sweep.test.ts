@@ -1,0 +1,102 @@
+// One audit run over an in-memory cluster: which reports it writes, replaces and deletes,
+// and what it keeps when a list fails (an empty answer proves nothing). The API server's
+// own behaviour is in test/e2e/cases/audit.ts.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../src/admission/types.js';
+import { audit } from '../src/audit/sweep.js';
+import { parseConfig } from '../src/config/load.js';
+import type { KubeClient, ReapKind } from '../src/kube/client.js';
+import { KubeError } from '../src/kube/errors.js';
+import type { ReportStore } from '../src/kube/reports.js';
+import { compilePolicy } from '../src/policy/policy.js';
+import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
+import { RUNNER, stamped } from './reaper-helpers.js';
+
+const OPTED_IN = { 'deed.dev/sandbox': 'enabled' };
+
+function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: { outside?: boolean } = {}): KubeClient {
+  const namespaces = [
+    { name: 'sandbox-a', labels: OPTED_IN },
+    { name: 'plain', labels: {} },
+  ];
+  const of = (kind: ReapKind, ns: string | undefined) => objects.filter((o) => o.kind === kind && (ns === undefined || o.obj.metadata.namespace === ns)).map((o) => o.obj);
+  return {
+    async *listPages(kind, ns, selector) {
+      if (ns === undefined && failing.outside) throw new KubeError('Other', 'injected failure');
+      yield of(kind, ns).filter((o) => selector === '' || Object.hasOwn(o.metadata.labels ?? {}, selector));
+    },
+    async *listPodSpecPages(ns) {
+      yield of('Pod', ns);
+    },
+    list: async () => [],
+    getPod: async (ns, name) => {
+      if (ns === RUNNER.namespace && name === RUNNER.name) return { metadata: { name, namespace: ns, uid: RUNNER.uid } };
+      throw new KubeError('NotFound', 'not found');
+    },
+    async *listNamespaces(selector) {
+      yield namespaces.filter((ns) => selector === '' || Object.entries(ns.labels).some(([k, v]) => `${k}=${v}` === selector));
+    },
+    delete: async () => {},
+  };
+}
+
+function store(existing: string[]): ReportStore & { written: Map<string, Record<string, unknown>>; removed: string[] } {
+  const written = new Map<string, Record<string, unknown>>();
+  const removed: string[] = [];
+  return {
+    written,
+    removed,
+    namespacesWithReports: async () => existing,
+    write: async (ns, report) => {
+      written.set(ns, report);
+      return 'created';
+    },
+    remove: async (ns) => {
+      removed.push(ns);
+      return true;
+    },
+  };
+}
+
+async function run(client: KubeClient, reports: ReturnType<typeof store>) {
+  const errors: string[] = [];
+  const summary = await audit({
+    client,
+    ctx: { policy: compilePolicy(parseConfig(FIXTURE_POLICY)), keyRing: TEST_RING },
+    now: () => NOW,
+    deedNamespace: 'deed-system',
+    namespaces: [],
+    onObject: () => {},
+    onError: (m) => errors.push(m),
+    reports: { store: reports, api: 'wgpolicyk8s' },
+  });
+  return { summary, errors };
+}
+
+describe('an audit run', () => {
+  test('writes a report where results are, and deletes Deed\'s old report where nothing remains', async () => {
+    const reports = store(['sandbox-a', 'gone']);
+    const { summary, errors } = await run(cluster([{ kind: 'Secret', obj: stamped({ kind: 'Secret', name: 'creds' }) }]), reports);
+    assert.deepEqual(errors, []);
+    assert.deepEqual([...reports.written.keys()], ['sandbox-a']);
+    assert.deepEqual(reports.removed, ['gone']);
+    assert.equal(summary.reportsWritten, 1);
+    assert.equal(summary.reportsDeleted, 1);
+    assert.equal(summary.objects, 1);
+  });
+
+  test('stamps outside the review scope get a report of their own namespace', async () => {
+    const reports = store([]);
+    await run(cluster([{ kind: 'Secret', obj: stamped({ kind: 'Secret', name: 'copied', namespace: 'plain' }) }]), reports);
+    const plain = reports.written.get('plain') as { results: Array<{ rule: string; result: string }> };
+    assert.deepEqual(plain.results.map((r) => [r.rule, r.result]), [['scope.outside-review', 'warn']]);
+  });
+
+  test('when the list outside the scope fails, Deed\'s reports there are kept, and the run says so', async () => {
+    const reports = store(['plain']);
+    const { errors } = await run(cluster([], { outside: true }), reports);
+    assert.deepEqual(reports.removed, []);
+    assert.ok(errors.some((e) => /outside the review scope/.test(e)));
+  });
+});

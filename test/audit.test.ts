@@ -1,0 +1,129 @@
+// The audit's pure parts: the verdict on one stored object (stamps, pod rules under the
+// current policy, the reaper's verdict, stamps outside the review scope), and the
+// PolicyReport built from a namespace's results (bounded, summary counting everything).
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '../src/admission/types.js';
+import { judgeObject, ownerToLookUp, type AuditContext, type AuditResult } from '../src/audit/judge.js';
+import { buildReport, MAX_REPORT_RESULTS, NamespaceResults, REPORT_LABELS, REPORT_NAME } from '../src/audit/report.js';
+import { formatObject } from '../src/cli/audit.js';
+import { parseConfig } from '../src/config/load.js';
+import { compilePolicy } from '../src/policy/policy.js';
+import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
+import { RUNNER, stamped } from './reaper-helpers.js';
+
+function ctx(rules: Record<string, string> = {}): AuditContext {
+  return { policy: compilePolicy(parseConfig({ ...FIXTURE_POLICY, rules })), keyRing: TEST_RING, now: NOW };
+}
+
+function withSpec(obj: KubeObject, spec: Record<string, unknown>): KubeObject {
+  return { ...obj, apiVersion: 'v1', kind: 'Pod', spec };
+}
+
+const POD_SPEC = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] };
+const by = (results: AuditResult[] | undefined, rule: string) => results?.find((r) => r.rule === rule);
+
+describe('the audit verdict on one object', () => {
+  test('a valid sandbox pod passes its stamps (naming the key) and the pod rules, and the reaper keeps it while its runner lives', () => {
+    const pod = withSpec(stamped({ kind: 'Pod', name: 'agent' }), POD_SPEC);
+    const c = ctx();
+    assert.deepEqual(ownerToLookUp(pod, 'Pod', true, c), RUNNER);
+    const audit = judgeObject(pod, 'Pod', true, c, { state: 'present', uid: RUNNER.uid })!;
+    assert.equal(by(audit.results, 'stamps.attestation')?.result, 'pass');
+    assert.equal(by(audit.results, 'stamps.attestation')?.properties?.keyId, 'key');
+    assert.equal(by(audit.results, 'rules.content')?.result, 'pass');
+    assert.deepEqual(by(audit.results, 'reaper.verdict')?.properties, { action: 'keep', code: 'owner-running' });
+    assert.equal(by(audit.results, 'reaper.verdict')?.result, 'pass');
+  });
+
+  test('a pod admitted under an older policy fails the rule the current policy denies, and only warns under a warn override', () => {
+    const pod = withSpec(stamped({ kind: 'Pod', name: 'agent' }), { ...POD_SPEC, restartPolicy: 'Never' });
+    const denied = by(judgeObject(pod, 'Pod', true, ctx())!.results, 'template.restart-policy');
+    assert.equal(denied?.result, 'fail');
+    assert.equal(denied?.properties?.path, 'spec.restartPolicy');
+    assert.equal(by(judgeObject(pod, 'Pod', true, ctx({ 'template.restart-policy': 'warn' }))!.results, 'template.restart-policy')?.result, 'warn');
+    assert.equal(by(judgeObject(pod, 'Pod', true, ctx({ 'template.restart-policy': 'audit' }))!.results, 'template.restart-policy')?.properties?.mode, 'audit');
+  });
+
+  test('a forged attestation fails the stamps, and the reaper would skip the object', () => {
+    const secret = stamped({ kind: 'Secret', name: 'forged', signingKey: Buffer.from('not-deeds-key-0123456789abcdef0123456789') });
+    const audit = judgeObject(secret, 'Secret', true, ctx())!;
+    assert.equal(by(audit.results, 'stamps.attestation')?.result, 'fail');
+    assert.deepEqual(by(audit.results, 'reaper.verdict')?.properties, { action: 'skip', code: 'attestation-invalid' });
+  });
+
+  test('an orphan whose runner is gone is one the reaper would delete: a warning', () => {
+    const secret = stamped({ kind: 'Secret', name: 'orphan' });
+    const reaper = by(judgeObject(secret, 'Secret', true, ctx(), { state: 'absent' })!.results, 'reaper.verdict');
+    assert.equal(reaper?.result, 'warn');
+    assert.equal(reaper?.properties?.code, 'owner-gone');
+  });
+
+  test('outside the review scope, stamps are reported as such and nothing else is judged; unstamped objects there are not reported', () => {
+    const secret = stamped({ kind: 'Secret', name: 'elsewhere', namespace: 'plain' });
+    const c = ctx();
+    assert.equal(ownerToLookUp(secret, 'Secret', false, c), undefined);
+    const audit = judgeObject(secret, 'Secret', false, c)!;
+    assert.deepEqual(audit.results.map((r) => [r.rule, r.result]), [['scope.outside-review', 'warn']]);
+    assert.equal(judgeObject({ metadata: { name: 'x', namespace: 'plain', uid: 'u' } }, 'Secret', false, c), undefined);
+  });
+
+  test('an unstamped object in scope is skipped with the reason', () => {
+    const audit = judgeObject({ metadata: { name: 'runner-0', namespace: 'sandbox-a', uid: 'u' }, spec: {} }, 'Pod', true, ctx())!;
+    assert.deepEqual(audit.results.map((r) => [r.rule, r.result]), [['stamps.attestation', 'skip']]);
+  });
+});
+
+describe('the PolicyReport of a namespace', () => {
+  test('carries Deed\'s name, labels and run annotations, each result with its resource, and a summary of every result', () => {
+    const ns = new NamespaceResults('sandbox-a');
+    const pod = withSpec(stamped({ kind: 'Pod', name: 'agent' }), { ...POD_SPEC, restartPolicy: 'Never' });
+    ns.addObject(judgeObject(pod, 'Pod', true, ctx(), { state: 'present', uid: RUNNER.uid })!);
+    const report = buildReport('wgpolicyk8s', ns, { startedAt: NOW, durationMs: 1500, prefix: 'deed.dev' }) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string; namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
+      summary: Record<string, number>;
+      results: Array<{ source: string; result: string; resources: Array<{ kind: string; name: string }> }>;
+    };
+    assert.equal(report.apiVersion, 'wgpolicyk8s.io/v1alpha2');
+    assert.equal(report.kind, 'PolicyReport');
+    assert.equal(report.metadata.name, REPORT_NAME);
+    assert.deepEqual(report.metadata.labels, REPORT_LABELS);
+    assert.equal(report.metadata.annotations['deed.dev/audit-duration-seconds'], '1.500');
+    assert.equal(report.metadata.annotations['deed.dev/audit-started-at'], '2026-11-29T15:24:34Z');
+    assert.deepEqual(report.summary, { pass: 2, fail: 1, warn: 0, error: 0, skip: 0 });
+    assert.ok(report.results.every((r) => r.source === 'deed' && r.resources[0]!.name === 'agent' && r.resources[0]!.kind === 'Pod'));
+    const open = buildReport('openreports', ns, { startedAt: NOW, durationMs: 0, prefix: 'deed.dev' }) as { apiVersion: string; kind: string };
+    assert.deepEqual([open.apiVersion, open.kind], ['openreports.io/v1alpha1', 'Report']);
+  });
+
+  test('past the cap, failures are kept before passes, and the summary still counts everything', () => {
+    const ns = new NamespaceResults('big');
+    const object = { apiVersion: 'v1', kind: 'Secret' as const, namespace: 'big', name: 'x', uid: 'u' };
+    for (let i = 0; i < MAX_REPORT_RESULTS; i++) ns.add({ policy: 'deed-reaper', rule: 'reaper.verdict', result: 'pass', message: 'keep', object });
+    for (let i = 0; i < 10; i++) ns.add({ policy: 'deed-stamps', rule: 'stamps.attestation', result: 'fail', message: 'forged', object });
+    const report = buildReport('wgpolicyk8s', ns, { startedAt: NOW, durationMs: 0, prefix: 'deed.dev' }) as { results: Array<{ result: string }>; summary: Record<string, number>; metadata: { annotations: Record<string, string> } };
+    assert.equal(report.results.length, MAX_REPORT_RESULTS);
+    assert.equal(report.results.filter((r) => r.result === 'fail').length, 10);
+    assert.deepEqual(report.summary, { pass: MAX_REPORT_RESULTS, fail: 10, warn: 0, error: 0, skip: 0 });
+    assert.equal(report.metadata.annotations['deed.dev/audit-results-omitted'], '10');
+  });
+});
+
+describe('deed audit output', () => {
+  test('text is one line per result, and a client-written newline cannot forge another line', () => {
+    const audit = {
+      object: { apiVersion: 'v1', kind: 'Pod' as const, namespace: 'sandbox-a', name: 'agent', uid: 'u' },
+      results: [
+        { policy: 'deed-stamps' as const, rule: 'stamps.attestation', result: 'pass' as const, message: 'verifies' },
+        { policy: 'deed-rules' as const, rule: 'template.main-container', result: 'fail' as const, message: 'got "x\npass Pod sandbox-a/other [forged]"' },
+      ],
+    };
+    const text = formatObject(audit, 'text');
+    assert.equal(text.split('\n').filter(Boolean).length, 2);
+    assert.match(text, /^pass Pod sandbox-a\/agent \[stamps\.attestation\] verifies$/m);
+    const json = JSON.parse(formatObject(audit, 'json')) as { type: string; object: { name: string } };
+    assert.deepEqual([json.type, json.object.name], ['object', 'agent']);
+  });
+});
