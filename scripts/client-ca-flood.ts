@@ -9,9 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import { percentile } from '../bench/load.js';
 import { benchDir, freePort, memory, resetPeak, ROOT, startDeed } from '../bench/processes.js';
+import { clientCertificatePair } from '../test/e2e/control-plane.js';
 import type { Conn } from './hostile-flood.js';
 
 export interface ClientCaFloodOptions {
@@ -26,28 +26,7 @@ export interface ClientCaFloodOptions {
 
 /** A client CA and a certificate it signed, as the API server's AdmissionConfiguration names one. */
 async function clientPki(dir: string): Promise<{ caFile: string; cert: string; key: string }> {
-  const now = Date.now();
-  const validity = { notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + 86_400_000) };
-  const ca = await generate([{ name: 'commonName', value: 'webhook-client-ca' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    ...validity,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    ],
-  });
-  const client = await generate([{ name: 'commonName', value: 'kube-apiserver-webhook-client' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    ...validity,
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-  });
+  const { ca, client } = await clientCertificatePair();
   const caFile = join(dir, 'client-ca.crt');
   writeFileSync(caFile, ca.cert);
   return { caFile, cert: client.cert, key: client.private };

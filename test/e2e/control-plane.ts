@@ -183,13 +183,8 @@ export function writeKubeconfig(file: string, server: string, caPem: string, tok
   writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
 }
 
-/**
- * A client certificate the API server presents to webhooks, as a cluster operator gives
- * it one for `deed serve --client-ca`: an AdmissionConfiguration whose kubeconfig names
- * the certificate for every webhook host ("*"). A webhook that does not ask for a client
- * certificate (Deed without --client-ca) is not sent one.
- */
-async function webhookClientPki(pki: string): Promise<{ caFile: string; admissionConfig: string }> {
+/** A client CA and a client certificate it signed, as an AdmissionConfiguration names one for the API server. */
+export async function clientCertificatePair(): Promise<{ ca: { cert: string }; client: { cert: string; private: string } }> {
   const now = Date.now();
   const validity = { notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + 86_400_000) };
   const ca = await generate([{ name: 'commonName', value: 'webhook-client-ca' }], {
@@ -212,6 +207,17 @@ async function webhookClientPki(pki: string): Promise<{ caFile: string; admissio
       { name: 'extKeyUsage', clientAuth: true },
     ],
   });
+  return { ca, client };
+}
+
+/**
+ * A client certificate the API server presents to webhooks, as a cluster operator gives
+ * it one for `deed serve --client-ca`: an AdmissionConfiguration whose kubeconfig names
+ * the certificate for every webhook host ("*"). A webhook that does not ask for a client
+ * certificate (Deed without --client-ca) is not sent one.
+ */
+async function webhookClientPki(pki: string): Promise<{ caFile: string; admissionConfig: string }> {
+  const { ca, client } = await clientCertificatePair();
   const caFile = join(pki, 'webhook-client-ca.crt');
   writeFileSync(caFile, ca.cert);
   writeFileSync(join(pki, 'webhook-client.crt'), client.cert);
