@@ -562,46 +562,75 @@ function reaperBinding(environment: string, namespace: string): V1ClusterRoleBin
 export const REAPER_NODE_OPTIONS = '--max-semi-space-size=1 --max-old-space-size=96';
 
 function reaperCronJob(environment: string, image: string, namespace: string, schedule: string, keyIds: string[]): V1CronJob {
-  const podLabels = labels('reaper');
+  return commandCronJob({
+    name: reaperName(environment),
+    component: 'reaper',
+    namespace,
+    schedule,
+    deadlineSeconds: 600,
+    keyIds,
+    container: {
+      name: 'reaper',
+      image,
+      args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE],
+      env: [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }],
+    },
+    // The deadline ends the pod with SIGTERM: the sweep stops new deletes, lets those in
+    // flight finish (each within --timeout) and prints its summary before this runs out.
+    terminationGracePeriodSeconds: 30,
+  });
+}
+
+/**
+ * A CronJob that runs one `deed` command with the policy mounted: the reaper's and the
+ * audit's. Each runs as its own service account and talks to the API server, so only
+ * these pods get a token. A run holds a few list pages, not every object: its peak is
+ * flat in their number (docs/performance.md), with room to spare in the limit.
+ */
+function commandCronJob(o: {
+  name: string;
+  component: 'reaper' | 'audit';
+  namespace: string;
+  schedule: string;
+  deadlineSeconds: number;
+  keyIds: string[];
+  container: Pick<V1Container, 'name' | 'image' | 'args' | 'env'>;
+  terminationGracePeriodSeconds?: number;
+}): V1CronJob {
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
-    metadata: metadata(reaperName(environment), namespace, 'reaper'),
+    metadata: metadata(o.name, o.namespace, o.component),
     spec: {
-      schedule,
+      schedule: o.schedule,
       concurrencyPolicy: 'Forbid',
       successfulJobsHistoryLimit: 1,
       failedJobsHistoryLimit: 3,
       jobTemplate: {
         spec: {
           backoffLimit: 0,
-          activeDeadlineSeconds: 600,
+          activeDeadlineSeconds: o.deadlineSeconds,
           template: {
-            metadata: { labels: podLabels },
+            metadata: { labels: labels(o.component) },
             spec: {
-              serviceAccountName: reaperName(environment),
-              // The reaper talks to the API server; only it gets a token.
+              serviceAccountName: o.name,
               automountServiceAccountToken: true,
               restartPolicy: 'Never',
-              // The deadline ends the pod with SIGTERM: the sweep stops new deletes, lets those in
-              // flight finish (each within --timeout) and prints its summary before this runs out.
-              terminationGracePeriodSeconds: 30,
+              ...(o.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds } : {}),
               securityContext: podSecurityContext,
               containers: [
                 {
-                  name: 'reaper',
-                  image,
+                  name: o.container.name,
+                  image: o.container.image,
                   imagePullPolicy: 'IfNotPresent',
-                  args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE],
-                  env: [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }],
-                  // A sweep holds a few list pages, not every object: its peak is flat in their
-                  // number (docs/performance.md), with room to spare.
+                  args: o.container.args,
+                  ...(o.container.env ? { env: o.container.env } : {}),
                   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
                   securityContext: containerSecurityContext,
                   volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
                 },
               ],
-              volumes: [configVolume(false, keyIds)],
+              volumes: [configVolume(false, o.keyIds)],
             },
           },
         },
@@ -645,42 +674,5 @@ export function auditArgs(namespace: string, api: ReportApi): string[] {
 }
 
 function auditCronJob(image: string, namespace: string, schedule: string, api: ReportApi, keyIds: string[]): V1CronJob {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'CronJob',
-    metadata: metadata(AUDIT_NAME, namespace, 'audit'),
-    spec: {
-      schedule,
-      concurrencyPolicy: 'Forbid',
-      successfulJobsHistoryLimit: 1,
-      failedJobsHistoryLimit: 3,
-      jobTemplate: {
-        spec: {
-          backoffLimit: 0,
-          activeDeadlineSeconds: 1800,
-          template: {
-            metadata: { labels: labels('audit') },
-            spec: {
-              serviceAccountName: AUDIT_NAME,
-              automountServiceAccountToken: true,
-              restartPolicy: 'Never',
-              securityContext: podSecurityContext,
-              containers: [
-                {
-                  name: 'audit',
-                  image,
-                  imagePullPolicy: 'IfNotPresent',
-                  args: auditArgs(namespace, api),
-                  resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
-                  securityContext: containerSecurityContext,
-                  volumeMounts: [{ name: 'config', mountPath: CONFIG_DIR, readOnly: true }],
-                },
-              ],
-              volumes: [configVolume(false, keyIds)],
-            },
-          },
-        },
-      },
-    },
-  };
+  return commandCronJob({ name: AUDIT_NAME, component: 'audit', namespace, schedule, deadlineSeconds: 1800, keyIds, container: { name: 'audit', image, args: auditArgs(namespace, api) } });
 }
