@@ -3,11 +3,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { getPlain } from '../test/serve-process.js';
 
 export const ROOT = join(import.meta.dirname, '..');
 
@@ -91,17 +91,6 @@ export function getStatus(port: number, ca: string, path: string): Promise<numbe
   });
 }
 
-function getPlainStatus(port: number, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', () => resolve(0));
-    req.end();
-  });
-}
-
 /** A fresh directory with the bench policy and generated certificates (by a first, untimed start). */
 export function benchDir(): { dir: string; certDir: string; policy: string } {
   const dir = mkdtempSync(join(tmpdir(), 'deed-bench-'));
@@ -163,7 +152,7 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
     const caFile = o.caFile ?? join(o.certDir, 'ca.crt');
     while (child.exitCode === null) {
       const ca = existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
-      const status = o.metricsPort !== undefined ? await getPlainStatus(o.metricsPort, '/readyz') : ca !== undefined ? await getStatus(port, ca, '/readyz') : 0;
+      const status = o.metricsPort !== undefined ? await getPlain(o.metricsPort, '/readyz').then((a) => a.status, () => 0) : ca !== undefined ? await getStatus(port, ca, '/readyz') : 0;
       if (ca !== undefined && status === 200) return ca;
       await new Promise((r) => setTimeout(r, 5));
     }

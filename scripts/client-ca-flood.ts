@@ -6,12 +6,12 @@
 // flood of 2,400 hanging connections got a reset.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { percentile } from '../bench/load.js';
 import { benchDir, freePort, memory, resetPeak, ROOT, startDeed } from '../bench/processes.js';
 import { clientCertificatePair } from '../test/e2e/control-plane.js';
+import { getPlain } from '../test/serve-process.js';
 import type { Conn } from './hostile-flood.js';
 
 export interface ClientCaFloodOptions {
@@ -91,16 +91,7 @@ export async function clientCaFlood(o: ClientCaFloodOptions): Promise<void> {
   await loop;
   const rss = memory(pid);
   const result = JSON.parse(readFileSync(outFile, 'utf8')) as { openedIn: number; watched: number; conns: Array<Omit<Conn, 'destroy'>> };
-  const metrics = await new Promise<string>((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port: metricsPort, path: '/metrics', agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve(text));
-    });
-    req.on('error', () => resolve(''));
-    req.end();
-  });
+  const metrics = await getPlain(metricsPort, '/metrics').then((a) => a.body, () => '');
   const refusals = [...metrics.matchAll(/^deed_connections_refused_total\{reason="(\w+)"\} (\d+)$/gm)].map(([, reason, n]) => `${reason} ${n}`).join(', ');
 
   const during = Float64Array.from(latencies.slice(before)).sort();

@@ -2,7 +2,7 @@
 // certificates (the API server presents the one its AdmissionConfiguration names), and a
 // flood of connections that never finish beside the API server's own connection.
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
+import { getPlain } from '../../serve-process.js';
 import { describe, test } from 'node:test';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -18,30 +18,6 @@ function withoutCertificate(port: number, ca: string): Promise<string> {
     socket.on('secureConnect', () => socket.write('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'));
     socket.on('data', (c: Buffer) => resolve(`answered: ${c.toString('utf8').slice(0, 40)}`));
     socket.on('close', () => resolve('closed without an answer'));
-  });
-}
-
-function plainText(port: number, path: string): Promise<string> {
-  return new Promise((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve(text));
-    });
-    req.on('error', () => resolve(''));
-    req.end();
-  });
-}
-
-function plainStatus(port: number, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', () => resolve(0));
-    req.end();
   });
 }
 
@@ -71,8 +47,8 @@ export function connectionCases(suite: () => Suite): void {
         assert.equal(label(stored, KEYS.environment), 'alpha');
         assert.match(await withoutCertificate(s.deed.port, s.deed.ca), /CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|ECONNRESET|closed without an answer/);
         assert.ok(s.deed.metricsPort);
-        assert.equal(await plainStatus(s.deed.metricsPort, '/readyz'), 200);
-        assert.equal(await plainStatus(s.deed.metricsPort, '/healthz'), 200);
+        assert.equal((await getPlain(s.deed.metricsPort, '/readyz')).status, 200);
+        assert.equal((await getPlain(s.deed.metricsPort, '/healthz')).status, 200);
       } finally {
         await s.restartDeed();
       }
@@ -92,7 +68,7 @@ export function connectionCases(suite: () => Suite): void {
         }
         const stored = await createSecret(s, 'fresh-connection-during-flood');
         assert.equal(label(stored, KEYS.managedBy), 'deed');
-        const metrics = await plainText(s.deed.metricsPort!, '/metrics');
+        const metrics = (await getPlain(s.deed.metricsPort!, '/metrics')).body;
         assert.ok(Number(/^deed_connections_refused_total\{reason="total"\} (\d+)/m.exec(metrics)?.[1]) >= 20, 'the oldest connections in their handshake were closed to make room');
       } finally {
         for (const socket of flood) socket.destroy();
