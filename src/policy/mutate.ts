@@ -5,7 +5,8 @@
 // server already mounted. Object in, patch and verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
-import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
+import { allowed, patched, type Finding, type Verdict } from '../admission/verdict.js';
+import { enforce } from './rules/enforcement.js';
 import { own, readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
@@ -31,7 +32,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const door = doorOf(req);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
-    if (mismatch) return denied([mismatch]);
+    if (mismatch) return enforce([mismatch], ctx.policy);
     return req.namespace === undefined ? allowed() : mutateWorkload(req, door.workload, req.namespace, ctx);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
@@ -40,7 +41,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (kind === undefined) return allowed();
   const obj = req.object!;
   const mismatch = kindMismatch(req, kind);
-  if (mismatch) return denied([mismatch]);
+  if (mismatch) return enforce([mismatch], ctx.policy);
   const namespace = req.namespace;
   if (namespace === undefined) return missingNamespace(kind);
 
@@ -49,8 +50,10 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
 
+  // Every finding goes through the rules' modes, here as on the validating side: a gate
+  // rule set to warn lets the object through, unstamped (it acts for no environment here).
   const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy);
-  if ('verdict' in gate) return gate.verdict;
+  if ('verdict' in gate) return enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
   const { environment } = gate;
 
   const findings: Finding[] = [];
@@ -129,7 +132,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const scoped = kind.kind === 'NetworkPolicy' ? scopedPodSelector(obj, environment, ctx.policy) : undefined;
   if (scoped !== undefined && 'finding' in scoped) findings.push(scoped.finding);
 
-  if (findings.length > 0) return denied(findings, warnings);
+  const enforced = enforce(findings, ctx.policy, warnings);
+  if (!enforced.allowed) return enforced;
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
   // signs with the previous key of a rotation, and re-signing would only churn the object.
@@ -155,7 +159,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
   // The template ops first: they address volumes by their index before the token volume comes out.
-  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
+  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

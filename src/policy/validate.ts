@@ -72,9 +72,12 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? secretReferences(podSecrets(spec, 'spec'), namespace, reach, ctx) : [])];
   const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
-    if (!identity.verdict.allowed) return identity.verdict;
+    // A gate rule set to warn or audit lets the object through as one of no environment's.
+    const gate = identity.verdict.findings;
+    const gated = enforce(gate, policy);
+    if (!gated.allowed) return gated;
     // Deed stamps the ephemeral claims of an environment's pods only; no one else's.
-    const foreign = kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [];
+    const foreign = [...gate, ...(kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [])];
     if (isTrusted(requester, policy)) return enforce(foreign, policy);
     // Acting for no environment, the requester gets no stamps; but what its object reaches
     // (another environment's claim or Secret, a runner's service account or its token, an

@@ -5,6 +5,7 @@
 // `spec.template.spec`): every rule of this folder takes `(spec, at, ...)`, `at` being the
 // spec's field path, and names the paths it reports under it.
 import { posix } from 'node:path';
+import { SNAPSHOT_GROUP } from '../kinds.js';
 
 export type Rec = Record<string, unknown>;
 
@@ -114,7 +115,6 @@ export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' 
   return undefined;
 }
 
-export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 
 /**
  * The VolumeSnapshot a PersistentVolumeClaim spec restores (dataSourceRef or dataSource

@@ -6,7 +6,7 @@
 // mutating side writes the claim stamps of an environment's ephemeral volumes.
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
-import { allowed, denied, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
+import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { own } from '../stamps/attestation.js';
 import { createIdentity } from '../create-gate.js';
@@ -63,8 +63,9 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
     ops.push(...r.ops);
     findings.push(...r.findings);
   }
-  if (findings.length > 0) return denied(findings);
-  return ops.length > 0 ? patched(ops) : allowed();
+  const enforced = enforce(findings, policy);
+  if (!enforced.allowed) return enforced;
+  return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
 }
 
 export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
