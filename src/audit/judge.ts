@@ -12,6 +12,7 @@ import type { DecisionContext, Policy } from '../policy/policy.js';
 import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { objectRules } from '../policy/validate.js';
+import { ownershipOfObject } from '../policy/ownership.js';
 import { reaperOwner, reaperVerdict, type OwnerLookup, type OwnerRef } from './reaper-verdict.js';
 
 /** The results a PolicyReport knows. */
@@ -148,7 +149,10 @@ function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCo
     // The caller knows the object's namespace is in scope; content rules do not ask.
     scope: EVERY_NAMESPACE,
   };
-  const findings = objectRules(obj, sandboxKindNamed(kind), decision);
+  // Judged for the environment its stamps name (they verified, or the stamp result says not).
+  const namespace = obj.metadata.namespace ?? '';
+  const owner = ownershipOfObject(obj, kind, namespace, ctx.policy, ctx.keyRing);
+  const findings = objectRules(obj, sandboxKindNamed(kind), decision, { policy: ctx.policy, namespace, environment: owner.kind === 'stamped' ? owner.environment : undefined });
   if (findings.length === 0)
     return [{ policy: AUDIT_POLICIES.rules, rule: AUDIT_CHECKS.contentRules, result: 'pass', message: kind === 'Pod' ? 'the pod passes the template and workspace rules' : 'the claim has no pod owner' }];
   return findings.map((f) => {

@@ -43,6 +43,13 @@ export const environmentSchema = z
       .describe(
         'Namespaces bound to this environment: there only its principals, its managers, system principals and break-glass may create sandbox objects. Unbound namespaces accept every environment.',
       ),
+    grants: z
+      .object({
+        hostNetwork: z.boolean().default(false).describe("The environment's pods may use the host network namespace (rule `template.host-network`)."),
+      })
+      .strict()
+      .default({ hostNetwork: false })
+      .describe('What the platform grants this environment beyond the sandbox defaults.'),
     managers: z
       .object({
         users: z.array(z.string().min(1)).default([]).describe('Usernames, e.g. `system:serviceaccount:platform:runner-controller`.'),

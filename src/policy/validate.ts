@@ -19,7 +19,8 @@ import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
-import { templateCollisions } from './pod/template-collisions.js';
+import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
+import type { Facts } from './rules/rule.js';
 import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
@@ -31,7 +32,6 @@ import { networkPolicyScope } from './network-policy-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
-import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 import { outOfScope } from './rules/out-of-scope.js';
@@ -99,7 +99,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
         message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
       });
   }
-  findings.push(...objectRules(obj, kind, ctx, wsClaims));
+  findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims));
   if (spec !== undefined) {
     findings.push(...ephemeralStampIntegrity(spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now()));
     findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
@@ -130,7 +130,10 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     // unread claim counts as a workspace, the same before and after (fail closed).
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
     const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, ctx, true) : new Set<string>();
-    if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx, wsClaims), objectRules(newObj, kind, ctx, wsClaims)));
+    if (isManaged(newObj.metadata.labels, policy.keys)) {
+      const facts: Facts = { policy, namespace, environment: 'environment' in owner ? owner.environment : undefined };
+      findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
+    }
     else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       const added = new Set(addedSecrets(oldObj.spec, spec));
@@ -206,9 +209,11 @@ function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
   );
 }
 
-/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. `deed audit` judges stored objects with them too. */
-export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
-  const { config } = ctx.policy;
+/**
+ * Per-kind checks of an object's content: a sandbox pod's spec rules (SANDBOX_POD_RULES),
+ * PVC ownership, token Secrets. `deed audit` judges stored objects with them too.
+ */
+export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, facts: Facts, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');
     return podOwner
@@ -227,12 +232,25 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
     ];
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
-  return [...templateCollisions(obj.spec, 'spec', config), ...podWorkspace(obj, obj.spec, ctx, wsClaims)];
+  return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims), facts);
 }
 
+/** A Pod's own spec as the pod rules judge it. */
+function podSpecSubject(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): PodSpecSubject {
+  const { keys } = ctx.policy;
+  return {
+    spec,
+    at: 'spec',
+    source: { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+    podName: obj.metadata.name,
+    grants: { value: own(obj.metadata.annotations ?? {}, keys.workspaceGrants), path: annotationPath(keys.workspaceGrants) },
+    workspaceClaims: wsClaims,
+  };
+}
+
+/** The workspace rules alone, for a pod of a requester acting for no environment that mounts a workspace. */
 function podWorkspace(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): Finding[] {
-  const { config, keys } = ctx.policy;
-  return workspaceMounts(spec, 'spec', obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config, wsClaims);
+  return workspaceRule.check(podSpecSubject(obj, spec, ctx, wsClaims), { policy: ctx.policy, namespace: obj.metadata.namespace ?? '', environment: undefined });
 }
 
 /**

@@ -280,6 +280,15 @@ export const RULES = {
     overridable: true,
     example: 'container "dbg" is privileged',
   }),
+  templateHostNetwork: rule({
+    id: 'template.host-network',
+    webhook: 'validate',
+    checks:
+      "A sandbox pod (or a workload's pod template) uses the host network namespace only when its environment is granted it (`environments[].grants.hostNetwork`, default false). Judged wherever a pod spec stands: pods, every workload template, and `deed audit`.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'environment "alpha" is not granted host networking (environments[].grants.hostNetwork)',
+  }),
   templateHostAccess: rule({
     id: 'template.host-access',
     webhook: 'validate',
