@@ -7,7 +7,7 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
-import { isRec } from './pod/spec.js';
+import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
 import type { Lookup, ObjectLookup } from './policy.js';

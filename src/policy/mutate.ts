@@ -1,13 +1,14 @@
-// The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"), and into a sandbox pod's ephemeral claim templates (so the claims the
+// The mutating webhook: stamps ownership onto sandbox objects at CREATE (docs/concepts.md,
+// "The mutating webhook"), and into a sandbox pod's ephemeral claim templates (so the claims the
 // ephemeral-volume controller makes are its environment's), and turns service-account
 // token automount off on sandbox pods that leave it unset, taking out the token the API
 // server already mounted. Object in, patch and verdict out; no I/O.
+import { entryOf } from './unstructured.js';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, patched, type Finding, type Verdict } from '../admission/verdict.js';
 import { enforce } from './rules/enforcement.js';
-import { own, readStamps } from './stamps/attestation.js';
+import { readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 import { resolveRequester, type Requester } from './requester/identity.js';
@@ -18,7 +19,7 @@ import { annotationPath, identityStamps, labelPath, sameReference } from './stam
 import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
-import { isRec } from './pod/spec.js';
+import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { scopedPodSelector } from './network-policy-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js';
@@ -61,9 +62,9 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const runner = requester.runner;
 
   // Deadline from the client budget, the margin and the cap.
-  const deadline = policyDeadline(own(annotations, keys.maxDuration), ctx.policy.config.deadline);
+  const deadline = policyDeadline(entryOf(annotations, keys.maxDuration), ctx.policy.config.deadline);
   if (!deadline.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: deadline.message });
-  if (own(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
+  if (entryOf(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
   let seconds = deadline.ok ? deadline.seconds : undefined;
   let activeDeadlineSeconds: number | undefined;
   if (kind.activeDeadline && seconds !== undefined) {
@@ -81,28 +82,28 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // admission would write (a fresh expiry). A copy of another object's stamps carries an
   // older expiry, so its stamps are client values: conflicts, and a forged attestation.
   const expiryDue = kind.expiresAt && seconds !== undefined ? seconds : undefined;
-  const givenAttestation = own(annotations, keys.attestation);
+  const givenAttestation = entryOf(annotations, keys.attestation);
   const ours =
     givenAttestation !== undefined &&
     isOwnReinvocation(obj, keys, kind, namespace, environment, requester, ctx.keyRing, givenAttestation, expiryDue, ctx.now());
   if (givenAttestation !== undefined && !ours)
     findings.push({ rule: RULES.attestationForged.id, path: annotationPath(keys.attestation), message: 'is admission-owned and signed by Deed; a client value is never accepted' });
 
-  const givenNonce = own(annotations, keys.createNonce);
+  const givenNonce = entryOf(annotations, keys.createNonce);
   if (givenNonce !== undefined && !isWellFormedNonce(givenNonce))
     findings.push({ rule: RULES.nonceMalformed.id, path: annotationPath(keys.createNonce), message: `must be 64 lowercase hex characters, got ${quote(givenNonce)}` });
   const nonce = givenNonce !== undefined && isWellFormedNonce(givenNonce) ? givenNonce : mintNonce(ctx.randomBytes);
 
   const identity = identityStamps(keys, environment, runner, kind, namespace);
   const wantLabels = identity.labels;
-  const givenExpiry = own(annotations, keys.expiresAt);
+  const givenExpiry = entryOf(annotations, keys.expiresAt);
   const expiry = expiryDue === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), expiryDue);
   const wantAnnotations: Record<string, string | undefined> = {
     [keys.owner]: identity.owner,
     [keys.expiresAt]: expiry,
   };
-  for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, own(labels, key), want);
-  for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, own(annotations, key), want);
+  for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, entryOf(labels, key), want);
+  for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, entryOf(annotations, key), want);
 
   const ownerRef = identity.ownerReference;
   const refs = obj.metadata.ownerReferences ?? [];

@@ -1,13 +1,14 @@
-// The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
+// The validating webhook (docs/concepts.md, "The validating webhook"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
 // a pod names, and what a NetworkPolicy selects. The controller doors too: workload
 // templates (workload/review.ts), token Secrets and TokenRequests, snapshots. Object in,
 // verdict out; no I/O: what it knows of other objects comes from ctx.lookup.
+import { entryOf } from './unstructured.js';
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own } from './stamps/attestation.js';
+
 import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
@@ -24,7 +25,7 @@ import type { Facts } from './rules/rule.js';
 import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
-import { isRec, type Rec } from './pod/spec.js';
+import { isRec, type Rec } from './unstructured.js';
 import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
@@ -184,7 +185,7 @@ function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: strin
 
 /** The service account a token Secret names (undefined for any other Secret). */
 function tokenAccount(obj: KubeObject): string | undefined {
-  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
+  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
 }
 
 /** A TokenRequest hands out a token of the account it names. */
@@ -222,7 +223,7 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
   }
   if (kind.kind === 'Secret') {
     if (obj.type !== SERVICE_ACCOUNT_TOKEN_TYPE) return [];
-    const account = own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME);
+    const account = entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME);
     return [
       {
         rule: RULES.secretServiceAccountToken.id,
@@ -243,7 +244,7 @@ function podSpecSubject(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClai
     at: 'spec',
     source: { kind: 'Pod', controller: false, ownsRestartPolicy: false },
     podName: obj.metadata.name,
-    grants: { value: own(obj.metadata.annotations ?? {}, keys.workspaceGrants), path: annotationPath(keys.workspaceGrants) },
+    grants: { value: entryOf(obj.metadata.annotations ?? {}, keys.workspaceGrants), path: annotationPath(keys.workspaceGrants) },
     workspaceClaims: wsClaims,
   };
 }

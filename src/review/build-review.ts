@@ -5,7 +5,7 @@
 import { kindRowNamed } from '../policy/kinds.js';
 import type { AdmissionRequest, KubeObject, UserInfo } from '../admission/types.js';
 import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/requester/identity.js';
-import { field, isRec, recs, text } from '../policy/pod/spec.js';
+import { field, isRec, recs, text } from '../policy/unstructured.js';
 import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/pod/service-account-token.js';
 
 export type ReviewOperation = 'CREATE' | 'UPDATE' | 'DELETE';

@@ -3,7 +3,7 @@
 // A rule added to SANDBOX_POD_RULES reaches all of them, and `deed review` and `deed test`
 // (which call the same webhooks), with no other edit.
 import type { Finding } from '../../admission/verdict.js';
-import { field, type Rec } from './spec.js';
+import { field, type Rec } from '../unstructured.js';
 import { templateCollisions } from './template-collisions.js';
 import { workspaceMounts } from './workspace-mounts.js';
 import { RULES, type RuleInfo } from '../rules/catalog.js';

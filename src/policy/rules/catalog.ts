@@ -1,6 +1,8 @@
 // The one list of Deed's rules: ids, what each checks, default enforcement mode and an
 // example message. Metrics, the docs' rule catalog and policy validation all read it.
-import type { EnforcementMode } from '../../config/schema.js';
+/** What a finding of a rule becomes: a denial, an admission warning, or an audit annotation only. */
+export const ENFORCEMENT_MODES = ['deny', 'warn', 'audit'] as const;
+export type EnforcementMode = (typeof ENFORCEMENT_MODES)[number];
 
 export interface RuleInfo {
   id: string;

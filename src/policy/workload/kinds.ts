@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../admission/types.js';
 import type { WorkloadKind } from '../kinds.js';
-import { field, isRec, recs, type Rec } from '../pod/spec.js';
+import { field, isRec, recs, type Rec } from '../unstructured.js';
 
 export type { WorkloadKind } from '../kinds.js';
 

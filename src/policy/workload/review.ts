@@ -4,10 +4,11 @@
 // Pod, at the template's path. Claim templates are judged as the claims they make. No
 // template carries stamps a client wrote: the controllers copy them unreviewed. The
 // mutating side writes the claim stamps of an environment's ephemeral volumes.
+import { entryOf } from '../unstructured.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
-import { own } from '../stamps/attestation.js';
+
 import { createIdentity } from '../create-gate.js';
 import { resolveRequester, type Requester } from '../requester/identity.js';
 import { mintNonce } from '../stamps/nonce.js';
@@ -21,7 +22,7 @@ import { annotationPath } from '../stamps/identity-stamps.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
-import { stringMap } from '../pod/spec.js';
+import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import { podSecrets, secretReferences, type SecretReference } from '../pod/secret-references.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
@@ -110,7 +111,7 @@ function templateSubject(t: PodTemplate, kind: WorkloadKind, keys: StampKeys, ws
     at: `${t.at}.spec`,
     source: { kind: kind.kind, controller: true, ownsRestartPolicy: kind.ownsRestartPolicy },
     podName: undefined,
-    grants: { value: own(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), path: `${t.at}.${annotationPath(keys.workspaceGrants)}` },
+    grants: { value: entryOf(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), path: `${t.at}.${annotationPath(keys.workspaceGrants)}` },
     workspaceClaims: wsClaims,
   };
 }
