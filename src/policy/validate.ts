@@ -22,6 +22,7 @@ import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
 import type { Facts } from './rules/rule.js';
+import { noLookup } from './lookup.js';
 import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
@@ -130,7 +131,9 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     // Claims a pod mounts are read only for the door that can add containers: elsewhere an
     // unread claim counts as a workspace, the same before and after (fail closed).
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
-    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, ctx, true) : new Set<string>();
+    // The read plan (lookup.ts) names them for that door only: elsewhere none is read here.
+    const claimCtx = req.subResource === 'ephemeralcontainers' ? ctx : { ...ctx, lookup: noLookup('claims a pod mounts are read only for pods/ephemeralcontainers') };
+    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, claimCtx, true) : new Set<string>();
     if (isManaged(newObj.metadata.labels, policy.keys)) {
       const facts: Facts = { policy, namespace, environment: 'environment' in owner ? owner.environment : undefined };
       findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
