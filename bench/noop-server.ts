@@ -1,19 +1,25 @@
 // The baseline: a fastify server with Deed's TLS settings (HTTPS, HTTP/2 with HTTP/1.1
 // fallback, TLS 1.2 minimum, the same certificate) that parses the body like Deed does and
 // answers every review with a fixed `allowed: true`. Deed's throughput is quoted against it.
-// Usage: tsx bench/noop-server.ts CERT_DIR   (prints its URL on stdout)
+// Usage: tsx bench/noop-server.ts CERT_DIR [--patch FILE] [--http1]   (prints its URL on stdout)
+//   --patch FILE   /mutate answers with this fixed JSON Patch (a JSON list), as a webhook
+//                  that stamps would; /validate still answers a bare `allowed: true`
+//   --http1        offer only HTTP/1.1 over ALPN (the API server then calls over HTTP/1.1)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { fastify, type FastifyInstance } from 'fastify';
 
-const certDir = process.argv[2];
-if (!certDir) throw new Error('usage: noop-server.ts CERT_DIR');
+const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { patch: { type: 'string' }, http1: { type: 'boolean', default: false } } });
+const certDir = positionals[0];
+if (!certDir) throw new Error('usage: noop-server.ts CERT_DIR [--patch FILE] [--http1]');
+// Encoded once: the server does no per-review work for it.
+const patch = flags.patch === undefined ? undefined : Buffer.from(JSON.stringify(JSON.parse(readFileSync(flags.patch, 'utf8')))).toString('base64');
 
-const app = fastify({
-  http2: true,
-  https: { allowHTTP1: true, minVersion: 'TLSv1.2', cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) },
-  bodyLimit: 8 * 1024 * 1024,
-}) as unknown as FastifyInstance;
+const tls = { minVersion: 'TLSv1.2', cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) } as const;
+const app = (flags.http1
+  ? fastify({ https: tls, bodyLimit: 8 * 1024 * 1024 })
+  : fastify({ http2: true, https: { allowHTTP1: true, ...tls }, bodyLimit: 8 * 1024 * 1024 })) as unknown as FastifyInstance;
 
 app.removeAllContentTypeParsers();
 app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -28,7 +34,11 @@ for (const path of ['/mutate', '/validate'])
   app.post(path, async (req) => ({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
-    response: { uid: (req.body as { request?: { uid?: string } }).request?.uid ?? '', allowed: true },
+    response: {
+      uid: (req.body as { request?: { uid?: string } }).request?.uid ?? '',
+      allowed: true,
+      ...(patch !== undefined && path === '/mutate' ? { patchType: 'JSONPatch', patch } : {}),
+    },
   }));
 
 await app.listen({ host: '127.0.0.1', port: 0 });

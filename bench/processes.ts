@@ -163,9 +163,9 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
   return { child, url: `https://127.0.0.1:${port}`, port, ca, readyMs, logFile, stop: stopper(child) };
 }
 
-/** Starts the no-op baseline with the same certificate and TLS settings. */
-export async function startNoop(certDir: string): Promise<Served> {
-  const child = track(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/noop-server.ts'), certDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+/** Starts the no-op baseline with the same certificate and TLS settings (`args`: bench/noop-server.ts's flags). */
+export async function startNoop(certDir: string, args: string[] = []): Promise<Served> {
+  const child = track(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/noop-server.ts'), certDir, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
   const url = await waitForLine(child, (line) => (line.startsWith('https://') ? line.trim() : undefined), 'the no-op server');
   return { child, url, port: Number(new URL(url).port), ca: readFileSync(join(certDir, 'ca.crt'), 'utf8'), stop: stopper(child) };
 }

@@ -29,6 +29,8 @@ export interface ControlPlane {
   webhookClientCaFile: string;
   /** True when kube-controller-manager runs: garbage collection and namespace deletion happen. */
   controllers: boolean;
+  /** The process id of each process it started, by name (etcd, kube-apiserver, kube-controller-manager): the chain bench reads their CPU time. */
+  pids: Record<string, number>;
   /** The API server's audit events so far: every delete of the four kinds, with its request body. */
   audit(): AuditEvent[];
   stop(): Promise<void>;
@@ -162,7 +164,8 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
       existsSync(auditLog)
         ? readFileSync(auditLog, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as AuditEvent)
         : [];
-    return { dir, bin, server, ca: caPem, webhookClientCaFile: webhookClient.caFile, admin, controllers, audit, stop };
+    const pids = Object.fromEntries(started.map((p) => [p.name, p.child.pid!]));
+    return { dir, bin, server, ca: caPem, webhookClientCaFile: webhookClient.caFile, admin, controllers, pids, audit, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,350 @@
+// `npm run bench:chain`: what Deed costs in the create path of a real kube-apiserver, against
+// the API server's own admission policies. It starts the end-to-end control plane (etcd and
+// kube-apiserver from KUBEBUILDER_ASSETS, no controller manager), and a runner pod's
+// pod-bound token creates Secrets, 8 in flight, through each admission chain in turn:
+//   none      no admission configured
+//   policy    a MutatingAdmissionPolicy and a ValidatingAdmissionPolicy (bench/chain-policies.ts)
+//             that write and freeze the stamps CEL can compute from the requester
+//   noop      a webhook pair answering at once, the mutating one with a fixed patch the size
+//             of Deed's stamps (bench/noop-server.ts --patch)
+//   deed      Deed's webhooks as `deed manifests` renders them, clientConfig pointed at
+//             `deed serve` (compiled, with the lookup cache, as installed)
+// and the variants that answer a question each (--chains):
+//   deed-mutating   Deed's mutating webhook alone: what the second call costs
+//   deed-no-conditions   Deed's pair without its matchConditions: what they cost the API server
+//   deed-one-condition   Deed's pair with only the first of them: whether the cost is per condition or per webhook
+//   noop-h1         the no-op pair offering only HTTP/1.1: Node's HTTP/1.1 against HTTP/2
+// The chains take turns in short rounds (the machine's other load drifts); CPU time per
+// create of every process in the chain, from /proc (user + system, all threads), is the
+// steady figure. Prints figures; asserts nothing. See docs/performance.md.
+//   npm run bench:chain -- --rounds 5 --duration 5 --chains none,policy,noop,deed
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { renderManifests } from '../src/install/manifests.js';
+import { api, type Identity } from '../test/e2e/client.js';
+import { assets, startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
+import { DEED_NAMESPACE, E2E_POLICY } from '../test/e2e/suite.js';
+import { chainPolicies, POLICY_KINDS, stampPatch } from './chain-policies.js';
+import { median, percentile } from './load.js';
+import { cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '5' },
+    inflight: { type: 'string', default: '8' },
+    chains: { type: 'string', default: 'none,policy,noop,deed' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1'] as const;
+type Chain = (typeof CHAINS)[number];
+const chains = flags.chains.split(',').map((c) => {
+  if (!(CHAINS as readonly string[]).includes(c)) throw new Error(`unknown chain ${c}; one of ${CHAINS.join(', ')}`);
+  return c as Chain;
+});
+const rounds = Number(flags.rounds);
+const durationS = Number(flags.duration);
+const inflight = Number(flags.inflight);
+const NAMESPACE = 'sandbox-a';
+const log = (s = '') => process.stdout.write(`${s}\n`);
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+interface Scene {
+  cp: ControlPlane;
+  runner: Identity & { pod: string; uid: string };
+  /** Deed's own service account's kubeconfig: its lookup cache reads as in a cluster. */
+  deedKubeconfig: string;
+  dir: string;
+}
+
+async function must(what: string, answer: Promise<{ status: number; text: string; body: unknown }>) {
+  const a = await answer;
+  if (a.status >= 300) throw new Error(`${what}: ${a.status} ${a.text}`);
+  return a;
+}
+
+async function token(cp: ControlPlane, namespace: string, serviceAccount: string, pod?: { name: string; uid: string }): Promise<string> {
+  const a = await must(`token ${namespace}/${serviceAccount}`, api(cp, cp.admin, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { expirationSeconds: 7200, ...(pod ? { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', ...pod } } : {}) },
+  }));
+  return (a.body as { status: { token: string } }).status.token;
+}
+
+/** The namespaces, RBAC and identities of the e2e suite that a Secret create needs. */
+async function scene(cp: ControlPlane): Promise<Scene> {
+  const admin = cp.admin;
+  const call = (method: string, path: string, body?: unknown) => api(cp, admin, method, path, body);
+  for (const [name, optIn] of [[NAMESPACE, true], [DEED_NAMESPACE, false]] as const)
+    await must(`namespace ${name}`, call('POST', '/api/v1/namespaces', { metadata: { name, labels: optIn ? { 'deed.dev/sandbox': 'enabled' } : {} } }));
+  for (const o of renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })) {
+    if (o.kind === 'ServiceAccount') await must(`${o.kind}`, call('POST', `/api/v1/namespaces/${DEED_NAMESPACE}/serviceaccounts`, o));
+    if (o.kind === 'ClusterRole') await must(`${o.kind}`, call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', o));
+    if (o.kind === 'ClusterRoleBinding') await must(`${o.kind}`, call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
+  }
+  await must('runner service account', call('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { metadata: { name: 'runner' } }));
+  await must('secrets role', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { metadata: { name: 'bench' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get', 'list'] }] }));
+  await must('secrets binding', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`, {
+    metadata: { name: 'bench' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench' },
+    subjects: [{ kind: 'ServiceAccount', namespace: NAMESPACE, name: 'runner' }],
+  }));
+  const pod = await must('runner pod', call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, { metadata: { name: 'runner-0' }, spec: { serviceAccountName: 'runner', containers: [{ name: 'runner', image: 'registry.example/runner:1' }] } }));
+  const uid = (pod.body as { metadata: { uid: string } }).metadata.uid;
+  const runner = { name: `${NAMESPACE}:runner@runner-0`, token: await token(cp, NAMESPACE, 'runner', { name: 'runner-0', uid }), pod: 'runner-0', uid };
+  const dir = join(cp.dir, 'bench');
+  mkdirSync(dir);
+  const deedKubeconfig = join(dir, 'deed.kubeconfig');
+  writeKubeconfig(deedKubeconfig, cp.server, cp.ca, await token(cp, DEED_NAMESPACE, 'deed'));
+  return { cp, runner, deedKubeconfig, dir };
+}
+
+/** One Secret create as the runner; latency in ms and the stamps the chain wrote. */
+function createSecret(cp: ControlPlane, who: Identity, agent: Agent, dryRun = false): Promise<{ status: number; ms: number; labels?: Record<string, string>; annotations?: Record<string, string>; text: string }> {
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'bench-' }, data: { token: 'c2FuZGJveC1zZXNzaW9uLXRva2VuLTAxMjM0NTY3ODlhYmNkZWY=' } });
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(`/api/v1/namespaces/${NAMESPACE}/secrets${dryRun ? '?dryRun=All' : ''}`, cp.server),
+      { method: 'POST', agent, ca: cp.ca, headers: { authorization: `Bearer ${who.token}`, 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - started;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (!dryRun) return resolve({ status: res.statusCode ?? 0, ms, text: res.statusCode === 201 ? '' : text });
+          const meta = (JSON.parse(text) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } }).metadata;
+          resolve({ status: res.statusCode ?? 0, ms, labels: meta?.labels, annotations: meta?.annotations, text });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** What a dry-run create shows about the chain in place: each chain leaves its own mark. */
+function signature(labels: Record<string, string> = {}, annotations: Record<string, string> = {}): 'none' | 'policy' | 'noop' | 'deed' | 'deed-mutating' | 'mixed' {
+  if (labels['deed.dev/managed'] === undefined && Object.keys(annotations).length === 0) return 'none';
+  const nonce = annotations['deed.dev/create-nonce'];
+  if (nonce === undefined) return 'policy';
+  if (nonce === '0'.repeat(64)) return 'noop';
+  if (annotations['deed.dev/attestation']?.startsWith('v')) return 'deed';
+  return 'mixed';
+}
+
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+const PATHS: Record<string, string> = {
+  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
+  ...POLICY_KINDS,
+};
+
+/** Deed's webhook configurations as rendered, changed only in clientConfig (as the e2e suite registers them). */
+function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one' } = {}): KubernetesObject[] {
+  return renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })
+    .filter((w) => w.kind === 'MutatingWebhookConfiguration' || (w.kind === 'ValidatingWebhookConfiguration' && !o.mutatingOnly))
+    .map((w) => {
+      const copy = structuredClone(w) as KubernetesObject & { webhooks: Array<{ clientConfig: { service?: { path: string } }; matchConditions?: unknown[] }> };
+      for (const hook of copy.webhooks) {
+        hook.clientConfig = { url: `${url}${hook.clientConfig.service!.path}`, caBundle: Buffer.from(ca).toString('base64') } as never;
+        if (o.conditions === 'none') delete hook.matchConditions;
+        if (o.conditions === 'one') hook.matchConditions = hook.matchConditions!.slice(0, 1);
+      }
+      return copy;
+    });
+}
+
+async function install(cp: ControlPlane, objects: KubernetesObject[]): Promise<void> {
+  for (const o of objects) await must(`register ${o.kind}`, api(cp, cp.admin, 'POST', `${ADMISSION}/${PATHS[o.kind!]}`, o));
+}
+
+async function uninstall(cp: ControlPlane, objects: KubernetesObject[]): Promise<void> {
+  for (const o of objects) await must(`remove ${o.kind}`, api(cp, cp.admin, 'DELETE', `${ADMISSION}/${PATHS[o.kind!]}/${o.metadata!.name}`));
+}
+
+/** Waits until three dry-run creates in a row show the chain's mark: the API server has seen the change. */
+async function settled(s: Scene, agent: Agent, want: ReturnType<typeof signature>): Promise<void> {
+  let inARow = 0;
+  const deadline = Date.now() + 30_000;
+  while (inARow < 3) {
+    if (Date.now() > deadline) throw new Error(`the chain did not become ${want}`);
+    const probe = await createSecret(s.cp, s.runner, agent, true);
+    inARow = probe.status === 201 && signature(probe.labels, probe.annotations) === want ? inARow + 1 : 0;
+    await sleep(inARow === 0 ? 200 : 50);
+  }
+  await sleep(500);
+}
+
+interface Window {
+  creates: number;
+  failed: number;
+  seconds: number;
+  latencies: number[];
+  cpuMs: Record<string, number>;
+}
+
+/** `inflight` creates at a time for `seconds`; CPU of each named process across the window. */
+async function load(s: Scene, agent: Agent, pids: Record<string, number>, seconds: number): Promise<Window> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
+  const self = process.cpuUsage();
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  const latencies: number[] = [];
+  let failed = 0;
+  let firstFailure = '';
+  const worker = async () => {
+    while (performance.now() < end) {
+      const r = await createSecret(s.cp, s.runner, agent);
+      if (r.status === 201) latencies.push(r.ms);
+      else {
+        failed++;
+        firstFailure ||= `${r.status} ${r.text.slice(0, 300)}`;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(self);
+  const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid) - before[k]!]));
+  cpu['load generator'] = (used.user + used.system) / 1000;
+  if (firstFailure) log(`  ${failed} creates failed, the first: ${firstFailure}`);
+  return { creates: latencies.length, failed, seconds: elapsed, latencies, cpuMs: cpu };
+}
+
+interface Phase {
+  servers: Served[];
+  objects: KubernetesObject[];
+  mark: ReturnType<typeof signature>;
+}
+
+/** Starts what the chain calls and registers its configuration. */
+async function enter(chain: Chain, s: Scene, certDir: string, policyFile: string, patchFile: string): Promise<Phase> {
+  switch (chain) {
+    case 'none':
+      return { servers: [], objects: [], mark: 'none' };
+    case 'policy':
+      return { servers: [], objects: chainPolicies(DEED_NAMESPACE), mark: 'policy' };
+    case 'noop':
+    case 'noop-h1': {
+      const noop = await startNoop(certDir, ['--patch', patchFile, ...(chain === 'noop-h1' ? ['--http1'] : [])]);
+      return { servers: [noop], objects: deedWebhooks(noop.url, noop.ca), mark: 'noop' };
+    }
+    default: {
+      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE] });
+      await cacheCurrent(deed.logFile!);
+      return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const found = assets();
+  if ('missing' in found) throw new Error(`${found.missing}: see test/e2e/README.md`);
+  if (!flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  log(`Deed chain benchmark  ${new Date().toISOString()}  node ${process.version}  ${cpus().length} cores`);
+  log(`command: npm run bench:chain -- ${process.argv.slice(2).join(' ')}`.trimEnd());
+  log(`Secret creates as a pod-bound runner, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a 1 s warm-up`);
+  const cp = await startControlPlane(found.bin, false);
+  try {
+    const s = await scene(cp);
+    const certDir = join(s.dir, 'certs');
+    const policyFile = join(s.dir, 'policy.yaml');
+    writeFileSync(policyFile, `${E2E_POLICY}attestation:\n  keyFile: ${join(s.dir, 'attestation.key')}\n`);
+    writeFileSync(join(s.dir, 'attestation.key'), 'bench-attestation-key-0123456789abcdef0123456789', { mode: 0o600 });
+    const patchFile = join(s.dir, 'patch.json');
+    writeFileSync(patchFile, JSON.stringify(stampPatch(s.runner)));
+    // The first start generates the certificates the no-op server shares.
+    await (await startDeed({ entry: 'dist', certDir, policy: policyFile })).stop();
+    const agent = new Agent({ keepAlive: true, maxSockets: inflight });
+    const pids: Record<string, number> = { 'kube-apiserver': pidOf(cp, 'kube-apiserver'), etcd: pidOf(cp, 'etcd') };
+    const results = new Map<Chain, Window[]>(chains.map((c) => [c, []]));
+    const loads: number[] = [];
+    for (let round = 0; round < rounds; round++)
+      for (const chain of chains) {
+        const phase = await enter(chain, s, certDir, policyFile, patchFile);
+        try {
+          await install(cp, phase.objects);
+          await settled(s, agent, phase.mark);
+          const servers = Object.fromEntries(phase.servers.map((p, i) => [phase.servers.length > 1 ? `webhook server ${i}` : 'webhook server', p.child.pid!]));
+          await load(s, agent, { ...pids, ...servers }, 1);
+          const w = await load(s, agent, { ...pids, ...servers }, durationS);
+          results.get(chain)!.push(w);
+          loads.push(loadavg()[0]!);
+          log(`  round ${round + 1} ${chain.padEnd(20)} ${fmt(w.creates / w.seconds).padStart(5)} creates/s  ${fmt(total(w) / w.creates, 2)} ms CPU per create  load ${fmt(loadavg()[0]!, 2)}`);
+          for (const p of phase.servers) if (p.logFile) log(`    ${reviewTimes(p.logFile)}`);
+        } finally {
+          await uninstall(cp, phase.objects);
+          for (const p of phase.servers) await p.stop();
+        }
+        // Every phase starts from an empty namespace: the same etcd, and the same list for Deed's cache to fill.
+        await must('delete the Secrets', api(cp, cp.admin, 'DELETE', `/api/v1/namespaces/${NAMESPACE}/secrets`));
+      }
+    agent.destroy();
+    report(results, loads);
+  } finally {
+    await cp.stop();
+  }
+}
+
+/** Waits until Deed's lookup cache holds every kind it watches: from then on a review reads nothing. */
+async function cacheCurrent(logFile: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  const current = () => readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"lookup cache current"')).length;
+  while (current() < 4) { // namespaces, pods, claims, Secrets
+    if (Date.now() > deadline) throw new Error(`Deed's lookup cache did not become current:\n${readFileSync(logFile, 'utf8')}`);
+    await sleep(100);
+  }
+}
+
+/** Deed's own time per review, from its review log lines: what the API server waited for. */
+function reviewTimes(logFile: string): string {
+  const byWebhook = new Map<string, number[]>();
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"msg":"review"')) continue;
+    const r = JSON.parse(line) as { webhook: string; durationMs: number; httpVersion?: string };
+    byWebhook.set(`${r.webhook} over HTTP/${r.httpVersion}`, [...(byWebhook.get(`${r.webhook} over HTTP/${r.httpVersion}`) ?? []), r.durationMs]);
+  }
+  return [...byWebhook].map(([k, ms]) => `${k}: ${ms.length} reviews, median ${fmt(median(ms), 3)} ms in Deed`).join('; ');
+}
+
+function pidOf(cp: ControlPlane, name: string): number {
+  const pid = cp.pids[name];
+  if (pid === undefined) throw new Error(`no pid for ${name}`);
+  return pid;
+}
+
+const total = (w: Window) => Object.values(w.cpuMs).reduce((a, b) => a + b, 0);
+
+function report(results: Map<Chain, Window[]>, loads: number[]): void {
+  const summary = [...results].map(([chain, ws]) => {
+    const creates = ws.reduce((a, w) => a + w.creates, 0);
+    const lat = Float64Array.from(ws.flatMap((w) => w.latencies)).sort();
+    const per: Record<string, number> = {};
+    for (const w of ws) for (const [k, v] of Object.entries(w.cpuMs)) per[k] = (per[k] ?? 0) + v;
+    for (const k of Object.keys(per)) per[k] = per[k]! / creates;
+    return { chain, rate: median(ws.map((w) => w.creates / w.seconds)), p50: percentile(lat, 50), p99: percentile(lat, 99), failed: ws.reduce((a, w) => a + w.failed, 0), per, cpu: Object.values(per).reduce((a, b) => a + b, 0) };
+  });
+  const base = summary.find((r) => r.chain === 'none');
+  const policy = summary.find((r) => r.chain === 'policy');
+  log(`\nload average (1 min) during the rounds: ${fmt(Math.min(...loads), 2)} to ${fmt(Math.max(...loads), 2)}, median ${fmt(median(loads), 2)}`);
+  log('CPU per create, ms (all rounds pooled); ratios are the no-admission chain\'s CPU per create over this chain\'s (1.00 = free), and throughput over no admission\'s');
+  const cols = ['kube-apiserver', 'etcd', 'webhook server', 'load generator'];
+  log(`${'chain'.padEnd(20)} ${'creates/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${cols.map((c) => c.padStart(c.length)).join(' ')} ${'total'.padStart(6)} ${'cpu ratio'.padStart(9)} ${'rate ratio'.padStart(10)} ${'failed'.padStart(6)}`);
+  for (const r of summary)
+    log(`${r.chain.padEnd(20)} ${fmt(r.rate).padStart(9)} ${fmt(r.p50, 2).padStart(7)} ${fmt(r.p99, 2).padStart(7)} ${cols.map((c) => fmt(r.per[c] ?? 0, 3).padStart(c.length)).join(' ')} ${fmt(r.cpu, 3).padStart(6)} ${base ? fmt(base.cpu / r.cpu, 2).padStart(9) : ''} ${base ? fmt(r.rate / base.rate, 2).padStart(10) : ''} ${String(r.failed).padStart(6)}`);
+  if (policy)
+    for (const r of summary.filter((x) => x.chain !== 'none' && x.chain !== 'policy'))
+      log(`${r.chain}: CPU per create of the in-process policy pair over this chain's ${fmt(policy.cpu / r.cpu, 2)}; throughput ${fmt(r.rate / policy.rate, 2)} of the policy pair's`);
+}
+
+await main();
