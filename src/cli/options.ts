@@ -33,3 +33,4 @@ export function parsePositiveSeconds(value: string): number {
 /** How the commands that talk to the API server find it, as kubectl does (kube/client.ts, loadKubeConfig). */
 export const KUBECONFIG_HELP = 'kubeconfig file; otherwise $KUBECONFIG, ~/.kube/config, then the in-cluster service account';
 export const CONTEXT_HELP = "the kubeconfig context to use, in place of its current-context";
+export const AS_HELP = "act as this user (kubectl's --as; the kubeconfig's identity needs RBAC's impersonate verb), e.g. the reaper's service account system:serviceaccount:deed-system:deed-reaper-ENV";

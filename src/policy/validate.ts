@@ -223,7 +223,7 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
       },
     ];
   }
-  if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
+  if (kind.kind !== 'Pod' || !isRec(obj.spec)) return []; // a hostile body's `spec: null` is no spec, not a crash
   return [...templateCollisions(obj.spec, 'spec', config), ...podWorkspace(obj, obj.spec, ctx, wsClaims)];
 }
 
