@@ -27,7 +27,7 @@ const counts = ['tests', 'pass', 'fail', 'skipped'].map((k) => `${k} ${totals.ge
 let exit = code ?? 1;
 let verdict: string;
 if ('missing' in found || !e2eIncluded) {
-  const why = !e2eIncluded ? 'not among the files' : `${found.missing}; export KUBEBUILDER_ASSETS=$(../shared/envtest/install.sh), or see test/e2e/README.md`;
+  const why = 'missing' in found ? `${found.missing}; export KUBEBUILDER_ASSETS=$(../shared/envtest/install.sh), or see test/e2e/README.md` : 'not among the files';
   verdict = `THE END-TO-END SUITE DID NOT RUN (${why}): unit tests only`;
   if (required) {
     verdict += '; CI requires it, so this run FAILS';
