@@ -55,5 +55,5 @@ describe('Deed in a real API server', { skip }, () => {
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);
-  adoptionCases(get);
+  adoptionCases(get, tools);
 });
