@@ -12,6 +12,15 @@ COPY src ./src
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
+# OCI labels: the release build (docs/releasing.md) passes VERSION, REVISION and CREATED.
+ARG VERSION=dev REVISION=unknown CREATED=unknown
+LABEL org.opencontainers.image.title="deed" \
+      org.opencontainers.image.description="Kubernetes admission webhook that stamps ownership onto sandbox workloads" \
+      org.opencontainers.image.source="https://github.com/deed-dev/deed" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
 # Memory settings measured on this image's Node line (26.12, docs/performance.md): a 2 MiB
 # young generation, and (in the ENTRYPOINT, since NODE_OPTIONS refuses this V8 flag) an
 # old generation collected at 1.5x its live size rather than V8's default growth. Across

@@ -43,7 +43,7 @@ function body(kind: (typeof KINDS)[number], ns: string, name: string, runner: { 
   const stamps: AttestedStamps = { kind, namespace: ns, environment: 'alpha', ownerUid: runner.uid, owner, nonce };
   const metadata = {
     name,
-    labels: { [KEYS.managedBy]: 'deed', [KEYS.managed]: 'true', [KEYS.environment]: 'alpha', [KEYS.ownerUid]: runner.uid },
+    labels: { [KEYS.managed]: 'true', [KEYS.environment]: 'alpha', [KEYS.ownerUid]: runner.uid },
     annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: signV1(KEY, stamps) },
   };
   switch (kind) {

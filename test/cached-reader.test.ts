@@ -13,7 +13,7 @@ import { gatheredLookup, lookupKey, type LookupKey, type LookupResource } from '
 import type { Lookup } from '../src/policy/policy.js';
 import { scopeAnswer } from '../src/policy/review-scope.js';
 
-const STAMPED = { labels: { 'deed.dev/environment': 'alpha', 'app.kubernetes.io/managed-by': 'deed' }, annotations: { 'deed.dev/attestation': 'v1:x' } };
+const STAMPED = { labels: { 'deed.dev/environment': 'alpha' }, annotations: { 'deed.dev/attestation': 'v1:x' } };
 
 function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[] } = {}): LookupCache {
   const inScope = new Set(opts.inScope ?? ['sandbox-a']);
@@ -104,7 +104,7 @@ describe('the cached reader', () => {
   });
 
   test('a live answer keeps the same facts a cached one would: only the uid, Deed\'s labels and annotations, and the service account', async () => {
-    const metadata = { uid: 'u1', labels: { ...STAMPED.labels, team: 'x' }, annotations: { ...STAMPED.annotations, 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"token":"c2VjcmV0"}}' } };
+    const metadata = { uid: 'u1', labels: { ...STAMPED.labels, team: 'x', 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { ...STAMPED.annotations, 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"token":"c2VjcmV0"}}' } };
     const live = fakeLive({ 'pods/sandbox-a/runner-0': { state: 'found', metadata, serviceAccountName: 'runner' } });
     const reader = createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics());
     const fromLive = (await reader.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'runner-0' }], 1000)).get('pods', 'sandbox-a', 'runner-0');

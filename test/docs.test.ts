@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configurationDoc, CONFIGURATION_DOC, rulesDoc, RULES_DOC } from '../scripts/docs.js';
 import { RULE_LIST } from '../src/policy/rules/catalog.js';
+import { GENERATED_TABLES, withTable } from '../scripts/doc-tables.js';
 import { ROOT } from './cli-process.js';
 
 describe('generated docs', () => {
@@ -15,6 +16,20 @@ describe('generated docs', () => {
       assert.equal(readFileSync(join(ROOT, file), 'utf8'), render());
     });
   }
+
+  for (const table of GENERATED_TABLES)
+    test(`the ${table.name} table in ${table.file} is what npm run docs generates from the code`, () => {
+      const text = readFileSync(join(ROOT, table.file), 'utf8');
+      assert.equal(text, withTable(text, table));
+    });
+
+  test('the webhook rules table names the workload kinds, TokenRequests and snapshots; the flags table every subcommand', () => {
+    const rules = GENERATED_TABLES.find((t) => t.name === 'webhook-rules')!.render();
+    for (const needle of ['`deployments`', '`cronjobs`', '`serviceaccounts/token`', '`volumesnapshots`', '`pods/eviction`']) assert.ok(rules.includes(needle), needle);
+    const flags = GENERATED_TABLES.find((t) => t.name === 'cli-flags')!.render();
+    for (const command of ['serve', 'review', 'reap', 'audit', 'test <path...>', 'keys usage', 'manifests', 'certs']) assert.ok(flags.includes(`### \`deed ${command}`), command);
+    assert.match(flags, /\| `--as <user>` \| act as this user/);
+  });
 
   test('the rule catalog lists every rule id with its default mode', () => {
     const doc = rulesDoc();

@@ -220,7 +220,7 @@ describe('principals', () => {
   });
 });
 
-describe('app.kubernetes.io/managed-by is Deed\'s only with the value "deed"', () => {
+describe('app.kubernetes.io/managed-by is never a stamp', () => {
   const unstamped = (): KubeObject => {
     const pod = structuredClone(fixture('validate-update-pod-label-by-runner.json').request.oldObject) as KubeObject;
     pod.metadata.labels = { ...pod.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
@@ -234,9 +234,16 @@ describe('app.kubernetes.io/managed-by is Deed\'s only with the value "deed"', (
     allows(update(bare, (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'Helm'), ADMIN), POLICY);
   });
 
-  test('claiming the value "deed", or changing it on a stamped object, is refused', () => {
-    denies(update(unstamped(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'deed'), ADMIN), 'frozen.stamps', POLICY);
-    denies(update(alphaPod(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'Helm'), RUNNER_A), 'frozen.stamps', POLICY);
+  test('the value "deed" claims nothing, and a stamped object may hand the label to Helm: its stamps are under the prefix', () => {
+    allows(update(unstamped(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'deed'), ADMIN), POLICY);
+    allows(update(alphaPod(), (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'Helm'), RUNNER_A), POLICY);
+  });
+
+  test("an object stamped before 0.2.0 (managed-by: deed) still verifies, and its owner may drop the old label", () => {
+    const old = alphaPod();
+    old.metadata.labels = { ...old.metadata.labels, 'app.kubernetes.io/managed-by': 'deed' };
+    allows(update(old, (o) => delete o.metadata.labels!['app.kubernetes.io/managed-by'], RUNNER_A), POLICY);
+    denies(update(old, (o) => (o.metadata.labels!['deed.dev/environment'] = 'beta'), RUNNER_A), 'frozen.stamps', POLICY);
   });
 });
 

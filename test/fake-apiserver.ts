@@ -33,6 +33,8 @@ export interface RecordedRequest {
   path: string;
   query: URLSearchParams;
   accept: string;
+  /** `Impersonate-User`, when the client sent one (kubectl's --as). */
+  impersonate?: string;
   body?: unknown;
 }
 
@@ -172,6 +174,7 @@ export class FakeApiServer {
       path: url.pathname,
       query: url.searchParams,
       accept: req.headers.accept ?? '',
+      ...(typeof req.headers['impersonate-user'] === 'string' ? { impersonate: req.headers['impersonate-user'] } : {}),
       ...(text ? { body: JSON.parse(text) } : {}),
     };
     this.requests.push(recorded);
@@ -204,6 +207,9 @@ export class FakeApiServer {
 
   private route(req: RecordedRequest, res: ServerResponse): void {
     if (req.path === '/api/v1/namespaces' && req.method === 'GET') return this.listNamespaces(res, req.query);
+    // The PolicyReport CRD installed and no report stored: what `deed audit` lists first.
+    if (req.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports' && req.method === 'GET')
+      return send(res, 200, { apiVersion: 'wgpolicyk8s.io/v1alpha2', kind: 'PolicyReportList', metadata: { resourceVersion: String(this.revision) }, items: [] });
     const one = NAMESPACED.exec(req.path);
     const all = one ? null : CLUSTER_WIDE.exec(req.path);
     const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;

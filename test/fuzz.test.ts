@@ -21,7 +21,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { isTrusted } from '../src/policy/requester/principals.js';
 import { resolveRequester } from '../src/policy/requester/identity.js';
-import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys } from '../src/policy/stamps/keys.js';
+import { stampedAnnotationKeys, stampedLabelKeys } from '../src/policy/stamps/keys.js';
 import { sandboxKind } from '../src/policy/kinds.js';
 import { isWellFormedNonce } from '../src/policy/stamps/nonce.js';
 import { isRec, recs } from '../src/policy/unstructured.js';
@@ -200,7 +200,7 @@ const USERS = [
   { username: 'system:serviceaccount:sandbox-a:runner', groups: [], extra: { 'authentication.kubernetes.io/pod-name': ['Runner_0'], 'authentication.kubernetes.io/pod-uid': ['not-a-uid'] } },
 ];
 
-const ownedValue = fc.oneof(fc.constantFrom('alpha', 'beta', 'gamma', MANAGED_BY_VALUE, 'true', RUNNER_UID, 'sandbox-a/runner-0', 'a'.repeat(64), 'v1:AAAA', 'helm'), hostileString);
+const ownedValue = fc.oneof(fc.constantFrom('alpha', 'beta', 'gamma', 'deed', 'true', RUNNER_UID, 'sandbox-a/runner-0', 'a'.repeat(64), 'v1:AAAA', 'helm'), hostileString);
 
 /** A real fixture with a chosen requester, operation, client-set stamps, and a few edits anywhere. */
 const mutatedFixture: fc.Arbitrary<string> = fc
@@ -395,7 +395,6 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   const labels = out.metadata.labels ?? {};
   const annotations = out.metadata.annotations ?? {};
   const env = requester.environment.id;
-  assert.equal(entryOf(labels, keys.managedBy), MANAGED_BY_VALUE);
   assert.equal(entryOf(labels, keys.managed), 'true');
   assert.equal(entryOf(labels, keys.environment), env, 'the environment is the requester’s');
   assert.ok(isWellFormedNonce(entryOf(annotations, keys.createNonce) ?? ''), 'a well-formed nonce');
@@ -461,11 +460,10 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
   }
   if (req.operation === 'UPDATE') {
     const before = req.oldObject!.metadata, after = req.object!.metadata;
-    // managed-by is Deed's only with the value "deed": Helm may change "Helm" to "argocd".
-    const stampChanged = (k: string, a: string | undefined, b: string | undefined) => a !== b && (k !== keys.managedBy || a === MANAGED_BY_VALUE || b === MANAGED_BY_VALUE);
+    const stampChanged = (a: string | undefined, b: string | undefined) => a !== b;
     const changed =
-      stampedLabelKeys(keys).some((k) => stampChanged(k, entryOf(before.labels ?? {}, k), entryOf(after.labels ?? {}, k))) ||
-      stampedAnnotationKeys(keys).some((k) => stampChanged(k, entryOf(before.annotations ?? {}, k), entryOf(after.annotations ?? {}, k)));
+      stampedLabelKeys(keys).some((k) => stampChanged(entryOf(before.labels ?? {}, k), entryOf(after.labels ?? {}, k))) ||
+      stampedAnnotationKeys(keys).some((k) => stampChanged(entryOf(before.annotations ?? {}, k), entryOf(after.annotations ?? {}, k)));
     if (changed) {
       assert.equal(allowed, false, 'a stamp is never changed, removed or added on UPDATE');
       count('validate: changed stamp refused');
@@ -477,7 +475,7 @@ function presentOwned(obj: KubeObject): boolean {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
   return (
-    stampedLabelKeys(keys).some((k) => entryOf(labels, k) !== undefined && (k !== keys.managedBy || entryOf(labels, k) === MANAGED_BY_VALUE)) ||
+    stampedLabelKeys(keys).some((k) => entryOf(labels, k) !== undefined) ||
     stampedAnnotationKeys(keys).some((k) => entryOf(annotations, k) !== undefined)
   );
 }

@@ -174,7 +174,9 @@ describe('the Helm chart', () => {
     assert.match(text, /pods\/ephemeralcontainers/);
     assert.match(text, /reinvocationPolicy: IfNeeded/);
     const helpers = templates.get('_helpers.tpl')!;
-    for (const needle of ['sideEffects: None', 'failurePolicy: Fail', 'matchPolicy: Equivalent', 'admissionReviewVersions: ["v1"]', 'kubernetes.io/metadata.name', 'request.userInfo.username', "'system:serviceaccounts:kube-system' in request.userInfo.groups"])
+    assert.equal((values.webhook as { failurePolicy: string }).failurePolicy, 'Fail', 'fail closed by default');
+    assert.deepEqual((values.webhook as { matchConditions: unknown[] }).matchConditions, []);
+    for (const needle of ['sideEffects: None', 'failurePolicy: {{ .Values.webhook.failurePolicy | default "Fail" }}', '{{- with .Values.webhook.matchConditions }}', 'matchPolicy: Equivalent', 'admissionReviewVersions: ["v1"]', 'kubernetes.io/metadata.name', 'request.userInfo.username', "'system:serviceaccounts:kube-system' in request.userInfo.groups"])
       assert.ok(helpers.includes(needle), `_helpers.tpl: ${needle}`);
   });
 

@@ -22,6 +22,9 @@ export const FIXTURE_POLICY: ConfigInput = {
     { id: 'alpha', serviceAccounts: ['sandbox-a:runner'] },
     { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
   ],
+  // The captured admin (kube-lab-admin, system:masters) stands for a principal of no
+  // environment: these tests name no break-glass (test/break-glass.test.ts tests the default).
+  breakGlass: { groups: [] },
 };
 
 export const NOW = Date.parse('2026-11-29T15:24:34Z');

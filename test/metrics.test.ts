@@ -201,3 +201,37 @@ describe('verifications by key id', () => {
     }
   });
 });
+
+describe('deed_build_info and the whole-request histogram', () => {
+  test('deed_build_info is 1 with the package version and the Node.js version', async () => {
+    const deed = buildApp({ ctx: testContext(), logger: createLogger({ write: () => {} }) });
+    try {
+      const samples = parseExposition(await deed.metrics.registry.metrics());
+      const { VERSION } = await import('../src/version.js');
+      assert.equal(value(samples, 'deed_build_info', { version: VERSION, node: process.version }), 1);
+    } finally {
+      await deed.app.close();
+    }
+  });
+
+  test('deed_request_duration_seconds counts every webhook request by status, a refused content type included, and no probe', async () => {
+    let now = 1000;
+    const deed = buildApp({ ctx: testContext(), logger: createLogger({ write: () => {} }), clock: () => (now += 7) });
+    try {
+      const json = { 'content-type': 'application/json' };
+      await deed.app.inject({ method: 'POST', url: '/mutate?timeout=5s', payload: JSON.stringify(fixture('mutate-create-pod-by-runner.json')), headers: json });
+      await deed.app.inject({ method: 'POST', url: '/validate?timeout=5s', payload: JSON.stringify(fixture('validate-create-pod-by-runner.json')), headers: json });
+      await deed.app.inject({ method: 'POST', url: '/validate', payload: 'x', headers: { 'content-type': 'text/plain' } });
+      await deed.app.inject({ method: 'GET', url: '/healthz' });
+      const samples = parseExposition(await deed.metrics.registry.metrics());
+      assert.equal(value(samples, 'deed_request_duration_seconds_count', { webhook: 'mutate', code: '200' }), 1);
+      assert.equal(value(samples, 'deed_request_duration_seconds_count', { webhook: 'validate', code: '200' }), 1);
+      assert.equal(value(samples, 'deed_request_duration_seconds_count', { webhook: 'validate', code: '415' }), 1);
+      assert.equal(value(samples, 'deed_request_duration_seconds_count'), 3, 'the probe is no webhook request');
+      // The clock moves 7 ms per reading: a request spans at least the arrival and the answer.
+      assert.ok((value(samples, 'deed_request_duration_seconds_sum', { webhook: 'mutate' }) ?? 0) >= 0.007);
+    } finally {
+      await deed.app.close();
+    }
+  });
+});

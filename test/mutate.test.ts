@@ -60,7 +60,6 @@ describe('mutating webhook over the captured fixtures', () => {
     const expected = structuredClone(body.request.object) as KubeObject;
     expected.metadata.labels = {
       'deed.dev/run-id': 'run-42',
-      'app.kubernetes.io/managed-by': 'deed',
       'deed.dev/managed': 'true',
       'deed.dev/environment': 'alpha',
       'deed.dev/owner-uid': RUNNER_UID,
@@ -153,7 +152,6 @@ describe('unmapped requesters', () => {
     ['labels', 'deed.dev/environment'],
     ['labels', 'deed.dev/managed'],
     ['labels', 'deed.dev/owner-uid'],
-    ['labels', 'app.kubernetes.io/managed-by'],
     ['annotations', 'deed.dev/owner'],
     ['annotations', 'deed.dev/attestation'],
     ['annotations', 'deed.dev/create-nonce'],
@@ -161,7 +159,7 @@ describe('unmapped requesters', () => {
   ] as const) {
     test(`an unmapped requester setting ${key} is denied as forged`, () => {
       const body = pod((o) => {
-        o.metadata[where] = { ...(o.metadata[where] as object), [key]: key === 'app.kubernetes.io/managed-by' ? 'deed' : 'x' };
+        o.metadata[where] = { ...(o.metadata[where] as object), [key]: 'x' };
       }, 'mutate-create-pod-by-admin.json');
       const message = denial(body);
       assert.match(message, /\[stamp\.forged\]/);
@@ -169,9 +167,11 @@ describe('unmapped requesters', () => {
     });
   }
 
-  test('an unmapped requester may use app.kubernetes.io/managed-by for another tool', () => {
-    const body = pod((o) => (o.metadata.labels = { 'app.kubernetes.io/managed-by': 'helm' }), 'mutate-create-pod-by-admin.json');
-    assert.equal(review(body).response.allowed, true);
+  test('an unmapped requester may use app.kubernetes.io/managed-by for another tool, with any value', () => {
+    for (const value of ['helm', 'deed']) {
+      const body = pod((o) => (o.metadata.labels = { 'app.kubernetes.io/managed-by': value }), 'mutate-create-pod-by-admin.json');
+      assert.equal(review(body).response.allowed, true, value);
+    }
   });
 
   test('client-declared keys such as run-id do not make an unmapped object forged', () => {
@@ -182,11 +182,25 @@ describe('unmapped requesters', () => {
   });
 });
 
+describe("app.kubernetes.io/managed-by is the applying tool's, not Deed's", () => {
+  test("a runner's object labelled managed-by Helm is stamped under Deed's prefix and keeps Helm's label", () => {
+    const body = pod((o) => (o.metadata.labels = { ...o.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' }));
+    const { out } = stamp(body);
+    assert.equal(out.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm');
+    assert.equal(out.metadata.labels?.['deed.dev/managed'], 'true');
+    assert.equal(out.metadata.labels?.['deed.dev/environment'], 'alpha');
+  });
+
+  test('Deed does not add app.kubernetes.io/managed-by to an object that has none', () => {
+    const { out } = stamp(fixture('mutate-create-pod-by-runner.json'));
+    assert.equal(out.metadata.labels?.['app.kubernetes.io/managed-by'], undefined);
+  });
+});
+
 describe('conflicts with admission-owned keys', () => {
   const cases: Array<[string, (o: KubeObject) => void, RegExp]> = [
     ['an environment label for another environment', (o) => (o.metadata.labels!['deed.dev/environment'] = 'beta'), /deed\.dev\/environment is admission-owned: given "beta", expected "alpha"/],
     ['managed set to false', (o) => (o.metadata.labels!['deed.dev/managed'] = 'false'), /deed\.dev\/managed is admission-owned: given "false", expected "true"/],
-    ['managed-by naming another tool', (o) => (o.metadata.labels!['app.kubernetes.io/managed-by'] = 'helm'), /given "helm", expected "deed"/],
     ['an owner-uid of another pod', (o) => (o.metadata.labels!['deed.dev/owner-uid'] = RUNNER_B_UID), new RegExp(`given "${RUNNER_B_UID}", expected "${RUNNER_UID}"`)],
     ['an owner annotation naming another pod', (o) => (o.metadata.annotations!['deed.dev/owner'] = 'sandbox-a/runner-1'), /given "sandbox-a\/runner-1", expected "sandbox-a\/runner-0"/],
     ['an expires-at of its own', (o) => (o.metadata.annotations!['deed.dev/expires-at'] = '2099-01-01T00:00:00Z'), /deed\.dev\/expires-at is admission-owned: given "2099-01-01T00:00:00Z", expected "2026-11-29T16:54:34Z"/],
@@ -224,7 +238,7 @@ describe('conflicts with admission-owned keys', () => {
 
   test('client values equal to what Deed computes are fine', () => {
     const body = pod((o) => {
-      o.metadata.labels = { ...o.metadata.labels, 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true', 'app.kubernetes.io/managed-by': 'deed' };
+      o.metadata.labels = { ...o.metadata.labels, 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true' };
       o.metadata.annotations!['deed.dev/owner'] = 'sandbox-a/runner-0';
       o.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: 'runner-0', uid: RUNNER_UID }];
     });

@@ -95,3 +95,25 @@ describe('the deed executables', () => {
     assert.equal(KREW_BIN, `package/${pkg.bin['kubectl-deed']}`, 'npm pack puts the package under package/');
   });
 });
+
+describe('one version everywhere', () => {
+  test('package.json, the chart (version, appVersion: the image tag it defaults to), the kustomize images, the krew manifest and deed --version say the same version', () => {
+    const chart = parse(readFileSync(join(ROOT, 'manifests/helm/deed/Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
+    const values = parse(readFileSync(join(ROOT, 'manifests/helm/deed/values.yaml'), 'utf8')) as { image: { tag: string } };
+    const krew = parse(readFileSync(join(ROOT, KREW_MANIFEST), 'utf8')) as { spec: { version: string } };
+    assert.match(pkg.version, /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, 'semantic versioning');
+    assert.deepEqual([chart.version, chart.appVersion, krew.spec.version], [pkg.version, pkg.version, `v${pkg.version}`]);
+    assert.equal(values.image.tag, '', "the chart's image tag defaults to its appVersion");
+    for (const file of ['manifests/kustomize/base/deployment.yaml', 'manifests/kustomize/components/audit/cronjob.yaml']) {
+      const images = [...readFileSync(join(ROOT, file), 'utf8').matchAll(/image: (\S+)/g)].map((m) => m[1]);
+      assert.deepEqual([...new Set(images)], [`ghcr.io/deed-dev/deed:${pkg.version}`], file);
+    }
+    const run = spawnSync(process.execPath, [join(ROOT, 'bin/deed.js'), '--version'], { encoding: 'utf8' });
+    assert.equal(run.stdout.trim(), pkg.version);
+  });
+
+  test('main carries a pre-release version while the CHANGELOG has an Unreleased section', () => {
+    const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8');
+    if (/^## \[Unreleased\]/m.test(changelog)) assert.match(pkg.version, /-/, 'a version with Unreleased changes is a pre-release (0.2.0-dev), not the last release');
+  });
+});

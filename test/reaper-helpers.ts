@@ -4,7 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { KubeObject } from '../src/admission/types.js';
 import { signV1, type AttestedStamps } from '../src/policy/stamps/attestation.js';
 import { TEST_RING } from './helpers.js';
-import { MANAGED_BY_VALUE, stampKeys } from '../src/policy/stamps/keys.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import type { ReaperContext } from '../src/reaper/verdict.js';
 import { NOW, TEST_KEY } from './helpers.js';
@@ -55,7 +55,8 @@ export function stamped(o: StampOptions): KubeObject {
   const nonce = createHash('sha256').update(`nonce-${o.kind}-${namespace}-${o.name}`).digest('hex');
   const labels: Record<string, string> = {
     'deed.dev/run-id': 'run-42',
-    [KEYS.managedBy]: MANAGED_BY_VALUE,
+    // Objects stamped before 0.2.0 carry it; it is no stamp, and nothing reads it.
+    'app.kubernetes.io/managed-by': 'deed',
     [KEYS.managed]: 'true',
     [KEYS.environment]: environment,
   };

@@ -341,7 +341,7 @@ describe('deed review of UPDATE and DELETE on stamped objects (validating webhoo
 // More input errors are covered in-process by build-review.test.ts.
 describe('deed review usage and input errors exit 2 with a message', CONCURRENCY, () => {
   const cases: Array<[string, string[], RegExp]> = [
-    ['a missing file', ['-f', join(dir, 'nope.yaml')], /cannot read .*nope\.yaml: ENOENT/],
+    ['a missing file', ['-f', join(dir, 'nope.yaml')], /cannot read .*nope\.yaml: no such file or directory/],
     ['a YAML syntax error', ['-f', file('broken.yaml', 'kind: Pod\nmetadata: [\n')], /broken\.yaml#1: cannot parse as YAML/],
     ['an object without a kind', ['-f', file('nokind.yaml', { apiVersion: 'v1', metadata: { name: 'x' } })], /nokind\.yaml#1: kind is required/],
     ['UPDATE without --old', ['-f', file('u.yaml', adminPod), '--operation', 'update'], /UPDATE needs the new objects \(-f\) and the stored ones \(--old\)/],

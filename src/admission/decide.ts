@@ -8,6 +8,7 @@ import type { DecisionContext } from '../policy/policy.js';
 import { mutate } from '../policy/mutate.js';
 import { validate } from '../policy/validate.js';
 import { RULES } from '../policy/rules/catalog.js';
+import { breakGlassOverrides, withBreakGlassNotice } from './break-glass.js';
 
 export type Webhook = 'mutate' | 'validate';
 
@@ -15,7 +16,16 @@ export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: Dec
 
 export type Decision =
   /** A review Deed could read far enough to answer (possibly with a denial). */
-  | { kind: 'review'; uid: string; request?: AdmissionRequest; verdict: Verdict; response: AdmissionReviewResponse; error?: unknown }
+  | {
+      kind: 'review';
+      uid: string;
+      request?: AdmissionRequest;
+      verdict: Verdict;
+      response: AdmissionReviewResponse;
+      error?: unknown;
+      /** The rules a break-glass principal was allowed past (src/admission/break-glass.ts). */
+      breakGlass?: string[];
+    }
   /** A body without a usable uid: answered with HTTP 400. */
   | { kind: 'bad-request'; message: string };
 
@@ -38,6 +48,11 @@ export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext, de
   let verdict: Verdict;
   try {
     verdict = HANDLERS[webhook](request, ctx);
+    const overridden = breakGlassOverrides(request, ctx, verdict, (without) => HANDLERS[webhook](request, without));
+    if (overridden.length > 0) {
+      verdict = withBreakGlassNotice(verdict, request, overridden);
+      return { kind: 'review', uid: request.uid, request, verdict, response: complete(request.uid, verdict), breakGlass: overridden };
+    }
   } catch (error) {
     verdict = errored(500, RULES.internalError.id, `internal error while reviewing; see the Deed log for request uid ${request.uid}`);
     return { kind: 'review', uid: request.uid, request, verdict, response: complete(request.uid, verdict), error };

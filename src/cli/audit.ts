@@ -12,6 +12,7 @@ import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
 import { pino } from 'pino';
 
 type Output = 'text' | 'json' | 'yaml';
@@ -20,6 +21,8 @@ interface AuditFlags {
   namespace: string[];
   deedNamespace: string;
   kubeconfig?: string;
+  context?: string;
+  as?: string;
   config?: string;
   attestationKey?: string;
   writeReports: boolean;
@@ -56,7 +59,9 @@ export function registerAudit(program: Command, write: (text: string) => void = 
     .description('Judge existing sandbox objects under the current policy, and optionally write PolicyReports')
     .option('--namespace <ns>', 'namespace to audit (repeatable); every namespace otherwise', collectNamespace, [])
     .option('--deed-namespace <ns>', "Deed's own namespace (never reviewed)", DEFAULT_NAMESPACE)
-    .option('--kubeconfig <file>', 'kubeconfig file; the in-cluster service account otherwise')
+    .option('--kubeconfig <file>', KUBECONFIG_HELP)
+    .option('--context <name>', CONTEXT_HELP)
+    .option('--as <user>', AS_HELP)
     .option('--config <file>', 'policy file (the one the webhook runs); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring")
     .option('--write-reports', "write one report per namespace (replacing Deed's previous one) and delete Deed's where nothing remains", false)
@@ -73,12 +78,12 @@ export function registerAudit(program: Command, write: (text: string) => void = 
         import('../kube/reports.js'),
         import('../audit/sweep.js'),
       ]);
-      const kc = loadKubeConfig(o.kubeconfig);
+      const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const timeoutMs = o.timeout * 1000;
       const log = createLogger(pino.destination(2)).child({ component: 'audit' });
       let failures = 0;
       const summary = await audit({
-        client: createKubeClient(kc, { timeoutMs }),
+        client: createKubeClient(kc, { timeoutMs, impersonate: o.as }),
         ctx: { policy: compilePolicy(config), keyRing },
         now: Date.now,
         deedNamespace: o.deedNamespace,
@@ -90,7 +95,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
           failures++;
           log.error({ error: oneLine(message) }, 'audit step failed');
         },
-        ...(o.writeReports ? { reports: { store: createReportStore(kc, o.reportApi, timeoutMs), api: o.reportApi } } : {}),
+        ...(o.writeReports ? { reports: { store: createReportStore(kc, o.reportApi, timeoutMs, { impersonate: o.as }), api: o.reportApi } } : {}),
       });
       write(formatRunSummary(summary, o.output));
       // The metrics of a run with no process to scrape: its log line, and each report's summary.

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
-import { CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
+import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
@@ -15,6 +15,7 @@ interface UsageFlags {
   deedNamespace: string;
   kubeconfig?: string;
   context?: string;
+  as?: string;
   config?: string;
   attestationKey?: string;
   withoutKeys: boolean;
@@ -32,6 +33,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
     .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (with the opt-in label, it decides the review scope)", DEFAULT_NAMESPACE)
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
+    .option('--as <user>', AS_HELP)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring")
     .option('--without-keys', 'count by the key id each v2 attestation names, unverified, without reading key material (v1 ones are counted as "(v1)")', false)
@@ -45,7 +47,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
       const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
-      const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000 });
+      const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000, impersonate: o.as });
       const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;

@@ -1,8 +1,53 @@
-// Value parsers shared by the subcommands' options.
+// Value parsers shared by the subcommands' options, and the input files they name.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+// What a file error means, in words: raw errno names (ENOENT) say nothing to most users.
+const FS_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'is a directory (name its files, or the directory with -R for its subdirectories too)',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'too many symbolic links',
+  EMFILE: 'too many open files',
+};
+
+/** A file error as a sentence: "no such file or directory", not "ENOENT". */
+export function describeFileError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  return (e.code !== undefined ? FS_ERRORS[e.code] : undefined) ?? e.message ?? String(err);
+}
+
+/**
+ * The files a list of `-f` values names, as kubectl reads them: a file as given, `-` as
+ * stdin, a directory as its *.yaml, *.yml and *.json files in name order (and those of its
+ * subdirectories with `recursive`, kubectl's -R). A directory with none is an error.
+ */
+export function expandFiles(paths: string[], recursive: boolean, fail: (message: string) => Error, pattern = /\.(ya?ml|json)$/): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .flatMap((entry) => (entry.isDirectory() ? (recursive ? walk(join(dir, entry.name)) : []) : pattern.test(entry.name) ? [join(dir, entry.name)] : []));
+  return paths.flatMap((path) => {
+    if (path === '-') return [path];
+    let dir: boolean;
+    try {
+      dir = statSync(path).isDirectory();
+    } catch (err) {
+      throw fail(`cannot read ${path}: ${describeFileError(err)}`);
+    }
+    if (!dir) return [path];
+    const files = walk(path);
+    if (files.length === 0) throw fail(`${path}: no ${pattern.source.includes('json') ? '*.yaml, *.yml or *.json' : '*.yaml'} files${recursive ? '' : ' (add -R for its subdirectories)'}`);
+    return files;
+  });
+}
+
+/** A repeatable option; without a default, absent until given. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function parsePort(value: string): number {
@@ -33,3 +78,4 @@ export function parsePositiveSeconds(value: string): number {
 /** How the commands that talk to the API server find it, as kubectl does (kube/client.ts, loadKubeConfig). */
 export const KUBECONFIG_HELP = 'kubeconfig file; otherwise $KUBECONFIG, ~/.kube/config, then the in-cluster service account';
 export const CONTEXT_HELP = "the kubeconfig context to use, in place of its current-context";
+export const AS_HELP = "act as this user (kubectl's --as; the kubeconfig's identity needs RBAC's impersonate verb), e.g. the reaper's service account system:serviceaccount:deed-system:deed-reaper-ENV";

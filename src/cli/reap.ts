@@ -11,7 +11,7 @@ import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
 import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
-import { CONTEXT_HELP, KUBECONFIG_HELP, parseCount, parseSeconds } from './options.js';
+import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, parseCount, parseSeconds } from './options.js';
 
 /** Exit status of a sweep that was stopped before it finished (SIGTERM, the CronJob deadline). */
 export const EXIT_INCOMPLETE = 3;
@@ -45,6 +45,7 @@ interface ReapFlags {
   namespace: string[];
   kubeconfig?: string;
   context?: string;
+  as?: string;
   deedNamespace: string;
   concurrency: number;
   config?: string;
@@ -87,6 +88,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .option('--namespace <ns>', 'namespace to sweep (repeatable); all namespaces otherwise', collectNamespace, [])
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
+    .option('--as <user>', AS_HELP)
     .option('--deed-namespace <ns>', "Deed's own namespace, never in the review scope", collectNamespaceOne, 'deed-system')
     .option('--concurrency <n>', 'deletes in flight at most (and, apart, owner reads)', parseCount, DEFAULT_CONCURRENCY)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
@@ -110,7 +112,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
       const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const stop = new AbortController();
-      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal });
+      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as });
       const onSignal = () => stop.abort();
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);

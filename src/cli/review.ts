@@ -19,7 +19,7 @@ import { readObjects, type SourcedObject } from '../review/read-objects.js';
 import { replaySummary, reportObject, reportReplay, reportSummary } from '../review/report.js';
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
-import { collect } from './options.js';
+import { collect, describeFileError, expandFiles } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.js';
@@ -27,7 +27,8 @@ export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.j
 type Output = 'yaml' | 'json' | 'patch';
 
 interface ReviewFlags {
-  filename?: string;
+  filename?: string[];
+  recursive: boolean;
   review?: string[];
   webhook?: string;
   operation: ReviewOperation;
@@ -56,7 +57,8 @@ export function registerReview(program: Command): void {
   program
     .command('review')
     .description('Dry-run the policy offline: run the webhooks on objects from files, as the API server would call them')
-    .option('-f, --filename <file>', 'objects to review: YAML or JSON, several documents or a List; - reads stdin')
+    .option('-f, --filename <file>', 'objects to review: YAML or JSON, several documents or a List, or a directory of such files; - reads stdin (repeatable)', collect)
+    .option('-R, --recursive', "with -f DIR, also the files of its subdirectories (kubectl's -R)", false)
     .option('--review <file...>', 'replay captured AdmissionReviews (JSON) instead; - reads stdin')
     .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
@@ -82,7 +84,7 @@ function readInput(file: string): string {
   try {
     return readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
-    throw new InputError(`cannot read ${file === '-' ? 'stdin' : file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new InputError(`cannot read ${file === '-' ? 'stdin' : file}: ${describeFileError(err)}`);
   }
 }
 
@@ -141,7 +143,8 @@ function replay(o: ReviewFlags): number {
 /** Turns the files into one review input per object; any problem stops before a review runs. */
 function inputs(o: ReviewFlags, ctx: DecisionContext): ObjectInput[] {
   const flags = { groups: o.asGroup, ...(o.as !== undefined ? { as: o.as } : {}), ...(o.podName !== undefined ? { podName: o.podName } : {}), ...(o.podUid !== undefined ? { podUid: o.podUid } : {}) };
-  const read = (file: string): SourcedObject[] => readObjects(readInput(file), file === '-' ? 'stdin' : file);
+  const readOne = (file: string): SourcedObject[] => readObjects(readInput(file), file === '-' ? 'stdin' : file);
+  const read = (files: string | string[]): SourcedObject[] => expandFiles(typeof files === 'string' ? [files] : files, o.recursive, (m) => new InputError(m)).flatMap(readOne);
   const sub = o.subresource !== undefined ? { subResource: o.subresource } : {};
   const now = ctx.now();
   const place = (s: SourcedObject) => placeInNamespace(s.object, o.namespace, s.where);
@@ -181,7 +184,8 @@ function reviewFiles(o: ReviewFlags): number {
   if (o.webhook !== undefined) throw new InputError('--webhook goes with --review');
   // Lookups (the claims a pod mounts) are answered from the objects reviewed before, as
   // the cluster would hold them after `kubectl apply` of the same files in order.
-  if (o.existing === '-' && (o.filename === '-' || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
+  if ((o.filename ?? []).filter((f) => f === '-').length > 1) throw new InputError('stdin (-) can be read once');
+  if (o.existing === '-' && (o.filename?.includes('-') || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
   const seen = new ReviewedObjects();
   const ctx = context(o, seen.lookup);
   if (o.existing !== undefined) {

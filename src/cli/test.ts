@@ -5,6 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../review/build-review.js';
+import { describeFileError } from './options.js';
 import { loadTestFile } from '../policy-tests/file.js';
 import { runTestFile, type CaseResult } from '../policy-tests/run.js';
 
@@ -14,7 +15,7 @@ function testFiles(paths: string[]): string[] {
     try {
       dir = statSync(path).isDirectory();
     } catch (err) {
-      throw new InputError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new InputError(`cannot read ${path}: ${describeFileError(err)}`);
     }
     if (!dir) return [path];
     const files = readdirSync(path)

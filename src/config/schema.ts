@@ -163,6 +163,13 @@ export const DEFAULT_SYSTEM_PRINCIPALS = {
   groups: ['system:nodes'],
 };
 
+/**
+ * Break-glass by default: cluster administrators (system:masters bypasses RBAC and can remove
+ * the webhooks anyway), so an admin deleting a sandbox pod is not refused by surprise; every
+ * such use is logged and counted (src/admission/break-glass.ts).
+ */
+export const DEFAULT_BREAK_GLASS_GROUPS: readonly string[] = ['system:masters'];
+
 export const configSchema = z
   .object({
     labelPrefix: dnsSubdomain.default('deed.dev').describe('Prefix of every Deed label and annotation key.'),
@@ -214,11 +221,16 @@ export const configSchema = z
     breakGlass: z
       .object({
         users: z.array(z.string().min(1)).default([]).describe('Usernames allowed to update or delete any managed object.'),
-        groups: z.array(z.string().min(1)).default([]).describe('Groups allowed to update or delete any managed object.'),
+        groups: z
+          .array(z.string().min(1))
+          .default([...DEFAULT_BREAK_GLASS_GROUPS])
+          .describe('Groups allowed to update or delete any managed object. `[]` locks out cluster administrators too.'),
       })
       .strict()
-      .default({ users: [], groups: [] })
-      .describe('Principals that may act on managed objects of any environment (guarded writes).'),
+      .default({ users: [], groups: [...DEFAULT_BREAK_GLASS_GROUPS] })
+      .describe(
+        'Principals that may act on managed objects of any environment (guarded writes). By default the group `system:masters`, which RBAC never restricts anyway: each review allowed only by break-glass is logged, counted (`deed_break_glass_reviews_total`) and named in an audit annotation and a warning.',
+      ),
     systemPrincipals: z
       .object({
         users: z.array(z.string().min(1)).default(DEFAULT_SYSTEM_PRINCIPALS.users),

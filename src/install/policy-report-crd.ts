@@ -66,7 +66,9 @@ export function policyReportCrd(): V1CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: 'policyreports.wgpolicyk8s.io' },
+    // Other tools (Kyverno, Policy Reporter) write reports of this kind too: `helm uninstall`
+    // keeps the CRD, and with it their reports (docs/uninstalling.md).
+    metadata: { name: 'policyreports.wgpolicyk8s.io', annotations: { 'helm.sh/resource-policy': 'keep' } },
     spec: {
       group: 'wgpolicyk8s.io',
       names: { kind: 'PolicyReport', listKind: 'PolicyReportList', plural: 'policyreports', singular: 'policyreport', shortNames: ['polr'] },

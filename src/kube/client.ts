@@ -66,6 +66,16 @@ export interface KubeClientOptions {
   maxRetries?: number;
   /** Ends throttle waits early (a stopping sweep sends nothing more). */
   signal?: AbortSignal;
+  /** `--as USER`: every call impersonates this user (the kubeconfig's identity needs `impersonate` rights), as kubectl's `--as` does. */
+  impersonate?: string | undefined;
+}
+
+/** What each call carries besides its own parameters. */
+export interface CallExtras {
+  /** One kept-alive agent per TLS configuration. */
+  agents?: KeptAlive;
+  /** `Impersonate-User` when set. */
+  impersonate?: string | undefined;
 }
 
 // API Priority and Fairness answers 429 with a Retry-After of a second or so; a larger one
@@ -123,9 +133,9 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   };
 
   const throttle = new Throttle(options.maxRetries ?? 5, options.signal);
-  const agents = new KeptAlive();
+  const extras: CallExtras = { agents: new KeptAlive(), impersonate: options.impersonate };
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
-    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, agents));
+    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, extras));
 
   /** Follows `continue` from page to page, each page under its own deadline. */
   async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
@@ -194,7 +204,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 }
 
 /** Runs one API call under a deadline: the request is aborted and the call fails with a Timeout. */
-export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>, agents?: KeptAlive): Promise<T> {
+export async function withDeadline<T>(timeoutMs: number, what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>, extras: CallExtras = {}): Promise<T> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -205,12 +215,42 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
   });
   try {
     // The race also covers what the signal cannot: credential plugins and body decoding.
-    const middleware = [perCall(controller.signal, accept, agents)];
+    const middleware = [perCall(controller.signal, accept, extras)];
     return await Promise.race([fn({ middleware, middlewareMergeStrategy: 'append' }), deadline]);
   } catch (err) {
     throw classify(err, what);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * One API call under an overall deadline, for the clients that make one call at a time (the
+ * webhook's lookups, the lookup cache's lists, the audit's reports): a 429 means the call was
+ * not served (API Priority and Fairness, or a cache still initialising: "storage is
+ * (re)initializing"), so it is sent again after its Retry-After, as client-go does, as long
+ * as the wait ends before the deadline; each attempt gets what is left of it. Otherwise the
+ * 429 stands, as a TooManyRequests KubeError.
+ */
+export async function withRetries<T>(
+  deadlineMs: number,
+  what: string,
+  accept: string | undefined,
+  fn: (o: ConfigurationOptions) => Promise<T>,
+  extras: CallExtras = {},
+  clock: { now: () => number; sleep: (ms: number) => Promise<void> } = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+): Promise<T> {
+  const end = clock.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await withDeadline(Math.max(1, end - clock.now()), what, accept, fn, extras);
+    } catch (err) {
+      if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests') throw err;
+      const waitMs = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS) * 1000;
+      // The retry must still have time to be answered: a wait that reaches the deadline is no retry.
+      if (clock.now() + waitMs >= end) throw err;
+      await clock.sleep(waitMs);
+    }
   }
 }
 
@@ -305,13 +345,14 @@ export class KeptAlive {
   }
 }
 
-/** Per call: the deadline's abort signal, the Accept header when one is wanted, a kept-alive agent. */
-function perCall(signal: AbortSignal, accept: string | undefined, agents: KeptAlive | undefined): ObservableMiddleware {
+/** Per call: the deadline's abort signal, the Accept header when one is wanted, impersonation, a kept-alive agent. */
+function perCall(signal: AbortSignal, accept: string | undefined, extras: CallExtras): ObservableMiddleware {
   return {
     pre: (ctx: RequestContext) => {
       ctx.setSignal(signal);
       if (accept !== undefined) ctx.setHeaderParam('Accept', accept);
-      const agent = agents?.reuse(ctx.getAgent());
+      if (extras.impersonate !== undefined) ctx.setHeaderParam('Impersonate-User', extras.impersonate);
+      const agent = extras.agents?.reuse(ctx.getAgent());
       if (agent !== undefined) ctx.setAgent(agent);
       return new Observable(Promise.resolve(ctx));
     },

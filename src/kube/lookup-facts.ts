@@ -1,10 +1,9 @@
 // What Deed keeps of another object it may look up: its uid, the labels and annotations
-// under Deed's prefix (and app.kubernetes.io/managed-by), a pod's service account, and
+// under Deed's prefix, a pod's service account, and
 // whether it is being deleted. The same projection serves cached and live answers, so a
 // decision cannot depend on which one it got. Nothing else is kept: another annotation
 // may be large (kubectl's last-applied-configuration holds a Secret's data in full).
 import type { Lookup } from '../policy/policy.js';
-import { MANAGED_BY_LABEL } from '../policy/stamps/keys.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -26,8 +25,8 @@ interface Meta {
 /** The facts of one object as the API server sent it (a list item, a watch event's object, a GET). */
 export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string): ObjectFacts {
   const m = obj.metadata ?? {};
-  const labels = ours(m.labels, prefix, true);
-  const annotations = ours(m.annotations, prefix, false);
+  const labels = ours(m.labels, prefix);
+  const annotations = ours(m.annotations, prefix);
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
   return {
@@ -48,11 +47,11 @@ export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }>
   };
 }
 
-function ours(map: Record<string, string> | undefined, prefix: string, isLabel: boolean): Record<string, string> | undefined {
+function ours(map: Record<string, string> | undefined, prefix: string): Record<string, string> | undefined {
   if (map === undefined || map === null) return undefined;
   let out: Record<string, string> | undefined;
   for (const [key, value] of Object.entries(map)) {
-    if (!key.startsWith(`${prefix}/`) && !(isLabel && key === MANAGED_BY_LABEL)) continue;
+    if (!key.startsWith(`${prefix}/`)) continue;
     (out ??= {})[key] = value;
   }
   return out;

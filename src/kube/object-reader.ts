@@ -10,7 +10,7 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { SNAPSHOT_GROUP } from '../policy/kinds.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
-import { METADATA_ONE, withDeadline } from './client.js';
+import { METADATA_ONE, withRetries } from './client.js';
 import { KubeError } from './errors.js';
 
 /**
@@ -31,18 +31,18 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
       if (key.resource === 'pods') {
-        const pod = await withDeadline(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
+        const pod = await withRetries(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
       }
       if (key.resource === 'volumesnapshots') {
-        const snapshot = (await withDeadline(timeoutMs, what, undefined, (o) =>
+        const snapshot = (await withRetries(timeoutMs, what, undefined, (o) =>
           custom.getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: 'v1', plural: 'volumesnapshots', namespace: key.namespace, name: key.name }, o),
         )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
         const source = snapshot.spec?.source?.persistentVolumeClaimName;
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
       }
       // Metadata only: a Secret's data never crosses the wire to Deed.
-      const object = await withDeadline(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>
+      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>
         key.resource === 'secrets' ? core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o) : core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o),
       );
       return { state: 'found', metadata: metadataOf(object.metadata) };

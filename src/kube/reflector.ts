@@ -5,7 +5,7 @@
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
 import { CoreV1Api, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
-import { METADATA_LIST, METADATA_ONE, withDeadline } from './client.js';
+import { METADATA_LIST, METADATA_ONE, withRetries } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
 export type CachedResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'namespaces';
@@ -59,7 +59,7 @@ export class Reflector {
     const core = o.kc.makeApiClient(CoreV1Api);
     const accept = o.metadataOnly ? METADATA_LIST : undefined;
     const timeout = o.listTimeoutMs ?? 30_000;
-    const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withDeadline(timeout, what, accept, fn) as Promise<Page>;
+    const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withRetries(timeout, what, accept, fn) as Promise<Page>;
     const all: Record<CachedResource, (p: ListParams, c: ConfigurationOptions) => Promise<unknown>> = {
       pods: (p, c) => core.listPodForAllNamespaces(p, c),
       persistentvolumeclaims: (p, c) => core.listPersistentVolumeClaimForAllNamespaces(p, c),

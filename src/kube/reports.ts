@@ -1,10 +1,11 @@
 // Deed's PolicyReports (or openreports Reports) through the custom objects API: find the
-// namespaces that hold one of Deed's, replace one, delete one. Every call has a deadline.
+// namespaces that hold one of Deed's, replace one, delete one. Every call has a deadline,
+// within which a 429 is tried again after its Retry-After (client.ts, withRetries).
 // Only reports under Deed's fixed name and labels are ever touched.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { REPORT_APIS, REPORT_NAME, REPORT_SELECTOR, type ReportApi } from '../audit/report.js';
 import { KubeError } from './errors.js';
-import { withDeadline } from './client.js';
+import { withRetries, type CallExtras } from './client.js';
 
 export interface ReportStore {
   /** The namespaces that hold a report of Deed's (by its labels). */
@@ -17,10 +18,10 @@ export interface ReportStore {
 
 type Listed = { items?: Array<{ metadata?: { namespace?: string; name?: string } }>; metadata?: { continue?: string } };
 
-export function createReportStore(kc: KubeConfig, api: ReportApi, timeoutMs: number): ReportStore {
+export function createReportStore(kc: KubeConfig, api: ReportApi, timeoutMs: number, extras: CallExtras = {}): ReportStore {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const { group, version, plural, kind } = REPORT_APIS[api];
-  const call = <T>(what: string, fn: Parameters<typeof withDeadline<T>>[3]) => withDeadline<T>(timeoutMs, `${what} ${kind} ${REPORT_NAME}`, undefined, fn);
+  const call = <T>(what: string, fn: Parameters<typeof withRetries<T>>[3]) => withRetries<T>(timeoutMs, `${what} ${kind} ${REPORT_NAME}`, undefined, fn, extras);
 
   return {
     async namespacesWithReports() {

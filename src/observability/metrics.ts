@@ -8,6 +8,7 @@ import type { AdmissionRequest } from '../admission/types.js';
 import type { KeyRing, Verification } from '../policy/stamps/key-ring.js';
 import { RULES } from '../policy/rules/catalog.js';
 import { STAMPED_KINDS } from '../policy/kinds.js';
+import { VERSION } from '../version.js';
 
 /** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */
 export const REVIEW_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -26,6 +27,9 @@ export interface Metrics {
   reviews: Counter<'webhook' | 'kind' | 'operation' | 'decision'>;
   denials: Counter<'webhook' | 'rule'>;
   duration: Histogram<'webhook'>;
+  requestDuration: Histogram<'webhook' | 'code'>;
+  breakGlass: Counter<'webhook' | 'rule'>;
+  buildInfo: Gauge<'version' | 'node'>;
   errors: Counter;
   certificateExpiry: Gauge;
   verifications: Counter<'key' | 'format' | 'result'>;
@@ -66,6 +70,25 @@ export function createMetrics(): Metrics {
       help: 'Time spent deciding one review, from parsed body to response.',
       labelNames: ['webhook'] as const,
       buckets: REVIEW_DURATION_BUCKETS,
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'deed_request_duration_seconds',
+      help: 'Whole webhook requests, by webhook and HTTP status: from the request headers to the last byte of the answer (body read, lookups, decision, serialisation), as the API server waits for it.',
+      labelNames: ['webhook', 'code'] as const,
+      buckets: [...REVIEW_DURATION_BUCKETS, 10],
+      registers,
+    }),
+    breakGlass: new Counter({
+      name: 'deed_break_glass_reviews_total',
+      help: 'Reviews allowed only because the requester is a break-glass principal (policy breakGlass), by webhook and the rule it was allowed past (a review past two rules counts once for each).',
+      labelNames: ['webhook', 'rule'] as const,
+      registers,
+    }),
+    buildInfo: new Gauge({
+      name: 'deed_build_info',
+      help: 'Always 1: the Deed version and the Node.js version that run this process.',
+      labelNames: ['version', 'node'] as const,
       registers,
     }),
     errors: new Counter({
@@ -137,6 +160,7 @@ export function createMetrics(): Metrics {
       registers,
     }),
   };
+  metrics.buildInfo.set({ version: VERSION, node: process.version }, 1);
   // Both reasons show from the start, at 0: an alert can then watch the rate of either.
   for (const reason of ['total', 'peer']) metrics.connectionsRefused.inc({ reason }, 0);
   return metrics;
@@ -163,6 +187,16 @@ export function recordReview(
   if (outcome === 'errored') m.errors.inc();
   if (verdict !== undefined && !verdict.allowed)
     for (const rule of new Set(verdict.findings.map((f) => f.rule))) m.denials.inc({ webhook, rule: RULE_IDS.has(rule) ? rule : 'other' });
+}
+
+/** Counts one break-glass use, per rule it was allowed past (rule ids come from Deed's own catalogue). */
+export function recordBreakGlass(m: Metrics, webhook: string, rules: string[]): void {
+  for (const rule of rules) m.breakGlass.inc({ webhook, rule: RULE_IDS.has(rule) ? rule : 'other' });
+}
+
+/** Counts one whole webhook request, whatever its answer (413, 415 and 429 included). */
+export function recordRequest(m: Metrics, webhook: string, statusCode: number, seconds: number): void {
+  m.requestDuration.observe({ webhook, code: String(statusCode) }, seconds);
 }
 
 export function setCertificateExpiry(m: Metrics, notAfter: Date): void {

@@ -235,7 +235,7 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
       },
     ];
   }
-  if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
+  if (kind.kind !== 'Pod' || !isRec(obj.spec)) return []; // a hostile body's `spec: null` is no spec, not a crash
   return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims), facts);
 }
 

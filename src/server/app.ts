@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
-import { createMetrics, outcomeOf, recordReview, type Metrics } from '../observability/metrics.js';
+import { createMetrics, outcomeOf, recordBreakGlass, recordRequest, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './connections.js';
 import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } from './body-budget.js';
@@ -107,6 +107,13 @@ export function buildApp(opts: AppOptions): DeedApp {
     answers.set(req.raw, reply.raw);
     done();
   });
+  // The whole request as the API server waits for it, refusals before a route included.
+  app.addHook('onResponse', (req, reply, done) => {
+    const webhook = req.url.split('?')[0]!.slice(1);
+    const started = arrivedAt.get(req.raw);
+    if (started !== undefined && Object.hasOwn(HANDLERS, webhook)) recordRequest(metrics, webhook, reply.statusCode, (clock() - started) / 1000);
+    done();
+  });
 
   // The body is read within the memory budget (body-budget.ts), then plain JSON.parse:
   // keys such as __proto__ become own properties, which decode refuses with the request
@@ -178,6 +185,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       const { request, verdict, response } = decision;
       const outcome = outcomeOf(verdict);
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
+      if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
       const line = {
         webhook,
         uid: decision.uid,
@@ -194,11 +202,13 @@ export function buildApp(opts: AppOptions): DeedApp {
         rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
         reason: verdict.allowed ? undefined : verdict.message,
         warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
+        breakGlass: decision.breakGlass,
         lookups: needed.length > 0 ? needed.length : undefined,
         patchBytes: response.response.patch?.length ?? 0,
         durationMs: Math.round(durationMs * 1000) / 1000,
       };
       if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
+      else if (decision.breakGlass !== undefined) reviewLog.warn(line, 'review'); // break-glass use: an operator looks at each one
       else reviewLog.info(line, 'review');
       return reply.send(response);
     });

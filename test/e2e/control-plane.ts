@@ -44,6 +44,8 @@ export interface AuditEvent {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   requestObject?: any;
   responseStatus?: { code?: number };
+  /** Webhooks' audit annotations, keyed `<webhook name>/<key>`. */
+  annotations?: Record<string, string>;
 }
 
 // Deletes at Request level (their DeleteOptions, preconditions included); nothing else.

@@ -261,7 +261,7 @@ export const RULES = {
     id: 'template.service-account-token',
     webhook: 'validate',
     checks:
-      'spec.automountServiceAccountToken is absent or the owned value, and no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
+      'A pod\'s spec.automountServiceAccountToken is absent (Deed sets it off) or the owned value; a workload\'s pod template (Deployment, Job, CronJob and the other controllers, `spec.template.spec`) must say `automountServiceAccountToken: false` itself, since its controller creates the pods unreviewed by the mutating side. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',

@@ -4,8 +4,7 @@
 import { entryOf } from '../unstructured.js';
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-
-import { frozenIntentLabelKeys, MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
+import { frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
 import { annotationPath, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
@@ -18,9 +17,6 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
     for (const key of list) {
       const [a, b] = [entryOf(before, key), entryOf(after, key)];
       if (a === b) continue;
-      // app.kubernetes.io/managed-by is shared with Helm, Argo CD and others: it is Deed's
-      // stamp only with the value "deed", so only a change to or from that value is frozen.
-      if (key === MANAGED_BY_LABEL && a !== MANAGED_BY_VALUE && b !== MANAGED_BY_VALUE) continue;
       const message =
         a === undefined
           ? `cannot be added to an object admitted without it (got ${JSON.stringify(b)})`

@@ -4,7 +4,7 @@ import { entryOf } from '../unstructured.js';
 import type { OwnerReference } from '../../admission/types.js';
 
 import type { RunnerPod } from '../requester/identity.js';
-import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
+import { stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
 import type { SandboxKind } from '../kinds.js';
 
 export interface IdentityStamps {
@@ -19,7 +19,6 @@ export interface IdentityStamps {
 export function identityStamps(keys: StampKeys, environment: string, runner: RunnerPod | undefined, kind: SandboxKind, namespace: string): IdentityStamps {
   return {
     labels: {
-      [keys.managedBy]: MANAGED_BY_VALUE,
       [keys.managed]: 'true',
       [keys.environment]: environment,
       [keys.ownerUid]: runner?.uid,
@@ -46,9 +45,7 @@ export function annotationPath(key: string): string {
 export function presentOwnedKeys(labels: Record<string, string>, annotations: Record<string, string>, keys: StampKeys): Array<{ name: string; path: string }> {
   const found: Array<{ name: string; path: string }> = [];
   for (const key of stampedLabelKeys(keys)) {
-    const value = entryOf(labels, key);
-    // app.kubernetes.io/managed-by is shared with other tools: only Deed's own value is a claim.
-    if (value !== undefined && (key !== keys.managedBy || value === MANAGED_BY_VALUE)) found.push({ name: key, path: labelPath(key) });
+    if (entryOf(labels, key) !== undefined) found.push({ name: key, path: labelPath(key) });
   }
   for (const key of stampedAnnotationKeys(keys)) if (entryOf(annotations, key) !== undefined) found.push({ name: key, path: annotationPath(key) });
   return found;

@@ -1,12 +1,12 @@
 // The stamp vocabulary (docs/concepts.md, "The mutating webhook"), built once per policy from the label prefix.
 
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY_VALUE = 'deed';
+// Deed's marker is `<prefix>/managed` alone. `app.kubernetes.io/managed-by` belongs to
+// whichever tool applies an object (Helm writes "Helm" on every object of a release), so
+// Deed neither writes nor reads it (docs/concepts.md, "The stamps").
 
 export interface StampKeys {
   prefix: string;
   // Admission-owned: only Deed writes these.
-  managedBy: string;
   managed: string;
   environment: string;
   ownerUid: string;
@@ -26,7 +26,6 @@ export interface StampKeys {
 export function stampKeys(prefix: string): StampKeys {
   return {
     prefix,
-    managedBy: MANAGED_BY_LABEL,
     managed: `${prefix}/managed`,
     environment: `${prefix}/environment`,
     ownerUid: `${prefix}/owner-uid`,
@@ -43,7 +42,7 @@ export function stampKeys(prefix: string): StampKeys {
 
 /** Labels Deed stamps. */
 export function stampedLabelKeys(k: StampKeys): string[] {
-  return [k.managedBy, k.managed, k.environment, k.ownerUid];
+  return [k.managed, k.environment, k.ownerUid];
 }
 
 /** Client labels accepted at CREATE only, in validated form, then frozen like stamps. */

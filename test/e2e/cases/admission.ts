@@ -25,7 +25,7 @@ export function admissionCases(suite: () => Suite): void {
       return stored.body as KubeObject;
     };
     const assertStamped = (s: Suite, obj: KubeObject) => {
-      assert.equal(label(obj, KEYS.managedBy), 'deed');
+      assert.equal(label(obj, 'app.kubernetes.io/managed-by'), undefined, 'Deed leaves app.kubernetes.io/managed-by to the tool that applies the object');
       assert.equal(label(obj, KEYS.managed), 'true');
       assert.equal(label(obj, KEYS.environment), 'alpha');
       assert.equal(label(obj, KEYS.ownerUid), s.runnerA.uid);

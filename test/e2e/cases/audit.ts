@@ -109,7 +109,7 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
         ...secret('forged-creds'),
         metadata: {
           name: 'forged-creds',
-          labels: { [KEYS.managedBy]: 'deed', [KEYS.managed]: 'true', [KEYS.environment]: 'alpha' },
+          labels: { [KEYS.managed]: 'true', [KEYS.environment]: 'alpha' },
           annotations: { [KEYS.createNonce]: 'ab'.repeat(32), [KEYS.attestation]: `v1:${'A'.repeat(43)}` },
         },
       }));

@@ -43,7 +43,7 @@ export function connectionCases(suite: () => Suite): void {
       try {
         await s.restartDeed(undefined, ['--client-ca', s.cp.webhookClientCaFile, '--metrics-port', '0']);
         const stored = await createSecret(s, 'strict-client-cert');
-        assert.equal(label(stored, KEYS.managedBy), 'deed');
+        assert.equal(label(stored, KEYS.managed), 'true');
         assert.equal(label(stored, KEYS.environment), 'alpha');
         assert.match(await withoutCertificate(s.deed.port, s.deed.ca), /CERTIFICATE_REQUIRED|HANDSHAKE_FAILURE|ECONNRESET|closed without an answer/);
         assert.ok(s.deed.metricsPort);
@@ -67,7 +67,7 @@ export function connectionCases(suite: () => Suite): void {
           await new Promise((resolve) => (socket.once('connect', resolve), socket.once('close', resolve)));
         }
         const stored = await createSecret(s, 'fresh-connection-during-flood');
-        assert.equal(label(stored, KEYS.managedBy), 'deed');
+        assert.equal(label(stored, KEYS.managed), 'true');
         const metrics = (await getPlain(s.deed.metricsPort!, '/metrics')).body;
         assert.ok(Number(/^deed_connections_refused_total\{reason="total"\} (\d+)/m.exec(metrics)?.[1]) >= 20, 'the oldest connections in their handshake were closed to make room');
       } finally {
@@ -84,7 +84,7 @@ export function connectionCases(suite: () => Suite): void {
         const flood = Array.from({ length: 100 }, () => partialHeader(s.deed.port, s.deed.ca));
         await new Promise((r) => setTimeout(r, 200));
         const during = await createSecret(s, 'during-the-flood');
-        assert.equal(label(during, KEYS.managedBy), 'deed');
+        assert.equal(label(during, KEYS.managed), 'true');
         const closedWithin = await Promise.race([Promise.all(flood).then(() => 'all closed'), new Promise((r) => setTimeout(() => r('still open after 15 s'), 15_000))]);
         assert.equal(closedWithin, 'all closed');
         const metrics = await new Promise<string>((resolve) => {

@@ -73,7 +73,7 @@ function ephemeral(name: string, metadata?: Spec, dataSource?: Spec): Spec {
 function stampsOf(obj: KubeObject): { labels: Record<string, string>; annotations: Record<string, string> } {
   const pick = (m: Record<string, string> | undefined, keys: string[]) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => keys.includes(k)));
   return {
-    labels: pick(obj.metadata.labels, [KEYS.managedBy, KEYS.managed, KEYS.environment, KEYS.ownerUid]),
+    labels: pick(obj.metadata.labels, [KEYS.managed, KEYS.environment, KEYS.ownerUid]),
     annotations: pick(obj.metadata.annotations, [KEYS.owner, KEYS.createNonce, KEYS.attestation]),
   };
 }

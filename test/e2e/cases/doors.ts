@@ -164,6 +164,19 @@ export function doorCases(suite: () => Suite): void {
       assert.equal(run.code, 0, run.stderr);
     });
 
+    test("a runner's Secret rendered by Helm (managed-by: Helm) is stored with Helm's label and Deed's stamps under its prefix", async () => {
+      const s = suite();
+      const body = { ...secret('helm-rendered'), metadata: { name: 'helm-rendered', labels: { 'app.kubernetes.io/managed-by': 'Helm', 'app.kubernetes.io/instance': 'lab' } } };
+      const created = await s.api(s.runnerA.identity, 'POST', PATHS.Secret('sandbox-a'), body);
+      assert.equal(created.status, 201, created.text);
+      const labels = (created.body as KubeObject).metadata.labels ?? {};
+      assert.equal(labels['app.kubernetes.io/managed-by'], 'Helm');
+      assert.equal(labels[KEYS.managed], 'true');
+      assert.equal(labels[KEYS.environment], 'alpha');
+      const relabel = await s.kubectl(s.runnerA.identity, ['label', '--overwrite', 'secret', 'helm-rendered', '-n', 'sandbox-a', 'app.kubernetes.io/managed-by=argocd']);
+      assert.equal(relabel.code, 0, relabel.stderr);
+    });
+
     test('objects whose stamps no longer verify (Deed given another key) are alpha\'s no more: only break-glass may delete them', async () => {
       const s = suite();
       const original = readFileSync(s.keyFile);

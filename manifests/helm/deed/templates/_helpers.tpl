@@ -115,7 +115,7 @@ refuses a delete by a principal acting for another environment or none).
 {{- define "deed.webhookCommon" -}}
 admissionReviewVersions: ["v1"]
 sideEffects: None
-failurePolicy: Fail
+failurePolicy: {{ .Values.webhook.failurePolicy | default "Fail" }}
 timeoutSeconds: {{ .Values.webhook.timeoutSeconds }}
 matchPolicy: Equivalent
 namespaceSelector:
@@ -133,4 +133,7 @@ matchConditions:
     expression: {{ printf "request.userInfo.username != '%s'" (include "deed.serviceAccountUser" .) | quote }}
   - name: exclude-kube-system-service-accounts
     expression: "!('system:serviceaccounts:kube-system' in request.userInfo.groups)"
+{{- with .Values.webhook.matchConditions }}
+{{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}

@@ -1,0 +1,102 @@
+// Break-glass by default: cluster administrators (system:masters) are not locked out of
+// sandbox objects, and every review allowed only because of break-glass is named to the
+// client, in the API server's audit log, in Deed's log and in a counter.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import { parseConfig } from '../src/config/load.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { createLogger } from '../src/observability/logger.js';
+import { buildApp } from '../src/server/app.js';
+import { fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
+import { ADMIN, RUNNER_A, stamped } from './validate-helpers.js';
+
+// FIXTURE_POLICY names no break-glass; the default is what a policy without the field gets.
+const { breakGlass: _none, ...WITH_DEFAULTS } = FIXTURE_POLICY;
+const DEFAULT_POLICY: ConfigInput = WITH_DEFAULTS;
+const NO_BREAK_GLASS: ConfigInput = { ...WITH_DEFAULTS, breakGlass: { groups: [] } };
+
+function alphaPod(config: ConfigInput): KubeObject {
+  const body = fixture('validate-create-pod-by-runner.json');
+  return stamped(body, body.request.object, RUNNER_A, config);
+}
+
+function deletion(old: KubeObject, userInfo: UserInfo): Review {
+  const body = fixture('validate-delete-pod-by-runner.json');
+  body.request = { ...body.request, name: old.metadata.name, userInfo, oldObject: old };
+  return body;
+}
+
+function answer(body: Review, config: ConfigInput) {
+  const d = decide('validate', body, testContext(config));
+  assert.equal(d.kind, 'review');
+  if (d.kind !== 'review') throw new Error('unreachable');
+  return d;
+}
+
+describe('break-glass by default', () => {
+  test('a policy that says nothing about breakGlass makes the group system:masters break-glass, and no user', () => {
+    const config = parseConfig(DEFAULT_POLICY);
+    assert.deepEqual(config.breakGlass, { users: [], groups: ['system:masters'] });
+  });
+
+  test('a cluster admin deleting alpha\'s sandbox pod is allowed, with a warning and an audit annotation naming the rule it was allowed past', () => {
+    const d = answer(deletion(alphaPod(DEFAULT_POLICY), ADMIN), DEFAULT_POLICY);
+    assert.equal(d.response.response.allowed, true, d.response.response.status?.message);
+    assert.deepEqual(d.breakGlass, ['guard.unmapped']);
+    assert.deepEqual(d.response.response.auditAnnotations, { 'break-glass': 'guard.unmapped' });
+    assert.deepEqual(d.response.response.warnings, ['Deed: break-glass use by kube-lab-admin: allowed past guard.unmapped; this is logged and counted']);
+  });
+
+  test('breakGlass.groups: [] locks the admin out again, as before 0.2.0', () => {
+    const d = answer(deletion(alphaPod(NO_BREAK_GLASS), ADMIN), NO_BREAK_GLASS);
+    assert.equal(d.response.response.allowed, false);
+    assert.match(d.response.response.status?.message ?? '', /\[guard\.unmapped\] kube-lab-admin acts for no environment/);
+    assert.equal(d.breakGlass, undefined);
+  });
+
+  test('what the admin may do anyway is no break-glass use: nothing is added to the answer', () => {
+    const body = fixture('mutate-create-pod-by-admin.json');
+    const d = decide('mutate', body, testContext(DEFAULT_POLICY));
+    assert.ok(d.kind === 'review' && d.response.response.allowed);
+    assert.equal(d.breakGlass, undefined);
+    assert.equal(d.response.response.warnings, undefined);
+    assert.equal(d.response.response.auditAnnotations, undefined);
+  });
+
+  test('a principal of no environment outside system:masters is still refused, and nothing says break-glass', () => {
+    const d = answer(deletion(alphaPod(DEFAULT_POLICY), { ...ADMIN, username: 'kube-lab-operator', groups: ['system:authenticated'] }), DEFAULT_POLICY);
+    assert.equal(d.response.response.allowed, false);
+    assert.equal(d.breakGlass, undefined);
+  });
+
+  test('a break-glass user still cannot forge stamps: integrity rules are no guard it could be allowed past', () => {
+    const body = fixture('mutate-create-pod-by-admin.json');
+    body.request.object.metadata.labels = { 'deed.dev/environment': 'alpha' };
+    const d = decide('mutate', body, testContext(DEFAULT_POLICY));
+    assert.ok(d.kind === 'review');
+    assert.equal(d.response.response.allowed, false);
+    assert.match(d.response.response.status?.message ?? '', /\[stamp\.forged\]/);
+  });
+
+  test('the server logs each use at warn level and counts it in deed_break_glass_reviews_total by rule', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const deed = buildApp({ ctx: testContext(DEFAULT_POLICY), logger });
+    try {
+      const res = await deed.app.inject({ method: 'POST', url: '/validate?timeout=5s', payload: JSON.stringify(deletion(alphaPod(DEFAULT_POLICY), ADMIN)), headers: { 'content-type': 'application/json' } });
+      assert.equal(res.statusCode, 200);
+      assert.equal((JSON.parse(res.body) as { response: { allowed: boolean } }).response.allowed, true);
+      const review = lines.find((l) => l.msg === 'review');
+      assert.ok(review, 'one review line');
+      assert.equal(review.level, 40, 'warn');
+      assert.deepEqual(review.breakGlass, ['guard.unmapped']);
+      assert.equal(review.requester, 'kube-lab-admin');
+      const metrics = await deed.metrics.registry.metrics();
+      assert.match(metrics, /^deed_break_glass_reviews_total\{webhook="validate",rule="guard\.unmapped"\} 1$/m);
+    } finally {
+      await deed.app.close();
+    }
+  });
+});

@@ -1,0 +1,90 @@
+// What a platform team meets first (issue: "adopts Deed in an afternoon"): the cluster
+// administrator is break-glass by default, visibly; `deed reap --as` runs the reaper's
+// identity from an administrator's kubeconfig.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { run, type Run } from '../client.js';
+import { eventually, PATHS, sandboxPod, secret } from '../objects.js';
+import type { Suite } from '../suite.js';
+import { ROOT } from '../../serve-process.js';
+
+const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/policyreports.wgpolicyk8s.io';
+
+export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): void {
+  const helm = (s: Suite, args: string[]): Promise<Run> => {
+    const home = join(s.cp.dir, 'helm-adoption');
+    mkdirSync(home, { recursive: true });
+    const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+    return run(join(s.cp.bin, 'helm'), ['--kubeconfig', s.admin.kubeconfig!, ...args], undefined, env, 120_000);
+  };
+
+  describe('a platform team on its first day', () => {
+    test('helm install prints next steps (rollout, opt-in label, dry run, the break-glass default), and helm uninstall keeps the PolicyReport CRD', { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {
+      const s = suite();
+      // The audit cases created the CRD by hand; the chart must own it to be tested here.
+      await s.api(s.admin, 'DELETE', CRD);
+      await eventually('the CRD is gone', async () => (await s.api(s.admin, 'GET', CRD)).status === 404);
+      const installed = await helm(s, [
+        'install', 'notes', join(ROOT, 'manifests/helm/deed'), '-n', 'helm-notes', '--create-namespace',
+        '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true', '--set', 'reaper.environments={alpha}',
+        '--set-json', 'policy={"environments":[{"id":"alpha","serviceAccounts":["sandbox-a:runner"]}]}',
+      ]);
+      assert.equal(installed.code, 0, installed.stderr);
+      const notes = installed.stdout.slice(installed.stdout.indexOf('NOTES:'));
+      assert.match(notes, /kubectl -n helm-notes rollout status deployment\/notes-deed --timeout=120s/);
+      assert.match(notes, /kubectl label namespace NAMESPACE deed\.dev\/sandbox=enabled/);
+      assert.match(notes, /kubectl apply --dry-run=server -o yaml -f pod\.yaml --as=system:serviceaccount:NAMESPACE:SA/);
+      assert.match(notes, /cluster administrators \(group system:masters\) may change or delete any\s+environment's sandbox objects/);
+      assert.match(notes, /--as system:serviceaccount:helm-notes:notes-deed-reaper-ENV/);
+      const removed = await helm(s, ['uninstall', 'notes', '-n', 'helm-notes', '--wait']);
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.match(removed.stdout + removed.stderr, /policyreports\.wgpolicyk8s\.io/, 'helm names what it kept');
+      const crd = await s.api(s.admin, 'GET', CRD);
+      assert.equal(crd.status, 200, 'the CRD, and every tool\'s reports in it, stays');
+      assert.equal(crd.body.metadata.annotations['helm.sh/resource-policy'], 'keep');
+    });
+
+    test("the cluster administrator deletes alpha's sandbox pod: allowed as break-glass, kubectl prints Deed's warning, the API server's audit log keeps the annotation", async () => {
+      const s = suite();
+      const made = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), sandboxPod('admin-cleans-up'));
+      assert.equal(made.status, 201, made.text);
+      const removed = await s.kubectl(s.admin, ['delete', 'pod', 'admin-cleans-up', '-n', 'sandbox-a', '--grace-period=0', '--force']);
+      assert.equal(removed.code, 0, removed.stderr);
+      assert.match(removed.stderr, /Warning: Deed: break-glass use by e2e-admin: allowed past guard\.unmapped/);
+      const event = s.cp.audit().find((e) => e.verb === 'delete' && e.objectRef?.name === 'admin-cleans-up' && e.stage === 'ResponseComplete');
+      assert.ok(event, 'the delete is in the audit log');
+      const annotation = Object.entries(event.annotations ?? {}).find(([k]) => k.endsWith('/break-glass'));
+      assert.deepEqual(annotation?.[1], 'guard.unmapped', JSON.stringify(event.annotations));
+    });
+
+    test("what the administrator may do anyway carries no break-glass warning", async () => {
+      const s = suite();
+      const made = await s.kubectl(s.admin, ['create', 'secret', 'generic', 'admin-own', '-n', 'plain', '--from-literal=a=b']);
+      assert.equal(made.code, 0, made.stderr);
+      assert.doesNotMatch(made.stderr, /break-glass/);
+    });
+
+    test("deed reap --as the reaper's service account, from the administrator's kubeconfig, deletes as the reaper would", async () => {
+      const s = suite();
+      // A leak of alpha's in sandbox-b: no owner reference there, so only the reaper cleans up.
+      await s.bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
+      const leaker = await s.newRunner('sandbox-a', 'runner-as-test');
+      const leak = await s.api(leaker.identity, 'POST', PATHS.Secret('sandbox-b'), secret('as-leak'));
+      assert.equal(leak.status, 201, leak.text);
+      const gone = await s.kubectl(s.admin, ['delete', 'pod', 'runner-as-test', '-n', 'sandbox-a', '--grace-period=0', '--force']);
+      assert.equal(gone.code, 0, gone.stderr);
+      const result = await run(process.execPath, [
+        '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'reap', '--environment', 'alpha', '--kubeconfig', s.admin.kubeconfig!, '--config', s.policyFile,
+        '--namespace', 'sandbox-b', '--apply', '-o', 'json', '--as', 'system:serviceaccount:deed-system:deed-reaper-alpha',
+      ]);
+      assert.equal(result.code, 0, result.stderr + result.stdout);
+      const line = result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { name?: string; outcome?: string }).find((l) => l.name === 'as-leak');
+      assert.equal(line?.outcome, 'deleted', result.stdout);
+      const event = s.cp.audit().find((e) => e.verb === 'delete' && e.objectRef?.name === 'as-leak' && e.stage === 'ResponseComplete');
+      assert.equal(event?.user.username, 'e2e-admin', 'authenticated as the administrator');
+      assert.equal((event as { impersonatedUser?: { username?: string } } | undefined)?.impersonatedUser?.username, 'system:serviceaccount:deed-system:deed-reaper-alpha');
+    });
+  });
+}
