@@ -167,6 +167,7 @@ describe('deed manifests', () => {
       [...CORE_AND_NETWORKING, ...templates, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
     assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
+    assert.deepEqual(covered(hook, 'CONNECT'), ['/v1/pods/attach', '/v1/pods/exec', '/v1/pods/portforward', '/v1/pods/proxy', '/v1/services/proxy']);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
 

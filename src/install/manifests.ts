@@ -57,6 +57,8 @@ export const METRICS_PORT = 8080;
 /** Pods, Secrets, PVCs (core/v1) and NetworkPolicies (networking.k8s.io/v1): what Deed stamps and guards. */
 const CORE_RESOURCES = ['pods', 'secrets', 'persistentvolumeclaims'];
 const NETWORKING_RESOURCES = ['networkpolicies'];
+/** The CONNECTs the validating webhook judges: into a pod's containers, and through a Service to the pods it selects. */
+export const CONNECT_RESOURCES = ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/proxy', 'services/proxy'];
 
 export const DEFAULT_POLICY = `# Deed's policy: see docs/configuration.md. Every service account in an opted-in
 # namespace acts for the environment "default"; list your environments instead.
@@ -474,7 +476,9 @@ export function mutatingRules(): V1RuleWithOperations[] {
  * subresources that write them (`kubectl debug` adds ephemeral containers only through
  * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
  * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
- * whose annotations the API server copies onto the pod. And the controller doors: the
+ * whose annotations the API server copies onto the pod. The CONNECTs into a pod's
+ * containers (exec, attach, port-forward, proxy) and a Service's proxy: they write
+ * nothing, but reach every Secret and workspace a pod holds. And the controller doors: the
  * templates kube-system's controllers make pods and claims from, tokens of a service
  * account (the token controller fills a token Secret, reviewed with Secrets), and
  * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
@@ -485,6 +489,7 @@ export function validatingRules(): V1RuleWithOperations[] {
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
     core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
+    core(['CONNECT'], CONNECT_RESOURCES),
     ...workloadRules(),
     { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];

@@ -18,6 +18,7 @@ import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
+import { connectCases } from './cases/connect.js';
 
 const found = assets();
 const skip =
@@ -54,4 +55,5 @@ describe('Deed in a real API server', { skip }, () => {
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);
+  connectCases(get);
 });

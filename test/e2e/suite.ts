@@ -132,6 +132,8 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       metadata: { name: 'e2e-sandbox' },
       rules: [
         { apiGroups: [''], resources: ['pods', 'pods/status', 'pods/eviction', 'pods/binding', 'pods/resize', 'pods/ephemeralcontainers', 'bindings', 'secrets', 'persistentvolumeclaims', 'persistentvolumeclaims/status'], verbs: ['*'] },
+        // The CONNECTs the built-in edit role grants too.
+        { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/proxy', 'services/proxy'], verbs: ['*'] },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
       ],
     }));

@@ -174,6 +174,24 @@ export const RULES = {
     overridable: true,
     example: 'cannot tell whose pod sandbox-a/sbx-1 is (get pods: timed out after 2000 ms); refusing the eviction',
   }),
+  guardConnect: rule({
+    id: 'guard.connect',
+    webhook: 'validate',
+    checks:
+      "A CONNECT into a pod (pods/exec, pods/attach, pods/portforward, pods/proxy) reaches its containers, and with them every Secret and workspace the pod holds: it passes only for the pod's environment, its managers, system controllers and break-glass (the pod's environment read as for guarded writes). A pod that does not exist is refused like another environment's; one Deed cannot read is refused (`guard.owner-unknown`).",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'system:serviceaccount:sandbox-b:janitor acts for "beta"; pod sandbox-a/sbx-1 is not one of its environment\'s, so it may not exec into it',
+  }),
+  guardServiceProxy: rule({
+    id: 'guard.service-proxy',
+    webhook: 'validate',
+    checks:
+      "A CONNECT to a Service's proxy (services/proxy) reaches whichever pods the Service selects, which Deed cannot see at admission: in the review scope it passes only for system controllers and break-glass. Tenants reach their own pods through pods/portforward or pods/proxy, which are judged by the pod.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'system:serviceaccount:sandbox-b:janitor may not proxy to Service sandbox-a/web: a Service\'s proxy reaches whichever pods it selects; use pods/portforward or pods/proxy on a pod of your environment',
+  }),
   guardServiceAccount: rule({
     id: 'guard.service-account',
     webhook: 'validate',
