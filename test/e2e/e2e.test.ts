@@ -19,6 +19,7 @@ import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
 import { connectCases } from './cases/connect.js';
+import { scopeSwitchCases } from './cases/scope-switch.js';
 
 const found = assets();
 const skip =
@@ -56,4 +57,5 @@ describe('Deed in a real API server', { skip }, () => {
   auditCases(get, tools);
   referenceCases(get);
   connectCases(get);
+  scopeSwitchCases(get);
 });

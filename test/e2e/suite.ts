@@ -182,6 +182,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     // Registered last, changed only in clientConfig: from here on every write in the sandboxes goes through Deed.
     const webhooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration').map((o) => pointedAt(o, url, deed!.ca));
     for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
+    // The review scope's switch, guarded in the API server as the install ships it.
+    for (const o of objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy' || o.kind === 'ValidatingAdmissionPolicyBinding'))
+      await must(`register ${o.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${o.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings'}`, o));
 
     const runnerA = await runner('sandbox-a');
     const runnerB = await runner('sandbox-b');

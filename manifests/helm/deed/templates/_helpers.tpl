@@ -166,3 +166,8 @@ matchConditions:
   resources: ["replicationcontrollers", "podtemplates"]
   scope: Namespaced
 {{- end -}}
+
+{{- /* A CEL list of string literals: JSON's string escapes are CEL's too. */ -}}
+{{- define "deed.celList" -}}
+[{{- range $i, $v := . }}{{ if $i }}, {{ end }}{{ toJson $v }}{{ end -}}]
+{{- end -}}
