@@ -159,7 +159,7 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         assert.equal(answer.status, 403, answer.text);
         assert.match(answer.body.message, /\[guard\.namespace-binding\]/);
         assert.match(answer.body.message, /\[guard\.service-account\] spec\.template\.spec\.serviceAccountName: service account sandbox-a:runner acts for environment "alpha"/);
-        assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.template\.spec\.volumes\[name=ws\]\.persistentVolumeClaim\.claimName: volume "ws" mounts claim ctl-ws-a of environment "alpha"/);
+        assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.template\.spec\.volumes\[name=ws\]\.persistentVolumeClaim\.claimName: volume "ws" mounts claim ctl-ws-a, which belongs to another environment/);
         const pods = await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}?labelSelector=app%3Dtakeover`);
         assert.deepEqual(pods.body.items, [], 'no pod was made from it');
       });
@@ -357,7 +357,7 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         const s = suite();
         const answer = await s.api(s.janitorB, 'POST', SNAPSHOTS('sandbox-a'), snapshot('loot-a', 'ctl-ws-a'));
         assert.equal(answer.status, 403, answer.text);
-        assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.source\.persistentVolumeClaimName: this snapshot copies claim ctl-ws-a of environment "alpha"; environment "beta" may not/);
+        assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.source\.persistentVolumeClaimName: this snapshot copies claim ctl-ws-a, which belongs to another environment; environment "beta" may not/);
       });
 
       test("a principal of no environment may neither snapshot beta's claim nor restore beta's snapshot", async () => {
