@@ -65,6 +65,8 @@ describe('the audit verdict on one object', () => {
     assert.equal(ownerToLookUp(secret, 'Secret', false, c), undefined);
     const audit = judgeObject(secret, 'Secret', false, c)!;
     assert.deepEqual(audit.results.map((r) => [r.rule, r.result]), [['scope.outside-review', 'warn']]);
+    // What opting the namespace (back) in takes: back in the scope, these stamps would verify.
+    assert.match(audit.results[0]!.message, /Before the namespace is opted in \(again\), delete this object or have its environment re-create it/);
     assert.equal(judgeObject({ metadata: { name: 'x', namespace: 'plain', uid: 'u' } }, 'Secret', false, c), undefined);
   });
 

@@ -103,7 +103,7 @@ describe('workload templates are judged as the pods their writer would create', 
     const lookup = claimLookup({ 'sandbox-b/alpha-ws': claimOf('alpha', 'sandbox-b') });
     denied(
       review(RESOURCES.Deployment!, workload('Deployment', podSpec({ volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'alpha-ws' } }] })), RUNNER_B),
-      /\[claim\.cross-environment\] spec\.template\.spec\.volumes\[name=ws\]\.persistentVolumeClaim\.claimName: volume "ws" mounts claim alpha-ws of environment "alpha"/,
+      /\[claim\.cross-environment\] spec\.template\.spec\.volumes\[name=ws\]\.persistentVolumeClaim\.claimName: volume "ws" mounts claim alpha-ws, which belongs to another environment/,
       lookup,
     );
   });
@@ -371,13 +371,13 @@ describe('snapshots are judged by their source claim', () => {
 
   test("beta's snapshot of alpha's claim is refused; alpha's own is admitted", () => {
     const lookup = facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim });
-    denied(review(SNAPSHOTS, snapshot('a-ws'), RUNNER_B), /\[claim\.cross-environment\] spec\.source\.persistentVolumeClaimName: this snapshot copies claim a-ws of environment "alpha"; environment "beta" may not/, lookup);
+    denied(review(SNAPSHOTS, snapshot('a-ws'), RUNNER_B), /\[claim\.cross-environment\] spec\.source\.persistentVolumeClaimName: this snapshot copies claim a-ws, which belongs to another environment; environment "beta" may not/, lookup);
     allowed(review(SNAPSHOTS, snapshot('a-ws'), RUNNER_A), lookup);
   });
 
   test("a claim restored from a snapshot of alpha's claim is refused from beta and from no environment", () => {
     const lookup = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim });
-    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot s of claim a-ws of environment "alpha"; environment "beta" may not/, lookup);
+    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot s of claim a-ws, which belongs to another environment; environment "beta" may not/, lookup);
     denied(review(PVCS, restore('s'), NOBODY), /a requester acting for no environment may not/, lookup);
   });
 

@@ -9,7 +9,7 @@ import { gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.j
 import type { Lookup } from '../src/policy/policy.js';
 import { decide } from '../src/admission/decide.js';
 import { fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
-import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
+import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped, validate as validateWith } from './validate-helpers.js';
 
 const JANITOR_B: UserInfo = { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:serviceaccounts', 'system:serviceaccounts:sandbox-b', 'system:authenticated'], extra: {} };
 const SCHEDULER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'], extra: {} };
@@ -135,21 +135,36 @@ describe('evictions and bindings name the pod: whose it is comes from a lookup',
   test('beta evicting alpha\'s pod is refused; alpha evicting it is allowed', () => {
     const lookup = lookupOf('sbx-1', found(alphaPod()));
     const message = denies(named('eviction', 'sbx-1', JANITOR_B), 'guard.cross-environment', POLICY, lookup);
-    assert.match(message, /acts for "beta" but the object belongs to "alpha"/);
+    assert.match(message, /acts for "beta"; pod sandbox-a\/sbx-1 is not known to be one of "beta"'s \(or does not exist\), so it may not evict it/);
+    assert.doesNotMatch(message, /alpha/);
     allows(named('eviction', 'sbx-1', RUNNER_A), POLICY, lookup);
   });
 
   test('an eviction Deed cannot judge is refused and says why; a system controller needs no lookup', () => {
     const lookup = lookupOf('sbx-1', { state: 'unknown', reason: 'get pods: timed out after 2000 ms' });
     const message = denies(named('eviction', 'sbx-1', RUNNER_A), 'guard.owner-unknown', POLICY, lookup);
-    assert.match(message, /cannot tell whose pod sandbox-a\/sbx-1 is \(get pods: timed out after 2000 ms\); refusing the eviction/);
+    assert.match(message, /cannot read pod sandbox-a\/sbx-1 to tell whose it is \(get pods: timed out after 2000 ms\); refusing to evict it/);
     allows(named('eviction', 'sbx-1', KCM), POLICY, lookup);
   });
 
   test('evicting a pod Deed cannot find is refused: one created under that name before the API server reads it would go unjudged', () => {
-    const message = denies(named('eviction', 'gone', JANITOR_B), 'guard.owner-unknown', POLICY, lookupOf('gone', { state: 'absent' }));
-    assert.match(message, /it does not exist \(yet\)/);
+    denies(named('eviction', 'gone', JANITOR_B), 'guard.cross-environment', POLICY, lookupOf('gone', { state: 'absent' }));
+    denies(named('eviction', 'gone', RUNNER_A), 'guard.cross-environment', POLICY, lookupOf('gone', { state: 'absent' }));
     allows(named('eviction', 'gone', KCM), POLICY, lookupOf('gone', { state: 'absent' }));
+  });
+
+  test('the refusal reads the same whether the pod is absent, another environment\'s, a runner of it, or carries stamps that do not verify', () => {
+    const tampered = alphaPod();
+    tampered.metadata.annotations!['deed.dev/expires-at'] = '2099-01-01T00:00:00Z';
+    const runner: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'sandbox-a' } };
+    for (const who of [JANITOR_B, ADMIN]) {
+      const answers = [{ state: 'absent' } as const, found(alphaPod()), found(runner, 'runner'), found(tampered)].map((a) => {
+        const r = validateWith(named('eviction', 'p', who), POLICY, lookupOf('p', a));
+        return JSON.stringify({ allowed: r.allowed, code: r.status?.code, message: r.status?.message });
+      });
+      assert.equal(new Set(answers).size, 1, answers.join('\n'));
+      assert.doesNotMatch(answers[0]!, /alpha|sandbox-a:runner|runner-0/);
+    }
   });
 
   test('a binding that carries an annotation under Deed\'s prefix is refused, by the scheduler too', () => {
@@ -168,7 +183,83 @@ describe('evictions and bindings name the pod: whose it is comes from a lookup',
   test('a runner pod (unstamped, its service account acting for alpha) cannot be evicted by beta', () => {
     const runner: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a', labels: { app: 'runner' } } };
     const message = denies(named('eviction', 'runner-0', JANITOR_B), 'guard.cross-environment', POLICY, lookupOf('runner-0', found(runner, 'runner')));
-    assert.match(message, /the runner pod \(service account sandbox-a:runner\) belongs to "alpha"/);
+    assert.doesNotMatch(message, /sandbox-a:runner|alpha/);
+  });
+});
+
+/** What the API server sends for `kubectl exec`, `attach`, `port-forward` and a proxy: a CONNECT that names the pod (or Service) and carries its options. */
+function connect(resource: 'pods' | 'services', sub: string, name: string, userInfo: UserInfo): Review {
+  const options: Record<string, string> = { exec: 'PodExecOptions', attach: 'PodAttachOptions', portforward: 'PodPortForwardOptions', proxy: resource === 'pods' ? 'PodProxyOptions' : 'ServiceProxyOptions' };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '5d6e7f80-0000-4000-8000-000000000002',
+      kind: { group: '', version: 'v1', kind: options[sub] ?? 'PodLogOptions' },
+      resource: { group: '', version: 'v1', resource },
+      subResource: sub,
+      name,
+      namespace: 'sandbox-a',
+      operation: 'CONNECT',
+      userInfo,
+      // The options carry no metadata.
+      object: { kind: options[sub], apiVersion: 'v1', stdin: true, tty: true, container: 'main', command: ['sh'] },
+      oldObject: null,
+      dryRun: false,
+      options: null,
+    },
+  } as unknown as Review;
+}
+
+describe('CONNECTs into a pod (exec, attach, port-forward, proxy) pass only for the pod\'s environment', () => {
+  const SUBS = ['exec', 'attach', 'portforward', 'proxy'] as const;
+
+  test('each needs the pod it names, a proxy\'s name with its port and scheme taken off', () => {
+    for (const sub of SUBS) assert.deepEqual(lookupsNeeded(connect('pods', sub, 'sbx-1', JANITOR_B).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], sub);
+    for (const name of ['sbx-1:8080', 'https:sbx-1:8443']) assert.deepEqual(lookupsNeeded(connect('pods', 'proxy', name, JANITOR_B).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], name);
+  });
+
+  test('beta is refused on alpha\'s pod and on alpha\'s runner, naming neither; alpha, its manager and break-glass pass', () => {
+    const runner: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a' } };
+    for (const sub of SUBS) {
+      const lookup = lookupOf('sbx-1', found(alphaPod()));
+      const message = denies(connect('pods', sub, 'sbx-1', JANITOR_B), 'guard.connect', POLICY, lookup);
+      assert.doesNotMatch(message, /alpha/);
+      denies(connect('pods', sub, 'runner-0', JANITOR_B), 'guard.connect', POLICY, lookupOf('runner-0', found(runner, 'runner')));
+      denies(connect('pods', sub, 'sbx-1', ADMIN), 'guard.connect', POLICY, lookup);
+      allows(connect('pods', sub, 'sbx-1', RUNNER_A), POLICY, lookup);
+      allows(connect('pods', sub, 'sbx-1', RUNNER_CONTROLLER), POLICY, lookup);
+      allows(connect('pods', sub, 'sbx-1', { ...ADMIN, groups: ['platform-oncall'] }), POLICY, lookup);
+    }
+    assert.match(denies(connect('pods', 'exec', 'sbx-1', JANITOR_B), 'guard.connect', POLICY, lookupOf('sbx-1', found(alphaPod()))), /may not exec into it/);
+  });
+
+  test('a pod Deed cannot read is refused with the reason; an absent one like another environment\'s', () => {
+    const slow = lookupOf('sbx-1', { state: 'unknown', reason: 'get pods: timed out after 2000 ms' });
+    assert.match(denies(connect('pods', 'exec', 'sbx-1', RUNNER_A), 'guard.owner-unknown', POLICY, slow), /timed out after 2000 ms/);
+    const absent = validateWith(connect('pods', 'exec', 'sbx-1', JANITOR_B), POLICY, lookupOf('sbx-1', { state: 'absent' }));
+    const foreign = validateWith(connect('pods', 'exec', 'sbx-1', JANITOR_B), POLICY, lookupOf('sbx-1', found(alphaPod())));
+    assert.equal(absent.allowed, false);
+    assert.deepEqual(absent.status, foreign.status);
+  });
+
+  test('a pod of no environment is anyone\'s to exec into', () => {
+    const plain: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'tools', namespace: 'sandbox-a' } };
+    allows(connect('pods', 'exec', 'tools', JANITOR_B), POLICY, lookupOf('tools', found(plain, 'builder')));
+  });
+
+  test('in an opted-in namespace, a Service\'s proxy passes only for break-glass and system principals', () => {
+    const message = denies(connect('services', 'proxy', 'https:web:8443', RUNNER_A), 'guard.service-proxy', POLICY);
+    assert.match(message, /Service sandbox-a\/web/);
+    allows(connect('services', 'proxy', 'web', { ...ADMIN, groups: ['platform-oncall'] }), POLICY);
+  });
+
+  test('a CONNECT to a subresource Deed does not know, or to another kind, passes unjudged', () => {
+    allows(connect('pods', 'log', 'sbx-1', JANITOR_B), POLICY);
+    const node = connect('pods', 'exec', 'sbx-1', JANITOR_B);
+    node.request.resource = { group: '', version: 'v1', resource: 'nodes' };
+    node.request.subResource = 'proxy';
+    allows(node, POLICY);
   });
 });
 

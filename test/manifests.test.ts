@@ -125,6 +125,8 @@ describe('deed manifests', () => {
         'NetworkPolicy/deed',
         'MutatingWebhookConfiguration/deed',
         'ValidatingWebhookConfiguration/deed',
+        'ValidatingAdmissionPolicy/deed-review-scope',
+        'ValidatingAdmissionPolicyBinding/deed-review-scope',
         'ClusterRole/deed-reaper',
         'ServiceAccount/deed-reaper-alpha',
         'ClusterRoleBinding/deed-reaper-alpha',
@@ -132,7 +134,7 @@ describe('deed manifests', () => {
       ],
     );
     for (const o of objects) assert.ok(o.apiVersion, `${o.kind} has an apiVersion`);
-    for (const o of objects.filter((x) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].includes(x.kind!)))
+    for (const o of objects.filter((x) => !['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(x.kind!)))
       assert.equal(o.metadata?.namespace, NS, `${o.kind} ${o.metadata?.name} lives in ${NS}`);
   });
 
@@ -167,6 +169,7 @@ describe('deed manifests', () => {
       [...CORE_AND_NETWORKING, ...templates, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
     assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
+    assert.deepEqual(covered(hook, 'CONNECT'), ['/v1/pods/attach', '/v1/pods/exec', '/v1/pods/portforward', '/v1/pods/proxy', '/v1/services/proxy']);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
 

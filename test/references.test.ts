@@ -139,7 +139,7 @@ describe('Secret references are guarded like claims', () => {
 
   for (const [form, spec] of forms('alpha-creds')) {
     test(`beta's pod naming alpha's Secret through ${form} is refused`, () => {
-      refused(review(RUNNER_B, spec), 'secret-ref.cross-environment', /Secret alpha-creds of environment "alpha"; environment "beta" may not/);
+      refused(review(RUNNER_B, spec), 'secret-ref.cross-environment', /Secret alpha-creds, which belongs to another environment; environment "beta" may not/);
     });
     test(`a pod of no environment naming alpha's Secret through ${form} is refused`, () => {
       refused(review(NONE, spec), 'secret-ref.cross-environment', /stranger acts for no environment and may not/);
@@ -186,7 +186,7 @@ describe('Secret references are guarded like claims', () => {
     const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] };
     const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
     assert.deepEqual(lookupsNeeded(body.request), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
-    refused(body, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds of environment "alpha"/);
+    refused(body, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds, which belongs to another environment/);
   });
 });
 
@@ -219,9 +219,9 @@ describe("a bound namespace's unstamped objects are its environment's", () => {
   const update = (userInfo: UserInfo, subResource?: string) => review(userInfo, { containers: [MAIN] }, { namespace: 'sandbox-a', old, ...(subResource ? { subResource } : {}) });
 
   test('beta and a principal of no environment may not change it, on the object or its status', () => {
-    refused(update(RUNNER_B), 'guard.cross-environment', /belongs to "alpha"/);
+    refused(update(RUNNER_B), 'guard.cross-environment', /this object belongs to another environment/);
     refused(update(RUNNER_B, 'status'), 'guard.cross-environment');
-    refused(update(NONE), 'guard.unmapped', /unstamped, in a namespace bound to it/);
+    refused(update(NONE), 'guard.unmapped', /acts for no environment/);
   });
 
   test('alpha\'s principal and its manager may', () => {

@@ -214,7 +214,7 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     const stored = existing(namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim);
     const run = await deed(['-f', file('beta-pod.yaml', runnerPod), '--existing', file('alpha-claim.yaml', stored), '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace, which belongs to another environment; environment "beta" may not/);
     assert.doesNotMatch(run.stderr, /stamps not trusted/);
   });
 
@@ -243,7 +243,7 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     const existing = file('alpha-claim-and-snapshot.yaml', [namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim, snapshot].map((d) => stringify(d)).join('---\n'));
     const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+    assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace, which belongs to another environment; environment "beta" may not/);
   });
 
   test("a Deployment is reviewed as its template's pods: one that runs as alpha's runner account is denied for beta, at the template path", async () => {
@@ -323,7 +323,7 @@ describe('deed review of UPDATE and DELETE on stamped objects (validating webhoo
       'the runner of another environment may not (validate-update-pod-annotation-by-other-runner, stamped)',
       ['--operation', 'UPDATE', '--old', oldFile, '-f', newFile, '--as', 'system:serviceaccount:sandbox-b:runner', '--pod-name', 'runner-0', '--pod-uid', 'd33085f3-2ede-4348-92f9-44817b50c45d'],
       1,
-      /denied \[guard\.cross-environment\] system:serviceaccount:sandbox-b:runner acts for "beta" but the object belongs to "alpha"/,
+      /denied \[guard\.cross-environment\] system:serviceaccount:sandbox-b:runner acts for "beta", and this object belongs to another environment/,
     ],
     ['removing a stamp is refused even to its own runner', ['--operation', 'UPDATE', '--old', oldFile, '-f', file('unstamped-pod.yaml', { ...annotated, metadata: { ...annotated.metadata, labels: { 'deed.dev/run-id': 'run-42' } } }), ...RUNNER_A], 1, /denied \[frozen\.stamps\]/],
     ['the janitor of another environment may not delete a stamped Secret (validate-delete-secret-by-other-janitor, stamped)', ['--operation', 'DELETE', '-f', secretFile, '--as', 'system:serviceaccount:sandbox-b:janitor'], 1, /\(DELETE by system:serviceaccount:sandbox-b:janitor\): DENIED\n {2}validate: denied\n {4}denied \[guard\.cross-environment\]/],

@@ -15,10 +15,13 @@ describe('which requests the installed webhook configurations send to Deed', () 
     assert.equal(routedTo('validate', request('DELETE', '', 'pods')), true);
   });
 
-  test('the doors that write a pod are routed by subresource; exec is not', () => {
+  test('the doors to a pod are routed by subresource: the writes and the CONNECTs into its containers, not its log', () => {
     assert.equal(routedTo('validate', request('UPDATE', '', 'pods', 'status')), true);
     assert.equal(routedTo('validate', request('CREATE', '', 'pods', 'eviction')), true);
-    assert.equal(routedTo('validate', request('CONNECT', '', 'pods', 'exec')), false);
+    for (const sub of ['exec', 'attach', 'portforward', 'proxy']) assert.equal(routedTo('validate', request('CONNECT', '', 'pods', sub)), true, sub);
+    assert.equal(routedTo('validate', request('CONNECT', '', 'services', 'proxy')), true);
+    assert.equal(routedTo('mutate', request('CONNECT', '', 'pods', 'exec')), false);
+    assert.equal(routedTo('validate', request('CONNECT', '', 'pods', 'log')), false);
     assert.equal(routedTo('mutate', request('UPDATE', '', 'pods', 'status')), false);
   });
 

@@ -175,7 +175,7 @@ describe('claims of another environment', () => {
     denies(
       betaPod(),
       'claim.cross-environment',
-      /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not \(policy: environments\[\]\.claimsFrom\)/,
+      /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim sbx-1-workspace, which belongs to another environment; environment "beta" may not \(policy: environments\[\]\.claimsFrom\)/,
     );
   });
 
@@ -188,7 +188,7 @@ describe('claims of another environment', () => {
     const message = denies(
       betaPod((o) => { o.spec.volumes[0].persistentVolumeClaim.claimName = 'beta-ws'; o.spec.volumes.push({ ...CLONE, name: 'loot' }); o.spec.containers[0].volumeMounts.push({ name: 'loot', mountPath: '/loot' }); }),
       'claim.cross-environment',
-      /spec\.volumes\[name=loot\]\.ephemeral\.volumeClaimTemplate\.spec\.dataSource: volume "loot" clones claim sbx-1-workspace of environment "alpha"/,
+      /spec\.volumes\[name=loot\]\.ephemeral\.volumeClaimTemplate\.spec\.dataSource: volume "loot" clones claim sbx-1-workspace, which belongs to another environment/,
       { lookup },
     );
     assert.ok(!message.includes('beta-ws of environment'), 'its own claim is fine');
@@ -244,7 +244,7 @@ describe('claims of another environment', () => {
     body.request.object.metadata.name = 'loot';
     body.request.object.spec.dataSource = { kind: 'PersistentVolumeClaim', name: 'sbx-1-workspace' };
     body.request.object = stamped(body, RUNNER_B, FIXTURE_POLICY);
-    denies(body, 'claim.cross-environment', /spec\.dataSource: this claim clones claim sbx-1-workspace of environment "alpha"; environment "beta" may not/);
+    denies(body, 'claim.cross-environment', /spec\.dataSource: this claim clones claim sbx-1-workspace, which belongs to another environment; environment "beta" may not/);
     allows(body, { lookup: claimLookup({ 'sandbox-a/sbx-1-workspace': claimOf('beta') }) });
   });
 

@@ -145,7 +145,9 @@ export function decodeReview(body: unknown): Decoded {
     const operation = request.operation as Operation;
     if (!OPERATIONS.has(operation)) fail(`request.operation must be one of CREATE, UPDATE, DELETE, CONNECT`);
     if (request.dryRun !== undefined && request.dryRun !== null && typeof request.dryRun !== 'boolean') fail('request.dryRun must be a boolean');
-    const object = request.object === undefined || request.object === null ? null : kubeObject(request.object, 'request.object');
+    // A CONNECT carries its options (PodExecOptions, PodPortForwardOptions...), which have no
+    // metadata: nothing Deed judges is in them; the request names the pod it reaches.
+    const object = request.object === undefined || request.object === null || operation === 'CONNECT' ? null : kubeObject(request.object, 'request.object');
     const oldObject = request.oldObject === undefined || request.oldObject === null ? null : kubeObject(request.oldObject, 'request.oldObject');
     if ((operation === 'CREATE' || operation === 'UPDATE') && object === null) fail(`request.object is required for ${operation}`);
     if ((operation === 'UPDATE' || operation === 'DELETE') && oldObject === null) fail(`request.oldObject is required for ${operation}`);

@@ -99,7 +99,9 @@ export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope:
           policy: AUDIT_POLICIES.scope,
           rule: AUDIT_CHECKS.outsideReview,
           result: 'warn',
-          message: `carries Deed's stamps in namespace ${ref.namespace}, where Deed does not review writes (not opted in, or excluded): anyone could have written them, and no reader trusts them`,
+          // Once the namespace is back in the scope its stamps verify again, whoever wrote them
+          // meanwhile: the audit says what opting it back in takes (docs/operations.md).
+          message: `carries Deed's stamps in namespace ${ref.namespace}, where Deed does not review writes (not opted in, or excluded): anyone could have written them, and no reader trusts them. Before the namespace is opted in (again), delete this object or have its environment re-create it: back in the scope, its stamps would verify as if Deed had written them`,
         },
       ],
     };

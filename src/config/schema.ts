@@ -231,6 +231,16 @@ export const configSchema = z
       .describe(
         'Principals that may act on managed objects of any environment (guarded writes). By default the group `system:masters`, which RBAC never restricts anyway: each review allowed only by break-glass is logged, counted (`deed_break_glass_reviews_total`) and named in an audit annotation and a warning.',
       ),
+    platform: z
+      .object({
+        users: z.array(z.string().min(1)).default([]).describe('Usernames.'),
+        groups: z.array(z.string().min(1)).default(['system:masters']).describe('Groups.'),
+      })
+      .strict()
+      .default({ users: [], groups: ['system:masters'] })
+      .describe(
+        "Principals that, with break-glass, switch the review scope: add, change or remove a Namespace's opt-in label (`deed.dev/sandbox`), and change or delete Deed's webhook configurations. Enforced in the API server by the ValidatingAdmissionPolicy the install renders from this list (re-render and apply after changing it). Helm, Argo CD or whatever upgrades Deed must be one of them.",
+      ),
     systemPrincipals: z
       .object({
         users: z.array(z.string().min(1)).default(DEFAULT_SYSTEM_PRINCIPALS.users),

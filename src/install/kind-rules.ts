@@ -44,7 +44,8 @@ export function mutatingRules(): V1RuleWithOperations[] {
  * themselves; the subresources that write them (`kubectl debug` adds ephemeral containers
  * only through pods/ephemeralcontainers; status writes keep label and annotation changes);
  * evictions (the pod is deleted inside the API server, no DELETE review follows); and
- * bindings, whose annotations the API server copies onto the pod. And the controller
+ * bindings, whose annotations the API server copies onto the pod; the CONNECTs into a
+ * pod's containers and a Service's proxy. And the controller
  * doors: the templates kube-system's controllers make pods and claims from, tokens of a
  * service account (the token controller fills a token Secret, reviewed with Secrets), and
  * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
@@ -60,6 +61,9 @@ export function validatingRules(): V1RuleWithOperations[] {
     ...stampedKindRules(['CREATE', 'UPDATE', 'DELETE']),
     ...webhookRules(['UPDATE'], subresources('object')),
     ...webhookRules(['CREATE'], byName),
+    // The CONNECTs into a pod's containers and through a Service's proxy: they write nothing,
+    // but reach every Secret and workspace a pod holds.
+    ...webhookRules(['CONNECT'], [...subresources('connect'), ...subresources('service-proxy')]),
     ...workloadRules(),
     ...webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'snapshot')),
   ];

@@ -29,6 +29,10 @@ export function kustomizeBase(image: string): Map<string, string> {
       '# Before applying, create the Secrets deed-tls and deed-attestation (see docs/install.md),',
       '# and in an overlay set caBundle on both webhook configurations (or let cert-manager inject it).',
       '# Metrics: add components: [../components/monitoring] in the overlay (ServiceMonitor, alerts, dashboard).',
+      "# The review-scope ValidatingAdmissionPolicy lets only group system:masters (the default policy's platform) switch a",
+      "# namespace's opt-in label or change the webhook configurations: an overlay whose policy names platform or break-glass",
+      '# principals patches its scopeAdmin variable to match (deed manifests renders it from the policy given), and one with a',
+      '# namePrefix patches its resourceNames to the prefixed webhook configuration names.',
       kustomization,
     ].join('\n'),
   );

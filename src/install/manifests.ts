@@ -34,6 +34,7 @@ import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
 import { auditKindRules, mutatingRules, reaperKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { mutatingRules, validatingRules } from './kind-rules.js';
+import { reviewScopePolicy } from './review-scope-policy.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -112,7 +113,8 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     if (!/^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/.test(env)) throw new ConfigError(`--reaper-environment ${env}: must be a lowercase DNS label of at most 40 characters to name the reaper's CronJob`);
   }
   const policy = clusterPolicy(opts.policy ?? DEFAULT_POLICY, namespace, reapers);
-  const keyIds = attestationKeyIds(parseConfig(parseDocument(policy).toJS({ maxAliasCount: 100 }), 'the policy'));
+  const config = parseConfig(parseDocument(policy).toJS({ maxAliasCount: 100 }), 'the policy');
+  const keyIds = attestationKeyIds(config);
   const objects: KubernetesObject[] = [
     namespaceObject(namespace),
     serviceAccount(NAME, namespace, 'webhook'),
@@ -125,6 +127,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     networkPolicy(namespace, opts.webhookFrom ?? []),
     mutatingWebhooks(namespace, opts.caBundle),
     validatingWebhooks(namespace, opts.caBundle),
+    ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
   ];
   if (reapers.length > 0) {
     objects.push(reaperClusterRole());

@@ -1,15 +1,18 @@
 // Every API path that can change or remove a sandbox object, and how the validating
 // webhook reaches it (docs/security-model.md, "Every door"), read from the kind table
-// (kinds.ts): a path no row names cannot write the object. pods/exec, attach, portforward
-// and proxy are CONNECTs to the running containers, pods/log is a read.
+// (kinds.ts): a path no row names is unreviewed. pods/log is a read. pods/exec, attach,
+// portforward and proxy write nothing but reach into the running containers (every Secret
+// and workspace the pod holds), so they are doors too: CONNECTs that name a pod.
 import type { AdmissionRequest } from '../admission/types.js';
 import { kindRow, sandboxKind, workloadKind, type SandboxKind, type WorkloadKind } from './kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
   | { kind: 'object'; sandboxKind: SandboxKind }
-  /** A request that names a pod but carries something else: an Eviction, a Binding. */
-  | { kind: 'pod-by-name'; action: 'eviction' | 'binding'; pod: string | undefined }
+  /** A request that names a pod but carries something else: an Eviction, a Binding, the options of a CONNECT. */
+  | { kind: 'pod-by-name'; action: PodAction; pod: string | undefined }
+  /** A CONNECT to a Service's proxy: it reaches whichever pods the Service selects. */
+  | { kind: 'service-proxy'; service: string | undefined }
   /** A kind whose controller makes pods or claims from its templates, for whoever wrote them. */
   | { kind: 'workload'; workload: WorkloadKind }
   /** A TokenRequest: a token of the named service account, handed to the requester. */
@@ -18,17 +21,45 @@ export type Door =
   | { kind: 'snapshot' }
   | { kind: 'unreviewed' };
 
+export type PodAction = 'eviction' | 'binding' | ConnectAction;
+
+/** The CONNECTs into a pod's containers, by subresource. */
+const CONNECT_ACTIONS = ['exec', 'attach', 'portforward', 'proxy'] as const;
+export type ConnectAction = (typeof CONNECT_ACTIONS)[number];
+
+export function isConnectAction(action: PodAction): action is ConnectAction {
+  return (CONNECT_ACTIONS as readonly string[]).includes(action);
+}
+
+/**
+ * The object a proxy names: `[scheme:]name[:port]` (the API server's own split), so
+ * `sbx-1:8080` is pod sbx-1. Other CONNECTs name the object alone.
+ */
+export function proxiedName(name: string | undefined): string | undefined {
+  if (name === undefined || name === '') return undefined;
+  const parts = name.split(':');
+  const bare = parts.length === 1 ? parts[0] : parts.length === 2 ? parts[0] : parts.length === 3 ? parts[1] : undefined;
+  return bare === undefined || bare === '' ? undefined : bare;
+}
+
 const named = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 export function doorOf(req: AdmissionRequest): Door {
-  if (req.operation === 'CONNECT') return { kind: 'unreviewed' };
   const row = kindRow(req.resource);
   if (row === undefined) return { kind: 'unreviewed' };
   const sub = req.subResource;
   const door = sub === undefined ? row.door : row.subresources?.[sub];
+  // A CONNECT reaches only the doors that are CONNECTs, and those only by CONNECT.
+  if ((req.operation === 'CONNECT') !== (door === 'connect' || door === 'service-proxy')) return { kind: 'unreviewed' };
   switch (door) {
     case undefined:
       return { kind: 'unreviewed' };
+    case 'connect': {
+      const action = CONNECT_ACTIONS.find((a) => a === sub);
+      return action === undefined ? { kind: 'unreviewed' } : { kind: 'pod-by-name', action, pod: action === 'proxy' ? proxiedName(req.name) : named(req.name) };
+    }
+    case 'service-proxy':
+      return { kind: 'service-proxy', service: proxiedName(req.name) };
     case 'pod-by-name':
       // A Binding (pods/binding, or the legacy `bindings` resource, which names the pod in
       // its own name) and an Eviction exist only as CREATEs.

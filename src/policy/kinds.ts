@@ -20,7 +20,11 @@ export type DoorKind =
   /** A TokenRequest: a token of the named service account, handed to the requester. */
   | 'token-request'
   /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
-  | 'snapshot';
+  | 'snapshot'
+  /** A CONNECT into a pod's containers (exec, attach, port-forward, proxy): judged by the pod it names. */
+  | 'connect'
+  /** A CONNECT through a Service's proxy: it reaches whichever pods the Service selects. */
+  | 'service-proxy';
 
 /** What Deed writes on a kind it stamps at CREATE: labels, the owner annotation, the nonce and the attestation always; these vary. */
 export interface StampFacts {
@@ -52,7 +56,7 @@ export interface KindRow {
   /** How a write of the resource itself reaches Deed; absent: it never does. */
   door?: DoorKind;
   /** Subresources that reach Deed, by the door they open; a subresource not named is unreviewed. */
-  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request'>>;
+  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request' | 'connect' | 'service-proxy'>>;
   /** Present: Deed stamps it at CREATE, guards its writes, and (with `reaped`, `audited`) reads it back. */
   stamps?: StampFacts;
   /** Present: its controller makes pods (and claims) from these templates. */
@@ -88,7 +92,17 @@ export const KIND_TABLE = [
     namespaced: true,
     door: 'object',
     // status writes may change metadata too; ephemeralcontainers adds containers (kubectl debug).
-    subresources: { ephemeralcontainers: 'object', status: 'object', resize: 'object', eviction: 'pod-by-name', binding: 'pod-by-name' },
+    subresources: {
+      ephemeralcontainers: 'object',
+      status: 'object',
+      resize: 'object',
+      eviction: 'pod-by-name',
+      binding: 'pod-by-name',
+      exec: 'connect',
+      attach: 'connect',
+      portforward: 'connect',
+      proxy: 'connect',
+    },
     stamps: { ownerReference: true, activeDeadline: true, expiresAt: true },
     lookup: 'cache',
     reaped: true,
@@ -172,7 +186,7 @@ export const KIND_TABLE = [
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
   { kind: 'ConfigMap', group: '', version: 'v1', resource: 'configmaps', namespaced: true },
-  { kind: 'Service', group: '', version: 'v1', resource: 'services', namespaced: true },
+  { kind: 'Service', group: '', version: 'v1', resource: 'services', namespaced: true, subresources: { proxy: 'service-proxy' } },
   { kind: 'Endpoints', group: '', version: 'v1', resource: 'endpoints', namespaced: true },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },

@@ -1,4 +1,5 @@
-// Facts about other objects a decision needs: the pod an eviction or a binding names, the
+// Facts about other objects a decision needs: the pod an eviction, a binding or a CONNECT
+// (exec, attach, port-forward, proxy) names, the
 // claims a new pod or a workload's template mounts or clones (or a new claim clones), the
 // Secrets a pod or a template names, the snapshots a claim restores and then their source
 // claims. Which objects a review needs
@@ -132,6 +133,7 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
+    (req?.operation === 'CONNECT' && resource === 'pods') ||
     (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
     (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods') ||
     (webhook === 'validate' && (req?.operation === 'CREATE' || req?.operation === 'UPDATE') && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));

@@ -11,7 +11,7 @@ import { allowed, denied, formatFinding, type Finding, type Verdict } from '../a
 
 import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
-import { ownershipOf, ownershipOfObject } from './ownership.js';
+import { ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
@@ -37,6 +37,8 @@ import { validateWorkload } from './workload/review.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 import { outOfScope } from './rules/out-of-scope.js';
+import { namedPodGuard } from './rules/named-pod.js';
+import { serviceProxyGuard } from './rules/service-proxy.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -51,6 +53,7 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
   const requester = resolveRequester(req.userInfo, ctx.policy);
   if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
+  if (door.kind === 'service-proxy') return enforce(serviceProxyGuard(requester, namespace, door.service, ctx.policy), ctx.policy);
   if (door.kind === 'token-request') return validateTokenRequest(door.serviceAccount, namespace, requester, ctx);
   if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
   if (door.kind === 'workload') {
@@ -153,25 +156,14 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
 }
 
 /**
- * An eviction or a binding: the review carries an Eviction or a Binding that names the
- * pod, so whose the pod is comes from a lookup. When Deed cannot know, it refuses.
+ * An eviction, a binding or a CONNECT into a pod: the review names the pod, so whose it is
+ * comes from a lookup (rules/named-pod.ts). When Deed cannot know, it refuses.
  */
 function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'pod-by-name' }>, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
   const findings: Finding[] = door.action === 'binding' ? frozenBindingAnnotations(req.object ?? undefined, policy.keys) : [];
   if (door.pod === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `the ${door.action} names no pod` }]);
-  if (!isTrusted(requester, policy)) {
-    const pod = ctx.lookup.get('pods', namespace, door.pod);
-    if (pod.state === 'found') {
-      const owner = ownershipOf({ kind: 'Pod', namespace, metadata: pod.metadata, serviceAccountName: pod.serviceAccountName }, policy, ctx.keyRing);
-      findings.push(...guardedWrite(requester, owner, policy));
-    } else {
-      // Absent too: the API server reads the pod only after admission, so one created under
-      // that name meanwhile would be evicted or bound without having been judged.
-      const why = pod.state === 'unknown' ? pod.reason : 'it does not exist (yet)';
-      findings.push({ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose pod ${namespace}/${door.pod} is (${why}); refusing the ${door.action}` });
-    }
-  }
+  findings.push(...namedPodGuard(requester, door.action, namespace, door.pod, ctx));
   return enforce(findings, policy);
 }
 

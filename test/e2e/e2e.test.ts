@@ -20,6 +20,8 @@ import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
 import { hostNetworkCases } from './cases/host-network.js';
 import { adoptionCases } from './cases/adoption.js';
+import { connectCases } from './cases/connect.js';
+import { scopeSwitchCases } from './cases/scope-switch.js';
 
 const found = assets();
 const skip =
@@ -58,4 +60,6 @@ describe('Deed in a real API server', { skip }, () => {
   referenceCases(get);
   hostNetworkCases(get);
   adoptionCases(get, tools);
+  connectCases(get);
+  scopeSwitchCases(get);
 });

@@ -134,6 +134,8 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       metadata: { name: 'e2e-sandbox' },
       rules: [
         { apiGroups: [''], resources: ['pods', 'pods/status', 'pods/eviction', 'pods/binding', 'pods/resize', 'pods/ephemeralcontainers', 'bindings', 'secrets', 'persistentvolumeclaims', 'persistentvolumeclaims/status'], verbs: ['*'] },
+        // The CONNECTs the built-in edit role grants too.
+        { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/proxy', 'services/proxy'], verbs: ['*'] },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
       ],
     }));
@@ -182,6 +184,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     // Registered last, changed only in clientConfig: from here on every write in the sandboxes goes through Deed.
     const webhooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration').map((o) => pointedAt(o, url, deed!.ca));
     for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
+    // The review scope's switch, guarded in the API server as the install ships it.
+    for (const o of objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy' || o.kind === 'ValidatingAdmissionPolicyBinding'))
+      await must(`register ${o.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${o.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings'}`, o));
 
     const runnerA = await runner('sandbox-a');
     const runnerB = await runner('sandbox-b');

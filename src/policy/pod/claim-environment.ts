@@ -114,8 +114,8 @@ function judgeClaim(claim: string, ref: { path: string; subject: string }, names
           path: ref.path,
           message:
             reach.environment === undefined
-              ? `${ref.subject} claim ${claim} of environment "${verdict.environment}"; a requester acting for no environment may not`
-              : `${ref.subject} claim ${claim} of environment "${verdict.environment}"; environment "${reach.environment}" may not (policy: environments[].claimsFrom)`,
+              ? `${ref.subject} claim ${claim}, which belongs to another environment; a requester acting for no environment may not`
+              : `${ref.subject} claim ${claim}, which belongs to another environment; environment "${reach.environment}" may not (policy: environments[].claimsFrom)`,
         },
       ];
   }

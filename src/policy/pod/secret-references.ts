@@ -105,7 +105,7 @@ export function secretReferences(refs: SecretReference[], namespace: string, rea
         path: ref.path,
         message: `Secret ${ref.secret} does not exist; create it first, or a Secret another environment creates under that name later would be used`,
       });
-    else findings.push({ rule: RULES.secretRefCrossEnvironment.id, path: ref.path, message: `${ref.subject} Secret ${ref.secret} of environment "${verdict.environment}"; ${whoMayNot(reach)}` });
+    else findings.push({ rule: RULES.secretRefCrossEnvironment.id, path: ref.path, message: `${ref.subject} Secret ${ref.secret}, which belongs to another environment; ${whoMayNot(reach)}` });
   }
   return findings;
 }

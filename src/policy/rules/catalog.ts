@@ -166,7 +166,7 @@ export const RULES = {
     checks: "UPDATE, DELETE, eviction or binding of an environment's object (stamps that verify, or a runner pod whose service account acts for it) by a principal that acts for another environment is refused (confused deputy).",
     defaultMode: 'deny',
     overridable: true,
-    example: 'system:serviceaccount:sandbox-b:janitor acts for "beta" but the object belongs to "alpha"',
+    example: 'system:serviceaccount:sandbox-b:janitor acts for "beta", and this object belongs to another environment; only that environment\'s principals, its managers, system controllers and break-glass may change or delete it',
   }),
   guardOwnerUnknown: rule({
     id: 'guard.owner-unknown',
@@ -175,6 +175,24 @@ export const RULES = {
     defaultMode: 'deny',
     overridable: true,
     example: 'cannot tell whose pod sandbox-a/sbx-1 is (get pods: timed out after 2000 ms); refusing the eviction',
+  }),
+  guardConnect: rule({
+    id: 'guard.connect',
+    webhook: 'validate',
+    checks:
+      "A CONNECT into a pod (pods/exec, pods/attach, pods/portforward, pods/proxy) reaches its containers, and with them every Secret and workspace the pod holds: it passes only for the pod's environment, its managers, system controllers and break-glass (the pod's environment read as for guarded writes). A pod that does not exist is refused like another environment's; one Deed cannot read is refused (`guard.owner-unknown`).",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'system:serviceaccount:sandbox-b:janitor acts for "beta"; pod sandbox-a/sbx-1 is not one of its environment\'s, so it may not exec into it',
+  }),
+  guardServiceProxy: rule({
+    id: 'guard.service-proxy',
+    webhook: 'validate',
+    checks:
+      "A CONNECT to a Service's proxy (services/proxy) reaches whichever pods the Service selects, which Deed cannot see at admission: in the review scope it passes only for system controllers and break-glass. Tenants reach their own pods through pods/portforward or pods/proxy, which are judged by the pod.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'system:serviceaccount:sandbox-b:janitor may not proxy to Service sandbox-a/web: a Service\'s proxy reaches whichever pods it selects; use pods/portforward or pods/proxy on a pod of your environment',
   }),
   guardServiceAccount: rule({
     id: 'guard.service-account',
@@ -395,7 +413,7 @@ export const RULES = {
       'A pod or pod template mounts, and a pod\'s ephemeral volume, a claim template or a PersistentVolumeClaim clones or restores (from a VolumeSnapshot, judged by the snapshot\'s source claim), only claims stamped (with a verifying attestation) for its own environment or one its environment lists in `claimsFrom`; a VolumeSnapshot copies only such claims. Unmanaged claims are allowed.',
     defaultMode: 'deny',
     overridable: true,
-    example: 'volume "ws" mounts claim sbx-1-workspace of environment "alpha"; environment "beta" may not (policy: environments[].claimsFrom)',
+    example: 'volume "ws" mounts claim sbx-1-workspace, which belongs to another environment; environment "beta" may not (policy: environments[].claimsFrom)',
   }),
   claimUnknown: rule({
     id: 'claim.unknown',
@@ -422,7 +440,7 @@ export const RULES = {
       'A pod (and a pod added an ephemeral container) names only Secrets its requester may reach, in every form: secret, projected, CSI and in-tree volume secretRefs, env secretKeyRef, envFrom secretRef (every container kind), imagePullSecrets; `optional: true` included. A Secret stamped (verifying) for another environment, or unstamped in a namespace bound to another, is refused; an unstamped Secret elsewhere (a shared pull secret) is usable by all.',
     defaultMode: 'deny',
     overridable: true,
-    example: 'volume "creds" mounts Secret runner-config of environment "alpha"; environment "beta" may not',
+    example: 'volume "creds" mounts Secret runner-config, which belongs to another environment; environment "beta" may not',
   }),
   secretRefUnknown: rule({
     id: 'secret-ref.unknown',

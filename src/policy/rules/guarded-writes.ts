@@ -16,27 +16,26 @@ export function guardedWrite(requester: Requester, owner: Ownership, policy: Pol
   if (owner.kind === 'unowned') return [];
   // Break-glass and system controllers win over an environment membership they may also have.
   if (isTrusted(requester, policy)) return [];
-  if (owner.kind === 'unverifiable')
+  const env = requester.environment;
+  if (owner.kind === 'unverifiable') {
+    // The label is named only to the environment it claims: to anyone else it is another environment's name.
+    const own = owner.label !== undefined && env.kind === 'one' && env.id === owner.label;
     return [
       {
         rule: RULES.attestationInvalid.id,
         path: 'metadata.annotations',
-        message: `the object's stamps do not verify (${owner.reason}), so it belongs to no environment${owner.label !== undefined ? ` whatever its label says (${JSON.stringify(owner.label)})` : ''}; only system controllers and break-glass principals may change or delete it`,
+        message: `the object's stamps do not verify (${owner.reason}), so it belongs to no environment${own ? ` whatever its label says (${JSON.stringify(owner.label)})` : ''}; only system controllers and break-glass principals may change or delete it`,
       },
     ];
+  }
   const objectEnvironment = owner.environment;
-  const what =
-    owner.kind === 'runner'
-      ? `the runner pod (service account ${owner.serviceAccount}) belongs to`
-      : owner.kind === 'bound'
-        ? 'the object (unstamped, in a namespace bound to it) belongs to'
-        : 'the object belongs to';
   if (isManager(requester, objectEnvironment, policy)) return [];
-  const env = requester.environment;
+  // A refusal names no other environment, runner or service account (docs/security-model.md,
+  // "What a refusal tells"): only that the object is not the requester's environment's.
   if (env.kind === 'one') {
     if (env.id === objectEnvironment) return [];
-    return [{ rule: RULES.guardCrossEnvironment.id, message: `${requester.username} acts for "${env.id}" but ${what} "${objectEnvironment}"` }];
+    return [{ rule: RULES.guardCrossEnvironment.id, message: `${requester.username} acts for "${env.id}", and this object belongs to another environment; only that environment's principals, its managers, system controllers and break-glass may change or delete it` }];
   }
   if (env.kind === 'ambiguous') return [ambiguousIdentity(requester, env.ids)];
-  return [{ rule: RULES.guardUnmapped.id, message: `${requester.username} acts for no environment and is not a system controller or break-glass principal (${what} "${objectEnvironment}")` }];
+  return [{ rule: RULES.guardUnmapped.id, message: `${requester.username} acts for no environment and is not a manager, system controller or break-glass principal; this object belongs to an environment` }];
 }

@@ -191,7 +191,7 @@ export function credentialCases(suite: () => Suite): void {
       const s = suite();
       const beta = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('beta-steals', 'alpha-ws'));
       assert.equal(beta.status, 403, beta.text);
-      assert.match(beta.body.message, /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim alpha-ws of environment "alpha"; environment "beta" may not/);
+      assert.match(beta.body.message, /\[claim\.cross-environment\] spec\.volumes\[name=workspace\]\.persistentVolumeClaim\.claimName: volume "workspace" mounts claim alpha-ws, which belongs to another environment; environment "beta" may not/);
       const alpha = await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), workspacePod('alpha-owns', 'alpha-ws'));
       assert.equal(alpha.status, 201, alpha.text);
     });
@@ -202,7 +202,7 @@ export function credentialCases(suite: () => Suite): void {
       // The API server mirrors dataSource into dataSourceRef; Deed names the one it read first.
       const answer = await s.api(s.janitorB, 'POST', PATHS.PersistentVolumeClaim(NS), body);
       assert.equal(answer.status, 403, answer.text);
-      assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim alpha-ws of environment "alpha"/);
+      assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim alpha-ws, which belongs to another environment/);
     });
 
     test('a pod naming a claim that does not exist yet is refused: it would mount whatever is created under that name later', async () => {

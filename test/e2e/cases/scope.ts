@@ -58,6 +58,37 @@ const answerOf = (text: string) => (JSON.parse(text) as { response: { allowed: b
 
 export function scopeCases(suite: () => Suite): void {
   describe('the review scope', () => {
+    test('a forged eviction review POSTed to the port learns nothing: alpha\'s runner and a pod that does not exist get the same answer, naming no environment', async () => {
+      const s = suite();
+      const review = (pod: string) => ({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: crypto.randomUUID(),
+          kind: { group: 'policy', version: 'v1', kind: 'Eviction' },
+          resource: { group: '', version: 'v1', resource: 'pods' },
+          subResource: 'eviction',
+          name: pod,
+          namespace: 'sandbox-a',
+          operation: 'CREATE',
+          userInfo: { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:serviceaccounts', 'system:serviceaccounts:sandbox-b', 'system:authenticated'] },
+          object: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: 'sandbox-a' } },
+          oldObject: null,
+          dryRun: false,
+        },
+      });
+      const answers = [];
+      for (const pod of [s.runnerA.pod, 'forged-nobody']) {
+        const answer = await toDeed(s, 'POST', '/validate?timeout=5s', review(pod));
+        assert.equal(answer.status, 200, answer.text);
+        const r = answerOf(answer.text);
+        assert.equal(r.allowed, false);
+        assert.doesNotMatch(r.status?.message ?? '', /alpha|sandbox-a:runner/);
+        answers.push((r.status?.message ?? '').replace(pod, 'POD'));
+      }
+      assert.equal(answers[0], answers[1]);
+    });
+
     test("a forged create for a namespace that is not opted in, claiming to be alpha's runner, gets no stamps and makes Deed read nothing", async () => {
       const s = suite();
       const before = await reads(s);

@@ -137,3 +137,8 @@ matchConditions:
 {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{- /* A CEL list of string literals: JSON's string escapes are CEL's too. */ -}}
+{{- define "deed.celList" -}}
+[{{- range $i, $v := . }}{{ if $i }}, {{ end }}{{ toJson $v }}{{ end -}}]
+{{- end -}}

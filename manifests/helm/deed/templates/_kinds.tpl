@@ -49,6 +49,11 @@
   apiVersions: ["v1"]
   resources: ["pods/eviction", "pods/binding", "bindings", "serviceaccounts/token"]
   scope: Namespaced
+- operations: ["CONNECT"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy"]
+  scope: Namespaced
 - operations: ["CREATE", "UPDATE"]
   apiGroups: ["apps"]
   apiVersions: ["v1"]

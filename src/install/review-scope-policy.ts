@@ -1,0 +1,80 @@
+// The review scope's switch, guarded in the API server itself: a ValidatingAdmissionPolicy
+// (evaluated in process: no webhook to be down, and it sees the UPDATE that removes a
+// namespace's opt-in label, which a webhook's namespaceSelector never does). Whoever can
+// change that label can take a namespace out of Deed's sight, write stamps there, and put
+// it back; a namespaced wildcard Role covers the Namespace object itself. So the label, and
+// Deed's own webhook configurations, change only for the principals the policy names
+// (platform, break-glass). The lists are rendered into the CEL from the policy at install
+// time (docs/security-model.md, "The review scope's switch"). The API server never applies
+// admission policies to ValidatingAdmissionPolicies and their bindings (no lockout), so
+// this policy itself is RBAC's to protect: whoever may delete it is a cluster admin.
+import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { Config } from '../config/schema.js';
+import { SANDBOX_LABEL } from '../policy/review-scope.js';
+
+export const REVIEW_SCOPE_POLICY_SUFFIX = 'review-scope';
+
+/** The principals who may switch the scope: platform and break-glass, users and groups. */
+export function scopeAdmins(config: Config): { users: string[]; groups: string[] } {
+  return {
+    users: [...new Set([...config.platform.users, ...config.breakGlass.users])],
+    groups: [...new Set([...config.platform.groups, ...config.breakGlass.groups])],
+  };
+}
+
+/** A CEL list of string literals (JSON string escapes are CEL's too). */
+function celList(values: string[]): string {
+  return `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+}
+
+/** The CEL: is the requester one of the scope's admins. Shared with the chart's template (test/helm-chart.test.ts). */
+export function scopeAdminExpression(users: string[], groups: string[]): string {
+  return `request.userInfo.username in ${celList(users)} || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(groups)}))`;
+}
+
+const label = (obj: string) => `has(${obj}.metadata.labels) && ${JSON.stringify(SANDBOX_LABEL)} in ${obj}.metadata.labels ? ${obj}.metadata.labels[${JSON.stringify(SANDBOX_LABEL)}] : "<absent>"`;
+
+export function reviewScopePolicy(name: string, webhookConfiguration: string, config: Config, labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
+  const policyName = `${name}-${REVIEW_SCOPE_POLICY_SUFFIX}`;
+  const admins = scopeAdmins(config);
+  const admission = 'admissionregistration.k8s.io';
+  return [
+    {
+      apiVersion: `${admission}/v1`,
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: policyName, labels },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            // Status and finalize writes keep label changes.
+            { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['UPDATE'] },
+            { apiGroups: [admission], apiVersions: ['*'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], operations: ['UPDATE', 'DELETE'] },
+          ],
+        },
+        variables: [
+          { name: 'scopeAdmin', expression: scopeAdminExpression(admins.users, admins.groups) },
+          { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
+        ],
+        validations: [
+          {
+            expression: `variables.scopeAdmin || !variables.isNamespace || (${label('object')}) == (${label('oldObject')})`,
+            message: `the label ${SANDBOX_LABEL} puts a namespace in Deed's review scope; only the platform and break-glass principals of Deed's policy may add, change or remove it`,
+            reason: 'Forbidden',
+          },
+          {
+            expression: 'variables.scopeAdmin || variables.isNamespace',
+            message: "Deed's webhook configurations change only by the platform and break-glass principals of Deed's policy",
+            reason: 'Forbidden',
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: `${admission}/v1`,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: policyName, labels },
+      spec: { policyName, validationActions: ['Deny'] },
+    },
+  ];
+}
