@@ -158,15 +158,23 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots', () => {
+  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
+    const workloadDoors = [
+      ...['deployments', 'replicasets', 'statefulsets'].flatMap((r) => [`apps/v1/${r}/status`, `apps/v1/${r}/scale`]),
+      'apps/v1/daemonsets/status',
+      'batch/v1/jobs/status',
+      'batch/v1/cronjobs/status',
+      '/v1/replicationcontrollers/status',
+      '/v1/replicationcontrollers/scale',
+    ];
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
-      [...CORE_AND_NETWORKING, ...templates, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+      [...CORE_AND_NETWORKING, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
-    assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
+    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
 
@@ -359,7 +367,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots (the claim a snapshot copied) and the workloads a scale names, and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -367,6 +375,8 @@ describe('deed manifests', () => {
       { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -529,6 +539,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

@@ -22,6 +22,7 @@ import type {
   V1ValidatingWebhookConfiguration,
   V1Volume,
   V1NetworkPolicy,
+  V1PolicyRule,
 } from '@kubernetes/client-node';
 import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
@@ -34,6 +35,7 @@ import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
 import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
 import { workloadResources } from '../policy/workload/kinds.js';
+import { stampedWorkloadResources } from '../policy/workload/stamps.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -466,7 +468,7 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
 /** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
 /** CREATE of the four kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
 export function mutatingRules(): V1RuleWithOperations[] {
-  return [...rules(['CREATE']), ...workloadRules()];
+  return [...rules(['CREATE']), ...workloadRules(['CREATE', 'UPDATE'])];
 }
 
 /**
@@ -485,16 +487,25 @@ export function validatingRules(): V1RuleWithOperations[] {
     ...rules(['CREATE', 'UPDATE', 'DELETE']),
     core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
     core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...workloadRules(),
+    ...workloadRules(['CREATE', 'UPDATE', 'DELETE']),
+    ...workloadSubresourceRules(),
     { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
   ];
 }
 
-/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
-function workloadRules(): V1RuleWithOperations[] {
+/** The kinds that make pods and claims from templates, by API group. */
+function workloadRules(operations: string[]): V1RuleWithOperations[] {
   const byGroup = new Map<string, string[]>();
   for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
-  return [...byGroup].map(([group, resources]) => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
+  return [...byGroup].map(([group, resources]) => ({ operations, apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
+}
+
+/** The stamped workloads' status writes and scales: each can change or empty another environment's lab. */
+function workloadSubresourceRules(): V1RuleWithOperations[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource, scale } of stampedWorkloadResources())
+    byGroup.set(group, [...(byGroup.get(group) ?? []), `${resource}/status`, ...(scale ? [`${resource}/scale`] : [])]);
+  return [...byGroup].map(([group, resources]) => ({ operations: ['UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
 }
 
 /**
@@ -515,8 +526,16 @@ function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
       ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
+      // The workload a scale names, as metadata: its stamps decide whose it is.
+      ...scaledWorkloadGrants(),
     ],
   };
+}
+
+function scaledWorkloadGrants(): V1PolicyRule[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { group, resource, scale } of stampedWorkloadResources()) if (scale) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources, verbs: ['get'] }));
 }
 
 function webhookBinding(namespace: string): V1ClusterRoleBinding {

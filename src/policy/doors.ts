@@ -12,8 +12,10 @@ export type Door =
   | { kind: 'object'; sandboxKind: SandboxKind }
   /** A request that names a pod but carries something else: an Eviction, a Binding. */
   | { kind: 'pod-by-name'; action: 'eviction' | 'binding'; pod: string | undefined }
-  /** A kind whose controller makes pods or claims from its templates, for whoever wrote them. */
+  /** A kind whose controller makes pods or claims from its templates, for whoever wrote them; or its status, which carries the whole object too. */
   | { kind: 'workload'; workload: WorkloadKind }
+  /** A workload's /scale: the review carries a Scale that names the workload (and holds none of its stamps). */
+  | { kind: 'workload-scale'; workload: WorkloadKind; resource: string; name: string | undefined }
   /** A TokenRequest: a token of the named service account, handed to the requester. */
   | { kind: 'token-request'; serviceAccount: string | undefined }
   /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
@@ -42,8 +44,12 @@ export function doorOf(req: AdmissionRequest): Door {
     return { kind: 'token-request', serviceAccount: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
   if (group === SNAPSHOT_GROUP && resource === 'volumesnapshots' && sub === undefined) return { kind: 'snapshot' };
   const workload = workloadKind(req.resource);
-  // Their subresources (status, scale) change no template.
-  if (workload !== undefined) return sub === undefined ? { kind: 'workload', workload } : { kind: 'unreviewed' };
+  if (workload !== undefined) {
+    // A status write changes no template, but may change the workload's metadata; a scale makes or removes pods.
+    if (sub === undefined || sub === 'status') return { kind: 'workload', workload };
+    if (sub === 'scale') return { kind: 'workload-scale', workload, resource, name: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
+    return { kind: 'unreviewed' };
+  }
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return { kind: 'unreviewed' };
   if (sub === undefined) return { kind: 'object', sandboxKind: kind };

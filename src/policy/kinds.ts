@@ -2,14 +2,19 @@
 // receives (DESIGN.md, "Per kind").
 import type { GroupVersionResource } from '../admission/types.js';
 
-export interface SandboxKind {
-  kind: 'Pod' | 'Secret' | 'NetworkPolicy' | 'PersistentVolumeClaim';
+/** What a kind's objects are stamped with at CREATE: the sandbox kinds' rows, and the workloads' (workload/stamps.ts). */
+export interface StampRow {
+  kind: string;
   /** Owner reference to the runner pod (same namespace only). PVCs never: a pod loss must not collect resumable work. */
   ownerReference: boolean;
   /** spec.activeDeadlineSeconds. */
   activeDeadline: boolean;
   /** `<prefix>/expires-at`. */
   expiresAt: boolean;
+}
+
+export interface SandboxKind extends StampRow {
+  kind: 'Pod' | 'Secret' | 'NetworkPolicy' | 'PersistentVolumeClaim';
 }
 
 const KINDS: ReadonlyMap<string, SandboxKind> = new Map([

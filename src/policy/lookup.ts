@@ -14,7 +14,11 @@ import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
 import { workloadResources } from './workload/kinds.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots';
+export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots' | ScaledResource;
+
+/** The workloads with a /scale subresource: a scale names the workload, whose stamps are looked up. */
+export const SCALED_RESOURCES = ['deployments', 'replicasets', 'statefulsets', 'replicationcontrollers'] as const;
+export type ScaledResource = (typeof SCALED_RESOURCES)[number];
 
 export interface LookupKey {
   resource: LookupResource;
@@ -41,6 +45,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
+  if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && isScaled(door.resource)) return [{ resource: door.resource, namespace, name: door.name }];
   if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
   return [];
 }
@@ -77,6 +82,10 @@ function secretKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, name
     names = secretNames(workloadSecrets(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined));
   }
   return names.slice(0, MAX_SECRET_LOOKUPS).map((name) => ({ resource: 'secrets' as const, namespace, name }));
+}
+
+function isScaled(resource: string): resource is ScaledResource {
+  return (SCALED_RESOURCES as readonly string[]).includes(resource);
 }
 
 function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
@@ -131,6 +140,7 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
+    (webhook === 'validate' && req?.subResource === 'scale') ||
     (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
     (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods') ||
     (webhook === 'validate' && (req?.operation === 'CREATE' || req?.operation === 'UPDATE') && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));

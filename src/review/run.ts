@@ -115,6 +115,10 @@ const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
   ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
   ['v1/Secret', 'secrets'],
   ['snapshot.storage.k8s.io/v1/VolumeSnapshot', 'volumesnapshots'],
+  ['apps/v1/Deployment', 'deployments'],
+  ['apps/v1/ReplicaSet', 'replicasets'],
+  ['apps/v1/StatefulSet', 'statefulsets'],
+  ['v1/ReplicationController', 'replicationcontrollers'],
 ]);
 
 /**

@@ -148,21 +148,40 @@ matchConditions:
   scope: Namespaced
 {{- end -}}
 
-{{/* The kinds that make pods and claims from templates (CREATE and UPDATE), for both webhooks. */}}
+{{/* The kinds that make pods and claims from templates, for both webhooks (.operations: CREATE and UPDATE, and DELETE for the validating one). */}}
 {{- define "deed.workloadRules" -}}
-- operations: ["CREATE", "UPDATE"]
+- operations: {{ .operations | toJson }}
   apiGroups: ["apps"]
   apiVersions: ["v1"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: {{ .operations | toJson }}
   apiGroups: ["batch"]
   apiVersions: ["v1"]
   resources: ["jobs", "cronjobs"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: {{ .operations | toJson }}
   apiGroups: [""]
   apiVersions: ["v1"]
   resources: ["replicationcontrollers", "podtemplates"]
+  scope: Namespaced
+{{- end -}}
+
+{{/* The stamped workloads' status writes and scales: each can change or empty another environment's lab. */}}
+{{- define "deed.workloadSubresourceRules" -}}
+- operations: ["UPDATE"]
+  apiGroups: ["apps"]
+  apiVersions: ["v1"]
+  resources: ["deployments/status", "deployments/scale", "replicasets/status", "replicasets/scale", "statefulsets/status", "statefulsets/scale", "daemonsets/status"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["batch"]
+  apiVersions: ["v1"]
+  resources: ["jobs/status", "cronjobs/status"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["replicationcontrollers/status", "replicationcontrollers/scale"]
   scope: Namespaced
 {{- end -}}

@@ -1,0 +1,103 @@
+// Workloads are stamped kinds (docs/security-model.md, "Controller doors"): a Deployment,
+// ReplicaSet, StatefulSet, DaemonSet, Job, CronJob or ReplicationController that an
+// environment's principal creates carries that environment, its owner, a nonce and an
+// attestation, as a sandbox object does; they are frozen after, and every door that can
+// change or remove the workload is guarded: UPDATE (rollbacks and rollout restarts are
+// UPDATEs), DELETE (deletecollection reviews each item as a DELETE), /status and /scale.
+// One environment's janitor can then neither scale another's lab to zero nor delete it.
+//
+// Owner reference to the runner pod (same namespace only): a Job's, a per-run workload that
+// ends with its run, so collecting it with its runner is the cleanup it needs. Every other
+// kind is a lab or a service that outlives the pod that created it: a rollout of the runners
+// must not delete it, so it never gets one.
+import type { AdmissionRequest } from '../../admission/types.js';
+import { patched, type Finding, type Verdict } from '../../admission/verdict.js';
+import type { StampRow } from '../kinds.js';
+import type { Requester } from '../requester/identity.js';
+import type { DecisionContext } from '../policy.js';
+import { createIdentity } from '../create-gate.js';
+import { ownershipOf, ownershipOfObject } from '../ownership.js';
+import { guardedWrite } from '../rules/guarded-writes.js';
+import { frozenStamps } from '../rules/frozen-stamps.js';
+import { ownerAcrossNamespaces, stampIntegrity } from '../rules/stamp-integrity.js';
+import { RULES } from '../rules/catalog.js';
+import { isTrusted } from '../requester/principals.js';
+import { workloadKind, workloadResources, type WorkloadKind } from './kinds.js';
+import { SCALED_RESOURCES, type ScaledResource } from '../lookup.js';
+
+const row = (kind: string, ownerReference: boolean): [string, StampRow] => [kind, { kind, ownerReference, activeDeadline: false, expiresAt: false }];
+
+/** By kind name. A PodTemplate is not here: no controller makes anything of it by itself. */
+const ROWS: ReadonlyMap<string, StampRow> = new Map([
+  row('Deployment', false),
+  row('ReplicaSet', false),
+  row('StatefulSet', false),
+  row('DaemonSet', false),
+  row('Job', true),
+  row('CronJob', false),
+  row('ReplicationController', false),
+]);
+
+/** The stamps a workload kind gets at CREATE; undefined for a kind that is not stamped. */
+export function workloadStampRow(kind: WorkloadKind): StampRow | undefined {
+  return ROWS.get(kind.kind);
+}
+
+/** The (group, resource) of every stamped workload, and whether it has a /scale: for the install's webhook rules and RBAC. */
+export function stampedWorkloadResources(): Array<{ group: string; resource: string; scale: boolean }> {
+  return workloadResources()
+    .filter(({ group, resource }) => {
+      const kind = workloadKind({ group, version: 'v1', resource });
+      return kind !== undefined && ROWS.has(kind.kind);
+    })
+    .map((r) => ({ ...r, scale: (SCALED_RESOURCES as readonly string[]).includes(r.resource) }));
+}
+
+/** The mutating side: a workload's own stamps, then its templates' claim stamps, as one patch. */
+export function withTemplateOps(stamps: Verdict, templates: Verdict): Verdict {
+  if (!stamps.allowed) return stamps;
+  return patched([...(templates.patch ?? []), ...(stamps.patch ?? [])], [...templates.warnings, ...stamps.warnings]);
+}
+
+/**
+ * The validating side's rules of a workload's own metadata, for a request on the workload
+ * itself or on its status (both carry the whole object): stamps at CREATE, then guarded and
+ * frozen. The template review (review.ts) runs beside it.
+ */
+export function workloadStampFindings(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  const stamped = workloadStampRow(kind);
+  if (stamped === undefined) return [];
+  const { policy } = ctx;
+  if (req.operation === 'CREATE') {
+    const obj = req.object;
+    if (!obj) return [];
+    const gate = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+    if ('environment' in gate)
+      return [...stampIntegrity(obj, stamped, namespace, gate.environment, requester.runner, policy, ctx.keyRing, ctx.now()), ...ownerAcrossNamespaces(obj, requester.runner, namespace)];
+    // Who may not create here at all the template review reports; a client's stamps are forged from anyone Deed does not stamp for.
+    return gate.verdict.findings.filter((f) => f.rule === RULES.stampForged.id);
+  }
+  const old = req.oldObject;
+  if (!old || (req.operation !== 'UPDATE' && req.operation !== 'DELETE')) return [];
+  const findings = guardedWrite(requester, ownershipOfObject(old, stamped.kind, namespace, policy, ctx.keyRing), policy);
+  // Deed sets no deadline on a workload: a Job's own activeDeadlineSeconds is its writer's.
+  if (req.operation === 'UPDATE' && req.object)
+    findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));
+  return findings;
+}
+
+/**
+ * A /scale write carries a Scale, whose metadata holds the workload's name and uid but not
+ * its labels or annotations: whose the workload is comes from a lookup, and when Deed
+ * cannot know, it refuses (the scaler retries).
+ */
+export function scaleFindings(kind: WorkloadKind, resource: string, name: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  const stamped = workloadStampRow(kind);
+  if (stamped === undefined || isTrusted(requester, ctx.policy)) return [];
+  if (name === undefined) return [{ rule: RULES.requestMalformed.id, message: `the ${kind.kind} scale names no object` }];
+  if (!(SCALED_RESOURCES as readonly string[]).includes(resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource} has no scale Deed knows` }];
+  const found = ctx.lookup.get(resource as ScaledResource, namespace, name);
+  if (found.state === 'found') return guardedWrite(requester, ownershipOf({ kind: stamped.kind, namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing), ctx.policy);
+  const why = found.state === 'unknown' ? found.reason : 'it does not exist';
+  return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose ${kind.kind} ${namespace}/${name} is (${why}); refusing the scale` }];
+}
