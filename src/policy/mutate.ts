@@ -38,6 +38,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
+    // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
+    if (!('environment' in createIdentity(resolveRequester(req.userInfo, ctx.policy), req.namespace, {}, {}, ctx.policy))) return templates;
     return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx), templates);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.

@@ -15,11 +15,9 @@ import { patched, type Finding, type Verdict } from '../../admission/verdict.js'
 import type { StampRow } from '../kinds.js';
 import type { Requester } from '../requester/identity.js';
 import type { DecisionContext } from '../policy.js';
-import { createIdentity } from '../create-gate.js';
-import { ownershipOf, ownershipOfObject } from '../ownership.js';
 import { guardedWrite } from '../rules/guarded-writes.js';
-import { frozenStamps } from '../rules/frozen-stamps.js';
-import { ownerAcrossNamespaces, stampIntegrity } from '../rules/stamp-integrity.js';
+import { ownershipOf } from '../ownership.js';
+import { stampedObjectFindings } from '../stamped-object.js';
 import { RULES } from '../rules/catalog.js';
 import { isTrusted } from '../requester/principals.js';
 import { workloadKind, workloadResources, type WorkloadKind } from './kinds.js';
@@ -61,29 +59,12 @@ export function withTemplateOps(stamps: Verdict, templates: Verdict): Verdict {
 
 /**
  * The validating side's rules of a workload's own metadata, for a request on the workload
- * itself or on its status (both carry the whole object): stamps at CREATE, then guarded and
- * frozen. The template review (review.ts) runs beside it.
+ * itself or on its status (both carry the whole object); the template review (review.ts)
+ * runs beside it and reports who may not create here at all.
  */
 export function workloadStampFindings(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   const stamped = workloadStampRow(kind);
-  if (stamped === undefined) return [];
-  const { policy } = ctx;
-  if (req.operation === 'CREATE') {
-    const obj = req.object;
-    if (!obj) return [];
-    const gate = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
-    if ('environment' in gate)
-      return [...stampIntegrity(obj, stamped, namespace, gate.environment, requester.runner, policy, ctx.keyRing, ctx.now()), ...ownerAcrossNamespaces(obj, requester.runner, namespace)];
-    // Who may not create here at all the template review reports; a client's stamps are forged from anyone Deed does not stamp for.
-    return gate.verdict.findings.filter((f) => f.rule === RULES.stampForged.id);
-  }
-  const old = req.oldObject;
-  if (!old || (req.operation !== 'UPDATE' && req.operation !== 'DELETE')) return [];
-  const findings = guardedWrite(requester, ownershipOfObject(old, stamped.kind, namespace, policy, ctx.keyRing), policy);
-  // Deed sets no deadline on a workload: a Job's own activeDeadlineSeconds is its writer's.
-  if (req.operation === 'UPDATE' && req.object)
-    findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));
-  return findings;
+  return stamped === undefined ? [] : stampedObjectFindings(req, stamped, namespace, requester, ctx, false);
 }
 
 /**
