@@ -138,7 +138,7 @@ describe('deed manifests', () => {
 
   test('both webhooks take v1 reviews, declare no side effects, fail closed, time out under 10 s and match equivalent versions', () => {
     const hooks = webhooksOf(objects);
-    assert.equal(hooks.length, 2);
+    assert.equal(hooks.length, 4, 'the first pair and the default row\'s');
     for (const { kind, hook } of hooks) {
       assert.deepEqual(hook.admissionReviewVersions, ['v1'], kind);
       assert.equal(hook.sideEffects, 'None', kind);
@@ -219,13 +219,41 @@ describe('deed manifests', () => {
   for (const { who, user, reviewed } of requesters) {
     test(`matchConditions ${reviewed ? 'send' : 'skip'} requests from ${who}`, () => {
       for (const { kind, hook } of webhooksOf(objects)) {
-        const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a' });
+        const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group: 'labs.example', version: 'v1', resource: 'virtualmachines' } });
         const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
         for (const r of results) assert.equal(typeof r, 'boolean', `${kind}: every condition evaluates to a bool`);
         assert.equal(results.every((r) => r === true), reviewed, kind);
       }
     });
   }
+
+  test("the default row's webhooks see every namespaced kind but the first pair's and the exceptions: a custom resource, a Service, a ConfigMap, not an event, a lease or a pod", () => {
+    const hooks = webhooksOf(objects).filter(({ hook }) => hook.name.startsWith('default.'));
+    assert.deepEqual(hooks.map(({ hook }) => hook.name), ['default.mutate.deed.dev', 'default.validate.deed.dev']);
+    const cases: Array<[string, string, boolean]> = [
+      ['labs.example', 'virtualmachines', true],
+      ['', 'services', true],
+      ['', 'configmaps', true],
+      ['policy', 'poddisruptionbudgets', true],
+      ['apps', 'controllerrevisions', true],
+      ['', 'events', false],
+      ['events.k8s.io', 'events', false],
+      ['coordination.k8s.io', 'leases', false],
+      ['', 'pods', false],
+      ['apps', 'deployments', false],
+      ['snapshot.storage.k8s.io', 'volumesnapshots', false],
+    ];
+    for (const { hook } of hooks) {
+      assert.deepEqual(hook.rules?.map((r) => [r.apiGroups, r.apiVersions, r.resources]).slice(0, 1), [[['*'], ['*'], ['*']]], hook.name);
+      for (const [group, resource, reviewed] of cases) {
+        const request = toCel({ userInfo: { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:authenticated'], extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group, version: 'v1', resource } });
+        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
+        assert.equal(results.every((r) => r === true), reviewed, `${hook.name}: ${group}/${resource}`);
+      }
+    }
+    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.'));
+    for (const { hook } of main) assert.ok(!(hook.rules ?? []).some((r) => r.resources?.includes('*')), `${hook.name} names its kinds`);
+  });
 
   test('the Deployment runs 2 non-root replicas with a read-only root filesystem, no capabilities and RuntimeDefault seccomp', () => {
     const dep = find<V1Deployment>(objects, 'Deployment', 'deed');

@@ -36,6 +36,7 @@ import { policyReportCrd } from './policy-report-crd.js';
 import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
 import { workloadResources } from '../policy/workload/kinds.js';
 import { stampedWorkloadResources } from '../policy/workload/stamps.js';
+import { DEFAULT_ROW_EXCEPTIONS } from '../policy/default-row.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -446,6 +447,12 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
+      {
+        name: 'default.mutate.deed.dev',
+        ...defaultRowCommon(namespace, '/mutate', caBundle),
+        rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }],
+        reinvocationPolicy: 'IfNeeded',
+      },
     ],
   };
 }
@@ -461,8 +468,36 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
         ...webhookCommon(namespace, '/validate', caBundle),
         rules: validatingRules(),
       },
+      {
+        name: 'default.validate.deed.dev',
+        ...defaultRowCommon(namespace, '/validate', caBundle),
+        rules: [
+          { operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
+          { operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/status'], scope: 'Namespaced' },
+        ],
+      },
     ],
   };
+}
+
+/**
+ * The default row's webhooks (docs/security-model.md, "The default row"): every namespaced
+ * kind the first pair does not name, custom resources included, but the default row's
+ * exceptions (events, leases: see src/policy/default-row.ts for each reason).
+ */
+function defaultRowCommon(namespace: string, path: string, caBundle: string | undefined) {
+  const common = webhookCommon(namespace, path, caBundle);
+  return { ...common, matchConditions: [...common.matchConditions, { name: 'exclude-own-rows-and-exceptions', expression: defaultRowExclusion() }] };
+}
+
+/** The resources the first pair of webhooks reviews, and the default row's exceptions, as one CEL membership test. */
+export function defaultRowExcluded(): string[] {
+  const named = validatingRules().flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).filter((res) => !res.includes('/')).map((res) => `${g}/${res}`)));
+  return [...new Set([...named, ...DEFAULT_ROW_EXCEPTIONS.map((e) => `${e.group}/${e.resource}`)])].sort();
+}
+
+function defaultRowExclusion(): string {
+  return `!((request.resource.group + '/' + request.resource.resource) in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`;
 }
 
 /** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */

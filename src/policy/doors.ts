@@ -3,7 +3,8 @@
 // object: pods/exec, attach, portforward and proxy are CONNECTs to the running
 // containers, pods/log is a read.
 import type { AdmissionRequest } from '../admission/types.js';
-import { sandboxKind, type SandboxKind } from './kinds.js';
+import { sandboxKind, type SandboxKind, type StampRow } from './kinds.js';
+import { defaultRowDoor } from './default-row.js';
 import { SNAPSHOT_GROUP } from './pod/spec.js';
 import { workloadKind, type WorkloadKind } from './workload/kinds.js';
 
@@ -20,6 +21,8 @@ export type Door =
   | { kind: 'token-request'; serviceAccount: string | undefined }
   /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
   | { kind: 'snapshot' }
+  /** Any other namespaced kind, custom resources included: stamped and guarded by the default row (default-row.ts). */
+  | { kind: 'default'; row: StampRow }
   | { kind: 'unreviewed' };
 
 /** Subresources that write the object they belong to, by kind; `status` writes may change metadata too. */
@@ -51,7 +54,10 @@ export function doorOf(req: AdmissionRequest): Door {
     return { kind: 'unreviewed' };
   }
   const kind = sandboxKind(req.resource);
-  if (kind === undefined) return { kind: 'unreviewed' };
+  if (kind === undefined) {
+    const row = defaultRowDoor(req);
+    return row === undefined ? { kind: 'unreviewed' } : { kind: 'default', row };
+  }
   if (sub === undefined) return { kind: 'object', sandboxKind: kind };
   if (kind.kind === 'Pod' && (sub === 'eviction' || sub === 'binding') && req.operation === 'CREATE')
     return { kind: 'pod-by-name', action: sub, pod: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };

@@ -44,6 +44,11 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
+  if (door.kind === 'default') {
+    const mismatch = kindMismatch(req, door.row);
+    if (mismatch) return denied([mismatch]);
+    return req.namespace === undefined ? allowed() : stampCreate(req.object!, door.row, req.namespace, req, ctx);
+  }
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return allowed();
   const obj = req.object!;

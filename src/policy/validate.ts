@@ -32,6 +32,7 @@ import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
 import { scaleFindings, workloadStampFindings } from './workload/stamps.js';
+import { stampedObjectFindings } from './stamped-object.js';
 import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
@@ -57,6 +58,10 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx, workloadStampFindings(req, door.workload, namespace, requester, ctx));
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
+  if (door.kind === 'default') {
+    const mismatch = kindMismatch(req, door.row);
+    return mismatch ? denied([mismatch]) : enforceCreate(stampedObjectFindings(req, door.row, namespace, requester, ctx), ctx.policy, req.dryRun);
+  }
 
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);

@@ -185,3 +185,9 @@ matchConditions:
   resources: ["replicationcontrollers/status", "replicationcontrollers/scale"]
   scope: Namespaced
 {{- end -}}
+
+
+{{/* The default row's webhooks: every namespaced kind but those the first pair reviews and the default row's exceptions (src/policy/default-row.ts says why each). */}}
+{{- define "deed.defaultRowExclusion" -}}
+!((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
+{{- end -}}
