@@ -8,7 +8,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import { doorOf } from '../src/policy/doors.js';
-import { DEFAULT_ROW_EXCEPTIONS } from '../src/policy/default-row.js';
+import { DEFAULT_ROW_EXCEPTIONS } from '../src/policy/kinds.js';
 import { REPORT_APIS } from '../src/audit/report.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';

@@ -172,7 +172,7 @@ describe('the Helm chart', () => {
     assert.equal(text.match(/cert-manager\.io\/inject-ca-from/g)?.length, 2);
     assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 4, 'the first pair and the default row\'s');
     assert.equal(text.match(/include "deed\.defaultRowExclusion"/g)?.length, 2);
-    assert.ok(templates.get('_helpers.tpl')!.includes(`in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`), "the chart's default-row exclusions are deed manifests' own");
+    assert.ok(templates.get('_kinds.tpl')!.includes(`in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`), "the chart's default-row exclusions are deed manifests' own");
     assert.match(text, /pods\/ephemeralcontainers/);
     assert.match(text, /reinvocationPolicy: IfNeeded/);
     const helpers = templates.get('_helpers.tpl')!;

@@ -1,6 +1,7 @@
 // The whole in-cluster install as Kubernetes objects: a pure function of its options, so
 // `deed manifests`, the committed kustomize base and the tests share one source. The Helm
-// chart under manifests/helm/deed mirrors these objects by hand.
+// chart under manifests/helm/deed mirrors these objects by hand, but for its lists of
+// kinds, which it includes from the helpers kind-rules.ts generates.
 import { createHash } from 'node:crypto';
 import type {
   KubernetesObject,
@@ -15,14 +16,12 @@ import type {
   V1Namespace,
   V1PodDisruptionBudget,
   V1PodSecurityContext,
-  V1RuleWithOperations,
   V1SecurityContext,
   V1Service,
   V1ServiceAccount,
   V1ValidatingWebhookConfiguration,
   V1Volume,
   V1NetworkPolicy,
-  V1PolicyRule,
 } from '@kubernetes/client-node';
 import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
@@ -33,10 +32,8 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
-import { workloadResources } from '../policy/workload/kinds.js';
-import { stampedWorkloadResources } from '../policy/workload/stamps.js';
-import { DEFAULT_ROW_EXCEPTIONS } from '../policy/default-row.js';
+import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -56,10 +53,6 @@ export const RUN_AS_USER = 1000;
 const PORT = 8443;
 /** Probes and metrics, plain HTTP (deed serve --metrics-port): the kubelet and Prometheus need no client certificate. */
 export const METRICS_PORT = 8080;
-
-/** Pods, Secrets, PVCs (core/v1) and NetworkPolicies (networking.k8s.io/v1): what Deed stamps and guards. */
-const CORE_RESOURCES = ['pods', 'secrets', 'persistentvolumeclaims'];
-const NETWORKING_RESOURCES = ['networkpolicies'];
 
 export const DEFAULT_POLICY = `# Deed's policy: see docs/configuration.md. Every service account in an opted-in
 # namespace acts for the environment "default"; list your environments instead.
@@ -413,13 +406,6 @@ export function matchConditions(namespace: string): V1MatchCondition[] {
   ];
 }
 
-function rules(operations: string[]): V1RuleWithOperations[] {
-  return [
-    { operations, apiGroups: [''], apiVersions: ['v1'], resources: CORE_RESOURCES, scope: 'Namespaced' },
-    { operations, apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: NETWORKING_RESOURCES, scope: 'Namespaced' },
-  ];
-}
-
 function webhookCommon(namespace: string, path: string, caBundle: string | undefined) {
   return {
     admissionReviewVersions: ['v1'],
@@ -483,64 +469,11 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
 /**
  * The default row's webhooks (docs/security-model.md, "The default row"): every namespaced
  * kind the first pair does not name, custom resources included, but the default row's
- * exceptions (events, leases: see src/policy/default-row.ts for each reason).
+ * exceptions (events, leases: src/policy/kinds.ts gives each reason).
  */
 function defaultRowCommon(namespace: string, path: string, caBundle: string | undefined) {
   const common = webhookCommon(namespace, path, caBundle);
   return { ...common, matchConditions: [...common.matchConditions, { name: 'exclude-own-rows-and-exceptions', expression: defaultRowExclusion() }] };
-}
-
-/** The resources the first pair of webhooks reviews, and the default row's exceptions, as one CEL membership test. */
-export function defaultRowExcluded(): string[] {
-  const named = validatingRules().flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).filter((res) => !res.includes('/')).map((res) => `${g}/${res}`)));
-  return [...new Set([...named, ...DEFAULT_ROW_EXCEPTIONS.map((e) => `${e.group}/${e.resource}`)])].sort();
-}
-
-function defaultRowExclusion(): string {
-  return `!((request.resource.group + '/' + request.resource.resource) in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`;
-}
-
-/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
-/** CREATE of the four kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
-export function mutatingRules(): V1RuleWithOperations[] {
-  return [...rules(['CREATE']), ...workloadRules(['CREATE', 'UPDATE'])];
-}
-
-/**
- * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
- * subresources that write them (`kubectl debug` adds ephemeral containers only through
- * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
- * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
- * whose annotations the API server copies onto the pod. And the controller doors: the
- * templates kube-system's controllers make pods and claims from, tokens of a service
- * account (the token controller fills a token Secret, reviewed with Secrets), and
- * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
- */
-export function validatingRules(): V1RuleWithOperations[] {
-  const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
-  return [
-    ...rules(['CREATE', 'UPDATE', 'DELETE']),
-    core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
-    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...workloadRules(['CREATE', 'UPDATE', 'DELETE']),
-    ...workloadSubresourceRules(),
-    { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
-  ];
-}
-
-/** The kinds that make pods and claims from templates, by API group. */
-function workloadRules(operations: string[]): V1RuleWithOperations[] {
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
-  return [...byGroup].map(([group, resources]) => ({ operations, apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
-}
-
-/** The stamped workloads' status writes and scales: each can change or empty another environment's lab. */
-function workloadSubresourceRules(): V1RuleWithOperations[] {
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource, scale } of stampedWorkloadResources())
-    byGroup.set(group, [...(byGroup.get(group) ?? []), `${resource}/status`, ...(scale ? [`${resource}/scale`] : [])]);
-  return [...byGroup].map(([group, resources]) => ({ operations: ['UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
 }
 
 /**
@@ -551,26 +484,12 @@ function workloadSubresourceRules(): V1RuleWithOperations[] {
  * data, so caching them is a choice (cacheSecrets).
  */
 function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
-  const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
-    rules: [
-      { apiGroups: [''], resources: cached, verbs: ['get', 'list', 'watch'] },
-      ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
-      { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
-      // The workload a scale names, as metadata: its stamps decide whose it is.
-      ...scaledWorkloadGrants(),
-    ],
+    rules: webhookLookupRules(cacheSecrets),
   };
-}
-
-function scaledWorkloadGrants(): V1PolicyRule[] {
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource, scale } of stampedWorkloadResources()) if (scale) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
-  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources, verbs: ['get'] }));
 }
 
 function webhookBinding(namespace: string): V1ClusterRoleBinding {
@@ -590,11 +509,7 @@ function reaperClusterRole(): V1ClusterRole {
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
     // List to find candidates, get to check an owner, delete to reap, list namespaces to know
     // the review scope (stamps count only where Deed reviews). No create, update, patch or watch.
-    rules: [
-      { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
-    ],
+    rules: [...reaperKindRules(), { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
   };
 }
 
@@ -705,9 +620,8 @@ function auditClusterRole(api: ReportApi): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: metadata(AUDIT_NAME, undefined, 'audit'),
     rules: [
-      { apiGroups: [''], resources: ['namespaces', 'secrets', 'persistentvolumeclaims'], verbs: ['list'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
+      ...auditKindRules(),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
       { apiGroups: [g.group], resources: [g.plural], verbs: ['get', 'list', 'create', 'update', 'delete'] },
     ],
   };

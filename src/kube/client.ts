@@ -1,5 +1,5 @@
-// A thin client over @kubernetes/client-node for the calls the reaper makes: list the four
-// sandbox kinds by label selector, get a Pod, delete with preconditions. Every call has a
+// A thin client over @kubernetes/client-node for the calls the reaper makes: list the
+// sandbox kinds (the kind table's reaped rows) by label selector, get a Pod, delete with preconditions. Every call has a
 // deadline, and every failure comes out as a classified KubeError. Only metadata leaves
 // this module: a Secret's data is dropped as soon as a list page is decoded.
 import {
@@ -22,13 +22,14 @@ import { Agent as HttpsAgent } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import type { SandboxKind } from '../policy/kinds.js';
+import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import { classify, KubeError } from './errors.js';
 
-export type ReapKind = SandboxKind['kind'];
+export type ReapKind = ReapedKindName;
 
-export const REAP_KINDS: readonly ReapKind[] = ['Pod', 'Secret', 'NetworkPolicy', 'PersistentVolumeClaim'];
+/** The kinds the reaper, the audit and key usage list: the kind table's reaped rows. */
+export const REAP_KINDS: readonly ReapKind[] = REAPED_KINDS;
 
 export interface Preconditions {
   uid: string;
@@ -86,8 +87,8 @@ type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> |
 type PageParams = { limit: number; _continue?: string };
 type ListParams = PageParams & { labelSelector: string };
 
+/** The API client binding of a reaped kind: the one place besides its row a new kind is added. */
 interface KindApi {
-  plural: string;
   listNamespaced(namespace: string, p: ListParams, o: ConfigurationOptions): Promise<Page>;
   listAll(p: ListParams, o: ConfigurationOptions): Promise<Page>;
   delete(namespace: string, name: string, body: V1DeleteOptions, o: ConfigurationOptions): Promise<unknown>;
@@ -100,25 +101,21 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 
   const apis: Record<ReapKind, KindApi> = {
     Pod: {
-      plural: 'pods',
       listNamespaced: (namespace, p, o) => core.listNamespacedPod({ namespace, ...p }, o),
       listAll: (p, o) => core.listPodForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPod({ namespace, name, body }, o),
     },
     Secret: {
-      plural: 'secrets',
       listNamespaced: (namespace, p, o) => core.listNamespacedSecret({ namespace, ...p }, o),
       listAll: (p, o) => core.listSecretForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o),
     },
     NetworkPolicy: {
-      plural: 'networkpolicies',
       listNamespaced: (namespace, p, o) => net.listNamespacedNetworkPolicy({ namespace, ...p }, o),
       listAll: (p, o) => net.listNetworkPolicyForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => net.deleteNamespacedNetworkPolicy({ namespace, name, body }, o),
     },
     PersistentVolumeClaim: {
-      plural: 'persistentvolumeclaims',
       listNamespaced: (namespace, p, o) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, o),
       listAll: (p, o) => core.listPersistentVolumeClaimForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o),
@@ -162,7 +159,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   return {
     async *listPages(kind, namespace, labelSelector) {
       const api = apis[kind];
-      const what = `list ${api.plural} in ${namespace ?? 'all namespaces'}`;
+      const what = `list ${stampedRow(kind).resource} in ${namespace ?? 'all namespaces'}`;
       for await (const items of pages(what, METADATA_LIST, (p, o) => (namespace === undefined ? api.listAll({ labelSelector, ...p }, o) : api.listNamespaced(namespace, { labelSelector, ...p }, o))))
         yield items.map((item) => metadataOnly(kind, item.metadata));
     },
@@ -191,7 +188,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     async delete(kind, namespace, name, preconditions) {
       const api = apis[kind];
       const body: V1DeleteOptions = { preconditions: { ...preconditions } };
-      await call(`delete ${api.plural} ${namespace}/${name}`, undefined, (o) => api.delete(namespace, name, body, o));
+      await call(`delete ${stampedRow(kind).resource} ${namespace}/${name}`, undefined, (o) => api.delete(namespace, name, body, o));
     },
   };
 }

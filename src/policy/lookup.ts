@@ -7,18 +7,15 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
-import { isRec } from './pod/spec.js';
+import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
-import { workloadResources } from './workload/kinds.js';
+import { kindRows, SCALED_RESOURCES } from './kinds.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots' | ScaledResource;
-
-/** The workloads with a /scale subresource: a scale names the workload, whose stamps are looked up. */
-export const SCALED_RESOURCES = ['deployments', 'replicasets', 'statefulsets', 'replicationcontrollers'] as const;
-export type ScaledResource = (typeof SCALED_RESOURCES)[number];
+export type { LookupResource } from './kinds.js';
+import type { LookupResource } from './kinds.js';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -45,7 +42,9 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
-  if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && isScaled(door.resource)) return [{ resource: door.resource, namespace, name: door.name }];
+  // A scale names the workload, whose stamps are looked up.
+  if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
+    return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
   if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
   return [];
 }
@@ -82,10 +81,6 @@ function secretKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, name
     names = secretNames(workloadSecrets(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined));
   }
   return names.slice(0, MAX_SECRET_LOOKUPS).map((name) => ({ resource: 'secrets' as const, namespace, name }));
-}
-
-function isScaled(resource: string): resource is ScaledResource {
-  return (SCALED_RESOURCES as readonly string[]).includes(resource);
 }
 
 function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
@@ -126,7 +121,7 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
-const TEMPLATE_RESOURCES = new Set<unknown>([...workloadResources().map((r) => r.resource), 'volumesnapshots']);
+const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
 
 /**
  * The lookups for a raw review body, as the server sees it before deciding, and the body

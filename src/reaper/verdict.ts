@@ -1,10 +1,11 @@
-// The reaper's verdict on one listed object (DESIGN.md, "The reaper"), from positive facts
+// The reaper's verdict on one listed object (docs/operations.md, "The reaper"), from positive facts
 // only: stamps for this environment that Deed's attestation vouches for, an owner the API
 // server proved gone, a deadline that passed, a PVC the platform marked terminal. Anything
 // short of that keeps the object. Pure: the owner lookup, the review scope and the clock
 // come in as values.
+import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
-import { own, readStamps } from '../policy/stamps/attestation.js';
+import { readStamps } from '../policy/stamps/attestation.js';
 import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
@@ -115,7 +116,7 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
     return { verdict: skip('outside-review-scope', `namespace ${namespace} is outside the review scope: Deed does not review its writes, so its stamps prove nothing`) };
 
   // Listing by selector already filters; this holds even against a server that ignored it.
-  const environment = own(labels, keys.environment);
+  const environment = entryOf(labels, keys.environment);
   if (environment !== ctx.environment)
     return {
       verdict: skip(
@@ -123,19 +124,19 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
         environment === undefined ? `not stamped with ${keys.environment}` : `stamped for environment ${JSON.stringify(environment)}, not ${JSON.stringify(ctx.environment)}`,
       ),
     };
-  if (own(labels, keys.managed) !== 'true') return { verdict: skip('not-managed', `${keys.managed} is not "true"`) };
+  if (entryOf(labels, keys.managed) !== 'true') return { verdict: skip('not-managed', `${keys.managed} is not "true"`) };
 
   // Labels can be copied: only an attestation under Deed's key makes the stamps evidence.
   const stamps = readStamps(obj, keys, kind, namespace);
   if (stamps === undefined) return { verdict: skip('stamps-incomplete', `no ${keys.createNonce}: foreign, or not admitted by Deed`) };
-  const verification = verifyStamps(ctx.keyRing, stamps, own(annotations, keys.attestation));
+  const verification = verifyStamps(ctx.keyRing, stamps, entryOf(annotations, keys.attestation));
   if (!verification.ok) return { verdict: skip('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
 
   if (meta.deletionTimestamp) return { verdict: keep('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
 
   // A PVC holds resumable work and outlives its runner: only the platform's mark ends it.
   if (kind === 'PersistentVolumeClaim') {
-    const terminal = own(annotations, keys.terminal);
+    const terminal = entryOf(annotations, keys.terminal);
     return {
       verdict:
         terminal === 'true'

@@ -20,6 +20,7 @@ import { defaultRowCases } from './cases/default-row.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
+import { hostNetworkCases } from './cases/host-network.js';
 
 const found = assets();
 const skip =
@@ -58,4 +59,5 @@ describe('Deed in a real API server', { skip }, () => {
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);
+  hostNetworkCases(get);
 });

@@ -6,13 +6,10 @@
 // UPDATEs), DELETE (deletecollection reviews each item as a DELETE), /status and /scale.
 // One environment's janitor can then neither scale another's lab to zero nor delete it.
 //
-// Owner reference to the runner pod (same namespace only): a Job's, a per-run workload that
-// ends with its run, so collecting it with its runner is the cleanup it needs. Every other
-// kind is a lab or a service that outlives the pod that created it: a rollout of the runners
-// must not delete it, so it never gets one.
+// The facts of each workload's stamps are its row of the kind table (../kinds.ts).
 import type { AdmissionRequest } from '../../admission/types.js';
 import { patched, type Finding, type Verdict } from '../../admission/verdict.js';
-import type { StampRow } from '../kinds.js';
+import { SCALED_RESOURCES, stampRowNamed, type LookupResource, type StampRow } from '../kinds.js';
 import type { Requester } from '../requester/identity.js';
 import type { DecisionContext } from '../policy.js';
 import { guardedWrite } from '../rules/guarded-writes.js';
@@ -20,35 +17,11 @@ import { ownershipOf } from '../ownership.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { RULES } from '../rules/catalog.js';
 import { isTrusted } from '../requester/principals.js';
-import { workloadKind, workloadResources, type WorkloadKind } from './kinds.js';
-import { SCALED_RESOURCES, type ScaledResource } from '../lookup.js';
+import type { WorkloadKind } from './kinds.js';
 
-const row = (kind: string, ownerReference: boolean): [string, StampRow] => [kind, { kind, ownerReference, activeDeadline: false, expiresAt: false }];
-
-/** By kind name. A PodTemplate is not here: no controller makes anything of it by itself. */
-const ROWS: ReadonlyMap<string, StampRow> = new Map([
-  row('Deployment', false),
-  row('ReplicaSet', false),
-  row('StatefulSet', false),
-  row('DaemonSet', false),
-  row('Job', true),
-  row('CronJob', false),
-  row('ReplicationController', false),
-]);
-
-/** The stamps a workload kind gets at CREATE; undefined for a kind that is not stamped. */
+/** The stamps a workload kind gets at CREATE; undefined for a kind that is not stamped (a PodTemplate). */
 export function workloadStampRow(kind: WorkloadKind): StampRow | undefined {
-  return ROWS.get(kind.kind);
-}
-
-/** The (group, resource) of every stamped workload, and whether it has a /scale: for the install's webhook rules and RBAC. */
-export function stampedWorkloadResources(): Array<{ group: string; resource: string; scale: boolean }> {
-  return workloadResources()
-    .filter(({ group, resource }) => {
-      const kind = workloadKind({ group, version: 'v1', resource });
-      return kind !== undefined && ROWS.has(kind.kind);
-    })
-    .map((r) => ({ ...r, scale: (SCALED_RESOURCES as readonly string[]).includes(r.resource) }));
+  return stampRowNamed(kind.kind);
 }
 
 /** The mutating side: a workload's own stamps, then its templates' claim stamps, as one patch. */
@@ -76,8 +49,8 @@ export function scaleFindings(kind: WorkloadKind, resource: string, name: string
   const stamped = workloadStampRow(kind);
   if (stamped === undefined || isTrusted(requester, ctx.policy)) return [];
   if (name === undefined) return [{ rule: RULES.requestMalformed.id, message: `the ${kind.kind} scale names no object` }];
-  if (!(SCALED_RESOURCES as readonly string[]).includes(resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource} has no scale Deed knows` }];
-  const found = ctx.lookup.get(resource as ScaledResource, namespace, name);
+  if (!SCALED_RESOURCES.includes(resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource} has no scale Deed knows` }];
+  const found = ctx.lookup.get(resource as LookupResource, namespace, name);
   if (found.state === 'found') return guardedWrite(requester, ownershipOf({ kind: stamped.kind, namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing), ctx.policy);
   const why = found.state === 'unknown' ? found.reason : 'it does not exist';
   return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose ${kind.kind} ${namespace}/${name} is (${why}); refusing the scale` }];
