@@ -35,3 +35,44 @@ time('decodeReview', 20_000, () => decodeReview(body));
 time('decide(mutate), body parsed fresh each time', 20_000, () => decide('mutate', JSON.parse(text), ctx));
 time('log line, redacting logger', 20_000, () => logger.info(line, 'review'));
 time('log line, review logger (no redaction)', 20_000, () => reviewLog.info(line, 'review'));
+
+// The reviews stamped workloads and the default row add: a runner's Deployment and
+// ConfigMap at CREATE (both webhooks, the validating one on the stamped object), and a
+// DELETE of the stamped Deployment by another environment (refused).
+const runnerReview = JSON.parse(text) as { request: Record<string, unknown> & { object: Record<string, unknown>; userInfo: unknown } };
+const asKind = (group: string, kind: string, resource: string, object: Record<string, unknown>) => {
+  const r = structuredClone(runnerReview);
+  r.request = { ...r.request, kind: { group, version: 'v1', kind }, resource: { group, version: 'v1', resource }, requestKind: undefined, requestResource: undefined, object };
+  return r;
+};
+const meta = { name: 'lab', namespace: 'sandbox-a' };
+const template = { metadata: { labels: { app: 'lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] } };
+const deployment = asKind('apps', 'Deployment', 'deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta, spec: { replicas: 1, selector: { matchLabels: { app: 'lab' } }, template } });
+const configMap = asKind('', 'ConfigMap', 'configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { 'run.sh': 'echo hi' } });
+const stampedBy = (r: typeof deployment) => {
+  const d = decide('mutate', structuredClone(r), ctx);
+  if (d.kind !== 'review' || !d.response.response.patch) throw new Error('not stamped');
+  const ops = JSON.parse(Buffer.from(d.response.response.patch, 'base64').toString('utf8')) as Array<{ path: string; value: unknown }>;
+  const object = structuredClone(r.request.object) as { metadata: Record<string, unknown> };
+  for (const op of ops) if (op.path === '/metadata/labels' || op.path === '/metadata/annotations') object.metadata[op.path.slice(10)] = op.value;
+  return { ...r, request: { ...r.request, object } };
+};
+const deploymentStamped = stampedBy(deployment);
+const configMapStamped = stampedBy(configMap);
+const janitorDelete = { ...deploymentStamped, request: { ...deploymentStamped.request, operation: 'DELETE', object: null, oldObject: deploymentStamped.request.object, userInfo: { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:authenticated'], extra: {} } } };
+const texts = { deployment: JSON.stringify(deployment), deploymentStamped: JSON.stringify(deploymentStamped), configMap: JSON.stringify(configMap), configMapStamped: JSON.stringify(configMapStamped), janitorDelete: JSON.stringify(janitorDelete) };
+// Each body is decided as described, or the figures would time another path.
+const expect = (name: keyof typeof texts, webhook: 'mutate' | 'validate', allowedWant: boolean) => {
+  const d = decide(webhook, JSON.parse(texts[name]), ctx);
+  if (d.kind !== 'review' || d.response.response.allowed !== allowedWant) throw new Error(`${name}: not ${allowedWant ? 'allowed' : 'refused'}`);
+};
+expect('deployment', 'mutate', true);
+expect('deploymentStamped', 'validate', true);
+expect('janitorDelete', 'validate', false);
+expect('configMap', 'mutate', true);
+expect('configMapStamped', 'validate', true);
+time('decide(mutate), Deployment CREATE', 20_000, () => decide('mutate', JSON.parse(texts.deployment), ctx));
+time('decide(validate), stamped Deployment CREATE', 20_000, () => decide('validate', JSON.parse(texts.deploymentStamped), ctx));
+time('decide(validate), Deployment DELETE (refused)', 20_000, () => decide('validate', JSON.parse(texts.janitorDelete), ctx));
+time('decide(mutate), ConfigMap CREATE (default row)', 20_000, () => decide('mutate', JSON.parse(texts.configMap), ctx));
+time('decide(validate), stamped ConfigMap CREATE', 20_000, () => decide('validate', JSON.parse(texts.configMapStamped), ctx));

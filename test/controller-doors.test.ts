@@ -73,6 +73,13 @@ function answer(body: Review, lookup?: ObjectLookup, webhook: 'mutate' | 'valida
   return d.response.response;
 }
 
+/** The CREATE as the validating webhook sees it: after the mutating one stamped the workload. */
+function afterMutation(body: Review): Review {
+  const m = decide('mutate', body, testContext());
+  assert.ok(m.kind === 'review' && m.response.response.allowed, m.kind === 'review' ? m.response.response.status?.message : m.message);
+  return { ...body, request: { ...body.request, object: jsonpatch.applyPatch(structuredClone(body.request.object!), decodePatch(m.response)).newDocument } };
+}
+
 function denied(body: Review, pattern: RegExp, lookup?: ObjectLookup): string {
   const r = answer(body, lookup);
   assert.equal(r.allowed, false, 'expected a denial');
@@ -91,7 +98,7 @@ describe('workload templates are judged as the pods their writer would create', 
       denied(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), NOBODY), new RegExp(`\\[guard\\.service-account\\] ${r.specAt.replaceAll('.', '\\.')}\\.serviceAccountName: service account sandbox-b:runner acts for environment "beta"`));
     });
     test(`beta's own ${kind} running as its runner account is admitted`, () => {
-      allowed(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), RUNNER_B));
+      allowed(afterMutation(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), RUNNER_B)));
     });
   }
 
@@ -121,7 +128,7 @@ describe('workload templates are judged as the pods their writer would create', 
   });
 
   test("a Job's restartPolicy Never is the Job's, not a template collision; a Deployment's Never is", () => {
-    allowed(review(RESOURCES.Job!, workload('Job', podSpec()), RUNNER_B));
+    allowed(afterMutation(review(RESOURCES.Job!, workload('Job', podSpec()), RUNNER_B)));
     denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ restartPolicy: 'Never' })), RUNNER_B), /\[template\.restart-policy\] spec\.template\.spec\.restartPolicy/);
   });
 
@@ -141,7 +148,11 @@ describe('workload templates are judged as the pods their writer would create', 
   });
 
   test('a subresource of a workload (scale, status) is not a template door', () => {
-    allowed(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ serviceAccountName: 'runner' })), NOBODY, { subResource: 'status' }));
+    const old = workload('Deployment', podSpec({ serviceAccountName: 'runner' }));
+    allowed(review(RESOURCES.Deployment!, old, NOBODY, { operation: 'UPDATE', oldObject: old, subResource: 'status' }));
+    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'w', namespace: 'sandbox-b' }, spec: { replicas: 3 } } as KubeObject;
+    const unstamped = gatheredLookup(new Map([['deployments/sandbox-b/w', { state: 'found', metadata: {} } as Lookup]]), 'not read');
+    allowed(review(RESOURCES.Deployment!, scale, NOBODY, { operation: 'UPDATE', oldObject: scale, subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } }), unstamped);
   });
 
   test('a body whose kind disagrees with its resource is refused', () => {

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
-import { auditArgs, REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
+import { auditArgs, defaultRowExcluded, REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 import { ROOT } from './cli-process.js';
@@ -170,7 +170,9 @@ describe('the Helm chart', () => {
   test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {
     const text = templates.get('webhooks.yaml')!;
     assert.equal(text.match(/cert-manager\.io\/inject-ca-from/g)?.length, 2);
-    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 2);
+    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 4, 'the first pair and the default row\'s');
+    assert.equal(text.match(/include "deed\.defaultRowExclusion"/g)?.length, 2);
+    assert.ok(templates.get('_kinds.tpl')!.includes(`in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`), "the chart's default-row exclusions are deed manifests' own");
     assert.match(text, /pods\/ephemeralcontainers/);
     assert.match(text, /reinvocationPolicy: IfNeeded/);
     const helpers = templates.get('_helpers.tpl')!;

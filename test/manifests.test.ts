@@ -140,7 +140,7 @@ describe('deed manifests', () => {
 
   test('both webhooks take v1 reviews, declare no side effects, fail closed, time out under 10 s and match equivalent versions', () => {
     const hooks = webhooksOf(objects);
-    assert.equal(hooks.length, 2);
+    assert.equal(hooks.length, 4, 'the first pair and the default row\'s');
     for (const { kind, hook } of hooks) {
       assert.deepEqual(hook.admissionReviewVersions, ['v1'], kind);
       assert.equal(hook.sideEffects, 'None', kind);
@@ -160,15 +160,23 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots', () => {
+  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
+    const workloadDoors = [
+      ...['deployments', 'replicasets', 'statefulsets'].flatMap((r) => [`apps/v1/${r}/status`, `apps/v1/${r}/scale`]),
+      'apps/v1/daemonsets/status',
+      'batch/v1/jobs/status',
+      'batch/v1/cronjobs/status',
+      '/v1/replicationcontrollers/status',
+      '/v1/replicationcontrollers/scale',
+    ];
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
-      [...CORE_AND_NETWORKING, ...templates, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+      [...CORE_AND_NETWORKING, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
-    assert.deepEqual(covered(hook, 'DELETE'), CORE_AND_NETWORKING);
+    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
     assert.deepEqual(covered(hook, 'CONNECT'), ['/v1/pods/attach', '/v1/pods/exec', '/v1/pods/portforward', '/v1/pods/proxy', '/v1/services/proxy']);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
@@ -214,13 +222,41 @@ describe('deed manifests', () => {
   for (const { who, user, reviewed } of requesters) {
     test(`matchConditions ${reviewed ? 'send' : 'skip'} requests from ${who}`, () => {
       for (const { kind, hook } of webhooksOf(objects)) {
-        const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a' });
+        const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group: 'labs.example', version: 'v1', resource: 'virtualmachines' } });
         const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
         for (const r of results) assert.equal(typeof r, 'boolean', `${kind}: every condition evaluates to a bool`);
         assert.equal(results.every((r) => r === true), reviewed, kind);
       }
     });
   }
+
+  test("the default row's webhooks see every namespaced kind but the first pair's and the exceptions: a custom resource, a Service, a ConfigMap, not an event, a lease or a pod", () => {
+    const hooks = webhooksOf(objects).filter(({ hook }) => hook.name.startsWith('default.'));
+    assert.deepEqual(hooks.map(({ hook }) => hook.name), ['default.mutate.deed.dev', 'default.validate.deed.dev']);
+    const cases: Array<[string, string, boolean]> = [
+      ['labs.example', 'virtualmachines', true],
+      ['', 'services', true],
+      ['', 'configmaps', true],
+      ['policy', 'poddisruptionbudgets', true],
+      ['apps', 'controllerrevisions', true],
+      ['', 'events', false],
+      ['events.k8s.io', 'events', false],
+      ['coordination.k8s.io', 'leases', false],
+      ['', 'pods', false],
+      ['apps', 'deployments', false],
+      ['snapshot.storage.k8s.io', 'volumesnapshots', false],
+    ];
+    for (const { hook } of hooks) {
+      assert.deepEqual(hook.rules?.map((r) => [r.apiGroups, r.apiVersions, r.resources]).slice(0, 1), [[['*'], ['*'], ['*']]], hook.name);
+      for (const [group, resource, reviewed] of cases) {
+        const request = toCel({ userInfo: { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:authenticated'], extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group, version: 'v1', resource } });
+        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
+        assert.equal(results.every((r) => r === true), reviewed, `${hook.name}: ${group}/${resource}`);
+      }
+    }
+    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.'));
+    for (const { hook } of main) assert.ok(!(hook.rules ?? []).some((r) => r.resources?.includes('*')), `${hook.name} names its kinds`);
+  });
 
   test('the Deployment runs 2 non-root replicas with a read-only root filesystem, no capabilities and RuntimeDefault seccomp', () => {
     const dep = find<V1Deployment>(objects, 'Deployment', 'deed');
@@ -362,7 +398,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, and get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots (the claim a snapshot copied) and the workloads a scale names, and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -370,6 +406,8 @@ describe('deed manifests', () => {
       { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -532,6 +570,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

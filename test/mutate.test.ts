@@ -2,8 +2,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
-import { signStamps, verifyStamps } from '../src/policy/stamps/key-ring.js';
+import { signStamps, verifyObject, verifyStamps } from '../src/policy/stamps/key-ring.js';
 import { decodePatch, fixture, kubectlPatch, NOW, testContext, TEST_RING, withObject, FIXTURE_POLICY, type Review } from './helpers.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 import { createKeyRing, singleKeyRing } from '../src/policy/stamps/key-ring.js';
 import type { ConfigInput } from '../src/config/schema.js';
 
@@ -434,14 +435,27 @@ describe('requests the mutating side leaves alone or refuses', () => {
     assert.equal(response.response.patch, undefined);
   });
 
-  test('a kind Deed does not handle passes unchanged', () => {
+  test('a kind the default row leaves alone (an Event) passes unchanged', () => {
+    const body = fixture('mutate-create-secret-by-runner.json');
+    body.request.kind = { group: '', version: 'v1', kind: 'Event' };
+    body.request.resource = { group: '', version: 'v1', resource: 'events' };
+    body.request.object.kind = 'Event';
+    const response = review(body);
+    assert.equal(response.response.allowed, true);
+    assert.equal(response.response.patch, undefined);
+  });
+
+  test('a kind with no row of its own (a ConfigMap) gets the default row: the stamps, no owner reference', () => {
     const body = fixture('mutate-create-secret-by-runner.json');
     body.request.kind = { group: '', version: 'v1', kind: 'ConfigMap' };
     body.request.resource = { group: '', version: 'v1', resource: 'configmaps' };
     body.request.object.kind = 'ConfigMap';
     const response = review(body);
     assert.equal(response.response.allowed, true);
-    assert.equal(response.response.patch, undefined);
+    const stored = kubectlPatch(body.request.object, decodePatch(response));
+    assert.equal(stored.metadata.labels?.['deed.dev/environment'], 'alpha');
+    assert.ok(verifyObject(TEST_RING, stored, stampKeys('deed.dev'), 'ConfigMap', 'sandbox-a').ok);
+    assert.equal(stored.metadata.ownerReferences, undefined);
   });
 
   test('a body whose kind disagrees with its resource is denied', () => {

@@ -350,6 +350,8 @@ describe('Secret references in workload templates', () => {
     const gvk = { group: 'apps', version: 'v1', kind: 'Deployment' };
     const gvr = { group: 'apps', version: 'v1', resource: 'deployments' };
     body.request = { ...body.request, kind: gvk, requestKind: gvk, resource: gvr, requestResource: gvr, namespace: 'shared', name: 'd', userInfo, operation: 'CREATE', object: obj, oldObject: null };
+    // As the API server sends it: after the mutating webhook stamped the Deployment.
+    if (mutateAllows(body, obj)) body.request.object = stamped(body, obj, userInfo, POLICY);
     return body;
   };
 

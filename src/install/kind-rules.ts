@@ -4,7 +4,7 @@
 // helmKindsTemplate() renders the same lists as the chart's generated helpers
 // (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
 import type { V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
-import { kindRows, type KindRow } from '../policy/kinds.js';
+import { DEFAULT_ROW_EXCEPTIONS, kindRows, type KindRow } from '../policy/kinds.js';
 
 type Entry = { group: string; resource: string };
 
@@ -28,9 +28,9 @@ export function stampedKindRules(operations: string[]): V1RuleWithOperations[] {
   return webhookRules(operations, rows((r) => r.stamps !== undefined && r.door === 'object'));
 }
 
-/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
-export function workloadRules(): V1RuleWithOperations[] {
-  return webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'workload'));
+/** The kinds that make pods and claims from templates, by API group (CREATE and UPDATE, and DELETE for the validating webhook: workloads are stamped). */
+export function workloadRules(operations: string[] = ['CREATE', 'UPDATE']): V1RuleWithOperations[] {
+  return webhookRules(operations, rows((r) => r.door === 'workload'));
 }
 
 /** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
@@ -64,9 +64,25 @@ export function validatingRules(): V1RuleWithOperations[] {
     // The CONNECTs into a pod's containers and through a Service's proxy: they write nothing,
     // but reach every Secret and workspace a pod holds.
     ...webhookRules(['CONNECT'], [...subresources('connect'), ...subresources('service-proxy')]),
-    ...workloadRules(),
+    ...workloadRules(['CREATE', 'UPDATE', 'DELETE']),
+    // The stamped workloads' status writes and scales: each can change or empty another environment's lab.
+    ...webhookRules(['UPDATE'], kindRows().flatMap((r) => Object.entries(r.subresources ?? {}).filter(([, d]) => d === 'workload' || d === 'workload-scale').map(([sub]) => ({ group: r.group, resource: `${r.resource}/${sub}` })))),
     ...webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'snapshot')),
   ];
+}
+
+/**
+ * The default row's webhooks leave out what the first pair reviews and the default row's
+ * exceptions (src/policy/kinds.ts gives each reason): `group/resource`, sorted.
+ */
+export function defaultRowExcluded(): string[] {
+  const named = validatingRules().flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).filter((res) => !res.includes('/')).map((res) => `${g}/${res}`)));
+  return [...new Set([...named, ...DEFAULT_ROW_EXCEPTIONS.map((e) => `${e.group}/${e.resource}`)])].sort();
+}
+
+/** The same as one CEL membership test, the default row's webhooks' matchCondition. */
+export function defaultRowExclusion(): string {
+  return `!((request.resource.group + '/' + request.resource.resource) in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`;
 }
 
 function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
@@ -83,7 +99,9 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
     ...policyRules(['get', 'list', 'watch'], [...rows((r) => r.lookup === 'cache'), ...(cacheSecrets ? rows((r) => r.lookup === 'cache-optional') : [])]),
     ...(cacheSecrets ? [] : policyRules(['get'], rows((r) => r.lookup === 'cache-optional'))),
     { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
-    ...policyRules(['get'], rows((r) => r.lookup === 'get')),
+    // Snapshots first, then the workloads a scale names (their metadata: the stamps decide whose a workload is).
+    ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door === 'snapshot')),
+    ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door !== 'snapshot')),
   ];
 }
 
@@ -125,5 +143,6 @@ export function helmKindsTemplate(): string {
     define('deed.lookupRules', `{{- if .Values.lookupCache.secrets -}}\n${policyRulesYaml(webhookLookupRules(true))}\n{{- else -}}\n${policyRulesYaml(webhookLookupRules(false))}\n{{- end -}}`),
     define('deed.reaperKindRules', policyRulesYaml(reaperKindRules())),
     define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
+    define('deed.defaultRowExclusion', defaultRowExclusion()),
   ].join('\n');
 }

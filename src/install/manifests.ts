@@ -32,8 +32,8 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { auditKindRules, mutatingRules, reaperKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
-export { mutatingRules, validatingRules } from './kind-rules.js';
+import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 
 export const NAME = 'deed';
@@ -436,6 +436,12 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
+      {
+        name: 'default.mutate.deed.dev',
+        ...defaultRowCommon(namespace, '/mutate', caBundle),
+        rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }],
+        reinvocationPolicy: 'IfNeeded',
+      },
     ],
   };
 }
@@ -451,8 +457,26 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
         ...webhookCommon(namespace, '/validate', caBundle),
         rules: validatingRules(),
       },
+      {
+        name: 'default.validate.deed.dev',
+        ...defaultRowCommon(namespace, '/validate', caBundle),
+        rules: [
+          { operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
+          { operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/status'], scope: 'Namespaced' },
+        ],
+      },
     ],
   };
+}
+
+/**
+ * The default row's webhooks (docs/security-model.md, "The default row"): every namespaced
+ * kind the first pair does not name, custom resources included, but the default row's
+ * exceptions (events, leases: src/policy/kinds.ts gives each reason).
+ */
+function defaultRowCommon(namespace: string, path: string, caBundle: string | undefined) {
+  const common = webhookCommon(namespace, path, caBundle);
+  return { ...common, matchConditions: [...common.matchConditions, { name: 'exclude-own-rows-and-exceptions', expression: defaultRowExclusion() }] };
 }
 
 /**

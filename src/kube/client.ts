@@ -22,11 +22,11 @@ import { Agent as HttpsAgent } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import { REAPED_KINDS, stampedRow, type StampedKindName } from '../policy/kinds.js';
+import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import { classify, KubeError } from './errors.js';
 
-export type ReapKind = StampedKindName;
+export type ReapKind = ReapedKindName;
 
 /** The kinds the reaper, the audit and key usage list: the kind table's reaped rows. */
 export const REAP_KINDS: readonly ReapKind[] = REAPED_KINDS;

@@ -4,9 +4,9 @@
 // NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
 // other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
 // whole (their service account decides whose a runner is), snapshots too (their source
-// claim); claims and Secrets as metadata only. Nothing read is kept here: the cache in
+// claim); claims, Secrets and the workloads a scale names as metadata only. Nothing read is kept here: the cache in
 // front of it (cached-reader.ts) answers what it can first.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { SNAPSHOT_GROUP } from '../policy/kinds.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
@@ -27,6 +27,7 @@ export interface ObjectReader {
 export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const apps = kc.makeApiClient(AppsV1Api);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
@@ -40,6 +41,20 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
         const source = snapshot.spec?.source?.persistentVolumeClaimName;
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
+      }
+      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
+        // A workload a scale names: its stamps are in its metadata.
+        const params = { namespace: key.namespace, name: key.name };
+        const read = (o: Parameters<typeof core.readNamespacedReplicationController>[1]): Promise<{ metadata?: V1ObjectMeta }> =>
+          key.resource === 'deployments'
+            ? apps.readNamespacedDeployment(params, o)
+            : key.resource === 'replicasets'
+              ? apps.readNamespacedReplicaSet(params, o)
+              : key.resource === 'statefulsets'
+                ? apps.readNamespacedStatefulSet(params, o)
+                : core.readNamespacedReplicationController(params, o);
+        const workload = await withRetries(timeoutMs, what, METADATA_ONE, read);
+        return { state: 'found', metadata: metadataOf(workload.metadata) };
       }
       // Metadata only: a Secret's data never crosses the wire to Deed.
       const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>

@@ -4,7 +4,7 @@
 // portforward and proxy write nothing but reach into the running containers (every Secret
 // and workspace the pod holds), so they are doors too: CONNECTs that name a pod.
 import type { AdmissionRequest } from '../admission/types.js';
-import { kindRow, sandboxKind, workloadKind, type SandboxKind, type WorkloadKind } from './kinds.js';
+import { defaultRowFor, kindRow, sandboxKind, workloadKind, type SandboxKind, type StampRow, type WorkloadKind } from './kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
@@ -13,12 +13,16 @@ export type Door =
   | { kind: 'pod-by-name'; action: PodAction; pod: string | undefined }
   /** A CONNECT to a Service's proxy: it reaches whichever pods the Service selects. */
   | { kind: 'service-proxy'; service: string | undefined }
-  /** A kind whose controller makes pods or claims from its templates, for whoever wrote them. */
+    /** A kind whose controller makes pods or claims from its templates, for whoever wrote them; or its status, which carries the whole object too. */
   | { kind: 'workload'; workload: WorkloadKind }
+  /** A workload's /scale: the review carries a Scale that names the workload (and holds none of its stamps). */
+  | { kind: 'workload-scale'; workload: WorkloadKind; resource: string; name: string | undefined }
   /** A TokenRequest: a token of the named service account, handed to the requester. */
   | { kind: 'token-request'; serviceAccount: string | undefined }
   /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
   | { kind: 'snapshot' }
+  /** Any other namespaced kind, custom resources included: stamped and guarded by the default row (kinds.ts). */
+  | { kind: 'default'; row: StampRow }
   | { kind: 'unreviewed' };
 
 export type PodAction = 'eviction' | 'binding' | ConnectAction;
@@ -46,14 +50,13 @@ const named = (value: unknown): string | undefined => (typeof value === 'string'
 
 export function doorOf(req: AdmissionRequest): Door {
   const row = kindRow(req.resource);
-  if (row === undefined) return { kind: 'unreviewed' };
   const sub = req.subResource;
-  const door = sub === undefined ? row.door : row.subresources?.[sub];
+  const door = row === undefined ? undefined : sub === undefined ? row.door : row.subresources?.[sub];
   // A CONNECT reaches only the doors that are CONNECTs, and those only by CONNECT.
   if ((req.operation === 'CONNECT') !== (door === 'connect' || door === 'service-proxy')) return { kind: 'unreviewed' };
   switch (door) {
     case undefined:
-      return { kind: 'unreviewed' };
+      return defaultDoor(req);
     case 'connect': {
       const action = CONNECT_ACTIONS.find((a) => a === sub);
       return action === undefined ? { kind: 'unreviewed' } : { kind: 'pod-by-name', action, pod: action === 'proxy' ? proxiedName(req.name) : named(req.name) };
@@ -71,7 +74,11 @@ export function doorOf(req: AdmissionRequest): Door {
     case 'snapshot':
       return { kind: 'snapshot' };
     case 'workload':
+      // A status write changes no template, but may change the workload's metadata.
       return { kind: 'workload', workload: workloadKind(req.resource)! };
+    case 'workload-scale':
+      // A scale makes or removes pods.
+      return { kind: 'workload-scale', workload: workloadKind(req.resource)!, resource: req.resource.resource, name: named(req.name) };
     case 'object':
       // The object-carrying subresources are UPDATE-only in the API; any other operation is judged as on the object itself.
       return objectDoor(req);
@@ -81,4 +88,18 @@ export function doorOf(req: AdmissionRequest): Door {
 function objectDoor(req: AdmissionRequest): Door {
   const kind = sandboxKind(req.resource);
   return kind === undefined ? { kind: 'unreviewed' } : { kind: 'object', sandboxKind: kind };
+}
+
+/**
+ * The default row's door for a request no row's door took: the object itself, or its status
+ * (whose review carries the whole object, of the same kind). Another subresource (a custom
+ * resource's /scale carries a Scale, without the object's stamps) is not judged: the
+ * webhooks do not route it here.
+ */
+function defaultDoor(req: AdmissionRequest): Door {
+  const kind = req.kind.kind;
+  if (typeof kind !== 'string' || kind === '') return { kind: 'unreviewed' };
+  const onObject = req.subResource === undefined || (req.subResource === 'status' && req.operation === 'UPDATE' && req.object?.kind === kind);
+  const row = onObject ? defaultRowFor(req.resource, kind) : undefined;
+  return row === undefined ? { kind: 'unreviewed' } : { kind: 'default', row };
 }

@@ -24,7 +24,9 @@ export type DoorKind =
   /** A CONNECT into a pod's containers (exec, attach, port-forward, proxy): judged by the pod it names. */
   | 'connect'
   /** A CONNECT through a Service's proxy: it reaches whichever pods the Service selects. */
-  | 'service-proxy';
+  | 'service-proxy'
+  /** A workload's /scale: the review carries a Scale that names the workload (and holds none of its stamps). */
+  | 'workload-scale';
 
 /** What Deed writes on a kind it stamps at CREATE: labels, the owner annotation, the nonce and the attestation always; these vary. */
 export interface StampFacts {
@@ -34,6 +36,11 @@ export interface StampFacts {
   activeDeadline: boolean;
   /** `<prefix>/expires-at`. */
   expiresAt: boolean;
+}
+
+/** What a kind's objects are stamped with at CREATE, by kind name: a stamped row's, or the default row's. */
+export interface StampRow extends StampFacts {
+  kind: string;
 }
 
 /** Where a kind that makes pods (or claims) keeps its templates. */
@@ -56,7 +63,7 @@ export interface KindRow {
   /** How a write of the resource itself reaches Deed; absent: it never does. */
   door?: DoorKind;
   /** Subresources that reach Deed, by the door they open; a subresource not named is unreviewed. */
-  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request' | 'connect' | 'service-proxy'>>;
+  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request' | 'connect' | 'service-proxy' | 'workload' | 'workload-scale'>>;
   /** Present: Deed stamps it at CREATE, guards its writes, and (with `reaped`, `audited`) reads it back. */
   stamps?: StampFacts;
   /** Present: its controller makes pods (and claims) from these templates. */
@@ -77,6 +84,19 @@ export interface KindRow {
 }
 
 const POD_TEMPLATE = ['spec.template'];
+
+/**
+ * Workloads are stamped kinds (docs/security-model.md, "Controller doors"): frozen after
+ * CREATE, and every door that can change or remove one is guarded: UPDATE (rollbacks and
+ * rollout restarts are UPDATEs), DELETE, `/status` (it carries the whole object) and
+ * `/scale` (it carries a Scale: whose the workload is comes from a lookup of it). Owner
+ * reference to the runner pod: a Job's only, a per-run workload that ends with its run;
+ * every other kind is a lab or a service that outlives the pod that created it, and a
+ * rollout of the runners must not delete it.
+ */
+const WORKLOAD_STAMPS = { ownerReference: false, activeDeadline: false, expiresAt: false } as const;
+const WITH_STATUS = { status: 'workload' } as const;
+const WITH_STATUS_AND_SCALE = { status: 'workload', scale: 'workload-scale' } as const;
 
 /**
  * The rows, in the order the install renders them. `as const` keeps each row's `kind` a
@@ -149,9 +169,31 @@ export const KIND_TABLE = [
   { kind: 'Binding', group: '', version: 'v1', resource: 'bindings', namespaced: true, door: 'pod-by-name' },
   // A TokenRequest hands out a token of the account it names.
   { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' } },
-  // Their subresources (status, scale) change no template.
-  { kind: 'Deployment', group: 'apps', version: 'v1', resource: 'deployments', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
-  { kind: 'ReplicaSet', group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
+  // Workloads: stamped (WORKLOAD_STAMPS above), with their templates.
+  {
+    kind: 'Deployment',
+    group: 'apps',
+    version: 'v1',
+    resource: 'deployments',
+    namespaced: true,
+    door: 'workload',
+    subresources: WITH_STATUS_AND_SCALE,
+    stamps: WORKLOAD_STAMPS,
+    templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    lookup: 'get',
+  },
+  {
+    kind: 'ReplicaSet',
+    group: 'apps',
+    version: 'v1',
+    resource: 'replicasets',
+    namespaced: true,
+    door: 'workload',
+    subresources: WITH_STATUS_AND_SCALE,
+    stamps: WORKLOAD_STAMPS,
+    templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    lookup: 'get',
+  },
   {
     kind: 'StatefulSet',
     group: 'apps',
@@ -159,10 +201,33 @@ export const KIND_TABLE = [
     resource: 'statefulsets',
     namespaced: true,
     door: 'workload',
+    subresources: WITH_STATUS_AND_SCALE,
+    stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false },
+    lookup: 'get',
   },
-  { kind: 'DaemonSet', group: 'apps', version: 'v1', resource: 'daemonsets', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
-  { kind: 'Job', group: 'batch', version: 'v1', resource: 'jobs', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true } },
+  {
+    kind: 'DaemonSet',
+    group: 'apps',
+    version: 'v1',
+    resource: 'daemonsets',
+    namespaced: true,
+    door: 'workload',
+    subresources: WITH_STATUS,
+    stamps: WORKLOAD_STAMPS,
+    templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+  },
+  {
+    kind: 'Job',
+    group: 'batch',
+    version: 'v1',
+    resource: 'jobs',
+    namespaced: true,
+    door: 'workload',
+    subresources: WITH_STATUS,
+    stamps: { ...WORKLOAD_STAMPS, ownerReference: true },
+    templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true },
+  },
   {
     kind: 'CronJob',
     group: 'batch',
@@ -170,6 +235,8 @@ export const KIND_TABLE = [
     resource: 'cronjobs',
     namespaced: true,
     door: 'workload',
+    subresources: WITH_STATUS,
+    stamps: WORKLOAD_STAMPS,
     templates: { pods: ['spec.jobTemplate.spec.template'], claims: [], ownsRestartPolicy: true },
   },
   {
@@ -179,8 +246,12 @@ export const KIND_TABLE = [
     resource: 'replicationcontrollers',
     namespaced: true,
     door: 'workload',
+    subresources: WITH_STATUS_AND_SCALE,
+    stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    lookup: 'get',
   },
+  // A PodTemplate is not stamped: no controller makes anything of it by itself.
   { kind: 'PodTemplate', group: '', version: 'v1', resource: 'podtemplates', namespaced: true, door: 'workload', templates: { pods: ['template'], claims: [], ownsRestartPolicy: false } },
   // A rule for a CRD that is not installed matches nothing.
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
@@ -199,14 +270,18 @@ export const KIND_TABLE = [
 ] as const satisfies readonly KindRow[];
 
 type Row = (typeof KIND_TABLE)[number];
-/** The names of the kinds Deed stamps: the reaper's, the audit's and the metrics' kinds. */
+/** The names of the kinds Deed stamps: the metrics' kinds. */
 export type StampedKindName = Extract<Row, { stamps: StampFacts }>['kind'];
+/** The stamped kinds whose door is the object itself (Pod, Secret, NetworkPolicy, PersistentVolumeClaim). */
+export type SandboxKindName = Extract<Row, { stamps: StampFacts; door: 'object' }>['kind'];
+/** The kinds the reaper lists, gets and deletes, and the audit lists. */
+export type ReapedKindName = Extract<Row, { reaped: true }>['kind'];
 /** The resources the webhook reads for a decision. */
 export type LookupResource = Extract<Row, { lookup: string }>['resource'];
 
 /** A stamped kind, as the webhooks and readers of stored objects use it. */
-export interface SandboxKind extends StampFacts {
-  kind: StampedKindName;
+export interface SandboxKind extends StampRow {
+  kind: SandboxKindName;
 }
 
 /** A kind whose controller makes pods or claims from its templates. */
@@ -226,8 +301,9 @@ const BY_RESOURCE: ReadonlyMap<string, KindRow> = new Map(ROWS.map((r) => [key(r
 const BY_GROUP_KIND: ReadonlyMap<string, KindRow> = new Map(ROWS.map((r) => [key(r.group, r.kind), r]));
 
 const SANDBOX: ReadonlyMap<string, SandboxKind> = new Map(
-  ROWS.filter((r) => r.stamps !== undefined).map((r) => [key(r.group, r.resource), { kind: r.kind as StampedKindName, ...r.stamps! }]),
+  ROWS.filter((r) => r.stamps !== undefined && r.door === 'object').map((r) => [key(r.group, r.resource), { kind: r.kind as SandboxKindName, ...r.stamps! }]),
 );
+const STAMPED: ReadonlyMap<string, StampRow> = new Map(ROWS.filter((r) => r.stamps !== undefined).map((r) => [r.kind, { kind: r.kind, ...r.stamps! }]));
 const WORKLOADS: ReadonlyMap<string, WorkloadKind> = new Map(
   ROWS.filter((r) => r.templates !== undefined).map((r) => [
     key(r.group, r.resource),
@@ -256,7 +332,7 @@ export function sandboxKind(resource: GroupVersionResource): SandboxKind | undef
 }
 
 /** The same entries by kind name, for readers of stored objects (the reaper, the audit). */
-export function sandboxKindNamed(kind: StampedKindName): SandboxKind {
+export function sandboxKindNamed(kind: SandboxKindName): SandboxKind {
   return [...SANDBOX.values()].find((k) => k.kind === kind)!;
 }
 
@@ -274,13 +350,13 @@ export function stampedRows(): KindRow[] {
 export const STAMPED_KINDS: readonly StampedKindName[] = stampedRows().map((r) => r.kind as StampedKindName);
 
 /** The kinds the reaper lists, gets and deletes. */
-export const REAPED_KINDS: readonly StampedKindName[] = ROWS.filter((r) => r.reaped === true).map((r) => r.kind as StampedKindName);
+export const REAPED_KINDS: readonly ReapedKindName[] = ROWS.filter((r) => r.reaped === true).map((r) => r.kind as ReapedKindName);
 
 /** The kinds the audit lists. */
-export const AUDITED_KINDS: readonly StampedKindName[] = ROWS.filter((r) => r.audited !== undefined).map((r) => r.kind as StampedKindName);
+export const AUDITED_KINDS: readonly ReapedKindName[] = ROWS.filter((r) => r.audited !== undefined).map((r) => r.kind as ReapedKindName);
 
 /** Whether the audit runs the content rules on a stored object of this kind. */
-export function auditJudgesContent(kind: StampedKindName): boolean {
+export function auditJudgesContent(kind: ReapedKindName): boolean {
   return stampedRow(kind).audited?.judgesContent === true;
 }
 
@@ -292,4 +368,61 @@ export function apiVersionOf(row: Pick<KindRow, 'group' | 'version'>): string {
 /** The row of a stamped kind by name. */
 export function stampedRow(kind: StampedKindName): KindRow {
   return ROWS.find((r) => r.kind === kind && r.stamps !== undefined)!;
+}
+
+/** The stamps a kind of its own row gets at CREATE (a workload's), by kind name; undefined: not stamped. */
+export function stampRowNamed(kind: string): StampRow | undefined {
+  return STAMPED.get(kind);
+}
+
+/** The workloads a /scale names (rows with a `workload-scale` subresource): the webhook looks each up. */
+export const SCALED_RESOURCES: readonly string[] = ROWS.filter((r) => Object.values(r.subresources ?? {}).includes('workload-scale')).map((r) => r.resource);
+
+/**
+ * The default row (docs/security-model.md, "The default row"): a kind Deed has never heard
+ * of is no way around it. Every namespaced kind written in the review scope that has no door
+ * of its own (a lab's KubeVirt VirtualMachine, a Tekton PipelineRun, a Service, a ConfigMap)
+ * gets the environment's stamps at CREATE, and its UPDATE, DELETE and status writes are
+ * guarded and its stamps frozen, as for the stamped kinds. No owner reference: whether an
+ * unknown kind may be collected with a runner pod is not Deed's to guess; no deadline.
+ */
+export const DEFAULT_ROW_STAMPS: StampFacts = { ownerReference: false, activeDeadline: false, expiresAt: false };
+
+export interface DefaultRowException {
+  group: string;
+  resource: string;
+  reason: string;
+}
+
+/**
+ * What the default row leaves alone, each with its reason; the install's second pair of
+ * webhooks (`default.*.deed.dev`) leaves them out. Writes by kube-system's controllers never
+ * reach Deed at all (the webhooks' matchConditions).
+ */
+export const DEFAULT_ROW_EXCEPTIONS: readonly DefaultRowException[] = [
+  { group: '', resource: 'events', reason: 'written by every component, many a second, and stored only for an hour: a record, not a lab; a stalled event write slows its writer' },
+  { group: 'events.k8s.io', resource: 'events', reason: 'the same events through their own API group' },
+  { group: 'coordination.k8s.io', resource: 'leases', reason: 'leader election and heartbeats of controllers and agents, renewed every few seconds: a lease held up by a webhook makes its holder give up leadership' },
+  { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews', reason: 'a question to the authorizer, never stored' },
+  // `deed audit --write-reports` replaces one report per namespace, bound namespaces included, as a principal of no environment.
+  { group: 'wgpolicyk8s.io', resource: 'policyreports', reason: "findings written by policy tools (Deed's own audit among them): a record of the namespace, not a lab" },
+  { group: 'openreports.io', resource: 'reports', reason: 'the same reports through the openreports API' },
+];
+
+/** Whether a resource is one of the default row's exceptions. */
+export function isDefaultRowException(group: string, resource: string): boolean {
+  return DEFAULT_ROW_EXCEPTIONS.some((e) => e.group === group && e.resource === resource);
+}
+
+/**
+ * The default row's stamps for a resource: one the table names without a door of its own
+ * (a ConfigMap, a Service, a ServiceAccount's own writes), or one it does not name at all
+ * (a custom resource); undefined for a row with a door of its own, a cluster-scoped row, and
+ * the exceptions.
+ */
+export function defaultRowFor(resource: Pick<GroupVersionResource, 'group' | 'resource'>, kind: string): StampRow | undefined {
+  const row = kindRow(resource);
+  if (row !== undefined && (row.door !== undefined || !row.namespaced)) return undefined;
+  if (isDefaultRowException(resource.group, resource.resource)) return undefined;
+  return { kind, ...DEFAULT_ROW_STAMPS };
 }

@@ -13,7 +13,7 @@ import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimRefere
 import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
-import { kindRows } from './kinds.js';
+import { kindRows, SCALED_RESOURCES } from './kinds.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
@@ -43,6 +43,9 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
+  // A scale names the workload, whose stamps are looked up.
+  if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
+    return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
   if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
   return [];
 }
@@ -134,6 +137,7 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
     (req?.operation === 'CONNECT' && resource === 'pods') ||
+    (webhook === 'validate' && req?.subResource === 'scale') ||
     (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
     (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods') ||
     (webhook === 'validate' && (req?.operation === 'CREATE' || req?.operation === 'UPDATE') && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));

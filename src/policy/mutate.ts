@@ -14,7 +14,7 @@ import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js
 import { resolveRequester, type Requester } from './requester/identity.js';
 import { signStamps, verifyStamps, type KeyRing } from './stamps/key-ring.js';
 import type { StampKeys } from './stamps/keys.js';
-import { sandboxKind, type SandboxKind } from './kinds.js';
+import { sandboxKind, type StampRow } from './kinds.js';
 import { annotationPath, identityStamps, labelPath, sameReference } from './stamps/identity-stamps.js';
 import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
@@ -26,6 +26,7 @@ import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js
 import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
 import { mutateWorkload } from './workload/review.js';
+import { withTemplateOps, workloadStampRow } from './workload/stamps.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const outside = outOfScope(req, ctx.scope);
@@ -34,10 +35,22 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
     if (mismatch) return enforce([mismatch], ctx.policy);
-    return req.namespace === undefined ? allowed() : mutateWorkload(req, door.workload, req.namespace, ctx);
+    if (req.namespace === undefined) return allowed();
+    const templates = mutateWorkload(req, door.workload, req.namespace, ctx);
+    // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
+    const row = workloadStampRow(door.workload);
+    if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
+    // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
+    if (!('environment' in createIdentity(resolveRequester(req.userInfo, ctx.policy), req.namespace, {}, {}, ctx.policy))) return templates;
+    return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx), templates);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
+  if (door.kind === 'default') {
+    const mismatch = kindMismatch(req, door.row);
+    if (mismatch) return enforce([mismatch], ctx.policy);
+    return req.namespace === undefined ? allowed() : stampCreate(req.object!, door.row, req.namespace, req, ctx);
+  }
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return allowed();
   const obj = req.object!;
@@ -45,7 +58,11 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (mismatch) return enforce([mismatch], ctx.policy);
   const namespace = req.namespace;
   if (namespace === undefined) return missingNamespace(kind);
+  return stampCreate(obj, kind, namespace, req, ctx);
+}
 
+/** The stamps of a new object of `kind`, as a patch, or the findings that refuse it. */
+function stampCreate(obj: KubeObject, kind: StampRow, namespace: string, req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const { keys } = ctx.policy;
   const requester = resolveRequester(req.userInfo, ctx.policy);
   const labels = obj.metadata.labels ?? {};
@@ -204,7 +221,7 @@ function checkOwned(findings: Finding[], path: string, key: string, given: strin
 function isOwnReinvocation(
   obj: KubeObject,
   keys: StampKeys,
-  kind: SandboxKind,
+  kind: StampRow,
   namespace: string,
   environment: string,
   requester: Requester,

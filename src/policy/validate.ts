@@ -19,7 +19,7 @@ import { doorOf, type Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
-import { stampIntegrity } from './rules/stamp-integrity.js';
+import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
 import type { Facts } from './rules/rule.js';
 import { noLookup } from './lookup.js';
@@ -34,6 +34,8 @@ import { networkPolicyScope } from './network-policy-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
+import { scaleFindings, workloadStampFindings } from './workload/stamps.js';
+import { stampedObjectFindings } from './stamped-object.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 import { outOfScope } from './rules/out-of-scope.js';
@@ -58,7 +60,12 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
-    return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx);
+    return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx, workloadStampFindings(req, door.workload, namespace, requester, ctx));
+  }
+  if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
+  if (door.kind === 'default') {
+    const mismatch = kindMismatch(req, door.row);
+    return mismatch ? denied([mismatch]) : enforceCreate(stampedObjectFindings(req, door.row, namespace, requester, ctx), ctx.policy, req.dryRun);
   }
 
   const kind = door.sandboxKind;
@@ -95,15 +102,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
   const runner = requester.runner;
-  if (runner !== undefined && runner.namespace !== namespace) {
-    const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
-    if (ref !== undefined)
-      findings.push({
-        rule: RULES.ownerCrossNamespace.id,
-        path: 'metadata.ownerReferences',
-        message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
-      });
-  }
+  findings.push(...ownerAcrossNamespaces(obj, runner, namespace));
   findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims));
   if (spec !== undefined) {
     findings.push(...ephemeralStampIntegrity(spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now()));

@@ -15,6 +15,8 @@ import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
+import { workloadCases } from './cases/workloads.js';
+import { defaultRowCases } from './cases/default-row.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
@@ -55,6 +57,8 @@ describe('Deed in a real API server', { skip }, () => {
   connectionCases(get);
   reviewScopeCases(get);
   controllerCases(get, tools);
+  workloadCases(get, tools);
+  defaultRowCases(get);
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);

@@ -9,7 +9,7 @@ import type { Finding } from '../../admission/verdict.js';
 import { expiresAt, isFreshExpiry, policyDeadline } from '../stamps/deadline.js';
 import type { RunnerPod } from '../requester/identity.js';
 import { verifyObject, type KeyRing } from '../stamps/key-ring.js';
-import type { SandboxKind } from '../kinds.js';
+import type { StampRow } from '../kinds.js';
 import { isWellFormedNonce } from '../stamps/nonce.js';
 import type { Policy } from '../policy.js';
 import { annotationPath, identityStamps, labelPath, sameReference } from '../stamps/identity-stamps.js';
@@ -17,7 +17,7 @@ import { RULES } from './catalog.js';
 
 const HINT = 'was the mutating webhook bypassed?';
 
-export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: string, environment: string, runner: RunnerPod | undefined, policy: Policy, ring: KeyRing, nowMs: number): Finding[] {
+export function stampIntegrity(obj: KubeObject, kind: StampRow, namespace: string, environment: string, runner: RunnerPod | undefined, policy: Policy, ring: KeyRing, nowMs: number): Finding[] {
   const { keys } = policy;
   const rule = RULES.stampMissing.id;
   const labels = obj.metadata.labels ?? {};
@@ -56,6 +56,20 @@ export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: st
     if (!verification.ok) findings.push({ rule, path: annotationPath(keys.attestation), message: `${verification.reason}; ${HINT}` });
   }
   return findings;
+}
+
+/** A reference to a runner in another namespace cannot resolve: the garbage collector would delete the object. */
+export function ownerAcrossNamespaces(obj: KubeObject, runner: RunnerPod | undefined, namespace: string): Finding[] {
+  if (runner === undefined || runner.namespace === namespace) return [];
+  const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
+  if (ref === undefined) return [];
+  return [
+    {
+      rule: RULES.ownerCrossNamespace.id,
+      path: 'metadata.ownerReferences',
+      message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
+    },
+  ];
 }
 
 function describe(v: unknown): string {

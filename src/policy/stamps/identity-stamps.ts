@@ -5,7 +5,7 @@ import type { OwnerReference } from '../../admission/types.js';
 
 import type { RunnerPod } from '../requester/identity.js';
 import { stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
-import type { SandboxKind } from '../kinds.js';
+import type { StampRow } from '../kinds.js';
 
 export interface IdentityStamps {
   /** Label key to value; undefined means the label must be absent. */
@@ -16,7 +16,7 @@ export interface IdentityStamps {
   ownerReference: OwnerReference | undefined;
 }
 
-export function identityStamps(keys: StampKeys, environment: string, runner: RunnerPod | undefined, kind: SandboxKind, namespace: string): IdentityStamps {
+export function identityStamps(keys: StampKeys, environment: string, runner: RunnerPod | undefined, kind: StampRow, namespace: string): IdentityStamps {
   return {
     labels: {
       [keys.managed]: 'true',

@@ -67,19 +67,20 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
   return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
 }
 
-export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
-  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.object === undefined || req.object === null) return allowed();
+/** `own`: the findings of the workload's own metadata (stamps.ts), judged with its templates. */
+export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, own: Finding[] = []): Verdict {
   const { policy } = ctx;
+  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.object === undefined || req.object === null) return enforce(own, policy);
   const obj = req.object;
   const old = req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined;
   const pods = podTemplates(obj, kind, old);
   const claims = claimTemplates(obj, kind, old);
-  if (pods.length === 0 && claims.length === 0) return allowed(); // no template changed: no new pod or claim comes of it
+  if (pods.length === 0 && claims.length === 0) return enforceCreate(own, policy, req.dryRun); // no template changed: no new pod or claim comes of it
   const gate = createIdentity(requester, namespace, {}, {}, policy);
   const environment = 'environment' in gate ? gate.environment : undefined;
 
   // Client stamps in a template are refused from everyone: no review follows the copy.
-  const findings: Finding[] = [];
+  const findings: Finding[] = [...own];
   for (const t of pods) {
     findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`));
     findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));

@@ -213,11 +213,12 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         assert.match(answer.body.message, /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: must be false/);
       });
 
-      test("beta may scale alpha's Deployment but not change its template, which would make pods of alpha's runner account on beta's word", async () => {
+      test("beta may neither scale alpha's Deployment (the namespace's, unstamped) nor change its template, which would make pods of alpha's runner account on beta's word", async () => {
         const s = suite();
         const path = `${WORKLOAD_PATHS.Deployment('sandbox-a')}/managed`;
         const scale = await s.api(s.janitorB, 'PATCH', path, { spec: { replicas: 0 } }, 'application/merge-patch+json');
-        assert.equal(scale.status, 200, scale.text);
+        assert.equal(scale.status, 403, scale.text);
+        assert.match(scale.body.message, /\[guard\.cross-environment\] .* acts for "beta", and this object belongs to another environment/);
         const image = await s.api(s.janitorB, 'PATCH', path, { spec: { template: { spec: { containers: [{ name: 'main', image: 'registry.example/evil:1' }] } } } }, 'application/strategic-merge-patch+json');
         assert.equal(image.status, 403, image.text);
         assert.match(image.body.message, /\[guard\.service-account\] spec\.template\.spec\.serviceAccountName/);

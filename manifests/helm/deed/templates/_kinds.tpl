@@ -54,20 +54,35 @@
   apiVersions: ["v1"]
   resources: ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: ["apps"]
   apiVersions: ["v1"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: ["batch"]
   apiVersions: ["v1"]
   resources: ["jobs", "cronjobs"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: [""]
   apiVersions: ["v1"]
   resources: ["replicationcontrollers", "podtemplates"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["apps"]
+  apiVersions: ["v1"]
+  resources: ["deployments/status", "deployments/scale", "replicasets/status", "replicasets/scale", "statefulsets/status", "statefulsets/scale", "daemonsets/status"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["batch"]
+  apiVersions: ["v1"]
+  resources: ["jobs/status", "cronjobs/status"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["replicationcontrollers/status", "replicationcontrollers/scale"]
   scope: Namespaced
 - operations: ["CREATE", "UPDATE"]
   apiGroups: ["snapshot.storage.k8s.io"]
@@ -87,6 +102,12 @@
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
   verbs: ["get"]
+- apiGroups: ["apps"]
+  resources: ["deployments", "replicasets", "statefulsets"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["replicationcontrollers"]
+  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "persistentvolumeclaims"]
@@ -99,6 +120,12 @@
   verbs: ["list", "watch"]
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
+  verbs: ["get"]
+- apiGroups: ["apps"]
+  resources: ["deployments", "replicasets", "statefulsets"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["replicationcontrollers"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
@@ -122,4 +149,8 @@
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["list"]
+{{- end -}}
+
+{{- define "deed.defaultRowExclusion" -}}
+!((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
 {{- end -}}

@@ -1,0 +1,41 @@
+// The validating side's rules of an object's own stamps, for any kind stamped by a row of
+// its own (a workload, workload/stamps.ts) or by the default row (default-row.ts): at
+// CREATE the stamps Deed wrote for this requester, or none from a requester it stamps
+// nothing for; after, guarded (one environment's principals, its managers, system
+// controllers, break-glass) and frozen.
+import type { AdmissionRequest } from '../admission/types.js';
+import type { Finding } from '../admission/verdict.js';
+import type { StampRow } from './kinds.js';
+import type { Requester } from './requester/identity.js';
+import type { DecisionContext } from './policy.js';
+import { createIdentity } from './create-gate.js';
+import { ownershipOfObject } from './ownership.js';
+import { guardedWrite } from './rules/guarded-writes.js';
+import { frozenStamps } from './rules/frozen-stamps.js';
+import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
+import { RULES } from './rules/catalog.js';
+
+/**
+ * For a request on the object itself, or on a subresource whose review carries the whole
+ * object (status). `gate`: whether who may not create here at all is reported here (false
+ * where another review, the template one, reports it).
+ */
+export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, namespace: string, requester: Requester, ctx: DecisionContext, gate = true): Finding[] {
+  const { policy } = ctx;
+  if (req.operation === 'CREATE') {
+    const obj = req.object;
+    if (!obj) return [];
+    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+    if ('environment' in identity)
+      return [...stampIntegrity(obj, row, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now()), ...ownerAcrossNamespaces(obj, requester.runner, namespace)];
+    // No stamps are Deed's for this requester: a client's are forged.
+    return gate ? identity.verdict.findings : identity.verdict.findings.filter((f) => f.rule === RULES.stampForged.id);
+  }
+  const old = req.oldObject;
+  if (!old || (req.operation !== 'UPDATE' && req.operation !== 'DELETE')) return [];
+  const findings = guardedWrite(requester, ownershipOfObject(old, row.kind, namespace, policy, ctx.keyRing), policy);
+  // Deed sets no deadline on these kinds: a Job's own activeDeadlineSeconds is its writer's.
+  if (req.operation === 'UPDATE' && req.object)
+    findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));
+  return findings;
+}
