@@ -31,14 +31,19 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
         '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true', '--set', 'reaper.environments={alpha}',
         '--set-json', 'policy={"environments":[{"id":"alpha","serviceAccounts":["sandbox-a:runner"]}]}',
       ]);
-      assert.equal(installed.code, 0, installed.stderr);
-      const notes = installed.stdout.slice(installed.stdout.indexOf('NOTES:'));
-      assert.match(notes, /kubectl -n helm-notes rollout status deployment\/notes-deed --timeout=120s/);
-      assert.match(notes, /kubectl label namespace NAMESPACE deed\.dev\/sandbox=enabled/);
-      assert.match(notes, /kubectl apply --dry-run=server -o yaml -f pod\.yaml --as=system:serviceaccount:NAMESPACE:SA/);
-      assert.match(notes, /cluster administrators \(group system:masters\) may change or delete any\s+environment's sandbox objects/);
-      assert.match(notes, /--as system:serviceaccount:helm-notes:notes-deed-reaper-ENV/);
-      const removed = await helm(s, ['uninstall', 'notes', '-n', 'helm-notes', '--wait']);
+      let removed: Run | undefined;
+      try {
+        assert.equal(installed.code, 0, installed.stderr);
+        const notes = installed.stdout.slice(installed.stdout.indexOf('NOTES:'));
+        assert.match(notes, /kubectl -n helm-notes rollout status deployment\/notes-deed --timeout=120s/);
+        assert.match(notes, /kubectl label namespace NAMESPACE deed\.dev\/sandbox=enabled/);
+        assert.match(notes, /kubectl apply --dry-run=server -o yaml -f pod\.yaml --as=system:serviceaccount:NAMESPACE:SA/);
+        assert.match(notes, /cluster administrators \(group system:masters\) may change or delete any\s+environment's sandbox objects/);
+        assert.match(notes, /--as system:serviceaccount:helm-notes:notes-deed-reaper-ENV/);
+      } finally {
+        // The release's webhooks point at a Service no one serves here: left behind, they would refuse every later write.
+        removed = await helm(s, ['uninstall', 'notes', '-n', 'helm-notes', '--wait']);
+      }
       assert.equal(removed.code, 0, removed.stderr);
       assert.match(removed.stdout + removed.stderr, /policyreports\.wgpolicyk8s\.io/, 'helm names what it kept');
       const crd = await s.api(s.admin, 'GET', CRD);
