@@ -29,6 +29,9 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
     async *listPodSpecPages(ns) {
       yield of('Pod', ns);
     },
+    async *listLeasePages() {
+      yield [];
+    },
     list: async () => [],
     getPod: async (ns, name) => {
       if (ns === RUNNER.namespace && name === RUNNER.name) return { metadata: { name, namespace: ns, uid: RUNNER.uid } };

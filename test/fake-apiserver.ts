@@ -15,7 +15,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
 
-export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims' | 'namespaces';
+export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims' | 'namespaces' | 'leases';
 
 const RESOURCES: Record<Resource, { kind: string; apiVersion: string }> = {
   namespaces: { kind: 'Namespace', apiVersion: 'v1' },
@@ -23,6 +23,7 @@ const RESOURCES: Record<Resource, { kind: string; apiVersion: string }> = {
   secrets: { kind: 'Secret', apiVersion: 'v1' },
   networkpolicies: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1' },
   persistentvolumeclaims: { kind: 'PersistentVolumeClaim', apiVersion: 'v1' },
+  leases: { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1' },
 };
 
 export const RESOURCE_OF_KIND: Record<string, Resource> = {
@@ -32,7 +33,7 @@ export const RESOURCE_OF_KIND: Record<string, Resource> = {
   PersistentVolumeClaim: 'persistentvolumeclaims',
 };
 
-const NAMESPACED = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/namespaces\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/;
+const NAMESPACED = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1|apis\/coordination\.k8s\.io\/v1)\/namespaces\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/;
 const CLUSTER_WIDE = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/([a-z]+)$/;
 
 export interface RecordedRequest {

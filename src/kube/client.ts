@@ -3,6 +3,7 @@
 // deadline, and every failure comes out as a classified KubeError. Only metadata leaves
 // this module: a Secret's data is dropped as soon as a list page is decoded.
 import {
+  CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
   NetworkingV1Api,
@@ -24,6 +25,8 @@ import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
 import type { SandboxKind } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
+import type { LeaseRecord } from '../reaper/verdict.js';
+import { factsOf } from './lookup-facts.js';
 import { classify, KubeError } from './errors.js';
 
 export type ReapKind = SandboxKind['kind'];
@@ -54,6 +57,11 @@ export interface KubeClient {
    */
   listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
+  /**
+   * The Leases of `namespace`, a page at a time: each name with Deed's stamps and the times
+   * that say whether it is renewed (nothing else of it is kept).
+   */
+  listLeasePages(namespace: string): AsyncIterable<Array<{ name: string; lease: LeaseRecord }>>;
 }
 
 export interface KubeClientOptions {
@@ -65,6 +73,8 @@ export interface KubeClientOptions {
   maxRetries?: number;
   /** Ends throttle waits early (a stopping sweep sends nothing more). */
   signal?: AbortSignal;
+  /** The policy's label prefix: of a Lease, only the labels and annotations under it are kept. */
+  labelPrefix?: string;
 }
 
 // API Priority and Fairness answers 429 with a Retry-After of a second or so; a larger one
@@ -94,8 +104,10 @@ interface KindApi {
 }
 
 export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient {
+  const prefix = options.labelPrefix ?? 'deed.dev';
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
   const pageSize = options.pageSize ?? 500;
 
   const apis: Record<ReapKind, KindApi> = {
@@ -181,6 +193,12 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       const out: KubeObject[] = [];
       for await (const page of this.listPages(kind, namespace, labelSelector)) out.push(...page);
       return out;
+    },
+
+    async *listLeasePages(namespace) {
+      type LeaseItem = { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } };
+      for await (const items of pages(`list leases in ${namespace}`, undefined, (p, o) => coordination.listNamespacedLease({ namespace, ...p }, o) as Promise<Page>))
+        yield (items as LeaseItem[]).flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, lease: leaseRecord(item, prefix) }] : []));
     },
 
     async getPod(namespace, name) {
@@ -319,6 +337,21 @@ function perCall(signal: AbortSignal, accept: string | undefined, agents: KeptAl
       return new Observable(Promise.resolve(ctx));
     },
     post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
+  };
+}
+
+/** A Lease as the reaper judges it: Deed's stamps, the last renewal (or acquisition) and the duration. */
+function leaseRecord(item: { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } }, prefix: string): LeaseRecord {
+  const facts = factsOf({ metadata: item.metadata as never }, prefix);
+  const time = item.spec?.renewTime ?? item.spec?.acquireTime;
+  // client-node decodes MicroTime into a Date; an unparseable one stays a string and fails Date.parse.
+  const renewedAt = time instanceof Date ? (Number.isNaN(time.getTime()) ? 'invalid' : time.toISOString()) : typeof time === 'string' ? time : undefined;
+  const duration = item.spec?.leaseDurationSeconds;
+  return {
+    ...(facts.labels ? { labels: facts.labels } : {}),
+    ...(facts.annotations ? { annotations: facts.annotations } : {}),
+    ...(renewedAt !== undefined ? { renewedAt } : {}),
+    ...(typeof duration === 'number' ? { leaseDurationSeconds: duration } : {}),
   };
 }
 

@@ -141,6 +141,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     owner: identity.owner,
     nonce,
     expiresAt: expiry,
+    runLease: own(annotations, keys.runLease),
   });
   const newLabels = withValues(labels, wantLabels);
   const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });
