@@ -35,6 +35,8 @@ import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 import { outOfScope } from './rules/out-of-scope.js';
+import { terminalMark } from './rules/terminal-mark.js';
+import { runLeaseFormat } from './rules/run-lease.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -86,6 +88,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
+  findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runLeaseFormat(obj, policy.keys));
   const runner = requester.runner;
   if (runner !== undefined && runner.namespace !== namespace) {
     const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
@@ -123,6 +126,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
       findings.push(...borrowedCredential(newObj, kind, namespace, requester, policy));
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
+    findings.push(...terminalMark(oldObj, newObj, owner, requester, policy));
     // Claims a pod mounts are read only for the door that can add containers: elsewhere an
     // unread claim counts as a workspace, the same before and after (fail closed).
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
