@@ -535,10 +535,12 @@ function reaperClusterRole(): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
     // List to find candidates, get to check an owner, delete to reap, list namespaces to know
-    // the review scope (stamps count only where Deed reviews). No create, update, patch or watch.
+    // the review scope (stamps count only where Deed reviews), list leases to know whether a
+    // run lease is renewed. No create, update, patch or watch.
     rules: [
       { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
       { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
     ],
   };
