@@ -55,10 +55,10 @@ export const LEASES = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/$
  * A Secret carrying stamps signed with Deed's key, as an admin (or anyone, outside the review
  * scope) writes it with no webhook in the way: what Deed would have stamped for `owner`.
  */
-export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string }; expiresAt?: string }) {
+export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string }; expiresAt?: string; runLease?: string }) {
   const nonce = randomBytes(32).toString('hex');
   const owner = `${o.owner.namespace}/${o.owner.name}`;
-  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce, expiresAt: o.expiresAt });
+  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce, expiresAt: o.expiresAt, runLease: o.runLease });
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -66,7 +66,7 @@ export function signedSecret(key: Buffer, o: { namespace: string; name: string; 
       name: o.name,
       namespace: o.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment, [KEYS.ownerUid]: o.owner.uid },
-      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation, ...(o.expiresAt !== undefined ? { [KEYS.expiresAt]: o.expiresAt } : {}) },
+      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation, ...(o.expiresAt !== undefined ? { [KEYS.expiresAt]: o.expiresAt } : {}), ...(o.runLease !== undefined ? { [KEYS.runLease]: o.runLease } : {}) },
     },
     stringData: { token: 'not-a-real-credential' },
   };
