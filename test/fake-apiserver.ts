@@ -64,6 +64,8 @@ export function statusBody(code: number, reason: string, message: string, detail
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly faults: Fault[] = [];
+  /** `verb resource namespace` triples RBAC refuses, for SelfSubjectAccessReviews. */
+  readonly forbidden = new Set<string>();
   /** Run on each request before it is answered (after faults are looked up). */
   readonly hooks: Array<(req: RecordedRequest) => void> = [];
   /** Largest page the server hands out, like an API server with a smaller chunk size; `limit` lowers it. */
@@ -212,6 +214,7 @@ export class FakeApiServer {
 
   private route(req: RecordedRequest, res: ServerResponse): void {
     if (req.path === '/api/v1/namespaces' && req.method === 'GET') return this.listNamespaces(res, req.query);
+    if (req.path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews' && req.method === 'POST') return this.accessReview(res, req.body);
     const one = NAMESPACED.exec(req.path);
     const all = one ? null : CLUSTER_WIDE.exec(req.path);
     const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;
@@ -225,6 +228,13 @@ export class FakeApiServer {
     if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
     if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
     send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+  }
+
+  /** A SelfSubjectAccessReview: allowed unless `forbidden` names `verb resource namespace`. */
+  private accessReview(res: ServerResponse, body: unknown): void {
+    const spec = (body as { spec?: { resourceAttributes?: { verb?: string; resource?: string; namespace?: string } } } | undefined)?.spec?.resourceAttributes ?? {};
+    const denied = this.forbidden.has(`${spec.verb} ${spec.resource} ${spec.namespace}`);
+    send(res, 201, { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: spec }, status: { allowed: !denied, ...(denied ? { reason: 'no RBAC policy matched' } : {}) } });
   }
 
   private wantsMetadata(req: RecordedRequest, as: string): boolean {

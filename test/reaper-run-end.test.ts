@@ -250,4 +250,22 @@ describe('run leases in a sweep, over the API wire format', () => {
     assert.equal(decisions.find((x) => x.name === 'early-token')!.code, 'owner-running');
     assert.equal(decisions.find((x) => x.name === 'late-egress')!.code, 'owner-running', 'a fresh list found run-b');
   });
+
+  test('a dry run as an identity RBAC would refuse says the delete would fail instead of promising it, asking once per kind and namespace', async () => {
+    server.put('secrets', stamped({ kind: 'Secret', name: 'done-a', terminal: 'true' }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'done-b', terminal: 'true' }));
+    server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'done-egress', terminal: 'true' }));
+    server.forbidden.add('delete secrets sandbox-a');
+    const { decisions, summary } = await run(false);
+    for (const name of ['done-a', 'done-b']) {
+      const d = decisions.find((x) => x.name === name)!;
+      assert.equal(d.outcome, 'not-permitted');
+      assert.match(d.error ?? '', /may not delete Secret objects in sandbox-a \(RBAC: no RBAC policy matched\); --apply would fail/);
+    }
+    assert.equal(decisions.find((x) => x.name === 'done-egress')!.outcome, 'would-delete');
+    assert.equal(summary.errors, 2);
+    const reviews = server.requests.filter((r) => r.path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
+    assert.equal(reviews.length, 2, 'one review for secrets in sandbox-a, one for networkpolicies');
+    assert.deepEqual((reviews[0]!.body as { spec: unknown }).spec, { resourceAttributes: { namespace: 'sandbox-a', verb: 'delete', group: '', resource: 'secrets' } });
+  });
 });

@@ -3,6 +3,7 @@
 // deadline, and every failure comes out as a classified KubeError. Only metadata leaves
 // this module: a Secret's data is dropped as soon as a list page is decoded.
 import {
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
@@ -62,6 +63,8 @@ export interface KubeClient {
    * that say whether it is renewed (nothing else of it is kept).
    */
   listLeasePages(namespace: string): AsyncIterable<Array<{ name: string; lease: LeaseRecord }>>;
+  /** Whether RBAC lets this client's identity delete objects of `kind` in `namespace` (a SelfSubjectAccessReview). */
+  canDelete(kind: ReapKind, namespace: string): Promise<{ allowed: boolean; reason?: string }>;
 }
 
 export interface KubeClientOptions {
@@ -98,6 +101,7 @@ type ListParams = PageParams & { labelSelector: string };
 
 interface KindApi {
   plural: string;
+  group: string;
   listNamespaced(namespace: string, p: ListParams, o: ConfigurationOptions): Promise<Page>;
   listAll(p: ListParams, o: ConfigurationOptions): Promise<Page>;
   delete(namespace: string, name: string, body: V1DeleteOptions, o: ConfigurationOptions): Promise<unknown>;
@@ -108,29 +112,34 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
+  const authorization = kc.makeApiClient(AuthorizationV1Api);
   const pageSize = options.pageSize ?? 500;
 
   const apis: Record<ReapKind, KindApi> = {
     Pod: {
       plural: 'pods',
+      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedPod({ namespace, ...p }, o),
       listAll: (p, o) => core.listPodForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPod({ namespace, name, body }, o),
     },
     Secret: {
       plural: 'secrets',
+      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedSecret({ namespace, ...p }, o),
       listAll: (p, o) => core.listSecretForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o),
     },
     NetworkPolicy: {
       plural: 'networkpolicies',
+      group: 'networking.k8s.io',
       listNamespaced: (namespace, p, o) => net.listNamespacedNetworkPolicy({ namespace, ...p }, o),
       listAll: (p, o) => net.listNetworkPolicyForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => net.deleteNamespacedNetworkPolicy({ namespace, name, body }, o),
     },
     PersistentVolumeClaim: {
       plural: 'persistentvolumeclaims',
+      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, o),
       listAll: (p, o) => core.listPersistentVolumeClaimForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o),
@@ -199,6 +208,14 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       type LeaseItem = { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } };
       for await (const items of pages(`list leases in ${namespace}`, undefined, (p, o) => coordination.listNamespacedLease({ namespace, ...p }, o) as Promise<Page>))
         yield (items as LeaseItem[]).flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, lease: leaseRecord(item, prefix) }] : []));
+    },
+
+    async canDelete(kind, namespace) {
+      const { plural: resource, group } = apis[kind];
+      const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: 'delete', group, resource } } };
+      const review = await call(`review access to delete ${resource} in ${namespace}`, undefined, (o) => authorization.createSelfSubjectAccessReview({ body }, o));
+      const status = review.status;
+      return { allowed: status?.allowed === true, ...(status?.reason ? { reason: status.reason } : {}) };
     },
 
     async getPod(namespace, name) {

@@ -20,7 +20,7 @@ export class ReaperMetrics {
   });
   private readonly outcomes = new Counter({
     name: 'deed_reaper_reap_outcomes_total',
-    help: 'What happened to reaped objects: would-delete (dry run), deleted, already-gone, conflict, failed, stopped.',
+    help: 'What happened to reaped objects: would-delete or not-permitted (dry run), deleted, already-gone, conflict, failed, stopped.',
     labelNames: ['environment', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -31,7 +31,7 @@ export class ReaperMetrics {
   constructor(private readonly environment: string) {
     for (const code of VERDICT_CODES) this.decisions.inc({ environment, action: VERDICTS[code].action, code }, 0);
     for (const code of ERROR_CODES) this.decisions.inc({ environment, action: 'error', code }, 0);
-    for (const outcome of ['would-delete', 'deleted', 'already-gone', 'conflict', 'failed', 'stopped']) this.outcomes.inc({ environment, outcome }, 0);
+    for (const outcome of ['would-delete', 'not-permitted', 'deleted', 'already-gone', 'conflict', 'failed', 'stopped']) this.outcomes.inc({ environment, outcome }, 0);
   }
 
   add(d: Decision): void {

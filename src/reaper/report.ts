@@ -44,7 +44,7 @@ export class Progress {
 
   add(d: Decision): void {
     if (d.action !== 'error') this.judged++;
-    if (d.action === 'error' || d.outcome === 'failed') this.errors++;
+    if (d.action === 'error' || d.outcome === 'failed' || d.outcome === 'not-permitted') this.errors++;
     else if (d.outcome === 'deleted' || d.outcome === 'would-delete') this.deleted++;
     else if (d.action === 'keep') this.kept++;
   }

@@ -40,7 +40,7 @@ export interface SweepOptions {
 }
 
 /** What happened to a reaped object. */
-export type Outcome = 'would-delete' | 'deleted' | 'already-gone' | 'conflict' | 'failed' | 'stopped';
+export type Outcome = 'would-delete' | 'not-permitted' | 'deleted' | 'already-gone' | 'conflict' | 'failed' | 'stopped';
 
 export interface Decision {
   action: Action | 'error';
@@ -170,8 +170,25 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
       return emit({ ...j.decision, outcome: 'failed', error: e.message });
     }
   };
-  const settle = (j: Judged, decidedAt: number): Promise<void> =>
-    o.apply ? deletes.run(() => remove(j, decidedAt)) : emit({ ...j.decision, outcome: 'would-delete' });
+  // A dry run promises a delete only if this identity could make it: RBAC is asked once per
+  // kind and namespace (SelfSubjectAccessReview). The webhook's guarded writes are not
+  // asked; the reaper's account acts for its environment (docs/operations.md).
+  const access = new Map<string, Promise<{ allowed: boolean; reason?: string } | { error: string }>>();
+  const mayDelete = (kind: ReapKind, namespace: string) => {
+    const key = `${kind}/${namespace}`;
+    let answer = access.get(key);
+    if (answer === undefined) access.set(key, (answer = o.client.canDelete(kind, namespace).catch((err: unknown) => ({ error: (err as Error).message }))));
+    return answer;
+  };
+  const promise = async (j: Judged): Promise<void> => {
+    const kind = j.decision.kind as ReapKind;
+    const answer = await mayDelete(kind, j.decision.namespace);
+    if ('error' in answer) return emit({ ...j.decision, outcome: 'would-delete', error: `could not ask whether this identity may delete it (${answer.error})` });
+    if (!answer.allowed)
+      return emit({ ...j.decision, outcome: 'not-permitted', error: `this identity may not delete ${kind} objects in ${j.decision.namespace} (RBAC${answer.reason ? `: ${answer.reason}` : ''}); --apply would fail` });
+    return emit({ ...j.decision, outcome: 'would-delete' });
+  };
+  const settle = (j: Judged, decidedAt: number): Promise<void> => (o.apply ? deletes.run(() => remove(j, decidedAt)) : promise(j));
 
   const sweepList = async (kind: ReapKind, namespace: string | undefined) => {
     const pages = o.client.listPages(kind, namespace, reapSelector(o.keys, o.environment))[Symbol.asyncIterator]();
@@ -208,6 +225,8 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
         const previous = settling;
         settling = Promise.all(judged.map((j) => settle(j, decidedAt)));
         await previous;
+        // A dry run's settling is its output (after one cached access review): out before the next page.
+        if (!o.apply) await settling;
       }
     } finally {
       await settling;
@@ -255,7 +274,7 @@ class Tally {
     const byCode = (s.reasons[d.action] ??= {});
     byCode[d.code] = (byCode[d.code] ?? 0) + 1;
     if (d.action !== 'error') s.judged++;
-    if (d.action === 'error' || d.outcome === 'failed') s.errors++;
+    if (d.action === 'error' || d.outcome === 'failed' || d.outcome === 'not-permitted') s.errors++;
     else if (d.outcome === 'conflict') s.conflicts++;
     else if (d.outcome === 'stopped') s.stopped++;
     else if (d.action === 'reap') s.reaped++;

@@ -9,8 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { KEYS, LEASES, networkPolicy, PATHS, sandboxPod, secret, signedLease, signedSecret } from '../objects.js';
-import { readKey, withoutWebhooks } from '../suite.js';
+import { eventually, KEYS, LEASES, networkPolicy, PATHS, sandboxPod, secret, signedLease, signedSecret } from '../objects.js';
+import { DEED_NAMESPACE, E2E_POLICY, readKey, withoutWebhooks } from '../suite.js';
+import { renderManifests } from '../../../src/install/manifests.js';
 import type { Runner, Suite } from '../suite.js';
 import { about, apiProxy, reap, type ReapLine } from './reaper.js';
 
@@ -212,6 +213,71 @@ export function runEndCases(suite: () => Suite): void {
       assert.equal(deletesOf(s, 'late-creds')[0]!.requestObject?.preconditions?.uid, made.body.metadata.uid);
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/runner-oom`)).body.metadata.uid, runner.uid);
     });
+
+    test("an environment's reaper confined by RoleBindings deletes only in its namespaces, and its dry run elsewhere says the delete would fail", async () => {
+      const s = suite();
+      // beta's reaper as deed manifests --reaper-environment beta --reaper-namespace beta=sandbox-b renders it.
+      const rendered = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: E2E_POLICY, reaperEnvironments: ['beta'], reaperNamespaces: { beta: ['sandbox-b'] } });
+      const paths: Record<string, (o: { metadata?: { namespace?: string } }) => string> = {
+        ServiceAccount: () => `/api/v1/namespaces/${DEED_NAMESPACE}/serviceaccounts`,
+        ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+        ClusterRoleBinding: () => '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+        RoleBinding: (o) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${o.metadata!.namespace}/rolebindings`,
+      };
+      for (const o of rendered) {
+        const path = paths[o.kind!];
+        if (path === undefined) continue;
+        const made = await s.api(s.admin, 'POST', path(o), o);
+        assert.ok(made.status === 201 || made.status === 409, `${o.kind} ${o.metadata?.name}: ${made.text}`);
+      }
+      const reaperB = await s.newIdentity(DEED_NAMESPACE, 'deed-reaper-beta');
+      const can = async (verb: string, resource: string, namespace: string) => {
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: `system:serviceaccount:${DEED_NAMESPACE}:deed-reaper-beta`, groups: ['system:serviceaccounts', `system:serviceaccounts:${DEED_NAMESPACE}`, 'system:authenticated'], resourceAttributes: { namespace, verb, resource } } };
+        return (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true;
+      };
+      // The authorizer learns of new bindings a moment later.
+      await eventually('RBAC lets beta\'s reaper delete in sandbox-b', () => can('delete', 'secrets', 'sandbox-b'));
+      assert.equal(await can('delete', 'secrets', NS), false, 'no delete outside its namespaces');
+      assert.equal(await can('delete', 'pods', 'sandbox-a'), false);
+      assert.equal(await can('get', 'pods', 'sandbox-a'), true, 'owners are read anywhere');
+
+      // A finished beta run in the shared namespace, which beta's reaper may not delete in.
+      await s.bindSandboxRole(NS, [['sandbox-b', 'runner']]);
+      const made = await s.api(s.runnerB.identity, 'POST', PATHS.Secret(NS), secret('beta-done-creds', { [KEYS.terminal]: 'true' }));
+      assert.equal(made.status, 201, made.text);
+      // Confined to sandbox-b, beta's reaper cannot even list there: it says so, and exits 1.
+      const outside = await reap(s, reaperB.kubeconfig!, ['--environment', 'beta', '--namespace', NS]);
+      assert.equal(outside.code, 1);
+      assert.ok(outside.lines.some((l) => l.action === 'error' && l.code === 'list-failed' && l.namespace === NS), outside.stdout);
+      // An identity that may read everything but delete nothing (an operator's read-only
+      // account) runs the dry run: it shows what would be reaped, and that it could not.
+      await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        metadata: { name: 'e2e-reaper-reader' },
+        rules: [
+          { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list'] },
+          { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
+          { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
+        ],
+      });
+      await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        metadata: { name: 'e2e-reaper-reader' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-reaper-reader' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'reaper-reader' }],
+      });
+      const reader = await s.newIdentity('platform', 'reaper-reader');
+      await eventually('RBAC lets the reader list secrets', async () => (await s.api(reader, 'GET', PATHS.Secret(NS))).status === 200);
+      const dry = await reap(s, reader.kubeconfig!, ['--environment', 'beta', '--namespace', NS]);
+      const d = about(dry.lines, 'beta-done-creds');
+      assert.equal(d?.code, 'terminal', JSON.stringify(d));
+      assert.equal(d?.outcome, 'not-permitted');
+      assert.equal(dry.code, 1, 'a dry run that could not do what it shows exits 1');
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret(NS)}/beta-done-creds`)).status, 200);
+      // Where it may delete, the dry run promises it.
+      const home = await s.api(s.runnerB.identity, 'POST', PATHS.Secret('sandbox-b'), secret('beta-home-done', { [KEYS.terminal]: 'true' }));
+      assert.equal(home.status, 201, home.text);
+      const dryHome = await reap(s, reaperB.kubeconfig!, ['--environment', 'beta', '--namespace', 'sandbox-b']);
+      assert.equal(about(dryHome.lines, 'beta-home-done')?.outcome, 'would-delete');
+    });
   });
 }
-
