@@ -422,11 +422,11 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test('the audit may list the four kinds and namespaces, get a pod (an owner), and write only its reports', () => {
+    test('the audit may list the four kinds, namespaces and leases, get a pod (an owner), and write only its reports', () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
-      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list'];
+      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:list'];
       for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');

@@ -703,6 +703,8 @@ function auditClusterRole(api: ReportApi): V1ClusterRole {
       { apiGroups: [''], resources: ['namespaces', 'secrets', 'persistentvolumeclaims'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
+      // The run lease the reaper's verdict on an object depends on.
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
       { apiGroups: [g.group], resources: [g.plural], verbs: ['get', 'list', 'create', 'update', 'delete'] },
     ],
   };
