@@ -19,7 +19,7 @@ export const IN_SCOPE = (namespace: string): boolean => namespace.startsWith('sa
 export const GRACE = { deadline: 900, lease: 300 };
 
 export function reaperContext(now = NOW): ReaperContext {
-  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, inReviewScope: IN_SCOPE, now, deadlineGraceSeconds: GRACE.deadline, leaseGraceSeconds: GRACE.lease };
+  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, inReviewScope: IN_SCOPE, now, deadlineGraceSeconds: GRACE.deadline, leaseGraceSeconds: GRACE.lease, runLeases: true };
 }
 
 export function iso(offsetSeconds: number, from = NOW): string {

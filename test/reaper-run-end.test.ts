@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createKubeClient } from '../src/kube/client.js';
 import { sweep, type Decision } from '../src/reaper/sweep.js';
-import { VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup } from '../src/reaper/verdict.js';
+import { needs, VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup } from '../src/reaper/verdict.js';
 import { ReaperMetrics } from '../src/reaper/metrics.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import { NOW, TEST_RING } from './helpers.js';
@@ -147,6 +147,13 @@ describe('run leases', () => {
     assert.equal(verdict(withLease({ owner: null }), 'Secret', reaperContext(), undefined, leaseAt(-5)).code, 'lease-held');
   });
 
+  test('with run leases off (the policy default) a run lease is ignored: the owner decides, and nothing is read', () => {
+    const off = { ...reaperContext(), runLeases: false };
+    assert.equal(verdict(withLease(), 'Secret', off, running).code, 'owner-running');
+    assert.equal(verdict(withLease({ expiresAt: iso(-60) }), 'Secret', off, gone).code, 'owner-gone');
+    assert.deepEqual(needs(withLease(), 'Secret', off), { owner: RUNNER });
+  });
+
   test('the lease name is covered by the attestation: an object whose run-lease annotation was edited is skipped', () => {
     const obj = withLease();
     obj.metadata.annotations![KEYS.runLease] = 'someone-elses-lease';
@@ -176,6 +183,7 @@ describe('run leases in a sweep, over the API wire format', () => {
       now: () => NOW,
       deadlineGraceSeconds: GRACE.deadline,
       leaseGraceSeconds: GRACE.lease,
+      runLeases: true,
       concurrency: 4,
       onDecision: (d) => void decisions.push(d),
     });

@@ -60,6 +60,7 @@ async function run(opts: RunOptions = {}): Promise<SweepResult> {
     now: () => opts.now ?? NOW,
     deadlineGraceSeconds: 900,
     leaseGraceSeconds: 300,
+    runLeases: true,
     concurrency: opts.concurrency ?? 4,
     ...(opts.signal ? { signal: opts.signal } : {}),
     onDecision: (d) => {

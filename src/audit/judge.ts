@@ -78,8 +78,8 @@ export function carriesStamps(obj: KubeObject, ctx: AuditContext): boolean {
 }
 
 function reaperFacts(ctx: AuditContext): ReaperFacts {
-  const { deadlineGraceSeconds, leaseGraceSeconds } = ctx.policy.config.reaper;
-  return { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now, deadlineGraceSeconds, leaseGraceSeconds };
+  const { deadlineGraceSeconds, leaseGraceSeconds, runLeases } = ctx.policy.config.reaper;
+  return { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now, deadlineGraceSeconds, leaseGraceSeconds, runLeases };
 }
 
 /** The owner pod the reaper's verdict on this object depends on: read it before judging. */

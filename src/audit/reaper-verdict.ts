@@ -18,6 +18,7 @@ export interface ReaperFacts {
   /** The policy's `reaper` section. */
   deadlineGraceSeconds: number;
   leaseGraceSeconds: number;
+  runLeases: boolean;
 }
 
 function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
@@ -33,6 +34,7 @@ function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
     inReviewScope: () => true,
     deadlineGraceSeconds: facts.deadlineGraceSeconds,
     leaseGraceSeconds: facts.leaseGraceSeconds,
+    runLeases: facts.runLeases,
   };
 }
 

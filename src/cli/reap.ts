@@ -130,6 +130,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
         now: Date.now,
         deadlineGraceSeconds: config.reaper.deadlineGraceSeconds,
         leaseGraceSeconds: config.reaper.leaseGraceSeconds,
+        runLeases: config.reaper.runLeases,
         concurrency: o.concurrency,
         signal: stop.signal,
       };

@@ -203,9 +203,15 @@ export const configSchema = z
           .describe(
             "Seconds beyond a run lease's `leaseDurationSeconds` that it may go unrenewed before `deed reap` counts the run over (`<prefix>/run-lease`): room for clock skew and a renewer stalled by an API-server outage.",
           ),
+        runLeases: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Whether `deed reap` takes a run lease (`<prefix>/run-lease`) gone or unrenewed as the end of a run. Deed does not yet review Lease writes, so turn it on only where no tenant may create, update or delete Leases (RBAC) in the namespaces it sweeps; off, a run lease is ignored.",
+          ),
       })
       .strict()
-      .default({ deadlineGraceSeconds: 900, leaseGraceSeconds: 300 })
+      .default({ deadlineGraceSeconds: 900, leaseGraceSeconds: 300, runLeases: false })
       .describe('When `deed reap` counts a run over though its runner pod lives.'),
     attestation: z
       .object({

@@ -31,6 +31,7 @@ export interface SweepOptions {
   /** Policy `reaper.deadlineGraceSeconds` and `reaper.leaseGraceSeconds`. */
   deadlineGraceSeconds: number;
   leaseGraceSeconds: number;
+  runLeases: boolean;
   /** Deletes in flight at most (and, apart, owner reads in flight at most). */
   concurrency: number;
   /** Stops new deletes (SIGTERM); those in flight finish, what is left is judged next time. */
@@ -131,6 +132,7 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     inReviewScope: (ns) => scope.has(ns),
     deadlineGraceSeconds: o.deadlineGraceSeconds,
     leaseGraceSeconds: o.leaseGraceSeconds,
+    runLeases: o.runLeases,
   };
   const context = (): ReaperContext => ({ ...base, now: o.now() });
 

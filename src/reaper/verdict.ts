@@ -30,6 +30,8 @@ export interface ReaperContext {
   deadlineGraceSeconds: number;
   /** Policy `reaper.leaseGraceSeconds`: how long past its duration a run lease may go unrenewed. */
   leaseGraceSeconds: number;
+  /** Policy `reaper.runLeases`: whether run leases are evidence at all (off: ignored). */
+  runLeases: boolean;
 }
 
 /** The runner pod an object's owner stamp names. */
@@ -181,7 +183,8 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
     return { verdict: v('deadline-passed', `its deadline ${stamps.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does`) };
 
   let lease: LeaseRef | undefined;
-  if (stamps.runLease !== undefined) {
+  // Off by policy, a run lease is neither evidence nor a reason to keep: owner and deadline decide.
+  if (stamps.runLease !== undefined && ctx.runLeases) {
     if (!LEASE_NAME.test(stamps.runLease)) return { verdict: v('lease-malformed', `${keys.runLease} ${JSON.stringify(stamps.runLease.slice(0, 80))} is not a Lease name`) };
     lease = { namespace, name: stamps.runLease };
   }

@@ -30,6 +30,8 @@ environments:
     serviceAccounts: ["sandbox-b:*"]
 breakGlass:
   users: ["e2e-admin"]
+reaper:
+  runLeases: true
 `;
 
 export interface Runner {
