@@ -7,7 +7,7 @@ import { decide } from '../src/admission/decide.js';
 import { decodeReview, findPrototypeKey } from '../src/admission/decode.js';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/observability/logger.js';
-import { productionContext } from '../src/policy/context.js';
+import { productionContext } from '../src/admission/production-context.js';
 import { singleKeyRing } from '../src/policy/stamps/key-ring.js';
 import { BENCH_POLICY, ROOT } from './processes.js';
 

@@ -2,6 +2,7 @@
 //   manifests/kustomize/base/*            from src/install/manifests.ts
 //   manifests/kustomize/components/*     from src/install/manifests.ts (audit) and policy-report-crd.ts
 //   manifests/helm/deed/files/policyreport-crd.yaml from src/install/policy-report-crd.ts
+//   manifests/helm/deed/templates/_kinds.tpl from src/policy/kinds.ts (src/install/kind-rules.ts)
 //   manifests/helm/deed/values.schema.json's `policy` property from src/config/schema.ts
 //   the chart's PrometheusRule template and dashboard JSON from src/install/observability.ts
 //   (and components/monitoring through kustomize.ts)
@@ -12,6 +13,7 @@ import { HELM_SCHEMA_FILE, withPolicySchema } from '../src/install/helm-schema.j
 import { HELM_DASHBOARD_FILE, HELM_PROMETHEUS_RULE_TEMPLATE, helmDashboardJson, helmPrometheusRuleTemplate } from '../src/install/monitoring.js';
 import { kustomizeBase, kustomizeComponents, KUSTOMIZE_BASE_DIR, KUSTOMIZE_COMPONENTS_DIR } from '../src/install/kustomize.js';
 import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
+import { HELM_KINDS_TEMPLATE, helmKindsTemplate } from '../src/install/kind-rules.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -32,6 +34,9 @@ console.log(`wrote ${KUSTOMIZE_COMPONENTS_DIR}/`);
 mkdirSync(join(root, HELM_CRD_FILE, '..'), { recursive: true });
 writeFileSync(join(root, HELM_CRD_FILE), helmCrdFileText());
 console.log(`wrote ${HELM_CRD_FILE}`);
+
+writeFileSync(join(root, HELM_KINDS_TEMPLATE), helmKindsTemplate());
+console.log(`wrote ${HELM_KINDS_TEMPLATE}`);
 
 writeFileSync(join(root, HELM_SCHEMA_FILE), withPolicySchema(readFileSync(join(root, HELM_SCHEMA_FILE), 'utf8')));
 console.log(`wrote ${HELM_SCHEMA_FILE}`);

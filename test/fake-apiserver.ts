@@ -14,27 +14,19 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
+import { apiVersionOf, kindRowNamed, kindRows, REAPED_KINDS, stampedRow, type KIND_TABLE } from '../src/policy/kinds.js';
 
-export type Resource = 'pods' | 'secrets' | 'networkpolicies' | 'persistentvolumeclaims' | 'namespaces' | 'leases';
+/** What it serves: the kinds the reaper lists, the run leases it reads (from the kind table), and namespaces (the review scope). */
+export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true }>['resource'] | 'namespaces';
 
-const RESOURCES: Record<Resource, { kind: string; apiVersion: string }> = {
-  namespaces: { kind: 'Namespace', apiVersion: 'v1' },
-  pods: { kind: 'Pod', apiVersion: 'v1' },
-  secrets: { kind: 'Secret', apiVersion: 'v1' },
-  networkpolicies: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1' },
-  persistentvolumeclaims: { kind: 'PersistentVolumeClaim', apiVersion: 'v1' },
-  leases: { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1' },
-};
+const SERVED = [...REAPED_KINDS.map(stampedRow), ...kindRows().filter((r) => r.runLease === true), kindRowNamed('', 'Namespace')!];
+const RESOURCES = Object.fromEntries(SERVED.map((r) => [r.resource, { kind: r.kind, apiVersion: apiVersionOf(r) }])) as Record<Resource, { kind: string; apiVersion: string }>;
 
-export const RESOURCE_OF_KIND: Record<string, Resource> = {
-  Pod: 'pods',
-  Secret: 'secrets',
-  NetworkPolicy: 'networkpolicies',
-  PersistentVolumeClaim: 'persistentvolumeclaims',
-};
+export const RESOURCE_OF_KIND: Record<string, Resource> = Object.fromEntries(REAPED_KINDS.map((k) => [k, stampedRow(k).resource as Resource]));
 
-const NAMESPACED = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1|apis\/coordination\.k8s\.io\/v1)\/namespaces\/([^/]+)\/([a-z]+)(?:\/([^/]+))?$/;
-const CLUSTER_WIDE = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/([a-z]+)$/;
+const API_PATHS = [...new Set(SERVED.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`).replaceAll('.', '\\.').replaceAll('/', '\\/')))].join('|');
+const NAMESPACED = new RegExp(`^\\/(?:${API_PATHS})\\/namespaces\\/([^/]+)\\/([a-z]+)(?:\\/([^/]+))?$`);
+const CLUSTER_WIDE = new RegExp(`^\\/(?:${API_PATHS})\\/([a-z]+)$`);
 
 export interface RecordedRequest {
   method: string;

@@ -1,6 +1,7 @@
 // Hostile and broken AdmissionReviews, generated and mutated from real fixtures, against
 // decide() for every webhook, through fastify's inject, and over a real HTTPS socket.
 // Seeded (DEED_FUZZ_SEED overrides; the seed is printed) and bounded in runs and time.
+import { entryOf } from '../src/policy/unstructured.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request as httpsRequest } from 'node:https';
@@ -16,14 +17,14 @@ import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createLogger } from '../src/observability/logger.js';
-import { own } from '../src/policy/stamps/attestation.js';
+
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { isTrusted } from '../src/policy/requester/principals.js';
 import { resolveRequester } from '../src/policy/requester/identity.js';
 import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys } from '../src/policy/stamps/keys.js';
 import { sandboxKind } from '../src/policy/kinds.js';
 import { isWellFormedNonce } from '../src/policy/stamps/nonce.js';
-import { isRec, recs } from '../src/policy/pod/spec.js';
+import { isRec, recs } from '../src/policy/unstructured.js';
 import { isPluginTokenVolume } from '../src/policy/pod/service-account-token.js';
 import { buildApp } from '../src/server/app.js';
 import { startServer, type RunningServer } from '../src/server/serve.js';
@@ -394,14 +395,14 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
   const labels = out.metadata.labels ?? {};
   const annotations = out.metadata.annotations ?? {};
   const env = requester.environment.id;
-  assert.equal(own(labels, keys.managedBy), MANAGED_BY_VALUE);
-  assert.equal(own(labels, keys.managed), 'true');
-  assert.equal(own(labels, keys.environment), env, 'the environment is the requester’s');
-  assert.ok(isWellFormedNonce(own(annotations, keys.createNonce) ?? ''), 'a well-formed nonce');
+  assert.equal(entryOf(labels, keys.managedBy), MANAGED_BY_VALUE);
+  assert.equal(entryOf(labels, keys.managed), 'true');
+  assert.equal(entryOf(labels, keys.environment), env, 'the environment is the requester’s');
+  assert.ok(isWellFormedNonce(entryOf(annotations, keys.createNonce) ?? ''), 'a well-formed nonce');
   assert.ok(verifyObject(TEST_RING, out, keys, kind.kind, req.namespace!).ok, 'the attestation verifies over the stamps');
   const runner = requester.runner;
-  assert.equal(own(labels, keys.ownerUid), runner?.uid);
-  assert.equal(own(annotations, keys.owner), runner ? `${runner.namespace}/${runner.name}` : undefined);
+  assert.equal(entryOf(labels, keys.ownerUid), runner?.uid);
+  assert.equal(entryOf(annotations, keys.owner), runner ? `${runner.namespace}/${runner.name}` : undefined);
   if (runner && kind.ownerReference && runner.namespace === req.namespace)
     assert.equal((out.metadata.ownerReferences ?? []).filter((r) => r.uid === runner.uid).length, 1, 'the runner is the owner');
   else assert.ok(!ops.some((op) => op.path.startsWith('/metadata/ownerReferences')), 'no owner reference across namespaces, on a PVC, or without a runner');
@@ -439,7 +440,7 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
     }
     if (env.kind === 'one' && allowed) {
       // Allowed for a mapped requester: the final object carries its stamps, and they verify.
-      assert.equal(own(obj.metadata.labels ?? {}, keys.environment), env.id, 'stamped with the requester’s environment');
+      assert.equal(entryOf(obj.metadata.labels ?? {}, keys.environment), env.id, 'stamped with the requester’s environment');
       assert.ok(verifyObject(TEST_RING, obj, keys, kind.kind, req.namespace!).ok, 'the attestation verifies');
       count('validate: mapped create allowed, stamps verified');
     }
@@ -447,8 +448,8 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
   }
   if (req.operation !== 'UPDATE' && req.operation !== 'DELETE') return;
   const oldLabels = req.oldObject!.metadata.labels ?? {};
-  const objectEnv = own(oldLabels, keys.environment);
-  const managed = own(oldLabels, keys.managed) !== undefined || objectEnv !== undefined;
+  const objectEnv = entryOf(oldLabels, keys.environment);
+  const managed = entryOf(oldLabels, keys.managed) !== undefined || objectEnv !== undefined;
   if (managed && env.kind === 'one' && env.id !== objectEnv) {
     assert.equal(allowed, false, 'a principal of another environment never updates or deletes a managed object');
     count('validate: cross-environment write refused');
@@ -463,8 +464,8 @@ function checkValidatePolicy(body: unknown, decision: Decision): void {
     // managed-by is Deed's only with the value "deed": Helm may change "Helm" to "argocd".
     const stampChanged = (k: string, a: string | undefined, b: string | undefined) => a !== b && (k !== keys.managedBy || a === MANAGED_BY_VALUE || b === MANAGED_BY_VALUE);
     const changed =
-      stampedLabelKeys(keys).some((k) => stampChanged(k, own(before.labels ?? {}, k), own(after.labels ?? {}, k))) ||
-      stampedAnnotationKeys(keys).some((k) => stampChanged(k, own(before.annotations ?? {}, k), own(after.annotations ?? {}, k)));
+      stampedLabelKeys(keys).some((k) => stampChanged(k, entryOf(before.labels ?? {}, k), entryOf(after.labels ?? {}, k))) ||
+      stampedAnnotationKeys(keys).some((k) => stampChanged(k, entryOf(before.annotations ?? {}, k), entryOf(after.annotations ?? {}, k)));
     if (changed) {
       assert.equal(allowed, false, 'a stamp is never changed, removed or added on UPDATE');
       count('validate: changed stamp refused');
@@ -476,8 +477,8 @@ function presentOwned(obj: KubeObject): boolean {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
   return (
-    stampedLabelKeys(keys).some((k) => own(labels, k) !== undefined && (k !== keys.managedBy || own(labels, k) === MANAGED_BY_VALUE)) ||
-    stampedAnnotationKeys(keys).some((k) => own(annotations, k) !== undefined)
+    stampedLabelKeys(keys).some((k) => entryOf(labels, k) !== undefined && (k !== keys.managedBy || entryOf(labels, k) === MANAGED_BY_VALUE)) ||
+    stampedAnnotationKeys(keys).some((k) => entryOf(annotations, k) !== undefined)
   );
 }
 

@@ -1,5 +1,5 @@
 // The reaper's I/O, through @kubernetes/client-node, against a fake API server that speaks
-// kube-apiserver's wire format. Each failure story from DESIGN.md's lessons has a test.
+// kube-apiserver's wire format. Each failure story of docs/concepts.md's lessons has a test.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';

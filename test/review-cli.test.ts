@@ -1,3 +1,4 @@
+import { entryOf } from '../src/policy/unstructured.js';
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -7,7 +8,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
-import { readStamps, own } from '../src/policy/stamps/attestation.js';
+import { readStamps } from '../src/policy/stamps/attestation.js';
 import { createKeyRing, singleKeyRing, verifyStamps } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { DRY_RUN_KEY } from '../src/cli/review.js';
@@ -72,7 +73,7 @@ function withClaim(...objects: unknown[]): string {
 
 function attestationVerifies(obj: KubeObject, key: Buffer): boolean {
   const stamps = readStamps(obj, keys, String(obj.kind), obj.metadata.namespace!);
-  return stamps !== undefined && verifyStamps(singleKeyRing(key), stamps, own(obj.metadata.annotations ?? {}, keys.attestation)).ok;
+  return stamps !== undefined && verifyStamps(singleKeyRing(key), stamps, entryOf(obj.metadata.annotations ?? {}, keys.attestation)).ok;
 }
 
 describe('deed review on objects from files', CONCURRENCY, () => {

@@ -175,12 +175,15 @@ describe('template collisions', () => {
   });
 
   test('privileged containers and host namespaces are allowed with warnings', () => {
+    // Host networking is granted per environment (template.host-network): alpha is, here.
+    const granted: ConfigInput = { ...FIXTURE_POLICY, environments: FIXTURE_POLICY.environments!.map((e) => (e.id === 'alpha' ? { ...e, grants: { hostNetwork: true } } : e)) };
     const r = allows(
       createPod((o) => {
         o.spec.containers[1].securityContext = { privileged: true };
         o.spec.hostNetwork = true;
         o.spec.volumes.push({ name: 'host', hostPath: { path: '/var/log' } });
-      }),
+      }, granted),
+      granted,
     );
     const warnings = (r.warnings ?? []).join('\n');
     assert.match(warnings, /template\.privileged.*"indexer" is privileged/);

@@ -28,8 +28,8 @@ export function allowed(warnings: string[] = [], auditAnnotations: Record<string
   return { allowed: true, code: 200, warnings, auditAnnotations, findings: [] };
 }
 
-export function patched(patch: PatchOperation[], warnings: string[] = []): Verdict {
-  return { ...allowed(warnings), ...(patch.length > 0 ? { patch } : {}) };
+export function patched(patch: PatchOperation[], warnings: string[] = [], auditAnnotations: Record<string, string> = {}): Verdict {
+  return { ...allowed(warnings, auditAnnotations), ...(patch.length > 0 ? { patch } : {}) };
 }
 
 export function denied(findings: Finding[], warnings: string[] = [], auditAnnotations: Record<string, string> = {}): Verdict {

@@ -5,13 +5,14 @@
 // (there they prove nothing). Pure: the owner lookup and the clock come in as values.
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
-import { sandboxKindNamed, type SandboxKind } from '../policy/kinds.js';
+import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type SandboxKind } from '../policy/kinds.js';
 import { noLookup } from '../policy/lookup.js';
 import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
 import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { objectRules } from '../policy/validate.js';
+import { ownershipOfObject } from '../policy/ownership.js';
 import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
 
 /** The results a PolicyReport knows. */
@@ -70,8 +71,6 @@ export interface AuditContext {
   now: number;
 }
 
-const API_VERSIONS: Record<SandboxKind['kind'], string> = { Pod: 'v1', Secret: 'v1', PersistentVolumeClaim: 'v1', NetworkPolicy: 'networking.k8s.io/v1' };
-
 /** Whether the object carries any key only Deed writes (a claim that Deed stamped it). */
 export function carriesStamps(obj: KubeObject, ctx: AuditContext): boolean {
   return presentOwnedKeys(obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, ctx.policy.keys).length > 0;
@@ -99,7 +98,7 @@ export function readsFor(obj: KubeObject, kind: SandboxKind['kind'], inScope: bo
  */
 export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup): ObjectAudit | undefined {
   const meta = obj.metadata;
-  const ref: ObjectRef = { apiVersion: API_VERSIONS[kind], kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
+  const ref: ObjectRef = { apiVersion: apiVersionOf(stampedRow(kind)), kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
   const stamped = carriesStamps(obj, ctx);
   if (!inScope) {
     if (!stamped) return undefined;
@@ -148,7 +147,7 @@ function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditR
  * Secrets are read as metadata only, so their content rules are not judged here.
  */
 function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext): AuditResult[] {
-  if (kind === 'Secret' || kind === 'NetworkPolicy') return [];
+  if (!auditJudgesContent(kind)) return [];
   const decision: DecisionContext = {
     policy: ctx.policy,
     keyRing: ctx.keyRing,
@@ -160,7 +159,10 @@ function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCo
     // The caller knows the object's namespace is in scope; content rules do not ask.
     scope: EVERY_NAMESPACE,
   };
-  const findings = objectRules(obj, sandboxKindNamed(kind), decision);
+  // Judged for the environment its stamps name (they verified, or the stamp result says not).
+  const namespace = obj.metadata.namespace ?? '';
+  const owner = ownershipOfObject(obj, kind, namespace, ctx.policy, ctx.keyRing);
+  const findings = objectRules(obj, sandboxKindNamed(kind), decision, { policy: ctx.policy, namespace, environment: owner.kind === 'stamped' ? owner.environment : undefined });
   if (findings.length === 0)
     return [{ policy: AUDIT_POLICIES.rules, rule: AUDIT_CHECKS.contentRules, result: 'pass', message: kind === 'Pod' ? 'the pod passes the template and workspace rules' : 'the claim has no pod owner' }];
   return findings.map((f) => {

@@ -1,8 +1,9 @@
 // The audit asks the reaper's pure verdict what it would do with an object, through this
 // one adapter: the reaper is judged per environment, so the object's own (stamped)
 // environment is the one it is asked for. A change of the verdict's signature is a fix here.
+import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
-import { own } from '../policy/stamps/attestation.js';
+
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
@@ -23,7 +24,7 @@ export interface ReaperFacts {
 
 function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
   // No environment stamp: the verdict skips it as foreign, which is what the reaper of any environment would do.
-  const environment = own(obj.metadata.labels ?? {}, facts.keys.environment) ?? '';
+  const environment = entryOf(obj.metadata.labels ?? {}, facts.keys.environment) ?? '';
   // The audit asks for the reaper's verdict only on objects inside the review scope; outside
   // it, it reports the scope instead (scope.outside-review).
   return {

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { decide } from '../admission/decide.js';
 import type { KubeObject } from '../admission/types.js';
 import { loadConfig } from '../config/load.js';
-import { productionContext } from '../policy/context.js';
+import { productionContext } from '../admission/production-context.js';
 import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { dryRunRing } from '../review/dry-run-key.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';

@@ -2,7 +2,7 @@
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
-import { RULES_BY_ID } from '../policy/rules/catalog.js';
+import { ENFORCEMENT_MODES, RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
 // ids end up in a label, so they must be valid label values or every stamp would fail.
@@ -43,6 +43,13 @@ export const environmentSchema = z
       .describe(
         'Namespaces bound to this environment: there only its principals, its managers, system principals and break-glass may create sandbox objects. Unbound namespaces accept every environment.',
       ),
+    grants: z
+      .object({
+        hostNetwork: z.boolean().default(false).describe("The environment's pods may use the host network namespace (rule `template.host-network`)."),
+      })
+      .strict()
+      .default({ hostNetwork: false })
+      .describe('What the platform grants this environment beyond the sandbox defaults.'),
     managers: z
       .object({
         users: z.array(z.string().min(1)).default([]).describe('Usernames, e.g. `system:serviceaccount:platform:runner-controller`.'),
@@ -77,7 +84,7 @@ export function ringKeyFile(k: RingKeyConfig): string {
   return k.file ?? `${ATTESTATION_KEY_DIR}/${k.id}`;
 }
 
-export const enforcementMode = z.enum(['deny', 'warn', 'audit']);
+export const enforcementMode = z.enum(ENFORCEMENT_MODES);
 
 const volumeSource = z.enum(['persistentVolumeClaim', 'emptyDir', 'projected', 'secret', 'configMap', 'ephemeral', 'csi']);
 
@@ -319,4 +326,4 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
-export type EnforcementMode = z.infer<typeof enforcementMode>;
+export type { EnforcementMode } from '../policy/rules/catalog.js';

@@ -1,6 +1,7 @@
 // The whole in-cluster install as Kubernetes objects: a pure function of its options, so
 // `deed manifests`, the committed kustomize base and the tests share one source. The Helm
-// chart under manifests/helm/deed mirrors these objects by hand.
+// chart under manifests/helm/deed mirrors these objects by hand, but for its lists of
+// kinds, which it includes from the helpers kind-rules.ts generates.
 import { createHash } from 'node:crypto';
 import type {
   KubernetesObject,
@@ -16,7 +17,6 @@ import type {
   V1Namespace,
   V1PodDisruptionBudget,
   V1PodSecurityContext,
-  V1RuleWithOperations,
   V1SecurityContext,
   V1Service,
   V1ServiceAccount,
@@ -33,8 +33,8 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
-import { workloadResources } from '../policy/workload/kinds.js';
+import { auditKindRules, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+export { mutatingRules, validatingRules } from './kind-rules.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -54,10 +54,6 @@ export const RUN_AS_USER = 1000;
 const PORT = 8443;
 /** Probes and metrics, plain HTTP (deed serve --metrics-port): the kubelet and Prometheus need no client certificate. */
 export const METRICS_PORT = 8080;
-
-/** Pods, Secrets, PVCs (core/v1) and NetworkPolicies (networking.k8s.io/v1): what Deed stamps and guards. */
-const CORE_RESOURCES = ['pods', 'secrets', 'persistentvolumeclaims'];
-const NETWORKING_RESOURCES = ['networkpolicies'];
 
 export const DEFAULT_POLICY = `# Deed's policy: see docs/configuration.md. Every service account in an opted-in
 # namespace acts for the environment "default"; list your environments instead.
@@ -421,13 +417,6 @@ export function matchConditions(namespace: string): V1MatchCondition[] {
   ];
 }
 
-function rules(operations: string[]): V1RuleWithOperations[] {
-  return [
-    { operations, apiGroups: [''], apiVersions: ['v1'], resources: CORE_RESOURCES, scope: 'Namespaced' },
-    { operations, apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: NETWORKING_RESOURCES, scope: 'Namespaced' },
-  ];
-}
-
 function webhookCommon(namespace: string, path: string, caBundle: string | undefined) {
   return {
     admissionReviewVersions: ['v1'],
@@ -474,40 +463,6 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
   };
 }
 
-/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
-/** CREATE of the four kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
-export function mutatingRules(): V1RuleWithOperations[] {
-  return [...rules(['CREATE']), ...workloadRules()];
-}
-
-/**
- * Every door to the four kinds (docs/security-model.md, "Every door"): the objects themselves; the
- * subresources that write them (`kubectl debug` adds ephemeral containers only through
- * pods/ephemeralcontainers; status writes keep label and annotation changes); evictions
- * (the pod is deleted inside the API server, no DELETE review follows); and bindings,
- * whose annotations the API server copies onto the pod. And the controller doors: the
- * templates kube-system's controllers make pods and claims from, tokens of a service
- * account (the token controller fills a token Secret, reviewed with Secrets), and
- * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
- */
-export function validatingRules(): V1RuleWithOperations[] {
-  const core = (operations: string[], resources: string[]): V1RuleWithOperations => ({ operations, apiGroups: [''], apiVersions: ['v1'], resources, scope: 'Namespaced' });
-  return [
-    ...rules(['CREATE', 'UPDATE', 'DELETE']),
-    core(['UPDATE'], ['pods/ephemeralcontainers', 'pods/status', 'pods/resize', 'persistentvolumeclaims/status']),
-    core(['CREATE'], ['pods/eviction', 'pods/binding', 'bindings', 'serviceaccounts/token']),
-    ...workloadRules(),
-    { operations: ['CREATE', 'UPDATE'], apiGroups: [SNAPSHOT_GROUP], apiVersions: ['v1'], resources: ['volumesnapshots'], scope: 'Namespaced' },
-  ];
-}
-
-/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
-function workloadRules(): V1RuleWithOperations[] {
-  const byGroup = new Map<string, string[]>();
-  for (const { group, resource } of workloadResources()) byGroup.set(group, [...(byGroup.get(group) ?? []), resource]);
-  return [...byGroup].map(([group, resources]) => ({ operations: ['CREATE', 'UPDATE'], apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
-}
-
 /**
  * The webhook looks up the pod an eviction or binding names and the claims and Secrets a
  * pod or template names, from a cache kept by list and watch, read with get on a miss;
@@ -516,17 +471,11 @@ function workloadRules(): V1RuleWithOperations[] {
  * data, so caching them is a choice (cacheSecrets).
  */
 function webhookClusterRole(cacheSecrets: boolean): V1ClusterRole {
-  const cached = ['pods', 'persistentvolumeclaims', ...(cacheSecrets ? ['secrets'] : [])];
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(NAME, undefined, 'webhook'),
-    rules: [
-      { apiGroups: [''], resources: cached, verbs: ['get', 'list', 'watch'] },
-      ...(cacheSecrets ? [] : [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
-      { apiGroups: [SNAPSHOT_GROUP], resources: ['volumesnapshots'], verbs: ['get'] },
-    ],
+    rules: webhookLookupRules(cacheSecrets),
   };
 }
 
@@ -546,14 +495,9 @@ function reaperClusterRole(): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
     // List to find candidates, get to check an owner, delete to reap, list namespaces to know
-    // the review scope (stamps count only where Deed reviews), list leases to know whether a
-    // run lease is renewed. No create, update, patch or watch.
-    rules: [
-      { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list', 'delete'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'delete'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
-    ],
+    // the review scope (stamps count only where Deed reviews), list run leases to know whether
+    // one is renewed. No create, update, patch or watch.
+    rules: [...reaperKindRules(), { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
   };
 }
 
@@ -573,10 +517,7 @@ function reaperScopeClusterRole(): V1ClusterRole {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper-scope`, undefined, 'reaper'),
-    rules: [
-      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
-    ],
+    rules: [...reaperScopeKindRules(), { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
   };
 }
 
@@ -700,11 +641,8 @@ function auditClusterRole(api: ReportApi): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: metadata(AUDIT_NAME, undefined, 'audit'),
     rules: [
-      { apiGroups: [''], resources: ['namespaces', 'secrets', 'persistentvolumeclaims'], verbs: ['list'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
-      // The run lease the reaper's verdict on an object depends on.
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
+      ...auditKindRules(),
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
       { apiGroups: [g.group], resources: [g.plural], verbs: ['get', 'list', 'create', 'update', 'delete'] },
     ],
   };

@@ -4,10 +4,11 @@
 // Only objects in the review scope count: outside it anyone can write stamps (and get a
 // signed patch for them from the webhook port), so a stamp there proves nothing, and
 // counting it would let a tenant keep a retired key "in use" for ever.
+import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 import { KubeError } from '../kube/errors.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
-import { own, parseAttestation } from '../policy/stamps/attestation.js';
+import { parseAttestation } from '../policy/stamps/attestation.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import { readReviewScope } from '../kube/review-scope.js';
@@ -80,7 +81,7 @@ export function tally(
   const usage: KeyUsage = { keys: [], unverifiable: 0, unattested: 0, outsideScope: 0, errors: [], retirable: [], verified: ring !== undefined, objects: [] };
   for (const { kind, obj } of objects) {
     const m = obj.metadata;
-    const attestation = own(m.annotations ?? {}, keys.attestation);
+    const attestation = entryOf(m.annotations ?? {}, keys.attestation);
     const parsed = attestation === undefined ? undefined : parseAttestation(attestation);
     const base = { kind, namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '' };
     if (!inScope(base.namespace)) {

@@ -1,5 +1,5 @@
-// A thin client over @kubernetes/client-node for the calls the reaper makes: list the four
-// sandbox kinds by label selector, get a Pod, delete with preconditions. Every call has a
+// A thin client over @kubernetes/client-node for the calls the reaper makes: list the
+// sandbox kinds (the kind table's reaped rows) by label selector, get a Pod, delete with preconditions. Every call has a
 // deadline, and every failure comes out as a classified KubeError. Only metadata leaves
 // this module: a Secret's data is dropped as soon as a list page is decoded.
 import {
@@ -24,15 +24,16 @@ import { Agent as HttpsAgent } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import type { SandboxKind } from '../policy/kinds.js';
+import { REAPED_KINDS, stampedRow, type StampedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
 import { classify, KubeError } from './errors.js';
 
-export type ReapKind = SandboxKind['kind'];
+export type ReapKind = StampedKindName;
 
-export const REAP_KINDS: readonly ReapKind[] = ['Pod', 'Secret', 'NetworkPolicy', 'PersistentVolumeClaim'];
+/** The kinds the reaper, the audit and key usage list: the kind table's reaped rows. */
+export const REAP_KINDS: readonly ReapKind[] = REAPED_KINDS;
 
 export interface Preconditions {
   uid: string;
@@ -99,9 +100,8 @@ type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> |
 type PageParams = { limit: number; _continue?: string };
 type ListParams = PageParams & { labelSelector: string };
 
+/** The API client binding of a reaped kind: the one place besides its row a new kind is added. */
 interface KindApi {
-  plural: string;
-  group: string;
   listNamespaced(namespace: string, p: ListParams, o: ConfigurationOptions): Promise<Page>;
   listAll(p: ListParams, o: ConfigurationOptions): Promise<Page>;
   delete(namespace: string, name: string, body: V1DeleteOptions, o: ConfigurationOptions): Promise<unknown>;
@@ -117,29 +117,21 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 
   const apis: Record<ReapKind, KindApi> = {
     Pod: {
-      plural: 'pods',
-      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedPod({ namespace, ...p }, o),
       listAll: (p, o) => core.listPodForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPod({ namespace, name, body }, o),
     },
     Secret: {
-      plural: 'secrets',
-      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedSecret({ namespace, ...p }, o),
       listAll: (p, o) => core.listSecretForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o),
     },
     NetworkPolicy: {
-      plural: 'networkpolicies',
-      group: 'networking.k8s.io',
       listNamespaced: (namespace, p, o) => net.listNamespacedNetworkPolicy({ namespace, ...p }, o),
       listAll: (p, o) => net.listNetworkPolicyForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => net.deleteNamespacedNetworkPolicy({ namespace, name, body }, o),
     },
     PersistentVolumeClaim: {
-      plural: 'persistentvolumeclaims',
-      group: '',
       listNamespaced: (namespace, p, o) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, o),
       listAll: (p, o) => core.listPersistentVolumeClaimForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o),
@@ -183,7 +175,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   return {
     async *listPages(kind, namespace, labelSelector) {
       const api = apis[kind];
-      const what = `list ${api.plural} in ${namespace ?? 'all namespaces'}`;
+      const what = `list ${stampedRow(kind).resource} in ${namespace ?? 'all namespaces'}`;
       for await (const items of pages(what, METADATA_LIST, (p, o) => (namespace === undefined ? api.listAll({ labelSelector, ...p }, o) : api.listNamespaced(namespace, { labelSelector, ...p }, o))))
         yield items.map((item) => metadataOnly(kind, item.metadata));
     },
@@ -211,7 +203,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
 
     async canDelete(kind, namespace) {
-      const { plural: resource, group } = apis[kind];
+      const { resource, group } = stampedRow(kind);
       const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: 'delete', group, resource } } };
       const review = await call(`review access to delete ${resource} in ${namespace}`, undefined, (o) => authorization.createSelfSubjectAccessReview({ body }, o));
       const status = review.status;
@@ -226,7 +218,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     async delete(kind, namespace, name, preconditions) {
       const api = apis[kind];
       const body: V1DeleteOptions = { preconditions: { ...preconditions } };
-      await call(`delete ${api.plural} ${namespace}/${name}`, undefined, (o) => api.delete(namespace, name, body, o));
+      await call(`delete ${stampedRow(kind).resource} ${namespace}/${name}`, undefined, (o) => api.delete(namespace, name, body, o));
     },
   };
 }

@@ -1,7 +1,7 @@
 // What an API call's failure means to the reaper. Only an API-server `Status` with reason
 // NotFound proves an object absent: a 404 from a proxy or an unserved group path, a
 // timeout, a 5xx, a 403 or an unreadable body proves nothing and must never become
-// "gone" (DESIGN.md: only a provable NotFound allows a delete).
+// "gone": only a provable NotFound allows a delete (docs/operations.md, "The verdict").
 import { ApiException } from '@kubernetes/client-node';
 
 export type KubeErrorReason = 'NotFound' | 'Conflict' | 'Timeout' | 'TooManyRequests' | 'Other';

@@ -8,7 +8,7 @@
 // front of it (cached-reader.ts) answers what it can first.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
-import { SNAPSHOT_GROUP } from '../policy/pod/spec.js';
+import { SNAPSHOT_GROUP } from '../policy/kinds.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
 import { METADATA_ONE, withDeadline } from './client.js';
 import { KubeError } from './errors.js';

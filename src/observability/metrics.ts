@@ -7,6 +7,7 @@ import type { Verdict } from '../admission/verdict.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import type { KeyRing, Verification } from '../policy/stamps/key-ring.js';
 import { RULES } from '../policy/rules/catalog.js';
+import { STAMPED_KINDS } from '../policy/kinds.js';
 
 /** From 0.5 ms (a plain decision) to 5 s (half the API server's default webhook timeout). */
 export const REVIEW_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -16,7 +17,7 @@ export type ReviewOutcome = 'allowed' | 'patched' | 'denied' | 'errored' | 'bad-
 
 // Label values come from request bodies: only known values are kept, so a hostile body
 // cannot mint new series (unbounded cardinality would exhaust Prometheus, then Deed).
-const KINDS = new Set(['Pod', 'Secret', 'NetworkPolicy', 'PersistentVolumeClaim']);
+const KINDS = new Set<string>(STAMPED_KINDS);
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 const RULE_IDS = new Set(Object.values(RULES).map((r) => r.id));
 

@@ -5,7 +5,7 @@
 // holds the `existing` objects. Each case's outcome is compared with what it expects.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../admission/types.js';
-import { productionContext } from '../policy/context.js';
+import { productionContext } from '../admission/production-context.js';
 import type { DecisionContext } from '../policy/policy.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken } from '../review/build-review.js';
 import { dryRunRing } from '../review/dry-run-key.js';

@@ -1,11 +1,9 @@
 // Every API path that can change or remove a sandbox object, and how the validating
-// webhook reaches it (docs/security-model.md, "Every door"). A path not named here cannot write the
-// object: pods/exec, attach, portforward and proxy are CONNECTs to the running
-// containers, pods/log is a read.
+// webhook reaches it (docs/security-model.md, "Every door"), read from the kind table
+// (kinds.ts): a path no row names cannot write the object. pods/exec, attach, portforward
+// and proxy are CONNECTs to the running containers, pods/log is a read.
 import type { AdmissionRequest } from '../admission/types.js';
-import { sandboxKind, type SandboxKind } from './kinds.js';
-import { SNAPSHOT_GROUP } from './pod/spec.js';
-import { workloadKind, type WorkloadKind } from './workload/kinds.js';
+import { kindRow, sandboxKind, workloadKind, type SandboxKind, type WorkloadKind } from './kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
@@ -20,36 +18,36 @@ export type Door =
   | { kind: 'snapshot' }
   | { kind: 'unreviewed' };
 
-/** Subresources that write the object they belong to, by kind; `status` writes may change metadata too. */
-const OBJECT_SUBRESOURCES: Readonly<Record<SandboxKind['kind'], readonly string[]>> = {
-  Pod: ['status', 'ephemeralcontainers', 'resize'],
-  PersistentVolumeClaim: ['status'],
-  Secret: [],
-  NetworkPolicy: [],
-};
+const named = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 export function doorOf(req: AdmissionRequest): Door {
   if (req.operation === 'CONNECT') return { kind: 'unreviewed' };
-  const { group, resource } = req.resource;
+  const row = kindRow(req.resource);
+  if (row === undefined) return { kind: 'unreviewed' };
   const sub = req.subResource;
-  // The legacy `bindings` resource binds the pod named by the Binding (and copies the
-  // Binding's annotations onto it), like pods/binding.
-  if (group === '' && resource === 'bindings' && sub === undefined && req.operation === 'CREATE') {
-    const name = req.object?.metadata?.name;
-    return { kind: 'pod-by-name', action: 'binding', pod: typeof name === 'string' && name !== '' ? name : undefined };
+  const door = sub === undefined ? row.door : row.subresources?.[sub];
+  switch (door) {
+    case undefined:
+      return { kind: 'unreviewed' };
+    case 'pod-by-name':
+      // A Binding (pods/binding, or the legacy `bindings` resource, which names the pod in
+      // its own name) and an Eviction exist only as CREATEs.
+      if (req.operation !== 'CREATE') return { kind: 'unreviewed' };
+      if (sub === undefined) return { kind: 'pod-by-name', action: 'binding', pod: named(req.object?.metadata?.name) };
+      return { kind: 'pod-by-name', action: sub === 'eviction' ? 'eviction' : 'binding', pod: named(req.name) };
+    case 'token-request':
+      return req.operation === 'CREATE' ? { kind: 'token-request', serviceAccount: named(req.name) } : { kind: 'unreviewed' };
+    case 'snapshot':
+      return { kind: 'snapshot' };
+    case 'workload':
+      return { kind: 'workload', workload: workloadKind(req.resource)! };
+    case 'object':
+      // The object-carrying subresources are UPDATE-only in the API; any other operation is judged as on the object itself.
+      return objectDoor(req);
   }
-  if (group === '' && resource === 'serviceaccounts' && sub === 'token' && req.operation === 'CREATE')
-    return { kind: 'token-request', serviceAccount: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
-  if (group === SNAPSHOT_GROUP && resource === 'volumesnapshots' && sub === undefined) return { kind: 'snapshot' };
-  const workload = workloadKind(req.resource);
-  // Their subresources (status, scale) change no template.
-  if (workload !== undefined) return sub === undefined ? { kind: 'workload', workload } : { kind: 'unreviewed' };
+}
+
+function objectDoor(req: AdmissionRequest): Door {
   const kind = sandboxKind(req.resource);
-  if (kind === undefined) return { kind: 'unreviewed' };
-  if (sub === undefined) return { kind: 'object', sandboxKind: kind };
-  if (kind.kind === 'Pod' && (sub === 'eviction' || sub === 'binding') && req.operation === 'CREATE')
-    return { kind: 'pod-by-name', action: sub, pod: typeof req.name === 'string' && req.name !== '' ? req.name : undefined };
-  // These are UPDATE-only in the API; any other operation is judged as on the object itself.
-  if (OBJECT_SUBRESOURCES[kind.kind].includes(sub)) return { kind: 'object', sandboxKind: kind };
-  return { kind: 'unreviewed' };
+  return kind === undefined ? { kind: 'unreviewed' } : { kind: 'object', sandboxKind: kind };
 }

@@ -2,7 +2,7 @@
 // Secret that the same apply creates does not exist when the pod naming it is judged: a
 // refusal for its absence would predict the wrong outcome. It is a warning instead, that
 // the real create needs it first. The one place a dry run answers otherwise than the real
-// request (DESIGN.md asks the same answer; issue 21 asks this exception).
+// request, which otherwise gets the same answer (docs/concepts.md, "Admission facts Deed relies on").
 import type { Finding, Verdict } from '../admission/verdict.js';
 import type { Policy } from './policy.js';
 import { RULES } from './rules/catalog.js';

@@ -1,9 +1,29 @@
-// The kinds Deed stamps, keyed by the resource the webhook is called for, with what each
-// receives (DESIGN.md, "Per kind").
+// The kind table: one row per kind Deed knows, with every fact about it that some part of
+// Deed needs (docs/development.md, "The kind table"). The doors, both webhooks' rules,
+// every RBAC rule the install renders (the webhook's, the reaper's, the audit's, the Helm
+// chart's generated copy), the reaper's and the audit's lists, the metrics' kind label, the
+// review builder and the test fake are derived from these rows; test/kind-table.test.ts
+// fails when a list of kinds is kept anywhere else. Adding a kind is one row here, plus its
+// API client binding in src/kube/client.ts when the reaper or the audit lists it.
 import type { GroupVersionResource } from '../admission/types.js';
 
-export interface SandboxKind {
-  kind: 'Pod' | 'Secret' | 'NetworkPolicy' | 'PersistentVolumeClaim';
+export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+
+/** How a request to a resource (or one of its subresources) reaches the validating webhook. */
+export type DoorKind =
+  /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */
+  | 'object'
+  /** A request that names a pod but carries something else: an Eviction, a Binding. */
+  | 'pod-by-name'
+  /** A kind whose controller makes pods or claims from its templates, for whoever wrote them. */
+  | 'workload'
+  /** A TokenRequest: a token of the named service account, handed to the requester. */
+  | 'token-request'
+  /** A VolumeSnapshot: a copy of the claim it names, which a new claim can restore. */
+  | 'snapshot';
+
+/** What Deed writes on a kind it stamps at CREATE: labels, the owner annotation, the nonce and the attestation always; these vary. */
+export interface StampFacts {
   /** Owner reference to the runner pod (same namespace only). PVCs never: a pod loss must not collect resumable work. */
   ownerReference: boolean;
   /** spec.activeDeadlineSeconds. */
@@ -12,18 +32,257 @@ export interface SandboxKind {
   expiresAt: boolean;
 }
 
-const KINDS: ReadonlyMap<string, SandboxKind> = new Map([
-  ['/pods', { kind: 'Pod', ownerReference: true, activeDeadline: true, expiresAt: true }],
-  ['/secrets', { kind: 'Secret', ownerReference: true, activeDeadline: false, expiresAt: true }],
-  ['networking.k8s.io/networkpolicies', { kind: 'NetworkPolicy', ownerReference: true, activeDeadline: false, expiresAt: false }],
-  ['/persistentvolumeclaims', { kind: 'PersistentVolumeClaim', ownerReference: false, activeDeadline: false, expiresAt: false }],
-]);
+/** Where a kind that makes pods (or claims) keeps its templates. */
+export interface TemplateFacts {
+  /** Field paths of its PodTemplateSpecs ({metadata, spec}). */
+  pods: readonly string[];
+  /** Field paths of its lists of PersistentVolumeClaim templates. */
+  claims: readonly string[];
+  /** The kind, not the platform, decides its pods' restartPolicy (a Job's are Never or OnFailure). */
+  ownsRestartPolicy: boolean;
+}
 
+export interface KindRow {
+  kind: string;
+  group: string;
+  version: string;
+  /** The plural resource name the API serves it under. */
+  resource: string;
+  namespaced: boolean;
+  /** How a write of the resource itself reaches Deed; absent: it never does. */
+  door?: DoorKind;
+  /** Subresources that reach Deed, by the door they open; a subresource not named is unreviewed. */
+  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request'>>;
+  /** Present: Deed stamps it at CREATE, guards its writes, and (with `reaped`, `audited`) reads it back. */
+  stamps?: StampFacts;
+  /** Present: its controller makes pods (and claims) from these templates. */
+  templates?: TemplateFacts;
+  /**
+   * The webhook reads it for a decision: `cache` (list and watch, get on a miss), `cache-optional`
+   * (cached unless the install turns the cache off: RBAC cannot grant metadata only), `get`.
+   */
+  lookup?: 'cache' | 'cache-optional' | 'get';
+  /** The reaper lists, gets and deletes it. */
+  reaped?: boolean;
+  /**
+   * The audit lists it (metadata only; pods with their specs); `getsOne`: and gets one by
+   * name (an owner pod); `judgesContent`: and runs the content rules on it as stored (a
+   * Secret is read as metadata only, a NetworkPolicy has no content rule).
+   */
+  audited?: { getsOne?: boolean; judgesContent?: boolean };
+  /**
+   * A run lease (docs/operations.md, "Run leases"): the reaper and the audit list it, one
+   * namespace at a time, to know whether a run is over. Never deleted, never written.
+   */
+  runLease?: boolean;
+}
+
+const POD_TEMPLATE = ['spec.template'];
+
+/**
+ * The rows, in the order the install renders them. `as const` keeps each row's `kind` a
+ * literal: the union of the stamped kinds' names is derived below, so a new stamped row
+ * makes the compiler ask for its API client binding.
+ */
+export const KIND_TABLE = [
+  {
+    kind: 'Pod',
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    namespaced: true,
+    door: 'object',
+    // status writes may change metadata too; ephemeralcontainers adds containers (kubectl debug).
+    subresources: { ephemeralcontainers: 'object', status: 'object', resize: 'object', eviction: 'pod-by-name', binding: 'pod-by-name' },
+    stamps: { ownerReference: true, activeDeadline: true, expiresAt: true },
+    lookup: 'cache',
+    reaped: true,
+    audited: { getsOne: true, judgesContent: true },
+  },
+  {
+    kind: 'Secret',
+    group: '',
+    version: 'v1',
+    resource: 'secrets',
+    namespaced: true,
+    door: 'object',
+    stamps: { ownerReference: true, activeDeadline: false, expiresAt: true },
+    lookup: 'cache-optional',
+    reaped: true,
+    audited: {},
+  },
+  {
+    kind: 'NetworkPolicy',
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'networkpolicies',
+    namespaced: true,
+    door: 'object',
+    stamps: { ownerReference: true, activeDeadline: false, expiresAt: false },
+    reaped: true,
+    audited: {},
+  },
+  {
+    kind: 'PersistentVolumeClaim',
+    group: '',
+    version: 'v1',
+    resource: 'persistentvolumeclaims',
+    namespaced: true,
+    door: 'object',
+    subresources: { status: 'object' },
+    stamps: { ownerReference: false, activeDeadline: false, expiresAt: false },
+    lookup: 'cache',
+    reaped: true,
+    audited: { judgesContent: true },
+  },
+  // The legacy `bindings` resource binds the pod named by the Binding (and copies the
+  // Binding's annotations onto it), like pods/binding.
+  { kind: 'Binding', group: '', version: 'v1', resource: 'bindings', namespaced: true, door: 'pod-by-name' },
+  // A TokenRequest hands out a token of the account it names.
+  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' } },
+  // Their subresources (status, scale) change no template.
+  { kind: 'Deployment', group: 'apps', version: 'v1', resource: 'deployments', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
+  { kind: 'ReplicaSet', group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
+  {
+    kind: 'StatefulSet',
+    group: 'apps',
+    version: 'v1',
+    resource: 'statefulsets',
+    namespaced: true,
+    door: 'workload',
+    templates: { pods: POD_TEMPLATE, claims: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false },
+  },
+  { kind: 'DaemonSet', group: 'apps', version: 'v1', resource: 'daemonsets', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false } },
+  { kind: 'Job', group: 'batch', version: 'v1', resource: 'jobs', namespaced: true, door: 'workload', templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true } },
+  {
+    kind: 'CronJob',
+    group: 'batch',
+    version: 'v1',
+    resource: 'cronjobs',
+    namespaced: true,
+    door: 'workload',
+    templates: { pods: ['spec.jobTemplate.spec.template'], claims: [], ownsRestartPolicy: true },
+  },
+  {
+    kind: 'ReplicationController',
+    group: '',
+    version: 'v1',
+    resource: 'replicationcontrollers',
+    namespaced: true,
+    door: 'workload',
+    templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+  },
+  { kind: 'PodTemplate', group: '', version: 'v1', resource: 'podtemplates', namespaced: true, door: 'workload', templates: { pods: ['template'], claims: [], ownsRestartPolicy: false } },
+  // Not reviewed: a run lease is evidence only where the policy says so (reaper.runLeases).
+  { kind: 'Lease', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true, runLease: true },
+  // A rule for a CRD that is not installed matches nothing.
+  { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
+  // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
+  { kind: 'ConfigMap', group: '', version: 'v1', resource: 'configmaps', namespaced: true },
+  { kind: 'Service', group: '', version: 'v1', resource: 'services', namespaced: true },
+  { kind: 'Endpoints', group: '', version: 'v1', resource: 'endpoints', namespaced: true },
+  { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
+  { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },
+  { kind: 'Node', group: '', version: 'v1', resource: 'nodes', namespaced: false },
+  { kind: 'Ingress', group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', namespaced: true },
+  { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },
+  { kind: 'RoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },
+  { kind: 'ClusterRole', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false },
+  { kind: 'ClusterRoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', namespaced: false },
+] as const satisfies readonly KindRow[];
+
+type Row = (typeof KIND_TABLE)[number];
+/** The names of the kinds Deed stamps: the reaper's, the audit's and the metrics' kinds. */
+export type StampedKindName = Extract<Row, { stamps: StampFacts }>['kind'];
+/** The resources the webhook reads for a decision. */
+export type LookupResource = Extract<Row, { lookup: string }>['resource'];
+
+/** A stamped kind, as the webhooks and readers of stored objects use it. */
+export interface SandboxKind extends StampFacts {
+  kind: StampedKindName;
+}
+
+/** A kind whose controller makes pods or claims from its templates. */
+export interface WorkloadKind {
+  kind: string;
+  /** Field paths of its PodTemplateSpecs ({metadata, spec}). */
+  podTemplates: readonly string[];
+  /** Field paths of its lists of PersistentVolumeClaim templates. */
+  claimTemplates: readonly string[];
+  /** The kind, not the platform, decides its pods' restartPolicy (a Job's are Never or OnFailure). */
+  ownsRestartPolicy: boolean;
+}
+
+const ROWS: readonly KindRow[] = KIND_TABLE;
+const key = (group: string, resource: string) => `${group}/${resource}`;
+const BY_RESOURCE: ReadonlyMap<string, KindRow> = new Map(ROWS.map((r) => [key(r.group, r.resource), r]));
+const BY_GROUP_KIND: ReadonlyMap<string, KindRow> = new Map(ROWS.map((r) => [key(r.group, r.kind), r]));
+
+const SANDBOX: ReadonlyMap<string, SandboxKind> = new Map(
+  ROWS.filter((r) => r.stamps !== undefined).map((r) => [key(r.group, r.resource), { kind: r.kind as StampedKindName, ...r.stamps! }]),
+);
+const WORKLOADS: ReadonlyMap<string, WorkloadKind> = new Map(
+  ROWS.filter((r) => r.templates !== undefined).map((r) => [
+    key(r.group, r.resource),
+    { kind: r.kind, podTemplates: r.templates!.pods, claimTemplates: r.templates!.claims, ownsRestartPolicy: r.templates!.ownsRestartPolicy },
+  ]),
+);
+
+/** Every row, in table order. */
+export function kindRows(): readonly KindRow[] {
+  return ROWS;
+}
+
+/** The row of a resource (group and plural), if Deed knows it. */
+export function kindRow(resource: Pick<GroupVersionResource, 'group' | 'resource'>): KindRow | undefined {
+  return BY_RESOURCE.get(key(resource.group, resource.resource));
+}
+
+/** The row of a kind by API group and kind name, if Deed knows it. */
+export function kindRowNamed(group: string, kind: string): KindRow | undefined {
+  return BY_GROUP_KIND.get(key(group, kind));
+}
+
+/** The stamped kind of a resource the webhook is called for. */
 export function sandboxKind(resource: GroupVersionResource): SandboxKind | undefined {
-  return KINDS.get(`${resource.group}/${resource.resource}`);
+  return SANDBOX.get(key(resource.group, resource.resource));
 }
 
 /** The same entries by kind name, for readers of stored objects (the reaper, the audit). */
-export function sandboxKindNamed(kind: SandboxKind['kind']): SandboxKind {
-  return [...KINDS.values()].find((k) => k.kind === kind)!;
+export function sandboxKindNamed(kind: StampedKindName): SandboxKind {
+  return [...SANDBOX.values()].find((k) => k.kind === kind)!;
+}
+
+/** The kind that makes pods or claims from templates, for a resource. */
+export function workloadKind(resource: GroupVersionResource): WorkloadKind | undefined {
+  return WORKLOADS.get(key(resource.group, resource.resource));
+}
+
+/** The stamped rows, in table order. */
+export function stampedRows(): KindRow[] {
+  return ROWS.filter((r) => r.stamps !== undefined);
+}
+
+/** The names of the stamped kinds, in table order. */
+export const STAMPED_KINDS: readonly StampedKindName[] = stampedRows().map((r) => r.kind as StampedKindName);
+
+/** The kinds the reaper lists, gets and deletes. */
+export const REAPED_KINDS: readonly StampedKindName[] = ROWS.filter((r) => r.reaped === true).map((r) => r.kind as StampedKindName);
+
+/** The kinds the audit lists. */
+export const AUDITED_KINDS: readonly StampedKindName[] = ROWS.filter((r) => r.audited !== undefined).map((r) => r.kind as StampedKindName);
+
+/** Whether the audit runs the content rules on a stored object of this kind. */
+export function auditJudgesContent(kind: StampedKindName): boolean {
+  return stampedRow(kind).audited?.judgesContent === true;
+}
+
+/** The apiVersion of a row (`v1`, `networking.k8s.io/v1`). */
+export function apiVersionOf(row: Pick<KindRow, 'group' | 'version'>): string {
+  return row.group === '' ? row.version : `${row.group}/${row.version}`;
+}
+
+/** The row of a stamped kind by name. */
+export function stampedRow(kind: StampedKindName): KindRow {
+  return ROWS.find((r) => r.kind === kind && r.stamps !== undefined)!;
 }

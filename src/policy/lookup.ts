@@ -7,14 +7,15 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
-import { isRec } from './pod/spec.js';
+import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
 import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
-import { workloadResources } from './workload/kinds.js';
+import { kindRows } from './kinds.js';
 
-export type LookupResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'volumesnapshots';
+export type { LookupResource } from './kinds.js';
+import type { LookupResource } from './kinds.js';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -117,7 +118,7 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
-const TEMPLATE_RESOURCES = new Set<unknown>([...workloadResources().map((r) => r.resource), 'volumesnapshots']);
+const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
 
 /**
  * The lookups for a raw review body, as the server sees it before deciding, and the body

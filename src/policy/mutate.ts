@@ -1,12 +1,14 @@
-// The mutating webhook: stamps ownership onto sandbox objects at CREATE (DESIGN.md,
-// "Stamps"), and into a sandbox pod's ephemeral claim templates (so the claims the
+// The mutating webhook: stamps ownership onto sandbox objects at CREATE (docs/concepts.md,
+// "The mutating webhook"), and into a sandbox pod's ephemeral claim templates (so the claims the
 // ephemeral-volume controller makes are its environment's), and turns service-account
 // token automount off on sandbox pods that leave it unset, taking out the token the API
 // server already mounted. Object in, patch and verdict out; no I/O.
+import { entryOf } from './unstructured.js';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
-import { allowed, denied, patched, type Finding, type Verdict } from '../admission/verdict.js';
-import { own, readStamps } from './stamps/attestation.js';
+import { allowed, patched, type Finding, type Verdict } from '../admission/verdict.js';
+import { enforce } from './rules/enforcement.js';
+import { readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
 import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
 import { resolveRequester, type Requester } from './requester/identity.js';
@@ -17,7 +19,7 @@ import { annotationPath, identityStamps, labelPath, sameReference } from './stam
 import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
-import { isRec } from './pod/spec.js';
+import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { scopedPodSelector } from './network-policy-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js';
@@ -31,7 +33,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const door = doorOf(req);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
-    if (mismatch) return denied([mismatch]);
+    if (mismatch) return enforce([mismatch], ctx.policy);
     return req.namespace === undefined ? allowed() : mutateWorkload(req, door.workload, req.namespace, ctx);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
@@ -40,7 +42,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (kind === undefined) return allowed();
   const obj = req.object!;
   const mismatch = kindMismatch(req, kind);
-  if (mismatch) return denied([mismatch]);
+  if (mismatch) return enforce([mismatch], ctx.policy);
   const namespace = req.namespace;
   if (namespace === undefined) return missingNamespace(kind);
 
@@ -49,8 +51,10 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
 
+  // Every finding goes through the rules' modes, here as on the validating side: a gate
+  // rule set to warn lets the object through, unstamped (it acts for no environment here).
   const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy);
-  if ('verdict' in gate) return gate.verdict;
+  if ('verdict' in gate) return enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
   const { environment } = gate;
 
   const findings: Finding[] = [];
@@ -58,9 +62,9 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const runner = requester.runner;
 
   // Deadline from the client budget, the margin and the cap.
-  const deadline = policyDeadline(own(annotations, keys.maxDuration), ctx.policy.config.deadline);
+  const deadline = policyDeadline(entryOf(annotations, keys.maxDuration), ctx.policy.config.deadline);
   if (!deadline.ok) findings.push({ rule: RULES.budgetInvalid.id, path: annotationPath(keys.maxDuration), message: deadline.message });
-  if (own(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
+  if (entryOf(labels, keys.maxDuration) !== undefined) findings.push({ rule: RULES.budgetInvalid.id, path: labelPath(keys.maxDuration), message: budgetAsLabel(keys.maxDuration) });
   let seconds = deadline.ok ? deadline.seconds : undefined;
   let activeDeadlineSeconds: number | undefined;
   if (kind.activeDeadline && seconds !== undefined) {
@@ -78,28 +82,28 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   // admission would write (a fresh expiry). A copy of another object's stamps carries an
   // older expiry, so its stamps are client values: conflicts, and a forged attestation.
   const expiryDue = kind.expiresAt && seconds !== undefined ? seconds : undefined;
-  const givenAttestation = own(annotations, keys.attestation);
+  const givenAttestation = entryOf(annotations, keys.attestation);
   const ours =
     givenAttestation !== undefined &&
     isOwnReinvocation(obj, keys, kind, namespace, environment, requester, ctx.keyRing, givenAttestation, expiryDue, ctx.now());
   if (givenAttestation !== undefined && !ours)
     findings.push({ rule: RULES.attestationForged.id, path: annotationPath(keys.attestation), message: 'is admission-owned and signed by Deed; a client value is never accepted' });
 
-  const givenNonce = own(annotations, keys.createNonce);
+  const givenNonce = entryOf(annotations, keys.createNonce);
   if (givenNonce !== undefined && !isWellFormedNonce(givenNonce))
     findings.push({ rule: RULES.nonceMalformed.id, path: annotationPath(keys.createNonce), message: `must be 64 lowercase hex characters, got ${quote(givenNonce)}` });
   const nonce = givenNonce !== undefined && isWellFormedNonce(givenNonce) ? givenNonce : mintNonce(ctx.randomBytes);
 
   const identity = identityStamps(keys, environment, runner, kind, namespace);
   const wantLabels = identity.labels;
-  const givenExpiry = own(annotations, keys.expiresAt);
+  const givenExpiry = entryOf(annotations, keys.expiresAt);
   const expiry = expiryDue === undefined ? undefined : ours && givenExpiry !== undefined ? givenExpiry : expiresAt(ctx.now(), expiryDue);
   const wantAnnotations: Record<string, string | undefined> = {
     [keys.owner]: identity.owner,
     [keys.expiresAt]: expiry,
   };
-  for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, own(labels, key), want);
-  for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, own(annotations, key), want);
+  for (const [key, want] of Object.entries(wantLabels)) checkOwned(findings, labelPath(key), key, entryOf(labels, key), want);
+  for (const [key, want] of Object.entries(wantAnnotations)) checkOwned(findings, annotationPath(key), key, entryOf(annotations, key), want);
 
   const ownerRef = identity.ownerReference;
   const refs = obj.metadata.ownerReferences ?? [];
@@ -129,7 +133,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const scoped = kind.kind === 'NetworkPolicy' ? scopedPodSelector(obj, environment, ctx.policy) : undefined;
   if (scoped !== undefined && 'finding' in scoped) findings.push(scoped.finding);
 
-  if (findings.length > 0) return denied(findings, warnings);
+  const enforced = enforce(findings, ctx.policy, warnings);
+  if (!enforced.allowed) return enforced;
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
   // signs with the previous key of a rotation, and re-signing would only churn the object.
@@ -141,7 +146,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     owner: identity.owner,
     nonce,
     expiresAt: expiry,
-    runLease: own(annotations, keys.runLease),
+    runLease: entryOf(annotations, keys.runLease),
   });
   const newLabels = withValues(labels, wantLabels);
   const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });
@@ -156,7 +161,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
   // The template ops first: they address volumes by their index before the token volume comes out.
-  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], warnings);
+  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

@@ -8,12 +8,13 @@
 // a manager's policy in a namespace bound to its environment, and a break-glass or system
 // principal's, may select anything. Peer selectors (ingress from, egress to) are left
 // alone: they only widen what the selected pods allow, never what another's pods accept.
+import { entryOf } from './unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { own } from './stamps/attestation.js';
+
 import type { Requester } from './requester/identity.js';
 import type { Policy } from './policy.js';
-import { field, isRec, recs, text, type Rec } from './pod/spec.js';
+import { field, isRec, recs, text, type Rec } from './unstructured.js';
 import { isManager, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 
@@ -34,7 +35,7 @@ export function scopedPodSelector(obj: KubeObject, environment: string, policy: 
   const key = policy.keys.environment;
   const selector = selectorOf(obj);
   const labels = matchLabels(selector);
-  const given = own(labels, key);
+  const given = entryOf(labels, key);
   if (given !== undefined && given !== environment)
     return { finding: { rule: RULES.networkPolicyScope.id, path: `${PATH}.matchLabels`, message: `selects pods of environment ${JSON.stringify(given.slice(0, 80))}; environment "${environment}" selects only its own pods (${key}: ${environment})` } };
   return { selector: { ...selector, matchLabels: { ...labels, [key]: environment } } };
@@ -42,7 +43,7 @@ export function scopedPodSelector(obj: KubeObject, environment: string, policy: 
 
 /** The environments whose pods the selector is limited to; [] for none; undefined when it may select any pod. */
 function scopeOf(selector: Rec, key: string): string[] | undefined {
-  const labelled = own(matchLabels(selector), key);
+  const labelled = entryOf(matchLabels(selector), key);
   if (labelled !== undefined) return [labelled];
   for (const e of recs(field(selector, 'matchExpressions'))) {
     if (text(e, 'key') !== key) continue;
@@ -63,7 +64,7 @@ export function networkPolicyScope(obj: KubeObject, namespace: string, requester
   const key = policy.keys.environment;
   const scope = scopeOf(selectorOf(obj), key);
   if (environment !== undefined) {
-    if (scope !== undefined && scope.length === 1 && scope[0] === environment && own(matchLabels(selectorOf(obj)), key) === environment) return [];
+    if (scope !== undefined && scope.length === 1 && scope[0] === environment && entryOf(matchLabels(selectorOf(obj)), key) === environment) return [];
     return [{ rule: RULES.networkPolicyScope.id, path: `${PATH}.matchLabels`, message: `a policy of environment "${environment}" selects only its pods: ${key} must be ${JSON.stringify(environment)} (the mutating webhook adds it; was it bypassed?)` }];
   }
   const bound = policy.envByBoundNamespace.get(namespace);

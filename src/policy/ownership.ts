@@ -6,8 +6,9 @@
 // environment, an object without stamps (a manager's, a controller's, an admin's) is that
 // environment's: only that environment creates sandbox objects there, so the binding
 // holds on every later door too, not only at CREATE.
+import { entryOf } from './unstructured.js';
 import type { KubeObject } from '../admission/types.js';
-import { own } from './stamps/attestation.js';
+
 import { verifyObject, type KeyRing } from './stamps/key-ring.js';
 import { serviceAccountEnvironment } from './requester/identity.js';
 import type { Policy } from './policy.js';
@@ -33,8 +34,8 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
   const { keys } = policy;
   const labels = facts.metadata.labels ?? {};
   const annotations = facts.metadata.annotations ?? {};
-  const claimed = own(labels, keys.environment);
-  const stamped = claimed !== undefined || own(labels, keys.managed) !== undefined || own(annotations, keys.attestation) !== undefined;
+  const claimed = entryOf(labels, keys.environment);
+  const stamped = claimed !== undefined || entryOf(labels, keys.managed) !== undefined || entryOf(annotations, keys.attestation) !== undefined;
   if (stamped) {
     const obj = { kind: facts.kind, metadata: { labels, annotations } } as KubeObject;
     const verified = verifyObject(ring, obj, keys, facts.kind, facts.namespace);

@@ -3,7 +3,7 @@
 import type { Config } from '../config/schema.js';
 import type { KeyRing } from './stamps/key-ring.js';
 import { stampKeys, type StampKeys } from './stamps/keys.js';
-import type { LookupResource } from './lookup.js';
+import type { LookupResource } from './kinds.js';
 import type { ReviewScope } from './review-scope.js';
 
 export interface Policy {

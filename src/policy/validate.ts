@@ -1,13 +1,14 @@
-// The validating webhook (DESIGN.md, "The validating side"). It sees the final object:
+// The validating webhook (docs/concepts.md, "The validating webhook"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
 // a pod names, and what a NetworkPolicy selects. The controller doors too: workload
 // templates (workload/review.ts), token Secrets and TokenRequests, snapshots. Object in,
 // verdict out; no I/O: what it knows of other objects comes from ctx.lookup.
+import { entryOf } from './unstructured.js';
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
-import { own } from './stamps/attestation.js';
+
 import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
 import type { SandboxKind } from './kinds.js';
 import { ownershipOf, ownershipOfObject } from './ownership.js';
@@ -19,11 +20,13 @@ import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { stampIntegrity } from './rules/stamp-integrity.js';
-import { templateCollisions } from './pod/template-collisions.js';
+import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
+import { runRules, type Facts } from './rules/rule.js';
+import { noLookup } from './lookup.js';
 import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
-import { isRec, type Rec } from './pod/spec.js';
+import { isRec, type Rec } from './unstructured.js';
 import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
@@ -31,12 +34,11 @@ import { networkPolicyScope } from './network-policy-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
-import { workspaceMounts } from './pod/workspace-mounts.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { terminalMark } from './rules/terminal-mark.js';
-import { runLeaseFormat } from './rules/run-lease.js';
+import { RUN_LEASE_FORMAT } from './rules/run-lease.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -74,9 +76,12 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? secretReferences(podSecrets(spec, 'spec'), namespace, reach, ctx) : [])];
   const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
-    if (!identity.verdict.allowed) return identity.verdict;
+    // A gate rule set to warn or audit lets the object through as one of no environment's.
+    const gate = identity.verdict.findings;
+    const gated = enforce(gate, policy);
+    if (!gated.allowed) return gated;
     // Deed stamps the ephemeral claims of an environment's pods only; no one else's.
-    const foreign = kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [];
+    const foreign = [...gate, ...(kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [])];
     if (isTrusted(requester, policy)) return enforce(foreign, policy);
     // Acting for no environment, the requester gets no stamps; but what its object reaches
     // (another environment's claim or Secret, a runner's service account or its token, an
@@ -88,7 +93,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
-  findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runLeaseFormat(obj, policy.keys));
+  findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runRules([RUN_LEASE_FORMAT], obj, { policy, namespace, environment: identity.environment }));
   const runner = requester.runner;
   if (runner !== undefined && runner.namespace !== namespace) {
     const ref = (obj.metadata.ownerReferences ?? []).find((r) => r.uid === runner.uid);
@@ -99,7 +104,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
         message: `the owner reference to pod ${ref.name} (${runner.namespace}) cannot resolve in namespace ${namespace}; the garbage collector would delete this object`,
       });
   }
-  findings.push(...objectRules(obj, kind, ctx, wsClaims));
+  findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims));
   if (spec !== undefined) {
     findings.push(...ephemeralStampIntegrity(spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now()));
     findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
@@ -130,8 +135,13 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     // Claims a pod mounts are read only for the door that can add containers: elsewhere an
     // unread claim counts as a workspace, the same before and after (fail closed).
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
-    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, ctx, true) : new Set<string>();
-    if (isManaged(newObj.metadata.labels, policy.keys)) findings.push(...introduced(objectRules(oldObj, kind, ctx, wsClaims), objectRules(newObj, kind, ctx, wsClaims)));
+    // The read plan (lookup.ts) names them for that door only: elsewhere none is read here.
+    const claimCtx = req.subResource === 'ephemeralcontainers' ? ctx : { ...ctx, lookup: noLookup('claims a pod mounts are read only for pods/ephemeralcontainers') };
+    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, claimCtx, true) : new Set<string>();
+    if (isManaged(newObj.metadata.labels, policy.keys)) {
+      const facts: Facts = { policy, namespace, environment: 'environment' in owner ? owner.environment : undefined };
+      findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
+    }
     else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       const added = new Set(addedSecrets(oldObj.spec, spec));
@@ -182,7 +192,7 @@ function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: strin
 
 /** The service account a token Secret names (undefined for any other Secret). */
 function tokenAccount(obj: KubeObject): string | undefined {
-  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
+  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
 }
 
 /** A TokenRequest hands out a token of the account it names. */
@@ -207,9 +217,11 @@ function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
   );
 }
 
-/** Per-kind checks of an object's content: pod templates and workspace mounts, PVC ownership. `deed audit` judges stored objects with them too. */
-export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
-  const { config } = ctx.policy;
+/**
+ * Per-kind checks of an object's content: a sandbox pod's spec rules (SANDBOX_POD_RULES),
+ * PVC ownership, token Secrets. `deed audit` judges stored objects with them too.
+ */
+export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, facts: Facts, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');
     return podOwner
@@ -218,7 +230,7 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
   }
   if (kind.kind === 'Secret') {
     if (obj.type !== SERVICE_ACCOUNT_TOKEN_TYPE) return [];
-    const account = own(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME);
+    const account = entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME);
     return [
       {
         rule: RULES.secretServiceAccountToken.id,
@@ -228,12 +240,25 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
     ];
   }
   if (kind.kind !== 'Pod' || obj.spec === undefined) return [];
-  return [...templateCollisions(obj.spec, 'spec', config), ...podWorkspace(obj, obj.spec, ctx, wsClaims)];
+  return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims), facts);
 }
 
+/** A Pod's own spec as the pod rules judge it. */
+function podSpecSubject(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): PodSpecSubject {
+  const { keys } = ctx.policy;
+  return {
+    spec,
+    at: 'spec',
+    source: { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+    podName: obj.metadata.name,
+    grants: { value: entryOf(obj.metadata.annotations ?? {}, keys.workspaceGrants), path: annotationPath(keys.workspaceGrants) },
+    workspaceClaims: wsClaims,
+  };
+}
+
+/** The workspace rules alone, for a pod of a requester acting for no environment that mounts a workspace. */
 function podWorkspace(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): Finding[] {
-  const { config, keys } = ctx.policy;
-  return workspaceMounts(spec, 'spec', obj.metadata.name, own(obj.metadata.annotations ?? {}, keys.workspaceGrants), annotationPath(keys.workspaceGrants), config, wsClaims);
+  return workspaceRule.check(podSpecSubject(obj, spec, ctx, wsClaims), { policy: ctx.policy, namespace: obj.metadata.namespace ?? '', environment: undefined });
 }
 
 /**

@@ -4,8 +4,9 @@
 // long passed, a run lease gone or no longer renewed, an owner the API server proved gone.
 // Anything short of that keeps the object. Pure: the owner and lease reads, the review
 // scope and the clock come in as values; every code is a row of verdicts.ts.
+import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
-import { own, readStamps } from '../policy/stamps/attestation.js';
+import { readStamps } from '../policy/stamps/attestation.js';
 import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
@@ -151,7 +152,7 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
     return { verdict: v('outside-review-scope', `namespace ${namespace} is outside the review scope: Deed does not review its writes, so its stamps prove nothing`) };
 
   // Listing by selector already filters; this holds even against a server that ignored it.
-  const environment = own(labels, keys.environment);
+  const environment = entryOf(labels, keys.environment);
   if (environment !== ctx.environment)
     return {
       verdict: v(
@@ -159,19 +160,19 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
         environment === undefined ? `not stamped with ${keys.environment}` : `stamped for environment ${JSON.stringify(environment)}, not ${JSON.stringify(ctx.environment)}`,
       ),
     };
-  if (own(labels, keys.managed) !== 'true') return { verdict: v('not-managed', `${keys.managed} is not "true"`) };
+  if (entryOf(labels, keys.managed) !== 'true') return { verdict: v('not-managed', `${keys.managed} is not "true"`) };
 
   // Labels can be copied: only an attestation under Deed's key makes the stamps evidence.
   const stamps = readStamps(obj, keys, kind, namespace);
   if (stamps === undefined) return { verdict: v('stamps-incomplete', `no ${keys.createNonce}: foreign, or not admitted by Deed`) };
-  const verification = verifyStamps(ctx.keyRing, stamps, own(annotations, keys.attestation));
+  const verification = verifyStamps(ctx.keyRing, stamps, entryOf(annotations, keys.attestation));
   if (!verification.ok) return { verdict: v('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
 
   if (meta.deletionTimestamp) return { verdict: v('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
 
   // Only the object's own environment can write the mark, and no one can take it back
   // (rules/terminal-mark.ts): the platform's word that this run is over, on any kind.
-  if (own(annotations, keys.terminal) === 'true') return { verdict: v('terminal', `marked terminal (${keys.terminal}=true)`) };
+  if (entryOf(annotations, keys.terminal) === 'true') return { verdict: v('terminal', `marked terminal (${keys.terminal}=true)`) };
 
   // A PVC holds resumable work and outlives its runner: only the platform's mark ends it.
   if (kind === 'PersistentVolumeClaim') return { verdict: v('pvc-not-terminal', `not marked terminal (${keys.terminal}=true)`) };
@@ -205,10 +206,10 @@ function leaseState(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: Reap
   const named = `run lease ${ref.namespace}/${ref.name}`;
   const obj: KubeObject = { metadata: { labels: lease.labels ?? {}, annotations: lease.annotations ?? {} } };
   const stamps = readStamps(obj, ctx.keys, 'Lease', ref.namespace);
-  const environment = own(lease.labels ?? {}, ctx.keys.environment);
+  const environment = entryOf(lease.labels ?? {}, ctx.keys.environment);
   if (stamps === undefined || environment !== ctx.environment)
     return { verdict: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}${environment !== undefined ? ` (it is ${JSON.stringify(environment)}'s)` : ''}`) };
-  const verification = verifyStamps(ctx.keyRing, stamps, own(lease.annotations ?? {}, ctx.keys.attestation));
+  const verification = verifyStamps(ctx.keyRing, stamps, entryOf(lease.annotations ?? {}, ctx.keys.attestation));
   if (!verification.ok) return { verdict: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification.reason}`) };
   const lapse = lapsesAt(lease, ctx.leaseGraceSeconds);
   if (lapse === undefined) return { verdict: v('lease-undated', `${named} has no renewTime or acquireTime, or no leaseDurationSeconds: nothing says when it lapses`) };

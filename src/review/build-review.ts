@@ -2,9 +2,10 @@
 // `deed review` runs the webhooks on exactly what they see in a cluster: for a CREATE,
 // the mutating side gets no uid and an unresolved generateName, the validating side the
 // final object. Pure: the clock and the random source come in through the context.
+import { kindRowNamed } from '../policy/kinds.js';
 import type { AdmissionRequest, KubeObject, UserInfo } from '../admission/types.js';
 import { POD_NAME_EXTRA, POD_UID_EXTRA, parseServiceAccount } from '../policy/requester/identity.js';
-import { field, isRec, recs, text } from '../policy/pod/spec.js';
+import { field, isRec, recs, text } from '../policy/unstructured.js';
 import { pluginTokenVolume, TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../policy/pod/service-account-token.js';
 
 export type ReviewOperation = 'CREATE' | 'UPDATE' | 'DELETE';
@@ -32,40 +33,11 @@ interface ResourceInfo {
   namespaced: boolean;
 }
 
-// Kinds an operator is likely to feed in, keyed by `group/Kind`. Others fall back to the
-// API server's naming convention (lower-case plural), namespaced: Deed lets them pass.
-const RESOURCES: ReadonlyMap<string, ResourceInfo> = new Map(
-  (
-    [
-      ['/Pod', 'pods'],
-      ['/Secret', 'secrets'],
-      ['/ConfigMap', 'configmaps'],
-      ['/Service', 'services'],
-      ['/ServiceAccount', 'serviceaccounts'],
-      ['/PersistentVolumeClaim', 'persistentvolumeclaims'],
-      ['/Endpoints', 'endpoints'],
-      ['/PersistentVolume', 'persistentvolumes', false],
-      ['/Namespace', 'namespaces', false],
-      ['/Node', 'nodes', false],
-      ['networking.k8s.io/NetworkPolicy', 'networkpolicies'],
-      ['networking.k8s.io/Ingress', 'ingresses'],
-      ['apps/Deployment', 'deployments'],
-      ['apps/StatefulSet', 'statefulsets'],
-      ['apps/DaemonSet', 'daemonsets'],
-      ['apps/ReplicaSet', 'replicasets'],
-      ['batch/Job', 'jobs'],
-      ['batch/CronJob', 'cronjobs'],
-      ['rbac.authorization.k8s.io/Role', 'roles'],
-      ['rbac.authorization.k8s.io/RoleBinding', 'rolebindings'],
-      ['rbac.authorization.k8s.io/ClusterRole', 'clusterroles', false],
-      ['rbac.authorization.k8s.io/ClusterRoleBinding', 'clusterrolebindings', false],
-    ] as Array<[string, string, boolean?]>
-  ).map(([key, resource, namespaced]) => [key, { resource, namespaced: namespaced ?? true }]),
-);
-
+// Kinds of the kind table (src/policy/kinds.ts) are addressed as its rows say. Others fall
+// back to the API server's naming convention (lower-case plural), namespaced: Deed lets them pass.
 function resourceInfo(group: string, kind: string): ResourceInfo {
-  const known = RESOURCES.get(`${group}/${kind}`);
-  if (known) return known;
+  const known = kindRowNamed(group, kind);
+  if (known) return { resource: known.resource, namespaced: known.namespaced };
   const lower = kind.toLowerCase();
   const plural = /(s|x|z|ch|sh)$/.test(lower) ? `${lower}es` : /[^aeiou]y$/.test(lower) ? `${lower.slice(0, -1)}ies` : `${lower}s`;
   return { resource: plural, namespaced: true };

@@ -7,6 +7,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
+import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
@@ -110,12 +111,12 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
   return out;
 }
 
-const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map([
-  ['v1/Pod', 'pods'],
-  ['v1/PersistentVolumeClaim', 'persistentvolumeclaims'],
-  ['v1/Secret', 'secrets'],
-  ['snapshot.storage.k8s.io/v1/VolumeSnapshot', 'volumesnapshots'],
-]);
+/** The kinds the webhook looks up, by `apiVersion/kind`: the kind table's rows with a lookup. */
+const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map(
+  kindRows()
+    .filter((r) => r.lookup !== undefined)
+    .map((r) => [`${apiVersionOf(r)}/${r.kind}`, r.resource as LookupResource]),
+);
 
 /**
  * Lookups for `deed review`: the objects reviewed so far, as the cluster would hold them,

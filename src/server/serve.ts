@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
-import { productionContext } from '../policy/context.js';
+import { productionContext } from '../admission/production-context.js';
 import type { Logger } from '../observability/logger.js';
 import { buildApp, type DeedApp } from './app.js';
 import { loadKeyRing } from './attestation-key.js';

@@ -19,6 +19,7 @@ import { controllerCases } from './cases/controllers.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
+import { hostNetworkCases } from './cases/host-network.js';
 
 const found = assets();
 const skip =
@@ -56,4 +57,5 @@ describe('Deed in a real API server', { skip }, () => {
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);
+  hostNetworkCases(get);
 });

@@ -17,7 +17,8 @@ import { eventually } from './objects.js';
 export const DEED_NAMESPACE = 'deed-system';
 /**
  * alpha: sandbox-a's runner, sandbox-a bound to it, platform:runner-controller its
- * manager; beta: every service account of sandbox-b; the administrator is break-glass.
+ * manager; beta: every service account of sandbox-b, granted host networking; the
+ * administrator is break-glass.
  */
 export const E2E_POLICY = `labelPrefix: deed.dev
 environments:
@@ -28,6 +29,7 @@ environments:
       users: ["system:serviceaccount:platform:runner-controller"]
   - id: beta
     serviceAccounts: ["sandbox-b:*"]
+    grants: { hostNetwork: true }
 breakGlass:
   users: ["e2e-admin"]
 reaper:

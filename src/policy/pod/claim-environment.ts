@@ -7,7 +7,8 @@
 // (reference-owner.ts says where that cannot happen).
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { clonedClaim, ephemeralClaimSpec, field, isRec, recs, restoredSnapshot, text, type Rec } from './spec.js';
+import { clonedClaim, ephemeralClaimSpec, restoredSnapshot } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { absentAllowed, judgeReference, type Reach } from './reference-owner.js';

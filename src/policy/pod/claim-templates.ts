@@ -16,7 +16,7 @@ import { ownershipOf } from '../ownership.js';
 import { RULES } from '../rules/catalog.js';
 import { stampIntegrity } from '../rules/stamp-integrity.js';
 import { identityStamps, presentOwnedKeys } from '../stamps/identity-stamps.js';
-import { field, isRec, stringMap, text, type Rec } from './spec.js';
+import { field, isRec, stringMap, text, type Rec } from '../unstructured.js';
 
 /** What a claim template's claim is stamped as. */
 export const CLAIM_KIND: SandboxKind = { kind: 'PersistentVolumeClaim', ownerReference: false, activeDeadline: false, expiresAt: false };

@@ -12,7 +12,8 @@ import type { Finding } from '../../admission/verdict.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { judgeReference, whoMayNot, type Reach } from './reference-owner.js';
-import { containers, field, isRec, recs, text, type Rec } from './spec.js';
+import { containers } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 
 export interface SecretReference {
   secret: string;

@@ -15,7 +15,8 @@
 // is the client's own and is left alone; the validating side judges it.
 import { isDeepStrictEqual } from 'node:util';
 import type { PatchOperation } from '../../admission/verdict.js';
-import { field, isRec, recs, text, type ContainerList, type Rec } from './spec.js';
+import { type ContainerList } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';

@@ -4,7 +4,7 @@
 import type { Requester } from '../requester/identity.js';
 import type { Policy } from '../policy.js';
 import { serviceAccountGuard } from '../rules/service-account-guard.js';
-import { text, type Rec } from './spec.js';
+import { text, type Rec } from '../unstructured.js';
 
 /** spec.serviceAccountName, else the deprecated spec.serviceAccount, else "default" (as the API server reads them). */
 export function serviceAccountOf(spec: Rec): string {

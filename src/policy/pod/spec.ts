@@ -1,36 +1,10 @@
-// Defensive readers over a pod spec. The API server validated the pod before a
-// validating webhook sees it, but Deed must not crash on a body that lies: odd shapes
-// read as absent, never as an exception.
+// Readers over a pod spec, on the defensive readers of ../unstructured.ts.
 // A pod spec is judged wherever it stands (a Pod's `spec`, a Deployment's
 // `spec.template.spec`): every rule of this folder takes `(spec, at, ...)`, `at` being the
 // spec's field path, and names the paths it reports under it.
 import { posix } from 'node:path';
-
-export type Rec = Record<string, unknown>;
-
-export function isRec(v: unknown): v is Rec {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function recs(v: unknown): Rec[] {
-  return Array.isArray(v) ? v.filter(isRec) : [];
-}
-
-export function field(r: Rec, key: string): unknown {
-  return Object.hasOwn(r, key) ? r[key] : undefined;
-}
-
-export function text(r: Rec, key: string): string | undefined {
-  const v = field(r, key);
-  return typeof v === 'string' ? v : undefined;
-}
-
-/** The string entries of a map field (labels, annotations); anything else is left out. */
-export function stringMap(r: Rec | undefined, key: string): Record<string, string> {
-  const v = r === undefined ? undefined : field(r, key);
-  if (!isRec(v)) return {};
-  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
-}
+import { SNAPSHOT_GROUP } from '../kinds.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 
 export type ContainerList = 'containers' | 'initContainers' | 'ephemeralContainers';
 
@@ -114,7 +88,6 @@ export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' 
   return undefined;
 }
 
-export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 
 /**
  * The VolumeSnapshot a PersistentVolumeClaim spec restores (dataSourceRef or dataSource

@@ -1,10 +1,11 @@
-// Template collisions (DESIGN.md, "The validating side"): every platform-owned field of
+// Template collisions (docs/concepts.md, "The validating webhook"): every platform-owned field of
 // a sandbox pod is absent (the platform fills it) or equal to the owned value.
 // Privileged and host settings that do not collide are allowed, with a warning.
 import { isDeepStrictEqual } from 'node:util';
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { containers, field, isRec, mounts, recs, text, volumeSource, type Rec } from './spec.js';
+import { containers, mounts, volumeSource } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
 import { RULES } from '../rules/catalog.js';
 

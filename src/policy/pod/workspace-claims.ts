@@ -5,22 +5,24 @@
 // namespace): so the mark is as trustworthy as the claim's ownership. A pod that mounts an
 // environment's claim as its workspace volume must find it marked, so that no workspace
 // goes unmarked and a second pod cannot mount it under another name, free of the rules.
+import { entryOf } from '../unstructured.js';
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../stamps/attestation.js';
+
 import { ownershipOf } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { labelPath } from '../stamps/identity-stamps.js';
 import type { ClaimReference } from './claim-environment.js';
-import { field, isRec, recs, text, volumeSource, type Rec } from './spec.js';
+import { volumeSource } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 
 export const WORKSPACE_MARK = 'true';
 
 /** The mark on a new claim, if given, is "true". */
 export function workspaceMark(obj: KubeObject, ctx: DecisionContext): Finding[] {
   const key = ctx.policy.keys.workspace;
-  const value = own(obj.metadata.labels ?? {}, key);
+  const value = entryOf(obj.metadata.labels ?? {}, key);
   if (value === undefined || value === WORKSPACE_MARK) return [];
   return [{ rule: RULES.workspaceClaimMarker.id, path: labelPath(key), message: `must be ${JSON.stringify(WORKSPACE_MARK)} (this claim is a workspace) or absent, got ${JSON.stringify(value.slice(0, 80))}` }];
 }
@@ -33,7 +35,7 @@ function marked(claim: string, namespace: string, ctx: DecisionContext): Marked 
   if (found.state === 'absent') return 'not-workspace';
   const owner = ownershipOf({ kind: 'PersistentVolumeClaim', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
   if (owner.kind !== 'stamped' && owner.kind !== 'bound') return 'not-workspace';
-  return own(found.metadata.labels ?? {}, ctx.policy.keys.workspace) === WORKSPACE_MARK ? 'workspace' : 'unmarked-environment-claim';
+  return entryOf(found.metadata.labels ?? {}, ctx.policy.keys.workspace) === WORKSPACE_MARK ? 'workspace' : 'unmarked-environment-claim';
 }
 
 /**

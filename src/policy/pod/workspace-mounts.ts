@@ -1,4 +1,4 @@
-// Workspace mounts (DESIGN.md, "The validating side"): only the main container mounts
+// Workspace mounts (docs/concepts.md, "The validating webhook"): only the main container mounts
 // the workspace by default; another ordinary container may only with a grant naming it,
 // at exactly /workspace, without subPath, propagation or recursive read-only, readOnly
 // matching the grant. Grants and mounts are compared both ways. Init and ephemeral
@@ -10,7 +10,8 @@
 // volumeDevices reach a volume as mounts do, and paths are compared normalised.
 import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { clonedClaim, containers, ephemeralClaimSpec, field, isRec, mounts, recs, segments, text, volumeSource, type Rec } from './spec.js';
+import { clonedClaim, containers, ephemeralClaimSpec, mounts, segments, volumeSource } from './spec.js';
+import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { RULES } from '../rules/catalog.js';
 
 type Grant = 'ro' | 'rw';

@@ -1,6 +1,8 @@
 // The one list of Deed's rules: ids, what each checks, default enforcement mode and an
 // example message. Metrics, the docs' rule catalog and policy validation all read it.
-import type { EnforcementMode } from '../../config/schema.js';
+/** What a finding of a rule becomes: a denial, an admission warning, or an audit annotation only. */
+export const ENFORCEMENT_MODES = ['deny', 'warn', 'audit'] as const;
+export type EnforcementMode = (typeof ENFORCEMENT_MODES)[number];
 
 export interface RuleInfo {
   id: string;
@@ -279,6 +281,15 @@ export const RULES = {
     defaultMode: 'warn',
     overridable: true,
     example: 'container "dbg" is privileged',
+  }),
+  templateHostNetwork: rule({
+    id: 'template.host-network',
+    webhook: 'validate',
+    checks:
+      "A sandbox pod (or a workload's pod template) uses the host network namespace only when its environment is granted it (`environments[].grants.hostNetwork`, default false). Judged wherever a pod spec stands: pods, every workload template, and `deed audit`.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'environment "alpha" is not granted host networking (environments[].grants.hostNetwork)',
   }),
   templateHostAccess: rule({
     id: 'template.host-access',

@@ -2,9 +2,8 @@
 // annotation, by its rule's mode (policy override, else the catalogue default), so a
 // rule can be rolled out safely.
 import { allowed, denied, type Finding, type Verdict } from '../../admission/verdict.js';
-import type { EnforcementMode } from '../../config/schema.js';
 import type { Policy } from '../policy.js';
-import { RULES_BY_ID } from './catalog.js';
+import { RULES_BY_ID, type EnforcementMode } from './catalog.js';
 
 /** The API server shows warnings to users; keep each one short (kubectl prints them on one line). */
 export const MAX_WARNING_LENGTH = 119;

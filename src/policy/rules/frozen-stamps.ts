@@ -1,9 +1,9 @@
 // Frozen stamps: on UPDATE nothing Deed stamped (nor the workspace marker of a claim)
 // changes, disappears, or appears on an object admitted without it. The garbage collector may remove the owner reference when
 // it orphans a dependent; activeDeadlineSeconds may only go down.
+import { entryOf } from '../unstructured.js';
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../stamps/attestation.js';
 import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, MANAGED_BY_LABEL, MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
 import { annotationPath, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
@@ -15,7 +15,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   const findings: Finding[] = [];
   const compare = (before: Record<string, string>, after: Record<string, string>, list: string[], path: (k: string) => string) => {
     for (const key of list) {
-      const [a, b] = [own(before, key), own(after, key)];
+      const [a, b] = [entryOf(before, key), entryOf(after, key)];
       if (a === b) continue;
       // app.kubernetes.io/managed-by is shared with Helm, Argo CD and others: it is Deed's
       // stamp only with the value "deed", so only a change to or from that value is frozen.
@@ -33,7 +33,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.
-  const ownerUid = own(oldObj.metadata.labels ?? {}, keys.ownerUid);
+  const ownerUid = entryOf(oldObj.metadata.labels ?? {}, keys.ownerUid);
   if (ownerUid !== undefined) {
     const find = (refs: OwnerReference[] | undefined) => (refs ?? []).find((r) => r.kind === 'Pod' && r.uid === ownerUid);
     const [before, after] = [find(oldObj.metadata.ownerReferences), find(newObj.metadata.ownerReferences)];

@@ -2,9 +2,10 @@
 // Deed's stamps must be there, name this requester, and verify. A requester that acts
 // for an environment but arrives without them bypassed the mutating webhook, or another
 // mutator changed them.
+import { entryOf } from '../unstructured.js';
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { own } from '../stamps/attestation.js';
+
 import { expiresAt, isFreshExpiry, policyDeadline } from '../stamps/deadline.js';
 import type { RunnerPod } from '../requester/identity.js';
 import { verifyObject, type KeyRing } from '../stamps/key-ring.js';
@@ -25,17 +26,17 @@ export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: st
   const findings: Finding[] = [];
 
   for (const [k, v] of Object.entries(want.labels)) {
-    const got = own(labels, k);
+    const got = entryOf(labels, k);
     if (got !== v) findings.push({ rule, path: labelPath(k), message: `is ${describe(got)}, expected ${describe(v)}; ${HINT}` });
   }
-  const owner = own(annotations, keys.owner);
+  const owner = entryOf(annotations, keys.owner);
   if (owner !== want.owner) findings.push({ rule, path: annotationPath(keys.owner), message: `is ${describe(owner)}, expected ${describe(want.owner)}; ${HINT}` });
-  const nonce = own(annotations, keys.createNonce);
+  const nonce = entryOf(annotations, keys.createNonce);
   if (nonce === undefined || !isWellFormedNonce(nonce)) findings.push({ rule, path: annotationPath(keys.createNonce), message: `is ${describe(nonce)}, expected 64 lowercase hex characters; ${HINT}` });
   if (want.ownerReference && !(obj.metadata.ownerReferences ?? []).some((r) => sameReference(r, want.ownerReference!)))
     findings.push({ rule, path: 'metadata.ownerReferences', message: `lacks the reference to pod ${want.ownerReference.name} (${want.ownerReference.uid}); ${HINT}` });
 
-  const deadline = policyDeadline(own(annotations, keys.maxDuration), policy.config.deadline);
+  const deadline = policyDeadline(entryOf(annotations, keys.maxDuration), policy.config.deadline);
   let seconds = deadline.ok ? deadline.seconds : undefined;
   if (seconds !== undefined && kind.activeDeadline) {
     const ads = obj.spec?.activeDeadlineSeconds;
@@ -43,7 +44,7 @@ export function stampIntegrity(obj: KubeObject, kind: SandboxKind, namespace: st
       findings.push({ rule, path: 'spec.activeDeadlineSeconds', message: `is ${describe(ads)}, expected at most ${seconds}; ${HINT}` });
     else if (Number.isInteger(ads) && ads > 0) seconds = ads; // a lower client value stands, and the expiry follows it
   }
-  const expiry = own(annotations, keys.expiresAt);
+  const expiry = entryOf(annotations, keys.expiresAt);
   if (seconds !== undefined && kind.expiresAt && expiry === undefined)
     findings.push({ rule, path: annotationPath(keys.expiresAt), message: `is absent though a deadline of ${seconds}s applies; ${HINT}` });
   else if (seconds !== undefined && kind.expiresAt && !isFreshExpiry(expiry!, nowMs, seconds))

@@ -11,7 +11,7 @@ import type { Ownership } from '../ownership.js';
 import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { isManager } from '../requester/principals.js';
-import { own } from '../stamps/attestation.js';
+import { entryOf } from '../unstructured.js';
 import { annotationPath } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
@@ -19,8 +19,8 @@ import { RULES } from './catalog.js';
 export function terminalMark(before: KubeObject | undefined, after: KubeObject, owner: Ownership | undefined, requester: Requester, policy: Policy): Finding[] {
   const key = policy.keys.terminal;
   const path = annotationPath(key);
-  const was = before === undefined ? undefined : own(before.metadata.annotations ?? {}, key);
-  const is = own(after.metadata.annotations ?? {}, key);
+  const was = before === undefined ? undefined : entryOf(before.metadata.annotations ?? {}, key);
+  const is = entryOf(after.metadata.annotations ?? {}, key);
   if (was === is) return [];
   // Objects that are no environment's are not the reaper's business either.
   if (owner?.kind === 'unowned') return [];

@@ -8,6 +8,7 @@
 //   objects admitted before the upgrade keep verifying under the key that signed them.
 // - `v2:<key id>:<mac>`: names the key that signed it, and canonicalises an absent stamp
 //   as null, so `owner-uid: ""` no longer verifies like an absent owner-uid.
+import { entryOf } from '../unstructured.js';
 import { createHmac } from 'node:crypto';
 import type { KubeObject } from '../../admission/types.js';
 import type { StampKeys } from './keys.js';
@@ -76,22 +77,18 @@ export function parseAttestation(value: string): ParsedAttestation | undefined {
 export function readStamps(obj: KubeObject, keys: StampKeys, kind: string, namespace: string): AttestedStamps | undefined {
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
-  const environment = own(labels, keys.environment);
-  const nonce = own(annotations, keys.createNonce);
+  const environment = entryOf(labels, keys.environment);
+  const nonce = entryOf(annotations, keys.createNonce);
   if (environment === undefined || nonce === undefined) return undefined;
   return {
     kind,
     namespace,
     environment,
-    ownerUid: own(labels, keys.ownerUid),
-    owner: own(annotations, keys.owner),
+    ownerUid: entryOf(labels, keys.ownerUid),
+    owner: entryOf(annotations, keys.owner),
     nonce,
-    expiresAt: own(annotations, keys.expiresAt),
-    runLease: own(annotations, keys.runLease),
+    expiresAt: entryOf(annotations, keys.expiresAt),
+    runLease: entryOf(annotations, keys.runLease),
   };
 }
 
-/** Own-property read: a key such as "constructor" must never reach Object.prototype. */
-export function own(map: Record<string, string>, key: string): string | undefined {
-  return Object.hasOwn(map, key) ? map[key] : undefined;
-}

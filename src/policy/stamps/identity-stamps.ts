@@ -1,7 +1,8 @@
 // What the stamps of an object should be, from the requester's identity alone. Shared
 // by the mutating side (which writes them) and the validating side (which checks them).
+import { entryOf } from '../unstructured.js';
 import type { OwnerReference } from '../../admission/types.js';
-import { own } from './attestation.js';
+
 import type { RunnerPod } from '../requester/identity.js';
 import { MANAGED_BY_VALUE, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
 import type { SandboxKind } from '../kinds.js';
@@ -45,15 +46,15 @@ export function annotationPath(key: string): string {
 export function presentOwnedKeys(labels: Record<string, string>, annotations: Record<string, string>, keys: StampKeys): Array<{ name: string; path: string }> {
   const found: Array<{ name: string; path: string }> = [];
   for (const key of stampedLabelKeys(keys)) {
-    const value = own(labels, key);
+    const value = entryOf(labels, key);
     // app.kubernetes.io/managed-by is shared with other tools: only Deed's own value is a claim.
     if (value !== undefined && (key !== keys.managedBy || value === MANAGED_BY_VALUE)) found.push({ name: key, path: labelPath(key) });
   }
-  for (const key of stampedAnnotationKeys(keys)) if (own(annotations, key) !== undefined) found.push({ name: key, path: annotationPath(key) });
+  for (const key of stampedAnnotationKeys(keys)) if (entryOf(annotations, key) !== undefined) found.push({ name: key, path: annotationPath(key) });
   return found;
 }
 
 /** A managed object: one Deed stamped (its own `<prefix>/managed` label says so). */
 export function isManaged(labels: Record<string, string> | undefined, keys: StampKeys): boolean {
-  return labels !== undefined && (own(labels, keys.managed) !== undefined || own(labels, keys.environment) !== undefined);
+  return labels !== undefined && (entryOf(labels, keys.managed) !== undefined || entryOf(labels, keys.environment) !== undefined);
 }

@@ -3,9 +3,10 @@
 // retiring the old one once no object carries it (docs/operations.md, "Rotating the attestation key").
 // Pure: the key material comes in as bytes; the server hands in an observer that counts
 // verifications by key id (a metric), which is the only side effect, and an optional one.
+import { entryOf } from '../unstructured.js';
 import { timingSafeEqual } from 'node:crypto';
 import type { KubeObject } from '../../admission/types.js';
-import { KEY_ID_PATTERN, own, parseAttestation, readStamps, signV1, signV2, type AttestationFormat, type AttestedStamps } from './attestation.js';
+import { KEY_ID_PATTERN, parseAttestation, readStamps, signV1, signV2, type AttestationFormat, type AttestedStamps } from './attestation.js';
 import type { StampKeys } from './keys.js';
 
 /** The id of the single key of the pre-ring configuration (`attestation.keyFile`), as its Secret entry is named. */
@@ -85,7 +86,7 @@ export function verifyObject(ring: KeyRing, obj: KubeObject, keys: StampKeys, ki
     ring.observe?.(v);
     return v;
   }
-  return verifyStamps(ring, stamps, own(obj.metadata.annotations ?? {}, keys.attestation));
+  return verifyStamps(ring, stamps, entryOf(obj.metadata.annotations ?? {}, keys.attestation));
 }
 
 function verify(ring: KeyRing, stamps: AttestedStamps, attestation: string | undefined): Verification {

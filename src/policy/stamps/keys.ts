@@ -1,4 +1,4 @@
-// The stamp vocabulary (DESIGN.md, "Stamps"), built once per policy from the label prefix.
+// The stamp vocabulary (docs/concepts.md, "The mutating webhook"), built once per policy from the label prefix.
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'deed';

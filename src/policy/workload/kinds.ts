@@ -1,46 +1,15 @@
-// Where each kind that makes pods (or claims) from a template keeps its templates, keyed
-// by the resource the webhook is called for, as Kyverno's auto-generated rules for pod
-// controllers do: one rule set judges a pod spec wherever it stands. The controllers
+// The templates of a kind that makes pods (or claims), at the paths its row of the kind
+// table (../kinds.ts) names, as Kyverno's auto-generated rules for pod controllers do: one
+// rule set judges a pod spec wherever it stands. The controllers
 // (kube-system's service accounts, which the install does not send to Deed) create the
 // pods and claims later, for whoever wrote the template; so the template is judged as if
 // its writer created them.
 import { isDeepStrictEqual } from 'node:util';
-import type { GroupVersionResource, KubeObject } from '../../admission/types.js';
-import { field, isRec, recs, type Rec } from '../pod/spec.js';
+import type { KubeObject } from '../../admission/types.js';
+import type { WorkloadKind } from '../kinds.js';
+import { field, isRec, recs, type Rec } from '../unstructured.js';
 
-export interface WorkloadKind {
-  kind: string;
-  /** Field paths of its PodTemplateSpecs ({metadata, spec}). */
-  podTemplates: readonly string[];
-  /** Field paths of its lists of PersistentVolumeClaim templates. */
-  claimTemplates: readonly string[];
-  /** The kind, not the platform, decides its pods' restartPolicy (a Job's are Never or OnFailure). */
-  ownsRestartPolicy: boolean;
-}
-
-const POD = ['spec.template'];
-const WORKLOADS: ReadonlyMap<string, WorkloadKind> = new Map([
-  ['apps/deployments', { kind: 'Deployment', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
-  ['apps/replicasets', { kind: 'ReplicaSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
-  ['apps/statefulsets', { kind: 'StatefulSet', podTemplates: POD, claimTemplates: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false }],
-  ['apps/daemonsets', { kind: 'DaemonSet', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
-  ['batch/jobs', { kind: 'Job', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: true }],
-  ['batch/cronjobs', { kind: 'CronJob', podTemplates: ['spec.jobTemplate.spec.template'], claimTemplates: [], ownsRestartPolicy: true }],
-  ['/replicationcontrollers', { kind: 'ReplicationController', podTemplates: POD, claimTemplates: [], ownsRestartPolicy: false }],
-  ['/podtemplates', { kind: 'PodTemplate', podTemplates: ['template'], claimTemplates: [], ownsRestartPolicy: false }],
-]);
-
-export function workloadKind(resource: GroupVersionResource): WorkloadKind | undefined {
-  return WORKLOADS.get(`${resource.group}/${resource.resource}`);
-}
-
-/** The (group, resource) pairs of every workload kind, for the install's webhook rules. */
-export function workloadResources(): Array<{ group: string; resource: string }> {
-  return [...WORKLOADS.keys()].map((key) => {
-    const [group, resource] = key.split('/') as [string, string];
-    return { group, resource };
-  });
-}
+export type { WorkloadKind } from '../kinds.js';
 
 function at(obj: KubeObject, path: string): unknown {
   let v: unknown = obj;

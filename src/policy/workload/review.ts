@@ -4,11 +4,11 @@
 // Pod, at the template's path. Claim templates are judged as the claims they make. No
 // template carries stamps a client wrote: the controllers copy them unreviewed. The
 // mutating side writes the claim stamps of an environment's ephemeral volumes.
+import { entryOf } from '../unstructured.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
-import { allowed, denied, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
-import type { Config } from '../../config/schema.js';
-import { own } from '../stamps/attestation.js';
+import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
+
 import { createIdentity } from '../create-gate.js';
 import { resolveRequester, type Requester } from '../requester/identity.js';
 import { mintNonce } from '../stamps/nonce.js';
@@ -22,9 +22,8 @@ import { annotationPath } from '../stamps/identity-stamps.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
-import { field, stringMap } from '../pod/spec.js';
-import { templateCollisions } from '../pod/template-collisions.js';
-import { workspaceMounts } from '../pod/workspace-mounts.js';
+import { stringMap } from '../unstructured.js';
+import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import { podSecrets, secretReferences, type SecretReference } from '../pod/secret-references.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
 import { claimTemplates, podTemplates, type PodTemplate, type WorkloadKind } from './kinds.js';
@@ -63,8 +62,9 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
     ops.push(...r.ops);
     findings.push(...r.findings);
   }
-  if (findings.length > 0) return denied(findings);
-  return ops.length > 0 ? patched(ops) : allowed();
+  const enforced = enforce(findings, policy);
+  if (!enforced.allowed) return enforced;
+  return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
 }
 
 export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
@@ -93,8 +93,10 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     const at = `${t.at}.spec`;
     findings.push(...borrowedServiceAccount(t.spec, at, namespace, requester, policy, `a ${kind.kind} pod template`));
     const wsClaims = workspaceClaims(podClaims(t.spec, at), namespace, ctx, false);
-    if (environment !== undefined) findings.push(...sandboxTemplateRules(t, kind, policy.config, policy.keys, wsClaims), ...unmarkedWorkspace(t.spec, at, namespace, ctx));
-    else if (wsClaims.size > 0) findings.push(...templateWorkspace(t, policy.config, policy.keys, wsClaims));
+    const subject = templateSubject(t, kind, policy.keys, wsClaims);
+    // A requester acting for an environment makes sandbox pods: every pod rule holds in its templates too.
+    if (environment !== undefined) findings.push(...sandboxPodFindings(subject, { policy, namespace, environment }), ...unmarkedWorkspace(t.spec, at, namespace, ctx));
+    else if (wsClaims.size > 0) findings.push(...workspaceRule.check(subject, { policy, namespace, environment }));
   }
   const reach = { requester, environment };
   findings.push(...claimEnvironment(workloadClaims(obj, kind, old), namespace, reach, ctx));
@@ -102,9 +104,16 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   return enforceCreate(findings, policy, req.dryRun);
 }
 
-/** The workspace rules on a template's pods; `wsClaims`: the claims it mounts that are workspaces. */
-function templateWorkspace(t: PodTemplate, config: Config, keys: StampKeys, wsClaims: ReadonlySet<string>): Finding[] {
-  return workspaceMounts(t.spec, `${t.at}.spec`, undefined, own(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), `${t.at}.${annotationPath(keys.workspaceGrants)}`, config, wsClaims);
+/** A pod template's spec as the pod rules judge it; `wsClaims`: the claims it mounts that are workspaces. */
+function templateSubject(t: PodTemplate, kind: WorkloadKind, keys: StampKeys, wsClaims: ReadonlySet<string>): PodSpecSubject {
+  return {
+    spec: t.spec,
+    at: `${t.at}.spec`,
+    source: { kind: kind.kind, controller: true, ownsRestartPolicy: kind.ownsRestartPolicy },
+    podName: undefined,
+    grants: { value: entryOf(stringMap(t.metadata, 'annotations'), keys.workspaceGrants), path: `${t.at}.${annotationPath(keys.workspaceGrants)}` },
+    workspaceClaims: wsClaims,
+  };
 }
 
 /**
@@ -128,25 +137,5 @@ function ephemeralClaimStamps(t: PodTemplate, before: PodTemplate | undefined, n
       findings.push(...foreignTemplateStamps(e.metadata, e.at, keys, 'the claim the ephemeral-volume controller makes would carry it unreviewed'));
     }
   }
-  return findings;
-}
-
-/**
- * A requester acting for an environment makes sandbox pods: the template and workspace
- * rules hold in its templates too. One more: the controller's pod gets no mutation, so
- * "automount off" cannot be made true for it and must be written in the template.
- */
-function sandboxTemplateRules(t: PodTemplate, kind: WorkloadKind, config: Config, keys: StampKeys, wsClaims: ReadonlySet<string>): Finding[] {
-  const at = `${t.at}.spec`;
-  const findings = [
-    ...templateCollisions(t.spec, at, config).filter((f) => !(kind.ownsRestartPolicy && f.rule === RULES.templateRestartPolicy.id)),
-    ...templateWorkspace(t, config, keys, wsClaims),
-  ];
-  if (!config.template.automountServiceAccountToken && field(t.spec, 'automountServiceAccountToken') === undefined)
-    findings.push({
-      rule: RULES.templateServiceAccountToken.id,
-      path: `${at}.automountServiceAccountToken`,
-      message: `must be false: the ${kind.kind}'s pods are created by its controller, unreviewed, and the API server would mount a service-account token into them`,
-    });
   return findings;
 }

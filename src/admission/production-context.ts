@@ -1,10 +1,11 @@
-// The production decision context: the real clock, a cryptographic RNG and a lookup.
+// The production decision context: the real clock, a cryptographic RNG and a lookup. It
+// lives beside decide() and outside src/policy, whose code takes them as values and does no I/O.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.js';
-import type { KeyRing } from './stamps/key-ring.js';
-import { noLookup } from './lookup.js';
-import { compilePolicy, type DecisionContext } from './policy.js';
-import { EVERY_NAMESPACE, type ReviewScope } from './review-scope.js';
+import type { KeyRing } from '../policy/stamps/key-ring.js';
+import { noLookup } from '../policy/lookup.js';
+import { compilePolicy, type DecisionContext } from '../policy/policy.js';
+import { EVERY_NAMESPACE, type ReviewScope } from '../policy/review-scope.js';
 
 /**
  * The server replaces `lookup` per review with what it read from the API server. `scope`

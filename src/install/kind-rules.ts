@@ -1,0 +1,143 @@
+// The install's lists of kinds, each derived from the kind table (src/policy/kinds.ts): the
+// rules of both webhook configurations and the kind rules of every ClusterRole (the
+// webhook's lookups, the reaper's, the audit's). `deed manifests` renders them as objects;
+// helmKindsTemplate() renders the same lists as the chart's generated helpers
+// (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
+import type { V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
+import { kindRows, type KindRow } from '../policy/kinds.js';
+
+type Entry = { group: string; resource: string };
+
+/** Entries grouped by API group in order of first appearance, each group one webhook rule. */
+function webhookRules(operations: string[], entries: Entry[]): V1RuleWithOperations[] {
+  return byGroup(entries).map(([group, resources]) => ({ operations, apiGroups: [group], apiVersions: ['v1'], resources, scope: 'Namespaced' }));
+}
+
+function byGroup(entries: Entry[]): Array<[string, string[]]> {
+  const groups = new Map<string, string[]>();
+  for (const { group, resource } of entries) groups.set(group, [...(groups.get(group) ?? []), resource]);
+  return [...groups];
+}
+
+const rows = (pick: (r: KindRow) => boolean): Entry[] => kindRows().filter(pick).map((r) => ({ group: r.group, resource: r.resource }));
+const subresources = (door: string): Entry[] =>
+  kindRows().flatMap((r) => Object.entries(r.subresources ?? {}).filter(([, d]) => d === door).map(([sub]) => ({ group: r.group, resource: `${r.resource}/${sub}` })));
+
+/** The stamped kinds' own resources, for `operations`. */
+export function stampedKindRules(operations: string[]): V1RuleWithOperations[] {
+  return webhookRules(operations, rows((r) => r.stamps !== undefined && r.door === 'object'));
+}
+
+/** CREATE and UPDATE of the kinds that make pods and claims from templates, by API group. */
+export function workloadRules(): V1RuleWithOperations[] {
+  return webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'workload'));
+}
+
+/** The mutating webhook stamps at CREATE; everything after is the validating webhook's. */
+/** CREATE of the stamped kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
+export function mutatingRules(): V1RuleWithOperations[] {
+  return [...stampedKindRules(['CREATE']), ...workloadRules()];
+}
+
+/**
+ * Every door to the stamped kinds (docs/security-model.md, "Every door"): the objects
+ * themselves; the subresources that write them (`kubectl debug` adds ephemeral containers
+ * only through pods/ephemeralcontainers; status writes keep label and annotation changes);
+ * evictions (the pod is deleted inside the API server, no DELETE review follows); and
+ * bindings, whose annotations the API server copies onto the pod. And the controller
+ * doors: the templates kube-system's controllers make pods and claims from, tokens of a
+ * service account (the token controller fills a token Secret, reviewed with Secrets), and
+ * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
+ */
+export function validatingRules(): V1RuleWithOperations[] {
+  const byName = kindRows().flatMap((r): Entry[] => [
+    ...Object.entries(r.subresources ?? {})
+      .filter(([, d]) => d === 'pod-by-name' || d === 'token-request')
+      .map(([sub]) => ({ group: r.group, resource: `${r.resource}/${sub}` })),
+    ...(r.door === 'pod-by-name' ? [{ group: r.group, resource: r.resource }] : []),
+  ]);
+  return [
+    ...stampedKindRules(['CREATE', 'UPDATE', 'DELETE']),
+    ...webhookRules(['UPDATE'], subresources('object')),
+    ...webhookRules(['CREATE'], byName),
+    ...workloadRules(),
+    ...webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'snapshot')),
+  ];
+}
+
+function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
+  return byGroup(entries).map(([group, resources]) => ({ apiGroups: [group], resources, verbs }));
+}
+
+/**
+ * The webhook's reads: a cache kept by list and watch (get on a miss); Secrets cached only
+ * when `cacheSecrets` (RBAC cannot grant metadata only: list and watch on Secrets can read
+ * their data), get alone otherwise. `namespaces` is the review scope, not a kind it judges.
+ */
+export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
+  return [
+    ...policyRules(['get', 'list', 'watch'], [...rows((r) => r.lookup === 'cache'), ...(cacheSecrets ? rows((r) => r.lookup === 'cache-optional') : [])]),
+    ...(cacheSecrets ? [] : policyRules(['get'], rows((r) => r.lookup === 'cache-optional'))),
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+    ...policyRules(['get'], rows((r) => r.lookup === 'get')),
+  ];
+}
+
+/** List to find candidates, get to check an owner, delete to reap. */
+/** And list run leases, to know whether a run lease is renewed. */
+export function reaperKindRules(): V1PolicyRule[] {
+  return [...policyRules(['get', 'list', 'delete'], rows((r) => r.reaped === true)), ...runLeaseRules()];
+}
+
+/**
+ * What a reaper confined to named namespaces (RoleBindings of reaperKindRules there) needs
+ * everywhere: to get an owner, which may stand in another namespace. No list, no delete.
+ */
+export function reaperScopeKindRules(): V1PolicyRule[] {
+  return policyRules(['get'], rows((r) => r.audited?.getsOne === true));
+}
+
+/** The audit lists the kinds it judges (metadata only) and gets an owner pod; it lists run leases for the reaper's verdict. */
+export function auditKindRules(): V1PolicyRule[] {
+  return [
+    ...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)),
+    ...policyRules(['list'], rows((r) => r.audited !== undefined && r.audited.getsOne !== true)),
+    ...runLeaseRules(),
+  ];
+}
+
+function runLeaseRules(): V1PolicyRule[] {
+  return policyRules(['list'], rows((r) => r.runLease === true));
+}
+
+/** Where `npm run manifests` writes helmKindsTemplate(). */
+export const HELM_KINDS_TEMPLATE = 'manifests/helm/deed/templates/_kinds.tpl';
+
+const list = (values: readonly string[]) => `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+
+function webhookRulesYaml(rules: V1RuleWithOperations[]): string {
+  return rules
+    .map((r) => `- operations: ${list(r.operations!)}\n  apiGroups: ${list(r.apiGroups!)}\n  apiVersions: ${list(r.apiVersions!)}\n  resources: ${list(r.resources!)}\n  scope: ${r.scope}`)
+    .join('\n');
+}
+
+function policyRulesYaml(rules: V1PolicyRule[]): string {
+  return rules.map((r) => `- apiGroups: ${list(r.apiGroups!)}\n  resources: ${list(r.resources!)}\n  verbs: ${list(r.verbs)}`).join('\n');
+}
+
+/**
+ * The chart's lists of kinds as named templates, the same rules `deed manifests` renders.
+ * `deed.lookupRules` takes the root context (it reads `.Values.lookupCache.secrets`).
+ */
+export function helmKindsTemplate(): string {
+  const define = (name: string, body: string) => `{{- define "${name}" -}}\n${body}\n{{- end -}}\n`;
+  return [
+    '{{/* Generated by `npm run manifests` from src/policy/kinds.ts (src/install/kind-rules.ts): do not edit. */}}\n',
+    define('deed.mutatingRules', webhookRulesYaml(mutatingRules())),
+    define('deed.validatingRules', webhookRulesYaml(validatingRules())),
+    define('deed.lookupRules', `{{- if .Values.lookupCache.secrets -}}\n${policyRulesYaml(webhookLookupRules(true))}\n{{- else -}}\n${policyRulesYaml(webhookLookupRules(false))}\n{{- end -}}`),
+    define('deed.reaperKindRules', policyRulesYaml(reaperKindRules())),
+    define('deed.reaperScopeKindRules', policyRulesYaml(reaperScopeKindRules())),
+    define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
+  ].join('\n');
+}

@@ -1,0 +1,109 @@
+// The read plan covers every read: the lookups a decision makes (its rules' reads of other
+// objects) are the keys the server planned and read before deciding, and the follow-ups of
+// those reads (a snapshot's source claim). A rule that read a key the plan does not name
+// would be answered "unknown" in a cluster; here it fails the test.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { decide, type Webhook } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import { kindRows } from '../src/policy/kinds.js';
+import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { claimOf, fixture, FIXTURES, testContext, type Review } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
+type Spec = Record<string, any>;
+
+const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
+const NOBODY = fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo;
+
+/** Answers every read (claims of alpha, a snapshot whose source is `source-claim`), and records each key read. */
+function recordingLookup(): { lookup: ObjectLookup; read: LookupKey[] } {
+  const read: LookupKey[] = [];
+  return {
+    read,
+    lookup: {
+      get(resource, namespace, name): Lookup {
+        read.push({ resource, namespace, name });
+        if (resource === 'volumesnapshots') return { state: 'found', metadata: {}, sourceClaim: 'source-claim' };
+        if (resource === 'pods') return { state: 'found', metadata: {}, serviceAccountName: 'runner' };
+        if (resource === 'secrets') return { state: 'absent' };
+        return { state: 'found', metadata: claimOf('alpha', namespace).metadata };
+      },
+    },
+  };
+}
+
+function review(group: string, resource: string, kind: string, object: KubeObject | null, userInfo: UserInfo, more: Spec = {}): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  body.request = { ...body.request, kind: { group, version: 'v1', kind }, resource: { group, version: 'v1', resource }, requestKind: undefined, requestResource: undefined, name: object?.metadata.name ?? more.name, namespace: 'sandbox-a', userInfo, object, ...more };
+  return body;
+}
+
+const REFERENCING_SPEC: Spec = {
+  automountServiceAccountToken: false,
+  imagePullSecrets: [{ name: 'pull' }],
+  containers: [{ name: 'main', image: 'agent:1', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'token', key: 't' } } }] }],
+  volumes: [
+    { name: 'data', persistentVolumeClaim: { claimName: 'data' } },
+    { name: 'creds', secret: { secretName: 'creds' } },
+    { name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'seed' } } } } },
+  ],
+};
+
+function corpus(): Array<[string, Review]> {
+  const out: Array<[string, Review]> = readdirSync(FIXTURES)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => [f, fixture(f)]);
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'sandbox-a' }, spec: REFERENCING_SPEC } as KubeObject;
+  for (const who of [RUNNER_A, NOBODY]) {
+    out.push([`a pod naming claims and Secrets, by ${who.username}`, review('', 'pods', 'Pod', pod, who)]);
+    out.push([`an ephemeral container naming Secrets, by ${who.username}`, review('', 'pods', 'Pod', { ...pod, spec: { ...REFERENCING_SPEC, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'added' } }] }] } } as KubeObject, who, { operation: 'UPDATE', subResource: 'ephemeralcontainers', oldObject: pod })]);
+    out.push([`a claim restoring a snapshot, by ${who.username}`, review('', 'persistentvolumeclaims', 'PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } } as KubeObject, who)]);
+    out.push([`a snapshot, by ${who.username}`, review('snapshot.storage.k8s.io', 'volumesnapshots', 'VolumeSnapshot', { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 's', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'data' } } } as KubeObject, who)]);
+    out.push([`an eviction, by ${who.username}`, review('', 'pods', 'Eviction', { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who, { subResource: 'eviction', name: 'p' })]);
+    out.push([`a legacy binding, by ${who.username}`, review('', 'bindings', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who)]);
+    for (const row of kindRows().filter((r) => r.templates !== undefined)) {
+      const obj: Spec = { apiVersion: row.group === '' ? 'v1' : `${row.group}/v1`, kind: row.kind, metadata: { name: 'w', namespace: 'sandbox-a' } };
+      for (const path of row.templates!.pods) {
+        const keys = path.split('.');
+        let at = obj;
+        for (const key of keys.slice(0, -1)) at = at[key] ??= {};
+        at[keys.at(-1)!] = { metadata: {}, spec: REFERENCING_SPEC };
+      }
+      for (const path of row.templates!.claims) {
+        const keys = path.split('.');
+        let at = obj;
+        for (const key of keys.slice(0, -1)) at = at[key] ??= {};
+        at[keys.at(-1)!] = [{ metadata: { name: 'data' }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'seed' } } }];
+      }
+      out.push([`a ${row.kind} whose templates name claims and Secrets, by ${who.username}`, review(row.group, row.resource, row.kind, obj as KubeObject, who)]);
+    }
+  }
+  return out;
+}
+
+describe('the read plan covers every read a decision makes', () => {
+  for (const webhook of ['mutate', 'validate'] as Webhook[])
+    for (const [name, body] of corpus())
+      test(`${webhook}: ${name}`, () => {
+        const plan = planLookups(body, webhook).lookups;
+        const { lookup, read } = recordingLookup();
+        const allowed = new Set([...plan, ...followUpLookups(plan, lookup)].map(lookupKey));
+        read.length = 0;
+        decide(webhook, body, testContext(undefined, undefined, undefined, lookup));
+        const undeclared = read.map(lookupKey).filter((k) => !allowed.has(k));
+        assert.deepEqual(undeclared, [], `read without being planned: ${undeclared.join(', ')}`);
+      });
+
+  test('the corpus makes decisions read (the check above is not vacuous)', () => {
+    let reads = 0;
+    for (const [, body] of corpus()) {
+      const { lookup, read } = recordingLookup();
+      decide('validate', body, testContext(undefined, undefined, undefined, lookup));
+      reads += read.length;
+    }
+    assert.ok(reads > 50, `${reads} reads`);
+  });
+});
