@@ -3,8 +3,10 @@
 // collector, so only the reaper deletes). Builds N stamped Secrets of alpha in sandbox-a,
 // half owned by live runners and half by runners that are gone, sweeps them dry and then
 // with --apply, and beside it deletes M more orphans with a plain client (16 in flight, the
-// same identity, the same UID preconditions, the same webhooks). Prints peak RSS,
-// durations, deletes per second and the ratio to the plain client; asserts nothing.
+// same identity, the same UID preconditions, the same webhooks). Every object names its
+// run's Lease (`--no-leases` for none): a live runner's run holds a fresh Lease, a gone
+// runner's Lease is gone, so the sweep lists Leases too. Prints peak RSS, durations,
+// deletes per second and the ratio to the plain client; asserts nothing.
 //   npm run bench:reaper                         10,000 objects
 //   npm run bench:reaper -- --objects 100000
 //   npm run bench:reaper -- --entry tsx          the TypeScript source instead of dist/
@@ -17,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { assets } from '../test/e2e/control-plane.js';
 import { startSuite, readKey, withoutWebhooks, type Suite } from '../test/e2e/suite.js';
-import { signedSecret } from '../test/e2e/objects.js';
+import { LEASES, signedLease, signedSecret } from '../test/e2e/objects.js';
 import { memory, ROOT } from './processes.js';
 
 const { values: flags } = parseArgs({
@@ -29,6 +31,7 @@ const { values: flags } = parseArgs({
     entry: { type: 'string', default: 'dist' },
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'no-leases': { type: 'boolean', default: false },
     // Node flags for the reaper, e.g. --max-semi-space-size=2 (the CronJob's NODE_OPTIONS).
     'node-options': { type: 'string', default: '' },
   },
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
   const found = assets();
   if ('missing' in found) throw new Error(`${found.missing}: export KUBEBUILDER_ASSETS (test/e2e/README.md)`);
   if (entry === 'dist' && !flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  log(`Deed reaper benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}  objects=${N}  baseline=${BASELINE}  concurrency=${CONCURRENCY}  node-options=${flags['node-options'] || '(none)'}`);
+  log(`Deed reaper benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}  objects=${N}  baseline=${BASELINE}  concurrency=${CONCURRENCY}  leases=${!flags['no-leases']}  node-options=${flags['node-options'] || '(none)'}`);
   const started = Date.now();
   // On a loaded machine `deed serve` can miss the suite's start deadline: try again.
   let s: Suite | undefined;
@@ -87,8 +90,14 @@ async function run(s: Suite): Promise<void> {
   const gone = { namespace: 'sandbox-a', name: 'bench-runner-gone', uid: randomUUID() };
 
   const t0 = Date.now();
+  const leases = !flags['no-leases'];
+  // Each live runner's run holds a fresh Lease; a gone runner's run Lease is gone with it.
+  if (leases)
+    for (let i = 0; i < ownerCount; i += 2)
+      await http.call(s.admin.token, 'POST', LEASES('sandbox-a'), signedLease(key, { namespace: 'sandbox-a', name: `bench-run-${i}`, environment: 'alpha', renewTime: new Date(), durationSeconds: 3600 }));
+  const object = (i: number) => signedSecret(key, { namespace: 'sandbox-a', name: `bench-${i}`, environment: 'alpha', owner: owners[i % ownerCount]!, ...(leases ? { runLease: `bench-run-${i % ownerCount}` } : {}) });
   await withoutWebhooks(s, async () => {
-    await http.each(N, (i) => ['POST', '/api/v1/namespaces/sandbox-a/secrets', signedSecret(key, { namespace: 'sandbox-a', name: `bench-${i}`, environment: 'alpha', owner: owners[i % ownerCount]! })]);
+    await http.each(N, (i) => ['POST', '/api/v1/namespaces/sandbox-a/secrets', object(i)]);
     await http.each(BASELINE, (i) => ['POST', '/api/v1/namespaces/bench-base/secrets', signedSecret(key, { namespace: 'bench-base', name: `base-${i}`, environment: 'alpha', owner: gone })]);
   });
   const orphans = Math.floor(N / 2);
@@ -120,11 +129,13 @@ interface SweepFigures {
   judged: number;
   deleted: number;
   errors: number;
+  leaseLists: number;
+  ownerReads: number;
   code: number | null;
 }
 
 function fmt(f: SweepFigures): string {
-  return `judged ${f.judged} in ${f.seconds.toFixed(1)} s (${Math.round(f.judged / f.seconds)}/s), deleted ${f.deleted}, errors ${f.errors}, peak RSS ${f.peakMiB.toFixed(0)} MiB, exit ${f.code}`;
+  return `judged ${f.judged} in ${f.seconds.toFixed(1)} s (${Math.round(f.judged / f.seconds)}/s), deleted ${f.deleted}, errors ${f.errors}, owner reads ${f.ownerReads}, lease lists ${f.leaseLists}, peak RSS ${f.peakMiB.toFixed(0)} MiB, exit ${f.code}`;
 }
 
 /** `deed reap` as the CronJob runs it, its output read line by line (never held), its peak RSS sampled from /proc. */
@@ -142,10 +153,16 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   let judged = 0;
   let deleted = 0;
   let errors = 0;
+  let leaseLists = 0;
+  let ownerReads = 0;
   for await (const line of createInterface({ input: child.stdout })) {
     sample();
-    const d = JSON.parse(line) as { type: string; outcome?: string; action?: string; errors?: number };
-    if (d.type === 'summary') errors = d.errors ?? 0;
+    const d = JSON.parse(line) as { type: string; outcome?: string; action?: string; errors?: number; leaseLists?: number; ownerReads?: number };
+    if (d.type === 'summary') {
+      errors = d.errors ?? 0;
+      leaseLists = d.leaseLists ?? 0;
+      ownerReads = d.ownerReads ?? 0;
+    }
     else if (d.action === 'error' || d.outcome === 'failed') process.stderr.write(`${line}\n`);
     if (d.type !== 'summary' && d.action !== 'error') {
       judged++;
@@ -154,7 +171,7 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   }
   const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
   clearInterval(timer);
-  return { seconds: (Date.now() - started) / 1000, peakMiB, judged, deleted, errors, code };
+  return { seconds: (Date.now() - started) / 1000, peakMiB, judged, deleted, errors, leaseLists, ownerReads, code };
 }
 
 /** Raw API calls over kept-alive connections, `inFlight` at a time; 429s honoured as the reaper does. */

@@ -29,6 +29,10 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
     async *listPodSpecPages(ns) {
       yield of('Pod', ns);
     },
+    async *listLeasePages() {
+      yield [];
+    },
+    canDelete: async () => ({ allowed: false, reason: 'the audit deletes nothing' }),
     list: async () => [],
     getPod: async (ns, name) => {
       if (ns === RUNNER.namespace && name === RUNNER.name) return { metadata: { name, namespace: ns, uid: RUNNER.uid } };

@@ -14,12 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
-import { apiVersionOf, kindRowNamed, REAPED_KINDS, stampedRow, type KIND_TABLE } from '../src/policy/kinds.js';
+import { apiVersionOf, kindRowNamed, kindRows, REAPED_KINDS, stampedRow, type KIND_TABLE } from '../src/policy/kinds.js';
 
-/** What it serves: the kinds the reaper lists (from the kind table), and namespaces (the review scope). */
-export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true }>['resource'] | 'namespaces';
+/** What it serves: the kinds the reaper lists, the run leases it reads (from the kind table), and namespaces (the review scope). */
+export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true }>['resource'] | 'namespaces';
 
-const SERVED = [...REAPED_KINDS.map(stampedRow), kindRowNamed('', 'Namespace')!];
+const SERVED = [...REAPED_KINDS.map(stampedRow), ...kindRows().filter((r) => r.runLease === true), kindRowNamed('', 'Namespace')!];
 const RESOURCES = Object.fromEntries(SERVED.map((r) => [r.resource, { kind: r.kind, apiVersion: apiVersionOf(r) }])) as Record<Resource, { kind: string; apiVersion: string }>;
 
 export const RESOURCE_OF_KIND: Record<string, Resource> = Object.fromEntries(REAPED_KINDS.map((k) => [k, stampedRow(k).resource as Resource]));
@@ -58,6 +58,8 @@ export function statusBody(code: number, reason: string, message: string, detail
 export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly faults: Fault[] = [];
+  /** `verb resource namespace` triples RBAC refuses, for SelfSubjectAccessReviews. */
+  readonly forbidden = new Set<string>();
   /** Run on each request before it is answered (after faults are looked up). */
   readonly hooks: Array<(req: RecordedRequest) => void> = [];
   /** Largest page the server hands out, like an API server with a smaller chunk size; `limit` lowers it. */
@@ -210,6 +212,7 @@ export class FakeApiServer {
     // The PolicyReport CRD installed and no report stored: what `deed audit` lists first.
     if (req.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports' && req.method === 'GET')
       return send(res, 200, { apiVersion: 'wgpolicyk8s.io/v1alpha2', kind: 'PolicyReportList', metadata: { resourceVersion: String(this.revision) }, items: [] });
+    if (req.path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews' && req.method === 'POST') return this.accessReview(res, req.body);
     const one = NAMESPACED.exec(req.path);
     const all = one ? null : CLUSTER_WIDE.exec(req.path);
     const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;
@@ -223,6 +226,13 @@ export class FakeApiServer {
     if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
     if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
     send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+  }
+
+  /** A SelfSubjectAccessReview: allowed unless `forbidden` names `verb resource namespace`. */
+  private accessReview(res: ServerResponse, body: unknown): void {
+    const spec = (body as { spec?: { resourceAttributes?: { verb?: string; resource?: string; namespace?: string } } } | undefined)?.spec?.resourceAttributes ?? {};
+    const denied = this.forbidden.has(`${spec.verb} ${spec.resource} ${spec.namespace}`);
+    send(res, 201, { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: spec }, status: { allowed: !denied, ...(denied ? { reason: 'no RBAC policy matched' } : {}) } });
   }
 
   private wantsMetadata(req: RecordedRequest, as: string): boolean {

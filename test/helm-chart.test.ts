@@ -129,7 +129,7 @@ describe('the Helm chart', () => {
   test('it renders every kind deed manifests does, except the Namespace (helm install --create-namespace)', () => {
     const chartKinds = new Set<string>();
     for (const text of templates.values()) for (const [, kind] of text.matchAll(/^kind: (\w+)$/gm)) chartKinds.add(kind!);
-    const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'], audit: {} }).map((o) => o.kind!));
+    const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'], reaperNamespaces: { default: ['sandbox'] }, audit: {} }).map((o) => o.kind!));
     deedKinds.delete('Namespace');
     for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);
     // cert-manager's objects and the generated Secrets; the optional observability kit.
@@ -139,7 +139,11 @@ describe('the Helm chart', () => {
   test('the reaper CronJob takes nodeSelector, tolerations, priorityClassName and resources from reaper values, and its arguments and RBAC match deed manifests', () => {
     const reaper = templates.get('reaper.yaml')!;
     for (const key of ['nodeSelector', 'tolerations', 'priorityClassName', 'resources']) assert.match(reaper, new RegExp(`\\$\\.Values\\.reaper\\.${key}\\b`), key);
-    const line = /args: \[(.+)\]/.exec(reaper)![1]!;
+    const full = /args: \[(.+)\]/.exec(reaper)![1]!;
+    // The namespaces a confined reaper sweeps follow the common arguments, as in deed manifests.
+    const sweeps = /\{\{ range \$ns := \$sweeps \}\}(.*)\{\{ end \}\}/.exec(full);
+    assert.equal(sweeps?.[1], ', "--namespace", {{ $ns | quote }}');
+    const line = full.replace(sweeps![0], '');
     const args = line.split(', ').map((a) => (a.includes('$env') ? 'default' : a.includes('Release.Namespace') ? 'deed-system' : a.replace(/^"(.*)"$/, '$1')));
     const cron = renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'] }).find((o) => o.kind === 'CronJob') as { spec: { jobTemplate: { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } } } };
     assert.deepEqual(args, cron.spec.jobTemplate.spec.template.spec.containers[0]!.args);

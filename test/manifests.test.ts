@@ -398,7 +398,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots (the claim a snapshot copied) and the workloads a scale names, and nothing else; the reaper may get, list and delete the four kinds and list namespaces', () => {
+  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots (the claim a snapshot copied) and the workloads a scale names, and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -424,6 +424,8 @@ describe('deed manifests', () => {
     for (const r of ['/pods', '/secrets', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
     // The review scope: which namespaces opted in.
     expected.push('/namespaces:list');
+    // Run leases: whether the Lease an object names is renewed, one list per namespace.
+    expected.push('coordination.k8s.io/leases:list');
     assert.deepEqual([...granted].sort(), expected.sort());
 
     const binding = find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-alpha');
@@ -461,11 +463,11 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test('the audit may list the four kinds and namespaces, get a pod (an owner), and write only its reports', () => {
+    test('the audit may list the four kinds, namespaces and leases, get a pod (an owner), and write only its reports', () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
-      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list'];
+      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:list'];
       for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
@@ -580,5 +582,52 @@ describe('deed manifests without the Secret cache', () => {
   test('deed serve learns its own namespace from the downward API', () => {
     const env = find<V1Deployment>(objects, 'Deployment', 'deed').spec!.template.spec!.containers[0]!.env ?? [];
     assert.deepEqual(env.find((e) => e.name === 'POD_NAMESPACE'), { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+  });
+});
+
+describe('deed manifests with a reaper confined to named namespaces', () => {
+  const policy = `environments:\n  - id: alpha\n    serviceAccounts: ["sandbox-a:runner"]\n  - id: beta\n    serviceAccounts: ["sandbox-b:*"]\n`;
+  const objects = renderManifests({ namespace: 'deed-system', image: 'x', policy, reaperEnvironments: ['alpha', 'beta'], reaperNamespaces: { alpha: ['sandbox-a', 'shared'] } }) as Obj[];
+  const subject = (env: string) => [{ kind: 'ServiceAccount', name: `deed-reaper-${env}`, namespace: 'deed-system' }];
+
+  test("alpha's reaper may delete only in its namespaces: a RoleBinding in each, and cluster-wide only reads without delete", () => {
+    const roleBindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as Array<V1ClusterRoleBinding & { metadata: { namespace: string } }>;
+    assert.deepEqual(
+      roleBindings.map((b) => [b.metadata.namespace, b.metadata.name, b.roleRef.name, b.subjects]),
+      [
+        ['sandbox-a', 'deed-reaper-alpha', 'deed-reaper', subject('alpha')],
+        ['shared', 'deed-reaper-alpha', 'deed-reaper', subject('alpha')],
+      ],
+    );
+    const cluster = find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-alpha');
+    assert.equal(cluster.roleRef.name, 'deed-reaper-scope');
+    const scope = find<V1ClusterRole>(objects, 'ClusterRole', 'deed-reaper-scope');
+    assert.deepEqual(scope.rules, [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
+    ]);
+    for (const rule of scope.rules ?? []) assert.ok(!rule.verbs.includes('delete'));
+  });
+
+  test('its CronJob sweeps exactly those namespaces; an environment not named keeps the cluster-wide binding', () => {
+    const args = find<V1CronJob>(objects, 'CronJob', 'deed-reaper-alpha').spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!;
+    assert.deepEqual(args.slice(-4), ['--namespace', 'sandbox-a', '--namespace', 'shared']);
+    assert.equal(find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-beta').roleRef.name, 'deed-reaper');
+    assert.ok(!find<V1CronJob>(objects, 'CronJob', 'deed-reaper-beta').spec!.jobTemplate.spec!.template.spec!.containers[0]!.args!.includes('--namespace'));
+  });
+
+  test('a namespace for an environment with no reaper, or one that is not a namespace name, is refused', () => {
+    assert.throws(() => renderManifests({ namespace: 'deed-system', image: 'x', policy, reaperEnvironments: ['beta'], reaperNamespaces: { alpha: ['sandbox-a'] } }), /no reaper for environment "alpha"/);
+    assert.throws(() => renderManifests({ namespace: 'deed-system', image: 'x', policy, reaperEnvironments: ['alpha'], reaperNamespaces: { alpha: ['Not_A_Namespace'] } }), /not a namespace name/);
+  });
+
+  test('deed manifests --reaper-namespace ENV=NS renders the same', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-manifests-'));
+    writeFileSync(join(dir, 'policy.yaml'), policy);
+    const out = deed(['manifests', '--config', join(dir, 'policy.yaml'), '--reaper-environment', 'alpha', '--reaper-namespace', 'alpha=sandbox-a', '--reaper-namespace', 'alpha=shared']);
+    assert.equal(out.status, 0, out.stderr);
+    const docs = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+    assert.deepEqual(docs.filter((o) => o.kind === 'RoleBinding').map((o) => o.metadata?.namespace), ['sandbox-a', 'shared']);
+    assert.equal(deed(['manifests', '--reaper-environment', 'default', '--reaper-namespace', 'default']).status, 2);
   });
 });

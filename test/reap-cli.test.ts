@@ -109,7 +109,8 @@ describe('deed reap', () => {
         ['keep', 'Secret', 'sbx-1-token', undefined],
       ],
     );
-    const { durationMs, ownerReads, ...summary } = lines.at(-1)!;
+    const { durationMs, ownerReads, leaseLists, ...summary } = lines.at(-1)!;
+    assert.equal(leaseLists, 0, 'no object names a run lease: no Lease list is sent');
     assert.deepEqual(summary, {
       type: 'summary',
       environment: 'alpha',

@@ -15,8 +15,11 @@ export const ENV = 'alpha';
 /** The namespaces the tests' webhooks review: the sandboxes, never "plain". */
 export const IN_SCOPE = (namespace: string): boolean => namespace.startsWith('sandbox-');
 
+/** The policy's default graces (config/schema.ts, `reaper`). */
+export const GRACE = { deadline: 900, lease: 300 };
+
 export function reaperContext(now = NOW): ReaperContext {
-  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, inReviewScope: IN_SCOPE, now };
+  return { environment: ENV, keys: KEYS, keyRing: TEST_RING, inReviewScope: IN_SCOPE, now, deadlineGraceSeconds: GRACE.deadline, leaseGraceSeconds: GRACE.lease, runLeases: true };
 }
 
 export function iso(offsetSeconds: number, from = NOW): string {
@@ -39,6 +42,8 @@ export interface StampOptions {
   owner?: Owner | null;
   expiresAt?: string;
   terminal?: string;
+  /** `<prefix>/run-lease`, attested. */
+  runLease?: string;
   /** The key the attestation is signed with; Deed's test key by default. */
   signingKey?: Buffer;
   /** Signs the attestation instead (say in the v2 format); signingKey is then unused. */
@@ -66,6 +71,7 @@ export function stamped(o: StampOptions): KubeObject {
     annotations[KEYS.owner] = `${owner.namespace}/${owner.name}`;
   }
   if (o.expiresAt !== undefined) annotations[KEYS.expiresAt] = o.expiresAt;
+  if (o.runLease !== undefined) annotations[KEYS.runLease] = o.runLease;
   const stamps: AttestedStamps = {
     kind: o.kind,
     namespace,
@@ -74,6 +80,7 @@ export function stamped(o: StampOptions): KubeObject {
     owner: owner ? `${owner.namespace}/${owner.name}` : undefined,
     nonce,
     expiresAt: o.expiresAt,
+    runLease: o.runLease,
   };
   annotations[KEYS.attestation] = o.attest ? o.attest(stamps) : signV1(o.signingKey ?? TEST_KEY, stamps);
   if (o.terminal !== undefined) annotations[KEYS.terminal] = o.terminal;
@@ -83,4 +90,22 @@ export function stamped(o: StampOptions): KubeObject {
 /** The runner pod itself, as a bare Pod (runners are not Deed-managed). */
 export function runnerPod(owner: Owner = RUNNER): KubeObject {
   return { metadata: { name: owner.name, namespace: owner.namespace, uid: owner.uid, labels: { app: 'runner' } }, spec: { containers: [{ name: 'runner', image: 'runner:1' }] } };
+}
+
+/** A run Lease as Deed stamps it for an environment (no owner: the platform's control plane may hold it), renewed at `renewTime`. */
+export function stampedLease(name: string, o: { namespace?: string; environment?: string; renewTime?: string; durationSeconds?: number; signingKey?: Buffer } = {}): KubeObject {
+  const namespace = o.namespace ?? 'sandbox-a';
+  const environment = o.environment ?? ENV;
+  const nonce = createHash('sha256').update(`nonce-Lease-${namespace}-${name}`).digest('hex');
+  const attestation = signV1(o.signingKey ?? TEST_KEY, { kind: 'Lease', namespace, environment, nonce });
+  return {
+    metadata: {
+      name,
+      namespace,
+      uid: randomUUID(),
+      labels: { [KEYS.managed]: 'true', [KEYS.environment]: environment },
+      annotations: { [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation },
+    },
+    spec: { holderIdentity: 'platform', leaseDurationSeconds: o.durationSeconds ?? 40, ...(o.renewTime !== undefined ? { renewTime: o.renewTime } : {}) },
+  };
 }

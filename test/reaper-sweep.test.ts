@@ -58,6 +58,9 @@ async function run(opts: RunOptions = {}): Promise<SweepResult> {
     namespaces: opts.namespaces ?? [],
     apply: opts.apply ?? true,
     now: () => opts.now ?? NOW,
+    deadlineGraceSeconds: 900,
+    leaseGraceSeconds: 300,
+    runLeases: true,
     concurrency: opts.concurrency ?? 4,
     ...(opts.signal ? { signal: opts.signal } : {}),
     onDecision: (d) => {
@@ -629,6 +632,7 @@ describe('reaper output', () => {
       errors: 5,
       reasons: { reap: { 'owner-gone': 5 }, keep: { 'owner-running': 2 }, skip: { 'outside-review-scope': 3 }, error: { 'list-failed': 1 } },
       ownerReads: 7,
+      leaseLists: 0,
       durationMs: 1234,
     };
     assert.equal(

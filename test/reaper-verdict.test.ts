@@ -236,7 +236,7 @@ const CASES: Case[] = [
     obj: stamped({ kind: 'PersistentVolumeClaim', name: 'workspace', terminal: 'true' }),
     owner: present,
     action: 'reap',
-    code: 'pvc-terminal',
+    code: 'terminal',
   },
   {
     name: 'a PVC marked terminal but stamped for another environment is skipped',

@@ -53,7 +53,7 @@ const relabel = (o: KubeObject) => (o.metadata.labels = { ...o.metadata.labels, 
 const orphan = (o: KubeObject) => delete o.metadata.ownerReferences;
 
 function reaperSays(ring: KeyRing, obj: KubeObject) {
-  return verdict(obj, 'Pod', { environment: 'alpha', keys: KEYS, keyRing: ring, inReviewScope: () => true, now: NOW + 3 * 3_600_000 }, { state: 'absent' });
+  return verdict(obj, 'Pod', { environment: 'alpha', keys: KEYS, keyRing: ring, inReviewScope: () => true, now: NOW + 3 * 3_600_000, deadlineGraceSeconds: 900, leaseGraceSeconds: 300, runLeases: false }, { state: 'absent' });
 }
 
 describe('rotating the attestation key, step by step', () => {

@@ -13,7 +13,7 @@ import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { objectRules } from '../policy/validate.js';
 import { ownershipOfObject } from '../policy/ownership.js';
-import { reaperOwner, reaperVerdict, type OwnerLookup, type OwnerRef } from './reaper-verdict.js';
+import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
 
 /** The results a PolicyReport knows. */
 export type ResultStatus = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
@@ -76,17 +76,27 @@ export function carriesStamps(obj: KubeObject, ctx: AuditContext): boolean {
   return presentOwnedKeys(obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, ctx.policy.keys).length > 0;
 }
 
+function reaperFacts(ctx: AuditContext): ReaperFacts {
+  const { deadlineGraceSeconds, leaseGraceSeconds, runLeases } = ctx.policy.config.reaper;
+  return { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now, deadlineGraceSeconds, leaseGraceSeconds, runLeases };
+}
+
 /** The owner pod the reaper's verdict on this object depends on: read it before judging. */
 export function ownerToLookUp(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext): OwnerRef | undefined {
-  if (!inScope || !carriesStamps(obj, ctx)) return undefined;
-  return reaperOwner(obj, kind, { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now });
+  return readsFor(obj, kind, inScope, ctx).owner;
+}
+
+/** The owner pod and run lease the reaper's verdict on this object depends on. */
+export function readsFor(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext): { owner?: OwnerRef; lease?: LeaseRef } {
+  if (!inScope || !carriesStamps(obj, ctx)) return {};
+  return reaperNeeds(obj, kind, reaperFacts(ctx));
 }
 
 /**
  * The results for one object, or undefined when there is nothing to say: an object
  * outside the review scope that carries no stamps is none of Deed's business.
  */
-export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext, owner?: OwnerLookup): ObjectAudit | undefined {
+export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup): ObjectAudit | undefined {
   const meta = obj.metadata;
   const ref: ObjectRef = { apiVersion: apiVersionOf(stampedRow(kind)), kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
   const stamped = carriesStamps(obj, ctx);
@@ -111,7 +121,7 @@ export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope:
       object: ref,
       results: [{ policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.attestation, result: 'skip', message: 'carries no Deed stamps: not a sandbox object Deed admitted' }],
     };
-  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner)] };
+  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner, lease)] };
 }
 
 function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditResult {
@@ -169,8 +179,8 @@ function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCo
   });
 }
 
-function reaperResult(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext, owner: OwnerLookup | undefined): AuditResult {
-  const v = reaperVerdict(obj, kind, { keys: ctx.policy.keys, keyRing: ctx.keyRing, now: ctx.now }, owner);
+function reaperResult(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext, owner: OwnerLookup | undefined, lease: LeaseLookup | undefined): AuditResult {
+  const v = reaperVerdict(obj, kind, reaperFacts(ctx), owner, lease);
   // Reap: a leak the reaper of its environment will delete. Keep: in use. Skip: the reaper never touches it.
   const result: ResultStatus = v.action === 'reap' ? 'warn' : v.action === 'keep' ? 'pass' : 'skip';
   return { policy: AUDIT_POLICIES.reaper, rule: AUDIT_CHECKS.reaper, result, message: `${v.action}: ${v.reason}`, properties: { action: v.action, code: v.code } };

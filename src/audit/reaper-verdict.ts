@@ -7,15 +7,19 @@ import type { KubeObject } from '../admission/types.js';
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
-import { ownerToRead, verdict, type OwnerLookup, type OwnerRef, type ReaperContext, type ReapVerdict } from '../reaper/verdict.js';
+import { needs, verdict, type LeaseLookup, type LeaseRef, type Needs, type OwnerLookup, type OwnerRef, type ReaperContext, type ReapVerdict } from '../reaper/verdict.js';
 
-export type { OwnerLookup, OwnerRef, ReapVerdict };
+export type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef, ReapVerdict };
 
 export interface ReaperFacts {
   keys: StampKeys;
   keyRing: KeyRing;
   /** Milliseconds since the epoch. */
   now: number;
+  /** The policy's `reaper` section. */
+  deadlineGraceSeconds: number;
+  leaseGraceSeconds: number;
+  runLeases: boolean;
 }
 
 function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
@@ -23,14 +27,28 @@ function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
   const environment = entryOf(obj.metadata.labels ?? {}, facts.keys.environment) ?? '';
   // The audit asks for the reaper's verdict only on objects inside the review scope; outside
   // it, it reports the scope instead (scope.outside-review).
-  return { environment, keys: facts.keys, keyRing: facts.keyRing, now: facts.now, inReviewScope: () => true };
+  return {
+    environment,
+    keys: facts.keys,
+    keyRing: facts.keyRing,
+    now: facts.now,
+    inReviewScope: () => true,
+    deadlineGraceSeconds: facts.deadlineGraceSeconds,
+    leaseGraceSeconds: facts.leaseGraceSeconds,
+    runLeases: facts.runLeases,
+  };
+}
+
+/** The runner pod and the run lease the verdict on `obj` depends on, if any. */
+export function reaperNeeds(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts): Needs {
+  return needs(obj, kind, context(obj, facts));
 }
 
 /** The runner pod whose existence the verdict on `obj` depends on, if any. */
 export function reaperOwner(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts): OwnerRef | undefined {
-  return ownerToRead(obj, kind, context(obj, facts));
+  return reaperNeeds(obj, kind, facts).owner;
 }
 
-export function reaperVerdict(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts, owner: OwnerLookup | undefined): ReapVerdict {
-  return verdict(obj, kind, context(obj, facts), owner);
+export function reaperVerdict(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts, owner: OwnerLookup | undefined, lease?: LeaseLookup): ReapVerdict {
+  return verdict(obj, kind, context(obj, facts), owner, lease);
 }

@@ -7,9 +7,10 @@ import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import type { ReportStore } from '../kube/reports.js';
 import { lookupOwner } from '../reaper/owner-facts.js';
+import { listLeases } from '../reaper/lease-facts.js';
 import { readReviewScope } from '../kube/review-scope.js';
-import { judgeObject, listFailure, ownerToLookUp, type AuditContext, type ObjectAudit } from './judge.js';
-import type { OwnerLookup, OwnerRef } from './reaper-verdict.js';
+import { judgeObject, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
+import type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef } from './reaper-verdict.js';
 import { buildReport, emptySummary, NamespaceResults, rfc3339, type ReportApi, type RunSummary } from './report.js';
 
 export interface AuditOptions {
@@ -51,10 +52,26 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     return lookup;
   };
 
+  // One Lease list per namespace for the whole run: the audit deletes nothing, so an older list is as good as any.
+  const leaseLists = new Map<string, ReturnType<typeof listLeases>>();
+  const readLease = async (ref: LeaseRef): Promise<LeaseLookup> => {
+    let listed = leaseLists.get(ref.namespace);
+    if (listed === undefined) {
+      // Objects come namespace by namespace: the list of the one before is done with.
+      leaseLists.clear();
+      leaseLists.set(ref.namespace, (listed = listLeases(o.client, ref.namespace, o.now())));
+    }
+    const l = await listed;
+    if (l.state === 'error') return l;
+    const lease = l.leases.get(ref.name);
+    return lease === undefined ? { state: 'absent', readAt: l.readAt } : { state: 'present', lease, readAt: l.readAt };
+  };
+
   const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults) => {
     const c = ctx();
-    const ref = ownerToLookUp(obj, kind, inScope, c);
-    const result = judgeObject(obj, kind, inScope, c, ref ? await readOwner(ref) : undefined);
+    const reads = readsFor(obj, kind, inScope, c);
+    const [owner, lease] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease)]);
+    const result = judgeObject(obj, kind, inScope, c, owner, lease);
     objects++;
     if (result === undefined) return;
     into.addObject(result);

@@ -21,6 +21,7 @@ export function registerManifests(program: Command): void {
     .option('--ca-bundle <file>', 'CA certificate (PEM, or its base64) that signed the serving certificate; see `deed certs`')
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
     .option('--reaper-environment <id>', 'add a reaper CronJob for this environment (repeatable)', collect, [])
+    .option('--reaper-namespace <env=ns>', "confine that environment's reaper to this namespace (repeatable): it sweeps and may delete only in the namespaces named, by RoleBindings; every namespace otherwise", collectReaperNamespace, {})
     .option('--reaper-schedule <cron>', "the reaper CronJobs' schedule", '*/10 * * * *')
     .option('--client-ca-configmap <name>', "require the API server's client certificate (deed serve --client-ca): a ConfigMap in Deed's namespace holding its CA under ca.crt", parseConfigMapName)
     .option('--webhook-from <cidr>', "admit the webhook port only from this CIDR, the API server's source (repeatable); from anywhere otherwise", collectCidr, [])
@@ -35,6 +36,7 @@ export function registerManifests(program: Command): void {
         namespace: o.namespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
+        reaperNamespaces: o.reaperNamespace,
         reaperSchedule: o.reaperSchedule,
         ...(o.audit ? { audit: { schedule: o.auditSchedule, reportApi: o.auditReportApi, installCrd: o.auditCrds } } : {}),
         cacheSecrets: o.cacheSecrets,
@@ -93,6 +95,12 @@ function collectCidr(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+function collectReaperNamespace(value: string, previous: Record<string, string[]>): Record<string, string[]> {
+  const m = /^([^=]+)=([^=]+)$/.exec(value);
+  if (m === null) throw new InvalidArgumentError('must be ENVIRONMENT=NAMESPACE');
+  return { ...previous, [m[1]!]: [...(previous[m[1]!] ?? []), m[2]!] };
+}
+
 interface ManifestFlags {
   clientCaConfigmap?: string;
   webhookFrom: string[];
@@ -101,6 +109,7 @@ interface ManifestFlags {
   caBundle?: string;
   config?: string;
   reaperEnvironment: string[];
+  reaperNamespace: Record<string, string[]>;
   reaperSchedule: string;
   audit: boolean;
   auditSchedule: string;

@@ -55,6 +55,7 @@ interface ReapFlags {
   interval?: number;
   timeout: number;
   output: OutputFormat;
+  metricsFile?: string;
 }
 
 /** Where the lines go: a promise holds the sweep back until the reader has caught up. */
@@ -98,6 +99,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .addOption(new Option('--interval <seconds>', 'sweep at start, then again SECONDS after each sweep ends, until SIGTERM').argParser(parsePositiveSeconds))
     .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--metrics-file <file>', 'after each sweep, write its metrics (Prometheus text format) to FILE, for a textfile collector or a push sidecar')
     .action(async (o: ReapFlags) => {
       const config = loadConfig(o.config);
       // A mistyped id would select nothing and report a clean sweep every time, while the
@@ -112,7 +114,9 @@ export function registerReap(program: Command, write: Write = toStdout, progress
       const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const stop = new AbortController();
-      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as });
+      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as, labelPrefix: config.labelPrefix });
+      const { ReaperMetrics } = await import('../reaper/metrics.js');
+      const metrics = new ReaperMetrics(o.environment);
       const onSignal = () => stop.abort();
       process.once('SIGTERM', onSignal);
       process.once('SIGINT', onSignal);
@@ -126,6 +130,9 @@ export function registerReap(program: Command, write: Write = toStdout, progress
         namespaces: o.namespace,
         apply: o.apply,
         now: Date.now,
+        deadlineGraceSeconds: config.reaper.deadlineGraceSeconds,
+        leaseGraceSeconds: config.reaper.leaseGraceSeconds,
+        runLeases: config.reaper.runLeases,
         concurrency: o.concurrency,
         signal: stop.signal,
       };
@@ -138,10 +145,13 @@ export function registerReap(program: Command, write: Write = toStdout, progress
             ...options,
             onDecision: (d) => {
               counts.add(d);
+              metrics.add(d);
               return write(`${formatDecision(d, o.output)}\n`);
             },
           });
           if (progress) progress.write(`\r\x1b[2K${counts.line(!o.apply)}\n`);
+          metrics.finish(summary);
+          if (o.metricsFile !== undefined) await metrics.writeTo(o.metricsFile);
           await write(`${formatSummary(summary, o.output)}\n`);
           return summary;
         } finally {

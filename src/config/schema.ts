@@ -197,6 +197,36 @@ export const configSchema = z
       .strict()
       .default({ marginSeconds: 1800 })
       .describe('Deadline margins and caps.'),
+    reaper: z
+      .object({
+        deadlineGraceSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(31_536_000)
+          .default(900)
+          .describe(
+            'Seconds after an attested `<prefix>/expires-at` past which `deed reap` reaps the object even while its runner pod lives (a sandbox pod was failed at that deadline). Only objects with a deadline are concerned: no budget and no cap, no `expires-at`.',
+          ),
+        leaseGraceSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .max(86_400)
+          .default(300)
+          .describe(
+            "Seconds beyond a run lease's `leaseDurationSeconds` that it may go unrenewed before `deed reap` counts the run over (`<prefix>/run-lease`): room for clock skew and a renewer stalled by an API-server outage.",
+          ),
+        runLeases: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Whether `deed reap` takes a run lease (`<prefix>/run-lease`) gone or unrenewed as the end of a run. Deed does not yet review Lease writes, so turn it on only where no tenant may create, update or delete Leases (RBAC) in the namespaces it sweeps; off, a run lease is ignored.",
+          ),
+      })
+      .strict()
+      .default({ deadlineGraceSeconds: 900, leaseGraceSeconds: 300, runLeases: false })
+      .describe('When `deed reap` counts a run over though its runner pod lives.'),
     attestation: z
       .object({
         keyFile: z

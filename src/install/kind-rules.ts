@@ -106,13 +106,30 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
 }
 
 /** List to find candidates, get to check an owner, delete to reap. */
+/** And list run leases, to know whether a run lease is renewed. */
 export function reaperKindRules(): V1PolicyRule[] {
-  return policyRules(['get', 'list', 'delete'], rows((r) => r.reaped === true));
+  return [...policyRules(['get', 'list', 'delete'], rows((r) => r.reaped === true)), ...runLeaseRules()];
 }
 
-/** The audit lists the kinds it judges (metadata only) and gets an owner pod. */
+/**
+ * What a reaper confined to named namespaces (RoleBindings of reaperKindRules there) needs
+ * everywhere: to get an owner, which may stand in another namespace. No list, no delete.
+ */
+export function reaperScopeKindRules(): V1PolicyRule[] {
+  return policyRules(['get'], rows((r) => r.audited?.getsOne === true));
+}
+
+/** The audit lists the kinds it judges (metadata only) and gets an owner pod; it lists run leases for the reaper's verdict. */
 export function auditKindRules(): V1PolicyRule[] {
-  return [...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)), ...policyRules(['list'], rows((r) => r.audited !== undefined && r.audited.getsOne !== true))];
+  return [
+    ...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)),
+    ...policyRules(['list'], rows((r) => r.audited !== undefined && r.audited.getsOne !== true)),
+    ...runLeaseRules(),
+  ];
+}
+
+function runLeaseRules(): V1PolicyRule[] {
+  return policyRules(['list'], rows((r) => r.runLease === true));
 }
 
 /** Where `npm run manifests` writes helmKindsTemplate(). */
@@ -142,6 +159,7 @@ export function helmKindsTemplate(): string {
     define('deed.validatingRules', webhookRulesYaml(validatingRules())),
     define('deed.lookupRules', `{{- if .Values.lookupCache.secrets -}}\n${policyRulesYaml(webhookLookupRules(true))}\n{{- else -}}\n${policyRulesYaml(webhookLookupRules(false))}\n{{- end -}}`),
     define('deed.reaperKindRules', policyRulesYaml(reaperKindRules())),
+    define('deed.reaperScopeKindRules', policyRulesYaml(reaperScopeKindRules())),
     define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
     define('deed.defaultRowExclusion', defaultRowExclusion()),
   ].join('\n');

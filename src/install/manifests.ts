@@ -7,6 +7,7 @@ import type {
   KubernetesObject,
   V1ClusterRole,
   V1ClusterRoleBinding,
+  V1RoleBinding,
   V1ConfigMap,
   V1Container,
   V1CronJob,
@@ -32,7 +33,7 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 
@@ -72,6 +73,11 @@ export interface ManifestOptions {
   policy?: string;
   /** One reaper CronJob (and service account) per environment id. */
   reaperEnvironments?: string[];
+  /**
+   * The namespaces an environment's reaper sweeps and may delete in (RoleBindings there);
+   * an environment not named here sweeps every namespace, with a ClusterRoleBinding.
+   */
+  reaperNamespaces?: Record<string, string[]>;
   reaperSchedule?: string;
   /**
    * A ConfigMap in Deed's namespace holding, under `ca.crt`, the CA of the client
@@ -129,10 +135,15 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     validatingWebhooks(namespace, opts.caBundle),
     ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
   ];
+  const scoped = reaperNamespaces(opts.reaperNamespaces ?? {}, reapers);
   if (reapers.length > 0) {
     objects.push(reaperClusterRole());
+    if (scoped.size > 0) objects.push(reaperScopeClusterRole());
     for (const env of reapers) {
-      objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), reaperBinding(env, namespace), reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *', keyIds));
+      const sweeps = scoped.get(env);
+      // Named namespaces: delete only there; owners (get pods) and the review scope (list namespaces) cluster-wide.
+      const bindings = sweeps === undefined ? [reaperBinding(env, namespace)] : [reaperBinding(env, namespace, `${NAME}-reaper-scope`), ...sweeps.map((ns) => reaperRoleBinding(env, namespace, ns))];
+      objects.push(serviceAccount(reaperName(env), namespace, 'reaper'), ...bindings, reaperCronJob(env, opts.image, namespace, opts.reaperSchedule ?? '*/10 * * * *', keyIds, sweeps ?? []));
     }
   }
   if (opts.audit !== undefined) {
@@ -511,19 +522,53 @@ function reaperClusterRole(): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: metadata(`${NAME}-reaper`, undefined, 'reaper'),
     // List to find candidates, get to check an owner, delete to reap, list namespaces to know
-    // the review scope (stamps count only where Deed reviews). No create, update, patch or watch.
+    // the review scope (stamps count only where Deed reviews), list run leases to know whether
+    // one is renewed. No create, update, patch or watch.
     rules: [...reaperKindRules(), { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
   };
 }
 
-function reaperBinding(environment: string, namespace: string): V1ClusterRoleBinding {
+function reaperBinding(environment: string, namespace: string, role = `${NAME}-reaper`): V1ClusterRoleBinding {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     metadata: metadata(reaperName(environment), undefined, 'reaper'),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: [{ kind: 'ServiceAccount', name: reaperName(environment), namespace }],
+  };
+}
+
+/** What a reaper confined to some namespaces needs everywhere: its owners' pods (get) and the review scope (list namespaces). No delete. */
+function reaperScopeClusterRole(): V1ClusterRole {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: metadata(`${NAME}-reaper-scope`, undefined, 'reaper'),
+    rules: [...reaperScopeKindRules(), { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }],
+  };
+}
+
+/** The reaper's list and delete rights in one namespace it sweeps. */
+function reaperRoleBinding(environment: string, namespace: string, sweeps: string): V1RoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: metadata(reaperName(environment), sweeps, 'reaper'),
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-reaper` },
     subjects: [{ kind: 'ServiceAccount', name: reaperName(environment), namespace }],
   };
+}
+
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function reaperNamespaces(given: Record<string, string[]>, reapers: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [env, namespaces] of Object.entries(given)) {
+    if (!reapers.includes(env)) throw new ConfigError(`--reaper-namespace ${env}=...: no reaper for environment "${env}" (add --reaper-environment ${env})`);
+    for (const ns of namespaces) if (!NAMESPACE_NAME.test(ns)) throw new ConfigError(`--reaper-namespace ${env}=${ns}: not a namespace name`);
+    if (namespaces.length > 0) out.set(env, [...new Set(namespaces)]);
+  }
+  return out;
 }
 
 /**
@@ -533,7 +578,7 @@ function reaperBinding(environment: string, namespace: string): V1ClusterRoleBin
  */
 export const REAPER_NODE_OPTIONS = '--max-semi-space-size=1 --max-old-space-size=96';
 
-function reaperCronJob(environment: string, image: string, namespace: string, schedule: string, keyIds: string[]): V1CronJob {
+function reaperCronJob(environment: string, image: string, namespace: string, schedule: string, keyIds: string[], sweeps: string[]): V1CronJob {
   return commandCronJob({
     name: reaperName(environment),
     component: 'reaper',
@@ -544,7 +589,7 @@ function reaperCronJob(environment: string, image: string, namespace: string, sc
     container: {
       name: 'reaper',
       image,
-      args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE],
+      args: ['reap', '--environment', environment, '--once', '--apply', '--deed-namespace', namespace, '--config', POLICY_FILE, ...sweeps.flatMap((ns) => ['--namespace', ns])],
       env: [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }],
     },
     // The deadline ends the pod with SIGTERM: the sweep stops new deletes, lets those in

@@ -3,6 +3,8 @@
 // deadline, and every failure comes out as a classified KubeError. Only metadata leaves
 // this module: a Secret's data is dropped as soon as a list page is decoded.
 import {
+  AuthorizationV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
   NetworkingV1Api,
@@ -24,6 +26,8 @@ import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
 import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
+import type { LeaseRecord } from '../reaper/verdict.js';
+import { factsOf } from './lookup-facts.js';
 import { classify, KubeError } from './errors.js';
 
 export type ReapKind = ReapedKindName;
@@ -55,6 +59,13 @@ export interface KubeClient {
    */
   listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
+  /**
+   * The Leases of `namespace`, a page at a time: each name with Deed's stamps and the times
+   * that say whether it is renewed (nothing else of it is kept).
+   */
+  listLeasePages(namespace: string): AsyncIterable<Array<{ name: string; lease: LeaseRecord }>>;
+  /** Whether RBAC lets this client's identity delete objects of `kind` in `namespace` (a SelfSubjectAccessReview). */
+  canDelete(kind: ReapKind, namespace: string): Promise<{ allowed: boolean; reason?: string }>;
 }
 
 export interface KubeClientOptions {
@@ -66,6 +77,8 @@ export interface KubeClientOptions {
   maxRetries?: number;
   /** Ends throttle waits early (a stopping sweep sends nothing more). */
   signal?: AbortSignal;
+  /** The policy's label prefix: of a Lease, only the labels and annotations under it are kept. */
+  labelPrefix?: string;
   /** `--as USER`: every call impersonates this user (the kubeconfig's identity needs `impersonate` rights), as kubectl's `--as` does. */
   impersonate?: string | undefined;
 }
@@ -105,8 +118,11 @@ interface KindApi {
 }
 
 export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient {
+  const prefix = options.labelPrefix ?? 'deed.dev';
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+  const authorization = kc.makeApiClient(AuthorizationV1Api);
   const pageSize = options.pageSize ?? 500;
 
   const apis: Record<ReapKind, KindApi> = {
@@ -188,6 +204,20 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       const out: KubeObject[] = [];
       for await (const page of this.listPages(kind, namespace, labelSelector)) out.push(...page);
       return out;
+    },
+
+    async *listLeasePages(namespace) {
+      type LeaseItem = { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } };
+      for await (const items of pages(`list leases in ${namespace}`, undefined, (p, o) => coordination.listNamespacedLease({ namespace, ...p }, o) as Promise<Page>))
+        yield (items as LeaseItem[]).flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, lease: leaseRecord(item, prefix) }] : []));
+    },
+
+    async canDelete(kind, namespace) {
+      const { resource, group } = stampedRow(kind);
+      const body = { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { namespace, verb: 'delete', group, resource } } };
+      const review = await call(`review access to delete ${resource} in ${namespace}`, undefined, (o) => authorization.createSelfSubjectAccessReview({ body }, o));
+      const status = review.status;
+      return { allowed: status?.allowed === true, ...(status?.reason ? { reason: status.reason } : {}) };
     },
 
     async getPod(namespace, name) {
@@ -357,6 +387,21 @@ function perCall(signal: AbortSignal, accept: string | undefined, extras: CallEx
       return new Observable(Promise.resolve(ctx));
     },
     post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
+  };
+}
+
+/** A Lease as the reaper judges it: Deed's stamps, the last renewal (or acquisition) and the duration. */
+function leaseRecord(item: { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } }, prefix: string): LeaseRecord {
+  const facts = factsOf({ metadata: item.metadata as never }, prefix);
+  const time = item.spec?.renewTime ?? item.spec?.acquireTime;
+  // client-node decodes MicroTime into a Date; an unparseable one stays a string and fails Date.parse.
+  const renewedAt = time instanceof Date ? (Number.isNaN(time.getTime()) ? 'invalid' : time.toISOString()) : typeof time === 'string' ? time : undefined;
+  const duration = item.spec?.leaseDurationSeconds;
+  return {
+    ...(facts.labels ? { labels: facts.labels } : {}),
+    ...(facts.annotations ? { annotations: facts.annotations } : {}),
+    ...(renewedAt !== undefined ? { renewedAt } : {}),
+    ...(typeof duration === 'number' ? { leaseDurationSeconds: duration } : {}),
   };
 }
 

@@ -81,6 +81,11 @@ export interface KindRow {
    * Secret is read as metadata only, a NetworkPolicy has no content rule).
    */
   audited?: { getsOne?: boolean; judgesContent?: boolean };
+  /**
+   * A run lease (docs/operations.md, "Run leases"): the reaper and the audit list it, one
+   * namespace at a time, to know whether a run is over. Never deleted, never written.
+   */
+  runLease?: boolean;
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -253,6 +258,8 @@ export const KIND_TABLE = [
   },
   // A PodTemplate is not stamped: no controller makes anything of it by itself.
   { kind: 'PodTemplate', group: '', version: 'v1', resource: 'podtemplates', namespaced: true, door: 'workload', templates: { pods: ['template'], claims: [], ownsRestartPolicy: false } },
+  // Not reviewed: a run lease is evidence only where the policy says so (reaper.runLeases).
+  { kind: 'Lease', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true, runLease: true },
   // A rule for a CRD that is not installed matches nothing.
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.

@@ -163,6 +163,7 @@ function stampCreate(obj: KubeObject, kind: StampRow, namespace: string, req: Ad
     owner: identity.owner,
     nonce,
     expiresAt: expiry,
+    runLease: entryOf(annotations, keys.runLease),
   });
   const newLabels = withValues(labels, wantLabels);
   const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });

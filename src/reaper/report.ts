@@ -30,6 +30,7 @@ export function formatSummary(s: SweepSummary, format: OutputFormat): string {
     `summary: environment ${s.environment}, ${mode}, ${state}: judged ${s.judged} in ${(s.durationMs / 1000).toFixed(1)} s: ${counts.join(', ')}`,
     ...(reasons.length > 0 ? [`; by reason: ${reasons.join('; ')}`] : []),
     `; owner reads ${s.ownerReads}`,
+    ...(s.leaseLists > 0 ? [`, lease lists ${s.leaseLists}`] : []),
   ].join('');
 }
 
@@ -43,7 +44,7 @@ export class Progress {
 
   add(d: Decision): void {
     if (d.action !== 'error') this.judged++;
-    if (d.action === 'error' || d.outcome === 'failed') this.errors++;
+    if (d.action === 'error' || d.outcome === 'failed' || d.outcome === 'not-permitted') this.errors++;
     else if (d.outcome === 'deleted' || d.outcome === 'would-delete') this.deleted++;
     else if (d.action === 'keep') this.kept++;
   }

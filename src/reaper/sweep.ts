@@ -11,9 +11,10 @@ import { KubeError } from '../kube/errors.js';
 import { readReviewScope } from '../kube/review-scope.js';
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
+import { LeaseFacts } from './lease-facts.js';
 import { Clock, OwnerFacts } from './owner-facts.js';
 import { Slots } from './slots.js';
-import { ownerToRead, verdict, type Action, type OwnerRef, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
+import { leaseLapsed, needs, verdict, type Action, type Needs, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
 
 export interface SweepOptions {
   client: KubeClient;
@@ -27,6 +28,10 @@ export interface SweepOptions {
   /** Delete what is reaped; otherwise a dry run. */
   apply: boolean;
   now: () => number;
+  /** Policy `reaper.deadlineGraceSeconds` and `reaper.leaseGraceSeconds`. */
+  deadlineGraceSeconds: number;
+  leaseGraceSeconds: number;
+  runLeases: boolean;
   /** Deletes in flight at most (and, apart, owner reads in flight at most). */
   concurrency: number;
   /** Stops new deletes (SIGTERM); those in flight finish, what is left is judged next time. */
@@ -36,7 +41,7 @@ export interface SweepOptions {
 }
 
 /** What happened to a reaped object. */
-export type Outcome = 'would-delete' | 'deleted' | 'already-gone' | 'conflict' | 'failed' | 'stopped';
+export type Outcome = 'would-delete' | 'not-permitted' | 'deleted' | 'already-gone' | 'conflict' | 'failed' | 'stopped';
 
 export interface Decision {
   action: Action | 'error';
@@ -72,6 +77,8 @@ export interface SweepSummary {
   /** Counts by verdict, then by reason code. */
   reasons: Partial<Record<Action | 'error', Record<string, number>>>;
   ownerReads: number;
+  /** Namespaces' Lease lists sent (one per namespace, again only for leases that look over). */
+  leaseLists: number;
   durationMs: number;
 }
 
@@ -82,7 +89,7 @@ export function reapSelector(keys: StampKeys, environment: string): string {
 
 interface Judged {
   obj: KubeObject;
-  ref: OwnerRef | undefined;
+  reads: Needs;
   decision: Decision;
 }
 
@@ -96,12 +103,13 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
   const clock = new Clock();
   const deletes = new Slots(o.concurrency);
   const owners = new OwnerFacts(o.client, new Slots(o.concurrency), clock);
+  const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.leaseGraceSeconds));
   let interrupted = false;
   const stopping = () => {
     if (o.signal?.aborted) interrupted = true;
     return interrupted;
   };
-  const finish = () => tally.summary(!interrupted, owners.reads, performance.now() - started);
+  const finish = () => tally.summary(!interrupted, owners.reads, leases.lists, performance.now() - started);
 
   let scope: Set<string>;
   try {
@@ -117,16 +125,24 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     stopping();
     return finish();
   }
-  const base: Omit<ReaperContext, 'now'> = { environment: o.environment, keys: o.keys, keyRing: o.keyRing, inReviewScope: (ns) => scope.has(ns) };
+  const base: Omit<ReaperContext, 'now'> = {
+    environment: o.environment,
+    keys: o.keys,
+    keyRing: o.keyRing,
+    inReviewScope: (ns) => scope.has(ns),
+    deadlineGraceSeconds: o.deadlineGraceSeconds,
+    leaseGraceSeconds: o.leaseGraceSeconds,
+    runLeases: o.runLeases,
+  };
   const context = (): ReaperContext => ({ ...base, now: o.now() });
 
   const judge = async (obj: KubeObject, kind: ReapKind, seenAt: number): Promise<Judged | undefined> => {
-    const ref = ownerToRead(obj, kind, context());
-    const lookup = ref ? await owners.read(ref, seenAt) : undefined;
-    // The clock is read after the owner: a deadline is judged as of the latest fact.
-    const v = verdict(obj, kind, context(), lookup);
+    const reads = needs(obj, kind, context());
+    const [owner, lease] = await Promise.all([reads.owner && owners.read(reads.owner, seenAt), reads.lease && leases.read(reads.lease, seenAt)]);
+    // The clock is read after the reads: a deadline is judged as of the latest fact.
+    const v = verdict(obj, kind, context(), owner, lease);
     const decision = describe(obj, kind, v);
-    if (v.action === 'reap') return { obj, ref, decision };
+    if (v.action === 'reap') return { obj, reads, decision };
     await emit(decision);
     return undefined;
   };
@@ -134,10 +150,11 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
   const remove = async (j: Judged, decidedAt: number): Promise<void> => {
     if (stopping()) return emit({ ...j.decision, outcome: 'stopped', reason: `${j.decision.reason}; not deleted: the sweep was stopped first` });
     const kind = j.decision.kind as ReapKind;
-    if (j.ref !== undefined) {
-      // The object's UID precondition protects its identity, not its owner's liveness:
-      // the owner's absence is read again, after the verdict, before the delete.
-      const again = verdict(j.obj, kind, context(), await owners.read(j.ref, decidedAt));
+    if (j.reads.owner !== undefined || j.reads.lease !== undefined) {
+      // The object's UID precondition protects its identity, not its run's end: the owner's
+      // absence and the lease's are read again, after the verdict, before the delete.
+      const [owner, lease] = await Promise.all([j.reads.owner && owners.read(j.reads.owner, decidedAt), j.reads.lease && leases.read(j.reads.lease, decidedAt)]);
+      const again = verdict(j.obj, kind, context(), owner, lease);
       if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
     }
     const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;
@@ -155,8 +172,25 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
       return emit({ ...j.decision, outcome: 'failed', error: e.message });
     }
   };
-  const settle = (j: Judged, decidedAt: number): Promise<void> =>
-    o.apply ? deletes.run(() => remove(j, decidedAt)) : emit({ ...j.decision, outcome: 'would-delete' });
+  // A dry run promises a delete only if this identity could make it: RBAC is asked once per
+  // kind and namespace (SelfSubjectAccessReview). The webhook's guarded writes are not
+  // asked; the reaper's account acts for its environment (docs/operations.md).
+  const access = new Map<string, Promise<{ allowed: boolean; reason?: string } | { error: string }>>();
+  const mayDelete = (kind: ReapKind, namespace: string) => {
+    const key = `${kind}/${namespace}`;
+    let answer = access.get(key);
+    if (answer === undefined) access.set(key, (answer = o.client.canDelete(kind, namespace).catch((err: unknown) => ({ error: (err as Error).message }))));
+    return answer;
+  };
+  const promise = async (j: Judged): Promise<void> => {
+    const kind = j.decision.kind as ReapKind;
+    const answer = await mayDelete(kind, j.decision.namespace);
+    if ('error' in answer) return emit({ ...j.decision, outcome: 'would-delete', error: `could not ask whether this identity may delete it (${answer.error})` });
+    if (!answer.allowed)
+      return emit({ ...j.decision, outcome: 'not-permitted', error: `this identity may not delete ${kind} objects in ${j.decision.namespace} (RBAC${answer.reason ? `: ${answer.reason}` : ''}); --apply would fail` });
+    return emit({ ...j.decision, outcome: 'would-delete' });
+  };
+  const settle = (j: Judged, decidedAt: number): Promise<void> => (o.apply ? deletes.run(() => remove(j, decidedAt)) : promise(j));
 
   const sweepList = async (kind: ReapKind, namespace: string | undefined) => {
     const pages = o.client.listPages(kind, namespace, reapSelector(o.keys, o.environment))[Symbol.asyncIterator]();
@@ -193,6 +227,8 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
         const previous = settling;
         settling = Promise.all(judged.map((j) => settle(j, decidedAt)));
         await previous;
+        // A dry run's settling is its output (after one cached access review): out before the next page.
+        if (!o.apply) await settling;
       }
     } finally {
       await settling;
@@ -230,6 +266,7 @@ class Tally {
       errors: 0,
       reasons: {},
       ownerReads: 0,
+      leaseLists: 0,
       durationMs: 0,
     };
   }
@@ -239,7 +276,7 @@ class Tally {
     const byCode = (s.reasons[d.action] ??= {});
     byCode[d.code] = (byCode[d.code] ?? 0) + 1;
     if (d.action !== 'error') s.judged++;
-    if (d.action === 'error' || d.outcome === 'failed') s.errors++;
+    if (d.action === 'error' || d.outcome === 'failed' || d.outcome === 'not-permitted') s.errors++;
     else if (d.outcome === 'conflict') s.conflicts++;
     else if (d.outcome === 'stopped') s.stopped++;
     else if (d.action === 'reap') s.reaped++;
@@ -247,7 +284,7 @@ class Tally {
     else s.skipped++;
   }
 
-  summary(complete: boolean, ownerReads: number, durationMs: number): SweepSummary {
-    return { ...this.s, reasons: structuredClone(this.s.reasons), complete, ownerReads, durationMs: Math.round(durationMs) };
+  summary(complete: boolean, ownerReads: number, leaseLists: number, durationMs: number): SweepSummary {
+    return { ...this.s, reasons: structuredClone(this.s.reasons), complete, ownerReads, leaseLists, durationMs: Math.round(durationMs) };
   }
 }

@@ -1,46 +1,18 @@
-// The reaper's verdict on one listed object (docs/operations.md, "The reaper"), from positive facts
-// only: stamps for this environment that Deed's attestation vouches for, an owner the API
-// server proved gone, a deadline that passed, a PVC the platform marked terminal. Anything
-// short of that keeps the object. Pure: the owner lookup, the review scope and the clock
-// come in as values.
+// The reaper's verdict on one listed object (docs/operations.md, "The verdict"), from
+// positive facts only: stamps for this environment that Deed's attestation vouches for,
+// and evidence that the run is over: a terminal mark its environment wrote, a deadline
+// long passed, a run lease gone or no longer renewed, an owner the API server proved gone.
+// Anything short of that keeps the object. Pure: the owner and lease reads, the review
+// scope and the clock come in as values; every code is a row of verdicts.ts.
 import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 import { readStamps } from '../policy/stamps/attestation.js';
 import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
+import { verdictOf, type ReapVerdict, type VerdictCode } from './verdicts.js';
 
-export type Action = 'reap' | 'keep' | 'skip';
-
-export type VerdictCode =
-  // skip: not this environment's to judge, never deleted
-  | 'unidentifiable'
-  | 'outside-review-scope'
-  | 'foreign-environment'
-  | 'not-managed'
-  | 'stamps-incomplete'
-  | 'attestation-invalid'
-  // keep
-  | 'being-deleted'
-  | 'pvc-not-terminal'
-  | 'owner-stamp-malformed'
-  | 'owner-not-read'
-  | 'owner-unreadable'
-  | 'owner-running'
-  | 'deadline-unreadable'
-  | 'deadline-pending'
-  | 'no-evidence'
-  // reap
-  | 'pvc-terminal'
-  | 'owner-gone'
-  | 'owner-replaced'
-  | 'deadline-passed';
-
-export interface ReapVerdict {
-  action: Action;
-  code: VerdictCode;
-  reason: string;
-}
+export { VERDICTS, VERDICT_CODES, type Action, type ReapVerdict, type VerdictCode } from './verdicts.js';
 
 export interface ReaperContext {
   /** The one environment this reaper acts for. */
@@ -55,6 +27,12 @@ export interface ReaperContext {
   inReviewScope: (namespace: string) => boolean;
   /** Milliseconds since the epoch. */
   now: number;
+  /** Policy `reaper.deadlineGraceSeconds`: a deadline this long past ends the run whatever its runner does. */
+  deadlineGraceSeconds: number;
+  /** Policy `reaper.leaseGraceSeconds`: how long past its duration a run lease may go unrenewed. */
+  leaseGraceSeconds: number;
+  /** Policy `reaper.runLeases`: whether run leases are evidence at all (off: ignored). */
+  runLeases: boolean;
 }
 
 /** The runner pod an object's owner stamp names. */
@@ -62,6 +40,12 @@ export interface OwnerRef {
   namespace: string;
   name: string;
   uid: string;
+}
+
+/** The run lease an object names: a Lease in the object's own namespace. */
+export interface LeaseRef {
+  namespace: string;
+  name: string;
 }
 
 /**
@@ -72,36 +56,88 @@ export interface OwnerRef {
  */
 export type OwnerLookup = { state: 'present'; uid: string } | { state: 'absent' } | { state: 'error'; message: string };
 
-type Assessment = { verdict: ReapVerdict } | { owner: OwnerRef; expiresAt: string | undefined };
+/** What the reaper keeps of a Lease: Deed's stamps and the times that say whether it is renewed. */
+export interface LeaseRecord {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** spec.renewTime, else spec.acquireTime, as sent (MicroTime). */
+  renewedAt?: string;
+  leaseDurationSeconds?: number;
+}
 
-const skip = (code: VerdictCode, reason: string): ReapVerdict => ({ action: 'skip', code, reason });
-const keep = (code: VerdictCode, reason: string): ReapVerdict => ({ action: 'keep', code, reason });
-const reap = (code: VerdictCode, reason: string): ReapVerdict => ({ action: 'reap', code, reason });
+/**
+ * What a list of the lease's namespace gave, and when that list was sent (`readAt`, ms since
+ * the epoch): absent from a complete list is the proof of gone, and a lease is judged as of
+ * that list, never as of a later clock. As with owners, a list answers only for objects
+ * listed before it was sent (the caller's business).
+ */
+export type LeaseLookup = { state: 'present'; lease: LeaseRecord; readAt: number } | { state: 'absent'; readAt: number } | { state: 'error'; message: string };
+
+/** The reads the verdict on an object depends on. */
+export interface Needs {
+  owner?: OwnerRef;
+  lease?: LeaseRef;
+}
+
+interface Pending {
+  owner: OwnerRef | undefined;
+  lease: LeaseRef | undefined;
+  expiresAt: string | undefined;
+}
+
+type Assessment = { verdict: ReapVerdict } | Pending;
+
+const v = verdictOf;
 
 // RFC 3339, as Deed writes `expires-at`; anything else is not a deadline Deed set.
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const OWNER = /^([^/]+)\/([^/]+)$/;
+// A Lease name is a DNS subdomain.
+const LEASE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** The reads the verdict on `obj` depends on (none when no read can change it). */
+export function needs(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext): Needs {
+  const a = assess(obj, kind, ctx);
+  if ('verdict' in a) return {};
+  return { ...(a.owner ? { owner: a.owner } : {}), ...(a.lease ? { lease: a.lease } : {}) };
+}
 
 /** The owner pod the verdict on `obj` depends on, or undefined when no lookup can change it. */
 export function ownerToRead(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext): OwnerRef | undefined {
-  const a = assess(obj, kind, ctx);
-  return 'owner' in a ? a.owner : undefined;
+  return needs(obj, kind, ctx).owner;
 }
 
-export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext, owner?: OwnerLookup): ReapVerdict {
+export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext, owner?: OwnerLookup, lease?: LeaseLookup): ReapVerdict {
   const a = assess(obj, kind, ctx);
   if ('verdict' in a) return a.verdict;
+  // Any doubt about the lease keeps: an error reading it is never evidence of an end.
+  let leaseHeld: string | undefined;
+  if (a.lease !== undefined) {
+    const named = `run lease ${a.lease.namespace}/${a.lease.name}`;
+    if (lease === undefined) return v('lease-not-read', `${named} was not read`);
+    if (lease.state === 'error') return v('lease-unreadable', `could not read ${named} (${lease.message}); kept, retried next sweep`);
+    if (lease.state === 'absent') return v('lease-gone', `${named} is gone (not in the list of ${a.lease.namespace} read at ${new Date(lease.readAt).toISOString()})`);
+    const held = leaseState(lease.lease, lease.readAt, a.lease, ctx);
+    if (held.verdict) return held.verdict;
+    leaseHeld = held.reason;
+  }
+  if (a.owner === undefined) {
+    if (a.expiresAt === undefined) return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
+    const deadline = deadlineState(a.expiresAt, ctx.now, 0);
+    if (deadline !== 'passed') return leaseHeld !== undefined && deadline.code === 'deadline-pending' ? v('lease-held', `${leaseHeld}, and ${deadline.reason}`) : v(deadline.code, `no owner stamp, and ${deadline.reason}`);
+    return v('deadline-passed', `no owner stamp, and its deadline ${a.expiresAt} passed`);
+  }
   const named = `owner ${a.owner.namespace}/${a.owner.name}`;
-  if (owner === undefined) return keep('owner-not-read', `${named} was not read`);
-  if (owner.state === 'error') return keep('owner-unreadable', `could not read ${named} (${owner.message}); kept, retried next sweep`);
-  if (owner.state === 'present' && owner.uid === a.owner.uid) return keep('owner-running', `${named} still exists with uid ${a.owner.uid}`);
+  if (owner === undefined) return v('owner-not-read', `${named} was not read`);
+  if (owner.state === 'error') return v('owner-unreadable', `could not read ${named} (${owner.message}); kept, retried next sweep`);
+  if (owner.state === 'present' && owner.uid === a.owner.uid) return v('owner-running', `${named} still exists with uid ${a.owner.uid}${leaseHeld !== undefined ? `, and ${leaseHeld}` : ''}`);
   const gone: ReapVerdict =
     owner.state === 'absent'
-      ? reap('owner-gone', `${named} (uid ${a.owner.uid}) is gone (NotFound)`)
-      : reap('owner-replaced', `${named} was replaced: uid ${owner.uid}, not ${a.owner.uid}`);
+      ? v('owner-gone', `${named} (uid ${a.owner.uid}) is gone (NotFound)`)
+      : v('owner-replaced', `${named} was replaced: uid ${owner.uid}, not ${a.owner.uid}`);
   if (a.expiresAt === undefined) return gone;
-  const deadline = deadlineState(a.expiresAt, ctx.now);
-  if (deadline !== 'passed') return keep(deadline.code, `${gone.reason}, but ${deadline.reason}`);
+  const deadline = deadlineState(a.expiresAt, ctx.now, 0);
+  if (deadline !== 'passed') return v(deadline.code, `${gone.reason}, but ${deadline.reason}`);
   return { ...gone, reason: `${gone.reason}, and its deadline ${a.expiresAt} passed` };
 }
 
@@ -111,55 +147,95 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
   const labels = meta.labels ?? {};
   const annotations = meta.annotations ?? {};
   const namespace = meta.namespace;
-  if (!namespace || !meta.name || !meta.uid) return { verdict: skip('unidentifiable', 'the object has no namespace, name or uid') };
+  if (!namespace || !meta.name || !meta.uid) return { verdict: v('unidentifiable', 'the object has no namespace, name or uid') };
   if (!ctx.inReviewScope(namespace))
-    return { verdict: skip('outside-review-scope', `namespace ${namespace} is outside the review scope: Deed does not review its writes, so its stamps prove nothing`) };
+    return { verdict: v('outside-review-scope', `namespace ${namespace} is outside the review scope: Deed does not review its writes, so its stamps prove nothing`) };
 
   // Listing by selector already filters; this holds even against a server that ignored it.
   const environment = entryOf(labels, keys.environment);
   if (environment !== ctx.environment)
     return {
-      verdict: skip(
+      verdict: v(
         'foreign-environment',
         environment === undefined ? `not stamped with ${keys.environment}` : `stamped for environment ${JSON.stringify(environment)}, not ${JSON.stringify(ctx.environment)}`,
       ),
     };
-  if (entryOf(labels, keys.managed) !== 'true') return { verdict: skip('not-managed', `${keys.managed} is not "true"`) };
+  if (entryOf(labels, keys.managed) !== 'true') return { verdict: v('not-managed', `${keys.managed} is not "true"`) };
 
   // Labels can be copied: only an attestation under Deed's key makes the stamps evidence.
   const stamps = readStamps(obj, keys, kind, namespace);
-  if (stamps === undefined) return { verdict: skip('stamps-incomplete', `no ${keys.createNonce}: foreign, or not admitted by Deed`) };
+  if (stamps === undefined) return { verdict: v('stamps-incomplete', `no ${keys.createNonce}: foreign, or not admitted by Deed`) };
   const verification = verifyStamps(ctx.keyRing, stamps, entryOf(annotations, keys.attestation));
-  if (!verification.ok) return { verdict: skip('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
+  if (!verification.ok) return { verdict: v('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
 
-  if (meta.deletionTimestamp) return { verdict: keep('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
+  if (meta.deletionTimestamp) return { verdict: v('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
+
+  // Only the object's own environment can write the mark, and no one can take it back
+  // (rules/terminal-mark.ts): the platform's word that this run is over, on any kind.
+  if (entryOf(annotations, keys.terminal) === 'true') return { verdict: v('terminal', `marked terminal (${keys.terminal}=true)`) };
 
   // A PVC holds resumable work and outlives its runner: only the platform's mark ends it.
-  if (kind === 'PersistentVolumeClaim') {
-    const terminal = entryOf(annotations, keys.terminal);
-    return {
-      verdict:
-        terminal === 'true'
-          ? reap('pvc-terminal', `marked terminal (${keys.terminal}=true)`)
-          : keep('pvc-not-terminal', `not marked terminal (${keys.terminal}=true)`),
-    };
+  if (kind === 'PersistentVolumeClaim') return { verdict: v('pvc-not-terminal', `not marked terminal (${keys.terminal}=true)`) };
+
+  // A deadline long past ends the run whatever its runner does: a runner killed in place
+  // keeps its pod (and uid) and forgets its sandboxes. Deed writes expires-at only from a
+  // budget or a policy cap, so an object with neither never ends this way.
+  if (stamps.expiresAt !== undefined && deadlineState(stamps.expiresAt, ctx.now, ctx.deadlineGraceSeconds) === 'passed')
+    return { verdict: v('deadline-passed', `its deadline ${stamps.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does`) };
+
+  let lease: LeaseRef | undefined;
+  // Off by policy, a run lease is neither evidence nor a reason to keep: owner and deadline decide.
+  if (stamps.runLease !== undefined && ctx.runLeases) {
+    if (!LEASE_NAME.test(stamps.runLease)) return { verdict: v('lease-malformed', `${keys.runLease} ${JSON.stringify(stamps.runLease.slice(0, 80))} is not a Lease name`) };
+    lease = { namespace, name: stamps.runLease };
   }
 
-  if (stamps.owner === undefined && stamps.ownerUid === undefined) {
-    if (stamps.expiresAt === undefined) return { verdict: keep('no-evidence', 'no owner stamp and no deadline: nothing shows it is finished') };
-    const deadline = deadlineState(stamps.expiresAt, ctx.now);
-    if (deadline !== 'passed') return { verdict: keep(deadline.code, `no owner stamp, and ${deadline.reason}`) };
-    return { verdict: reap('deadline-passed', `no owner stamp, and its deadline ${stamps.expiresAt} passed`) };
-  }
+  if (stamps.owner === undefined && stamps.ownerUid === undefined) return { owner: undefined, lease, expiresAt: stamps.expiresAt };
   const match = stamps.owner === undefined ? null : OWNER.exec(stamps.owner);
   if (match === null || stamps.ownerUid === undefined)
-    return { verdict: keep('owner-stamp-malformed', `the owner stamp (${keys.owner}, ${keys.ownerUid}) is incomplete or malformed`) };
-  return { owner: { namespace: match[1]!, name: match[2]!, uid: stamps.ownerUid }, expiresAt: stamps.expiresAt };
+    return { verdict: v('owner-stamp-malformed', `the owner stamp (${keys.owner}, ${keys.ownerUid}) is incomplete or malformed`) };
+  return { owner: { namespace: match[1]!, name: match[2]!, uid: stamps.ownerUid }, lease, expiresAt: stamps.expiresAt };
 }
 
-function deadlineState(expiresAt: string, now: number): 'passed' | { code: VerdictCode; reason: string } {
+/**
+ * Whether a Lease that exists tracks this object's run and says it is over. Its stamps
+ * must verify for this environment: only then are its deletes and renewals guarded to the
+ * environment's own principals. holderIdentity is client-written and decides nothing.
+ */
+function leaseState(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: ReaperContext): { verdict: ReapVerdict; reason?: never } | { verdict?: never; reason: string } {
+  const named = `run lease ${ref.namespace}/${ref.name}`;
+  const obj: KubeObject = { metadata: { labels: lease.labels ?? {}, annotations: lease.annotations ?? {} } };
+  const stamps = readStamps(obj, ctx.keys, 'Lease', ref.namespace);
+  const environment = entryOf(lease.labels ?? {}, ctx.keys.environment);
+  if (stamps === undefined || environment !== ctx.environment)
+    return { verdict: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}${environment !== undefined ? ` (it is ${JSON.stringify(environment)}'s)` : ''}`) };
+  const verification = verifyStamps(ctx.keyRing, stamps, entryOf(lease.annotations ?? {}, ctx.keys.attestation));
+  if (!verification.ok) return { verdict: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification.reason}`) };
+  const lapse = lapsesAt(lease, ctx.leaseGraceSeconds);
+  if (lapse === undefined) return { verdict: v('lease-undated', `${named} has no renewTime or acquireTime, or no leaseDurationSeconds: nothing says when it lapses`) };
+  const when = lease.renewedAt!;
+  if (readAt > lapse)
+    return { verdict: v('lease-expired', `${named} was last renewed at ${when}: not renewed for more than its ${lease.leaseDurationSeconds} s plus ${ctx.leaseGraceSeconds} s (reaper.leaseGraceSeconds)`) };
+  return { reason: `${named} was renewed at ${when}` };
+}
+
+/** When a lease's run counts as over if nothing renews it (ms since the epoch); undefined when it carries no such time. */
+function lapsesAt(lease: LeaseRecord, graceSeconds: number): number | undefined {
+  const renewed = lease.renewedAt === undefined ? NaN : Date.parse(lease.renewedAt);
+  const duration = lease.leaseDurationSeconds;
+  if (Number.isNaN(renewed) || duration === undefined || !Number.isInteger(duration) || duration < 0) return undefined;
+  return renewed + (duration + graceSeconds) * 1000;
+}
+
+/** Whether a list read at `readAt` shows the lease lapsed: only then (or when it is absent) is a newer list worth asking for. */
+export function leaseLapsed(lease: LeaseRecord, readAt: number, graceSeconds: number): boolean {
+  const lapse = lapsesAt(lease, graceSeconds);
+  return lapse !== undefined && readAt > lapse;
+}
+
+function deadlineState(expiresAt: string, now: number, graceSeconds: number): 'passed' | { code: VerdictCode; reason: string } {
   const at = RFC3339.test(expiresAt) ? Date.parse(expiresAt) : NaN;
   if (Number.isNaN(at)) return { code: 'deadline-unreadable', reason: `its deadline ${JSON.stringify(expiresAt)} is not an RFC 3339 time` };
-  if (now < at) return { code: 'deadline-pending', reason: `its deadline ${expiresAt} has not passed` };
+  if (now < at + graceSeconds * 1000) return { code: 'deadline-pending', reason: `its deadline ${expiresAt} has not passed` };
   return 'passed';
 }

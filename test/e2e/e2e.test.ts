@@ -8,6 +8,7 @@ import { admissionCases } from './cases/admission.js';
 import { policyCases } from './cases/policy.js';
 import { clusterCases } from './cases/cluster.js';
 import { reaperCases, reaperScaleCases } from './cases/reaper.js';
+import { runEndCases } from './cases/run-end.js';
 import { installCases } from './cases/install.js';
 import { credentialCases } from './cases/credentials.js';
 import { doorCases } from './cases/doors.js';
@@ -51,6 +52,7 @@ describe('Deed in a real API server', { skip }, () => {
   doorCases(get);
   reaperCases(get);
   reaperScaleCases(get);
+  runEndCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
   rotationCases(get);

@@ -49,14 +49,16 @@ export const PATHS = {
   PersistentVolumeClaim: (ns: string) => `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
 } as const;
 
+export const LEASES = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
+
 /**
  * A Secret carrying stamps signed with Deed's key, as an admin (or anyone, outside the review
  * scope) writes it with no webhook in the way: what Deed would have stamped for `owner`.
  */
-export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string } }) {
+export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string }; expiresAt?: string; runLease?: string }) {
   const nonce = randomBytes(32).toString('hex');
   const owner = `${o.owner.namespace}/${o.owner.name}`;
-  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce });
+  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce, expiresAt: o.expiresAt, runLease: o.runLease });
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -64,10 +66,32 @@ export function signedSecret(key: Buffer, o: { namespace: string; name: string; 
       name: o.name,
       namespace: o.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment, [KEYS.ownerUid]: o.owner.uid },
-      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation },
+      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation, ...(o.expiresAt !== undefined ? { [KEYS.expiresAt]: o.expiresAt } : {}), ...(o.runLease !== undefined ? { [KEYS.runLease]: o.runLease } : {}) },
     },
     stringData: { token: 'not-a-real-credential' },
   };
+}
+
+/** A coordination.k8s.io Lease carrying Deed's stamps for `environment`, signed with Deed's key, renewed at `renewTime`. */
+export function signedLease(key: Buffer, o: { namespace: string; name: string; environment: string; renewTime: Date; durationSeconds?: number }) {
+  const nonce = randomBytes(32).toString('hex');
+  const attestation = signV1(key, { kind: 'Lease', namespace: o.namespace, environment: o.environment, nonce });
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment },
+      annotations: { [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation },
+    },
+    spec: { holderIdentity: 'platform-control-plane', leaseDurationSeconds: o.durationSeconds ?? 20, renewTime: microTime(o.renewTime), acquireTime: microTime(o.renewTime) },
+  };
+}
+
+/** A MicroTime as the API server wants it: RFC 3339 with microseconds. */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** Does the stored object's attestation verify under the suite's key? */

@@ -32,6 +32,8 @@ environments:
     grants: { hostNetwork: true }
 breakGlass:
   users: ["e2e-admin"]
+reaper:
+  runLeases: true
 `;
 
 export interface Runner {

@@ -485,6 +485,39 @@ export const RULES = {
     overridable: true,
     example: 'an owner reference to pod runner-0 would let the garbage collector delete this claim',
   }),
+  // A run's end, as the reaper reads it (docs/operations.md, "The reaper").
+  terminalFrozen: rule({
+    id: 'terminal.frozen',
+    webhook: 'validate',
+    checks: 'Once an object carries `<prefix>/terminal`, the mark is never changed or removed, by anyone: the reaper may already have judged the run over.',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'deed.dev/terminal was set to "true" and cannot be changed or removed: the run it marks is over',
+  }),
+  terminalEnvironment: rule({
+    id: 'terminal.environment',
+    webhook: 'validate',
+    checks: "Only a principal of the object's own environment (or one of its managers) sets `<prefix>/terminal`: not another environment, not break-glass or system principals, not on an object whose stamps do not verify.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'only a principal of environment "alpha" may mark its objects terminal; system:serviceaccount:ops:janitor acts for no environment',
+  }),
+  terminalMalformed: rule({
+    id: 'terminal.malformed',
+    webhook: 'validate',
+    checks: '`<prefix>/terminal`, where set, is exactly "true": any other value could never be corrected (the mark is frozen).',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'deed.dev/terminal must be "true", got "yes"',
+  }),
+  runLeaseMalformed: rule({
+    id: 'run-lease.malformed',
+    webhook: 'validate',
+    checks: '`<prefix>/run-lease`, where set at CREATE, is a Lease name (a DNS subdomain); it is attested and frozen.',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'deed.dev/run-lease "Run_1" is not a Lease name (a DNS subdomain)',
+  }),
 } as const satisfies Record<string, RuleInfo>;
 
 export const RULE_LIST: readonly RuleInfo[] = Object.values(RULES);

@@ -4,7 +4,7 @@
 import { entryOf } from '../unstructured.js';
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
+import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
 import { annotationPath, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
@@ -27,7 +27,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
     }
   };
   compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)], labelPath);
-  compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, stampedAnnotationKeys(keys), annotationPath);
+  compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.
   const ownerUid = entryOf(oldObj.metadata.labels ?? {}, keys.ownerUid);

@@ -31,15 +31,23 @@ export interface AttestedStamps {
   owner?: string | undefined;
   nonce: string;
   expiresAt?: string | undefined;
+  /** The run lease the object names (`<prefix>/run-lease`). */
+  runLease?: string | undefined;
 }
 
-// JSON arrays: unambiguous field boundaries, fixed order.
+// JSON arrays: unambiguous field boundaries, fixed order. Fields added later (the run lease)
+// are appended only when present, so every attestation signed before them still verifies,
+// and an array one longer can never canonicalise like one without it.
 function canonicalV1(s: AttestedStamps): string {
-  return JSON.stringify(['v1', s.kind, s.namespace, s.environment, s.ownerUid ?? '', s.owner ?? '', s.nonce, s.expiresAt ?? '']);
+  return JSON.stringify(['v1', s.kind, s.namespace, s.environment, s.ownerUid ?? '', s.owner ?? '', s.nonce, s.expiresAt ?? '', ...later(s)]);
 }
 
 function canonicalV2(keyId: string, s: AttestedStamps): string {
-  return JSON.stringify(['v2', keyId, s.kind, s.namespace, s.environment, s.ownerUid ?? null, s.owner ?? null, s.nonce, s.expiresAt ?? null]);
+  return JSON.stringify(['v2', keyId, s.kind, s.namespace, s.environment, s.ownerUid ?? null, s.owner ?? null, s.nonce, s.expiresAt ?? null, ...later(s)]);
+}
+
+function later(s: AttestedStamps): string[] {
+  return s.runLease === undefined ? [] : [s.runLease];
 }
 
 /** `v1:<mac>`: only the pre-ring configuration (`attestation.keyFile`) still signs it. */
@@ -80,6 +88,7 @@ export function readStamps(obj: KubeObject, keys: StampKeys, kind: string, names
     owner: entryOf(annotations, keys.owner),
     nonce,
     expiresAt: entryOf(annotations, keys.expiresAt),
+    runLease: entryOf(annotations, keys.runLease),
   };
 }
 

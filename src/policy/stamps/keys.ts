@@ -19,8 +19,13 @@ export interface StampKeys {
   workspaceGrants: string;
   /** Label on a PersistentVolumeClaim: "true" marks an environment's workspace, at creation only (frozen). */
   workspace: string;
-  // Written by the platform (its own environment) to mark a PVC finished.
+  /**
+   * Annotation the platform sets (its own environment only) to mark an object finished, on
+   * any kind: once set it cannot be changed or removed (rules/terminal-mark.ts).
+   */
   terminal: string;
+  /** Annotation naming the coordination.k8s.io Lease, in the object's namespace, that tracks its run: set at CREATE only, attested, frozen. */
+  runLease: string;
 }
 
 export function stampKeys(prefix: string): StampKeys {
@@ -37,6 +42,7 @@ export function stampKeys(prefix: string): StampKeys {
     workspaceGrants: `${prefix}/workspace-grants`,
     workspace: `${prefix}/workspace`,
     terminal: `${prefix}/terminal`,
+    runLease: `${prefix}/run-lease`,
   };
 }
 
@@ -48,6 +54,11 @@ export function stampedLabelKeys(k: StampKeys): string[] {
 /** Client labels accepted at CREATE only, in validated form, then frozen like stamps. */
 export function frozenIntentLabelKeys(k: StampKeys): string[] {
   return [k.workspace];
+}
+
+/** Client annotations accepted at CREATE only, in validated form, then frozen like stamps. */
+export function frozenIntentAnnotationKeys(k: StampKeys): string[] {
+  return [k.runLease];
 }
 
 /** Annotations Deed stamps. */

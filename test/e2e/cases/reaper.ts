@@ -17,7 +17,7 @@ import { readKey, withoutWebhooks } from '../suite.js';
 import type { Runner, Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
 
-interface ReapLine {
+export interface ReapLine {
   type: 'decision' | 'summary';
   action?: string;
   kind?: string;
@@ -31,7 +31,7 @@ interface ReapLine {
   reaped?: number;
 }
 
-async function reap(s: Suite, kubeconfig: string, args: string[]): Promise<{ code: number; lines: ReapLine[]; stderr: string; stdout: string }> {
+export async function reap(s: Suite, kubeconfig: string, args: string[]): Promise<{ code: number; lines: ReapLine[]; stderr: string; stdout: string }> {
   const result = await run(process.execPath, [
     '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'reap',
     '--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', s.policyFile, '-o', 'json', '--timeout', '5', ...args,
@@ -39,7 +39,7 @@ async function reap(s: Suite, kubeconfig: string, args: string[]): Promise<{ cod
   return { code: result.code, stderr: result.stderr, stdout: result.stdout, lines: result.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as ReapLine) };
 }
 
-const about = (lines: ReapLine[], name: string) => lines.find((l) => l.type === 'decision' && l.name === name);
+export const about = (lines: ReapLine[], name: string) => lines.find((l) => l.type === 'decision' && l.name === name);
 
 export function reaperCases(suite: () => Suite): void {
   describe('deed reap in a real API server', () => {
@@ -249,13 +249,13 @@ async function failingOwnerReads(s: Suite): Promise<{ kubeconfig: string; failed
   return { ...proxy, failed: () => failed };
 }
 
-type Intercept = (req: IncomingMessage) => { status: number; body: unknown } | Promise<void> | undefined;
+export type Intercept = (req: IncomingMessage) => { status: number; body: unknown } | Promise<void> | undefined;
 
 /**
  * An HTTPS proxy to the API server, with the reaper's token: `intercept` may answer a request
  * itself, or hold it (a promise) before it is forwarded.
  */
-async function apiProxy(s: Suite, name: string, intercept: Intercept): Promise<{ kubeconfig: string; close: () => Promise<void> }> {
+export async function apiProxy(s: Suite, name: string, intercept: Intercept): Promise<{ kubeconfig: string; close: () => Promise<void> }> {
   const dir = join(s.cp.dir, `proxy-${name}`);
   const certs = await generateCertificates(dir, ['127.0.0.1']);
   const upstream = new URL(s.cp.server);

@@ -137,6 +137,15 @@
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["get", "list", "delete"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["list"]
+{{- end -}}
+
+{{- define "deed.reaperScopeKindRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get"]
 {{- end -}}
 
 {{- define "deed.auditKindRules" -}}
@@ -148,6 +157,9 @@
   verbs: ["list"]
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
+  verbs: ["list"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
   verbs: ["list"]
 {{- end -}}
 

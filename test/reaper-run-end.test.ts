@@ -1,0 +1,279 @@
+// The reaper's evidence that a run is over while its runner pod lives (a runner killed in
+// place keeps its pod and forgets its sandboxes): a deadline long passed, a terminal mark on
+// any kind, a run lease gone or no longer renewed. The verdict table, pure, then the sweep
+// against the API wire format (one Lease list per namespace, not one read per object).
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createKubeClient } from '../src/kube/client.js';
+import { sweep, type Decision } from '../src/reaper/sweep.js';
+import { needs, VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup } from '../src/reaper/verdict.js';
+import { ReaperMetrics } from '../src/reaper/metrics.js';
+import type { SandboxKind } from '../src/policy/kinds.js';
+import { NOW, TEST_RING } from './helpers.js';
+import { FakeApiServer } from './fake-apiserver.js';
+import { ENV, GRACE, iso, KEYS, reaperContext, RUNNER, runnerPod, stamped, stampedLease } from './reaper-helpers.js';
+
+const running: OwnerLookup = { state: 'present', uid: RUNNER.uid };
+const gone: OwnerLookup = { state: 'absent' };
+const KINDS: Array<SandboxKind['kind']> = ['Pod', 'Secret', 'NetworkPolicy', 'PersistentVolumeClaim'];
+
+const leaseAt = (renewOffsetSeconds: number, o: Parameters<typeof stampedLease>[1] = {}): LeaseLookup => {
+  const l = stampedLease('run-1', { renewTime: iso(renewOffsetSeconds), ...o });
+  return { state: 'present', lease: { labels: l.metadata.labels, annotations: l.metadata.annotations, renewedAt: iso(renewOffsetSeconds), leaseDurationSeconds: o.durationSeconds ?? 40 }, readAt: NOW };
+};
+
+describe('the verdict table', () => {
+  test('every code is one row with one action, and docs/operations.md names every code', () => {
+    const docs = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    for (const code of VERDICT_CODES) {
+      assert.ok(['reap', 'keep', 'skip'].includes(VERDICTS[code].action), code);
+      assert.ok(docs.includes(`\`${code}\``), `docs/operations.md names the verdict code ${code}`);
+    }
+  });
+
+  test('the issue\'s reap reasons are rows that reap', () => {
+    for (const code of ['owner-gone', 'owner-replaced', 'deadline-passed', 'terminal', 'lease-expired', 'lease-gone'] as const) assert.equal(VERDICTS[code].action, 'reap', code);
+  });
+
+  test('the metrics name every row at 0 before any decision, then count decisions by action and code', async () => {
+    const m = new ReaperMetrics('alpha');
+    const before = await m.registry.metrics();
+    for (const code of VERDICT_CODES) assert.match(before, new RegExp(`deed_reaper_decisions_total\\{environment="alpha",action="${VERDICTS[code].action}",code="${code}"\\} 0`));
+    m.add({ action: 'reap', code: 'lease-expired', kind: 'Secret', namespace: 'sandbox-a', name: 'x', reason: 'r', outcome: 'deleted' });
+    const after = await m.registry.metrics();
+    assert.match(after, /deed_reaper_decisions_total\{environment="alpha",action="reap",code="lease-expired"\} 1/);
+    assert.match(after, /deed_reaper_reap_outcomes_total\{environment="alpha",outcome="deleted"\} 1/);
+  });
+});
+
+describe('a passed deadline is evidence by itself', () => {
+  test('a deadline passed more than the grace ago reaps the object while its runner lives, without reading the owner', () => {
+    const obj = stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(-GRACE.deadline - 1) });
+    const v = verdict(obj, 'Secret', reaperContext(), running);
+    assert.equal(v.action, 'reap');
+    assert.equal(v.code, 'deadline-passed');
+    assert.match(v.reason, /whatever its runner does/);
+    assert.equal(verdict(obj, 'Secret', reaperContext()).code, 'deadline-passed', 'no owner read is needed');
+  });
+
+  test('within the grace a live runner still keeps its object', () => {
+    const obj = stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-GRACE.deadline + 5) });
+    assert.equal(verdict(obj, 'Pod', reaperContext(), running).code, 'owner-running');
+  });
+
+  test('a grace of 0 reaps at the deadline itself', () => {
+    const obj = stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(0) });
+    assert.equal(verdict(obj, 'Pod', { ...reaperContext(), deadlineGraceSeconds: 0 }, running).code, 'deadline-passed');
+  });
+
+  test('no budget and no cap, so no expires-at: a live runner keeps its object for ever, as before', () => {
+    const obj = stamped({ kind: 'Secret', name: 'sbx-1-token' });
+    assert.equal(verdict(obj, 'Secret', { ...reaperContext(), now: NOW + 365 * 86_400_000 }, running).code, 'owner-running');
+  });
+
+  test('a claim is never reaped by deadline: a workspace outlives its runs', () => {
+    const obj = stamped({ kind: 'PersistentVolumeClaim', name: 'ws', expiresAt: iso(-86_400) });
+    assert.equal(verdict(obj, 'PersistentVolumeClaim', reaperContext(), running).code, 'pvc-not-terminal');
+  });
+});
+
+describe('terminal marks on every kind', () => {
+  for (const kind of KINDS) {
+    test(`a ${kind} marked terminal is reaped while its runner lives`, () => {
+      const v = verdict(stamped({ kind, name: 'x', terminal: 'true' }), kind, reaperContext(), running);
+      assert.equal(v.action, 'reap');
+      assert.equal(v.code, 'terminal');
+    });
+  }
+
+  test('a mark other than exactly "true" is no mark', () => {
+    assert.equal(verdict(stamped({ kind: 'Secret', name: 'x', terminal: 'yes' }), 'Secret', reaperContext(), running).code, 'owner-running');
+  });
+
+  test('a mark on an object of another environment is never this reaper\'s', () => {
+    assert.equal(verdict(stamped({ kind: 'Secret', name: 'x', terminal: 'true', environment: 'beta' }), 'Secret', reaperContext(), running).code, 'foreign-environment');
+  });
+});
+
+describe('run leases', () => {
+  const withLease = (o: Partial<Parameters<typeof stamped>[0]> = {}) => stamped({ kind: 'Secret', name: 'sbx-1-token', runLease: 'run-1', expiresAt: iso(3600), ...o });
+
+  test('a lease renewed within its duration and the grace keeps the object of a live runner', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), running, leaseAt(-30));
+    assert.equal(v.code, 'owner-running');
+    assert.match(v.reason, /run lease sandbox-a\/run-1 was renewed/);
+  });
+
+  test('a lease not renewed for longer than its duration plus the grace reaps the object of a live runner', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), running, leaseAt(-(40 + GRACE.lease) - 1));
+    assert.equal(v.action, 'reap');
+    assert.equal(v.code, 'lease-expired');
+  });
+
+  test('a lease absent from a list of its namespace reaps', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), running, { state: 'absent', readAt: NOW });
+    assert.equal(v.code, 'lease-gone');
+  });
+
+  test('an error reading the lease keeps, even with the owner gone', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), gone, { state: 'error', message: 'HTTP 403: forbidden' });
+    assert.equal(v.action, 'keep');
+    assert.equal(v.code, 'lease-unreadable');
+  });
+
+  test('a lease not read keeps', () => {
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running).code, 'lease-not-read');
+  });
+
+  test('a Lease of that name stamped for another environment, or whose stamps do not verify, keeps', () => {
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, leaseAt(-10_000, { environment: 'beta' })).code, 'lease-foreign');
+    const forged = leaseAt(-10_000, { signingKey: Buffer.from('not-deeds-key-but-long-enough-0123456789abcdef') });
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, forged).code, 'lease-foreign');
+  });
+
+  test('a lease with no renewal time is never counted expired', () => {
+    const l = leaseAt(-10_000);
+    if (l.state === 'present') delete l.lease.renewedAt;
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, l).code, 'lease-undated');
+  });
+
+  test('the lease is judged as of the list that was read, not as of a later clock', () => {
+    const l = leaseAt(-30);
+    assert.equal(verdict(withLease(), 'Secret', { ...reaperContext(), now: NOW + 1_000_000 }, running, l).code, 'owner-running');
+  });
+
+  test('an object with no owner stamp whose lease is held is kept as lease-held', () => {
+    assert.equal(verdict(withLease({ owner: null }), 'Secret', reaperContext(), undefined, leaseAt(-5)).code, 'lease-held');
+  });
+
+  test('with run leases off (the policy default) a run lease is ignored: the owner decides, and nothing is read', () => {
+    const off = { ...reaperContext(), runLeases: false };
+    assert.equal(verdict(withLease(), 'Secret', off, running).code, 'owner-running');
+    assert.equal(verdict(withLease({ expiresAt: iso(-60) }), 'Secret', off, gone).code, 'owner-gone');
+    assert.deepEqual(needs(withLease(), 'Secret', off), { owner: RUNNER });
+  });
+
+  test('the lease name is covered by the attestation: an object whose run-lease annotation was edited is skipped', () => {
+    const obj = withLease();
+    obj.metadata.annotations![KEYS.runLease] = 'someone-elses-lease';
+    assert.equal(verdict(obj, 'Secret', reaperContext(), running, leaseAt(-10_000)).code, 'attestation-invalid');
+  });
+});
+
+describe('run leases in a sweep, over the API wire format', () => {
+  let server: FakeApiServer;
+  beforeEach(async () => {
+    server = await new FakeApiServer().start();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  const run = async (apply = true) => {
+    const decisions: Decision[] = [];
+    const summary = await sweep({
+      client: createKubeClient(server.kubeConfig(), { timeoutMs: 10_000 }),
+      environment: ENV,
+      keys: KEYS,
+      keyRing: TEST_RING,
+      deedNamespace: 'deed-system',
+      namespaces: [],
+      apply,
+      now: () => NOW,
+      deadlineGraceSeconds: GRACE.deadline,
+      leaseGraceSeconds: GRACE.lease,
+      runLeases: true,
+      concurrency: 4,
+      onDecision: (d) => void decisions.push(d),
+    });
+    return { decisions, summary };
+  };
+  const leaseLists = () => server.requests.filter((r) => r.method === 'GET' && r.path === '/apis/coordination.k8s.io/v1/namespaces/sandbox-a/leases');
+
+  test('a live runner whose run lease stopped being renewed: its pod, both Secrets and its NetworkPolicy are reaped in one sweep; a fresh lease keeps its run', async () => {
+    server.put('pods', runnerPod());
+    server.put('leases', stampedLease('run-stale', { renewTime: iso(-(40 + GRACE.lease) - 60) }));
+    server.put('leases', stampedLease('run-fresh', { renewTime: iso(-5) }));
+    const objects = (lease: string) => [
+      server.put('pods', stamped({ kind: 'Pod', name: `${lease}-pod`, runLease: lease, expiresAt: iso(3600) })),
+      server.put('secrets', stamped({ kind: 'Secret', name: `${lease}-token`, runLease: lease, expiresAt: iso(3600) })),
+      server.put('secrets', stamped({ kind: 'Secret', name: `${lease}-creds`, runLease: lease, expiresAt: iso(3600) })),
+      server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: `${lease}-egress`, runLease: lease })),
+    ];
+    const stale = objects('run-stale');
+    const fresh = objects('run-fresh');
+    const { decisions, summary } = await run();
+    for (const o of stale) {
+      const d = decisions.find((x) => x.name === o.metadata.name)!;
+      assert.equal(d.code, 'lease-expired', d.reason);
+      assert.equal(d.outcome, 'deleted');
+    }
+    for (const o of fresh) assert.equal(decisions.find((x) => x.name === o.metadata.name)!.code, 'owner-running');
+    assert.equal(server.get('secrets', 'sandbox-a', 'run-stale-creds'), undefined);
+    assert.ok(server.get('secrets', 'sandbox-a', 'run-fresh-creds'));
+    // One list per kind's page at most, never one read per object or per lease.
+    assert.ok(leaseLists().length <= 8, `${leaseLists().length} lease lists`);
+    assert.equal(server.requests.filter((r) => /\/leases\/[^/]+$/.test(r.path)).length, 0, 'no single-Lease reads');
+    assert.equal(summary.leaseLists, leaseLists().length);
+  });
+
+  test('a lease deleted: its objects are reaped as lease-gone', async () => {
+    server.put('pods', runnerPod());
+    server.put('secrets', stamped({ kind: 'Secret', name: 'orphan-token', runLease: 'run-deleted', expiresAt: iso(3600) }));
+    const { decisions } = await run();
+    const d = decisions.find((x) => x.name === 'orphan-token')!;
+    assert.equal(d.code, 'lease-gone');
+    assert.equal(d.outcome, 'deleted');
+  });
+
+  test('a Lease list that fails keeps every object that names a lease there, and says why', async () => {
+    server.put('pods', runnerPod());
+    server.put('secrets', stamped({ kind: 'Secret', name: 'kept-token', runLease: 'run-deleted', expiresAt: iso(3600) }));
+    server.faults.push({ path: /\/leases$/, answer: { status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden' } });
+    const { decisions, summary } = await run();
+    const d = decisions.find((x) => x.name === 'kept-token')!;
+    assert.equal(d.action, 'keep');
+    assert.equal(d.code, 'lease-unreadable');
+    assert.match(d.reason, /forbidden/);
+    assert.ok(server.get('secrets', 'sandbox-a', 'kept-token'));
+    assert.equal(summary.errors, 0);
+  });
+
+  test('a Lease list sent before an object was listed never proves that object\'s lease gone', async () => {
+    server.put('pods', runnerPod());
+    // The Secret is judged first (its lease list is sent then); the NetworkPolicy's lease is
+    // created after that list, and the NetworkPolicy is listed after it was created.
+    server.put('secrets', stamped({ kind: 'Secret', name: 'early-token', runLease: 'run-a', expiresAt: iso(3600) }));
+    server.put('leases', stampedLease('run-a', { renewTime: iso(-5) }));
+    let created = false;
+    server.hooks.push((req) => {
+      if (!created && req.path.endsWith('/networkpolicies')) {
+        created = true;
+        server.put('leases', stampedLease('run-b', { renewTime: iso(-5) }));
+        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'late-egress', runLease: 'run-b' }));
+      }
+    });
+    const { decisions } = await run(false);
+    assert.equal(decisions.find((x) => x.name === 'early-token')!.code, 'owner-running');
+    assert.equal(decisions.find((x) => x.name === 'late-egress')!.code, 'owner-running', 'a fresh list found run-b');
+  });
+
+  test('a dry run as an identity RBAC would refuse says the delete would fail instead of promising it, asking once per kind and namespace', async () => {
+    server.put('secrets', stamped({ kind: 'Secret', name: 'done-a', terminal: 'true' }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'done-b', terminal: 'true' }));
+    server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'done-egress', terminal: 'true' }));
+    server.forbidden.add('delete secrets sandbox-a');
+    const { decisions, summary } = await run(false);
+    for (const name of ['done-a', 'done-b']) {
+      const d = decisions.find((x) => x.name === name)!;
+      assert.equal(d.outcome, 'not-permitted');
+      assert.match(d.error ?? '', /may not delete Secret objects in sandbox-a \(RBAC: no RBAC policy matched\); --apply would fail/);
+    }
+    assert.equal(decisions.find((x) => x.name === 'done-egress')!.outcome, 'would-delete');
+    assert.equal(summary.errors, 2);
+    const reviews = server.requests.filter((r) => r.path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
+    assert.equal(reviews.length, 2, 'one review for secrets in sandbox-a, one for networkpolicies');
+    assert.deepEqual((reviews[0]!.body as { spec: unknown }).spec, { resourceAttributes: { namespace: 'sandbox-a', verb: 'delete', group: '', resource: 'secrets' } });
+  });
+});
