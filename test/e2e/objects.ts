@@ -1,6 +1,7 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../src/admission/types.js';
+import { kindRows } from '../../src/policy/kinds.js';
 import { signV1 } from '../../src/policy/stamps/attestation.js';
 import { singleKeyRing, verifyObject } from '../../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../../src/policy/stamps/keys.js';
@@ -114,4 +115,16 @@ export async function eventually(what: string, check: () => Promise<boolean>, ti
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** The collection path of a kind of the kind table in a namespace, as the API server serves it. */
+export function collectionPath(kind: string, namespace: string): string {
+  const row = kindRows().find((r) => r.kind === kind);
+  if (row === undefined) throw new Error(`${kind} is not a row of the kind table`);
+  return `${row.group === '' ? `/api/${row.version}` : `/apis/${row.group}/${row.version}`}/namespaces/${namespace}/${row.resource}`;
+}
+
+/** `collectionPath` for each of these kinds, by kind. */
+export function collectionPaths<K extends string>(kinds: readonly K[]): Record<K, (namespace: string) => string> {
+  return Object.fromEntries(kinds.map((k) => [k, (namespace: string) => collectionPath(k, namespace)])) as Record<K, (namespace: string) => string>;
 }

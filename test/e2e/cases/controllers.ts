@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { attested, claim, eventually, KEYS, label, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
+import { attested, claim, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
@@ -15,16 +15,7 @@ import type { Tools } from './admission.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod specs as the API server stores them
 type Spec = Record<string, any>;
 
-const WORKLOAD_PATHS = {
-  Deployment: (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`,
-  ReplicaSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/replicasets`,
-  StatefulSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/statefulsets`,
-  DaemonSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/daemonsets`,
-  Job: (ns: string) => `/apis/batch/v1/namespaces/${ns}/jobs`,
-  CronJob: (ns: string) => `/apis/batch/v1/namespaces/${ns}/cronjobs`,
-  ReplicationController: (ns: string) => `/api/v1/namespaces/${ns}/replicationcontrollers`,
-  PodTemplate: (ns: string) => `/api/v1/namespaces/${ns}/podtemplates`,
-} as const;
+const WORKLOAD_PATHS = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicationController', 'PodTemplate'] as const);
 type WorkloadKind = keyof typeof WORKLOAD_PATHS;
 
 /** Where each kind's pod spec stands, as Deed names it in a denial. */

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { annotation, attested, eventually, KEYS, label, PATHS } from '../objects.js';
+import { annotation, attested, collectionPaths, eventually, KEYS, label, PATHS } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
@@ -18,15 +18,7 @@ import type { Tools } from './admission.js';
 type Spec = Record<string, any>;
 
 const NS = 'shared-labs';
-const PATH = {
-  Deployment: (ns: string) => `/apis/apps/v1/namespaces/${ns}/deployments`,
-  ReplicaSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/replicasets`,
-  StatefulSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/statefulsets`,
-  DaemonSet: (ns: string) => `/apis/apps/v1/namespaces/${ns}/daemonsets`,
-  Job: (ns: string) => `/apis/batch/v1/namespaces/${ns}/jobs`,
-  CronJob: (ns: string) => `/apis/batch/v1/namespaces/${ns}/cronjobs`,
-  ReplicationController: (ns: string) => `/api/v1/namespaces/${ns}/replicationcontrollers`,
-} as const;
+const PATH = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'ReplicationController'] as const);
 type Kind = keyof typeof PATH;
 const MERGE = 'application/merge-patch+json';
 
