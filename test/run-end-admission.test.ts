@@ -5,23 +5,13 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
-import { fixture, FIXTURE_POLICY, TEST_RING, type Review } from './helpers.js';
-import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped, type Pod } from './validate-helpers.js';
+import { fixture, FIXTURE_POLICY, TEST_RING } from './helpers.js';
+import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped, update } from './validate-helpers.js';
 
 const KEYS = stampKeys('deed.dev');
 const TERMINAL = 'deed.dev/terminal';
 const LEASE = 'deed.dev/run-lease';
 const BREAK_GLASS = { ...FIXTURE_POLICY, breakGlass: { groups: ['system:masters'] } };
-
-function update(change: (o: Pod) => void, userInfo = RUNNER_A, oldChange: (o: KubeObject) => void = () => {}): Review {
-  const body = fixture('validate-update-pod-label-by-runner.json');
-  body.request.oldObject = stamped(body, body.request.oldObject);
-  oldChange(body.request.oldObject);
-  body.request.object = structuredClone(body.request.oldObject);
-  body.request.userInfo = userInfo;
-  change(body.request.object);
-  return body;
-}
 
 const mark = (value = 'true') => (o: KubeObject) => void ((o.metadata.annotations ??= {})[TERMINAL] = value);
 const unmark = (o: KubeObject) => void delete o.metadata.annotations![TERMINAL];

@@ -50,3 +50,13 @@ export function allows(body: Review, config?: ConfigInput, lookup?: ObjectLookup
   return r;
 }
 
+/** An UPDATE of alpha's stamped pod by `userInfo`: `oldChange` shapes the stored pod, `change` the new one. */
+export function update(change: (o: Pod) => void, userInfo = RUNNER_A, oldChange: (o: KubeObject) => void = () => {}): Review {
+  const body = fixture('validate-update-pod-label-by-runner.json');
+  body.request.oldObject = stamped(body, body.request.oldObject);
+  oldChange(body.request.oldObject);
+  body.request.object = structuredClone(body.request.oldObject);
+  body.request.userInfo = userInfo;
+  change(body.request.object);
+  return body;
+}

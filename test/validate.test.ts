@@ -1,11 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../src/admission/types.js';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { overlaps, parseGrants } from '../src/policy/pod/workspace-mounts.js';
 import { fixture, FIXTURE_POLICY, type Review } from './helpers.js';
-import { ADMIN, allows, denies, GC, POLICY_WITH_COMMAND, RUNNER_A, RUNNER_B, stamped, validate, type Pod } from './validate-helpers.js';
+import { ADMIN, allows, denies, GC, POLICY_WITH_COMMAND, RUNNER_A, RUNNER_B, stamped, update, validate, type Pod } from './validate-helpers.js';
 
 /** The captured CREATE of sbx-1, stamped, with `change` applied to the final object. */
 function createPod(change: (o: Pod) => void = () => {}, config?: ConfigInput): Review {
@@ -270,15 +269,6 @@ describe('workspace grants and mounts', () => {
 });
 
 describe('frozen stamps and guarded writes on UPDATE and DELETE', () => {
-  function update(change: (o: Pod) => void, userInfo = RUNNER_A, oldChange: (o: KubeObject) => void = () => {}): Review {
-    const body = fixture('validate-update-pod-label-by-runner.json');
-    body.request.oldObject = stamped(body, body.request.oldObject);
-    oldChange(body.request.oldObject);
-    body.request.object = structuredClone(body.request.oldObject);
-    body.request.userInfo = userInfo;
-    change(body.request.object);
-    return body;
-  }
 
   test('changing the environment label is denied as frozen', () => {
     assert.match(denies(update((o) => (o.metadata.labels!['deed.dev/environment'] = 'beta')), 'frozen.stamps'), /frozen at "alpha", got "beta"/);
