@@ -212,7 +212,7 @@ describe('deed manifests', () => {
 
   const requesters = [
     { who: "Deed's own service account", user: serviceAccountUser(NS, 'deed'), reviewed: false },
-    { who: 'a kube-system controller', user: serviceAccountUser('kube-system', 'replicaset-controller'), reviewed: false },
+    { who: 'a kube-system controller that makes nothing from a template', user: serviceAccountUser('kube-system', 'namespace-controller'), reviewed: false },
     { who: 'a runner service account', user: serviceAccountUser('sandbox-a', 'runner'), reviewed: true },
     { who: "the reaper, whose deletes must be guarded", user: serviceAccountUser(NS, 'deed-reaper-alpha'), reviewed: true },
     { who: 'a service account named like kube-system in another namespace', user: serviceAccountUser('kube-system-x', 'deed'), reviewed: true },
@@ -229,6 +229,31 @@ describe('deed manifests', () => {
       }
     });
   }
+
+  test("a workload controller's creations and its changes of owner references are sent; its other writes, and its writes of subresources, are not", () => {
+    const controller = { ...serviceAccountUser('kube-system', 'replicaset-controller'), extra: {} };
+    const refs = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'lab', uid: 'u-1', controller: true }];
+    const pod = (ownerReferences?: unknown[]) => toCel({ metadata: { name: 'p', ...(ownerReferences ? { ownerReferences } : {}) } });
+    const cases: Array<[string, Record<string, unknown>, boolean]> = [
+      // A write to the object itself carries no subResource key (kube-apiserver v1.36: "no such key: subResource").
+      ['a CREATE', { operation: 'CREATE', object: pod(refs), oldObject: null }, true],
+      ['an adoption (an UPDATE that adds its owner reference)', { operation: 'UPDATE', object: pod(refs), oldObject: pod() }, true],
+      ['a release (an UPDATE that removes it)', { operation: 'UPDATE', object: pod(), oldObject: pod(refs) }, true],
+      ['an UPDATE that keeps the owner references', { operation: 'UPDATE', object: pod(refs), oldObject: pod(refs) }, false],
+      ['a status write', { operation: 'UPDATE', subResource: 'status', object: pod(refs), oldObject: pod() }, false],
+      ['a DELETE', { operation: 'DELETE', object: null, oldObject: pod(refs) }, false],
+    ];
+    // Pods are the first pair's; the default pair shares the same condition on the requester.
+    for (const { kind, hook } of webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.'))) {
+      for (const [what, fields, reviewed] of cases) {
+        const { object, oldObject, ...rest } = fields;
+        const request = toCel({ userInfo: controller, namespace: 'sandbox-a', resource: { group: '', version: 'v1', resource: 'pods' }, ...rest });
+        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request, object, oldObject } as never));
+        for (const r of results) assert.equal(typeof r, 'boolean', `${kind} ${hook.name}, ${what}: every condition evaluates to a bool`);
+        assert.equal(results.every((r) => r === true), reviewed, `${kind} ${hook.name}: ${what}`);
+      }
+    }
+  });
 
   test("the default row's webhooks see every namespaced kind but the first pair's and the exceptions: a custom resource, a Service, a ConfigMap, not an event, a lease or a pod", () => {
     const hooks = webhooksOf(objects).filter(({ hook }) => hook.name.startsWith('default.'));
@@ -398,16 +423,16 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims and Secrets, list and watch namespaces, get snapshots (the claim a snapshot copied) and the workloads a scale names, and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
+  test('the webhook may read (get, list, watch) pods, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
-      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -568,12 +593,12 @@ describe('deed manifests without the Secret cache', () => {
   const objects = renderManifests({ namespace: 'deed-system', image: 'x', cacheSecrets: false }) as Obj[];
   test('the webhook may only get Secrets, and deed serve is told not to cache them', () => {
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
-      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['replicationcontrollers'], verbs: ['get'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

@@ -164,6 +164,24 @@ export const DEFAULT_SYSTEM_PRINCIPALS = {
 };
 
 /**
+ * The workload controllers whose creations are judged as their owner's environment
+ * (docs/security-model.md, "Controller doors"): kube-system's service accounts of the
+ * controllers that make pods, ReplicaSets and Jobs from a workload's template. They act
+ * under these names when the controller manager runs with --use-service-account-credentials
+ * (kubeadm's and the managed offerings' default); without it they all act as
+ * system:kube-controller-manager, a system principal, and their creations go unjudged.
+ */
+export const DEFAULT_WORKLOAD_CONTROLLERS: readonly string[] = [
+  'system:serviceaccount:kube-system:replicaset-controller',
+  'system:serviceaccount:kube-system:replication-controller',
+  'system:serviceaccount:kube-system:statefulset-controller',
+  'system:serviceaccount:kube-system:daemon-set-controller',
+  'system:serviceaccount:kube-system:job-controller',
+  'system:serviceaccount:kube-system:cronjob-controller',
+  'system:serviceaccount:kube-system:deployment-controller',
+];
+
+/**
  * Break-glass by default: cluster administrators (system:masters bypasses RBAC and can remove
  * the webhooks anyway), so an admin deleting a sandbox pod is not refused by surprise; every
  * such use is logged and counted (src/admission/break-glass.ts).
@@ -280,6 +298,15 @@ export const configSchema = z
       .default(DEFAULT_SYSTEM_PRINCIPALS)
       .describe(
         'Cluster controllers allowed to update or delete managed objects though they act for no environment: the garbage collector, namespace controller, pod GC, node lifecycle and taint eviction, scheduler preemption, and kubelets (group system:nodes) finishing pod deletions.',
+      ),
+    workloadControllers: z
+      .object({
+        users: z.array(z.string().min(1)).default([...DEFAULT_WORKLOAD_CONTROLLERS]).describe('Usernames.'),
+      })
+      .strict()
+      .default({ users: [...DEFAULT_WORKLOAD_CONTROLLERS] })
+      .describe(
+        "Controllers that create pods, ReplicaSets and Jobs for a workload's owner. What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
       ),
     rules: z
       .record(z.string(), enforcementMode)

@@ -5,6 +5,7 @@
 // (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
 import type { V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
 import { DEFAULT_ROW_EXCEPTIONS, kindRows, type KindRow } from '../policy/kinds.js';
+import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
 
 type Entry = { group: string; resource: string };
 
@@ -162,5 +163,6 @@ export function helmKindsTemplate(): string {
     define('deed.reaperScopeKindRules', policyRulesYaml(reaperScopeKindRules())),
     define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
     define('deed.defaultRowExclusion', defaultRowExclusion()),
+    define('deed.defaultWorkloadControllers', JSON.stringify(DEFAULT_WORKLOAD_CONTROLLERS)),
   ].join('\n');
 }

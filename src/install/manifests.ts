@@ -27,7 +27,7 @@ import type {
 import { isMap, parseDocument } from 'yaml';
 import type { UserInfo } from '../admission/types.js';
 import { ConfigError, parseConfig } from '../config/load.js';
-import { ATTESTATION_KEY_DIR, type Config } from '../config/schema.js';
+import { ATTESTATION_KEY_DIR, DEFAULT_WORKLOAD_CONTROLLERS, type Config } from '../config/schema.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
 import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
@@ -131,8 +131,8 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     podDisruptionBudget(namespace),
     service(namespace),
     networkPolicy(namespace, opts.webhookFrom ?? []),
-    mutatingWebhooks(namespace, opts.caBundle),
-    validatingWebhooks(namespace, opts.caBundle),
+    mutatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
+    validatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
   ];
   const scoped = reaperNamespaces(opts.reaperNamespaces ?? {}, reapers);
@@ -413,14 +413,32 @@ function networkPolicy(namespace: string, webhookFrom: string[]): V1NetworkPolic
 }
 
 /** CEL over the authenticated requester, which the client cannot choose (unlike labels). */
-export function matchConditions(namespace: string): V1MatchCondition[] {
+export function matchConditions(namespace: string, controllers: readonly string[] = DEFAULT_WORKLOAD_CONTROLLERS): V1MatchCondition[] {
   return [
     { name: 'exclude-deed-itself', expression: `request.userInfo.username != '${webhookServiceAccount(namespace)}'` },
-    { name: 'exclude-kube-system-service-accounts', expression: "!('system:serviceaccounts:kube-system' in request.userInfo.groups)" },
+    { name: 'exclude-kube-system-service-accounts', expression: kubeSystemExclusion(controllers) },
   ];
 }
 
-function webhookCommon(namespace: string, path: string, caBundle: string | undefined) {
+/**
+ * kube-system's service accounts are not sent to Deed, but for the workload controllers'
+ * creations (judged as their owner's environment's) and their changes of owner references
+ * (adoption and release): docs/security-model.md, "Controller doors". The ownerReferences
+ * comparison reads the objects, so it is evaluated only for those controllers' UPDATEs. The
+ * request of a write to the object itself has no subResource key at all.
+ */
+export function kubeSystemExclusion(controllers: readonly string[]): string {
+  const excluded = "!('system:serviceaccounts:kube-system' in request.userInfo.groups)";
+  if (controllers.length === 0) return excluded;
+  const refs = (o: string) => `(has(${o}.metadata.ownerReferences) ? ${o}.metadata.ownerReferences : [])`;
+  return (
+    `${excluded} || ` +
+    `(request.userInfo.username in [${controllers.map((c) => JSON.stringify(c)).join(', ')}] && (!has(request.subResource) || request.subResource == '') && ` +
+    `(request.operation == 'CREATE' || (request.operation == 'UPDATE' && ${refs('object')} != ${refs('oldObject')})))`
+  );
+}
+
+function webhookCommon(namespace: string, path: string, caBundle: string | undefined, controllers: readonly string[]) {
   return {
     admissionReviewVersions: ['v1'],
     sideEffects: 'None',
@@ -429,12 +447,12 @@ function webhookCommon(namespace: string, path: string, caBundle: string | undef
     timeoutSeconds: 5,
     matchPolicy: 'Equivalent',
     namespaceSelector: namespaceSelector(namespace),
-    matchConditions: matchConditions(namespace),
+    matchConditions: matchConditions(namespace, controllers),
     clientConfig: { service: { namespace, name: NAME, path, port: 443 }, ...(caBundle ? { caBundle } : {}) },
   };
 }
 
-function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1MutatingWebhookConfiguration {
+function mutatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1MutatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -442,14 +460,14 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
     webhooks: [
       {
         name: 'mutate.deed.dev',
-        ...webhookCommon(namespace, '/mutate', caBundle),
+        ...webhookCommon(namespace, '/mutate', caBundle, controllers),
         rules: mutatingRules(),
         // Called again when a later mutating webhook changes the object; Deed is idempotent.
         reinvocationPolicy: 'IfNeeded',
       },
       {
         name: 'default.mutate.deed.dev',
-        ...defaultRowCommon(namespace, '/mutate', caBundle),
+        ...defaultRowCommon(namespace, '/mutate', caBundle, controllers),
         rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }],
         reinvocationPolicy: 'IfNeeded',
       },
@@ -457,7 +475,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined): V1Mu
   };
 }
 
-function validatingWebhooks(namespace: string, caBundle: string | undefined): V1ValidatingWebhookConfiguration {
+function validatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1ValidatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -465,12 +483,12 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
     webhooks: [
       {
         name: 'validate.deed.dev',
-        ...webhookCommon(namespace, '/validate', caBundle),
+        ...webhookCommon(namespace, '/validate', caBundle, controllers),
         rules: validatingRules(),
       },
       {
         name: 'default.validate.deed.dev',
-        ...defaultRowCommon(namespace, '/validate', caBundle),
+        ...defaultRowCommon(namespace, '/validate', caBundle, controllers),
         rules: [
           { operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
           { operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/status'], scope: 'Namespaced' },
@@ -485,8 +503,9 @@ function validatingWebhooks(namespace: string, caBundle: string | undefined): V1
  * kind the first pair does not name, custom resources included, but the default row's
  * exceptions (events, leases: src/policy/kinds.ts gives each reason).
  */
-function defaultRowCommon(namespace: string, path: string, caBundle: string | undefined) {
-  const common = webhookCommon(namespace, path, caBundle);
+function defaultRowCommon(namespace: string, path: string, caBundle: string | undefined, controllers: readonly string[]) {
+  // The workload controllers' writes reach it too (one matchCondition for both pairs); what they make there (ControllerRevisions) passes.
+  const common = webhookCommon(namespace, path, caBundle, controllers);
   return { ...common, matchConditions: [...common.matchConditions, { name: 'exclude-own-rows-and-exceptions', expression: defaultRowExclusion() }] };
 }
 

@@ -75,5 +75,6 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
  */
 function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
   const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
-  return answer.sourceClaim === undefined ? found : { ...found, sourceClaim: answer.sourceClaim };
+  const withController = answer.controller === undefined ? found : { ...found, controller: answer.controller };
+  return answer.sourceClaim === undefined ? withController : { ...withController, sourceClaim: answer.sourceClaim };
 }

@@ -1,13 +1,14 @@
 // The webhook's view of the cluster, kept by watches instead of read per review (as
 // controller-runtime's metadata-only informers do): the opted-in namespaces, which make
-// the review scope, and in those namespaces the pods, claims and (unless turned off)
-// Secrets a decision may look up. What the cache answers, and when it goes to the API
+// the review scope, and in those namespaces the pods, claims, workloads and (unless turned
+// off) Secrets a decision may look up. What the cache answers, and when it goes to the API
 // server instead, is the reader's (cached-reader.ts); this file only keeps the stores.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LookupResource } from '../policy/lookup.js';
 import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import type { ObjectFacts } from './lookup-facts.js';
 import { Reflector, type CachedResource } from './reflector.js';
+import { kindRows } from '../policy/kinds.js';
 
 export interface LookupCacheOptions {
   kc: KubeConfig;
@@ -77,7 +78,10 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     return facts === undefined ? undefined : { name, labels: facts.labels };
   };
 
-  const kept: Array<Exclude<CachedResource, 'namespaces'>> = ['pods', 'persistentvolumeclaims', ...(o.secrets ? (['secrets'] as const) : [])];
+  // The kinds the table says are looked up from the cache; Secrets only when the install keeps them.
+  const kept = kindRows()
+    .filter((r) => r.lookup === 'cache' || (r.lookup === 'cache-optional' && o.secrets))
+    .map((r) => r.resource as Exclude<CachedResource, 'namespaces'>);
   const kinds = kept.map(
     (resource) =>
       new Reflector({

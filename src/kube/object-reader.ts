@@ -4,12 +4,13 @@
 // NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
 // other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
 // whole (their service account decides whose a runner is), snapshots too (their source
-// claim); claims, Secrets and the workloads a scale names as metadata only. Nothing read is kept here: the cache in
+// claim); claims, Secrets and workloads (the one a scale names, a controller-made object's owner) as metadata only. Nothing read is kept here: the cache in
 // front of it (cached-reader.ts) answers what it can first.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
-import { SNAPSHOT_GROUP } from '../policy/kinds.js';
-import type { Lookup, ObjectLookup } from '../policy/policy.js';
+import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
+import { controllerRefOf } from '../policy/controller-made.js';
+import type { ControllerRef, Lookup, ObjectLookup } from '../policy/policy.js';
 import { METADATA_ONE, withRetries } from './client.js';
 import { KubeError } from './errors.js';
 
@@ -27,13 +28,12 @@ export interface ObjectReader {
 export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const apps = kc.makeApiClient(AppsV1Api);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
       if (key.resource === 'pods') {
         const pod = await withRetries(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
-        return { state: 'found', metadata: metadataOf(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
+        return { state: 'found', metadata: metadataOf(pod.metadata), ...controllerOfMeta(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
       }
       if (key.resource === 'volumesnapshots') {
         const snapshot = (await withRetries(timeoutMs, what, undefined, (o) =>
@@ -43,18 +43,17 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
       }
       if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
-        // A workload a scale names: its stamps are in its metadata.
+        // A workload (a scale names it, a controller-made object's owner is one): its stamps
+        // and its own controlling owner are in its metadata.
+        const row = kindRows().find((r) => r.resource === key.resource && r.templates !== undefined);
+        if (row === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
         const params = { namespace: key.namespace, name: key.name };
         const read = (o: Parameters<typeof core.readNamespacedReplicationController>[1]): Promise<{ metadata?: V1ObjectMeta }> =>
-          key.resource === 'deployments'
-            ? apps.readNamespacedDeployment(params, o)
-            : key.resource === 'replicasets'
-              ? apps.readNamespacedReplicaSet(params, o)
-              : key.resource === 'statefulsets'
-                ? apps.readNamespacedStatefulSet(params, o)
-                : core.readNamespacedReplicationController(params, o);
+          row.group === ''
+            ? core.readNamespacedReplicationController(params, o)
+            : (custom.getNamespacedCustomObject({ group: row.group, version: row.version, plural: row.resource, ...params }, o) as Promise<{ metadata?: V1ObjectMeta }>);
         const workload = await withRetries(timeoutMs, what, METADATA_ONE, read);
-        return { state: 'found', metadata: metadataOf(workload.metadata) };
+        return { state: 'found', metadata: metadataOf(workload.metadata), ...controllerOfMeta(workload.metadata) };
       }
       // Metadata only: a Secret's data never crosses the wire to Deed.
       const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>
@@ -76,4 +75,10 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };
+}
+
+/** The controlling owner reference, beside the metadata: whose a controller-made object is follows it. */
+function controllerOfMeta(m: { ownerReferences?: unknown } | undefined): { controller?: ControllerRef } {
+  const controller = controllerRefOf(m?.ownerReferences);
+  return controller ? { controller } : {};
 }

@@ -4,11 +4,13 @@
 // it is listed on its own (a backfill), one that leaves it is dropped. `current` is true
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
-import { CoreV1Api, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
+import { kindRows, apiVersionOf, type LookupResource } from '../policy/kinds.js';
 import { METADATA_LIST, METADATA_ONE, withRetries } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
-export type CachedResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'namespaces';
+/** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
+export type CachedResource = 'namespaces' | Exclude<LookupResource, 'volumesnapshots'>;
 
 type Item = { metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown; resourceVersion?: string }; spec?: unknown };
 type Page = { metadata?: { resourceVersion?: string; _continue?: string }; items: Item[] | null };
@@ -60,22 +62,31 @@ export class Reflector {
     const accept = o.metadataOnly ? METADATA_LIST : undefined;
     const timeout = o.listTimeoutMs ?? 30_000;
     const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withRetries(timeout, what, accept, fn) as Promise<Page>;
-    const all: Record<CachedResource, (p: ListParams, c: ConfigurationOptions) => Promise<unknown>> = {
+    const core_: Partial<Record<CachedResource, (p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
       pods: (p, c) => core.listPodForAllNamespaces(p, c),
       persistentvolumeclaims: (p, c) => core.listPersistentVolumeClaimForAllNamespaces(p, c),
       secrets: (p, c) => core.listSecretForAllNamespaces(p, c),
+      replicationcontrollers: (p, c) => core.listReplicationControllerForAllNamespaces(p, c),
       namespaces: (p, c) => core.listNamespace(p, c),
     };
-    const one: Record<Exclude<CachedResource, 'namespaces'>, (namespace: string, p: ListParams, c: ConfigurationOptions) => Promise<unknown>> = {
+    const coreOne: Partial<Record<CachedResource, (namespace: string, p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
       pods: (namespace, p, c) => core.listNamespacedPod({ namespace, ...p }, c),
       persistentvolumeclaims: (namespace, p, c) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, c),
       secrets: (namespace, p, c) => core.listNamespacedSecret({ namespace, ...p }, c),
+      replicationcontrollers: (namespace, p, c) => core.listNamespacedReplicationController({ namespace, ...p }, c),
     };
+    // The other kinds (apps, batch) by their group's path: the generic client lists any of them.
+    const row = kindRows().find((r) => r.resource === o.resource);
+    if (row === undefined) throw new Error(`Deed does not cache ${o.resource}`);
+    const custom = o.kc.makeApiClient(CustomObjectsApi);
+    const gv = { group: row.group, version: row.version, plural: row.resource };
+    const all = core_[o.resource] ?? ((p: ListParams, c: ConfigurationOptions) => custom.listClusterCustomObject({ ...gv, ...p }, c));
+    const one = coreOne[o.resource] ?? ((namespace: string, p: ListParams, c: ConfigurationOptions) => custom.listNamespacedCustomObject({ ...gv, namespace, ...p }, c));
     this.list = (namespace, p) =>
       namespace === undefined || o.resource === 'namespaces'
-        ? call(`list ${o.resource}`, (c) => all[o.resource](p, c))
-        : call(`list ${o.resource} in ${namespace}`, (c) => one[o.resource as Exclude<CachedResource, 'namespaces'>](namespace, p, c));
-    this.path = `/api/v1/${o.resource}`;
+        ? call(`list ${o.resource}`, (c) => all(p, c))
+        : call(`list ${o.resource} in ${namespace}`, (c) => one(namespace, p, c));
+    this.path = row.group === '' ? `/api/v1/${o.resource}` : `/apis/${apiVersionOf(row)}/${o.resource}`;
   }
 
   get resource(): CachedResource {

@@ -185,7 +185,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
-    lookup: 'get',
+    lookup: 'cache',
   },
   {
     kind: 'ReplicaSet',
@@ -197,7 +197,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
-    lookup: 'get',
+    lookup: 'cache',
   },
   {
     kind: 'StatefulSet',
@@ -209,7 +209,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false },
-    lookup: 'get',
+    lookup: 'cache',
   },
   {
     kind: 'DaemonSet',
@@ -221,6 +221,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    lookup: 'cache',
   },
   {
     kind: 'Job',
@@ -232,6 +233,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: { ...WORKLOAD_STAMPS, ownerReference: true },
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true },
+    lookup: 'cache',
   },
   {
     kind: 'CronJob',
@@ -243,6 +245,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: ['spec.jobTemplate.spec.template'], claims: [], ownsRestartPolicy: true },
+    lookup: 'cache',
   },
   {
     kind: 'ReplicationController',
@@ -254,7 +257,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
-    lookup: 'get',
+    lookup: 'cache',
   },
   // A PodTemplate is not stamped: no controller makes anything of it by itself.
   { kind: 'PodTemplate', group: '', version: 'v1', resource: 'podtemplates', namespaced: true, door: 'workload', templates: { pods: ['template'], claims: [], ownsRestartPolicy: false } },
@@ -346,6 +349,11 @@ export function sandboxKindNamed(kind: SandboxKindName): SandboxKind {
 /** The kind that makes pods or claims from templates, for a resource. */
 export function workloadKind(resource: GroupVersionResource): WorkloadKind | undefined {
   return WORKLOADS.get(key(resource.group, resource.resource));
+}
+
+/** The kind that makes pods or claims from templates, by kind name (a controller reference names its owner so). */
+export function workloadKindNamed(kind: string): WorkloadKind | undefined {
+  return [...WORKLOADS.values()].find((w) => w.kind === kind);
 }
 
 /** The stamped rows, in table order. */

@@ -14,6 +14,7 @@ import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.j
 import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
 import { kindRows, SCALED_RESOURCES } from './kinds.js';
+import { controllerOf, ownerLookupKey } from './controller-made.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
@@ -46,7 +47,28 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   // A scale names the workload, whose stamps are looked up.
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
-  if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
+  const owners = ownerKeys(req, door, webhook, namespace);
+  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
+  return owners;
+}
+
+/**
+ * The controlling owner of a new pod or workload (a controller made it: whose it is follows
+ * the owner, controller-made.ts), and the new controlling owner an UPDATE gives an object
+ * (adoption). Planned for any requester: who is a workload controller is the policy's.
+ */
+function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: 'mutate' | 'validate', namespace: string): LookupKey[] {
+  const made = door.kind === 'workload' || (door.kind === 'object' && door.sandboxKind.kind === 'Pod');
+  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object')) return [];
+  const after = controllerOf(req.object);
+  if (req.operation === 'CREATE' && made) {
+    const key = ownerLookupKey(after, namespace);
+    return key ? [key] : [];
+  }
+  if (webhook === 'validate' && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid) {
+    const key = ownerLookupKey(after, namespace);
+    return key ? [key] : [];
+  }
   return [];
 }
 
@@ -100,11 +122,19 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupK
   const known = new Set(read.map(lookupKey));
   const out: LookupKey[] = [];
   for (const key of read) {
-    if (key.resource !== 'volumesnapshots') continue;
     const answer = found.get(key.resource, key.namespace, key.name);
-    if (answer.state !== 'found' || answer.sourceClaim === undefined) continue;
-    const next: LookupKey = { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim };
-    if (!known.has(lookupKey(next))) {
+    if (answer.state !== 'found') continue;
+    // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
+    // carrying its Deployment's copied annotations): its owner too.
+    const next: LookupKey | undefined =
+      key.resource === 'volumesnapshots'
+        ? answer.sourceClaim === undefined
+          ? undefined
+          : { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim }
+        : OWNER_RESOURCES.has(key.resource)
+          ? ownerLookupKey(answer.controller, key.namespace)
+          : undefined;
+    if (next !== undefined && !known.has(lookupKey(next))) {
       known.add(lookupKey(next));
       out.push(next);
     }
@@ -123,6 +153,8 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
 }
 
 const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
+/** The workloads whose own controlling owner is followed (controller-made.ts). */
+const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
 
 /**
  * The lookups for a raw review body, as the server sees it before deciding, and the body
@@ -130,9 +162,12 @@ const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 
  * are told apart by a glance at a few fields, without decoding.
  */
 export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): { lookups: LookupKey[]; decoded?: Decoded } {
-  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown } } | null)?.request;
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { ownerReferences?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
+  // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
+  const owned = hasOwners(req);
   const mayNeed =
+    (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
@@ -149,6 +184,16 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
   return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook) : [], decoded };
+}
+
+/** Whether a request's object names owners, read without decoding it; a body that throws on reading names none here (decide() answers it). */
+function hasOwners(req: { object?: { metadata?: { ownerReferences?: unknown } } } | undefined): boolean {
+  try {
+    const refs = req?.object?.metadata?.ownerReferences;
+    return Array.isArray(refs) && refs.length > 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */

@@ -22,16 +22,19 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { scopedPodSelector } from './network-policy-scope.js';
-import { ephemeralStampOps, isOwnTemplateStamps } from './pod/claim-templates.js';
+import { ephemeralStampOps, isEnvironmentsTemplateStamps, isOwnTemplateStamps } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
 import { mutateWorkload } from './workload/review.js';
 import { withTemplateOps, workloadStampRow } from './workload/stamps.js';
+import { actingFor, controllerMadeRow, controllerOf, environmentOfController, isWorkloadController, withoutStamps } from './controller-made.js';
 
 export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
   const door = doorOf(req);
+  const requester = resolveRequester(req.userInfo, ctx.policy);
+  if (isWorkloadController(requester, ctx.policy)) return stampControllerMade(req, door, requester, ctx);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
     if (mismatch) return enforce([mismatch], ctx.policy);
@@ -61,10 +64,43 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   return stampCreate(obj, kind, namespace, req, ctx);
 }
 
-/** The stamps of a new object of `kind`, as a patch, or the findings that refuse it. */
-function stampCreate(obj: KubeObject, kind: StampRow, namespace: string, req: AdmissionRequest, ctx: DecisionContext): Verdict {
+/**
+ * What a workload controller creates (controller-made.ts): a pod, a Deployment's
+ * ReplicaSet, a CronJob's Job is stamped as its controlling owner's environment's, in place
+ * of whatever stamps it arrived with; an owner of no environment makes an unstamped one.
+ * Anything else a controller writes is not Deed's to stamp.
+ */
+function stampControllerMade(req: AdmissionRequest, door: ReturnType<typeof doorOf>, requester: Requester, ctx: DecisionContext): Verdict {
+  const namespace = req.namespace;
+  if (req.operation !== 'CREATE' || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
+  const row = door.kind === 'workload' ? workloadStampRow(door.workload) : door.kind === 'object' && door.sandboxKind.kind === 'Pod' ? door.sandboxKind : undefined;
+  if (row === undefined) return allowed();
+  const mismatch = kindMismatch(req, row);
+  if (mismatch) return enforce([mismatch], ctx.policy);
+  const obj = req.object;
+  const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx);
+  if ('finding' in made) return enforce([made.finding], ctx.policy);
+  const bare = withoutStamps(obj, ctx.policy);
+  if (made.environment === undefined) return patched(stampPatch(obj, bare.metadata.labels ?? {}, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
+  return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), obj, true);
+}
+
+/**
+ * The stamps of a new object of `kind`, as a patch, or the findings that refuse it.
+ * `base`: the object as it arrived, when `obj` is what Deed stamps in its place (a
+ * controller-made object without the stamps it carried).
+ */
+function stampCreate(
+  obj: KubeObject,
+  kind: StampRow,
+  namespace: string,
+  req: AdmissionRequest,
+  ctx: DecisionContext,
+  requester: Requester = resolveRequester(req.userInfo, ctx.policy),
+  base: KubeObject = obj,
+  controllerMade = false,
+): Verdict {
   const { keys } = ctx.policy;
-  const requester = resolveRequester(req.userInfo, ctx.policy);
   const labels = obj.metadata.labels ?? {};
   const annotations = obj.metadata.annotations ?? {};
 
@@ -139,7 +175,9 @@ function stampCreate(obj: KubeObject, kind: StampRow, namespace: string, req: Ad
           obj.spec,
           'spec',
           { environment, runner, namespace },
-          (m) => isOwnTemplateStamps(m, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now()),
+          (m) =>
+            isOwnTemplateStamps(m, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now()) ||
+            (controllerMade && isEnvironmentsTemplateStamps(m, environment, namespace, ctx.policy, ctx.keyRing)),
           keys,
           ctx.keyRing,
           () => mintNonce(ctx.randomBytes),
@@ -178,7 +216,7 @@ function stampCreate(obj: KubeObject, kind: StampRow, namespace: string, req: Ad
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
   // The template ops first: they address volumes by their index before the token volume comes out.
-  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(obj, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
+  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

@@ -16,6 +16,8 @@ export interface Policy {
   breakGlassGroups: Set<string>;
   systemUsers: Set<string>;
   systemGroups: Set<string>;
+  /** The workload controllers whose creations are judged as their owner's (controller-made.ts). */
+  controllerUsers: Set<string>;
   /** Environment id to the other environments whose stamped claims its pods may mount. */
   claimsFrom: Map<string, Set<string>>;
   /** Namespace -> the environment it is bound to. */
@@ -54,11 +56,20 @@ export function compilePolicy(config: Config): Policy {
     breakGlassGroups: new Set(config.breakGlass.groups),
     systemUsers: new Set(config.systemPrincipals.users),
     systemGroups: new Set(config.systemPrincipals.groups),
+    controllerUsers: new Set(config.workloadControllers.users),
     claimsFrom: new Map(config.environments.map((env) => [env.id, new Set(env.claimsFrom)])),
     envByBoundNamespace,
     managedByUser,
     managedByGroup,
   };
+}
+
+/** An owner reference with `controller: true`, as much of it as says which object it names. */
+export interface ControllerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
 }
 
 /** What Deed knows about another object a decision depends on (metadata only). */
@@ -70,6 +81,8 @@ export type Lookup =
       serviceAccountName?: string;
       /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
       sourceClaim?: string;
+      /** Its controlling owner reference (`controller: true`), if it has one: whose a controller-made object is follows it. */
+      controller?: ControllerRef;
     }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };

@@ -10,7 +10,6 @@ import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 
 import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
-import type { SandboxKind } from './kinds.js';
 import { ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
@@ -34,7 +33,9 @@ import { networkPolicyScope } from './network-policy-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
-import { scaleFindings, workloadStampFindings } from './workload/stamps.js';
+import { scaleFindings, workloadStampFindings, workloadStampRow } from './workload/stamps.js';
+import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, isWorkloadController } from './controller-made.js';
+import { workloadKindNamed, type SandboxKind } from './kinds.js';
 import { stampedObjectFindings } from './stamped-object.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
@@ -56,13 +57,16 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const namespace = req.namespace;
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
   const requester = resolveRequester(req.userInfo, ctx.policy);
+  if (isWorkloadController(requester, ctx.policy)) return validateControllerWrite(req, door, namespace, requester, ctx);
   if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
   if (door.kind === 'service-proxy') return enforce(serviceProxyGuard(requester, namespace, door.service, ctx.policy), ctx.policy);
   if (door.kind === 'token-request') return validateTokenRequest(door.serviceAccount, namespace, requester, ctx);
   if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
-    return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx, workloadStampFindings(req, door.workload, namespace, requester, ctx));
+    if (mismatch) return denied([mismatch]);
+    const own = [...workloadStampFindings(req, door.workload, namespace, requester, ctx), ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx)];
+    return validateWorkload(req, door.workload, namespace, requester, ctx, own);
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
@@ -77,7 +81,59 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
-function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext, dryRun: boolean): Verdict {
+/**
+ * A workload controller's write (controller-made.ts): what it creates is judged as an object
+ * of its controlling owner's environment, by the same rules as if that environment had
+ * created it, against what exists now; a change of an object's controller stays within one
+ * environment. Its other writes (status, scale bookkeeping) are a system controller's.
+ */
+function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+  const obj = req.object;
+  if (req.subResource !== undefined || !obj) return allowed();
+  if (req.operation === 'UPDATE') {
+    const kind = door.kind === 'workload' ? door.workload.kind : door.kind === 'object' ? door.sandboxKind.kind : undefined;
+    return kind === undefined || !req.oldObject ? allowed() : enforce(adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ctx.policy);
+  }
+  if (req.operation !== 'CREATE') return allowed();
+  const ref = controllerOf(obj);
+  if (door.kind === 'object' && door.sandboxKind.kind === 'Pod') {
+    const mismatch = kindMismatch(req, door.sandboxKind);
+    if (mismatch) return denied([mismatch]);
+    const made = environmentOfController(ref, namespace, 'the Pod its controller creates', ctx);
+    if ('finding' in made) return enforce([made.finding], ctx.policy);
+    // The pod rules as for the owner's own pods: a Job's pods' restartPolicy is the Job's.
+    const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
+    const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
+    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, actingFor(requester, made.environment), ctx, req.dryRun, source, true);
+  }
+  if (door.kind === 'workload') {
+    const row = workloadStampRow(door.workload);
+    const mismatch = kindMismatch(req, door.workload);
+    if (mismatch) return denied([mismatch]);
+    if (row === undefined) return allowed();
+    const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
+    if ('finding' in made) return enforce([made.finding], ctx.policy);
+    const acting = actingFor(requester, made.environment);
+    return validateWorkload(req, door.workload, namespace, acting, ctx, stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false));
+  }
+  return allowed();
+}
+
+/** A client's change of a workload's controlling owner (a Deployment adopting a ReplicaSet): within one environment. */
+function workloadAdoption(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  return req.operation === 'UPDATE' && req.subResource === undefined && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];
+}
+
+function validateCreate(
+  obj: KubeObject,
+  kind: SandboxKind,
+  namespace: string,
+  requester: Requester,
+  ctx: DecisionContext,
+  dryRun: boolean,
+  source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+  controllerMade = false,
+): Verdict {
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
@@ -106,9 +162,9 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
   findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runRules([RUN_LEASE_FORMAT], obj, { policy, namespace, environment: identity.environment }));
   const runner = requester.runner;
   findings.push(...ownerAcrossNamespaces(obj, runner, namespace));
-  findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims));
+  findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims, source));
   if (spec !== undefined) {
-    findings.push(...ephemeralStampIntegrity(spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now()));
+    findings.push(...ephemeralStampIntegrity(spec, 'spec', { environment: identity.environment, runner, namespace }, policy, ctx.keyRing, ctx.now(), controllerMade));
     findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
   }
   if (kind.kind === 'PersistentVolumeClaim') findings.push(...workspaceMark(obj, ctx));
@@ -129,6 +185,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   const owner = ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing);
   findings.push(...guardedWrite(requester, owner, policy));
   if (newObj !== undefined) {
+    if (req.subResource === undefined) findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.
     if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
       findings.push(...borrowedCredential(newObj, kind, namespace, requester, policy));
@@ -212,7 +269,14 @@ function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
  * Per-kind checks of an object's content: a sandbox pod's spec rules (SANDBOX_POD_RULES),
  * PVC ownership, token Secrets. `deed audit` judges stored objects with them too.
  */
-export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionContext, facts: Facts, wsClaims: ReadonlySet<string> = new Set()): Finding[] {
+export function objectRules(
+  obj: KubeObject,
+  kind: SandboxKind,
+  ctx: DecisionContext,
+  facts: Facts,
+  wsClaims: ReadonlySet<string> = new Set(),
+  source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+): Finding[] {
   if (kind.kind === 'PersistentVolumeClaim') {
     const podOwner = (obj.metadata.ownerReferences ?? []).find((r) => r.kind === 'Pod' && r.apiVersion === 'v1');
     return podOwner
@@ -231,16 +295,22 @@ export function objectRules(obj: KubeObject, kind: SandboxKind, ctx: DecisionCon
     ];
   }
   if (kind.kind !== 'Pod' || !isRec(obj.spec)) return []; // a hostile body's `spec: null` is no spec, not a crash
-  return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims), facts);
+  return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims, source), facts);
 }
 
 /** A Pod's own spec as the pod rules judge it. */
-function podSpecSubject(obj: KubeObject, spec: Rec, ctx: DecisionContext, wsClaims: ReadonlySet<string>): PodSpecSubject {
+function podSpecSubject(
+  obj: KubeObject,
+  spec: Rec,
+  ctx: DecisionContext,
+  wsClaims: ReadonlySet<string>,
+  source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+): PodSpecSubject {
   const { keys } = ctx.policy;
   return {
     spec,
     at: 'spec',
-    source: { kind: 'Pod', controller: false, ownsRestartPolicy: false },
+    source,
     podName: obj.metadata.name,
     grants: { value: entryOf(obj.metadata.annotations ?? {}, keys.workspaceGrants), path: annotationPath(keys.workspaceGrants) },
     workspaceClaims: wsClaims,

@@ -84,12 +84,24 @@ export function isOwnTemplateStamps(metadata: Rec | undefined, owner: ClaimOwner
 }
 
 /**
+ * Stamps Deed wrote into a workload's template for `environment`, under whichever runner
+ * created the workload: a pod its controller makes carries them unchanged, and is judged
+ * with no runner of its own (src/policy/controller-made.ts).
+ */
+export function isEnvironmentsTemplateStamps(metadata: Rec | undefined, environment: string, namespace: string, policy: Policy, ring: KeyRing): boolean {
+  const owner = ownershipOf({ kind: CLAIM_KIND.kind, namespace, metadata: asObject(metadata).metadata }, policy, ring);
+  return owner.kind === 'stamped' && owner.environment === environment;
+}
+
+/**
  * At the validating side: every ephemeral template of an environment's pod carries
  * exactly the stamps Deed writes for it (absent: the mutating webhook was bypassed).
+ * `anyRunner`: a controller-made pod's, whose templates keep the stamps Deed wrote at the
+ * workload's door, for its environment and the runner that created the workload.
  */
-export function ephemeralStampIntegrity(spec: Rec, at: string, owner: ClaimOwner, policy: Policy, ring: KeyRing, nowMs: number): Finding[] {
+export function ephemeralStampIntegrity(spec: Rec, at: string, owner: ClaimOwner, policy: Policy, ring: KeyRing, nowMs: number, anyRunner = false): Finding[] {
   return ephemeralTemplates(spec, at).flatMap((t) =>
-    stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
+    anyRunner && isEnvironmentsTemplateStamps(t.metadata, owner.environment, owner.namespace, policy, ring) ? [] : stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
       ...f,
       path: f.path === undefined ? `${t.at}.metadata` : `${t.at}.${f.path}`,
     })),

@@ -176,6 +176,22 @@ export const RULES = {
     overridable: true,
     example: 'cannot tell whose pod sandbox-a/sbx-1 is (get pods: timed out after 2000 ms); refusing the eviction',
   }),
+  guardControllerOwner: rule({
+    id: 'guard.controller-owner',
+    webhook: 'both',
+    checks: "An object a workload controller creates (a ReplicaSet's pod, a Deployment's ReplicaSet, a CronJob's Job) belongs to the environment of its controlling owner, read from that owner's stamps (up the chain: Deployment, ReplicaSet, pod). When the owner cannot be read, does not exist, is not the object the reference names (another uid), or carries stamps that do not verify, the creation is refused (fail closed) and the controller retries.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'cannot tell whose ReplicaSet sandbox-a/lab-7d9 is (get replicasets: timed out after 2000 ms); refusing the pod its controller creates',
+  }),
+  guardAdoption: rule({
+    id: 'guard.adoption',
+    webhook: 'validate',
+    checks: "A change of an object's controlling owner reference (a controller adopting an orphan by its selector, or a client writing the reference) stays within one environment: the new controlling owner is of the object's own environment, or the object is of none.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'pod sandbox-a/sbx-1 is not of the environment of ReplicaSet sandbox-a/sweep (acting for another environment); it may not become its controller',
+  }),
   guardConnect: rule({
     id: 'guard.connect',
     webhook: 'validate',

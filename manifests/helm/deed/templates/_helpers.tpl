@@ -132,10 +132,21 @@ matchConditions:
   - name: exclude-deed-itself
     expression: {{ printf "request.userInfo.username != '%s'" (include "deed.serviceAccountUser" .) | quote }}
   - name: exclude-kube-system-service-accounts
-    expression: "!('system:serviceaccounts:kube-system' in request.userInfo.groups)"
+    expression: {{ include "deed.kubeSystemExclusion" . | quote }}
 {{- with .Values.webhook.matchConditions }}
 {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{- /* kube-system's service accounts stay out, but for the workload controllers' creations and owner-reference changes (the policy's workloadControllers). */ -}}
+{{- define "deed.kubeSystemExclusion" -}}
+{{- $controllers := include "deed.defaultWorkloadControllers" . | fromJsonArray -}}
+{{- with .Values.policy.workloadControllers }}{{ if hasKey . "users" }}{{ $controllers = .users }}{{ end }}{{ end -}}
+{{- if $controllers -}}
+!('system:serviceaccounts:kube-system' in request.userInfo.groups) || (request.userInfo.username in {{ include "deed.celList" $controllers }} && (!has(request.subResource) || request.subResource == '') && (request.operation == 'CREATE' || (request.operation == 'UPDATE' && (has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) != (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []))))
+{{- else -}}
+!('system:serviceaccounts:kube-system' in request.userInfo.groups)
+{{- end -}}
 {{- end -}}
 
 {{- /* A CEL list of string literals: JSON's string escapes are CEL's too. */ -}}

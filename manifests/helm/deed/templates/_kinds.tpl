@@ -94,7 +94,13 @@
 {{- define "deed.lookupRules" -}}
 {{- if .Values.lookupCache.secrets -}}
 - apiGroups: [""]
-  resources: ["pods", "persistentvolumeclaims", "secrets"]
+  resources: ["pods", "persistentvolumeclaims", "replicationcontrollers", "secrets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["apps"]
+  resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["batch"]
+  resources: ["jobs", "cronjobs"]
   verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["namespaces"]
@@ -102,15 +108,15 @@
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
   verbs: ["get"]
-- apiGroups: ["apps"]
-  resources: ["deployments", "replicasets", "statefulsets"]
-  verbs: ["get"]
-- apiGroups: [""]
-  resources: ["replicationcontrollers"]
-  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
-  resources: ["pods", "persistentvolumeclaims"]
+  resources: ["pods", "persistentvolumeclaims", "replicationcontrollers"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["apps"]
+  resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["batch"]
+  resources: ["jobs", "cronjobs"]
   verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["secrets"]
@@ -120,12 +126,6 @@
   verbs: ["list", "watch"]
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
-  verbs: ["get"]
-- apiGroups: ["apps"]
-  resources: ["deployments", "replicasets", "statefulsets"]
-  verbs: ["get"]
-- apiGroups: [""]
-  resources: ["replicationcontrollers"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
@@ -165,4 +165,8 @@
 
 {{- define "deed.defaultRowExclusion" -}}
 !((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
+{{- end -}}
+
+{{- define "deed.defaultWorkloadControllers" -}}
+["system:serviceaccount:kube-system:replicaset-controller","system:serviceaccount:kube-system:replication-controller","system:serviceaccount:kube-system:statefulset-controller","system:serviceaccount:kube-system:daemon-set-controller","system:serviceaccount:kube-system:job-controller","system:serviceaccount:kube-system:cronjob-controller","system:serviceaccount:kube-system:deployment-controller"]
 {{- end -}}

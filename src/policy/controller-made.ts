@@ -1,0 +1,161 @@
+// What a workload controller creates is judged when it is created (docs/security-model.md,
+// "Controller doors"). A ReplicaSet's pod, a Deployment's ReplicaSet, a CronJob's Job are
+// made later than their template was written, by a kube-system identity, against state
+// nobody judged then: which Secret holds a name at scale-up, the pull secrets the
+// ServiceAccount plugin adds, a ControllerRevision the template came from. So the object
+// is judged as one of the environment of its controlling owner (the owner reference with
+// `controller: true`), read from that owner's verified stamps, up the chain (a pod's
+// ReplicaSet, whose stamps the deployment controller overwrites with its Deployment's
+// annotations, is followed to the Deployment). It is stamped as that environment's, so the
+// guards, the reaper and the audit know it. An owner Deed cannot read, one that is not the
+// object the reference names, or one whose stamps do not verify (with nothing above it) is
+// refused: the controller retries. An owner of no environment makes objects of none (or of
+// its bound namespace's environment), judged as a requester of that standing would be.
+//
+// The same chain decides adoption: a change of an object's controlling owner (a controller
+// adopting an orphan its selector matches, or a client writing the reference) stays within
+// the object's environment. Pure: what it knows of owners comes from ctx.lookup.
+import type { KubeObject } from '../admission/types.js';
+import type { Finding } from '../admission/verdict.js';
+import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from './kinds.js';
+import { ownershipOf, ownershipOfObject, type Ownership } from './ownership.js';
+import type { ControllerRef, DecisionContext, Policy } from './policy.js';
+import type { Requester } from './requester/identity.js';
+import { isTrusted } from './requester/principals.js';
+import { RULES } from './rules/catalog.js';
+import { stampedAnnotationKeys, stampedLabelKeys } from './stamps/keys.js';
+
+/**
+ * How many owners above the direct one Deed follows: one (a pod's ReplicaSet, then its
+ * Deployment; a pod's Job, then its CronJob). The server reads the owner, then its owner.
+ */
+export const MAX_CONTROLLER_DEPTH = 1;
+
+/** A requester the policy lists as a workload controller (`workloadControllers`). */
+export function isWorkloadController(requester: Pick<Requester, 'username'>, policy: Policy): boolean {
+  return policy.controllerUsers.has(requester.username);
+}
+
+/** The one owner reference with `controller: true` (the API server allows at most one), if well formed. */
+export function controllerRefOf(refs: unknown): ControllerRef | undefined {
+  if (!Array.isArray(refs)) return undefined;
+  for (const r of refs as unknown[]) {
+    if (r === null || typeof r !== 'object') continue;
+    const { apiVersion, kind, name, uid, controller } = r as Record<string, unknown>;
+    if (controller !== true) continue;
+    return typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string' && typeof uid === 'string' ? { apiVersion, kind, name, uid } : undefined;
+  }
+  return undefined;
+}
+
+export function controllerOf(obj: KubeObject | null | undefined): ControllerRef | undefined {
+  return controllerRefOf(obj?.metadata?.ownerReferences);
+}
+
+/** The kind-table row a reference names, when Deed can read it (a row with a lookup). */
+function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefined {
+  const slash = ref.apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : ref.apiVersion.slice(0, slash);
+  const row = kindRowNamed(group, ref.kind);
+  return row?.lookup !== undefined && row.namespaced ? (row as KindRow & { lookup: string }) : undefined;
+}
+
+/** The read that answers whose the object a controller reference names is. */
+export function ownerLookupKey(ref: ControllerRef | undefined, namespace: string): { resource: LookupResource; namespace: string; name: string } | undefined {
+  const row = ref === undefined ? undefined : ownerRow(ref);
+  return row === undefined ? undefined : { resource: row.resource as LookupResource, namespace, name: ref!.name };
+}
+
+/** Whose a controller-made object is: an environment, none, or a finding that refuses it. */
+export type MadeFor = { environment: string | undefined } | { finding: Finding };
+
+/**
+ * The environment of the object `ref` names, up the chain. `what` says what is being decided
+ * (for messages). An unowned object with no controller is of its bound namespace's
+ * environment, or of none.
+ */
+export function environmentOfController(ref: ControllerRef | undefined, namespace: string, what: string, ctx: DecisionContext, rule = RULES.guardControllerOwner.id): MadeFor {
+  const bound = ctx.policy.envByBoundNamespace.get(namespace);
+  let current = ref;
+  for (let depth = 0; current !== undefined; depth++) {
+    const row = ownerRow(current);
+    const name = `${current.kind} ${namespace}/${current.name}`;
+    if (row === undefined) return { finding: { rule, message: `${what}: its controlling owner is a ${current.kind} (${current.apiVersion}), whose stamps Deed does not read` } };
+    const found = ctx.lookup.get(row.resource as LookupResource, namespace, current.name);
+    if (found.state === 'unknown') return { finding: { rule, message: `cannot tell whose ${name} is (${found.reason}); refusing ${what}` } };
+    if (found.state === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
+    if (found.metadata.uid !== undefined && found.metadata.uid !== current.uid)
+      return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
+    const owner: Ownership = ownershipOf({ kind: row.kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName }, ctx.policy, ctx.keyRing);
+    if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };
+    if (owner.kind === 'unowned') return { environment: bound };
+    // Stamps that do not verify: a ReplicaSet carrying its Deployment's copied annotations is
+    // its Deployment's; anything else is refused.
+    if (found.controller === undefined || depth >= MAX_CONTROLLER_DEPTH)
+      return { finding: { rule, message: `${what}: its controlling owner ${name} carries stamps that do not verify (${owner.reason})` } };
+    current = found.controller;
+  }
+  return { environment: bound };
+}
+
+/**
+ * The stamps of a controller-made object: the environment's labels, a nonce and an
+ * attestation, but no owner reference to a runner (its controller owns it), no deadline
+ * and no expiry (its workload's lifetime is its own).
+ */
+export function controllerMadeRow<R extends StampRow>(row: R): R {
+  return { ...row, ownerReference: false, activeDeadline: false, expiresAt: false };
+}
+
+/**
+ * The object as Deed stamps it: without the stamps it arrived with. They are never the
+ * controller's claim: a template carries none Deed wrote (stamp.template), and the
+ * deployment controller copies its Deployment's annotations onto each ReplicaSet.
+ */
+export function withoutStamps(obj: KubeObject, policy: Policy): KubeObject {
+  const drop = (map: Record<string, string> | undefined, keys: readonly string[]) => {
+    if (map === undefined) return undefined;
+    const out = { ...map };
+    for (const k of keys) delete out[k];
+    return out;
+  };
+  const labels = drop(obj.metadata.labels, stampedLabelKeys(policy.keys));
+  const annotations = drop(obj.metadata.annotations, stampedAnnotationKeys(policy.keys));
+  return { ...obj, metadata: { ...obj.metadata, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+}
+
+/**
+ * The requester a controller-made object is judged as: the controller, acting for its
+ * owner's environment (or none), with no runner and no service account of its own.
+ */
+export function actingFor(requester: Requester, environment: string | undefined): Requester {
+  return { username: requester.username, groups: requester.groups, environment: environment === undefined ? { kind: 'none' } : { kind: 'one', id: environment } };
+}
+
+/**
+ * Adoption and release: an UPDATE that changes the object's controlling owner reference
+ * to a workload of another environment than the object's is refused, from anyone but
+ * system principals and break-glass. Releasing (removing the reference) is the object's
+ * own guarded write.
+ */
+export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  const before = controllerOf(oldObj);
+  const after = controllerOf(newObj);
+  if (after === undefined || (before !== undefined && before.uid === after.uid)) return [];
+  if (isTrusted(requester, ctx.policy) && !isWorkloadController(requester, ctx.policy)) return [];
+  const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
+  const objectEnv = object.kind === 'stamped' || object.kind === 'runner' || object.kind === 'bound' ? object.environment : undefined;
+  const name = `${kind} ${namespace}/${oldObj.metadata.name ?? ''}`;
+  const owner = environmentOfController(after, namespace, `the adoption of ${name}`, ctx, RULES.guardAdoption.id);
+  if ('finding' in owner) return [owner.finding];
+  if (object.kind === 'unverifiable')
+    return [{ rule: RULES.guardAdoption.id, path: 'metadata.ownerReferences', message: `${name} carries stamps that do not verify; it may not be given a controller` }];
+  if (objectEnv === undefined || objectEnv === owner.environment) return [];
+  return [
+    {
+      rule: RULES.guardAdoption.id,
+      path: 'metadata.ownerReferences',
+      message: `${name} is not of the environment of ${after.kind} ${namespace}/${after.name}${owner.environment === undefined ? ' (of no environment)' : ''}; it may not become its controller`,
+    },
+  ];
+}

@@ -1,0 +1,262 @@
+// What a workload controller creates is judged when it is created, as an object of its
+// controlling owner's environment (src/policy/controller-made.ts), decided without a
+// cluster: the owner's stamps come from a table-driven lookup. The same in a real API
+// server, with the controllers running: test/e2e/cases/controller-made.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import jsonpatch from 'fast-json-patch';
+import { decide } from '../src/admission/decide.js';
+import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
+import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
+import { followUpLookups, gatheredLookup, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { decodePatch, fixture, testContext, TEST_RING, type Review } from './helpers.js';
+import { stampedTemplateMetadata } from '../src/policy/pod/claim-templates.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod bodies reach deep into specs
+type Spec = Record<string, any>;
+
+const KEYS = stampKeys('deed.dev');
+const NS = 'sandbox-a';
+const kubeSystem = (name: string): UserInfo => ({
+  username: `system:serviceaccount:kube-system:${name}`,
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'],
+  extra: {},
+});
+const RS_CONTROLLER = kubeSystem('replicaset-controller');
+const DEPLOYMENT_CONTROLLER = kubeSystem('deployment-controller');
+/** sandbox-a:runner, token bound to pod runner-0: alpha. */
+const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
+
+/** The metadata Deed stamps on an object of `kind` for `environment` (no runner: as on a workload's own objects). */
+function stampsOf(kind: string, environment: string, nonce = 'b'.repeat(64)): { labels: Record<string, string>; annotations: Record<string, string> } {
+  return {
+    labels: { [KEYS.managed]: 'true', [KEYS.environment]: environment },
+    annotations: { [KEYS.createNonce]: nonce, [KEYS.attestation]: signStamps(TEST_RING, { kind, namespace: NS, environment, nonce }) },
+  };
+}
+
+const ref = (kind: string, name: string, uid: string, apiVersion = 'apps/v1') => ({ apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true });
+
+/** Owners and Secrets as the cache would answer; anything not listed is absent. */
+function lookup(table: Record<string, Lookup>): ObjectLookup {
+  const gathered = gatheredLookup(new Map(Object.entries(table)), 'unlisted');
+  return { get: (resource, namespace, name) => (Object.hasOwn(table, lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : { state: 'absent' }) };
+}
+const found = (metadata: Spec, controller?: ReturnType<typeof ref>): Lookup => ({
+  state: 'found',
+  metadata: metadata as Extract<Lookup, { state: 'found' }>['metadata'],
+  ...(controller ? { controller: { apiVersion: controller.apiVersion, kind: controller.kind, name: controller.name, uid: controller.uid } } : {}),
+});
+
+function pod(owner: ReturnType<typeof ref> | undefined, spec: Spec = {}, meta: Spec = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: 'lab-7d9-', namespace: NS, labels: { app: 'lab', 'pod-template-hash': '7d9' }, ...(owner ? { ownerReferences: [owner] } : {}), ...meta },
+    spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }], ...spec },
+  } as KubeObject;
+}
+
+function review(obj: KubeObject, userInfo: UserInfo, more: Spec = {}): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  const group = obj.apiVersion?.includes('/') ? obj.apiVersion.split('/')[0]! : '';
+  const resource = obj.kind === 'Pod' ? 'pods' : obj.kind === 'ReplicaSet' ? 'replicasets' : 'jobs';
+  body.request = {
+    ...body.request,
+    kind: { group, version: 'v1', kind: obj.kind },
+    resource: { group, version: 'v1', resource },
+    requestKind: undefined,
+    requestResource: undefined,
+    name: undefined,
+    namespace: NS,
+    userInfo,
+    subResource: undefined,
+    operation: 'CREATE',
+    object: obj,
+    oldObject: null,
+    ...more,
+  };
+  return body;
+}
+
+function answer(webhook: 'mutate' | 'validate', body: Review, l: ObjectLookup): AdmissionResponse {
+  const d = decide(webhook, body, testContext(undefined, undefined, undefined, l));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+/** Mutated then validated, as the API server would store it; throws on a refusal. */
+function made(obj: KubeObject, l: ObjectLookup, userInfo = RS_CONTROLLER): KubeObject {
+  const body = review(obj, userInfo);
+  const m = answer('mutate', body, l);
+  assert.equal(m.allowed, true, m.status?.message);
+  const stored = m.patch ? (jsonpatch.applyPatch(structuredClone(obj), decodePatch({ response: m } as never)).newDocument as KubeObject) : obj;
+  const v = answer('validate', review(stored, userInfo), l);
+  assert.equal(v.allowed, true, v.status?.message);
+  return stored;
+}
+
+function refusedBoth(obj: KubeObject, l: ObjectLookup, pattern: RegExp, userInfo = RS_CONTROLLER): void {
+  for (const webhook of ['mutate', 'validate'] as const) {
+    const r = answer(webhook, review(obj, userInfo), l);
+    assert.equal(r.allowed, false, `${webhook}: expected a refusal`);
+    assert.match(r.status?.message ?? '', pattern, webhook);
+  }
+}
+
+const RS_A = ref('ReplicaSet', 'lab-7d9', 'rs-a');
+const alphaRs = lookup({ [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found({ uid: 'rs-a', ...stampsOf('ReplicaSet', 'alpha') }) });
+const betaRs = lookup({
+  [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found({ uid: 'rs-a', ...stampsOf('ReplicaSet', 'beta') }),
+  [lookupKey({ resource: 'secrets', namespace: NS, name: 'alpha-creds' })]: found({ uid: 's-1', ...stampsOf('Secret', 'alpha') }),
+});
+
+describe("a workload controller's pod is judged and stamped as its owner's environment's", () => {
+  test("the replicaset controller's pod for alpha's ReplicaSet carries alpha's stamps, whose attestation verifies as a Pod; no runner, no owner reference to one, no deadline", () => {
+    const stored = made(pod(RS_A), alphaRs);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.equal(stored.metadata.labels?.[KEYS.managed], 'true');
+    assert.equal(stored.metadata.labels?.[KEYS.ownerUid], undefined);
+    assert.equal(stored.metadata.annotations?.[KEYS.owner], undefined);
+    assert.equal(stored.metadata.annotations?.[KEYS.expiresAt], undefined);
+    assert.deepEqual(stored.metadata.ownerReferences, [RS_A], 'the controller stays its only owner');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Pod', NS).ok);
+  });
+
+  test("a ReplicaSet carrying its Deployment's copied annotations (they do not verify for a ReplicaSet) is followed to the Deployment", () => {
+    const deployment = ref('Deployment', 'lab', 'dep-a');
+    const l = lookup({
+      [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found({ uid: 'rs-a', labels: { [KEYS.environment]: 'alpha' }, annotations: stampsOf('Deployment', 'alpha').annotations }, deployment),
+      [lookupKey({ resource: 'deployments', namespace: NS, name: 'lab' })]: found({ uid: 'dep-a', ...stampsOf('Deployment', 'alpha') }),
+    });
+    assert.equal(made(pod(RS_A), l).metadata.labels?.[KEYS.environment], 'alpha');
+  });
+
+  test("beta's ReplicaSet's pod that names alpha's Secret is refused when it is made, as beta's own pod would be (a Secret swapped in before a scale-up, a pull secret the ServiceAccount plugin added)", () => {
+    const volume = pod(RS_A, { volumes: [{ name: 'creds', secret: { secretName: 'alpha-creds' } }] });
+    const r = answer('validate', review(volume, RS_CONTROLLER), betaRs);
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /secret-ref\.cross-environment/);
+    const pull = pod(RS_A, { imagePullSecrets: [{ name: 'alpha-creds' }] });
+    assert.match(answer('validate', review(pull, RS_CONTROLLER), betaRs).status?.message ?? '', /secret-ref\.cross-environment/);
+  });
+
+  test("alpha's copied stamps on a pod made for beta's ReplicaSet (a template from a ControllerRevision nobody reviewed) are replaced by beta's", () => {
+    const copied = pod(RS_A, {}, { labels: { app: 'lab', ...stampsOf('Pod', 'alpha').labels }, annotations: stampsOf('Pod', 'alpha').annotations });
+    const stored = made(copied, betaRs);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'beta');
+    assert.notEqual(stored.metadata.annotations?.[KEYS.createNonce], 'b'.repeat(64), 'a nonce of its own');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Pod', NS).ok);
+  });
+
+  test('an owner Deed cannot read, one that does not exist, and one that is another object than the reference names are refused on both webhooks (the controller retries)', () => {
+    const key = lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' });
+    refusedBoth(pod(RS_A), gatheredLookup(new Map([[key, { state: 'unknown', reason: 'timed out' }]]), 'x'), /\[guard\.controller-owner\] cannot tell whose ReplicaSet sandbox-a\/lab-7d9 is \(timed out\)/);
+    refusedBoth(pod(RS_A), lookup({}), /\[guard\.controller-owner\].*does not exist/);
+    refusedBoth(pod(RS_A), lookup({ [key]: found({ uid: 'rs-other', ...stampsOf('ReplicaSet', 'alpha') }) }), /\[guard\.controller-owner\].*another object than the reference names/);
+  });
+
+  test('an owner whose stamps do not verify, with no owner above it, is refused', () => {
+    const key = lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' });
+    const forged = { uid: 'rs-a', labels: { [KEYS.environment]: 'alpha' }, annotations: { [KEYS.attestation]: `v1:${'A'.repeat(43)}` } };
+    refusedBoth(pod(RS_A), lookup({ [key]: found(forged) }), /\[guard\.controller-owner\].*carries stamps that do not verify/);
+  });
+
+  test("an owner of no environment makes an unstamped pod, judged as a principal of no environment: it may not run as alpha's runner account", () => {
+    const key = lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' });
+    const unowned = lookup({ [key]: found({ uid: 'rs-a' }) });
+    const stored = made(pod(RS_A), unowned);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], undefined);
+    const runner = answer('validate', review(pod(RS_A, { serviceAccountName: 'runner' }), RS_CONTROLLER), unowned);
+    assert.equal(runner.allowed, false);
+    assert.match(runner.status?.message ?? '', /guard\.service-account/);
+  });
+
+  test("the ephemeral claim stamps Deed wrote into alpha's Deployment's template (for the runner that created it) stay on the pod its controller makes", () => {
+    const runner = { namespace: NS, name: 'runner-0', uid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' };
+    const metadata = stampedTemplateMetadata(undefined, { environment: 'alpha', runner, namespace: NS }, KEYS, TEST_RING, 'c'.repeat(64));
+    const volumes = [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { metadata, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } }];
+    const stored = made(pod(RS_A, { volumes }), alphaRs);
+    assert.deepEqual((stored.spec as Spec).volumes[0].ephemeral.volumeClaimTemplate.metadata, metadata);
+    const beta = answer('validate', review(pod(RS_A, { volumes }), RS_CONTROLLER), betaRs);
+    assert.equal(beta.allowed, false, "and not on beta's: they are alpha's");
+  });
+
+  test("a Job's pod keeps the Job's restartPolicy", () => {
+    const job = ref('Job', 'run-1', 'job-a', 'batch/v1');
+    const l = lookup({ [lookupKey({ resource: 'jobs', namespace: NS, name: 'run-1' })]: found({ uid: 'job-a', ...stampsOf('Job', 'alpha') }) });
+    assert.equal(made(pod(job, { restartPolicy: 'Never' }), l, kubeSystem('job-controller')).metadata.labels?.[KEYS.environment], 'alpha');
+  });
+
+  test("the deployment controller's ReplicaSet is stamped as its Deployment's environment's", () => {
+    const rs = {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'lab-7d9', namespace: NS, ownerReferences: [ref('Deployment', 'lab', 'dep-a')], annotations: stampsOf('Deployment', 'alpha').annotations },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'lab' } }, template: { metadata: { labels: { app: 'lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] } } },
+    } as KubeObject;
+    const l = lookup({ [lookupKey({ resource: 'deployments', namespace: NS, name: 'lab' })]: found({ uid: 'dep-a', ...stampsOf('Deployment', 'alpha') }) });
+    const stored = made(rs, l, DEPLOYMENT_CONTROLLER);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'ReplicaSet', NS).ok);
+  });
+
+  test("a controller's status write and its UPDATEs that leave the controller reference alone pass; the webhooks are not even sent the latter (test/manifests.test.ts)", () => {
+    const stored = made(pod(RS_A), alphaRs);
+    for (const more of [{ subResource: 'status' }, {}]) {
+      const r = answer('validate', review(stored, RS_CONTROLLER, { operation: 'UPDATE', oldObject: stored, name: 'lab-7d9-x', ...more }), alphaRs);
+      assert.equal(r.allowed, true, r.status?.message);
+    }
+  });
+});
+
+describe('adoption and release stay within one environment', () => {
+  const alphaPod = () => made(pod(undefined), lookup({}), RUNNER_A);
+  const sweep = ref('ReplicaSet', 'sweep', 'rs-b');
+  const owners = lookup({
+    [lookupKey({ resource: 'replicasets', namespace: NS, name: 'sweep' })]: found({ uid: 'rs-b', ...stampsOf('ReplicaSet', 'beta') }),
+    [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found({ uid: 'rs-a', ...stampsOf('ReplicaSet', 'alpha') }),
+  });
+  const adopt = (obj: KubeObject, owner: ReturnType<typeof ref>) => ({ ...obj, metadata: { ...obj.metadata, ownerReferences: [...(obj.metadata.ownerReferences ?? []), owner] } }) as KubeObject;
+
+  test("the replicaset controller may not adopt alpha's pod for beta's ReplicaSet (its selector matched it), and may for alpha's", () => {
+    const old = alphaPod();
+    const refused = answer('validate', review(adopt(old, sweep), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);
+    assert.equal(refused.allowed, false);
+    assert.match(refused.status?.message ?? '', /\[guard\.adoption\] metadata\.ownerReferences: Pod sandbox-a\/.* is not of the environment of ReplicaSet sandbox-a\/sweep/);
+    assert.doesNotMatch(refused.status?.message ?? '', /beta/, 'names no other environment');
+    const ok = answer('validate', review(adopt(old, RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);
+    assert.equal(ok.allowed, true, ok.status?.message);
+  });
+
+  test("alpha's runner may not hand its own pod to beta's ReplicaSet by writing the reference", () => {
+    const old = alphaPod();
+    const r = answer('validate', review(adopt(old, sweep), RUNNER_A, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[guard\.adoption\]/);
+  });
+
+  test('a controller reference to an owner Deed cannot read is refused', () => {
+    const old = alphaPod();
+    const r = answer('validate', review(adopt(old, ref('ReplicaSet', 'ghost', 'rs-x')), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);
+    assert.match(r.status?.message ?? '', /\[guard\.adoption\].*does not exist/);
+  });
+});
+
+describe('the reads a controller-made object needs are planned', () => {
+  test("a pod with a controller reference plans its owner on both webhooks, and the owner's own controller follows", () => {
+    const body = review(pod(RS_A), RS_CONTROLLER);
+    const rsKey: LookupKey = { resource: 'replicasets', namespace: NS, name: 'lab-7d9' };
+    for (const webhook of ['mutate', 'validate'] as const) assert.deepEqual(planLookups(body, webhook).lookups, [rsKey], webhook);
+    const first = lookup({ [lookupKey(rsKey)]: found({ uid: 'rs-a' }, ref('Deployment', 'lab', 'dep-a')) });
+    assert.deepEqual(followUpLookups([rsKey], first), [{ resource: 'deployments', namespace: NS, name: 'lab' }]);
+  });
+
+  test('an UPDATE that changes the controller reference plans the new owner; one that keeps it plans none', () => {
+    const old = pod(undefined);
+    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), 'validate').lookups, [{ resource: 'replicasets', namespace: NS, name: 'lab-7d9' }]);
+    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: pod(RS_A), name: 'p' }), 'validate').lookups, []);
+  });
+});
