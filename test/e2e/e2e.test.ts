@@ -17,6 +17,7 @@ import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
 import { workloadCases } from './cases/workloads.js';
+import { controllerMadeCases } from './cases/controller-made.js';
 import { defaultRowCases } from './cases/default-row.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
@@ -60,6 +61,7 @@ describe('Deed in a real API server', { skip }, () => {
   reviewScopeCases(get);
   controllerCases(get, tools);
   workloadCases(get, tools);
+  controllerMadeCases(get, tools);
   defaultRowCases(get);
   scopeCases(get);
   auditCases(get, tools);

@@ -30,7 +30,7 @@ function toDeed(s: Suite, method: string, path: string, body?: unknown): Promise
 }
 
 /** Sum of a metric's samples whose labels contain every `match` pair. */
-async function metric(s: Suite, name: string, match: Record<string, string> = {}): Promise<number> {
+export async function metric(s: Suite, name: string, match: Record<string, string> = {}): Promise<number> {
   const { text } = await toDeed(s, 'GET', '/metrics');
   let sum = 0;
   for (const line of text.split('\n')) {

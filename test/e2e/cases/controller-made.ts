@@ -1,0 +1,226 @@
+// What a workload controller creates is reviewed when it is created (issue 26), in a real
+// API server with the workload controllers running under their own service accounts
+// (--use-service-account-credentials). In a namespace alpha and beta share (shared-made,
+// opted in, bound to no environment, each holding edit-level rights there), the template
+// is judged when it is written, but the controllers act later, on state nobody judged then:
+// - a pod made for alpha's Deployment is stamped as alpha's (its ReplicaSet's pod), so beta
+//   may not delete it;
+// - a template is judged once: beta's ReplicaSet names beta's own Secret, beta deletes it,
+//   alpha creates one under that name, beta scales up: the pod is refused when it is made;
+// - credentials added after the template was judged: beta's ServiceAccount lists alpha's
+//   registry Secret in imagePullSecrets; the ServiceAccount plugin copies it into the pod
+//   the replicaset controller makes, which is refused;
+// - adoption by selector: beta's ReplicaSet selecting alpha's live pods by a shared label
+//   does not adopt them, so its controller does not delete them; alpha's runner may not hand
+//   its pod to beta's ReplicaSet by writing the reference itself.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { attested, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
+import type { KubeObject } from '../../../src/admission/types.js';
+import type { Identity } from '../client.js';
+import type { Suite } from '../suite.js';
+import type { Tools } from './admission.js';
+import { metric } from './scope.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects as the API server stores them
+type Spec = Record<string, any>;
+
+const NS = 'shared-made';
+const PATH = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'ServiceAccount'] as const);
+const REVISIONS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
+const MERGE = 'application/merge-patch+json';
+
+function replicaSet(name: string, replicas: number, labels: Record<string, string>, spec: Spec = {}): Spec {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name },
+    spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }], ...spec } } },
+  };
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]));
+}
+
+export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
+  const needsControllers = tools.controllers ? false : 'needs kube-controller-manager in KUBEBUILDER_ASSETS (setup-envtest does not ship it)';
+
+  describe('what a controller creates is judged when it is created, as its owner\'s environment\'s', { skip: needsControllers }, () => {
+    let alpha: Identity;
+    let beta: Identity;
+
+    const ok = (what: string, a: { status: number; text: string }) => {
+      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+    };
+    const pods = async (s: Suite, selector: string): Promise<Spec[]> => (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}?labelSelector=${encodeURIComponent(selector)}`)).body.items ?? [];
+    /** The ReplicaFailure condition's message: the API server's answer to the controller's create. */
+    const failure = async (s: Suite, name: string): Promise<string | undefined> => {
+      const rs = (await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}/${name}`)).body as Spec;
+      return (rs.status?.conditions ?? []).find((c: Spec) => c.type === 'ReplicaFailure')?.message;
+    };
+
+    before(async () => {
+      const s = suite();
+      alpha = s.runnerA.identity;
+      beta = s.janitorB;
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        metadata: { name: 'e2e-made' },
+        rules: [
+          { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'replicasets/scale', 'deployments/scale', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'controllerrevisions'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts'], verbs: ['*'] },
+        ],
+      }));
+      ok('rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'e2e-made' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-made' },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      for (const user of ['system:serviceaccount:sandbox-a:runner', 'system:serviceaccount:sandbox-b:janitor']) {
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: NS, verb: 'create', group: 'apps', resource: 'replicasets' } } };
+        await eventually(`RBAC lets ${user} create replicasets in ${NS}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+      await eventually(`Deed reviews ${NS}`, async () => (await s.api(alpha, 'POST', `${PATHS.Secret(NS)}?dryRun=All`, secret('probe'))).body?.metadata?.labels?.[KEYS.environment] === 'alpha');
+    });
+
+    test("a pod the replicaset controller makes for alpha's Deployment is stamped as alpha's, its ReplicaSet too; beta may not delete the pod", async () => {
+      const s = suite();
+      const created = await s.api(alpha, 'POST', PATH.Deployment(NS), {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'made-lab' },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'made-lab' } }, template: { metadata: { labels: { app: 'made-lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } } },
+      });
+      assert.equal(created.status, 201, created.text);
+      await eventually('its pod', async () => (await pods(s, 'app=made-lab')).length === 1, 60_000).catch(async (err: Error) => {
+        // What the controllers were told, for the failure message.
+        const conditions = async (path: string) => ((await s.api(s.admin, 'GET', path)).body.items ?? []).map((o: Spec) => [o.metadata.name, o.status?.conditions]);
+        throw new Error(`${err.message}; ${JSON.stringify([await conditions(PATH.Deployment(NS)), await conditions(PATH.ReplicaSet(NS))])}`);
+      });
+      const pod = (await pods(s, 'app=made-lab'))[0] as KubeObject & Spec;
+      assert.equal(label(pod, KEYS.environment), 'alpha');
+      assert.ok(attested(s, { ...pod, kind: 'Pod' }), "the pod's attestation verifies as a Pod of shared-made (a list's items carry no kind)");
+      assert.deepEqual(pod.metadata.ownerReferences?.map((r) => r.kind), ['ReplicaSet'], 'its ReplicaSet stays its only owner');
+      const rs = ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Dmade-lab`)).body.items ?? [])[0] as KubeObject;
+      assert.equal(label(rs, KEYS.environment), 'alpha', 'the deployment controller\'s ReplicaSet is alpha\'s');
+      const del = await s.api(beta, 'DELETE', `${PATHS.Pod(NS)}/${pod.metadata.name}`);
+      assert.equal(del.status, 403, del.text);
+      assert.match(del.body.message, /\[guard\.cross-environment\]/);
+      assert.equal((await pods(s, 'app=made-lab')).length, 1);
+      // A scale-up's pod: its owner, long in the cache by now, is read from it on both webhooks, not from the API server.
+      const reads = async (source: string) => metric(s, 'deed_lookups_total', { resource: 'replicasets', source });
+      const [cached, live] = [await reads('cache'), await reads('live')];
+      const scale = await s.api(alpha, 'PATCH', `${PATH.Deployment(NS)}/made-lab/scale`, { spec: { replicas: 2 } }, MERGE);
+      assert.equal(scale.status, 200, scale.text);
+      await eventually('a second pod', async () => (await pods(s, 'app=made-lab')).length === 2, 60_000);
+      assert.ok((await reads('cache')) >= cached + 2, 'the owner of the new pod is read from the cache by both webhooks');
+      assert.equal(await reads('live'), live, 'and never from the API server');
+    });
+
+    test("a template is judged once no more: beta's ReplicaSet scaled up after alpha took over the name of the Secret it mounts makes no pod", async () => {
+      const s = suite();
+      ok('beta secret', await s.api(beta, 'POST', PATHS.Secret(NS), secret('swap-creds')));
+      const rs = await s.api(beta, 'POST', PATH.ReplicaSet(NS), replicaSet('swap', 0, { app: 'swap' }, { volumes: [{ name: 'creds', secret: { secretName: 'swap-creds' } }] }));
+      assert.equal(rs.status, 201, `admitted: it names beta's own Secret (${rs.text})`);
+      const gone = await s.api(beta, 'DELETE', `${PATHS.Secret(NS)}/swap-creds`);
+      assert.equal(gone.status, 200, gone.text);
+      const taken = await s.api(alpha, 'POST', PATHS.Secret(NS), secret('swap-creds'));
+      assert.equal(taken.status, 201, taken.text);
+      assert.equal(label(taken.body, KEYS.environment), 'alpha');
+      const scale = await s.api(beta, 'PATCH', `${PATH.ReplicaSet(NS)}/swap/scale`, { spec: { replicas: 1 } }, MERGE);
+      assert.equal(scale.status, 200, scale.text);
+      await eventually('the controller is refused the pod', async () => /secret-ref\.cross-environment/.test((await failure(s, 'swap')) ?? ''), 60_000);
+      assert.equal((await pods(s, 'app=swap')).length, 0, "no pod mounts alpha's Secret");
+    });
+
+    test("a pull secret the ServiceAccount plugin adds is judged: beta's ReplicaSet running as an account that lists alpha's registry Secret makes no pod", async () => {
+      const s = suite();
+      ok('alpha registry secret', await s.api(alpha, 'POST', PATHS.Secret(NS), secret('alpha-registry')));
+      const sa = await s.api(beta, 'POST', PATH.ServiceAccount(NS), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'puller' }, imagePullSecrets: [{ name: 'alpha-registry' }] });
+      assert.equal(sa.status, 201, sa.text);
+      const rs = await s.api(beta, 'POST', PATH.ReplicaSet(NS), replicaSet('pull', 1, { app: 'pull' }, { serviceAccountName: 'puller' }));
+      assert.equal(rs.status, 201, `the template names no Secret (${rs.text})`);
+      await eventually('the controller is refused the pod', async () => /secret-ref\.cross-environment/.test((await failure(s, 'pull')) ?? ''), 60_000);
+      assert.equal((await pods(s, 'app=pull')).length, 0);
+      const direct = await s.api(beta, 'POST', PATHS.Pod(NS), sandboxPod('pull-direct', { spec: { serviceAccountName: 'puller' } }));
+      assert.equal(direct.status, 403, 'the same pod created directly is refused too');
+    });
+
+    test("a template Deed never reviewed: beta's own ControllerRevision, named in its StatefulSet's status, mounting alpha's Secret and carrying alpha's copied stamps, makes no pod", async () => {
+      const s = suite();
+      ok('alpha secret', await s.api(alpha, 'POST', PATHS.Secret(NS), secret('alpha-db')));
+      const alphaPod = await s.api(alpha, 'POST', PATHS.Pod(NS), sandboxPod('stamp-source'));
+      assert.equal(alphaPod.status, 201, alphaPod.text);
+      const copied = (alphaPod.body as KubeObject).metadata;
+      const labels = { app: 'rev' };
+      // Partition 2: pods 0 and 1 are made from the current revision, the one the status names;
+      // pod 0 (never ready: no kubelet) keeps the controller from completing the rollout,
+      // which would reset the status to its own revision.
+      const sts = await s.api(beta, 'POST', PATH.StatefulSet(NS), {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'rev' },
+        spec: {
+          replicas: 1,
+          podManagementPolicy: 'Parallel',
+          serviceName: 'rev',
+          selector: { matchLabels: labels },
+          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+          template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } },
+        },
+      });
+      assert.equal(sts.status, 201, sts.text);
+      const stolen = {
+        metadata: { labels: { ...labels, ...copied.labels }, annotations: copied.annotations },
+        spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/beta:evil' }], volumes: [{ name: 'db', secret: { secretName: 'alpha-db' } }] },
+      };
+      // Keys sorted, as the API server re-encodes them: a revision's data is immutable, and the
+      // controller's adoption patch would otherwise change its bytes.
+      const data = sortedKeys({ spec: { template: { $patch: 'replace', ...stolen } } });
+      const revision = await s.api(beta, 'POST', REVISIONS(NS), { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'rev-evil', labels }, revision: 1, data });
+      assert.equal(revision.status, 201, revision.text);
+      await eventually('pod 0, and the status that counts it', async () => ((await s.api(s.admin, 'GET', `${PATH.StatefulSet(NS)}/rev`)).body as Spec).status?.replicas === 1, 60_000);
+      const status = await s.api(beta, 'PATCH', `${PATH.StatefulSet(NS)}/rev/status`, { status: { currentRevision: 'rev-evil' } }, MERGE);
+      assert.equal(status.status, 200, status.text);
+      const scale = await s.api(beta, 'PATCH', `${PATH.StatefulSet(NS)}/rev/scale`, { spec: { replicas: 2 } }, MERGE);
+      assert.equal(scale.status, 200, scale.text);
+      // The controller tries pod rev-0 again and again; each is refused at its creation.
+      await eventually('the controller is refused the pod', async () => {
+        const events = (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Drev`)).body.items ?? [];
+        return events.some((e: Spec) => e.reason === 'FailedCreate' && /secret-ref\.cross-environment/.test(e.message));
+      }, 60_000).catch(async (err: Error) => {
+        const events = (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Drev`)).body.items ?? [];
+        const st = ((await s.api(s.admin, 'GET', `${PATH.StatefulSet(NS)}/rev`)).body as Spec).status;
+        const revs = ((await s.api(s.admin, 'GET', REVISIONS(NS))).body.items ?? []).map((r: Spec) => [r.metadata.name, r.metadata.ownerReferences]);
+        const pod0 = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/rev-1`)).body as Spec;
+        throw new Error(`${err.message}; ${JSON.stringify({ events: events.map((e: Spec) => [e.reason, e.message]), st, revs, pod0: pod0.spec ? [pod0.metadata.labels, pod0.spec.containers[0].image] : pod0.code })}`);
+      });
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/rev-1`)).status, 404, "no pod runs beta's image with alpha's Secret");
+      const first = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/rev-0`)).body as KubeObject;
+      assert.equal(label(first, KEYS.environment), 'beta', "the pod made from beta's own template is beta's");
+    });
+
+    test("beta's ReplicaSet selecting alpha's live pods by a shared label neither adopts nor deletes them; alpha's runner may not hand its pod over by writing the reference", async () => {
+      const s = suite();
+      const pod = { ...sandboxPod('adoptable'), metadata: { name: 'adoptable', labels: { app: 'adoptable' } } };
+      const created = await s.api(alpha, 'POST', PATHS.Pod(NS), pod);
+      assert.equal(created.status, 201, created.text);
+      const sweep = await s.api(beta, 'POST', PATH.ReplicaSet(NS), replicaSet('sweep', 0, { app: 'adoptable' }));
+      assert.equal(sweep.status, 201, sweep.text);
+      // The replicaset controller syncs a new ReplicaSet at once, adopting what its selector
+      // matches; a refused adoption fails the sync, so there is no status to wait for.
+      await new Promise((r) => setTimeout(r, 5000));
+      const after = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/adoptable`)).body as Spec;
+      assert.equal(after.metadata?.name, 'adoptable', 'the pod is not deleted');
+      assert.equal((after.metadata.ownerReferences ?? []).filter((r: Spec) => r.controller === true).length, 0, 'nor adopted');
+      const uid = (sweep.body as Spec).metadata.uid as string;
+      const handOver = await s.api(alpha, 'PATCH', `${PATHS.Pod(NS)}/adoptable`, { metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'sweep', uid, controller: true, blockOwnerDeletion: true }] } }, MERGE);
+      assert.equal(handOver.status, 403, handOver.text);
+      assert.match(handOver.body.message, /\[guard\.adoption\] metadata\.ownerReferences: Pod shared-made\/adoptable is not of the environment of ReplicaSet shared-made\/sweep/);
+      assert.doesNotMatch(handOver.body.message, /beta/, 'the refusal names no other environment');
+    });
+  });
+}
