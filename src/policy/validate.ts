@@ -2,7 +2,7 @@
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
-// a pod names, and what a NetworkPolicy selects. The controller doors too: workload
+// a pod names, and what a pod selector selects (selector-scope.ts). The controller doors too: workload
 // templates (workload/review.ts), token Secrets and TokenRequests, snapshots. Object in,
 // verdict out; no I/O: what it knows of other objects comes from ctx.lookup.
 import { entryOf } from './unstructured.js';
@@ -30,7 +30,7 @@ import { isRec, type Rec } from './unstructured.js';
 import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
-import { networkPolicyScope } from './network-policy-scope.js';
+import { selectorScope } from './selector-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
@@ -62,22 +62,25 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
-    return mismatch ? denied([mismatch]) : validateWorkload(req, door.workload, namespace, requester, ctx, workloadStampFindings(req, door.workload, namespace, requester, ctx));
+    return mismatch
+      ? denied([mismatch])
+      : validateWorkload(req, door.workload, namespace, requester, ctx, [...workloadStampFindings(req, door.workload, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)]);
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
-    return mismatch ? denied([mismatch]) : enforceCreate(stampedObjectFindings(req, door.row, namespace, requester, ctx), ctx.policy, req.dryRun);
+    return mismatch ? denied([mismatch]) : enforceCreate([...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)], ctx.policy, req.dryRun);
   }
 
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
-  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun);
+  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, selectorScope(req, namespace, requester, ctx));
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
-function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext, dryRun: boolean): Verdict {
+/** `selectors`: what the object's pod selector may select (selector-scope.ts). */
+function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext, dryRun: boolean, selectors: Finding[]): Verdict {
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
@@ -98,7 +101,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
     // environment's workspace, another environment's pods by selector) is still guarded.
     const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, policy), ...references({ requester, environment: undefined })];
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
-    if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, undefined, policy));
+    findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);
   }
 
@@ -112,7 +115,7 @@ function validateCreate(obj: KubeObject, kind: SandboxKind, namespace: string, r
     findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
   }
   if (kind.kind === 'PersistentVolumeClaim') findings.push(...workspaceMark(obj, ctx));
-  if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, identity.environment, policy));
+  findings.push(...selectors);
   if (!isTrusted(requester, policy)) findings.push(...borrowedCredential(obj, kind, namespace, requester, policy));
   findings.push(...references({ requester, environment: identity.environment }));
   return enforceCreate(findings, policy, dryRun);
@@ -150,10 +153,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
       const refs = podSecrets(spec, 'spec').filter((r) => added.has(r.secret));
       findings.push(...secretReferences(refs, namespace, { requester, environment: environmentId(requester) }, ctx));
     }
-    if (kind.kind === 'NetworkPolicy' && owner.kind !== 'bound' && owner.kind !== 'unverifiable') {
-      const environment = owner.kind === 'stamped' ? owner.environment : environmentId(requester);
-      findings.push(...introduced(networkPolicyScope(oldObj, namespace, requester, environment, policy), networkPolicyScope(newObj, namespace, requester, environment, policy)));
-    }
+    findings.push(...selectorScope(req, namespace, requester, ctx));
   }
   return enforce(findings, policy);
 }
