@@ -25,6 +25,7 @@ import { hostNetworkCases } from './cases/host-network.js';
 import { adoptionCases } from './cases/adoption.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
+import { selectorCases } from './cases/selectors.js';
 
 const found = assets();
 const skip =
@@ -60,6 +61,7 @@ describe('Deed in a real API server', { skip }, () => {
   reviewScopeCases(get);
   controllerCases(get, tools);
   workloadCases(get, tools);
+  selectorCases(get, tools);
   defaultRowCases(get);
   scopeCases(get);
   auditCases(get, tools);
