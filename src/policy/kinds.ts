@@ -57,7 +57,7 @@ export interface TemplateFacts {
  * Where a kind keeps the selector of the pods it acts on (docs/security-model.md,
  * "Selectors"): a workload adopts and deletes the pods it selects, a PodDisruptionBudget
  * holds up their evictions, a Service routes traffic to them, a NetworkPolicy isolates or
- * opens them. The selector-scope rule (../policy/selector-scope.ts) keeps it within the
+ * opens them. The selector-scope rule (selector-scope.ts) keeps it within the
  * environments its writer acts for.
  */
 export interface PodSelectorFacts {
