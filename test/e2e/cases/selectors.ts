@@ -19,7 +19,7 @@ import type { Tools } from './admission.js';
 type Spec = Record<string, any>;
 
 const NS = 'shared-selectors';
-const PATH = { ...collectionPaths(['Deployment', 'ReplicaSet', 'Job', 'Service', 'PodDisruptionBudget'] as const), Pod: PATHS.Pod };
+const PATH = { ...collectionPaths(['Deployment', 'ReplicaSet', 'ReplicationController', 'Job', 'Service', 'PodDisruptionBudget'] as const), Pod: PATHS.Pod };
 const MERGE = 'application/merge-patch+json';
 const ENV = KEYS.environment;
 const POD = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] };
@@ -88,7 +88,7 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
           { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'deployments/scale', 'replicasets/scale'], verbs: ['*'] },
           { apiGroups: ['batch'], resources: ['jobs'], verbs: ['*'] },
           { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['pods', 'pods/eviction', 'services'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'pods/eviction', 'services', 'replicationcontrollers'], verbs: ['*'] },
         ],
       }));
       const subjects: Array<[string, string]> = [['sandbox-a', 'runner'], ['sandbox-b', 'janitor'], ['platform', 'selector-intruder']];
@@ -147,6 +147,12 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
         const p = await getPod(s, 'beta-orphan');
         return p.status === 404 || p.body.metadata?.deletionTimestamp !== undefined || (p.body.metadata?.ownerReferences ?? []).some((r: OwnerReference) => r.name === 'adopter');
       }, 60_000);
+      // A selector that can change (a ReplicationController's) cannot drop beta's label afterwards.
+      const rc = await create(s, beta, PATH.ReplicationController(NS), { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'beta-rc' }, spec: { replicas: 0, selector: { app: 'rc' }, template: { metadata: { labels: { app: 'rc' } }, spec: POD } } });
+      assert.deepEqual(rc.spec.selector, { app: 'rc', [ENV]: 'beta' });
+      const dropped = await s.api(beta, 'PATCH', `${PATH.ReplicationController(NS)}/beta-rc`, { spec: { selector: { [ENV]: null } } }, MERGE);
+      assert.equal(dropped.status, 403, dropped.text);
+      assert.match(dropped.body.message, /\[selector\.scope\] spec\.selector\["deed\.dev\/environment"\]: a ReplicationController of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
       // And for a while after: alpha's pods keep their owner references and are not deleted.
       const until = Date.now() + 5_000;
       while (Date.now() < until) {
