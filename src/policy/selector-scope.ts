@@ -146,16 +146,16 @@ export function scopeSelector(obj: KubeObject, resource: Resource, environment: 
  * no one's (stamps that do not verify: only trusted principals may change it) or the
  * namespace's (unstamped in a namespace bound to one environment, whose pods are all its own).
  */
-function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): string | undefined | 'skip' {
+function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): { environment: string | undefined } | 'skip' {
   const { policy } = ctx;
   if (req.operation === 'CREATE') {
     const obj = req.object!;
     const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
-    return 'environment' in identity ? identity.environment : undefined;
+    return { environment: 'environment' in identity ? identity.environment : undefined };
   }
   const owner = ownershipOfObject(req.oldObject!, kind, namespace, policy, ctx.keyRing);
   if (owner.kind === 'bound' || owner.kind === 'unverifiable') return 'skip';
-  return owner.kind === 'stamped' ? owner.environment : environmentId(requester);
+  return { environment: owner.kind === 'stamped' ? owner.environment : environmentId(requester) };
 }
 
 /**
@@ -172,8 +172,9 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   const sel = written(obj, site);
   if (req.operation === 'UPDATE' && (!req.oldObject || isDeepStrictEqual(sel, written(req.oldObject, site)))) return [];
   if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
-  const environment = judgedFor(req, site.kind, namespace, requester, ctx);
-  if (environment === 'skip') return [];
+  const judged = judgedFor(req, site.kind, namespace, requester, ctx);
+  if (judged === 'skip') return [];
+  const { environment } = judged;
   const key = policy.keys.environment;
   const selector = sel.state === 'set' ? sel.selector : {};
   if (environment !== undefined) {
