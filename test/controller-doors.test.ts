@@ -49,6 +49,11 @@ function workload(kind: string, spec: Spec, meta: Spec = {}): KubeObject {
   return { ...base, spec: { template } } as KubeObject;
 }
 
+/** A workload of a requester of no environment, whose selector excludes every environment's pods (selector-scope.ts). */
+function unscoped(obj: KubeObject): KubeObject {
+  return { ...obj, spec: { ...obj.spec, selector: { matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] } } };
+}
+
 /** A review of `object` at `resource`, as the API server sends it. */
 function review(resource: { group: string; resource: string; kind: string }, object: KubeObject | null, userInfo: UserInfo, more: Spec = {}): Review {
   const body = fixture('validate-create-pod-by-runner.json');
@@ -124,7 +129,7 @@ describe('workload templates are judged as the pods their writer would create', 
     const spec = podSpec();
     delete spec.automountServiceAccountToken;
     denied(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: must be false/);
-    allowed(review(RESOURCES.Deployment!, workload('Deployment', spec), NOBODY, { namespace: 'plain' }));
+    allowed(review(RESOURCES.Deployment!, unscoped(workload('Deployment', spec)), NOBODY, { namespace: 'plain' }));
   });
 
   test("a Job's restartPolicy Never is the Job's, not a template collision; a Deployment's Never is", () => {
@@ -237,7 +242,7 @@ describe('no client-written stamps in any template', () => {
   });
 
   test("another tool's app.kubernetes.io/managed-by in a template is not a stamp", () => {
-    allowed(review(RESOURCES.Deployment!, workload('Deployment', podSpec(), { labels: { 'app.kubernetes.io/managed-by': 'helm' } }), NOBODY, { namespace: 'plain' }));
+    allowed(review(RESOURCES.Deployment!, unscoped(workload('Deployment', podSpec(), { labels: { 'app.kubernetes.io/managed-by': 'helm' } })), NOBODY, { namespace: 'plain' }));
   });
 
   test("stamps copied into a pod's ephemeral volume are refused from a requester of no environment, and from beta's runner at the mutating side", () => {

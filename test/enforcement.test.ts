@@ -40,37 +40,37 @@ describe('enforcement modes on both webhooks', () => {
   test('by default a NetworkPolicy selecting another environment is denied at mutation', () => {
     const r = answer('mutate', foreignSelector(), FIXTURE_POLICY);
     assert.equal(r.allowed, false);
-    assert.match(r.status!.message!, /\[networkpolicy\.scope\]/);
+    assert.match(r.status!.message!, /\[selector\.scope\]/);
   });
 
-  test('with networkpolicy.scope set to warn, both webhooks admit it with the warning, and the mutating one still stamps it', () => {
-    const config = policy({ 'networkpolicy.scope': 'warn' });
+  test('with selector.scope set to warn, both webhooks admit it with the warning, and the mutating one still stamps it', () => {
+    const config = policy({ 'selector.scope': 'warn' });
     const m = answer('mutate', foreignSelector(), config);
     assert.equal(m.allowed, true, m.status?.message);
-    assert.ok(m.warnings?.some((w) => w.startsWith('deed networkpolicy.scope: ')), JSON.stringify(m.warnings));
+    assert.ok(m.warnings?.some((w) => w.startsWith('deed selector.scope: ')), JSON.stringify(m.warnings));
     const stored = mutated(foreignSelector(), config);
     assert.equal(stored.request.object.metadata.labels['deed.dev/environment'], 'beta');
     assert.deepEqual(stored.request.object.spec.podSelector, { matchLabels: { 'deed.dev/environment': 'alpha' } }, 'the selector is left as given');
     const v = answer('validate', stored, config);
     assert.equal(v.allowed, true, v.status?.message);
-    assert.ok(v.warnings?.some((w) => w.startsWith('deed networkpolicy.scope: ')), JSON.stringify(v.warnings));
+    assert.ok(v.warnings?.some((w) => w.startsWith('deed selector.scope: ')), JSON.stringify(v.warnings));
   });
 
-  test('with networkpolicy.scope set to audit, both webhooks admit it and record the finding as an audit annotation only', () => {
-    const config = policy({ 'networkpolicy.scope': 'audit' });
+  test('with selector.scope set to audit, both webhooks admit it and record the finding as an audit annotation only', () => {
+    const config = policy({ 'selector.scope': 'audit' });
     const m = answer('mutate', foreignSelector(), config);
     assert.equal(m.allowed, true, m.status?.message);
     assert.equal(m.warnings, undefined);
-    assert.match(m.auditAnnotations?.['networkpolicy.scope'] ?? '', /selects pods of environment "alpha"/);
+    assert.match(m.auditAnnotations?.['selector.scope'] ?? '', /selects pods of environment "alpha"/);
     const v = answer('validate', mutated(foreignSelector(), config), config);
     assert.equal(v.allowed, true, v.status?.message);
-    assert.match(v.auditAnnotations?.['networkpolicy.scope'] ?? '', /selects only its pods/);
+    assert.match(v.auditAnnotations?.['selector.scope'] ?? '', /selects only its pods/);
   });
 
   test('an integrity rule denies at mutation whatever another rule is set to', () => {
     const body = fixture('mutate-create-pod-by-runner.json');
     body.request.object.metadata.labels = { ...body.request.object.metadata.labels, 'deed.dev/environment': 'beta' };
-    const r = answer('mutate', body, policy({ 'networkpolicy.scope': 'warn' }));
+    const r = answer('mutate', body, policy({ 'selector.scope': 'warn' }));
     assert.equal(r.allowed, false);
     assert.match(r.status!.message!, /\[stamp\.conflict\]/);
     assert.throws(() => testContext(policy({ 'stamp.conflict': 'warn' })), /stamp\.conflict/);

@@ -102,7 +102,10 @@ describe('template.host-network', () => {
 
   test('does not apply to a requester acting for no environment, whose pods are not sandbox pods', () => {
     const row = TEMPLATED.find((r) => r.kind === 'Deployment')!;
-    const r = validate(review(row, withTemplates(row, POD_SPEC), NOBODY), FIXTURE_POLICY);
+    const obj = withTemplates(row, POD_SPEC);
+    // Its selector excludes every environment's pods (selector-scope.ts).
+    obj.spec!.selector = { matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] };
+    const r = validate(review(row, obj, NOBODY), FIXTURE_POLICY);
     assert.equal(r.allowed, true, r.status?.message);
   });
 

@@ -253,28 +253,28 @@ describe('NetworkPolicies act on their own environment only', () => {
     const d = decide('mutate', body, testContext(POLICY));
     assert.ok(d.kind === 'review');
     assert.equal(d.response.response.allowed, false);
-    assert.match(d.response.response.status!.message!, /\[networkpolicy\.scope\] spec\.podSelector\.matchLabels: selects pods of environment "alpha"; environment "beta" selects only its own pods/);
+    assert.match(d.response.response.status!.message!, /\[selector\.scope\] spec\.podSelector\.matchLabels\["deed\.dev\/environment"\]: selects pods of environment "alpha"; environment "beta" selects only its own pods/);
     assert.deepEqual(decodePatch(d.response), []);
   });
 
   test('a policy of an environment that arrives unscoped (the mutating webhook bypassed) is refused', () => {
     const body = review(RUNNER_B, policy({}), np);
     body.request.object.spec.podSelector = {};
-    refused(body, 'networkpolicy.scope', /was it bypassed/);
+    refused(body, 'selector.scope', /was it bypassed/);
   });
 
   test('a requester of no environment scopes its own policy away from the environments, or to one it manages', () => {
-    refused(review(NONE, policy({}), np), 'networkpolicy.scope', /may select pods of any environment/);
-    refused(review(NONE, policy({ matchLabels: { 'deed.dev/environment': 'alpha' } }), np), 'networkpolicy.scope');
+    refused(review(NONE, policy({}), np), 'selector.scope', /may select pods of any environment/);
+    refused(review(NONE, policy({ matchLabels: { 'deed.dev/environment': 'alpha' } }), np), 'selector.scope');
     admitted(review(NONE, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), np));
     admitted(review(MANAGER, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'In', values: ['alpha'] }] }), np));
-    refused(review(MANAGER, policy({}), np), 'networkpolicy.scope');
+    refused(review(MANAGER, policy({}), np), 'selector.scope');
     admitted(review(MANAGER, policy({}), { ...np, namespace: 'sandbox-a' }));
   });
 
   test('on UPDATE the scope of a stamped policy is frozen; an edit that keeps it passes', () => {
     const created = review(RUNNER_B, policy({}), np).request.object as KubeObject;
-    refused(review(RUNNER_B, policy({}), { ...np, old: created }), 'networkpolicy.scope');
+    refused(review(RUNNER_B, policy({}), { ...np, old: created }), 'selector.scope');
     admitted(review(RUNNER_B, { ...(created.spec as Record<string, unknown>), policyTypes: ['Ingress', 'Egress'] }, { ...np, old: created }));
   });
 });

@@ -37,12 +37,12 @@ const KINDS: Record<string, { group: string; resource: string; apiVersion: strin
   ReplicationController: { group: '', resource: 'replicationcontrollers', apiVersion: 'v1' },
 };
 
-function workload(kind: string, meta: Spec = {}): KubeObject {
+function workload(kind: string, meta: Spec = {}, selector: Spec = { matchLabels: { app: 'lab' } }): KubeObject {
   const spec = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] };
   const template = { metadata: { labels: { app: 'lab' } }, spec: kind === 'Job' || kind === 'CronJob' ? { ...spec, restartPolicy: 'Never' } : spec };
   const base = { apiVersion: KINDS[kind]!.apiVersion, kind, metadata: { name: 'lab', namespace: 'sandbox-a', ...meta } };
   if (kind === 'CronJob') return { ...base, spec: { schedule: '0 0 1 1 *', jobTemplate: { spec: { template } } } } as KubeObject;
-  return { ...base, spec: { replicas: 1, selector: { matchLabels: { app: 'lab' } }, template } } as KubeObject;
+  return { ...base, spec: { replicas: 1, selector, template } } as KubeObject;
 }
 
 function review(kind: string, userInfo: UserInfo, more: Spec): Review {
@@ -70,8 +70,8 @@ function answer(webhook: 'mutate' | 'validate', body: Review, lookup?: ObjectLoo
 }
 
 /** What the API server stores for a CREATE by `userInfo`: mutated, then validated. */
-function created(kind: string, userInfo: UserInfo, meta: Spec = {}): KubeObject {
-  const body = review(kind, userInfo, { operation: 'CREATE', object: workload(kind, meta), oldObject: null });
+function created(kind: string, userInfo: UserInfo, meta: Spec = {}, selector?: Spec): KubeObject {
+  const body = review(kind, userInfo, { operation: 'CREATE', object: workload(kind, meta, selector), oldObject: null });
   const m = decide('mutate', body, testContext());
   assert.ok(m.kind === 'review' && m.response.response.allowed, m.kind === 'review' ? m.response.response.status?.message : m.message);
   const stored = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch(m.response)).newDocument as KubeObject;
@@ -112,8 +112,11 @@ describe('workloads are stamped at CREATE', () => {
   });
 
   test('a principal of no environment gets no stamps', () => {
-    const stored = created('Deployment', NOBODY);
+    // Its selector excludes every environment's pods itself (selector-scope.ts).
+    const selector = { matchLabels: { app: 'lab' }, matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] };
+    const stored = created('Deployment', NOBODY, {}, selector);
     assert.equal(stored.metadata.labels, undefined);
+    assert.deepEqual((stored.spec as Spec).selector, selector, 'nor a selector term');
   });
 
   const forgedMeta = { labels: { [KEYS.environment]: 'beta' }, annotations: { [KEYS.owner]: 'sandbox-b/runner-0', [KEYS.attestation]: `v1:${'A'.repeat(43)}` } };

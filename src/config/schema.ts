@@ -2,7 +2,7 @@
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
-import { ENFORCEMENT_MODES, RULES_BY_ID } from '../policy/rules/catalog.js';
+import { ENFORCEMENT_MODES, RENAMED_RULES, RULES_BY_ID } from '../policy/rules/catalog.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
 // ids end up in a label, so they must be valid label values or every stamp would fail.
@@ -320,7 +320,9 @@ export const configSchema = z
   .superRefine((cfg, ctx) => {
     for (const [id, mode] of Object.entries(cfg.rules)) {
       const info = RULES_BY_ID.get(id);
-      if (info === undefined) ctx.addIssue({ code: 'custom', path: ['rules', id], message: `unknown rule id "${id}"` });
+      const renamed = RENAMED_RULES.get(id);
+      if (info === undefined)
+        ctx.addIssue({ code: 'custom', path: ['rules', id], message: renamed === undefined ? `unknown rule id "${id}"` : `rule "${id}" is now "${renamed}" (docs/rules.md says what it covers); set that one` });
       else if (!info.overridable && mode !== 'deny')
         ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
     }

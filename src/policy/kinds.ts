@@ -53,6 +53,29 @@ export interface TemplateFacts {
   ownsRestartPolicy: boolean;
 }
 
+/**
+ * Where a kind keeps the selector of the pods it acts on (docs/security-model.md,
+ * "Selectors"): a workload adopts and deletes the pods it selects, a PodDisruptionBudget
+ * holds up their evictions, a Service routes traffic to them, a NetworkPolicy isolates or
+ * opens them. The selector-scope rule (selector-scope.ts) keeps it within the
+ * environments its writer acts for.
+ */
+export interface PodSelectorFacts {
+  /** Field path of the selector. */
+  path: string;
+  /** `label-selector`: matchLabels and matchExpressions; `map`: a plain map of labels, which can require a label but never exclude one. */
+  form: 'label-selector' | 'map';
+  /**
+   * What the selector selects when unset (absent, or for a map, empty): `none` (a
+   * PodDisruptionBudget's null selector, a Service without one, whose endpoints someone
+   * else manages), or `all` (a NetworkPolicy's podSelector; a workload's, which the API
+   * server requires or defaults from the template).
+   */
+  unset: 'none' | 'all';
+  /** The selector is the writer's only when this boolean field is true (a Job's manualSelector; otherwise the API server writes one of the Job's own uid). */
+  onlyWhen?: string;
+}
+
 export interface KindRow {
   kind: string;
   group: string;
@@ -68,6 +91,8 @@ export interface KindRow {
   stamps?: StampFacts;
   /** Present: its controller makes pods (and claims) from these templates. */
   templates?: TemplateFacts;
+  /** Present: it acts on the pods this selector selects; with `templates`, the pods its controller makes must match it. */
+  podSelector?: PodSelectorFacts;
   /**
    * The webhook reads it for a decision: `cache` (list and watch, get on a miss), `cache-optional`
    * (cached unless the install turns the cache off: RBAC cannot grant metadata only), `get`.
@@ -89,6 +114,7 @@ export interface KindRow {
 }
 
 const POD_TEMPLATE = ['spec.template'];
+const SELECTOR = { path: 'spec.selector', form: 'label-selector', unset: 'all' } as const;
 
 /**
  * Workloads are stamped kinds (docs/security-model.md, "Controller doors"): frozen after
@@ -153,6 +179,8 @@ export const KIND_TABLE = [
     namespaced: true,
     door: 'object',
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: false },
+    // Only the pods it applies to: its peers' selectors widen what they allow, never what another's pods accept.
+    podSelector: { path: 'spec.podSelector', form: 'label-selector', unset: 'all' },
     reaped: true,
     audited: {},
   },
@@ -185,6 +213,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    podSelector: SELECTOR,
     lookup: 'cache',
   },
   {
@@ -197,6 +226,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    podSelector: SELECTOR,
     lookup: 'cache',
   },
   {
@@ -209,6 +239,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false },
+    podSelector: SELECTOR,
     lookup: 'cache',
   },
   {
@@ -221,6 +252,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    podSelector: SELECTOR,
     lookup: 'cache',
   },
   {
@@ -233,6 +265,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: { ...WORKLOAD_STAMPS, ownerReference: true },
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true },
+    podSelector: { ...SELECTOR, onlyWhen: 'spec.manualSelector' },
     lookup: 'cache',
   },
   {
@@ -245,6 +278,7 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: ['spec.jobTemplate.spec.template'], claims: [], ownsRestartPolicy: true },
+    podSelector: { ...SELECTOR, path: 'spec.jobTemplate.spec.selector', onlyWhen: 'spec.jobTemplate.spec.manualSelector' },
     lookup: 'cache',
   },
   {
@@ -257,6 +291,8 @@ export const KIND_TABLE = [
     subresources: WITH_STATUS_AND_SCALE,
     stamps: WORKLOAD_STAMPS,
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: false },
+    // A plain map, defaulted from the template's labels when empty.
+    podSelector: { path: 'spec.selector', form: 'map', unset: 'all' },
     lookup: 'cache',
   },
   // A PodTemplate is not stamped: no controller makes anything of it by itself.
@@ -267,7 +303,18 @@ export const KIND_TABLE = [
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
   { kind: 'ConfigMap', group: '', version: 'v1', resource: 'configmaps', namespaced: true },
-  { kind: 'Service', group: '', version: 'v1', resource: 'services', namespaced: true, subresources: { proxy: 'service-proxy' } },
+  // Stamped by the default row; its selector is a plain map, and without one its endpoints are someone else's to manage.
+  {
+    kind: 'Service',
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    namespaced: true,
+    subresources: { proxy: 'service-proxy' },
+    podSelector: { path: 'spec.selector', form: 'map', unset: 'none' },
+  },
+  // Stamped by the default row; it holds up evictions (node drains) of the pods it selects. A null selector selects none.
+  { kind: 'PodDisruptionBudget', group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true, podSelector: { path: 'spec.selector', form: 'label-selector', unset: 'none' } },
   { kind: 'Endpoints', group: '', version: 'v1', resource: 'endpoints', namespaced: true },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },
@@ -388,6 +435,11 @@ export function stampedRow(kind: StampedKindName): KindRow {
 /** The stamps a kind of its own row gets at CREATE (a workload's), by kind name; undefined: not stamped. */
 export function stampRowNamed(kind: string): StampRow | undefined {
   return STAMPED.get(kind);
+}
+
+/** Where a resource's pod selector stands, if it has one (a custom resource's is not known). */
+export function podSelectorOf(resource: Pick<GroupVersionResource, 'group' | 'resource'>): PodSelectorFacts | undefined {
+  return kindRow(resource)?.podSelector;
 }
 
 /** The workloads a /scale names (rows with a `workload-scale` subresource): the webhook looks each up. */

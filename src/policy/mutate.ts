@@ -21,7 +21,7 @@ import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
-import { scopedPodSelector } from './network-policy-scope.js';
+import { scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isEnvironmentsTemplateStamps, isOwnTemplateStamps } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
@@ -184,9 +184,9 @@ function stampCreate(
         )
       : { ops: [], findings: [] };
   findings.push(...ephemeral.findings);
-  // An environment's NetworkPolicy selects only its own pods (network-policy-scope.ts).
-  const scoped = kind.kind === 'NetworkPolicy' ? scopedPodSelector(obj, environment, ctx.policy) : undefined;
-  if (scoped !== undefined && 'finding' in scoped) findings.push(scoped.finding);
+  // An environment's selectors select only its own pods (selector-scope.ts).
+  const scoped = scopeSelector(obj, req.resource, environment, ctx.policy);
+  findings.push(...scoped.findings);
 
   const enforced = enforce(findings, ctx.policy, warnings);
   if (!enforced.allowed) return enforced;
@@ -208,7 +208,6 @@ function stampCreate(
   const newRefs = ownerRef && !sameUid ? [...refs, ownerRef] : refs;
   const spec: Record<string, unknown> = {};
   if (kind.activeDeadline && activeDeadlineSeconds !== undefined) spec.activeDeadlineSeconds = activeDeadlineSeconds;
-  if (scoped !== undefined && 'selector' in scoped) spec.podSelector = scoped.selector;
   // "Automount off" made true: a pod that leaves the field unset already carries the
   // ServiceAccount plugin's token volume and mounts. They come out and the field is set,
   // so the stored pod is what it would have been had the client said false.
@@ -216,7 +215,7 @@ function stampCreate(
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
   // The template ops first: they address volumes by their index before the token volume comes out.
-  return patched([...ephemeral.ops, ...tokenOps, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
+  return patched([...ephemeral.ops, ...tokenOps, ...scoped.ops, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
 /** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */

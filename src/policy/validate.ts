@@ -2,7 +2,7 @@
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
 // checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
-// a pod names, and what a NetworkPolicy selects. The controller doors too: workload
+// a pod names, and what a pod selector selects (selector-scope.ts). The controller doors too: workload
 // templates (workload/review.ts), token Secrets and TokenRequests, snapshots. Object in,
 // verdict out; no I/O: what it knows of other objects comes from ctx.lookup.
 import { entryOf } from './unstructured.js';
@@ -29,7 +29,7 @@ import { isRec, type Rec } from './unstructured.js';
 import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
-import { networkPolicyScope } from './network-policy-scope.js';
+import { selectorScope } from './selector-scope.js';
 import { enforceCreate } from './dry-run.js';
 import { serviceAccountGuard } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
@@ -65,19 +65,19 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
     if (mismatch) return denied([mismatch]);
-    const own = [...workloadStampFindings(req, door.workload, namespace, requester, ctx), ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx)];
+    const own = [...workloadStampFindings(req, door.workload, namespace, requester, ctx), ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)];
     return validateWorkload(req, door.workload, namespace, requester, ctx, own);
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
-    return mismatch ? denied([mismatch]) : enforceCreate(stampedObjectFindings(req, door.row, namespace, requester, ctx), ctx.policy, req.dryRun);
+    return mismatch ? denied([mismatch]) : enforceCreate([...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)], ctx.policy, req.dryRun);
   }
 
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
-  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun);
+  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, selectorScope(req, namespace, requester, ctx));
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
@@ -104,7 +104,8 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
     // The pod rules as for the owner's own pods: a Job's pods' restartPolicy is the Job's.
     const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
     const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
-    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, actingFor(requester, made.environment), ctx, req.dryRun, source, true);
+    const acting = actingFor(requester, made.environment);
+    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, selectorScope(req, namespace, acting, ctx), source, true);
   }
   if (door.kind === 'workload') {
     const row = workloadStampRow(door.workload);
@@ -114,7 +115,7 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
     const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
     if ('finding' in made) return enforce([made.finding], ctx.policy);
     const acting = actingFor(requester, made.environment);
-    return validateWorkload(req, door.workload, namespace, acting, ctx, stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false));
+    return validateWorkload(req, door.workload, namespace, acting, ctx, [...stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false), ...selectorScope(req, namespace, acting, ctx)]);
   }
   return allowed();
 }
@@ -131,6 +132,8 @@ function validateCreate(
   requester: Requester,
   ctx: DecisionContext,
   dryRun: boolean,
+  /** What the object's pod selector may select (selector-scope.ts). */
+  selectors: Finding[],
   source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
   controllerMade = false,
 ): Verdict {
@@ -154,7 +157,7 @@ function validateCreate(
     // environment's workspace, another environment's pods by selector) is still guarded.
     const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, policy), ...references({ requester, environment: undefined })];
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
-    if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, undefined, policy));
+    findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);
   }
 
@@ -168,7 +171,7 @@ function validateCreate(
     findings.push(...unmarkedWorkspace(spec, 'spec', namespace, ctx));
   }
   if (kind.kind === 'PersistentVolumeClaim') findings.push(...workspaceMark(obj, ctx));
-  if (kind.kind === 'NetworkPolicy') findings.push(...networkPolicyScope(obj, namespace, requester, identity.environment, policy));
+  findings.push(...selectors);
   if (!isTrusted(requester, policy)) findings.push(...borrowedCredential(obj, kind, namespace, requester, policy));
   findings.push(...references({ requester, environment: identity.environment }));
   return enforceCreate(findings, policy, dryRun);
@@ -207,10 +210,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
       const refs = podSecrets(spec, 'spec').filter((r) => added.has(r.secret));
       findings.push(...secretReferences(refs, namespace, { requester, environment: environmentId(requester) }, ctx));
     }
-    if (kind.kind === 'NetworkPolicy' && owner.kind !== 'bound' && owner.kind !== 'unverifiable') {
-      const environment = owner.kind === 'stamped' ? owner.environment : environmentId(requester);
-      findings.push(...introduced(networkPolicyScope(oldObj, namespace, requester, environment, policy), networkPolicyScope(newObj, namespace, requester, environment, policy)));
-    }
+    findings.push(...selectorScope(req, namespace, requester, ctx));
   }
   return enforce(findings, policy);
 }

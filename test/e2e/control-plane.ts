@@ -1,7 +1,7 @@
 // A throwaway Kubernetes control plane for the end-to-end suite: etcd, kube-apiserver and,
 // when its binary is there, kube-controller-manager (garbage collector, namespace
 // controller, service accounts, and the workload, job and ephemeral-volume controllers
-// that create pods and claims from templates), started from $KUBEBUILDER_ASSETS on free loopback ports
+// that create pods and claims from templates, and the disruption controller), started from $KUBEBUILDER_ASSETS on free loopback ports
 // with a PKI of their own. Every process it starts is stopped by stop(), and also when the
 // test process exits or is interrupted (see processes.ts).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -151,6 +151,8 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
           '--controllers=serviceaccount-controller,serviceaccount-token-controller,namespace-controller,garbage-collector-controller,root-ca-certificate-publisher-controller,persistentvolumeclaim-protection-controller',
           // The controllers that create pods and claims for whoever wrote a template (cases/controllers.ts).
           'deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,ephemeral-volume-controller',
+          // PodDisruptionBudgets' status, which evictions are held to (cases/selectors.ts).
+          'disruption-controller',
         ].join(','),
         `--service-account-private-key-file=${join(pki, 'sa.key')}`,
         `--root-ca-file=${ca}`,

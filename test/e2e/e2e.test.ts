@@ -26,6 +26,7 @@ import { hostNetworkCases } from './cases/host-network.js';
 import { adoptionCases } from './cases/adoption.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
+import { selectorCases } from './cases/selectors.js';
 
 const found = assets();
 const skip =
@@ -62,6 +63,7 @@ describe('Deed in a real API server', { skip }, () => {
   controllerCases(get, tools);
   workloadCases(get, tools);
   controllerMadeCases(get, tools);
+  selectorCases(get, tools);
   defaultRowCases(get);
   scopeCases(get);
   auditCases(get, tools);

@@ -80,7 +80,7 @@ export const RULES = {
     id: 'stamp.template',
     webhook: 'both',
     checks:
-      "Pod templates (of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates) and claim templates (a pod's ephemeral `volumeClaimTemplate`, a StatefulSet's `volumeClaimTemplates`) carry no admission-owned key Deed did not write: their controllers copy the template's metadata unreviewed. Deed writes a sandbox pod's ephemeral claim stamps itself.",
+      "Pod templates (of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates) and claim templates (a pod's ephemeral `volumeClaimTemplate`, a StatefulSet's `volumeClaimTemplates`) carry no admission-owned key Deed did not write: their controllers copy the template's metadata unreviewed. Deed writes a sandbox pod's ephemeral claim stamps itself, and the environment label into the pod templates of an environment's workload (its scoped selector requires it, `selector.scope`): that label, of the workload's own environment, is the one a pod template may carry.",
     defaultMode: 'deny',
     overridable: false,
     example: 'deed.dev/environment is admission-owned; the ephemeral-volume controller would copy it onto the claim unreviewed',
@@ -475,14 +475,14 @@ export const RULES = {
     overridable: true,
     example: 'Secret alpha-next does not exist; create it first, or a Secret another environment creates under that name later would be used',
   }),
-  networkPolicyScope: rule({
-    id: 'networkpolicy.scope',
+  selectorScope: rule({
+    id: 'selector.scope',
     webhook: 'both',
     checks:
-      "A NetworkPolicy selects only pods of environments its requester acts for: an environment's policy gets `<prefix>/environment: <id>` added to `spec.podSelector.matchLabels` (frozen on UPDATE); a manager's or another requester's policy carries such a term for an environment it manages, or `<prefix>/environment DoesNotExist`, except a manager's in a namespace bound to its environment and break-glass or system principals'. Peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
+      "Every pod selector a requester writes selects only pods of environments it acts for (docs/security-model.md, \"Selectors\"): a workload's `spec.selector` (a Job's only with `manualSelector`, a CronJob's job template's likewise), a PodDisruptionBudget's and a Service's `spec.selector`, a NetworkPolicy's `spec.podSelector`. An environment's selector gets `<prefix>/environment: <id>` added at CREATE (and its pod templates the same label), frozen on UPDATE. A manager's or another requester's selector carries such a term for an environment it manages, or `<prefix>/environment DoesNotExist`; a plain map (a Service's, a ReplicationController's), which cannot exclude, names an environment it manages or, for a Service, stays empty. Except a manager's in a namespace bound to its environment and break-glass or system principals'. A NetworkPolicy's peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
     defaultMode: 'deny',
     overridable: true,
-    example: 'spec.podSelector may select pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',
+    example: 'spec.selector.matchLabels["deed.dev/environment"]: selects pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',
   }),
   secretServiceAccountToken: rule({
     id: 'secret.service-account-token',
@@ -535,6 +535,9 @@ export const RULES = {
     example: 'deed.dev/run-lease "Run_1" is not a Lease name (a DNS subdomain)',
   }),
 } as const satisfies Record<string, RuleInfo>;
+
+/** Rule ids that were renamed, with their new id: a policy naming the old one is refused, with the new name, rather than silently widened. */
+export const RENAMED_RULES: ReadonlyMap<string, string> = new Map([['networkpolicy.scope', 'selector.scope']]);
 
 export const RULE_LIST: readonly RuleInfo[] = Object.values(RULES);
 

@@ -18,7 +18,9 @@ import { isTrusted } from '../requester/principals.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { enforceCreate } from '../dry-run.js';
-import { annotationPath } from '../stamps/identity-stamps.js';
+import { annotationPath, labelPath } from '../stamps/identity-stamps.js';
+import { stampRowNamed } from '../kinds.js';
+import { ownershipOfObject } from '../ownership.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
@@ -79,10 +81,15 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   const gate = createIdentity(requester, namespace, {}, {}, policy);
   const environment = 'environment' in gate ? gate.environment : undefined;
 
-  // Client stamps in a template are refused from everyone: no review follows the copy.
+  // Client stamps in a template are refused from everyone: no review follows the copy. But
+  // one: the environment label of the workload's own environment, which its selector
+  // requires (selector-scope.ts writes both).
   const findings: Finding[] = [...own];
+  const workloadEnvironment = ownEnvironment(req, kind, namespace, environment, ctx);
   for (const t of pods) {
-    findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`));
+    const label = entryOf(stringMap(t.metadata, 'labels'), policy.keys.environment);
+    const allowedPath = workloadEnvironment !== undefined && label === workloadEnvironment ? `${t.at}.${labelPath(policy.keys.environment)}` : undefined;
+    findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath));
     findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));
   }
   for (const c of claims) findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
@@ -103,6 +110,19 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   findings.push(...claimEnvironment(workloadClaims(obj, kind, old), namespace, reach, ctx));
   findings.push(...secretReferences(workloadSecrets(obj, kind, old), namespace, reach, ctx));
   return enforceCreate(findings, policy, req.dryRun);
+}
+
+/**
+ * The environment a stamped workload is its own: the requester's at CREATE (Deed stamps it
+ * for that environment), its verified stamps' after. Undefined for a kind Deed does not
+ * stamp (a PodTemplate) and for a workload of no environment.
+ */
+function ownEnvironment(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requesterEnvironment: string | undefined, ctx: DecisionContext): string | undefined {
+  const row = stampRowNamed(kind.kind);
+  if (row === undefined) return undefined;
+  if (req.operation === 'CREATE') return requesterEnvironment;
+  const owner = req.oldObject ? ownershipOfObject(req.oldObject, row.kind, namespace, ctx.policy, ctx.keyRing) : undefined;
+  return owner?.kind === 'stamped' ? owner.environment : undefined;
 }
 
 /** A pod template's spec as the pod rules judge it; `wsClaims`: the claims it mounts that are workspaces. */

@@ -173,19 +173,19 @@ export function referenceCases(suite: () => Suite): void {
     test("beta's policy selecting alpha's pods is refused; its own is stored scoped to beta's pods, and cannot be widened", async () => {
       const s = suite();
       const aimed = await s.api(s.janitorB, 'POST', PATHS.NetworkPolicy(NS), selecting('beta-aims', { matchLabels: { [KEYS.environment]: 'alpha' } }));
-      refused(aimed, 'networkpolicy.scope', /selects pods of environment "alpha"; environment "beta" selects only its own pods/);
+      refused(aimed, 'selector.scope', /selects pods of environment "alpha"; environment "beta" selects only its own pods/);
       const own = await s.api(s.janitorB, 'POST', PATHS.NetworkPolicy(NS), selecting('beta-own', {}));
       assert.equal(own.status, 201, own.text);
       assert.deepEqual((own.body as { spec: Spec }).spec.podSelector, { matchLabels: { [KEYS.environment]: 'beta' } });
       const widened = await s.kubectl(s.janitorB, ['patch', 'networkpolicy', 'beta-own', '-n', NS, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/podSelector/matchLabels' }])]);
       assert.notEqual(widened.code, 0);
-      assert.match(widened.stderr, /\[networkpolicy\.scope\]/);
+      assert.match(widened.stderr, /\[selector\.scope\]/);
     });
 
     test('a principal of no environment may not select every pod of a shared namespace; it may exclude the environments', async () => {
       const s = suite();
       await s.bindSandboxRole(NS, [['plain', 'stranger']]);
-      refused(await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {})), 'networkpolicy.scope', /may select pods of any environment/);
+      refused(await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {})), 'selector.scope', /may select pods of any environment/);
       const excluding = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-others', { matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] }));
       assert.equal(excluding.status, 201, excluding.text);
     });

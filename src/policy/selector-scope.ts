@@ -1,0 +1,199 @@
+// Every pod selector is scoped (docs/security-model.md, "Selectors"). A selector is an
+// authorization input: a ReplicaSet adopts the pods it selects and its controller then
+// deletes them, a PodDisruptionBudget holds up their evictions (a node drain stalls), a
+// Service routes traffic to them, a NetworkPolicy isolates or opens them. So whatever a
+// requester writes selects only pods of the environments it acts for. Where each kind keeps
+// its selector is a fact of the kind table (kinds.ts, `podSelector`).
+//
+// An environment's selector is scoped by the mutating webhook: `<prefix>/environment: <id>`
+// (a label Deed stamps on the environment's pods and freezes) is added to it at CREATE, and
+// to the labels of the kind's pod templates, which the API server requires the selector to
+// match. The validating webhook holds it there at CREATE and on every UPDATE that changes
+// the selector. A requester of no environment (a manager, an operator tool) scopes its own:
+// a term for an environment it manages, or `<prefix>/environment DoesNotExist` (no
+// environment's pods). A plain map (a Service's, a ReplicationController's) can require a
+// label but never exclude one, so from such a requester it names an environment it manages,
+// or stays empty. A manager's selector in a namespace bound to its environment, and a
+// break-glass or system principal's, may select anything.
+import { isDeepStrictEqual } from 'node:util';
+import jsonpatch from 'fast-json-patch';
+import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
+import type { Finding, PatchOperation } from '../admission/verdict.js';
+import type { DecisionContext, Policy } from './policy.js';
+import { createIdentity } from './create-gate.js';
+import { kindRow, type PodSelectorFacts } from './kinds.js';
+import { ownershipOfObject } from './ownership.js';
+import { environmentId, type Requester } from './requester/identity.js';
+import { isManager, isTrusted } from './requester/principals.js';
+import { RULES } from './rules/catalog.js';
+import { entryOf, field, isRec, recs, stringMap, text, type Rec } from './unstructured.js';
+
+type Resource = Pick<GroupVersionResource, 'group' | 'resource'>;
+
+/** A kind's selector and the pod templates that must match it. */
+interface Site extends PodSelectorFacts {
+  kind: string;
+  templates: readonly string[];
+}
+
+function siteOf(resource: Resource): Site | undefined {
+  const row = kindRow(resource);
+  return row?.podSelector === undefined ? undefined : { ...row.podSelector, kind: row.kind, templates: row.templates?.pods ?? [] };
+}
+
+function valueAt(obj: unknown, path: string): unknown {
+  let v = obj;
+  for (const key of path.split('.')) v = isRec(v) ? field(v, key) : undefined;
+  return v;
+}
+
+/** The selector as written: `off` when it is not the writer's (a Job's generated one), `unset` when absent (or an empty map). */
+type Written = { state: 'off' } | { state: 'unset' } | { state: 'set'; selector: Rec };
+
+function written(obj: KubeObject, site: Site): Written {
+  if (site.onlyWhen !== undefined && valueAt(obj, site.onlyWhen) !== true) return { state: 'off' };
+  const selector = valueAt(obj, site.path);
+  if (!isRec(selector) || (site.form === 'map' && Object.keys(selector).length === 0)) return { state: 'unset' };
+  return { state: 'set', selector };
+}
+
+/** The labels a selector requires by equality: a map's entries, a LabelSelector's matchLabels. */
+function required(selector: Rec, site: Site): Record<string, string> {
+  return site.form === 'map' ? stringMap({ selector }, 'selector') : stringMap(selector, 'matchLabels');
+}
+
+function pinPath(site: Site, key: string): string {
+  return `${site.path}${site.form === 'map' ? '' : '.matchLabels'}[${JSON.stringify(key)}]`;
+}
+
+/** The environments whose pods the selector is limited to; [] for none; undefined when it may select any pod. */
+function scopeOf(selector: Rec, site: Site, key: string): string[] | undefined {
+  const pinned = entryOf(required(selector, site), key);
+  if (pinned !== undefined) return [pinned];
+  if (site.form === 'map') return undefined;
+  for (const e of recs(field(selector, 'matchExpressions'))) {
+    if (text(e, 'key') !== key) continue;
+    const op = text(e, 'operator');
+    if (op === 'DoesNotExist') return [];
+    const values = field(e, 'values');
+    if (op === 'In' && Array.isArray(values) && values.every((v) => typeof v === 'string')) return values as string[];
+  }
+  return undefined;
+}
+
+function pointer(path: readonly string[]): string {
+  return `/${path.map(jsonpatch.escapePathComponent).join('/')}`;
+}
+
+/** A JSON Patch that sets the value at `path` (existing parents kept, missing ones made); undefined when it is already there. */
+function setOp(obj: unknown, path: readonly string[], value: unknown): PatchOperation | undefined {
+  let at: unknown = obj;
+  for (let i = 0; i < path.length; i++) {
+    const next = isRec(at) ? field(at, path[i]!) : undefined;
+    if (i === path.length - 1 ? isDeepStrictEqual(next, value) : isRec(next)) {
+      at = next;
+      continue;
+    }
+    const rest = path.slice(i + 1).reduceRight<unknown>((inner, k) => ({ [k]: inner }), value);
+    return { op: 'add', path: pointer(path.slice(0, i + 1)), value: rest };
+  }
+  return undefined;
+}
+
+/**
+ * The mutating side, at CREATE by a requester of `environment`: the patch that adds the
+ * environment to the selector and to the labels of the pod templates that must match it,
+ * or the findings that refuse it (a selector or template that names another environment).
+ */
+export function scopeSelector(obj: KubeObject, resource: Resource, environment: string, policy: Policy): { ops: PatchOperation[]; findings: Finding[] } {
+  const site = siteOf(resource);
+  if (site === undefined) return { ops: [], findings: [] };
+  const sel = written(obj, site);
+  if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return { ops: [], findings: [] };
+  const key = policy.keys.environment;
+  const given = sel.state === 'set' ? entryOf(required(sel.selector, site), key) : undefined;
+  if (given !== undefined && given !== environment)
+    return {
+      ops: [],
+      findings: [{ rule: RULES.selectorScope.id, path: pinPath(site, key), message: `selects pods of environment ${JSON.stringify(given.slice(0, 80))}; environment "${environment}" selects only its own pods (${key}: ${environment})` }],
+    };
+  const findings: Finding[] = [];
+  const ops: PatchOperation[] = [];
+  // An unset selector that selects all becomes the environment's own.
+  const at = site.path.split('.');
+  const op =
+    sel.state === 'unset'
+      ? setOp(obj, at, site.form === 'map' ? { [key]: environment } : { matchLabels: { [key]: environment } })
+      : setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), key], environment);
+  if (op !== undefined) ops.push(op);
+  for (const template of site.templates) {
+    if (!isRec(valueAt(obj, template))) continue; // the API server refuses a workload without one
+    const metadata = valueAt(obj, `${template}.metadata`);
+    const label = entryOf(stringMap(isRec(metadata) ? metadata : undefined, 'labels'), key);
+    if (label !== undefined && label !== environment) {
+      findings.push({ rule: RULES.stampTemplate.id, path: `${template}.metadata.labels[${JSON.stringify(key)}]`, message: `${key} is admission-owned; the pods of a workload of environment "${environment}" carry ${JSON.stringify(environment)}` });
+      continue;
+    }
+    const labelOp = setOp(obj, [...template.split('.'), 'metadata', 'labels', key], environment);
+    if (labelOp !== undefined) ops.push(labelOp);
+  }
+  return { ops: findings.length > 0 ? [] : ops, findings };
+}
+
+/**
+ * The environment a write's selector is judged for: the requester's at CREATE (undefined:
+ * none), the object's stamps' on UPDATE (else the requester's); `skip` where the object is
+ * no one's (stamps that do not verify: only trusted principals may change it) or the
+ * namespace's (unstamped in a namespace bound to one environment, whose pods are all its own).
+ */
+function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): { environment: string | undefined } | 'skip' {
+  const { policy } = ctx;
+  if (req.operation === 'CREATE') {
+    const obj = req.object!;
+    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+    return { environment: 'environment' in identity ? identity.environment : undefined };
+  }
+  const owner = ownershipOfObject(req.oldObject!, kind, namespace, policy, ctx.keyRing);
+  if (owner.kind === 'bound' || owner.kind === 'unverifiable') return 'skip';
+  return { environment: owner.kind === 'stamped' ? owner.environment : environmentId(requester) };
+}
+
+/**
+ * The validating side: whether the selector a CREATE or UPDATE writes stays within what its
+ * requester may select. On UPDATE only a changed selector is judged: once scoped, the
+ * environment's requirement is frozen, and a selector admitted before the rule stands until
+ * it is changed.
+ */
+export function selectorScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  const { policy } = ctx;
+  const site = siteOf(req.resource);
+  const obj = req.object;
+  if (site === undefined || !obj || (req.operation !== 'CREATE' && req.operation !== 'UPDATE') || isTrusted(requester, policy)) return [];
+  const sel = written(obj, site);
+  if (req.operation === 'UPDATE' && (!req.oldObject || isDeepStrictEqual(sel, written(req.oldObject, site)))) return [];
+  if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
+  const judged = judgedFor(req, site.kind, namespace, requester, ctx);
+  if (judged === 'skip') return [];
+  const { environment } = judged;
+  const key = policy.keys.environment;
+  const selector = sel.state === 'set' ? sel.selector : {};
+  if (environment !== undefined) {
+    if (entryOf(required(selector, site), key) === environment) return [];
+    return [
+      {
+        rule: RULES.selectorScope.id,
+        path: pinPath(site, key),
+        message: `a ${site.kind} of environment "${environment}" selects only its pods: ${key} must be ${JSON.stringify(environment)} (${req.operation === 'CREATE' ? 'the mutating webhook adds it; was it bypassed?' : 'it is frozen after CREATE'})`,
+      },
+    ];
+  }
+  const bound = policy.envByBoundNamespace.get(namespace);
+  if (bound !== undefined && isManager(requester, bound, policy)) return [];
+  const scope = scopeOf(selector, site, key);
+  if (scope !== undefined && scope.every((env) => isManager(requester, env, policy))) return [];
+  const what =
+    site.form === 'label-selector'
+      ? `add matchExpressions [{key: ${key}, operator: DoesNotExist}] (or ${key}: an environment it manages)`
+      : `a plain map can require labels but not exclude them: ${site.unset === 'none' ? 'leave it empty (and manage the endpoints yourself)' : 'use a kind whose selector has matchExpressions, with [{key: ' + key + ', operator: DoesNotExist}]'}, or require ${key}: an environment it manages`;
+  return [{ rule: RULES.selectorScope.id, path: site.path, message: `may select pods of any environment; ${requester.username} acts for none here: ${what}` }];
+}

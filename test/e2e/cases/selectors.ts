@@ -1,0 +1,230 @@
+// Every pod selector is scoped (docs/security-model.md, "Selectors"), in a real API server
+// with the workload and disruption controllers running, in a namespace alpha and beta share
+// (shared-selectors: opted in, bound to no environment, beta holding edit-level rights).
+// As the incident would be tried: beta's PodDisruptionBudget aimed at alpha's pods, which
+// would stall alpha's evictions (a node drain); beta's ReplicaSet of zero replicas selecting
+// every pod with an `app` label, which would adopt alpha's live sandbox pods and delete
+// them; beta's Service, which would route traffic to alpha's pods. Each is refused, or
+// scoped to beta's pods. A principal of no environment is told what to write; alpha's own
+// selectors keep working.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { KubeObject, OwnerReference } from '../../../src/admission/types.js';
+import { collectionPaths, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import type { Identity } from '../client.js';
+import type { Suite } from '../suite.js';
+import type { Tools } from './admission.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects as the API server stores them
+type Spec = Record<string, any>;
+
+const NS = 'shared-selectors';
+const PATH = { ...collectionPaths(['Deployment', 'ReplicaSet', 'ReplicationController', 'Job', 'Service', 'PodDisruptionBudget'] as const), Pod: PATHS.Pod };
+const MERGE = 'application/merge-patch+json';
+const ENV = KEYS.environment;
+const POD = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] };
+
+// minAvailable as a count: the disruption controller then needs no controller of the pods (pods made directly have none).
+function pdb(name: string, selector: unknown, budget: Spec = { minAvailable: 1 }): Spec {
+  return { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec: { selector, ...budget } };
+}
+
+function service(name: string, selector: Record<string, string> | undefined): Spec {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ...(selector ? { selector } : {}), ports: [{ port: 80 }] } };
+}
+
+function deployment(name: string, selector: unknown, replicas = 1, labels: Record<string, string> = { app: name }): Spec {
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas, selector, template: { metadata: { labels }, spec: POD } } };
+}
+
+function eviction(name: string): Spec {
+  return { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } };
+}
+
+export function selectorCases(suite: () => Suite, tools: Tools): void {
+  const needsControllers = tools.controllers ? false : 'needs kube-controller-manager in KUBEBUILDER_ASSETS (setup-envtest does not ship it)';
+
+  describe('every pod selector is scoped to its writer\'s environment', { skip: needsControllers }, () => {
+    let alpha: Identity;
+    let beta: Identity;
+    /** platform:selector-intruder: acts for no environment, with beta's rights here. */
+    let intruder: Identity;
+
+    const ok = (what: string, a: { status: number; text: string }) => {
+      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+    };
+    const create = async (s: Suite, who: Identity, path: string, body: Spec): Promise<Spec> => {
+      const answer = await s.api(who, 'POST', path, body);
+      assert.equal(answer.status, 201, answer.text);
+      return answer.body as Spec;
+    };
+    const refused = async (s: Suite, who: Identity, path: string, body: Spec, message: RegExp): Promise<void> => {
+      const answer = await s.api(who, 'POST', path, body);
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, message);
+      assert.equal((await s.api(s.admin, 'GET', `${path}/${body.metadata.name}`)).status, 404, 'nothing is stored');
+    };
+    const alphaPod = async (s: Suite, name: string, app: string, who: Identity = alpha): Promise<Spec> => {
+      const pod = sandboxPod(name) as Spec;
+      pod.metadata.labels = { app };
+      return create(s, who, PATHS.Pod(NS), pod);
+    };
+    const getPod = async (s: Suite, name: string) => s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/${name}`);
+    /** What a kubelet would report (there is none here): an eviction ignores budgets for a Pending pod. */
+    const running = async (s: Suite, name: string): Promise<void> => {
+      const status = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
+      ok(`${name} running`, await s.api(s.admin, 'PATCH', `${PATHS.Pod(NS)}/${name}/status`, status, MERGE));
+    };
+
+    before(async () => {
+      const s = suite();
+      alpha = s.runnerA.identity;
+      beta = s.janitorB;
+      intruder = await s.newIdentity('platform', 'selector-intruder');
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('selector role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        metadata: { name: 'e2e-selectors' },
+        rules: [
+          { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'deployments/scale', 'replicasets/scale'], verbs: ['*'] },
+          { apiGroups: ['batch'], resources: ['jobs'], verbs: ['*'] },
+          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'pods/eviction', 'services', 'replicationcontrollers'], verbs: ['*'] },
+        ],
+      }));
+      const subjects: Array<[string, string]> = [['sandbox-a', 'runner'], ['sandbox-b', 'janitor'], ['platform', 'selector-intruder']];
+      ok('selector rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'e2e-selectors' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-selectors' },
+        subjects: subjects.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      for (const [namespace, name] of subjects) {
+        const user = `system:serviceaccount:${namespace}:${name}`;
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: NS, verb: 'create', group: 'policy', resource: 'poddisruptionbudgets' } } };
+        await eventually(`RBAC lets ${user} create PodDisruptionBudgets in ${NS}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+      await eventually(`Deed reviews ${NS}`, async () => (await s.api(beta, 'POST', `${PATH.PodDisruptionBudget(NS)}?dryRun=All`, pdb('probe', { matchLabels: { app: 'x' } }))).body?.spec?.selector?.matchLabels?.[ENV] === 'beta');
+    });
+
+    test("beta's PodDisruptionBudget selecting alpha's pods is refused; its own cannot match them, and alpha's eviction of its pod answers 201, not 429", async () => {
+      const s = suite();
+      await alphaPod(s, 'alpha-drained', 'drained');
+      await running(s, 'alpha-drained');
+      await refused(s, beta, PATH.PodDisruptionBudget(NS), pdb('aimed', { matchLabels: { [ENV]: 'alpha' } }), /\[selector\.scope\] spec\.selector\.matchLabels\["deed\.dev\/environment"\]: selects pods of environment "alpha"; environment "beta" selects only its own pods/);
+      // The same budget without the label: stored scoped to beta's pods.
+      const own = await create(s, beta, PATH.PodDisruptionBudget(NS), pdb('beta-budget', { matchLabels: { app: 'drained' } }));
+      assert.deepEqual(own.spec.selector, { matchLabels: { app: 'drained', [ENV]: 'beta' } });
+      // Beta's own pod of the same app is held by it: the disruption controller and the budget work here.
+      await alphaPod(s, 'beta-drained', 'drained', beta);
+      await running(s, 'beta-drained');
+      await eventually('the disruption controller counts beta\'s pod, and only it', async () => {
+        const b = (await s.api(s.admin, 'GET', `${PATH.PodDisruptionBudget(NS)}/beta-budget`)).body;
+        return b.status?.observedGeneration === b.metadata.generation && b.status?.expectedPods === 1 && b.status?.currentHealthy === 1;
+      }, 60_000);
+      const held = await s.api(beta, 'POST', `${PATHS.Pod(NS)}/beta-drained/eviction`, eviction('beta-drained'));
+      assert.equal(held.status, 429, `beta's own pod is held by beta's budget: ${held.text}`);
+      const evicted = await s.api(alpha, 'POST', `${PATHS.Pod(NS)}/alpha-drained/eviction`, eviction('alpha-drained'));
+      assert.equal(evicted.status, 201, evicted.text);
+      await eventually("alpha's pod is gone", async () => (await getPod(s, 'alpha-drained')).status === 404);
+      // Nor can beta widen its budget to alpha's pods afterwards.
+      const widened = await s.api(beta, 'PATCH', `${PATH.PodDisruptionBudget(NS)}/beta-budget`, { spec: { selector: { matchLabels: { [ENV]: null } } } }, MERGE);
+      assert.equal(widened.status, 403, widened.text);
+      assert.match(widened.body.message, /\[selector\.scope\] spec\.selector\.matchLabels\["deed\.dev\/environment"\]: a PodDisruptionBudget of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
+    });
+
+    test("beta's ReplicaSet of zero replicas selecting every pod with an app label adopts none of alpha's live sandbox pods, and they stay", async () => {
+      const s = suite();
+      const live = [await alphaPod(s, 'alpha-live-1', 'lab-1'), await alphaPod(s, 'alpha-live-2', 'lab-2')];
+      const owners = (p: Spec): OwnerReference[] | undefined => p.metadata.ownerReferences;
+      const before = live.map(owners);
+      const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'adopter' }, spec: { replicas: 0, selector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] }, template: { metadata: { labels: { app: 'adopter' } }, spec: POD } } };
+      await refused(s, beta, PATH.ReplicaSet(NS), { ...rs, metadata: { name: 'aimed-rs' }, spec: { ...rs.spec, selector: { ...rs.spec.selector, matchLabels: { [ENV]: 'alpha' } } } }, /\[selector\.scope\]/);
+      const stored = await create(s, beta, PATH.ReplicaSet(NS), rs);
+      assert.deepEqual(stored.spec.selector, { matchLabels: { [ENV]: 'beta' }, matchExpressions: [{ key: 'app', operator: 'Exists' }] });
+      assert.equal(stored.spec.template.metadata.labels[ENV], 'beta', 'its template matches its selector');
+      // A pod of beta's own that it selects: the controller adopts it and, at zero replicas, deletes it.
+      await alphaPod(s, 'beta-orphan', 'orphan', beta);
+      await eventually('the replicaset controller acts on the pod of beta it selects', async () => {
+        const p = await getPod(s, 'beta-orphan');
+        return p.status === 404 || p.body.metadata?.deletionTimestamp !== undefined || (p.body.metadata?.ownerReferences ?? []).some((r: OwnerReference) => r.name === 'adopter');
+      }, 60_000);
+      // A selector that can change (a ReplicationController's) cannot drop beta's label afterwards.
+      const rc = await create(s, beta, PATH.ReplicationController(NS), { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'beta-rc' }, spec: { replicas: 0, selector: { app: 'rc' }, template: { metadata: { labels: { app: 'rc' } }, spec: POD } } });
+      assert.deepEqual(rc.spec.selector, { app: 'rc', [ENV]: 'beta' });
+      const dropped = await s.api(beta, 'PATCH', `${PATH.ReplicationController(NS)}/beta-rc`, { spec: { selector: { [ENV]: null } } }, MERGE);
+      assert.equal(dropped.status, 403, dropped.text);
+      assert.match(dropped.body.message, /\[selector\.scope\] spec\.selector\["deed\.dev\/environment"\]: a ReplicationController of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
+      // And for a while after: alpha's pods keep their owner references and are not deleted.
+      const until = Date.now() + 5_000;
+      while (Date.now() < until) {
+        for (const [i, p] of live.entries()) {
+          const now = await getPod(s, p.metadata.name);
+          assert.equal(now.status, 200, `${p.metadata.name} stays`);
+          assert.equal(now.body.metadata.deletionTimestamp, undefined);
+          assert.deepEqual(owners(now.body), before[i], `${p.metadata.name}'s owner references are unchanged`);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    });
+
+    test("a Service of beta's is stored selecting beta's pods only; one selecting alpha's is refused (read only: no kube-proxy here)", async () => {
+      const s = suite();
+      const svc = await create(s, beta, PATH.Service(NS), service('beta-svc', { app: 'lab-1' }));
+      assert.deepEqual(svc.spec.selector, { app: 'lab-1', [ENV]: 'beta' });
+      assert.equal(label(svc as KubeObject, ENV), 'beta');
+      await refused(s, beta, PATH.Service(NS), service('aimed-svc', { [ENV]: 'alpha' }), /\[selector\.scope\] spec\.selector\["deed\.dev\/environment"\]: selects pods of environment "alpha"/);
+      const widened = await s.api(beta, 'PATCH', `${PATH.Service(NS)}/beta-svc`, { spec: { selector: { [ENV]: 'alpha' } } }, MERGE);
+      assert.equal(widened.status, 403, widened.text);
+      assert.deepEqual((await s.api(s.admin, 'GET', `${PATH.Service(NS)}/beta-svc`)).body.spec.selector, { app: 'lab-1', [ENV]: 'beta' });
+    });
+
+    test('a principal of no environment writing an unscoped PodDisruptionBudget, Deployment or Service selector is refused, told what to write; what it writes scoped is stored as written', async () => {
+      const s = suite();
+      const what = /may select pods of any environment; system:serviceaccount:platform:selector-intruder acts for none here: add matchExpressions \[\{key: deed\.dev\/environment, operator: DoesNotExist\}\]/;
+      await refused(s, intruder, PATH.PodDisruptionBudget(NS), pdb('wide-budget', { matchLabels: { app: 'lab-1' } }), what);
+      await refused(s, intruder, PATH.Deployment(NS), deployment('wide-deploy', { matchLabels: { app: 'wide-deploy' } }, 0), what);
+      await refused(s, intruder, PATH.Service(NS), service('wide-svc', { app: 'lab-1' }), /\[selector\.scope\] spec\.selector: may select pods of any environment; .* a plain map can require labels but not exclude them: leave it empty/);
+      const excluding = { matchLabels: { app: 'platform-tool' }, matchExpressions: [{ key: ENV, operator: 'DoesNotExist' }] };
+      assert.deepEqual((await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('tool-budget', excluding))).spec.selector, excluding);
+      assert.deepEqual((await create(s, intruder, PATH.Deployment(NS), deployment('tool-deploy', excluding, 0, { app: 'platform-tool' }))).spec.selector, excluding);
+      assert.equal((await create(s, intruder, PATH.Service(NS), service('tool-svc', undefined))).spec.selector, undefined, 'a Service without a selector');
+    });
+
+    test("alpha's own Deployment, Job with a manual selector, PodDisruptionBudget and Service keep working: create, scale, rollout, budgets counting its pods", async () => {
+      const s = suite();
+      const deploy = await create(s, alpha, PATH.Deployment(NS), deployment('alpha-web', { matchLabels: { app: 'alpha-web' } }, 2));
+      assert.deepEqual(deploy.spec.selector, { matchLabels: { app: 'alpha-web', [ENV]: 'alpha' } });
+      const webPods = async () => ((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}?labelSelector=app%3Dalpha-web`)).body.items ?? []) as Spec[];
+      await eventually('two pods, labelled alpha\'s', async () => {
+        const pods = await webPods();
+        return pods.length === 2 && pods.every((p) => p.metadata.labels[ENV] === 'alpha');
+      }, 60_000);
+      const budget = await create(s, alpha, PATH.PodDisruptionBudget(NS), pdb('alpha-web', { matchLabels: { app: 'alpha-web' } }, { minAvailable: 1 }));
+      assert.deepEqual(budget.spec.selector, { matchLabels: { app: 'alpha-web', [ENV]: 'alpha' } });
+      await eventually("alpha's budget counts alpha's two pods", async () => (await s.api(s.admin, 'GET', `${PATH.PodDisruptionBudget(NS)}/alpha-web`)).body.status?.expectedPods === 2, 60_000);
+      const relaxed = await s.api(alpha, 'PATCH', `${PATH.PodDisruptionBudget(NS)}/alpha-web`, { spec: { minAvailable: 0 } }, MERGE);
+      assert.equal(relaxed.status, 200, relaxed.text);
+      const svc = await create(s, alpha, PATH.Service(NS), service('alpha-web', { app: 'alpha-web' }));
+      assert.deepEqual(svc.spec.selector, { app: 'alpha-web', [ENV]: 'alpha' });
+      const renamed = await s.api(alpha, 'PATCH', `${PATH.Service(NS)}/alpha-web`, { spec: { selector: { tier: 'web' } } }, MERGE);
+      assert.equal(renamed.status, 200, `a change that keeps alpha's label: ${renamed.text}`);
+      const scaled = await s.kubectl(alpha, ['scale', 'deployment/alpha-web', '-n', NS, '--replicas=1']);
+      assert.equal(scaled.code, 0, scaled.stderr);
+      const rollout = await s.kubectl(alpha, ['set', 'image', 'deployment/alpha-web', '-n', NS, 'main=registry.example/lab:2']);
+      assert.equal(rollout.code, 0, rollout.stderr);
+      await eventually('a second ReplicaSet, scoped as the Deployment', async () => {
+        const sets = ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Dalpha-web`)).body.items ?? []) as Spec[];
+        return sets.length === 2 && sets.every((r) => r.spec.selector.matchLabels[ENV] === 'alpha');
+      }, 60_000);
+      const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'alpha-manual' }, spec: { manualSelector: true, selector: { matchLabels: { app: 'alpha-manual' } }, template: { metadata: { labels: { app: 'alpha-manual' } }, spec: { ...POD, restartPolicy: 'Never' } } } };
+      const storedJob = await create(s, alpha, PATH.Job(NS), job);
+      assert.deepEqual(storedJob.spec.selector, { matchLabels: { app: 'alpha-manual', [ENV]: 'alpha' } });
+      await eventually("the Job's pod", async () => ((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}?labelSelector=app%3Dalpha-manual`)).body.items ?? []).length === 1, 60_000);
+      const plainJob = await create(s, alpha, PATH.Job(NS), { ...job, metadata: { name: 'alpha-generated' }, spec: { template: job.spec.template } });
+      assert.equal(plainJob.spec.selector.matchLabels[ENV], undefined, 'a generated selector is the API server\'s (the Job\'s own uid)');
+      for (const [path, name] of [[PATH.Deployment(NS), 'alpha-web'], [PATH.Job(NS), 'alpha-manual'], [PATH.Job(NS), 'alpha-generated']] as const) {
+        const del = await s.api(alpha, 'DELETE', `${path}/${name}`, { propagationPolicy: 'Background' });
+        assert.equal(del.status, 200, del.text);
+      }
+    });
+  });
+}
