@@ -1,12 +1,13 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names, the claims, Secrets and snapshots a new object reaches): one GET per
-// object, under the review's own deadline, answered as a Lookup. Only a Status with reason
-// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
-// other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
-// whole (their service account decides whose a runner is), snapshots too (their source
-// claim); claims, Secrets and the workloads a scale names as metadata only. Nothing read is kept here: the cache in
-// front of it (cached-reader.ts) answers what it can first.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
+// binding names, the claims, Secrets and snapshots a new object reaches, the run lease it
+// names): one GET per object, under the review's own deadline, answered as a Lookup. Only a
+// Status with reason NotFound is "absent" (for a snapshot, also when the snapshot CRD is not
+// installed); any other failure is "unknown", and the policy refuses what it cannot judge.
+// Pods are read whole (their service account decides whose a runner is), snapshots too
+// (their source claim); claims, Secrets, Leases and the workloads a scale names as metadata
+// only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
+// it can first.
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { SNAPSHOT_GROUP } from '../policy/kinds.js';
 import type { Lookup, ObjectLookup } from '../policy/policy.js';
@@ -28,6 +29,7 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const apps = kc.makeApiClient(AppsV1Api);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
@@ -41,6 +43,11 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
         const source = snapshot.spec?.source?.persistentVolumeClaimName;
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
+      }
+      if (key.resource === 'leases') {
+        // The run lease a new object names: whose it is is in its stamps (metadata only).
+        const lease = await withRetries(timeoutMs, what, METADATA_ONE, (o) => coordination.readNamespacedLease({ namespace: key.namespace, name: key.name }, o));
+        return { state: 'found', metadata: metadataOf(lease.metadata) };
       }
       if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
         // A workload a scale names: its stamps are in its metadata.

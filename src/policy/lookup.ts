@@ -1,5 +1,5 @@
 // Facts about other objects a decision needs: the pod an eviction, a binding or a CONNECT
-// (exec, attach, port-forward, proxy) names, the
+// (exec, attach, port-forward, proxy) names, the run lease a new object names, the
 // claims a new pod or a workload's template mounts or clones (or a new claim clones), the
 // Secrets a pod or a template names, the snapshots a claim restores and then their source
 // claims. Which objects a review needs
@@ -14,6 +14,8 @@ import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.j
 import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
 import { kindRows, SCALED_RESOURCES } from './kinds.js';
+import type { StampKeys } from './stamps/keys.js';
+import { runLeaseToRead } from './rules/run-lease.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
@@ -37,8 +39,11 @@ export const MAX_CLAIM_LOOKUPS = 32;
 /** Likewise for the Secrets a pod names (each read as metadata only). */
 export const MAX_SECRET_LOOKUPS = 32;
 
-/** The objects a review's decision reads besides the request itself (the mutating side reads none for claims). */
-export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+/**
+ * The objects a review's decision reads besides the request itself (the mutating side reads
+ * none for claims). `keys`: the policy's stamp keys (the run lease annotation is one).
+ */
+export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate', keys: StampKeys): LookupKey[] {
   const door = doorOf(req);
   const namespace = req.namespace;
   if (namespace === undefined) return [];
@@ -46,8 +51,16 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   // A scale names the workload, whose stamps are looked up.
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
-  if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
+  if (webhook === 'validate' && req.object) return [...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
   return [];
+}
+
+/** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
+function runLeaseKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string, keys: StampKeys): LookupKey[] {
+  if (req.operation !== 'CREATE' || req.subResource !== undefined) return [];
+  if (door.kind !== 'object' && door.kind !== 'workload' && door.kind !== 'default') return [];
+  const name = runLeaseToRead(req.object, keys);
+  return name === undefined ? [] : [{ resource: 'leases', namespace, name }];
 }
 
 /** The claims (and snapshots) a validating review judges. */
@@ -129,10 +142,11 @@ const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 
  * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
  * are told apart by a glance at a few fields, without decoding.
  */
-export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): { lookups: LookupKey[]; decoded?: Decoded } {
-  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown } } | null)?.request;
+export function planLookups(body: unknown, webhook: 'mutate' | 'validate', keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   const mayNeed =
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
@@ -148,7 +162,17 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
   } catch {
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
-  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook) : [], decoded };
+  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook, keys) : [], decoded };
+}
+
+/** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */
+function namesRunLease(req: { object?: { metadata?: { annotations?: unknown } } }, keys: StampKeys): boolean {
+  try {
+    const annotations = req.object?.metadata?.annotations;
+    return isRec(annotations) && Object.hasOwn(annotations, keys.runLease);
+  } catch {
+    return false;
+  }
 }
 
 /** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
