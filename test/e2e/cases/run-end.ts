@@ -156,6 +156,19 @@ export function runEndCases(suite: () => Suite): void {
       assert.equal(about(result.lines, 'own-lease-creds')?.code, 'owner-running', JSON.stringify(about(result.lines, 'own-lease-creds')));
     });
 
+    test("a tenant's own app electing its leader in the shared namespace (a principal of no environment) creates and renews its Lease as before, unstamped", async () => {
+      const s = suite();
+      const operator = await s.newIdentity(NS, 'operator');
+      await s.bindSandboxRole(NS, [[NS, 'operator']]);
+      const made = await s.api(operator, 'POST', LEASES(NS), runLease({ name: 'operator-leader', renewTime: new Date(), holder: 'operator-7f9c', durationSeconds: 15 }));
+      assert.equal(made.status, 201, made.text);
+      assert.equal(label(made.body as KubeObject, KEYS.environment), undefined, 'no stamps: it acts for no environment');
+      for (let i = 0; i < 3; i++) {
+        const renewed = await s.api(operator, 'PATCH', `${LEASES(NS)}/operator-leader`, { spec: { renewTime: microTime(new Date()) } }, MERGE);
+        assert.equal(renewed.status, 200, renewed.text);
+      }
+    });
+
     test('a Lease that cannot be read keeps the objects that name it, and says why', async () => {
       const s = suite();
       const lease = runLease({ name: 'run-unread', renewTime: new Date(Date.now() - 3_600_000) });
