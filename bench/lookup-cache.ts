@@ -16,6 +16,7 @@ import { createCachedReader } from '../src/kube/cached-reader.js';
 import { createObjectReader } from '../src/kube/object-reader.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { planLookups } from '../src/policy/lookup.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 
 const { values: flags } = parseArgs({ options: { objects: { type: 'string', default: '10000' }, reviews: { type: 'string', default: '200' } } });
 const N = Number(flags.objects);
@@ -87,7 +88,7 @@ async function readsPerReview(cache: LookupCache | undefined, kc: ReturnType<typ
   let reads = 0;
   const started = performance.now();
   for (let r = 0; r < REVIEWS; r++) {
-    const { lookups: keys } = planLookups(podReview(claims(r)), 'validate');
+    const { lookups: keys } = planLookups(podReview(claims(r)), 'validate', stampKeys('deed.dev'));
     lookups += keys.length;
     if (cache) await reader.read(keys, 2000);
     else {

@@ -62,7 +62,27 @@ const stampedBy = (r: typeof deployment) => {
 const deploymentStamped = stampedBy(deployment);
 const configMapStamped = stampedBy(configMap);
 const janitorDelete = { ...deploymentStamped, request: { ...deploymentStamped.request, operation: 'DELETE', object: null, oldObject: deploymentStamped.request.object, userInfo: { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:authenticated'], extra: {} } } };
-const texts = { deployment: JSON.stringify(deployment), deploymentStamped: JSON.stringify(deploymentStamped), configMap: JSON.stringify(configMap), configMapStamped: JSON.stringify(configMapStamped), janitorDelete: JSON.stringify(janitorDelete) };
+// Leases are stamped too: each renewal in an opted-in namespace is a validating review.
+// alpha's run lease renewed by alpha, and a tenant app's leader-election Lease (no stamps)
+// renewed by the app, a principal of no environment.
+const leaseSpec = (renewTime: string) => ({ holderIdentity: 'runner-0', leaseDurationSeconds: 15, renewTime });
+const lease = asKind('coordination.k8s.io', 'Lease', 'leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'run-42', namespace: 'sandbox-a' }, spec: leaseSpec('2026-11-29T15:24:34.000000Z') });
+const renewalOf = (stored: Record<string, unknown>, userInfo: unknown) => {
+  const next = { ...structuredClone(stored), spec: leaseSpec('2026-11-29T15:24:36.000000Z') };
+  return { ...lease, request: { ...lease.request, operation: 'UPDATE', object: next, oldObject: stored, userInfo } };
+};
+const leaseRenewal = renewalOf(stampedBy(lease).request.object, runnerReview.request.userInfo);
+const appLease = { ...structuredClone(lease.request.object), metadata: { name: 'operator-leader', namespace: 'sandbox-a' } };
+const appRenewal = renewalOf(appLease, { username: 'system:serviceaccount:sandbox-a:operator', groups: ['system:authenticated'], extra: {} });
+const texts = {
+  deployment: JSON.stringify(deployment),
+  deploymentStamped: JSON.stringify(deploymentStamped),
+  configMap: JSON.stringify(configMap),
+  configMapStamped: JSON.stringify(configMapStamped),
+  janitorDelete: JSON.stringify(janitorDelete),
+  leaseRenewal: JSON.stringify(leaseRenewal),
+  appRenewal: JSON.stringify(appRenewal),
+};
 // Each body is decided as described, or the figures would time another path.
 const expect = (name: keyof typeof texts, webhook: 'mutate' | 'validate', allowedWant: boolean) => {
   const d = decide(webhook, JSON.parse(texts[name]), ctx);
@@ -73,11 +93,15 @@ expect('deploymentStamped', 'validate', true);
 expect('janitorDelete', 'validate', false);
 expect('configMap', 'mutate', true);
 expect('configMapStamped', 'validate', true);
+expect('leaseRenewal', 'validate', true);
+expect('appRenewal', 'validate', true);
 time('decide(mutate), Deployment CREATE', 20_000, () => decide('mutate', JSON.parse(texts.deployment), ctx));
 time('decide(validate), stamped Deployment CREATE', 20_000, () => decide('validate', JSON.parse(texts.deploymentStamped), ctx));
 time('decide(validate), Deployment DELETE (refused)', 20_000, () => decide('validate', JSON.parse(texts.janitorDelete), ctx));
 time('decide(mutate), ConfigMap CREATE (default row)', 20_000, () => decide('mutate', JSON.parse(texts.configMap), ctx));
 time('decide(validate), stamped ConfigMap CREATE', 20_000, () => decide('validate', JSON.parse(texts.configMapStamped), ctx));
+time('decide(validate), run Lease renewal', 20_000, () => decide('validate', JSON.parse(texts.leaseRenewal), ctx));
+time('decide(validate), unstamped Lease renewal', 20_000, () => decide('validate', JSON.parse(texts.appRenewal), ctx));
 
 // A pod a workload controller makes (src/policy/controller-made.ts): judged as its
 // ReplicaSet's environment's, whose stamps come from the lookup cache (an answer already
@@ -100,15 +124,15 @@ time('decide(validate), stamped ConfigMap CREATE', 20_000, () => decide('validat
   if (v.kind !== 'review' || !v.response.response.allowed) throw new Error(`controller-made pod: refused (${v.kind === 'review' ? v.response.response.status?.message : v.message})`);
   const madeText = JSON.stringify(made);
   const madeStampedText = JSON.stringify(madeStamped);
-  process.stdout.write(`owner reads planned per controller-made pod review: ${planLookups(made, 'mutate').lookups.length} (mutate), ${planLookups(madeStamped, 'validate').lookups.length} (validate), each answered by the cache\n`);
+  process.stdout.write(`owner reads planned per controller-made pod review: ${planLookups(made, 'mutate', ctx.policy.keys).lookups.length} (mutate), ${planLookups(madeStamped, 'validate', ctx.policy.keys).lookups.length} (validate), each answered by the cache\n`);
   time('planLookups + decide(mutate), controller-made pod', 20_000, () => {
     const b = JSON.parse(madeText) as unknown;
-    planLookups(b, 'mutate');
+    planLookups(b, 'mutate', ctx.policy.keys);
     decide('mutate', b, withOwners);
   });
   time('planLookups + decide(validate), controller-made pod', 20_000, () => {
     const b = JSON.parse(madeStampedText) as unknown;
-    planLookups(b, 'validate');
+    planLookups(b, 'validate', ctx.policy.keys);
     decide('validate', b, withOwners);
   });
 }

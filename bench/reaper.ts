@@ -91,12 +91,13 @@ async function run(s: Suite): Promise<void> {
 
   const t0 = Date.now();
   const leases = !flags['no-leases'];
-  // Each live runner's run holds a fresh Lease; a gone runner's run Lease is gone with it.
-  if (leases)
-    for (let i = 0; i < ownerCount; i += 2)
-      await http.call(s.admin.token, 'POST', LEASES('sandbox-a'), signedLease(key, { namespace: 'sandbox-a', name: `bench-run-${i}`, environment: 'alpha', renewTime: new Date(), durationSeconds: 3600 }));
   const object = (i: number) => signedSecret(key, { namespace: 'sandbox-a', name: `bench-${i}`, environment: 'alpha', owner: owners[i % ownerCount]!, ...(leases ? { runLease: `bench-run-${i % ownerCount}` } : {}) });
   await withoutWebhooks(s, async () => {
+    // Each live runner's run holds a fresh Lease; a gone runner's run Lease is gone with it.
+    // Written with Deed's stamps behind the webhooks, as the objects are (the webhook stamps a Lease itself).
+    if (leases)
+      for (let i = 0; i < ownerCount; i += 2)
+        await http.call(s.admin.token, 'POST', LEASES('sandbox-a'), signedLease(key, { namespace: 'sandbox-a', name: `bench-run-${i}`, environment: 'alpha', renewTime: new Date(), durationSeconds: 3600 }));
     await http.each(N, (i) => ['POST', '/api/v1/namespaces/sandbox-a/secrets', object(i)]);
     await http.each(BASELINE, (i) => ['POST', '/api/v1/namespaces/bench-base/secrets', signedSecret(key, { namespace: 'bench-base', name: `base-${i}`, environment: 'alpha', owner: gone })]);
   });

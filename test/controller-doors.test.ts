@@ -13,7 +13,7 @@ import { stampKeys } from '../src/policy/stamps/keys.js';
 import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
+import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -168,9 +168,9 @@ describe('workload templates are judged as the pods their writer would create', 
   test('a workload that names a claim or snapshot plans those lookups, and only for changed templates on UPDATE', () => {
     const obj = workload('StatefulSet', podSpec({ volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'c1' } }] })) as Spec;
     obj.spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's1' } } }];
-    const plan = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B));
+    const plan = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B), 'validate', FIXTURE_KEYS);
     assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s1', 'persistentvolumeclaims/sandbox-b/c1']);
-    const update = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B, { operation: 'UPDATE', oldObject: structuredClone(obj) }));
+    const update = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B, { operation: 'UPDATE', oldObject: structuredClone(obj) }), 'validate', FIXTURE_KEYS);
     assert.deepEqual(update.lookups, []);
   });
 });
@@ -403,7 +403,7 @@ describe('snapshots are judged by their source claim', () => {
   });
 
   test('the snapshot is read first, then its source claim', () => {
-    const plan = planLookups(review(PVCS, restore('s'), RUNNER_B));
+    const plan = planLookups(review(PVCS, restore('s'), RUNNER_B), 'validate', FIXTURE_KEYS);
     assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s']);
     const first = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws') });
     const next = followUpLookups(plan.lookups, first);

@@ -249,14 +249,14 @@ describe('the reads a controller-made object needs are planned', () => {
   test("a pod with a controller reference plans its owner on both webhooks, and the owner's own controller follows", () => {
     const body = review(pod(RS_A), RS_CONTROLLER);
     const rsKey: LookupKey = { resource: 'replicasets', namespace: NS, name: 'lab-7d9' };
-    for (const webhook of ['mutate', 'validate'] as const) assert.deepEqual(planLookups(body, webhook).lookups, [rsKey], webhook);
+    for (const webhook of ['mutate', 'validate'] as const) assert.deepEqual(planLookups(body, webhook, KEYS).lookups, [rsKey], webhook);
     const first = lookup({ [lookupKey(rsKey)]: found({ uid: 'rs-a' }, ref('Deployment', 'lab', 'dep-a')) });
     assert.deepEqual(followUpLookups([rsKey], first), [{ resource: 'deployments', namespace: NS, name: 'lab' }]);
   });
 
   test('an UPDATE that changes the controller reference plans the new owner; one that keeps it plans none', () => {
     const old = pod(undefined);
-    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), 'validate').lookups, [{ resource: 'replicasets', namespace: NS, name: 'lab-7d9' }]);
-    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: pod(RS_A), name: 'p' }), 'validate').lookups, []);
+    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'lab-7d9' }]);
+    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: pod(RS_A), name: 'p' }), 'validate', KEYS).lookups, []);
   });
 });

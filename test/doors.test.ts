@@ -8,7 +8,7 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
 import type { Lookup } from '../src/policy/policy.js';
 import { decide } from '../src/admission/decide.js';
-import { fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
+import { fixture, FIXTURE_KEYS, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
 import { ADMIN, allows, denies, GC, RUNNER_A, RUNNER_B, stamped, validate as validateWith } from './validate-helpers.js';
 
 const JANITOR_B: UserInfo = { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:serviceaccounts', 'system:serviceaccounts:sandbox-b', 'system:authenticated'], extra: {} };
@@ -127,9 +127,9 @@ describe('subresources that write metadata', () => {
 describe('evictions and bindings name the pod: whose it is comes from a lookup', () => {
   test('an eviction and a binding need the pod they name; nothing else needs a lookup', () => {
     const evict = named('eviction', 'sbx-1', JANITOR_B);
-    assert.deepEqual(lookupsNeeded(evict.request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
-    assert.deepEqual(lookupsNeeded(named('binding', 'sbx-1', SCHEDULER, {}, true).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
-    assert.deepEqual(lookupsNeeded(fixture('validate-delete-pod-by-runner.json').request), []);
+    assert.deepEqual(lookupsNeeded(evict.request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
+    assert.deepEqual(lookupsNeeded(named('binding', 'sbx-1', SCHEDULER, {}, true).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
+    assert.deepEqual(lookupsNeeded(fixture('validate-delete-pod-by-runner.json').request, 'validate', FIXTURE_KEYS), []);
   });
 
   test('beta evicting alpha\'s pod is refused; alpha evicting it is allowed', () => {
@@ -215,8 +215,8 @@ describe('CONNECTs into a pod (exec, attach, port-forward, proxy) pass only for 
   const SUBS = ['exec', 'attach', 'portforward', 'proxy'] as const;
 
   test('each needs the pod it names, a proxy\'s name with its port and scheme taken off', () => {
-    for (const sub of SUBS) assert.deepEqual(lookupsNeeded(connect('pods', sub, 'sbx-1', JANITOR_B).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], sub);
-    for (const name of ['sbx-1:8080', 'https:sbx-1:8443']) assert.deepEqual(lookupsNeeded(connect('pods', 'proxy', name, JANITOR_B).request), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], name);
+    for (const sub of SUBS) assert.deepEqual(lookupsNeeded(connect('pods', sub, 'sbx-1', JANITOR_B).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], sub);
+    for (const name of ['sbx-1:8080', 'https:sbx-1:8443']) assert.deepEqual(lookupsNeeded(connect('pods', 'proxy', name, JANITOR_B).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }], name);
   });
 
   test('beta is refused on alpha\'s pod and on alpha\'s runner, naming neither; alpha, its manager and break-glass pass', () => {

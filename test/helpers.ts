@@ -10,6 +10,7 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/stamps/key-ring.js';
 import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
 import { EVERY_NAMESPACE } from '../src/policy/review-scope.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
@@ -26,6 +27,9 @@ export const FIXTURE_POLICY: ConfigInput = {
   // environment: these tests name no break-glass (test/break-glass.test.ts tests the default).
   breakGlass: { groups: [] },
 };
+
+/** The fixture policy's stamp keys (its default prefix, deed.dev). */
+export const FIXTURE_KEYS = stampKeys('deed.dev');
 
 export const NOW = Date.parse('2026-11-29T15:24:34Z');
 export const TEST_KEY = Buffer.from('deed-test-attestation-key-0123456789abcdef');

@@ -60,6 +60,8 @@ function covered(hook: Webhook, operation: string): string[] {
 }
 
 const CORE_AND_NETWORKING = ['/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
+// Leases are stamped too: a run lease's renewals and delete are its environment's.
+const LEASE_RULE = 'coordination.k8s.io/v1/leases';
 const WORKLOADS = [
   'apps/v1/daemonsets',
   'apps/v1/deployments',
@@ -151,16 +153,16 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, PVCs and networkpolicies, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
-    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
     assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
     for (const op of ['DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees every door: the four kinds, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
+  test('the validating webhook sees every door: the four kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     const workloadDoors = [
@@ -171,12 +173,12 @@ describe('deed manifests', () => {
       '/v1/replicationcontrollers/status',
       '/v1/replicationcontrollers/scale',
     ];
-    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
+    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
-      [...CORE_AND_NETWORKING, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+      [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
     );
-    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, ...WORKLOADS].sort());
+    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
     assert.deepEqual(covered(hook, 'CONNECT'), ['/v1/pods/attach', '/v1/pods/exec', '/v1/pods/portforward', '/v1/pods/proxy', '/v1/services/proxy']);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });
@@ -423,7 +425,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
+  test('the webhook may read (get, list, watch) pods, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied) and the run lease a new object names, and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -433,6 +435,8 @@ describe('deed manifests', () => {
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -599,6 +603,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+      // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

@@ -1,5 +1,6 @@
 // The webhook's reads of the objects a review names: Secrets as metadata only, with no
-// fallback that would bring their data; NotFound is absent, anything else unknown.
+// fallback that would bring their data; a run lease as metadata; NotFound is absent,
+// anything else unknown.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createObjectReader } from '../src/kube/object-reader.js';
@@ -21,6 +22,19 @@ describe('the object reader', () => {
     const read = server.requests.find((r) => r.path === '/api/v1/namespaces/shared/secrets/creds')!;
     assert.equal(read.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', 'no fallback to the whole Secret');
     assert.equal(JSON.stringify(found).includes('c2VjcmV0'), false);
+  });
+
+  test('reads the run lease a new object names as metadata only (its stamps), and a missing one is absent', async () => {
+    server.put('leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'run-42', namespace: 'shared', labels: { 'deed.dev/environment': 'alpha' } }, spec: { holderIdentity: 'runner-0' } } as never);
+    const reader = createObjectReader(server.kubeConfig());
+    const found = (await reader.read([{ resource: 'leases', namespace: 'shared', name: 'run-42' }], 2000)).get('leases', 'shared', 'run-42');
+    assert.equal(found.state, 'found');
+    assert.deepEqual(found.state === 'found' ? found.metadata.labels : undefined, { 'deed.dev/environment': 'alpha' });
+    const read = server.requests.find((r) => r.path === '/apis/coordination.k8s.io/v1/namespaces/shared/leases/run-42')!;
+    assert.match(read.accept, /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/);
+    assert.equal((await reader.read([{ resource: 'leases', namespace: 'shared', name: 'run-43' }], 2000)).get('leases', 'shared', 'run-43').state, 'absent');
+    server.faults.push({ path: /leases\/run-42$/, times: 1, answer: { status: 503, reason: 'ServiceUnavailable', message: 'injected' } });
+    assert.equal((await reader.read([{ resource: 'leases', namespace: 'shared', name: 'run-42' }], 2000)).get('leases', 'shared', 'run-42').state, 'unknown');
   });
 
   test('a missing Secret is absent; a server that cannot answer with metadata only leaves it unknown', async () => {

@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import { kindRows } from '../src/policy/kinds.js';
 import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { claimOf, fixture, FIXTURES, testContext, type Review } from './helpers.js';
+import { claimOf, fixture, FIXTURE_KEYS, FIXTURES, testContext, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -63,6 +63,12 @@ function corpus(): Array<[string, Review]> {
     out.push([`a claim restoring a snapshot, by ${who.username}`, review('', 'persistentvolumeclaims', 'PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } } as KubeObject, who)]);
     out.push([`a snapshot, by ${who.username}`, review('snapshot.storage.k8s.io', 'volumesnapshots', 'VolumeSnapshot', { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 's', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'data' } } } as KubeObject, who)]);
     out.push([`an eviction, by ${who.username}`, review('', 'pods', 'Eviction', { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who, { subResource: 'eviction', name: 'p' })]);
+    // The run lease a new object names, on a kind of each door that stamps.
+    const runLease = { annotations: { 'deed.dev/run-lease': 'run-42' } };
+    out.push([`a pod naming a run lease, by ${who.username}`, review('', 'pods', 'Pod', { ...pod, metadata: { ...pod.metadata, ...runLease } }, who)]);
+    out.push([`a Secret naming a run lease, by ${who.username}`, review('', 'secrets', 'Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'sandbox-a', ...runLease } } as KubeObject, who)]);
+    out.push([`a custom resource naming a run lease, by ${who.username}`, review('labs.example', 'virtualmachines', 'VirtualMachine', { apiVersion: 'labs.example/v1', kind: 'VirtualMachine', metadata: { name: 'vm', namespace: 'sandbox-a', ...runLease } } as KubeObject, who)]);
+    out.push([`a Deployment naming a run lease, by ${who.username}`, review('apps', 'deployments', 'Deployment', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a', ...runLease }, spec: { template: { metadata: {}, spec: REFERENCING_SPEC } } } as KubeObject, who)]);
     out.push([`a legacy binding, by ${who.username}`, review('', 'bindings', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who)]);
     for (const row of kindRows().filter((r) => r.templates !== undefined)) {
       const obj: Spec = { apiVersion: row.group === '' ? 'v1' : `${row.group}/v1`, kind: row.kind, metadata: { name: 'w', namespace: 'sandbox-a' } };
@@ -88,7 +94,7 @@ describe('the read plan covers every read a decision makes', () => {
   for (const webhook of ['mutate', 'validate'] as Webhook[])
     for (const [name, body] of corpus())
       test(`${webhook}: ${name}`, () => {
-        const plan = planLookups(body, webhook).lookups;
+        const plan = planLookups(body, webhook, FIXTURE_KEYS).lookups;
         const { lookup, read } = recordingLookup();
         const allowed = new Set([...plan, ...followUpLookups(plan, lookup)].map(lookupKey));
         read.length = 0;

@@ -10,7 +10,7 @@ import { lookupsNeeded, MAX_SECRET_LOOKUPS } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { podSecrets } from '../src/policy/pod/secret-references.js';
 import { normalMountPath } from '../src/policy/pod/spec.js';
-import { decodePatch, fixture, NOW, testContext, TEST_RING, workspaceClaimOf, claimOf, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_KEYS, NOW, testContext, TEST_RING, workspaceClaimOf, claimOf, type Review } from './helpers.js';
 import { RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
 
 const POLICY: ConfigInput = {
@@ -176,7 +176,7 @@ describe('Secret references are guarded like claims', () => {
   test('each Secret is read once, and at most MAX_SECRET_LOOKUPS of them; the rest stay unknown and are refused', () => {
     const many = Array.from({ length: MAX_SECRET_LOOKUPS + 3 }, (_, i) => ({ name: `s-${i}` }));
     const body = review(RUNNER_A, { imagePullSecrets: [...many, { name: 's-0' }], containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 's-0' } }] }] });
-    const secrets = lookupsNeeded(body.request).filter((k) => k.resource === 'secrets');
+    const secrets = lookupsNeeded(body.request, 'validate', FIXTURE_KEYS).filter((k) => k.resource === 'secrets');
     assert.equal(secrets.length, MAX_SECRET_LOOKUPS);
     assert.equal(new Set(secrets.map((k) => k.name)).size, MAX_SECRET_LOOKUPS);
   });
@@ -185,7 +185,7 @@ describe('Secret references are guarded like claims', () => {
     const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'beta-creds' } }] }] } };
     const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] };
     const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
-    assert.deepEqual(lookupsNeeded(body.request), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
     refused(body, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds, which belongs to another environment/);
   });
 });
@@ -357,7 +357,7 @@ describe('Secret references in workload templates', () => {
 
   test("a template naming another environment's Secret is refused at the template's path, for beta and for a requester of no environment", () => {
     const body = reviewOf(RUNNER_B, deployment('alpha-creds'));
-    assert.deepEqual(lookupsNeeded(body.request), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
     refused(body, 'secret-ref.cross-environment', /spec\.template\.spec\.containers\[name=main\]\.env\[name=T\]\.valueFrom\.secretKeyRef\.name: container "main" reads Secret alpha-creds/);
     refused(reviewOf(NONE, deployment('alpha-creds')), 'secret-ref.cross-environment');
     admitted(reviewOf(RUNNER_A, deployment('alpha-creds')));

@@ -11,7 +11,7 @@ import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { decodePatch, fixture, testContext, TEST_RING, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_KEYS, testContext, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- workload bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -165,7 +165,7 @@ describe("every door of a stamped workload is guarded", () => {
     const stored = alphas();
     const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'lab', namespace: 'sandbox-a' }, spec: { replicas: 0 } };
     const body = (who: UserInfo) => review('Deployment', who, { operation: 'UPDATE', subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, object: scale, oldObject: scale });
-    assert.deepEqual(planLookups(body(JANITOR_B)).lookups.map(lookupKey), ['deployments/sandbox-a/lab']);
+    assert.deepEqual(planLookups(body(JANITOR_B), 'validate', FIXTURE_KEYS).lookups.map(lookupKey), ['deployments/sandbox-a/lab']);
     const found = gatheredLookup(new Map([['deployments/sandbox-a/lab', { state: 'found', metadata: stored.metadata } as Lookup]]), 'not read');
     refused(answer('validate', body(JANITOR_B), found), /\[guard\.cross-environment\] system:serviceaccount:sandbox-b:janitor acts for "beta", and this object belongs to another environment/);
     assert.equal(answer('validate', body(RUNNER_A), found).allowed, true);

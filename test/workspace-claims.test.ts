@@ -6,7 +6,7 @@ import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/t
 import type { ConfigInput } from '../src/config/schema.js';
 import { MAX_CLAIM_LOOKUPS, noLookup, planLookups } from '../src/policy/lookup.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
-import { claimLookup, claimOf, decodePatch, fixture, fixtureClaims, FIXTURE_POLICY, testContext, NOW, type Review } from './helpers.js';
+import { claimLookup, claimOf, decodePatch, fixture, fixtureClaims, FIXTURE_KEYS, FIXTURE_POLICY, testContext, NOW, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test edits reach deep into pod specs
 type Pod = KubeObject & { spec: Record<string, any> };
@@ -260,34 +260,34 @@ describe('claims of another environment', () => {
 describe('the server reads the claims a review names before deciding', () => {
   test('a pod CREATE on the validating webhook needs its claims (each once); the mutating webhook and an UPDATE need none', () => {
     const body = createPod((o) => o.spec.volumes.push(ALIAS, { ...CLONE, name: 'copy' }, { name: 'cache', persistentVolumeClaim: { claimName: 'cache' } }));
-    assert.deepEqual(planLookups(body, 'validate').lookups, [
+    assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'cache' },
     ]);
-    assert.deepEqual(planLookups(body, 'mutate').lookups, []);
-    assert.deepEqual(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate').lookups, []);
+    assert.deepEqual(planLookups(body, 'mutate', FIXTURE_KEYS).lookups, []);
+    assert.deepEqual(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate', FIXTURE_KEYS).lookups, []);
   });
 
   test('a claim that clones another needs it; a pod naming many claims gets at most MAX_CLAIM_LOOKUPS read', () => {
     const pvc = fixture('validate-create-pvc-by-runner.json');
     pvc.request.object.spec.dataSourceRef = { kind: 'PersistentVolumeClaim', name: 'source' };
-    assert.deepEqual(planLookups(pvc, 'validate').lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
+    assert.deepEqual(planLookups(pvc, 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
     const many = createPod((o) => { for (let i = 0; i < 100; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
-    assert.equal(planLookups(many, 'validate').lookups.length, MAX_CLAIM_LOOKUPS);
+    assert.equal(planLookups(many, 'validate', FIXTURE_KEYS).lookups.length, MAX_CLAIM_LOOKUPS);
   });
 
   test('the body decoded to find the lookups is handed on, so decide() does not decode it again', () => {
     const body = createPod();
-    const plan = planLookups(body, 'validate');
+    const plan = planLookups(body, 'validate', FIXTURE_KEYS);
     assert.ok(plan.decoded?.ok);
     assert.equal(plan.decoded.request.uid, body.request.uid);
-    assert.equal(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate').decoded, undefined, 'no lookups, no decoding');
+    assert.equal(planLookups(fixture('validate-update-pod-label-by-runner.json'), 'validate', FIXTURE_KEYS).decoded, undefined, 'no lookups, no decoding');
   });
 
   test('a body whose decoding throws plans no lookups and leaves the answer to decide(), which keeps the uid', () => {
     const request = { uid: 'e1b2c3d4-0000-4000-8000-000000000000', operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } };
     const hostile = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: Object.defineProperty(request, 'object', { enumerable: true, get: () => { throw new Error('hostile getter'); } }) };
-    assert.deepEqual(planLookups(hostile, 'validate'), { lookups: [] });
+    assert.deepEqual(planLookups(hostile, 'validate', FIXTURE_KEYS), { lookups: [] });
     const d = decide('validate', hostile, testContext());
     assert.ok(d.kind === 'review' && !d.response.response.allowed && d.uid === request.uid);
   });

@@ -5,7 +5,7 @@
 // (there they prove nothing). Pure: the owner lookup and the clock come in as values.
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
-import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type SandboxKind } from '../policy/kinds.js';
+import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import { noLookup } from '../policy/lookup.js';
 import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
@@ -53,7 +53,7 @@ export interface AuditResult {
 
 export interface ObjectRef {
   apiVersion: string;
-  kind: SandboxKind['kind'];
+  kind: ReapedKindName;
   namespace: string;
   name: string;
   uid: string;
@@ -82,12 +82,12 @@ function reaperFacts(ctx: AuditContext): ReaperFacts {
 }
 
 /** The owner pod the reaper's verdict on this object depends on: read it before judging. */
-export function ownerToLookUp(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext): OwnerRef | undefined {
+export function ownerToLookUp(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext): OwnerRef | undefined {
   return readsFor(obj, kind, inScope, ctx).owner;
 }
 
 /** The owner pod and run lease the reaper's verdict on this object depends on. */
-export function readsFor(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext): { owner?: OwnerRef; lease?: LeaseRef } {
+export function readsFor(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext): { owner?: OwnerRef; lease?: LeaseRef } {
   if (!inScope || !carriesStamps(obj, ctx)) return {};
   return reaperNeeds(obj, kind, reaperFacts(ctx));
 }
@@ -96,7 +96,7 @@ export function readsFor(obj: KubeObject, kind: SandboxKind['kind'], inScope: bo
  * The results for one object, or undefined when there is nothing to say: an object
  * outside the review scope that carries no stamps is none of Deed's business.
  */
-export function judgeObject(obj: KubeObject, kind: SandboxKind['kind'], inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup): ObjectAudit | undefined {
+export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup): ObjectAudit | undefined {
   const meta = obj.metadata;
   const ref: ObjectRef = { apiVersion: apiVersionOf(stampedRow(kind)), kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
   const stamped = carriesStamps(obj, ctx);
@@ -148,7 +148,7 @@ function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditR
  * fails (audit mode is there to show who would fail before it is enforced); `warn` warns.
  * Secrets are read as metadata only, so their content rules are not judged here.
  */
-function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext): AuditResult[] {
+function contentResults(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext): AuditResult[] {
   if (!auditJudgesContent(kind)) return [];
   const decision: DecisionContext = {
     policy: ctx.policy,
@@ -179,7 +179,7 @@ function contentResults(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCo
   });
 }
 
-function reaperResult(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditContext, owner: OwnerLookup | undefined, lease: LeaseLookup | undefined): AuditResult {
+function reaperResult(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext, owner: OwnerLookup | undefined, lease: LeaseLookup | undefined): AuditResult {
   const v = reaperVerdict(obj, kind, reaperFacts(ctx), owner, lease);
   // Reap: a leak the reaper of its environment will delete. Keep: in use. Skip: the reaper never touches it.
   const result: ResultStatus = v.action === 'reap' ? 'warn' : v.action === 'keep' ? 'pass' : 'skip';
@@ -187,6 +187,6 @@ function reaperResult(obj: KubeObject, kind: SandboxKind['kind'], ctx: AuditCont
 }
 
 /** A list that failed: nothing of this kind was judged in the namespace. */
-export function listFailure(kind: SandboxKind['kind'], namespace: string, message: string): AuditResult {
+export function listFailure(kind: ReapedKindName, namespace: string, message: string): AuditResult {
   return { policy: AUDIT_POLICIES.audit, rule: AUDIT_CHECKS.listFailed, result: 'error', message: `could not list ${kind} objects in ${namespace} (${message}); none were judged this run`, properties: { kind } };
 }

@@ -237,13 +237,13 @@ export const configSchema = z
           ),
         runLeases: z
           .boolean()
-          .default(false)
+          .default(true)
           .describe(
-            "Whether `deed reap` takes a run lease (`<prefix>/run-lease`) gone or unrenewed as the end of a run. Deed does not yet review Lease writes, so turn it on only where no tenant may create, update or delete Leases (RBAC) in the namespaces it sweeps; off, a run lease is ignored.",
+            "Whether `deed reap` takes a run lease (`<prefix>/run-lease`) gone or unrenewed as the end of a run. Deed stamps a Lease for the environment that creates it, guards its renewals and its delete to that environment, and admits an object naming a run lease only when the Lease is its own environment's; off, a run lease is ignored and the owner and the deadline decide.",
           ),
       })
       .strict()
-      .default({ deadlineGraceSeconds: 900, leaseGraceSeconds: 300, runLeases: false })
+      .default({ deadlineGraceSeconds: 900, leaseGraceSeconds: 300, runLeases: true })
       .describe('When `deed reap` counts a run over though its runner pod lives.'),
     attestation: z
       .object({

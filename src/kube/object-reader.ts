@@ -1,12 +1,14 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names, the claims, Secrets and snapshots a new object reaches): one GET per
-// object, under the review's own deadline, answered as a Lookup. Only a Status with reason
-// NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
-// other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
-// whole (their service account decides whose a runner is), snapshots too (their source
-// claim); claims, Secrets and workloads (the one a scale names, a controller-made object's owner) as metadata only. Nothing read is kept here: the cache in
-// front of it (cached-reader.ts) answers what it can first.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
+// binding names, the claims, Secrets and snapshots a new object reaches, the run lease it
+// names, a controller-made object's owner): one GET per object, under the review's own
+// deadline, answered as a Lookup. Only a Status with reason NotFound is "absent" (for a
+// snapshot, also when the snapshot CRD is not installed); any other failure is "unknown",
+// and the policy refuses what it cannot judge. Pods are read whole (their service account
+// decides whose a runner is), snapshots too (their source claim); claims, Secrets, Leases
+// and workloads (the one a scale names, a controller-made object's owner) as metadata
+// only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
+// it can first.
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
@@ -28,6 +30,7 @@ export interface ObjectReader {
 export function createObjectReader(kc: KubeConfig): ObjectReader {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const coordination = kc.makeApiClient(CoordinationV1Api);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
     try {
@@ -41,6 +44,11 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
         const source = snapshot.spec?.source?.persistentVolumeClaimName;
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
+      }
+      if (key.resource === 'leases') {
+        // The run lease a new object names: whose it is is in its stamps (metadata only).
+        const lease = await withRetries(timeoutMs, what, METADATA_ONE, (o) => coordination.readNamespacedLease({ namespace: key.namespace, name: key.name }, o));
+        return { state: 'found', metadata: metadataOf(lease.metadata) };
       }
       if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
         // A workload (a scale names it, a controller-made object's owner is one): its stamps

@@ -5,12 +5,12 @@
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
 import { CoreV1Api, CustomObjectsApi, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
-import { kindRows, apiVersionOf, type LookupResource } from '../policy/kinds.js';
+import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
 import { METADATA_LIST, METADATA_ONE, withRetries } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
 /** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
-export type CachedResource = 'namespaces' | Exclude<LookupResource, 'volumesnapshots'>;
+export type CachedResource = 'namespaces' | CachedLookupResource;
 
 type Item = { metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown; resourceVersion?: string }; spec?: unknown };
 type Page = { metadata?: { resourceVersion?: string; _continue?: string }; items: Item[] | null };

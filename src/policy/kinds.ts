@@ -108,7 +108,7 @@ export interface KindRow {
   audited?: { getsOne?: boolean; judgesContent?: boolean };
   /**
    * A run lease (docs/operations.md, "Run leases"): the reaper and the audit list it, one
-   * namespace at a time, to know whether a run is over. Never deleted, never written.
+   * namespace at a time, to know whether a run is over. Never deleted or written by them.
    */
   runLease?: boolean;
 }
@@ -297,8 +297,22 @@ export const KIND_TABLE = [
   },
   // A PodTemplate is not stamped: no controller makes anything of it by itself.
   { kind: 'PodTemplate', group: '', version: 'v1', resource: 'podtemplates', namespaced: true, door: 'workload', templates: { pods: ['template'], claims: [], ownsRestartPolicy: false } },
-  // Not reviewed: a run lease is evidence only where the policy says so (reaper.runLeases).
-  { kind: 'Lease', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true, runLease: true },
+  // A run lease (docs/operations.md, "Run leases"): stamped for the environment that creates
+  // it, so that its renewals and its delete are guarded to that environment, and an object
+  // may name it only when it is its own environment's (looked up at that object's CREATE).
+  // No owner reference: the platform's control plane may hold it, and a runner's restart
+  // must not end its runs; no deadline: its renewals say how long the run lives.
+  {
+    kind: 'Lease',
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    resource: 'leases',
+    namespaced: true,
+    door: 'object',
+    stamps: { ownerReference: false, activeDeadline: false, expiresAt: false },
+    lookup: 'get',
+    runLease: true,
+  },
   // A rule for a CRD that is not installed matches nothing.
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
@@ -335,6 +349,8 @@ export type SandboxKindName = Extract<Row, { stamps: StampFacts; door: 'object' 
 export type ReapedKindName = Extract<Row, { reaped: true }>['kind'];
 /** The resources the webhook reads for a decision. */
 export type LookupResource = Extract<Row, { lookup: string }>['resource'];
+/** Those it keeps in its lookup cache (list and watch). */
+export type CachedLookupResource = Extract<Row, { lookup: 'cache' | 'cache-optional' }>['resource'];
 
 /** A stamped kind, as the webhooks and readers of stored objects use it. */
 export interface SandboxKind extends StampRow {
@@ -469,7 +485,6 @@ export interface DefaultRowException {
 export const DEFAULT_ROW_EXCEPTIONS: readonly DefaultRowException[] = [
   { group: '', resource: 'events', reason: 'written by every component, many a second, and stored only for an hour: a record, not a lab; a stalled event write slows its writer' },
   { group: 'events.k8s.io', resource: 'events', reason: 'the same events through their own API group' },
-  { group: 'coordination.k8s.io', resource: 'leases', reason: 'leader election and heartbeats of controllers and agents, renewed every few seconds: a lease held up by a webhook makes its holder give up leadership' },
   { group: 'authorization.k8s.io', resource: 'localsubjectaccessreviews', reason: 'a question to the authorizer, never stored' },
   // `deed audit --write-reports` replaces one report per namespace, bound namespaces included, as a principal of no environment.
   { group: 'wgpolicyk8s.io', resource: 'policyreports', reason: "findings written by policy tools (Deed's own audit among them): a record of the namespace, not a lab" },

@@ -1,5 +1,5 @@
 // Facts about other objects a decision needs: the pod an eviction, a binding or a CONNECT
-// (exec, attach, port-forward, proxy) names, the
+// (exec, attach, port-forward, proxy) names, the run lease a new object names, the
 // claims a new pod or a workload's template mounts or clones (or a new claim clones), the
 // Secrets a pod or a template names, the snapshots a claim restores and then their source
 // claims. Which objects a review needs
@@ -15,6 +15,8 @@ import type { Lookup, ObjectLookup } from './policy.js';
 import { workloadClaims, workloadSecrets } from './workload/review.js';
 import { kindRows, SCALED_RESOURCES } from './kinds.js';
 import { controllerOf, ownerLookupKey } from './controller-made.js';
+import type { StampKeys } from './stamps/keys.js';
+import { runLeaseToRead } from './rules/run-lease.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
@@ -38,8 +40,11 @@ export const MAX_CLAIM_LOOKUPS = 32;
 /** Likewise for the Secrets a pod names (each read as metadata only). */
 export const MAX_SECRET_LOOKUPS = 32;
 
-/** The objects a review's decision reads besides the request itself (the mutating side reads none for claims). */
-export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate' = 'validate'): LookupKey[] {
+/**
+ * The objects a review's decision reads besides the request itself (the mutating side reads
+ * none for claims). `keys`: the policy's stamp keys (the run lease annotation is one).
+ */
+export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate', keys: StampKeys): LookupKey[] {
   const door = doorOf(req);
   const namespace = req.namespace;
   if (namespace === undefined) return [];
@@ -48,7 +53,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
   const owners = ownerKeys(req, door, webhook, namespace);
-  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace)];
+  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
   return owners;
 }
 
@@ -70,6 +75,14 @@ function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webho
     return key ? [key] : [];
   }
   return [];
+}
+
+/** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
+function runLeaseKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string, keys: StampKeys): LookupKey[] {
+  if (req.operation !== 'CREATE' || req.subResource !== undefined) return [];
+  if (door.kind !== 'object' && door.kind !== 'workload' && door.kind !== 'default') return [];
+  const name = runLeaseToRead(req.object, keys);
+  return name === undefined ? [] : [{ resource: 'leases', namespace, name }];
 }
 
 /** The claims (and snapshots) a validating review judges. */
@@ -161,13 +174,14 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
  * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
  * are told apart by a glance at a few fields, without decoding.
  */
-export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'validate'): { lookups: LookupKey[]; decoded?: Decoded } {
-  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { ownerReferences?: unknown } } } } | null)?.request;
+export function planLookups(body: unknown, webhook: 'mutate' | 'validate', keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
   const owned = hasOwners(req);
   const mayNeed =
     (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
@@ -183,7 +197,17 @@ export function planLookups(body: unknown, webhook: 'mutate' | 'validate' = 'val
   } catch {
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
-  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook) : [], decoded };
+  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook, keys) : [], decoded };
+}
+
+/** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */
+function namesRunLease(req: { object?: { metadata?: { annotations?: unknown } } }, keys: StampKeys): boolean {
+  try {
+    const annotations = req.object?.metadata?.annotations;
+    return isRec(annotations) && Object.hasOwn(annotations, keys.runLease);
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a request's object names owners, read without decoding it; a body that throws on reading names none here (decide() answers it). */

@@ -1,6 +1,6 @@
 // The validating side's rules of an object's own stamps, for any kind stamped by a row of
 // its own (a workload, workload/stamps.ts) or by the default row (default-row.ts): at
-// CREATE the stamps Deed wrote for this requester, or none from a requester it stamps
+// CREATE the stamps Deed wrote for this requester (and the run lease it names), or none from a requester it stamps
 // nothing for; after, guarded (one environment's principals, its managers, system
 // controllers, break-glass) and frozen.
 import type { AdmissionRequest } from '../admission/types.js';
@@ -14,6 +14,7 @@ import { guardedWrite } from './rules/guarded-writes.js';
 import { frozenStamps } from './rules/frozen-stamps.js';
 import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
 import { RULES } from './rules/catalog.js';
+import { runLeaseFindings } from './rules/run-lease.js';
 
 /**
  * For a request on the object itself, or on a subresource whose review carries the whole
@@ -27,7 +28,12 @@ export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, name
     if (!obj) return [];
     const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
     if ('environment' in identity)
-      return [...stampIntegrity(obj, row, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now()), ...ownerAcrossNamespaces(obj, requester.runner, namespace)];
+      return [
+        ...stampIntegrity(obj, row, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now()),
+        ...ownerAcrossNamespaces(obj, requester.runner, namespace),
+        // The mutating side attests a run lease on every stamped kind: it is checked on every one.
+        ...runLeaseFindings(obj, namespace, identity.environment, ctx),
+      ];
     // No stamps are Deed's for this requester: a client's are forged.
     return gate ? identity.verdict.findings : identity.verdict.findings.filter((f) => f.rule === RULES.stampForged.id);
   }

@@ -20,7 +20,7 @@ import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js
 import { guardedWrite } from './rules/guarded-writes.js';
 import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
-import { runRules, type Facts } from './rules/rule.js';
+import type { Facts } from './rules/rule.js';
 import { noLookup } from './lookup.js';
 import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
@@ -43,7 +43,7 @@ import { outOfScope } from './rules/out-of-scope.js';
 import { namedPodGuard } from './rules/named-pod.js';
 import { serviceProxyGuard } from './rules/service-proxy.js';
 import { terminalMark } from './rules/terminal-mark.js';
-import { RUN_LEASE_FORMAT } from './rules/run-lease.js';
+import { runLeaseFindings } from './rules/run-lease.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -162,7 +162,7 @@ function validateCreate(
   }
 
   const findings = stampIntegrity(obj, kind, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now());
-  findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runRules([RUN_LEASE_FORMAT], obj, { policy, namespace, environment: identity.environment }));
+  findings.push(...terminalMark(undefined, obj, undefined, requester, policy), ...runLeaseFindings(obj, namespace, identity.environment, ctx));
   const runner = requester.runner;
   findings.push(...ownerAcrossNamespaces(obj, runner, namespace));
   findings.push(...objectRules(obj, kind, ctx, { policy, namespace, environment: identity.environment }, wsClaims, source));

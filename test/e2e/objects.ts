@@ -73,7 +73,11 @@ export function signedSecret(key: Buffer, o: { namespace: string; name: string; 
   };
 }
 
-/** A coordination.k8s.io Lease carrying Deed's stamps for `environment`, signed with Deed's key, renewed at `renewTime`. */
+/**
+ * A coordination.k8s.io Lease carrying Deed's stamps for `environment`, signed with Deed's
+ * key, renewed at `renewTime`: for bulk data written behind the webhooks (bench/reaper.ts);
+ * through them, a client's stamps are refused and Deed stamps the Lease itself (runLease).
+ */
 export function signedLease(key: Buffer, o: { namespace: string; name: string; environment: string; renewTime: Date; durationSeconds?: number }) {
   const nonce = randomBytes(32).toString('hex');
   const attestation = signV1(key, { kind: 'Lease', namespace: o.namespace, environment: o.environment, nonce });
@@ -87,6 +91,16 @@ export function signedLease(key: Buffer, o: { namespace: string; name: string; e
       annotations: { [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation },
     },
     spec: { holderIdentity: 'platform-control-plane', leaseDurationSeconds: o.durationSeconds ?? 20, renewTime: microTime(o.renewTime), acquireTime: microTime(o.renewTime) },
+  };
+}
+
+/** A run Lease as the platform sends it, renewed at `renewTime`: Deed stamps it for whoever creates it. */
+export function runLease(o: { name: string; renewTime: Date; durationSeconds?: number; holder?: string }) {
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: o.name },
+    spec: { holderIdentity: o.holder ?? 'platform-control-plane', leaseDurationSeconds: o.durationSeconds ?? 20, renewTime: microTime(o.renewTime), acquireTime: microTime(o.renewTime) },
   };
 }
 

@@ -32,8 +32,6 @@ environments:
     grants: { hostNetwork: true }
 breakGlass:
   users: ["e2e-admin"]
-reaper:
-  runLeases: true
 `;
 
 export interface Runner {
@@ -139,6 +137,8 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
         // The CONNECTs the built-in edit role grants too.
         { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/proxy', 'services/proxy'], verbs: ['*'] },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
+        // Run leases, and a tenant's own leader election: tenants here may write Leases.
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'] },
       ],
     }));
     const bind = async (ns: string, subjects: Array<[string, string]>) => {

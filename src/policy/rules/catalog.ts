@@ -534,6 +534,32 @@ export const RULES = {
     overridable: false,
     example: 'deed.dev/run-lease "Run_1" is not a Lease name (a DNS subdomain)',
   }),
+  runLeaseAbsent: rule({
+    id: 'run-lease.absent',
+    webhook: 'validate',
+    checks:
+      'The Lease `<prefix>/run-lease` names exists in the object\'s namespace when the object is created: the reaper counts a run whose Lease is gone as over, and a Lease created under that name later could be anyone\'s. On a dry run a warning: the real create needs the Lease first.',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'run lease sandbox-a/run-42 does not exist; create it first (as a principal of environment "alpha"), or the reaper would count the run over at once',
+  }),
+  runLeaseEnvironment: rule({
+    id: 'run-lease.environment',
+    webhook: 'validate',
+    checks:
+      "The Lease `<prefix>/run-lease` names is stamped by Deed (an attestation that verifies) for the object's own environment: only then are its renewals and its delete guarded to that environment. holderIdentity decides nothing; an unstamped Lease (an administrator's, one created before Deed reviewed Leases) or another environment's is refused.",
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'run lease sandbox-a/run-42 is not stamped for environment "alpha": it belongs to another environment',
+  }),
+  runLeaseUnknown: rule({
+    id: 'run-lease.unknown',
+    webhook: 'validate',
+    checks: 'Deed could read the Lease `<prefix>/run-lease` names (a get under the review\'s deadline): a Lease it cannot read is refused (fail closed).',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'cannot tell whether run lease sandbox-a/run-42 is environment "alpha"\'s: get leases sandbox-a/run-42: timed out after 2000 ms',
+  }),
 } as const satisfies Record<string, RuleInfo>;
 
 /** Rule ids that were renamed, with their new id: a policy naming the old one is refused, with the new name, rather than silently widened. */

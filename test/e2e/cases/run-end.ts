@@ -9,7 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { eventually, KEYS, LEASES, networkPolicy, PATHS, sandboxPod, secret, signedLease, signedSecret } from '../objects.js';
+import { attested, eventually, KEYS, label, LEASES, microTime, networkPolicy, PATHS, runLease, sandboxPod, secret, signedSecret } from '../objects.js';
+import type { KubeObject } from '../../../src/admission/types.js';
 import { DEED_NAMESPACE, E2E_POLICY, readKey, withoutWebhooks } from '../suite.js';
 import { renderManifests } from '../../../src/install/manifests.js';
 import type { Runner, Suite } from '../suite.js';
@@ -59,11 +60,14 @@ export function runEndCases(suite: () => Suite): void {
 
     test('a runner that stays (same uid) whose run lease stopped being renewed: its sandbox pod, both Secrets and its NetworkPolicy are reaped in one sweep; a run whose lease is fresh keeps all of its objects', async () => {
       const s = suite();
-      const key = readKey(s);
-      // The platform's control plane holds the run leases; they are Deed-stamped for alpha.
-      const stale = signedLease(key, { namespace: NS, name: 'run-stale', environment: 'alpha', renewTime: new Date(Date.now() - 3_600_000) });
-      const fresh = signedLease(key, { namespace: NS, name: 'run-fresh', environment: 'alpha', renewTime: new Date() });
-      for (const l of [stale, fresh]) assert.equal((await s.api(s.admin, 'POST', LEASES(NS), l)).status, 201);
+      // alpha's runner holds the run leases; Deed stamps them for alpha as they are created.
+      const stale = runLease({ name: 'run-stale', renewTime: new Date(Date.now() - 3_600_000) });
+      const fresh = runLease({ name: 'run-fresh', renewTime: new Date() });
+      for (const l of [stale, fresh]) {
+        const made = await s.api(runner.identity, 'POST', LEASES(NS), l);
+        assert.equal(made.status, 201, made.text);
+        assert.ok(attested(s, made.body as KubeObject), 'the Lease carries alpha\'s stamps');
+      }
       const staleUids = await runObjects(s, runner, 'run-stale');
       const freshUids = await runObjects(s, runner, 'run-fresh');
 
@@ -92,11 +96,83 @@ export function runEndCases(suite: () => Suite): void {
       assert.ok((summary.leaseLists ?? 0) >= 1 && (summary.leaseLists ?? 0) <= 8, `lease lists ${summary.leaseLists}: per namespace, not per object`);
     });
 
+    test("a run Lease is its creator's environment's: alpha's runner's Lease is stamped as alpha's, beta can neither renew nor delete it, and an object may name only a Lease of its own environment", async () => {
+      const s = suite();
+      const made = await s.api(runner.identity, 'POST', LEASES(NS), runLease({ name: 'run-own', renewTime: new Date(), holder: 'runner-oom' }));
+      assert.equal(made.status, 201, made.text);
+      const own = made.body as KubeObject;
+      assert.equal(label(own, KEYS.environment), 'alpha');
+      assert.ok(attested(s, own), 'the stamps verify');
+      assert.equal(own.metadata.ownerReferences, undefined, 'no owner reference: a runner restart does not end its runs');
+      const path = `${LEASES(NS)}/run-own`;
+
+      // beta, with edit rights in the shared namespace, can neither keep alpha's run alive nor end it.
+      const renewal = { spec: { holderIdentity: 'beta-janitor', renewTime: microTime(new Date()) } };
+      const renewed = await s.api(s.janitorB, 'PATCH', path, renewal, MERGE);
+      assert.equal(renewed.status, 403, renewed.text);
+      assert.match(renewed.text, /guard\.cross-environment/);
+      assert.doesNotMatch(renewed.text, /alpha/, 'the refusal names no other environment');
+      const deleted = await s.api(s.janitorB, 'DELETE', path);
+      assert.equal(deleted.status, 403, deleted.text);
+      assert.match(deleted.text, /guard\.cross-environment/);
+      const stored = await s.api(s.admin, 'GET', path);
+      assert.equal(stored.body.spec.holderIdentity, 'runner-oom', 'the renewal did not land');
+      // Its own environment renews it; its stamps stay frozen.
+      const ownRenewal = await s.api(runner.identity, 'PATCH', path, { spec: { holderIdentity: 'runner-oom', renewTime: renewal.spec.renewTime } }, MERGE);
+      assert.equal(ownRenewal.status, 200, ownRenewal.text);
+      const unstamp = await s.api(runner.identity, 'PATCH', path, { metadata: { labels: { [KEYS.environment]: null } } }, MERGE);
+      assert.equal(unstamp.status, 403, unstamp.text);
+      assert.match(unstamp.text, /frozen\.stamps/);
+
+      // beta's own Lease in the same namespace, and one an administrator created (no stamps: it acts for no environment).
+      const betas = await s.api(s.janitorB, 'POST', LEASES(NS), runLease({ name: 'run-b', renewTime: new Date() }));
+      assert.equal(betas.status, 201, betas.text);
+      assert.equal(label(betas.body as KubeObject, KEYS.environment), 'beta');
+      const admins = await s.api(s.admin, 'POST', LEASES(NS), runLease({ name: 'run-admin', renewTime: new Date(), holder: 'runner-oom' }));
+      assert.equal(admins.status, 201, admins.text);
+      assert.equal(label(admins.body as KubeObject, KEYS.environment), undefined);
+
+      const naming = (name: string, lease: string) => s.api(runner.identity, 'POST', PATHS.Secret(NS), secret(name, { [LEASE]: lease }));
+      const admitted = await naming('own-lease-creds', 'run-own');
+      assert.equal(admitted.status, 201, admitted.text);
+      assert.ok(attested(s, admitted.body as KubeObject), 'the run lease is covered by the attestation');
+      for (const [name, lease, rule] of [
+        ['no-lease-creds', 'run-nowhere', /run-lease\.absent/],
+        ['beta-lease-creds', 'run-b', /run-lease\.environment/],
+        ['admin-lease-creds', 'run-admin', /run-lease\.environment/],
+      ] as const) {
+        const refused = await naming(name, lease);
+        assert.equal(refused.status, 403, `${lease}: ${refused.text}`);
+        assert.match(refused.text, rule);
+        assert.doesNotMatch(refused.text, /beta/, 'the refusal names no other environment');
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret(NS)}/${name}`)).status, 404);
+      }
+      // A sandbox pod is held to the same check.
+      const pod = await s.api(runner.identity, 'POST', PATHS.Pod(NS), sandboxPod('beta-lease-sbx', { annotations: { [LEASE]: 'run-b' } }));
+      assert.equal(pod.status, 403, pod.text);
+      assert.match(pod.text, /run-lease\.environment/);
+      // alpha's reaper keeps the admitted Secret: its Lease is alpha's, and renewed.
+      const result = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS]);
+      assert.equal(about(result.lines, 'own-lease-creds')?.code, 'owner-running', JSON.stringify(about(result.lines, 'own-lease-creds')));
+    });
+
+    test("a tenant's own app electing its leader in the shared namespace (a principal of no environment) creates and renews its Lease as before, unstamped", async () => {
+      const s = suite();
+      const operator = await s.newIdentity(NS, 'operator');
+      await s.bindSandboxRole(NS, [[NS, 'operator']]);
+      const made = await s.api(operator, 'POST', LEASES(NS), runLease({ name: 'operator-leader', renewTime: new Date(), holder: 'operator-7f9c', durationSeconds: 15 }));
+      assert.equal(made.status, 201, made.text);
+      assert.equal(label(made.body as KubeObject, KEYS.environment), undefined, 'no stamps: it acts for no environment');
+      for (let i = 0; i < 3; i++) {
+        const renewed = await s.api(operator, 'PATCH', `${LEASES(NS)}/operator-leader`, { spec: { renewTime: microTime(new Date()) } }, MERGE);
+        assert.equal(renewed.status, 200, renewed.text);
+      }
+    });
+
     test('a Lease that cannot be read keeps the objects that name it, and says why', async () => {
       const s = suite();
-      const key = readKey(s);
-      const lease = signedLease(key, { namespace: NS, name: 'run-unread', environment: 'alpha', renewTime: new Date(Date.now() - 3_600_000) });
-      assert.equal((await s.api(s.admin, 'POST', LEASES(NS), lease)).status, 201);
+      const lease = runLease({ name: 'run-unread', renewTime: new Date(Date.now() - 3_600_000) });
+      assert.equal((await s.api(runner.identity, 'POST', LEASES(NS), lease)).status, 201);
       const made = await s.api(runner.identity, 'POST', PATHS.Secret(NS), secret('run-unread-creds', { [LEASE]: 'run-unread' }));
       assert.equal(made.status, 201, made.text);
       let failed = 0;

@@ -11,6 +11,11 @@
   apiVersions: ["v1"]
   resources: ["networkpolicies"]
   scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["coordination.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["leases"]
+  scope: Namespaced
 - operations: ["CREATE", "UPDATE"]
   apiGroups: ["apps"]
   apiVersions: ["v1"]
@@ -38,6 +43,11 @@
   apiGroups: ["networking.k8s.io"]
   apiVersions: ["v1"]
   resources: ["networkpolicies"]
+  scope: Namespaced
+- operations: ["CREATE", "UPDATE", "DELETE"]
+  apiGroups: ["coordination.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["leases"]
   scope: Namespaced
 - operations: ["UPDATE"]
   apiGroups: [""]
@@ -108,6 +118,9 @@
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
   verbs: ["get"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "persistentvolumeclaims", "replicationcontrollers"]
@@ -126,6 +139,9 @@
   verbs: ["list", "watch"]
 - apiGroups: ["snapshot.storage.k8s.io"]
   resources: ["volumesnapshots"]
+  verbs: ["get"]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
