@@ -54,9 +54,9 @@ const configMap = asKind('', 'ConfigMap', 'configmaps', { apiVersion: 'v1', kind
 const stampedBy = (r: typeof deployment) => {
   const d = decide('mutate', structuredClone(r), ctx);
   if (d.kind !== 'review' || !d.response.response.patch) throw new Error('not stamped');
-  const ops = JSON.parse(Buffer.from(d.response.response.patch, 'base64').toString('utf8')) as Array<{ path: string; value: unknown }>;
-  const object = structuredClone(r.request.object) as { metadata: Record<string, unknown> };
-  for (const op of ops) if (op.path === '/metadata/labels' || op.path === '/metadata/annotations') object.metadata[op.path.slice(10)] = op.value;
+  // The whole patch, as the API server applies it (the stamps, and a selector's scope).
+  const ops = JSON.parse(Buffer.from(d.response.response.patch, 'base64').toString('utf8')) as Operation[];
+  const object = jsonpatch.applyPatch(structuredClone(r.request.object), ops).newDocument;
   return { ...r, request: { ...r.request, object } };
 };
 const deploymentStamped = stampedBy(deployment);
