@@ -183,6 +183,7 @@ describe('reaper sweep against the API wire format', () => {
       await run();
       const lists = listRequests();
       assert.deepEqual(lists.map((r) => r.path).sort(), [
+        '/api/v1/configmaps',
         '/api/v1/persistentvolumeclaims',
         '/api/v1/pods',
         '/api/v1/secrets',
@@ -195,7 +196,7 @@ describe('reaper sweep against the API wire format', () => {
       server.put('pods', stamped({ kind: 'Pod', name: 'sbx-c', namespace: 'sandbox-c', expiresAt: iso(-60) }));
       await run({ namespaces: ['sandbox-a', 'sandbox-b'] });
       const lists = listRequests();
-      assert.equal(lists.length, 8);
+      assert.equal(lists.length, 10);
       for (const r of lists) {
         assert.match(r.path, /\/namespaces\/sandbox-[ab]\//);
         assert.equal(r.query.get('labelSelector'), SELECTOR);
@@ -370,7 +371,7 @@ describe('reaper sweep against the API wire format', () => {
       server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
       await run({ apply: false });
       const gets = server.requests.filter((r) => r.method === 'GET');
-      assert.equal(gets.length, 6, 'the namespaces, four lists and an owner');
+      assert.equal(gets.length, 7, 'the namespaces, five lists and an owner');
       for (const r of gets) assert.match(r.accept, r.path.endsWith('/runner-0') ? /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,/ : /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,/, r.path);
     });
 

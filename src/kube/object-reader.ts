@@ -1,10 +1,10 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names, the claims, Secrets and snapshots a new object reaches): one GET per
+// binding names, the claims, Secrets, ConfigMaps and snapshots a new object reaches): one GET per
 // object, under the review's own deadline, answered as a Lookup. Only a Status with reason
 // NotFound is "absent" (for a snapshot, also when the snapshot CRD is not installed); any
 // other failure is "unknown", and the policy refuses what it cannot judge. Pods are read
 // whole (their service account decides whose a runner is), snapshots too (their source
-// claim); claims, Secrets and the workloads a scale names as metadata only. Nothing read is kept here: the cache in
+// claim); claims, Secrets, ConfigMaps and the workloads a scale names as metadata only. Nothing read is kept here: the cache in
 // front of it (cached-reader.ts) answers what it can first.
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
@@ -42,7 +42,7 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         const source = snapshot.spec?.source?.persistentVolumeClaimName;
         return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
       }
-      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
+      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims' && key.resource !== 'configmaps') {
         // A workload a scale names: its stamps are in its metadata.
         const params = { namespace: key.namespace, name: key.name };
         const read = (o: Parameters<typeof core.readNamespacedReplicationController>[1]): Promise<{ metadata?: V1ObjectMeta }> =>
@@ -57,8 +57,13 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         return { state: 'found', metadata: metadataOf(workload.metadata) };
       }
       // Metadata only: a Secret's data never crosses the wire to Deed.
-      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>
-        key.resource === 'secrets' ? core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o) : core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o),
+      const params = { namespace: key.namespace, name: key.name };
+      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o): Promise<{ metadata?: V1ObjectMeta }> =>
+        key.resource === 'secrets'
+          ? core.readNamespacedSecret(params, o)
+          : key.resource === 'configmaps'
+            ? core.readNamespacedConfigMap(params, o)
+            : core.readNamespacedPersistentVolumeClaim(params, o),
       );
       return { state: 'found', metadata: metadataOf(object.metadata) };
     } catch (err) {

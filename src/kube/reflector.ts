@@ -8,7 +8,7 @@ import { CoreV1Api, Watch, type ConfigurationOptions, type KubeConfig } from '@k
 import { METADATA_LIST, METADATA_ONE, withRetries } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
-export type CachedResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'namespaces';
+export type CachedResource = 'pods' | 'persistentvolumeclaims' | 'secrets' | 'configmaps' | 'namespaces';
 
 type Item = { metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown; resourceVersion?: string }; spec?: unknown };
 type Page = { metadata?: { resourceVersion?: string; _continue?: string }; items: Item[] | null };
@@ -64,12 +64,14 @@ export class Reflector {
       pods: (p, c) => core.listPodForAllNamespaces(p, c),
       persistentvolumeclaims: (p, c) => core.listPersistentVolumeClaimForAllNamespaces(p, c),
       secrets: (p, c) => core.listSecretForAllNamespaces(p, c),
+      configmaps: (p, c) => core.listConfigMapForAllNamespaces(p, c),
       namespaces: (p, c) => core.listNamespace(p, c),
     };
     const one: Record<Exclude<CachedResource, 'namespaces'>, (namespace: string, p: ListParams, c: ConfigurationOptions) => Promise<unknown>> = {
       pods: (namespace, p, c) => core.listNamespacedPod({ namespace, ...p }, c),
       persistentvolumeclaims: (namespace, p, c) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, c),
       secrets: (namespace, p, c) => core.listNamespacedSecret({ namespace, ...p }, c),
+      configmaps: (namespace, p, c) => core.listNamespacedConfigMap({ namespace, ...p }, c),
     };
     this.list = (namespace, p) =>
       namespace === undefined || o.resource === 'namespaces'
