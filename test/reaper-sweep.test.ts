@@ -124,6 +124,24 @@ describe('reaper sweep against the API wire format', () => {
     assert.deepEqual(result.summary.reasons, { reap: { 'owner-gone': 3 }, keep: { 'pvc-not-terminal': 1 } });
   });
 
+  test("a leaked ConfigMap is reaped as a Secret is: owner gone and deadline passed, deleted under its uid; one whose deadline is ahead, or another environment's, is kept", async () => {
+    const leaked = server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'sbx-1-script', expiresAt: iso(-60) }));
+    server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'sbx-2-script', expiresAt: iso(3600) }));
+    server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'beta-script', environment: 'beta', expiresAt: iso(-60) }));
+    const result = await run();
+    const d = decision(result, 'ConfigMap', 'sbx-1-script');
+    assert.equal(d.action, 'reap', d.reason);
+    assert.equal(d.outcome, 'deleted');
+    assert.equal(server.get('configmaps', 'sandbox-a', 'sbx-1-script'), undefined);
+    assert.equal(decision(result, 'ConfigMap', 'sbx-2-script').action, 'keep');
+    assert.ok(server.get('configmaps', 'sandbox-a', 'sbx-2-script'));
+    assert.ok(server.get('configmaps', 'sandbox-a', 'beta-script'), "another environment's ConfigMap is not even listed");
+    assert.deepEqual(
+      server.deletes().map((r) => [r.path, (r.body as { preconditions?: unknown }).preconditions]),
+      [['/api/v1/namespaces/sandbox-a/configmaps/sbx-1-script', { uid: leaked.metadata.uid, resourceVersion: leaked.metadata.resourceVersion }]],
+    );
+  });
+
   test('every delete follows an owner read sent after its object was listed and after its verdict', async () => {
     killedRunnerScene();
     const result = await run();
