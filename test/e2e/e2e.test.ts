@@ -25,6 +25,7 @@ import { hostNetworkCases } from './cases/host-network.js';
 import { adoptionCases } from './cases/adoption.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
+import { configMapCases } from './cases/configmaps.js';
 
 const found = assets();
 const skip =
@@ -68,4 +69,5 @@ describe('Deed in a real API server', { skip }, () => {
   adoptionCases(get, tools);
   connectCases(get);
   scopeSwitchCases(get);
+  configMapCases(get);
 });
