@@ -13,6 +13,7 @@ import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
 import { annotation, attested, collectionPath, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
+import { about, reap } from './reaper.js';
 
 const NS = 'shared-scripts';
 const CONFIGMAPS = (ns: string) => collectionPath('ConfigMap', ns);
@@ -185,6 +186,28 @@ export function configMapCases(suite: () => Suite): void {
         const answer = await s.api(who, 'POST', PATHS.Pod(NS), mountsCa(name));
         assert.equal(answer.status, 201, `${name}: ${answer.text}`);
       }
+    });
+
+    test("deed reap reaps a ConfigMap leaked by a runner that is gone, under its uid, and keeps the live runner's", async () => {
+      const s = suite();
+      const leaker = await s.newRunner('sandbox-a', 'runner-cm-leaky');
+      const leak = await s.api(leaker.identity, 'POST', CONFIGMAPS(NS), configMap('leaked-script'));
+      assert.equal(leak.status, 201, leak.text);
+      assert.equal(leak.body.metadata.ownerReferences, undefined, 'no owner reference across namespaces: only the reaper cleans up');
+      const alive = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS]);
+      assert.equal(about(alive.lines, 'leaked-script')?.action, 'keep', alive.stderr);
+      assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/runner-cm-leaky`, { gracePeriodSeconds: 0 })).status, 200);
+      const applied = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS, '--apply']);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.equal(about(applied.lines, 'leaked-script')?.kind, 'ConfigMap');
+      assert.equal(about(applied.lines, 'leaked-script')?.outcome, 'deleted');
+      assert.equal(about(applied.lines, 'alpha-script')?.action, 'keep');
+      assert.equal((await s.api(s.admin, 'GET', `${CONFIGMAPS(NS)}/leaked-script`)).status, 404);
+      assert.equal((await s.api(s.admin, 'GET', `${CONFIGMAPS(NS)}/alpha-script`)).status, 200);
+      const deletes = s.cp.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name === 'leaked-script' && e.stage === 'ResponseComplete');
+      assert.equal(deletes.length, 1);
+      assert.equal(deletes[0]!.user.username, 'system:serviceaccount:deed-system:deed-reaper-alpha');
+      assert.equal(deletes[0]!.requestObject?.preconditions?.uid, leak.body.metadata.uid);
     });
 
     test('the tenant role denies reading Secrets (can-i and a real get, list and watch) and allows exec and port-forward, which Deed refuses beta in alpha\'s pod', async () => {
