@@ -301,6 +301,16 @@ describe('absent claims, from anyone, and dry runs', () => {
   });
 });
 
+describe('absent ConfigMaps on a dry run', () => {
+  test('on a dry run an absent ConfigMap is a warning that the real create needs it first, as a Secret is; another environment\'s stays refused', () => {
+    const spec = { volumes: [{ name: 'scripts', configMap: { name: 'later-script' } }], containers: [MAIN] };
+    const warnings = admitted(review(RUNNER_B, spec, { dryRun: true }));
+    assert.deepEqual(warnings, ['deed configmap-ref.absent: dry run: ConfigMap later-script does not exist; the real create needs it first (spec.volu...']);
+    refused(review(RUNNER_B, spec), 'configmap-ref.absent');
+    refused(review(RUNNER_B, { volumes: [{ name: 'scripts', configMap: { name: 'alpha-script' } }], containers: [MAIN] }, { dryRun: true }), 'configmap-ref.cross-environment');
+  });
+});
+
 describe("a bound namespace's unstamped objects are its environment's", () => {
   const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'sandbox-a', labels: { app: 'helper' } }, spec: { containers: [MAIN] } };
   const update = (userInfo: UserInfo, subResource?: string) => review(userInfo, { containers: [MAIN] }, { namespace: 'sandbox-a', old, ...(subResource ? { subResource } : {}) });

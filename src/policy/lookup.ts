@@ -1,10 +1,9 @@
 // Facts about other objects a decision needs: the pod an eviction, a binding or a CONNECT
-// (exec, attach, port-forward, proxy) names, the
-// claims a new pod or a workload's template mounts or clones (or a new claim clones), the
-// Secrets and ConfigMaps a pod or a template names, the snapshots a claim restores and then their source
-// claims. Which objects a review needs
-// is decided here, purely; the server reads them (with a deadline) before deciding, so the
-// decision itself stays free of I/O.
+// (exec, attach, port-forward, proxy) names, the claims a new pod or a workload's template
+// mounts or clones (or a new claim clones), the Secrets and ConfigMaps a pod or a template
+// names, the snapshots a claim restores and then their source claims. Which objects a
+// review needs is decided here, purely; the server reads them (with a deadline) before
+// deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
