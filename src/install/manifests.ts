@@ -661,7 +661,7 @@ function commandCronJob(o: {
 }
 
 /**
- * The audit reads (list the four kinds and namespaces, get an owner pod) and writes only
+ * The audit reads (list the reaped kinds and namespaces, get an owner pod) and writes only
  * its reports. A list of Secrets carries their data in RBAC's eyes: the audit asks for
  * metadata only, and never reads a Secret's data.
  */

@@ -32,7 +32,7 @@ export interface ControlPlane {
   controllers: boolean;
   /** The process id of each process it started, by name (etcd, kube-apiserver, kube-controller-manager): the chain bench reads their CPU time. */
   pids: Record<string, number>;
-  /** The API server's audit events so far: every delete of the four kinds, with its request body. */
+  /** The API server's audit events so far: every delete of the reaped kinds, with its request body. */
   audit(): AuditEvent[];
   stop(): Promise<void>;
 }
