@@ -2,9 +2,15 @@
 // configMapKeyRef and envFrom configMapRef in every container kind. Judged with the
 // Secrets a pod names (named-references.ts); the well-known ConfigMaps a cluster component
 // puts in every namespace are exempt by name there (policy template.wellKnownConfigMaps).
+import type { Policy } from '../policy.js';
 import type { NamedReference } from './reference-owner.js';
 import { containers } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
+
+/** A ConfigMap every pod may name whoever's it is (`template.wellKnownConfigMaps`): a cluster component keeps it in every namespace. */
+export function isWellKnownConfigMap(name: string, policy: Policy): boolean {
+  return policy.config.template.wellKnownConfigMaps.includes(name);
+}
 
 /** Every ConfigMap a pod spec names; `at` is the spec's field path (`spec` for a Pod). */
 export function podConfigMaps(spec: Rec, at: string): NamedReference[] {

@@ -13,7 +13,7 @@ import type { Finding } from '../../admission/verdict.js';
 import type { LookupResource } from '../kinds.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
-import { podConfigMaps } from './configmap-references.js';
+import { isWellKnownConfigMap, podConfigMaps } from './configmap-references.js';
 import { judgeReference, whoMayNot, type NamedReference, type Reach, type ReferencedKind } from './reference-owner.js';
 import { podSecrets } from './secret-references.js';
 import { isRec, type Rec } from '../unstructured.js';
@@ -34,7 +34,7 @@ const REFERENCED: Readonly<Record<ReferencedKind, ReferencedRow>> = {
   ConfigMap: {
     resource: 'configmaps',
     rules: { crossEnvironment: RULES.configMapRefCrossEnvironment.id, unknown: RULES.configMapRefUnknown.id, absent: RULES.configMapRefAbsent.id },
-    exempt: (name, policy) => policy.config.template.wellKnownConfigMaps.includes(name),
+    exempt: isWellKnownConfigMap,
   },
 };
 
