@@ -39,7 +39,7 @@ time('log line, redacting logger', 20_000, () => logger.info(line, 'review'));
 time('log line, review logger (no redaction)', 20_000, () => reviewLog.info(line, 'review'));
 
 // The reviews stamped workloads and the default row add: a runner's Deployment and
-// ConfigMap at CREATE (both webhooks, the validating one on the stamped object), and a
+// Service (a kind of the default row) at CREATE (both webhooks, the validating one on the stamped object), and a
 // DELETE of the stamped Deployment by another environment (refused).
 const runnerReview = JSON.parse(text) as { request: Record<string, unknown> & { object: Record<string, unknown>; userInfo: unknown } };
 const asKind = (group: string, kind: string, resource: string, object: Record<string, unknown>) => {
@@ -50,7 +50,7 @@ const asKind = (group: string, kind: string, resource: string, object: Record<st
 const meta = { name: 'lab', namespace: 'sandbox-a' };
 const template = { metadata: { labels: { app: 'lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] } };
 const deployment = asKind('apps', 'Deployment', 'deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta, spec: { replicas: 1, selector: { matchLabels: { app: 'lab' } }, template } });
-const configMap = asKind('', 'ConfigMap', 'configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { 'run.sh': 'echo hi' } });
+const service = asKind('', 'Service', 'services', { apiVersion: 'v1', kind: 'Service', metadata: meta, spec: { selector: { app: 'lab' }, ports: [{ port: 80 }] } });
 const stampedBy = (r: typeof deployment) => {
   const d = decide('mutate', structuredClone(r), ctx);
   if (d.kind !== 'review' || !d.response.response.patch) throw new Error('not stamped');
@@ -60,7 +60,7 @@ const stampedBy = (r: typeof deployment) => {
   return { ...r, request: { ...r.request, object } };
 };
 const deploymentStamped = stampedBy(deployment);
-const configMapStamped = stampedBy(configMap);
+const serviceStamped = stampedBy(service);
 const janitorDelete = { ...deploymentStamped, request: { ...deploymentStamped.request, operation: 'DELETE', object: null, oldObject: deploymentStamped.request.object, userInfo: { username: 'system:serviceaccount:sandbox-b:janitor', groups: ['system:authenticated'], extra: {} } } };
 // Leases are stamped too: each renewal in an opted-in namespace is a validating review.
 // alpha's run lease renewed by alpha, and a tenant app's leader-election Lease (no stamps)
@@ -77,8 +77,8 @@ const appRenewal = renewalOf(appLease, { username: 'system:serviceaccount:sandbo
 const texts = {
   deployment: JSON.stringify(deployment),
   deploymentStamped: JSON.stringify(deploymentStamped),
-  configMap: JSON.stringify(configMap),
-  configMapStamped: JSON.stringify(configMapStamped),
+  service: JSON.stringify(service),
+  serviceStamped: JSON.stringify(serviceStamped),
   janitorDelete: JSON.stringify(janitorDelete),
   leaseRenewal: JSON.stringify(leaseRenewal),
   appRenewal: JSON.stringify(appRenewal),
@@ -91,15 +91,15 @@ const expect = (name: keyof typeof texts, webhook: 'mutate' | 'validate', allowe
 expect('deployment', 'mutate', true);
 expect('deploymentStamped', 'validate', true);
 expect('janitorDelete', 'validate', false);
-expect('configMap', 'mutate', true);
-expect('configMapStamped', 'validate', true);
+expect('service', 'mutate', true);
+expect('serviceStamped', 'validate', true);
 expect('leaseRenewal', 'validate', true);
 expect('appRenewal', 'validate', true);
 time('decide(mutate), Deployment CREATE', 20_000, () => decide('mutate', JSON.parse(texts.deployment), ctx));
 time('decide(validate), stamped Deployment CREATE', 20_000, () => decide('validate', JSON.parse(texts.deploymentStamped), ctx));
 time('decide(validate), Deployment DELETE (refused)', 20_000, () => decide('validate', JSON.parse(texts.janitorDelete), ctx));
-time('decide(mutate), ConfigMap CREATE (default row)', 20_000, () => decide('mutate', JSON.parse(texts.configMap), ctx));
-time('decide(validate), stamped ConfigMap CREATE', 20_000, () => decide('validate', JSON.parse(texts.configMapStamped), ctx));
+time('decide(mutate), Service CREATE (default row)', 20_000, () => decide('mutate', JSON.parse(texts.service), ctx));
+time('decide(validate), stamped Service CREATE', 20_000, () => decide('validate', JSON.parse(texts.serviceStamped), ctx));
 time('decide(validate), run Lease renewal', 20_000, () => decide('validate', JSON.parse(texts.leaseRenewal), ctx));
 time('decide(validate), unstamped Lease renewal', 20_000, () => decide('validate', JSON.parse(texts.appRenewal), ctx));
 

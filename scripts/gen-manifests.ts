@@ -3,6 +3,7 @@
 //   manifests/kustomize/components/*     from src/install/manifests.ts (audit) and policy-report-crd.ts
 //   manifests/helm/deed/files/policyreport-crd.yaml from src/install/policy-report-crd.ts
 //   manifests/helm/deed/templates/_kinds.tpl from src/policy/kinds.ts (src/install/kind-rules.ts)
+//   manifests/helm/deed/templates/_tenant.tpl from src/install/tenant-role.ts
 //   manifests/helm/deed/values.schema.json's `policy` property from src/config/schema.ts
 //   the chart's PrometheusRule template and dashboard JSON from src/install/observability.ts
 //   (and components/monitoring through kustomize.ts)
@@ -14,6 +15,7 @@ import { HELM_DASHBOARD_FILE, HELM_PROMETHEUS_RULE_TEMPLATE, helmDashboardJson, 
 import { kustomizeBase, kustomizeComponents, KUSTOMIZE_BASE_DIR, KUSTOMIZE_COMPONENTS_DIR } from '../src/install/kustomize.js';
 import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 import { HELM_KINDS_TEMPLATE, helmKindsTemplate } from '../src/install/kind-rules.js';
+import { HELM_TENANT_TEMPLATE, helmTenantTemplate } from '../src/install/tenant-role.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -37,6 +39,9 @@ console.log(`wrote ${HELM_CRD_FILE}`);
 
 writeFileSync(join(root, HELM_KINDS_TEMPLATE), helmKindsTemplate());
 console.log(`wrote ${HELM_KINDS_TEMPLATE}`);
+
+writeFileSync(join(root, HELM_TENANT_TEMPLATE), helmTenantTemplate());
+console.log(`wrote ${HELM_TENANT_TEMPLATE}`);
 
 writeFileSync(join(root, HELM_SCHEMA_FILE), withPolicySchema(readFileSync(join(root, HELM_SCHEMA_FILE), 'utf8')));
 console.log(`wrote ${HELM_SCHEMA_FILE}`);

@@ -74,6 +74,15 @@ describe('the audit verdict on one object', () => {
     const audit = judgeObject({ metadata: { name: 'runner-0', namespace: 'sandbox-a', uid: 'u' }, spec: {} }, 'Pod', true, ctx())!;
     assert.deepEqual(audit.results.map((r) => [r.rule, r.result]), [['stamps.attestation', 'skip']]);
   });
+
+  test("the well-known ConfigMaps every namespace holds are not reported unless they carry stamps; any other unstamped ConfigMap is skipped with the reason", () => {
+    const rootCa = { metadata: { name: 'kube-root-ca.crt', namespace: 'sandbox-a', uid: 'u' } };
+    assert.equal(judgeObject(rootCa, 'ConfigMap', true, ctx()), undefined);
+    const settings = judgeObject({ metadata: { name: 'settings', namespace: 'sandbox-a', uid: 'u' } }, 'ConfigMap', true, ctx())!;
+    assert.deepEqual(settings.results.map((r) => [r.rule, r.result]), [['stamps.attestation', 'skip']]);
+    const forged = { metadata: { ...rootCa.metadata, labels: { 'deed.dev/environment': 'alpha' } } };
+    assert.equal(judgeObject(forged, 'ConfigMap', true, ctx())!.results.find((r) => r.rule === 'stamps.attestation')?.result, 'fail');
+  });
 });
 
 describe('the PolicyReport of a namespace', () => {

@@ -13,7 +13,7 @@ import { stampKeys } from '../src/policy/stamps/keys.js';
 import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
+import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, stampedMetadata, testContext, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -119,6 +119,21 @@ describe('workload templates are judged as the pods their writer would create', 
       lookup,
     );
   });
+
+  const configMaps = gatheredLookup(new Map([[lookupKey({ resource: 'configmaps', namespace: 'sandbox-b', name: 'alpha-script' }), { state: 'found', metadata: stampedMetadata('ConfigMap', 'alpha', 'sandbox-b').metadata } as Lookup]]), 'not in this test');
+  const readsScript: Array<[string, Spec]> = [
+    ['a configMap volume', { volumes: [{ name: 'scripts', configMap: { name: 'alpha-script' } }] }],
+    ['a projected source', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'alpha-script' } }] } }] }],
+    ['configMapKeyRef', { containers: [{ name: 'main', image: 'agent:1', env: [{ name: 'S', valueFrom: { configMapKeyRef: { name: 'alpha-script', key: 'run.sh' } } }] }] }],
+    ['envFrom', { initContainers: [{ name: 'init', image: 'agent:1', envFrom: [{ configMapRef: { name: 'alpha-script' } }] }] }],
+  ];
+  for (const [kind, r] of Object.entries(RESOURCES))
+    for (const [form, extra] of readsScript)
+      test(`a ${kind} whose template reads alpha's ConfigMap through ${form} is refused from beta, at ${r.specAt}`, () => {
+        const body = review(r, workload(kind, podSpec(extra)), RUNNER_B);
+        assert.ok(planLookups(body, 'validate', FIXTURE_KEYS).lookups.some((k) => k.resource === 'configmaps' && k.name === 'alpha-script'), 'the read plan names the ConfigMap');
+        denied(body, new RegExp(`\\[configmap-ref\\.cross-environment\\] ${r.specAt.replaceAll('.', '\\.')}\\.[^:]*configMap(KeyRef|Ref)?\\.name: .*ConfigMap alpha-script, which belongs to another environment`), configMaps);
+      });
 
   test("the sandbox template rules hold in an environment's templates, at the template's path", () => {
     const spec = podSpec({ containers: [{ name: 'main', image: 'x' }, { name: 'sidecar', image: 'y', volumeMounts: [{ name: 'scratch', mountPath: '/workspace/cache' }] }], volumes: [{ name: 'scratch', emptyDir: {} }] });

@@ -45,10 +45,15 @@ export function fixture(name: string): Review {
 
 /** The metadata of a claim Deed stamped for `environment` (signed by `ring`, so it verifies there). */
 export function claimOf(environment: string, namespace = 'sandbox-a', nonce = 'a'.repeat(64), ring: KeyRing = TEST_RING): KubeObject {
+  return stampedMetadata('PersistentVolumeClaim', environment, namespace, nonce, ring);
+}
+
+/** The metadata of an object of `kind` stamped for `environment` (no runner), as a lookup reads it. */
+export function stampedMetadata(kind: string, environment: string, namespace: string, nonce = 'a'.repeat(64), ring: KeyRing = TEST_RING): KubeObject {
   return {
     metadata: {
       labels: { 'app.kubernetes.io/managed-by': 'deed', 'deed.dev/managed': 'true', 'deed.dev/environment': environment },
-      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(ring, { kind: 'PersistentVolumeClaim', namespace, environment, nonce }) },
+      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(ring, { kind, namespace, environment, nonce }) },
     },
   };
 }

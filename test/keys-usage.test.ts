@@ -93,7 +93,7 @@ describe('deed keys usage', () => {
     assert.equal(namespaces!.query.get('labelSelector'), 'deed.dev/sandbox=enabled');
     assert.deepEqual(
       lists.map((r) => r.path),
-      ['/api/v1/pods', '/api/v1/secrets', '/apis/networking.k8s.io/v1/networkpolicies', '/api/v1/persistentvolumeclaims'],
+      ['/api/v1/pods', '/api/v1/secrets', '/api/v1/configmaps', '/apis/networking.k8s.io/v1/networkpolicies', '/api/v1/persistentvolumeclaims'],
     );
     for (const r of lists) {
       assert.equal(r.query.get('labelSelector'), 'deed.dev/managed=true');

@@ -59,7 +59,7 @@ function covered(hook: Webhook, operation: string): string[] {
   return out.sort();
 }
 
-const CORE_AND_NETWORKING = ['/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
+const CORE_AND_NETWORKING = ['/v1/configmaps', '/v1/persistentvolumeclaims', '/v1/pods', '/v1/secrets', 'networking.k8s.io/v1/networkpolicies'];
 // Leases are stamped too: a run lease's renewals and delete are its environment's.
 const LEASE_RULE = 'coordination.k8s.io/v1/leases';
 const WORKLOADS = [
@@ -153,7 +153,7 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, configmaps, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
     assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
@@ -162,7 +162,7 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/mutate');
   });
 
-  test('the validating webhook sees every door: the four kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
+  test('the validating webhook sees every door: the five kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     const workloadDoors = [
@@ -257,19 +257,20 @@ describe('deed manifests', () => {
     }
   });
 
-  test("the default row's webhooks see every namespaced kind but the first pair's and the exceptions: a custom resource, a Service, a ConfigMap, not an event, a lease or a pod", () => {
+  test("the default row's webhooks see every namespaced kind but the first pair's and the exceptions: a custom resource, a Service, an Ingress, not an event, a lease, a pod or a ConfigMap (rows of their own)", () => {
     const hooks = webhooksOf(objects).filter(({ hook }) => hook.name.startsWith('default.'));
     assert.deepEqual(hooks.map(({ hook }) => hook.name), ['default.mutate.deed.dev', 'default.validate.deed.dev']);
     const cases: Array<[string, string, boolean]> = [
       ['labs.example', 'virtualmachines', true],
       ['', 'services', true],
-      ['', 'configmaps', true],
+      ['networking.k8s.io', 'ingresses', true],
       ['policy', 'poddisruptionbudgets', true],
       ['apps', 'controllerrevisions', true],
       ['', 'events', false],
       ['events.k8s.io', 'events', false],
       ['coordination.k8s.io', 'leases', false],
       ['', 'pods', false],
+      ['', 'configmaps', false],
       ['apps', 'deployments', false],
       ['snapshot.storage.k8s.io', 'volumesnapshots', false],
     ];
@@ -425,12 +426,12 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied) and the run lease a new object names, and nothing else; the reaper may get, list and delete the four kinds, list namespaces and list leases', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied) and the run lease a new object names, and nothing else; the reaper may get, list and delete the five kinds, list namespaces and list leases', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
@@ -450,7 +451,7 @@ describe('deed manifests', () => {
       for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
     }
     const expected = [];
-    for (const r of ['/pods', '/secrets', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
+    for (const r of ['/pods', '/secrets', '/configmaps', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
     // The review scope: which namespaces opted in.
     expected.push('/namespaces:list');
     // Run leases: whether the Lease an object names is renewed, one list per namespace.
@@ -492,11 +493,11 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test('the audit may list the four kinds, namespaces and leases, get a pod (an owner), and write only its reports', () => {
+    test('the audit may list the five kinds, namespaces and leases, get a pod (an owner), and write only its reports', () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
-      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:list'];
+      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/configmaps:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:list'];
       for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
@@ -597,7 +598,7 @@ describe('deed manifests without the Secret cache', () => {
   const objects = renderManifests({ namespace: 'deed-system', image: 'x', cacheSecrets: false }) as Obj[];
   test('the webhook may only get Secrets, and deed serve is told not to cache them', () => {
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },

@@ -445,17 +445,31 @@ describe('requests the mutating side leaves alone or refuses', () => {
     assert.equal(response.response.patch, undefined);
   });
 
-  test('a kind with no row of its own (a ConfigMap) gets the default row: the stamps, no owner reference', () => {
+  test('a kind with no row of its own (a Service) gets the default row: the stamps, no owner reference', () => {
     const body = fixture('mutate-create-secret-by-runner.json');
-    body.request.kind = { group: '', version: 'v1', kind: 'ConfigMap' };
-    body.request.resource = { group: '', version: 'v1', resource: 'configmaps' };
-    body.request.object.kind = 'ConfigMap';
+    body.request.kind = { group: '', version: 'v1', kind: 'Service' };
+    body.request.resource = { group: '', version: 'v1', resource: 'services' };
+    body.request.object.kind = 'Service';
     const response = review(body);
     assert.equal(response.response.allowed, true);
     const stored = kubectlPatch(body.request.object, decodePatch(response));
     assert.equal(stored.metadata.labels?.['deed.dev/environment'], 'alpha');
-    assert.ok(verifyObject(TEST_RING, stored, stampKeys('deed.dev'), 'ConfigMap', 'sandbox-a').ok);
+    assert.ok(verifyObject(TEST_RING, stored, stampKeys('deed.dev'), 'Service', 'sandbox-a').ok);
     assert.equal(stored.metadata.ownerReferences, undefined);
+  });
+
+  test("a ConfigMap has a row of its own, stamped as a Secret is: the owner reference to the runner pod, and expires-at from its budget", () => {
+    const body = fixture('mutate-create-secret-by-runner.json');
+    body.request.kind = { group: '', version: 'v1', kind: 'ConfigMap' };
+    body.request.resource = { group: '', version: 'v1', resource: 'configmaps' };
+    const metadata = { ...body.request.object.metadata, annotations: { ...body.request.object.metadata.annotations, 'deed.dev/max-duration-seconds': '600' } };
+    body.request.object = { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { 'run.sh': 'echo hi' } };
+    const { out } = stamp(body);
+    assert.deepEqual(out.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'runner-0', uid: RUNNER_UID }]);
+    assert.equal(out.metadata.labels!['deed.dev/environment'], 'alpha');
+    assert.equal(out.metadata.annotations!['deed.dev/expires-at'], iso(600 + 1800));
+    assert.ok(verifyObject(TEST_RING, out, stampKeys('deed.dev'), 'ConfigMap', 'sandbox-a').ok);
+    assert.deepEqual(out.data, { 'run.sh': 'echo hi' }, 'data untouched');
   });
 
   test('a body whose kind disagrees with its resource is denied', () => {

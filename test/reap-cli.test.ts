@@ -134,6 +134,7 @@ describe('deed reap', () => {
         '/api/v1/namespaces',
         '/api/v1/namespaces/sandbox-a/pods',
         '/api/v1/namespaces/sandbox-a/secrets',
+        '/api/v1/namespaces/sandbox-a/configmaps',
         '/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies',
         '/api/v1/namespaces/sandbox-a/persistentvolumeclaims',
       ],

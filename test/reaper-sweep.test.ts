@@ -124,6 +124,24 @@ describe('reaper sweep against the API wire format', () => {
     assert.deepEqual(result.summary.reasons, { reap: { 'owner-gone': 3 }, keep: { 'pvc-not-terminal': 1 } });
   });
 
+  test("a leaked ConfigMap is reaped as a Secret is: owner gone and deadline passed, deleted under its uid; one whose deadline is ahead, or another environment's, is kept", async () => {
+    const leaked = server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'sbx-1-script', expiresAt: iso(-60) }));
+    server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'sbx-2-script', expiresAt: iso(3600) }));
+    server.put('configmaps', stamped({ kind: 'ConfigMap', name: 'beta-script', environment: 'beta', expiresAt: iso(-60) }));
+    const result = await run();
+    const d = decision(result, 'ConfigMap', 'sbx-1-script');
+    assert.equal(d.action, 'reap', d.reason);
+    assert.equal(d.outcome, 'deleted');
+    assert.equal(server.get('configmaps', 'sandbox-a', 'sbx-1-script'), undefined);
+    assert.equal(decision(result, 'ConfigMap', 'sbx-2-script').action, 'keep');
+    assert.ok(server.get('configmaps', 'sandbox-a', 'sbx-2-script'));
+    assert.ok(server.get('configmaps', 'sandbox-a', 'beta-script'), "another environment's ConfigMap is not even listed");
+    assert.deepEqual(
+      server.deletes().map((r) => [r.path, (r.body as { preconditions?: unknown }).preconditions]),
+      [['/api/v1/namespaces/sandbox-a/configmaps/sbx-1-script', { uid: leaked.metadata.uid, resourceVersion: leaked.metadata.resourceVersion }]],
+    );
+  });
+
   test('every delete follows an owner read sent after its object was listed and after its verdict', async () => {
     killedRunnerScene();
     const result = await run();
@@ -183,6 +201,7 @@ describe('reaper sweep against the API wire format', () => {
       await run();
       const lists = listRequests();
       assert.deepEqual(lists.map((r) => r.path).sort(), [
+        '/api/v1/configmaps',
         '/api/v1/persistentvolumeclaims',
         '/api/v1/pods',
         '/api/v1/secrets',
@@ -195,7 +214,7 @@ describe('reaper sweep against the API wire format', () => {
       server.put('pods', stamped({ kind: 'Pod', name: 'sbx-c', namespace: 'sandbox-c', expiresAt: iso(-60) }));
       await run({ namespaces: ['sandbox-a', 'sandbox-b'] });
       const lists = listRequests();
-      assert.equal(lists.length, 8);
+      assert.equal(lists.length, 10);
       for (const r of lists) {
         assert.match(r.path, /\/namespaces\/sandbox-[ab]\//);
         assert.equal(r.query.get('labelSelector'), SELECTOR);
@@ -370,7 +389,7 @@ describe('reaper sweep against the API wire format', () => {
       server.put('pods', runnerPod({ ...RUNNER, uid: OTHER_UID }));
       await run({ apply: false });
       const gets = server.requests.filter((r) => r.method === 'GET');
-      assert.equal(gets.length, 6, 'the namespaces, four lists and an owner');
+      assert.equal(gets.length, 7, 'the namespaces, five lists and an owner');
       for (const r of gets) assert.match(r.accept, r.path.endsWith('/runner-0') ? /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1,/ : /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1,/, r.path);
     });
 

@@ -1,16 +1,16 @@
-// An environment's objects are reached only through it: Secret references, absent claims,
+// An environment's objects are reached only through it: Secret and ConfigMap references, absent claims,
 // a bound namespace's unstamped objects, NetworkPolicy selectors, the workspace in any pod.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { signStamps } from '../src/policy/stamps/key-ring.js';
-import { lookupsNeeded, MAX_SECRET_LOOKUPS } from '../src/policy/lookup.js';
+import { lookupsNeeded, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { podSecrets } from '../src/policy/pod/secret-references.js';
+import { podConfigMaps } from '../src/policy/pod/configmap-references.js';
 import { normalMountPath } from '../src/policy/pod/spec.js';
-import { decodePatch, fixture, FIXTURE_KEYS, NOW, testContext, TEST_RING, workspaceClaimOf, claimOf, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_KEYS, NOW, testContext, workspaceClaimOf, claimOf, stampedMetadata, type Review } from './helpers.js';
 import { RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
 
 const POLICY: ConfigInput = {
@@ -23,14 +23,8 @@ const NONE: UserInfo = { username: 'stranger', groups: ['system:authenticated'],
 const MANAGER: UserInfo = { username: 'alpha-manager', groups: ['system:authenticated'], extra: {} };
 const MAIN = { name: 'main', image: 'registry.example/agent:1' };
 
-function secretOf(environment: string, namespace: string): KubeObject {
-  const nonce = 'b'.repeat(64);
-  return {
-    metadata: {
-      labels: { 'app.kubernetes.io/managed-by': 'deed', 'deed.dev/managed': 'true', 'deed.dev/environment': environment },
-      annotations: { 'deed.dev/create-nonce': nonce, 'deed.dev/attestation': signStamps(TEST_RING, { kind: 'Secret', namespace, environment, nonce }) },
-    },
-  };
+function secretOf(environment: string, namespace: string, kind: 'Secret' | 'ConfigMap' = 'Secret'): KubeObject {
+  return stampedMetadata(kind, environment, namespace, 'b'.repeat(64));
 }
 
 /** `resource/namespace/name` to the object, null for absent, a string for unknown; anything not listed is absent. */
@@ -52,6 +46,11 @@ const OBJECTS: Record<string, KubeObject | null | string> = {
   'secrets/shared/shared-pull': { metadata: {} },
   'secrets/shared/slow': 'timed out',
   'secrets/sandbox-a/runner-config': { metadata: {} },
+  'configmaps/shared/alpha-script': secretOf('alpha', 'shared', 'ConfigMap'),
+  'configmaps/shared/shared-settings': { metadata: {} },
+  'configmaps/shared/slow-settings': 'timed out',
+  'configmaps/shared/kube-root-ca.crt': { metadata: {} },
+  'configmaps/sandbox-a/kube-root-ca.crt': { metadata: {} },
   'persistentvolumeclaims/shared/alpha-ws': workspaceClaimOf('alpha', 'shared'),
   'persistentvolumeclaims/shared/alpha-data': claimOf('alpha', 'shared'),
 };
@@ -96,8 +95,8 @@ function mutateAllows(body: Review, obj: KubeObject): boolean {
   return d.kind === 'review' && d.response.response.allowed;
 }
 
-function judge(body: Review, lookup: ObjectLookup = lookupOf(OBJECTS)) {
-  const d = decide('validate', body, testContext(POLICY, NOW, undefined, lookup));
+function judge(body: Review, lookup: ObjectLookup = lookupOf(OBJECTS), config: ConfigInput = POLICY) {
+  const d = decide('validate', body, testContext(config, NOW, undefined, lookup));
   if (d.kind !== 'review') throw new Error(d.message);
   return d.response.response;
 }
@@ -119,7 +118,7 @@ function admitted(body: Review, lookup?: ObjectLookup): string[] {
 function forms(name: string): Array<[string, Record<string, unknown>]> {
   return [
     ['secret volume', { volumes: [{ name: 'v', secret: { secretName: name } }], containers: [MAIN] }],
-    ['projected source', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'x' } }, { secret: { name } }] } }], containers: [MAIN] }],
+    ['projected source', { volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'kube-root-ca.crt' } }, { secret: { name } }] } }], containers: [MAIN] }],
     ['CSI nodePublishSecretRef', { volumes: [{ name: 'v', csi: { driver: 'd', nodePublishSecretRef: { name } } }], containers: [MAIN] }],
     ['rbd secretRef', { volumes: [{ name: 'v', rbd: { monitors: ['m'], image: 'i', secretRef: { name } } }], containers: [MAIN] }],
     ['azureFile secretName', { volumes: [{ name: 'v', azureFile: { secretName: name, shareName: 's' } }], containers: [MAIN] }],
@@ -130,6 +129,21 @@ function forms(name: string): Array<[string, Record<string, unknown>]> {
   ];
 }
 
+/** Alpha's object named through each form: refused to beta and to a pod of no environment, admitted to alpha. */
+function crossEnvironmentForms(kind: string, rules: string, named: Array<[string, Record<string, unknown>]>, name: string): void {
+  for (const [form, spec] of named) {
+    test(`beta's pod naming alpha's ${kind} through ${form} is refused`, () => {
+      refused(review(RUNNER_B, spec), `${rules}.cross-environment`, new RegExp(`${kind} ${name}, which belongs to another environment; environment "beta" may not`));
+    });
+    test(`a pod of no environment naming alpha's ${kind} through ${form} is refused`, () => {
+      refused(review(NONE, spec), `${rules}.cross-environment`, /stranger acts for no environment and may not/);
+    });
+    test(`alpha's pod naming alpha's ${kind} through ${form} is admitted`, () => {
+      admitted(review(RUNNER_A, spec));
+    });
+  }
+}
+
 describe('Secret references are guarded like claims', () => {
   test('podSecrets finds every form, in every container kind, with the field path under `at`', () => {
     for (const [form, spec] of forms('s')) assert.equal(podSecrets(spec, 'spec').length, 1, form);
@@ -137,17 +151,7 @@ describe('Secret references are guarded like claims', () => {
     assert.deepEqual(ephemeral.map((r) => r.path), ['spec.template.spec.ephemeralContainers[name=dbg].env[name=T].valueFrom.secretKeyRef.name']);
   });
 
-  for (const [form, spec] of forms('alpha-creds')) {
-    test(`beta's pod naming alpha's Secret through ${form} is refused`, () => {
-      refused(review(RUNNER_B, spec), 'secret-ref.cross-environment', /Secret alpha-creds, which belongs to another environment; environment "beta" may not/);
-    });
-    test(`a pod of no environment naming alpha's Secret through ${form} is refused`, () => {
-      refused(review(NONE, spec), 'secret-ref.cross-environment', /stranger acts for no environment and may not/);
-    });
-    test(`alpha's pod naming alpha's Secret through ${form} is admitted`, () => {
-      admitted(review(RUNNER_A, spec));
-    });
-  }
+  crossEnvironmentForms('Secret', 'secret-ref', forms('alpha-creds'), 'alpha-creds');
 
   test('an unstamped Secret outside a bound namespace is usable by all; one in a bound namespace is its environment\'s', () => {
     admitted(review(RUNNER_B, { imagePullSecrets: [{ name: 'shared-pull' }], containers: [MAIN] }));
@@ -190,6 +194,89 @@ describe('Secret references are guarded like claims', () => {
   });
 });
 
+/** Every form a pod names a ConfigMap in, one pod spec each. */
+function configMapForms(name: string): Array<[string, Record<string, unknown>]> {
+  return [
+    ['configMap volume', { volumes: [{ name: 'scripts', configMap: { name } }], containers: [MAIN] }],
+    ['projected source', { volumes: [{ name: 'v', projected: { sources: [{ secret: { name: 'shared-pull' } }, { configMap: { name } }] } }], containers: [MAIN] }],
+    ['env configMapKeyRef', { containers: [{ ...MAIN, env: [{ name: 'S', valueFrom: { configMapKeyRef: { name, key: 'run.sh' } } }] }] }],
+    ['envFrom configMapRef', { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name } }] }] }],
+    ['init container envFrom', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ configMapRef: { name, optional: true } }] }], containers: [MAIN] }],
+  ];
+}
+
+describe('ConfigMap references are judged as Secret references are', () => {
+  test('podConfigMaps finds every form, in every container kind, with the field path under `at`, and no Secret', () => {
+    for (const [form, spec] of configMapForms('c')) assert.deepEqual(podConfigMaps(spec, 'spec').map((r) => [r.kind, r.name]), [['ConfigMap', 'c']], form);
+    const ephemeral = podConfigMaps({ ephemeralContainers: [{ name: 'dbg', env: [{ name: 'S', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }] }, 'spec.template.spec');
+    assert.deepEqual(ephemeral.map((r) => r.path), ['spec.template.spec.ephemeralContainers[name=dbg].env[name=S].valueFrom.configMapKeyRef.name']);
+    assert.deepEqual(podSecrets({ volumes: [{ name: 'v', configMap: { name: 'c' } }], containers: [MAIN] }, 'spec'), []);
+  });
+
+  crossEnvironmentForms('ConfigMap', 'configmap-ref', configMapForms('alpha-script'), 'alpha-script');
+
+  test('an unstamped ConfigMap outside a bound namespace is usable by all', () => {
+    admitted(review(RUNNER_B, { volumes: [{ name: 'v', configMap: { name: 'shared-settings' } }], containers: [MAIN] }));
+    admitted(review(NONE, { volumes: [{ name: 'v', configMap: { name: 'shared-settings' } }], containers: [MAIN] }));
+  });
+
+  test('a ConfigMap that does not exist is refused whoever names it, optional or not; allowed in a namespace bound to the requester', () => {
+    const spec = { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'not-yet', optional: true } }] }] };
+    refused(review(NONE, spec), 'configmap-ref.absent', /ConfigMap not-yet does not exist; create it first, or a ConfigMap another environment creates under that name later would be used/);
+    refused(review(RUNNER_B, spec), 'configmap-ref.absent');
+    admitted(review(RUNNER_A, spec, { namespace: 'sandbox-a' }));
+  });
+
+  test('a ConfigMap Deed cannot read, or whose stamps do not verify, is refused (fail closed)', () => {
+    refused(review(RUNNER_A, { volumes: [{ name: 'v', configMap: { name: 'slow-settings' } }], containers: [MAIN] }), 'configmap-ref.unknown', /cannot tell which environment ConfigMap slow-settings belongs to: timed out/);
+    const forged = secretOf('alpha', 'shared', 'ConfigMap');
+    forged.metadata.labels!['deed.dev/environment'] = 'beta';
+    refused(review(RUNNER_B, { volumes: [{ name: 'v', configMap: { name: 'x' } }], containers: [MAIN] }), 'configmap-ref.unknown', /do not verify/, lookupOf({ 'configmaps/shared/x': forged }));
+  });
+
+  test("a Secret's stamps do not pass for a ConfigMap's: the attestation covers the kind", () => {
+    refused(review(RUNNER_A, { volumes: [{ name: 'v', configMap: { name: 'x' } }], containers: [MAIN] }), 'configmap-ref.unknown', /do not verify/, lookupOf({ 'configmaps/shared/x': secretOf('alpha', 'shared') }));
+  });
+
+  test("the ServiceAccount plugin's token volume, which projects kube-root-ca.crt, and a pod that mounts the cluster's CA keep working, whether or not the ConfigMap exists yet", () => {
+    const token = { volumes: [{ name: 'kube-api-access-x1', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3607 } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }] } }], containers: [MAIN] };
+    admitted(review(NONE, token), lookupOf({}));
+    admitted(review(MANAGER, token, { namespace: 'sandbox-a' }), lookupOf({}));
+    // An environment's pods lose that volume at mutation; one that mounts the cluster's CA itself keeps it.
+    const ca = { volumes: [{ name: 'ca', configMap: { name: 'kube-root-ca.crt' } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'ca', mountPath: '/etc/ca' }] }] };
+    for (const who of [RUNNER_A, RUNNER_B]) admitted(review(who, ca), lookupOf({}));
+    admitted(review(RUNNER_A, ca, { namespace: 'sandbox-a' }));
+    admitted(review(NONE, { volumes: [{ name: 'v', configMap: { name: 'openshift-service-ca.crt' } }], containers: [MAIN] }), lookupOf({}));
+  });
+
+  test('the well-known ConfigMaps are a policy field: emptied, kube-root-ca.crt is judged like any other', () => {
+    const spec = { volumes: [{ name: 'v', configMap: { name: 'kube-root-ca.crt' } }], containers: [MAIN] };
+    const strict: ConfigInput = { ...POLICY, template: { wellKnownConfigMaps: [] } };
+    const r = judge(review(NONE, spec), lookupOf({}), strict);
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[configmap-ref\.absent\].*ConfigMap kube-root-ca\.crt does not exist/);
+    assert.equal(judge(review(NONE, spec), lookupOf({}), POLICY).allowed, true);
+  });
+
+  test('each ConfigMap is read once, and at most MAX_CONFIGMAP_LOOKUPS of them, apart from the Secrets', () => {
+    const many = Array.from({ length: MAX_CONFIGMAP_LOOKUPS + 3 }, (_, i) => ({ configMapRef: { name: `c-${i}` } }));
+    const body = review(RUNNER_A, { imagePullSecrets: [{ name: 'c-0' }], containers: [{ ...MAIN, envFrom: [...many, { configMapRef: { name: 'c-0' } }] }] });
+    const keys = lookupsNeeded(body.request, 'validate', FIXTURE_KEYS);
+    const configMaps = keys.filter((k) => k.resource === 'configmaps');
+    assert.equal(configMaps.length, MAX_CONFIGMAP_LOOKUPS);
+    assert.equal(new Set(configMaps.map((k) => k.name)).size, MAX_CONFIGMAP_LOOKUPS);
+    assert.deepEqual(keys.filter((k) => k.resource === 'secrets').map((k) => k.name), ['c-0']);
+  });
+
+  test("an ephemeral container that reads another environment's ConfigMap is refused; the ConfigMaps the pod already named are not read again", () => {
+    const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'shared-settings' } }] }] } };
+    const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ configMapRef: { name: 'alpha-script' } }] }] };
+    const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'configmaps', namespace: 'shared', name: 'alpha-script' }]);
+    refused(body, 'configmap-ref.cross-environment', /container "dbg" reads ConfigMap alpha-script, which belongs to another environment/);
+  });
+});
+
 describe('absent claims, from anyone, and dry runs', () => {
   const mounting = (claim: string) => ({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], containers: [MAIN] });
 
@@ -211,6 +298,16 @@ describe('absent claims, from anyone, and dry runs', () => {
     ]);
     refused(review(RUNNER_B, spec), 'claim.absent');
     refused(review(RUNNER_B, { ...spec, imagePullSecrets: [{ name: 'alpha-creds' }] }, { dryRun: true }), 'secret-ref.cross-environment');
+  });
+});
+
+describe('absent ConfigMaps on a dry run', () => {
+  test('on a dry run an absent ConfigMap is a warning that the real create needs it first, as a Secret is; another environment\'s stays refused', () => {
+    const spec = { volumes: [{ name: 'scripts', configMap: { name: 'later-script' } }], containers: [MAIN] };
+    const warnings = admitted(review(RUNNER_B, spec, { dryRun: true }));
+    assert.deepEqual(warnings, ['deed configmap-ref.absent: dry run: ConfigMap later-script does not exist; the real create needs it first (spec.volu...']);
+    refused(review(RUNNER_B, spec), 'configmap-ref.absent');
+    refused(review(RUNNER_B, { volumes: [{ name: 'scripts', configMap: { name: 'alpha-script' } }], containers: [MAIN] }, { dryRun: true }), 'configmap-ref.cross-environment');
   });
 });
 

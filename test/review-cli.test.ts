@@ -429,22 +429,22 @@ describe('deed review --review replays every captured fixture', CONCURRENCY, () 
 });
 
 describe('deed review sums up and says what it does not judge', CONCURRENCY, () => {
-  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'sandbox-a' }, data: { a: 'b' } };
+  const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'settings', namespace: 'sandbox-a' }, spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } } };
   const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'sandbox-a' }, spec: { ports: [{ port: 80 }] } };
   const forged = { ...adminPod, metadata: { ...adminPod.metadata, name: 'forged', labels: { 'deed.dev/environment': 'beta' } } };
   const lowered = { ...runnerPod, metadata: { ...runnerPod.metadata, name: 'lowered' }, spec: { ...runnerPod.spec, activeDeadlineSeconds: 99999 } };
 
   test('the report ends with one line counting objects, allowed, denied, warnings and those not judged', async () => {
-    const run = await deed(['-f', file('mixed.yaml', withClaim(lowered, forged, configMap)), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
+    const run = await deed(['-f', file('mixed.yaml', withClaim(lowered, forged, ingress)), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
     assert.equal(run.code, 1, run.stderr);
     const lines = run.stderr.trimEnd().split('\n');
     assert.equal(lines.at(-1), '4 objects: 2 allowed, 1 denied, 1 warning, 1 not judged');
   });
 
   test('a kind no Deed webhook is called for is "not judged", not "allowed", and passes', async () => {
-    const run = await deed(['-f', file('unjudged.yaml', [configMap, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
+    const run = await deed(['-f', file('unjudged.yaml', [ingress, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^ConfigMap sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): not judged \(no Deed webhook is called for CREATE of configmaps\)$/m);
+    assert.match(run.stderr, /^Ingress sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): not judged \(no Deed webhook is called for CREATE of networking\.k8s\.io\/ingresses\)$/m);
     assert.match(run.stderr, /^Service sandbox-a\/web \(CREATE by [^)]*\): not judged /m);
     assert.doesNotMatch(run.stderr, /: allowed$/m);
     assert.match(run.stderr, /^2 objects: 0 allowed, 0 denied, 0 warnings, 2 not judged$/m);

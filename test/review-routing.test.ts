@@ -32,7 +32,7 @@ describe('which requests the installed webhook configurations send to Deed', () 
 
   test('kinds no rule names reach neither webhook', () => {
     for (const webhook of ['mutate', 'validate'] as const) {
-      assert.equal(routedTo(webhook, request('CREATE', '', 'configmaps')), false);
+      assert.equal(routedTo(webhook, request('CREATE', '', 'endpoints')), false);
       assert.equal(routedTo(webhook, request('CREATE', 'rbac.authorization.k8s.io', 'roles')), false);
     }
   });

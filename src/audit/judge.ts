@@ -14,6 +14,7 @@ import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { objectRules } from '../policy/validate.js';
 import { ownershipOfObject } from '../policy/ownership.js';
 import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
+import { isWellKnownConfigMap } from '../policy/pod/configmap-references.js';
 
 /** The results a PolicyReport knows. */
 export type ResultStatus = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
@@ -116,6 +117,8 @@ export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: bool
       ],
     };
   }
+  // The well-known ConfigMaps (kube-root-ca.crt) are in every namespace, kept by a cluster component: no sandbox's.
+  if (!stamped && kind === 'ConfigMap' && isWellKnownConfigMap(ref.name, ctx.policy)) return undefined;
   if (!stamped)
     return {
       object: ref,

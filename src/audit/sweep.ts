@@ -1,4 +1,4 @@
-// One audit run: find the namespaces Deed reviews, judge every object of the four kinds
+// One audit run: find the namespaces Deed reviews, judge every object of the reaped kinds
 // there (pods with their specs, the rest as metadata), page by page; find objects that
 // carry Deed's stamps elsewhere; and, with a report store, write each namespace's report
 // as soon as its namespace is judged, then delete Deed's reports where nothing remains.

@@ -29,6 +29,7 @@ export function registerManifests(program: Command): void {
     .option('--audit-schedule <cron>', "the audit CronJob's schedule", DEFAULT_AUDIT_SCHEDULE)
     .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
+    .option('--tenant-role', 'add the ClusterRole deed-sandbox-tenant: edit without reads of Secrets, for tenants of a shared namespace (bind it with a RoleBinding there)', false)
     .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');
@@ -40,6 +41,7 @@ export function registerManifests(program: Command): void {
         reaperSchedule: o.reaperSchedule,
         ...(o.audit ? { audit: { schedule: o.auditSchedule, reportApi: o.auditReportApi, installCrd: o.auditCrds } } : {}),
         cacheSecrets: o.cacheSecrets,
+        tenantRole: o.tenantRole,
       };
       if (o.caBundle) opts.caBundle = readCaBundle(o.caBundle);
       if (o.clientCaConfigmap) opts.clientCaConfigMap = o.clientCaConfigmap;
@@ -116,4 +118,5 @@ interface ManifestFlags {
   auditReportApi: ReportApi;
   auditCrds: boolean;
   cacheSecrets: boolean;
+  tenantRole: boolean;
 }

@@ -98,6 +98,16 @@ const reservedVolume = (name: string, mountPath: string, source: z.infer<typeof 
     .strict()
     .default({ name, mountPath, source });
 
+/**
+ * The ConfigMaps every pod gets: kube-root-ca.crt (the ServiceAccount admission plugin
+ * projects it into every token volume; the root-CA publisher creates it in every namespace)
+ * and OpenShift's service CA, which its build of the plugin projects too.
+ */
+export const WELL_KNOWN_CONFIGMAPS: readonly string[] = ['kube-root-ca.crt', 'openshift-service-ca.crt'];
+
+// A ConfigMap name (a DNS subdomain).
+const dnsSubdomainName = () => z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a ConfigMap name (a DNS subdomain)');
+
 export const templateSchema = z
   .object({
     mainContainer: z.string().min(1).default('main').describe('Name of the designated main container.'),
@@ -142,6 +152,12 @@ export const templateSchema = z
       .default([])
       .describe(
         "Audiences a projected serviceAccountToken volume may request (say, an external vault's). Never list one the API server accepts: such a token acts for the pod's service account (rule `template.service-account-token`).",
+      ),
+    wellKnownConfigMaps: z
+      .array(dnsSubdomainName())
+      .default([...WELL_KNOWN_CONFIGMAPS])
+      .describe(
+        "ConfigMaps any pod may name whoever's they are (rules `configmap-ref.*` do not judge them): those a cluster component creates in every namespace and the API server's ServiceAccount plugin adds to every pod's token volume. `kube-root-ca.crt` holds the cluster's CA (the root-CA publisher writes it); `openshift-service-ca.crt` holds OpenShift's service CA. List only ConfigMaps a system controller keeps: a tenant may write one of these names where none is kept.",
       ),
     os: z.string().min(1).default('linux').describe('Owned kubernetes.io/os scheduling value.'),
     arch: z.string().min(1).optional().describe('Owned kubernetes.io/arch scheduling value; unset: not owned.'),

@@ -144,7 +144,8 @@ function webhookRulesYaml(rules: V1RuleWithOperations[]): string {
     .join('\n');
 }
 
-function policyRulesYaml(rules: V1PolicyRule[]): string {
+/** RBAC rules as the chart's YAML, one flow list per field. */
+export function policyRulesYaml(rules: V1PolicyRule[]): string {
   return rules.map((r) => `- apiGroups: ${list(r.apiGroups!)}\n  resources: ${list(r.resources!)}\n  verbs: ${list(r.verbs)}`).join('\n');
 }
 

@@ -4,6 +4,7 @@
 import { stringify } from 'yaml';
 import { AUDIT_NAME, DEFAULT_NAMESPACE, renderManifests } from './manifests.js';
 import { kustomizeMonitoringComponent } from './monitoring.js';
+import { TENANT_ROLE } from './tenant-role.js';
 import { toYamlStream } from './yaml.js';
 
 export const KUSTOMIZE_BASE_DIR = 'manifests/kustomize/base';
@@ -41,13 +42,15 @@ export function kustomizeBase(image: string): Map<string, string> {
 
 /**
  * The optional components, by folder: `audit` (the audit CronJob, its service account and
- * RBAC) and `policyreport-crd` (the wgpolicyk8s PolicyReport CRD, for clusters where no
- * policy engine installed it). Each folder maps file names to content.
+ * RBAC), `policyreport-crd` (the wgpolicyk8s PolicyReport CRD, for clusters where no
+ * policy engine installed it), `monitoring`, and `tenant-role` (the ClusterRole tenants of a
+ * shared namespace are bound to). Each folder maps file names to content.
  */
 export function kustomizeComponents(image: string): Map<string, Map<string, string>> {
-  const all = renderManifests({ namespace: DEFAULT_NAMESPACE, image, audit: { installCrd: true } });
+  const all = renderManifests({ namespace: DEFAULT_NAMESPACE, image, audit: { installCrd: true }, tenantRole: true });
   const audit = all.filter((o) => o.metadata?.name === AUDIT_NAME);
   const crd = all.filter((o) => o.kind === 'CustomResourceDefinition');
+  const tenant = all.filter((o) => o.metadata?.name === TENANT_ROLE);
   const component = (objects: typeof all, comment: string) => {
     const files = new Map<string, string>();
     for (const obj of objects) files.set(`${obj.kind!.toLowerCase()}.yaml`, toYamlStream([obj], GENERATED));
@@ -58,5 +61,6 @@ export function kustomizeComponents(image: string): Map<string, Map<string, stri
     ['audit', component(audit, 'deed audit --write-reports on a schedule; the PolicyReport CRD must exist (policyreport-crd, or your policy engine\'s).')],
     ['policyreport-crd', component(crd, 'The wgpolicyk8s.io PolicyReport CRD; leave it out where Kyverno or Policy Reporter installed it.')],
     ['monitoring', kustomizeMonitoringComponent()],
+    ['tenant-role', component(tenant, 'The ClusterRole deed-sandbox-tenant (edit without reads of Secrets); bind it with a RoleBinding in each namespace several environments share.')],
   ]);
 }

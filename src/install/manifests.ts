@@ -36,6 +36,7 @@ import { policyReportCrd } from './policy-report-crd.js';
 import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
+import { tenantClusterRole } from './tenant-role.js';
 
 export const NAME = 'deed';
 export const DEFAULT_NAMESPACE = 'deed-system';
@@ -90,6 +91,8 @@ export interface ManifestOptions {
   audit?: AuditOptions;
   /** Keep Secret metadata in the lookup cache (list and watch on Secrets); true unless false. */
   cacheSecrets?: boolean;
+  /** The ClusterRole for tenants of a shared namespace (tenant-role.ts), to bind with RoleBindings. */
+  tenantRole?: boolean;
 }
 
 export interface AuditOptions {
@@ -158,6 +161,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     // A CRD first: the API must exist before anything writes a report.
     if (opts.audit.installCrd) objects.unshift(policyReportCrd());
   }
+  if (opts.tenantRole) objects.push(tenantClusterRole(labels('tenant')));
   return objects;
 }
 
@@ -676,7 +680,7 @@ function commandCronJob(o: {
 }
 
 /**
- * The audit reads (list the four kinds and namespaces, get an owner pod) and writes only
+ * The audit reads (list the reaped kinds and namespaces, get an owner pod) and writes only
  * its reports. A list of Secrets carries their data in RBAC's eyes: the audit asks for
  * metadata only, and never reads a Secret's data.
  */

@@ -136,6 +136,11 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       listAll: (p, o) => core.listSecretForAllNamespaces(p, o),
       delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o),
     },
+    ConfigMap: {
+      listNamespaced: (namespace, p, o) => core.listNamespacedConfigMap({ namespace, ...p }, o),
+      listAll: (p, o) => core.listConfigMapForAllNamespaces(p, o),
+      delete: (namespace, name, body, o) => core.deleteNamespacedConfigMap({ namespace, name, body }, o),
+    },
     NetworkPolicy: {
       listNamespaced: (namespace, p, o) => net.listNamespacedNetworkPolicy({ namespace, ...p }, o),
       listAll: (p, o) => net.listNetworkPolicyForAllNamespaces(p, o),

@@ -1,14 +1,15 @@
 // The webhook's view of the cluster, kept by watches instead of read per review (as
 // controller-runtime's metadata-only informers do): the opted-in namespaces, which make
-// the review scope, and in those namespaces the pods, claims, workloads and (unless turned
-// off) Secrets a decision may look up. What the cache answers, and when it goes to the API
-// server instead, is the reader's (cached-reader.ts); this file only keeps the stores.
+// the review scope, and in those namespaces the kinds a decision may look up (the kind
+// table's `cache` rows, and its `cache-optional` Secrets unless turned off). What the cache
+// answers, and when it goes to the API server instead, is the reader's (cached-reader.ts);
+// this file only keeps the stores.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LookupResource } from '../policy/lookup.js';
 import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
+import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts } from './lookup-facts.js';
 import { Reflector, type CachedResource } from './reflector.js';
-import { kindRows } from '../policy/kinds.js';
 
 export interface LookupCacheOptions {
   kc: KubeConfig;
@@ -78,9 +79,9 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     return facts === undefined ? undefined : { name, labels: facts.labels };
   };
 
-  // The kinds the table says are looked up from the cache; Secrets only when the install keeps them.
+  // The kind table's cached rows; `cache-optional` (Secrets) only when the install caches them.
   const kept = kindRows()
-    .filter((r) => r.lookup === 'cache' || (r.lookup === 'cache-optional' && o.secrets))
+    .filter((r) => r.lookup === 'cache' || (o.secrets && r.lookup === 'cache-optional'))
     .map((r) => r.resource as Exclude<CachedResource, 'namespaces'>);
   const kinds = kept.map(
     (resource) =>

@@ -1,11 +1,11 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
-// binding names, the claims, Secrets and snapshots a new object reaches, the run lease it
+// binding names, the claims, Secrets, ConfigMaps and snapshots a new object reaches, the run lease it
 // names, a controller-made object's owner): one GET per object, under the review's own
 // deadline, answered as a Lookup. Only a Status with reason NotFound is "absent" (for a
 // snapshot, also when the snapshot CRD is not installed); any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is), snapshots too (their source claim); claims, Secrets, Leases
-// and workloads (the one a scale names, a controller-made object's owner) as metadata
+// decides whose a runner is), snapshots too (their source claim); claims, Secrets, ConfigMaps,
+// Leases and workloads (the one a scale names, a controller-made object's owner) as metadata
 // only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
 // it can first.
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
@@ -50,7 +50,7 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         const lease = await withRetries(timeoutMs, what, METADATA_ONE, (o) => coordination.readNamespacedLease({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(lease.metadata) };
       }
-      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims') {
+      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims' && key.resource !== 'configmaps') {
         // A workload (a scale names it, a controller-made object's owner is one): its stamps
         // and its own controlling owner are in its metadata.
         const row = kindRows().find((r) => r.resource === key.resource && r.templates !== undefined);
@@ -64,8 +64,13 @@ export function createObjectReader(kc: KubeConfig): ObjectReader {
         return { state: 'found', metadata: metadataOf(workload.metadata), ...controllerOfMeta(workload.metadata) };
       }
       // Metadata only: a Secret's data never crosses the wire to Deed.
-      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o) =>
-        key.resource === 'secrets' ? core.readNamespacedSecret({ namespace: key.namespace, name: key.name }, o) : core.readNamespacedPersistentVolumeClaim({ namespace: key.namespace, name: key.name }, o),
+      const params = { namespace: key.namespace, name: key.name };
+      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o): Promise<{ metadata?: V1ObjectMeta }> =>
+        key.resource === 'secrets'
+          ? core.readNamespacedSecret(params, o)
+          : key.resource === 'configmaps'
+            ? core.readNamespacedConfigMap(params, o)
+            : core.readNamespacedPersistentVolumeClaim(params, o),
       );
       return { state: 'found', metadata: metadataOf(object.metadata) };
     } catch (err) {

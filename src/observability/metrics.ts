@@ -149,7 +149,7 @@ export function createMetrics(): Metrics {
     }),
     cacheCurrent: new Gauge({
       name: 'deed_lookup_cache_current',
-      help: 'Whether the lookup cache of a resource (namespaces, pods, persistentvolumeclaims, secrets) is listed and watching (1); while 0 its lookups are read from the API server, and until namespaces is 1 the review scope is unknown.',
+      help: 'Whether the lookup cache of a resource (namespaces, pods, persistentvolumeclaims, configmaps, secrets) is listed and watching (1); while 0 its lookups are read from the API server, and until namespaces is 1 the review scope is unknown.',
       labelNames: ['resource'] as const,
       registers,
     }),

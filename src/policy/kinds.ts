@@ -171,6 +171,20 @@ export const KIND_TABLE = [
     reaped: true,
     audited: {},
   },
+  // A sandbox's scripts and settings, stamped as a Secret is: a pod runs what its ConfigMap
+  // holds. Cached always (metadata only): a ConfigMap holds no credential by Kubernetes' contract.
+  {
+    kind: 'ConfigMap',
+    group: '',
+    version: 'v1',
+    resource: 'configmaps',
+    namespaced: true,
+    door: 'object',
+    stamps: { ownerReference: true, activeDeadline: false, expiresAt: true },
+    lookup: 'cache',
+    reaped: true,
+    audited: {},
+  },
   {
     kind: 'NetworkPolicy',
     group: 'networking.k8s.io',
@@ -316,7 +330,6 @@ export const KIND_TABLE = [
   // A rule for a CRD that is not installed matches nothing.
   { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
-  { kind: 'ConfigMap', group: '', version: 'v1', resource: 'configmaps', namespaced: true },
   // Stamped by the default row; its selector is a plain map, and without one its endpoints are someone else's to manage.
   {
     kind: 'Service',
@@ -343,7 +356,7 @@ export const KIND_TABLE = [
 type Row = (typeof KIND_TABLE)[number];
 /** The names of the kinds Deed stamps: the metrics' kinds. */
 export type StampedKindName = Extract<Row, { stamps: StampFacts }>['kind'];
-/** The stamped kinds whose door is the object itself (Pod, Secret, NetworkPolicy, PersistentVolumeClaim). */
+/** The stamped kinds whose door is the object itself (Pod, Secret, ConfigMap, NetworkPolicy, PersistentVolumeClaim). */
 export type SandboxKindName = Extract<Row, { stamps: StampFacts; door: 'object' }>['kind'];
 /** The kinds the reaper lists, gets and deletes, and the audit lists. */
 export type ReapedKindName = Extract<Row, { reaped: true }>['kind'];
@@ -464,7 +477,7 @@ export const SCALED_RESOURCES: readonly string[] = ROWS.filter((r) => Object.val
 /**
  * The default row (docs/security-model.md, "The default row"): a kind Deed has never heard
  * of is no way around it. Every namespaced kind written in the review scope that has no door
- * of its own (a lab's KubeVirt VirtualMachine, a Tekton PipelineRun, a Service, a ConfigMap)
+ * of its own (a lab's KubeVirt VirtualMachine, a Tekton PipelineRun, a Service, an Ingress)
  * gets the environment's stamps at CREATE, and its UPDATE, DELETE and status writes are
  * guarded and its stamps frozen, as for the stamped kinds. No owner reference: whether an
  * unknown kind may be collected with a runner pod is not Deed's to guess; no deadline.
@@ -498,7 +511,7 @@ export function isDefaultRowException(group: string, resource: string): boolean 
 
 /**
  * The default row's stamps for a resource: one the table names without a door of its own
- * (a ConfigMap, a Service, a ServiceAccount's own writes), or one it does not name at all
+ * (a Service, an Ingress, a ServiceAccount's own writes), or one it does not name at all
  * (a custom resource); undefined for a row with a door of its own, a cluster-scoped row, and
  * the exceptions.
  */

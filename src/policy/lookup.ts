@@ -1,18 +1,19 @@
 // Facts about other objects a decision needs: the pod an eviction, a binding or a CONNECT
 // (exec, attach, port-forward, proxy) names, the run lease a new object names, the
-// claims a new pod or a workload's template mounts or clones (or a new claim clones), the
-// Secrets a pod or a template names, the snapshots a claim restores and then their source
-// claims. Which objects a review needs
-// is decided here, purely; the server reads them (with a deadline) before deciding, so the
-// decision itself stays free of I/O.
+// controlling owner of what a controller creates, the claims a new pod or a workload's
+// template mounts or clones (or a new claim clones), the Secrets and ConfigMaps a pod or a
+// template names, the snapshots a claim restores and then their source claims. Which
+// objects a review needs is decided here, purely; the server reads them (with a deadline)
+// before deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
-import { addedSecrets, podSecrets, secretNames } from './pod/secret-references.js';
+import { addedReferences, podReferences, referencedNamesOf, referencedResource } from './pod/named-references.js';
+import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup } from './policy.js';
-import { workloadClaims, workloadSecrets } from './workload/review.js';
+import { workloadClaims, workloadReferences } from './workload/review.js';
 import { kindRows, SCALED_RESOURCES } from './kinds.js';
 import { controllerOf, ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -37,8 +38,10 @@ export function lookupKey(k: LookupKey): string {
  */
 export const MAX_CLAIM_LOOKUPS = 32;
 
-/** Likewise for the Secrets a pod names (each read as metadata only). */
+/** Likewise for the Secrets a pod names (each read as metadata only), and for its ConfigMaps. */
 export const MAX_SECRET_LOOKUPS = 32;
+export const MAX_CONFIGMAP_LOOKUPS = 32;
+const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret: MAX_SECRET_LOOKUPS, ConfigMap: MAX_CONFIGMAP_LOOKUPS };
 
 /**
  * The objects a review's decision reads besides the request itself (the mutating side reads
@@ -53,7 +56,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
   const owners = ownerKeys(req, door, webhook, namespace);
-  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...secretKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
+  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...referenceKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
   return owners;
 }
 
@@ -106,17 +109,21 @@ function isEphemeralContainerWrite(req: AdmissionRequest, door: ReturnType<typeo
   return door.kind === 'object' && door.sandboxKind.kind === 'Pod' && req.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers';
 }
 
-/** The Secrets a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
-function secretKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+/** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
+function referenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
   const obj = req.object;
-  let names: string[] = [];
+  let refs: NamedReference[] = [];
   if (obj && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && isRec(obj.spec)) {
-    if (req.operation === 'CREATE' && req.subResource === undefined) names = secretNames(podSecrets(obj.spec, 'spec'));
-    else if (isEphemeralContainerWrite(req, door)) names = addedSecrets(req.oldObject?.spec, obj.spec);
+    if (req.operation === 'CREATE' && req.subResource === undefined) refs = podReferences(obj.spec, 'spec');
+    else if (isEphemeralContainerWrite(req, door)) refs = addedReferences(req.oldObject?.spec, obj.spec);
   } else if (obj && door.kind === 'workload' && (req.operation === 'CREATE' || req.operation === 'UPDATE')) {
-    names = secretNames(workloadSecrets(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined));
+    refs = workloadReferences(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
   }
-  return names.slice(0, MAX_SECRET_LOOKUPS).map((name) => ({ resource: 'secrets' as const, namespace, name }));
+  return (Object.keys(MAX_REFERENCE_LOOKUPS) as ReferencedKind[]).flatMap((kind) =>
+    referencedNamesOf(refs, kind)
+      .slice(0, MAX_REFERENCE_LOOKUPS[kind])
+      .map((name) => ({ resource: referencedResource(kind), namespace, name })),
+  );
 }
 
 function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {

@@ -1,8 +1,8 @@
 // The validating webhook (docs/concepts.md, "The validating webhook"). It sees the final object:
 // checks stamps at CREATE, freezes them on UPDATE, guards every door that can change or
 // remove an environment's object (main resource, subresources, evictions, bindings), and
-// checks sandbox pod templates, workspace mounts, the environment of the claims and Secrets
-// a pod names, and what a pod selector selects (selector-scope.ts). The controller doors too: workload
+// checks sandbox pod templates, workspace mounts, the environment of the claims, Secrets
+// and ConfigMaps a pod names, and what a pod selector selects (selector-scope.ts). The controller doors too: workload
 // templates (workload/review.ts), token Secrets and TokenRequests, snapshots. Object in,
 // verdict out; no I/O: what it knows of other objects comes from ctx.lookup.
 import { entryOf } from './unstructured.js';
@@ -26,7 +26,7 @@ import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/cl
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
 import { isRec, type Rec } from './unstructured.js';
-import { addedSecrets, podSecrets, secretReferences } from './pod/secret-references.js';
+import { addedReferences, podReferences, referenceFindings } from './pod/named-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
 import { selectorScope } from './selector-scope.js';
@@ -142,7 +142,7 @@ function validateCreate(
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
   const claims = spec !== undefined ? podClaims(spec, 'spec') : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
-  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? secretReferences(podSecrets(spec, 'spec'), namespace, reach, ctx) : [])];
+  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? referenceFindings(podReferences(spec, 'spec'), namespace, reach, ctx) : [])];
   const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
     // A gate rule set to warn or audit lets the object through as one of no environment's.
@@ -206,9 +206,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     }
     else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
-      const added = new Set(addedSecrets(oldObj.spec, spec));
-      const refs = podSecrets(spec, 'spec').filter((r) => added.has(r.secret));
-      findings.push(...secretReferences(refs, namespace, { requester, environment: environmentId(requester) }, ctx));
+      findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester) }, ctx));
     }
     findings.push(...selectorScope(req, namespace, requester, ctx));
   }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generate } from 'selfsigned';
+import { REAPED_KINDS, stampedRow } from '../../src/policy/kinds.js';
 import { generateCertificates } from '../../src/server/certificates.js';
 import { freePort, removeOnExit, startProcess, type Process } from './processes.js';
 import { api, type Identity } from './client.js';
@@ -31,7 +32,7 @@ export interface ControlPlane {
   controllers: boolean;
   /** The process id of each process it started, by name (etcd, kube-apiserver, kube-controller-manager): the chain bench reads their CPU time. */
   pids: Record<string, number>;
-  /** The API server's audit events so far: every delete of the four kinds, with its request body. */
+  /** The API server's audit events so far: every delete of the reaped kinds, with its request body. */
   audit(): AuditEvent[];
   stop(): Promise<void>;
 }
@@ -48,13 +49,16 @@ export interface AuditEvent {
   annotations?: Record<string, string>;
 }
 
-// Deletes at Request level (their DeleteOptions, preconditions included); nothing else.
+/** The reaped kinds of the kind table, grouped as an audit policy names resources. */
+const REAPED_RESOURCES = [...new Set(REAPED_KINDS.map((k) => stampedRow(k).group))].map((group) => ({ group, resources: REAPED_KINDS.map(stampedRow).filter((r) => r.group === group).map((r) => r.resource) }));
+
+// Deletes of the reaped kinds at Request level (their DeleteOptions, preconditions included); nothing else.
 const AUDIT_POLICY = {
   apiVersion: 'audit.k8s.io/v1',
   kind: 'Policy',
   omitStages: ['RequestReceived'],
   rules: [
-    { level: 'Request', verbs: ['delete', 'deletecollection'], resources: [{ group: '', resources: ['pods', 'secrets', 'persistentvolumeclaims'] }, { group: 'networking.k8s.io', resources: ['networkpolicies'] }] },
+    { level: 'Request', verbs: ['delete', 'deletecollection'], resources: REAPED_RESOURCES },
     { level: 'None' },
   ],
 };

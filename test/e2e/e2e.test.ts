@@ -27,6 +27,7 @@ import { adoptionCases } from './cases/adoption.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
 import { selectorCases } from './cases/selectors.js';
+import { configMapCases } from './cases/configmaps.js';
 
 const found = assets();
 const skip =
@@ -72,4 +73,5 @@ describe('Deed in a real API server', { skip }, () => {
   adoptionCases(get, tools);
   connectCases(get);
   scopeSwitchCases(get);
+  configMapCases(get);
 });

@@ -1,5 +1,5 @@
-// Whether a pod may reach an object it names (a claim it mounts, a Secret it reads), shared
-// by the claim and the Secret rules. The object's environment is read as guarded writes
+// Whether a pod may reach an object it names (a claim it mounts, a Secret or a ConfigMap it
+// reads), shared by the claim rules and the rules of named references. The object's environment is read as guarded writes
 // read it: from stamps that verify, a namespace binding for an unstamped object; never from
 // a bare label. An object that does not exist is refused: the pod would take whatever is
 // created under that name later, by anyone; except in a namespace bound to an environment
@@ -8,6 +8,19 @@ import type { Requester } from '../requester/identity.js';
 import { ownershipOf } from '../ownership.js';
 import type { DecisionContext, Lookup } from '../policy.js';
 import { actsFor } from '../requester/principals.js';
+
+/** The kinds a pod names by reference whose data the kubelet hands to it (named-references.ts). */
+export type ReferencedKind = 'Secret' | 'ConfigMap';
+
+/** One place a pod spec names a Secret or a ConfigMap. */
+export interface NamedReference {
+  kind: ReferencedKind;
+  name: string;
+  /** The field that names it. */
+  path: string;
+  /** What the reference does, for messages: `volume "creds" mounts`. */
+  subject: string;
+}
 
 /** Who is reaching: the requester, and the environment its object is stamped for (undefined: none). */
 export interface Reach {
@@ -24,7 +37,7 @@ export type ReferenceVerdict =
   | { kind: 'unverifiable'; reason: string }
   | { kind: 'foreign'; environment: string };
 
-export function judgeReference(found: Lookup, kind: 'PersistentVolumeClaim' | 'Secret', namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
+export function judgeReference(found: Lookup, kind: 'PersistentVolumeClaim' | ReferencedKind, namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };

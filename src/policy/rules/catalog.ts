@@ -475,6 +475,32 @@ export const RULES = {
     overridable: true,
     example: 'Secret alpha-next does not exist; create it first, or a Secret another environment creates under that name later would be used',
   }),
+  configMapRefCrossEnvironment: rule({
+    id: 'configmap-ref.cross-environment',
+    webhook: 'validate',
+    checks:
+      'A pod (and a pod added an ephemeral container) names only ConfigMaps its requester may reach, in every form: configMap volumes and projected sources, env configMapKeyRef, envFrom configMapRef (every container kind); `optional: true` included. Judged as Secret references are: a ConfigMap stamped (verifying) for another environment, or unstamped in a namespace bound to another, is refused; an unstamped ConfigMap elsewhere is usable by all. The well-known ConfigMaps (`template.wellKnownConfigMaps`) are not judged.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "scripts" mounts ConfigMap run-script, which belongs to another environment; environment "beta" may not',
+  }),
+  configMapRefUnknown: rule({
+    id: 'configmap-ref.unknown',
+    webhook: 'validate',
+    checks: "The environment of every ConfigMap a pod names can be known: Deed could read its metadata, and Deed's stamps on it verify (fail closed).",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'cannot tell which environment ConfigMap run-script belongs to: get configmaps shared/run-script: timed out after 2000 ms',
+  }),
+  configMapRefAbsent: rule({
+    id: 'configmap-ref.absent',
+    webhook: 'validate',
+    checks:
+      'Every ConfigMap a pod names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for, and except the well-known ConfigMaps. On a dry run it is a warning: the real create needs the ConfigMap first.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'ConfigMap alpha-next does not exist; create it first, or a ConfigMap another environment creates under that name later would be used',
+  }),
   selectorScope: rule({
     id: 'selector.scope',
     webhook: 'both',

@@ -26,13 +26,14 @@ import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStam
 import { borrowedServiceAccount } from '../pod/service-account.js';
 import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
-import { podSecrets, secretReferences, type SecretReference } from '../pod/secret-references.js';
+import { podReferences, referenceFindings } from '../pod/named-references.js';
+import type { NamedReference } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
 import { claimTemplates, podTemplates, type PodTemplate, type WorkloadKind } from './kinds.js';
 
-/** The Secrets a workload's (changed) pod templates name: what its review looks up and judges. */
-export function workloadSecrets(obj: KubeObject, kind: WorkloadKind, old?: KubeObject): SecretReference[] {
-  return podTemplates(obj, kind, old).flatMap((t) => podSecrets(t.spec, `${t.at}.spec`));
+/** The Secrets and ConfigMaps a workload's (changed) pod templates name: what its review looks up and judges. */
+export function workloadReferences(obj: KubeObject, kind: WorkloadKind, old?: KubeObject): NamedReference[] {
+  return podTemplates(obj, kind, old).flatMap((t) => podReferences(t.spec, `${t.at}.spec`));
 }
 
 /** The claims a workload's (changed) templates reach: what its review looks up and judges. */
@@ -108,7 +109,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   }
   const reach = { requester, environment };
   findings.push(...claimEnvironment(workloadClaims(obj, kind, old), namespace, reach, ctx));
-  findings.push(...secretReferences(workloadSecrets(obj, kind, old), namespace, reach, ctx));
+  findings.push(...referenceFindings(workloadReferences(obj, kind, old), namespace, reach, ctx));
   return enforceCreate(findings, policy, req.dryRun);
 }
 

