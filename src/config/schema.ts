@@ -1,6 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
+import { didYouMean } from './diagnostics.js';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
 import { ENFORCEMENT_MODES, RULES_BY_ID } from '../policy/rules/catalog.js';
 
@@ -293,7 +294,10 @@ export const configSchema = z
   .superRefine((cfg, ctx) => {
     for (const [id, mode] of Object.entries(cfg.rules)) {
       const info = RULES_BY_ID.get(id);
-      if (info === undefined) ctx.addIssue({ code: 'custom', path: ['rules', id], message: `unknown rule id "${id}"` });
+      if (info === undefined) {
+        const guess = didYouMean(id, [...RULES_BY_ID.keys()]);
+        ctx.addIssue({ code: 'custom', path: ['rules', id], message: `unknown rule id "${id}"${guess !== undefined ? ` (did you mean ${guess}?)` : ' (docs/rules.md lists them)'}` });
+      }
       else if (!info.overridable && mode !== 'deny')
         ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
     }
