@@ -1,7 +1,8 @@
-// The chart's `helm test` (templates/tests/dry-run.yaml, files/helm-test.cjs). The test
-// cluster has no kubelet, so the pod never runs there: here its script runs as node would
-// run it in the pod, against a stand-in API server over TLS with a service-account
-// directory, and `helm template` (the helm binary of KUBEBUILDER_ASSETS) renders the hook.
+// The chart's `helm test` (templates/tests/dry-run.yaml, files/helm-test.cjs). The e2e
+// control plane has no kubelet, so the pod never runs there (test/e2e/cases/adoption.ts runs
+// its script as its service account against that API server instead). Here the script's
+// answers to each outcome, against a stand-in API server over TLS, and the hook as
+// `helm template` (the helm binary of KUBEBUILDER_ASSETS) renders it.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
