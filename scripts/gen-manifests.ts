@@ -5,11 +5,13 @@
 //   manifests/helm/deed/templates/_kinds.tpl from src/policy/kinds.ts (src/install/kind-rules.ts)
 //   manifests/helm/deed/templates/_tenant.tpl from src/install/tenant-role.ts
 //   manifests/helm/deed/values.schema.json's `policy` property from src/config/schema.ts
+//   manifests/helm/deed/README.md from Chart.yaml and values.yaml (src/install/helm-readme.ts)
 //   the chart's PrometheusRule template and dashboard JSON from src/install/observability.ts
 //   (and components/monitoring through kustomize.ts)
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_IMAGE } from '../src/cli/manifests.js';
+import { HELM_README_FILE, helmReadme } from '../src/install/helm-readme.js';
 import { HELM_SCHEMA_FILE, withPolicySchema } from '../src/install/helm-schema.js';
 import { HELM_DASHBOARD_FILE, HELM_PROMETHEUS_RULE_TEMPLATE, helmDashboardJson, helmPrometheusRuleTemplate } from '../src/install/monitoring.js';
 import { kustomizeBase, kustomizeComponents, KUSTOMIZE_BASE_DIR, KUSTOMIZE_COMPONENTS_DIR } from '../src/install/kustomize.js';
@@ -50,3 +52,7 @@ mkdirSync(join(root, HELM_DASHBOARD_FILE, '..'), { recursive: true });
 writeFileSync(join(root, HELM_DASHBOARD_FILE), helmDashboardJson());
 writeFileSync(join(root, HELM_PROMETHEUS_RULE_TEMPLATE), helmPrometheusRuleTemplate());
 console.log(`wrote ${HELM_DASHBOARD_FILE}, ${HELM_PROMETHEUS_RULE_TEMPLATE}`);
+
+const chartDir = join(HELM_README_FILE, '..');
+writeFileSync(join(root, HELM_README_FILE), helmReadme(readFileSync(join(root, chartDir, 'Chart.yaml'), 'utf8'), readFileSync(join(root, chartDir, 'values.yaml'), 'utf8'), readFileSync(join(root, HELM_SCHEMA_FILE), 'utf8')));
+console.log(`wrote ${HELM_README_FILE}`);

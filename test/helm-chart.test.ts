@@ -3,11 +3,12 @@
 // names, block balance, and parity with the objects `deed manifests` renders.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load.js';
+import { HELM_README_FILE, helmReadme } from '../src/install/helm-readme.js';
 import { HELM_SCHEMA_FILE, policyJsonSchema } from '../src/install/helm-schema.js';
 import { auditArgs, defaultRowExcluded, REAPER_NODE_OPTIONS, renderManifests, SERVE_ARGS } from '../src/install/manifests.js';
 import type { V1Deployment } from '@kubernetes/client-node';
@@ -18,7 +19,12 @@ const CHART = join(ROOT, 'manifests/helm/deed');
 const TEMPLATES = join(CHART, 'templates');
 const schema = JSON.parse(readFileSync(join(ROOT, HELM_SCHEMA_FILE), 'utf8')) as { properties: Record<string, unknown> };
 const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as Record<string, unknown>;
-const templates = new Map(readdirSync(TEMPLATES).map((f) => [f, readFileSync(join(TEMPLATES, f), 'utf8')]));
+// tests/ holds the helm test hook; its templates are checked like the others.
+const templates = new Map(
+  readdirSync(TEMPLATES, { recursive: true, encoding: 'utf8' })
+    .filter((f) => statSync(join(TEMPLATES, f)).isFile())
+    .map((f) => [f, readFileSync(join(TEMPLATES, f), 'utf8')]),
+);
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(schema);
 
 function withValues(patch: (v: Record<string, unknown>) => void): Record<string, unknown> {
@@ -33,6 +39,26 @@ function actions(text: string): string[] {
 }
 
 describe('the Helm chart', () => {
+  test('the chart README is generated from Chart.yaml, values.yaml and the schema (run npm run manifests after changing them)', () => {
+    const read = (f: string) => readFileSync(join(CHART, f), 'utf8');
+    assert.equal(readFileSync(join(ROOT, HELM_README_FILE), 'utf8'), helmReadme(read('Chart.yaml'), read('values.yaml'), read('values.schema.json')), 'stale: run npm run manifests');
+  });
+
+  test('the README has a row for every value, its default, and the comment above it', () => {
+    const readme = readFileSync(join(ROOT, HELM_README_FILE), 'utf8');
+    const leaves = (node: unknown, prefix: string): string[] =>
+      node !== null && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).length > 0 ? Object.entries(node).flatMap(([k, v]) => leaves(v, `${prefix}${k}.`)) : [prefix.slice(0, -1)];
+    for (const key of leaves(values, '')) assert.match(readme, new RegExp(`^\\| \`${key.replaceAll('.', '\\.')}\` \\| `, 'm'), key);
+    assert.match(readme, /^\| `webhook\.failurePolicy` \| `"Fail"` \| Fail: while no replica answers, every write to a sandbox kind in an opted-in namespace is refused /m);
+    assert.match(readme, /^\| `replicaCount` \| `2` \| Two replicas and a PodDisruptionBudget of one/m);
+    // No comment in values.yaml: the schema's description.
+    assert.match(readme, /^\| `securityContext` \| {2}\| The webhook's and the reaper's container securityContext\. \|$/m);
+  });
+
+  test('a README row is as the comment says, with its example lines as code, and a pipe in a value escaped', () => {
+    const text = helmReadme('name: c\ndescription: d\nversion: 1.0.0\nappVersion: "1"\n', 'a:\n  # Set it.\n  # Example:\n  #   - x: 1\n  b: "x|y"\n', '{}');
+    assert.match(text, /^\| `a\.b` \| `"x\\\|y"` \| Set it\. Example: `- x: 1` \|$/m);
+  });
   test('Chart.yaml follows the package version', () => {
     const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -128,7 +154,8 @@ describe('the Helm chart', () => {
 
   test('it renders every kind deed manifests does, except the Namespace (helm install --create-namespace)', () => {
     const chartKinds = new Set<string>();
-    for (const text of templates.values()) for (const [, kind] of text.matchAll(/^kind: (\w+)$/gm)) chartKinds.add(kind!);
+    // The helm test hook's objects (tests/) exist only while helm test runs.
+    for (const [file, text] of templates) if (!file.startsWith('tests/')) for (const [, kind] of text.matchAll(/^kind: (\w+)$/gm)) chartKinds.add(kind!);
     const deedKinds = new Set(renderManifests({ namespace: 'deed-system', image: 'x', reaperEnvironments: ['default'], reaperNamespaces: { default: ['sandbox'] }, audit: {} }).map((o) => o.kind!));
     deedKinds.delete('Namespace');
     for (const kind of deedKinds) assert.ok(chartKinds.has(kind), `the chart has no ${kind}`);

@@ -176,7 +176,7 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.deepEqual(out.spec.initContainers, [{ name: 'init', image: 'x', volumeMounts: [] }]);
     assert.match(run.stderr, /^ {4}removed: volume kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5} \(the API server's service-account token\) and its mounts$/m);
     const patch = await deed(['-f', file('token-pod.yaml', pod), '-o', 'patch']);
-    const ops = JSON.parse(patch.stdout) as PatchOperation[];
+    const ops = (JSON.parse(patch.stdout) as { patch: PatchOperation[] }).patch;
     assert.deepEqual(ops.filter((op) => op.op === 'remove').map((op) => op.path), ['/spec/initContainers/0/volumeMounts/0', '/spec/containers/0/volumeMounts/0', '/spec/volumes/0']);
   });
 
@@ -266,6 +266,24 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.equal(run.stderr.match(/^\S.*\((CREATE) by /gm)?.length, 4, 'one report per object');
   });
 
+  test('-o patch names an object the API server will name by its generateName, and a denied one with an empty patch', async () => {
+    const generated = { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } };
+    const forged = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'forged', annotations: { 'deed.dev/attestation': 'v1:made-up' } } };
+    const run = await deed(['-f', file('named.yaml', [generated, forged].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '-n', 'sandbox-a', '--config', policyFile, '-o', 'patch']);
+    assert.equal(run.code, 1, run.stderr);
+    const [first, second] = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual({ ...first, patch: undefined }, { apiVersion: 'v1', kind: 'Secret', namespace: 'sandbox-a', generateName: 'creds-', patch: undefined });
+    assert.ok((first!.patch as unknown[]).length > 0);
+    assert.deepEqual(second, { apiVersion: 'v1', kind: 'Secret', namespace: 'sandbox-a', name: 'forged', patch: [] });
+  });
+
+  test('-o patch of a replay names the object the captured request is for', async () => {
+    const run = await deed(['--review', join(FIXTURES, 'mutate-create-pod-by-runner.json'), '--config', policyFile, '-o', 'patch']);
+    const line = JSON.parse(run.stdout.trimEnd()) as { kind: string; namespace: string; name: string; patch: PatchOperation[] };
+    assert.deepEqual([line.kind, line.namespace, line.name], ['Pod', runnerPod.metadata.namespace ?? 'sandbox-a', runnerPod.metadata.name]);
+    assert.ok(line.patch.length > 0);
+  });
+
   test('a List and a PodList from stdin are expanded into their items, -o json prints a List', async () => {
     const list = { apiVersion: 'v1', kind: 'List', items: [workspaceClaim, runnerPod, { apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'creds-', namespace: 'sandbox-a' }, data: { token: 'c2VjcmV0' } }] };
     const podList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [adminPod] };
@@ -278,13 +296,18 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.equal(out.items[2]!.metadata.name, undefined, 'generateName is left for the API server');
   });
 
-  test('-o patch prints one JSON Patch per object, which Kubernetes applies to give the -o json object', async () => {
+  test('-o patch prints one line per object naming it, with the JSON Patch Kubernetes applies to give the -o json object', async () => {
     const pods = [workspaceClaim, runnerPod, adminPod];
     const input = file('two.yaml', pods.map((d) => stringify(d)).join('---\n'));
     const args = ['-f', input, ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile];
     const patchRun = await deed([...args, '-o', 'patch']);
     assert.equal(patchRun.code, 0, patchRun.stderr);
-    const patches = patchRun.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as PatchOperation[]);
+    const lines = patchRun.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { apiVersion: string; kind: string; namespace: string; name: string; patch: PatchOperation[] });
+    assert.deepEqual(
+      lines.map(({ apiVersion, kind, namespace, name }) => `${apiVersion} ${kind} ${namespace}/${name}`),
+      pods.map((p) => `v1 ${p.kind} sandbox-a/${p.metadata.name}`),
+    );
+    const patches = lines.map((l) => l.patch);
     assert.equal(patches.length, 3);
     assert.ok(patches.every((p) => p.length > 0));
     const objects = (JSON.parse((await deed([...args, '-o', 'json'])).stdout) as { items: KubeObject[] }).items;

@@ -16,6 +16,7 @@ import { dryRunRing } from '../review/dry-run-key.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken, type ReviewOperation } from '../review/build-review.js';
 import { readObjects, type SourcedObject } from '../review/read-objects.js';
+import { patchLine, patchTarget, requestTarget } from '../review/patch-line.js';
 import { replaySummary, reportObject, reportReplay, reportSummary } from '../review/report.js';
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
@@ -74,7 +75,11 @@ export function registerReview(program: Command): void {
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', 'one attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
     .option('--policy-keys', 'sign and verify with the key ring the policy names (attestation.keys or keyFile), as the webhook does')
-    .addOption(new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches').choices(['yaml', 'json', 'patch']).default('yaml'))
+    .addOption(
+      new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches (one JSON line per object: apiVersion, kind, namespace, name or generateName, and patch)')
+        .choices(['yaml', 'json', 'patch'])
+        .default('yaml'),
+    )
     .action((o: ReviewFlags) => {
       process.exitCode = o.review !== undefined ? replay(o) : reviewFiles(o);
     });
@@ -135,7 +140,12 @@ function replay(o: ReviewFlags): number {
   });
   const report = [...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)), replaySummary(decisions.map(({ decision }) => decision.verdict))];
   process.stderr.write(`${report.join('\n')}\n`);
-  if (o.output === 'patch') process.stdout.write(decisions.map(({ decision }) => `${JSON.stringify(decision.verdict.patch ?? [])}\n`).join(''));
+  if (o.output === 'patch')
+    process.stdout.write(
+      decisions
+        .map(({ decision }) => patchLine(requestTarget(decision.request), decision.verdict.patch ?? []))
+        .join(''),
+    );
   else printObjects(decisions.map(({ decision }) => decision.response), o.output);
   return decisions.every(({ decision }) => decision.verdict.allowed) ? 0 : 1;
 }
@@ -195,9 +205,10 @@ function reviewFiles(o: ReviewFlags): number {
     const untrusted = seen.rememberExisting(existing, o.deedNamespace);
     if (untrusted.length > 0) process.stderr.write(`${untrusted.join('\n')}\n`);
   }
-  const reviews: ObjectReview[] = inputs(o, ctx).map((input) => seen.remember(reviewObject(input, ctx)));
+  const objectInputs = inputs(o, ctx);
+  const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx)));
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
-  if (o.output === 'patch') process.stdout.write(reviews.map((r) => `${JSON.stringify(r.patch)}\n`).join(''));
+  if (o.output === 'patch') process.stdout.write(reviews.map((r, i) => patchLine(patchTarget(objectInputs[i]!.object ?? objectInputs[i]!.oldObject), r.patch)).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);
   return reviews.every((r) => r.allowed) ? 0 : 1;
 }

@@ -1,40 +1,29 @@
 // `deed test FILE|DIR...`: runs declarative policy tests (src/policy-tests), every *.yaml
-// file of a directory (not recursively), and prints a table of pass/fail per case.
-// Exit status: 0 every case passed, 1 any failed, 2 a file that cannot be read as a test.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Command } from 'commander';
+// file of a directory (of its subdirectories too with -R), and prints a table, JSON or
+// JUnit XML of pass/fail per case (policy-tests/report.ts).
+// Exit status: 0 every selected case passed, 1 any failed, 2 a file that cannot be read
+// as a test, or a --case that selects nothing.
+import { Option, type Command } from 'commander';
+import picomatch from 'picomatch';
 import { InputError } from '../review/build-review.js';
-import { describeFileError } from './options.js';
+import { collect, expandFiles } from './options.js';
 import { loadTestFile } from '../policy-tests/file.js';
-import { runTestFile, type CaseResult } from '../policy-tests/run.js';
+import { formatResults, type TestOutput } from '../policy-tests/report.js';
+import { runTestFile } from '../policy-tests/run.js';
 
-function testFiles(paths: string[]): string[] {
-  return paths.flatMap((path) => {
-    let dir: boolean;
-    try {
-      dir = statSync(path).isDirectory();
-    } catch (err) {
-      throw new InputError(`cannot read ${path}: ${describeFileError(err)}`);
-    }
-    if (!dir) return [path];
-    const files = readdirSync(path)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .sort()
-      .map((f) => join(path, f));
-    if (files.length === 0) throw new InputError(`${path}: no *.yaml test files`);
-    return files;
-  });
+interface TestFlags {
+  recursive: boolean;
+  output: TestOutput;
+  detailedResults: boolean;
+  failOnly: boolean;
+  case?: string[];
 }
 
-/** A fixed-width table: FILE, CASE, RESULT, and on failing rows what differed. */
-export function formatTable(results: CaseResult[]): string {
-  const rows = results.map((r) => [r.file, r.case, r.passed ? 'pass' : 'FAIL', r.problems.join('; ')]);
-  const header = ['FILE', 'CASE', 'RESULT', 'DETAIL'];
-  const widths = [0, 1, 2].map((i) => Math.max(header[i]!.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c)).join('  ').trimEnd();
-  const failed = results.filter((r) => !r.passed).length;
-  return [line(header), ...rows.map(line), '', `${results.length - failed} passed, ${failed} failed`].join('\n') + '\n';
+/** Whether a case is selected: its name matches one of the --case globs (every case without one). */
+function caseSelector(globs: string[] | undefined): (name: string) => boolean {
+  if (globs === undefined) return () => true;
+  const matchers = globs.map((g) => picomatch(g, { dot: true, bash: true }));
+  return (name) => matchers.some((m) => m(name));
 }
 
 export function registerTest(program: Command, write: (text: string) => void = (text) => process.stdout.write(text)): void {
@@ -42,9 +31,22 @@ export function registerTest(program: Command, write: (text: string) => void = (
     .command('test')
     .description('Run declarative policy tests: each case an object, a requester, an operation and the expected outcome')
     .argument('<path...>', 'test files, or directories of *.yaml test files')
-    .action((paths: string[]) => {
-      const results = testFiles(paths).flatMap((file) => runTestFile(loadTestFile(file)));
-      write(formatTable(results));
+    .option('-R, --recursive', 'with a directory, also the test files of its subdirectories', false)
+    .addOption(new Option('-o, --output <format>', 'a table, one JSON document, or JUnit XML').choices(['table', 'json', 'junit']).default('table'))
+    .option('--detailed-results', "list each case's outcome, passing ones too: allowed, or each denial's rule, field and message, and the warnings", false)
+    .option('--fail-only', 'list the failing cases only (the summary still counts every case)', false)
+    .option('--case <glob>', 'run and report only the cases whose name matches (exact, or a glob: "beta*"; repeatable); earlier cases of a file still run, for what they store', collect)
+    .action((paths: string[], o: TestFlags) => {
+      const selected = caseSelector(o.case);
+      const files = expandFiles(paths, o.recursive, (m) => new InputError(m), /\.ya?ml$/);
+      const results = files.flatMap((file) => {
+        const t = loadTestFile(file);
+        // A later case can look up what an earlier one stored: run up to the last selected one.
+        const last = t.cases.findLastIndex((c) => selected(c.name));
+        return last < 0 ? [] : runTestFile({ ...t, cases: t.cases.slice(0, last + 1) }).filter((r) => selected(r.case));
+      });
+      if (results.length === 0) throw new InputError(`no case of ${files.join(', ')} matches --case ${o.case!.join(', --case ')}`);
+      write(formatResults(results, o.output, { detailed: o.detailedResults, failOnly: o.failOnly }));
       process.exitCode = results.every((r) => r.passed) ? 0 : 1;
     });
 }

@@ -1,7 +1,8 @@
 // Reads the policy file (YAML or JSON), validates it against the one schema, and names
-// the offending field when it is wrong. An invalid policy never starts a server.
+// the offending field when it is wrong, with its file, line and column when it came from a
+// file (diagnostics.ts). An invalid policy never starts a server.
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { describeIssues, parseYamlSource, type YamlSource } from './diagnostics.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 
 /** The embedded default for local runs: every service account acts for `default`. */
@@ -14,24 +15,29 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export function parseConfig(input: unknown, source = 'config'): Config {
+/** Validates a policy; `yaml`, the document it was read from, locates each problem in it. */
+export function parseConfig(input: unknown, source = 'config', yaml?: YamlSource): Config {
   const result = configSchema.safeParse(input ?? {});
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
-    return `${field}: ${issue.message}`;
-  });
+  const problems = describeIssues(result.error.issues, configSchema, input, yaml);
   throw new ConfigError(`invalid policy in ${source}:\n  ${problems.join('\n  ')}`);
 }
 
-export function parseConfigText(text: string, source = 'config'): Config {
-  let doc: unknown;
+/** The YAML text as a located document and its value; a syntax error names its line. */
+export function readYaml(text: string, source: string, fail: (message: string) => Error): { yaml: YamlSource; value: unknown } {
+  const yaml = parseYamlSource(text, source);
+  const [error] = yaml.doc.errors;
+  if (error !== undefined) throw fail(error.message);
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    return { yaml, value: yaml.doc.toJS({ maxAliasCount: 100 }) as unknown };
   } catch (err) {
-    throw new ConfigError(`cannot parse ${source} as YAML: ${(err as Error).message}`);
+    throw fail((err as Error).message);
   }
-  return parseConfig(doc, source);
+}
+
+export function parseConfigText(text: string, source = 'config'): Config {
+  const { yaml, value } = readYaml(text, source, (message) => new ConfigError(`cannot parse ${source} as YAML: ${message}`));
+  return parseConfig(value, source, yaml);
 }
 
 /** Loads `file` when given, else the embedded default. */

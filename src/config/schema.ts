@@ -1,6 +1,7 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
+import { didYouMean } from './diagnostics.js';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
 import { ENFORCEMENT_MODES, RENAMED_RULES, RULES_BY_ID } from '../policy/rules/catalog.js';
 
@@ -337,9 +338,11 @@ export const configSchema = z
     for (const [id, mode] of Object.entries(cfg.rules)) {
       const info = RULES_BY_ID.get(id);
       const renamed = RENAMED_RULES.get(id);
-      if (info === undefined)
-        ctx.addIssue({ code: 'custom', path: ['rules', id], message: renamed === undefined ? `unknown rule id "${id}"` : `rule "${id}" is now "${renamed}" (docs/rules.md says what it covers); set that one` });
-      else if (!info.overridable && mode !== 'deny')
+      if (info === undefined) {
+        const guess = didYouMean(id, [...RULES_BY_ID.keys()]);
+        const unknown = `unknown rule id "${id}"${guess !== undefined ? ` (did you mean ${guess}?)` : ' (docs/rules.md lists them)'}`;
+        ctx.addIssue({ code: 'custom', path: ['rules', id], message: renamed === undefined ? unknown : `rule "${id}" is now "${renamed}" (docs/rules.md says what it covers); set that one` });
+      } else if (!info.overridable && mode !== 'deny')
         ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
     }
     const { keyFile, keys, signingKey } = cfg.attestation;

@@ -3,11 +3,11 @@
 // outcome. Reading and checking a file is done here, with paths resolved beside it; the
 // runner (run.ts) gets objects, never paths.
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KubeObject } from '../admission/types.js';
-import { DEFAULT_CONFIG, parseConfig } from '../config/load.js';
+import { describeIssues } from '../config/diagnostics.js';
+import { DEFAULT_CONFIG, parseConfig, parseConfigText, readYaml } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { RULES_BY_ID } from '../policy/rules/catalog.js';
 import { InputError, type ReviewOperation } from '../review/build-review.js';
@@ -102,15 +102,10 @@ function readText(file: string): string {
 }
 
 export function loadTestFile(file: string): TestFile {
-  let doc: unknown;
-  try {
-    doc = parse(readText(file), { maxAliasCount: 100 });
-  } catch (err) {
-    throw new InputError(`${file}: not YAML: ${(err as Error).message}`);
-  }
+  const { yaml, value: doc } = readYaml(readText(file), file, (message) => new InputError(`${file}: not YAML: ${message}`));
   const parsed = fileSchema.safeParse(doc);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.map(String).join('.') : '(top level)'}: ${i.message}`);
+    const problems = describeIssues(parsed.error.issues, fileSchema, doc, yaml);
     throw new InputError(`${file}: not a deed test file:\n  ${problems.join('\n  ')}`);
   }
   const t = parsed.data;
@@ -129,10 +124,12 @@ export function loadTestFile(file: string): TestFile {
     if (found[0]!.object.metadata === undefined) found[0]!.object.metadata = {};
     return found[0]!;
   };
+  // Problems are named by a path that opens from where deed test runs, and by line.
+  const policyFile = typeof t.policy === 'string' ? (isAbsolute(t.policy) ? t.policy : join(dir, t.policy)) : undefined;
   const policy =
-    typeof t.policy === 'string'
-      ? parseConfig(parse(readText(resolve(dir, t.policy)), { maxAliasCount: 100 }), t.policy)
-      : parseConfig(t.policy ?? DEFAULT_CONFIG, `${file} policy`);
+    policyFile !== undefined
+      ? parseConfigText(readText(policyFile), policyFile)
+      : parseConfig(t.policy ?? DEFAULT_CONFIG, `${file} policy`, t.policy !== undefined ? { ...yaml, prefix: ['policy'] } : undefined);
   const cases = t.cases.map((c, i): TestCase => {
     for (const rule of c.expect.rules ?? []) if (!RULES_BY_ID.has(rule)) throw new InputError(`${file}: cases.${i}.expect.rules: ${rule} is not one of Deed's rule ids (docs/rules.md)`);
     const oldObject = c.oldObject !== undefined && 'stored' in c.oldObject ? { stored: c.oldObject.stored as StoredRef } : one(c.oldObject, `cases.${i}.oldObject`);

@@ -5,6 +5,7 @@
 // holds the `existing` objects. Each case's outcome is compared with what it expects.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../admission/types.js';
+import type { Finding } from '../admission/verdict.js';
 import { productionContext } from '../admission/production-context.js';
 import type { DecisionContext } from '../policy/policy.js';
 import { forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, withServiceAccountToken } from '../review/build-review.js';
@@ -18,6 +19,15 @@ export interface CaseResult {
   passed: boolean;
   /** What differs from the expectation (empty when passed). */
   problems: string[];
+  /** What the webhooks answered, whatever was expected. */
+  outcome: CaseOutcome;
+}
+
+export interface CaseOutcome {
+  allowed: boolean;
+  /** The findings of the denying webhooks (empty when allowed). */
+  denials: Finding[];
+  warnings: string[];
 }
 
 /** What the file's cluster holds, by kind, namespace and name. */
@@ -50,7 +60,7 @@ export function runTestFile(t: TestFile): CaseResult[] {
     const review = reviewObject(input(c, ctx, cluster), ctx);
     cluster.remember(review);
     const problems = compare(c.expect, review);
-    return { file: t.file, case: c.name, passed: problems.length === 0, problems };
+    return { file: t.file, case: c.name, passed: problems.length === 0, problems, outcome: outcomeOf(review) };
   });
 }
 
@@ -81,6 +91,14 @@ function input(c: TestCase, ctx: DecisionContext, cluster: Cluster): ObjectInput
       return { operation: 'DELETE', object: null, oldObject: old, userInfo: who(old), ...sub };
     }
   }
+}
+
+function outcomeOf(r: ObjectReview): CaseOutcome {
+  return {
+    allowed: r.allowed,
+    denials: r.steps.flatMap((s) => (s.verdict.allowed ? [] : s.verdict.findings)),
+    warnings: r.steps.flatMap((s) => s.verdict.warnings),
+  };
 }
 
 const ANY = '*';

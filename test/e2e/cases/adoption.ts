@@ -2,9 +2,10 @@
 // administrator is break-glass by default, visibly; `deed reap --as` runs the reaper's
 // identity from an administrator's kubeconfig.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
 import { run, type Run } from '../client.js';
 import { eventually, PATHS, sandboxPod, secret } from '../objects.js';
 import type { Suite } from '../suite.js';
@@ -90,6 +91,49 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
       const event = s.cp.audit().find((e) => e.verb === 'delete' && e.objectRef?.name === 'as-leak' && e.stage === 'ResponseComplete');
       assert.equal(event?.user.username, 'e2e-admin', 'authenticated as the administrator');
       assert.equal((event as { impersonatedUser?: { username?: string } } | undefined)?.impersonatedUser?.username, 'system:serviceaccount:deed-system:deed-reaper-alpha');
+    });
+
+    test("the chart's helm test, as helm test creates it and its pod would run it: Deed refuses the forged stamp in the namespace the hook opts in; once that namespace is not reviewed, the test fails", { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {
+      const s = suite();
+      const rendered = await helm(s, ['template', 'ht', join(ROOT, 'manifests/helm/deed'), '-n', 'helm-test-release', '--show-only', 'templates/tests/dry-run.yaml']);
+      assert.equal(rendered.code, 0, rendered.stderr);
+      type Doc = { kind: string; metadata: { name: string }; spec?: { serviceAccountName: string; containers: Array<{ command: string[]; env: Array<{ name: string; value: string }> }> } };
+      const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as Doc);
+      const pod = docs.find((d) => d.kind === 'Pod')!;
+      const testNamespace = docs.find((d) => d.kind === 'Namespace')!.metadata.name;
+      // This control plane runs no pods: the hook's other objects are created as helm test would, and the pod's script runs here as its service account.
+      const ns = await s.kubectl(s.admin, ['create', 'namespace', 'helm-test-release']);
+      assert.equal(ns.code, 0, ns.stderr);
+      const applied = await s.kubectl(s.admin, ['create', '-f', '-'], docs.filter((d) => d.kind !== 'Pod').map((d) => stringify(d)).join('---\n'));
+      assert.equal(applied.code, 0, applied.stderr);
+      try {
+        const account = await s.newIdentity('helm-test-release', pod.spec!.serviceAccountName);
+        const dir = join(s.cp.dir, 'helm-test-account');
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'ca.crt'), s.cp.ca);
+        writeFileSync(join(dir, 'token'), account.token);
+        const container = pod.spec!.containers[0]!;
+        const server = new URL(s.cp.server);
+        const script = (attempts: number) =>
+          run(process.execPath, container.command.slice(1), undefined, {
+            ...Object.fromEntries(container.env.map((e) => [e.name, e.value])),
+            KUBERNETES_SERVICE_HOST: server.hostname,
+            KUBERNETES_SERVICE_PORT: server.port,
+            SERVICE_ACCOUNT_DIR: dir,
+            ATTEMPTS: String(attempts),
+          });
+        const passed = await script(30);
+        assert.equal(passed.code, 0, passed.stderr);
+        assert.match(passed.stdout, new RegExp(`^ok: Deed reviewed a dry-run pod in ${testNamespace} and refused its forged stamp: .*Deed denied this request: \\[stamp\\.forged\\] metadata\\.labels\\["deed\\.dev/environment"\\]: system:serviceaccount:helm-test-release:${pod.spec!.serviceAccountName} acts for no environment`));
+        const optedOut = await s.kubectl(s.admin, ['label', 'namespace', testNamespace, 'deed.dev/sandbox-']);
+        assert.equal(optedOut.code, 0, optedOut.stderr);
+        const failed = await script(2);
+        assert.equal(failed.code, 1, failed.stdout);
+        assert.match(failed.stderr, /was answered 201/);
+        assert.match(failed.stderr, /Deed did not review it/);
+      } finally {
+        await s.kubectl(s.admin, ['delete', 'namespace', testNamespace, 'helm-test-release', '--wait=false']);
+      }
     });
   });
 }

@@ -60,7 +60,7 @@ export function installCases(suite: () => Suite, tools: Tools): void {
     test('helm template with default values is accepted by kubectl apply --dry-run=server', { skip: needsHelm }, async () => {
       const s = suite();
       assert.equal((await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: 'helm-template' } })).status, 201);
-      const rendered = await helm(s, ['template', 'rendered', CHART, '-n', 'helm-template']);
+      const rendered = await helm(s, ['template', 'rendered', CHART, '-n', 'helm-template', '--skip-tests']);
       assert.equal(rendered.code, 0, rendered.stderr);
       const applied = await s.kubectl(s.admin, ['apply', '--dry-run=server', '-n', 'helm-template', '-f', '-'], rendered.stdout);
       assert.equal(applied.code, 0, applied.stderr);
@@ -159,7 +159,7 @@ export function installCases(suite: () => Suite, tools: Tools): void {
       const s = suite();
       await applyMonitoringCrds(s);
       const render = async (args: string[]): Promise<{ text: string; objects: Rendered[] }> => {
-        const out = await helm(s, ['template', 'settings', CHART, '-n', 'helm-settings', ...args]);
+        const out = await helm(s, ['template', 'settings', CHART, '-n', 'helm-settings', '--skip-tests', ...args]);
         assert.equal(out.code, 0, out.stderr);
         return { text: out.stdout, objects: parseAllDocuments(out.stdout).map((d) => d.toJS() as Rendered).filter((o) => o !== null) };
       };
