@@ -14,7 +14,7 @@
 //   does not adopt them, so its controller does not delete them; alpha's runner may not hand
 //   its pod to beta's ReplicaSet by writing the reference itself.
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { attested, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
@@ -84,6 +84,13 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
         await eventually(`RBAC lets ${user} create replicasets in ${NS}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
       }
       await eventually(`Deed reviews ${NS}`, async () => (await s.api(alpha, 'POST', `${PATHS.Secret(NS)}?dryRun=All`, secret('probe'))).body?.metadata?.labels?.[KEYS.environment] === 'alpha');
+    });
+
+    // The refused ReplicaSets and StatefulSet would retry for the rest of the run, each retry
+    // a review with its lookups, which other cases count: the namespace goes with its cases.
+    after(async () => {
+      const s = suite();
+      await s.api(s.admin, 'DELETE', `/api/v1/namespaces/${NS}`);
     });
 
     test("a pod the replicaset controller makes for alpha's Deployment is stamped as alpha's, its ReplicaSet too; beta may not delete the pod", async () => {
