@@ -33,7 +33,7 @@ describe('the verdict table', () => {
   });
 
   test('the issue\'s reap reasons are rows that reap', () => {
-    for (const code of ['owner-gone', 'owner-replaced', 'deadline-passed', 'terminal', 'lease-expired', 'lease-gone'] as const) assert.equal(VERDICTS[code].action, 'reap', code);
+    for (const code of ['owner-gone', 'owner-replaced', 'deadline-passed', 'terminal', 'lease-expired', 'lease-gone', 'lease-replaced'] as const) assert.equal(VERDICTS[code].action, 'reap', code);
   });
 
   test('the metrics name every row at 0 before any decision, then count decisions by action and code', async () => {
@@ -126,10 +126,21 @@ describe('run leases', () => {
     assert.equal(verdict(withLease(), 'Secret', reaperContext(), running).code, 'lease-not-read');
   });
 
-  test('a Lease of that name stamped for another environment, or whose stamps do not verify, keeps', () => {
-    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, leaseAt(-10_000, { environment: 'beta' })).code, 'lease-foreign');
+  test('a Lease of that name whose stamps do not verify keeps', () => {
     const forged = leaseAt(-10_000, { signingKey: Buffer.from('not-deeds-key-but-long-enough-0123456789abcdef') });
     assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, forged).code, 'lease-foreign');
+    const otherForged = leaseAt(-10_000, { environment: 'beta', signingKey: Buffer.from('not-deeds-key-but-long-enough-0123456789abcdef') });
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, otherForged).code, 'lease-foreign', "another environment's label on stamps that do not verify");
+  });
+
+  test("a Lease recreated under the run lease's name by another environment, or by anyone with no stamps, is another Lease: the run's was deleted, and its objects are reaped", () => {
+    const beta = verdict(withLease(), 'Secret', reaperContext(), running, leaseAt(-1_000, { environment: 'beta' }));
+    assert.equal(beta.action, 'reap');
+    assert.equal(beta.code, 'lease-replaced');
+    assert.doesNotMatch(beta.reason, /beta/, 'names no other environment');
+    const bare = leaseAt(-1_000);
+    if (bare.state === 'present') bare.lease = { ...bare.lease, labels: {}, annotations: {} };
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, bare).code, 'lease-replaced');
   });
 
   test('a lease with no renewal time is never counted expired', () => {

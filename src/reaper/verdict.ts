@@ -7,6 +7,7 @@
 import { entryOf } from '../policy/unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 import { readStamps } from '../policy/stamps/attestation.js';
+import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { verifyStamps, type KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
@@ -207,10 +208,19 @@ function leaseState(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: Reap
   const obj: KubeObject = { metadata: { labels: lease.labels ?? {}, annotations: lease.annotations ?? {} } };
   const stamps = readStamps(obj, ctx.keys, 'Lease', ref.namespace);
   const environment = entryOf(lease.labels ?? {}, ctx.keys.environment);
-  if (stamps === undefined || environment !== ctx.environment)
-    return { verdict: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}${environment !== undefined ? ` (it is ${JSON.stringify(environment)}'s)` : ''}`) };
-  const verification = verifyStamps(ctx.keyRing, stamps, entryOf(lease.annotations ?? {}, ctx.keys.attestation));
-  if (!verification.ok) return { verdict: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification.reason}`) };
+  const verification = stamps === undefined ? undefined : verifyStamps(ctx.keyRing, stamps, entryOf(lease.annotations ?? {}, ctx.keys.attestation));
+  if (stamps === undefined || environment !== ctx.environment) {
+    // The object was admitted naming a Lease stamped for this environment, and a Lease's
+    // stamps can be neither changed nor removed: one under that name that carries none of
+    // Deed's stamps, or another environment's that verify, is another Lease. The run's was
+    // deleted, which only its own environment, its managers, system principals and
+    // break-glass may do. Anyone else must not be able to keep the run's objects alive by
+    // recreating the name.
+    if (presentOwnedKeys(lease.labels ?? {}, lease.annotations ?? {}, ctx.keys).length === 0 || verification?.ok === true)
+      return { verdict: v('lease-replaced', `${named} was replaced: the Lease under that name is not the run's (${environment === undefined ? 'it carries no stamps' : 'it is another environment\'s'})`) };
+    return { verdict: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}, and its stamps do not verify`) };
+  }
+  if (!verification!.ok) return { verdict: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification!.reason}`) };
   const lapse = lapsesAt(lease, ctx.leaseGraceSeconds);
   if (lapse === undefined) return { verdict: v('lease-undated', `${named} has no renewTime or acquireTime, or no leaseDurationSeconds: nothing says when it lapses`) };
   const when = lease.renewedAt!;

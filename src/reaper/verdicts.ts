@@ -31,7 +31,7 @@ export const VERDICTS = {
   'lease-malformed': { action: 'keep', means: 'the run lease annotation is not a Lease name' },
   'lease-not-read': { action: 'keep', means: 'the run lease was not read' },
   'lease-unreadable': { action: 'keep', means: "reading the run lease's namespace failed (timeout, 5xx, 403, ...)" },
-  'lease-foreign': { action: 'keep', means: "a Lease of that name exists but its stamps are not this environment's, or do not verify" },
+  'lease-foreign': { action: 'keep', means: "a Lease of that name exists but carries stamps that do not verify (tampered, or signed by a key no longer in the ring)" },
   'lease-undated': { action: 'keep', means: 'the run lease has no renewTime or acquireTime, or no leaseDurationSeconds' },
   'lease-held': { action: 'keep', means: 'the run lease is being renewed, and nothing else shows the run over' },
   'no-evidence': { action: 'keep', means: 'no owner stamp, no run lease and no deadline: nothing shows it is finished' },
@@ -42,6 +42,10 @@ export const VERDICTS = {
   'deadline-passed': {
     action: 'reap',
     means: 'the attested deadline passed: more than `reaper.deadlineGraceSeconds` ago whatever the runner does, or at all for an object with no owner stamp',
+  },
+  'lease-replaced': {
+    action: 'reap',
+    means: "the run lease was replaced: a Lease under its name carries none of Deed's stamps, or another environment's that verify (the run's own was deleted)",
   },
   'lease-gone': { action: 'reap', means: 'the run lease is gone (not in a list of its namespace read after the object was)' },
   'lease-expired': { action: 'reap', means: 'the run lease was not renewed for longer than its leaseDurationSeconds plus `reaper.leaseGraceSeconds`' },

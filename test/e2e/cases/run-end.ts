@@ -156,6 +156,23 @@ export function runEndCases(suite: () => Suite): void {
       assert.equal(about(result.lines, 'own-lease-creds')?.code, 'owner-running', JSON.stringify(about(result.lines, 'own-lease-creds')));
     });
 
+    test("another environment that recreates a finished run's Lease under its name does not keep the run's objects alive: they are reaped as lease-replaced", async () => {
+      const s = suite();
+      const made = await s.api(runner.identity, 'POST', LEASES(NS), runLease({ name: 'run-swap', renewTime: new Date(), holder: 'runner-oom' }));
+      assert.equal(made.status, 201, made.text);
+      const creds = await s.api(runner.identity, 'POST', PATHS.Secret(NS), secret('swap-lease-creds', { [LEASE]: 'run-swap' }));
+      assert.equal(creds.status, 201, creds.text);
+      // alpha ends the run by deleting its Lease; beta, with edit rights here, takes the name at once.
+      assert.equal((await s.api(runner.identity, 'DELETE', `${LEASES(NS)}/run-swap`)).status, 200);
+      const taken = await s.api(s.janitorB, 'POST', LEASES(NS), runLease({ name: 'run-swap', renewTime: new Date() }));
+      assert.equal(taken.status, 201, taken.text);
+      assert.equal(label(taken.body as KubeObject, KEYS.environment), 'beta');
+      const result = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS]);
+      const line = about(result.lines, 'swap-lease-creds');
+      assert.equal(line?.code, 'lease-replaced', JSON.stringify(line));
+      assert.equal(line?.action, 'reap');
+    });
+
     test("a tenant's own app electing its leader in the shared namespace (a principal of no environment) creates and renews its Lease as before, unstamped", async () => {
       const s = suite();
       const operator = await s.newIdentity(NS, 'operator');
