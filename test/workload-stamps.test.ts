@@ -136,6 +136,38 @@ describe('workloads are stamped at CREATE', () => {
   });
 });
 
+describe("a StatefulSet's claims are its environment's", () => {
+  const withClaims = (meta: Spec = {}) => {
+    const sts = workload('StatefulSet');
+    (sts.spec as Spec).volumeClaimTemplates = [{ metadata: { name: 'data', ...meta }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
+    return sts;
+  };
+
+  test("alpha's StatefulSet's claim templates get alpha's stamps, with no runner: the claims its controller copies from them verify as alpha's", () => {
+    const body = review('StatefulSet', RUNNER_A, { operation: 'CREATE', object: withClaims(), oldObject: null });
+    const m = decide('mutate', body, testContext());
+    assert.ok(m.kind === 'review' && m.response.response.allowed);
+    const stored = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch(m.response)).newDocument as KubeObject;
+    assert.equal(answer('validate', { ...body, request: { ...body.request, object: stored } }).allowed, true);
+    const template = (stored.spec as Spec).volumeClaimTemplates[0].metadata;
+    assert.equal(template.labels[KEYS.environment], 'alpha');
+    assert.equal(template.labels[KEYS.ownerUid], undefined, 'no runner: a lab\'s claims outlive it');
+    // The controller's claim: the template's metadata, a name of its own, the selector's labels.
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { ...template, name: 'data-lab-0', namespace: 'sandbox-a' } } as KubeObject;
+    assert.ok(verifyObject(TEST_RING, claim, KEYS, 'PersistentVolumeClaim', 'sandbox-a').ok);
+  });
+
+  test("alpha's claim template stamps copied into beta's StatefulSet are refused", () => {
+    const body = review('StatefulSet', RUNNER_A, { operation: 'CREATE', object: withClaims(), oldObject: null });
+    const m = decide('mutate', body, testContext());
+    assert.ok(m.kind === 'review');
+    const stored = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch(m.response)).newDocument as KubeObject;
+    const copied = (stored.spec as Spec).volumeClaimTemplates[0].metadata;
+    const beta = review('StatefulSet', RUNNER_B, { operation: 'CREATE', object: withClaims({ labels: copied.labels, annotations: copied.annotations }), oldObject: null });
+    refused(answer('validate', beta), /\[stamp\.template\] spec\.volumeClaimTemplates\[name=data\]\.metadata/);
+  });
+});
+
 describe("every door of a stamped workload is guarded", () => {
   const alphas = (kind = 'Deployment') => created(kind, RUNNER_A);
 

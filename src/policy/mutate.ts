@@ -22,7 +22,7 @@ import { RULES } from './rules/catalog.js';
 import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { scopeSelector } from './selector-scope.js';
-import { ephemeralStampOps, isEnvironmentsTemplateStamps, isOwnTemplateStamps } from './pod/claim-templates.js';
+import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
 import { mutateWorkload } from './workload/review.js';
@@ -177,7 +177,7 @@ function stampCreate(
           { environment, runner, namespace },
           (m) =>
             isOwnTemplateStamps(m, { environment, runner, namespace }, ctx.policy, ctx.keyRing, ctx.now()) ||
-            (controllerMade && isEnvironmentsTemplateStamps(m, environment, namespace, ctx.policy, ctx.keyRing)),
+            (controllerMade && stampedFor(m, environment, namespace, ctx.policy, ctx.keyRing)),
           keys,
           ctx.keyRing,
           () => mintNonce(ctx.randomBytes),

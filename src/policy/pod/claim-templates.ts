@@ -83,15 +83,6 @@ export function isOwnTemplateStamps(metadata: Rec | undefined, owner: ClaimOwner
   return stampIntegrity(asObject(metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).length === 0;
 }
 
-/**
- * Stamps Deed wrote into a workload's template for `environment`, under whichever runner
- * created the workload: a pod its controller makes carries them unchanged, and is judged
- * with no runner of its own (src/policy/controller-made.ts).
- */
-export function isEnvironmentsTemplateStamps(metadata: Rec | undefined, environment: string, namespace: string, policy: Policy, ring: KeyRing): boolean {
-  const owner = ownershipOf({ kind: CLAIM_KIND.kind, namespace, metadata: asObject(metadata).metadata }, policy, ring);
-  return owner.kind === 'stamped' && owner.environment === environment;
-}
 
 /**
  * At the validating side: every ephemeral template of an environment's pod carries
@@ -101,7 +92,7 @@ export function isEnvironmentsTemplateStamps(metadata: Rec | undefined, environm
  */
 export function ephemeralStampIntegrity(spec: Rec, at: string, owner: ClaimOwner, policy: Policy, ring: KeyRing, nowMs: number, anyRunner = false): Finding[] {
   return ephemeralTemplates(spec, at).flatMap((t) =>
-    anyRunner && isEnvironmentsTemplateStamps(t.metadata, owner.environment, owner.namespace, policy, ring) ? [] : stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
+    anyRunner && stampedFor(t.metadata, owner.environment, owner.namespace, policy, ring) ? [] : stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
       ...f,
       path: f.path === undefined ? `${t.at}.metadata` : `${t.at}.${f.path}`,
     })),

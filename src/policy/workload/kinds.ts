@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../admission/types.js';
 import type { WorkloadKind } from '../kinds.js';
-import { field, isRec, recs, type Rec } from '../unstructured.js';
+import { field, isRec, type Rec } from '../unstructured.js';
 
 export type { WorkloadKind } from '../kinds.js';
 
@@ -27,6 +27,8 @@ export interface PodTemplate {
 export interface ClaimTemplate {
   /** The claim template's field path: `spec.volumeClaimTemplates[name=data]`. */
   at: string;
+  /** Its JSON pointer (`/spec/volumeClaimTemplates/0`), of fixed names: nothing a pointer escapes. */
+  pointer: string;
   metadata: Rec;
   spec: Rec;
 }
@@ -55,12 +57,14 @@ export function claimTemplates(obj: KubeObject, kind: WorkloadKind, old?: KubeOb
   for (const path of kind.claimTemplates) {
     const list = at(obj, path);
     if (old !== undefined && isDeepStrictEqual(list, at(old, path))) continue;
-    for (const t of recs(list)) {
+    if (!Array.isArray(list)) continue;
+    list.forEach((t: unknown, i) => {
+      if (!isRec(t)) return;
       const metadata = field(t, 'metadata');
       const spec = field(t, 'spec');
       const name = isRec(metadata) && typeof metadata.name === 'string' ? metadata.name : '';
-      out.push({ at: `${path}[name=${name}]`, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {} });
-    }
+      out.push({ at: `${path}[name=${name}]`, pointer: `/${path.split('.').join('/')}/${i}`, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {} });
+    });
   }
   return out;
 }

@@ -18,11 +18,11 @@ import { isTrusted } from '../requester/principals.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { enforceCreate } from '../dry-run.js';
-import { annotationPath, labelPath } from '../stamps/identity-stamps.js';
+import { annotationPath, labelPath, presentOwnedKeys } from '../stamps/identity-stamps.js';
 import { stampRowNamed } from '../kinds.js';
 import { ownershipOfObject } from '../ownership.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
-import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor } from '../pod/claim-templates.js';
+import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor, stampedTemplateMetadata } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
 import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
@@ -65,6 +65,15 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
     ops.push(...r.ops);
     findings.push(...r.findings);
   }
+  // A StatefulSet's claims are made by its controller from these templates (which cannot
+  // change after CREATE), carrying their metadata: they are the environment's, with no
+  // runner (a lab's claims outlive the runner that created the StatefulSet).
+  if (req.operation === 'CREATE')
+    for (const c of claimTemplates(req.object, kind)) {
+      if (presentOwnedKeys(stringMap(c.metadata, 'labels'), stringMap(c.metadata, 'annotations'), policy.keys).length > 0) continue; // the validating side judges them
+      const stamped = stampedTemplateMetadata(c.metadata, { environment, runner: undefined, namespace }, policy.keys, keyRing, mintNonce(ctx.randomBytes));
+      ops.push({ op: 'test', path: `${c.pointer}/metadata/name`, value: c.metadata.name }, { op: 'add', path: `${c.pointer}/metadata/labels`, value: stamped.labels }, { op: 'add', path: `${c.pointer}/metadata/annotations`, value: stamped.annotations });
+    }
   const enforced = enforce(findings, policy);
   if (!enforced.allowed) return enforced;
   return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
@@ -93,7 +102,11 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath));
     findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));
   }
-  for (const c of claims) findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
+  // Deed's own stamps for the workload's environment (the mutating side writes them) pass;
+  // any other stamp in a claim template is refused.
+  for (const c of claims)
+    if (workloadEnvironment === undefined || !stampedFor(c.metadata, workloadEnvironment, namespace, policy, ctx.keyRing))
+      findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
   if (isTrusted(requester, policy)) return enforce(findings, policy);
 
   // The rest as for a pod this requester creates: which environment it acts for decides.

@@ -71,7 +71,7 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
         metadata: { name: 'e2e-made' },
         rules: [
           { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'replicasets/scale', 'deployments/scale', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'controllerrevisions'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts', 'persistentvolumeclaims'], verbs: ['*'] },
         ],
       }));
       ok('rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
@@ -125,6 +125,33 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       await eventually('a second pod', async () => (await pods(s, 'app=made-lab')).length === 2, 60_000);
       assert.ok((await reads('cache')) >= cached + 2, 'the owner of the new pod is read from the cache by both webhooks');
       assert.equal(await reads('live'), live, 'and never from the API server');
+    });
+
+    test("the claims alpha's StatefulSet's controller makes are alpha's (Deed stamped its claim templates); beta may not delete them", async () => {
+      const s = suite();
+      const labels = { app: 'made-sts' };
+      const sts = await s.api(alpha, 'POST', PATH.StatefulSet(NS), {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'made-sts' },
+        spec: {
+          replicas: 1,
+          serviceName: 'made-sts',
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } },
+          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        },
+      });
+      assert.equal(sts.status, 201, sts.text);
+      const path = `${PATHS.PersistentVolumeClaim(NS)}/data-made-sts-0`;
+      await eventually('its claim', async () => (await s.api(s.admin, 'GET', path)).status === 200, 60_000);
+      const claim = (await s.api(s.admin, 'GET', path)).body as KubeObject;
+      assert.equal(label(claim, KEYS.environment), 'alpha');
+      assert.equal(label(claim, KEYS.ownerUid), undefined, 'no runner: the claims outlive the runner that created the StatefulSet');
+      assert.ok(attested(s, claim), "the claim's attestation verifies as a claim of shared-made");
+      const del = await s.api(beta, 'DELETE', path);
+      assert.equal(del.status, 403, del.text);
+      assert.match(del.body.message, /\[guard\.cross-environment\]/);
     });
 
     test("a template is judged once no more: beta's ReplicaSet scaled up after alpha took over the name of the Secret it mounts makes no pod", async () => {
