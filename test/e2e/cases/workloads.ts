@@ -95,7 +95,7 @@ export function workloadCases(suite: () => Suite, tools: Tools): void {
       }
     });
 
-    describe("beta's janitor cannot scale to zero or delete alpha's live lab Deployment", { skip: needsControllers }, () => {
+    describe("the incident Deed exists to prevent (one environment's janitor runs deployments.delete on another's live lab): beta's janitor cannot scale to zero or delete alpha's live lab Deployment", { skip: needsControllers }, () => {
       before(async () => {
         const s = suite();
         await create(s, alpha, 'Deployment', NS, lab('Deployment', 'live-lab'));
