@@ -183,7 +183,12 @@ export function workloadCases(suite: () => Suite, tools: Tools): void {
         assert.equal(rollout.code, 0, rollout.stderr);
         const restart = await s.kubectl(alpha, ['rollout', 'restart', 'deployment/own-deploy', '-n', NS]);
         assert.equal(restart.code, 0, restart.stderr);
-        await eventually('three revisions', async () => ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Down-deploy`)).body.items ?? []).length === 3, 60_000);
+        await eventually('three revisions', async () => ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Down-deploy`)).body.items ?? []).length === 3, 60_000).catch(async (err: Error) => {
+          // What the deployment controller was told, for the failure message.
+          const d = (await get(s, 'Deployment', NS, 'own-deploy')).body as Spec;
+          const rs = ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Down-deploy`)).body.items ?? []).map((r: Spec) => [r.metadata.name, r.spec.replicas, r.status?.conditions]);
+          throw new Error(`${err.message}; ${JSON.stringify({ generation: d.metadata?.generation, status: d.status, rs })}`);
+        });
         const undo = await s.kubectl(alpha, ['rollout', 'undo', 'deployment/own-deploy', '-n', NS, '--to-revision=1']);
         assert.equal(undo.code, 0, undo.stderr);
         const back = (await get(s, 'Deployment', NS, 'own-deploy')).body as Spec;
