@@ -181,6 +181,9 @@ export function workloadCases(suite: () => Suite, tools: Tools): void {
         assert.equal(scaled.code, 0, scaled.stderr);
         const rollout = await s.kubectl(alpha, ['set', 'image', 'deployment/own-deploy', '-n', NS, 'main=registry.example/lab:2']);
         assert.equal(rollout.code, 0, rollout.stderr);
+        // The controller must have made the second revision before the restart changes the
+        // template again: two quick changes are one sync, and one new ReplicaSet.
+        await eventually('two revisions', async () => ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Down-deploy`)).body.items ?? []).length === 2, 60_000);
         const restart = await s.kubectl(alpha, ['rollout', 'restart', 'deployment/own-deploy', '-n', NS]);
         assert.equal(restart.code, 0, restart.stderr);
         await eventually('three revisions', async () => ((await s.api(s.admin, 'GET', `${PATH.ReplicaSet(NS)}?labelSelector=app%3Down-deploy`)).body.items ?? []).length === 3, 60_000).catch(async (err: Error) => {
