@@ -66,18 +66,12 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
  * (adoption). Planned for any requester: who is a workload controller is the policy's.
  */
 function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: 'mutate' | 'validate', namespace: string): LookupKey[] {
-  const made = door.kind === 'workload' || (door.kind === 'object' && door.sandboxKind.kind === 'Pod');
   if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object')) return [];
   const after = controllerOf(req.object);
-  if (req.operation === 'CREATE' && made) {
-    const key = ownerLookupKey(after, namespace);
-    return key ? [key] : [];
-  }
-  if (webhook === 'validate' && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid) {
-    const key = ownerLookupKey(after, namespace);
-    return key ? [key] : [];
-  }
-  return [];
+  const made = req.operation === 'CREATE' && (door.kind === 'workload' || door.sandboxKind.kind === 'Pod');
+  const adopted = webhook === 'validate' && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
+  return key ? [key] : [];
 }
 
 /** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */

@@ -30,13 +30,16 @@ const PATH = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'Servic
 const REVISIONS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
 const MERGE = 'application/merge-patch+json';
 
+/** A lab pod's spec as every workload here templates it. */
+const LAB_POD = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] };
+
 function replicaSet(name: string, replicas: number, labels: Record<string, string>, spec: Spec = {}): Spec {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'ReplicaSet',
-    metadata: { name },
-    spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }], ...spec } } },
-  };
+  return { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name }, spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { ...LAB_POD, ...spec } } } };
+}
+
+/** A StatefulSet of one lab pod; `spec` adds to (or overrides) its spec. */
+function statefulSet(name: string, labels: Record<string, string>, spec: Spec = {}): Spec {
+  return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name }, spec: { replicas: 1, serviceName: name, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: LAB_POD }, ...spec } };
 }
 
 function sortedKeys(value: unknown): unknown {
@@ -99,7 +102,7 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: 'made-lab' },
-        spec: { replicas: 1, selector: { matchLabels: { app: 'made-lab' } }, template: { metadata: { labels: { app: 'made-lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } } },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'made-lab' } }, template: { metadata: { labels: { app: 'made-lab' } }, spec: LAB_POD } },
       });
       assert.equal(created.status, 201, created.text);
       await eventually('its pod', async () => (await pods(s, 'app=made-lab')).length === 1, 60_000).catch(async (err: Error) => {
@@ -130,18 +133,12 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
     test("the claims alpha's StatefulSet's controller makes are alpha's (Deed stamped its claim templates); beta may not delete them", async () => {
       const s = suite();
       const labels = { app: 'made-sts' };
-      const sts = await s.api(alpha, 'POST', PATH.StatefulSet(NS), {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: 'made-sts' },
-        spec: {
-          replicas: 1,
-          serviceName: 'made-sts',
-          selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } },
-          volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
-        },
-      });
+      const sts = await s.api(
+        alpha,
+        'POST',
+        PATH.StatefulSet(NS),
+        statefulSet('made-sts', labels, { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] }),
+      );
       assert.equal(sts.status, 201, sts.text);
       const path = `${PATHS.PersistentVolumeClaim(NS)}/data-made-sts-0`;
       await eventually('its claim', async () => (await s.api(s.admin, 'GET', path)).status === 200, 60_000);
@@ -193,19 +190,7 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       // Partition 2: pods 0 and 1 are made from the current revision, the one the status names;
       // pod 0 (never ready: no kubelet) keeps the controller from completing the rollout,
       // which would reset the status to its own revision.
-      const sts = await s.api(beta, 'POST', PATH.StatefulSet(NS), {
-        apiVersion: 'apps/v1',
-        kind: 'StatefulSet',
-        metadata: { name: 'rev' },
-        spec: {
-          replicas: 1,
-          podManagementPolicy: 'Parallel',
-          serviceName: 'rev',
-          selector: { matchLabels: labels },
-          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
-          template: { metadata: { labels }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] } },
-        },
-      });
+      const sts = await s.api(beta, 'POST', PATH.StatefulSet(NS), statefulSet('rev', labels, { podManagementPolicy: 'Parallel', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } }));
       assert.equal(sts.status, 201, sts.text);
       const stolen = {
         metadata: { labels: { ...labels, ...copied.labels }, annotations: copied.annotations },
