@@ -44,6 +44,8 @@ export function registerDev(program: Command): void {
     .option('--cleanup', `remove ${both} (a crashed run's) and exit`, false)
     .action(async (o: DevFlags) => {
       const config = loadConfig(o.config);
+      // Checked before anything starts: a namespace the selector can never match is a usage error.
+      devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
       // Loaded here: @kubernetes/client-node, fastify and pino take a second or more to load.
       const [{ loadKubeConfig }, { createWebhookRegistry }] = await Promise.all([import('../kube/client.js'), import('../kube/webhook-registrations.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
@@ -54,8 +56,6 @@ export function registerDev(program: Command): void {
         if (removal.failed.length > 0) process.exitCode = 1;
         return;
       }
-      // Checked before anything starts: a namespace the selector can never match is a usage error.
-      devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
 
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
       const logger = createLogger(undefined, undefined, o.logFormat);
