@@ -2,13 +2,17 @@
 // their own, pointed by URL at the local process with its CA; and stopping removes both,
 // whatever became of either. The loop itself in the real API server: test/e2e/cases/dev.ts.
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { KubernetesObject, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { parseConfig } from '../src/config/load.js';
 import { DEV_NAME, devWebhookConfigurations, pointedAtUrl, webhookBaseUrl, type WebhookConfiguration, type WebhookConfigurationKind } from '../src/install/dev-webhooks.js';
 import { renderManifests } from '../src/install/manifests.js';
-import { CLEANUP_HINT, readyLine, registerDevWebhooks, removeDevWebhooks } from '../src/cli/dev.js';
+import { CLEANUP_HINT, readyLine, registerDevWebhooks, removeDevWebhooks, runDevLoop } from '../src/cli/dev.js';
 import type { WebhookRegistry } from '../src/kube/webhook-registrations.js';
 import { deed } from './cli-process.js';
 
@@ -204,5 +208,133 @@ describe('deed dev on the command line', () => {
     const run = deed(['dev', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(run.status, 2);
     assert.match(run.stderr, /^deed: cannot load kubeconfig \/nonexistent\/kubeconfig/);
+  });
+});
+
+describe("deed dev's loop: signals and a fatal error remove the configurations, then stop the server", () => {
+  const caFile = join(mkdtempSync(join(tmpdir(), 'deed-dev-')), 'ca.crt');
+  writeFileSync(caFile, CA);
+
+  /** The loop over a fake server and registry; `exited` resolves with the first exit code. */
+  function loop(o: { ready?: () => boolean; registry?: ReturnType<typeof fakeRegistry>; readyTimeoutMs?: number; stopGraceMs?: number } = {}) {
+    const f = o.registry ?? fakeRegistry();
+    const events = new EventEmitter();
+    const said: string[] = [];
+    const exits: number[] = [];
+    let shutdowns = 0;
+    let resolveExit!: (code: number) => void;
+    const exited = new Promise<number>((resolve) => (resolveExit = resolve));
+    const running = runDevLoop({
+      registry: f.registry,
+      server: { url: 'https://127.0.0.1:9443', caFile, isReady: o.ready ?? (() => true), shutdown: async () => void shutdowns++ },
+      configurations: (port, caPem) => devWebhookConfigurations({ namespace: 'deed-system', config: parseConfig(parse(POLICY), 'the policy'), baseUrl: webhookBaseUrl('127.0.0.1', port), caPem, failurePolicy: 'Ignore' }),
+      readyLine: (port, replaced) => readyLine(webhookBaseUrl('127.0.0.1', port), 'Ignore', [], replaced),
+      events,
+      exit: (code) => {
+        exits.push(code);
+        resolveExit(code);
+      },
+      say: (line) => said.push(line),
+      onFatal: () => undefined,
+      onShutdownError: () => undefined,
+      ...(o.readyTimeoutMs !== undefined ? { readyTimeoutMs: o.readyTimeoutMs } : {}),
+      ...(o.stopGraceMs !== undefined ? { stopGraceMs: o.stopGraceMs } : {}),
+    });
+    return { f, events, said, exits, exited, running, shutdowns: () => shutdowns };
+  }
+
+  test('once ready, both configurations are registered with the CA from the cert dir and the ready line is said', async () => {
+    const l = loop();
+    await l.running;
+    assert.deepEqual([...l.f.present].sort(), ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+    assert.equal(l.said.length, 1);
+    assert.match(l.said[0]!, /^ready: registered .* calling https:\/\/127\.0\.0\.1:9443 for writes in namespaces labelled deed\.dev\/sandbox=enabled/);
+    l.events.emit('SIGTERM');
+    await l.exited;
+  });
+
+  for (const [signal, why] of [['SIGINT', 'interrupted'], ['SIGTERM', 'terminated']] as const) {
+    test(`${signal} removes both, stops the server and exits 0`, async () => {
+      const l = loop();
+      await l.running;
+      l.events.emit(signal);
+      assert.equal(await l.exited, 0);
+      assert.equal(l.f.present.size, 0);
+      assert.equal(l.shutdowns(), 1);
+      assert.equal(l.said.at(-1), `${why}: removed mutatingwebhookconfiguration/deed-dev and validatingwebhookconfiguration/deed-dev`);
+    });
+  }
+
+  test('a fatal error removes both too, and exits 1', async () => {
+    const l = loop();
+    await l.running;
+    l.events.emit('uncaughtException', new Error('EMFILE: too many open files'));
+    assert.equal(await l.exited, 1);
+    assert.equal(l.f.present.size, 0);
+    assert.match(l.said.at(-1)!, /^fatal error \(EMFILE: too many open files\): removed /);
+  });
+
+  test('a second signal (Ctrl-C relayed by a wrapper) changes nothing: one removal, one exit', async () => {
+    const l = loop();
+    await l.running;
+    l.events.emit('SIGINT');
+    l.events.emit('SIGINT');
+    l.events.emit('SIGTERM');
+    assert.equal(await l.exited, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(l.exits, [0]);
+    assert.equal(l.f.calls.filter((c) => c.startsWith('remove')).length, 2);
+  });
+
+  test('a signal while registering waits for the registration, then removes it: nothing is left and no ready line is said', async () => {
+    const f = fakeRegistry();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const apply = f.registry.apply.bind(f.registry);
+    f.registry.apply = async (o) => {
+      await gate;
+      return apply(o);
+    };
+    const l = loop({ registry: f });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    l.events.emit('SIGINT');
+    release();
+    assert.equal(await l.exited, 0);
+    await l.running;
+    assert.equal(f.present.size, 0);
+    assert.deepEqual(f.calls.slice(-2), ['remove MutatingWebhookConfiguration deed-dev', 'remove ValidatingWebhookConfiguration deed-dev']);
+    assert.ok(!l.said.some((s) => s.startsWith('ready')), l.said.join('\n'));
+  });
+
+  test('a removal that fails exits 1 and says how to remove what is left', async () => {
+    const f = fakeRegistry({ remove: 'ValidatingWebhookConfiguration' });
+    const l = loop({ registry: f });
+    await l.running;
+    l.events.emit('SIGINT');
+    assert.equal(await l.exited, 1);
+    assert.ok(l.said.at(-1)!.includes(CLEANUP_HINT), l.said.at(-1));
+  });
+
+  test('a removal that hangs is cut short by the grace period, exit 1 with the hint', async () => {
+    const f = fakeRegistry();
+    f.registry.remove = () => new Promise(() => undefined);
+    const l = loop({ registry: f, stopGraceMs: 100 });
+    await l.running;
+    // The grace timer does not hold a process open by itself (unref): this test must.
+    const alive = setInterval(() => undefined, 1000);
+    try {
+      l.events.emit('SIGTERM');
+      assert.equal(await l.exited, 1);
+    } finally {
+      clearInterval(alive);
+    }
+    assert.match(l.said.at(-1)!, /stopping took longer than 0\.1 s; exiting; remove them with `deed dev --cleanup`/);
+  });
+
+  test('a server that never knows its review scope registers nothing and exits 1, saying why', async () => {
+    const l = loop({ ready: () => false, readyTimeoutMs: 150 });
+    assert.equal(await l.exited, 1);
+    assert.equal(l.f.calls.filter((c) => c.startsWith('apply')).length, 0);
+    assert.match(l.said[0]!, /^cannot start: the review scope is not known after 0\.15 s: the kubeconfig's user must list and watch namespaces/);
   });
 });

@@ -10,6 +10,7 @@ import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { DEV_NAME, FAILURE_POLICIES, WEBHOOK_CONFIGURATION_KINDS, devWebhookConfigurations, resourceOf, webhookBaseUrl, type FailurePolicy, type WebhookConfiguration, type WebhookConfigurationKind } from '../install/dev-webhooks.js';
 import { OPTED_IN_SELECTOR } from '../policy/review-scope.js';
 import type { WebhookRegistry } from '../kube/webhook-registrations.js';
+import type { RunningServer } from '../server/serve.js';
 import { collect, CONTEXT_HELP, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
 
 /** 8443 is `deed serve`'s (and `npm start`'s): a dev loop beside it needs another port. */
@@ -72,58 +73,89 @@ export function registerDev(program: Command): void {
         cacheSecrets: o.cacheSecrets,
       });
 
-      let registering: Promise<unknown> = Promise.resolve();
-      let stopping = false;
-      const stop = async (why: string, code: number) => {
-        // A second signal changes nothing: Ctrl-C reaches the whole process group, and a
-        // wrapper (npx, tsx) relays it once more; the grace timer bounds the stop instead.
-        if (stopping) return;
-        stopping = true;
-        setTimeout(() => {
-          say(`stopping took longer than ${STOP_GRACE_MS / 1000} s; exiting; ${CLEANUP_HINT}`);
-          process.exit(1);
-        }, STOP_GRACE_MS).unref();
-        // A registration in flight lands first, so the removal cannot run ahead of it.
-        await registering.catch(() => undefined);
-        const removal = await removeDevWebhooks(registry);
-        say(`${why}: ${removal.message}`);
-        await server.shutdown().catch((err: unknown) => logger.error({ err }, 'shutdown failed'));
-        process.exit(removal.failed.length > 0 ? 1 : code);
-      };
-      process.on('SIGINT', () => void stop('interrupted', 0));
-      process.on('SIGTERM', () => void stop('terminated', 0));
-      // A fatal error still removes the configurations: with Fail they would refuse every write.
-      process.on('uncaughtException', (err) => {
-        logger.fatal({ err }, 'fatal error; removing the webhook configurations');
-        void stop(`fatal error (${err.message})`, 1);
+      await runDevLoop({
+        registry,
+        server,
+        configurations: (port, caPem) =>
+          devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
+        readyLine: (port, replaced) => readyLine(webhookBaseUrl(o.address, port), o.failurePolicy, o.onlyNamespace, replaced),
+        events: process,
+        exit: (code) => process.exit(code),
+        say,
+        onFatal: (err) => logger.fatal({ err }, 'fatal error; removing the webhook configurations'),
+        onShutdownError: (err) => logger.error({ err }, 'shutdown failed'),
       });
-
-      try {
-        await untilReady(server.isReady, READY_TIMEOUT_MS);
-        const port = Number(new URL(server.url).port);
-        const configs = devWebhookConfigurations({
-          namespace: o.namespace,
-          config,
-          baseUrl: webhookBaseUrl(o.address, port),
-          caPem: readFileSync(server.caFile!, 'utf8'),
-          failurePolicy: o.failurePolicy,
-          onlyNamespaces: o.onlyNamespace,
-        });
-        const registration = registerDevWebhooks(registry, configs);
-        registering = registration;
-        const replaced = (await registration).filter((r) => r.outcome === 'replaced');
-        if (stopping) return;
-        say(readyLine(webhookBaseUrl(o.address, port), o.failurePolicy, o.onlyNamespace, replaced.length > 0));
-      } catch (err) {
-        if (stopping) return;
-        say(`cannot start: ${(err as Error).message}`);
-        await stop('not started', 1);
-      }
     });
 }
 
 function say(line: string): void {
   process.stderr.write(`deed dev: ${line}\n`);
+}
+
+export interface DevLoop {
+  registry: WebhookRegistry;
+  server: Pick<RunningServer, 'url' | 'caFile' | 'isReady' | 'shutdown'>;
+  /** The configurations for the port the server listens on, with its CA. */
+  configurations(port: number, caPem: string): WebhookConfiguration[];
+  readyLine(port: number, replacedLeftover: boolean): string;
+  /** Where signals and fatal errors come from: the process. */
+  events: { on(event: 'SIGINT' | 'SIGTERM' | 'uncaughtException', listener: (err: Error) => void): unknown };
+  exit(code: number): void;
+  say(line: string): void;
+  onFatal(err: Error): void;
+  onShutdownError(err: unknown): void;
+  readyTimeoutMs?: number;
+  stopGraceMs?: number;
+}
+
+/**
+ * The loop once the server listens: wait until it knows its review scope, register, print
+ * the ready line; on SIGINT or SIGTERM (exit 0) or a fatal error (exit 1) remove both
+ * configurations, then stop the server. Resolves once ready, or once a failed start is
+ * cleaned up.
+ */
+export async function runDevLoop(loop: DevLoop): Promise<void> {
+  const graceMs = loop.stopGraceMs ?? STOP_GRACE_MS;
+  let registering: Promise<unknown> = Promise.resolve();
+  let stopping = false;
+  const stop = async (why: string, code: number) => {
+    // A second signal changes nothing: Ctrl-C reaches the whole process group, and a
+    // wrapper (npx, tsx) relays it once more; the grace timer bounds the stop instead.
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      loop.say(`stopping took longer than ${graceMs / 1000} s; exiting; ${CLEANUP_HINT}`);
+      loop.exit(1);
+    }, graceMs).unref();
+    // A registration in flight lands first, so the removal cannot run ahead of it.
+    await registering.catch(() => undefined);
+    const removal = await removeDevWebhooks(loop.registry);
+    loop.say(`${why}: ${removal.message}`);
+    await loop.server.shutdown().catch((err: unknown) => loop.onShutdownError(err));
+    loop.exit(removal.failed.length > 0 ? 1 : code);
+  };
+  loop.events.on('SIGINT', () => void stop('interrupted', 0));
+  loop.events.on('SIGTERM', () => void stop('terminated', 0));
+  // A fatal error still removes the configurations: with Fail they would refuse every write.
+  loop.events.on('uncaughtException', (err) => {
+    loop.onFatal(err);
+    void stop(`fatal error (${err.message})`, 1);
+  });
+
+  try {
+    await untilReady(loop.server.isReady, loop.readyTimeoutMs ?? READY_TIMEOUT_MS, () => stopping);
+    if (stopping) return;
+    const port = Number(new URL(loop.server.url).port);
+    const registration = registerDevWebhooks(loop.registry, loop.configurations(port, readFileSync(loop.server.caFile!, 'utf8')));
+    registering = registration;
+    const replaced = (await registration).some((r) => r.outcome === 'replaced');
+    if (stopping) return;
+    loop.say(loop.readyLine(port, replaced));
+  } catch (err) {
+    if (stopping) return;
+    loop.say(`cannot start: ${(err as Error).message}`);
+    await stop('not started', 1);
+  }
 }
 
 /** The one line printed when the loop is ready: what it registered, where it calls, how to stop it. */
@@ -175,9 +207,9 @@ export async function removeDevWebhooks(registry: WebhookRegistry): Promise<Remo
   return { ...out, message: parts.join('; ') };
 }
 
-async function untilReady(isReady: () => boolean, timeoutMs: number): Promise<void> {
+async function untilReady(isReady: () => boolean, timeoutMs: number, stopping: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!isReady()) {
+  while (!isReady() && !stopping()) {
     if (Date.now() > deadline) throw new Error(`the review scope is not known after ${timeoutMs / 1000} s: the kubeconfig's user must list and watch namespaces and the kinds Deed looks up (see the log)`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
