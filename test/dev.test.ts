@@ -204,6 +204,13 @@ describe('deed dev on the command line', () => {
     assert.match(run.stderr, /^deed: --only-namespace kube-system: never reviewed/);
   });
 
+  test('--cleanup reads no policy: a broken policy file does not keep leftovers in place', () => {
+    const run = deed(['dev', '--cleanup', '--config', '/nonexistent/policy.yaml', '--kubeconfig', '/nonexistent/kubeconfig']);
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /^deed: cannot load kubeconfig \/nonexistent\/kubeconfig/);
+    assert.doesNotMatch(run.stderr, /policy/);
+  });
+
   test('without a kubeconfig it says so in one line, and registers nothing', () => {
     const run = deed(['dev', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(run.status, 2);

@@ -44,14 +44,15 @@ export function registerDev(program: Command): void {
     .option('--timeout <seconds>', 'deadline of each API call that registers or removes a configuration', parsePositiveSeconds, 10)
     .option('--cleanup', `remove ${both} (a crashed run's) and exit`, false)
     .action(async (o: DevFlags) => {
-      const config = loadConfig(o.config);
+      // --cleanup needs no policy: a broken one must not keep leftovers in place.
+      const config = o.cleanup ? undefined : loadConfig(o.config);
       // Checked before anything starts: a namespace the selector can never match is a usage error.
-      devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
+      if (config) devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
       // Loaded here: @kubernetes/client-node, fastify and pino take a second or more to load.
       const [{ loadKubeConfig }, { createWebhookRegistry }] = await Promise.all([import('../kube/client.js'), import('../kube/webhook-registrations.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const registry = createWebhookRegistry(kc, o.timeout * 1000);
-      if (o.cleanup) {
+      if (config === undefined) {
         const removal = await removeDevWebhooks(registry);
         say(removal.message);
         if (removal.failed.length > 0) process.exitCode = 1;
