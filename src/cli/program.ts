@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerAudit } from './audit.js';
 import { registerCerts } from './certs.js';
+import { registerDev } from './dev.js';
 import { registerKeys } from './keys.js';
 import { registerManifests } from './manifests.js';
 import { registerReap } from './reap.js';
@@ -27,6 +28,7 @@ export function buildProgram(name = 'deed'): Command {
     .showHelpAfterError(USAGE_HINT)
     .exitOverride();
   registerServe(program);
+  registerDev(program);
   registerCerts(program);
   registerManifests(program);
   registerReap(program);

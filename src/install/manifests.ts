@@ -456,7 +456,7 @@ function webhookCommon(namespace: string, path: string, caBundle: string | undef
   };
 }
 
-function mutatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1MutatingWebhookConfiguration {
+export function mutatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1MutatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -479,7 +479,7 @@ function mutatingWebhooks(namespace: string, caBundle: string | undefined, contr
   };
 }
 
-function validatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1ValidatingWebhookConfiguration {
+export function validatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1ValidatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',

@@ -18,6 +18,7 @@ import { createMetrics, recordVerification, setCertificateExpiry, type Metrics }
 import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 export interface ServeOptions {
   config: Config;
@@ -33,6 +34,8 @@ export interface ServeOptions {
   certPollMs?: number;
   /** API-server credentials for lookups; the in-cluster service account when unset and in a cluster. */
   kubeconfig?: string;
+  /** Credentials already loaded (`deed dev`: --kubeconfig and --context); in place of `kubeconfig`. */
+  kubeConfig?: KubeConfig;
   /** Deed's own namespace (excluded from the review scope); required with a cluster. */
   namespace?: string;
   /** Keep Secrets in the lookup cache (list and watch on Secrets); true unless turned off. */
@@ -159,7 +162,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
  */
 async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
   const { logger } = opts;
-  if (opts.kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
+  if (opts.kubeConfig === undefined && opts.kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
     logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
     return undefined;
   }
@@ -170,7 +173,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
     import('../kube/lookup-cache.js'),
     import('../kube/cached-reader.js'),
   ]);
-  const kc = loadKubeConfig(opts.kubeconfig);
+  const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
   const cache = createLookupCache({
     kc,
     deedNamespace: opts.namespace,

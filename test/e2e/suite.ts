@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { NAME, reaperName, renderManifests } from '../../src/install/manifests.js';
+import { pointedAtUrl } from '../../src/install/dev-webhooks.js';
 import { startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
@@ -184,7 +185,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     writeKubeconfig(deedKubeconfig, cp.server, cp.ca, deedIdentity.token);
     await startDeed(clusterPolicyYaml);
     // Registered last, changed only in clientConfig: from here on every write in the sandboxes goes through Deed.
-    const webhooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration').map((o) => pointedAt(o, url, deed!.ca));
+    const webhooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration').map((o) => pointedAtUrl(o, url, deed!.ca));
     for (const w of webhooks) await must(`register ${w.kind}`, call(admin, 'POST', `/apis/admissionregistration.k8s.io/v1/${w.kind === 'MutatingWebhookConfiguration' ? 'mutating' : 'validating'}webhookconfigurations`, w));
     // The review scope's switch, guarded in the API server as the install ships it.
     for (const o of objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy' || o.kind === 'ValidatingAdmissionPolicyBinding'))
@@ -233,16 +234,6 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     await cp.stop();
     throw err;
   }
-}
-
-/** The rendered webhook configuration, changed only in clientConfig: a URL and the CA. */
-function pointedAt(o: KubernetesObject, url: string, caPem: string): KubernetesObject {
-  const copy = structuredClone(o) as KubernetesObject & { webhooks: Array<{ clientConfig: Record<string, unknown> }> };
-  for (const w of copy.webhooks) {
-    const path = (w.clientConfig.service as { path: string }).path;
-    w.clientConfig = { url: `${url}${path}`, caBundle: Buffer.from(caPem).toString('base64') };
-  }
-  return copy;
 }
 
 function runnerPod(name: string) {
