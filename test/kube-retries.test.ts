@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { registerAudit } from '../src/cli/audit.js';
 import { registerKeys } from '../src/cli/keys.js';
 import { registerReap } from '../src/cli/reap.js';
-import { withRetries } from '../src/kube/client.js';
+import { createKubeClient, withRetries, type RetryNotice } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import { createObjectReader } from '../src/kube/object-reader.js';
 import { createReportStore } from '../src/kube/reports.js';
@@ -78,6 +78,59 @@ describe('a call answered 429', () => {
     const before = reports().length;
     assert.deepEqual(await createReportStore(server.kubeConfig(), 'wgpolicyk8s', 10_000).namespacesWithReports(), []);
     assert.equal(reports().length - before, 3, 'two 429s, then the list');
+  });
+});
+
+describe('a 429 that does not clear', () => {
+  const FOREVER = { status: 429, reason: 'TooManyRequests', message: 'too many requests, please try again later', headers: { 'Retry-After': '1' } };
+
+  test('the reaper\'s client retries after each Retry-After, tells of each retry, and gives up within the call\'s deadline in one line that says so', async () => {
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    const retries: RetryNotice[] = [];
+    const client = createKubeClient(server.kubeConfig(), { timeoutMs: 2500, onRetry: (r) => retries.push(r) });
+    const started = Date.now();
+    try {
+      await assert.rejects(client.getPod('sandbox-a', 'runner-0'), (err: unknown) => {
+        assert.ok(err instanceof KubeError && err.reason === 'TooManyRequests');
+        assert.equal(
+          err.message.replace(/over \d+\.\d s/, 'over T s'),
+          "get pod sandbox-a/runner-0: HTTP 429 (too many requests, please try again later) on each of 3 tries over T s, each retry after the server's Retry-After (1 s); gave up within the call's deadline of 2.5 s",
+        );
+        return true;
+      });
+      const took = Date.now() - started;
+      assert.ok(took >= 2000 && took < 2500, `gave up at ${took} ms: after two waits, before the deadline`);
+      assert.deepEqual(retries.map((r) => [r.what, r.retryAfterSeconds, r.attempt, r.message]), [
+        ['get pod sandbox-a/runner-0', 1, 1, 'too many requests, please try again later'],
+        ['get pod sandbox-a/runner-0', 1, 2, 'too many requests, please try again later'],
+      ]);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
+  test('a single call (the webhook\'s lookups, the reports) tells of each retry and gives up in the same words', async () => {
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    const retries: RetryNotice[] = [];
+    try {
+      await assert.rejects(
+        withRetries(1500, 'get pod', undefined, (o) => core.readNamespacedPod({ namespace: 'sandbox-a', name: 'runner-0' }, o), { onRetry: (r) => retries.push(r) }),
+        /^KubeError: get pod: HTTP 429 \(too many requests, please try again later\) on each of 2 tries over 1\.\d s, each retry after the server's Retry-After \(1 s\); gave up within the call's deadline of 1\.5 s$/,
+      );
+      assert.deepEqual(retries.map((r) => r.attempt), [1]);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
+  test('a client told to make at most N retries says that is why it stopped', async () => {
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: { ...FOREVER, headers: { 'Retry-After': '0' } } });
+    try {
+      await assert.rejects(createKubeClient(server.kubeConfig(), { timeoutMs: 5000, maxRetries: 2 }).getPod('sandbox-a', 'runner-0'), /on each of 3 tries .* gave up after 2 retries, the most it makes$/);
+    } finally {
+      server.faults.length = 0;
+    }
   });
 });
 

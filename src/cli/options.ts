@@ -2,6 +2,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
+import { createLogger } from '../observability/logger.js';
 
 // What a file error means, in words: raw errno names (ENOENT) say nothing to most users.
 const FS_ERRORS: Record<string, string> = {
@@ -79,3 +82,16 @@ export function parsePositiveSeconds(value: string): number {
 export const KUBECONFIG_HELP = 'kubeconfig file; otherwise $KUBECONFIG, ~/.kube/config, then the in-cluster service account';
 export const CONTEXT_HELP = "the kubeconfig context to use, in place of its current-context";
 export const AS_HELP = "act as this user (kubectl's --as; the kubeconfig's identity needs RBAC's impersonate verb), e.g. the reaper's service account system:serviceaccount:deed-system:deed-reaper-ENV";
+
+/**
+ * The commands that talk to the API server say on stderr, one JSON line each, when a call
+ * answered 429 is sent again after the server's Retry-After: a run that took longer than
+ * usual says why.
+ */
+export function logRetries(component: string): (retry: RetryNotice) => void {
+  let log: ReturnType<typeof createLogger> | undefined;
+  return (retry) => {
+    log ??= createLogger(pino.destination(2)).child({ component });
+    log.warn(retryLog(retry), RETRY_MESSAGE);
+  };
+}

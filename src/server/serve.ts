@@ -18,6 +18,7 @@ import { createMetrics, recordVerification, setCertificateExpiry, type Metrics }
 import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
+import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
 
 export interface ServeOptions {
   config: Config;
@@ -171,12 +172,14 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
     import('../kube/cached-reader.js'),
   ]);
   const kc = loadKubeConfig(opts.kubeconfig);
+  const onRetry = (retry: RetryNotice) => logger.warn(retryLog(retry), RETRY_MESSAGE);
   const cache = createLookupCache({
     kc,
     deedNamespace: opts.namespace,
     prefix: opts.config.labelPrefix,
     secrets: opts.cacheSecrets ?? true,
     onError: (err, what) => logger.warn({ err, what }, 'lookup cache: retrying; lookups of this kind are read from the API server meanwhile'),
+    onRetry,
     onCurrent: (resource, current) => {
       metrics.cacheCurrent.set({ resource }, current ? 1 : 0);
       logger.info({ resource, current }, current ? 'lookup cache current' : 'lookup cache not current; reading from the API server');
@@ -190,7 +193,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   logger.info({ server: kc.getCurrentCluster()?.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
   return {
     cache,
-    reader: createCachedReader(cache, createObjectReader(kc), opts.config.labelPrefix, metrics),
+    reader: createCachedReader(cache, createObjectReader(kc, { onRetry }), opts.config.labelPrefix, metrics),
     stop: () => {
       clearInterval(sizes);
       cache.stop();
