@@ -124,6 +124,21 @@ describe('a 429 that does not clear', () => {
     }
   });
 
+  test('deed audit whose namespace list stays throttled ends as a failed run (exit status 1) with its summary, not as a crash', async () => {
+    server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: FOREVER });
+    try {
+      const run = await runInProcess(registerAudit, ['audit', '--kubeconfig', kubeconfig, '--config', policyFile, '--timeout', '1.5', '-o', 'json']);
+      assert.equal(run.error, undefined, run.error?.message);
+      assert.equal(run.exitCode, 1);
+      const summary = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
+      assert.equal(summary.type, 'summary');
+      assert.equal(summary.error, 1);
+      assert.equal(summary.namespaces, 0);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
   test('a client told to make at most N retries says that is why it stopped', async () => {
     server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: { ...FOREVER, headers: { 'Retry-After': '0' } } });
     try {
