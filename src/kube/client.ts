@@ -28,6 +28,7 @@ import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.j
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
+import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
 
@@ -503,7 +504,7 @@ export function loadKubeConfig(source: KubeConfigSource | string = {}, env: Node
       try {
         one.loadFromFile(file);
       } catch (err) {
-        throw new Error(`cannot load kubeconfig ${file}: ${(err as Error).message}`);
+        throw new Error((err as NodeJS.ErrnoException).code !== undefined ? cannotRead('kubeconfig', file, err) : `cannot load kubeconfig ${file}: ${(err as Error).message}`);
       }
       return one;
     });

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../errors/file-errors.js';
 import type { Config } from '../config/schema.js';
 import { productionContext } from '../admission/production-context.js';
 import type { Logger } from '../observability/logger.js';
@@ -79,7 +79,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   }
 
   const pair = readPair(certFile, keyFile);
-  const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
+  const clientCa = opts.clientCa ? readTextFile('the client CA (--client-ca)', opts.clientCa) : undefined;
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
   const lookups = await clusterLookups(opts, metrics);
