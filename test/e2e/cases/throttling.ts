@@ -2,7 +2,8 @@
 // turn one principal away on purpose, while `deed audit`, `deed reap` (dry run) and `deed
 // keys usage` run as it. Each retries after the server's Retry-After, says so on stderr, and
 // gets the same result as an unthrottled run once the 429s clear; when they do not clear,
-// the run gives up within its --timeout and says so in one line.
+// the run gives up within its --timeout and says so in one line. `deed serve`'s live read
+// of a claim (as its own service account) retries within the review's lookup budget.
 //
 // How the server is made to reject (seen in kube-apiserver 1.36): a priority level of type
 // Limited with nominalConcurrencyShares 0 (no lending, no borrowing, limitResponse Reject)
@@ -20,10 +21,11 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { AUDIT_NAME, renderManifests } from '../../../src/install/manifests.js';
+import { AUDIT_NAME, NAME, renderManifests } from '../../../src/install/manifests.js';
+import { RETRY_MESSAGE } from '../../../src/kube/retry-notice.js';
 import { policyReportCrd } from '../../../src/install/policy-report-crd.js';
 import { run, type Identity, type Run } from '../client.js';
-import { eventually } from '../objects.js';
+import { eventually, PATHS, sandboxPod } from '../objects.js';
 import { DEED_NAMESPACE, type Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
 
@@ -43,9 +45,21 @@ const everything = {
   nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
 };
 
-function flowSchema(name: string, subject: Record<string, unknown>): KubernetesObject {
+function flowSchema(name: string, subject: Record<string, unknown>, rules: Record<string, unknown> = everything): KubernetesObject {
   // 500: after the built-in exempt, probes and leader-election schemas, before service-accounts (9000).
-  return { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name }, spec: { priorityLevelConfiguration: { name: LEVEL }, matchingPrecedence: 500, rules: [{ subjects: [subject], ...everything }] } } as KubernetesObject;
+  return { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name }, spec: { priorityLevelConfiguration: { name: LEVEL }, matchingPrecedence: 500, rules: [{ subjects: [subject], ...rules }] } } as KubernetesObject;
+}
+
+/** The status of a GET as `user`: the admin impersonating it, as Priority and Fairness then classifies it. */
+function getAs(s: Suite, user: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, s.cp.server), { ca: s.cp.ca, headers: { authorization: `Bearer ${s.admin.token}`, 'impersonate-user': user, accept: 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Priority and Fairness's count of requests it turned away under one FlowSchema. */
@@ -74,8 +88,23 @@ interface Throttle {
   close(): Promise<void>;
 }
 
-/** Every request of `principal` answers 429 until clear(). */
-async function throttle(s: Suite, principal: Identity): Promise<Throttle> {
+interface Target {
+  /** The FlowSchema subject of the principal turned away. */
+  subject: Record<string, unknown>;
+  /** Which of its requests (every one by default). */
+  rules?: Record<string, unknown>;
+  /** A request of the principal the rules match: its status (429 while throttled). */
+  probe(): Promise<number>;
+}
+
+/** A service account's requests, every one of them. */
+const everyRequestOf = (s: Suite, who: Identity): Target => ({
+  subject: { kind: 'ServiceAccount', serviceAccount: { namespace: DEED_NAMESPACE, name: PRINCIPAL } },
+  probe: async () => (await s.api(who, 'GET', '/api/v1/namespaces')).status,
+});
+
+/** Every request `target` names answers 429 until clear(). */
+async function throttle(s: Suite, target: Target): Promise<Throttle> {
   let holder: ClientRequest | undefined;
   const close = async () => {
     holder?.destroy();
@@ -86,27 +115,45 @@ async function throttle(s: Suite, principal: Identity): Promise<Throttle> {
     for (const [path, body] of [
       [`${FLOWCONTROL}/prioritylevelconfigurations`, level],
       [`${FLOWCONTROL}/flowschemas`, flowSchema(HOLD_SCHEMA, { kind: 'User', user: { name: HOLDER } })],
-      [`${FLOWCONTROL}/flowschemas`, flowSchema(REJECT_SCHEMA, { kind: 'ServiceAccount', serviceAccount: { namespace: DEED_NAMESPACE, name: PRINCIPAL } })],
+      [`${FLOWCONTROL}/flowschemas`, flowSchema(REJECT_SCHEMA, target.subject, target.rules)],
     ] as const) {
       const made = await s.api(s.admin, 'POST', path, body);
       assert.equal(made.status, 201, made.text);
     }
-    // The holder: the admin impersonating a user of the held level, sending a ConfigMap whose body never ends.
+    // The holder: the admin impersonating a user of the held level, sending a ConfigMap whose
+    // body never ends. It is itself turned away while an earlier holder still holds the seat
+    // (the server notices a closed connection a moment later): then it is sent again.
     const url = new URL(`/api/v1/namespaces/${HOLD_NAMESPACE}/configmaps`, s.cp.server);
-    holder = request(url, {
-      method: 'POST',
-      ca: s.cp.ca,
-      headers: { authorization: `Bearer ${s.admin.token}`, 'impersonate-user': HOLDER, 'content-type': 'application/json', 'content-length': '1000000' },
-    });
-    holder.on('error', () => {}); // destroyed on close
-    holder.write('{');
-    await eventually('Priority and Fairness turns the principal away with 429', async () => (await s.api(principal, 'GET', '/api/v1/namespaces')).status === 429, 15_000);
+    let answered = true;
+    const hold = () => {
+      answered = false;
+      holder = request(url, {
+        method: 'POST',
+        ca: s.cp.ca,
+        headers: { authorization: `Bearer ${s.admin.token}`, 'impersonate-user': HOLDER, 'content-type': 'application/json', 'content-length': '1000000' },
+      });
+      holder.on('response', (res) => {
+        answered = true;
+        res.resume();
+      });
+      holder.on('error', () => (answered = true)); // destroyed on close
+      holder.write('{');
+    };
+    await eventually('Priority and Fairness turns the principal away with 429', async () => {
+      if (answered) {
+        holder?.destroy();
+        hold();
+        await new Promise((r) => setTimeout(r, 500));
+        if (answered) return false;
+      }
+      return (await target.probe()) === 429;
+    }, 20_000);
     return {
       rejections: () => rejected(s, REJECT_SCHEMA),
       clear: async () => {
         const gone = await s.api(s.admin, 'DELETE', `${FLOWCONTROL}/flowschemas/${REJECT_SCHEMA}`);
         assert.equal(gone.status, 200, gone.text);
-        await eventually('the principal is served again', async () => (await s.api(principal, 'GET', '/api/v1/namespaces')).status === 200, 15_000);
+        await eventually('the principal is served again', async () => (await target.probe()) !== 429, 15_000);
       },
       close,
     };
@@ -131,7 +178,7 @@ function retries(stderr: string): Retried[] {
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Retried)
-    .filter((l) => l.msg === 'the API server answered 429 (too many requests); retrying after its Retry-After');
+    .filter((l) => l.msg === RETRY_MESSAGE);
 }
 
 export function throttlingCases(suite: () => Suite): void {
@@ -204,7 +251,7 @@ export function throttlingCases(suite: () => Suite): void {
         assert.equal(baseline.code, 0, baseline.stderr);
         assert.deepEqual(retries(baseline.stderr), [], 'unthrottled, nothing is retried');
 
-        const t = await throttle(s, principal);
+        const t = await throttle(s, everyRequestOf(s, principal));
         try {
           const before = await t.rejections();
           const running = deed(c.command, c.args);
@@ -219,7 +266,9 @@ export function throttlingCases(suite: () => Suite): void {
           for (const r of seen) {
             assert.equal(r.level, 40, 'a warning');
             assert.equal(r.retryAfterSeconds, 1, "Priority and Fairness's Retry-After");
-            assert.ok(r.call.length > 0 && r.server.length > 0, JSON.stringify(r));
+            assert.ok(r.call.length > 0, JSON.stringify(r));
+            // Priority and Fairness's own words (a plain-text body, not a Status).
+            assert.equal(r.server, 'Too many requests, please try again later.');
           }
           assert.deepEqual(c.result(result), c.result(baseline));
         } finally {
@@ -228,9 +277,47 @@ export function throttlingCases(suite: () => Suite): void {
       });
     }
 
+    test("the webhook's live read of a claim, turned away with 429, is sent again after the Retry-After within the review's lookup budget: the pod is judged on the claim's real absence, not refused as unreadable", async () => {
+      const s = suite();
+      const claim = 'apf-missing-ws';
+      const deedUser = `system:serviceaccount:${DEED_NAMESPACE}:${NAME}`;
+      const path = `/api/v1/namespaces/sandbox-a/persistentvolumeclaims/${claim}`;
+      // Only Deed's gets of claims: its cache's lists and watches go on as before.
+      const t = await throttle(s, {
+        subject: { kind: 'ServiceAccount', serviceAccount: { namespace: DEED_NAMESPACE, name: NAME } },
+        rules: { resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['persistentvolumeclaims'], namespaces: ['*'] }] },
+        probe: () => getAs(s, deedUser, path),
+      });
+      try {
+        const logged = s.deed.lines.length;
+        const retriedLines = () => s.deed.lines.slice(logged).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === RETRY_MESSAGE);
+        // The claim is absent, so the cache cannot answer: Deed reads it from the API server.
+        const created = s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), sandboxPod('names-a-throttled-claim', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }] } }));
+        // Cleared as soon as Deed says it will retry: its retry comes a second later.
+        // Polled closely: the retry must find the level cleared, within the 2 s lookup budget.
+        for (const end = Date.now() + 10_000; retriedLines().length === 0; ) {
+          assert.ok(Date.now() < end, `Deed did not say it would retry:\n${s.deed.lines.slice(logged).join('\n')}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const cleared = await s.api(s.admin, 'DELETE', `${FLOWCONTROL}/flowschemas/${REJECT_SCHEMA}`);
+        assert.equal(cleared.status, 200, cleared.text);
+        // A claim that does not exist yet is allowed in a namespace bound to alpha; one Deed
+        // could not read would be refused (claim.unknown): the retried read found it absent.
+        const answer = await created;
+        assert.equal(answer.status, 201, answer.text);
+        const retried = retriedLines()[0]!;
+        assert.equal(retried.call, `get persistentvolumeclaims sandbox-a/${claim}`);
+        assert.equal(retried.retryAfterSeconds, 1);
+        assert.equal(retried.server, 'Too many requests, please try again later.');
+      } finally {
+        await t.close();
+        await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/names-a-throttled-claim`, { gracePeriodSeconds: 0 });
+      }
+    });
+
     test('when the 429s do not clear, deed audit and deed reap give up within --timeout, each saying so in one line, and exit 1', async () => {
       const s = suite();
-      const t = await throttle(s, principal);
+      const t = await throttle(s, everyRequestOf(s, principal));
       try {
         for (const [command, args] of [
           [['audit'], ['--timeout', '3', '-o', 'json']],
@@ -242,7 +329,7 @@ export function throttlingCases(suite: () => Suite): void {
           assert.equal(result.code, 1, `${command[0]}: ${result.stderr}${result.stdout}`);
           const gaveUp = `${result.stdout}\n${result.stderr}`.split('\n').filter((l) => l.includes('gave up'));
           assert.equal(gaveUp.length, 1, `${command[0]}: one line says it gave up:\n${result.stdout}${result.stderr}`);
-          assert.match(gaveUp[0]!, /HTTP 429 \(.+\) on each of \d+ tries over [23]\.\d s, each retry after the server's Retry-After \(1 s\); gave up within the call's deadline of 3 s/);
+          assert.match(gaveUp[0]!, /HTTP 429 \(Too many requests, please try again later\.\) on each of \d+ tries over [23]\.\d s, each retry after the server's Retry-After \(1 s\); gave up within the call's deadline of 3 s/);
           assert.ok(retries(result.stderr).length >= 1, 'it retried before giving up');
           // Node and the client library load in a few seconds; the calls themselves end within 3 s.
           assert.ok(took < 20_000, `${command[0]} took ${took} ms`);
