@@ -77,10 +77,7 @@ export interface KubeClientOptions {
   timeoutMs: number;
   /** Items per list page (`limit`); the client follows `continue`. */
   pageSize?: number;
-  /**
-   * How often a call answered 429 is tried again at most (default 10, client-go's), each
-   * time after its Retry-After and only while the wait ends within the call's deadline.
-   */
+  /** How often a call answered 429 is tried again, after its Retry-After (default 5). */
   maxRetries?: number;
   /** Told of each retry after a 429 (the CLI logs it). */
   onRetry?: (retry: RetryNotice) => void;
@@ -107,8 +104,9 @@ export interface CallExtras {
 const MAX_RETRY_AFTER_SECONDS = 30;
 // A 429 without Retry-After (a proxy, an old server): the client-go default.
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
-// client-go's default count of retries after a Retry-After; the call's deadline usually ends them first.
-const DEFAULT_MAX_RETRIES = 10;
+// Retries of one call of a sweep: with Priority and Fairness's Retry-After of a second or two,
+// a level saturated for several seconds is waited out; each attempt has its own deadline.
+const DEFAULT_MAX_RETRIES = 5;
 
 /** The wait a 429 asks for, in seconds: its Retry-After, capped; the client-go default without one. */
 function retryWait(err: KubeError): number {
@@ -192,7 +190,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const throttle = new Throttle(options.maxRetries ?? DEFAULT_MAX_RETRIES, options.signal, options.onRetry);
   const extras: CallExtras = { agents: new KeptAlive(), impersonate: options.impersonate };
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
-    throttle.run(what, options.timeoutMs, (leftMs) => withDeadline(leftMs, what, accept, fn, extras));
+    throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, extras));
 
   /** Follows `continue` from page to page, each page under its own deadline. */
   async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
@@ -332,9 +330,10 @@ export async function withRetries<T>(
  * again after Retry-After, and no other call of this client starts before then either
  * (the server asked this client, not one request, to hold off). Calls in flight are also
  * halved on each 429 and grow back by one per success or so, as TCP does: releasing every
- * waiting call at once would only meet the same limit again. A call's deadline runs from its
- * first send and covers its retries and their waits: a retry whose wait would end past it is
- * not made, and the 429 reaches the caller as a TooManyRequests KubeError that says so.
+ * waiting call at once would only meet the same limit again. Each attempt has the call's
+ * deadline; a call is retried `maxRetries` times at most, and the waits end early when the
+ * sweep is stopped (a CronJob's deadline sends SIGTERM). Past its retries the 429 reaches the
+ * caller as a TooManyRequests KubeError that says so.
  */
 class Throttle {
   private until = 0;
@@ -348,32 +347,22 @@ class Throttle {
     private readonly onRetry: ((retry: RetryNotice) => void) | undefined,
   ) {}
 
-  /** `fn` gets what is left of the call's deadline. */
-  async run<T>(what: string, deadlineMs: number, fn: (leftMs: number) => Promise<T>): Promise<T> {
+  async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     let started: number | undefined;
-    let last: KubeError | undefined;
     for (let attempt = 0; ; attempt++) {
       await this.wait(what);
       await this.acquire();
       started ??= Date.now();
-      // Other calls' 429s may have held this one back past its deadline.
-      if (last !== undefined && Date.now() >= started + deadlineMs) {
-        this.release();
-        throw gaveUp(last, what, attempt, Date.now() - started, withinDeadline(deadlineMs));
-      }
       try {
-        const result = await fn(Math.max(1, started + deadlineMs - Date.now()));
+        const result = await fn();
         if (Number.isFinite(this.limit)) this.limit += 1 / this.limit;
         return result;
       } catch (err) {
         if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests') throw err;
+        if (attempt >= this.maxRetries) throw gaveUp(err, what, attempt + 1, Date.now() - started, `after ${this.maxRetries} ${this.maxRetries === 1 ? 'retry' : 'retries'}, the most it makes`);
         const seconds = retryWait(err);
-        const until = Math.max(this.until, Date.now() + seconds * 1000);
-        if (attempt >= this.maxRetries) throw gaveUp(err, what, attempt + 1, Date.now() - started, `after ${this.maxRetries} retries, the most it makes`);
-        if (until >= started + deadlineMs) throw gaveUp(err, what, attempt + 1, Date.now() - started, withinDeadline(deadlineMs));
-        last = err;
         this.limit = Math.max(1, Math.floor(Math.min(this.limit, this.inFlight) / 2));
-        this.until = until;
+        this.until = Math.max(this.until, Date.now() + seconds * 1000);
         this.onRetry?.({ what, retryAfterSeconds: seconds, attempt: attempt + 1, message: serverWords(err) });
       } finally {
         this.release();

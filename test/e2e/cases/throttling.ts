@@ -2,7 +2,7 @@
 // turn one principal away on purpose, while `deed audit`, `deed reap` (dry run) and `deed
 // keys usage` run as it. Each retries after the server's Retry-After, says so on stderr, and
 // gets the same result as an unthrottled run once the 429s clear; when they do not clear,
-// the run gives up within its --timeout and says so in one line. `deed serve`'s live read
+// the run gives up after its retries and says so in one line. `deed serve`'s live read
 // of a claim (as its own service account) retries within the review's lookup budget.
 //
 // How the server is made to reject (seen in kube-apiserver 1.36): a priority level of type
@@ -139,14 +139,14 @@ async function throttle(s: Suite, target: Target): Promise<Throttle> {
       holder.on('error', () => (answered = true)); // destroyed on close
       holder.write('{');
     };
+    // A holder sent before the server applied the new FlowSchemas holds a seat of another
+    // level: sent again until the principal is turned away.
     await eventually('Priority and Fairness turns the principal away with 429', async () => {
-      if (answered) {
-        holder?.destroy();
-        hold();
-        await new Promise((r) => setTimeout(r, 500));
-        if (answered) return false;
-      }
-      return (await target.probe()) === 429;
+      if (!answered && (await target.probe()) === 429) return true;
+      holder?.destroy();
+      hold();
+      await new Promise((r) => setTimeout(r, 500));
+      return false;
     }, 20_000);
     return {
       rejections: () => rejected(s, REJECT_SCHEMA),
@@ -265,7 +265,8 @@ export function throttlingCases(suite: () => Suite): void {
           assert.ok(seen.length >= 1, result.stderr);
           for (const r of seen) {
             assert.equal(r.level, 40, 'a warning');
-            assert.equal(r.retryAfterSeconds, 1, "Priority and Fairness's Retry-After");
+            // Priority and Fairness's Retry-After: a second, two under load.
+            assert.ok(Number.isInteger(r.retryAfterSeconds) && r.retryAfterSeconds >= 1 && r.retryAfterSeconds <= 2, JSON.stringify(r));
             assert.ok(r.call.length > 0, JSON.stringify(r));
             // Priority and Fairness's own words (a plain-text body, not a Status).
             assert.equal(r.server, 'Too many requests, please try again later.');
@@ -315,7 +316,7 @@ export function throttlingCases(suite: () => Suite): void {
       }
     });
 
-    test('when the 429s do not clear, deed audit and deed reap give up within --timeout, each saying so in one line, and exit 1', async () => {
+    test('when the 429s do not clear, deed audit and deed reap give up after their retries, each saying so in one line, and exit 1', async () => {
       const s = suite();
       const t = await throttle(s, everyRequestOf(s, principal));
       try {
@@ -329,10 +330,11 @@ export function throttlingCases(suite: () => Suite): void {
           assert.equal(result.code, 1, `${command[0]}: ${result.stderr}${result.stdout}`);
           const gaveUp = `${result.stdout}\n${result.stderr}`.split('\n').filter((l) => l.includes('gave up'));
           assert.equal(gaveUp.length, 1, `${command[0]}: one line says it gave up:\n${result.stdout}${result.stderr}`);
-          assert.match(gaveUp[0]!, /HTTP 429 \(Too many requests, please try again later\.\) on each of \d+ tries over [23]\.\d s, each retry after the server's Retry-After \(1 s\); gave up within the call's deadline of 3 s/);
-          assert.ok(retries(result.stderr).length >= 1, 'it retried before giving up');
-          // Node and the client library load in a few seconds; the calls themselves end within 3 s.
-          assert.ok(took < 20_000, `${command[0]} took ${took} ms`);
+          // Each attempt has --timeout; the client stops after its five retries.
+          assert.match(gaveUp[0]!, /HTTP 429 \(Too many requests, please try again later\.\) on each of 6 tries over \d+\.\d s, each retry after the server's Retry-After \(\d s\); gave up after 5 retries, the most it makes/);
+          assert.equal(retries(result.stderr).length, 5, 'five retries, each logged');
+          // Node and the client library load in a few seconds; five waits of a second or two follow.
+          assert.ok(took < 40_000, `${command[0]} took ${took} ms`);
         }
       } finally {
         await t.close();
