@@ -2,7 +2,8 @@
 // after its Retry-After, within the call's deadline (src/kube/client.ts, withRetries and the
 // reaper's throttle). Proven against test/fake-apiserver.ts, which answers 429 with a
 // Retry-After and a Status as kube-apiserver does; the end-to-end suite
-// (test/e2e/cases/audit.ts) runs `deed audit` against a real API server.
+// (test/e2e/cases/throttling.ts) proves the same against kube-apiserver's own Priority and
+// Fairness.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -122,7 +122,7 @@ const withinDeadline = (deadlineMs: number) => `within the call's deadline of ${
 
 /**
  * The one line a caller reads when the 429 did not clear: what was asked, what the server
- * said, how often and how long it was retried, and that the deadline ended it.
+ * said, how often and how long it was retried, and why it stopped (`end`).
  */
 function gaveUp(err: KubeError, what: string, tries: number, elapsedMs: number, end: string): KubeError {
   const message =
