@@ -2,7 +2,8 @@
 // after its Retry-After, within the call's deadline (src/kube/client.ts, withRetries and the
 // reaper's throttle). Proven against test/fake-apiserver.ts, which answers 429 with a
 // Retry-After and a Status as kube-apiserver does; the end-to-end suite
-// (test/e2e/cases/audit.ts) runs `deed audit` against a real API server.
+// (test/e2e/cases/throttling.ts) proves the same against kube-apiserver's own Priority and
+// Fairness.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { stringify } from 'yaml';
 import { registerAudit } from '../src/cli/audit.js';
 import { registerKeys } from '../src/cli/keys.js';
 import { registerReap } from '../src/cli/reap.js';
-import { withRetries } from '../src/kube/client.js';
+import { createKubeClient, withRetries, type RetryNotice } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import { createObjectReader } from '../src/kube/object-reader.js';
 import { createReportStore } from '../src/kube/reports.js';
@@ -79,6 +80,65 @@ describe('a call answered 429', () => {
     assert.deepEqual(await createReportStore(server.kubeConfig(), 'wgpolicyk8s', 10_000).namespacesWithReports(), []);
     assert.equal(reports().length - before, 3, 'two 429s, then the list');
   });
+});
+
+describe('a 429 that does not clear', () => {
+  const FOREVER = { status: 429, reason: 'TooManyRequests', message: 'too many requests, please try again later', headers: { 'Retry-After': '1' } };
+
+  test("the reaper's client retries after each Retry-After, tells of each retry, and gives up after its retries in one line that says so", async () => {
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    const retries: RetryNotice[] = [];
+    const client = createKubeClient(server.kubeConfig(), { timeoutMs: 2500, maxRetries: 2, onRetry: (r) => retries.push(r) });
+    const started = Date.now();
+    try {
+      await assert.rejects(client.getPod('sandbox-a', 'runner-0'), (err: unknown) => {
+        assert.ok(err instanceof KubeError && err.reason === 'TooManyRequests');
+        assert.equal(
+          err.message.replace(/over \d+\.\d s/, 'over T s'),
+          "get pod sandbox-a/runner-0: HTTP 429 (too many requests, please try again later) on each of 3 tries over T s, each retry after the server's Retry-After (1 s); gave up after 2 retries, the most it makes",
+        );
+        return true;
+      });
+      assert.ok(Date.now() - started >= 2000, 'it waited for each Retry-After');
+      assert.deepEqual(retries.map((r) => [r.what, r.retryAfterSeconds, r.attempt, r.message]), [
+        ['get pod sandbox-a/runner-0', 1, 1, 'too many requests, please try again later'],
+        ['get pod sandbox-a/runner-0', 1, 2, 'too many requests, please try again later'],
+      ]);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
+  test('a single call (the webhook\'s lookups, the reports) tells of each retry and gives up in the same words', async () => {
+    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    const retries: RetryNotice[] = [];
+    try {
+      await assert.rejects(
+        withRetries(1500, 'get pod', undefined, (o) => core.readNamespacedPod({ namespace: 'sandbox-a', name: 'runner-0' }, o), { onRetry: (r) => retries.push(r) }),
+        /^KubeError: get pod: HTTP 429 \(too many requests, please try again later\) on each of 2 tries over 1\.\d s, each retry after the server's Retry-After \(1 s\); gave up within the call's deadline of 1\.5 s$/,
+      );
+      assert.deepEqual(retries.map((r) => r.attempt), [1]);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
+  test('deed audit whose namespace list stays throttled ends as a failed run (exit status 1) with its summary, not as a crash', async () => {
+    server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: FOREVER });
+    try {
+      const run = await runInProcess(registerAudit, ['audit', '--kubeconfig', kubeconfig, '--config', policyFile, '--timeout', '1.5', '-o', 'json']);
+      assert.equal(run.error, undefined, run.error?.message);
+      assert.equal(run.exitCode, 1);
+      const summary = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
+      assert.equal(summary.type, 'summary');
+      assert.equal(summary.error, 1);
+      assert.equal(summary.namespaces, 0);
+    } finally {
+      server.faults.length = 0;
+    }
+  });
+
 });
 
 describe('deed audit right after the PolicyReport CRD is installed', () => {

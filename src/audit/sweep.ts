@@ -94,7 +94,27 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     }
   };
 
-  const inScope = [...(await readReviewScope(o.client, o.deedNamespace))].filter(wanted);
+  const summary = (namespaces: number): RunSummary => ({
+    ...totals,
+    startedAt: rfc3339(startedAt),
+    durationSeconds: Number(((o.now() - startedAt) / 1000).toFixed(3)),
+    objects,
+    namespaces,
+    reportsWritten,
+    reportsDeleted,
+    reportErrors,
+  });
+
+  let inScope: string[];
+  try {
+    inScope = [...(await readReviewScope(o.client, o.deedNamespace))].filter(wanted);
+  } catch (err) {
+    // Without the scope nothing can be judged (an object's results depend on it): a failed
+    // run, said once, as a failed list is said, not a crash.
+    o.onError(`the review scope (the opted-in namespaces): ${(err as Error).message}`);
+    totals.error++;
+    return summary(0);
+  }
   const scoped = new Set(inScope);
   const existing = new Set<string>();
   if (o.reports) {
@@ -144,14 +164,5 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   // deleted. Not after a failed list outside the scope: an empty answer there proves nothing.
   if (outsideComplete) for (const namespace of existing) await finish(new NamespaceResults(namespace), true);
 
-  return {
-    ...totals,
-    startedAt: rfc3339(startedAt),
-    durationSeconds: Number(((o.now() - startedAt) / 1000).toFixed(3)),
-    objects,
-    namespaces: inScope.length,
-    reportsWritten,
-    reportsDeleted,
-    reportErrors,
-  };
+  return summary(inScope.length);
 }

@@ -13,6 +13,7 @@ import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
 import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
+import { RETRY_MESSAGE, retryLog } from '../kube/retry-notice.js';
 import { pino } from 'pino';
 
 type Output = 'text' | 'json' | 'yaml';
@@ -81,9 +82,10 @@ export function registerAudit(program: Command, write: (text: string) => void = 
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const timeoutMs = o.timeout * 1000;
       const log = createLogger(pino.destination(2)).child({ component: 'audit' });
+      const onRetry = (retry: Parameters<typeof retryLog>[0]) => log.warn(retryLog(retry), RETRY_MESSAGE);
       let failures = 0;
       const summary = await audit({
-        client: createKubeClient(kc, { timeoutMs, impersonate: o.as }),
+        client: createKubeClient(kc, { timeoutMs, impersonate: o.as, onRetry }),
         ctx: { policy: compilePolicy(config), keyRing },
         now: Date.now,
         deedNamespace: o.deedNamespace,
@@ -95,7 +97,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
           failures++;
           log.error({ error: oneLine(message) }, 'audit step failed');
         },
-        ...(o.writeReports ? { reports: { store: createReportStore(kc, o.reportApi, timeoutMs, { impersonate: o.as }), api: o.reportApi } } : {}),
+        ...(o.writeReports ? { reports: { store: createReportStore(kc, o.reportApi, timeoutMs, { impersonate: o.as, onRetry }), api: o.reportApi } } : {}),
       });
       write(formatRunSummary(summary, o.output));
       // The metrics of a run with no process to scrape: its log line, and each report's summary.

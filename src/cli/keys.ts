@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
-import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
+import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, logRetries } from './options.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
@@ -47,7 +47,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
       const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
-      const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000, impersonate: o.as });
+      const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000, impersonate: o.as, onRetry: logRetries('keys') });
       const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;

@@ -1,6 +1,6 @@
 // `deed manifests`: prints the whole in-cluster install as multi-document YAML.
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../errors/file-errors.js';
 import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ReportApi } from '../audit/report.js';
@@ -48,7 +48,7 @@ export function registerManifests(program: Command): void {
       if (o.webhookFrom.length > 0) opts.webhookFrom = o.webhookFrom;
       if (o.config) {
         loadConfig(o.config); // names the offending field before anything is printed
-        opts.policy = readFileSync(o.config, 'utf8');
+        opts.policy = readTextFile('policy file', o.config);
       }
       process.stdout.write(toYamlStream(renderManifests(opts), installHeader(o.namespace, Boolean(o.caBundle))));
     });
@@ -68,7 +68,7 @@ export function installHeader(namespace: string, hasCaBundle: boolean): string {
 
 /** Base64 of the PEM bundle; the file may hold the PEM itself or its base64. */
 export function readCaBundle(file: string): string {
-  const text = readFileSync(file, 'utf8').trim();
+  const text = readTextFile('the CA bundle (--ca-bundle)', file).trim();
   const pem = text.includes('-----BEGIN CERTIFICATE-----') ? text : Buffer.from(text, 'base64').toString('utf8');
   try {
     new X509Certificate(pem);

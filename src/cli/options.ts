@@ -2,22 +2,18 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
+import { describeFileError as describeFileErrorWords } from '../errors/file-errors.js';
+import { pino } from 'pino';
+import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
+import { createLogger } from '../observability/logger.js';
 
-// What a file error means, in words: raw errno names (ENOENT) say nothing to most users.
-const FS_ERRORS: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'is a directory (name its files, or the directory with -R for its subdirectories too)',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  ENOTDIR: 'a part of the path is not a directory',
-  ELOOP: 'too many symbolic links',
-  EMFILE: 'too many open files',
-};
-
-/** A file error as a sentence: "no such file or directory", not "ENOENT". */
+/**
+ * A file error of an input named with -f, as a phrase (src/errors/file-errors.ts): a
+ * directory read as a file says how to name one.
+ */
 export function describeFileError(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return (e.code !== undefined ? FS_ERRORS[e.code] : undefined) ?? e.message ?? String(err);
+  const words = describeFileErrorWords(err);
+  return (err as NodeJS.ErrnoException)?.code === 'EISDIR' ? `${words} (name its files, or the directory with -R for its subdirectories too)` : words;
 }
 
 /**
@@ -79,3 +75,16 @@ export function parsePositiveSeconds(value: string): number {
 export const KUBECONFIG_HELP = 'kubeconfig file; otherwise $KUBECONFIG, ~/.kube/config, then the in-cluster service account';
 export const CONTEXT_HELP = "the kubeconfig context to use, in place of its current-context";
 export const AS_HELP = "act as this user (kubectl's --as; the kubeconfig's identity needs RBAC's impersonate verb), e.g. the reaper's service account system:serviceaccount:deed-system:deed-reaper-ENV";
+
+/**
+ * The commands that talk to the API server say on stderr, one JSON line each, when a call
+ * answered 429 is sent again after the server's Retry-After: a run that took longer than
+ * usual says why.
+ */
+export function logRetries(component: string): (retry: RetryNotice) => void {
+  let log: ReturnType<typeof createLogger> | undefined;
+  return (retry) => {
+    log ??= createLogger(pino.destination(2)).child({ component });
+    log.warn(retryLog(retry), RETRY_MESSAGE);
+  };
+}

@@ -11,7 +11,7 @@ import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
 import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
-import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, parseCount, parseSeconds } from './options.js';
+import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, logRetries, parseCount, parseSeconds } from './options.js';
 
 /** Exit status of a sweep that was stopped before it finished (SIGTERM, the CronJob deadline). */
 export const EXIT_INCOMPLETE = 3;
@@ -114,7 +114,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
       const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const stop = new AbortController();
-      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as, labelPrefix: config.labelPrefix });
+      const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as, labelPrefix: config.labelPrefix, onRetry: logRetries('reap') });
       const { ReaperMetrics } = await import('../reaper/metrics.js');
       const metrics = new ReaperMetrics(o.environment);
       const onSignal = () => stop.abort();

@@ -2,6 +2,7 @@
 // the offending field when it is wrong, with its file, line and column when it came from a
 // file (diagnostics.ts). An invalid policy never starts a server.
 import { readFileSync } from 'node:fs';
+import { cannotRead } from '../errors/file-errors.js';
 import { describeIssues, parseYamlSource, type YamlSource } from './diagnostics.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 
@@ -47,7 +48,7 @@ export function loadConfig(file?: string): Config {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read policy file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new ConfigError(cannotRead('policy file', file, err));
   }
   return parseConfigText(text, file);
 }

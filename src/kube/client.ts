@@ -28,7 +28,11 @@ import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.j
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
+import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
+import type { RetryNotice } from './retry-notice.js';
+
+export type { RetryNotice } from './retry-notice.js';
 
 export type ReapKind = ReapedKindName;
 
@@ -75,6 +79,8 @@ export interface KubeClientOptions {
   pageSize?: number;
   /** How often a call answered 429 is tried again, after its Retry-After (default 5). */
   maxRetries?: number;
+  /** Told of each retry after a 429 (the CLI logs it). */
+  onRetry?: (retry: RetryNotice) => void;
   /** Ends throttle waits early (a stopping sweep sends nothing more). */
   signal?: AbortSignal;
   /** The policy's label prefix: of a Lease, only the labels and annotations under it are kept. */
@@ -89,6 +95,8 @@ export interface CallExtras {
   agents?: KeptAlive;
   /** `Impersonate-User` when set. */
   impersonate?: string | undefined;
+  /** Told of each retry after a 429. */
+  onRetry?: ((retry: RetryNotice) => void) | undefined;
 }
 
 // API Priority and Fairness answers 429 with a Retry-After of a second or so; a larger one
@@ -96,6 +104,32 @@ export interface CallExtras {
 const MAX_RETRY_AFTER_SECONDS = 30;
 // A 429 without Retry-After (a proxy, an old server): the client-go default.
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
+// Retries of one call of a sweep: with Priority and Fairness's Retry-After of a second or two,
+// a level saturated for several seconds is waited out; each attempt has its own deadline.
+const DEFAULT_MAX_RETRIES = 5;
+
+/** The wait a 429 asks for, in seconds: its Retry-After, capped; the client-go default without one. */
+function retryWait(err: KubeError): number {
+  return Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
+}
+
+/** The server's words in a 429's message ("list pods: HTTP 429: too many requests" gives "too many requests"). */
+function serverWords(err: KubeError): string {
+  return err.message.replace(/^.*?HTTP 429:? ?/, '') || 'too many requests';
+}
+
+const withinDeadline = (deadlineMs: number) => `within the call's deadline of ${deadlineMs / 1000} s`;
+
+/**
+ * The one line a caller reads when the 429 did not clear: what was asked, what the server
+ * said, how often and how long it was retried, and why it stopped (`end`).
+ */
+function gaveUp(err: KubeError, what: string, tries: number, elapsedMs: number, end: string): KubeError {
+  const message =
+    `${what}: HTTP 429 (${serverWords(err)}) on each of ${tries} ${tries === 1 ? 'try' : 'tries'} over ${(elapsedMs / 1000).toFixed(1)} s, ` +
+    `each retry after the server's Retry-After (${retryWait(err)} s); gave up ${end}`;
+  return new KubeError('TooManyRequests', message, err.status, err.retryAfterSeconds);
+}
 
 // A server that keeps answering `continue` would otherwise hold a sweep forever.
 const MAX_PAGES = 10_000;
@@ -153,7 +187,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
   };
 
-  const throttle = new Throttle(options.maxRetries ?? 5, options.signal);
+  const throttle = new Throttle(options.maxRetries ?? DEFAULT_MAX_RETRIES, options.signal, options.onRetry);
   const extras: CallExtras = { agents: new KeptAlive(), impersonate: options.impersonate };
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
     throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, extras));
@@ -275,16 +309,18 @@ export async function withRetries<T>(
   extras: CallExtras = {},
   clock: { now: () => number; sleep: (ms: number) => Promise<void> } = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
 ): Promise<T> {
-  const end = clock.now() + deadlineMs;
-  for (;;) {
+  const started = clock.now();
+  const end = started + deadlineMs;
+  for (let attempt = 1; ; attempt++) {
     try {
       return await withDeadline(Math.max(1, end - clock.now()), what, accept, fn, extras);
     } catch (err) {
       if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests') throw err;
-      const waitMs = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS) * 1000;
+      const seconds = retryWait(err);
       // The retry must still have time to be answered: a wait that reaches the deadline is no retry.
-      if (clock.now() + waitMs >= end) throw err;
-      await clock.sleep(waitMs);
+      if (clock.now() + seconds * 1000 >= end) throw gaveUp(err, what, attempt, clock.now() - started, withinDeadline(deadlineMs));
+      extras.onRetry?.({ what, retryAfterSeconds: seconds, attempt, message: serverWords(err) });
+      await clock.sleep(seconds * 1000);
     }
   }
 }
@@ -294,8 +330,10 @@ export async function withRetries<T>(
  * again after Retry-After, and no other call of this client starts before then either
  * (the server asked this client, not one request, to hold off). Calls in flight are also
  * halved on each 429 and grow back by one per success or so, as TCP does: releasing every
- * waiting call at once would only meet the same limit again. A 429 reaches the caller only
- * after its retries, as a TooManyRequests KubeError.
+ * waiting call at once would only meet the same limit again. Each attempt has the call's
+ * deadline; a call is retried `maxRetries` times at most, and the waits end early when the
+ * sweep is stopped (a CronJob's deadline sends SIGTERM). Past its retries the 429 reaches the
+ * caller as a TooManyRequests KubeError that says so.
  */
 class Throttle {
   private until = 0;
@@ -306,21 +344,26 @@ class Throttle {
   constructor(
     private readonly maxRetries: number,
     private readonly signal: AbortSignal | undefined,
+    private readonly onRetry: ((retry: RetryNotice) => void) | undefined,
   ) {}
 
   async run<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    let started: number | undefined;
     for (let attempt = 0; ; attempt++) {
       await this.wait(what);
       await this.acquire();
+      started ??= Date.now();
       try {
         const result = await fn();
         if (Number.isFinite(this.limit)) this.limit += 1 / this.limit;
         return result;
       } catch (err) {
-        if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests' || attempt >= this.maxRetries) throw err;
+        if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests') throw err;
+        if (attempt >= this.maxRetries) throw gaveUp(err, what, attempt + 1, Date.now() - started, `after ${this.maxRetries} ${this.maxRetries === 1 ? 'retry' : 'retries'}, the most it makes`);
+        const seconds = retryWait(err);
         this.limit = Math.max(1, Math.floor(Math.min(this.limit, this.inFlight) / 2));
-        const seconds = Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
         this.until = Math.max(this.until, Date.now() + seconds * 1000);
+        this.onRetry?.({ what, retryAfterSeconds: seconds, attempt: attempt + 1, message: serverWords(err) });
       } finally {
         this.release();
       }
@@ -450,7 +493,7 @@ export function loadKubeConfig(source: KubeConfigSource | string = {}, env: Node
       try {
         one.loadFromFile(file);
       } catch (err) {
-        throw new Error(`cannot load kubeconfig ${file}: ${(err as Error).message}`);
+        throw new Error((err as NodeJS.ErrnoException).code !== undefined ? cannotRead('kubeconfig', file, err) : `cannot load kubeconfig ${file}: ${(err as Error).message}`);
       }
       return one;
     });

@@ -42,7 +42,7 @@ export function classify(err: unknown, what: string): KubeError {
     const detail = typeof status?.message === 'string' ? `: ${status.message}` : '';
     if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
     if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
-    if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail}`, code, retryAfter((err as ApiException<unknown>).headers));
+    if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail || plainWords((err as ApiException<unknown>).body)}`, code, retryAfter((err as ApiException<unknown>).headers));
     const token = status?.metadata?.continue;
     if (code === 410 && typeof token === 'string' && token !== '') return new KubeError('Other', `${what}: HTTP 410${detail}`, code, undefined, token);
     return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
@@ -59,6 +59,16 @@ export function retryAfter(headers: Record<string, string> | undefined, now = Da
   if (/^\d+$/.test(value)) return Number(value);
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * Priority and Fairness answers its 429 in plain text ("Too many requests, please try again
+ * later."), not as a Status: a short line of it is kept, as the server's words.
+ */
+function plainWords(body: unknown): string {
+  const text = (Buffer.isBuffer(body) ? body.toString('utf8') : typeof body === 'string' ? body : '').trim();
+  if (text === '' || text.length > 200 || text.startsWith('{')) return '';
+  return `: ${text.split('\n')[0]!.replace(/\p{Cc}/gu, ' ')}`;
 }
 
 function parseStatus(body: unknown): StatusBody | undefined {

@@ -10,6 +10,7 @@ import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from 
 import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts } from './lookup-facts.js';
 import { Reflector, type CachedResource } from './reflector.js';
+import type { RetryNotice } from './client.js';
 
 export interface LookupCacheOptions {
   kc: KubeConfig;
@@ -19,6 +20,8 @@ export interface LookupCacheOptions {
   /** Keep Secrets too (list and watch on Secrets; see docs/operations.md for the trade-off). */
   secrets: boolean;
   onError(err: unknown, what: string): void;
+  /** A list answered 429, sent again after its Retry-After. */
+  onRetry?(retry: RetryNotice): void;
   onCurrent?(resource: CachedResource, current: boolean): void;
   /** Watch duration override, for tests. */
   watchSeconds?: number;
@@ -71,6 +74,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     onListed: () => known(),
     onCurrent: (current) => o.onCurrent?.('namespaces', current),
     onError: o.onError,
+    onRetry: o.onRetry,
     ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),
   });
   // The namespace watch keeps only the opt-in label; the name is the object's own.
@@ -94,6 +98,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         keeps: inScope,
         onCurrent: (current) => o.onCurrent?.(resource, current),
         onError: o.onError,
+        onRetry: o.onRetry,
         ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),
       }),
   );

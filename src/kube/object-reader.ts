@@ -13,7 +13,7 @@ import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup } from '../policy/policy.js';
-import { METADATA_ONE, withRetries } from './client.js';
+import { METADATA_ONE, withRetries as retried, type CallExtras } from './client.js';
 import { KubeError } from './errors.js';
 
 /**
@@ -27,7 +27,9 @@ export interface ObjectReader {
   read(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
 }
 
-export function createObjectReader(kc: KubeConfig): ObjectReader {
+/** `extras.onRetry` hears of each read sent again after a 429. */
+export function createObjectReader(kc: KubeConfig, extras: CallExtras = {}): ObjectReader {
+  const withRetries: typeof retried = (deadlineMs, what, accept, fn) => retried(deadlineMs, what, accept, fn, extras);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const coordination = kc.makeApiClient(CoordinationV1Api);

@@ -6,7 +6,7 @@
 // more than the watch's delay, and readers go to the API server instead.
 import { CoreV1Api, CustomObjectsApi, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
 import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
-import { METADATA_LIST, METADATA_ONE, withRetries } from './client.js';
+import { METADATA_LIST, METADATA_ONE, withRetries, type RetryNotice } from './client.js';
 import { factsOf, type ObjectFacts } from './lookup-facts.js';
 
 /** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
@@ -32,6 +32,8 @@ export interface ReflectorOptions {
   onListed?(): void;
   onCurrent?(current: boolean): void;
   onError(err: unknown, what: string): void;
+  /** A list page answered 429, sent again after its Retry-After. */
+  onRetry?(retry: RetryNotice): void;
   /** Deadline of one list page. */
   listTimeoutMs?: number;
   pageSize?: number;
@@ -61,7 +63,7 @@ export class Reflector {
     const core = o.kc.makeApiClient(CoreV1Api);
     const accept = o.metadataOnly ? METADATA_LIST : undefined;
     const timeout = o.listTimeoutMs ?? 30_000;
-    const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withRetries(timeout, what, accept, fn) as Promise<Page>;
+    const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withRetries(timeout, what, accept, fn, { onRetry: o.onRetry }) as Promise<Page>;
     const core_: Partial<Record<CachedResource, (p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
       pods: (p, c) => core.listPodForAllNamespaces(p, c),
       persistentvolumeclaims: (p, c) => core.listPersistentVolumeClaimForAllNamespaces(p, c),
@@ -176,7 +178,10 @@ export class Reflector {
           continue;
         }
         this.o.onError(err, `${this.rv === undefined ? 'list' : 'watch'} ${this.o.resource}`);
-        await new Promise((r) => setTimeout(r, backoffMs * (0.5 + Math.random())));
+        // A watch answered 429 (Priority and Fairness): client-node's Watch keeps no headers, so
+        // its Retry-After is taken as API Priority and Fairness sends it, a second.
+        const floorMs = isThrottled(err) ? 1000 : 0;
+        await new Promise((r) => setTimeout(r, Math.max(floorMs, backoffMs * (0.5 + Math.random()))));
         backoffMs = Math.min(backoffMs * 2, 30_000);
       }
     }
@@ -311,6 +316,11 @@ export class Reflector {
     this.watching = watching;
     this.o.onCurrent?.(this.current);
   }
+}
+
+function isThrottled(err: unknown): boolean {
+  const e = err as { statusCode?: unknown; code?: unknown };
+  return e?.statusCode === 429 || e?.code === 429;
 }
 
 function isGone(err: unknown): boolean {

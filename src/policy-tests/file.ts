@@ -3,6 +3,7 @@
 // outcome. Reading and checking a file is done here, with paths resolved beside it; the
 // runner (run.ts) gets objects, never paths.
 import { readFileSync } from 'node:fs';
+import { cannotRead } from '../errors/file-errors.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KubeObject } from '../admission/types.js';
@@ -93,11 +94,12 @@ export interface TestFile {
   cases: TestCase[];
 }
 
-function readText(file: string): string {
+/** `namedIn`: the test file that names this one, and where (its policy, a case's object). */
+function readText(file: string, namedIn?: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {
-    throw new InputError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new InputError(`${namedIn === undefined ? '' : `${namedIn}: `}${cannotRead(namedIn === undefined ? 'test file' : '', file, err)}`);
   }
 }
 
@@ -113,7 +115,7 @@ export function loadTestFile(file: string): TestFile {
   const objects = (source: z.infer<typeof objectSource>, where: string) => {
     if ('file' in source && typeof source.file === 'string' && !('kind' in source)) {
       const path = resolve(dir, source.file);
-      return readObjects(readText(path), source.file);
+      return readObjects(readText(path, `${file}: ${where}`), source.file);
     }
     return [{ object: structuredClone(source) as unknown as KubeObject, where }];
   };
@@ -128,7 +130,7 @@ export function loadTestFile(file: string): TestFile {
   const policyFile = typeof t.policy === 'string' ? (isAbsolute(t.policy) ? t.policy : join(dir, t.policy)) : undefined;
   const policy =
     policyFile !== undefined
-      ? parseConfigText(readText(policyFile), policyFile)
+      ? parseConfigText(readText(policyFile, `${file}: policy`), policyFile)
       : parseConfig(t.policy ?? DEFAULT_CONFIG, `${file} policy`, t.policy !== undefined ? { ...yaml, prefix: ['policy'] } : undefined);
   const cases = t.cases.map((c, i): TestCase => {
     for (const rule of c.expect.rules ?? []) if (!RULES_BY_ID.has(rule)) throw new InputError(`${file}: cases.${i}.expect.rules: ${rule} is not one of Deed's rule ids (docs/rules.md)`);

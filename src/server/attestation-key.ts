@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ringKeyFile, type Config } from '../config/schema.js';
+import { cannotRead } from '../errors/file-errors.js';
 import { createKeyRing, singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 
 export const MIN_KEY_BYTES = 32;
@@ -13,7 +14,7 @@ export function readAttestationKey(file: string): Buffer {
   try {
     raw = readFileSync(file);
   } catch (err) {
-    throw new Error(`cannot read the attestation key ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(cannotRead('the attestation key', file, err));
   }
   // A trailing newline from `echo` or a Secret literal is not key material.
   const key = Buffer.from(raw.toString('latin1').replace(/\r?\n$/, ''), 'latin1');

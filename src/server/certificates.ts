@@ -1,6 +1,7 @@
 // Serving certificates: generated on first start for local runs (a CA plus a serving
 // certificate, with selfsigned), or read from files an operator provides. Files replaced
 // on disk, as a Secret volume update does, are picked up for new connections.
+import { readTextFile } from '../errors/file-errors.js';
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
@@ -91,7 +92,7 @@ export function certificateCovers(certFile: string, sans: string[]): boolean {
 }
 
 export function readPair(certFile: string, keyFile: string): CertificatePair {
-  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+  return { cert: readTextFile('the serving certificate', certFile), key: readTextFile('the serving key', keyFile) };
 }
 
 export function certificateNotAfter(certPem: string): Date {

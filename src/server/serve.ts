@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { readFileSync } from 'node:fs';
+import { readTextFile } from '../errors/file-errors.js';
 import type { Config } from '../config/schema.js';
 import { productionContext } from '../admission/production-context.js';
 import type { Logger } from '../observability/logger.js';
@@ -19,6 +19,7 @@ import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
 
 export interface ServeOptions {
   config: Config;
@@ -81,7 +82,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   }
 
   const pair = readPair(certFile, keyFile);
-  const clientCa = opts.clientCa ? readFileSync(opts.clientCa, 'utf8') : undefined;
+  const clientCa = opts.clientCa ? readTextFile('the client CA (--client-ca)', opts.clientCa) : undefined;
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
   const lookups = await clusterLookups(opts, metrics);
@@ -174,12 +175,14 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
     import('../kube/cached-reader.js'),
   ]);
   const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
+  const onRetry = (retry: RetryNotice) => logger.warn(retryLog(retry), RETRY_MESSAGE);
   const cache = createLookupCache({
     kc,
     deedNamespace: opts.namespace,
     prefix: opts.config.labelPrefix,
     secrets: opts.cacheSecrets ?? true,
     onError: (err, what) => logger.warn({ err, what }, 'lookup cache: retrying; lookups of this kind are read from the API server meanwhile'),
+    onRetry,
     onCurrent: (resource, current) => {
       metrics.cacheCurrent.set({ resource }, current ? 1 : 0);
       logger.info({ resource, current }, current ? 'lookup cache current' : 'lookup cache not current; reading from the API server');
@@ -193,7 +196,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   logger.info({ server: kc.getCurrentCluster()?.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
   return {
     cache,
-    reader: createCachedReader(cache, createObjectReader(kc), opts.config.labelPrefix, metrics),
+    reader: createCachedReader(cache, createObjectReader(kc, { onRetry }), opts.config.labelPrefix, metrics),
     stop: () => {
       clearInterval(sizes);
       cache.stop();

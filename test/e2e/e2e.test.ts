@@ -29,6 +29,7 @@ import { scopeSwitchCases } from './cases/scope-switch.js';
 import { selectorCases } from './cases/selectors.js';
 import { configMapCases } from './cases/configmaps.js';
 import { devCases } from './cases/dev.js';
+import { throttlingCases } from './cases/throttling.js';
 
 const found = assets();
 const skip =
@@ -75,6 +76,7 @@ describe('Deed in a real API server', { skip }, () => {
   connectCases(get);
   scopeSwitchCases(get);
   configMapCases(get);
+  throttlingCases(get);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });
