@@ -207,14 +207,13 @@ describe('deed dev on the command line', () => {
   test('--cleanup reads no policy: a broken policy file does not keep leftovers in place', () => {
     const run = deed(['dev', '--cleanup', '--config', '/nonexistent/policy.yaml', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(run.status, 2);
-    assert.match(run.stderr, /^deed: cannot load kubeconfig \/nonexistent\/kubeconfig/);
-    assert.doesNotMatch(run.stderr, /policy/);
+    assert.equal(run.stderr, 'deed: cannot read kubeconfig /nonexistent/kubeconfig: no such file or directory\n');
   });
 
   test('without a kubeconfig it says so in one line, and registers nothing', () => {
     const run = deed(['dev', '--kubeconfig', '/nonexistent/kubeconfig']);
     assert.equal(run.status, 2);
-    assert.match(run.stderr, /^deed: cannot load kubeconfig \/nonexistent\/kubeconfig/);
+    assert.equal(run.stderr, 'deed: cannot read kubeconfig /nonexistent/kubeconfig: no such file or directory\n');
   });
 });
 
