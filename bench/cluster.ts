@@ -2,8 +2,10 @@
 // cluster (from the watch-backed cache) instead of refused: without one, a pod that mounts
 // a claim is denied (`claim.unknown`) and /validate would measure a denial. It serves what
 // Deed's lookup cache asks for and nothing else: a list of every kind the cache keeps (the
-// kind table's `lookup` rows and namespaces), and watches that stay open, carrying the
-// objects `add` puts after they opened. Plain HTTP on 127.0.0.1; not a kube-apiserver.
+// kind table's `lookup` rows and namespaces), watches that stay open for the time asked,
+// carrying the objects `add` puts after they opened, and a get of one object by name (a
+// kind's cache is not current while its watch reopens). Plain HTTP on 127.0.0.1; not a
+// kube-apiserver.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -29,6 +31,15 @@ export async function startBenchCluster(namespaces: Record<string, Record<string
   const server = createServer((req, res) => {
     requests++;
     const url = new URL(req.url ?? '/', 'http://cluster');
+    // One object by name: what Deed reads while a kind's cache is not current (a watch reopening).
+    const one = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)\/namespaces\/([^/]+)\/([a-z]+)\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && one !== null) {
+      const found = objects.get(one[2]!)?.find((o) => o.metadata.namespace === one[1] && o.metadata.name === one[3]);
+      if (found !== undefined) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(found));
+        return;
+      }
+    }
     // /api/v1/RESOURCE or /apis/GROUP/VERSION/RESOURCE: the cache lists and watches cluster-wide.
     const resource = /^\/(?:api\/v1|apis\/[^/]+\/[^/]+)\/([a-z]+)$/.exec(url.pathname)?.[1];
     if (req.method !== 'GET' || resource === undefined) {
@@ -63,8 +74,11 @@ export async function startBenchCluster(namespaces: Record<string, Record<string
     requests: () => requests,
     add(resource, obj) {
       const stored = { ...obj, metadata: { ...obj.metadata, uid: obj.metadata.uid ?? `${resource}-${revision}`, resourceVersion: String(++revision) } };
-      objects.set(resource, [...(objects.get(resource) ?? []), stored]);
-      for (const res of watches.get(resource) ?? []) res.write(`${JSON.stringify({ type: 'ADDED', object: stored })}\n`);
+      const same = (o: KubeObject) => o.metadata.namespace === obj.metadata.namespace && o.metadata.name === obj.metadata.name;
+      const before = objects.get(resource) ?? [];
+      objects.set(resource, [...before.filter((o) => !same(o)), stored]);
+      const type = before.some(same) ? 'MODIFIED' : 'ADDED';
+      for (const res of watches.get(resource) ?? []) res.write(`${JSON.stringify({ type, object: stored })}\n`);
     },
     writeKubeConfig(file) {
       writeFileSync(

@@ -13,7 +13,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cannon, median } from './load.js';
 import { benchDir, BENCH_POLICY, startDeed, startNoop, withCpuPerReview, type Served } from './processes.js';
-import { benchCluster, benchReviews, clusterArgs, verdictCheck } from './reviews.js';
+import { benchCluster, benchReviews, clusterArgs, expectVerdict, verdictCheck } from './reviews.js';
 
 const { values: flags, positionals: dirs } = parseArgs({
   allowPositionals: true,
@@ -41,10 +41,11 @@ for (const arg of dirs) {
   servers.push({ label, served: await startDeed({ entry: 'dist', root: resolve(dir), certDir, policy, nodeArgs, extraArgs }), perSecond: [], cpu: [] });
 }
 // Every Deed shares the certificate directory, so the attestation key: the claim one stamps verifies in all.
+// Each is checked to give the body its verdict; the first one's stamped claim stays in the cluster.
 const review = (await benchReviews(servers[0]!.served, cluster)).find((r) => r.path === flags.path);
 if (review === undefined) throw new Error(`--path must be /mutate or /validate, got ${flags.path}`);
-for (const s of servers.slice(1)) await benchReviews(s.served, cluster);
-const { body, path } = review;
+for (const s of servers.slice(1)) await expectVerdict(s.served, review);
+const { path } = review;
 const deedVerify = verdictCheck(review);
 const noopVerify = (text: string) => text.includes(`"uid":"${review.uid}"`);
 if (flags.noop) servers.push({ label: 'no-op server', served: await startNoop(certDir), perSecond: [], cpu: [] });
@@ -52,9 +53,14 @@ if (flags.noop) servers.push({ label: 'no-op server', served: await startNoop(ce
 process.stdout.write(`compare: ${path} (${review.expect}), ${connections} connections, ${rounds} alternating rounds of ${duration} s after a 2 s warm-up each; node ${process.version}; policy ${JSON.stringify(BENCH_POLICY.environments.map((e) => e.id))}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 try {
   const verifyOf = (s: (typeof servers)[number]) => (s.label === 'no-op server' ? noopVerify : deedVerify);
-  for (const s of servers) await cannon({ url: `${s.served.url}${path}?timeout=10s`, ca: s.served.ca, body, connections, duration: 2, verify: verifyOf(s) });
+  for (const s of servers) {
+    await review.refresh();
+    await cannon({ url: `${s.served.url}${path}?timeout=10s`, ca: s.served.ca, body: review.body, connections, duration: 2, verify: verifyOf(s) });
+  }
   for (let round = 0; round < rounds; round++)
     for (const s of servers) {
+      await review.refresh(); // a fresh stamp each round: the same body for every server, never older than the reinvocation window
+      const body = review.body;
       const { result, cpuUsPerReview } = await withCpuPerReview(s.served.child.pid!, () =>
         cannon({ url: `${s.served.url}${path}?timeout=10s`, ca: s.served.ca, body, connections, duration, verify: verifyOf(s) }),
       );

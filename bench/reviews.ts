@@ -21,6 +21,12 @@ export interface BenchReview {
   uid: string;
   /** What every answer must say: allowed, and for /mutate with a patch. */
   expect: 'patched' | 'allowed';
+  /**
+   * Makes `body` current again: a stamped pod's expiry must be one its admission could
+   * have written moments ago (the reinvocation window), so the /validate pod is stamped
+   * afresh before each round; an older copy is refused as copied stamps.
+   */
+  refresh(): Promise<void>;
 }
 
 export function post(server: Served, path: string, body: string): Promise<{ status: number; text: string }> {
@@ -86,24 +92,32 @@ export async function benchReviews(deed: Served, cluster: BenchCluster): Promise
   cluster.add('persistentvolumeclaims', stampedBy(claim.request.object, claimAnswer));
 
   const mutateText = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'), 'utf8');
-  const pod = fixture('validate-create-pod-by-runner.json');
-  pod.request.object = stampedBy(pod.request.object, answerOf((await post(deed, '/mutate', JSON.stringify(pod))).text));
-  const validateText = JSON.stringify(pod, null, 2); // indented like the fixture files: the same ~9 KB class as the /mutate body
-  const reviews: BenchReview[] = [
-    { path: '/mutate', body: mutateText, uid: fixture('mutate-create-pod-by-runner.json').request.uid, expect: 'patched' },
-    { path: '/validate', body: validateText, uid: pod.request.uid, expect: 'allowed' },
-  ];
-  for (const r of reviews) {
-    // The claim reaches Deed's cache through its watch: give it a moment before calling a denial a denial.
-    let answer = '';
-    for (let i = 0; i < 100; i++) {
-      answer = (await post(deed, `${r.path}?timeout=10s`, r.body)).text;
-      if (verdictCheck(r)(answer)) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!verdictCheck(r)(answer)) throw new Error(`${r.path}: expected ${r.expect}, Deed answered ${answer.slice(0, 600)}`);
-  }
+  const stampedPod = async () => {
+    const pod = fixture('validate-create-pod-by-runner.json');
+    pod.request.object = stampedBy(pod.request.object, answerOf((await post(deed, '/mutate', JSON.stringify(pod))).text));
+    return JSON.stringify(pod, null, 2); // indented like the fixture files: the same ~9 KB class as the /mutate body
+  };
+  const validate: BenchReview = {
+    path: '/validate',
+    body: await stampedPod(),
+    uid: fixture('validate-create-pod-by-runner.json').request.uid,
+    expect: 'allowed',
+    refresh: async () => void (validate.body = await stampedPod()),
+  };
+  const reviews: BenchReview[] = [{ path: '/mutate', body: mutateText, uid: fixture('mutate-create-pod-by-runner.json').request.uid, expect: 'patched', refresh: async () => {} }, validate];
+  for (const r of reviews) await expectVerdict(deed, r);
   return reviews;
+}
+
+/** Throws unless `deed` gives the review its verdict within 5 s (the claim reaches its cache through its watch). */
+export async function expectVerdict(deed: Served, r: BenchReview): Promise<void> {
+  let answer = '';
+  for (let i = 0; i < 100; i++) {
+    answer = (await post(deed, `${r.path}?timeout=10s`, r.body)).text;
+    if (verdictCheck(r)(answer)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${r.path}: expected ${r.expect}, Deed answered ${answer.slice(0, 600)}`);
 }
 
 /** `deed_lookups_total` from Deed's /metrics: where the lookups under load were answered. */

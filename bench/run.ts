@@ -111,10 +111,14 @@ async function main(): Promise<void> {
     // Alternate the two servers over several rounds and keep each one's median round: the
     // machine's other load drifts, and back-to-back halves would charge the drift to one side.
     const rounds: LoadResult[][] = [[], []];
-    for (const server of [noop, deed]) await cannon({ url: `${server.url}${ep.path}?timeout=10s`, ca: server.ca, body: ep.body, connections, duration: 2, verify: server === deed ? verify : noopVerify });
+    for (const server of [noop, deed]) {
+      await ep.refresh(); // a stamped pod is judged fresh only moments after its admission: stamped again before each run
+      await cannon({ url: `${server.url}${ep.path}?timeout=10s`, ca: server.ca, body: ep.body, connections, duration: 2, verify: server === deed ? verify : noopVerify });
+    }
     for (let round = 0; round < roundCount; round++)
       for (const [i, server] of [noop, deed].entries()) {
         const url = `${server.url}${ep.path}?timeout=10s`;
+        await ep.refresh();
         const { result, cpuUsPerReview } = await withCpuPerReview(server.child.pid!, () => cannon({ url, ca: server.ca, body: ep.body, connections, duration, verify: server === deed ? verify : noopVerify }));
         cpuPerReview.set(result, cpuUsPerReview);
         rounds[i]!.push(result);
@@ -152,7 +156,9 @@ async function main(): Promise<void> {
       log(`\nHTTP/2, h2load, ${amount} reviews, 4 connections x 8 concurrent streams`);
       log(`${pad('run', 34)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
       for (const ep of endpoints) {
+        await ep.refresh();
         const base = h2load(`${noop.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        await ep.refresh();
         const mine = h2load(`${deed.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
         for (const [label, r, ratio] of [
           [`no-op ${ep.path}`, base, ''],
