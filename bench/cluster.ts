@@ -26,7 +26,7 @@ export interface BenchCluster {
 export async function startBenchCluster(namespaces: Record<string, Record<string, string>>): Promise<BenchCluster> {
   let revision = 100;
   let requests = 0;
-  const objects = new Map<string, KubeObject[]>([['namespaces', Object.entries(namespaces).map(([name, labels]) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels, uid: `ns-${name}` } }))]]);
+  const objects = new Map<string, KubeObject[]>([['namespaces', Object.entries(namespaces).map(([name, labels]) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels, uid: `ns-${name}`, resourceVersion: '1' } }))]]);
   const watches = new Map<string, Set<ServerResponse>>();
   const server = createServer((req, res) => {
     requests++;
@@ -55,6 +55,9 @@ export async function startBenchCluster(namespaces: Record<string, Record<string
     if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
       res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       res.flushHeaders();
+      // What changed since the list the watch follows, as kube-apiserver's watch cache replays it.
+      const since = Number(url.searchParams.get('resourceVersion') || 0);
+      for (const o of items) if (Number(o.metadata.resourceVersion ?? 0) > since) res.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
       const open = watches.get(resource) ?? new Set();
       watches.set(resource, open.add(res));
       const seconds = Number(url.searchParams.get('timeoutSeconds') ?? 60);
