@@ -6,7 +6,6 @@ import type { Http2Stream } from 'node:http2';
 import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
-import { parseBody } from '../admission/decode.js';
 import type { DecisionContext } from '../policy/policy.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordBreakGlass, recordRequest, recordReview, type Metrics } from '../observability/metrics.js';
@@ -127,9 +126,9 @@ export function buildApp(opts: AppOptions): DeedApp {
     done();
   });
 
-  // The body is read within the memory budget (body-budget.ts), then plain JSON.parse
-  // (parseBody): keys such as __proto__ become own properties, which decode refuses with
-  // the request uid in hand (a generic parser would refuse them without it).
+  // The body is read within the memory budget (body-budget.ts), then plain JSON.parse:
+  // keys such as __proto__ become own properties, which decode refuses with the request
+  // uid in hand (a generic parser would refuse them without it).
   app.removeAllContentTypeParsers(); // JSON only: anything else is a 415
   app.addContentTypeParser('application/json', (req, payload, done) => {
     const raw = req.raw as typeof req.raw & { stream?: Http2Stream };
@@ -144,7 +143,7 @@ export function buildApp(opts: AppOptions): DeedApp {
           writeLine(req.raw);
         });
         try {
-          done(null, parseBody(body.toString('utf8')));
+          done(null, JSON.parse(body.toString('utf8')));
         } catch (err) {
           done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
         }
