@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cannon, median, paced, h2load, type LoadResult } from './load.js';
-import { benchDir, resetPeak, memory, ROOT, startDeed, startNoop, withCpuPerReview } from './processes.js';
+import { benchDir, cpuMs, resetPeak, memory, ROOT, startDeed, startNoop, withCpuPerReview } from './processes.js';
 import { benchCluster, benchReviews, clusterArgs, lookupCounts, verdictCheck } from './reviews.js';
 
 const { values: flags } = parseArgs({
@@ -154,17 +154,23 @@ async function main(): Promise<void> {
     if (probe === undefined) log('\nHTTP/2: h2load not found (Debian: apt-get install nghttp2-client); skipped.');
     else {
       log(`\nHTTP/2, h2load, ${amount} reviews, 4 connections x 8 concurrent streams`);
-      log(`${pad('run', 34)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'bad'.padStart(6)}`);
+      // CPU per review too, as over HTTP/1.1: the two tables then say which protocol Node serves cheaper.
+      log(`${pad('run', 34)} ${'rev/s'.padStart(8)} ${'mean ms'.padStart(8)} ${'max ms'.padStart(8)} ${'ratio'.padStart(6)} ${'cpu µs/rev'.padStart(9)} ${'bad'.padStart(6)}`);
+      const h2 = (server: typeof deed, ep: (typeof endpoints)[number]) => {
+        const before = cpuMs(server.child.pid!);
+        const r = h2load(`${server.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        return { ...r, cpuUs: ((cpuMs(server.child.pid!) - before) * 1000) / (r.ok || 1) };
+      };
       for (const ep of endpoints) {
         await ep.refresh();
-        const base = h2load(`${noop.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        const base = h2(noop, ep);
         await ep.refresh();
-        const mine = h2load(`${deed.url}${ep.path}?timeout=10s`, ep.body, amount, 4, 8)!;
+        const mine = h2(deed, ep);
         for (const [label, r, ratio] of [
           [`no-op ${ep.path}`, base, ''],
           [`deed  ${ep.path}`, mine, fmt(mine.perSecond / base.perSecond, 2)],
         ] as const)
-          log(`${pad(label, 34)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
+          log(`${pad(label, 34)} ${fmt(r.perSecond).padStart(8)} ${fmt(r.meanMs, 2).padStart(8)} ${fmt(r.maxMs, 2).padStart(8)} ${ratio.padStart(6)} ${fmt(r.cpuUs).padStart(9)} ${String(r.failed + (amount - r.ok)).padStart(6)}`);
       }
       log(`peak RSS of deed (VmHWM) since start, after the HTTP/2 runs: ${fmt(memory(pid)?.peakMiB ?? NaN, 1)} MiB`);
     }
