@@ -117,6 +117,11 @@ export function buildApp(opts: AppOptions): DeedApp {
     pendingLines.delete(raw);
     write();
   };
+  /** Holds a review's line until its answer is sent; written now when the answer's stream is already gone (its 'close' has passed). */
+  const lineAfterAnswer = (raw: object, answer: { destroyed?: boolean; stream?: { destroyed?: boolean } }, write: () => void) => {
+    pendingLines.set(raw, write);
+    if (answer.destroyed === true || answer.stream?.destroyed === true) writeLine(raw);
+  };
   // The whole request as the API server waits for it, refusals before a route included.
   app.addHook('onResponse', (req, reply, done) => {
     const webhook = req.url.split('?')[0]!.slice(1);
@@ -193,14 +198,14 @@ export function buildApp(opts: AppOptions): DeedApp {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
         recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
-        pendingLines.set(req.raw, () => reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review'));
+        lineAfterAnswer(req.raw, reply.raw, () => reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review'));
         return reply.code(400).send({ code: 400, message: decision.message });
       }
       const { request, verdict, response } = decision;
       const outcome = outcomeOf(verdict);
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
-      pendingLines.set(req.raw, () => {
+      lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
           webhook,
           uid: decision.uid,
