@@ -6,7 +6,7 @@
 import { entryOf } from './unstructured.js';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
-import { allowed, patched, type Finding, type Verdict } from '../admission/verdict.js';
+import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
 import { enforce } from './rules/enforcement.js';
 import { readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
@@ -218,27 +218,46 @@ function stampCreate(
   return patched([...ephemeral.ops, ...tokenOps, ...scoped.ops, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
-/** The patch: a diff of only the fields Deed stamps, so nothing else is ever touched. The library escapes pointers. */
-function stampPatch(obj: KubeObject, labels: Record<string, string>, annotations: Record<string, string>, refs: OwnerReference[], spec: Record<string, unknown>) {
-  const before = projection(obj.metadata.labels, obj.metadata.annotations, obj.metadata.ownerReferences);
-  const after = projection(labels, annotations, refs.length > 0 ? refs : undefined);
-  if (Object.keys(spec).length > 0) {
-    if (obj.spec !== undefined) before.spec = Object.assign({}, ...Object.keys(spec).map((key) => pick(obj.spec!, key))) as Record<string, unknown>;
-    after.spec = spec;
+/**
+ * The patch: only the fields Deed stamps, built from what changes in them, so nothing else
+ * is ever touched. The operations are what a diff of those fields gives (a map the object
+ * lacks is added whole, a key added, replaced or removed, a reference appended at its
+ * index), without copying and diffing the maps each review; the library escapes pointers.
+ */
+export function stampPatch(obj: KubeObject, labels: Record<string, string>, annotations: Record<string, string>, refs: OwnerReference[], spec: Record<string, unknown>): PatchOperation[] {
+  const ops: PatchOperation[] = [];
+  mapOps(ops, '/metadata/labels', obj.metadata.labels, labels);
+  mapOps(ops, '/metadata/annotations', obj.metadata.annotations, annotations);
+  const before = obj.metadata.ownerReferences;
+  if (before === undefined) {
+    if (refs.length > 0) ops.push({ op: 'add', path: '/metadata/ownerReferences', value: refs });
+  } else if (refs.length === 0) ops.push({ op: 'remove', path: '/metadata/ownerReferences' }); // an empty list is dropped
+  else {
+    // Deed appends its reference; a list that differs otherwise is patched index by index.
+    const common = Math.min(before.length, refs.length);
+    for (let i = 0; i < common; i++) if (before[i] !== refs[i]) ops.push({ op: 'replace', path: `/metadata/ownerReferences/${i}`, value: refs[i] });
+    for (let i = before.length - 1; i >= refs.length; i--) ops.push({ op: 'remove', path: `/metadata/ownerReferences/${i}` });
+    for (let i = before.length; i < refs.length; i++) ops.push({ op: 'add', path: `/metadata/ownerReferences/${i}`, value: refs[i] });
   }
-  return jsonpatch.compare(before, after);
+  if (Object.keys(spec).length > 0) {
+    if (obj.spec === undefined) ops.push({ op: 'add', path: '/spec', value: spec });
+    else mapOps(ops, '/spec', obj.spec, spec, false);
+  }
+  return ops;
 }
 
-function projection(labels?: Record<string, string>, annotations?: Record<string, string>, refs?: OwnerReference[]) {
-  const metadata: Record<string, unknown> = {};
-  if (labels !== undefined) metadata.labels = labels;
-  if (annotations !== undefined) metadata.annotations = annotations;
-  if (refs !== undefined) metadata.ownerReferences = refs;
-  return { metadata } as { metadata: Record<string, unknown>; spec?: Record<string, unknown> };
-}
-
-function pick(spec: Record<string, unknown>, key: string): Record<string, unknown> {
-  return Object.hasOwn(spec, key) ? { [key]: spec[key] } : {};
+/** `after` over `before` at `at`; keys of `before` that `after` lacks are removed when `removes`. */
+function mapOps(ops: PatchOperation[], at: string, before: Record<string, unknown> | undefined, after: Record<string, unknown>, removes = true): void {
+  if (before === undefined) {
+    ops.push({ op: 'add', path: at, value: after });
+    return;
+  }
+  if (removes) for (const key of Object.keys(before)) if (!Object.hasOwn(after, key)) ops.push({ op: 'remove', path: `${at}/${jsonpatch.escapePathComponent(key)}` });
+  for (const key of Object.keys(after)) {
+    const value = after[key];
+    if (!Object.hasOwn(before, key)) ops.push({ op: 'add', path: `${at}/${jsonpatch.escapePathComponent(key)}`, value });
+    else if (before[key] !== value) ops.push({ op: 'replace', path: `${at}/${jsonpatch.escapePathComponent(key)}`, value });
+  }
 }
 
 function withValues(base: Record<string, string>, values: Record<string, string | undefined>): Record<string, string> {

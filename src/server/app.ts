@@ -107,11 +107,27 @@ export function buildApp(opts: AppOptions): DeedApp {
     answers.set(req.raw, reply.raw);
     done();
   });
+  // The review's log line, written once its answer is sent (onResponse), or when the
+  // answer's stream closes unfinished (a client gone): building and writing it is off the
+  // path the API server waits on, and every review still gets exactly one line.
+  const pendingLines = new WeakMap<object, () => void>();
+  const writeLine = (raw: object) => {
+    const write = pendingLines.get(raw);
+    if (write === undefined) return;
+    pendingLines.delete(raw);
+    write();
+  };
+  /** Holds a review's line until its answer is sent; written now when the answer's stream is already gone (its 'close' has passed). */
+  const lineAfterAnswer = (raw: object, answer: { destroyed?: boolean; stream?: { destroyed?: boolean } }, write: () => void) => {
+    pendingLines.set(raw, write);
+    if (answer.destroyed === true || answer.stream?.destroyed === true) writeLine(raw);
+  };
   // The whole request as the API server waits for it, refusals before a route included.
   app.addHook('onResponse', (req, reply, done) => {
     const webhook = req.url.split('?')[0]!.slice(1);
     const started = arrivedAt.get(req.raw);
     if (started !== undefined && Object.hasOwn(HANDLERS, webhook)) recordRequest(metrics, webhook, reply.statusCode, (clock() - started) / 1000);
+    writeLine(req.raw);
     done();
   });
 
@@ -127,7 +143,10 @@ export function buildApp(opts: AppOptions): DeedApp {
     const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
     readBody({ payload, contentLength: req.headers['content-length'], account, onRefused: () => metrics.bodiesRefused.inc() }, bodyLimit).then(
       (body) => {
-        answer.once('close', () => accounts.close(account)); // the parsed review is held until it is answered
+        answer.once('close', () => {
+          accounts.close(account); // the parsed review is held until it is answered
+          writeLine(req.raw);
+        });
         try {
           done(null, JSON.parse(body.toString('utf8')));
         } catch (err) {
@@ -179,37 +198,39 @@ export function buildApp(opts: AppOptions): DeedApp {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       if (decision.kind === 'bad-request') {
         recordReview(metrics, webhook, undefined, 'bad-request', undefined, durationMs / 1000);
-        reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review');
+        lineAfterAnswer(req.raw, reply.raw, () => reviewLog.warn({ webhook, decision: 'bad-request', reason: decision.message, durationMs }, 'review'));
         return reply.code(400).send({ code: 400, message: decision.message });
       }
       const { request, verdict, response } = decision;
       const outcome = outcomeOf(verdict);
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
-      const line = {
-        webhook,
-        uid: decision.uid,
-        kind: request?.kind.kind,
-        namespace: request?.namespace,
-        name: request?.name ?? request?.object?.metadata.generateName,
-        operation: request?.operation,
-        subResource: request?.subResource,
-        requester: request?.userInfo.username,
-        dryRun: request?.dryRun,
-        // The API server speaks HTTP/2 when offered; this shows which one a review came over.
-        httpVersion: req.raw.httpVersion,
-        decision: outcome,
-        rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
-        reason: verdict.allowed ? undefined : verdict.message,
-        warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
-        breakGlass: decision.breakGlass,
-        lookups: needed.length > 0 ? needed.length : undefined,
-        patchBytes: response.response.patch?.length ?? 0,
-        durationMs: Math.round(durationMs * 1000) / 1000,
-      };
-      if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
-      else if (decision.breakGlass !== undefined) reviewLog.warn(line, 'review'); // break-glass use: an operator looks at each one
-      else reviewLog.info(line, 'review');
+      lineAfterAnswer(req.raw, reply.raw, () => {
+        const line = {
+          webhook,
+          uid: decision.uid,
+          kind: request?.kind.kind,
+          namespace: request?.namespace,
+          name: request?.name ?? request?.object?.metadata.generateName,
+          operation: request?.operation,
+          subResource: request?.subResource,
+          requester: request?.userInfo.username,
+          dryRun: request?.dryRun,
+          // The API server speaks HTTP/2 when offered; this shows which one a review came over.
+          httpVersion: req.raw.httpVersion,
+          decision: outcome,
+          rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
+          reason: verdict.allowed ? undefined : verdict.message,
+          warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
+          breakGlass: decision.breakGlass,
+          lookups: needed.length > 0 ? needed.length : undefined,
+          patchBytes: response.response.patch?.length ?? 0,
+          durationMs: Math.round(durationMs * 1000) / 1000,
+        };
+        if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
+        else if (decision.breakGlass !== undefined) reviewLog.warn(line, 'review'); // break-glass use: an operator looks at each one
+        else reviewLog.info(line, 'review');
+      });
       return reply.send(response);
     });
   }
