@@ -1,0 +1,28 @@
+// The CREATE of a stamped object or a workload is judged whole in one call, by the mutating
+// webhook (docs/security-model.md, "One call per create"): it computes the stamps, applies
+// them to the object, and judges the result with the validating side's rules, lookups and
+// messages. The API server calls it again when a later mutating webhook changes the object
+// (reinvocationPolicy IfNeeded): the stamps it wrote verify and are kept (mutate.ts), and the
+// object as that webhook left it is judged again. What must hold after every mutator is the
+// install's ValidatingAdmissionPolicy's (src/install/create-stamps-policy.ts). Object in,
+// patch and verdict out; no I/O.
+import jsonpatch from 'fast-json-patch';
+import type { AdmissionRequest, KubeObject } from '../admission/types.js';
+import type { Verdict } from '../admission/verdict.js';
+import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
+import { mutate } from './mutate.js';
+import type { DecisionContext } from './policy.js';
+import { validate } from './validate.js';
+
+/** The mutating webhook's verdict, with the CREATE-time validating judgement where it moved here. */
+export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+  const stamped = mutate(req, ctx);
+  if (!stamped.allowed || !isCreateJudgedAtMutation(req) || !req.object) return stamped;
+  // The object as the API server will hold it after this patch: what the validating webhook saw.
+  const object = stamped.patch === undefined ? req.object : (jsonpatch.applyPatch(structuredClone(req.object), stamped.patch, true, false).newDocument as KubeObject);
+  const judged = validate({ ...req, object }, ctx);
+  const warnings = [...new Set([...stamped.warnings, ...judged.warnings])];
+  const auditAnnotations = { ...stamped.auditAnnotations, ...judged.auditAnnotations };
+  if (!judged.allowed) return { ...judged, warnings, auditAnnotations };
+  return { ...stamped, warnings, auditAnnotations };
+}
