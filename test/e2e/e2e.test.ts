@@ -28,6 +28,7 @@ import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
 import { selectorCases } from './cases/selectors.js';
 import { configMapCases } from './cases/configmaps.js';
+import { oneCallCases } from './cases/one-call.js';
 
 const found = assets();
 const skip =
@@ -74,4 +75,5 @@ describe('Deed in a real API server', { skip }, () => {
   connectCases(get);
   scopeSwitchCases(get);
   configMapCases(get);
+  oneCallCases(get);
 });

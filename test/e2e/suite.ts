@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { NAME, reaperName, renderManifests } from '../../src/install/manifests.js';
+import { CREATE_STAMPS_POLICY_SUFFIX } from '../../src/install/create-stamps-policy.js';
 import { startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
@@ -283,12 +284,17 @@ export async function withoutWebhooks<T>(s: Suite, fn: () => Promise<T>): Promis
     const probe = await s.api(s.runnerA.identity, 'POST', '/api/v1/namespaces/sandbox-a/secrets?dryRun=All', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'webhook-probe' } });
     return probe.status === 201 ? probe.body.metadata.labels?.['deed.dev/managed'] === 'true' : undefined;
   };
+  // The create-stamps policy is Deed's admission too: without its binding a runner's unstamped write passes.
+  const binding = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
+  const bound = (await s.api(s.admin, 'GET', binding)).body as { metadata: Record<string, unknown>; spec: unknown };
   for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'DELETE', `${path(w.kind)}/${w.metadata!.name}`), 200);
+  await expectStatus(s.api(s.admin, 'DELETE', binding), 200);
   try {
     await eventually('Deed no longer reviews sandbox writes', async () => (await reviewed()) === false);
     return await fn();
   } finally {
     for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'POST', path(w.kind), w), 201);
+    await expectStatus(s.api(s.admin, 'POST', binding.slice(0, binding.lastIndexOf('/')), { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: bound.metadata.name, labels: bound.metadata.labels }, spec: bound.spec }), 201);
     await eventually('Deed reviews sandbox writes again', async () => (await reviewed()) === true);
   }
 }
