@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { renderManifests } from '../src/install/manifests.js';
+import { NAME, renderManifests } from '../src/install/manifests.js';
+import { CREATE_STAMPS_POLICY_SUFFIX } from '../src/install/create-stamps-policy.js';
 import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
 import { DEED_NAMESPACE, E2E_POLICY } from '../test/e2e/suite.js';
@@ -149,11 +150,21 @@ const PATHS: Record<string, string> = {
   ...POLICY_KINDS,
 };
 
-/** Deed's webhook configurations as rendered, changed only in clientConfig (as the e2e suite registers them). */
+/**
+ * Deed's webhook configurations as rendered, changed only in clientConfig (as the e2e suite
+ * registers them), and with the pair its create-stamps policy (the API server's check after
+ * every mutator, src/install/create-stamps-policy.ts): Deed as installed.
+ */
 function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one' } = {}): KubernetesObject[] {
+  const createStamps = `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
   return renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })
-    .filter((w) => w.kind === 'MutatingWebhookConfiguration' || (w.kind === 'ValidatingWebhookConfiguration' && !o.mutatingOnly))
+    .filter(
+      (w) =>
+        w.kind === 'MutatingWebhookConfiguration' ||
+        (!o.mutatingOnly && (w.kind === 'ValidatingWebhookConfiguration' || (w.kind?.startsWith('ValidatingAdmissionPolicy') === true && w.metadata?.name === createStamps))),
+    )
     .map((w) => {
+      if (!('webhooks' in w)) return w;
       const copy = structuredClone(w) as KubernetesObject & { webhooks: Array<{ clientConfig: { service?: { path: string } }; matchConditions?: unknown[] }> };
       for (const hook of copy.webhooks) {
         hook.clientConfig = { url: `${url}${hook.clientConfig.service!.path}`, caBundle: Buffer.from(ca).toString('base64') } as never;

@@ -104,6 +104,15 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       adopt(deed.child);
     };
     const url = `https://127.0.0.1:${port}`;
+    // The create-stamps policy's CEL is rendered from Deed's policy: a policy change is an install change (docs/upgrading.md).
+    const applyCreateStampsPolicy = async (policyYaml: string) => {
+      const want = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: policyYaml }).find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata?.name === `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`) as { spec: unknown };
+      const at = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
+      const have = await call(admin, 'GET', at);
+      if (have.status !== 200 || JSON.stringify(have.body.spec.variables) === JSON.stringify((want.spec as { variables: unknown }).variables)) return;
+      await must('the create-stamps policy of the new policy', call(admin, 'PUT', at, { ...have.body, spec: want.spec }));
+      await new Promise((r) => setTimeout(r, 2000)); // the API server's policy informer takes the change a moment later
+    };
 
     const admin: Identity = { ...cp.admin, kubeconfig: join(cp.dir, 'admin.kubeconfig') };
     writeKubeconfig(admin.kubeconfig!, cp.server, cp.ca, admin.token);
@@ -219,6 +228,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       async restartDeed(policyYaml = clusterPolicyYaml, extraArgs: string[] = []) {
         await deed?.stop();
         await startDeed(policyYaml, extraArgs);
+        await applyCreateStampsPolicy(policyYaml);
       },
       async stopDeed() {
         await deed?.stop();
