@@ -5,12 +5,13 @@
 //   none      no admission configured
 //   policy    a MutatingAdmissionPolicy and a ValidatingAdmissionPolicy (bench/chain-policies.ts)
 //             that write and freeze the stamps CEL can compute from the requester
-//   noop      a webhook pair answering at once, the mutating one with a fixed patch the size
-//             of Deed's stamps (bench/noop-server.ts --patch)
-//   deed      Deed's webhooks as `deed manifests` renders them, clientConfig pointed at
-//             `deed serve` (compiled, with the lookup cache, as installed)
+//   noop      Deed's webhook configurations pointed at a server answering at once, the
+//             mutating call with a fixed patch the size of Deed's stamps (bench/noop-server.ts
+//             --patch): since one call per create, a Secret CREATE reaches the mutating one only
+//   deed      Deed as `deed manifests` renders it: its webhooks, clientConfig pointed at
+//             `deed serve` (compiled, with the lookup cache), and its create-stamps policy
 // and the variants that answer a question each (--chains):
-//   deed-mutating   Deed's mutating webhook alone: what the second call costs
+//   deed-mutating   Deed's mutating webhook alone, without the create-stamps policy: what the policy costs
 //   deed-no-conditions   Deed's pair without its matchConditions: what they cost the API server
 //   deed-one-condition   Deed's pair with only the first of them: whether the cost is per condition or per webhook
 //   noop-h1         the no-op pair offering only HTTP/1.1: Node's HTTP/1.1 against HTTP/2

@@ -106,7 +106,9 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     const url = `https://127.0.0.1:${port}`;
     // The create-stamps policy's CEL is rendered from Deed's policy: a policy change is an install change (docs/upgrading.md).
     const applyCreateStampsPolicy = async (policyYaml: string) => {
-      const want = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: policyYaml }).find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata?.name === `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`) as { spec: unknown };
+      // Its key files are local paths here, which the install refuses; the policy's CEL does not depend on them.
+      const { attestation: _key, ...rest } = parse(policyYaml) as Record<string, unknown>;
+      const want = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: stringify(rest) }).find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata?.name === `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`) as { spec: unknown };
       const at = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
       const have = await call(admin, 'GET', at);
       if (have.status !== 200 || JSON.stringify(have.body.spec.variables) === JSON.stringify((want.spec as { variables: unknown }).variables)) return;
