@@ -62,6 +62,19 @@ describe('one call per create', () => {
     });
   }
 
+  test('a claim restoring a snapshot named only in dataSource is refused naming spec.dataSourceRef, as the API server fills it in before the validating webhook', () => {
+    const body = fixture('mutate-create-pvc-by-runner.json');
+    body.request.object.spec = { ...body.request.object.spec, dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap-unknown' } };
+    const stored = structuredClone(body.request.object);
+    stored.spec!.dataSourceRef = { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap-unknown' };
+    const { mutated } = twoCalls(body);
+    const validated = answer('validate', withObject(body, kubectlPatch(stored, decodePatch(mutated))));
+    const one = answer('admit', body);
+    assert.equal(one.response.allowed, false);
+    assert.match(one.response.status?.message ?? '', /spec\.dataSourceRef/);
+    assert.equal(one.response.status?.message, validated.response.status?.message);
+  });
+
   test('a dry run is refused by admit with the message of the real create', () => {
     const body = pod((o) => void (o.spec!.restartPolicy = 'Never'));
     const dry = answer('admit', withObject(body, body.request.object, { dryRun: true }));

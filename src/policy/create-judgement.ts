@@ -13,6 +13,7 @@ import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
 import { mutate } from './mutate.js';
 import type { DecisionContext } from './policy.js';
 import { validate } from './validate.js';
+import { isRec, type Rec } from './unstructured.js';
 
 /** The mutating webhook's verdict, with the CREATE-time validating judgement where it moved here. */
 export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext): Verdict {
@@ -20,9 +21,24 @@ export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext): Ver
   if (!stamped.allowed || !isCreateJudgedAtMutation(req) || !req.object) return stamped;
   // The object as the API server will hold it after this patch: what the validating webhook saw.
   const object = stamped.patch === undefined ? req.object : (jsonpatch.applyPatch(structuredClone(req.object), stamped.patch, true, false).newDocument as KubeObject);
-  const judged = validate({ ...req, object }, ctx);
+  const judged = validate({ ...req, object: asStored(object) }, ctx);
   const warnings = [...new Set([...stamped.warnings, ...judged.warnings])];
   const auditAnnotations = { ...stamped.auditAnnotations, ...judged.auditAnnotations };
   if (!judged.allowed) return { ...judged, warnings, auditAnnotations };
   return { ...stamped, warnings, auditAnnotations };
+}
+
+/**
+ * What the API server's registry does to the object between the mutating and the validating
+ * webhooks, where it changes what a rule reads: a claim's `dataSource` and `dataSourceRef`
+ * are made to name the same source (Kubernetes' NormalizeDataSources, at PrepareForCreate),
+ * so a finding names the field the validating webhook saw. The generated name is not known.
+ */
+function asStored(obj: KubeObject): KubeObject {
+  if (obj.kind !== 'PersistentVolumeClaim' || !isRec(obj.spec)) return obj;
+  const { dataSource, dataSourceRef } = obj.spec;
+  const copy = (from: Rec) => ({ ...(from.apiGroup !== undefined ? { apiGroup: from.apiGroup } : {}), kind: from.kind, name: from.name });
+  if (isRec(dataSource) && (dataSourceRef === undefined || dataSourceRef === null)) return { ...obj, spec: { ...obj.spec, dataSourceRef: copy(dataSource) } };
+  if (isRec(dataSourceRef) && (dataSource === undefined || dataSource === null) && (dataSourceRef.namespace === undefined || dataSourceRef.namespace === '')) return { ...obj, spec: { ...obj.spec, dataSource: copy(dataSourceRef) } };
+  return obj;
 }
