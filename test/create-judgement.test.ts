@@ -36,7 +36,9 @@ const sidecar = (o: KubeObject) => {
 describe('one call per create', () => {
   test('a good pod gets the same patch from admit as from the two-call chain, and the chain would allow it', () => {
     const body = pod();
+    const given = structuredClone(body.request.object);
     const one = answer('admit', body);
+    assert.deepEqual(body.request.object, given, 'the request\'s object is left as it came');
     const { mutated, validated } = twoCalls(body);
     assert.equal(one.response.allowed, true, one.response.status?.message);
     assert.equal(validated?.response.allowed, true, validated?.response.status?.message);

@@ -8,7 +8,7 @@
 // patch and verdict out; no I/O.
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
-import type { Verdict } from '../admission/verdict.js';
+import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
 import { mutate } from './mutate.js';
 import type { DecisionContext } from './policy.js';
@@ -20,7 +20,7 @@ export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext): Ver
   const stamped = mutate(req, ctx);
   if (!stamped.allowed || !isCreateJudgedAtMutation(req) || !req.object) return stamped;
   // The object as the API server will hold it after this patch: what the validating webhook saw.
-  const object = stamped.patch === undefined ? req.object : (jsonpatch.applyPatch(structuredClone(req.object), stamped.patch, true, false).newDocument as KubeObject);
+  const object = stamped.patch === undefined ? req.object : patchedCopy(req.object, stamped.patch);
   const judged = validate({ ...req, object: asStored(object) }, ctx);
   const warnings = [...new Set([...stamped.warnings, ...judged.warnings])];
   const auditAnnotations = { ...stamped.auditAnnotations, ...judged.auditAnnotations };
@@ -41,4 +41,31 @@ function asStored(obj: KubeObject): KubeObject {
   if (isRec(dataSource) && (dataSourceRef === undefined || dataSourceRef === null)) return { ...obj, spec: { ...obj.spec, dataSourceRef: copy(dataSource) } };
   if (isRec(dataSourceRef) && (dataSource === undefined || dataSource === null) && (dataSourceRef.namespace === undefined || dataSourceRef.namespace === '')) return { ...obj, spec: { ...obj.spec, dataSource: copy(dataSourceRef) } };
   return obj;
+}
+
+/**
+ * The object with Deed's patch applied, the request's own left as it was. Only the containers
+ * along each operation's path are copied: a hostile body can nest deeper than a whole-object
+ * clone recurses (the fuzz test's), and the patch touches a few metadata and spec paths.
+ */
+function patchedCopy(obj: KubeObject, ops: PatchOperation[]): KubeObject {
+  let doc: Rec = { ...obj };
+  for (const op of ops) {
+    for (const pointer of 'from' in op ? [op.path, op.from] : [op.path]) copyAlong(doc, pointer);
+    doc = jsonpatch.applyOperation(doc, op, true, true).newDocument as Rec;
+  }
+  return doc as KubeObject;
+}
+
+function copyAlong(root: Rec, pointer: string): void {
+  let node: Rec | unknown[] = root;
+  for (const raw of pointer.split('/').slice(1, -1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const child: unknown = Array.isArray(node) ? node[Number(key)] : node[key];
+    if (child === null || typeof child !== 'object') return;
+    const copy = Array.isArray(child) ? [...(child as unknown[])] : { ...(child as Rec) };
+    if (Array.isArray(node)) node[Number(key)] = copy;
+    else node[key] = copy;
+    node = copy;
+  }
 }
