@@ -5,12 +5,13 @@
 //   none      no admission configured
 //   policy    a MutatingAdmissionPolicy and a ValidatingAdmissionPolicy (bench/chain-policies.ts)
 //             that write and freeze the stamps CEL can compute from the requester
-//   noop      a webhook pair answering at once, the mutating one with a fixed patch the size
-//             of Deed's stamps (bench/noop-server.ts --patch)
-//   deed      Deed's webhooks as `deed manifests` renders them, clientConfig pointed at
-//             `deed serve` (compiled, with the lookup cache, as installed)
+//   noop      Deed's webhook configurations pointed at a server answering at once, the
+//             mutating call with a fixed patch the size of Deed's stamps (bench/noop-server.ts
+//             --patch): since one call per create, a Secret CREATE reaches the mutating one only
+//   deed      Deed as `deed manifests` renders it: its webhooks, clientConfig pointed at
+//             `deed serve` (compiled, with the lookup cache), and its create-stamps policy
 // and the variants that answer a question each (--chains):
-//   deed-mutating   Deed's mutating webhook alone: what the second call costs
+//   deed-mutating   Deed's mutating webhook alone, without the create-stamps policy: what the policy costs
 //   deed-no-conditions   Deed's pair without its matchConditions: what they cost the API server
 //   deed-one-condition   Deed's pair with only the first of them: whether the cost is per condition or per webhook
 //   noop-h1         the no-op pair offering only HTTP/1.1: Node's HTTP/1.1 against HTTP/2
@@ -26,7 +27,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { renderManifests } from '../src/install/manifests.js';
+import { NAME, renderManifests } from '../src/install/manifests.js';
+import { CREATE_STAMPS_POLICY_SUFFIX } from '../src/install/create-stamps-policy.js';
 import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
 import { DEED_NAMESPACE, E2E_POLICY } from '../test/e2e/suite.js';
@@ -149,11 +151,21 @@ const PATHS: Record<string, string> = {
   ...POLICY_KINDS,
 };
 
-/** Deed's webhook configurations as rendered, changed only in clientConfig (as the e2e suite registers them). */
+/**
+ * Deed's webhook configurations as rendered, changed only in clientConfig (as the e2e suite
+ * registers them), and with the pair its create-stamps policy (the API server's check after
+ * every mutator, src/install/create-stamps-policy.ts): Deed as installed.
+ */
 function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one' } = {}): KubernetesObject[] {
+  const createStamps = `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
   return renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })
-    .filter((w) => w.kind === 'MutatingWebhookConfiguration' || (w.kind === 'ValidatingWebhookConfiguration' && !o.mutatingOnly))
+    .filter(
+      (w) =>
+        w.kind === 'MutatingWebhookConfiguration' ||
+        (!o.mutatingOnly && (w.kind === 'ValidatingWebhookConfiguration' || (w.kind?.startsWith('ValidatingAdmissionPolicy') === true && w.metadata?.name === createStamps))),
+    )
     .map((w) => {
+      if (!('webhooks' in w)) return w;
       const copy = structuredClone(w) as KubernetesObject & { webhooks: Array<{ clientConfig: { service?: { path: string } }; matchConditions?: unknown[] }> };
       for (const hook of copy.webhooks) {
         hook.clientConfig = { url: `${url}${hook.clientConfig.service!.path}`, caBundle: Buffer.from(ca).toString('base64') } as never;

@@ -30,14 +30,15 @@ app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body,
   }
 });
 
-for (const path of ['/mutate', '/validate'])
+// /admit is the install's mutating path (one call per create), /mutate the previous release's.
+for (const path of ['/mutate', '/admit', '/validate'])
   app.post(path, async (req) => ({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     response: {
       uid: (req.body as { request?: { uid?: string } }).request?.uid ?? '',
       allowed: true,
-      ...(patch !== undefined && path === '/mutate' ? { patchType: 'JSONPatch', patch } : {}),
+      ...(patch !== undefined && path !== '/validate' ? { patchType: 'JSONPatch', patch } : {}),
     },
   }));
 

@@ -63,9 +63,11 @@ describe("deed dev's webhook configurations", () => {
   });
 
   test("call the local process by URL at the install's paths, with its CA in base64 and no Service", () => {
-    const [mutating, validating] = dev();
-    for (const [o, path] of [[mutating!, '/mutate'], [validating!, '/validate']] as const) {
-      for (const w of o.webhooks!) {
+    const install = installed();
+    for (const [i, o] of dev().entries()) {
+      for (const [j, w] of o.webhooks!.entries()) {
+        const path = install[i]!.webhooks![j]!.clientConfig.service!.path;
+        assert.ok(path !== undefined && path.startsWith('/'), `${w.name}: the install's path`);
         assert.deepEqual(w.clientConfig, { url: `https://127.0.0.1:9443${path}`, caBundle: Buffer.from(CA).toString('base64') }, w.name);
         assert.equal(Buffer.from(w.clientConfig.caBundle!, 'base64').toString('utf8'), CA);
       }

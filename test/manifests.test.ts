@@ -129,6 +129,8 @@ describe('deed manifests', () => {
         'ValidatingWebhookConfiguration/deed',
         'ValidatingAdmissionPolicy/deed-review-scope',
         'ValidatingAdmissionPolicyBinding/deed-review-scope',
+        'ValidatingAdmissionPolicy/deed-create-stamps',
+        'ValidatingAdmissionPolicyBinding/deed-create-stamps',
         'ClusterRole/deed-reaper',
         'ServiceAccount/deed-reaper-alpha',
         'ClusterRoleBinding/deed-reaper-alpha',
@@ -153,16 +155,16 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, configmaps, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, configmaps, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, judges a CREATE whole on /admit, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
     assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
     for (const op of ['DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
-    assert.equal(hook.clientConfig.service?.path, '/mutate');
+    assert.equal(hook.clientConfig.service?.path, '/admit');
   });
 
-  test('the validating webhook sees every door: the five kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
+  test('the validating webhook sees every door but the CREATEs the mutating webhook judges whole: the five kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     const workloadDoors = [
@@ -173,7 +175,7 @@ describe('deed manifests', () => {
       '/v1/replicationcontrollers/status',
       '/v1/replicationcontrollers/scale',
     ];
-    assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
+    assert.deepEqual(covered(hook, 'CREATE'), ['snapshot.storage.k8s.io/v1/volumesnapshots', '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
       [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),

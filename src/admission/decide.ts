@@ -6,13 +6,20 @@ import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
 import { complete, errored, type Verdict } from './verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
 import { mutate } from '../policy/mutate.js';
+import { mutateAndJudge } from '../policy/create-judgement.js';
 import { validate } from '../policy/validate.js';
 import { RULES } from '../policy/rules/catalog.js';
 import { breakGlassOverrides, withBreakGlassNotice } from './break-glass.js';
 
-export type Webhook = 'mutate' | 'validate';
+/**
+ * `admit`: the mutating webhook of the install (one call per create: it stamps and makes a
+ * stamped object's whole CREATE judgement, src/policy/create-judgement.ts). `mutate` stamps
+ * only, for the two-call configurations of older installs, whose validating webhook still
+ * judges CREATE; `deed review` models that pair.
+ */
+export type Webhook = 'mutate' | 'validate' | 'admit';
 
-export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate, validate };
+export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate, validate, admit: mutateAndJudge };
 
 export type Decision =
   /** A review Deed could read far enough to answer (possibly with a denial). */

@@ -18,8 +18,10 @@ export function kustomizeBase(image: string): Map<string, string> {
   const files = new Map<string, string>();
   const objects = renderManifests({ namespace: DEFAULT_NAMESPACE, image });
   for (const obj of objects) {
-    const file = `${obj.kind!.toLowerCase()}.yaml`;
-    if (files.has(file)) throw new Error(`two ${obj.kind} objects in the base`);
+    // One file per kind; a second object of a kind (the create-stamps policy beside the review-scope one) is named after it.
+    let file = `${obj.kind!.toLowerCase()}.yaml`;
+    if (files.has(file)) file = `${obj.kind!.toLowerCase()}-${(obj.metadata?.name ?? '').replace(/^deed-/, '')}.yaml`;
+    if (files.has(file)) throw new Error(`two ${obj.kind} objects named ${obj.metadata?.name} in the base`);
     files.set(file, toYamlStream([obj], GENERATED));
   }
   const kustomization = stringify({ resources: [...files.keys()] });

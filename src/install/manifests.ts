@@ -36,6 +36,7 @@ import { policyReportCrd } from './policy-report-crd.js';
 import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
+import { createStampsPolicy } from './create-stamps-policy.js';
 import { tenantClusterRole } from './tenant-role.js';
 
 export const NAME = 'deed';
@@ -137,6 +138,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     mutatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     validatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
+    ...createStampsPolicy(NAME, namespace, config, matchConditions(namespace, config.workloadControllers.users), labels('webhook')),
   ];
   const scoped = reaperNamespaces(opts.reaperNamespaces ?? {}, reapers);
   if (reapers.length > 0) {
@@ -464,9 +466,11 @@ export function mutatingWebhooks(namespace: string, caBundle: string | undefined
     webhooks: [
       {
         name: 'mutate.deed.dev',
-        ...webhookCommon(namespace, '/mutate', caBundle, controllers),
+        // /admit stamps and judges a CREATE whole: one call per create (docs/security-model.md, "One call per create").
+        ...webhookCommon(namespace, '/admit', caBundle, controllers),
         rules: mutatingRules(),
-        // Called again when a later mutating webhook changes the object; Deed is idempotent.
+        // Called again when a later mutating webhook changes the object: Deed keeps its own
+        // stamps and judges the object as changed (src/policy/create-judgement.ts).
         reinvocationPolicy: 'IfNeeded',
       },
       {

@@ -18,9 +18,13 @@ import { kindRows, SCALED_RESOURCES } from './kinds.js';
 import { controllerOf, ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
+import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
+
+/** `admit` reads what `mutate` does, and at the CREATEs it judges whole what `validate` does (create-judgement.ts). */
+type LookupWebhook = 'mutate' | 'validate' | 'admit';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -45,9 +49,9 @@ const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret
 
 /**
  * The objects a review's decision reads besides the request itself (the mutating side reads
- * none for claims). `keys`: the policy's stamp keys (the run lease annotation is one).
+ * none for claims, but for the CREATEs `admit` judges whole). `keys`: the policy's stamp keys (the run lease annotation is one).
  */
-export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'validate', keys: StampKeys): LookupKey[] {
+export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys): LookupKey[] {
   const door = doorOf(req);
   const namespace = req.namespace;
   if (namespace === undefined) return [];
@@ -56,7 +60,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
   const owners = ownerKeys(req, door, webhook, namespace);
-  if (webhook === 'validate' && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...referenceKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
+  if ((webhook === 'validate' || (webhook === 'admit' && isCreateJudgedAtMutation(req))) && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...referenceKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
   return owners;
 }
 
@@ -65,7 +69,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: 'mutate' | 'valida
  * the owner, controller-made.ts), and the new controlling owner an UPDATE gives an object
  * (adoption). Planned for any requester: who is a workload controller is the policy's.
  */
-function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: 'mutate' | 'validate', namespace: string): LookupKey[] {
+function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: LookupWebhook, namespace: string): LookupKey[] {
   if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object')) return [];
   const after = controllerOf(req.object);
   const made = req.operation === 'CREATE' && (door.kind === 'workload' || door.sandboxKind.kind === 'Pod');
@@ -175,22 +179,23 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
  * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
  * are told apart by a glance at a few fields, without decoding.
  */
-export function planLookups(body: unknown, webhook: 'mutate' | 'validate', keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
+export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
   const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
   const owned = hasOwners(req);
+  const judgesCreate = webhook === 'validate' || webhook === 'admit';
   const mayNeed =
     (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
-    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
+    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
     req?.subResource === 'binding' ||
     (req?.operation === 'CONNECT' && resource === 'pods') ||
     (webhook === 'validate' && req?.subResource === 'scale') ||
-    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
+    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
     (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods') ||
-    (webhook === 'validate' && (req?.operation === 'CREATE' || req?.operation === 'UPDATE') && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));
+    (((judgesCreate && req?.operation === 'CREATE') || (webhook === 'validate' && req?.operation === 'UPDATE')) && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));
   if (!mayNeed) return { lookups: [] };
   let decoded: Decoded;
   try {

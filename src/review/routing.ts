@@ -5,8 +5,14 @@ import type { V1RuleWithOperations } from '@kubernetes/client-node';
 import type { Webhook } from '../admission/decide.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { mutatingRules, validatingRules } from '../install/manifests.js';
+import { createJudgedAtMutationRules } from '../install/kind-rules.js';
 
-const RULES: Readonly<Record<Webhook, V1RuleWithOperations[]>> = { mutate: mutatingRules(), validate: validatingRules() };
+const RULES: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
+  mutate: mutatingRules(),
+  // `deed review` models the two-call pair: its validate step judges the CREATEs the install's mutating webhook judges whole.
+  validate: [...validatingRules(), ...createJudgedAtMutationRules()],
+  admit: mutatingRules(),
+};
 
 function matches(values: string[] | undefined, value: string): boolean {
   return values !== undefined && (values.includes('*') || values.includes(value));

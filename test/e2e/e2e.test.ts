@@ -30,6 +30,7 @@ import { selectorCases } from './cases/selectors.js';
 import { configMapCases } from './cases/configmaps.js';
 import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
+import { oneCallCases } from './cases/one-call.js';
 
 const found = assets();
 const skip =
@@ -77,6 +78,7 @@ describe('Deed in a real API server', { skip }, () => {
   scopeSwitchCases(get);
   configMapCases(get);
   throttlingCases(get);
+  oneCallCases(get);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });

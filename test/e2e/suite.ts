@@ -9,6 +9,7 @@ import { parse, stringify } from 'yaml';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { NAME, reaperName, renderManifests } from '../../src/install/manifests.js';
 import { pointedAtUrl } from '../../src/install/dev-webhooks.js';
+import { CREATE_STAMPS_POLICY_SUFFIX } from '../../src/install/create-stamps-policy.js';
 import { startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
@@ -104,6 +105,17 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       adopt(deed.child);
     };
     const url = `https://127.0.0.1:${port}`;
+    // The create-stamps policy's CEL is rendered from Deed's policy: a policy change is an install change (docs/upgrading.md).
+    const applyCreateStampsPolicy = async (policyYaml: string) => {
+      // Its key files are local paths here, which the install refuses; the policy's CEL does not depend on them.
+      const { attestation: _key, ...rest } = parse(policyYaml) as Record<string, unknown>;
+      const want = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', policy: stringify(rest) }).find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata?.name === `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`) as { spec: unknown };
+      const at = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
+      const have = await call(admin, 'GET', at);
+      if (have.status !== 200 || JSON.stringify(have.body.spec.variables) === JSON.stringify((want.spec as { variables: unknown }).variables)) return;
+      await must('the create-stamps policy of the new policy', call(admin, 'PUT', at, { ...have.body, spec: want.spec }));
+      await new Promise((r) => setTimeout(r, 2000)); // the API server's policy informer takes the change a moment later
+    };
 
     const admin: Identity = { ...cp.admin, kubeconfig: join(cp.dir, 'admin.kubeconfig') };
     writeKubeconfig(admin.kubeconfig!, cp.server, cp.ca, admin.token);
@@ -219,6 +231,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       async restartDeed(policyYaml = clusterPolicyYaml, extraArgs: string[] = []) {
         await deed?.stop();
         await startDeed(policyYaml, extraArgs);
+        await applyCreateStampsPolicy(policyYaml);
       },
       async stopDeed() {
         await deed?.stop();
@@ -274,12 +287,17 @@ export async function withoutWebhooks<T>(s: Suite, fn: () => Promise<T>): Promis
     const probe = await s.api(s.runnerA.identity, 'POST', '/api/v1/namespaces/sandbox-a/secrets?dryRun=All', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'webhook-probe' } });
     return probe.status === 201 ? probe.body.metadata.labels?.['deed.dev/managed'] === 'true' : undefined;
   };
+  // The create-stamps policy is Deed's admission too: without its binding a runner's unstamped write passes.
+  const binding = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
+  const bound = (await s.api(s.admin, 'GET', binding)).body as { metadata: Record<string, unknown>; spec: unknown };
   for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'DELETE', `${path(w.kind)}/${w.metadata!.name}`), 200);
+  await expectStatus(s.api(s.admin, 'DELETE', binding), 200);
   try {
     await eventually('Deed no longer reviews sandbox writes', async () => (await reviewed()) === false);
     return await fn();
   } finally {
     for (const w of s.webhooks) await expectStatus(s.api(s.admin, 'POST', path(w.kind), w), 201);
+    await expectStatus(s.api(s.admin, 'POST', binding.slice(0, binding.lastIndexOf('/')), { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: bound.metadata.name, labels: bound.metadata.labels }, spec: bound.spec }), 201);
     await eventually('Deed reviews sandbox writes again', async () => (await reviewed()) === true);
   }
 }

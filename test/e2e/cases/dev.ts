@@ -121,15 +121,16 @@ export function devCases(suite: () => Suite): void {
 
           const ca = Buffer.from(readFileSync(join(dir, 'certs', 'ca.crt'))).toString('base64');
           const rendered = renderManifests({ namespace: 'deed-system', image: 'deed:e2e', policy: readFileSync(policyFile, 'utf8').replace(/attestation:\n {2}keyFile: .*\n/, '') });
-          for (const [path, kind, suffix, rules] of [
-            [CONFIGURATIONS[0]!, 'MutatingWebhookConfiguration', '/mutate', mutatingRules()],
-            [CONFIGURATIONS[1]!, 'ValidatingWebhookConfiguration', '/validate', validatingRules()],
+          for (const [path, kind, rules] of [
+            [CONFIGURATIONS[0]!, 'MutatingWebhookConfiguration', mutatingRules()],
+            [CONFIGURATIONS[1]!, 'ValidatingWebhookConfiguration', validatingRules()],
           ] as const) {
             const stored = await s.api(s.admin, 'GET', path);
             assert.equal(stored.status, 200, stored.text);
             const install = rendered.find((o) => o.kind === kind) as { webhooks: Array<Record<string, unknown>> };
             assert.deepEqual(stored.body.webhooks.map((w: { name: string }) => w.name), install.webhooks.map((w) => w.name));
             for (const [i, w] of (stored.body.webhooks as StoredWebhook[]).entries()) {
+              const suffix = (install.webhooks[i]!.clientConfig as { service: { path: string } }).service.path;
               assert.deepEqual(w.clientConfig, { url: `https://127.0.0.1:${dev.port}${suffix}`, caBundle: ca }, `${kind} ${w.name}`);
               assert.equal(w.failurePolicy, 'Ignore');
               assert.deepEqual(w.matchConditions, install.webhooks[i]!.matchConditions);
@@ -181,7 +182,7 @@ export function devCases(suite: () => Suite): void {
           const second = await startDev(s, ['--failure-policy', 'Fail']);
           assert.match(second.stderr(), /ready: registered .* \(replacing a previous run's\), calling https:\/\/127\.0\.0\.1:\d+ /);
           const stored = await s.api(s.admin, 'GET', CONFIGURATIONS[0]!);
-          assert.equal(stored.body.webhooks[0].clientConfig.url, `https://127.0.0.1:${second.port}/mutate`);
+          assert.equal(stored.body.webhooks[0].clientConfig.url, `https://127.0.0.1:${second.port}/admit`); // mutate.deed.dev judges a CREATE whole
           await eventually('the API server calls the new run', () => stamped(s));
           second.child.kill('SIGKILL');
           await second.exited;

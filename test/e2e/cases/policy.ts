@@ -40,7 +40,8 @@ export function policyCases(suite: () => Suite): void {
       const pod = sandboxPod('dry-denied', { spec: { restartPolicy: 'Never' } });
       const run = await s.kubectl(s.runnerA.identity, ['apply', '--dry-run=server', '-n', 'sandbox-a', '-f', '-'], stringify(pod));
       assert.notEqual(run.code, 0);
-      assert.match(run.stderr, /admission webhook "validate\.deed\.dev" denied the request/);
+      // The CREATE is judged whole by the mutating webhook (one call per create).
+      assert.match(run.stderr, /admission webhook "mutate\.deed\.dev" denied the request/);
       assert.match(run.stderr, /\[template\.restart-policy\] spec\.restartPolicy/);
     });
   });

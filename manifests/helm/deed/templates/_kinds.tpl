@@ -34,17 +34,17 @@
 {{- end -}}
 
 {{- define "deed.validatingRules" -}}
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: [""]
   apiVersions: ["v1"]
   resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: ["networking.k8s.io"]
   apiVersions: ["v1"]
   resources: ["networkpolicies"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: ["coordination.k8s.io"]
   apiVersions: ["v1"]
   resources: ["leases"]
@@ -64,17 +64,17 @@
   apiVersions: ["v1"]
   resources: ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: ["apps"]
   apiVersions: ["v1"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: ["batch"]
   apiVersions: ["v1"]
   resources: ["jobs", "cronjobs"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE", "DELETE"]
+- operations: ["UPDATE", "DELETE"]
   apiGroups: [""]
   apiVersions: ["v1"]
   resources: ["replicationcontrollers", "podtemplates"]
@@ -98,6 +98,34 @@
   apiGroups: ["snapshot.storage.k8s.io"]
   apiVersions: ["v1"]
   resources: ["volumesnapshots"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.stampedCreateRules" -}}
+- operations: ["CREATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims", "replicationcontrollers"]
+  scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["networking.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["networkpolicies"]
+  scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["apps"]
+  apiVersions: ["v1"]
+  resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
+  scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["batch"]
+  apiVersions: ["v1"]
+  resources: ["jobs", "cronjobs"]
+  scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["coordination.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["leases"]
   scope: Namespaced
 {{- end -}}
 
