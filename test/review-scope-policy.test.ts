@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { parseConfig } from '../src/config/load.js';
 import { renderManifests } from '../src/install/manifests.js';
-import { reviewScopePolicy, scopeAdminExpression, scopeAdmins } from '../src/install/review-scope-policy.js';
+import { reviewScopePolicy, scopeAdmins } from '../src/install/review-scope-policy.js';
+import { requesterIsOneOf } from '../src/install/admission-policy.js';
 
 const config = (input: unknown) => parseConfig(input, 'the policy');
 
@@ -20,7 +21,7 @@ describe('the review scope policy', () => {
 
   test('names are CEL string literals, quotes and backslashes escaped', () => {
     assert.equal(
-      scopeAdminExpression(['a"b', 'c\\d'], []),
+      requesterIsOneOf(['a"b', 'c\\d'], []),
       'request.userInfo.username in ["a\\"b", "c\\\\d"] || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in []))',
     );
   });

@@ -17,11 +17,11 @@ import { modeOf } from '../policy/rules/enforcement.js';
 import { compilePolicy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
 import { stampedCreateRules } from './kind-rules.js';
+import { celList, denyBinding, requesterIsOneOf } from './admission-policy.js';
 
 export const CREATE_STAMPS_POLICY_SUFFIX = 'create-stamps';
 
 const lit = (value: string) => JSON.stringify(value);
-const celList = (values: readonly string[]) => `[${values.map(lit).join(', ')}]`;
 const SA_PREFIX = 'system:serviceaccount:';
 
 /** The CEL: does the requester act for the environment (by service account, exact or `ns:*`, or by group): requester/identity.ts. */
@@ -66,7 +66,7 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
         variables: [
           { name: 'environments', expression: environmentsExpression(config) },
           { name: 'controller', expression: `request.userInfo.username in ${celList(config.workloadControllers.users)}` },
-          { name: 'breakGlass', expression: `request.userInfo.username in ${celList(config.breakGlass.users)} || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(config.breakGlass.groups)}))` },
+          { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
           { name: 'environment', expression: value('labels', keys.environment) },
           { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
           // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
@@ -95,11 +95,6 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
         ],
       },
     },
-    {
-      apiVersion: `${admission}/v1`,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: policyName, labels },
-      spec: { policyName, validationActions: ['Deny'] },
-    },
+    denyBinding(policyName, labels),
   ];
 }

@@ -11,6 +11,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
+import { denyBinding, requesterIsOneOf } from './admission-policy.js';
 
 export const REVIEW_SCOPE_POLICY_SUFFIX = 'review-scope';
 
@@ -20,16 +21,6 @@ export function scopeAdmins(config: Config): { users: string[]; groups: string[]
     users: [...new Set([...config.platform.users, ...config.breakGlass.users])],
     groups: [...new Set([...config.platform.groups, ...config.breakGlass.groups])],
   };
-}
-
-/** A CEL list of string literals (JSON string escapes are CEL's too). */
-function celList(values: string[]): string {
-  return `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
-}
-
-/** The CEL: is the requester one of the scope's admins. Shared with the chart's template (test/helm-chart.test.ts). */
-export function scopeAdminExpression(users: string[], groups: string[]): string {
-  return `request.userInfo.username in ${celList(users)} || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(groups)}))`;
 }
 
 const label = (obj: string) => `has(${obj}.metadata.labels) && ${JSON.stringify(SANDBOX_LABEL)} in ${obj}.metadata.labels ? ${obj}.metadata.labels[${JSON.stringify(SANDBOX_LABEL)}] : "<absent>"`;
@@ -53,7 +44,7 @@ export function reviewScopePolicy(name: string, webhookConfiguration: string, co
           ],
         },
         variables: [
-          { name: 'scopeAdmin', expression: scopeAdminExpression(admins.users, admins.groups) },
+          { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
           { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
         ],
         validations: [
@@ -70,11 +61,6 @@ export function reviewScopePolicy(name: string, webhookConfiguration: string, co
         ],
       },
     },
-    {
-      apiVersion: `${admission}/v1`,
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: policyName, labels },
-      spec: { policyName, validationActions: ['Deny'] },
-    },
+    denyBinding(policyName, labels),
   ];
 }

@@ -1,0 +1,23 @@
+// What the install's ValidatingAdmissionPolicies share: CEL literals, the "is the requester
+// one of these principals" test, and the binding that makes a policy deny.
+import type { V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+
+/** A CEL list of string literals (JSON string escapes are CEL's too). */
+export function celList(values: readonly string[]): string {
+  return `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+}
+
+/** The CEL: is the requester one of these users, or in one of these groups. Shared with the chart's templates (test/helm-chart.test.ts). */
+export function requesterIsOneOf(users: readonly string[], groups: readonly string[]): string {
+  return `request.userInfo.username in ${celList(users)} || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(groups)}))`;
+}
+
+/** The binding of a policy of the same name, everywhere, its refusals denials. */
+export function denyBinding(policyName: string, labels: Record<string, string>): V1ValidatingAdmissionPolicyBinding {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: policyName, labels },
+    spec: { policyName, validationActions: ['Deny'] },
+  };
+}
