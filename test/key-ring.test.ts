@@ -128,6 +128,21 @@ describe('verifying through the ring', () => {
   });
 });
 
+describe('the last MAC, remembered between signing and verifying the same stamps', () => {
+  test('verifying right after signing answers as a fresh computation does, for the same, edited and other-key stamps', () => {
+    const ring = singleKeyRing(OLD);
+    const attestation = signStamps(ring, STAMPS);
+    assert.equal(verifies(ring, attestation).ok, true);
+    // The remembered MAC is for one key and one text: edited stamps, or another key, compute their own.
+    assert.equal(verifies(ring, attestation, { ...STAMPS, environment: 'beta' }).ok, false);
+    assert.equal(verifies(singleKeyRing(STRANGER), attestation).ok, false);
+    const other = Buffer.from(OLD); // same material, another buffer: still the same MAC
+    assert.equal(verifies(singleKeyRing(other), attestation).ok, true);
+    assert.equal(signV1(NEW, STAMPS), signV1(NEW, STAMPS));
+    assert.notEqual(signV1(NEW, STAMPS), signV1(OLD, STAMPS));
+  });
+});
+
 describe('building a ring', () => {
   test('the signing key must be in the ring', () => {
     assert.throws(() => createKeyRing([{ id: 'old', key: OLD }], 'new', 'v2'), /signing key "new" is not in the key ring \(old\)/);
