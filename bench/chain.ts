@@ -15,6 +15,9 @@
 //   deed-no-conditions   Deed's pair without its matchConditions: what they cost the API server
 //   deed-one-condition   Deed's pair with only the first of them: whether the cost is per condition or per webhook
 //   noop-h1         the no-op pair offering only HTTP/1.1: Node's HTTP/1.1 against HTTP/2
+//   deed-*-policy   Deed's webhooks with a variant of its create-stamps policy (bench/chain-policy-variants.ts):
+//                   trivial (`true`), touch (reads object and request), folded, lean, inline
+// --cpu-prof writes a V8 CPU profile of each Deed started to bench/profiles/chain/.
 // The chains take turns in short rounds (the machine's other load drifts); CPU time per
 // create of every process in the chain, from /proc (user + system, all threads), is the
 // steady figure. Prints figures; asserts nothing. See docs/performance.md.
@@ -33,6 +36,7 @@ import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
 import { DEED_NAMESPACE, E2E_POLICY } from '../test/e2e/suite.js';
 import { chainPolicies, POLICY_KINDS, stampPatch } from './chain-policies.js';
+import { policyVariant, POLICY_VARIANTS, type PolicyVariant } from './chain-policy-variants.js';
 import { median, percentile } from './load.js';
 import { cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
 
@@ -40,12 +44,16 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '5' },
+    // Each round starts its webhook server afresh: the first seconds of load are V8 compiling
+    // its hot paths (a few hundred reviews), which a server that runs for days has long done.
+    warmup: { type: 'string', default: '5' },
     inflight: { type: 'string', default: '8' },
     chains: { type: 'string', default: 'none,policy,noop,deed' },
     'no-build': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
-const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1'] as const;
+const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', ...Object.values(POLICY_VARIANTS)] as const;
 type Chain = (typeof CHAINS)[number];
 const chains = flags.chains.split(',').map((c) => {
   if (!(CHAINS as readonly string[]).includes(c)) throw new Error(`unknown chain ${c}; one of ${CHAINS.join(', ')}`);
@@ -53,8 +61,10 @@ const chains = flags.chains.split(',').map((c) => {
 });
 const rounds = Number(flags.rounds);
 const durationS = Number(flags.duration);
+const warmupS = Number(flags.warmup);
 const inflight = Number(flags.inflight);
 const NAMESPACE = 'sandbox-a';
+const PROFILES = join(ROOT, 'bench/profiles/chain');
 const log = (s = '') => process.stdout.write(`${s}\n`);
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
@@ -156,7 +166,7 @@ const PATHS: Record<string, string> = {
  * registers them), and with the pair its create-stamps policy (the API server's check after
  * every mutator, src/install/create-stamps-policy.ts): Deed as installed.
  */
-function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one' } = {}): KubernetesObject[] {
+function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one'; policy?: PolicyVariant } = {}): KubernetesObject[] {
   const createStamps = `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
   return renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })
     .filter(
@@ -165,6 +175,7 @@ function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; cond
         (!o.mutatingOnly && (w.kind === 'ValidatingWebhookConfiguration' || (w.kind?.startsWith('ValidatingAdmissionPolicy') === true && w.metadata?.name === createStamps))),
     )
     .map((w) => {
+      if (o.policy !== undefined && w.kind === 'ValidatingAdmissionPolicy') return policyVariant(w, o.policy);
       if (!('webhooks' in w)) return w;
       const copy = structuredClone(w) as KubernetesObject & { webhooks: Array<{ clientConfig: { service?: { path: string } }; matchConditions?: unknown[] }> };
       for (const hook of copy.webhooks) {
@@ -174,6 +185,11 @@ function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; cond
       }
       return copy;
     });
+}
+
+function variantOf(chain: Chain): { policy?: PolicyVariant } {
+  const found = Object.entries(POLICY_VARIANTS).find(([, name]) => name === chain);
+  return found ? { policy: found[0] as PolicyVariant } : {};
 }
 
 async function install(cp: ControlPlane, objects: KubernetesObject[]): Promise<void> {
@@ -252,9 +268,10 @@ async function enter(chain: Chain, s: Scene, certDir: string, policyFile: string
       return { servers: [noop], objects: deedWebhooks(noop.url, noop.ca), mark: 'noop' };
     }
     default: {
-      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE] });
+      const nodeArgs = flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', PROFILES] : [];
+      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE] });
       await cacheCurrent(deed.logFile!);
-      return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
+      return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', ...variantOf(chain), ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
     }
   }
 }
@@ -265,7 +282,8 @@ async function main(): Promise<void> {
   if (!flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   log(`Deed chain benchmark  ${new Date().toISOString()}  node ${process.version}  ${cpus().length} cores`);
   log(`command: npm run bench:chain -- ${process.argv.slice(2).join(' ')}`.trimEnd());
-  log(`Secret creates as a pod-bound runner, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a 1 s warm-up`);
+  log(`Secret creates as a pod-bound runner, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a ${warmupS} s warm-up`);
+  if (flags['cpu-prof']) mkdirSync(PROFILES, { recursive: true });
   const cp = await startControlPlane(found.bin, false);
   try {
     const s = await scene(cp);
@@ -288,7 +306,7 @@ async function main(): Promise<void> {
           await install(cp, phase.objects);
           await settled(s, agent, phase.mark);
           const servers = Object.fromEntries(phase.servers.map((p, i) => [phase.servers.length > 1 ? `webhook server ${i}` : 'webhook server', p.child.pid!]));
-          await load(s, agent, { ...pids, ...servers }, 1);
+          await load(s, agent, { ...pids, ...servers }, warmupS);
           const w = await load(s, agent, { ...pids, ...servers }, durationS);
           results.get(chain)!.push(w);
           loads.push(loadavg()[0]!);

@@ -2,7 +2,8 @@
 // and inclusive time per function as a share of busy (non-idle) time, so an optimisation
 // starts from what the profile shows. Multiply a busy share by the bench's CPU µs per
 // review for an approximate per-review cost (the profile sees the main thread only).
-// Usage: tsx bench/profile-summary.ts DIR_OR_FILE [TOP]
+// Usage: tsx bench/profile-summary.ts DIR_OR_FILE [TOP] [SKIP_S]
+//   SKIP_S leaves out each profile's first seconds (start-up: module loading, the first list).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -21,6 +22,7 @@ interface Profile {
 const target = process.argv[2];
 if (!target) throw new Error('usage: profile-summary.ts DIR_OR_FILE [TOP]');
 const top = Number(process.argv[3] ?? 25);
+const skipUs = Number(process.argv[4] ?? 0) * 1e6;
 const files = statSync(target).isDirectory() ? readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(target, f)) : [target];
 
 function frameKey(node: ProfileNode): string {
@@ -39,8 +41,11 @@ for (const file of files) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  let at = 0;
   profile.samples.forEach((id, i) => {
     const us = profile.timeDeltas[i] ?? 0;
+    at += us;
+    if (at < skipUs) return;
     const node = nodes.get(id)!;
     const { functionName, url } = node.callFrame;
     const key = frameKey(node);
