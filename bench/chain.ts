@@ -51,8 +51,13 @@ const { values: flags } = parseArgs({
     chains: { type: 'string', default: 'none,policy,noop,deed' },
     'no-build': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    // What is created: Secrets by the runner, or pods by the ReplicaSet controller's service
+    // account for a ReplicaSet the runner created (Deed stamps them as the owner's, reading it from its cache).
+    object: { type: 'string', default: 'secret' },
   },
 });
+if (flags.object !== 'secret' && flags.object !== 'controller-pod') throw new Error(`--object must be secret or controller-pod, got ${flags.object}`);
+const controllerPods = flags.object === 'controller-pod';
 const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', ...Object.values(POLICY_VARIANTS)] as const;
 type Chain = (typeof CHAINS)[number];
 const chains = flags.chains.split(',').map((c) => {
@@ -71,6 +76,8 @@ const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) :
 interface Scene {
   cp: ControlPlane;
   runner: Identity & { pod: string; uid: string };
+  /** The ReplicaSet controller's service account (--object controller-pod). */
+  controller?: Identity;
   /** Deed's own service account's kubeconfig: its lookup cache reads as in a cluster. */
   deedKubeconfig: string;
   dir: string;
@@ -103,7 +110,7 @@ async function scene(cp: ControlPlane): Promise<Scene> {
     if (o.kind === 'ClusterRoleBinding') await must(`${o.kind}`, call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
   }
   await must('runner service account', call('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { metadata: { name: 'runner' } }));
-  await must('secrets role', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { metadata: { name: 'bench' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get', 'list'] }] }));
+  await must('secrets role', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { metadata: { name: 'bench' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get', 'list'] }, { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['create', 'get'] }] }));
   await must('secrets binding', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`, {
     metadata: { name: 'bench' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench' },
@@ -116,16 +123,46 @@ async function scene(cp: ControlPlane): Promise<Scene> {
   mkdirSync(dir);
   const deedKubeconfig = join(dir, 'deed.kubeconfig');
   writeKubeconfig(deedKubeconfig, cp.server, cp.ca, await token(cp, DEED_NAMESPACE, 'deed'));
-  return { cp, runner, deedKubeconfig, dir };
+  if (!controllerPods) return { cp, runner, deedKubeconfig, dir };
+  // The API server's bootstrap RBAC binds system:controller:replicaset-controller to this service account; no controller manager runs to make it.
+  await must('replicaset-controller service account', call('POST', '/api/v1/namespaces/kube-system/serviceaccounts', { metadata: { name: 'replicaset-controller' } }));
+  await must('the namespace\'s default service account', call('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { metadata: { name: 'default' } })); // the pods run as it
+  const controller = { name: 'kube-system:replicaset-controller', token: await token(cp, 'kube-system', 'replicaset-controller') };
+  return { cp, runner, controller, deedKubeconfig, dir };
 }
 
-/** One Secret create as the runner; latency in ms and the stamps the chain wrote. */
-function createSecret(cp: ControlPlane, who: Identity, agent: Agent, dryRun = false): Promise<{ status: number; ms: number; labels?: Record<string, string>; annotations?: Record<string, string>; text: string }> {
-  const body = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'bench-' }, data: { token: 'c2FuZGJveC1zZXNzaW9uLXRva2VuLTAxMjM0NTY3ODlhYmNkZWY=' } });
+const SECRET = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'bench-' }, data: { token: 'c2FuZGJveC1zZXNzaW9uLXRva2VuLTAxMjM0NTY3ODlhYmNkZWY=' } });
+const POD_LABELS = { 'bench.deed.dev/pod': 'controller-made' };
+const POD_SPEC = { automountServiceAccountToken: false, containers: [{ name: 'sandbox', image: 'registry.example/sandbox:1' }] };
+
+/** What the load creates: one Secret as the runner, or one pod as the ReplicaSet controller for `owner`. */
+interface Creation {
+  who: Identity;
+  path: string;
+  body: string;
+}
+
+const secretCreation = (s: Scene): Creation => ({ who: s.runner, path: `/api/v1/namespaces/${NAMESPACE}/secrets`, body: SECRET });
+
+/** A ReplicaSet of no replicas, created by the runner through the chain in place: the owner of the pods the controller then creates. */
+async function podCreation(s: Scene): Promise<Creation> {
+  const rs = await must('the ReplicaSet', api(s.cp, s.runner, 'POST', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`, {
+    metadata: { generateName: 'bench-' },
+    spec: { replicas: 0, selector: { matchLabels: POD_LABELS }, template: { metadata: { labels: POD_LABELS }, spec: POD_SPEC } },
+  }));
+  const { name, uid } = (rs.body as { metadata: { name: string; uid: string } }).metadata;
+  const ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid, controller: true, blockOwnerDeletion: true }];
+  return { who: s.controller!, path: `/api/v1/namespaces/${NAMESPACE}/pods`, body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${name}-`, labels: POD_LABELS, ownerReferences }, spec: POD_SPEC }) };
+}
+
+/** One Secret create as the runner (or `what`); latency in ms and, for a dry run, the stamps the chain wrote. */
+function createSecret(cp: ControlPlane, who: Identity, agent: Agent, dryRun = false, what?: Creation): Promise<{ status: number; ms: number; labels?: Record<string, string>; annotations?: Record<string, string>; text: string }> {
+  const body = what?.body ?? SECRET;
+  if (what) who = what.who;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = request(
-      new URL(`/api/v1/namespaces/${NAMESPACE}/secrets${dryRun ? '?dryRun=All' : ''}`, cp.server),
+      new URL(`${what?.path ?? `/api/v1/namespaces/${NAMESPACE}/secrets`}${dryRun ? '?dryRun=All' : ''}`, cp.server),
       { method: 'POST', agent, ca: cp.ca, headers: { authorization: `Bearer ${who.token}`, 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks: Buffer[] = [];
@@ -219,10 +256,12 @@ interface Window {
   seconds: number;
   latencies: number[];
   cpuMs: Record<string, number>;
+  /** Deed's lookups per create in the window, by resource and where they were answered (deed_lookups_total). */
+  lookups?: Record<string, number>;
 }
 
 /** `inflight` creates at a time for `seconds`; CPU of each named process across the window. */
-async function load(s: Scene, agent: Agent, pids: Record<string, number>, seconds: number): Promise<Window> {
+async function load(s: Scene, agent: Agent, pids: Record<string, number>, seconds: number, what: Creation): Promise<Window> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMs(pid)]));
   const self = process.cpuUsage();
   const started = performance.now();
@@ -232,7 +271,7 @@ async function load(s: Scene, agent: Agent, pids: Record<string, number>, second
   let firstFailure = '';
   const worker = async () => {
     while (performance.now() < end) {
-      const r = await createSecret(s.cp, s.runner, agent);
+      const r = await createSecret(s.cp, s.runner, agent, false, what);
       if (r.status === 201) latencies.push(r.ms);
       else {
         failed++;
@@ -247,6 +286,33 @@ async function load(s: Scene, agent: Agent, pids: Record<string, number>, second
   cpu['load generator'] = (used.user + used.system) / 1000;
   if (firstFailure) log(`  ${failed} creates failed, the first: ${firstFailure}`);
   return { creates: latencies.length, failed, seconds: elapsed, latencies, cpuMs: cpu };
+}
+
+/** deed_lookups_total of each Deed in the chain, by `resource source`; none for other servers. */
+async function lookupCounts(servers: Served[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const p of servers) {
+    if (!p.logFile) continue; // the no-op server has no metrics
+    const text = await metricsText(p);
+    for (const m of text.matchAll(/^deed_lookups_total\{resource="([^"]*)",source="([^"]*)"\} (\d+)/gm)) counts.set(`${m[1]} from ${m[2]}`, (counts.get(`${m[1]} from ${m[2]}`) ?? 0) + Number(m[3]));
+  }
+  return counts;
+}
+
+function lookupPerCreate(before: Map<string, number>, after: Map<string, number>, creates: number): Record<string, number> {
+  return Object.fromEntries([...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / Math.max(1, creates)]).filter(([, v]) => (v as number) > 0));
+}
+
+function metricsText(p: Served): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${p.url}/metrics`, { ca: p.ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 interface Phase {
@@ -282,7 +348,7 @@ async function main(): Promise<void> {
   if (!flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   log(`Deed chain benchmark  ${new Date().toISOString()}  node ${process.version}  ${cpus().length} cores`);
   log(`command: npm run bench:chain -- ${process.argv.slice(2).join(' ')}`.trimEnd());
-  log(`Secret creates as a pod-bound runner, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a ${warmupS} s warm-up`);
+  log(`${controllerPods ? "Pod creates by the ReplicaSet controller's service account, for a ReplicaSet the runner created" : 'Secret creates as a pod-bound runner'}, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a ${warmupS} s warm-up`);
   if (flags['cpu-prof']) mkdirSync(PROFILES, { recursive: true });
   const cp = await startControlPlane(found.bin, false);
   try {
@@ -306,8 +372,11 @@ async function main(): Promise<void> {
           await install(cp, phase.objects);
           await settled(s, agent, phase.mark);
           const servers = Object.fromEntries(phase.servers.map((p, i) => [phase.servers.length > 1 ? `webhook server ${i}` : 'webhook server', p.child.pid!]));
-          await load(s, agent, { ...pids, ...servers }, warmupS);
-          const w = await load(s, agent, { ...pids, ...servers }, durationS);
+          const what = controllerPods ? await podCreation(s) : secretCreation(s);
+          await load(s, agent, { ...pids, ...servers }, warmupS, what);
+          const lookupsBefore = await lookupCounts(phase.servers);
+          const w = await load(s, agent, { ...pids, ...servers }, durationS, what);
+          w.lookups = lookupPerCreate(lookupsBefore, await lookupCounts(phase.servers), w.creates + w.failed);
           results.get(chain)!.push(w);
           loads.push(loadavg()[0]!);
           log(`  round ${round + 1} ${chain.padEnd(20)} ${fmt(w.creates / w.seconds).padStart(5)} creates/s  ${fmt(total(w) / w.creates, 2)} ms CPU per create  load ${fmt(loadavg()[0]!, 2)}`);
@@ -318,6 +387,10 @@ async function main(): Promise<void> {
         }
         // Every phase starts from an empty namespace: the same etcd, and the same list for Deed's cache to fill.
         await must('delete the Secrets', api(cp, cp.admin, 'DELETE', `/api/v1/namespaces/${NAMESPACE}/secrets`));
+        if (controllerPods) {
+          await must('delete the pods', api(cp, cp.admin, 'DELETE', `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${encodeURIComponent('bench.deed.dev/pod=controller-made')}`));
+          await must('delete the ReplicaSets', api(cp, cp.admin, 'DELETE', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`));
+        }
       }
     agent.destroy();
     report(results, loads);
@@ -362,7 +435,9 @@ function report(results: Map<Chain, Window[]>, loads: number[]): void {
     const per: Record<string, number> = {};
     for (const w of ws) for (const [k, v] of Object.entries(w.cpuMs)) per[k] = (per[k] ?? 0) + v;
     for (const k of Object.keys(per)) per[k] = per[k]! / creates;
-    return { chain, rate: median(ws.map((w) => w.creates / w.seconds)), p50: percentile(lat, 50), p99: percentile(lat, 99), failed: ws.reduce((a, w) => a + w.failed, 0), per, cpu: Object.values(per).reduce((a, b) => a + b, 0) };
+    const lookups: Record<string, number> = {};
+    for (const w of ws) for (const [k, v] of Object.entries(w.lookups ?? {})) lookups[k] = (lookups[k] ?? 0) + v / ws.length;
+    return { chain, rate: median(ws.map((w) => w.creates / w.seconds)), p50: percentile(lat, 50), p99: percentile(lat, 99), failed: ws.reduce((a, w) => a + w.failed, 0), per, cpu: Object.values(per).reduce((a, b) => a + b, 0), lookups };
   });
   const base = summary.find((r) => r.chain === 'none');
   const policy = summary.find((r) => r.chain === 'policy');
@@ -372,6 +447,10 @@ function report(results: Map<Chain, Window[]>, loads: number[]): void {
   log(`${'chain'.padEnd(20)} ${'creates/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${cols.map((c) => c.padStart(c.length)).join(' ')} ${'total'.padStart(6)} ${'cpu ratio'.padStart(9)} ${'rate ratio'.padStart(10)} ${'failed'.padStart(6)}`);
   for (const r of summary)
     log(`${r.chain.padEnd(20)} ${fmt(r.rate).padStart(9)} ${fmt(r.p50, 2).padStart(7)} ${fmt(r.p99, 2).padStart(7)} ${cols.map((c) => fmt(r.per[c] ?? 0, 3).padStart(c.length)).join(' ')} ${fmt(r.cpu, 3).padStart(6)} ${base ? fmt(base.cpu / r.cpu, 2).padStart(9) : ''} ${base ? fmt(r.rate / base.rate, 2).padStart(10) : ''} ${String(r.failed).padStart(6)}`);
+  for (const r of summary.filter((x) => x.chain !== 'none' && base !== undefined)) {
+    const reads = Object.entries(r.lookups).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ');
+    log(`${r.chain}: latency over no admission's, p50 +${fmt(r.p50 - base!.p50, 2)} ms, p99 +${fmt(r.p99 - base!.p99, 2)} ms${reads ? `; Deed's lookups per create: ${reads}` : ''}`);
+  }
   if (policy)
     for (const r of summary.filter((x) => x.chain !== 'none' && x.chain !== 'policy'))
       log(`${r.chain}: CPU per create of the in-process policy pair over this chain's ${fmt(policy.cpu / r.cpu, 2)}; throughput ${fmt(r.rate / policy.rate, 2)} of the policy pair's`);
