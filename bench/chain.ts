@@ -15,6 +15,7 @@
 //   deed-no-conditions   Deed's pair without its matchConditions: what they cost the API server
 //   deed-one-condition   Deed's pair with only the first of them: whether the cost is per condition or per webhook
 //   noop-h1         the no-op pair offering only HTTP/1.1: Node's HTTP/1.1 against HTTP/2
+//   deed-no-secret-cache   Deed as installed by `deed manifests --no-cache-secrets`: no watch event per Secret created
 //   deed-*-policy   Deed's webhooks with a variant of its create-stamps policy (bench/chain-policy-variants.ts):
 //                   trivial (`true`), touch (reads object and request), folded, lean, inline
 // --cpu-prof writes a V8 CPU profile of each Deed started to bench/profiles/chain/.
@@ -58,7 +59,7 @@ const { values: flags } = parseArgs({
 });
 if (flags.object !== 'secret' && flags.object !== 'controller-pod') throw new Error(`--object must be secret or controller-pod, got ${flags.object}`);
 const controllerPods = flags.object === 'controller-pod';
-const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', ...Object.values(POLICY_VARIANTS)] as const;
+const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', 'deed-no-secret-cache', ...Object.values(POLICY_VARIANTS)] as const;
 type Chain = (typeof CHAINS)[number];
 const chains = flags.chains.split(',').map((c) => {
   if (!(CHAINS as readonly string[]).includes(c)) throw new Error(`unknown chain ${c}; one of ${CHAINS.join(', ')}`);
@@ -335,7 +336,8 @@ async function enter(chain: Chain, s: Scene, certDir: string, policyFile: string
     }
     default: {
       const nodeArgs = flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', PROFILES] : [];
-      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE] });
+      const noSecrets = chain === 'deed-no-secret-cache' ? ['--no-cache-secrets'] : [];
+      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE, ...noSecrets] });
       await cacheCurrent(deed.logFile!);
       return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', ...variantOf(chain), ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
     }
