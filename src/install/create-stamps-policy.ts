@@ -17,7 +17,7 @@ import { modeOf } from '../policy/rules/enforcement.js';
 import { compilePolicy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
 import { stampedCreateRules } from './kind-rules.js';
-import { celList, denyBinding, requesterIsOneOf } from './admission-policy.js';
+import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const CREATE_STAMPS_POLICY_SUFFIX = 'create-stamps';
 
@@ -52,49 +52,39 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
   const owned = [...stampedLabelKeys(keys).map((k) => has('labels', k)), ...stampedAnnotationKeys(keys).map((k) => has('annotations', k))].join(' || ');
   // Refused here only where Deed refuses it: the rule's mode may be warn or audit.
   const forgedIsDenied = modeOf(RULES.stampForged.id, compilePolicy(config)) === 'deny';
-  const admission = 'admissionregistration.k8s.io';
-  return [
-    {
-      apiVersion: `${admission}/v1`,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: policyName, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: { namespaceSelector: namespaceSelector(deedNamespace), resourceRules: stampedCreateRules() },
-        // The requests Deed's webhooks judge, no others (src/install/manifests.ts, matchConditions).
-        matchConditions,
-        variables: [
-          { name: 'environments', expression: environmentsExpression(config) },
-          { name: 'controller', expression: `request.userInfo.username in ${celList(config.workloadControllers.users)}` },
-          { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
-          { name: 'environment', expression: value('labels', keys.environment) },
-          { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
-          // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
-          { name: 'boundElsewhere', expression: `size(variables.environments) == 1 && request.namespace in ${celList(bound.map((b) => b.ns))} && !((request.namespace + "/" + variables.environments[0]) in ${celList(bound.map((b) => `${b.ns}/${b.id}`))})` },
-        ],
-        validations: [
-          {
-            expression: `variables.environment == "" || (${value('labels', keys.managed)} == "true" && ${has('annotations', keys.createNonce)} && ${has('annotations', keys.attestation)})`,
-            message: `Deed stamps a new object whole (${keys.managed}, ${keys.environment}, ${keys.createNonce}, ${keys.attestation}); a mutating admission step after Deed removed part of them`,
-            reason: 'Forbidden',
-          },
-          {
-            expression: `variables.controller || size(variables.environments) != 1 || variables.boundElsewhere || (variables.environment == variables.environments[0] && (variables.runnerUid == "" ? !${has('labels', keys.ownerUid)} : ${value('labels', keys.ownerUid)} == variables.runnerUid))`,
-            messageExpression: `"Deed stamps a new object with its requester's environment \\"" + variables.environments[0] + "\\" and runner pod; a mutating admission step after Deed changed or removed ${keys.environment} or ${keys.ownerUid}"`,
-            reason: 'Forbidden',
-          },
-          ...(forgedIsDenied
-            ? [
-                {
-                  expression: `variables.controller || size(variables.environments) != 0 || variables.breakGlass || !(${owned})`,
-                  message: `[${RULES.stampForged.id}] a requester that acts for no environment cannot set Deed's admission-owned keys (${[...stampedLabelKeys(keys), ...stampedAnnotationKeys(keys)].join(', ')})`,
-                  reason: 'Forbidden' as const,
-                },
-              ]
-            : []),
-        ],
+  return denyingPolicy(policyName, labels, {
+    matchConstraints: { namespaceSelector: namespaceSelector(deedNamespace), resourceRules: stampedCreateRules() },
+    // The requests Deed's webhooks judge, no others (src/install/manifests.ts, matchConditions).
+    matchConditions,
+    variables: [
+      { name: 'environments', expression: environmentsExpression(config) },
+      { name: 'controller', expression: `request.userInfo.username in ${celList(config.workloadControllers.users)}` },
+      { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
+      { name: 'environment', expression: value('labels', keys.environment) },
+      { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
+      // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
+      { name: 'boundElsewhere', expression: `size(variables.environments) == 1 && request.namespace in ${celList(bound.map((b) => b.ns))} && !((request.namespace + "/" + variables.environments[0]) in ${celList(bound.map((b) => `${b.ns}/${b.id}`))})` },
+    ],
+    validations: [
+      {
+        expression: `variables.environment == "" || (${value('labels', keys.managed)} == "true" && ${has('annotations', keys.createNonce)} && ${has('annotations', keys.attestation)})`,
+        message: `Deed stamps a new object whole (${keys.managed}, ${keys.environment}, ${keys.createNonce}, ${keys.attestation}); a mutating admission step after Deed removed part of them`,
+        reason: 'Forbidden',
       },
-    },
-    denyBinding(policyName, labels),
-  ];
+      {
+        expression: `variables.controller || size(variables.environments) != 1 || variables.boundElsewhere || (variables.environment == variables.environments[0] && (variables.runnerUid == "" ? !${has('labels', keys.ownerUid)} : ${value('labels', keys.ownerUid)} == variables.runnerUid))`,
+        messageExpression: `"Deed stamps a new object with its requester's environment \\"" + variables.environments[0] + "\\" and runner pod; a mutating admission step after Deed changed or removed ${keys.environment} or ${keys.ownerUid}"`,
+        reason: 'Forbidden',
+      },
+      ...(forgedIsDenied
+        ? [
+            {
+              expression: `variables.controller || size(variables.environments) != 0 || variables.breakGlass || !(${owned})`,
+              message: `[${RULES.stampForged.id}] a requester that acts for no environment cannot set Deed's admission-owned keys (${[...stampedLabelKeys(keys), ...stampedAnnotationKeys(keys)].join(', ')})`,
+              reason: 'Forbidden' as const,
+            },
+          ]
+        : []),
+    ],
+  });
 }

@@ -11,7 +11,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { denyBinding, requesterIsOneOf } from './admission-policy.js';
+import { denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const REVIEW_SCOPE_POLICY_SUFFIX = 'review-scope';
 
@@ -28,39 +28,29 @@ const label = (obj: string) => `has(${obj}.metadata.labels) && ${JSON.stringify(
 export function reviewScopePolicy(name: string, webhookConfiguration: string, config: Config, labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
   const policyName = `${name}-${REVIEW_SCOPE_POLICY_SUFFIX}`;
   const admins = scopeAdmins(config);
-  const admission = 'admissionregistration.k8s.io';
-  return [
-    {
-      apiVersion: `${admission}/v1`,
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: policyName, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            // Status and finalize writes keep label changes.
-            { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['UPDATE'] },
-            { apiGroups: [admission], apiVersions: ['*'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], operations: ['UPDATE', 'DELETE'] },
-          ],
-        },
-        variables: [
-          { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
-          { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
-        ],
-        validations: [
-          {
-            expression: `variables.scopeAdmin || !variables.isNamespace || (${label('object')}) == (${label('oldObject')})`,
-            message: `the label ${SANDBOX_LABEL} puts a namespace in Deed's review scope; only the platform and break-glass principals of Deed's policy may add, change or remove it`,
-            reason: 'Forbidden',
-          },
-          {
-            expression: 'variables.scopeAdmin || variables.isNamespace',
-            message: "Deed's webhook configurations change only by the platform and break-glass principals of Deed's policy",
-            reason: 'Forbidden',
-          },
-        ],
-      },
+  return denyingPolicy(policyName, labels, {
+    matchConstraints: {
+      resourceRules: [
+        // Status and finalize writes keep label changes.
+        { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['UPDATE'] },
+        { apiGroups: ['admissionregistration.k8s.io'], apiVersions: ['*'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], operations: ['UPDATE', 'DELETE'] },
+      ],
     },
-    denyBinding(policyName, labels),
-  ];
+    variables: [
+      { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
+      { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
+    ],
+    validations: [
+      {
+        expression: `variables.scopeAdmin || !variables.isNamespace || (${label('object')}) == (${label('oldObject')})`,
+        message: `the label ${SANDBOX_LABEL} puts a namespace in Deed's review scope; only the platform and break-glass principals of Deed's policy may add, change or remove it`,
+        reason: 'Forbidden',
+      },
+      {
+        expression: 'variables.scopeAdmin || variables.isNamespace',
+        message: "Deed's webhook configurations change only by the platform and break-glass principals of Deed's policy",
+        reason: 'Forbidden',
+      },
+    ],
+  });
 }
