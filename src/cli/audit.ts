@@ -13,7 +13,7 @@ import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
 import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
 import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
-import { RETRY_MESSAGE, retryLog } from '../kube/retry-notice.js';
+import { warnRetries } from '../kube/retry-notice.js';
 import { pino } from 'pino';
 
 type Output = 'text' | 'json' | 'yaml';
@@ -82,7 +82,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const timeoutMs = o.timeout * 1000;
       const log = createLogger(pino.destination(2)).child({ component: 'audit' });
-      const onRetry = (retry: Parameters<typeof retryLog>[0]) => log.warn(retryLog(retry), RETRY_MESSAGE);
+      const onRetry = warnRetries(log);
       let failures = 0;
       const summary = await audit({
         client: createKubeClient(kc, { timeoutMs, impersonate: o.as, onRetry }),

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { describeFileError as describeFileErrorWords } from '../errors/file-errors.js';
 import { pino } from 'pino';
-import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
+import { warnRetries, type RetryNotice } from '../kube/retry-notice.js';
 import { createLogger } from '../observability/logger.js';
 
 /**
@@ -82,9 +82,9 @@ export const AS_HELP = "act as this user (kubectl's --as; the kubeconfig's ident
  * usual says why.
  */
 export function logRetries(component: string): (retry: RetryNotice) => void {
-  let log: ReturnType<typeof createLogger> | undefined;
+  let warn: ((retry: RetryNotice) => void) | undefined;
   return (retry) => {
-    log ??= createLogger(pino.destination(2)).child({ component });
-    log.warn(retryLog(retry), RETRY_MESSAGE);
+    warn ??= warnRetries(createLogger(pino.destination(2)).child({ component })); // made at the first retry: most runs have none
+    warn(retry);
   };
 }

@@ -21,3 +21,8 @@ export const RETRY_MESSAGE = "the API server answered 429 (too many requests); r
 export function retryLog(r: RetryNotice): { call: string; retryAfterSeconds: number; attempt: number; server: string } {
   return { call: r.what, retryAfterSeconds: r.retryAfterSeconds, attempt: r.attempt, server: r.message };
 }
+
+/** An `onRetry` that writes each retry's warning line to `log` (any pino logger). */
+export function warnRetries(log: { warn(fields: object, message: string): void }): (retry: RetryNotice) => void {
+  return (retry) => log.warn(retryLog(retry), RETRY_MESSAGE);
+}

@@ -19,7 +19,7 @@ import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { RETRY_MESSAGE, retryLog, type RetryNotice } from '../kube/retry-notice.js';
+import { warnRetries } from '../kube/retry-notice.js';
 
 export interface ServeOptions {
   config: Config;
@@ -175,7 +175,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
     import('../kube/cached-reader.js'),
   ]);
   const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
-  const onRetry = (retry: RetryNotice) => logger.warn(retryLog(retry), RETRY_MESSAGE);
+  const onRetry = warnRetries(logger);
   const cache = createLookupCache({
     kc,
     deedNamespace: opts.namespace,
