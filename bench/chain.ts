@@ -40,6 +40,7 @@ import { chainPolicies, POLICY_KINDS, stampPatch } from './chain-policies.js';
 import { policyVariant, POLICY_VARIANTS, type PolicyVariant } from './chain-policy-variants.js';
 import { median, percentile } from './load.js';
 import { cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
+import { metricsText } from './reviews.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -156,14 +157,13 @@ async function podCreation(s: Scene): Promise<Creation> {
   return { who: s.controller!, path: `/api/v1/namespaces/${NAMESPACE}/pods`, body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { generateName: `${name}-`, labels: POD_LABELS, ownerReferences }, spec: POD_SPEC }) };
 }
 
-/** One Secret create as the runner (or `what`); latency in ms and, for a dry run, the stamps the chain wrote. */
-function createSecret(cp: ControlPlane, who: Identity, agent: Agent, dryRun = false, what?: Creation): Promise<{ status: number; ms: number; labels?: Record<string, string>; annotations?: Record<string, string>; text: string }> {
-  const body = what?.body ?? SECRET;
-  if (what) who = what.who;
+/** One create of `what`; latency in ms and, for a dry run, the stamps the chain wrote. */
+function create(cp: ControlPlane, agent: Agent, what: Creation, dryRun = false): Promise<{ status: number; ms: number; labels?: Record<string, string>; annotations?: Record<string, string>; text: string }> {
+  const { who, body } = what;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = request(
-      new URL(`${what?.path ?? `/api/v1/namespaces/${NAMESPACE}/secrets`}${dryRun ? '?dryRun=All' : ''}`, cp.server),
+      new URL(`${what.path}${dryRun ? '?dryRun=All' : ''}`, cp.server),
       { method: 'POST', agent, ca: cp.ca, headers: { authorization: `Bearer ${who.token}`, 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks: Buffer[] = [];
@@ -244,7 +244,7 @@ async function settled(s: Scene, agent: Agent, want: ReturnType<typeof signature
   const deadline = Date.now() + 30_000;
   while (inARow < 3) {
     if (Date.now() > deadline) throw new Error(`the chain did not become ${want}`);
-    const probe = await createSecret(s.cp, s.runner, agent, true);
+    const probe = await create(s.cp, agent, secretCreation(s), true);
     inARow = probe.status === 201 && signature(probe.labels, probe.annotations) === want ? inARow + 1 : 0;
     await sleep(inARow === 0 ? 200 : 50);
   }
@@ -272,7 +272,7 @@ async function load(s: Scene, agent: Agent, pids: Record<string, number>, second
   let firstFailure = '';
   const worker = async () => {
     while (performance.now() < end) {
-      const r = await createSecret(s.cp, s.runner, agent, false, what);
+      const r = await create(s.cp, agent, what);
       if (r.status === 201) latencies.push(r.ms);
       else {
         failed++;
@@ -304,17 +304,6 @@ function lookupPerCreate(before: Map<string, number>, after: Map<string, number>
   return Object.fromEntries([...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / Math.max(1, creates)]).filter(([, v]) => (v as number) > 0));
 }
 
-function metricsText(p: Served): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${p.url}/metrics`, { ca: p.ca }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 interface Phase {
   servers: Served[];

@@ -121,8 +121,9 @@ export async function expectVerdict(deed: Served, r: BenchReview): Promise<void>
 }
 
 /** `deed_lookups_total` from Deed's /metrics: where the lookups under load were answered. */
-export async function lookupCounts(deed: Served): Promise<string> {
-  const text = await new Promise<string>((resolve, reject) => {
+/** Deed's Prometheus metrics, as its /metrics serves them. */
+export function metricsText(deed: Served): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const req = request({ host: '127.0.0.1', servername: 'localhost', port: deed.port, path: '/metrics', ca: deed.ca, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -131,7 +132,10 @@ export async function lookupCounts(deed: Served): Promise<string> {
     req.on('error', reject);
     req.end();
   });
-  return text
+}
+
+export async function lookupCounts(deed: Served): Promise<string> {
+  return (await metricsText(deed))
     .split('\n')
     .filter((l) => l.startsWith('deed_lookups_total{'))
     .map((l) => l.replace('deed_lookups_total', ''))

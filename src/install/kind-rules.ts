@@ -48,8 +48,11 @@ export function stampedCreateRules(): V1RuleWithOperations[] {
   return webhookRules(['CREATE'], rows((r) => r.stamps !== undefined && (r.door === 'object' || r.door === 'workload')));
 }
 
-/** The mutating webhook stamps (and judges) at CREATE; everything after is the validating webhook's. */
-/** CREATE of the stamped kinds, and templates too: the ephemeral claims of an environment's workloads get its stamps. */
+/**
+ * The mutating webhook stamps (and judges) at CREATE; everything after is the validating
+ * webhook's. CREATE of the stamped kinds, and templates too: the ephemeral claims of an
+ * environment's workloads get its stamps.
+ */
 export function mutatingRules(): V1RuleWithOperations[] {
   return [...stampedKindRules(['CREATE']), ...workloadRules()];
 }
