@@ -1,5 +1,5 @@
 // One webhook call per create (src/policy/create-judgement.ts): the install's mutating
-// webhook (`admit`) stamps a stamped object's or a workload's CREATE and judges the stamped
+// webhook (`admit`) stamps a stamped object's, a workload's or a default-row kind's CREATE and judges the stamped
 // result with the validating side's rules, lookups and messages; on reinvocation it keeps
 // its own stamps and judges the object as later mutators left it.
 import { describe, test } from 'node:test';
@@ -8,7 +8,8 @@ import { decide, type Webhook } from '../src/admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
 import { planLookups } from '../src/policy/lookup.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
-import { decodePatch, fixture, FIXTURE_KEYS, kubectlPatch, testContext, TEST_RING, withObject, type Review } from './helpers.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, kubectlPatch, testContext, TEST_RING, withObject, type Review } from './helpers.js';
 
 function answer(webhook: Webhook, body: Review): AdmissionReviewResponse {
   const decision = decide(webhook, body, testContext());
@@ -105,6 +106,62 @@ describe('one call per create', () => {
     assert.ok(both.some((w) => w.includes('lowered spec.activeDeadlineSeconds')) && both.some((w) => w.includes('template.host-access')), JSON.stringify(both));
     assert.deepEqual(one.response.warnings, both);
   });
+});
+
+describe("one call per create of a default-row kind (a Service)", () => {
+  const BOUND: ConfigInput = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'] }, { id: 'beta', serviceAccounts: ['sandbox-b:*'] }] };
+  const on = (webhook: Webhook, body: Review, config: ConfigInput = BOUND) => {
+    const decision = decide(webhook, body, testContext(config));
+    assert.equal(decision.kind, 'review');
+    return decision.response;
+  };
+  /** A Service CREATE as the pod fixture's requester made it. */
+  function service(base: string, labels: Record<string, string> = {}): Review {
+    const template = fixture(base);
+    const object: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'sandbox-a', labels }, spec: { ports: [{ port: 80 }] } };
+    return withObject(template, object, { kind: { group: '', version: 'v1', kind: 'Service' }, resource: { group: '', version: 'v1', resource: 'services' }, requestKind: { group: '', version: 'v1', kind: 'Service' }, requestResource: { group: '', version: 'v1', resource: 'services' }, name: 'web' });
+  }
+  const chain = (body: Review, config: ConfigInput = BOUND) => {
+    const mutated = on('mutate', body, config);
+    return mutated.response.allowed ? on('validate', withObject(body, kubectlPatch(body.request.object, decodePatch(mutated))), config) : mutated;
+  };
+
+  test("alpha's runner's Service gets the two-call chain's stamps from admit, and they verify", () => {
+    const body = service('mutate-create-pod-by-runner.json');
+    const one = on('admit', body);
+    assert.equal(one.response.allowed, true, one.response.status?.message);
+    assert.deepEqual(decodePatch(one), decodePatch(on('mutate', body)));
+    assert.equal(chain(body).response.allowed, true);
+    assert.equal(verifyObject(TEST_RING, kubectlPatch(body.request.object, decodePatch(one)), FIXTURE_KEYS, 'Service', 'sandbox-a').ok, true);
+  });
+
+  test("a Service naming a run lease Deed cannot find: admit plans the Lease's read and refuses as the validating webhook did (run-lease.*)", () => {
+    const body = service('mutate-create-pod-by-runner.json');
+    body.request.object.metadata.annotations = { [FIXTURE_KEYS.runLease]: 'run-7' };
+    assert.deepEqual(planLookups(body, 'admit', FIXTURE_KEYS).lookups, [{ resource: 'leases', namespace: 'sandbox-a', name: 'run-7' }]);
+    assert.deepEqual(planLookups(body, 'mutate', FIXTURE_KEYS).lookups, []);
+    const validated = chain(body);
+    assert.equal(validated.response.allowed, false);
+    assert.match(validated.response.status?.message ?? '', /\[run-lease\.unknown\]/);
+    const one = on('admit', body);
+    assert.equal(one.response.allowed, false);
+    assert.equal(one.response.status?.message, validated.response.status?.message);
+  });
+
+  for (const [what, base, labels, rule, config] of [
+    ["beta's runner, in the namespace bound to alpha", 'mutate-create-pod-by-other-namespace-runner.json', {}, 'guard.namespace-binding', BOUND],
+    ["a principal of no environment, with alpha's environment label (no namespace bound)", 'mutate-create-pod-by-admin.json', { 'deed.dev/environment': 'alpha' }, 'stamp.forged', FIXTURE_POLICY],
+  ] as const) {
+    test(`${what}: admit refuses it with the rule the validating webhook gave at CREATE (${rule})`, () => {
+      const body = service(base, labels);
+      const validated = chain(body, config);
+      assert.equal(validated.response.allowed, false);
+      assert.match(validated.response.status?.message ?? '', new RegExp(`\\[${rule.replace('.', '\\.')}\\]`));
+      const one = on('admit', body, config);
+      assert.equal(one.response.allowed, false);
+      assert.equal(one.response.status?.message, validated.response.status?.message);
+    });
+  }
 });
 
 describe('reinvocation of the install\'s mutating webhook', () => {

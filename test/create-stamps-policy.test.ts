@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
+import { run as runCel } from '@bufbuild/cel';
 import { renderManifests } from '../src/install/manifests.js';
 import { actsForExpression } from '../src/install/create-stamps-policy.js';
-import { stampedCreateRules } from '../src/install/kind-rules.js';
 import { ROOT } from './cli-process.js';
 
 const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
@@ -29,6 +29,21 @@ function ours(policy: unknown): V1ValidatingAdmissionPolicy {
   return renderManifests({ namespace: 'deed-system', image: 'x', policy: stringify(policy) }).find((o) => o.metadata?.name === 'deed-create-stamps') as V1ValidatingAdmissionPolicy;
 }
 
+/** CEL needs maps, not plain objects. */
+function toCel(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toCel);
+  if (value !== null && typeof value === 'object') return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
+  return value;
+}
+
+/** Whether the policy admits a CREATE: its variables in order, then every validation, as the API server evaluates them. */
+function admits(policy: V1ValidatingAdmissionPolicy, request: Record<string, unknown>, object: Record<string, unknown>): boolean {
+  const variables = new Map<string, unknown>();
+  const bindings = () => ({ request: toCel(request), object: toCel(object), variables }) as never;
+  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
+  return policy.spec!.validations!.every((v) => runCel(v.expression, bindings()) === true);
+}
+
 describe('the create-stamps policy', () => {
   test('a service account matches exactly or by its namespace\'s wildcard, and a group by membership', () => {
     assert.equal(
@@ -38,14 +53,41 @@ describe('the create-stamps policy', () => {
     assert.equal(actsForExpression([], []), 'false');
   });
 
-  test('it matches the CREATEs of the stamped kinds in the review scope, with the webhooks\' matchConditions', () => {
+  test('it matches the CREATEs Deed stamps in the review scope (the stamped kinds\', the workloads\', the default row\'s), with the webhooks\' matchConditions', () => {
     const policy = ours(POLICY);
-    assert.deepEqual(policy.spec!.matchConstraints!.resourceRules, stampedCreateRules());
-    assert.ok(policy.spec!.matchConstraints!.resourceRules!.some((r) => r.resources!.includes('pods')));
-    assert.ok(!policy.spec!.matchConstraints!.resourceRules!.some((r) => r.resources!.includes('podtemplates')), 'no stamps on a PodTemplate');
+    const { resourceRules, excludeResourceRules } = policy.spec!.matchConstraints!;
+    const names = (rules: typeof resourceRules, group: string, resource: string) =>
+      (rules ?? []).some((r) => r.operations!.includes('CREATE') && (r.apiGroups!.includes('*') || r.apiGroups!.includes(group)) && r.apiVersions!.includes('*') && (r.resources!.includes('*') || r.resources!.includes(resource)));
+    const cases: Array<[string, string, boolean]> = [
+      ['', 'pods', true],
+      ['', 'secrets', true],
+      ['coordination.k8s.io', 'leases', true],
+      ['apps', 'deployments', true],
+      ['', 'services', true], // the default row's
+      ['labs.example', 'virtualmachines', true],
+      ['', 'podtemplates', false], // no stamps on a PodTemplate
+      ['', 'bindings', false],
+      ['snapshot.storage.k8s.io', 'volumesnapshots', false],
+      ['', 'events', false],
+      ['wgpolicyk8s.io', 'policyreports', false], // an exception, in every version (v1alpha2)
+    ];
+    for (const [group, resource, stamped] of cases) assert.equal(names(resourceRules, group, resource) && !names(excludeResourceRules, group, resource), stamped, `${group}/${resource}`);
     assert.deepEqual(policy.spec!.matchConditions!.map((c) => c.name), ['exclude-deed-itself', 'exclude-kube-system-service-accounts']);
     const environments = policy.spec!.variables!.find((v) => v.name === 'environments')!.expression;
     assert.match(environments, /\? \["alpha"\] : \[\]\) \+ \(\(.*\? \["beta"\] : \[\]\)$/);
+  });
+
+  test("a workload controller's object of a default-row kind (a StatefulSet's ControllerRevision, with its template's labels) passes unstamped; its pods must carry the stamps whole", () => {
+    const policy = ours(POLICY);
+    const controller = { username: 'system:serviceaccount:kube-system:statefulset-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'] };
+    const request = (group: string, resource: string, userInfo: unknown) => ({ operation: 'CREATE', namespace: 'sandbox-a', resource: { group, version: 'v1', resource }, userInfo });
+    const labelled = { metadata: { name: 'lab-7d9', labels: { 'deed.dev/environment': 'alpha', app: 'lab' } } };
+    assert.equal(admits(policy, request('apps', 'controllerrevisions', controller), labelled), true);
+    assert.equal(admits(policy, request('', 'pods', controller), labelled), false, 'a pod of the controller with half the stamps');
+    const runner = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts', 'system:authenticated'] };
+    const whole = { metadata: { name: 'web', labels: { 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true' }, annotations: { 'deed.dev/create-nonce': 'a'.repeat(64), 'deed.dev/attestation': 'v2:k:x' } } };
+    assert.equal(admits(policy, request('', 'services', runner), whole), true);
+    assert.equal(admits(policy, request('', 'services', runner), { metadata: { ...whole.metadata, labels: { 'deed.dev/environment': 'alpha' } } }), false, "a runner's Service a later mutator took the managed label from");
   });
 
   test('the chart renders the same policy as deed manifests', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {

@@ -454,23 +454,35 @@ describe('deed review --review replays every captured fixture', CONCURRENCY, () 
 describe('deed review sums up and says what it does not judge', CONCURRENCY, () => {
   const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'settings', namespace: 'sandbox-a' }, spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } } };
   const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'sandbox-a' }, spec: { ports: [{ port: 80 }] } };
+  // Events are the default row's exceptions: no Deed webhook is called for them.
+  const event = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'web.1', namespace: 'sandbox-a' }, involvedObject: { kind: 'Service', name: 'web', namespace: 'sandbox-a' }, reason: 'Started', message: 'started' };
+  const newEvent = { apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'web.2', namespace: 'sandbox-a' }, eventTime: '2026-12-02T00:00:00.000000Z', reportingController: 'e2e', reportingInstance: 'e2e', action: 'Started', reason: 'Started', regarding: { kind: 'Service', name: 'web', namespace: 'sandbox-a' } };
   const forged = { ...adminPod, metadata: { ...adminPod.metadata, name: 'forged', labels: { 'deed.dev/environment': 'beta' } } };
   const lowered = { ...runnerPod, metadata: { ...runnerPod.metadata, name: 'lowered' }, spec: { ...runnerPod.spec, activeDeadlineSeconds: 99999 } };
 
   test('the report ends with one line counting objects, allowed, denied, warnings and those not judged', async () => {
-    const run = await deed(['-f', file('mixed.yaml', withClaim(lowered, forged, ingress)), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
+    const run = await deed(['-f', file('mixed.yaml', withClaim(lowered, forged, event)), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
     assert.equal(run.code, 1, run.stderr);
     const lines = run.stderr.trimEnd().split('\n');
     assert.equal(lines.at(-1), '4 objects: 2 allowed, 1 denied, 1 warning, 1 not judged');
   });
 
   test('a kind no Deed webhook is called for is "not judged", not "allowed", and passes', async () => {
-    const run = await deed(['-f', file('unjudged.yaml', [ingress, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
+    const run = await deed(['-f', file('unjudged.yaml', [event, newEvent].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^Ingress sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): not judged \(no Deed webhook is called for CREATE of networking\.k8s\.io\/ingresses\)$/m);
-    assert.match(run.stderr, /^Service sandbox-a\/web \(CREATE by [^)]*\): not judged /m);
+    assert.match(run.stderr, /^Event sandbox-a\/web\.1 \(CREATE by system:serviceaccount:sandbox-a:runner\): not judged \(no Deed webhook is called for CREATE of events\)$/m);
+    assert.match(run.stderr, /^Event sandbox-a\/web\.2 \(CREATE by [^)]*\): not judged \(no Deed webhook is called for CREATE of events\.k8s\.io\/events\)$/m);
     assert.doesNotMatch(run.stderr, /: allowed$/m);
     assert.match(run.stderr, /^2 objects: 0 allowed, 0 denied, 0 warnings, 2 not judged$/m);
+  });
+
+  test("a kind of the default row (an Ingress, a Service) is judged as the install's default webhooks judge it: stamped for the requester's environment", async () => {
+    const run = await deed(['-f', file('default-row.yaml', [ingress, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^Ingress sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): allowed$/m);
+    assert.match(run.stderr, /^Service sandbox-a\/web \(CREATE by [^)]*\): allowed$/m);
+    assert.match(run.stdout, /deed\.dev~1environment|"deed\.dev\/environment":"alpha"/);
+    assert.match(run.stderr, /^2 objects: 2 allowed, 0 denied, 0 warnings$/m);
   });
 
   test('a replay of captured reviews ends with the same count', async () => {

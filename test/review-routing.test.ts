@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import type { AdmissionRequest } from '../src/admission/types.js';
 import { routedTo } from '../src/review/routing.js';
 
-function request(operation: AdmissionRequest['operation'], group: string, resource: string, subResource?: string) {
-  return { operation, resource: { group, version: 'v1', resource }, ...(subResource === undefined ? {} : { subResource }) };
+function request(operation: AdmissionRequest['operation'], group: string, resource: string, subResource?: string, namespace?: string) {
+  return { operation, resource: { group, version: 'v1', resource }, ...(subResource === undefined ? {} : { subResource }), ...(namespace === undefined ? {} : { namespace }) };
 }
 
 describe('which requests the installed webhook configurations send to Deed', () => {
@@ -30,10 +30,25 @@ describe('which requests the installed webhook configurations send to Deed', () 
     assert.equal(routedTo('mutate', request('CREATE', '', 'networkpolicies')), false);
   });
 
-  test('kinds no rule names reach neither webhook', () => {
-    for (const webhook of ['mutate', 'validate'] as const) {
-      assert.equal(routedTo(webhook, request('CREATE', '', 'endpoints')), false);
-      assert.equal(routedTo(webhook, request('CREATE', 'rbac.authorization.k8s.io', 'roles')), false);
+  test('cluster-scoped kinds no rule names reach neither webhook', () => {
+    for (const webhook of ['mutate', 'validate', 'admit'] as const) {
+      assert.equal(routedTo(webhook, request('CREATE', '', 'namespaces')), false);
+      assert.equal(routedTo(webhook, request('CREATE', 'rbac.authorization.k8s.io', 'clusterroles')), false);
     }
+  });
+
+  test("every other namespaced kind reaches the default row's webhooks: its CREATE the mutating one (and validate, in the two-call model), its later writes and status the validating one; not its exceptions", () => {
+    for (const [group, resource] of [['', 'endpoints'], ['', 'services'], ['rbac.authorization.k8s.io', 'roles'], ['labs.example', 'virtualmachines']] as const) {
+      assert.equal(routedTo('admit', request('CREATE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
+      assert.equal(routedTo('validate', request('CREATE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
+      assert.equal(routedTo('admit', request('UPDATE', group, resource, undefined, 'sandbox-a')), false, `${group}/${resource}`);
+      assert.equal(routedTo('validate', request('DELETE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
+      assert.equal(routedTo('validate', request('UPDATE', group, resource, 'status', 'sandbox-a')), true, `${group}/${resource}`);
+      assert.equal(routedTo('validate', request('UPDATE', group, resource, 'scale', 'sandbox-a')), false, `${group}/${resource}/scale`);
+    }
+    for (const [group, resource] of [['', 'events'], ['events.k8s.io', 'events'], ['wgpolicyk8s.io', 'policyreports'], ['authorization.k8s.io', 'localsubjectaccessreviews']] as const)
+      for (const webhook of ['mutate', 'validate', 'admit'] as const) assert.equal(routedTo(webhook, request('CREATE', group, resource, undefined, 'sandbox-a')), false, `${webhook} ${group}/${resource}`);
+    // A first-pair kind stays the first pair's: a pod's UPDATE does not reach a mutating webhook through the default row.
+    assert.equal(routedTo('admit', request('UPDATE', '', 'pods', undefined, 'sandbox-a')), false);
   });
 });

@@ -1,5 +1,5 @@
-// What must hold after every mutating admission step at the CREATE of a stamped object
-// (docs/security-model.md, "One call per create"): a ValidatingAdmissionPolicy, evaluated by
+// What must hold after every mutating admission step at the CREATE of an object Deed stamps,
+// the default row's included (docs/security-model.md, "One call per create"): a ValidatingAdmissionPolicy, evaluated by
 // the API server after all mutation, including a mutating webhook that runs after Deed's
 // reinvocation, which Deed never sees. Deed's mutating webhook makes the CREATE judgement
 // itself; this policy checks what CEL can tell from the request alone: Deed's stamps are
@@ -16,7 +16,7 @@ import { RULES } from '../policy/rules/catalog.js';
 import { modeOf } from '../policy/rules/enforcement.js';
 import { compilePolicy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
-import { stampedCreateRules } from './kind-rules.js';
+import { stampedCreateMatch, stampedRowResources } from './kind-rules.js';
 import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const CREATE_STAMPS_POLICY_SUFFIX = 'create-stamps';
@@ -53,12 +53,14 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
   // Refused here only where Deed refuses it: the rule's mode may be warn or audit.
   const forgedIsDenied = modeOf(RULES.stampForged.id, compilePolicy(config)) === 'deny';
   return denyingPolicy(policyName, labels, {
-    matchConstraints: { namespaceSelector: namespaceSelector(deedNamespace), resourceRules: stampedCreateRules() },
+    matchConstraints: { namespaceSelector: namespaceSelector(deedNamespace), ...stampedCreateMatch() },
     // The requests Deed's webhooks judge, no others (src/install/manifests.ts, matchConditions).
     matchConditions,
     variables: [
       { name: 'environments', expression: environmentsExpression(config) },
       { name: 'controller', expression: `request.userInfo.username in ${celList(config.workloadControllers.users)}` },
+      // What a controller makes of these kinds Deed stamps whole; of the default row's (a StatefulSet's ControllerRevision, with its template's labels), nothing.
+      { name: 'stampedRow', expression: `(request.resource.group + "/" + request.resource.resource) in ${celList(stampedRowResources())}` },
       { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
       { name: 'environment', expression: value('labels', keys.environment) },
       { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
@@ -67,7 +69,7 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
     ],
     validations: [
       {
-        expression: `variables.environment == "" || (${value('labels', keys.managed)} == "true" && ${has('annotations', keys.createNonce)} && ${has('annotations', keys.attestation)})`,
+        expression: `(variables.controller && !variables.stampedRow) || variables.environment == "" || (${value('labels', keys.managed)} == "true" && ${has('annotations', keys.createNonce)} && ${has('annotations', keys.attestation)})`,
         message: `Deed stamps a new object whole (${keys.managed}, ${keys.environment}, ${keys.createNonce}, ${keys.attestation}); a mutating admission step after Deed removed part of them`,
         reason: 'Forbidden',
       },

@@ -33,7 +33,7 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { auditKindRules, defaultRowExclusion, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+import { auditKindRules, defaultRowExclusion, defaultRowRules, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
@@ -475,8 +475,9 @@ export function mutatingWebhooks(namespace: string, caBundle: string | undefined
       },
       {
         name: 'default.mutate.deed.dev',
-        ...defaultRowCommon(namespace, '/mutate', caBundle, controllers),
-        rules: [{ operations: ['CREATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }],
+        // One call per create here too: /admit stamps and judges the CREATE whole.
+        ...defaultRowCommon(namespace, '/admit', caBundle, controllers),
+        rules: defaultRowRules('mutating'),
         reinvocationPolicy: 'IfNeeded',
       },
     ],
@@ -497,10 +498,7 @@ export function validatingWebhooks(namespace: string, caBundle: string | undefin
       {
         name: 'default.validate.deed.dev',
         ...defaultRowCommon(namespace, '/validate', caBundle, controllers),
-        rules: [
-          { operations: ['CREATE', 'UPDATE', 'DELETE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' },
-          { operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*/status'], scope: 'Namespaced' },
-        ],
+        rules: defaultRowRules('validating'),
       },
     ],
   };

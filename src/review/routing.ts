@@ -4,26 +4,38 @@
 import type { V1RuleWithOperations } from '@kubernetes/client-node';
 import type { Webhook } from '../admission/decide.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import { mutatingRules, validatingRules } from '../install/manifests.js';
-import { createJudgedAtMutationRules } from '../install/kind-rules.js';
+import { createJudgedAtMutationRules, defaultRowExcluded, defaultRowRules, mutatingRules, validatingRules } from '../install/kind-rules.js';
 
-const RULES: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
+// `deed review` models the two-call pair: its validate step judges the CREATEs the install's mutating webhooks judge whole.
+const FIRST_PAIR: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
   mutate: mutatingRules(),
-  // `deed review` models the two-call pair: its validate step judges the CREATEs the install's mutating webhook judges whole.
   validate: [...validatingRules(), ...createJudgedAtMutationRules()],
   admit: mutatingRules(),
 };
+
+// The default row's pair (`default.*.deed.dev`), whose matchCondition leaves out the first pair's kinds and the exceptions.
+const DEFAULT_ROW: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
+  mutate: defaultRowRules('mutating'),
+  validate: [...defaultRowRules('mutating'), ...defaultRowRules('validating')],
+  admit: defaultRowRules('mutating'),
+};
+const DEFAULT_ROW_EXCLUDED = new Set(defaultRowExcluded());
 
 function matches(values: string[] | undefined, value: string): boolean {
   return values !== undefined && (values.includes('*') || values.includes(value));
 }
 
-/** Versions are not compared: the configurations use `matchPolicy: Equivalent`. */
-export function routedTo(webhook: Webhook, req: Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource'>): boolean {
+function named(rules: V1RuleWithOperations[], req: Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource'>): boolean {
   const { group, resource } = req.resource;
   const sub = req.subResource;
   const names = sub === undefined ? [resource] : [`${resource}/${sub}`, `${resource}/*`, `*/${sub}`];
-  return RULES[webhook].some(
-    (rule) => matches(rule.operations, req.operation) && matches(rule.apiGroups, group) && (rule.resources ?? []).some((r) => r === '*' ? sub === undefined : names.includes(r)),
+  return rules.some(
+    (rule) => matches(rule.operations, req.operation) && matches(rule.apiGroups, group) && (rule.resources ?? []).some((r) => (r === '*' ? sub === undefined : names.includes(r))),
   );
+}
+
+/** Versions are not compared: the configurations use `matchPolicy: Equivalent`. The default row's rules are `scope: Namespaced`. */
+export function routedTo(webhook: Webhook, req: Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource' | 'namespace'>): boolean {
+  if (named(FIRST_PAIR[webhook], req)) return true;
+  return req.namespace !== undefined && !DEFAULT_ROW_EXCLUDED.has(`${req.resource.group}/${req.resource.resource}`) && named(DEFAULT_ROW[webhook], req);
 }

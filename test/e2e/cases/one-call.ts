@@ -3,7 +3,8 @@
 // by this test, ordered after Deed's, changes the pod after Deed stamped it. Deed is reinvoked
 // and judges the changed pod (a restartPolicy it forbids is refused, a harmless annotation
 // passes with stamps that verify); a stamp removed after Deed's reinvocation, which Deed never
-// sees, is refused by the install's create-stamps ValidatingAdmissionPolicy.
+// sees, is refused by the install's create-stamps ValidatingAdmissionPolicy. The same holds for
+// a kind of the default row (a Service): one call to Deed, the policy after every mutator.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -18,6 +19,8 @@ import type { Suite } from '../suite.js';
 const MODE = 'e2e.deed.dev/later-mutator';
 const CONFIG = 'zz-e2e-later-mutator'; // after "deed": configurations are called in name order
 const WEBHOOKS = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
+const SERVICES = '/api/v1/namespaces/sandbox-a/services';
+const SERVICE_ROLE = 'e2e-one-call-services';
 
 type Op = { op: string; path: string; value?: unknown };
 
@@ -81,43 +84,62 @@ export function oneCallCases(suite: () => Suite): void {
             failurePolicy: 'Fail',
             reinvocationPolicy: 'IfNeeded',
             objectSelector: { matchExpressions: [{ key: MODE, operator: 'Exists' }] },
-            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'services'], scope: 'Namespaced' }],
             clientConfig: { url: `https://127.0.0.1:${port}/mutate`, caBundle: readFileSync(certs.caFile).toString('base64') },
           },
         ],
       });
       assert.equal(created.status, 201, created.text);
+      // alpha's runner (and beta's janitor, to be refused by Deed, not RBAC) may write Services in sandbox-a: a kind of the default row.
+      const rbac = '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a';
+      const role = await s.api(s.admin, 'POST', `${rbac}/roles`, { metadata: { name: SERVICE_ROLE }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] });
+      assert.equal(role.status, 201, role.text);
+      const binding = await s.api(s.admin, 'POST', `${rbac}/rolebindings`, {
+        metadata: { name: SERVICE_ROLE },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: SERVICE_ROLE },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }, { kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'janitor' }],
+      });
+      assert.equal(binding.status, 201, binding.text);
     });
 
     after(async () => {
       const s = suite();
       await s.api(s.admin, 'DELETE', `${WEBHOOKS}/${CONFIG}`);
+      await s.api(s.admin, 'DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings/${SERVICE_ROLE}`);
+      await s.api(s.admin, 'DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles/${SERVICE_ROLE}`);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     });
 
-    /** A runner's pod the later mutator changes by `mode`; the later mutator's configuration takes a moment to reach the API server. */
-    async function create(s: Suite, name: string, mode: string) {
-      const pod = sandboxPod(name);
-      const body = { ...pod, metadata: { ...pod.metadata, labels: { [MODE]: mode } } };
+    /**
+     * A runner's pod (or Service) the later mutator changes by `mode`; the later mutator's
+     * configuration, and the runner's Service rights, take a moment to reach the API server.
+     */
+    async function create(s: Suite, name: string, mode: string, kind: 'Pod' | 'Service' = 'Pod') {
+      const object: KubeObject = kind === 'Pod' ? sandboxPod(name) : { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }] } };
+      const body = { ...object, metadata: { ...object.metadata, labels: { [MODE]: mode } } };
+      const at = kind === 'Pod' ? PATHS.Pod('sandbox-a') : SERVICES;
       for (let attempt = 0; ; attempt++) {
         const before = calls.length;
-        const answer = await s.api(s.runnerA.identity, 'POST', PATHS.Pod('sandbox-a'), body);
+        const answer = await s.api(s.runnerA.identity, 'POST', at, body);
         if (calls.length > before || attempt >= 20) return answer;
-        if (answer.status === 201) await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/${name}?gracePeriodSeconds=0`);
+        if (answer.status === 201) await s.api(s.admin, 'DELETE', `${at}/${name}${kind === 'Pod' ? '?gracePeriodSeconds=0' : ''}`);
         await new Promise((r) => setTimeout(r, 250));
       }
     }
 
-    test('a harmless change by a later mutator: Deed is called again and the pod is stored with stamps that verify', async () => {
-      const s = suite();
-      const answer = await create(s, 'later-harmless', 'harmless');
-      assert.equal(answer.status, 201, answer.text);
-      const stored = answer.body as KubeObject;
-      assert.equal(annotation(stored, 'e2e.deed.dev/mutated'), 'true');
-      assert.equal(label(stored, KEYS.environment), 'alpha');
-      assert.equal(label(stored, KEYS.ownerUid), s.runnerA.uid);
-      assert.ok(attested(s, stored), 'the attestation verifies');
-    });
+    // A pod, and a Service (a kind of the default row, whose CREATE is one call too).
+    for (const [kind, what, name] of [['Pod', 'the pod', 'later-harmless'], ['Service', 'a Service (the default row)', 'later-harmless-svc']] as const) {
+      test(`a harmless change by a later mutator: Deed is called again and ${what} is stored with stamps that verify`, async () => {
+        const s = suite();
+        const answer = await create(s, name, 'harmless', kind);
+        assert.equal(answer.status, 201, answer.text);
+        const stored = answer.body as KubeObject;
+        assert.equal(annotation(stored, 'e2e.deed.dev/mutated'), 'true');
+        assert.equal(label(stored, KEYS.environment), 'alpha');
+        assert.equal(label(stored, KEYS.ownerUid), s.runnerA.uid);
+        assert.ok(attested(s, stored), 'the attestation verifies');
+      });
+    }
 
     test('a later mutator that sets a restartPolicy the platform owns: Deed\'s reinvocation refuses the pod with the rule id', async () => {
       const s = suite();
@@ -127,14 +149,16 @@ export function oneCallCases(suite: () => Suite): void {
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/later-restart`)).status, 404);
     });
 
-    test('a stamp removed after Deed\'s last call is refused by the create-stamps ValidatingAdmissionPolicy', async () => {
-      const s = suite();
-      const answer = await create(s, 'later-strip', 'strip-managed');
-      assert.ok(answer.status === 403 || answer.status === 422, answer.text);
-      assert.match(answer.body.message, /deed-create-stamps/);
-      assert.match(answer.body.message, /Deed stamps a new object whole/);
-      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/later-strip`)).status, 404);
-    });
+    for (const [kind, what, name, at] of [['Pod', 'a stamp', 'later-strip', PATHS.Pod('sandbox-a')], ['Service', "a Service's stamp", 'later-strip-svc', SERVICES]] as const) {
+      test(`${what} removed after Deed's last call is refused by the create-stamps ValidatingAdmissionPolicy`, async () => {
+        const s = suite();
+        const answer = await create(s, name, 'strip-managed', kind);
+        assert.ok(answer.status === 403 || answer.status === 422, answer.text);
+        assert.match(answer.body.message, /deed-create-stamps/);
+        assert.match(answer.body.message, /Deed stamps a new object whole/);
+        assert.equal((await s.api(s.admin, 'GET', `${at}/${name}`)).status, 404);
+      });
+    }
 
     test('a pod CREATE costs one Deed call: the mutating webhook\'s reviews move, the validating webhook sees no pod CREATE', async () => {
       const s = suite();
@@ -148,6 +172,30 @@ export function oneCallCases(suite: () => Suite): void {
         assert.ok(reviewCount(afterText, 'admit', 'Pod', 'CREATE') >= reviewCount(before, 'admit', 'Pod', 'CREATE') + 1, 'the mutating webhook reviewed the create');
         assert.equal(reviewCount(afterText, 'validate', 'Pod', 'CREATE'), 0, 'no pod CREATE reached the validating webhook');
         assert.equal(reviewCount(afterText, 'mutate', 'Pod', 'CREATE'), 0, 'the two-call path is not the install\'s');
+      } finally {
+        await s.restartDeed();
+      }
+    });
+
+    test("a Service CREATE costs one Deed call too: the default row's validating webhook sees no CREATE", async () => {
+      const s = suite();
+      try {
+        await s.restartDeed(undefined, ['--metrics-port', '0']);
+        const port = s.deed.metricsPort!;
+        const answer = await create(s, 'one-call-svc', 'none', 'Service');
+        assert.equal(answer.status, 201, answer.text);
+        assert.equal(label(answer.body as KubeObject, KEYS.environment), 'alpha');
+        // The metrics count a kind without a row of its own as "other"; since the restart, only this test wrote one.
+        const afterText = (await getPlain(port, '/metrics')).body;
+        assert.ok(reviewCount(afterText, 'admit', 'other', 'CREATE') >= 1, 'the default row\'s mutating webhook reviewed the create');
+        assert.equal(reviewCount(afterText, 'validate', 'other', 'CREATE'), 0, 'no Service CREATE reached a validating webhook');
+        assert.equal(reviewCount(afterText, 'mutate', 'other', 'CREATE'), 0, 'the two-call path is not the install\'s');
+        // Its later doors are still the validating webhook's: beta's janitor may not delete it.
+        const deletes = reviewCount(afterText, 'validate', 'other', 'DELETE');
+        const del = await s.api(s.janitorB, 'DELETE', `${SERVICES}/one-call-svc`);
+        assert.equal(del.status, 403, del.text);
+        assert.match(del.body.message, /default\.validate\.deed\.dev.*\[guard\.cross-environment\]/);
+        assert.equal(reviewCount((await getPlain(port, '/metrics')).body, 'validate', 'other', 'DELETE'), deletes + 1);
       } finally {
         await s.restartDeed();
       }

@@ -101,32 +101,70 @@
   scope: Namespaced
 {{- end -}}
 
-{{- define "deed.stampedCreateRules" -}}
+{{- define "deed.defaultRowMutatingRules" -}}
+- operations: ["CREATE"]
+  apiGroups: ["*"]
+  apiVersions: ["*"]
+  resources: ["*"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.defaultRowValidatingRules" -}}
+- operations: ["UPDATE", "DELETE"]
+  apiGroups: ["*"]
+  apiVersions: ["*"]
+  resources: ["*"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["*"]
+  apiVersions: ["*"]
+  resources: ["*/status"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.createStampsResourceRules" -}}
+- operations: ["CREATE"]
+  apiGroups: ["*"]
+  apiVersions: ["*"]
+  resources: ["*"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.createStampsExcludeResourceRules" -}}
 - operations: ["CREATE"]
   apiGroups: [""]
-  apiVersions: ["v1"]
-  resources: ["pods", "secrets", "configmaps", "persistentvolumeclaims", "replicationcontrollers"]
+  apiVersions: ["*"]
+  resources: ["bindings", "events", "podtemplates"]
   scope: Namespaced
 - operations: ["CREATE"]
-  apiGroups: ["networking.k8s.io"]
-  apiVersions: ["v1"]
-  resources: ["networkpolicies"]
+  apiGroups: ["authorization.k8s.io"]
+  apiVersions: ["*"]
+  resources: ["localsubjectaccessreviews"]
   scope: Namespaced
 - operations: ["CREATE"]
-  apiGroups: ["apps"]
-  apiVersions: ["v1"]
-  resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
+  apiGroups: ["events.k8s.io"]
+  apiVersions: ["*"]
+  resources: ["events"]
   scope: Namespaced
 - operations: ["CREATE"]
-  apiGroups: ["batch"]
-  apiVersions: ["v1"]
-  resources: ["jobs", "cronjobs"]
+  apiGroups: ["openreports.io"]
+  apiVersions: ["*"]
+  resources: ["reports"]
   scope: Namespaced
 - operations: ["CREATE"]
-  apiGroups: ["coordination.k8s.io"]
-  apiVersions: ["v1"]
-  resources: ["leases"]
+  apiGroups: ["snapshot.storage.k8s.io"]
+  apiVersions: ["*"]
+  resources: ["volumesnapshots"]
   scope: Namespaced
+- operations: ["CREATE"]
+  apiGroups: ["wgpolicyk8s.io"]
+  apiVersions: ["*"]
+  resources: ["policyreports"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.stampedRowResources" -}}
+["/pods", "/secrets", "/configmaps", "networking.k8s.io/networkpolicies", "/persistentvolumeclaims", "apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets", "batch/jobs", "batch/cronjobs", "/replicationcontrollers", "coordination.k8s.io/leases"]
 {{- end -}}
 
 {{- define "deed.lookupRules" -}}
