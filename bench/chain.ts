@@ -18,6 +18,12 @@
 //   deed-no-secret-cache   Deed as installed by `deed manifests --no-cache-secrets`: no watch event per Secret created
 //   deed-*-policy   Deed's webhooks with a variant of its create-stamps policy (bench/chain-policy-variants.ts):
 //                   trivial (`true`), touch (reads object and request), folded, lean, inline
+//   deed-default-two-calls   Deed with the default row as it was before it took one call per create:
+//                   its mutating webhook on /mutate, its validating webhook on CREATE too, the
+//                   create-stamps policy on the first pair's kinds only (compare with deed, --object service)
+// --object secret (the default), controller-pod (pods the ReplicaSet controller's service account
+// makes for a ReplicaSet the runner created), or service (headless Services, a kind of the
+// default row; the policy chain's policies do not match them).
 // --cpu-prof writes a V8 CPU profile of each Deed started to bench/profiles/chain/.
 // The chains take turns in short rounds (the machine's other load drifts); CPU time per
 // create of every process in the chain, from /proc (user + system, all threads), is the
@@ -58,9 +64,11 @@ const { values: flags } = parseArgs({
     object: { type: 'string', default: 'secret' },
   },
 });
-if (flags.object !== 'secret' && flags.object !== 'controller-pod') throw new Error(`--object must be secret or controller-pod, got ${flags.object}`);
+const OBJECTS = ['secret', 'controller-pod', 'service'] as const;
+if (!(OBJECTS as readonly string[]).includes(flags.object)) throw new Error(`--object must be one of ${OBJECTS.join(', ')}, got ${flags.object}`);
 const controllerPods = flags.object === 'controller-pod';
-const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', 'deed-no-secret-cache', ...Object.values(POLICY_VARIANTS)] as const;
+const services = flags.object === 'service';
+const CHAINS = ['none', 'policy', 'noop', 'deed', 'deed-mutating', 'deed-no-conditions', 'deed-one-condition', 'noop-h1', 'deed-no-secret-cache', 'deed-default-two-calls', ...Object.values(POLICY_VARIANTS)] as const;
 type Chain = (typeof CHAINS)[number];
 const chains = flags.chains.split(',').map((c) => {
   if (!(CHAINS as readonly string[]).includes(c)) throw new Error(`unknown chain ${c}; one of ${CHAINS.join(', ')}`);
@@ -112,7 +120,7 @@ async function scene(cp: ControlPlane): Promise<Scene> {
     if (o.kind === 'ClusterRoleBinding') await must(`${o.kind}`, call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', o));
   }
   await must('runner service account', call('POST', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { metadata: { name: 'runner' } }));
-  await must('secrets role', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { metadata: { name: 'bench' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get', 'list'] }, { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['create', 'get'] }] }));
+  await must('secrets role', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles`, { metadata: { name: 'bench' }, rules: [{ apiGroups: [''], resources: ['secrets', 'services'], verbs: ['create', 'get', 'list'] }, { apiGroups: ['apps'], resources: ['replicasets'], verbs: ['create', 'get'] }] }));
   await must('secrets binding', call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`, {
     metadata: { name: 'bench' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'bench' },
@@ -133,6 +141,7 @@ async function scene(cp: ControlPlane): Promise<Scene> {
   return { cp, runner, controller, deedKubeconfig, dir };
 }
 
+const SERVICE = JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { generateName: 'bench-' }, spec: { clusterIP: 'None', ports: [{ port: 80 }] } });
 const SECRET = JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { generateName: 'bench-' }, data: { token: 'c2FuZGJveC1zZXNzaW9uLXRva2VuLTAxMjM0NTY3ODlhYmNkZWY=' } });
 const POD_LABELS = { 'bench.deed.dev/pod': 'controller-made' };
 const POD_SPEC = { automountServiceAccountToken: false, containers: [{ name: 'sandbox', image: 'registry.example/sandbox:1' }] };
@@ -145,6 +154,8 @@ interface Creation {
 }
 
 const secretCreation = (s: Scene): Creation => ({ who: s.runner, path: `/api/v1/namespaces/${NAMESPACE}/secrets`, body: SECRET });
+// Headless: no cluster IP is allocated (the service CIDR would run out within a round).
+const serviceCreation = (s: Scene): Creation => ({ who: s.runner, path: `/api/v1/namespaces/${NAMESPACE}/services`, body: SERVICE });
 
 /** A ReplicaSet of no replicas, created by the runner through the chain in place: the owner of the pods the controller then creates. */
 async function podCreation(s: Scene): Promise<Creation> {
@@ -204,7 +215,7 @@ const PATHS: Record<string, string> = {
  * registers them), and with the pair its create-stamps policy (the API server's check after
  * every mutator, src/install/create-stamps-policy.ts): Deed as installed.
  */
-function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one'; policy?: PolicyVariant } = {}): KubernetesObject[] {
+function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; conditions?: 'none' | 'one'; policy?: PolicyVariant; defaultTwoCalls?: boolean } = {}): KubernetesObject[] {
   const createStamps = `${NAME}-${CREATE_STAMPS_POLICY_SUFFIX}`;
   return renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY })
     .filter(
@@ -214,6 +225,7 @@ function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; cond
     )
     .map((w) => {
       if (o.policy !== undefined && w.kind === 'ValidatingAdmissionPolicy') return policyVariant(w, o.policy);
+      if (o.defaultTwoCalls && w.kind === 'ValidatingAdmissionPolicy') return firstPairPolicy(w);
       if (!('webhooks' in w)) return w;
       const copy = structuredClone(w) as KubernetesObject & { webhooks: Array<{ clientConfig: { service?: { path: string } }; matchConditions?: unknown[] }> };
       for (const hook of copy.webhooks) {
@@ -221,8 +233,28 @@ function deedWebhooks(url: string, ca: string, o: { mutatingOnly?: boolean; cond
         if (o.conditions === 'none') delete hook.matchConditions;
         if (o.conditions === 'one') hook.matchConditions = hook.matchConditions!.slice(0, 1);
       }
+      if (o.defaultTwoCalls) defaultRowTwoCalls(copy.webhooks as unknown as DefaultRowHook[]);
       return copy;
     });
+}
+
+type DefaultRowHook = { name: string; clientConfig: { url: string }; rules: Array<{ operations: string[] }> };
+
+/** The default row as it was before one call per create: stamping alone on /mutate, and the CREATE judged again by the validating webhook. */
+function defaultRowTwoCalls(hooks: DefaultRowHook[]): void {
+  for (const hook of hooks) {
+    if (hook.name === 'default.mutate.deed.dev') hook.clientConfig.url = hook.clientConfig.url.replace(/\/admit$/, '/mutate');
+    if (hook.name === 'default.validate.deed.dev') hook.rules[0]!.operations = ['CREATE', ...hook.rules[0]!.operations];
+  }
+}
+
+/** The create-stamps policy as it was then: the CREATEs of the first pair's mutating webhook, not the default row's. */
+function firstPairPolicy(policy: KubernetesObject): KubernetesObject {
+  const copy = structuredClone(policy) as KubernetesObject & { spec: { matchConstraints: { resourceRules: unknown[]; excludeResourceRules?: unknown[] } } };
+  const first = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY }).find((o) => o.kind === 'MutatingWebhookConfiguration') as unknown as { webhooks: Array<{ name: string; rules: Array<{ operations: string[] }> }> };
+  copy.spec.matchConstraints.resourceRules = first.webhooks.find((h) => h.name === 'mutate.deed.dev')!.rules.map((r) => ({ ...r, operations: ['CREATE'] }));
+  delete copy.spec.matchConstraints.excludeResourceRules;
+  return copy;
 }
 
 function variantOf(chain: Chain): { policy?: PolicyVariant } {
@@ -328,7 +360,7 @@ async function enter(chain: Chain, s: Scene, certDir: string, policyFile: string
       const noSecrets = chain === 'deed-no-secret-cache' ? ['--no-cache-secrets'] : [];
       const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE, ...noSecrets] });
       await cacheCurrent(deed.logFile!);
-      return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', ...variantOf(chain), ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
+      return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', defaultTwoCalls: chain === 'deed-default-two-calls', ...variantOf(chain), ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
     }
   }
 }
@@ -339,7 +371,8 @@ async function main(): Promise<void> {
   if (!flags['no-build']) execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   log(`Deed chain benchmark  ${new Date().toISOString()}  node ${process.version}  ${cpus().length} cores`);
   log(`command: npm run bench:chain -- ${process.argv.slice(2).join(' ')}`.trimEnd());
-  log(`${controllerPods ? "Pod creates by the ReplicaSet controller's service account, for a ReplicaSet the runner created" : 'Secret creates as a pod-bound runner'}, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a ${warmupS} s warm-up`);
+  const creating = controllerPods ? "Pod creates by the ReplicaSet controller's service account, for a ReplicaSet the runner created" : services ? 'headless Service creates (the default row) as a pod-bound runner' : 'Secret creates as a pod-bound runner';
+  log(`${creating}, ${inflight} in flight, HTTP/1.1 keep-alive to kube-apiserver; ${rounds} alternating round(s) of ${durationS} s per chain after a ${warmupS} s warm-up`);
   if (flags['cpu-prof']) mkdirSync(PROFILES, { recursive: true });
   const cp = await startControlPlane(found.bin, false);
   try {
@@ -363,7 +396,7 @@ async function main(): Promise<void> {
           await install(cp, phase.objects);
           await settled(s, agent, phase.mark);
           const servers = Object.fromEntries(phase.servers.map((p, i) => [phase.servers.length > 1 ? `webhook server ${i}` : 'webhook server', p.child.pid!]));
-          const what = controllerPods ? await podCreation(s) : secretCreation(s);
+          const what = controllerPods ? await podCreation(s) : services ? serviceCreation(s) : secretCreation(s);
           await load(s, agent, { ...pids, ...servers }, warmupS, what);
           const lookupsBefore = await lookupCounts(phase.servers);
           const w = await load(s, agent, { ...pids, ...servers }, durationS, what);
@@ -378,6 +411,7 @@ async function main(): Promise<void> {
         }
         // Every phase starts from an empty namespace: the same etcd, and the same list for Deed's cache to fill.
         await must('delete the Secrets', api(cp, cp.admin, 'DELETE', `/api/v1/namespaces/${NAMESPACE}/secrets`));
+        if (services) await deleteEach(cp, `/api/v1/namespaces/${NAMESPACE}/services`); // Services have no collection delete
         if (controllerPods) {
           await must('delete the pods', api(cp, cp.admin, 'DELETE', `/api/v1/namespaces/${NAMESPACE}/pods?labelSelector=${encodeURIComponent('bench.deed.dev/pod=controller-made')}`));
           await must('delete the ReplicaSets', api(cp, cp.admin, 'DELETE', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`));
@@ -388,6 +422,17 @@ async function main(): Promise<void> {
   } finally {
     await cp.stop();
   }
+}
+
+/** Deletes every object listed at `path`, one request each, `inflight` at a time. */
+async function deleteEach(cp: ControlPlane, path: string): Promise<void> {
+  const names = ((await must(`list ${path}`, api(cp, cp.admin, 'GET', path))).body as { items: Array<{ metadata: { name: string } }> }).items.map((i) => i.metadata.name);
+  const next = () => names.pop();
+  await Promise.all(
+    Array.from({ length: inflight }, async () => {
+      for (let name = next(); name !== undefined; name = next()) await must(`delete ${path}/${name}`, api(cp, cp.admin, 'DELETE', `${path}/${name}`));
+    }),
+  );
 }
 
 /** Waits until Deed's lookup cache holds every kind it watches: from then on a review reads nothing. */
