@@ -4,7 +4,7 @@
 // opted in, bound to no environment, each holding edit-level rights there), the template
 // is judged when it is written, but the controllers act later, on state nobody judged then:
 // - a pod made for alpha's Deployment is stamped as alpha's (its ReplicaSet's pod), so beta
-//   may not delete it;
+//   may not delete it, exec into, attach to, port-forward to or evict it, and alpha may exec;
 // - a template is judged once: beta's ReplicaSet names beta's own Secret, beta deletes it,
 //   alpha creates one under that name, beta scales up: the pod is refused when it is made;
 // - credentials added after the template was judged: beta's ServiceAccount lists alpha's
@@ -75,6 +75,8 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
         rules: [
           { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'replicasets/scale', 'deployments/scale', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'controllerrevisions'], verbs: ['*'] },
           { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts', 'persistentvolumeclaims'], verbs: ['*'] },
+          // The ways into a running pod, as `edit` grants them.
+          { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/eviction'], verbs: ['*'] },
         ],
       }));
       ok('rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
@@ -128,6 +130,27 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       await eventually('a second pod', async () => (await pods(s, 'app=made-lab')).length === 2, 60_000);
       assert.ok((await reads('cache')) >= cached + 1, 'the owner of the new pod is read from the cache');
       assert.equal(await reads('live'), live, 'and never from the API server');
+    });
+
+    test("beta may not exec into, attach to, port-forward to or evict the pod the replicaset controller made for alpha; alpha's exec passes admission", async () => {
+      const s = suite();
+      const pod = ((await pods(s, 'app=made-lab'))[0] as KubeObject).metadata.name!;
+      const at = `${PATHS.Pod(NS)}/${pod}`;
+      for (const [door, path, body] of [
+        ['exec', `${at}/exec?command=true&stdout=true&container=main`, undefined],
+        ['attach', `${at}/attach?stdout=true&container=main`, undefined],
+        ['portforward', `${at}/portforward?ports=8080`, undefined],
+        ['eviction', `${at}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NS } }],
+      ] as const) {
+        const answer = await s.api(beta, 'POST', path, body);
+        assert.equal(answer.status, 403, `${door}: ${answer.text}`);
+        assert.match(answer.body.message, /validate\.deed\.dev.*\[guard\.(connect|cross-environment)\] system:serviceaccount:sandbox-b:janitor acts for "beta"/, door);
+      }
+      assert.equal((await s.api(s.admin, 'GET', at)).status, 200, 'the pod is still there');
+      // No kubelet runs here: a CONNECT that passes admission ends at the node step.
+      const own = await s.api(alpha, 'POST', `${at}/exec?command=true&stdout=true&container=main`);
+      assert.doesNotMatch(own.text, /validate\.deed\.dev/);
+      assert.match(own.text, /does not have a host assigned|address not allowed/);
     });
 
     test("the claims alpha's StatefulSet's controller makes are alpha's (Deed stamped its claim templates); beta may not delete them", async () => {
