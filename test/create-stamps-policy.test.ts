@@ -99,4 +99,19 @@ describe('the create-stamps policy', () => {
     const mine = ours(POLICY);
     for (const field of ['matchConstraints', 'matchConditions', 'variables', 'validations'] as const) assert.deepEqual(chart!.spec![field], mine.spec![field], field);
   });
+
+  test("the chart's own matchConditions reach the policy too, and with failurePolicy Ignore its binding warns instead of denying", { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-create-stamps-'));
+    const render = (webhook: Record<string, unknown>) => {
+      const values = join(dir, 'values.yaml');
+      writeFileSync(values, stringify({ policy: POLICY, webhook }));
+      const out = execFileSync(HELM, ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', 'deed-system', '-f', values, '-s', 'templates/create-stamps-policy.yaml'], { encoding: 'utf8' });
+      return parseAllDocuments(out).map((d) => d.toJS() as { kind: string; spec: { matchConditions?: Array<{ name: string }>; validationActions?: string[] } });
+    };
+    const skip = { name: 'skip-ci-bots', expression: "!request.userInfo.username.startsWith('system:serviceaccount:ci:')" };
+    const [policy, binding] = render({ matchConditions: [skip] });
+    assert.deepEqual(policy!.spec.matchConditions!.map((c) => c.name), ['exclude-deed-itself', 'exclude-kube-system-service-accounts', 'skip-ci-bots'], 'a write the webhooks skip is not checked for stamps Deed never wrote');
+    assert.deepEqual(binding!.spec.validationActions, ['Deny']);
+    assert.deepEqual(render({ failurePolicy: 'Ignore' })[1]!.spec.validationActions, ['Warn', 'Audit'], 'a write that passed unstamped while Deed was down is not refused here');
+  });
 });
