@@ -69,12 +69,7 @@ const everyResource = (operations: string[], resources = ['*']): V1RuleWithOpera
  */
 export function stampedCreateMatch(): { resourceRules: V1RuleWithOperations[]; excludeResourceRules: V1NamedRuleWithOperations[] } {
   const stamped = new Set(stampedRowResources());
-  const unstamped = defaultRowExcluded()
-    .filter((r) => !stamped.has(r))
-    .map((r) => {
-      const slash = r.indexOf('/');
-      return { group: r.slice(0, slash), resource: r.slice(slash + 1) };
-    });
+  const unstamped = defaultRowExcludedEntries().filter((e) => !stamped.has(`${e.group}/${e.resource}`));
   // Every version, as the default row's matchCondition: a policy tool's reports are v1alpha2.
   const excludeResourceRules = webhookRules(['CREATE'], unstamped).map((r) => ({ ...r, apiVersions: ['*'] }));
   return { resourceRules: [everyResource(['CREATE'])], excludeResourceRules };
@@ -137,8 +132,14 @@ export function validatingRules(): V1RuleWithOperations[] {
  * exceptions (src/policy/kinds.ts gives each reason): `group/resource`, sorted.
  */
 export function defaultRowExcluded(): string[] {
-  const named = validatingRules().flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).filter((res) => !res.includes('/')).map((res) => `${g}/${res}`)));
-  return [...new Set([...named, ...DEFAULT_ROW_EXCEPTIONS.map((e) => `${e.group}/${e.resource}`)])].sort();
+  return defaultRowExcludedEntries().map((e) => `${e.group}/${e.resource}`);
+}
+
+/** The same as entries, in the same order (sorted by `group/resource`). */
+function defaultRowExcludedEntries(): Entry[] {
+  const named = validatingRules().flatMap((r) => (r.apiGroups ?? []).flatMap((group) => (r.resources ?? []).filter((res) => !res.includes('/')).map((resource) => ({ group, resource }))));
+  const byName = new Map([...named, ...DEFAULT_ROW_EXCEPTIONS].map((e) => [`${e.group}/${e.resource}`, { group: e.group, resource: e.resource }]));
+  return [...byName.keys()].sort().map((k) => byName.get(k)!);
 }
 
 /** The same as one CEL membership test, the default row's webhooks' matchCondition. */
