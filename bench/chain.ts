@@ -39,6 +39,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { NAME, renderManifests } from '../src/install/manifests.js';
 import { CREATE_STAMPS_POLICY_SUFFIX } from '../src/install/create-stamps-policy.js';
+import { createJudgedAtMutationRules } from '../src/install/kind-rules.js';
 import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
 import { DEED_NAMESPACE, E2E_POLICY } from '../test/e2e/suite.js';
@@ -251,8 +252,7 @@ function defaultRowTwoCalls(hooks: DefaultRowHook[]): void {
 /** The create-stamps policy as it was then: the CREATEs of the first pair's mutating webhook, not the default row's. */
 function firstPairPolicy(policy: KubernetesObject): KubernetesObject {
   const copy = structuredClone(policy) as KubernetesObject & { spec: { matchConstraints: { resourceRules: unknown[]; excludeResourceRules?: unknown[] } } };
-  const first = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:bench', policy: E2E_POLICY }).find((o) => o.kind === 'MutatingWebhookConfiguration') as unknown as { webhooks: Array<{ name: string; rules: Array<{ operations: string[] }> }> };
-  copy.spec.matchConstraints.resourceRules = first.webhooks.find((h) => h.name === 'mutate.deed.dev')!.rules.map((r) => ({ ...r, operations: ['CREATE'] }));
+  copy.spec.matchConstraints.resourceRules = createJudgedAtMutationRules();
   delete copy.spec.matchConstraints.excludeResourceRules;
   return copy;
 }
