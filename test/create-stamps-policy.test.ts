@@ -14,6 +14,7 @@ import { run as runCel } from '@bufbuild/cel';
 import { renderManifests } from '../src/install/manifests.js';
 import { actsForExpression } from '../src/install/create-stamps-policy.js';
 import { ROOT } from './cli-process.js';
+import { toCel } from './helpers.js';
 
 const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
 const POLICY = {
@@ -27,13 +28,6 @@ const POLICY = {
 
 function ours(policy: unknown): V1ValidatingAdmissionPolicy {
   return renderManifests({ namespace: 'deed-system', image: 'x', policy: stringify(policy) }).find((o) => o.metadata?.name === 'deed-create-stamps') as V1ValidatingAdmissionPolicy;
-}
-
-/** CEL needs maps, not plain objects. */
-function toCel(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value !== null && typeof value === 'object') return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
-  return value;
 }
 
 /** Whether the policy admits a CREATE: its variables in order, then every validation, as the API server evaluates them. */

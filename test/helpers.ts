@@ -130,3 +130,10 @@ export function kubectlPatch(obj: KubeObject, ops: PatchOperation[]): KubeObject
 export function withObject(template: Review, obj: KubeObject | null, patch: Partial<Review['request']> = {}): Review {
   return { ...template, request: { ...template.request, object: obj, ...patch } };
 }
+
+/** A value as CEL evaluates it (@bufbuild/cel): maps, not plain objects. */
+export function toCel(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toCel);
+  if (value !== null && typeof value === 'object') return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
+  return value;
+}

@@ -28,7 +28,7 @@ import { resolveRequester } from '../src/policy/requester/identity.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
-import { FIXTURE_POLICY } from './helpers.js';
+import { FIXTURE_POLICY, toCel } from './helpers.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;
 type Webhook = V1MutatingWebhookConfiguration['webhooks'] extends (infer W)[] | undefined ? W : never;
@@ -72,13 +72,6 @@ const WORKLOADS = [
   '/v1/podtemplates',
   '/v1/replicationcontrollers',
 ];
-
-/** CEL needs maps, not plain objects. */
-function toCel(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value !== null && typeof value === 'object') return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
-  return value;
-}
 
 function serviceAccountUser(namespace: string, name: string) {
   return { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
