@@ -195,7 +195,8 @@ export function oneCallCases(suite: () => Suite): void {
         const del = await s.api(s.janitorB, 'DELETE', `${SERVICES}/one-call-svc`);
         assert.equal(del.status, 403, del.text);
         assert.match(del.body.message, /default\.validate\.deed\.dev.*\[guard\.cross-environment\]/);
-        assert.equal(reviewCount((await getPlain(port, '/metrics')).body, 'validate', 'other', 'DELETE'), deletes + 1);
+        // At least this one: the namespace and garbage collectors may still be deleting what earlier cases left, also reviewed as 'other'.
+        assert.ok(reviewCount((await getPlain(port, '/metrics')).body, 'validate', 'other', 'DELETE') >= deletes + 1, 'the validating webhook reviewed the DELETE');
       } finally {
         await s.restartDeed();
       }
