@@ -108,6 +108,10 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
       assert.equal(applied.code, 0, applied.stderr);
       try {
         const account = await s.newIdentity('helm-test-release', pod.spec!.serviceAccountName);
+        // In a cluster the hook's pod starts seconds after its Role; here the script runs at once, so first the binding must be in effect.
+        const user = `system:serviceaccount:helm-test-release:${pod.spec!.serviceAccountName}`;
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, resourceAttributes: { namespace: testNamespace, verb: 'create', resource: 'pods' } } };
+        await eventually(`RBAC lets ${user} create pods in ${testNamespace}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
         const dir = join(s.cp.dir, 'helm-test-account');
         mkdirSync(dir, { recursive: true });
         writeFileSync(join(dir, 'ca.crt'), s.cp.ca);
@@ -127,6 +131,9 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
         assert.match(passed.stdout, new RegExp(`^ok: Deed reviewed a dry-run pod in ${testNamespace} and refused its forged stamp: .*Deed denied this request: \\[stamp\\.forged\\] metadata\\.labels\\["deed\\.dev/environment"\\]: system:serviceaccount:helm-test-release:${pod.spec!.serviceAccountName} acts for no environment`));
         const optedOut = await s.kubectl(s.admin, ['label', 'namespace', testNamespace, 'deed.dev/sandbox-']);
         assert.equal(optedOut.code, 0, optedOut.stderr);
+        // The API server's webhooks see the label gone a moment later; until then Deed is still called (and refuses).
+        const forged = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'deed-helm-test', labels: { 'deed.dev/environment': 'forged-by-helm-test' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }] } };
+        await eventually(`${testNamespace} is no longer reviewed`, async () => (await s.api(account, 'POST', `${PATHS.Pod(testNamespace)}?dryRun=All`, forged)).status === 201);
         const failed = await script(2);
         assert.equal(failed.code, 1, failed.stdout);
         assert.match(failed.stderr, /was answered 201/);
