@@ -32,7 +32,11 @@ import { ROOT } from '../../serve-process.js';
 const PRINCIPAL = 'deed-e2e-throttled';
 const HOLDER = 'deed-e2e-apf-holder';
 const HOLD_NAMESPACE = 'plain';
-const LEVEL = 'deed-e2e-zero-seats';
+// Each throttle has a level of its own: the API server's Retry-After adapts to a level's
+// recent rejections and is kept by its name, and the webhook-read case needs the first, 1 s.
+const LEVEL_PREFIX = 'deed-e2e-zero-seats';
+let levels = 0;
+let level = LEVEL_PREFIX;
 const REJECT_SCHEMA = 'deed-e2e-throttled';
 const HOLD_SCHEMA = 'deed-e2e-apf-holder';
 const FLOWCONTROL = '/apis/flowcontrol.apiserver.k8s.io/v1';
@@ -47,7 +51,7 @@ const everything = {
 
 function flowSchema(name: string, subject: Record<string, unknown>, rules: Record<string, unknown> = everything): KubernetesObject {
   // 500: after the built-in exempt, probes and leader-election schemas, before service-accounts (9000).
-  return { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name }, spec: { priorityLevelConfiguration: { name: LEVEL }, matchingPrecedence: 500, rules: [{ subjects: [subject], ...rules }] } } as KubernetesObject;
+  return { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name }, spec: { priorityLevelConfiguration: { name: level }, matchingPrecedence: 500, rules: [{ subjects: [subject], ...rules }] } } as KubernetesObject;
 }
 
 /** The status of a GET as `user`: the admin impersonating it, as Priority and Fairness then classifies it. */
@@ -73,7 +77,7 @@ async function rejected(s: Suite, schema: string): Promise<number> {
 
 /** Removes whatever a throttle left, ignoring what is already gone. */
 async function unthrottle(s: Suite): Promise<void> {
-  for (const path of [`${FLOWCONTROL}/flowschemas/${REJECT_SCHEMA}`, `${FLOWCONTROL}/flowschemas/${HOLD_SCHEMA}`, `${FLOWCONTROL}/prioritylevelconfigurations/${LEVEL}`]) {
+  for (const path of [`${FLOWCONTROL}/flowschemas/${REJECT_SCHEMA}`, `${FLOWCONTROL}/flowschemas/${HOLD_SCHEMA}`, `${FLOWCONTROL}/prioritylevelconfigurations/${level}`]) {
     const answer = await s.api(s.admin, 'DELETE', path);
     assert.ok(answer.status === 200 || answer.status === 404, `${path}: ${answer.status} ${answer.text}`);
   }
@@ -111,9 +115,10 @@ async function throttle(s: Suite, target: Target): Promise<Throttle> {
     await unthrottle(s);
   };
   try {
-    const level = { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: LEVEL }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } } };
+    level = `${LEVEL_PREFIX}-${++levels}`;
+    const zeroSeats = { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name: level }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Reject' } } } };
     for (const [path, body] of [
-      [`${FLOWCONTROL}/prioritylevelconfigurations`, level],
+      [`${FLOWCONTROL}/prioritylevelconfigurations`, zeroSeats],
       [`${FLOWCONTROL}/flowschemas`, flowSchema(HOLD_SCHEMA, { kind: 'User', user: { name: HOLDER } })],
       [`${FLOWCONTROL}/flowschemas`, flowSchema(REJECT_SCHEMA, target.subject, target.rules)],
     ] as const) {
