@@ -99,6 +99,8 @@ describe('deed serve over real HTTPS', () => {
     assert.ok(secretValues.length > 0);
     const answer = await post(server, '/mutate', JSON.stringify(body));
     assert.equal(answer.status, 200);
+    // The line is written once the answer is sent: wait for it (bounded), then a moment more for a second one that must not come.
+    for (const deadline = Date.now() + 5_000; !server.logs().some((l) => l.uid === 'log-check-uid') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 100));
     const lines = server.logs().filter((l) => l.uid === 'log-check-uid');
     assert.equal(lines.length, 1);

@@ -132,7 +132,8 @@ describe('graceful shutdown of deed serve', () => {
         server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', (c) => resolve(c)),
       );
       assert.equal(code, 0, `exited cleanly within the grace period (a forced exit is 1):\n${server.lines.slice(-5).join('\n')}`);
-      assert.ok(server.logs().some((l) => l.msg === 'stopped'));
+      // Written just before the exit; its last output can reach the pipe after the 'exit' event.
+      await until("the 'stopped' line", async () => server.logs().some((l) => l.msg === 'stopped'), 5_000);
     } finally {
       for (const s of sessions) s.destroy();
       agent.destroy();
