@@ -46,6 +46,8 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
         removed = await helm(s, ['uninstall', 'notes', '-n', 'helm-notes', '--wait']);
       }
       assert.equal(removed.code, 0, removed.stderr);
+      // --wait sees the configurations gone from storage; the API server's webhook informer drops them a moment later.
+      await eventually("the release's webhooks are no longer called", async () => (await s.api(s.runnerA.identity, 'POST', `${PATHS.Secret('sandbox-a')}?dryRun=All`, secret('after-uninstall'))).status === 201);
       assert.match(removed.stdout + removed.stderr, /policyreports\.wgpolicyk8s\.io/, 'helm names what it kept');
       const crd = await s.api(s.admin, 'GET', CRD);
       assert.equal(crd.status, 200, 'the CRD, and every tool\'s reports in it, stays');
