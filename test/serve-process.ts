@@ -49,7 +49,11 @@ export async function startServe(extraArgs: string[] = [], config: unknown = FIX
   let buffered = '';
   let metricsUrl: string | undefined;
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`deed serve did not start:\n${lines.join('\n')}`)), 20_000);
+    // A server that did not start in time is killed: left running, it would hold its port (the end-to-end suite restarts Deed on a fixed one).
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`deed serve did not start within 20 s:\n${lines.join('\n')}`));
+    }, 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       const parts = buffered.split('\n');
