@@ -8,7 +8,7 @@ import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { BodyBudget, bodyBudgetLimits } from '../src/server/body-budget.js';
-import { FIXTURES } from './helpers.js';
+import { eventually, FIXTURES } from './helpers.js';
 import { get, startServe, type ServeProcess } from './serve-process.js';
 
 const MiB = 1024 * 1024;
@@ -125,16 +125,6 @@ async function metric(server: ServeProcess, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
-/** The metric once it reads `want`, or as it reads after `timeoutMs`: the server grants and releases memory on its own time. */
-async function metricSettled(server: ServeProcess, name: string, want: number, timeoutMs = 5_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await metric(server, name);
-    if (value === want || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 MiB)', () => {
   let server: ServeProcess;
   before(async () => {
@@ -148,7 +138,9 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
     const attacker = await session(server, '127.0.0.2');
     const other = await session(server, '127.0.0.2');
     const held = post(attacker, 8 * MiB - 1, 64 * 1024); // granted its declared 8 MiB, then stalls
-    assert.equal(await metricSettled(server, 'deed_request_body_bytes', 8 * MiB - 1), 8 * MiB - 1, 'the whole declared length is granted at once');
+    // The server grants and releases memory in its own time: wait for the gauge, then read it.
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 1, 5_000);
+    assert.equal(await metric(server, 'deed_request_body_bytes'), 8 * MiB - 1, 'the whole declared length is granted at once');
     const refused = await post(other, 1024, 1024).outcome; // the peer's share is taken, on another connection too
     assert.equal(refused.status, 429);
     assert.equal(refused.retryAfter, '1');
@@ -161,7 +153,8 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
 
     held.stream.close(constants.NGHTTP2_CANCEL);
     await held.outcome;
-    assert.equal(await metricSettled(server, 'deed_request_body_bytes', 0), 0, 'a stream that goes away gives its memory back');
+    await eventually('the release', async () => (await metric(server, 'deed_request_body_bytes')) === 0, 5_000);
+    assert.equal(await metric(server, 'deed_request_body_bytes'), 0, 'a stream that goes away gives its memory back');
     const after = await post(other, 1024, 1024).outcome;
     assert.equal(after.status, 400, 'granted and read: the body is just not a review');
     for (const s of [attacker, other, api]) s.destroy();

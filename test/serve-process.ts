@@ -142,9 +142,10 @@ export function postAnnounced(server: { port: number; ca: string }, path: string
   });
 }
 
-export function get(server: { port: number; ca: string }, path: string): Promise<HttpAnswer> {
+/** GETs over HTTPS; `agent: false` for a connection of its own, closed after the answer (it then holds none of the server's connection slots). */
+export function get(server: { port: number; ca: string }, path: string, options: { agent?: false } = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca }, (res) => readAnswer(res, resolve));
+    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: server.port, path, ca: server.ca, ...options }, (res) => readAnswer(res, resolve));
     req.on('error', reject);
     req.end();
   });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
-import { decodePatch, FIXTURES, fixture } from './helpers.js';
+import { decodePatch, eventually, FIXTURES, fixture } from './helpers.js';
 import { get, post, postAnnounced, postH2, startServe, type ServeProcess } from './serve-process.js';
 
 const raw = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -99,8 +99,8 @@ describe('deed serve over real HTTPS', () => {
     assert.ok(secretValues.length > 0);
     const answer = await post(server, '/mutate', JSON.stringify(body));
     assert.equal(answer.status, 200);
-    // The line is written once the answer is sent: wait for it (bounded), then a moment more for a second one that must not come.
-    for (const deadline = Date.now() + 5_000; !server.logs().some((l) => l.uid === 'log-check-uid') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    // The line is written once the answer is sent: wait for it, then a moment more for a second one that must not come.
+    await eventually('the review line', async () => server.logs().some((l) => l.uid === 'log-check-uid'), 5_000);
     await new Promise((r) => setTimeout(r, 100));
     const lines = server.logs().filter((l) => l.uid === 'log-check-uid');
     assert.equal(lines.length, 1);

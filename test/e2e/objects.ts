@@ -122,14 +122,7 @@ export function annotation(obj: KubeObject, key: string): string | undefined {
   return obj.metadata.annotations?.[key];
 }
 
-/** Polls until `check` holds, for what controllers do in their own time. */
-export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+export { eventually } from '../helpers.js';
 
 /** The collection path of a kind of the kind table in a namespace, as the API server serves it. */
 export function collectionPath(kind: string, namespace: string): string {

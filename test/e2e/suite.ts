@@ -4,14 +4,13 @@
 // and the CA), and the identities that act in a cluster: runner pods with pod-bound
 // tokens, a plain service account of another environment, the reaper, an administrator.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { NAME, reaperName, renderManifests } from '../../src/install/manifests.js';
 import { pointedAtUrl } from '../../src/install/dev-webhooks.js';
 import { CREATE_STAMPS_POLICY_SUFFIX } from '../../src/install/create-stamps-policy.js';
-import { getPlain, startServe, type HttpAnswer, type ServeProcess } from '../serve-process.js';
+import { get, getPlain, startServe, type ServeProcess } from '../serve-process.js';
 import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.js';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
 import { adopt, freePort } from './processes.js';
@@ -108,7 +107,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       // a second for its scope and is then refused. Readiness waits for the scope, as a
       // Deployment's rollout would. With --client-ca and no metrics port nothing can probe it.
       const served = deed;
-      const probe = served.metricsPort !== undefined ? () => getPlain(served.metricsPort!, '/readyz') : extraArgs.includes('--client-ca') ? undefined : () => readyz(served);
+      const probe = served.metricsPort !== undefined ? () => getPlain(served.metricsPort!, '/readyz') : extraArgs.includes('--client-ca') ? undefined : () => get(served, '/readyz', { agent: false });
       if (probe) await eventually('Deed reports ready (its review scope listed)', async () => (await probe().catch(() => ({ status: 0 }))).status === 200);
     };
     const url = `https://127.0.0.1:${port}`;
@@ -254,18 +253,6 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     await cp.stop();
     throw err;
   }
-}
-
-/** Deed's readiness on its webhook port, on a connection of its own that is closed after the answer (it holds no connection slot afterwards). */
-function readyz(served: ServeProcess): Promise<Pick<HttpAnswer, 'status'>> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port: served.port, path: '/readyz', ca: served.ca, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 function runnerPod(name: string) {
