@@ -28,10 +28,12 @@ const { values: flags } = parseArgs({
 });
 
 const DECISION = 'const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);';
+// The decisions made so far, by webhook and request uid, in a global of the copied route.
+const ONCE_KEY = "webhook + ':' + String(req.body?.request?.uid)";
 const DECISION_ONCE =
-  "const onceKey = webhook + ':' + String(req.body?.request?.uid); let decision = globalThis.__deedOnce?.get(onceKey); " +
-  'if (decision === undefined) { decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded); (globalThis.__deedOnce ??= new Map()).set(onceKey, decision); }';
-const DECIDED = "globalThis.__deedOnce?.has(webhook + ':' + String(req.body?.request?.uid))";
+  `let decision = globalThis.__deedOnce?.get(${ONCE_KEY}); ` +
+  `if (decision === undefined) { decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded); (globalThis.__deedOnce ??= new Map()).set(${ONCE_KEY}, decision); }`;
+const DECIDED = `globalThis.__deedOnce?.has(${ONCE_KEY})`;
 type Edit = [from: string, to: string];
 const VARIANTS: Record<string, Edit[]> = {
   'decision-once': [[DECISION, DECISION_ONCE]],
