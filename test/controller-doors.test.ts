@@ -381,11 +381,14 @@ describe('service-account credentials', () => {
     denied(tokenRequest('runner', NOBODY), /\[guard\.service-account\] service account sandbox-b:runner acts for environment "beta"; kube-lab-admin does not, and may not request a token of it/);
     const alphaAsks = tokenRequest('runner', RUNNER_A);
     denied(alphaAsks, /acts for environment "beta"; system:serviceaccount:sandbox-a:runner does not/);
-    allowed(tokenRequest('runner', RUNNER_B));
+    // The account exists, unstamped (the API server's own), as Deed's read finds it.
+    const unstamped: ObjectLookup = { get: (resource) => (resource === 'serviceaccounts' ? { state: 'found', metadata: {} } : { state: 'unknown', reason: 'not in this test' }) };
+    allowed(tokenRequest('runner', RUNNER_B), unstamped);
     allowed(tokenRequest('runner', KUBELET));
     const elsewhere = tokenRequest('builder', NOBODY);
     elsewhere.request.namespace = 'plain';
-    allowed(elsewhere);
+    allowed(elsewhere, unstamped);
+    denied(elsewhere, /\[guard\.service-account\] cannot tell whose service account plain:builder is/);
   });
 });
 

@@ -79,10 +79,10 @@ export function stampedCreateMatch(): { resourceRules: V1RuleWithOperations[]; e
  * The default row's rules (docs/security-model.md, "The default row"), every namespaced kind
  * (its webhooks' matchCondition leaves out the first pair's and the exceptions): the
  * mutating webhook stamps and judges a CREATE whole (one call, as for the stamped kinds),
- * the validating webhook every later write and its status.
+ * the validating webhook every later write, its status, and its scale (guard.custom-scale).
  */
 export function defaultRowRules(webhook: 'mutating' | 'validating'): V1RuleWithOperations[] {
-  return webhook === 'mutating' ? [everyResource(['CREATE'])] : [everyResource(['UPDATE', 'DELETE']), everyResource(['UPDATE'], ['*/status'])];
+  return webhook === 'mutating' ? [everyResource(['CREATE'])] : [everyResource(['UPDATE', 'DELETE']), everyResource(['UPDATE'], ['*/status', '*/scale'])];
 }
 
 /**

@@ -1,6 +1,7 @@
 // The webhook's read path to other objects a decision needs (the pod an eviction or a
 // binding names, the claims, Secrets, ConfigMaps and snapshots a new object reaches, the run lease it
-// names, a controller-made object's owner): one GET per object, under the review's own
+// names, a controller-made object's owner, the Service or workload a reference names, the
+// service account a token is asked for): one GET per object, under the review's own
 // deadline, answered as a Lookup. Only a Status with reason NotFound is "absent" (for a
 // snapshot, also when the snapshot CRD is not installed); any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
@@ -52,10 +53,12 @@ export function createObjectReader(kc: KubeConfig, extras: CallExtras = {}): Obj
         const lease = await withRetries(timeoutMs, what, METADATA_ONE, (o) => coordination.readNamespacedLease({ namespace: key.namespace, name: key.name }, o));
         return { state: 'found', metadata: metadataOf(lease.metadata) };
       }
-      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims' && key.resource !== 'configmaps') {
+      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims' && key.resource !== 'configmaps' && key.resource !== 'services' && key.resource !== 'serviceaccounts') {
         // A workload (a scale names it, a controller-made object's owner is one): its stamps
         // and its own controlling owner are in its metadata.
-        const row = kindRows().find((r) => r.resource === key.resource && r.templates !== undefined);
+        // A workload (a scale names it, a controller-made object's owner is one), or another
+        // kind of an API group a reference names (a DRA ResourceClaim).
+        const row = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
         if (row === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
         const params = { namespace: key.namespace, name: key.name };
         const read = (o: Parameters<typeof core.readNamespacedReplicationController>[1]): Promise<{ metadata?: V1ObjectMeta }> =>
@@ -72,7 +75,11 @@ export function createObjectReader(kc: KubeConfig, extras: CallExtras = {}): Obj
           ? core.readNamespacedSecret(params, o)
           : key.resource === 'configmaps'
             ? core.readNamespacedConfigMap(params, o)
-            : core.readNamespacedPersistentVolumeClaim(params, o),
+            : key.resource === 'services'
+              ? core.readNamespacedService(params, o)
+              : key.resource === 'serviceaccounts'
+                ? core.readNamespacedServiceAccount(params, o)
+                : core.readNamespacedPersistentVolumeClaim(params, o),
       );
       return { state: 'found', metadata: metadataOf(object.metadata) };
     } catch (err) {

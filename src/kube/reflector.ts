@@ -70,6 +70,7 @@ export class Reflector {
       secrets: (p, c) => core.listSecretForAllNamespaces(p, c),
       replicationcontrollers: (p, c) => core.listReplicationControllerForAllNamespaces(p, c),
       configmaps: (p, c) => core.listConfigMapForAllNamespaces(p, c),
+      serviceaccounts: (p, c) => core.listServiceAccountForAllNamespaces(p, c),
       namespaces: (p, c) => core.listNamespace(p, c),
     };
     const coreOne: Partial<Record<CachedResource, (namespace: string, p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
@@ -78,6 +79,7 @@ export class Reflector {
       secrets: (namespace, p, c) => core.listNamespacedSecret({ namespace, ...p }, c),
       replicationcontrollers: (namespace, p, c) => core.listNamespacedReplicationController({ namespace, ...p }, c),
       configmaps: (namespace, p, c) => core.listNamespacedConfigMap({ namespace, ...p }, c),
+      serviceaccounts: (namespace, p, c) => core.listNamespacedServiceAccount({ namespace, ...p }, c),
     };
     // The other kinds (apps, batch) by their group's path: the generic client lists any of them.
     const row = kindRows().find((r) => r.resource === o.resource);

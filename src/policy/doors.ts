@@ -23,6 +23,8 @@ export type Door =
   | { kind: 'snapshot' }
   /** Any other namespaced kind, custom resources included: stamped and guarded by the default row (kinds.ts). */
   | { kind: 'default'; row: StampRow }
+  /** A default-row kind's /scale (a custom resource's): the review carries a Scale that names the object, and none of its stamps. */
+  | { kind: 'default-scale'; resource: string; name: string | undefined }
   | { kind: 'unreviewed' };
 
 export type PodAction = 'eviction' | 'binding' | ConnectAction;
@@ -92,11 +94,12 @@ function objectDoor(req: AdmissionRequest): Door {
 
 /**
  * The default row's door for a request no row's door took: the object itself, or its status
- * (whose review carries the whole object, of the same kind). Another subresource (a custom
- * resource's /scale carries a Scale, without the object's stamps) is not judged: the
- * webhooks do not route it here.
+ * (whose review carries the whole object, of the same kind), or its /scale (a Scale that
+ * names it). Other subresources are not routed here by the webhooks.
  */
 function defaultDoor(req: AdmissionRequest): Door {
+  if (req.subResource === 'scale')
+    return req.operation === 'UPDATE' && defaultRowFor(req.resource, req.resource.resource) !== undefined ? { kind: 'default-scale', resource: req.resource.resource, name: named(req.name) } : { kind: 'unreviewed' };
   const kind = req.kind.kind;
   if (typeof kind !== 'string' || kind === '') return { kind: 'unreviewed' };
   const onObject = req.subResource === undefined || (req.subResource === 'status' && req.operation === 'UPDATE' && req.object?.kind === kind);

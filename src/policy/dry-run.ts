@@ -8,7 +8,7 @@ import type { Policy } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { enforce, warningText } from './rules/enforcement.js';
 
-const NEEDED_FIRST: ReadonlySet<string> = new Set([RULES.claimAbsent.id, RULES.secretRefAbsent.id, RULES.configMapRefAbsent.id, RULES.runLeaseAbsent.id]);
+const NEEDED_FIRST: ReadonlySet<string> = new Set([RULES.claimAbsent.id, RULES.secretRefAbsent.id, RULES.configMapRefAbsent.id, RULES.runLeaseAbsent.id, RULES.referenceAbsent.id]);
 
 export function enforceCreate(findings: Finding[], policy: Policy, dryRun: boolean): Verdict {
   if (!dryRun) return enforce(findings, policy);

@@ -76,6 +76,33 @@ export interface PodSelectorFacts {
   onlyWhen?: string;
 }
 
+/**
+ * A field of a kind that names another object, and who follows it (docs/security-model.md,
+ * "What an object points at"). A controller, the scheduler or kube-proxy acts on the object
+ * named, later and unreviewed, for whoever wrote the reference: so a reference may name
+ * only what its writer's environment may use (rules/reference-scope.ts).
+ */
+export interface ReferenceFacts {
+  /**
+   * Where it stands: a dotted field path, `[]` stepping into each item of a list
+   * (`spec.rules[].http.paths[].backend.service.name`); `metadata.name` for an object that
+   * names its target by its own name (the Endpoints of a Service).
+   */
+  path: string;
+  /**
+   * `name`: the field holds the name of an object of `kind`; `label`: the label `label`
+   * holds it (`path` is `metadata.labels`); `object-ref`: the field is a typed reference
+   * ({apiVersion or apiGroup, kind, name}) and names its kind itself.
+   */
+  by: 'name' | 'label' | 'object-ref';
+  /** The label key, for `label`. */
+  label?: string;
+  /** The kind named, for `name` and `label` (a kind of this table, in its `group`). */
+  kind?: { group: string; kind: string };
+  /** Who acts on the object named, for messages and the docs. */
+  follower: string;
+}
+
 export interface KindRow {
   kind: string;
   group: string;
@@ -111,6 +138,15 @@ export interface KindRow {
    * namespace at a time, to know whether a run is over. Never deleted or written by them.
    */
   runLease?: boolean;
+  /** The fields of its objects that name other objects, each judged by reference-scope.ts at CREATE and UPDATE. */
+  references?: readonly ReferenceFacts[];
+  /**
+   * Paths of the ObjectMeta its controller copies onto the objects it makes (a
+   * ResourceClaimTemplate's `spec.metadata`, copied by the resourceclaim controller, which
+   * Deed does not review): Deed's stamps there would make a copy verify as whoever's they
+   * were copied from, so they are refused (rules/copied-metadata.ts).
+   */
+  metadataTemplates?: readonly string[];
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -158,6 +194,14 @@ export const KIND_TABLE = [
     lookup: 'cache',
     reaped: true,
     audited: { getsOne: true, judgesContent: true },
+    references: [
+      {
+        path: 'spec.resourceClaims[].resourceClaimName',
+        by: 'name',
+        kind: { group: 'resource.k8s.io', kind: 'ResourceClaim' },
+        follower: "the scheduler and the DRA driver give the pod the claim's allocated devices",
+      },
+    ],
   },
   {
     kind: 'Secret',
@@ -214,8 +258,10 @@ export const KIND_TABLE = [
   // The legacy `bindings` resource binds the pod named by the Binding (and copies the
   // Binding's annotations onto it), like pods/binding.
   { kind: 'Binding', group: '', version: 'v1', resource: 'bindings', namespaced: true, door: 'pod-by-name' },
-  // A TokenRequest hands out a token of the account it names.
-  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' } },
+  // A TokenRequest hands out a token of the account it names. Its own writes are the default
+  // row's (stamped, guarded); it is cached (metadata only) because its verified stamps say
+  // whose credential it is: for a TokenRequest, a token Secret and every pod that runs as it.
+  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' }, lookup: 'cache' },
   // Workloads: stamped (WORKLOAD_STAMPS above), with their templates.
   {
     kind: 'Deployment',
@@ -339,14 +385,57 @@ export const KIND_TABLE = [
     namespaced: true,
     subresources: { proxy: 'service-proxy' },
     podSelector: { path: 'spec.selector', form: 'map', unset: 'none' },
+    // Read (metadata only) when an Ingress, an Endpoints or an EndpointSlice names one.
+    lookup: 'get',
   },
   // Stamped by the default row; it holds up evictions (node drains) of the pods it selects. A null selector selects none.
   { kind: 'PodDisruptionBudget', group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true, podSelector: { path: 'spec.selector', form: 'label-selector', unset: 'none' } },
-  { kind: 'Endpoints', group: '', version: 'v1', resource: 'endpoints', namespaced: true },
+  // A Service's endpoints by the Service's own name: the endpointslice-mirroring controller
+  // copies a selectorless Service's Endpoints into the slices kube-proxy routes it by.
+  {
+    kind: 'Endpoints',
+    group: '',
+    version: 'v1',
+    resource: 'endpoints',
+    namespaced: true,
+    references: [{ path: 'metadata.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses' }],
+  },
+  {
+    kind: 'EndpointSlice',
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    resource: 'endpointslices',
+    namespaced: true,
+    references: [{ path: 'metadata.labels', by: 'label', label: 'kubernetes.io/service-name', kind: { group: '', kind: 'Service' }, follower: "kube-proxy sends the Service's traffic to its endpoints" }],
+  },
+  // Dynamic resource allocation: a pod shares the devices of the claims it names; the
+  // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
+  { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get' },
+  { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, metadataTemplates: ['spec.metadata'] },
+  {
+    kind: 'HorizontalPodAutoscaler',
+    group: 'autoscaling',
+    version: 'v2',
+    resource: 'horizontalpodautoscalers',
+    namespaced: true,
+    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', follower: "the horizontal-pod-autoscaler controller writes the target's /scale" }],
+  },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },
   { kind: 'Node', group: '', version: 'v1', resource: 'nodes', namespaced: false },
-  { kind: 'Ingress', group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', namespaced: true },
+  {
+    kind: 'Ingress',
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'ingresses',
+    namespaced: true,
+    references: [
+      { path: 'spec.defaultBackend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
+      { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
+      { path: 'spec.rules[].http.paths[].backend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
+      { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
+    ],
+  },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },
   { kind: 'RoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },
   { kind: 'ClusterRole', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false },

@@ -19,6 +19,10 @@ import { controllerOf, ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
 import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
+import { changedReferences, objectReferences, referenceReads } from './object-references.js';
+import { readsAccountStamps } from './rules/service-account-stamps.js';
+import { serviceAccountOf } from './pod/service-account.js';
+import { SERVICE_ACCOUNT_TOKEN_TYPE, tokenAccount } from './rules/service-account-guard.js';
 
 export type { LookupResource } from './kinds.js';
 import type { LookupResource } from './kinds.js';
@@ -59,8 +63,18 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
   // A scale names the workload, whose stamps are looked up.
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
+  // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
+  if (webhook === 'validate' && door.kind === 'token-request') return accountKeys(door.serviceAccount, namespace);
   const owners = ownerKeys(req, door, webhook, namespace);
-  if ((webhook === 'validate' || (webhook === 'admit' && isCreateJudgedAtMutation(req))) && req.object) return [...owners, ...claimKeys(claimReferences(req, door), namespace), ...referenceKeys(req, door, namespace), ...runLeaseKeys(req, door, namespace, keys)];
+  if ((webhook === 'validate' || (webhook === 'admit' && isCreateJudgedAtMutation(req))) && req.object)
+    return [
+      ...owners,
+      ...claimKeys(claimReferences(req, door), namespace),
+      ...referenceKeys(req, door, namespace),
+      ...runLeaseKeys(req, door, namespace, keys),
+      ...tableReferenceKeys(req, door, namespace),
+      ...credentialAccountKeys(req, door, namespace),
+    ];
   return owners;
 }
 
@@ -70,12 +84,33 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
  * (adoption). Planned for any requester: who is a workload controller is the policy's.
  */
 function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: LookupWebhook, namespace: string): LookupKey[] {
-  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object')) return [];
+  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
   const after = controllerOf(req.object);
-  const made = req.operation === 'CREATE' && (door.kind === 'workload' || door.sandboxKind.kind === 'Pod');
+  // Any new object's controller reference is judged (rules/reference-scope.ts); a controller-made one's decides whose it is.
+  const made = req.operation === 'CREATE';
   const adopted = webhook === 'validate' && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
+}
+
+/** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes. */
+function tableReferenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
+  const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
+  return referenceReads(refs, namespace);
+}
+
+/** The account a new pod runs as, and the one a token Secret names: their stamps say whose credential it is (rules/service-account-stamps.ts). */
+function credentialAccountKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+  const obj = req.object;
+  if (door.kind !== 'object' || req.subResource !== undefined || !obj) return [];
+  if (door.sandboxKind.kind === 'Pod') return req.operation === 'CREATE' && isRec(obj.spec) ? accountKeys(serviceAccountOf(obj.spec), namespace) : [];
+  if (door.sandboxKind.kind === 'Secret') return accountKeys(tokenAccount(obj), namespace);
+  return [];
+}
+
+function accountKeys(account: string | undefined, namespace: string): LookupKey[] {
+  return account !== undefined && readsAccountStamps(account) ? [{ resource: 'serviceaccounts', namespace, name: account }] : [];
 }
 
 /** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
@@ -170,6 +205,8 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
+/** The resources whose objects name other objects (the kind table's `references`). */
+const REFERENCING_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.references !== undefined).map((r) => r.resource));
 const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
 /** The workloads whose own controlling owner is followed (controller-made.ts). */
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
@@ -180,13 +217,18 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
  * are told apart by a glance at a few fields, without decoding.
  */
 export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
-  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
+  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { type?: unknown; metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
   const owned = hasOwners(req);
   const judgesCreate = webhook === 'validate' || webhook === 'admit';
   const mayNeed =
     (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
+    // Any new object's controller reference is judged (rules/reference-scope.ts), and what the kind table's references name.
+    (owned && judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined) ||
+    (((judgesCreate && req?.operation === 'CREATE') || (webhook === 'validate' && req?.operation === 'UPDATE')) && req.subResource === undefined && REFERENCING_RESOURCES.has(resource)) ||
+    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === 'token') ||
+    (resource === 'secrets' && req?.subResource === undefined && isTokenSecret(req?.object)) ||
     (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
     resource === 'bindings' ||
     req?.subResource === 'eviction' ||
@@ -211,6 +253,15 @@ function namesRunLease(req: { object?: { metadata?: { annotations?: unknown } } 
   try {
     const annotations = req.object?.metadata?.annotations;
     return isRec(annotations) && Object.hasOwn(annotations, keys.runLease);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a raw request's object is a token Secret (rules/service-account-stamps.ts reads the account it names). */
+function isTokenSecret(obj: { type?: unknown } | undefined): boolean {
+  try {
+    return obj?.type === SERVICE_ACCOUNT_TOKEN_TYPE;
   } catch {
     return false;
   }

@@ -31,7 +31,7 @@ import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
 import { selectorScope } from './selector-scope.js';
 import { enforceCreate } from './dry-run.js';
-import { serviceAccountGuard } from './rules/service-account-guard.js';
+import { SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_TOKEN_TYPE, serviceAccountGuard, tokenAccount } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
 import { scaleFindings, workloadStampFindings, workloadStampRow } from './workload/stamps.js';
 import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, isWorkloadController } from './controller-made.js';
@@ -44,10 +44,12 @@ import { namedPodGuard } from './rules/named-pod.js';
 import { serviceProxyGuard } from './rules/service-proxy.js';
 import { terminalMark } from './rules/terminal-mark.js';
 import { runLeaseFindings } from './rules/run-lease.js';
+import { referenceScope } from './rules/reference-scope.js';
+import { stampedAccountGuard } from './rules/service-account-stamps.js';
+import { serviceAccountOf } from './pod/service-account.js';
+import { customScaleGuard } from './rules/custom-scale.js';
+import { copiedMetadataStamps } from './rules/copied-metadata.js';
 
-/** Secrets of this type are filled with a token of the service account they name, by the token controller. */
-const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
-const SERVICE_ACCOUNT_NAME = 'kubernetes.io/service-account.name';
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const outside = outOfScope(req, ctx.scope);
@@ -65,19 +67,31 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'workload') {
     const mismatch = kindMismatch(req, door.workload);
     if (mismatch) return denied([mismatch]);
-    const own = [...workloadStampFindings(req, door.workload, namespace, requester, ctx), ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)];
+    const own = [
+      ...workloadStampFindings(req, door.workload, namespace, requester, ctx),
+      ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx),
+      ...selectorScope(req, namespace, requester, ctx),
+      ...referenceScope(req, namespace, requester, ctx),
+    ];
     return validateWorkload(req, door.workload, namespace, requester, ctx, own);
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
-    return mismatch ? denied([mismatch]) : enforceCreate([...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx)], ctx.policy, req.dryRun);
+    return mismatch
+      ? denied([mismatch])
+      : enforceCreate(
+          [...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...copiedMetadataStamps(req, ctx.policy)],
+          ctx.policy,
+          req.dryRun,
+        );
   }
+  if (door.kind === 'default-scale') return enforce(customScaleGuard(door, namespace, requester, ctx), ctx.policy);
 
   const kind = door.sandboxKind;
   const mismatch = kindMismatch(req, kind);
   if (mismatch) return denied([mismatch]);
-  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, selectorScope(req, namespace, requester, ctx));
+  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx)]);
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
@@ -105,7 +119,7 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
     const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
     const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
     const acting = actingFor(requester, made.environment);
-    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, selectorScope(req, namespace, acting, ctx), source, true);
+    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx)], source, true);
   }
   if (door.kind === 'workload') {
     const row = workloadStampRow(door.workload);
@@ -132,7 +146,7 @@ function validateCreate(
   requester: Requester,
   ctx: DecisionContext,
   dryRun: boolean,
-  /** What the object's pod selector may select (selector-scope.ts). */
+  /** What the object's pod selector may select (selector-scope.ts) and what its references name (rules/reference-scope.ts). */
   selectors: Finding[],
   source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
   controllerMade = false,
@@ -155,7 +169,7 @@ function validateCreate(
     // Acting for no environment, the requester gets no stamps; but what its object reaches
     // (another environment's claim or Secret, a runner's service account or its token, an
     // environment's workspace, another environment's pods by selector) is still guarded.
-    const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, policy), ...references({ requester, environment: undefined })];
+    const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, ctx), ...references({ requester, environment: undefined })];
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
     findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);
@@ -172,7 +186,7 @@ function validateCreate(
   }
   if (kind.kind === 'PersistentVolumeClaim') findings.push(...workspaceMark(obj, ctx));
   findings.push(...selectors);
-  if (!isTrusted(requester, policy)) findings.push(...borrowedCredential(obj, kind, namespace, requester, policy));
+  if (!isTrusted(requester, policy)) findings.push(...borrowedCredential(obj, kind, namespace, requester, ctx));
   findings.push(...references({ requester, environment: identity.environment }));
   return enforceCreate(findings, policy, dryRun);
 }
@@ -191,7 +205,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     if (req.subResource === undefined) findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.
     if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
-      findings.push(...borrowedCredential(newObj, kind, namespace, requester, policy));
+      findings.push(...borrowedCredential(newObj, kind, namespace, requester, ctx));
     findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
     findings.push(...terminalMark(oldObj, newObj, owner, requester, policy));
     // Claims a pod mounts are read only for the door that can add containers: elsewhere an
@@ -208,7 +222,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester) }, ctx));
     }
-    findings.push(...selectorScope(req, namespace, requester, ctx));
+    findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx));
   }
   return enforce(findings, policy);
 }
@@ -229,22 +243,25 @@ function validatePodByName(req: AdmissionRequest, door: Extract<Door, { kind: 'p
  * A runner's service account is its environment's credential: a pod that runs as it, or a
  * Secret the token controller fills with its token, acts for the environment.
  */
-function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, policy: Policy): Finding[] {
-  if (kind.kind === 'Pod') return isRec(obj.spec) ? borrowedServiceAccount(obj.spec, 'spec', namespace, requester, policy) : [];
+function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  const { policy } = ctx;
+  if (kind.kind === 'Pod') {
+    if (!isRec(obj.spec)) return [];
+    const byPolicy = borrowedServiceAccount(obj.spec, 'spec', namespace, requester, policy);
+    return byPolicy.length > 0 ? byPolicy : stampedAccountGuard(namespace, serviceAccountOf(obj.spec), requester, ctx, 'spec.serviceAccountName', 'create a pod that runs as it');
+  }
   const account = kind.kind === 'Secret' ? tokenAccount(obj) : undefined;
   if (account === undefined) return [];
-  return serviceAccountGuard(namespace, account, requester, policy, annotationPath(SERVICE_ACCOUNT_NAME), `create a Secret the token controller fills with its token`);
-}
-
-/** The service account a token Secret names (undefined for any other Secret). */
-function tokenAccount(obj: KubeObject): string | undefined {
-  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
+  const doing = 'create a Secret the token controller fills with its token';
+  const byPolicy = serviceAccountGuard(namespace, account, requester, policy, annotationPath(SERVICE_ACCOUNT_NAME), doing);
+  return byPolicy.length > 0 ? byPolicy : stampedAccountGuard(namespace, account, requester, ctx, annotationPath(SERVICE_ACCOUNT_NAME), doing);
 }
 
 /** A TokenRequest hands out a token of the account it names. */
 function validateTokenRequest(account: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   if (account === undefined) return denied([{ rule: RULES.requestMalformed.id, message: 'the token request names no service account' }]);
-  return enforce(serviceAccountGuard(namespace, account, requester, ctx.policy, undefined, 'request a token of it'), ctx.policy);
+  const byPolicy = serviceAccountGuard(namespace, account, requester, ctx.policy, undefined, 'request a token of it');
+  return enforce(byPolicy.length > 0 ? byPolicy : stampedAccountGuard(namespace, account, requester, ctx, undefined, 'request a token of it'), ctx.policy);
 }
 
 /** A VolumeSnapshot copies a claim: judged as a clone of it. */

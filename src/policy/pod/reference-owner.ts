@@ -37,7 +37,7 @@ export type ReferenceVerdict =
   | { kind: 'unverifiable'; reason: string }
   | { kind: 'foreign'; environment: string };
 
-export function judgeReference(found: Lookup, kind: 'PersistentVolumeClaim' | ReferencedKind, namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
+export function judgeReference(found: Lookup, kind: string, namespace: string, reach: Reach, ctx: DecisionContext): ReferenceVerdict {
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };

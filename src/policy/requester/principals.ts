@@ -12,6 +12,16 @@ export function isTrusted(requester: Requester, policy: Policy): boolean {
   );
 }
 
+/**
+ * The platform's own principals (`platform`: whoever installs and upgrades Deed, and the
+ * deployers the platform declares): they switch the review scope, and what they write may
+ * point at any environment's objects.
+ */
+export function isPlatform(requester: Requester, policy: Policy): boolean {
+  const { users, groups } = policy.config.platform;
+  return users.includes(requester.username) || requester.groups.some((g) => groups.includes(g));
+}
+
 /** Is the requester a manager of `environment` (the component that creates and deletes its runners)? */
 export function isManager(requester: Requester, environment: string, policy: Policy): boolean {
   return (

@@ -586,6 +586,42 @@ export const RULES = {
     overridable: false,
     example: 'cannot tell whether run lease sandbox-a/run-42 is environment "alpha"\'s: get leases sandbox-a/run-42: timed out after 2000 ms',
   }),
+  referenceCrossEnvironment: rule({
+    id: 'reference.cross-environment',
+    webhook: 'validate',
+    checks:
+      "What an object points at is its writer's to use (docs/security-model.md, \"What an object points at\"): every field the kind table lists as naming another object (a HorizontalPodAutoscaler's scaleTargetRef, an Ingress backend's Service or resource, an EndpointSlice's `kubernetes.io/service-name` label, an Endpoints' own name) and the controlling owner reference of any object, at CREATE, and each reference an UPDATE adds or changes, names only an object of an environment the requester acts for, one of no environment when it acts for none, or an unstamped object outside a bound namespace. A controller (the HPA controller, kube-proxy, the ingress controller, the job and cronjob controllers) acts on what is named later, for whoever wrote the reference.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'spec.scaleTargetRef names Deployment lab, which belongs to another environment (the horizontal-pod-autoscaler controller writes the target\'s /scale); environment "beta" may not',
+  }),
+  referenceUnknown: rule({
+    id: 'reference.unknown',
+    webhook: 'validate',
+    checks:
+      "Whose every object a reference names can be known: Deed could read it and its stamps verify (fail closed). A reference to a kind Deed does not read (a custom resource as a scale target or an Ingress resource backend) comes only from the platform's principals, system controllers and break-glass.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'spec.scaleTargetRef names Rollout web (argoproj.io), a kind Deed does not read, so whose it is cannot be known; only the platform may create this reference',
+  }),
+  referenceAbsent: rule({
+    id: 'reference.absent',
+    webhook: 'validate',
+    checks:
+      'Every object a reference names exists when the reference is written, except in a namespace bound to an environment the requester acts for: an object another environment creates under that name later would be acted on. On a dry run it is a warning.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'spec.rules[0].http.paths[0].backend.service.name names Service web, which does not exist; create the Service first, or one another environment creates under that name later would be published',
+  }),
+  guardCustomScale: rule({
+    id: 'guard.custom-scale',
+    webhook: 'validate',
+    checks:
+      "A /scale of a kind without a row of its own (a custom resource) carries a Scale, not the object, and Deed does not read custom resources: outside a namespace bound to the requester's environment it comes only from system controllers (the HPA controller), the platform and break-glass. The object's own UPDATE of its replicas is judged as any write of it is.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'cannot tell whose VirtualMachine shared-labs/lab-vm is (a /scale carries no stamps, and Deed does not read VirtualMachine objects); change spec.replicas with an UPDATE of the object instead',
+  }),
 } as const satisfies Record<string, RuleInfo>;
 
 /** Rule ids that were renamed, with their new id: a policy naming the old one is refused, with the new name, rather than silently widened. */

@@ -7,6 +7,17 @@ import { serviceAccountEnvironment, type Requester } from '../requester/identity
 import type { Policy } from '../policy.js';
 import { actsFor } from '../requester/principals.js';
 import { RULES } from './catalog.js';
+import type { KubeObject } from '../../admission/types.js';
+import { entryOf } from '../unstructured.js';
+
+/** Secrets of this type are filled with a token of the service account they name, by the token controller. */
+export const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
+export const SERVICE_ACCOUNT_NAME = 'kubernetes.io/service-account.name';
+
+/** The service account a token Secret names (undefined for any other Secret). */
+export function tokenAccount(obj: KubeObject): string | undefined {
+  return obj.type === SERVICE_ACCOUNT_TOKEN_TYPE ? (entryOf(obj.metadata.annotations ?? {}, SERVICE_ACCOUNT_NAME) ?? '') : undefined;
+}
 
 /** `doing`: what the request would do with the account, for the message ("create a pod that runs as it"). */
 export function serviceAccountGuard(namespace: string, account: string, requester: Requester, policy: Policy, path: string | undefined, doing: string): Finding[] {

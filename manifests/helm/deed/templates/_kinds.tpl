@@ -118,7 +118,7 @@
 - operations: ["UPDATE"]
   apiGroups: ["*"]
   apiVersions: ["*"]
-  resources: ["*/status"]
+  resources: ["*/status", "*/scale"]
   scope: Namespaced
 {{- end -}}
 
@@ -170,7 +170,7 @@
 {{- define "deed.lookupRules" -}}
 {{- if .Values.lookupCache.secrets -}}
 - apiGroups: [""]
-  resources: ["pods", "configmaps", "persistentvolumeclaims", "replicationcontrollers", "secrets"]
+  resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers", "secrets"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["apps"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
@@ -187,9 +187,15 @@
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["get"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get"]
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourceclaims"]
+  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
-  resources: ["pods", "configmaps", "persistentvolumeclaims", "replicationcontrollers"]
+  resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
   verbs: ["get", "list", "watch"]
 - apiGroups: ["apps"]
   resources: ["deployments", "replicasets", "statefulsets", "daemonsets"]
@@ -208,6 +214,12 @@
   verbs: ["get"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get"]
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourceclaims"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}

@@ -1,0 +1,104 @@
+// What an object points at: the other objects its fields name, read from the kind table's
+// `references` (kinds.ts), with the field path each stands at. Pure: object in, references
+// out. The read plan (lookup.ts) reads the objects named, the reference-scope rule
+// (rules/reference-scope.ts) judges them; both take them from here, so a reference the rule
+// judges is always one the plan read.
+import type { KubeObject } from '../admission/types.js';
+import { kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
+import { entryOf, field, isRec, stringMap, text, type Rec } from './unstructured.js';
+
+/** One object a field names. */
+export interface ObjectReference {
+  /** The kind named, by API group and kind name. */
+  group: string;
+  kind: string;
+  name: string;
+  /** The field that names it, with list indexes (`spec.rules[0].http.paths[1].backend.service.name`). */
+  path: string;
+  /** Who acts on the object named. */
+  follower: string;
+}
+
+/**
+ * At most this many distinct objects are read for the references of one object: an Ingress
+ * that names more is refused for the rest (unknown) rather than fanning out without bound.
+ */
+export const MAX_REFERENCE_READS = 32;
+
+/** The references of an object of the resource's row (none for a kind without `references`). */
+export function objectReferences(resource: { group: string; resource: string }, obj: KubeObject | null | undefined): ObjectReference[] {
+  const facts = kindRow(resource)?.references;
+  if (facts === undefined || !obj || !isRec(obj)) return [];
+  return facts.flatMap((f) => referencesAt(obj as unknown as Rec, f));
+}
+
+/** The references an UPDATE adds or changes: those of the new object that the old one did not make. */
+export function changedReferences(resource: { group: string; resource: string }, oldObj: KubeObject | null | undefined, newObj: KubeObject | null | undefined): ObjectReference[] {
+  const before = new Set(objectReferences(resource, oldObj).map(referenceKey));
+  return objectReferences(resource, newObj).filter((r) => !before.has(referenceKey(r)));
+}
+
+const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.name}`;
+
+/** The row Deed reads a referenced kind by, if it reads it at all (a namespaced row with a lookup). */
+export function readableRow(group: string, kind: string): (KindRow & { lookup: string }) | undefined {
+  const row = kindRowNamed(group, kind);
+  return row?.lookup !== undefined && row.namespaced ? (row as KindRow & { lookup: string }) : undefined;
+}
+
+/** The distinct objects to read for a list of references, bounded; kinds Deed does not read are left out. */
+export function referenceReads(refs: ObjectReference[], namespace: string): Array<{ resource: LookupResource; namespace: string; name: string }> {
+  const seen = new Set<string>();
+  const out: Array<{ resource: LookupResource; namespace: string; name: string }> = [];
+  for (const r of refs) {
+    const row = readableRow(r.group, r.kind);
+    if (row === undefined) continue;
+    const key = `${row.resource}/${r.name}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ resource: row.resource as LookupResource, namespace, name: r.name });
+  }
+  return out.slice(0, MAX_REFERENCE_READS);
+}
+
+function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
+  if (facts.by === 'label') {
+    const value = facts.label === undefined ? undefined : entryOf(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'labels'), facts.label);
+    return value === undefined || value === '' || facts.kind === undefined ? [] : [{ ...facts.kind, name: value, path: `metadata.labels["${facts.label}"]`, follower: facts.follower }];
+  }
+  const out: ObjectReference[] = [];
+  for (const [value, path] of valuesAt(obj, facts.path.split('.'), '')) {
+    if (facts.by === 'name') {
+      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower });
+      continue;
+    }
+    const ref = typedReference(value);
+    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower });
+  }
+  return out;
+}
+
+/** `{apiVersion, kind, name}` (a scale target) or `{apiGroup, kind, name}` (a TypedLocalObjectReference). */
+function typedReference(value: unknown): { group: string; kind: string; name: string } | undefined {
+  if (!isRec(value)) return undefined;
+  const kind = text(value, 'kind');
+  const name = text(value, 'name');
+  if (kind === undefined || kind === '' || name === undefined || name === '') return undefined;
+  const apiVersion = text(value, 'apiVersion');
+  const group = apiVersion !== undefined ? (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') : (text(value, 'apiGroup') ?? '');
+  return { group, kind, name };
+}
+
+/** Every value at a dotted path, `seg[]` stepping into each item of a list, with its concrete path. */
+function valuesAt(node: unknown, segments: string[], at: string): Array<[unknown, string]> {
+  if (segments.length === 0) return [[node, at]];
+  if (!isRec(node)) return [];
+  const [head, ...rest] = segments as [string, ...string[]];
+  const list = head.endsWith('[]');
+  const key = list ? head.slice(0, -2) : head;
+  const child = field(node, key);
+  const here = at === '' ? key : `${at}.${key}`;
+  if (!list) return child === undefined ? [] : valuesAt(child, rest, here);
+  if (!Array.isArray(child)) return [];
+  return child.flatMap((item, i) => valuesAt(item, rest, `${here}[${i}]`));
+}

@@ -1,0 +1,39 @@
+// guard.service-account, from the account's own stamps: a ServiceAccount an environment
+// created in the review scope is stamped for it (the default row), and is its credential as
+// surely as one the policy maps to it. A TokenRequest for it, a token Secret naming it and
+// a pod that runs as it hand out its token, so they come only from who acts for that
+// environment (besides what the policy's mapping says: both must allow, service-account-guard.ts).
+// An account Deed cannot read, or whose stamps do not verify, is refused (fail closed).
+import type { Finding } from '../../admission/verdict.js';
+import { ownershipOf } from '../ownership.js';
+import type { DecisionContext } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
+import { actsFor, isTrusted } from '../requester/principals.js';
+import { RULES } from './catalog.js';
+
+/**
+ * The account every namespace gets from the service-account controller (kube-system, whose
+ * writes Deed does not review): never created through Deed, so never stamped, and no read is
+ * spent on it for every pod.
+ */
+export const NAMESPACE_DEFAULT_ACCOUNT = 'default';
+
+/** Whether a request naming `account` needs its stamps read. */
+export function readsAccountStamps(account: string): boolean {
+  return account !== NAMESPACE_DEFAULT_ACCOUNT && account !== '';
+}
+
+/** `doing`: what the request would do with the account, for the message ("request a token of it"). */
+export function stampedAccountGuard(namespace: string, account: string, requester: Requester, ctx: DecisionContext, path: string | undefined, doing: string): Finding[] {
+  if (!readsAccountStamps(account) || isTrusted(requester, ctx.policy)) return [];
+  const at = path !== undefined ? { path } : {};
+  const name = `service account ${namespace}:${account}`;
+  const found = ctx.lookup.get('serviceaccounts', namespace, account);
+  // The API server itself refuses a token, a pod or a token Secret of an account that does not exist.
+  if (found.state === 'absent') return [];
+  if (found.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `cannot tell whose ${name} is (${found.reason}); refusing to ${doing}` }];
+  const owner = ownershipOf({ kind: 'ServiceAccount', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unverifiable') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} carries Deed's stamps but they do not verify (${owner.reason}); refusing to ${doing}` }];
+  if (owner.kind !== 'stamped' || actsFor(requester, owner.environment, ctx.policy)) return [];
+  return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} is stamped for environment "${owner.environment}"; ${requester.username} does not act for it, and may not ${doing}` }];
+}

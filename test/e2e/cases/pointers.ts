@@ -1,0 +1,198 @@
+// What an object points at (docs/security-model.md, "What an object points at"), in the real
+// API server with the controllers running. In a namespace alpha and beta share, beta holds
+// the tenant role the install renders (deed manifests --tenant-role) and, as a second try, a
+// namespace-admin Role (every verb on every resource of the namespace). Each reference that
+// a controller, kube-proxy or the token issuer follows later is refused when it names
+// alpha's object: a HorizontalPodAutoscaler's target, an Ingress backend, an EndpointSlice's
+// or an Endpoints' Service, a controller owner reference (a pod to alpha's Job, a Job to
+// alpha's CronJob), a token of (or a pod running as) the service account alpha created, and
+// the /scale of alpha's custom resource. Alpha's own use of each keeps working.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { renderManifests } from '../../../src/install/manifests.js';
+import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
+import type { KubeObject } from '../../../src/admission/types.js';
+import type { Identity } from '../client.js';
+import { collectionPath, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const NS = 'shared-pointers';
+const GROUP = 'pools.e2e.deed.dev';
+const POOLS = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/pools`;
+const HPAS = (ns: string) => `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`;
+const SLICES = (ns: string) => collectionPath('EndpointSlice', ns);
+const CLAIMS = (ns: string) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaims`;
+const CLAIM_TEMPLATES = (ns: string) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaimtemplates`;
+const MERGE = 'application/merge-patch+json';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = Record<string, any>;
+
+const CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `pools.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: { plural: 'pools', singular: 'pool', kind: 'Pool', listKind: 'PoolList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+};
+
+const template = (name: string) => ({ metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.example/agent:1' }] } });
+const deployment = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { ...template(name), spec: { ...template(name).spec, restartPolicy: 'Always' } } } });
+const job = (name: string, meta: Any = {}) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name, ...meta }, spec: { suspend: true, template: template(name) } });
+const cronJob = (name: string) => ({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name }, spec: { schedule: '0 0 1 1 *', suspend: true, jobTemplate: { spec: { template: template(name) } } } });
+const hpa = (name: string, target: string) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: target }, minReplicas: 1, maxReplicas: 1 } });
+const ingress = (name: string, service: string) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name },
+  spec: { rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] },
+});
+const service = (name: string, selector?: Any) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], ...(selector ? { selector } : {}) } });
+const slice = (name: string, svc: string) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, labels: { 'kubernetes.io/service-name': svc } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.9'] }], ports: [{ port: 80 }] });
+const claimSpec = { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.e2e.deed.dev' } }] } };
+const claim = (name: string) => ({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name }, spec: claimSpec });
+const controlledBy = (apiVersion: string, kind: string, name: string, uid: string) => ({ ownerReferences: [{ apiVersion, kind, name, uid, controller: true }] });
+
+export function pointerCases(suite: () => Suite): void {
+  let tenant: Identity; // sandbox-b:ptr-tenant: acts for beta, the tenant role in NS
+  let admin: Identity; // sandbox-b:ptr-admin: acts for beta, a namespace-admin Role in NS
+  let alpha: Identity; // sandbox-a:runner: alpha's runner, the tenant role and the namespace-admin Role in NS
+  const uids: Record<string, string> = {};
+  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
+    assert.equal(a.status, 403, a.text);
+    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
+    if (pattern) assert.match(String(a.body.message), pattern);
+  };
+  /** Refused, by Deed's rule when RBAC lets the identity try at all. */
+  const refusedOrForbidden = (a: { status: number; text: string; body: { message?: string } }, rule: string) => {
+    assert.equal(a.status, 403, a.text);
+    if (!/cannot (create|patch|update) resource/.test(String(a.body.message))) assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
+  };
+
+  describe('what an object points at is its writer environment\'s to use', () => {
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      ok('CRD', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD));
+      const role = renderManifests({ namespace: 'deed-system', image: 'x', tenantRole: true }).find((o) => o.metadata?.name === TENANT_ROLE)!;
+      ok('tenant role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role));
+      tenant = await s.newIdentity('sandbox-b', 'ptr-tenant');
+      admin = await s.newIdentity('sandbox-b', 'ptr-admin');
+      alpha = s.runnerA.identity;
+      const bind = async (name: string, roleRef: Any, subjects: Array<[string, string]>) =>
+        ok(name, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name }, roleRef, subjects: subjects.map(([namespace, n]) => ({ kind: 'ServiceAccount', namespace, name: n })) }));
+      await bind('ptr-tenants', { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE }, [['sandbox-a', 'runner'], ['sandbox-b', 'ptr-tenant']]);
+      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+      await bind('ptr-admins', { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' }, [['sandbox-a', 'runner'], ['sandbox-b', 'ptr-admin']]);
+      for (const who of [alpha, tenant, admin])
+        await eventually(`RBAC lets ${who.name} create autoscalers in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${HPAS(NS)}?dryRun=All`, hpa('rbac-probe', 'rbac-probe'))).text));
+      await eventually('the CRD is served', async () => (await s.api(s.admin, 'GET', POOLS(NS))).status === 200);
+      // Alpha's objects, as its runner creates them.
+      for (const [what, path, body] of [
+        ['deployment', collectionPath('Deployment', NS), deployment('alpha-web')],
+        ['service', collectionPath('Service', NS), service('alpha-svc', { app: 'alpha-web' })],
+        ['selectorless service', collectionPath('Service', NS), service('alpha-ext')],
+        ['job', collectionPath('Job', NS), job('alpha-job')],
+        ['cronjob', collectionPath('CronJob', NS), cronJob('alpha-cron')],
+        ['service account', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'alpha-sa' } }],
+        ['pool', POOLS(NS), { apiVersion: `${GROUP}/v1`, kind: 'Pool', metadata: { name: 'alpha-pool' }, spec: { replicas: 3 } }],
+        ['resource claim', CLAIMS(NS), claim('alpha-gpu')],
+      ] as Array<[string, string, Any]>) {
+        const answer = await s.api(alpha, 'POST', path, body);
+        assert.equal(answer.status, 201, `alpha's ${what}: ${answer.text}`);
+        assert.equal(label(answer.body as KubeObject, KEYS.environment), 'alpha', `alpha's ${what} is stamped for alpha`);
+        uids[body.metadata.name] = (answer.body as KubeObject).metadata.uid!;
+      }
+    });
+
+    test("beta's HorizontalPodAutoscaler of alpha's Deployment is refused; alpha's own is stored and the Deployment keeps its replicas", async () => {
+      const s = suite();
+      refused(await s.api(tenant, 'POST', HPAS(NS), hpa('beta-hpa', 'alpha-web')), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment/);
+      refused(await s.api(admin, 'POST', HPAS(NS), hpa('beta-hpa', 'alpha-web')), 'reference.cross-environment');
+      ok("beta's own target", await s.api(admin, 'POST', collectionPath('Deployment', NS), deployment('beta-web')));
+      const own = await s.api(admin, 'POST', HPAS(NS), hpa('beta-own', 'beta-web'));
+      assert.equal(own.status, 201, own.text);
+      refused(await s.api(admin, 'PATCH', `${HPAS(NS)}/beta-own`, { spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web' } } }, MERGE), 'reference.cross-environment');
+      assert.equal((await s.api(s.admin, 'GET', `${collectionPath('Deployment', NS)}/alpha-web`)).body.spec.replicas, 2);
+      const alphas = await s.api(alpha, 'POST', HPAS(NS), hpa('alpha-hpa', 'alpha-web'));
+      assert.equal(alphas.status, 201, alphas.text);
+    });
+
+    test("beta's Ingress that publishes alpha's Service is refused; alpha's own Ingress and Service work", async () => {
+      const s = suite();
+      refused(await s.api(tenant, 'POST', collectionPath('Ingress', NS), ingress('beta-route', 'alpha-svc')), 'reference.cross-environment', /backend\.service\.name: names Service alpha-svc/);
+      refused(await s.api(admin, 'POST', collectionPath('Ingress', NS), ingress('beta-route', 'alpha-svc')), 'reference.cross-environment');
+      const own = await s.api(alpha, 'POST', collectionPath('Ingress', NS), ingress('alpha-route', 'alpha-svc'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta may not join alpha's Service with an EndpointSlice, nor write the Endpoints of alpha's selectorless Service; alpha may", async () => {
+      const s = suite();
+      refusedOrForbidden(await s.api(tenant, 'POST', SLICES(NS), slice('beta-hijack', 'alpha-svc')), 'reference.cross-environment');
+      refused(await s.api(admin, 'POST', SLICES(NS), slice('beta-hijack', 'alpha-svc')), 'reference.cross-environment', /kubernetes\.io\/service-name"\]: names Service alpha-svc/);
+      refused(await s.api(admin, 'POST', collectionPath('Endpoints', NS), { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'alpha-ext' }, subsets: [{ addresses: [{ ip: '10.0.0.9' }], ports: [{ port: 80 }] }] }), 'reference.cross-environment', /metadata\.name: names Service alpha-ext/);
+      const own = await s.api(alpha, 'POST', SLICES(NS), slice('alpha-ext-1', 'alpha-ext'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's pod that names alpha's Job as its controller, and beta's Job that names alpha's CronJob, are refused", async () => {
+      const s = suite();
+      for (const who of [tenant, admin]) {
+        refused(await s.api(who, 'POST', PATHS.Pod(NS), { ...sandboxPod('beta-counted'), metadata: { name: 'beta-counted', ...controlledBy('batch/v1', 'Job', 'alpha-job', uids['alpha-job']!) } }), 'reference.cross-environment', /the controller reference names Job shared-pointers\/alpha-job/);
+        refused(await s.api(who, 'POST', collectionPath('Job', NS), job('beta-history', controlledBy('batch/v1', 'CronJob', 'alpha-cron', uids['alpha-cron']!))), 'reference.cross-environment', /CronJob shared-pointers\/alpha-cron/);
+      }
+      const own = await s.api(alpha, 'POST', collectionPath('Job', NS), job('alpha-run', controlledBy('batch/v1', 'CronJob', 'alpha-cron', uids['alpha-cron']!)));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta may neither get a token of the service account alpha created nor run a pod as it; alpha may get one", async () => {
+      const s = suite();
+      const token = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['https://kubernetes.default.svc'], expirationSeconds: 600 } };
+      refusedOrForbidden(await s.api(tenant, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token), 'guard.service-account');
+      refused(await s.api(admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token), 'guard.service-account', /service account shared-pointers:alpha-sa is stamped for environment "alpha"/);
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-as-alpha', { spec: { serviceAccountName: 'alpha-sa' } })), 'guard.service-account', /is stamped for environment "alpha"/);
+      const own = await s.api(alpha, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token);
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's pod may not share alpha's ResourceClaim, nor its ResourceClaimTemplate carry alpha's copied stamps; alpha's pod uses its claim", async () => {
+      const s = suite();
+      const usesClaim = (name: string, claimName: string) => sandboxPod(name, { spec: { resourceClaims: [{ name: 'gpu', resourceClaimName: claimName }], containers: [{ name: 'main', image: 'registry.example/agent:1', resources: { claims: [{ name: 'gpu' }] } }] } });
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), usesClaim('beta-shares', 'alpha-gpu')), 'reference.cross-environment', /spec\.resourceClaims\[0\]\.resourceClaimName: names ResourceClaim alpha-gpu, which belongs to another environment/);
+      const stored = (await s.api(s.admin, 'GET', `${CLAIMS(NS)}/alpha-gpu`)).body as KubeObject;
+      const copied = { labels: stored.metadata.labels, annotations: stored.metadata.annotations };
+      refused(
+        await s.api(admin, 'POST', CLAIM_TEMPLATES(NS), { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', metadata: { name: 'beta-copy' }, spec: { metadata: copied, spec: claimSpec } }),
+        'stamp.template',
+        /spec\.metadata\.annotations\["deed\.dev\/attestation"\]/,
+      );
+      const own = await s.api(alpha, 'POST', PATHS.Pod(NS), usesClaim('alpha-uses', 'alpha-gpu'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {
+      const s = suite();
+      for (const who of [tenant, admin]) refusedOrForbidden(await s.api(who, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 0 } }, MERGE), 'guard.custom-scale');
+      refused(await s.api(admin, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 0 } }, MERGE), 'guard.custom-scale', /change its replicas with an UPDATE of the object itself/);
+      assert.equal((await s.api(s.admin, 'GET', `${POOLS(NS)}/alpha-pool`)).body.spec.replicas, 3);
+      refused(await s.api(admin, 'PATCH', `${POOLS(NS)}/alpha-pool`, { spec: { replicas: 0 } }, MERGE), 'guard.cross-environment');
+      const own = await s.api(alpha, 'PATCH', `${POOLS(NS)}/alpha-pool`, { spec: { replicas: 1 } }, MERGE);
+      assert.equal(own.status, 200, own.text);
+      const glass = await s.api(s.admin, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 2 } }, MERGE);
+      assert.equal(glass.status, 200, glass.text);
+    });
+  });
+}

@@ -1,0 +1,326 @@
+// What an object points at (rules/reference-scope.ts, object-references.ts): every reference the
+// kind table lists, and any new object's controller reference, names only what its writer's
+// environment may use; a service account's stamps say whose credential it is; a custom
+// resource's /scale is refused where whose it is cannot be known. Each attack tried as beta
+// and as a principal of no environment, beside alpha's own use of the same reference.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide, type Webhook } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { objectReferences } from '../src/policy/object-references.js';
+import { FIXTURE_KEYS, fixture, NOW, stampedMetadata, testContext, type Review } from './helpers.js';
+import { ADMIN, RUNNER_A, RUNNER_B } from './validate-helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  platform: { users: ['system:serviceaccount:argocd:argocd-application-controller'], groups: [] },
+};
+const NONE: UserInfo = { username: 'stranger', groups: ['system:authenticated'], extra: {} };
+const ARGO: UserInfo = { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+const NS = 'shared';
+
+interface Gvr {
+  group: string;
+  version: string;
+  resource: string;
+  kind: string;
+}
+const HPA: Gvr = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler' };
+const INGRESS: Gvr = { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', kind: 'Ingress' };
+const SLICE: Gvr = { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices', kind: 'EndpointSlice' };
+const ENDPOINTS: Gvr = { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints' };
+const PODS: Gvr = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };
+const JOBS: Gvr = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job' };
+const SERVICE_ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
+const VMS: Gvr = { group: 'labs.example.com', version: 'v1', resource: 'virtualmachines', kind: 'VirtualMachine' };
+
+const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
+
+/** An object of environment `env` (stamps that verify), as the cluster holds it, with a uid. */
+function owned(kind: string, env: string, uid = `${kind}-uid`): KubeObject {
+  const m = stampedMetadata(kind, env, NS);
+  return { metadata: { ...m.metadata, uid } };
+}
+
+/** `resource/namespace/name` to the object, null for absent, a string for unknown; anything not listed is unknown. Every read is recorded. */
+function lookupOf(objects: Record<string, KubeObject | null | string>): ObjectLookup & { reads: Set<string> } {
+  const reads = new Set<string>();
+  return {
+    reads,
+    get(resource, namespace, name): Lookup {
+      const key = lookupKey({ resource, namespace, name });
+      reads.add(key);
+      if (!Object.hasOwn(objects, key)) return { state: 'unknown', reason: 'not in the test table' };
+      const value = objects[key];
+      if (typeof value === 'string') return { state: 'unknown', reason: value };
+      if (value === null || value === undefined) return { state: 'absent' };
+      return { state: 'found', metadata: value.metadata };
+    },
+  };
+}
+
+const CLUSTER: Record<string, KubeObject | null | string> = {
+  'deployments/shared/alpha-web': owned('Deployment', 'alpha'),
+  'deployments/shared/beta-web': owned('Deployment', 'beta'),
+  'deployments/shared/platform-web': { metadata: { uid: 'p-uid' } },
+  'deployments/shared/gone': null,
+  'services/shared/alpha-svc': owned('Service', 'alpha'),
+  'services/shared/beta-svc': owned('Service', 'beta'),
+  'services/shared/slow-svc': 'timed out after 2000 ms',
+  'jobs/shared/alpha-job': owned('Job', 'alpha', 'alpha-job-uid'),
+  'cronjobs/shared/alpha-cron': owned('CronJob', 'alpha', 'alpha-cron-uid'),
+  'serviceaccounts/shared/alpha-sa': owned('ServiceAccount', 'alpha'),
+  'resourceclaims/shared/alpha-gpu': owned('ResourceClaim', 'alpha'),
+  'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
+  'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
+  'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
+};
+
+interface Options {
+  operation?: 'CREATE' | 'UPDATE';
+  old?: Record<string, unknown>;
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  dryRun?: boolean;
+  requestKind?: { group: string; version: string; kind: string };
+}
+
+function review(g: Gvr, userInfo: UserInfo, object: Record<string, unknown>, o: Options = {}): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  const namespace = o.namespace ?? NS;
+  const name = o.name ?? 'obj';
+  const gvk = o.requestKind ?? { group: g.group, version: g.version, kind: g.kind };
+  const gvr = { group: g.group, version: g.version, resource: g.resource };
+  const obj = { apiVersion: o.requestKind ? `${o.requestKind.group}/${o.requestKind.version}` : apiVersion(g), kind: gvk.kind, ...object, metadata: { name, namespace, ...((object.metadata as object) ?? {}) } };
+  const operation = o.operation ?? 'CREATE';
+  body.request = {
+    ...body.request,
+    kind: gvk,
+    requestKind: gvk,
+    resource: gvr,
+    requestResource: gvr,
+    namespace,
+    name,
+    userInfo,
+    operation,
+    dryRun: o.dryRun === true,
+    object: obj,
+    oldObject: o.old ? { ...obj, ...o.old, metadata: obj.metadata } : null,
+    ...(o.subResource ? { subResource: o.subResource, requestSubResource: o.subResource } : { subResource: undefined, requestSubResource: undefined }),
+  };
+  return body;
+}
+
+function answer(webhook: Webhook, body: Review, lookup: ObjectLookup = lookupOf(CLUSTER)) {
+  const d = decide(webhook, body, testContext(POLICY, NOW, undefined, lookup));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+/** CREATEs go to /admit (stamped and judged whole, as the install sends them), the rest to /validate. */
+const webhookOf = (body: Review): Webhook => (body.request.operation === 'CREATE' && body.request.subResource === undefined ? 'admit' : 'validate');
+
+function refused(body: Review, rule: string, pattern?: RegExp): string {
+  const r = answer(webhookOf(body), body);
+  assert.equal(r.allowed, false, `expected a denial by ${rule}`);
+  assert.ok(r.status?.message?.includes(`[${rule}]`), r.status?.message);
+  if (pattern) assert.match(r.status!.message!, pattern);
+  return r.status!.message!;
+}
+
+function admitted(body: Review, lookup?: ObjectLookup): string[] {
+  const r = answer(webhookOf(body), body, lookup);
+  assert.equal(r.allowed, true, r.status?.message);
+  return r.warnings ?? [];
+}
+
+const hpa = (kind: string, name: string, group = 'apps/v1') => ({ spec: { scaleTargetRef: { apiVersion: group, kind, name }, minReplicas: 1, maxReplicas: 3 } });
+const ingress = (service: string) => ({ spec: { rules: [{ host: 'lab.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] } });
+const slice = (service: string) => ({ metadata: { labels: { 'kubernetes.io/service-name': service } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.9'] }] });
+const controlledBy = (kind: string, name: string, uid: string, group = 'batch/v1') => ({ ownerReferences: [{ apiVersion: group, kind, name, uid, controller: true }] });
+const pod = (meta: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({ metadata: meta, spec: { containers: [{ name: 'main', image: 'registry.example/agent:1' }], ...spec } });
+
+describe('what an object points at is its writer environment\'s to use', () => {
+  test("beta's HorizontalPodAutoscaler aimed at alpha's Deployment is refused, naming the field and who would act on it", () => {
+    refused(review(HPA, RUNNER_B, hpa('Deployment', 'alpha-web')), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment \(the horizontal-pod-autoscaler controller writes the target's \/scale\); environment "beta" may not/);
+  });
+
+  test("alpha's HorizontalPodAutoscaler of its own Deployment is admitted, and beta's of its own", () => {
+    admitted(review(HPA, RUNNER_A, hpa('Deployment', 'alpha-web')));
+    admitted(review(HPA, RUNNER_B, hpa('Deployment', 'beta-web')));
+  });
+
+  test('a principal of no environment may aim one at an unstamped Deployment but not at alpha\'s', () => {
+    admitted(review(HPA, NONE, hpa('Deployment', 'platform-web')));
+    refused(review(HPA, NONE, hpa('Deployment', 'alpha-web')), 'reference.cross-environment', /stranger acts for no environment and may not/);
+  });
+
+  test('a scale target that does not exist is refused, and on a dry run is a warning that the real create needs it first', () => {
+    refused(review(HPA, RUNNER_B, hpa('Deployment', 'gone')), 'reference.absent', /names Deployment gone, which does not exist; create it first/);
+    const warnings = admitted(review(HPA, RUNNER_B, hpa('Deployment', 'gone'), { dryRun: true }));
+    assert.ok(warnings.some((w) => w.includes('reference.absent') && w.includes('the real create needs it first')), warnings.join('\n'));
+  });
+
+  test("a scale target of a kind Deed does not read comes only from the platform's principals", () => {
+    refused(review(HPA, RUNNER_B, hpa('Rollout', 'web', 'argoproj.io/v1alpha1')), 'reference.unknown', /names Rollout web \(argoproj\.io\), a kind Deed does not read/);
+    admitted(review(HPA, ARGO, hpa('Rollout', 'web', 'argoproj.io/v1alpha1')));
+  });
+
+  test('a target Deed cannot read now is refused (fail closed)', () => {
+    refused(review(INGRESS, RUNNER_B, ingress('slow-svc')), 'reference.unknown', /cannot tell which environment Service slow-svc belongs to: timed out after 2000 ms/);
+  });
+
+  test("an UPDATE that retargets beta's autoscaler to alpha's Deployment is refused; one that leaves the target reads nothing", () => {
+    refused(review(HPA, RUNNER_B, hpa('Deployment', 'alpha-web'), { operation: 'UPDATE', old: hpa('Deployment', 'beta-web') }), 'reference.cross-environment');
+    const lookup = lookupOf({});
+    const body = review(HPA, RUNNER_B, { spec: { ...hpa('Deployment', 'beta-web').spec, maxReplicas: 5 } }, { operation: 'UPDATE', old: hpa('Deployment', 'beta-web') });
+    body.request.oldObject.metadata = { ...body.request.oldObject.metadata, ...owned('HorizontalPodAutoscaler', 'beta').metadata };
+    body.request.object.metadata = body.request.oldObject.metadata;
+    assert.equal(answer('validate', body, lookup).allowed, true);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('deployments/')), []);
+  });
+
+  test("beta's Ingress that publishes alpha's Service is refused at the backend's path; alpha's own is admitted", () => {
+    refused(review(INGRESS, RUNNER_B, ingress('alpha-svc')), 'reference.cross-environment', /spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name: names Service alpha-svc, which belongs to another environment \(the ingress controller publishes the Service on its routes\)/);
+    admitted(review(INGRESS, RUNNER_A, ingress('alpha-svc')));
+  });
+
+  test("beta's EndpointSlice that joins alpha's Service is refused; one for its own Service is admitted", () => {
+    refused(review(SLICE, RUNNER_B, slice('alpha-svc')), 'reference.cross-environment', /metadata\.labels\["kubernetes\.io\/service-name"\]: names Service alpha-svc/);
+    admitted(review(SLICE, RUNNER_B, slice('beta-svc')));
+  });
+
+  test("beta's Endpoints under the name of alpha's Service is refused", () => {
+    refused(review(ENDPOINTS, RUNNER_B, { subsets: [{ addresses: [{ ip: '10.0.0.9' }] }] }, { name: 'alpha-svc' }), 'reference.cross-environment', /metadata\.name: names Service alpha-svc/);
+  });
+
+  test("a pod that names alpha's Job as its controller is refused to beta and to a principal of no environment, and admitted to alpha", () => {
+    refused(review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'))), 'reference.cross-environment', /the controller reference names Job shared\/alpha-job, which belongs to another environment .*; environment "beta" may not; drop the reference/);
+    refused(review(PODS, NONE, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'))), 'reference.cross-environment', /stranger acts for no environment/);
+    admitted(review(PODS, RUNNER_A, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'))));
+  });
+
+  test('a controller reference to an object that does not exist (or another uid) is left to the garbage collector', () => {
+    admitted(review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'another-uid'))));
+    admitted(review(PODS, RUNNER_B, pod(controlledBy('Job', 'deleted-job', 'x'))), lookupOf({ ...CLUSTER, 'jobs/shared/deleted-job': null }));
+  });
+
+  test("a Job that names alpha's CronJob as its controller is refused to beta", () => {
+    refused(review(JOBS, RUNNER_B, { metadata: controlledBy('CronJob', 'alpha-cron', 'alpha-cron-uid'), spec: { template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [{ name: 'main', image: 'x' }] } } } }), 'reference.cross-environment', /CronJob shared\/alpha-cron/);
+  });
+
+  test("an operator's pod owned by its custom resource is its operator's to judge", () => {
+    admitted(review(PODS, NONE, pod(controlledBy('TaskRun', 'run-1', 'r-uid', 'tekton.dev/v1'))));
+  });
+
+  test('system controllers, break-glass and the platform write references Deed does not judge', () => {
+    admitted(review(HPA, ADMIN, hpa('Deployment', 'alpha-web')));
+    admitted(review(INGRESS, ARGO, ingress('alpha-svc')));
+  });
+});
+
+describe('dynamic resource allocation: claims and their templates', () => {
+  const RCT: Gvr = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' };
+  const claimPod = (claim: string) => pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: claim }] });
+
+  test("beta's pod that shares alpha's allocated ResourceClaim is refused; its own claim and alpha's pod of alpha's claim are admitted", () => {
+    refused(review(PODS, RUNNER_B, claimPod('alpha-gpu')), 'reference.cross-environment', /spec\.resourceClaims\[0\]\.resourceClaimName: names ResourceClaim alpha-gpu, which belongs to another environment/);
+    admitted(review(PODS, RUNNER_B, claimPod('beta-gpu')));
+    admitted(review(PODS, RUNNER_A, claimPod('alpha-gpu')));
+  });
+
+  test("a ResourceClaimTemplate that carries Deed's stamps in spec.metadata (copied from alpha's claim) is refused, from anyone", () => {
+    const copied = owned('ResourceClaim', 'alpha').metadata;
+    const template = { spec: { metadata: { labels: copied.labels, annotations: copied.annotations }, spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } } } };
+    refused(review(RCT, RUNNER_B, template), 'stamp.template', /spec\.metadata\.labels\["deed\.dev\/environment"\]: deed\.dev\/environment is admission-owned; its controller copies spec\.metadata onto the objects it makes/);
+    refused(review(RCT, ADMIN, template), 'stamp.template');
+    admitted(review(RCT, RUNNER_B, { spec: { metadata: { labels: { app: 'lab' } }, spec: template.spec.spec } }));
+  });
+});
+
+describe("a service account's stamps say whose credential it is", () => {
+  const tokenRequest = (userInfo: UserInfo, account: string) =>
+    review(SERVICE_ACCOUNTS, userInfo, { spec: { audiences: ['api'] } }, { subResource: 'token', name: account, requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } });
+
+  test("beta may not request a token of the service account alpha created; alpha may", () => {
+    refused(tokenRequest(RUNNER_B, 'alpha-sa'), 'guard.service-account', /service account shared:alpha-sa is stamped for environment "alpha"; system:serviceaccount:sandbox-b:runner does not act for it, and may not request a token of it/);
+    admitted(tokenRequest(RUNNER_A, 'alpha-sa'));
+  });
+
+  test('an account of no environment stays usable by all, and one Deed cannot read is refused', () => {
+    admitted(tokenRequest(RUNNER_B, 'plain-sa'));
+    refused(tokenRequest(RUNNER_B, 'slow-sa'), 'guard.service-account', /cannot tell whose service account shared:slow-sa is \(timed out after 2000 ms\)/);
+  });
+
+  test("beta's pod that runs as alpha's service account, and its token Secret naming it, are refused", () => {
+    refused(review(PODS, RUNNER_B, pod({}, { serviceAccountName: 'alpha-sa' })), 'guard.service-account', /is stamped for environment "alpha"/);
+    const secret = { type: 'kubernetes.io/service-account-token', metadata: { annotations: { 'kubernetes.io/service-account.name': 'alpha-sa' } } };
+    refused(review({ group: '', version: 'v1', resource: 'secrets', kind: 'Secret' }, RUNNER_B, secret), 'guard.service-account', /is stamped for environment "alpha"/);
+  });
+
+  test("the namespace's default account is never read: the service-account controller makes it, unreviewed and unstamped", () => {
+    const body = review(PODS, RUNNER_B, pod());
+    assert.deepEqual(lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).filter((k) => k.resource === 'serviceaccounts'), []);
+  });
+});
+
+describe("a custom resource's /scale", () => {
+  const scale = (userInfo: UserInfo, namespace = NS) =>
+    review(VMS, userInfo, { spec: { replicas: 0 } }, { operation: 'UPDATE', old: { spec: { replicas: 3 } }, subResource: 'scale', name: 'lab-vm', namespace, requestKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } });
+
+  test('is refused where whose the object is cannot be known, naming the UPDATE that is judged instead', () => {
+    refused(scale(RUNNER_B), 'guard.custom-scale', /cannot tell whose virtualmachines shared\/lab-vm is .*; change its replicas with an UPDATE of the object itself/);
+    refused(scale(RUNNER_A), 'guard.custom-scale');
+  });
+
+  test("is admitted in a namespace bound to the requester's environment, and to break-glass", () => {
+    admitted(scale(RUNNER_A, 'sandbox-a'));
+    admitted(scale(ADMIN));
+  });
+});
+
+describe('the read plan reads what the reference rules judge, and nothing else', () => {
+  const cases: Array<[string, Review]> = [
+    ['an autoscaler', review(HPA, RUNNER_B, hpa('Deployment', 'alpha-web'))],
+    ['an Ingress with two backends', review(INGRESS, RUNNER_B, { spec: { defaultBackend: { service: { name: 'beta-svc', port: { number: 80 } } }, ...ingress('alpha-svc').spec } })],
+    ['an EndpointSlice', review(SLICE, RUNNER_B, slice('alpha-svc'))],
+    ['a pod with a controller', review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'), { serviceAccountName: 'alpha-sa' }))],
+    ['a pod of a DRA claim', review(PODS, RUNNER_B, pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: 'alpha-gpu' }] }))],
+    ['a token request', review(SERVICE_ACCOUNTS, RUNNER_B, { spec: {} }, { subResource: 'token', name: 'alpha-sa', requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } })],
+  ];
+  for (const [what, body] of cases) {
+    test(`for ${what}, every read a reference rule makes was planned`, () => {
+      const webhook = webhookOf(body);
+      const planned = new Set(lookupsNeeded(body.request, webhook, FIXTURE_KEYS).map((k: LookupKey) => lookupKey(k)));
+      const lookup = lookupOf(CLUSTER);
+      answer(webhook, body, lookup);
+      const unplanned = [...lookup.reads].filter((k) => !planned.has(k));
+      assert.deepEqual(unplanned, [], `read but not planned: ${unplanned.join(', ')}`);
+      assert.ok(lookup.reads.size > 0, 'the decision read something');
+    });
+  }
+
+  test('the references of an Ingress are found at every backend, with their paths', () => {
+    const refs = objectReferences({ group: 'networking.k8s.io', resource: 'ingresses' }, { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: {}, spec: { defaultBackend: { resource: { apiGroup: 'k8s.example.com', kind: 'StorageBucket', name: 'assets' } }, rules: [{ http: { paths: [{ backend: { service: { name: 'a' } } }, { backend: { service: { name: 'b' } } }] } }] } });
+    assert.deepEqual(
+      refs.map((r) => [r.path, r.group, r.kind, r.name]),
+      [
+        ['spec.defaultBackend.resource', 'k8s.example.com', 'StorageBucket', 'assets'],
+        ['spec.rules[0].http.paths[0].backend.service.name', '', 'Service', 'a'],
+        ['spec.rules[0].http.paths[1].backend.service.name', '', 'Service', 'b'],
+      ],
+    );
+  });
+
+  test('a hostile shape reads as no reference, never a crash', () => {
+    for (const spec of [null, 'x', { rules: 'x' }, { rules: [null, { http: { paths: [{ backend: { service: { name: 7 } } }] } }] }])
+      assert.deepEqual(objectReferences({ group: 'networking.k8s.io', resource: 'ingresses' }, { apiVersion: 'v1', kind: 'Ingress', metadata: {}, spec } as unknown as KubeObject), []);
+  });
+});
