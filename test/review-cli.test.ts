@@ -417,7 +417,8 @@ const EXPECTED: Record<string, Expected> = {
   // "Denied once the object is stamped alpha": as captured it is not stamped, so the
   // guard does not apply; the stamped case is replayed in the next describe block.
   'validate-update-pod-annotation-by-other-runner.json': { allowed: true },
-  'validate-delete-secret-by-other-janitor.json': { allowed: true },
+  // Unstamped in a namespace bound to no environment: the platform's, which no environment may delete.
+  'validate-delete-secret-by-other-janitor.json': { allowed: false, rule: 'guard.shared-input' },
 };
 
 describe('deed review --review replays every captured fixture', CONCURRENCY, () => {
@@ -477,7 +478,8 @@ describe('deed review sums up and says what it does not judge', CONCURRENCY, () 
   });
 
   test("a kind of the default row (an Ingress, a Service) is judged as the install's default webhooks judge it: stamped for the requester's environment", async () => {
-    const run = await deed(['-f', file('default-row.yaml', [ingress, service].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
+    // The Service first: the Ingress names it, and a reference is judged by whose its target is (reference.unknown when deed review has not seen it).
+    const run = await deed(['-f', file('default-row.yaml', [service, ingress].map((d) => stringify(d)).join('---\n')), ...RUNNER_A, '--config', policyFile, '-o', 'patch']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /^Ingress sandbox-a\/settings \(CREATE by system:serviceaccount:sandbox-a:runner\): allowed$/m);
     assert.match(run.stderr, /^Service sandbox-a\/web \(CREATE by [^)]*\): allowed$/m);

@@ -37,14 +37,15 @@ describe('which requests the installed webhook configurations send to Deed', () 
     }
   });
 
-  test("every other namespaced kind reaches the default row's webhooks: its CREATE the mutating one (and validate, in the two-call model), its later writes and status the validating one; not its exceptions", () => {
+  test("every other namespaced kind reaches the default row's webhooks: its CREATE the mutating one (and validate, in the two-call model), its later writes, status and scale the validating one; not its exceptions", () => {
     for (const [group, resource] of [['', 'endpoints'], ['', 'services'], ['rbac.authorization.k8s.io', 'roles'], ['labs.example', 'virtualmachines']] as const) {
       assert.equal(routedTo('admit', request('CREATE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
       assert.equal(routedTo('validate', request('CREATE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
       assert.equal(routedTo('admit', request('UPDATE', group, resource, undefined, 'sandbox-a')), false, `${group}/${resource}`);
       assert.equal(routedTo('validate', request('DELETE', group, resource, undefined, 'sandbox-a')), true, `${group}/${resource}`);
       assert.equal(routedTo('validate', request('UPDATE', group, resource, 'status', 'sandbox-a')), true, `${group}/${resource}`);
-      assert.equal(routedTo('validate', request('UPDATE', group, resource, 'scale', 'sandbox-a')), false, `${group}/${resource}/scale`);
+      // A /scale carries a Scale: guard.custom-scale judges it.
+      assert.equal(routedTo('validate', request('UPDATE', group, resource, 'scale', 'sandbox-a')), true, `${group}/${resource}/scale`);
     }
     for (const [group, resource] of [['', 'events'], ['events.k8s.io', 'events'], ['wgpolicyk8s.io', 'policyreports'], ['authorization.k8s.io', 'localsubjectaccessreviews']] as const)
       for (const webhook of ['mutate', 'validate', 'admit'] as const) assert.equal(routedTo(webhook, request('CREATE', group, resource, undefined, 'sandbox-a')), false, `${webhook} ${group}/${resource}`);

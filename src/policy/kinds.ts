@@ -147,6 +147,12 @@ export interface KindRow {
    * were copied from, so they are refused (rules/copied-metadata.ts).
    */
   metadataTemplates?: readonly string[];
+  /**
+   * A pod reads it (a Secret, a ConfigMap, a claim): an unstamped one in a shared namespace
+   * is the platform's, and no environment may rewrite what another's pods run
+   * (rules/shared-input.ts).
+   */
+  podInput?: boolean;
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -213,6 +219,7 @@ export const KIND_TABLE = [
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: true },
     lookup: 'cache-optional',
     reaped: true,
+    podInput: true,
     audited: {},
   },
   // A sandbox's scripts and settings, stamped as a Secret is: a pod runs what its ConfigMap
@@ -227,6 +234,7 @@ export const KIND_TABLE = [
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: true },
     lookup: 'cache',
     reaped: true,
+    podInput: true,
     audited: {},
   },
   {
@@ -253,6 +261,7 @@ export const KIND_TABLE = [
     stamps: { ownerReference: false, activeDeadline: false, expiresAt: false },
     lookup: 'cache',
     reaped: true,
+    podInput: true,
     audited: { judgesContent: true },
   },
   // The legacy `bindings` resource binds the pod named by the Binding (and copies the
@@ -410,7 +419,7 @@ export const KIND_TABLE = [
   },
   // Dynamic resource allocation: a pod shares the devices of the claims it names; the
   // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
-  { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get' },
+  { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get', podInput: true },
   { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, metadataTemplates: ['spec.metadata'] },
   {
     kind: 'HorizontalPodAutoscaler',

@@ -15,6 +15,7 @@ import { frozenStamps } from './rules/frozen-stamps.js';
 import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
 import { RULES } from './rules/catalog.js';
 import { runLeaseFindings } from './rules/run-lease.js';
+import { sharedInputGuard } from './rules/shared-input.js';
 
 /**
  * For a request on the object itself, or on a subresource whose review carries the whole
@@ -39,7 +40,8 @@ export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, name
   }
   const old = req.oldObject;
   if (!old || (req.operation !== 'UPDATE' && req.operation !== 'DELETE')) return [];
-  const findings = guardedWrite(requester, ownershipOfObject(old, row.kind, namespace, policy, ctx.keyRing), policy);
+  const owner = ownershipOfObject(old, row.kind, namespace, policy, ctx.keyRing);
+  const findings = [...guardedWrite(requester, owner, policy), ...sharedInputGuard(requester, owner, req.resource, `${row.kind} ${namespace}/${old.metadata.name ?? ''}`, policy)];
   // Deed sets no deadline on these kinds: a Job's own activeDeadlineSeconds is its writer's.
   if (req.operation === 'UPDATE' && req.object)
     findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));

@@ -49,6 +49,7 @@ import { stampedAccountGuard } from './rules/service-account-stamps.js';
 import { serviceAccountOf } from './pod/service-account.js';
 import { customScaleGuard } from './rules/custom-scale.js';
 import { copiedMetadataStamps } from './rules/copied-metadata.js';
+import { sharedInputGuard } from './rules/shared-input.js';
 
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
@@ -200,7 +201,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   // environment cannot be taken back. The kubelet and the scheduler are system principals;
   // a status writer outside kube-system (a CSI resizer) is listed in systemPrincipals.
   const owner = ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing);
-  findings.push(...guardedWrite(requester, owner, policy));
+  findings.push(...guardedWrite(requester, owner, policy), ...sharedInputGuard(requester, owner, req.resource, `${kind.kind} ${namespace}/${oldObj.metadata.name ?? ''}`, policy));
   if (newObj !== undefined) {
     if (req.subResource === undefined) findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.

@@ -613,6 +613,15 @@ export const RULES = {
     overridable: true,
     example: 'spec.rules[0].http.paths[0].backend.service.name names Service web, which does not exist; create the Service first, or one another environment creates under that name later would be published',
   }),
+  guardSharedInput: rule({
+    id: 'guard.shared-input',
+    webhook: 'validate',
+    checks:
+      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'ConfigMap shared/settings carries no stamps: it is the platform\'s, and any environment\'s pods may read it; system:serviceaccount:sandbox-b:janitor acts for "beta" and may not change or delete it (create your own, which is stamped for your environment)',
+  }),
   guardCustomScale: rule({
     id: 'guard.custom-scale',
     webhook: 'validate',

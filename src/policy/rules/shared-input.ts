@@ -1,0 +1,26 @@
+// guard.shared-input: what a sandbox's pod reads is code it runs. An unstamped Secret,
+// ConfigMap or claim in a namespace bound to no environment is the platform's (unowned, so
+// any environment's pod may name it: a shared pull secret, a shared settings file), and an
+// environment that could rewrite it would rewrite what another environment's pods run. So
+// an environment's principal may neither change nor delete one; principals of no
+// environment (the platform's deployers), managers, the platform, system controllers and
+// break-glass may. Kinds are the kind table's `podInput` rows.
+import type { Finding } from '../../admission/verdict.js';
+import { kindRow } from '../kinds.js';
+import type { Ownership } from '../ownership.js';
+import type { Policy } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
+import { isPlatform, isTrusted } from '../requester/principals.js';
+import { RULES } from './catalog.js';
+
+export function sharedInputGuard(requester: Requester, owner: Ownership, resource: { group: string; resource: string }, what: string, policy: Policy): Finding[] {
+  if (owner.kind !== 'unowned' || kindRow(resource)?.podInput !== true) return [];
+  const env = requester.environment;
+  if (env.kind !== 'one' || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  return [
+    {
+      rule: RULES.guardSharedInput.id,
+      message: `${what} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+    },
+  ];
+}
