@@ -16,6 +16,7 @@ import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.j
 import { RULES } from './rules/catalog.js';
 import { runLeaseFindings } from './rules/run-lease.js';
 import { sharedInputGuard } from './rules/shared-input.js';
+import { terminalMark } from './rules/terminal-mark.js';
 
 /**
  * For a request on the object itself, or on a subresource whose review carries the whole
@@ -34,6 +35,8 @@ export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, name
         ...ownerAcrossNamespaces(obj, requester.runner, namespace),
         // The mutating side attests a run lease on every stamped kind: it is checked on every one.
         ...runLeaseFindings(obj, namespace, identity.environment, ctx),
+        // The terminal mark holds on every kind, as the reaper reads it on every kind.
+        ...terminalMark(undefined, obj, undefined, requester, policy),
       ];
     // No stamps are Deed's for this requester: a client's are forged.
     return gate ? identity.verdict.findings : identity.verdict.findings.filter((f) => f.rule === RULES.stampForged.id);
@@ -43,7 +46,9 @@ export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, name
   const owner = ownershipOfObject(old, row.kind, namespace, policy, ctx.keyRing);
   const findings = [...guardedWrite(requester, owner, policy), ...sharedInputGuard(requester, owner, req.resource, `${row.kind} ${namespace}/${old.metadata.name ?? ''}`, policy)];
   // Deed sets no deadline on these kinds: a Job's own activeDeadlineSeconds is its writer's.
-  if (req.operation === 'UPDATE' && req.object)
+  if (req.operation === 'UPDATE' && req.object) {
     findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));
+    findings.push(...terminalMark(old, req.object, owner, requester, policy));
+  }
   return findings;
 }
