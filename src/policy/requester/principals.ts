@@ -24,3 +24,13 @@ export function isManager(requester: Requester, environment: string, policy: Pol
 export function actsFor(requester: Requester, environment: string, policy: Policy): boolean {
   return (requester.environment.kind === 'one' && requester.environment.id === environment) || isManager(requester, environment, policy) || isTrusted(requester, policy);
 }
+
+/**
+ * Is the requester one of the policy's `platform` principals (by default the group
+ * system:masters): what acts on a whole shared namespace is theirs, as the review scope's
+ * switch is (src/install/review-scope-policy.ts).
+ */
+export function isPlatform(requester: Requester, policy: Policy): boolean {
+  const { users, groups } = policy.config.platform;
+  return users.includes(requester.username) || requester.groups.some((g) => groups.includes(g));
+}
