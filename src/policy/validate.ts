@@ -45,6 +45,7 @@ import { serviceProxyGuard } from './rules/service-proxy.js';
 import { terminalMark } from './rules/terminal-mark.js';
 import { runLeaseFindings } from './rules/run-lease.js';
 import { namespaceWideWrite } from './rules/namespace-wide.js';
+import { serviceExternalIps } from './rules/external-ips.js';
 
 /** Secrets of this type are filled with a token of the service account they name, by the token controller. */
 const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -72,8 +73,8 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
-    // What acts on the whole namespace is the platform's.
-    const platformOwned = namespaceWideWrite(req, namespace, requester, ctx.policy);
+    // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
+    const platformOwned = [...namespaceWideWrite(req, namespace, requester, ctx.policy), ...serviceExternalIps(req, requester, ctx.policy)];
     return mismatch ? denied([mismatch]) : enforceCreate([...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx), ...platformOwned], ctx.policy, req.dryRun);
   }
 
