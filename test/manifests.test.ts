@@ -122,6 +122,8 @@ describe('deed manifests', () => {
         'ValidatingWebhookConfiguration/deed',
         'ValidatingAdmissionPolicy/deed-review-scope',
         'ValidatingAdmissionPolicyBinding/deed-review-scope',
+        'ValidatingAdmissionPolicy/deed-namespace-delete',
+        'ValidatingAdmissionPolicyBinding/deed-namespace-delete',
         'ValidatingAdmissionPolicy/deed-create-stamps',
         'ValidatingAdmissionPolicyBinding/deed-create-stamps',
         'ClusterRole/deed-reaper',

@@ -37,6 +37,7 @@ import { auditKindRules, defaultRowExclusion, defaultRowRules, mutatingRules, re
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
+import { namespaceDeletePolicy } from './namespace-delete-policy.js';
 import { tenantClusterRole } from './tenant-role.js';
 
 export const NAME = 'deed';
@@ -138,6 +139,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     mutatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     validatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
+    ...namespaceDeletePolicy(NAME, config, labels('webhook')),
     ...createStampsPolicy(NAME, namespace, config, matchConditions(namespace, config.workloadControllers.users), labels('webhook')),
   ];
   const scoped = reaperNamespaces(opts.reaperNamespaces ?? {}, reapers);

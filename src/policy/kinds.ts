@@ -153,6 +153,12 @@ export interface KindRow {
    * (rules/shared-input.ts).
    */
   podInput?: boolean;
+  /**
+   * Its objects act on every object of the namespace, whoever's they are (a quota that
+   * admits no pods, a limit range that caps every container): in a namespace several
+   * environments share they are the platform's (rules/namespace-wide.ts).
+   */
+  namespaceWide?: boolean;
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -432,6 +438,10 @@ export const KIND_TABLE = [
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },
   { kind: 'Node', group: '', version: 'v1', resource: 'nodes', namespaced: false },
+  // Stamped by the default row, and the platform's in a shared namespace: one environment's
+  // quota of `pods: 0` shuts every other out, its limit range caps their containers.
+  { kind: 'ResourceQuota', group: '', version: 'v1', resource: 'resourcequotas', namespaced: true, namespaceWide: true },
+  { kind: 'LimitRange', group: '', version: 'v1', resource: 'limitranges', namespaced: true, namespaceWide: true },
   {
     kind: 'Ingress',
     group: 'networking.k8s.io',
@@ -567,6 +577,11 @@ export function stampRowNamed(kind: string): StampRow | undefined {
 /** Where a resource's pod selector stands, if it has one (a custom resource's is not known). */
 export function podSelectorOf(resource: Pick<GroupVersionResource, 'group' | 'resource'>): PodSelectorFacts | undefined {
   return kindRow(resource)?.podSelector;
+}
+
+/** Whether a resource's objects act on a whole namespace (the `namespaceWide` facet). */
+export function isNamespaceWide(resource: Pick<GroupVersionResource, 'group' | 'resource'>): boolean {
+  return kindRow(resource)?.namespaceWide === true;
 }
 
 /** The workloads a /scale names (rows with a `workload-scale` subresource): the webhook looks each up. */

@@ -50,6 +50,8 @@ import { serviceAccountOf } from './pod/service-account.js';
 import { customScaleGuard } from './rules/custom-scale.js';
 import { copiedMetadataStamps } from './rules/copied-metadata.js';
 import { sharedInputGuard } from './rules/shared-input.js';
+import { namespaceWideWrite } from './rules/namespace-wide.js';
+import { serviceExternalIps } from './rules/external-ips.js';
 
 
 export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
@@ -79,10 +81,18 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
+    // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
+    const platformOwned = [...namespaceWideWrite(req, namespace, requester, ctx.policy), ...serviceExternalIps(req, requester, ctx.policy)];
     return mismatch
       ? denied([mismatch])
       : enforceCreate(
-          [...stampedObjectFindings(req, door.row, namespace, requester, ctx), ...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...copiedMetadataStamps(req, ctx.policy)],
+          [
+            ...stampedObjectFindings(req, door.row, namespace, requester, ctx),
+            ...selectorScope(req, namespace, requester, ctx),
+            ...referenceScope(req, namespace, requester, ctx),
+            ...copiedMetadataStamps(req, ctx.policy),
+            ...platformOwned,
+          ],
           ctx.policy,
           req.dryRun,
         );

@@ -32,6 +32,7 @@ import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
+import { namespaceWideCases } from './cases/namespace-wide.js';
 
 const found = assets();
 const skip =
@@ -81,6 +82,7 @@ describe('Deed in a real API server', { skip }, () => {
   throttlingCases(get);
   oneCallCases(get);
   pointerCases(get);
+  namespaceWideCases(get, tools);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });

@@ -13,9 +13,10 @@ export function isTrusted(requester: Requester, policy: Policy): boolean {
 }
 
 /**
- * The platform's own principals (`platform`: whoever installs and upgrades Deed, and the
- * deployers the platform declares): they switch the review scope, and what they write may
- * point at any environment's objects.
+ * The platform's own principals (`platform`, by default the group system:masters: whoever
+ * installs and upgrades Deed, and the deployers the platform declares): they switch the review
+ * scope (src/install/review-scope-policy.ts), what acts on a whole shared namespace is theirs,
+ * and what they write may point at any environment's objects.
  */
 export function isPlatform(requester: Requester, policy: Policy): boolean {
   const { users, groups } = policy.config.platform;

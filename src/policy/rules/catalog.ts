@@ -60,6 +60,26 @@ export const RULES = {
     overridable: false,
     example: 'system:serviceaccount:ci:runner acts for several environments (alpha, beta); the policy must map it to one',
   }),
+  guardNamespaceWide: rule({
+    id: 'guard.namespace-wide',
+    webhook: 'both',
+    checks:
+      "Writes (CREATE, UPDATE, status, DELETE) of kinds that act on every object of their namespace (the kind table's `namespaceWide` rows: ResourceQuota, LimitRange) are the platform's: they pass for the policy's `platform` principals, system controllers and break-glass, and for an environment's principals and managers only in a namespace bound to that environment. In a shared namespace one environment's quota of `pods: 0` would shut every other out.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'system:serviceaccount:sandbox-b:janitor may not create ResourceQuota shared/freeze: a ResourceQuota acts on every environment\'s objects in namespace shared, so it is the platform\'s; ask the platform to write it, or use a namespace bound to your environment',
+  }),
+  serviceExternalIps: rule({
+    id: 'service.external-ips',
+    webhook: 'both',
+    checks:
+      "A Service's `spec.externalIPs` are the platform's: kube-proxy on every node sends traffic for those addresses to the Service's pods, so a tenant's Service could take the calls other environments' sandboxes make to that address (CVE-2020-8554). A CREATE or UPDATE that adds an address passes only for the policy's `platform` principals, system controllers and break-glass; keeping or removing addresses passes.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'system:serviceaccount:sandbox-b:janitor may not set spec.externalIPs ["203.0.113.7"]: kube-proxy would send traffic for those addresses, from every namespace, to this Service (CVE-2020-8554); they are the platform\'s: ask the platform, or turn external IPs off with Kubernetes\' DenyServiceExternalIPs admission plugin',
+  }),
   identityMalformed: rule({
     id: 'identity.malformed',
     webhook: 'both',

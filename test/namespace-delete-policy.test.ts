@@ -1,0 +1,114 @@
+// The ValidatingAdmissionPolicy that keeps the deletion of an opted-in namespace the
+// platform's (src/install/namespace-delete-policy.ts): its CEL evaluated here as the API
+// server evaluates it, for who may delete which namespace; the chart renders the same
+// objects as `deed manifests`. The API server evaluates it in the end-to-end suite
+// (test/e2e/cases/namespace-wide.ts).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import { run as runCel } from '@bufbuild/cel';
+import { renderManifests } from '../src/install/manifests.js';
+import { ROOT } from './cli-process.js';
+import { toCel } from './helpers.js';
+
+const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
+const POLICY = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner', 'ci:*'], groups: ['team-a'], namespaces: ['sandbox-a', 'lab-a'], managers: { users: ['system:serviceaccount:platform:runner-controller'], groups: ['alpha-ops'] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  platform: { users: ['argocd'], groups: ['platform-admins'] },
+  breakGlass: { users: ['oncall'], groups: [] },
+};
+
+function ours(policy: unknown = POLICY): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
+  const objects = renderManifests({ namespace: 'deed-system', image: 'x', policy: stringify(policy) }).filter((o) => o.metadata?.name === 'deed-namespace-delete');
+  return [objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy, objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as V1ValidatingAdmissionPolicyBinding];
+}
+
+const sa = (ns: string, name: string) => ({ username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] });
+const user = (username: string, groups: string[] = []) => ({ username, groups: [...groups, 'system:authenticated'] });
+const namespace = (name: string, labels: Record<string, string> = { 'deed.dev/sandbox': 'enabled' }, terminating = false) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels }, ...(terminating ? { deletionTimestamp: '2026-11-29T15:24:34Z' } : {}) },
+});
+
+/** Whether the policy admits a DELETE of the namespace: its variables in order, then every validation. */
+function admits(policy: V1ValidatingAdmissionPolicy, userInfo: unknown, ns: ReturnType<typeof namespace>): boolean {
+  const request = { operation: 'DELETE', name: ns.metadata.name, namespace: ns.metadata.name, resource: { group: '', version: 'v1', resource: 'namespaces' }, userInfo };
+  const variables = new Map<string, unknown>();
+  const bindings = () => ({ request: toCel(request), object: null, oldObject: toCel(ns), variables }) as never;
+  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
+  return policy.spec!.validations!.every((v) => runCel(v.expression, bindings()) === true);
+}
+
+describe('the namespace-delete policy', () => {
+  test('it matches DELETE of namespaces only, fails closed and is bound with Deny', () => {
+    const [policy, binding] = ours();
+    assert.deepEqual(policy.spec!.matchConstraints!.resourceRules, [{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['DELETE'] }]);
+    assert.equal(policy.spec!.failurePolicy, 'Fail');
+    assert.equal(binding.spec!.policyName, 'deed-namespace-delete');
+    assert.deepEqual(binding.spec!.validationActions, ['Deny']);
+  });
+
+  const cases: Array<{ who: string; userInfo: unknown; ns: ReturnType<typeof namespace>; admitted: boolean }> = [
+    { who: "beta's principal (a namespace-admin Role) an opted-in shared namespace", userInfo: sa('sandbox-b', 'janitor'), ns: namespace('shared'), admitted: false },
+    { who: "alpha's runner an opted-in shared namespace", userInfo: sa('sandbox-a', 'runner'), ns: namespace('shared'), admitted: false },
+    { who: "alpha's manager an opted-in shared namespace", userInfo: sa('platform', 'runner-controller'), ns: namespace('shared'), admitted: false },
+    { who: 'a cluster administrator the policy does not name (system:masters is not this policy\'s platform)', userInfo: user('kube-lab-admin', ['system:masters']), ns: namespace('shared'), admitted: false },
+    { who: "beta's principal alpha's bound namespace", userInfo: sa('sandbox-b', 'janitor'), ns: namespace('sandbox-a'), admitted: false },
+    { who: 'a namespace controller that is no system principal here a namespace it was never asked to delete', userInfo: sa('kube-system', 'namespace-controller'), ns: namespace('shared'), admitted: false },
+    { who: 'the platform (by user) an opted-in shared namespace', userInfo: user('argocd'), ns: namespace('shared'), admitted: true },
+    { who: 'the platform (by group) an opted-in shared namespace', userInfo: user('jo', ['platform-admins']), ns: namespace('shared'), admitted: true },
+    { who: 'a break-glass principal an opted-in shared namespace', userInfo: user('oncall'), ns: namespace('shared'), admitted: true },
+    { who: "alpha's runner its bound namespace", userInfo: sa('sandbox-a', 'runner'), ns: namespace('sandbox-a'), admitted: true },
+    { who: "a service account of alpha's wildcard its second bound namespace", userInfo: sa('ci', 'builder'), ns: namespace('lab-a'), admitted: true },
+    { who: "alpha's group its bound namespace", userInfo: user('ann', ['team-a']), ns: namespace('sandbox-a'), admitted: true },
+    { who: "alpha's manager (by user) its bound namespace", userInfo: sa('platform', 'runner-controller'), ns: namespace('sandbox-a'), admitted: true },
+    { who: "alpha's manager (by group) its bound namespace", userInfo: user('ops', ['alpha-ops']), ns: namespace('sandbox-a'), admitted: true },
+    { who: "beta's principal a namespace that has not opted in", userInfo: sa('sandbox-b', 'janitor'), ns: namespace('plain', {}), admitted: true },
+    { who: "beta's principal a namespace opted out by another value", userInfo: sa('sandbox-b', 'janitor'), ns: namespace('plain', { 'deed.dev/sandbox': 'disabled' }), admitted: true },
+    { who: 'the namespace controller a namespace already terminating', userInfo: sa('kube-system', 'namespace-controller'), ns: namespace('shared', undefined, true), admitted: true },
+  ];
+  for (const { who, userInfo, ns, admitted } of cases) {
+    test(`${who}: ${admitted ? 'may delete it' : 'is refused'}`, () => {
+      assert.equal(admits(ours()[0], userInfo, ns), admitted);
+    });
+  }
+
+  test('system:masters is the default platform: a cluster administrator deletes an opted-in namespace under the default policy', () => {
+    assert.equal(admits(ours({})[0], user('kube-lab-admin', ['system:masters']), namespace('shared')), true);
+    assert.equal(admits(ours({})[0], sa('sandbox-b', 'janitor'), namespace('shared')), false);
+  });
+
+  test('the refusal names the namespace and the fix', () => {
+    const [policy] = ours();
+    const validation = policy.spec!.validations![0]!;
+    const message = runCel(validation.messageExpression!, { request: toCel({ name: 'shared' }) } as never);
+    assert.equal(
+      message,
+      "namespace shared is opted in to Deed (deed.dev/sandbox=enabled) and deleting it deletes every environment's objects in it: only the platform and break-glass principals of Deed's policy, and for a namespace the policy binds to one environment that environment's principals and managers, may delete it; ask the platform",
+    );
+    assert.equal(validation.reason, 'Forbidden');
+  });
+
+  test('the chart renders the same objects as deed manifests', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-namespace-delete-'));
+    for (const policy of [POLICY, { environments: [{ id: 'default', groups: ['system:serviceaccounts'] }] }]) {
+      const values = join(dir, 'values.yaml');
+      writeFileSync(values, stringify({ policy }));
+      const out = execFileSync(HELM, ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', 'deed-system', '-f', values, '-s', 'templates/namespace-delete-policy.yaml'], { encoding: 'utf8' });
+      const chart = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; spec: unknown });
+      const mine = ours(policy);
+      assert.deepEqual(chart.map((o) => o.kind), ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+      assert.deepEqual(chart[0]!.spec, JSON.parse(JSON.stringify(mine[0].spec)));
+      assert.deepEqual(chart[1]!.spec, JSON.parse(JSON.stringify(mine[1].spec)));
+    }
+  });
+});
