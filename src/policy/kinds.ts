@@ -101,6 +101,8 @@ export interface ReferenceFacts {
   kind?: { group: string; kind: string };
   /** Who acts on the object named, for messages and the docs. */
   follower: string;
+  /** The API server refuses any change of it after CREATE (a pod's spec): judged at CREATE only, and an UPDATE plans no read for it. */
+  immutable?: boolean;
 }
 
 export interface KindRow {
@@ -212,6 +214,7 @@ export const KIND_TABLE = [
         by: 'name',
         kind: { group: 'resource.k8s.io', kind: 'ResourceClaim' },
         follower: "the scheduler and the DRA driver give the pod the claim's allocated devices",
+        immutable: true,
       },
     ],
   },

@@ -205,8 +205,9 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
-/** The resources whose objects name other objects (the kind table's `references`). */
+/** The resources whose objects name other objects (the kind table's `references`), and those where an UPDATE can change what they name. */
 const REFERENCING_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.references !== undefined).map((r) => r.resource));
+const MUTABLY_REFERENCING_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.references?.some((f) => f.immutable !== true)).map((r) => r.resource));
 const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
 /** The workloads whose own controlling owner is followed (controller-made.ts). */
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
@@ -226,7 +227,8 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
     (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
     // Any new object's controller reference is judged (rules/reference-scope.ts), and what the kind table's references name.
     (owned && judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined) ||
-    (((judgesCreate && req?.operation === 'CREATE') || (webhook === 'validate' && req?.operation === 'UPDATE')) && req.subResource === undefined && REFERENCING_RESOURCES.has(resource)) ||
+    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && REFERENCING_RESOURCES.has(resource)) ||
+    (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === undefined && MUTABLY_REFERENCING_RESOURCES.has(resource)) ||
     (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === 'token') ||
     (resource === 'secrets' && req?.subResource === undefined && isTokenSecret(req?.object)) ||
     (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||

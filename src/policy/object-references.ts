@@ -27,15 +27,23 @@ export const MAX_REFERENCE_READS = 32;
 
 /** The references of an object of the resource's row (none for a kind without `references`). */
 export function objectReferences(resource: { group: string; resource: string }, obj: KubeObject | null | undefined): ObjectReference[] {
-  const facts = kindRow(resource)?.references;
-  if (facts === undefined || !obj || !isRec(obj)) return [];
+  return referencesOf(obj, kindRow(resource)?.references ?? []);
+}
+
+function referencesOf(obj: KubeObject | null | undefined, facts: readonly ReferenceFacts[]): ObjectReference[] {
+  if (!obj || !isRec(obj)) return [];
   return facts.flatMap((f) => referencesAt(obj as unknown as Rec, f));
 }
 
-/** The references an UPDATE adds or changes: those of the new object that the old one did not make. */
+/**
+ * The references an UPDATE adds or changes: those of the new object that the old one did not
+ * make, in the fields an UPDATE can change (the API server refuses a change of the others).
+ */
 export function changedReferences(resource: { group: string; resource: string }, oldObj: KubeObject | null | undefined, newObj: KubeObject | null | undefined): ObjectReference[] {
-  const before = new Set(objectReferences(resource, oldObj).map(referenceKey));
-  return objectReferences(resource, newObj).filter((r) => !before.has(referenceKey(r)));
+  const facts = kindRow(resource)?.references?.filter((f) => f.immutable !== true);
+  if (facts === undefined || facts.length === 0) return [];
+  const before = new Set(referencesOf(oldObj, facts).map(referenceKey));
+  return referencesOf(newObj, facts).filter((r) => !before.has(referenceKey(r)));
 }
 
 const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.name}`;
