@@ -295,7 +295,7 @@ export const RULES = {
     id: 'template.service-account-token',
     webhook: 'validate',
     checks:
-      'A pod\'s spec.automountServiceAccountToken is absent (Deed sets it off) or the owned value; a workload\'s pod template (Deployment, Job, CronJob and the other controllers, `spec.template.spec`) must say `automountServiceAccountToken: false` itself, since its controller creates the pods unreviewed by the mutating side. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
+      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',
