@@ -246,10 +246,11 @@ export const RULES = {
   templateMainMissing: rule({
     id: 'template.main-missing',
     webhook: 'validate',
-    checks: 'A managed pod has the designated main container.',
+    checks:
+      'A pod that uses what the platform gives a sandbox\'s main container alone (the runtime or auth volume, reserved environment variables, the control port) has the designated main container. A pod without one that uses none of them is ordinary software sharing the namespace (a Helm test hook, a Deployment\'s pods), not a sandbox: nothing is reported.',
     defaultMode: 'warn',
     overridable: true,
-    example: 'no container named "main"; platform-owned fields cannot be checked',
+    example: 'no container named "main", yet the pod uses the runtime volume, which only a sandbox\'s main container gets; name that container "main"',
   }),
   templateMainContainer: rule({
     id: 'template.main-container',
@@ -286,7 +287,8 @@ export const RULES = {
   templateRestartPolicy: rule({
     id: 'template.restart-policy',
     webhook: 'validate',
-    checks: 'spec.restartPolicy is absent or the owned value.',
+    checks:
+      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
     defaultMode: 'deny',
     overridable: true,
     example: 'is platform-owned: expected "Always", got "Never"',
