@@ -31,6 +31,7 @@ import { configMapCases } from './cases/configmaps.js';
 import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
 import { oneCallCases } from './cases/one-call.js';
+import { realWorkloadCases } from './cases/real-workloads.js';
 
 const found = assets();
 const skip =
@@ -79,6 +80,7 @@ describe('Deed in a real API server', { skip }, () => {
   configMapCases(get);
   throttlingCases(get);
   oneCallCases(get);
+  realWorkloadCases(get, tools);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });
