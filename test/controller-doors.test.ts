@@ -140,11 +140,50 @@ describe('workload templates are judged as the pods their writer would create', 
     denied(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), /\[workspace\.overlap\] spec\.template\.spec\.containers\[name=sidecar\]\.volumeMounts\[mountPath=\/workspace\/cache\]/);
   });
 
-  test("an environment's template that leaves automountServiceAccountToken unset is refused; a requester of no environment's is not", () => {
+  test("an environment's template that leaves automountServiceAccountToken unset passes as written: its controller's pods are reviewed, and get automount off then", () => {
     const spec = podSpec();
     delete spec.automountServiceAccountToken;
-    denied(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: must be false/);
+    for (const [kind, r] of Object.entries(RESOURCES)) {
+      const body = review(r, workload(kind, spec), RUNNER_B);
+      const m = answer(body, undefined, 'mutate');
+      assert.ok(!decodePatch({ response: m } as never).some((op) => op.path.endsWith('/automountServiceAccountToken')), `${kind}: the template is not changed`);
+      allowed(afterMutation(body));
+    }
     allowed(review(RESOURCES.Deployment!, unscoped(workload('Deployment', spec)), NOBODY, { namespace: 'plain' }));
+  });
+
+  test('a template that says automountServiceAccountToken: true is refused, as before', () => {
+    denied(afterMutation(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ automountServiceAccountToken: true })), RUNNER_B)), /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: is platform-owned: expected false, got true/);
+  });
+
+  describe('a controller manager without per-controller credentials (workloadControllers.perControllerCredentials: false)', () => {
+    const config: ConfigInput = { ...FIXTURE_POLICY, workloadControllers: { perControllerCredentials: false } };
+    const spec = podSpec();
+    delete spec.automountServiceAccountToken;
+    for (const [kind, r] of Object.entries(RESOURCES))
+      test(`Deed writes automountServiceAccountToken: false into an environment's ${kind} template at ${r.specAt}, and the result passes`, () => {
+        const body = review(r, workload(kind, spec), RUNNER_B);
+        const d = decide('admit', body, testContext(config));
+        assert.ok(d.kind === 'review' && d.response.response.allowed, d.kind === 'review' ? d.response.response.status?.message : d.message);
+        const patch = decodePatch(d.response);
+        assert.deepEqual(patch.filter((op) => op.path.endsWith('/automountServiceAccountToken')), [{ op: 'add', path: `/${r.specAt.split('.').join('/')}/automountServiceAccountToken`, value: false }]);
+        const stored = jsonpatch.applyPatch(structuredClone(body.request.object), patch).newDocument as Spec;
+        assert.equal(r.specAt.split('.').reduce((o: Spec, k) => o[k], stored).automountServiceAccountToken, false);
+      });
+    test('on an UPDATE that changes the template too; a template that sets the field, or a requester of no environment, is left alone', () => {
+      const old = workload('Deployment', podSpec());
+      const update = review(RESOURCES.Deployment!, workload('Deployment', { ...spec, containers: [{ name: 'main', image: 'agent:2' }] }), RUNNER_B, { operation: 'UPDATE', oldObject: old });
+      assert.deepEqual(decodePatch({ response: answer(update, undefined, 'mutate', config) } as never), [{ op: 'add', path: '/spec/template/spec/automountServiceAccountToken', value: false }]);
+      const set = answer(review(RESOURCES.Deployment!, workload('Deployment', podSpec()), RUNNER_B), undefined, 'mutate', config);
+      assert.ok(!decodePatch({ response: set } as never).some((op) => op.path.endsWith('/automountServiceAccountToken')));
+      const nobody = answer(review(RESOURCES.Deployment!, unscoped(workload('Deployment', spec)), NOBODY, { namespace: 'plain' }), undefined, 'mutate', config);
+      assert.ok(nobody.allowed && !decodePatch({ response: nobody } as never).some((op) => op.path.endsWith('/automountServiceAccountToken')));
+    });
+    test('the validating webhook refuses a template still without it (a mutator after Deed took it out)', () => {
+      const r = answer(review(RESOURCES.Deployment!, workload('Deployment', spec), RUNNER_B), undefined, 'validate', config);
+      assert.equal(r.allowed, false);
+      assert.match(r.status?.message ?? '', /\[template\.service-account-token\] spec\.template\.spec\.automountServiceAccountToken: must be false: the controller manager runs without per-controller credentials/);
+    });
   });
 
   test("a Job's restartPolicy Never is the Job's, not a template collision; a Deployment's Never is", () => {

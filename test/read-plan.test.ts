@@ -11,6 +11,7 @@ import { kindRows } from '../src/policy/kinds.js';
 import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { claimOf, fixture, FIXTURE_KEYS, FIXTURES, testContext, type Review } from './helpers.js';
+import { pluginTokenSources } from '../src/policy/pod/service-account-token.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -69,6 +70,13 @@ function corpus(): Array<[string, Review]> {
     out.push([`a Secret naming a run lease, by ${who.username}`, review('', 'secrets', 'Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'sandbox-a', ...runLease } } as KubeObject, who)]);
     out.push([`a custom resource naming a run lease, by ${who.username}`, review('labs.example', 'virtualmachines', 'VirtualMachine', { apiVersion: 'labs.example/v1', kind: 'VirtualMachine', metadata: { name: 'vm', namespace: 'sandbox-a', ...runLease } } as KubeObject, who)]);
     out.push([`a Deployment naming a run lease, by ${who.username}`, review('apps', 'deployments', 'Deployment', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a', ...runLease }, spec: { template: { metadata: {}, spec: REFERENCING_SPEC } } } as KubeObject, who)]);
+    // As the API server sends a pod that leaves automount unset: the ServiceAccount plugin's
+    // token volume names kube-root-ca.crt (and, on OpenShift, openshift-service-ca.crt).
+    const tokenVolume = { name: 'kube-api-access-x7k2p', projected: { defaultMode: 420, sources: [...pluginTokenSources(), { configMap: { name: 'openshift-service-ca.crt', items: [{ key: 'service-ca.crt', path: 'service-ca.crt' }] } }] } };
+    const withToken: Spec = { ...REFERENCING_SPEC, automountServiceAccountToken: undefined, volumes: [...REFERENCING_SPEC.volumes, tokenVolume, { name: 'scripts', configMap: { name: 'run-script' } }] };
+    delete withToken.automountServiceAccountToken;
+    out.push([`a pod with the API server's token volume and a ConfigMap, by ${who.username}`, review('', 'pods', 'Pod', { ...pod, spec: withToken }, who)]);
+    out.push([`a Deployment whose template projects kube-root-ca.crt, by ${who.username}`, review('apps', 'deployments', 'Deployment', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { metadata: {}, spec: withToken } } } as KubeObject, who)]);
     out.push([`a legacy binding, by ${who.username}`, review('', 'bindings', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who)]);
     for (const row of kindRows().filter((r) => r.templates !== undefined)) {
       const obj: Spec = { apiVersion: row.group === '' ? 'v1' : `${row.group}/v1`, kind: row.kind, metadata: { name: 'w', namespace: 'sandbox-a' } };
@@ -111,5 +119,35 @@ describe('the read plan covers every read a decision makes', () => {
       reads += read.length;
     }
     assert.ok(reads > 50, `${reads} reads`);
+  });
+});
+
+// The converse: a read the plan names that no rule then uses is a wasted read before every
+// such review, and a live API call where the object is absent (the cache cannot answer
+// "absent" for a name it never saw). The well-known ConfigMaps every pod's token volume
+// names are the case that made this test: the rules exempt them, so nothing reads them.
+describe('every read the plan names is used by a rule', () => {
+  for (const webhook of ['mutate', 'validate', 'admit'] as Webhook[])
+    for (const [name, body] of corpus())
+      test(`${webhook}: ${name}`, () => {
+        const { lookup, read } = recordingLookup();
+        const ctx = testContext(undefined, undefined, undefined, lookup);
+        const plan = planLookups(body, webhook, FIXTURE_KEYS, ctx.policy).lookups;
+        read.length = 0;
+        decide(webhook, body, ctx);
+        const used = new Set(read.map(lookupKey));
+        // Known and left: the plan does not resolve the requester, and only a requester acting
+        // for an environment has its run lease judged (rules/run-lease.ts); one of no
+        // environment naming a run lease costs a read no rule uses.
+        const noEnvironmentLease = (k: string) => k.startsWith('leases/') && body.request.userInfo.username === NOBODY.username;
+        const unused = plan.map(lookupKey).filter((k) => !used.has(k) && !noEnvironmentLease(k));
+        assert.deepEqual(unused, [], `planned but read by no rule: ${unused.join(', ')}`);
+      });
+
+  test("the well-known ConfigMaps are not planned; the pod's own ConfigMap is", () => {
+    const [, body] = corpus().find(([n]) => n.startsWith("a pod with the API server's token volume"))!;
+    const keys = planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups.map(lookupKey);
+    assert.ok(keys.includes('configmaps/sandbox-a/run-script'), keys.join(', '));
+    assert.ok(!keys.some((k) => k.endsWith('/kube-root-ca.crt') || k.endsWith('/openshift-service-ca.crt')), keys.join(', '));
   });
 });

@@ -190,16 +190,32 @@ describe('template collisions', () => {
     assert.match(warnings, /template\.host-access.*hostPath/);
   });
 
-  test('a managed pod without a main container is allowed with a warning by default', () => {
+  test('a managed pod without a main container is not a sandbox: allowed, without a warning, its restartPolicy its own', () => {
     const body = fixture('validate-create-pod-by-runner.json');
     body.request.object.spec.containers[0].name = 'agent';
     body.request.object.spec.containers[0].volumeMounts = [];
     body.request.object.spec.containers[0].env = [];
     body.request.object.spec.containers[1].volumeMounts = [];
+    body.request.object.spec.restartPolicy = 'Never';
+    body.request.object.spec.volumes = body.request.object.spec.volumes.filter((v: { name: string }) => v.name !== 'runtime');
     delete body.request.object.metadata.annotations['deed.dev/workspace-grants'];
     body.request.object = stamped(body, body.request.object);
     const r = allows(body);
-    assert.ok(r.warnings?.some((w) => w.includes('template.main-missing')));
+    assert.ok(!r.warnings?.some((w) => w.includes('template.main-missing')), JSON.stringify(r.warnings));
+  });
+
+  test('a pod without a main container that uses what only a sandbox\'s main container gets is warned about, naming it', () => {
+    const body = fixture('validate-create-pod-by-runner.json');
+    body.request.object.spec.containers[0].name = 'agent';
+    body.request.object.spec.containers[0].volumeMounts = [];
+    body.request.object.spec.containers[0].env = [];
+    body.request.object.spec.containers[1].volumeMounts = [];
+    body.request.object.spec.volumes = [...(body.request.object.spec.volumes ?? []).filter((v: { name: string }) => v.name !== 'runtime'), { name: 'runtime', emptyDir: {} }];
+    delete body.request.object.metadata.annotations['deed.dev/workspace-grants'];
+    body.request.object = stamped(body, body.request.object);
+    const r = allows(body);
+    const warning = r.warnings?.find((w) => w.includes('template.main-missing'));
+    assert.match(warning ?? '', /no container named "main", yet the pod uses the runtime volume/);
   });
 
   test('every violated rule is named at once', () => {

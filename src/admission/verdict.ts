@@ -61,6 +61,18 @@ export function formatFinding(f: Finding): string {
   return f.path !== undefined ? `[${f.rule}] ${f.path}: ${f.message}` : `[${f.rule}] ${f.message}`;
 }
 
+/**
+ * The API server shows warnings to users; the webhook keeps each one short on the wire
+ * (kubectl prints them on one line). A verdict holds them whole, as `deed review` and
+ * `deed test` print them.
+ */
+export const MAX_WARNING_LENGTH = 119;
+
+/** A warning as the webhook sends it: the message first, so when the line is cut the field path goes, not the reason. */
+export function wireWarning(text: string): string {
+  return text.length > MAX_WARNING_LENGTH ? `${text.slice(0, MAX_WARNING_LENGTH - 3)}...` : text;
+}
+
 export function complete(uid: string, v: Verdict): AdmissionReviewResponse {
   const response: AdmissionResponse = { uid, allowed: v.allowed };
   if (!v.allowed) response.status = { code: v.code, message: v.message ?? 'denied', ...(v.reason ? { reason: v.reason } : {}) };
@@ -68,7 +80,7 @@ export function complete(uid: string, v: Verdict): AdmissionReviewResponse {
     response.patch = Buffer.from(JSON.stringify(v.patch)).toString('base64');
     response.patchType = 'JSONPatch';
   }
-  if (v.warnings.length > 0) response.warnings = v.warnings;
+  if (v.warnings.length > 0) response.warnings = v.warnings.map(wireWarning);
   if (Object.keys(v.auditAnnotations).length > 0) response.auditAnnotations = v.auditAnnotations;
   return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
 }

@@ -65,7 +65,7 @@ export function registerReview(program: Command): void {
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
     .option('--existing <file>', 'objects already stored in the cluster, with their Namespaces (say kubectl get namespace,pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from those in the review scope')
-    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (it decides, with the opt-in label, which --existing objects' stamps count)", DEFAULT_NAMESPACE)
+    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select: objects there (and in kube-system) are not judged, and it decides, with the opt-in label, which --existing objects' stamps count", DEFAULT_NAMESPACE)
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
@@ -206,7 +206,7 @@ function reviewFiles(o: ReviewFlags): number {
     if (untrusted.length > 0) process.stderr.write(`${untrusted.join('\n')}\n`);
   }
   const objectInputs = inputs(o, ctx);
-  const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx)));
+  const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx, { deedNamespace: o.deedNamespace })));
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r, i) => patchLine(patchTarget(objectInputs[i]!.object ?? objectInputs[i]!.oldObject), r.patch)).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);

@@ -319,9 +319,15 @@ export const configSchema = z
     workloadControllers: z
       .object({
         users: z.array(z.string().min(1)).default([...DEFAULT_WORKLOAD_CONTROLLERS]).describe('Usernames.'),
+        perControllerCredentials: z
+          .boolean()
+          .default(true)
+          .describe(
+            "Whether kube-controller-manager runs with `--use-service-account-credentials` (kubeadm's and the managed offerings' default), so that each controller creates as its own service account (`users`) and Deed reviews what it creates: a controller-made pod of an environment then gets automount off like any sandbox pod, and a workload's template may leave `automountServiceAccountToken` unset. Set false where the controllers all act as `system:kube-controller-manager` (a system principal, whose creations Deed never sees): Deed then writes `automountServiceAccountToken: false` into an environment's pod templates itself (rule `template.service-account-token`).",
+          ),
       })
       .strict()
-      .default({ users: [...DEFAULT_WORKLOAD_CONTROLLERS] })
+      .default({ users: [...DEFAULT_WORKLOAD_CONTROLLERS], perControllerCredentials: true })
       .describe(
         "Controllers that create pods, ReplicaSets and Jobs for a workload's owner. What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
       ),

@@ -462,6 +462,27 @@ export const KIND_TABLE = [
   { kind: 'RoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },
   { kind: 'ClusterRole', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false },
   { kind: 'ClusterRoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', namespaced: false },
+  // Cluster-scoped kinds a repository's manifests hold (a chart's PriorityClass, its webhook
+  // configurations and admission policies): named so that `deed review` addresses them as the
+  // API server does, without a namespace, and says no webhook judges them (none is namespaced).
+  { kind: 'PriorityClass', group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses', namespaced: false },
+  { kind: 'StorageClass', group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses', namespaced: false },
+  { kind: 'CSIDriver', group: 'storage.k8s.io', version: 'v1', resource: 'csidrivers', namespaced: false },
+  { kind: 'VolumeAttachment', group: 'storage.k8s.io', version: 'v1', resource: 'volumeattachments', namespaced: false },
+  { kind: 'IngressClass', group: 'networking.k8s.io', version: 'v1', resource: 'ingressclasses', namespaced: false },
+  { kind: 'RuntimeClass', group: 'node.k8s.io', version: 'v1', resource: 'runtimeclasses', namespaced: false },
+  { kind: 'ValidatingWebhookConfiguration', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', namespaced: false },
+  { kind: 'MutatingWebhookConfiguration', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations', namespaced: false },
+  { kind: 'ValidatingAdmissionPolicy', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicies', namespaced: false },
+  { kind: 'ValidatingAdmissionPolicyBinding', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicybindings', namespaced: false },
+  { kind: 'MutatingAdmissionPolicy', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingadmissionpolicies', namespaced: false },
+  { kind: 'MutatingAdmissionPolicyBinding', group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingadmissionpolicybindings', namespaced: false },
+  { kind: 'CustomResourceDefinition', group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', namespaced: false },
+  { kind: 'APIService', group: 'apiregistration.k8s.io', version: 'v1', resource: 'apiservices', namespaced: false },
+  { kind: 'CertificateSigningRequest', group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false },
+  { kind: 'FlowSchema', group: 'flowcontrol.apiserver.k8s.io', version: 'v1', resource: 'flowschemas', namespaced: false },
+  { kind: 'PriorityLevelConfiguration', group: 'flowcontrol.apiserver.k8s.io', version: 'v1', resource: 'prioritylevelconfigurations', namespaced: false },
+  { kind: 'VolumeSnapshotClass', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshotclasses', namespaced: false },
 ] as const satisfies readonly KindRow[];
 
 type Row = (typeof KIND_TABLE)[number];

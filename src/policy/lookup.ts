@@ -10,9 +10,9 @@ import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf } from './doors.js';
 import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
-import { addedReferences, podReferences, referencedNamesOf, referencedResource } from './pod/named-references.js';
+import { addedReferences, isExemptReference, podReferences, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
-import type { Lookup, ObjectLookup } from './policy.js';
+import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { workloadClaims, workloadReferences } from './workload/review.js';
 import { kindRows, SCALED_RESOURCES } from './kinds.js';
 import { controllerOf, ownerLookupKey } from './controller-made.js';
@@ -54,12 +54,14 @@ const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret
 /**
  * The objects a review's decision reads besides the request itself (the mutating side reads
  * none for claims, but for the CREATEs `admit` judges whole). `keys`: the policy's stamp keys (the run lease annotation is one).
+ * `policy`: the names no rule judges (the well-known ConfigMaps) are not read; without it they are.
  */
-export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys): LookupKey[] {
+export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): LookupKey[] {
   const door = doorOf(req);
   const namespace = req.namespace;
   if (namespace === undefined) return [];
-  if (door.kind === 'pod-by-name' && door.pod !== undefined) return [{ resource: 'pods', namespace, name: door.pod }];
+  // Only the validating webhook judges them (the mutating webhooks' rules send it none).
+  if (door.kind === 'pod-by-name' && door.pod !== undefined) return webhook === 'validate' ? [{ resource: 'pods', namespace, name: door.pod }] : [];
   // A scale names the workload, whose stamps are looked up.
   if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
     return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
@@ -70,7 +72,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
     return [
       ...owners,
       ...claimKeys(claimReferences(req, door), namespace),
-      ...referenceKeys(req, door, namespace),
+      ...referenceKeys(req, door, namespace, policy),
       ...runLeaseKeys(req, door, namespace, keys),
       ...tableReferenceKeys(req, door, namespace),
       ...credentialAccountKeys(req, door, namespace),
@@ -143,7 +145,7 @@ function isEphemeralContainerWrite(req: AdmissionRequest, door: ReturnType<typeo
 }
 
 /** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
-function referenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+function referenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string, policy: Policy | undefined): LookupKey[] {
   const obj = req.object;
   let refs: NamedReference[] = [];
   if (obj && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && isRec(obj.spec)) {
@@ -154,6 +156,7 @@ function referenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, n
   }
   return (Object.keys(MAX_REFERENCE_LOOKUPS) as ReferencedKind[]).flatMap((kind) =>
     referencedNamesOf(refs, kind)
+      .filter((name) => policy === undefined || !isExemptReference(kind, name, policy))
       .slice(0, MAX_REFERENCE_LOOKUPS[kind])
       .map((name) => ({ resource: referencedResource(kind), namespace, name })),
   );
@@ -217,7 +220,7 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
  * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
  * are told apart by a glance at a few fields, without decoding.
  */
-export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys): { lookups: LookupKey[]; decoded?: Decoded } {
+export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): { lookups: LookupKey[]; decoded?: Decoded } {
   const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { type?: unknown; metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
@@ -247,7 +250,7 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
   } catch {
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
-  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook, keys) : [], decoded };
+  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook, keys, policy) : [], decoded };
 }
 
 /** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */

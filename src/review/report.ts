@@ -21,7 +21,7 @@ function stepLines(webhook: string, verdict: Verdict, error?: string): string[] 
 export function reportObject(r: ObjectReview): string[] {
   const head = `${r.subject} (${r.operation}${r.subResource ? ` of ${r.subResource}` : ''} by ${r.requester})`;
   // The cluster never sends such a request to Deed: "allowed" would claim a judgement.
-  if (!judged(r)) return [`${head}: not judged (no Deed webhook is called for ${r.operation} of ${r.steps[0]?.resource ?? 'this kind'})`];
+  if (!judged(r)) return [`${head}: not judged, passed as it is (${r.notJudged ?? `no Deed webhook is called for ${r.operation} of ${r.steps[0]?.resource ?? 'this kind'}`})`];
   const lines = [`${head}: ${r.allowed ? 'allowed' : 'DENIED'}`];
   for (const step of r.steps) if (step.routed) lines.push(...stepLines(step.webhook, step.verdict, step.error));
   return lines;

@@ -12,7 +12,8 @@ import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
-import { inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
+import { excludedNamespaces, inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
+import { allowed as allowedVerdict } from '../admission/verdict.js';
 import { routedTo } from './routing.js';
 
 export interface Step {
@@ -43,12 +44,23 @@ export interface ObjectReview {
   stored: KubeObject | null;
   /** The object removed: the old object of an allowed DELETE. */
   deleted: KubeObject | null;
+  /** Why no Deed webhook is called for it (a namespace the webhooks never select, a kind no rule names): it passes as it is. */
+  notJudged?: string;
 }
 
 /** Whether any of Deed's webhooks would be called for the object: else the cluster never asks Deed. */
 export function judged(review: ObjectReview): boolean {
   return review.steps.some((step) => step.routed);
 }
+
+/** Where the webhooks run: their own namespace is never selected (policy/review-scope.ts). */
+export interface ReviewPlace {
+  /** Deed's own namespace (`deed review --deed-namespace`). */
+  deedNamespace: string;
+}
+
+/** Deed's default namespace (the install's): kept here so `deed review` need not load the install. */
+export const DEFAULT_DEED_NAMESPACE = 'deed-system';
 
 export interface ObjectInput {
   operation: ReviewOperation;
@@ -67,30 +79,39 @@ export function hasWebhook(name: string): name is Webhook {
   return Object.hasOwn(HANDLERS, name);
 }
 
-function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, ctx: DecisionContext): Step {
+function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, ctx: DecisionContext, selected: boolean): Step {
   const uid = uuidFrom(ctx.randomBytes); // the API server gives every webhook call a uid of its own
   const body = buildReview({ ...input, uid, object, oldObject: input.oldObject });
   const decision = decide(webhook, body, ctx);
   if (decision.kind === 'bad-request') throw new ReviewError(`the ${webhook} webhook refused the review Deed built: ${decision.message}`);
   const { group, resource } = body.request.resource;
   const path = [...(group === '' ? [] : [group]), resource, ...(input.subResource === undefined ? [] : [input.subResource])].join('/');
-  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: routedTo(webhook, body.request), resource: path };
+  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: selected && routedTo(webhook, body.request), resource: path };
   // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
   if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
   return step;
 }
 
-export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectReview {
+/**
+ * The review of one object as the cluster would make it. A webhook the installed
+ * configurations do not call for it (its namespace is Deed's own or kube-system, which the
+ * namespaceSelector never selects; a cluster-scoped kind or any other no rule names) has no
+ * say: the object passes as it is, and the review says why it was not judged.
+ */
+export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: ReviewPlace = { deedNamespace: DEFAULT_DEED_NAMESPACE }): ObjectReview {
   const subject = describeObject((input.object ?? input.oldObject)!);
   const out: ObjectReview = { subject, operation: input.operation, requester: input.userInfo.username, steps: [], allowed: true, patch: [], result: null, stored: null, deleted: null };
   if (input.subResource !== undefined) out.subResource = input.subResource;
   let final = input.object;
+  const namespace = (input.object ?? input.oldObject)!.metadata.namespace;
+  const selected = namespace === undefined || !excludedNamespaces(place.deedNamespace).includes(namespace);
+  const effective = (step: Step): Verdict => (step.routed ? step.verdict : allowedVerdict());
 
   if (input.operation === 'CREATE') {
-    const mutated = call('mutate', input, input.object, ctx);
+    const mutated = call('mutate', input, input.object, ctx, selected);
     out.steps.push(mutated);
-    if (!mutated.verdict.allowed) return { ...out, allowed: false };
-    out.patch = mutated.verdict.patch ?? [];
+    if (!effective(mutated).allowed) return { ...out, allowed: false };
+    out.patch = effective(mutated).patch ?? [];
     try {
       // On a copy: the caller's object stays as given. The result is the object as Deed leaves it.
       final = jsonpatch.applyPatch(structuredClone(input.object!), out.patch, true, true, true).newDocument;
@@ -103,11 +124,15 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext): ObjectRe
   }
 
   const stored = input.operation === 'CREATE' ? admitted(final!, ctx.now(), ctx.randomBytes) : final;
-  const validated = call('validate', input, stored, ctx);
+  const validated = call('validate', input, stored, ctx, selected);
   out.steps.push(validated);
-  if (!validated.verdict.allowed) return { ...out, allowed: false, result: null };
+  if (!effective(validated).allowed) return { ...out, allowed: false, result: null };
   if (input.operation === 'DELETE') out.deleted = input.oldObject;
   else out.stored = stored;
+  if (!judged(out))
+    out.notJudged = !selected
+      ? `namespace ${namespace} is ${namespace === place.deedNamespace ? "Deed's own" : 'kube-system'}: the webhooks never select it`
+      : `${namespace === undefined ? 'cluster-scoped: ' : ''}no Deed webhook is called for ${input.operation} of ${validated.resource}`;
   return out;
 }
 

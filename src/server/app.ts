@@ -191,7 +191,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       const deadline = reviewDeadline((req.query as Record<string, unknown>).timeout, arrivedAt.get(req.raw) ?? clock());
       const namespace = (req.body as { request?: { namespace?: unknown } } | null)?.request?.namespace;
       if (opts.awaitScope && typeof namespace === 'string') await opts.awaitScope(namespace, Math.min(SCOPE_WAIT_MS, deadline.budgetMs / 4));
-      const plan = opts.reader ? planLookups(req.body, webhook, opts.ctx.policy.keys) : { lookups: [] };
+      const plan = opts.reader ? planLookups(req.body, webhook, opts.ctx.policy.keys, opts.ctx.policy) : { lookups: [] };
       const needed = plan.lookups;
       const ctx = needed.length > 0 && opts.reader ? { ...opts.ctx, lookup: await gather(opts.reader, needed, deadline) } : opts.ctx;
       const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);

@@ -33,6 +33,7 @@ import { throttlingCases } from './cases/throttling.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
+import { realWorkloadCases } from './cases/real-workloads.js';
 
 const found = assets();
 const skip =
@@ -83,6 +84,7 @@ describe('Deed in a real API server', { skip }, () => {
   oneCallCases(get);
   pointerCases(get);
   namespaceWideCases(get, tools);
+  realWorkloadCases(get, tools);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });

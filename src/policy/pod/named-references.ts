@@ -43,6 +43,11 @@ export function referencedResource(kind: ReferencedKind): LookupResource {
   return REFERENCED[kind].resource;
 }
 
+/** A name no rule judges (a well-known ConfigMap): nothing is read for it. */
+export function isExemptReference(kind: ReferencedKind, name: string, policy: Policy): boolean {
+  return REFERENCED[kind].exempt(name, policy);
+}
+
 /** Every Secret and ConfigMap a pod spec names; `at` is the spec's field path (`spec` for a Pod). */
 export function podReferences(spec: Rec, at: string): NamedReference[] {
   return [...podSecrets(spec, at), ...podConfigMaps(spec, at)];

@@ -4,6 +4,7 @@
 // (which call the same webhooks), with no other edit.
 import type { Finding } from '../../admission/verdict.js';
 import { field, type Rec } from '../unstructured.js';
+import type { Config } from '../../config/schema.js';
 import { templateCollisions } from './template-collisions.js';
 import { workspaceMounts } from './workspace-mounts.js';
 import { RULES, type RuleInfo } from '../rules/catalog.js';
@@ -64,18 +65,33 @@ export const workspaceRule: Rule<PodSpecSubject> = {
 };
 
 /**
- * A controller's pods get no mutation, so "automount off" cannot be made true for them and
- * must be written in the template.
+ * Whether Deed writes `automountServiceAccountToken: false` into a workload's pod template
+ * (at CREATE, and on an UPDATE that changes the template): only where the controller
+ * manager runs without per-controller credentials (policy
+ * `workloadControllers.perControllerCredentials: false`). Its controllers then all create as
+ * `system:kube-controller-manager`, a system principal Deed never judges, so the pods they
+ * make get no mutation and "automount off" must be in the template they copy. With
+ * per-controller credentials (the default) each pod is reviewed when its controller makes
+ * it, and the mutating side turns automount off there (mutate.ts), as for any sandbox pod.
+ */
+export function templateAutomountOff(spec: Rec, config: Config): boolean {
+  return !config.workloadControllers.perControllerCredentials && !config.template.automountServiceAccountToken && field(spec, 'automountServiceAccountToken') === undefined;
+}
+
+/**
+ * The same, on the validating side: a template the mutating side should have made say false
+ * and that still leaves it unset (a later mutator took it out). Never fires with
+ * per-controller credentials: a template may leave the field unset.
  */
 export const controllerTokenRule: Rule<PodSpecSubject> = {
   info: [RULES.templateServiceAccountToken],
   check: ({ spec, at, source }, { policy }) =>
-    source.controller && !policy.config.template.automountServiceAccountToken && field(spec, 'automountServiceAccountToken') === undefined
+    source.controller && templateAutomountOff(spec, policy.config)
       ? [
           {
             rule: RULES.templateServiceAccountToken.id,
             path: `${at}.automountServiceAccountToken`,
-            message: `must be false: the ${source.kind}'s pods are created by its controller, unreviewed, and the API server would mount a service-account token into them`,
+            message: `must be false: the controller manager runs without per-controller credentials (workloadControllers.perControllerCredentials: false), so the ${source.kind}'s pods are created unreviewed; Deed writes false here when the template is written`,
           },
         ]
       : [],

@@ -22,8 +22,18 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   const all = containers(spec, at);
   const main = all.find((c) => c.list === 'containers' && c.name === t.mainContainer);
 
+  // A pod without the designated main container is not a sandbox: ordinary software (a Helm
+  // test hook, a Deployment's pods) that shares the namespace. Its restartPolicy is its own,
+  // and its missing main container is worth a warning only where it uses what the platform
+  // gives a sandbox's main container alone: then it is a sandbox whose main is misnamed.
   if (main === undefined) {
-    findings.push({ rule: RULES.templateMainMissing.id, path: `${at}.containers`, message: `no container named "${t.mainContainer}"; platform-owned fields cannot be checked` });
+    const uses = sandboxFacilities(spec, all, config);
+    if (uses.length > 0)
+      findings.push({
+        rule: RULES.templateMainMissing.id,
+        path: `${at}.containers`,
+        message: `no container named "${t.mainContainer}", yet the pod uses ${uses.join(', ')}, which only a sandbox's main container gets; name that container "${t.mainContainer}"`,
+      });
   } else {
     for (const key of ['command', 'args', 'workingDir'] as const) {
       const want = t[key];
@@ -78,7 +88,7 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
       }
 
   const restartPolicy = field(spec, 'restartPolicy');
-  if (restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
+  if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
     findings.push(owned(RULES.templateServiceAccountToken.id, `${at}.automountServiceAccountToken`, t.automountServiceAccountToken, automount));
@@ -99,6 +109,25 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
       findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
   }
   return findings;
+}
+
+/**
+ * What of the platform's, given to a sandbox's main container alone, a pod uses: the runtime
+ * and auth volumes (by their reserved names), reserved environment keys, the control port.
+ * The workspace is not among them: it is granted to other containers too, and "workspace"
+ * is a common volume name.
+ */
+function sandboxFacilities(spec: Rec, all: ReturnType<typeof containers>, config: Config): string[] {
+  const t = config.template;
+  const uses: string[] = [];
+  const volumes = new Set(recs(field(spec, 'volumes')).map((v) => text(v, 'name')));
+  for (const def of [t.volumes.runtime, t.volumes.auth]) if (volumes.has(def.name)) uses.push(`the ${def.name} volume`);
+  const reserved = (key: string) => t.reservedEnv.names.includes(key) || t.reservedEnv.prefixes.some((p) => key.startsWith(p));
+  if (all.some((c) => recs(field(c.spec, 'env')).some((e) => reserved(text(e, 'name') ?? '')))) uses.push('reserved environment variables');
+  const port = t.controlPort;
+  if (port !== undefined && all.some((c) => recs(field(c.spec, 'ports')).some((p) => text(p, 'name') === port.name || field(p, 'containerPort') === port.containerPort)))
+    uses.push(`the control port ${port.containerPort}`);
+  return uses;
 }
 
 /**

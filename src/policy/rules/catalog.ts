@@ -266,10 +266,11 @@ export const RULES = {
   templateMainMissing: rule({
     id: 'template.main-missing',
     webhook: 'validate',
-    checks: 'A managed pod has the designated main container.',
+    checks:
+      'A pod that uses what the platform gives a sandbox\'s main container alone (the runtime or auth volume, reserved environment variables, the control port) has the designated main container. A pod without one that uses none of them is ordinary software sharing the namespace (a Helm test hook, a Deployment\'s pods), not a sandbox: nothing is reported.',
     defaultMode: 'warn',
     overridable: true,
-    example: 'no container named "main"; platform-owned fields cannot be checked',
+    example: 'no container named "main", yet the pod uses the runtime volume, which only a sandbox\'s main container gets; name that container "main"',
   }),
   templateMainContainer: rule({
     id: 'template.main-container',
@@ -306,7 +307,8 @@ export const RULES = {
   templateRestartPolicy: rule({
     id: 'template.restart-policy',
     webhook: 'validate',
-    checks: 'spec.restartPolicy is absent or the owned value.',
+    checks:
+      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
     defaultMode: 'deny',
     overridable: true,
     example: 'is platform-owned: expected "Always", got "Never"',
@@ -315,7 +317,7 @@ export const RULES = {
     id: 'template.service-account-token',
     webhook: 'validate',
     checks:
-      'A pod\'s spec.automountServiceAccountToken is absent (Deed sets it off) or the owned value; a workload\'s pod template (Deployment, Job, CronJob and the other controllers, `spec.template.spec`) must say `automountServiceAccountToken: false` itself, since its controller creates the pods unreviewed by the mutating side. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
+      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',

@@ -5,8 +5,6 @@ import { allowed, denied, type Finding, type Verdict } from '../../admission/ver
 import type { Policy } from '../policy.js';
 import { RULES_BY_ID, type EnforcementMode } from './catalog.js';
 
-/** The API server shows warnings to users; keep each one short (kubectl prints them on one line). */
-export const MAX_WARNING_LENGTH = 119;
 const MAX_AUDIT_VALUE_LENGTH = 1024;
 
 export function modeOf(rule: string, policy: Policy): EnforcementMode {
@@ -16,9 +14,8 @@ export function modeOf(rule: string, policy: Policy): EnforcementMode {
 }
 
 export function warningText(f: Finding): string {
-  // The message first: when the line is cut, the field path goes, not the reason.
-  const text = `deed ${f.rule}: ${f.message}${f.path !== undefined ? ` (${f.path})` : ''}`;
-  return text.length > MAX_WARNING_LENGTH ? `${text.slice(0, MAX_WARNING_LENGTH - 3)}...` : text;
+  // The message first: when the webhook cuts the line, the field path goes, not the reason.
+  return `deed ${f.rule}: ${f.message}${f.path !== undefined ? ` (${f.path})` : ''}`;
 }
 
 export function enforce(findings: Finding[], policy: Policy, extraWarnings: string[] = []): Verdict {

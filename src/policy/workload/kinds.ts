@@ -20,8 +20,12 @@ function at(obj: KubeObject, path: string): unknown {
 export interface PodTemplate {
   /** The PodTemplateSpec's field path: `spec.template`. */
   at: string;
+  /** Its JSON pointer (`/spec/template`), of fixed names: nothing a pointer escapes. */
+  pointer: string;
   metadata: Rec;
   spec: Rec;
+  /** Whether the template has a spec object (`spec` is `{}` when not). */
+  hasSpec: boolean;
 }
 
 export interface ClaimTemplate {
@@ -46,7 +50,7 @@ export function podTemplates(obj: KubeObject, kind: WorkloadKind, old?: KubeObje
     if (old !== undefined && isDeepStrictEqual(template, at(old, path))) continue;
     const metadata = field(template, 'metadata');
     const spec = field(template, 'spec');
-    out.push({ at: path, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {} });
+    out.push({ at: path, pointer: `/${path.split('.').join('/')}`, metadata: isRec(metadata) ? metadata : {}, spec: isRec(spec) ? spec : {}, hasSpec: isRec(spec) });
   }
   return out;
 }

@@ -25,7 +25,7 @@ import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } fro
 import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor, stampedTemplateMetadata } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
 import { stringMap } from '../unstructured.js';
-import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
+import { sandboxPodFindings, templateAutomountOff, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import { podReferences, referenceFindings } from '../pod/named-references.js';
 import type { NamedReference } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
@@ -64,6 +64,8 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
     const r = ephemeralStampOps(t.spec, `${t.at}.spec`, owner, (m) => stampedFor(m, environment, namespace, policy, keyRing), policy.keys, keyRing, () => mintNonce(ctx.randomBytes));
     ops.push(...r.ops);
     findings.push(...r.findings);
+    // Without per-controller credentials the pods are made unreviewed: "automount off" goes into the template.
+    if (t.hasSpec && templateAutomountOff(t.spec, policy.config)) ops.push({ op: 'add', path: `${t.pointer}/spec/automountServiceAccountToken`, value: false });
   }
   // A StatefulSet's claims are made by its controller from these templates (which cannot
   // change after CREATE), carrying their metadata: they are the environment's, with no
