@@ -29,8 +29,8 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
     async *listPodSpecPages(ns) {
       yield of('Pod', ns);
     },
-    async *listLeasePages() {
-      yield [];
+    getLease: async () => {
+      throw new KubeError('NotFound', 'not found');
     },
     canDelete: async () => ({ allowed: false, reason: 'the audit deletes nothing' }),
     list: async () => [],

@@ -221,7 +221,7 @@
   verbs: ["get", "list", "delete"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list"]
+  verbs: ["get"]
 {{- end -}}
 
 {{- define "deed.reaperScopeKindRules" -}}
@@ -242,7 +242,7 @@
   verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list"]
+  verbs: ["get"]
 {{- end -}}
 
 {{- define "deed.defaultRowExclusion" -}}
