@@ -47,6 +47,17 @@ describe('the verdict table', () => {
     assert.match(after, /deed_reaper_decisions_total\{environment="alpha",action="reap",code="lease-expired"\} 1/);
     assert.match(after, /deed_reaper_reap_outcomes_total\{environment="alpha",outcome="deleted"\} 1/);
   });
+
+  test('the leases a sweep did not read are a gauge of that sweep, by reason, at 0 before any sweep', async () => {
+    const m = new ReaperMetrics('alpha');
+    assert.match(await m.registry.metrics(), /deed_reaper_leases_unread\{environment="alpha",reason="bounded"\} 0/);
+    const summary = { durationMs: 10, complete: true, leaseReadsFailed: 2, leasesBounded: 7 } as Parameters<ReaperMetrics['finish']>[0];
+    m.finish(summary);
+    m.finish(summary);
+    const text = await m.registry.metrics();
+    assert.match(text, /deed_reaper_leases_unread\{environment="alpha",reason="failed"\} 2\n/, 'the last sweep, not a sum');
+    assert.match(text, /deed_reaper_leases_unread\{environment="alpha",reason="bounded"\} 7\n/);
+  });
 });
 
 describe('a passed deadline is evidence by itself', () => {
