@@ -130,13 +130,13 @@ interface SweepFigures {
   judged: number;
   deleted: number;
   errors: number;
-  leaseLists: number;
+  leaseReads: number;
   ownerReads: number;
   code: number | null;
 }
 
 function fmt(f: SweepFigures): string {
-  return `judged ${f.judged} in ${f.seconds.toFixed(1)} s (${Math.round(f.judged / f.seconds)}/s), deleted ${f.deleted}, errors ${f.errors}, owner reads ${f.ownerReads}, lease lists ${f.leaseLists}, peak RSS ${f.peakMiB.toFixed(0)} MiB, exit ${f.code}`;
+  return `judged ${f.judged} in ${f.seconds.toFixed(1)} s (${Math.round(f.judged / f.seconds)}/s), deleted ${f.deleted}, errors ${f.errors}, owner reads ${f.ownerReads}, lease reads ${f.leaseReads}, peak RSS ${f.peakMiB.toFixed(0)} MiB, exit ${f.code}`;
 }
 
 /** `deed reap` as the CronJob runs it, its output read line by line (never held), its peak RSS sampled from /proc. */
@@ -154,14 +154,14 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   let judged = 0;
   let deleted = 0;
   let errors = 0;
-  let leaseLists = 0;
+  let leaseReads = 0;
   let ownerReads = 0;
   for await (const line of createInterface({ input: child.stdout })) {
     sample();
-    const d = JSON.parse(line) as { type: string; outcome?: string; action?: string; errors?: number; leaseLists?: number; ownerReads?: number };
+    const d = JSON.parse(line) as { type: string; outcome?: string; action?: string; errors?: number; leaseReads?: number; ownerReads?: number };
     if (d.type === 'summary') {
       errors = d.errors ?? 0;
-      leaseLists = d.leaseLists ?? 0;
+      leaseReads = d.leaseReads ?? 0;
       ownerReads = d.ownerReads ?? 0;
     }
     else if (d.action === 'error' || d.outcome === 'failed') process.stderr.write(`${line}\n`);
@@ -172,7 +172,7 @@ async function sweep(s: Suite, apply: boolean): Promise<SweepFigures> {
   }
   const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
   clearInterval(timer);
-  return { seconds: (Date.now() - started) / 1000, peakMiB, judged, deleted, errors, leaseLists, ownerReads, code };
+  return { seconds: (Date.now() - started) / 1000, peakMiB, judged, deleted, errors, leaseReads, ownerReads, code };
 }
 
 /** Raw API calls over kept-alive connections, `inFlight` at a time; 429s honoured as the reaper does. */

@@ -11,11 +11,12 @@ import { KubeError } from '../src/kube/errors.js';
 import type { ReportStore } from '../src/kube/reports.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
-import { RUNNER, stamped } from './reaper-helpers.js';
+import type { LeaseRecord } from '../src/reaper/verdict.js';
+import { iso, RUNNER, stamped, stampedLease } from './reaper-helpers.js';
 
 const OPTED_IN = { 'deed.dev/sandbox': 'enabled' };
 
-function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: { outside?: boolean } = {}): KubeClient {
+function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: { outside?: boolean } = {}, leases: { held?: Map<string, LeaseRecord>; reads?: string[] } = {}): KubeClient {
   const namespaces = [
     { name: 'sandbox-a', labels: OPTED_IN },
     { name: 'plain', labels: {} },
@@ -29,8 +30,11 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
     async *listPodSpecPages(ns) {
       yield of('Pod', ns);
     },
-    async *listLeasePages() {
-      yield [];
+    getLease: async (ns, name) => {
+      leases.reads?.push(`${ns}/${name}`);
+      const lease = leases.held?.get(`${ns}/${name}`);
+      if (lease === undefined) throw new KubeError('NotFound', 'not found');
+      return lease;
     },
     canDelete: async () => ({ allowed: false, reason: 'the audit deletes nothing' }),
     list: async () => [],
@@ -95,6 +99,25 @@ describe('an audit run', () => {
     await run(cluster([{ kind: 'Secret', obj: stamped({ kind: 'Secret', name: 'copied', namespace: 'plain' }) }]), reports);
     const plain = reports.written.get('plain') as { results: Array<{ rule: string; result: string }> };
     assert.deepEqual(plain.results.map((r) => [r.rule, r.result]), [['scope.outside-review', 'warn']]);
+  });
+
+  test("the reaper's verdict reads each run lease by name, once for every object naming it", async () => {
+    const fresh = stampedLease('run-held', { renewTime: iso(-5) });
+    const held = new Map<string, LeaseRecord>([['sandbox-a/run-held', { labels: fresh.metadata.labels, annotations: fresh.metadata.annotations, renewedAt: iso(-5), leaseDurationSeconds: 40 }]]);
+    const reads: string[] = [];
+    const objects = [
+      stamped({ kind: 'Secret', name: 'over-token', runLease: 'run-over' }),
+      stamped({ kind: 'Secret', name: 'over-creds', runLease: 'run-over' }),
+      stamped({ kind: 'Secret', name: 'held-creds', runLease: 'run-held' }),
+    ].map((obj) => ({ kind: 'Secret' as const, obj }));
+    const reports = store([]);
+    await run(cluster(objects, {}, { held, reads }), reports);
+    assert.deepEqual(reads.sort(), ['sandbox-a/run-held', 'sandbox-a/run-over']);
+    const report = reports.written.get('sandbox-a') as { results: Array<{ rule: string; properties?: Record<string, string>; resources: Array<{ name: string }> }> };
+    const code = (name: string) => report.results.find((r) => r.rule === 'reaper.verdict' && r.resources[0]!.name === name)?.properties?.code;
+    assert.equal(code('over-token'), 'lease-gone');
+    assert.equal(code('over-creds'), 'lease-gone');
+    assert.equal(code('held-creds'), 'owner-running');
   });
 
   test('when the list outside the scope fails, Deed\'s reports there are kept, and the run says so', async () => {

@@ -423,7 +423,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and list leases', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -454,8 +454,9 @@ describe('deed manifests', () => {
     for (const r of ['/pods', '/secrets', '/configmaps', '/persistentvolumeclaims', 'networking.k8s.io/networkpolicies']) for (const v of ['get', 'list', 'delete']) expected.push(`${r}:${v}`);
     // The review scope: which namespaces opted in.
     expected.push('/namespaces:list');
-    // Run leases: whether the Lease an object names is renewed, one list per namespace.
-    expected.push('coordination.k8s.io/leases:list');
+    // Run leases: whether the Lease an object names is renewed, read by that name; never a
+    // list, which another environment's flood of Leases could make fail.
+    expected.push('coordination.k8s.io/leases:get');
     assert.deepEqual([...granted].sort(), expected.sort());
 
     const binding = find<V1ClusterRoleBinding>(objects, 'ClusterRoleBinding', 'deed-reaper-alpha');
@@ -493,11 +494,11 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test('the audit may list the five kinds, namespaces and leases, get a pod (an owner), and write only its reports', () => {
+    test('the audit may list the five kinds and namespaces, get a pod (an owner) and a run lease, and write only its reports', () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
-      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/configmaps:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:list'];
+      const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/configmaps:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:get'];
       for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');

@@ -109,8 +109,8 @@ describe('deed reap', () => {
         ['keep', 'Secret', 'sbx-1-token', undefined],
       ],
     );
-    const { durationMs, ownerReads, leaseLists, ...summary } = lines.at(-1)!;
-    assert.equal(leaseLists, 0, 'no object names a run lease: no Lease list is sent');
+    const { durationMs, ownerReads, leaseReads, leaseReadsFailed, leasesBounded, ...summary } = lines.at(-1)!;
+    assert.deepEqual([leaseReads, leaseReadsFailed, leasesBounded], [0, 0, 0], 'no object names a run lease: no Lease is read');
     assert.deepEqual(summary, {
       type: 'summary',
       environment: 'alpha',

@@ -1,12 +1,13 @@
 // The reaper's evidence that a run is over while its runner pod lives (a runner killed in
 // place keeps its pod and forgets its sandboxes): a deadline long passed, a terminal mark on
 // any kind, a run lease gone or no longer renewed. The verdict table, pure, then the sweep
-// against the API wire format (one Lease list per namespace, not one read per object).
+// against the API wire format (each run lease read by name, once, never a list of its namespace).
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createKubeClient } from '../src/kube/client.js';
 import { sweep, type Decision } from '../src/reaper/sweep.js';
+import { MAX_LEASE_READS_PER_NAMESPACE } from '../src/reaper/lease-facts.js';
 import { needs, VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup } from '../src/reaper/verdict.js';
 import { ReaperMetrics } from '../src/reaper/metrics.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
@@ -30,6 +31,7 @@ describe('the verdict table', () => {
       assert.ok(['reap', 'keep', 'skip'].includes(VERDICTS[code].action), code);
       assert.ok(docs.includes(`\`${code}\``), `docs/operations.md names the verdict code ${code}`);
     }
+    assert.ok(docs.includes(`at most ${MAX_LEASE_READS_PER_NAMESPACE.toLocaleString('en-US')} distinct run leases per namespace`), 'docs/operations.md states the bound on lease reads');
   });
 
   test('the issue\'s reap reasons are rows that reap', () => {
@@ -44,6 +46,17 @@ describe('the verdict table', () => {
     const after = await m.registry.metrics();
     assert.match(after, /deed_reaper_decisions_total\{environment="alpha",action="reap",code="lease-expired"\} 1/);
     assert.match(after, /deed_reaper_reap_outcomes_total\{environment="alpha",outcome="deleted"\} 1/);
+  });
+
+  test('the leases a sweep did not read are a gauge of that sweep, by reason, at 0 before any sweep', async () => {
+    const m = new ReaperMetrics('alpha');
+    assert.match(await m.registry.metrics(), /deed_reaper_leases_unread\{environment="alpha",reason="bounded"\} 0/);
+    const summary = { durationMs: 10, complete: true, leaseReadsFailed: 2, leasesBounded: 7 } as Parameters<ReaperMetrics['finish']>[0];
+    m.finish(summary);
+    m.finish(summary);
+    const text = await m.registry.metrics();
+    assert.match(text, /deed_reaper_leases_unread\{environment="alpha",reason="failed"\} 2\n/, 'the last sweep, not a sum');
+    assert.match(text, /deed_reaper_leases_unread\{environment="alpha",reason="bounded"\} 7\n/);
   });
 });
 
@@ -111,7 +124,7 @@ describe('run leases', () => {
     assert.equal(v.code, 'lease-expired');
   });
 
-  test('a lease absent from a list of its namespace reaps', () => {
+  test('a lease the API server answers NotFound for reaps', () => {
     const v = verdict(withLease(), 'Secret', reaperContext(), running, { state: 'absent', readAt: NOW });
     assert.equal(v.code, 'lease-gone');
   });
@@ -124,6 +137,13 @@ describe('run leases', () => {
 
   test('a lease not read keeps', () => {
     assert.equal(verdict(withLease(), 'Secret', reaperContext(), running).code, 'lease-not-read');
+  });
+
+  test('a lease left unread by the bound keeps, even with the owner gone and nothing else keeping it', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), gone, { state: 'bounded', limit: 10_000 });
+    assert.equal(v.action, 'keep');
+    assert.equal(v.code, 'lease-bounded');
+    assert.match(v.reason, /already read 10000 run leases in sandbox-a, its bound/);
   });
 
   test('a Lease of that name whose stamps do not verify keeps', () => {
@@ -181,7 +201,7 @@ describe('run leases in a sweep, over the API wire format', () => {
     await server.close();
   });
 
-  const run = async (apply = true) => {
+  const run = async (apply = true, maxLeaseReadsPerNamespace?: number) => {
     const decisions: Decision[] = [];
     const summary = await sweep({
       client: createKubeClient(server.kubeConfig(), { timeoutMs: 10_000 }),
@@ -196,11 +216,13 @@ describe('run leases in a sweep, over the API wire format', () => {
       leaseGraceSeconds: GRACE.lease,
       runLeases: true,
       concurrency: 4,
+      ...(maxLeaseReadsPerNamespace !== undefined ? { maxLeaseReadsPerNamespace } : {}),
       onDecision: (d) => void decisions.push(d),
     });
     return { decisions, summary };
   };
-  const leaseLists = () => server.requests.filter((r) => r.method === 'GET' && r.path === '/apis/coordination.k8s.io/v1/namespaces/sandbox-a/leases');
+  const leaseLists = () => server.requests.filter((r) => r.method === 'GET' && /\/leases$/.test(r.path));
+  const leaseGets = (name?: string) => server.requests.filter((r) => r.method === 'GET' && (name === undefined ? /\/leases\/[^/]+$/ : new RegExp(`/leases/${name}$`)).test(r.path));
 
   test('a live runner whose run lease stopped being renewed: its pod, both Secrets and its NetworkPolicy are reaped in one sweep; a fresh lease keeps its run', async () => {
     server.put('pods', runnerPod());
@@ -223,10 +245,28 @@ describe('run leases in a sweep, over the API wire format', () => {
     for (const o of fresh) assert.equal(decisions.find((x) => x.name === o.metadata.name)!.code, 'owner-running');
     assert.equal(server.get('secrets', 'sandbox-a', 'run-stale-creds'), undefined);
     assert.ok(server.get('secrets', 'sandbox-a', 'run-fresh-creds'));
-    // One list per kind's page at most, never one read per object or per lease.
-    assert.ok(leaseLists().length <= 8, `${leaseLists().length} lease lists`);
-    assert.equal(server.requests.filter((r) => /\/leases\/[^/]+$/.test(r.path)).length, 0, 'no single-Lease reads');
-    assert.equal(summary.leaseLists, leaseLists().length);
+    // Each Lease read by name: the held one once for all its objects, the lapsed one again
+    // only for objects listed after its last read (one per kind's page at most), never a list.
+    assert.equal(leaseLists().length, 0, 'no Lease list');
+    assert.equal(leaseGets('run-fresh').length, 1, 'a held lease is read once');
+    assert.ok(leaseGets('run-stale').length >= 1 && leaseGets('run-stale').length <= 8, `${leaseGets('run-stale').length} reads of the lapsed lease`);
+    assert.equal(summary.leaseReads, leaseGets().length);
+    assert.deepEqual([summary.leaseReadsFailed, summary.leasesBounded], [0, 0]);
+  });
+
+  test("20,001 Leases of another environment in the namespace change nothing: alpha's leaked Secret is reaped after one read of its own lease", async () => {
+    // The bound the old namespace list failed past was 20,000 Leases.
+    for (let i = 0; i <= 20_000; i++) server.put('leases', stampedLease(`beta-${i}`, { environment: 'beta', renewTime: iso(-5) }));
+    server.put('pods', runnerPod());
+    server.put('secrets', stamped({ kind: 'Secret', name: 'leaked-creds', runLease: 'run-over', expiresAt: iso(3600) }));
+    const { decisions, summary } = await run();
+    const d = decisions.find((x) => x.name === 'leaked-creds')!;
+    assert.equal(d.code, 'lease-gone', d.reason);
+    assert.equal(d.outcome, 'deleted');
+    assert.equal(server.get('secrets', 'sandbox-a', 'leaked-creds'), undefined);
+    assert.equal(leaseLists().length, 0, 'no Lease list');
+    assert.ok(leaseGets().every((r) => r.path.endsWith('/leases/run-over')), 'only the lease the object names');
+    assert.equal(summary.leasesBounded, 0);
   });
 
   test('a lease deleted: its objects are reaped as lease-gone', async () => {
@@ -235,28 +275,64 @@ describe('run leases in a sweep, over the API wire format', () => {
     const { decisions } = await run();
     const d = decisions.find((x) => x.name === 'orphan-token')!;
     assert.equal(d.code, 'lease-gone');
+    assert.match(d.reason, /NotFound/);
     assert.equal(d.outcome, 'deleted');
   });
 
-  test('a Lease list that fails keeps every object that names a lease there, and says why', async () => {
+  test('a Lease read that fails keeps every object that names it, says why, and counts it', async () => {
     server.put('pods', runnerPod());
     server.put('secrets', stamped({ kind: 'Secret', name: 'kept-token', runLease: 'run-deleted', expiresAt: iso(3600) }));
-    server.faults.push({ path: /\/leases$/, answer: { status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden' } });
+    server.put('secrets', stamped({ kind: 'Secret', name: 'kept-creds', runLease: 'run-deleted', expiresAt: iso(3600) }));
+    server.faults.push({ path: /\/leases\/run-deleted$/, answer: { status: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io "run-deleted" is forbidden' } });
     const { decisions, summary } = await run();
-    const d = decisions.find((x) => x.name === 'kept-token')!;
-    assert.equal(d.action, 'keep');
-    assert.equal(d.code, 'lease-unreadable');
-    assert.match(d.reason, /forbidden/);
-    assert.ok(server.get('secrets', 'sandbox-a', 'kept-token'));
+    for (const name of ['kept-token', 'kept-creds']) {
+      const d = decisions.find((x) => x.name === name)!;
+      assert.equal(d.action, 'keep');
+      assert.equal(d.code, 'lease-unreadable');
+      assert.match(d.reason, /forbidden/);
+      assert.ok(server.get('secrets', 'sandbox-a', name));
+    }
     assert.equal(summary.errors, 0);
+    assert.equal(summary.leaseReadsFailed, 1, 'one lease, read once for both objects of one page');
   });
 
-  test('a Lease list sent before an object was listed never proves that object\'s lease gone', async () => {
+  test('a 500 or a timeout is no NotFound: the object is kept', async () => {
     server.put('pods', runnerPod());
-    // The Secret is judged first (its lease list is sent then); the NetworkPolicy's lease is
-    // created after that list, and the NetworkPolicy is listed after it was created.
-    server.put('secrets', stamped({ kind: 'Secret', name: 'early-token', runLease: 'run-a', expiresAt: iso(3600) }));
-    server.put('leases', stampedLease('run-a', { renewTime: iso(-5) }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'kept-token', runLease: 'run-x', expiresAt: iso(3600) }));
+    server.faults.push({ path: /\/leases\/run-x$/, answer: { status: 500, reason: 'InternalError', message: 'etcdserver: request timed out' } });
+    const { decisions } = await run();
+    assert.equal(decisions.find((x) => x.name === 'kept-token')!.code, 'lease-unreadable');
+    assert.ok(server.get('secrets', 'sandbox-a', 'kept-token'));
+  });
+
+  test('past the bound of distinct leases read in a namespace, objects are kept as lease-bounded and counted once per lease; other namespaces have their own bound', async () => {
+    server.put('pods', runnerPod());
+    for (const lease of ['run-1', 'run-2', 'run-3']) server.put('secrets', stamped({ kind: 'Secret', name: `${lease}-token`, runLease: lease, expiresAt: iso(3600) }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'run-3-creds', runLease: 'run-3', expiresAt: iso(3600) }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'run-9-token', namespace: 'sandbox-b', runLease: 'run-9', expiresAt: iso(3600) }));
+    const { decisions, summary } = await run(true, 2);
+    const code = (name: string) => decisions.find((x) => x.name === name)!;
+    for (const name of ['run-1-token', 'run-2-token', 'run-9-token']) assert.equal(code(name).code, 'lease-gone', name);
+    for (const name of ['run-3-token', 'run-3-creds']) {
+      assert.equal(code(name).action, 'keep');
+      assert.equal(code(name).code, 'lease-bounded');
+      assert.match(code(name).reason, /already read 2 run leases in sandbox-a/);
+      assert.ok(server.get('secrets', 'sandbox-a', name));
+    }
+    assert.equal(summary.leasesBounded, 1, 'one lease left unread');
+    assert.equal(leaseGets('run-3').length, 0, 'never read');
+    // Three leases read, each again right before its objects' delete.
+    assert.deepEqual([...new Set(leaseGets().map((r) => r.path.split('/').at(-1)))].sort(), ['run-1', 'run-2', 'run-9']);
+    // The next sweep, with the first two runs reaped, reads the third.
+    const next = await run(true, 2);
+    assert.equal(next.decisions.find((x) => x.name === 'run-3-creds')!.code, 'lease-gone');
+  });
+
+  test("a Lease read before an object was listed never proves that object's lease gone", async () => {
+    server.put('pods', runnerPod());
+    // The Secret is judged first, and its lease read NotFound; the Lease is then created, and a
+    // NetworkPolicy naming it is listed after that: the old NotFound must not reap it.
+    server.put('secrets', stamped({ kind: 'Secret', name: 'early-token', runLease: 'run-b', expiresAt: iso(3600) }));
     let created = false;
     server.hooks.push((req) => {
       if (!created && req.path.endsWith('/networkpolicies')) {
@@ -266,8 +342,19 @@ describe('run leases in a sweep, over the API wire format', () => {
       }
     });
     const { decisions } = await run(false);
-    assert.equal(decisions.find((x) => x.name === 'early-token')!.code, 'owner-running');
-    assert.equal(decisions.find((x) => x.name === 'late-egress')!.code, 'owner-running', 'a fresh list found run-b');
+    assert.equal(decisions.find((x) => x.name === 'early-token')!.code, 'lease-gone');
+    assert.equal(decisions.find((x) => x.name === 'late-egress')!.code, 'owner-running', 'a fresh read found run-b');
+    assert.equal(leaseGets('run-b').length, 2);
+  });
+
+  test('a lease held when read is reused for objects listed later: no second read', async () => {
+    server.put('pods', runnerPod());
+    server.put('leases', stampedLease('run-h', { renewTime: iso(-5) }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'h-token', runLease: 'run-h', expiresAt: iso(3600) }));
+    server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'h-egress', runLease: 'run-h' }));
+    const { decisions } = await run(false);
+    for (const name of ['h-token', 'h-egress']) assert.equal(decisions.find((x) => x.name === name)!.code, 'owner-running');
+    assert.equal(leaseGets('run-h').length, 1);
   });
 
   test('a dry run as an identity RBAC would refuse says the delete would fail instead of promising it, asking once per kind and namespace', async () => {

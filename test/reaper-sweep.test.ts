@@ -651,7 +651,9 @@ describe('reaper output', () => {
       errors: 5,
       reasons: { reap: { 'owner-gone': 5 }, keep: { 'owner-running': 2 }, skip: { 'outside-review-scope': 3 }, error: { 'list-failed': 1 } },
       ownerReads: 7,
-      leaseLists: 0,
+      leaseReads: 0,
+      leaseReadsFailed: 0,
+      leasesBounded: 0,
       durationMs: 1234,
     };
     assert.equal(

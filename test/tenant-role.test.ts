@@ -41,6 +41,24 @@ describe('the tenant ClusterRole', () => {
     assert.equal(allows(role.rules!, '', 'namespaces', 'update'), false, "the namespace's opt-in label is the platform's");
   });
 
+  test('it grants no token of any service account: Deed lets through accounts that act for no environment, which may hold rights over every environment', () => {
+    assert.equal(allows(role.rules!, '', 'serviceaccounts/token', 'create'), false);
+    // Nor a way around it: a token Secret is written, not read (no get), and Deed refuses one to a requester of an environment.
+    assert.equal(allows(role.rules!, '', 'secrets', 'get'), false);
+  });
+
+  test('every right it grants that admission never sees (get, list, watch) is on a resource that hands out no credential', () => {
+    // Reads RBAC alone decides (docs/security-model.md, "What Deed cannot guard: reads"): each
+    // readable resource here is one whose reading gives no environment's credential by itself.
+    const CREDENTIALS = ['secrets', 'serviceaccounts/token'];
+    const NEVER = ['impersonate', 'bind', 'escalate', 'approve', 'sign'];
+    for (const r of role.rules!) {
+      for (const verb of r.verbs) assert.ok(!NEVER.includes(verb), `${verb}: ${JSON.stringify(r)}`);
+      for (const resource of r.resources ?? []) assert.ok(!CREDENTIALS.includes(resource) || r.verbs.every((v) => !['get', 'list', 'watch'].includes(v)), `${resource} readable: ${JSON.stringify(r)}`);
+    }
+    for (const verb of ['get', 'list', 'watch', 'create']) assert.equal(allows(role.rules!, '', 'serviceaccounts/token', verb), false, `${verb} serviceaccounts/token`);
+  });
+
   test("it keeps edit's workload rights, Secret writes, and exec, attach and port-forward, which Deed guards", () => {
     for (const [group, resource] of [
       ['', 'pods'],

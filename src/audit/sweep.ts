@@ -7,7 +7,11 @@ import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import type { ReportStore } from '../kube/reports.js';
 import { lookupOwner } from '../reaper/owner-facts.js';
-import { listLeases } from '../reaper/lease-facts.js';
+import { LeaseFacts } from '../reaper/lease-facts.js';
+import { leaseLapsed } from '../reaper/verdict.js';
+import { Clock } from '../reaper/owner-facts.js';
+import { Slots } from '../reaper/slots.js';
+import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
 import { judgeObject, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
 import type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef } from './reaper-verdict.js';
@@ -52,25 +56,18 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     return lookup;
   };
 
-  // One Lease list per namespace for the whole run: the audit deletes nothing, so an older list is as good as any.
-  const leaseLists = new Map<string, ReturnType<typeof listLeases>>();
-  const readLease = async (ref: LeaseRef): Promise<LeaseLookup> => {
-    let listed = leaseLists.get(ref.namespace);
-    if (listed === undefined) {
-      // Objects come namespace by namespace: the list of the one before is done with.
-      leaseLists.clear();
-      leaseLists.set(ref.namespace, (listed = listLeases(o.client, ref.namespace, o.now())));
-    }
-    const l = await listed;
-    if (l.state === 'error') return l;
-    const lease = l.leases.get(ref.name);
-    return lease === undefined ? { state: 'absent', readAt: l.readAt } : { state: 'present', lease, readAt: l.readAt };
-  };
+  // Each run lease read by name, once for the whole run, as the reaper reads it: the audit
+  // deletes nothing and judges one object at a time, so an older read is as good as any
+  // (every read answers "seen" tick 0). The bound is per namespace and environment: one
+  // environment's objects naming many leases cannot leave another's unjudged.
+  const leases = new LeaseFacts(o.client, new Slots(1), new Clock(), o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.ctx.policy.config.reaper.leaseGraceSeconds));
+  const readLease = (ref: LeaseRef, obj: KubeObject): Promise<LeaseLookup> =>
+    leases.read(ref, 0, `${ref.namespace}/${entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? ''}`);
 
   const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults) => {
     const c = ctx();
     const reads = readsFor(obj, kind, inScope, c);
-    const [owner, lease] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease)]);
+    const [owner, lease] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease, obj)]);
     const result = judgeObject(obj, kind, inScope, c, owner, lease);
     objects++;
     if (result === undefined) return;

@@ -29,7 +29,7 @@ export function registerManifests(program: Command): void {
     .option('--audit-schedule <cron>', "the audit CronJob's schedule", DEFAULT_AUDIT_SCHEDULE)
     .addOption(new Option('--audit-report-api <api>', 'the reports the audit writes').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--audit-crds', 'with --audit: also the PolicyReport CRD (leave out where Kyverno or Policy Reporter installed it)', false)
-    .option('--tenant-role', 'add the ClusterRole deed-sandbox-tenant: edit without reads of Secrets, for tenants of a shared namespace (bind it with a RoleBinding there)', false)
+    .option('--tenant-role', 'add the ClusterRole deed-sandbox-tenant: edit without reads of Secrets or service-account tokens, for tenants of a shared namespace (bind it with a RoleBinding there)', false)
     .option('--no-cache-secrets', 'the webhook reads Secrets it looks up with get, instead of caching their metadata with list and watch (which RBAC lets read Secret data)')
     .action((o: ManifestFlags) => {
       if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');

@@ -167,8 +167,7 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
   ];
 }
 
-/** List to find candidates, get to check an owner, delete to reap. */
-/** And list run leases, to know whether a run lease is renewed. */
+/** List to find candidates, get to check an owner, delete to reap; get the run leases objects name. */
 export function reaperKindRules(): V1PolicyRule[] {
   return [...policyRules(['get', 'list', 'delete'], rows((r) => r.reaped === true)), ...runLeaseRules()];
 }
@@ -181,7 +180,7 @@ export function reaperScopeKindRules(): V1PolicyRule[] {
   return policyRules(['get'], rows((r) => r.audited?.getsOne === true));
 }
 
-/** The audit lists the kinds it judges (metadata only) and gets an owner pod; it lists run leases for the reaper's verdict. */
+/** The audit lists the kinds it judges (metadata only) and gets an owner pod; it gets run leases for the reaper's verdict. */
 export function auditKindRules(): V1PolicyRule[] {
   return [
     ...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)),
@@ -190,8 +189,9 @@ export function auditKindRules(): V1PolicyRule[] {
   ];
 }
 
+/** A run lease is read by the name an object gives it, never listed: no list of a namespace a flood can fail. */
 function runLeaseRules(): V1PolicyRule[] {
-  return policyRules(['list'], rows((r) => r.runLease === true));
+  return policyRules(['get'], rows((r) => r.runLease === true));
 }
 
 /** Where `npm run manifests` writes helmKindsTemplate(). */

@@ -65,6 +65,6 @@ export function kustomizeComponents(image: string): Map<string, Map<string, stri
     ['audit', component(audit, 'deed audit --write-reports on a schedule; the PolicyReport CRD must exist (policyreport-crd, or your policy engine\'s).')],
     ['policyreport-crd', component(crd, 'The wgpolicyk8s.io PolicyReport CRD; leave it out where Kyverno or Policy Reporter installed it.')],
     ['monitoring', kustomizeMonitoringComponent()],
-    ['tenant-role', component(tenant, 'The ClusterRole deed-sandbox-tenant (edit without reads of Secrets); bind it with a RoleBinding in each namespace several environments share.')],
+    ['tenant-role', component(tenant, 'The ClusterRole deed-sandbox-tenant (edit without reads of Secrets or service-account tokens); bind it with a RoleBinding in each namespace several environments share.')],
   ]);
 }

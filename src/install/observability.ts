@@ -4,6 +4,7 @@
 // queries name Deed's metrics (src/observability/metrics.ts; a test checks every name is
 // registered) and, where only the cluster knows, kube-state-metrics'.
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { MAX_LEASE_READS_PER_NAMESPACE } from '../reaper/lease-facts.js';
 
 /** Series of kube-state-metrics the alerts read: whether a replica is ready, when the reaper last succeeded. */
 export const KUBE_STATE_METRICS = ['kube_deployment_status_replicas_available', 'kube_cronjob_status_last_successful_time'] as const;
@@ -91,6 +92,20 @@ export function alertRules(s: AlertScope): AlertRule[] {
         description: 'CronJob {{ $labels.namespace }}/{{ $labels.cronjob }} last succeeded {{ $value | humanizeDuration }} ago.',
         runbook:
           'Leaked sandbox objects accumulate meanwhile (the reaper never deletes on doubt, so nothing is lost). Read the last Job\'s log: exit 1 is a failed list or delete (RBAC, API errors: the lines say which), exit 2 that it could not start (an environment the policy lacks, no attestation key, no credentials). Needs kube-state-metrics.',
+      },
+    },
+    {
+      // From the reaper's metrics file (deed reap --metrics-file), collected by a textfile
+      // collector or a push sidecar: its series carry no namespace of Deed's, so by environment.
+      alert: 'DeedReaperLeasesUnread',
+      expr: 'max by (environment, reason) (deed_reaper_leases_unread) > 0',
+      for: '30m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: "Deed's reaper keeps objects whose run lease it did not read.",
+        description: 'The last sweep of environment {{ $labels.environment }} left {{ $value }} run leases unread ({{ $labels.reason }}); the objects naming them were kept.',
+        runbook:
+          `A kept object may be a leaked credential: nothing is deleted on doubt, so these stay until their lease is read. Find them in the reaper's log by code. failed (lease-unreadable): the read of the Lease by name failed other than NotFound; the line names the Lease and the error (RBAC: the reaper needs get on leases.coordination.k8s.io in that namespace; API server errors, timeouts). bounded (lease-bounded): objects in one namespace named more distinct run leases than a sweep reads there (${MAX_LEASE_READS_PER_NAMESPACE.toLocaleString('en-US')}); the rest are read by later sweeps as the first are reaped. Other environments' Leases never count: only the leases this environment's objects name are read. Needs the reaper's --metrics-file collected.`,
       },
     },
   ];

@@ -5,6 +5,10 @@
 // whatever Deed does. So this is Kubernetes' own `edit` role (its aggregated rules as of
 // Kubernetes 1.36, system:aggregate-to-edit and system:aggregate-to-view), less:
 // - get, list and watch on Secrets: the one read Deed cannot guard that hands out credentials;
+// - create on serviceaccounts/token: a token of any account in the namespace. Deed refuses one
+//   of an account that acts for an environment, but lets through accounts of none, and such an
+//   account (a platform deployer, a manager, an app's) may hold rights over every environment's
+//   objects: RBAC alone closes that. Pods get their tokens from the kubelet, not from tenants;
 // - impersonate on service accounts: an impersonated runner account acts for its environment,
 //   and admission sees only the identity impersonated;
 // - services/proxy: it reaches whichever pods a Service selects, and Deed refuses it to all
@@ -44,7 +48,6 @@ export function tenantRules(): V1PolicyRule[] {
     rule([''], ['pods'], WRITE),
     rule([''], ['pods/eviction'], ['create']),
     rule([''], ['configmaps', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services'], WRITE),
-    rule([''], ['serviceaccounts/token'], ['create']),
     rule(['', 'events.k8s.io'], ['events'], WRITE),
     rule(['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'], WRITE),
     rule(['autoscaling'], ['horizontalpodautoscalers'], WRITE),
@@ -65,7 +68,7 @@ export function tenantClusterRole(labels: Record<string, string>): V1ClusterRole
       labels,
       annotations: {
         'deed.dev/description':
-          "Kubernetes' edit role without reads of Secrets, impersonation or services/proxy: bind it with a RoleBinding in a namespace several environments share (docs/install.md, \"Tenants of a shared namespace\").",
+          "Kubernetes' edit role without reads of Secrets, service-account tokens, impersonation or services/proxy: bind it with a RoleBinding in a namespace several environments share (docs/install.md, \"Tenants of a shared namespace\").",
       },
     },
     rules: tenantRules(),

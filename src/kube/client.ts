@@ -64,10 +64,10 @@ export interface KubeClient {
   listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
   /**
-   * The Leases of `namespace`, a page at a time: each name with Deed's stamps and the times
-   * that say whether it is renewed (nothing else of it is kept).
+   * One Lease by name: Deed's stamps and the times that say whether it is renewed (nothing
+   * else of it is kept). Its absence is a KubeError with reason NotFound.
    */
-  listLeasePages(namespace: string): AsyncIterable<Array<{ name: string; lease: LeaseRecord }>>;
+  getLease(namespace: string, name: string): Promise<LeaseRecord>;
   /** Whether RBAC lets this client's identity delete objects of `kind` in `namespace` (a SelfSubjectAccessReview). */
   canDelete(kind: ReapKind, namespace: string): Promise<{ allowed: boolean; reason?: string }>;
 }
@@ -245,10 +245,10 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       return out;
     },
 
-    async *listLeasePages(namespace) {
-      type LeaseItem = { metadata?: V1ObjectMeta; spec?: { renewTime?: Date | string; acquireTime?: Date | string; leaseDurationSeconds?: number } };
-      for await (const items of pages(`list leases in ${namespace}`, undefined, (p, o) => coordination.listNamespacedLease({ namespace, ...p }, o) as Promise<Page>))
-        yield (items as LeaseItem[]).flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, lease: leaseRecord(item, prefix) }] : []));
+    async getLease(namespace, name) {
+      // The whole object, not its metadata: the renewal times are in its spec.
+      const lease = await call(`get lease ${namespace}/${name}`, undefined, (o) => coordination.readNamespacedLease({ namespace, name }, o));
+      return leaseRecord(lease, prefix);
     },
 
     async canDelete(kind, namespace) {

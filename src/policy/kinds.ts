@@ -136,8 +136,8 @@ export interface KindRow {
    */
   audited?: { getsOne?: boolean; judgesContent?: boolean };
   /**
-   * A run lease (docs/operations.md, "Run leases"): the reaper and the audit list it, one
-   * namespace at a time, to know whether a run is over. Never deleted or written by them.
+   * A run lease (docs/operations.md, "Run leases"): the reaper and the audit get it by the
+   * name an object gives it, to know whether a run is over. Never listed, deleted or written by them.
    */
   runLease?: boolean;
   /** The fields of its objects that name other objects, each judged by reference-scope.ts at CREATE and UPDATE. */

@@ -1,82 +1,111 @@
-// What the reaper knows about run leases during one sweep: one list per namespace, never
-// one read per object (100,000 objects name a few hundred leases, in a few namespaces).
-// Like an owner read, a list answers only for what existed before it was sent: "not in the
-// list" proves gone, and "not renewed for too long" proves over, only for objects listed
-// before it went out, so those get a fresh list of the namespace when the cached one is
-// older. A lease present and not lapsed only ever keeps, so that is reused whatever its age.
+// What the reaper knows about run leases during one sweep: each Lease an object names is read
+// by name (GET), never by listing its namespace, so no number of other Leases there (another
+// environment's flood, a tenant's leader elections) changes what is read or whether it can be.
+// Like an owner read, a GET answers only for what existed before it was sent: NotFound proves
+// gone, and "not renewed for too long" proves over, only for objects listed before it went out
+// (a Lease deleted and recreated under the name since is another run's), so those get a fresh
+// read when the cached one is older. A lease present and not lapsed only ever keeps, so that is
+// reused whatever its age. The first reads of distinct leases are bounded per namespace and
+// sweep: past the bound an object is kept (`bounded`) and counted, and a later sweep reads it.
 import type { KubeClient } from '../kube/client.js';
+import { KubeError } from '../kube/errors.js';
 import type { Clock } from './owner-facts.js';
 import type { Slots } from './slots.js';
 import type { LeaseLookup, LeaseRecord, LeaseRef } from './verdict.js';
 
-type Listed = { state: 'listed'; leases: Map<string, LeaseRecord>; readAt: number } | { state: 'error'; message: string };
-
 interface Fact {
   sentAt: number;
-  listed: Promise<Listed>;
+  lookup: Promise<LeaseLookup>;
 }
 
-// Namespaces remembered at once, the oldest dropped first: the sweep's memory stays flat in
-// the number of namespaces too.
-const MAX_NAMESPACES = 256;
-// A namespace with more Leases than this is not judged by lease (an error keeps): one
-// list must not grow the sweep's memory without bound.
-export const MAX_LEASES_PER_NAMESPACE = 20_000;
+// One entry per lease, the oldest dropped first: the sweep's memory stays flat in the number
+// of leases (one dropped and needed again is read again, and counts against the bound again).
+const MAX_FACTS = 20_000;
+/**
+ * Distinct Leases first read in one namespace in one sweep at most: a namespace whose objects
+ * name more is judged by lease up to the bound, the rest kept and read by a later sweep. Only
+ * this environment's attested objects name leases the reaper reads, so no other environment
+ * can spend it.
+ */
+export const MAX_LEASE_READS_PER_NAMESPACE = 10_000;
 
 export class LeaseFacts {
   private readonly facts = new Map<string, Fact>();
-  /** How many lease lists were sent. */
-  lists = 0;
+  /** Leases first read this sweep, by budget (a namespace): one number each. */
+  private readonly firstReads = new Map<string, number>();
+  /** How many Lease GETs were sent. */
+  reads = 0;
+  /** GETs that failed other than NotFound (the objects naming them kept as lease-unreadable). */
+  failed = 0;
+  /** Distinct leases not read because their namespace was past the bound. */
+  bounded = 0;
 
   constructor(
     private readonly client: KubeClient,
     private readonly slots: Slots,
     private readonly clock: Clock,
     private readonly wallClock: () => number,
-    /** Whether a listed lease shows its run over (verdict.leaseLapsed): only then is an older list not enough. */
+    /** Whether a lease read shows its run over (verdict.leaseLapsed): only then is an older read not enough. */
     private readonly lapsed: (lease: LeaseRecord, readAt: number) => boolean,
+    private readonly maxPerNamespace = MAX_LEASE_READS_PER_NAMESPACE,
   ) {}
 
-  /** The lease's state, from a list sent after tick `seenAt` (or one that shows it held). */
-  async read(ref: LeaseRef, seenAt: number): Promise<LeaseLookup> {
-    const known = this.facts.get(ref.namespace);
+  /**
+   * The lease's state, from a read sent after tick `seenAt` (or one that shows it held).
+   * `budget`: whose bound a first read spends, by default its namespace's.
+   */
+  async read(ref: LeaseRef, seenAt: number, budget = ref.namespace): Promise<LeaseLookup> {
+    const key = `${ref.namespace}/${ref.name}`;
+    const known = this.facts.get(key);
     if (known !== undefined) {
-      if (known.sentAt > seenAt) return answer(await known.listed, ref.name);
-      const old = answer(await known.listed, ref.name);
-      if (old.state === 'present' && !this.lapsed(old.lease, old.readAt)) return old;
-      const latest = this.facts.get(ref.namespace);
-      if (latest !== undefined && latest.sentAt > seenAt) return answer(await latest.listed, ref.name);
+      if (known.sentAt > seenAt) return known.lookup;
+      const old = await known.lookup;
+      // A bound answers for the whole sweep: the namespace's budget does not come back.
+      if (old.state === 'bounded' || (old.state === 'present' && !this.lapsed(old.lease, old.readAt))) return old;
+      // The entry may have been replaced by a newer read while this one was awaited.
+      const latest = this.facts.get(key);
+      if (latest !== undefined && latest.sentAt > seenAt) return latest.lookup;
+    } else {
+      const first = this.firstReads.get(budget) ?? 0;
+      if (first >= this.maxPerNamespace) {
+        this.bounded++;
+        const lookup: LeaseLookup = { state: 'bounded', limit: this.maxPerNamespace };
+        this.remember(key, { sentAt: Number.POSITIVE_INFINITY, lookup: Promise.resolve(lookup) });
+        return lookup;
+      }
+      this.firstReads.set(budget, first + 1);
     }
-    const fact: Fact = { sentAt: Number.NaN, listed: Promise.resolve({ state: 'error', message: 'not sent' }) };
-    fact.listed = this.slots.run(() => {
+    const fact: Fact = { sentAt: Number.NaN, lookup: Promise.resolve({ state: 'error', message: 'not sent' }) };
+    fact.lookup = this.slots.run(async () => {
+      // Ticked when the request goes out, not when it was queued: that is what it answers for.
       fact.sentAt = this.clock.tick();
-      this.lists++;
-      return listLeases(this.client, ref.namespace, this.wallClock());
+      this.reads++;
+      const lookup = await lookupLease(this.client, ref, this.wallClock());
+      if (lookup.state === 'error') this.failed++;
+      return lookup;
     });
+    // Until it is sent, a queued read answers for nothing seen before the queueing either.
     fact.sentAt = this.clock.tick();
-    this.facts.delete(ref.namespace);
-    this.facts.set(ref.namespace, fact);
-    if (this.facts.size > MAX_NAMESPACES) this.facts.delete(this.facts.keys().next().value!);
-    return answer(await fact.listed, ref.name);
+    this.remember(key, fact);
+    return fact.lookup;
+  }
+
+  private remember(key: string, fact: Fact): void {
+    this.facts.delete(key);
+    this.facts.set(key, fact);
+    if (this.facts.size > MAX_FACTS) this.facts.delete(this.facts.keys().next().value!);
   }
 }
 
-function answer(listed: Listed, name: string): LeaseLookup {
-  if (listed.state === 'error') return listed;
-  const lease = listed.leases.get(name);
-  return lease === undefined ? { state: 'absent', readAt: listed.readAt } : { state: 'present', lease, readAt: listed.readAt };
-}
-
-/** Every Lease of the namespace, or an error: a list that did not complete proves nothing absent. */
-export async function listLeases(client: KubeClient, namespace: string, sentAt: number): Promise<Listed> {
-  const leases = new Map<string, LeaseRecord>();
+/**
+ * One read of the Lease by name, judged as of `sentAt` (ms since the epoch, taken before it
+ * was sent): present, absent only on NotFound, an error otherwise.
+ */
+export async function lookupLease(client: KubeClient, ref: LeaseRef, sentAt: number): Promise<LeaseLookup> {
   try {
-    for await (const page of client.listLeasePages(namespace)) {
-      for (const { name, lease } of page) leases.set(name, lease);
-      if (leases.size > MAX_LEASES_PER_NAMESPACE) return { state: 'error', message: `more than ${MAX_LEASES_PER_NAMESPACE} Leases in ${namespace}` };
-    }
+    return { state: 'present', lease: await client.getLease(ref.namespace, ref.name), readAt: sentAt };
   } catch (err) {
+    if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent', readAt: sentAt };
     return { state: 'error', message: (err as Error).message };
   }
-  return { state: 'listed', leases, readAt: sentAt };
 }

@@ -9,6 +9,8 @@ import { VERDICTS, VERDICT_CODES } from './verdicts.js';
 
 /** Decisions that are not verdicts: a list or the review scope that could not be read. */
 const ERROR_CODES = ['list-failed', 'scope-unreadable'] as const;
+/** Why a run lease went unread (deed_reaper_leases_unread). */
+const LEASE_UNREAD_REASONS = ['failed', 'bounded'] as const;
 
 export class ReaperMetrics {
   readonly registry = new Registry();
@@ -27,11 +29,20 @@ export class ReaperMetrics {
   private readonly duration = new Gauge({ name: 'deed_reaper_sweep_duration_seconds', help: 'Duration of the last sweep.', labelNames: ['environment'] as const, registers: [this.registry] });
   private readonly complete = new Gauge({ name: 'deed_reaper_sweep_complete', help: '1 when the last sweep judged everything, 0 when it was stopped first.', labelNames: ['environment'] as const, registers: [this.registry] });
   private readonly finished = new Gauge({ name: 'deed_reaper_sweep_end_timestamp_seconds', help: 'When the last sweep ended.', labelNames: ['environment'] as const, registers: [this.registry] });
+  // A gauge of the last sweep, not a counter: a CronJob's file holds one sweep's counts, and
+  // a condition that repeats every sweep must stay visible (an increase() of it would be 0).
+  private readonly leasesUnread = new Gauge({
+    name: 'deed_reaper_leases_unread',
+    help: 'Run leases the last sweep did not read, by reason: failed (a read other than NotFound failed; its objects kept as lease-unreadable), bounded (past the sweep\'s bound of leases read in a namespace; kept as lease-bounded).',
+    labelNames: ['environment', 'reason'] as const,
+    registers: [this.registry],
+  });
 
   constructor(private readonly environment: string) {
     for (const code of VERDICT_CODES) this.decisions.inc({ environment, action: VERDICTS[code].action, code }, 0);
     for (const code of ERROR_CODES) this.decisions.inc({ environment, action: 'error', code }, 0);
     for (const outcome of ['would-delete', 'not-permitted', 'deleted', 'already-gone', 'conflict', 'failed', 'stopped']) this.outcomes.inc({ environment, outcome }, 0);
+    for (const reason of LEASE_UNREAD_REASONS) this.leasesUnread.set({ environment, reason }, 0);
   }
 
   add(d: Decision): void {
@@ -44,6 +55,8 @@ export class ReaperMetrics {
     this.duration.set(labels, s.durationMs / 1000);
     this.complete.set(labels, s.complete ? 1 : 0);
     this.finished.set(labels, now / 1000);
+    this.leasesUnread.set({ ...labels, reason: 'failed' }, s.leaseReadsFailed);
+    this.leasesUnread.set({ ...labels, reason: 'bounded' }, s.leasesBounded);
   }
 
   /** Written whole, then renamed: a reader never sees half a file. */

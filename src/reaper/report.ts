@@ -30,7 +30,7 @@ export function formatSummary(s: SweepSummary, format: OutputFormat): string {
     `summary: environment ${s.environment}, ${mode}, ${state}: judged ${s.judged} in ${(s.durationMs / 1000).toFixed(1)} s: ${counts.join(', ')}`,
     ...(reasons.length > 0 ? [`; by reason: ${reasons.join('; ')}`] : []),
     `; owner reads ${s.ownerReads}`,
-    ...(s.leaseLists > 0 ? [`, lease lists ${s.leaseLists}`] : []),
+    ...(s.leaseReads > 0 || s.leasesBounded > 0 ? [`, lease reads ${s.leaseReads} (failed ${s.leaseReadsFailed}), leases past the bound ${s.leasesBounded}`] : []),
   ].join('');
 }
 

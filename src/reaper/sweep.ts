@@ -32,8 +32,10 @@ export interface SweepOptions {
   deadlineGraceSeconds: number;
   leaseGraceSeconds: number;
   runLeases: boolean;
-  /** Deletes in flight at most (and, apart, owner reads in flight at most). */
+  /** Deletes in flight at most (and, apart, owner reads and lease reads in flight at most). */
   concurrency: number;
+  /** Distinct run leases read per namespace at most (lease-facts.ts; the default there). */
+  maxLeaseReadsPerNamespace?: number;
   /** Stops new deletes (SIGTERM); those in flight finish, what is left is judged next time. */
   signal?: AbortSignal;
   /** Each decision as it is made; a promise holds the sweep back (output backpressure). */
@@ -77,8 +79,12 @@ export interface SweepSummary {
   /** Counts by verdict, then by reason code. */
   reasons: Partial<Record<Action | 'error', Record<string, number>>>;
   ownerReads: number;
-  /** Namespaces' Lease lists sent (one per namespace, again only for leases that look over). */
-  leaseLists: number;
+  /** Run leases read by name (once per lease, again only for one that looks over). */
+  leaseReads: number;
+  /** Of those, reads that failed other than NotFound: their objects kept as lease-unreadable. */
+  leaseReadsFailed: number;
+  /** Run leases not read because their namespace was past the sweep's bound: their objects kept as lease-bounded. */
+  leasesBounded: number;
   durationMs: number;
 }
 
@@ -103,13 +109,13 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
   const clock = new Clock();
   const deletes = new Slots(o.concurrency);
   const owners = new OwnerFacts(o.client, new Slots(o.concurrency), clock);
-  const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.leaseGraceSeconds));
+  const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.leaseGraceSeconds), o.maxLeaseReadsPerNamespace);
   let interrupted = false;
   const stopping = () => {
     if (o.signal?.aborted) interrupted = true;
     return interrupted;
   };
-  const finish = () => tally.summary(!interrupted, owners.reads, leases.lists, performance.now() - started);
+  const finish = () => tally.summary(!interrupted, owners.reads, leases, performance.now() - started);
 
   let scope: Set<string>;
   try {
@@ -266,7 +272,9 @@ class Tally {
       errors: 0,
       reasons: {},
       ownerReads: 0,
-      leaseLists: 0,
+      leaseReads: 0,
+      leaseReadsFailed: 0,
+      leasesBounded: 0,
       durationMs: 0,
     };
   }
@@ -284,7 +292,16 @@ class Tally {
     else s.skipped++;
   }
 
-  summary(complete: boolean, ownerReads: number, leaseLists: number, durationMs: number): SweepSummary {
-    return { ...this.s, reasons: structuredClone(this.s.reasons), complete, ownerReads, leaseLists, durationMs: Math.round(durationMs) };
+  summary(complete: boolean, ownerReads: number, leases: { reads: number; failed: number; bounded: number }, durationMs: number): SweepSummary {
+    return {
+      ...this.s,
+      reasons: structuredClone(this.s.reasons),
+      complete,
+      ownerReads,
+      leaseReads: leases.reads,
+      leaseReadsFailed: leases.failed,
+      leasesBounded: leases.bounded,
+      durationMs: Math.round(durationMs),
+    };
   }
 }

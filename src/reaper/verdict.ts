@@ -67,12 +67,17 @@ export interface LeaseRecord {
 }
 
 /**
- * What a list of the lease's namespace gave, and when that list was sent (`readAt`, ms since
- * the epoch): absent from a complete list is the proof of gone, and a lease is judged as of
- * that list, never as of a later clock. As with owners, a list answers only for objects
- * listed before it was sent (the caller's business).
+ * What reading the Lease by name gave, and when that read was sent (`readAt`, ms since the
+ * epoch): only `absent` is the API server's NotFound, the proof of gone, and a lease is judged
+ * as of that read, never as of a later clock. As with owners, a read answers only for objects
+ * listed before it was sent (the caller's business). `bounded`: not read, because the sweep
+ * already read its bound of leases in that namespace.
  */
-export type LeaseLookup = { state: 'present'; lease: LeaseRecord; readAt: number } | { state: 'absent'; readAt: number } | { state: 'error'; message: string };
+export type LeaseLookup =
+  | { state: 'present'; lease: LeaseRecord; readAt: number }
+  | { state: 'absent'; readAt: number }
+  | { state: 'error'; message: string }
+  | { state: 'bounded'; limit: number };
 
 /** The reads the verdict on an object depends on. */
 export interface Needs {
@@ -117,7 +122,9 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     const named = `run lease ${a.lease.namespace}/${a.lease.name}`;
     if (lease === undefined) return v('lease-not-read', `${named} was not read`);
     if (lease.state === 'error') return v('lease-unreadable', `could not read ${named} (${lease.message}); kept, retried next sweep`);
-    if (lease.state === 'absent') return v('lease-gone', `${named} is gone (not in the list of ${a.lease.namespace} read at ${new Date(lease.readAt).toISOString()})`);
+    if (lease.state === 'bounded')
+      return v('lease-bounded', `${named} was not read: this sweep already read ${lease.limit} run leases in ${a.lease.namespace}, its bound; kept, retried next sweep`);
+    if (lease.state === 'absent') return v('lease-gone', `${named} is gone (NotFound, read at ${new Date(lease.readAt).toISOString()})`);
     const held = leaseState(lease.lease, lease.readAt, a.lease, ctx);
     if (held.verdict) return held.verdict;
     leaseHeld = held.reason;
@@ -237,7 +244,7 @@ function lapsesAt(lease: LeaseRecord, graceSeconds: number): number | undefined 
   return renewed + (duration + graceSeconds) * 1000;
 }
 
-/** Whether a list read at `readAt` shows the lease lapsed: only then (or when it is absent) is a newer list worth asking for. */
+/** Whether a read sent at `readAt` shows the lease lapsed: only then (or when it is absent) is a newer read worth asking for. */
 export function leaseLapsed(lease: LeaseRecord, readAt: number, graceSeconds: number): boolean {
   const lapse = lapsesAt(lease, graceSeconds);
   return lapse !== undefined && readAt > lapse;

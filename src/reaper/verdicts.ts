@@ -30,7 +30,8 @@ export const VERDICTS = {
   'deadline-pending': { action: 'keep', means: 'the deadline (or its grace) is still ahead and nothing else shows the run over' },
   'lease-malformed': { action: 'keep', means: 'the run lease annotation is not a Lease name' },
   'lease-not-read': { action: 'keep', means: 'the run lease was not read' },
-  'lease-unreadable': { action: 'keep', means: "reading the run lease's namespace failed (timeout, 5xx, 403, ...)" },
+  'lease-unreadable': { action: 'keep', means: 'reading the run lease failed (timeout, 5xx, 403, ...: anything but NotFound)' },
+  'lease-bounded': { action: 'keep', means: 'the run lease was not read: the sweep had read its bound of distinct run leases in that namespace' },
   'lease-foreign': { action: 'keep', means: "a Lease of that name exists but carries stamps that do not verify (tampered, or signed by a key no longer in the ring)" },
   'lease-undated': { action: 'keep', means: 'the run lease has no renewTime or acquireTime, or no leaseDurationSeconds' },
   'lease-held': { action: 'keep', means: 'the run lease is being renewed, and nothing else shows the run over' },
@@ -47,7 +48,7 @@ export const VERDICTS = {
     action: 'reap',
     means: "the run lease was replaced: a Lease under its name carries none of Deed's stamps, or another environment's that verify (the run's own was deleted)",
   },
-  'lease-gone': { action: 'reap', means: 'the run lease is gone (not in a list of its namespace read after the object was)' },
+  'lease-gone': { action: 'reap', means: 'the run lease is gone (NotFound, read after the object was listed)' },
   'lease-expired': { action: 'reap', means: 'the run lease was not renewed for longer than its leaseDurationSeconds plus `reaper.leaseGraceSeconds`' },
 } as const satisfies Record<string, Row>;
 

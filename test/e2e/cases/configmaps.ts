@@ -237,5 +237,31 @@ export function configMapCases(suite: () => Suite): void {
       assert.notEqual(exec.code, 0);
       assert.match(exec.stderr, /\[guard\.connect\]/);
     });
+
+    test('the tenant role grants no service-account token: RBAC refuses a TokenRequest for the namespace\'s accounts, even one Deed would let through (an account of no environment, asked by a principal of none)', async () => {
+      const s = suite();
+      ok('an app account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'tenant-app' } }));
+      const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } };
+      for (const who of [beta, stranger, s.runnerA.identity])
+        for (const account of ['default', 'tenant-app']) {
+          const answer = await s.api(who, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/${account}/token`, request);
+          assert.equal(answer.status, 403, `${who.name} ${account}: ${answer.text}`);
+          assert.match(answer.body.message, /cannot create resource "serviceaccounts\/token"/, 'refused by RBAC, before admission');
+          assert.equal(answer.body.status?.token, undefined);
+        }
+      // Granted by another Role, the stranger gets the token: Deed lets an account of no environment
+      // through to a principal of none, so only RBAC stood in the way.
+      ok('token role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'token-probe' }, rules: [{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] }] }));
+      ok('token binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'token-probe' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'token-probe' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'plain', name: 'cm-stranger' }],
+      }));
+      try {
+        await eventually('RBAC lets the stranger request a token', async () => (await s.api(stranger, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/tenant-app/token`, request)).status === 201);
+      } finally {
+        await s.api(s.admin, 'DELETE', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/token-probe`);
+      }
+    });
   });
 }

@@ -3,7 +3,8 @@
 // Secrets and its NetworkPolicy reaped in one sweep, while a run whose lease is fresh
 // keeps everything; a live runner's objects marked terminal are reaped under their UID
 // precondition and a same-name replacement is untouched; an object past its deadline is
-// reaped after the grace; an unreadable Lease keeps.
+// reaped after the grace; an unreadable Lease keeps; another environment's flood of Leases
+// changes nothing (a run lease is read by name).
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +21,9 @@ const LEASE = KEYS.runLease;
 // A shared namespace of its own, opted in: sweeping it with --apply touches no other case's objects.
 const NS = 'sandbox-run';
 const MERGE = 'application/merge-patch+json';
+// beta's Leases in the flood case: more than two pages of a list (500), which the reaper no
+// longer sends; the old bound of 20,000 is passed in test/reaper-run-end.test.ts, cheaply.
+const FLOOD = 1200;
 
 /** A run's four objects, as its runner creates them, each naming the run's Lease. */
 async function runObjects(s: Suite, runner: Runner, run: string): Promise<Record<string, string>> {
@@ -92,8 +96,9 @@ export function runEndCases(suite: () => Suite): void {
       // The runner never went away: the owner-reference cascade had nothing to do.
       const pod = await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/runner-oom`);
       assert.equal(pod.body.metadata.uid, runner.uid);
-      const summary = result.lines.find((l) => l.type === 'summary') as ReapLine & { leaseLists?: number };
-      assert.ok((summary.leaseLists ?? 0) >= 1 && (summary.leaseLists ?? 0) <= 8, `lease lists ${summary.leaseLists}: per namespace, not per object`);
+      const summary = result.lines.find((l) => l.type === 'summary') as ReapLine & { leaseReads?: number };
+      // Two leases, each read by name: once for all of a held run's objects, again for a lapsed one only per page listed after its read.
+      assert.ok((summary.leaseReads ?? 0) >= 2 && (summary.leaseReads ?? 0) <= 10, `lease reads ${summary.leaseReads}: per lease, not per object`);
     });
 
     test("a run Lease is its creator's environment's: alpha's runner's Lease is stamped as alpha's, beta can neither renew nor delete it, and an object may name only a Lease of its own environment", async () => {
@@ -173,6 +178,39 @@ export function runEndCases(suite: () => Suite): void {
       assert.equal(line?.action, 'reap');
     });
 
+    test(`beta floods the shared namespace with ${FLOOD} Leases of its own: alpha's reaper reads only the lease alpha's leaked Secret names, by name, and reaps the Secret`, async () => {
+      const s = suite();
+      // beta's janitor has edit rights here; Deed stamps each Lease for beta as it is created.
+      for (let i = 0; i < FLOOD; i += 25) {
+        const batch = Array.from({ length: Math.min(25, FLOOD - i) }, (_, j) => s.api(s.janitorB, 'POST', LEASES(NS), runLease({ name: `beta-flood-${i + j}`, renewTime: new Date() })));
+        for (const made of await Promise.all(batch)) assert.equal(made.status, 201, made.text);
+      }
+      // alpha's run: its Lease, a credential naming it; the run ends (its Lease deleted) and the Secret leaks.
+      assert.equal((await s.api(runner.identity, 'POST', LEASES(NS), runLease({ name: 'run-flooded', renewTime: new Date() }))).status, 201);
+      const creds = await s.api(runner.identity, 'POST', PATHS.Secret(NS), secret('flooded-creds', { [LEASE]: 'run-flooded' }));
+      assert.equal(creds.status, 201, creds.text);
+      assert.equal((await s.api(runner.identity, 'DELETE', `${LEASES(NS)}/run-flooded`)).status, 200);
+      // The reaper's own identity and rendered RBAC (get on leases, no list), through a proxy that records what it asks.
+      const asked: string[] = [];
+      const proxy = await apiProxy(s, 'leases-flood', (req) => {
+        if ((req.url ?? '').startsWith('/apis/coordination.k8s.io/')) asked.push(`${req.method} ${req.url}`);
+        return undefined;
+      });
+      try {
+        const result = await reap(s, proxy.kubeconfig, ['--namespace', NS, '--apply']);
+        assert.equal(result.code, 0, result.stderr + result.stdout);
+        const d = about(result.lines, 'flooded-creds');
+        assert.equal(d?.code, 'lease-gone', JSON.stringify(d));
+        assert.equal(d?.outcome, 'deleted');
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret(NS)}/flooded-creds`)).status, 404);
+      } finally {
+        await proxy.close();
+      }
+      assert.ok(asked.includes(`GET ${LEASES(NS)}/run-flooded`), asked.join('\n'));
+      assert.deepEqual(asked.filter((a) => !/^GET \/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases\/[^/?]+$/.test(a)), [], 'no list of Leases, only reads by name');
+      assert.deepEqual(asked.filter((a) => a.includes('beta-flood')), [], "none of beta's Leases is read");
+    });
+
     test("a tenant's own app electing its leader in the shared namespace (a principal of no environment) creates and renews its Lease as before, unstamped", async () => {
       const s = suite();
       const operator = await s.newIdentity(NS, 'operator');
@@ -205,7 +243,7 @@ export function runEndCases(suite: () => Suite): void {
         const d = about(result.lines, 'run-unread-creds');
         assert.equal(d?.action, 'keep', JSON.stringify(d));
         assert.equal(d?.code, 'lease-unreadable');
-        assert.ok(failed > 0, 'the proxy failed a Lease list');
+        assert.ok(failed > 0, 'the proxy failed a Lease read');
         assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret(NS)}/run-unread-creds`)).status, 200);
       } finally {
         await proxy.close();
@@ -349,7 +387,7 @@ export function runEndCases(suite: () => Suite): void {
         rules: [
           { apiGroups: [''], resources: ['pods', 'secrets', 'persistentvolumeclaims'], verbs: ['get', 'list'] },
           { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list'] },
-          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
           { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
         ],
       });

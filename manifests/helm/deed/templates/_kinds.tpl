@@ -233,7 +233,7 @@
   verbs: ["get", "list", "delete"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list"]
+  verbs: ["get"]
 {{- end -}}
 
 {{- define "deed.reaperScopeKindRules" -}}
@@ -254,7 +254,7 @@
   verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["list"]
+  verbs: ["get"]
 {{- end -}}
 
 {{- define "deed.defaultRowExclusion" -}}
