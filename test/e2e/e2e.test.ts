@@ -32,6 +32,7 @@ import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
+import { coverageCases } from './cases/coverage.js';
 
 const found = assets();
 const skip =
@@ -81,6 +82,8 @@ describe('Deed in a real API server', { skip }, () => {
   throttlingCases(get);
   oneCallCases(get);
   pointerCases(get);
+  // After every case that installs a CRD: their kinds must classify too.
+  coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });
