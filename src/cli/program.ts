@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { registerAudit } from './audit.js';
 import { registerCerts } from './certs.js';
+import { registerCoverage } from './coverage.js';
 import { registerDev } from './dev.js';
 import { registerKeys } from './keys.js';
 import { registerManifests } from './manifests.js';
@@ -36,5 +37,6 @@ export function buildProgram(name = 'deed'): Command {
   registerKeys(program);
   registerAudit(program);
   registerTest(program);
+  registerCoverage(program);
   return program;
 }

@@ -34,6 +34,7 @@ import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
+import { coverageCases } from './cases/coverage.js';
 
 const found = assets();
 const skip =
@@ -85,6 +86,8 @@ describe('Deed in a real API server', { skip }, () => {
   pointerCases(get);
   namespaceWideCases(get, tools);
   realWorkloadCases(get, tools);
+  // After every case that installs a CRD: their kinds must classify too.
+  coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.
   devCases(get);
 });
