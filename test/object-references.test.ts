@@ -77,6 +77,7 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'cronjobs/shared/alpha-cron': owned('CronJob', 'alpha', 'alpha-cron-uid'),
   'serviceaccounts/shared/alpha-sa': owned('ServiceAccount', 'alpha'),
   'resourceclaims/shared/alpha-gpu': owned('ResourceClaim', 'alpha'),
+  'secrets/shared/alpha-tls': owned('Secret', 'alpha'),
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -190,6 +191,12 @@ describe('what an object points at is its writer environment\'s to use', () => {
   test("beta's Ingress that publishes alpha's Service is refused at the backend's path; alpha's own is admitted", () => {
     refused(review(INGRESS, RUNNER_B, ingress('alpha-svc')), 'reference.cross-environment', /spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name: names Service alpha-svc, which belongs to another environment \(the ingress controller publishes the Service on its routes\)/);
     admitted(review(INGRESS, RUNNER_A, ingress('alpha-svc')));
+  });
+
+  test("beta's Ingress that would serve alpha's TLS certificate and key is refused; alpha's is admitted", () => {
+    const tls = (secret: string) => ({ spec: { tls: [{ hosts: ['lab.example.com'], secretName: secret }], ...ingress('beta-svc').spec } });
+    refused(review(INGRESS, RUNNER_B, tls('alpha-tls')), 'reference.cross-environment', /spec\.tls\[0\]\.secretName: names Secret alpha-tls, which belongs to another environment \(the ingress controller serves the Secret's certificate and key for its hosts\)/);
+    admitted(review(INGRESS, RUNNER_A, { spec: { tls: [{ secretName: 'alpha-tls' }], ...ingress('alpha-svc').spec } }));
   });
 
   test("beta's EndpointSlice that joins alpha's Service is refused; one for its own Service is admitted", () => {

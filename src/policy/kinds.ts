@@ -456,6 +456,7 @@ export const KIND_TABLE = [
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
       { path: 'spec.rules[].http.paths[].backend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
+      { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts" },
     ],
   },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },

@@ -137,6 +137,10 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(admin, 'POST', collectionPath('Ingress', NS), ingress('beta-route', 'alpha-svc')), 'reference.cross-environment');
       const own = await s.api(alpha, 'POST', collectionPath('Ingress', NS), ingress('alpha-route', 'alpha-svc'));
       assert.equal(own.status, 201, own.text);
+      // Its TLS Secret too: the ingress controller would serve alpha's certificate and key for beta's hosts.
+      ok("alpha's TLS Secret", await s.api(alpha, 'POST', PATHS.Secret(NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }));
+      const tls = { ...ingress('beta-tls', 'beta-nothing'), spec: { tls: [{ hosts: ['beta.example.com'], secretName: 'alpha-tls' }] } };
+      refused(await s.api(tenant, 'POST', collectionPath('Ingress', NS), tls), 'reference.cross-environment', /spec\.tls\[0\]\.secretName: names Secret alpha-tls, which belongs to another environment/);
     });
 
     test("beta may not join alpha's Service with an EndpointSlice, nor write the Endpoints of alpha's selectorless Service; alpha may", async () => {
