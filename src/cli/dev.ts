@@ -1,7 +1,7 @@
 // `deed dev`: the local loop against a cluster. Runs `deed serve` in this process, against
 // the current kubeconfig (the lookup cache reads as its user), registers the webhook
 // configurations `deed manifests` renders under names of their own, pointed by URL at this
-// process, and removes them when it stops (SIGINT, SIGTERM, a fatal error).
+// process, and removes them when it stops (SIGINT, SIGTERM, SIGHUP, npm's exit, a fatal error).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -12,6 +12,7 @@ import { OPTED_IN_SELECTOR } from '../policy/review-scope.js';
 import type { WebhookRegistry } from '../kube/webhook-registrations.js';
 import type { RunningServer } from '../server/serve.js';
 import { collect, CONTEXT_HELP, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
+import { stopCause, stopEvents } from './stop-events.js';
 
 /** 8443 is `deed serve`'s (and `npm start`'s): a dev loop beside it needs another port. */
 export const DEV_PORT = 9443;
@@ -80,13 +81,25 @@ export function registerDev(program: Command): void {
         configurations: (port, caPem) =>
           devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
         readyLine: (port, replaced) => readyLine(webhookBaseUrl(o.address, port), o.failurePolicy, o.onlyNamespace, replaced),
-        events: process,
+        events: devEvents(),
         exit: (code) => process.exit(code),
         say,
         onFatal: (err) => logger.fatal({ err }, 'fatal error; removing the webhook configurations'),
         onShutdownError: (err) => logger.error({ err }, 'shutdown failed'),
       });
     });
+}
+
+/** The process's stop requests (stop-events.ts) and its uncaught exceptions. */
+function devEvents(): DevLoop['events'] {
+  const stops = stopEvents(['SIGINT', 'SIGTERM', 'SIGHUP']);
+  // After SIGHUP the terminal is gone: a failed write of the log or a message is no fatal error.
+  stops.once('SIGHUP', () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  });
+  return {
+    on: (event, listener) => (event === 'uncaughtException' ? process.on(event, listener) : stops.on(event, listener)),
+  };
 }
 
 function say(line: string): void {
@@ -99,8 +112,8 @@ export interface DevLoop {
   /** The configurations for the port the server listens on, with its CA. */
   configurations(port: number, caPem: string): WebhookConfiguration[];
   readyLine(port: number, replacedLeftover: boolean): string;
-  /** Where signals and fatal errors come from: the process. */
-  events: { on(event: 'SIGINT' | 'SIGTERM' | 'uncaughtException', listener: (err: Error) => void): unknown };
+  /** Where stop requests (signals; under npm, its exit) and fatal errors come from: the process (stop-events.ts). */
+  events: { on(event: DevStopEvent | 'uncaughtException', listener: (err: Error) => void): unknown };
   exit(code: number): void;
   say(line: string): void;
   onFatal(err: Error): void;
@@ -110,8 +123,16 @@ export interface DevLoop {
 }
 
 /**
+ * What stops the loop and removes its configurations: Ctrl-C, SIGTERM, the terminal closing
+ * (SIGHUP), and npm exiting when npm runs it (`npx deed dev`): left behind with
+ * failurePolicy Fail, they would refuse every write in the opted-in namespaces.
+ */
+export const DEV_STOP_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'parent-exit'] as const;
+export type DevStopEvent = (typeof DEV_STOP_EVENTS)[number];
+
+/**
  * The loop once the server listens: wait until it knows its review scope, register, print
- * the ready line; on SIGINT or SIGTERM (exit 0) or a fatal error (exit 1) remove both
+ * the ready line; on a stop request (exit 0) or a fatal error (exit 1) remove both
  * configurations, then stop the server. Resolves once ready, or once a failed start is
  * cleaned up.
  */
@@ -135,11 +156,15 @@ export async function runDevLoop(loop: DevLoop): Promise<void> {
     await loop.server.shutdown().catch((err: unknown) => loop.onShutdownError(err));
     loop.exit(removal.failed.length > 0 ? 1 : code);
   };
-  loop.events.on('SIGINT', () => void stop('interrupted', 0));
-  loop.events.on('SIGTERM', () => void stop('terminated', 0));
+  for (const event of DEV_STOP_EVENTS) loop.events.on(event, () => void stop(stopCause(event), 0));
   // A fatal error still removes the configurations: with Fail they would refuse every write.
   loop.events.on('uncaughtException', (err) => {
-    loop.onFatal(err);
+    // Logging must not stand in the removal's way (a closed terminal fails its writes).
+    try {
+      loop.onFatal(err);
+    } catch {
+      // the removal below still runs
+    }
     void stop(`fatal error (${err.message})`, 1);
   });
 

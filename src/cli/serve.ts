@@ -1,8 +1,9 @@
-// `deed serve`: run the webhook until SIGTERM or SIGINT.
+// `deed serve`: run the webhook until SIGTERM or SIGINT (or, run by npm, until npm exits).
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
 import { DEFAULT_LIMITS } from '../server/connections.js';
+import { stopCause, stopEvents, type StopEvent } from './stop-events.js';
 
 const s = (ms: number) => ms / 1000;
 const MiB = 1024 * 1024;
@@ -69,8 +70,12 @@ export function registerServe(program: Command): void {
         certPollMs: Math.max(o.certPollSeconds * 1000, 100),
       });
       if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
-      const stop = (signal: string) => {
-        logger.info({ signal }, 'shutting down: readiness off, finishing in-flight reviews');
+      let stopping = false;
+      const stop = (event: StopEvent) => {
+        // A second request changes nothing (a wrapper may relay Ctrl-C once more): the grace period bounds the stop.
+        if (stopping) return void logger.info({ signal: event, cause: stopCause(event) }, 'already shutting down');
+        stopping = true;
+        logger.info({ signal: event, cause: stopCause(event) }, 'shutting down: readiness off, finishing in-flight reviews');
         server.setReady(false);
         setTimeout(() => {
           logger.error({ gracePeriod: o.gracePeriod }, 'shutdown exceeded the grace period; exiting');
@@ -89,8 +94,8 @@ export function registerServe(program: Command): void {
           );
         }, o.shutdownDelay * 1000);
       };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      const events = stopEvents(['SIGTERM', 'SIGINT']);
+      for (const event of ['SIGTERM', 'SIGINT', 'parent-exit'] as const) events.on(event, () => stop(event));
     });
 }
 
