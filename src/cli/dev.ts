@@ -8,10 +8,10 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { DEV_NAME, FAILURE_POLICIES, WEBHOOK_CONFIGURATION_KINDS, devWebhookConfigurations, resourceOf, webhookBaseUrl, type FailurePolicy, type WebhookConfiguration, type WebhookConfigurationKind } from '../install/dev-webhooks.js';
-import { OPTED_IN_SELECTOR } from '../policy/review-scope.js';
+import { excludedNamespaces, OPTED_IN_SELECTOR } from '../policy/review-scope.js';
 import type { WebhookRegistry } from '../kube/webhook-registrations.js';
 import type { RunningServer } from '../server/serve.js';
-import { collect, CONTEXT_HELP, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
+import { collect, CONTEXT_HELP, deedNamespaceOption, deprecatedNamespaceOption, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
 import { stopCause, stopEvents } from './stop-events.js';
 
 /** 8443 is `deed serve`'s (and `npm start`'s): a dev loop beside it needs another port. */
@@ -27,15 +27,17 @@ const both = WEBHOOK_CONFIGURATION_KINDS.map((kind) => `${resourceOf(kind)}/${DE
 export const CLEANUP_HINT = `remove them with \`deed dev --cleanup\` or \`kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration ${DEV_NAME}\``;
 
 export function registerDev(program: Command): void {
-  program
-    .command('dev')
+  const dev = program.command('dev');
+  // `deed dev --namespace sandbox-dev` took sandbox-dev out of review: say what it does, and what was meant.
+  deprecatedNamespaceOption(dev, ' (to send only some namespaces to this process: --only-namespace)');
+  dev
     .description("Run the webhook here against the current kubeconfig's cluster, with webhook configurations of its own pointed at it; removes them on exit")
     .option('--address <host>', 'the address the API server dials to reach this process (kind: the kind network\'s gateway; Docker Desktop: host.docker.internal; k3d: host.k3d.internal)', '127.0.0.1')
     .option('--host <host>', 'address to listen on; --address when it is an IP address, 0.0.0.0 otherwise')
     .option('--port <port>', 'port to listen on and register (0: a free one)', parsePort, DEV_PORT)
     .addOption(new Option('--failure-policy <policy>', 'the webhooks\' failurePolicy: Ignore lets writes through unreviewed while this process is down (a crash leaves its configurations behind); Fail refuses them, as the install does').choices([...FAILURE_POLICIES]).default('Ignore'))
     .option('--only-namespace <name>', 'send only this opted-in namespace to this process (repeatable); every opted-in namespace otherwise', collectNamespace, [])
-    .option('--namespace <name>', "Deed's own namespace, excluded from the review scope as in the install", DEFAULT_NAMESPACE)
+    .addOption(deedNamespaceOption("Deed's own namespace, excluded from the review scope as in the install", DEFAULT_NAMESPACE))
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
@@ -48,7 +50,9 @@ export function registerDev(program: Command): void {
       // --cleanup needs no policy: a broken one must not keep leftovers in place.
       const config = o.cleanup ? undefined : loadConfig(o.config);
       // Checked before anything starts: a namespace the selector can never match is a usage error.
-      if (config) devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
+      for (const ns of o.onlyNamespace)
+        if (excludedNamespaces(o.deedNamespace).includes(ns)) throw new Error(`--only-namespace ${ns}: never reviewed (kube-system and Deed's own namespace, --deed-namespace, are excluded)`);
+      if (config) devWebhookConfigurations({ namespace: o.deedNamespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
       // Loaded here: @kubernetes/client-node, fastify and pino take a second or more to load.
       const [{ loadKubeConfig }, { createWebhookRegistry }] = await Promise.all([import('../kube/client.js'), import('../kube/webhook-registrations.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
@@ -71,7 +75,7 @@ export function registerDev(program: Command): void {
         // The SAN the API server checks: it dials --address.
         dns: [o.address],
         kubeConfig: kc,
-        namespace: o.namespace,
+        namespace: o.deedNamespace,
         cacheSecrets: o.cacheSecrets,
       });
 
@@ -79,7 +83,7 @@ export function registerDev(program: Command): void {
         registry,
         server,
         configurations: (port, caPem) =>
-          devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
+          devWebhookConfigurations({ namespace: o.deedNamespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
         readyLine: (port, replaced) => readyLine(webhookBaseUrl(o.address, port), o.failurePolicy, o.onlyNamespace, replaced),
         events: devEvents(),
         exit: (code) => process.exit(code),
@@ -252,7 +256,7 @@ interface DevFlags {
   port: number;
   failurePolicy: FailurePolicy;
   onlyNamespace: string[];
-  namespace: string;
+  deedNamespace: string;
   config?: string;
   kubeconfig?: string;
   context?: string;

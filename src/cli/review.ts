@@ -20,7 +20,7 @@ import { patchLine, patchTarget, requestTarget } from '../review/patch-line.js';
 import { replaySummary, reportObject, reportReplay, reportSummary } from '../review/report.js';
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
-import { collect, describeFileError, expandFiles } from './options.js';
+import { collect, deedNamespaceOption, describeFileError, expandFiles, outputOption, parseNamespace } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.js';
@@ -65,21 +65,17 @@ export function registerReview(program: Command): void {
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
     .option('--existing <file>', 'objects already stored in the cluster, with their Namespaces (say kubectl get namespace,pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from those in the review scope')
-    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (it decides, with the opt-in label, which --existing objects' stamps count)", DEFAULT_NAMESPACE)
+    .addOption(deedNamespaceOption("Deed's own namespace, which the webhooks never select (it decides, with the opt-in label, which --existing objects' stamps count)", DEFAULT_NAMESPACE))
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
     .option('--pod-uid <uid>', 'that pod\'s uid (authentication.kubernetes.io/pod-uid)')
     .option('--subresource <name>', 'subresource of the request, e.g. ephemeralcontainers')
-    .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)')
+    .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)', parseNamespace)
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', 'one attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
     .option('--policy-keys', 'sign and verify with the key ring the policy names (attestation.keys or keyFile), as the webhook does')
-    .addOption(
-      new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches (one JSON line per object: apiVersion, kind, namespace, name or generateName, and patch)')
-        .choices(['yaml', 'json', 'patch'])
-        .default('yaml'),
-    )
+    .addOption(outputOption(['yaml', 'json', 'patch'], 'yaml', 'what stdout carries: the objects as written, or the patches (one JSON line per object: apiVersion, kind, namespace, name or generateName, and patch)'))
     .action((o: ReviewFlags) => {
       process.exitCode = o.review !== undefined ? replay(o) : reviewFiles(o);
     });
