@@ -12,6 +12,8 @@ import { registerReap } from './reap.js';
 import { registerReview } from './review.js';
 import { registerServe } from './serve.js';
 import { registerTest } from './test.js';
+import { registerVersion } from './version.js';
+import { registerCompletion } from './completion.js';
 
 /** Printed after a usage error in place of the whole help text: one line of error, one of hint. */
 export const USAGE_HINT = '(add --help for usage)';
@@ -36,5 +38,7 @@ export function buildProgram(name = 'deed'): Command {
   registerKeys(program);
   registerAudit(program);
   registerTest(program);
+  registerVersion(program);
+  registerCompletion(program);
   return program;
 }
