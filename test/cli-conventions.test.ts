@@ -328,3 +328,42 @@ describe('deed version and deed completion', () => {
     }
   });
 });
+
+describe('an error names the command that hit it, and stands alone', () => {
+  for (const [command, args] of [['audit', ['audit']], ['keys usage', ['keys', 'usage']], ['reap', ['reap', '--environment', 'default']]] as const) {
+    test(`deed ${command} without an attestation key says that ${command} needs one`, () => {
+      const run = deed([...args, '--kubeconfig', '/nonexistent/kubeconfig']);
+      assert.equal(run.status, 2);
+      assert.equal(run.stderr, `deed: ${command} needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE\n`);
+    });
+  }
+
+  test('deed review: an input error is not preceded by the dry-run key warning; a review that ran with that key says so once, before its report', () => {
+    for (const args of [['review', '-f', join(dir, 'nope.yaml')], ['review', '--operation', 'UPDATE', '-f', join(dir, 'a.yaml')], ['review', '--review', join(dir, 'nope.json'), '--webhook', 'mutate']]) {
+      const run = deed(args);
+      assert.equal(run.status, 2);
+      assert.equal(run.stderr.split('\n').length, 2, `one line: ${run.stderr}`);
+      assert.doesNotMatch(run.stderr, /dry-run key/);
+    }
+    const ran = deed(['review', '-f', join(dir, 'a.yaml')]);
+    assert.equal(ran.status, 0);
+    assert.deepEqual(ran.stderr.split('\n').slice(0, 2), [
+      "deed review: attestations are signed with the fixed dry-run key, not your cluster's; pass --policy-keys or --attestation-key FILE to use real ones",
+      'Pod sandbox-a/a (CREATE by system:serviceaccount:sandbox-a:default): allowed',
+    ]);
+    const key = join(dir, 'review.key');
+    writeFileSync(key, 'k'.repeat(40));
+    assert.doesNotMatch(deed(['review', '-f', join(dir, 'a.yaml'), '--attestation-key', key]).stderr, /dry-run key/, 'not with a key of its own');
+  });
+
+  test('deed test: a mistyped rule id is named with its file, line and column, and the id probably meant', () => {
+    const file = join(dir, 'typo-rule.yaml');
+    writeFileSync(
+      file,
+      'name: a typo\ncases:\n  - name: restart policy\n    requester: { user: x }\n    object: { apiVersion: v1, kind: ConfigMap, metadata: { name: c, namespace: n } }\n    expect:\n      allowed: false\n      rules:\n        - template.restart-policy\n        - template.restart-polcy\n',
+    );
+    const run = deed(['test', file]);
+    assert.equal(run.status, 2);
+    assert.equal(run.stderr, `deed: ${file}:10:11: cases.0.expect.rules.1: template.restart-polcy is not one of Deed's rule ids (did you mean template.restart-policy?); they are listed in docs/rules.md\n`);
+  });
+});

@@ -73,7 +73,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
     .option('--quiet', "print the run's summary only, not each object's results (the CronJob: the reports hold them)", false)
     .action(async (o: AuditFlags) => {
       const config = loadConfig(o.config);
-      const keyRing = reaperKeyRing(config, o.attestationKey);
+      const keyRing = reaperKeyRing(config, o.attestationKey, 'audit');
       // Loaded here: @kubernetes/client-node takes a second or more to load.
       const [{ createKubeClient, loadKubeConfig }, { createReportStore }, { audit }] = await Promise.all([
         import('../kube/client.js'),

@@ -46,7 +46,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const a = config.attestation;
       const ringIds = o.attestationKey !== undefined ? [LEGACY_KEY_ID] : a.keys !== undefined ? a.keys.map((k) => k.id) : a.keyFile !== undefined ? [LEGACY_KEY_ID] : [];
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
-      const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
+      const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey, 'keys usage');
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
       const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000, impersonate: o.as, onRetry: logRetries('keys') });
       const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });

@@ -192,10 +192,10 @@ export function exitStatus(s: SweepSummary): number {
   return s.errors > 0 ? 1 : 0;
 }
 
-/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names. */
-export function reaperKeyRing(config: Config, keyFile: string | undefined): KeyRing {
+/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names; `command` is named when there is neither. */
+export function reaperKeyRing(config: Config, keyFile: string | undefined, command = 'reap'): KeyRing {
   if (keyFile !== undefined) return singleKeyRing(readAttestationKey(keyFile));
   if (config.attestation.keys === undefined && config.attestation.keyFile === undefined)
-    throw new Error('reap needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE');
+    throw new Error(`${command} needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE`);
   return loadKeyRing(config);
 }

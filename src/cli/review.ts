@@ -89,18 +89,24 @@ function readInput(file: string): string {
   }
 }
 
-function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
+/** The decision context, and whether it signs with the public dry-run key (said once reviews have run). */
+function context(o: ReviewFlags, lookup?: ObjectLookup): { ctx: DecisionContext; dryRunKey: boolean } {
   const config = loadConfig(o.config);
   if (o.attestationKey !== undefined && o.policyKeys) throw new InputError('--attestation-key and --policy-keys each name the keys; give one');
   let ring: KeyRing;
   if (o.policyKeys) ring = loadKeyRing(config);
   else if (o.attestationKey !== undefined) ring = singleKeyRing(readAttestationKey(o.attestationKey));
-  else {
-    process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --policy-keys or --attestation-key FILE to use real ones\n');
-    ring = dryRunRing(config);
-  }
+  else ring = dryRunRing(config);
   const ctx = productionContext(config, ring);
-  return lookup ? { ...ctx, lookup } : ctx;
+  return { ctx: lookup ? { ...ctx, lookup } : ctx, dryRunKey: o.policyKeys !== true && o.attestationKey === undefined };
+}
+
+/**
+ * Said before the report, only when reviews ran with the dry-run key: an input error stands
+ * alone, without a warning about keys that were never used.
+ */
+function warnDryRunKey(dryRunKey: boolean, reviews: number): void {
+  if (dryRunKey && reviews > 0) process.stderr.write("deed review: attestations are signed with the fixed dry-run key, not your cluster's; pass --policy-keys or --attestation-key FILE to use real ones\n");
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {
@@ -128,13 +134,14 @@ function replay(o: ReviewFlags): number {
       throw new InputError(`${file}: not valid JSON: ${(err as Error).message}`);
     }
   });
-  const ctx = context(o);
+  const { ctx, dryRunKey } = context(o);
   const decisions = bodies.map(({ file, webhook, body }) => {
     const decision = decide(webhook, body, ctx);
     if (decision.kind === 'bad-request') throw new InputError(`${file}: ${decision.message}`);
     return { webhook, decision };
   });
   const report = [...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)), replaySummary(decisions.map(({ decision }) => decision.verdict))];
+  warnDryRunKey(dryRunKey, decisions.length);
   process.stderr.write(`${report.join('\n')}\n`);
   if (o.output === 'patch')
     process.stdout.write(
@@ -193,7 +200,7 @@ function reviewFiles(o: ReviewFlags): number {
   if ((o.filename ?? []).filter((f) => f === '-').length > 1) throw new InputError('stdin (-) can be read once');
   if (o.existing === '-' && (o.filename?.includes('-') || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
   const seen = new ReviewedObjects();
-  const ctx = context(o, seen.lookup);
+  const { ctx, dryRunKey } = context(o, seen.lookup);
   if (o.existing !== undefined) {
     const existing = readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing).map((s) =>
       s.object.apiVersion === 'v1' && s.object.kind === 'Namespace' ? s.object : stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes),
@@ -203,6 +210,7 @@ function reviewFiles(o: ReviewFlags): number {
   }
   const objectInputs = inputs(o, ctx);
   const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx)));
+  warnDryRunKey(dryRunKey, reviews.length);
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r, i) => patchLine(patchTarget(objectInputs[i]!.object ?? objectInputs[i]!.oldObject), r.patch)).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);
