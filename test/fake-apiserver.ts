@@ -5,7 +5,8 @@
 // and a delete honouring DeleteOptions preconditions (409 Conflict `Status` on a UID or
 // resourceVersion mismatch, 404 NotFound `Status`); namespaces listed by label selector
 // (the review scope). Faults script 500s, 403s, 429s with Retry-After, undecodable bodies
-// and answers slower than the client's deadline. Every request is recorded, and the
+// and answers slower than the client's deadline; webhook configurations created, replaced
+// and deleted (`deed dev`). Every request is recorded, and the
 // requests in flight are counted.
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -26,6 +27,7 @@ export const RESOURCE_OF_KIND: Record<string, Resource> = Object.fromEntries(REA
 
 const API_PATHS = [...new Set(SERVED.map((r) => (r.group === '' ? `api/${r.version}` : `apis/${r.group}/${r.version}`).replaceAll('.', '\\.').replaceAll('/', '\\/')))].join('|');
 const NAMESPACED = new RegExp(`^\\/(?:${API_PATHS})\\/namespaces\\/([^/]+)\\/([a-z]+)(?:\\/([^/]+))?$`);
+const WEBHOOK_CONFIGURATIONS = /^\/apis\/admissionregistration\.k8s\.io\/v1\/(mutatingwebhookconfigurations|validatingwebhookconfigurations)(?:\/([^/]+))?$/;
 const CLUSTER_WIDE = new RegExp(`^\\/(?:${API_PATHS})\\/([a-z]+)$`);
 
 export interface RecordedRequest {
@@ -81,6 +83,8 @@ export class FakeApiServer {
   /** Requests received and not yet answered, by method; and the most at once. */
   readonly inFlight = new Map<string, number>();
   readonly maxInFlight = new Map<string, number>();
+  /** Webhook configurations (`deed dev` registers and removes them), by `resource/name`. */
+  readonly webhookConfigurations = new Map<string, KubeObject>();
   private readonly objects = new Map<string, { resource: Resource; obj: KubeObject }>();
   private revision = 1000;
   private server: Server | undefined;
@@ -213,6 +217,8 @@ export class FakeApiServer {
     if (req.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports' && req.method === 'GET')
       return send(res, 200, { apiVersion: 'wgpolicyk8s.io/v1alpha2', kind: 'PolicyReportList', metadata: { resourceVersion: String(this.revision) }, items: [] });
     if (req.path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews' && req.method === 'POST') return this.accessReview(res, req.body);
+    const webhooks = WEBHOOK_CONFIGURATIONS.exec(req.path);
+    if (webhooks) return this.webhookConfiguration(res, req, webhooks[1]!, webhooks[2]);
     const one = NAMESPACED.exec(req.path);
     const all = one ? null : CLUSTER_WIDE.exec(req.path);
     const resource = (one?.[2] ?? all?.[1]) as Resource | undefined;
@@ -226,6 +232,33 @@ export class FakeApiServer {
     if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
     if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
     send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+  }
+
+  /** Create, get, replace and delete of a (mutating or validating) webhook configuration. */
+  private webhookConfiguration(res: ServerResponse, req: RecordedRequest, resource: string, name: string | undefined): void {
+    const body = req.body as KubeObject | undefined;
+    const key = `${resource}/${name ?? body?.metadata?.name}`;
+    const stored = this.webhookConfigurations.get(key);
+    const notFound = () => send(res, 404, statusBody(404, 'NotFound', `${resource}.admissionregistration.k8s.io "${name}" not found`, { name, group: 'admissionregistration.k8s.io', kind: resource }));
+    if (name === undefined && req.method === 'POST') {
+      if (stored) return send(res, 409, statusBody(409, 'AlreadyExists', `${resource}.admissionregistration.k8s.io "${body!.metadata.name}" already exists`));
+      const created = { ...body!, metadata: { ...body!.metadata, uid: randomUUID(), resourceVersion: String(++this.revision) } };
+      this.webhookConfigurations.set(key, created);
+      return send(res, 201, created);
+    }
+    if (name === undefined) return send(res, 405, statusBody(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
+    if (stored === undefined) return notFound();
+    if (req.method === 'GET') return send(res, 200, stored);
+    if (req.method === 'PUT') {
+      const replaced = { ...body!, metadata: { ...body!.metadata, uid: stored.metadata.uid, resourceVersion: String(++this.revision) } };
+      this.webhookConfigurations.set(key, replaced);
+      return send(res, 200, replaced);
+    }
+    if (req.method === 'DELETE') {
+      this.webhookConfigurations.delete(key);
+      return send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: 'admissionregistration.k8s.io', kind: resource, uid: stored.metadata.uid } });
+    }
+    send(res, 405, statusBody(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
   }
 
   /** A SelfSubjectAccessReview: allowed unless `forbidden` names `verb resource namespace`. */

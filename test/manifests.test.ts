@@ -97,7 +97,7 @@ describe('deed manifests', () => {
     caPem = readFileSync(certs.caFile, 'utf8');
     policyFile = join(dir, 'policy.yaml');
     writeFileSync(policyFile, `# operators keep notes here\n${stringify(FIXTURE_POLICY)}`);
-    const out = deed(['manifests', '--namespace', NS, '--image', 'registry.test/deed:1', '--ca-bundle', certs.caFile, '--config', policyFile, '--reaper-environment', 'alpha']);
+    const out = deed(['manifests', '--deed-namespace', NS, '--image', 'registry.test/deed:1', '--ca-bundle', certs.caFile, '--config', policyFile, '--reaper-environment', 'alpha']);
     assert.equal(out.status, 0, out.stderr);
     const docs = parseAllDocuments(out.stdout);
     assert.ok(Array.isArray(docs));
@@ -338,7 +338,7 @@ describe('deed manifests', () => {
   });
 
   test("--client-ca-configmap makes the webhook port require the API server's certificate, from a CA the pod mounts; --webhook-from admits the webhook port only from those CIDRs", () => {
-    const out = deed(['manifests', '--namespace', NS, '--client-ca-configmap', 'apiserver-client-ca', '--webhook-from', '10.0.0.0/24', '--webhook-from', 'fd00::/64']);
+    const out = deed(['manifests', '--deed-namespace', NS, '--client-ca-configmap', 'apiserver-client-ca', '--webhook-from', '10.0.0.0/24', '--webhook-from', 'fd00::/64']);
     assert.equal(out.status, 0, out.stderr);
     const strict = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
     const pod = find<V1Deployment>(strict, 'Deployment', 'deed').spec!.template.spec!;
@@ -480,7 +480,7 @@ describe('deed manifests', () => {
   describe('--audit', () => {
     let audit: Obj[];
     before(() => {
-      const out = deed(['manifests', '--namespace', NS, '--image', 'registry.test/deed:1', '--config', policyFile, '--audit', '--audit-crds', '--audit-schedule', '5 * * * *']);
+      const out = deed(['manifests', '--deed-namespace', NS, '--image', 'registry.test/deed:1', '--config', policyFile, '--audit', '--audit-crds', '--audit-schedule', '5 * * * *']);
       assert.equal(out.status, 0, out.stderr);
       audit = parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
     });

@@ -66,7 +66,7 @@ describe('deed test', () => {
   test('a rule id Deed does not have is an input error, not a silent pass', async () => {
     const bad = file('typo.yaml', `policy: ${POLICY}\ncases:\n  - name: typo${RUNNER_POD}\n    expect:\n      allowed: false\n      rules: [template.restart-polcy]\n`);
     const run = await runInProcess(registerTest, ['test', bad]);
-    assert.match(run.error?.message ?? '', /template\.restart-polcy is not one of Deed's rule ids/);
+    assert.match(run.error?.message ?? '', /typo\.yaml:\d+:\d+: cases\.0\.expect\.rules\.0: template\.restart-polcy is not one of Deed's rule ids \(did you mean template\.restart-policy\?\)/);
   });
 
   test('an old object that no earlier case stored is an input error', async () => {

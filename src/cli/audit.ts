@@ -11,8 +11,8 @@ import type { ReportApi, RunSummary } from '../audit/report.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
-import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
-import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP } from './options.js';
+import { parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, namespaceOption, outputOption } from './options.js';
 import { warnRetries } from '../kube/retry-notice.js';
 import { pino } from 'pino';
 
@@ -58,8 +58,9 @@ export function registerAudit(program: Command, write: (text: string) => void = 
   program
     .command('audit')
     .description('Judge existing sandbox objects under the current policy, and optionally write PolicyReports')
-    .option('--namespace <ns>', 'namespace to audit (repeatable); every namespace otherwise', collectNamespace, [])
-    .option('--deed-namespace <ns>', "Deed's own namespace (never reviewed)", DEFAULT_NAMESPACE)
+    .addOption(namespaceOption('audit'))
+    .addOption(allNamespacesOption('audit'))
+    .addOption(deedNamespaceOption("Deed's own namespace (never reviewed)", DEFAULT_NAMESPACE))
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
     .option('--as <user>', AS_HELP)
@@ -68,11 +69,11 @@ export function registerAudit(program: Command, write: (text: string) => void = 
     .option('--write-reports', "write one report per namespace (replacing Deed's previous one) and delete Deed's where nothing remains", false)
     .addOption(new Option('--report-api <api>', 'the report kind: wgpolicyk8s.io/v1alpha2 PolicyReport, or openreports.io/v1alpha1 Report').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'))
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text', 'one line per result, one JSON line per object, or one YAML document per object; then the summary'))
     .option('--quiet', "print the run's summary only, not each object's results (the CronJob: the reports hold them)", false)
     .action(async (o: AuditFlags) => {
       const config = loadConfig(o.config);
-      const keyRing = reaperKeyRing(config, o.attestationKey);
+      const keyRing = reaperKeyRing(config, o.attestationKey, 'audit');
       // Loaded here: @kubernetes/client-node takes a second or more to load.
       const [{ createKubeClient, loadKubeConfig }, { createReportStore }, { audit }] = await Promise.all([
         import('../kube/client.js'),

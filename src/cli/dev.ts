@@ -1,17 +1,18 @@
 // `deed dev`: the local loop against a cluster. Runs `deed serve` in this process, against
 // the current kubeconfig (the lookup cache reads as its user), registers the webhook
 // configurations `deed manifests` renders under names of their own, pointed by URL at this
-// process, and removes them when it stops (SIGINT, SIGTERM, a fatal error).
+// process, and removes them when it stops (SIGINT, SIGTERM, SIGHUP, npm's exit, a fatal error).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { DEV_NAME, FAILURE_POLICIES, WEBHOOK_CONFIGURATION_KINDS, devWebhookConfigurations, resourceOf, webhookBaseUrl, type FailurePolicy, type WebhookConfiguration, type WebhookConfigurationKind } from '../install/dev-webhooks.js';
-import { OPTED_IN_SELECTOR } from '../policy/review-scope.js';
+import { excludedNamespaces, OPTED_IN_SELECTOR } from '../policy/review-scope.js';
 import type { WebhookRegistry } from '../kube/webhook-registrations.js';
 import type { RunningServer } from '../server/serve.js';
-import { collect, CONTEXT_HELP, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
+import { collect, CONTEXT_HELP, deedNamespaceOption, deprecatedNamespaceOption, KUBECONFIG_HELP, parsePort, parsePositiveSeconds } from './options.js';
+import { stopCause, stopEvents } from './stop-events.js';
 
 /** 8443 is `deed serve`'s (and `npm start`'s): a dev loop beside it needs another port. */
 export const DEV_PORT = 9443;
@@ -26,15 +27,17 @@ const both = WEBHOOK_CONFIGURATION_KINDS.map((kind) => `${resourceOf(kind)}/${DE
 export const CLEANUP_HINT = `remove them with \`deed dev --cleanup\` or \`kubectl delete mutatingwebhookconfiguration,validatingwebhookconfiguration ${DEV_NAME}\``;
 
 export function registerDev(program: Command): void {
-  program
-    .command('dev')
+  const dev = program.command('dev');
+  // `deed dev --namespace sandbox-dev` took sandbox-dev out of review: say what it does, and what was meant.
+  deprecatedNamespaceOption(dev, ' (to send only some namespaces to this process: --only-namespace)');
+  dev
     .description("Run the webhook here against the current kubeconfig's cluster, with webhook configurations of its own pointed at it; removes them on exit")
     .option('--address <host>', 'the address the API server dials to reach this process (kind: the kind network\'s gateway; Docker Desktop: host.docker.internal; k3d: host.k3d.internal)', '127.0.0.1')
     .option('--host <host>', 'address to listen on; --address when it is an IP address, 0.0.0.0 otherwise')
     .option('--port <port>', 'port to listen on and register (0: a free one)', parsePort, DEV_PORT)
     .addOption(new Option('--failure-policy <policy>', 'the webhooks\' failurePolicy: Ignore lets writes through unreviewed while this process is down (a crash leaves its configurations behind); Fail refuses them, as the install does').choices([...FAILURE_POLICIES]).default('Ignore'))
     .option('--only-namespace <name>', 'send only this opted-in namespace to this process (repeatable); every opted-in namespace otherwise', collectNamespace, [])
-    .option('--namespace <name>', "Deed's own namespace, excluded from the review scope as in the install", DEFAULT_NAMESPACE)
+    .addOption(deedNamespaceOption("Deed's own namespace, excluded from the review scope as in the install", DEFAULT_NAMESPACE))
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
@@ -47,7 +50,9 @@ export function registerDev(program: Command): void {
       // --cleanup needs no policy: a broken one must not keep leftovers in place.
       const config = o.cleanup ? undefined : loadConfig(o.config);
       // Checked before anything starts: a namespace the selector can never match is a usage error.
-      if (config) devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
+      for (const ns of o.onlyNamespace)
+        if (excludedNamespaces(o.deedNamespace).includes(ns)) throw new Error(`--only-namespace ${ns}: never reviewed (kube-system and Deed's own namespace, --deed-namespace, are excluded)`);
+      if (config) devWebhookConfigurations({ namespace: o.deedNamespace, config, baseUrl: webhookBaseUrl(o.address, 1), caPem: '', failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace });
       // Loaded here: @kubernetes/client-node, fastify and pino take a second or more to load.
       const [{ loadKubeConfig }, { createWebhookRegistry }] = await Promise.all([import('../kube/client.js'), import('../kube/webhook-registrations.js')]);
       const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
@@ -70,7 +75,7 @@ export function registerDev(program: Command): void {
         // The SAN the API server checks: it dials --address.
         dns: [o.address],
         kubeConfig: kc,
-        namespace: o.namespace,
+        namespace: o.deedNamespace,
         cacheSecrets: o.cacheSecrets,
       });
 
@@ -78,15 +83,27 @@ export function registerDev(program: Command): void {
         registry,
         server,
         configurations: (port, caPem) =>
-          devWebhookConfigurations({ namespace: o.namespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
+          devWebhookConfigurations({ namespace: o.deedNamespace, config, baseUrl: webhookBaseUrl(o.address, port), caPem, failurePolicy: o.failurePolicy, onlyNamespaces: o.onlyNamespace }),
         readyLine: (port, replaced) => readyLine(webhookBaseUrl(o.address, port), o.failurePolicy, o.onlyNamespace, replaced),
-        events: process,
+        events: devEvents(),
         exit: (code) => process.exit(code),
         say,
         onFatal: (err) => logger.fatal({ err }, 'fatal error; removing the webhook configurations'),
         onShutdownError: (err) => logger.error({ err }, 'shutdown failed'),
       });
     });
+}
+
+/** The process's stop requests (stop-events.ts) and its uncaught exceptions. */
+function devEvents(): DevLoop['events'] {
+  const stops = stopEvents(['SIGINT', 'SIGTERM', 'SIGHUP']);
+  // After SIGHUP the terminal is gone: a failed write of the log or a message is no fatal error.
+  stops.once('SIGHUP', () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  });
+  return {
+    on: (event, listener) => (event === 'uncaughtException' ? process.on(event, listener) : stops.on(event, listener)),
+  };
 }
 
 function say(line: string): void {
@@ -99,8 +116,8 @@ export interface DevLoop {
   /** The configurations for the port the server listens on, with its CA. */
   configurations(port: number, caPem: string): WebhookConfiguration[];
   readyLine(port: number, replacedLeftover: boolean): string;
-  /** Where signals and fatal errors come from: the process. */
-  events: { on(event: 'SIGINT' | 'SIGTERM' | 'uncaughtException', listener: (err: Error) => void): unknown };
+  /** Where stop requests (signals; under npm, its exit) and fatal errors come from: the process (stop-events.ts). */
+  events: { on(event: DevStopEvent | 'uncaughtException', listener: (err: Error) => void): unknown };
   exit(code: number): void;
   say(line: string): void;
   onFatal(err: Error): void;
@@ -110,8 +127,16 @@ export interface DevLoop {
 }
 
 /**
+ * What stops the loop and removes its configurations: Ctrl-C, SIGTERM, the terminal closing
+ * (SIGHUP), and npm exiting when npm runs it (`npx deed dev`): left behind with
+ * failurePolicy Fail, they would refuse every write in the opted-in namespaces.
+ */
+export const DEV_STOP_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'parent-exit'] as const;
+export type DevStopEvent = (typeof DEV_STOP_EVENTS)[number];
+
+/**
  * The loop once the server listens: wait until it knows its review scope, register, print
- * the ready line; on SIGINT or SIGTERM (exit 0) or a fatal error (exit 1) remove both
+ * the ready line; on a stop request (exit 0) or a fatal error (exit 1) remove both
  * configurations, then stop the server. Resolves once ready, or once a failed start is
  * cleaned up.
  */
@@ -135,11 +160,15 @@ export async function runDevLoop(loop: DevLoop): Promise<void> {
     await loop.server.shutdown().catch((err: unknown) => loop.onShutdownError(err));
     loop.exit(removal.failed.length > 0 ? 1 : code);
   };
-  loop.events.on('SIGINT', () => void stop('interrupted', 0));
-  loop.events.on('SIGTERM', () => void stop('terminated', 0));
+  for (const event of DEV_STOP_EVENTS) loop.events.on(event, () => void stop(stopCause(event), 0));
   // A fatal error still removes the configurations: with Fail they would refuse every write.
   loop.events.on('uncaughtException', (err) => {
-    loop.onFatal(err);
+    // Logging must not stand in the removal's way (a closed terminal fails its writes).
+    try {
+      loop.onFatal(err);
+    } catch {
+      // the removal below still runs
+    }
     void stop(`fatal error (${err.message})`, 1);
   });
 
@@ -227,7 +256,7 @@ interface DevFlags {
   port: number;
   failurePolicy: FailurePolicy;
   onlyNamespace: string[];
-  namespace: string;
+  deedNamespace: string;
   config?: string;
   kubeconfig?: string;
   context?: string;

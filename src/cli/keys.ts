@@ -2,12 +2,12 @@
 // carry it; a verify-only key that none carries can be retired from the ring. Objects in
 // namespaces outside the review scope are listed, never counted (src/keys/usage.ts).
 // Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadConfig } from '../config/load.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
-import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, logRetries } from './options.js';
-import { collectNamespace, parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, logRetries, namespaceOption, outputOption } from './options.js';
+import { parsePositiveSeconds, reaperKeyRing } from './reap.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 interface UsageFlags {
@@ -29,8 +29,9 @@ export function registerKeys(program: Command, write: (text: string) => void = (
   keys
     .command('usage')
     .description('Count, per attestation key id, the managed objects in the cluster that still carry it (metadata only)')
-    .option('--namespace <ns>', 'namespace to count (repeatable); all namespaces otherwise', collectNamespace, [])
-    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select (with the opt-in label, it decides the review scope)", DEFAULT_NAMESPACE)
+    .addOption(namespaceOption('count'))
+    .addOption(allNamespacesOption('count'))
+    .addOption(deedNamespaceOption("Deed's own namespace, which the webhooks never select (with the opt-in label, it decides the review scope)", DEFAULT_NAMESPACE))
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
     .option('--as <user>', AS_HELP)
@@ -39,13 +40,13 @@ export function registerKeys(program: Command, write: (text: string) => void = (
     .option('--without-keys', 'count by the key id each v2 attestation names, unverified, without reading key material (v1 ones are counted as "(v1)")', false)
     .option('--show-objects', 'also list each object, its key and whether it verifies', false)
     .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(outputOption(['text', 'json'], 'text', 'a table, or one JSON object'))
     .action(async (o: UsageFlags) => {
       const config = loadConfig(o.config);
       const a = config.attestation;
       const ringIds = o.attestationKey !== undefined ? [LEGACY_KEY_ID] : a.keys !== undefined ? a.keys.map((k) => k.id) : a.keyFile !== undefined ? [LEGACY_KEY_ID] : [];
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
-      const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey);
+      const ring = o.withoutKeys ? undefined : reaperKeyRing(config, o.attestationKey, 'keys usage');
       const [{ createKubeClient, loadKubeConfig }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
       const client = createKubeClient(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }), { timeoutMs: o.timeout * 1000, impersonate: o.as, onRetry: logRetries('keys') });
       const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });

@@ -8,15 +8,16 @@ import { loadConfig } from '../config/load.js';
 import { ATTESTATION_SECRET, DEFAULT_AUDIT_SCHEDULE, DEFAULT_NAMESPACE, renderManifests, TLS_SECRET, type ManifestOptions } from '../install/manifests.js';
 import { toYamlStream } from '../install/yaml.js';
 import { VERSION } from '../version.js';
-import { collect } from './options.js';
+import { collect, deedNamespaceOption, deprecatedNamespaceOption } from './options.js';
 
 export const DEFAULT_IMAGE = `ghcr.io/deed-dev/deed:${VERSION}`;
 
 export function registerManifests(program: Command): void {
-  program
-    .command('manifests')
+  const manifests = program.command('manifests');
+  deprecatedNamespaceOption(manifests);
+  manifests
     .description('Print the Kubernetes objects that install Deed (multi-document YAML)')
-    .option('--namespace <name>', "Deed's own namespace", parseNamespace, DEFAULT_NAMESPACE)
+    .addOption(deedNamespaceOption("Deed's own namespace, where it is installed (excluded from review)", DEFAULT_NAMESPACE))
     .option('--image <ref>', 'container image', DEFAULT_IMAGE)
     .option('--ca-bundle <file>', 'CA certificate (PEM, or its base64) that signed the serving certificate; see `deed certs`')
     .option('--config <file>', 'policy file to embed in the ConfigMap (validated); a default policy otherwise')
@@ -34,7 +35,7 @@ export function registerManifests(program: Command): void {
     .action((o: ManifestFlags) => {
       if (o.auditCrds && !o.audit) throw new Error('--audit-crds goes with --audit');
       const opts: ManifestOptions = {
-        namespace: o.namespace,
+        namespace: o.deedNamespace,
         image: o.image,
         reaperEnvironments: o.reaperEnvironment,
         reaperNamespaces: o.reaperNamespace,
@@ -50,7 +51,7 @@ export function registerManifests(program: Command): void {
         loadConfig(o.config); // names the offending field before anything is printed
         opts.policy = readTextFile('policy file', o.config);
       }
-      process.stdout.write(toYamlStream(renderManifests(opts), installHeader(o.namespace, Boolean(o.caBundle))));
+      process.stdout.write(toYamlStream(renderManifests(opts), installHeader(o.deedNamespace, Boolean(o.caBundle))));
     });
 }
 
@@ -78,11 +79,6 @@ export function readCaBundle(file: string): string {
   return Buffer.from(`${pem.trim()}\n`).toString('base64');
 }
 
-function parseNamespace(value: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)) throw new InvalidArgumentError('must be a namespace name (a DNS label)');
-  return value;
-}
-
 function parseConfigMapName(value: string): string {
   if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value)) throw new InvalidArgumentError('must be a ConfigMap name (a DNS subdomain)');
   return value;
@@ -106,7 +102,7 @@ function collectReaperNamespace(value: string, previous: Record<string, string[]
 interface ManifestFlags {
   clientCaConfigmap?: string;
   webhookFrom: string[];
-  namespace: string;
+  deedNamespace: string;
   image: string;
   caBundle?: string;
   config?: string;

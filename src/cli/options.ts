@@ -1,7 +1,7 @@
 // Value parsers shared by the subcommands' options, and the input files they name.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { describeFileError as describeFileErrorWords } from '../errors/file-errors.js';
 import { pino } from 'pino';
 import { warnRetries, type RetryNotice } from '../kube/retry-notice.js';
@@ -87,4 +87,69 @@ export function logRetries(component: string): (retry: RetryNotice) => void {
     warn ??= warnRetries(createLogger(pino.destination(2)).child({ component })); // made at the first retry: most runs have none
     warn(retry);
   };
+}
+
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A namespace name (a DNS label). */
+export function parseNamespace(value: string): string {
+  if (!NAMESPACE.test(value)) throw new InvalidArgumentError('must be a namespace name');
+  return value;
+}
+
+/** A repeatable namespace option; a name given twice counts once. */
+export function collectNamespace(value: string, previous: string[]): string[] {
+  parseNamespace(value);
+  return previous.includes(value) ? previous : [...previous, value];
+}
+
+/**
+ * kubectl's flags for the namespaces a command works on: `-n, --namespace` (repeatable here)
+ * and `-A, --all-namespaces`, which cannot go together. Unlike kubectl's, the default is
+ * every namespace (a sweep over the cluster), so -A only says so.
+ */
+export function namespaceOption(verb: string): Option {
+  return new Option('-n, --namespace <ns>', `${verb} in this namespace only (repeatable)`).argParser(collectNamespace).default([], 'every namespace');
+}
+
+export function allNamespacesOption(verb: string): Option {
+  return new Option('-A, --all-namespaces', `${verb} in every namespace (the default without -n)`).conflicts('namespace');
+}
+
+/** The namespace Deed itself runs in, which the webhooks never select: `--deed-namespace` on every command that needs it. */
+export function deedNamespaceOption(description: string, defaultValue: string | undefined): Option {
+  const option = new Option('--deed-namespace <ns>', description).argParser(parseNamespace);
+  return defaultValue === undefined ? option : option.default(defaultValue);
+}
+
+/**
+ * `--namespace` in its old meaning, Deed's own namespace, on the commands that had it (serve,
+ * dev, manifests): accepted for one release, with a warning on stderr, as --deed-namespace.
+ * Hidden from the help; given with --deed-namespace it is a usage error.
+ */
+export function deprecatedNamespaceOption(command: Command, hint = ''): void {
+  command.addOption(new Option('--namespace <ns>', "deprecated: Deed's own namespace; use --deed-namespace").argParser(parseNamespace).conflicts('deedNamespace').hideHelp());
+  command.hook('preAction', (cmd) => {
+    const value = cmd.getOptionValue('namespace') as string | undefined;
+    if (value === undefined) return;
+    process.stderr.write(
+      `deed ${cmd.name()}: warning: --namespace is deprecated here and will be removed: it names Deed's own namespace, which is excluded from review; use --deed-namespace ${value}${hint}\n`,
+    );
+    cmd.setOptionValueWithSource('deedNamespace', value, 'cli');
+  });
+}
+
+/**
+ * `-o, --output` with the same names for the same output on every command: `text` for lines
+ * or a table for people, `json` and `yaml` for programs, and a command's own where its output
+ * is its own (`patch`, `junit`). `aliases` keeps an older name working (deed test's `table`).
+ */
+export function outputOption(formats: readonly string[], defaultFormat: string, description: string, aliases: Readonly<Record<string, string>> = {}): Option {
+  const option = new Option('-o, --output <format>', description).default(defaultFormat).argParser((value: string) => {
+    const format = aliases[value] ?? value;
+    if (!formats.includes(format)) throw new InvalidArgumentError(`Allowed choices are ${formats.join(', ')}.`);
+    return format;
+  });
+  option.argChoices = [...formats];
+  return option;
 }

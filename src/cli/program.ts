@@ -13,6 +13,8 @@ import { registerReap } from './reap.js';
 import { registerReview } from './review.js';
 import { registerServe } from './serve.js';
 import { registerTest } from './test.js';
+import { registerVersion } from './version.js';
+import { registerCompletion } from './completion.js';
 
 /** Printed after a usage error in place of the whole help text: one line of error, one of hint. */
 export const USAGE_HINT = '(add --help for usage)';
@@ -38,5 +40,7 @@ export function buildProgram(name = 'deed'): Command {
   registerAudit(program);
   registerTest(program);
   registerCoverage(program);
+  registerVersion(program);
+  registerCompletion(program);
   return program;
 }

@@ -11,7 +11,10 @@ import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
 import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
 import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
-import { AS_HELP, CONTEXT_HELP, KUBECONFIG_HELP, logRetries, parseCount, parseSeconds } from './options.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, logRetries, namespaceOption, outputOption, parseCount, parseSeconds } from './options.js';
+import { DEFAULT_NAMESPACE } from '../install/manifests.js';
+
+export { collectNamespace } from './options.js';
 
 /** Exit status of a sweep that was stopped before it finished (SIGTERM, the CronJob deadline). */
 export const EXIT_INCOMPLETE = 3;
@@ -22,16 +25,9 @@ const PROGRESS_EVERY_MS = 1000;
 
 // The environment id goes into a label selector: anything but a label value could add terms.
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
 function parseEnvironment(value: string): string {
   if (!LABEL_VALUE.test(value)) throw new InvalidArgumentError('must be an environment id (a Kubernetes label value)');
   return value;
-}
-
-export function collectNamespace(value: string, previous: string[]): string[] {
-  if (!NAMESPACE.test(value)) throw new InvalidArgumentError('must be a namespace name');
-  return previous.includes(value) ? previous : [...previous, value];
 }
 
 export function parsePositiveSeconds(value: string): number {
@@ -86,11 +82,12 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .command('reap')
     .description("Delete one environment's leaked sandbox objects on positive evidence only (a dry run unless --apply)")
     .requiredOption('--environment <id>', 'the environment whose objects are judged; no other is ever listed', parseEnvironment)
-    .option('--namespace <ns>', 'namespace to sweep (repeatable); all namespaces otherwise', collectNamespace, [])
+    .addOption(namespaceOption('sweep'))
+    .addOption(allNamespacesOption('sweep'))
     .option('--kubeconfig <file>', KUBECONFIG_HELP)
     .option('--context <name>', CONTEXT_HELP)
     .option('--as <user>', AS_HELP)
-    .option('--deed-namespace <ns>', "Deed's own namespace, never in the review scope", collectNamespaceOne, 'deed-system')
+    .addOption(deedNamespaceOption("Deed's own namespace, never in the review scope", DEFAULT_NAMESPACE))
     .option('--concurrency <n>', 'deletes in flight at most (and, apart, owner reads)', parseCount, DEFAULT_CONCURRENCY)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', 'one attestation key file, in place of the policy\'s key ring')
@@ -98,7 +95,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .addOption(new Option('--once', 'run one sweep and exit (the default)').conflicts('interval'))
     .addOption(new Option('--interval <seconds>', 'sweep at start, then again SECONDS after each sweep ends, until SIGTERM').argParser(parsePositiveSeconds))
     .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(outputOption(['text', 'json'], 'text', 'one line per decision, then the summary: as text, or one JSON object each'))
     .option('--metrics-file <file>', 'after each sweep, write its metrics (Prometheus text format) to FILE, for a textfile collector or a push sidecar')
     .action(async (o: ReapFlags) => {
       const config = loadConfig(o.config);
@@ -195,14 +192,10 @@ export function exitStatus(s: SweepSummary): number {
   return s.errors > 0 ? 1 : 0;
 }
 
-function collectNamespaceOne(value: string): string {
-  return collectNamespace(value, [])[0]!;
-}
-
-/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names. */
-export function reaperKeyRing(config: Config, keyFile: string | undefined): KeyRing {
+/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names; `command` is named when there is neither. */
+export function reaperKeyRing(config: Config, keyFile: string | undefined, command = 'reap'): KeyRing {
   if (keyFile !== undefined) return singleKeyRing(readAttestationKey(keyFile));
   if (config.attestation.keys === undefined && config.attestation.keyFile === undefined)
-    throw new Error('reap needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE');
+    throw new Error(`${command} needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE`);
   return loadKeyRing(config);
 }

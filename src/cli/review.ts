@@ -20,7 +20,7 @@ import { patchLine, patchTarget, requestTarget } from '../review/patch-line.js';
 import { replaySummary, reportObject, reportReplay, reportSummary } from '../review/report.js';
 import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type ObjectReview } from '../review/run.js';
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
-import { collect, describeFileError, expandFiles } from './options.js';
+import { collect, deedNamespaceOption, describeFileError, expandFiles, outputOption, parseNamespace } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.js';
@@ -65,21 +65,17 @@ export function registerReview(program: Command): void {
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
     .option('--existing <file>', 'objects already stored in the cluster, with their Namespaces (say kubectl get namespace,pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from those in the review scope')
-    .option('--deed-namespace <ns>', "Deed's own namespace, which the webhooks never select: objects there (and in kube-system) are not judged, and it decides, with the opt-in label, which --existing objects' stamps count", DEFAULT_NAMESPACE)
+    .addOption(deedNamespaceOption("Deed's own namespace, which the webhooks never select: objects there (and in kube-system) are not judged, and it decides, with the opt-in label, which --existing objects' stamps count", DEFAULT_NAMESPACE))
     .option('--as <user>', 'requester username, e.g. system:serviceaccount:NS:NAME (default: the default service account of the object\'s namespace)')
     .option('--as-group <group>', 'requester group (repeatable)', collect, [])
     .option('--pod-name <name>', 'pod the requester\'s bound token belongs to (userInfo extra authentication.kubernetes.io/pod-name)')
     .option('--pod-uid <uid>', 'that pod\'s uid (authentication.kubernetes.io/pod-uid)')
     .option('--subresource <name>', 'subresource of the request, e.g. ephemeralcontainers')
-    .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)')
+    .option('-n, --namespace <ns>', 'namespace for objects that name none (default: default)', parseNamespace)
     .option('--config <file>', 'policy file (YAML); the embedded default otherwise', process.env.DEED_CONFIG)
     .option('--attestation-key <file>', 'one attestation key (else a fixed dry-run key: stamps it signs never verify in a cluster)')
     .option('--policy-keys', 'sign and verify with the key ring the policy names (attestation.keys or keyFile), as the webhook does')
-    .addOption(
-      new Option('-o, --output <format>', 'what stdout carries: the objects as written, or the patches (one JSON line per object: apiVersion, kind, namespace, name or generateName, and patch)')
-        .choices(['yaml', 'json', 'patch'])
-        .default('yaml'),
-    )
+    .addOption(outputOption(['yaml', 'json', 'patch'], 'yaml', 'what stdout carries: the objects as written, or the patches (one JSON line per object: apiVersion, kind, namespace, name or generateName, and patch)'))
     .action((o: ReviewFlags) => {
       process.exitCode = o.review !== undefined ? replay(o) : reviewFiles(o);
     });
@@ -93,18 +89,24 @@ function readInput(file: string): string {
   }
 }
 
-function context(o: ReviewFlags, lookup?: ObjectLookup): DecisionContext {
+/** The decision context, and whether it signs with the public dry-run key (said once reviews have run). */
+function context(o: ReviewFlags, lookup?: ObjectLookup): { ctx: DecisionContext; dryRunKey: boolean } {
   const config = loadConfig(o.config);
   if (o.attestationKey !== undefined && o.policyKeys) throw new InputError('--attestation-key and --policy-keys each name the keys; give one');
   let ring: KeyRing;
   if (o.policyKeys) ring = loadKeyRing(config);
   else if (o.attestationKey !== undefined) ring = singleKeyRing(readAttestationKey(o.attestationKey));
-  else {
-    process.stderr.write('deed review: attestations are signed with the fixed dry-run key, not your cluster\'s; pass --policy-keys or --attestation-key FILE to use real ones\n');
-    ring = dryRunRing(config);
-  }
+  else ring = dryRunRing(config);
   const ctx = productionContext(config, ring);
-  return lookup ? { ...ctx, lookup } : ctx;
+  return { ctx: lookup ? { ...ctx, lookup } : ctx, dryRunKey: o.policyKeys !== true && o.attestationKey === undefined };
+}
+
+/**
+ * Said before the report, only when reviews ran with the dry-run key: an input error stands
+ * alone, without a warning about keys that were never used.
+ */
+function warnDryRunKey(dryRunKey: boolean, reviews: number): void {
+  if (dryRunKey && reviews > 0) process.stderr.write("deed review: attestations are signed with the fixed dry-run key, not your cluster's; pass --policy-keys or --attestation-key FILE to use real ones\n");
 }
 
 function printObjects(objects: object[], output: 'yaml' | 'json'): void {
@@ -132,13 +134,14 @@ function replay(o: ReviewFlags): number {
       throw new InputError(`${file}: not valid JSON: ${(err as Error).message}`);
     }
   });
-  const ctx = context(o);
+  const { ctx, dryRunKey } = context(o);
   const decisions = bodies.map(({ file, webhook, body }) => {
     const decision = decide(webhook, body, ctx);
     if (decision.kind === 'bad-request') throw new InputError(`${file}: ${decision.message}`);
     return { webhook, decision };
   });
   const report = [...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)), replaySummary(decisions.map(({ decision }) => decision.verdict))];
+  warnDryRunKey(dryRunKey, decisions.length);
   process.stderr.write(`${report.join('\n')}\n`);
   if (o.output === 'patch')
     process.stdout.write(
@@ -197,7 +200,7 @@ function reviewFiles(o: ReviewFlags): number {
   if ((o.filename ?? []).filter((f) => f === '-').length > 1) throw new InputError('stdin (-) can be read once');
   if (o.existing === '-' && (o.filename?.includes('-') || o.old === '-')) throw new InputError('only one of -f, --old and --existing can read stdin');
   const seen = new ReviewedObjects();
-  const ctx = context(o, seen.lookup);
+  const { ctx, dryRunKey } = context(o, seen.lookup);
   if (o.existing !== undefined) {
     const existing = readObjects(readInput(o.existing), o.existing === '-' ? 'stdin' : o.existing).map((s) =>
       s.object.apiVersion === 'v1' && s.object.kind === 'Namespace' ? s.object : stored(placeInNamespace(s.object, o.namespace, s.where), s.where, ctx.now(), ctx.randomBytes),
@@ -207,6 +210,7 @@ function reviewFiles(o: ReviewFlags): number {
   }
   const objectInputs = inputs(o, ctx);
   const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx, { deedNamespace: o.deedNamespace })));
+  warnDryRunKey(dryRunKey, reviews.length);
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r, i) => patchLine(patchTarget(objectInputs[i]!.object ?? objectInputs[i]!.oldObject), r.patch)).join(''));
   else printObjects(reviews.flatMap((r) => (r.result ? [r.result] : [])), o.output);

@@ -1,15 +1,17 @@
-// `deed serve`: run the webhook until SIGTERM or SIGINT.
+// `deed serve`: run the webhook until SIGTERM or SIGINT (or, run by npm, until npm exits).
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { collect, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
+import { collect, CONTEXT_HELP, deedNamespaceOption, deprecatedNamespaceOption, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
 import { DEFAULT_LIMITS } from '../server/connections.js';
+import { stopCause, stopEvents, type StopEvent } from './stop-events.js';
 
 const s = (ms: number) => ms / 1000;
 const MiB = 1024 * 1024;
 
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
+  const serve = program.command('serve');
+  deprecatedNamespaceOption(serve);
+  serve
     .description('Run the admission webhook over HTTPS')
     .option('--host <host>', 'address to listen on', process.env.DEED_HOST ?? '127.0.0.1')
     .addOption(new Option('--log-format <format>', 'json: epoch-millisecond time and numeric levels (pino); iso: ISO-8601 time and level names').choices(['json', 'iso']).default('json'))
@@ -21,7 +23,8 @@ export function registerServe(program: Command): void {
     .option('--tls-key <file>', 'serving key (PEM)')
     .option('--metrics-port <port>', 'serve /healthz, /readyz and /metrics over plain HTTP on this port (and not on the webhook port)', parsePort)
     .option('--kubeconfig <file>', 'API-server credentials for lookups (the pod an eviction names, the claims a new pod mounts); in a cluster, its service account')
-    .option('--namespace <namespace>', "Deed's own namespace, which the webhooks exclude from the review scope (required with a cluster)", process.env.POD_NAMESPACE)
+    .option('--context <name>', `${CONTEXT_HELP} (with it, the kubeconfig is read as kubectl finds it, also without --kubeconfig)`)
+    .addOption(deedNamespaceOption("Deed's own namespace, which the webhooks exclude from the review scope (required with a cluster; POD_NAMESPACE in one)", process.env.POD_NAMESPACE))
     .option('--no-cache-secrets', 'read each Secret a review looks up from the API server instead of keeping Secret metadata in the lookup cache (which needs list and watch on Secrets)')
     .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
     .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
@@ -37,6 +40,8 @@ export function registerServe(program: Command): void {
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
     .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
     .action(async (o: ServeFlags) => {
+      // Loaded only for a context: the client takes a second or more to load, and a local run has no cluster.
+      const kubeConfig = o.context === undefined ? undefined : (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       // Loaded here, not at the top: the other commands start without fastify and pino.
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
       const logger = createLogger(undefined, undefined, o.logFormat);
@@ -51,8 +56,8 @@ export function registerServe(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
-        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
-        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(kubeConfig ? { kubeConfig } : o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.deedNamespace ? { namespace: o.deedNamespace } : {}),
         cacheSecrets: o.cacheSecrets,
         ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),
         limits: {
@@ -69,8 +74,12 @@ export function registerServe(program: Command): void {
         certPollMs: Math.max(o.certPollSeconds * 1000, 100),
       });
       if (server.caFile) process.stderr.write(`deed: serving ${server.url}; CA bundle: ${server.caFile}\n`);
-      const stop = (signal: string) => {
-        logger.info({ signal }, 'shutting down: readiness off, finishing in-flight reviews');
+      let stopping = false;
+      const stop = (event: StopEvent) => {
+        // A second request changes nothing (a wrapper may relay Ctrl-C once more): the grace period bounds the stop.
+        if (stopping) return void logger.info({ signal: event, cause: stopCause(event) }, 'already shutting down');
+        stopping = true;
+        logger.info({ signal: event, cause: stopCause(event) }, 'shutting down: readiness off, finishing in-flight reviews');
         server.setReady(false);
         setTimeout(() => {
           logger.error({ gracePeriod: o.gracePeriod }, 'shutdown exceeded the grace period; exiting');
@@ -89,8 +98,8 @@ export function registerServe(program: Command): void {
           );
         }, o.shutdownDelay * 1000);
       };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      const events = stopEvents(['SIGTERM', 'SIGINT']);
+      for (const event of ['SIGTERM', 'SIGINT', 'parent-exit'] as const) events.on(event, () => stop(event));
     });
 }
 
@@ -105,7 +114,8 @@ interface ServeFlags {
   tlsKey?: string;
   clientCa?: string;
   kubeconfig?: string;
-  namespace?: string;
+  context?: string;
+  deedNamespace?: string;
   cacheSecrets: boolean;
   metricsPort?: number;
   tlsHandshakeTimeout: number;

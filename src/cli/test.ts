@@ -3,17 +3,17 @@
 // JUnit XML of pass/fail per case (policy-tests/report.ts).
 // Exit status: 0 every selected case passed, 1 any failed, 2 a file that cannot be read
 // as a test, or a --case that selects nothing.
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import picomatch from 'picomatch';
 import { InputError } from '../review/build-review.js';
-import { collect, expandFiles } from './options.js';
+import { collect, expandFiles, outputOption } from './options.js';
 import { loadTestFile } from '../policy-tests/file.js';
 import { formatResults, type TestOutput } from '../policy-tests/report.js';
 import { runTestFile } from '../policy-tests/run.js';
 
 interface TestFlags {
   recursive: boolean;
-  output: TestOutput;
+  output: Exclude<TestOutput, 'table'> | 'text';
   detailedResults: boolean;
   failOnly: boolean;
   case?: string[];
@@ -32,7 +32,7 @@ export function registerTest(program: Command, write: (text: string) => void = (
     .description('Run declarative policy tests: each case an object, a requester, an operation and the expected outcome')
     .argument('<path...>', 'test files, or directories of *.yaml test files')
     .option('-R, --recursive', 'with a directory, also the test files of its subdirectories', false)
-    .addOption(new Option('-o, --output <format>', 'a table, one JSON document, or JUnit XML').choices(['table', 'json', 'junit']).default('table'))
+    .addOption(outputOption(['text', 'json', 'junit'], 'text', 'a table, one JSON document, or JUnit XML (table: the old name of text)', { table: 'text' }))
     .option('--detailed-results', "list each case's outcome, passing ones too: allowed, or each denial's rule, field and message, and the warnings", false)
     .option('--fail-only', 'list the failing cases only (the summary still counts every case)', false)
     .option('--case <glob>', 'run and report only the cases whose name matches (exact, or a glob: "beta*"; repeatable); earlier cases of a file still run, for what they store', collect)
@@ -46,7 +46,7 @@ export function registerTest(program: Command, write: (text: string) => void = (
         return last < 0 ? [] : runTestFile({ ...t, cases: t.cases.slice(0, last + 1) }).filter((r) => selected(r.case));
       });
       if (results.length === 0) throw new InputError(`no case of ${files.join(', ')} matches --case ${o.case!.join(', --case ')}`);
-      write(formatResults(results, o.output, { detailed: o.detailedResults, failOnly: o.failOnly }));
+      write(formatResults(results, o.output === 'text' ? 'table' : o.output, { detailed: o.detailedResults, failOnly: o.failOnly }));
       process.exitCode = results.every((r) => r.passed) ? 0 : 1;
     });
 }

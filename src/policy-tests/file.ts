@@ -7,7 +7,8 @@ import { cannotRead } from '../errors/file-errors.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KubeObject } from '../admission/types.js';
-import { describeIssues } from '../config/diagnostics.js';
+import { describeIssues, didYouMean, type YamlSource } from '../config/diagnostics.js';
+import type { Node } from 'yaml';
 import { DEFAULT_CONFIG, parseConfig, parseConfigText, readYaml } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { RULES_BY_ID } from '../policy/rules/catalog.js';
@@ -133,9 +134,17 @@ export function loadTestFile(file: string): TestFile {
       ? parseConfigText(readText(policyFile, `${file}: policy`), policyFile)
       : parseConfig(t.policy ?? DEFAULT_CONFIG, `${file} policy`, t.policy !== undefined ? { ...yaml, prefix: ['policy'] } : undefined);
   const cases = t.cases.map((c, i): TestCase => {
-    for (const rule of c.expect.rules ?? []) if (!RULES_BY_ID.has(rule)) throw new InputError(`${file}: cases.${i}.expect.rules: ${rule} is not one of Deed's rule ids (docs/rules.md)`);
+    for (const [j, rule] of (c.expect.rules ?? []).entries()) if (!RULES_BY_ID.has(rule)) throw new InputError(unknownRule(yaml, ['cases', i, 'expect', 'rules', j], rule));
     const oldObject = c.oldObject !== undefined && 'stored' in c.oldObject ? { stored: c.oldObject.stored as StoredRef } : one(c.oldObject, `cases.${i}.oldObject`);
     return { ...c, object: one(c.object, `cases.${i}.object`), oldObject };
   });
   return { file, name: t.name ?? file, policy, existing: t.existing.flatMap((e, i) => objects(e, `existing.${i}`)), cases };
+}
+
+/** `FILE:LINE:COL: cases.0.expect.rules.1: ID is not one of Deed's rule ids`, with the id probably meant. */
+function unknownRule(src: YamlSource, path: Array<string | number>, rule: string): string {
+  const node = src.doc.getIn(path, true) as Node | null | undefined;
+  const pos = node?.range ? src.lines.linePos(node.range[0]) : undefined;
+  const guess = didYouMean(rule, [...RULES_BY_ID.keys()]);
+  return `${src.file}${pos ? `:${pos.line}:${pos.col}` : ''}: ${path.join('.')}: ${rule} is not one of Deed's rule ids${guess !== undefined ? ` (did you mean ${guess}?)` : ''}; they are listed in docs/rules.md`;
 }

@@ -167,7 +167,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
     logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
     return undefined;
   }
-  if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --namespace, or POD_NAMESPACE");
+  if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --deed-namespace, or POD_NAMESPACE");
   const [{ loadKubeConfig }, { createObjectReader }, { createLookupCache }, { createCachedReader }] = await Promise.all([
     import('../kube/client.js'),
     import('../kube/object-reader.js'),

@@ -101,7 +101,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
     const deedKubeconfig = join(dir, 'deed.kubeconfig');
     const startDeed = async (policyYaml: string, extraArgs: string[] = []) => {
       writeFileSync(policyFile, withKey(policyYaml));
-      deed = await startServe(['--kubeconfig', deedKubeconfig, '--namespace', DEED_NAMESPACE, ...extraArgs], undefined, {}, { port, dir, configFile: policyFile });
+      deed = await startServe(['--kubeconfig', deedKubeconfig, '--deed-namespace', DEED_NAMESPACE, ...extraArgs], undefined, {}, { port, dir, configFile: policyFile });
       adopt(deed.child);
       // "deed is serving" comes before the namespace list: until it is in, a review waits at most
       // a second for its scope and is then refused. Readiness waits for the scope, as a
