@@ -57,7 +57,7 @@ export function devWebhookConfigurations(opts: DevWebhookOptions): [V1MutatingWe
   const only = [...new Set(opts.onlyNamespaces ?? [])];
   for (const ns of only) {
     // The install's selector never matches these: a dev loop there would review nothing.
-    if (excludedNamespaces(opts.namespace).includes(ns)) throw new Error(`--only-namespace ${ns}: never reviewed (kube-system and Deed's own namespace, --namespace, are excluded)`);
+    if (excludedNamespaces(opts.namespace).includes(ns)) throw new Error(`--only-namespace ${ns}: never reviewed (kube-system and Deed's own namespace, --deed-namespace, are excluded)`);
   }
   const controllers = opts.config.workloadControllers.users;
   const adapt = <T extends WebhookConfiguration>(o: T): T => {
