@@ -351,7 +351,10 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
       assert.equal(answer.allowed, false, 'a requester acting for no environment never passes an admission-owned key');
       count('mutate: unmapped requester with an owned key refused');
     }
-    assert.equal(answer.patch, undefined, 'a requester acting for no environment is never stamped');
+    // Never stamped: the one thing written is the mark of pods of no environment, on the pod or in a selector and the templates it matches.
+    const ops = answer.patch === undefined ? [] : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as Array<{ path: string; value: unknown }>);
+    for (const op of ops) assert.ok(op.path.endsWith('/deed.dev~1no-environment') || JSON.stringify(op.value).includes('"deed.dev/no-environment":"true"'), `a requester acting for no environment is never stamped: ${op.path}`);
+    if (ops.length > 0) count('mutate: unmapped requester marked, not stamped');
     return;
   }
   if (!answer.allowed) return;

@@ -51,7 +51,9 @@ describe('GET /metrics after a few reviews', () => {
     await post(fixture('mutate-create-pod-by-runner.json')); // patched
     await post(fixture('mutate-create-pod-by-other-namespace-runner.json')); // patched
     await post(fixture('mutate-create-secret-by-runner.json')); // patched Secret
-    await post(fixture('mutate-create-pod-by-admin.json')); // allowed, unchanged
+    const marked = fixture('mutate-create-pod-by-admin.json');
+    marked.request.object.metadata.labels = { ...marked.request.object.metadata.labels, 'deed.dev/no-environment': 'true' };
+    await post(marked); // allowed, unchanged: a pod of no environment, already marked
     const forged = fixture('mutate-create-pod-by-admin.json');
     forged.request.object.metadata.labels = { 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true' };
     await post(forged); // denied: stamp.forged, twice in one review

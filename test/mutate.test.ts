@@ -141,10 +141,10 @@ describe('mutating webhook over the captured fixtures', () => {
     assert.match(out.metadata.annotations!['deed.dev/attestation']!, /^v1:/);
   });
 
-  test('the admin, who acts for no environment, passes unchanged', () => {
+  test('the admin, who acts for no environment, passes with no stamp: only the mark of pods of no environment', () => {
     const response = review(fixture('mutate-create-pod-by-admin.json'));
     assert.equal(response.response.allowed, true);
-    assert.equal(response.response.patch, undefined);
+    assert.deepEqual(decodePatch(response), [{ op: 'add', path: '/metadata/labels/deed.dev~1no-environment', value: 'true' }]);
   });
 });
 
@@ -179,7 +179,7 @@ describe('unmapped requesters', () => {
     const body = pod((o) => (o.metadata.labels = { 'deed.dev/run-id': 'r1' }), 'mutate-create-pod-by-admin.json');
     const response = review(body);
     assert.equal(response.response.allowed, true);
-    assert.equal(response.response.patch, undefined);
+    assert.deepEqual(decodePatch(response), [{ op: 'add', path: '/metadata/labels/deed.dev~1no-environment', value: 'true' }]);
   });
 });
 

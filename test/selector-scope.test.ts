@@ -25,6 +25,7 @@ const NONE: UserInfo = { username: 'stranger', groups: ['system:authenticated'],
 const MANAGER: UserInfo = { username: 'alpha-manager', groups: ['system:authenticated'], extra: {} };
 const ADMIN: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'], extra: {} };
 const DOES_NOT_EXIST = { key: ENV, operator: 'DoesNotExist' };
+const MARK = 'deed.dev/no-environment';
 
 /** Every row of the kind table with a pod selector: the rule reaches each. */
 const SELECTING = kindRows().filter((r): r is KindRow & { podSelector: NonNullable<KindRow['podSelector']> } => r.podSelector !== undefined);
@@ -134,13 +135,45 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
       refused(answer('validate', review(r, RUNNER_B, selecting(r))), /\[selector\.scope\] .*: a \w+ of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(the mutating webhook adds it; was it bypassed\?\)/);
     });
 
-    test(`a requester of no environment's unscoped ${r.kind} is refused, saying what to write; the break-glass administrator's is not`, () => {
-      const message =
-        r.podSelector.form === 'label-selector'
-          ? /\[selector\.scope\] [\w.]+: may select pods of any environment; stranger acts for none here: add matchExpressions \[\{key: deed\.dev\/environment, operator: DoesNotExist\}\]/
-          : /\[selector\.scope\] spec\.selector: may select pods of any environment; stranger acts for none here: a plain map can require labels but not exclude them/;
-      refused(answer('validate', review(r, NONE, selecting(r))), message);
+    test(`a requester of no environment's ${r.kind} that names no environment is stored selecting pods of no environment only, its templates marked to match`, () => {
+      const after = stored(r, NONE, selecting(r));
+      const want = r.podSelector.form === 'map' ? { app: 'lab', [MARK]: 'true' } : { matchLabels: { app: 'lab', [MARK]: 'true' } };
+      assert.deepEqual(get(after, r.podSelector.path), want);
+      for (const path of r.templates?.pods ?? []) assert.deepEqual(get(after, `${path}.metadata.labels`), { app: 'lab', [MARK]: 'true' }, path);
+      assert.equal(after.metadata.labels?.[ENV], undefined, 'the object itself is no environment\'s');
+    });
+
+    test(`a requester of no environment's unscoped ${r.kind} that arrives unmarked (the mutating webhook bypassed) is refused, saying what to write; the break-glass administrator's is not`, () => {
+      refused(
+        answer('validate', review(r, NONE, selecting(r))),
+        /\[selector\.scope\] [\w.]+: may select pods of any environment; stranger acts for none here: require deed\.dev\/no-environment: "true" \(the mutating webhook adds it when the selector names no environment; was it bypassed\?\) or deed\.dev\/environment: an environment it manages/,
+      );
       assert.equal(answer('validate', review(r, ADMIN, selecting(r))).allowed, true);
+    });
+
+    test(`a ${r.kind} UPDATE that drops the scope it was stored with (a server-side apply of the configuration as written) gets it back from the mutating webhook, selector and templates`, () => {
+      for (const [who, key, value] of [[NONE, MARK, 'true'], [RUNNER_B, ENV, 'beta']] as const) {
+        const before = stored(r, who, selecting(r));
+        const applied = structuredClone(before) as Spec;
+        put(applied, r.podSelector.path, structuredClone(get(selecting(r), r.podSelector.path)));
+        for (const path of r.templates?.pods ?? []) put(applied, `${path}.metadata.labels`, { app: 'lab' });
+        const body = review(r, who, applied as KubeObject, before);
+        const m = answer('mutate', body);
+        assert.equal(m.allowed, true, m.status?.message);
+        const after = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: m })).newDocument as Spec;
+        assert.deepEqual(get(after, r.podSelector.path), get(before, r.podSelector.path), `${key}: the selector as stored`);
+        for (const path of r.templates?.pods ?? []) assert.equal((get(after, `${path}.metadata.labels`) as Spec)[key], value, path);
+        const v = answer('validate', { ...body, request: { ...body.request, object: after as KubeObject } });
+        assert.equal(v.allowed, true, v.status?.message);
+      }
+    });
+
+    test(`a requester of no environment's ${r.kind} UPDATE that drops the mark is refused, saying to keep it`, () => {
+      const before = stored(r, NONE, selecting(r));
+      const after = structuredClone(before) as Spec;
+      const sel = get(after, r.podSelector.path) as Spec;
+      delete (r.podSelector.form === 'map' ? sel : sel.matchLabels)[MARK];
+      refused(answer('validate', review(r, NONE, after as KubeObject, before)), /\[selector\.scope\] .*keep deed\.dev\/no-environment: "true", which selects pods of no environment only/);
     });
   }
 
@@ -152,16 +185,47 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
       refused(answer('validate', review(r, MANAGER, selecting(r, { matchLabels: { app: 'lab', [ENV]: 'beta' } }))), /\[selector\.scope\]/);
     });
 
-  test("a Service's selector, a plain map, is admitted from a requester of no environment only empty or naming an environment it manages", () => {
+  test("a Service's selector, a plain map, from a requester of no environment: empty stays empty; one naming an environment it manages is kept as written", () => {
     const svc = row('Service');
-    assert.equal(answer('validate', review(svc, NONE, selecting(svc, {}))).allowed, true, 'empty: its endpoints are its own to manage');
+    assert.deepEqual(get(stored(svc, NONE, selecting(svc, {})), 'spec.selector'), {}, 'empty: its endpoints are its own to manage');
     assert.equal(answer('validate', review(svc, NONE, selecting(svc, null))).allowed, true);
-    refused(answer('validate', review(svc, NONE, selecting(svc))), /leave it empty \(and manage the endpoints yourself\), or require deed\.dev\/environment: an environment it manages/);
-    const managed = answer('validate', review(svc, MANAGER, selecting(svc, { app: 'lab', [ENV]: 'alpha' })));
-    assert.equal(managed.allowed, true, managed.status?.message);
+    assert.deepEqual(get(stored(svc, MANAGER, selecting(svc, { app: 'lab', [ENV]: 'alpha' })), 'spec.selector'), { app: 'lab', [ENV]: 'alpha' });
     refused(answer('validate', review(svc, MANAGER, selecting(svc, { app: 'lab', [ENV]: 'beta' }))), /\[selector\.scope\]/);
     const bound = answer('validate', review(svc, MANAGER, selecting(svc), undefined, 'sandbox-a'));
     assert.equal(bound.allowed, true, bound.status?.message);
+  });
+
+  test("a platform principal's selector may name environments; without one it is marked like any other of no environment", () => {
+    const platform: UserInfo = { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const ctx = { ...POLICY, platform: { users: [platform.username], groups: [] } };
+    const np = row('NetworkPolicy');
+    const every = { matchExpressions: [{ key: ENV, operator: 'Exists' }] };
+    const d = decide('validate', review(np, platform, selecting(np, every)), testContext(ctx));
+    assert.ok(d.kind === 'review' && d.response.response.allowed, 'a platform default for every environment');
+    refused(answer('validate', review(np, NONE, selecting(np, every))), /\[selector\.scope\]/);
+    const m = decide('mutate', review(np, platform, selecting(np)), testContext(ctx));
+    assert.ok(m.kind === 'review' && m.response.response.patch !== undefined, 'marked');
+  });
+
+  test("every pod of no environment is marked at CREATE, and no environment's pod may carry the mark", () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shared', labels: { app: 'lab' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } as KubeObject;
+    const podRow = { group: '', version: 'v1', kind: 'Pod', resource: 'pods' } as unknown as KindRow;
+    const body = review(podRow, NONE, pod);
+    const m = answer('mutate', body);
+    const after = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: m })).newDocument as KubeObject;
+    assert.deepEqual(after.metadata.labels, { app: 'lab', [MARK]: 'true' });
+    const marked = { ...pod, metadata: { ...pod.metadata, labels: { app: 'lab', [MARK]: 'true' } } } as KubeObject;
+    refused(answer('mutate', review(podRow, RUNNER_B, marked)), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment; an object of environment "beta" never carries it/);
+    const rs = row('ReplicaSet');
+    refused(answer('validate', review(rs, RUNNER_B, selecting(rs, undefined, { app: 'lab', [MARK]: 'true' }))), /\[stamp\.template\] spec\.template\.metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment/);
+  });
+
+  test("an environment's object never gains the mark after CREATE", () => {
+    const svc = row('Service');
+    const before = stored(svc, RUNNER_B, selecting(svc));
+    const after = structuredClone(before);
+    after.metadata.labels = { ...after.metadata.labels, [MARK]: 'true' };
+    refused(answer('validate', review(svc, RUNNER_B, after, before)), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: cannot be added to an object admitted without it/);
   });
 
   test("an environment's Service or PodDisruptionBudget without a selector selects nothing and is left so", () => {

@@ -127,11 +127,12 @@ describe('workloads are stamped at CREATE', () => {
     refused(answer('validate', body), /\[stamp\.missing\] metadata\.labels\["deed\.dev\/environment"\]: is "beta", expected "alpha"/);
   });
 
-  test('forged stamps on a Deployment are refused from a principal of no environment by the validating webhook, to which the mutating one leaves it unpatched', () => {
+  test('forged stamps on a Deployment are refused from a principal of no environment by the validating webhook, to which the mutating one leaves them as they are', () => {
     const body = review('Deployment', NOBODY, { operation: 'CREATE', object: workload('Deployment', forgedMeta), oldObject: null });
     const m = answer('mutate', body);
     assert.equal(m.allowed, true);
-    assert.equal(m.patch, undefined);
+    // Only the mark of no environment, in the selector and the template it must match (selector-scope.ts).
+    assert.deepEqual(decodePatch({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: m }).map((op) => op.path), ['/spec/selector/matchLabels/deed.dev~1no-environment', '/spec/template/metadata/labels/deed.dev~1no-environment']);
     refused(answer('validate', body), /\[stamp\.forged\] metadata\.annotations\["deed\.dev\/attestation"\]/);
   });
 });

@@ -82,16 +82,20 @@ export function stampedCreateMatch(): { resourceRules: V1RuleWithOperations[]; e
  * the validating webhook every later write, its status, and its scale (guard.custom-scale).
  */
 export function defaultRowRules(webhook: 'mutating' | 'validating'): V1RuleWithOperations[] {
-  return webhook === 'mutating' ? [everyResource(['CREATE'])] : [everyResource(['UPDATE', 'DELETE']), everyResource(['UPDATE'], ['*/status', '*/scale'])];
+  // The mutating webhook sees its selectors' UPDATEs too: it keeps their scope (selector-scope.ts, keepSelectorScope).
+  return webhook === 'mutating'
+    ? [everyResource(['CREATE']), ...webhookRules(['UPDATE'], rows((r) => r.podSelector !== undefined && r.door === undefined))]
+    : [everyResource(['UPDATE', 'DELETE']), everyResource(['UPDATE'], ['*/status', '*/scale'])];
 }
 
 /**
  * The mutating webhook stamps (and judges) at CREATE; everything after is the validating
  * webhook's. CREATE of the stamped kinds, and templates too: the ephemeral claims of an
- * environment's workloads get its stamps.
+ * environment's workloads get its stamps. And the UPDATEs of what has a pod selector, whose
+ * scope it keeps where a server-side apply drops what the webhook added.
  */
 export function mutatingRules(): V1RuleWithOperations[] {
-  return [...stampedKindRules(['CREATE']), ...workloadRules()];
+  return [...stampedKindRules(['CREATE']), ...webhookRules(['UPDATE'], rows((r) => r.podSelector !== undefined && r.door === 'object')), ...workloadRules()];
 }
 
 /**

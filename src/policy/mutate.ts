@@ -21,7 +21,7 @@ import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
-import { scopeSelector } from './selector-scope.js';
+import { keepSelectorScope, noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { doorOf } from './doors.js';
@@ -42,12 +42,17 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     const templates = mutateWorkload(req, door.workload, req.namespace, ctx);
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
+    if (templates.allowed && req.operation === 'UPDATE' && req.subResource === undefined && req.oldObject && req.object)
+      return withTemplateOps(keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy), templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
-    if (!('environment' in createIdentity(resolveRequester(req.userInfo, ctx.policy), req.namespace, {}, {}, ctx.policy))) return templates;
+    const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy);
+    if ('verdict' in gate) return gate.verdict.allowed ? withTemplateOps(patched(noEnvironmentScope(req.object!, req.resource, requester, ctx.policy)), templates) : templates;
     return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx), templates);
   }
-  // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's.
+  // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
+  // the scope a selector was stored with, which an apply may drop (selector-scope.ts).
+  if (req.operation === 'UPDATE' && req.subResource === undefined && req.oldObject && req.object) return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy);
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
@@ -81,7 +86,11 @@ function stampControllerMade(req: AdmissionRequest, door: ReturnType<typeof door
   const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx);
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   const bare = withoutStamps(obj, ctx.policy);
-  if (made.environment === undefined) return patched(stampPatch(obj, bare.metadata.labels ?? {}, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
+  if (made.environment === undefined) {
+    // A pod of no environment is marked as such (selector-scope.ts), whatever its template says.
+    const labels = row.kind === 'Pod' ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
+    return patched(stampPatch(obj, labels, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
+  }
   return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), obj, true);
 }
 
@@ -107,12 +116,20 @@ function stampCreate(
   // Every finding goes through the rules' modes, here as on the validating side: a gate
   // rule set to warn lets the object through, unstamped (it acts for no environment here).
   const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy);
-  if ('verdict' in gate) return enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
+  if ('verdict' in gate) {
+    const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
+    // Allowed, it acts for no environment here: its pods and selectors are marked as such.
+    return verdict.allowed && requester.environment.kind === 'none' && !controllerMade ? patched(noEnvironmentScope(obj, req.resource, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
+  }
   const { environment } = gate;
 
   const findings: Finding[] = [];
   const warnings: string[] = [];
   const runner = requester.runner;
+  // The mark of pods of no environment is never an environment's (selector-scope.ts).
+  const unmarked = entryOf(labels, keys.noEnvironment);
+  if (unmarked !== undefined)
+    findings.push({ rule: RULES.stampConflict.id, path: labelPath(keys.noEnvironment), message: `marks pods of no environment; an object of environment "${environment}" never carries it` });
 
   // Deadline from the client budget, the margin and the cap.
   const deadline = policyDeadline(entryOf(annotations, keys.maxDuration), ctx.policy.config.deadline);

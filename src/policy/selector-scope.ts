@@ -12,19 +12,23 @@
 // the selector. A requester of no environment (a manager, an operator tool) scopes its own:
 // a term for an environment it manages, or `<prefix>/environment DoesNotExist` (no
 // environment's pods). A plain map (a Service's, a ReplicationController's) can require a
-// label but never exclude one, so from such a requester it names an environment it manages,
-// or stays empty. A manager's selector in a namespace bound to its environment, and a
-// break-glass or system principal's, may select anything.
+// label but never exclude one. So Deed marks the other side: every pod of no environment
+// gets `<prefix>/no-environment: "true"` at CREATE (an environment's object never carries
+// it), and a selector of no environment that names no environment gets the same label
+// added at CREATE (and its pod templates too): a Helm chart's Service and Deployment keep
+// selecting each other's pods, and never an environment's, however its pods are labelled.
+// A manager's selector in a namespace bound to its environment, and a break-glass or system
+// principal's, may select anything; a platform principal's may name environments.
 import { isDeepStrictEqual } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
-import type { Finding, PatchOperation } from '../admission/verdict.js';
+import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { createIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
 import { ownershipOfObject } from './ownership.js';
 import { environmentId, type Requester } from './requester/identity.js';
-import { isManager, isTrusted } from './requester/principals.js';
+import { isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 import { entryOf, field, isRec, recs, stringMap, text, type Rec } from './unstructured.js';
 
@@ -140,6 +144,72 @@ export function scopeSelector(obj: KubeObject, resource: Resource, environment: 
   return { ops: findings.length > 0 ? [] : ops, findings };
 }
 
+/** Whether the selector has a term on the environment key (any operator): it names environments. */
+function namesEnvironment(selector: Rec, site: Site, key: string): boolean {
+  if (entryOf(required(selector, site), key) !== undefined) return true;
+  return site.form !== 'map' && recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === key);
+}
+
+/**
+ * The mutating side, at CREATE by a requester acting for no environment (system principals
+ * excepted: what they create is the cluster's): a pod gets `<prefix>/no-environment: "true"`;
+ * a selector that names no environment gets it too, and so do the labels of the pod
+ * templates that must match it. So the selector selects pods of no environment only, and no
+ * environment's pod can join it (it can never carry the label).
+ */
+export function noEnvironmentScope(obj: KubeObject, resource: Resource, requester: Requester, policy: Policy): PatchOperation[] {
+  if (isSystem(requester, policy)) return [];
+  const { noEnvironment: mark, environment: key } = policy.keys;
+  if (kindRow(resource)?.kind === 'Pod') {
+    const op = setOp(obj, ['metadata', 'labels', mark], 'true');
+    return op === undefined ? [] : [op];
+  }
+  const site = siteOf(resource);
+  if (site === undefined) return [];
+  const sel = written(obj, site);
+  if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
+  if (sel.state === 'set' && namesEnvironment(sel.selector, site, key)) return [];
+  const at = site.path.split('.');
+  const ops: Array<PatchOperation | undefined> = [
+    sel.state === 'unset'
+      ? setOp(obj, at, site.form === 'map' ? { [mark]: 'true' } : { matchLabels: { [mark]: 'true' } })
+      : setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), mark], 'true'),
+  ];
+  for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(setOp(obj, [...template.split('.'), 'metadata', 'labels', mark], 'true'));
+  return ops.filter((op) => op !== undefined);
+}
+
+/**
+ * The mutating side, on UPDATE: the scope a selector was stored with (its environment's
+ * label, or the mark of no environment), put back where the write dropped it, and into the
+ * pod templates that must match. A server-side apply whose configuration never named what
+ * the webhook added removes it on the next apply (the applier owns the fields admission
+ * wrote): an immutable selector would then refuse the apply, a mutable one leave its scope.
+ * A value changed to another stays: the validating side judges it.
+ */
+export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Resource, policy: Policy): Verdict {
+  const site = siteOf(resource);
+  if (site === undefined) return allowed();
+  const [before, after] = [written(old, site), written(obj, site)];
+  if (before.state !== 'set' || after.state !== 'set') return allowed();
+  const at = site.path.split('.');
+  const ops: Array<PatchOperation | undefined> = [];
+  const kept: string[] = [];
+  for (const key of [policy.keys.environment, policy.keys.noEnvironment]) {
+    const value = entryOf(required(before.selector, site), key);
+    if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
+    kept.push(`${key}: ${JSON.stringify(value)}`);
+    ops.push(setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), key], value));
+    for (const template of site.templates) {
+      const metadata = valueAt(obj, `${template}.metadata`);
+      if (isRec(valueAt(obj, template)) && entryOf(stringMap(isRec(metadata) ? metadata : undefined, 'labels'), key) === undefined)
+        ops.push(setOp(obj, [...template.split('.'), 'metadata', 'labels', key], value));
+    }
+  }
+  const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
+  return patched(ops.filter((op) => op !== undefined), warnings);
+}
+
 /**
  * The environment a write's selector is judged for: the requester's at CREATE (undefined:
  * none), the object's stamps' on UPDATE (else the requester's); `skip` where the object is
@@ -189,11 +259,15 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   }
   const bound = policy.envByBoundNamespace.get(namespace);
   if (bound !== undefined && isManager(requester, bound, policy)) return [];
+  // Pods of no environment only: no environment's pod carries the mark.
+  if (entryOf(required(selector, site), policy.keys.noEnvironment) === 'true') return [];
+  if (isPlatform(requester, policy) && namesEnvironment(selector, site, key)) return [];
   const scope = scopeOf(selector, site, key);
   if (scope !== undefined && scope.every((env) => isManager(requester, env, policy))) return [];
+  const mark = `${policy.keys.noEnvironment}: "true"`;
   const what =
-    site.form === 'label-selector'
-      ? `add matchExpressions [{key: ${key}, operator: DoesNotExist}] (or ${key}: an environment it manages)`
-      : `a plain map can require labels but not exclude them: ${site.unset === 'none' ? 'leave it empty (and manage the endpoints yourself)' : 'use a kind whose selector has matchExpressions, with [{key: ' + key + ', operator: DoesNotExist}]'}, or require ${key}: an environment it manages`;
+    req.operation === 'CREATE'
+      ? `require ${mark} (the mutating webhook adds it when the selector names no environment; was it bypassed?) or ${key}: an environment it manages`
+      : `keep ${mark}, which selects pods of no environment only, or require ${key}: an environment it manages`;
   return [{ rule: RULES.selectorScope.id, path: site.path, message: `may select pods of any environment; ${requester.username} acts for none here: ${what}` }];
 }

@@ -12,6 +12,11 @@ export function isTrusted(requester: Requester, policy: Policy): boolean {
   );
 }
 
+/** System controllers alone (not break-glass): what they create Deed stamps nothing on. */
+export function isSystem(requester: Requester, policy: Policy): boolean {
+  return policy.systemUsers.has(requester.username) || requester.groups.some((g) => policy.systemGroups.has(g));
+}
+
 /**
  * The platform's own principals (`platform`, by default the group system:masters: whoever
  * installs and upgrades Deed, and the deployers the platform declares): they switch the review

@@ -5,7 +5,7 @@ import { entryOf } from '../unstructured.js';
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
-import { annotationPath, labelPath, sameReference } from '../stamps/identity-stamps.js';
+import { annotationPath, isManaged, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
 
 /** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */
@@ -26,7 +26,9 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
       findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
     }
   };
-  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)], labelPath);
+  // An environment's object never gains the mark of pods of no environment (selector-scope.ts); on others it is theirs to keep.
+  const marks = isManaged(oldObj.metadata.labels, keys) ? [keys.noEnvironment] : [];
+  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.

@@ -29,6 +29,9 @@ export function stampIntegrity(obj: KubeObject, kind: StampRow, namespace: strin
     const got = entryOf(labels, k);
     if (got !== v) findings.push({ rule, path: labelPath(k), message: `is ${describe(got)}, expected ${describe(v)}; ${HINT}` });
   }
+  // The mark of pods of no environment (selector-scope.ts) would let selectors of no environment reach it.
+  if (entryOf(labels, keys.noEnvironment) !== undefined)
+    findings.push({ rule: RULES.stampConflict.id, path: labelPath(keys.noEnvironment), message: `marks pods of no environment; an object of environment "${environment}" never carries it` });
   const owner = entryOf(annotations, keys.owner);
   if (owner !== want.owner) findings.push({ rule, path: annotationPath(keys.owner), message: `is ${describe(owner)}, expected ${describe(want.owner)}; ${HINT}` });
   const nonce = entryOf(annotations, keys.createNonce);

@@ -26,6 +26,12 @@ export interface StampKeys {
   terminal: string;
   /** Annotation naming the coordination.k8s.io Lease, in the object's namespace, that tracks its run: set at CREATE only, attested, frozen. */
   runLease: string;
+  /**
+   * Label `"true"` Deed writes on every pod of no environment, and into the pod selectors (and
+   * their templates) of requesters acting for none, so those select no environment's pods
+   * (selector-scope.ts). An environment's object never carries it.
+   */
+  noEnvironment: string;
 }
 
 export function stampKeys(prefix: string): StampKeys {
@@ -43,6 +49,7 @@ export function stampKeys(prefix: string): StampKeys {
     workspace: `${prefix}/workspace`,
     terminal: `${prefix}/terminal`,
     runLease: `${prefix}/run-lease`,
+    noEnvironment: `${prefix}/no-environment`,
   };
 }
 

@@ -16,6 +16,11 @@
   apiVersions: ["v1"]
   resources: ["leases"]
   scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["networking.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["networkpolicies"]
+  scope: Namespaced
 - operations: ["CREATE", "UPDATE"]
   apiGroups: ["apps"]
   apiVersions: ["v1"]
@@ -106,6 +111,16 @@
   apiGroups: ["*"]
   apiVersions: ["*"]
   resources: ["*"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["services"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["policy"]
+  apiVersions: ["v1"]
+  resources: ["poddisruptionbudgets"]
   scope: Namespaced
 {{- end -}}
 
