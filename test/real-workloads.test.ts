@@ -47,11 +47,30 @@ const byKind = (list: KubeObject[], kind: string) => list.find((o) => o.kind ===
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- reading deep into specs
 const spec = (o: KubeObject): Record<string, any> => o.spec as Record<string, any>;
 
+describe("real workloads, as a declared platform deployer sends them into a namespace environments share", () => {
+  test('pass deed review as written: nothing stamped; what selects pods selects pods of no environment only, and the templates match', async () => {
+    const platformFile = join(dir, 'platform.yaml');
+    writeFileSync(platformFile, stringify({ ...FIXTURE_POLICY, platform: { users: ['system:serviceaccount:argocd:argocd-application-controller'], groups: ['system:masters'] } }));
+    const run = await deed(['review', '-f', REAL_WORLD, '-n', 'shared', '--as', 'system:serviceaccount:argocd:argocd-application-controller', '--config', platformFile]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /^10 objects: 10 allowed, 0 denied, 0 warnings$/m);
+    const out = objects(run.stdout);
+    const MARK = 'deed.dev/no-environment';
+    assert.ok(out.every((o) => o.metadata.labels?.['deed.dev/environment'] === undefined), 'nothing is stamped');
+    const named = (kind: string, name: string) => out.find((o) => o.kind === kind && o.metadata.name === name)!;
+    assert.deepEqual(spec(named('Service', 'web')).selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web', [MARK]: 'true' });
+    assert.deepEqual(spec(named('Deployment', 'web')).selector.matchLabels[MARK], 'true');
+    assert.deepEqual(spec(named('Deployment', 'web')).template.metadata.labels[MARK], 'true');
+    assert.deepEqual(spec(named('NetworkPolicy', 'default-deny-ingress')).podSelector, { matchLabels: { [MARK]: 'true' } });
+    assert.equal(named('Pod', 'web-test-connection').metadata.labels?.[MARK], 'true');
+  });
+});
+
 describe("real workloads, as an environment's runner sends them", { concurrency: 3 }, () => {
   test('pass deed review as written: stamped, no denial, no warning; the templates keep automount unset, the test hook its restartPolicy', async () => {
     const run = await deed(['review', '-f', REAL_WORLD, '-n', 'sandbox-a', ...RUNNER_A, '--config', policyFile]);
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stderr, /^4 objects: 4 allowed, 0 denied, 0 warnings$/m);
+    assert.match(run.stderr, /^10 objects: 10 allowed, 0 denied, 0 warnings$/m);
     assert.doesNotMatch(run.stderr, /warning: |denied \[/);
     const out = objects(run.stdout);
     assert.ok(out.every((o) => o.metadata.labels?.['deed.dev/environment'] === 'alpha'), 'every object is stamped as alpha\'s');

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { attested, collectionPaths, eventually, KEYS, label } from '../objects.js';
+import { attested, collectionPaths, eventually, KEYS, label, sandboxPod } from '../objects.js';
+import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
 
@@ -19,9 +20,16 @@ import type { Tools } from './admission.js';
 type Spec = Record<string, any>;
 
 const NS = 'real-workloads';
-const PATH = collectionPaths(['Pod', 'Service', 'Deployment', 'StatefulSet', 'PersistentVolumeClaim'] as const);
+const PATH = collectionPaths(['Pod', 'Service', 'Deployment', 'StatefulSet', 'PersistentVolumeClaim', 'ServiceAccount', 'PodDisruptionBudget', 'NetworkPolicy'] as const);
 type Kind = keyof typeof PATH;
 const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures', 'real-world');
+const RUNNER_FILES = ['helm-test-connection.yaml', 'nginx-deployment.yaml', 'web-statefulset.yaml'];
+/** Every fixture: what a platform's GitOps or Helm installs into a shared, opted-in namespace. */
+const DEPLOYER_FILES = [...RUNNER_FILES, 'helm-create-web.yaml', 'zookeeper-pdb.yaml', 'default-deny-ingress.yaml'];
+/** The declared deployer (E2E_POLICY's `platform.users`), and the namespace it shares with alpha. */
+const DEPLOYER_NS = 'real-workloads-shared';
+const MARK = 'deed.dev/no-environment';
+const APPLY = 'application/apply-patch+yaml';
 
 function manifests(file: string): Spec[] {
   return parseAllDocuments(readFileSync(join(FIXTURES, file), 'utf8')).map((d) => d.toJS() as Spec);
@@ -64,7 +72,7 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       await eventually(`the default service account of ${NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
       if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       await eventually('RBAC lets alpha\'s runner create pods there', async () => (await s.api(s.runnerA.identity, 'POST', `${PATH.Pod(NS)}?dryRun=All`, manifests('helm-test-connection.yaml')[0])).status === 201);
-      for (const file of ['helm-test-connection.yaml', 'nginx-deployment.yaml', 'web-statefulset.yaml'])
+      for (const file of RUNNER_FILES)
         for (const obj of manifests(file)) {
           const answer = await s.api(s.runnerA.identity, 'POST', PATH[obj.kind as Kind](NS), obj);
           assert.equal(answer.status, 201, `${obj.kind} ${obj.metadata.name}: ${answer.text}`);
@@ -108,6 +116,114 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       const claim = await get(s, 'PersistentVolumeClaim', 'www-web-0');
       assert.equal(label(claim, KEYS.environment), 'alpha', "the StatefulSet's claim is alpha's");
       assert.ok(attested(s, claim), "the claim's attestation verifies");
+    });
+  });
+
+  describe('real workloads pass as they are written, installed by a declared platform deployer into a namespace alpha shares', () => {
+    let deployer: Identity;
+    const stored: Partial<Record<string, Spec>> = {};
+    const ok = (what: string, a: { status: number; text: string }) => {
+      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+    };
+    const get = async (s: Suite, kind: Kind, name: string) => (await s.api(s.admin, 'GET', `${PATH[kind](DEPLOYER_NS)}/${name}`)).body as Spec;
+    const selected = async (s: Suite, selector: Record<string, string>): Promise<string[]> => {
+      const q = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',');
+      const items: Spec[] = (await s.api(s.admin, 'GET', `${PATH.Pod(DEPLOYER_NS)}?labelSelector=${encodeURIComponent(q)}`)).body.items ?? [];
+      return items.map((p) => p.metadata.name as string).sort();
+    };
+
+    before(async () => {
+      const s = suite();
+      deployer = await s.newIdentity('platform', 'deployer');
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEPLOYER_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        metadata: { name: 'e2e-real-workloads-deployer' },
+        rules: [
+          { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'services', 'serviceaccounts'], verbs: ['*'] },
+          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['*'] },
+          { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
+        ],
+      }));
+      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${DEPLOYER_NS}/rolebindings`, {
+        metadata: { name: 'e2e-real-workloads-deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-real-workloads-deployer' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'deployer' }, { kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
+      }));
+      await eventually(`the default service account of ${DEPLOYER_NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
+      if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await eventually('RBAC lets the deployer create there', async () => (await s.api(deployer, 'POST', `${PATH.ServiceAccount(DEPLOYER_NS)}?dryRun=All`, { metadata: { name: 'probe' } })).status === 201);
+      // alpha's pod, labelled as the charts' selectors select: it tries to join their Services, budgets and workloads.
+      const lure = sandboxPod('lure') as Spec;
+      lure.metadata.labels = { app: 'nginx', 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web', 'app.kubernetes.io/component': 'web' };
+      const planted = await s.api(s.runnerA.identity, 'POST', PATH.Pod(DEPLOYER_NS), lure);
+      assert.equal(planted.status, 201, planted.text);
+      // In Helm's install order: the ServiceAccount before what runs as it.
+      const docs = DEPLOYER_FILES.flatMap(manifests).sort((a, b) => Number(b.kind === 'ServiceAccount') - Number(a.kind === 'ServiceAccount'));
+      for (const obj of docs) {
+        const answer = await s.api(deployer, 'POST', PATH[obj.kind as Kind](DEPLOYER_NS), obj);
+        assert.equal(answer.status, 201, `${obj.kind} ${obj.metadata.name}: ${answer.text}`);
+        stored[`${obj.kind}/${obj.metadata.name}`] = answer.body as Spec;
+      }
+    });
+
+    test('each is stored as written, no environment\'s: what selects pods selects pods of no environment only, and the templates match', () => {
+      for (const [key, obj] of Object.entries(stored)) assert.equal(obj!.metadata.labels?.[KEYS.environment], undefined, key);
+      assert.deepEqual(stored['Service/web']!.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web', [MARK]: 'true' });
+      assert.deepEqual(stored['Service/nginx']!.spec.selector, { app: 'nginx', [MARK]: 'true' });
+      for (const key of ['Deployment/web', 'Deployment/nginx-deployment', 'StatefulSet/web']) {
+        const obj = stored[key]!;
+        assert.equal(obj.spec.selector.matchLabels[MARK], 'true', key);
+        assert.equal(obj.spec.template.metadata.labels[MARK], 'true', key);
+        assert.equal(obj.spec.template.spec.automountServiceAccountToken, undefined, `${key}: automount as written`);
+      }
+      assert.deepEqual(stored['PodDisruptionBudget/zk-pdb']!.spec.selector, { matchLabels: { app: 'zookeeper', [MARK]: 'true' } });
+      assert.deepEqual(stored['NetworkPolicy/default-deny-ingress']!.spec.podSelector, { matchLabels: { [MARK]: 'true' } });
+      assert.equal(stored['Pod/web-test-connection']!.metadata.labels?.[MARK], 'true', 'a pod of no environment is marked');
+    });
+
+    test("the Services select the deployer's pods and never alpha's, however alpha labels its pod; alpha's pod carries no mark", { skip: needsControllers }, async () => {
+      const s = suite();
+      await eventually('the Deployments\' and the StatefulSet\'s pods', async () => (await selected(s, { app: 'nginx' })).length >= 4, 60_000);
+      const lure = (await s.api(s.admin, 'GET', `${PATH.Pod(DEPLOYER_NS)}/lure`)).body as Spec;
+      assert.equal(lure.metadata.labels[KEYS.environment], 'alpha');
+      assert.equal(lure.metadata.labels[MARK], undefined);
+      for (const name of ['web', 'nginx']) {
+        const picked = await selected(s, (await get(s, 'Service', name)).spec.selector);
+        assert.ok(picked.length > 0 && !picked.includes('lure'), `Service ${name} selects ${picked.join(', ')}`);
+      }
+      assert.ok((await selected(s, { app: 'nginx' })).includes('lure'), 'alpha\'s pod does carry the label the Services name');
+    });
+
+    test('server-side apply and a Helm-style patch of the deployer\'s Deployment keep working: the immutable selector keeps its mark', async () => {
+      const s = suite();
+      const [web] = manifests('helm-create-web.yaml').filter((o) => o.kind === 'Deployment');
+      const applied: Spec = { ...web!, metadata: { ...web!.metadata, name: 'web-applied' } };
+      const first = await s.api(deployer, 'PATCH', `${PATH.Deployment(DEPLOYER_NS)}/web-applied?fieldManager=argocd-controller&force=true`, applied, APPLY);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.spec.selector.matchLabels[MARK], 'true');
+      const again = await s.api(deployer, 'PATCH', `${PATH.Deployment(DEPLOYER_NS)}/web-applied?fieldManager=argocd-controller&force=true`, applied, APPLY);
+      assert.equal(again.status, 200, `the same apply again: ${again.text}`);
+      const bumped = structuredClone(applied);
+      bumped.spec.template.spec.containers[0].image = 'nginx:1.16.1';
+      const upgraded = await s.api(deployer, 'PATCH', `${PATH.Deployment(DEPLOYER_NS)}/web-applied?fieldManager=argocd-controller&force=true`, bumped, APPLY);
+      assert.equal(upgraded.status, 200, `an upgrade by apply: ${upgraded.text}`);
+      assert.equal(upgraded.body.spec.selector.matchLabels[MARK], 'true');
+      const patched = await s.api(deployer, 'PATCH', `${PATH.Deployment(DEPLOYER_NS)}/web`, { spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx:1.16.1' }] } } } }, 'application/strategic-merge-patch+json');
+      assert.equal(patched.status, 200, `helm upgrade's patch: ${patched.text}`);
+      assert.equal(patched.body.spec.template.metadata.labels[MARK], 'true');
+    });
+
+    test("alpha may not mark its own pod to join the deployer's Services", async () => {
+      const s = suite();
+      const answer = await s.api(s.runnerA.identity, 'PATCH', `${PATH.Pod(DEPLOYER_NS)}/lure`, { metadata: { labels: { [MARK]: 'true' } } }, 'application/merge-patch+json');
+      assert.equal(answer.status, 403, answer.text);
+      assert.match(answer.body.message, /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: cannot be added to an object admitted without it/);
+      const marked = sandboxPod('marked') as Spec;
+      marked.metadata.labels = { app: 'nginx', [MARK]: 'true' };
+      const created = await s.api(s.runnerA.identity, 'POST', PATH.Pod(DEPLOYER_NS), marked);
+      assert.equal(created.status, 403, created.text);
+      assert.match(created.body.message, /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment/);
     });
   });
 }

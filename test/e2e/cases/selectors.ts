@@ -5,8 +5,8 @@
 // would stall alpha's evictions (a node drain); beta's ReplicaSet of zero replicas selecting
 // every pod with an `app` label, which would adopt alpha's live sandbox pods and delete
 // them; beta's Service, which would route traffic to alpha's pods. Each is refused, or
-// scoped to beta's pods. A principal of no environment is told what to write; alpha's own
-// selectors keep working.
+// scoped to beta's pods. A principal of no environment's selectors are marked to select pods
+// of no environment only; alpha's own selectors keep working.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject, OwnerReference } from '../../../src/admission/types.js';
@@ -125,10 +125,14 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       const evicted = await s.api(alpha, 'POST', `${PATHS.Pod(NS)}/alpha-drained/eviction`, eviction('alpha-drained'));
       assert.equal(evicted.status, 201, evicted.text);
       await eventually("alpha's pod is gone", async () => (await getPod(s, 'alpha-drained')).status === 404);
-      // Nor can beta widen its budget to alpha's pods afterwards.
+      // Nor can beta widen its budget to alpha's pods afterwards: a write that drops its
+      // environment gets it back (as a server-side apply would drop it); one that names another is refused.
       const widened = await s.api(beta, 'PATCH', `${PATH.PodDisruptionBudget(NS)}/beta-budget`, { spec: { selector: { matchLabels: { [ENV]: null } } } }, MERGE);
-      assert.equal(widened.status, 403, widened.text);
-      assert.match(widened.body.message, /\[selector\.scope\] spec\.selector\.matchLabels\["deed\.dev\/environment"\]: a PodDisruptionBudget of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
+      assert.equal(widened.status, 200, widened.text);
+      assert.equal(widened.body.spec.selector.matchLabels[ENV], 'beta', 'the environment is kept');
+      const aimed = await s.api(beta, 'PATCH', `${PATH.PodDisruptionBudget(NS)}/beta-budget`, { spec: { selector: { matchLabels: { [ENV]: 'alpha' } } } }, MERGE);
+      assert.equal(aimed.status, 403, aimed.text);
+      assert.match(aimed.body.message, /\[selector\.scope\] spec\.selector\.matchLabels\["deed\.dev\/environment"\]: a PodDisruptionBudget of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
     });
 
     test("beta's ReplicaSet of zero replicas selecting every pod with an app label adopts none of alpha's live sandbox pods, and they stay", async () => {
@@ -151,8 +155,12 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       const rc = await create(s, beta, PATH.ReplicationController(NS), { apiVersion: 'v1', kind: 'ReplicationController', metadata: { name: 'beta-rc' }, spec: { replicas: 0, selector: { app: 'rc' }, template: { metadata: { labels: { app: 'rc' } }, spec: POD } } });
       assert.deepEqual(rc.spec.selector, { app: 'rc', [ENV]: 'beta' });
       const dropped = await s.api(beta, 'PATCH', `${PATH.ReplicationController(NS)}/beta-rc`, { spec: { selector: { [ENV]: null } } }, MERGE);
-      assert.equal(dropped.status, 403, dropped.text);
-      assert.match(dropped.body.message, /\[selector\.scope\] spec\.selector\["deed\.dev\/environment"\]: a ReplicationController of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
+      assert.equal(dropped.status, 200, dropped.text);
+      assert.deepEqual(dropped.body.spec.selector, { app: 'rc', [ENV]: 'beta' }, 'beta\'s label is kept');
+      // Aimed at alpha's pods, selector and template alike (the API server refuses a selector its template does not match).
+      const aimed = await s.api(beta, 'PATCH', `${PATH.ReplicationController(NS)}/beta-rc`, { spec: { selector: { [ENV]: 'alpha' }, template: { metadata: { labels: { [ENV]: 'alpha' } } } } }, MERGE);
+      assert.equal(aimed.status, 403, aimed.text);
+      assert.match(aimed.body.message, /\[selector\.scope\] spec\.selector\["deed\.dev\/environment"\]: a ReplicationController of environment "beta" selects only its pods: deed\.dev\/environment must be "beta" \(it is frozen after CREATE\)/);
       // And for a while after: alpha's pods keep their owner references and are not deleted.
       const until = Date.now() + 5_000;
       while (Date.now() < until) {
@@ -177,12 +185,25 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.deepEqual((await s.api(s.admin, 'GET', `${PATH.Service(NS)}/beta-svc`)).body.spec.selector, { app: 'lab-1', [ENV]: 'beta' });
     });
 
-    test('a principal of no environment writing an unscoped PodDisruptionBudget, Deployment or Service selector is refused, told what to write; what it writes scoped is stored as written', async () => {
+    test('a principal of no environment writing an unscoped PodDisruptionBudget, Deployment or Service gets it marked: it selects pods of no environment only, never alpha\'s; what it writes scoped is stored as written', async () => {
       const s = suite();
-      const what = /may select pods of any environment; system:serviceaccount:platform:selector-intruder acts for none here: add matchExpressions \[\{key: deed\.dev\/environment, operator: DoesNotExist\}\]/;
-      await refused(s, intruder, PATH.PodDisruptionBudget(NS), pdb('wide-budget', { matchLabels: { app: 'lab-1' } }), what);
-      await refused(s, intruder, PATH.Deployment(NS), deployment('wide-deploy', { matchLabels: { app: 'wide-deploy' } }, 0), what);
-      await refused(s, intruder, PATH.Service(NS), service('wide-svc', { app: 'lab-1' }), /\[selector\.scope\] spec\.selector: may select pods of any environment; .* a plain map can require labels but not exclude them: leave it empty/);
+      const MARK = 'deed.dev/no-environment';
+      const budget = await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('wide-budget', { matchLabels: { app: 'lab-1' } }));
+      assert.deepEqual(budget.spec.selector, { matchLabels: { app: 'lab-1', [MARK]: 'true' } });
+      const deploy = await create(s, intruder, PATH.Deployment(NS), deployment('wide-deploy', { matchLabels: { app: 'wide-deploy' } }, 0));
+      assert.deepEqual(deploy.spec.selector, { matchLabels: { app: 'wide-deploy', [MARK]: 'true' } });
+      assert.equal(deploy.spec.template.metadata.labels[MARK], 'true');
+      const svc = await create(s, intruder, PATH.Service(NS), service('wide-svc', { app: 'lab-1' }));
+      assert.deepEqual(svc.spec.selector, { app: 'lab-1', [MARK]: 'true' });
+      // What the Service and the budget select, as the API server selects: not alpha's lab-1.
+      const picked = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}?labelSelector=${encodeURIComponent(`app=lab-1,${MARK}=true`)}`)).body.items as Spec[];
+      assert.deepEqual(picked.map((p) => p.metadata.name), []);
+      const labelled = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}?labelSelector=app%3Dlab-1`)).body.items as Spec[];
+      assert.ok(labelled.some((p) => p.metadata.labels[ENV] === 'alpha'), 'though alpha\'s pods carry app: lab-1');
+      await eventually('the disruption controller counts no pod for the budget', async () => (await s.api(s.admin, 'GET', `${PATH.PodDisruptionBudget(NS)}/wide-budget`)).body.status?.expectedPods === 0, 30_000);
+      const unmarked = await s.api(intruder, 'PATCH', `${PATH.Service(NS)}/wide-svc`, { spec: { selector: { app: 'lab-1', [MARK]: null } } }, MERGE);
+      assert.equal(unmarked.status, 200, unmarked.text);
+      assert.deepEqual(unmarked.body.spec.selector, { app: 'lab-1', [MARK]: 'true' }, 'the mark is kept');
       const excluding = { matchLabels: { app: 'platform-tool' }, matchExpressions: [{ key: ENV, operator: 'DoesNotExist' }] };
       assert.deepEqual((await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('tool-budget', excluding))).spec.selector, excluding);
       assert.deepEqual((await create(s, intruder, PATH.Deployment(NS), deployment('tool-deploy', excluding, 0, { app: 'platform-tool' }))).spec.selector, excluding);
