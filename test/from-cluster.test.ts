@@ -166,7 +166,7 @@ describe('deed reap without --config or --attestation-key', () => {
       /^the attestation key ring of ConfigMap deed-system\/deed-policy is not there: no Secret deed-system\/deed-attestation; pass --attestation-secret NAME .*, or --attestation-key FILE$/,
     ],
     [
-      'RBAC refuses the Secret (the reaper\'s own account has no read of it): names --attestation-key',
+      'RBAC refuses the Secret to the caller: names --attestation-key',
       () => server.faults.push({ method: 'GET', path: /\/secrets\/deed-attestation$/, answer: { status: 403, reason: 'Forbidden', message: 'secrets "deed-attestation" is forbidden' } }),
       ['--as', REAPER],
       /^cannot read the attestation key ring \(Secret deed-system\/deed-attestation\): get secret deed-system\/deed-attestation: HTTP 403: secrets "deed-attestation" is forbidden; it is read as the kubeconfig's own identity, not as --as: .*--attestation-key FILE/,

@@ -7,9 +7,9 @@
 // --release), so a release of any name, or with a fullnameOverride, is found.
 //
 // Both are read as the kubeconfig's own identity, never as --as: the reaper's CronJob gets
-// them from its mounted volume, not through its RBAC (which has no read of them), so a dry
-// run --as the reaper's service account reads them as the administrator who runs it and
-// sweeps as the reaper. Key material never leaves this module but as a KeyRing: no message
+// them from its mounted volume, not through the API (a reaper confined to namespaces has no
+// read of Deed's namespace at all), so a dry run --as the reaper's service account reads them
+// as the administrator who runs it and sweeps as the reaper. Key material never leaves this module but as a KeyRing: no message
 // quotes it.
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { parseConfigText } from '../config/load.js';
