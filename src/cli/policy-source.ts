@@ -46,7 +46,7 @@ export function addFromClusterOptions(command: Command): Command {
     )
     .addOption(new Option('--release <name>', "with --from-cluster, the install's Helm release (its app.kubernetes.io/instance label), where a namespace holds several").argParser(parseRelease).conflicts('config'))
     .addOption(
-      new Option('--attestation-secret <name>', "with --from-cluster, the key Secret's name, when it is not the policy ConfigMap's with -attestation for -policy (the chart's attestation.existingSecret)")
+      new Option('--attestation-secret <name>', "with --from-cluster, the key Secret, when it is not NAME-attestation beside the policy ConfigMap NAME-policy (the chart's attestation.existingSecret)")
         .argParser(parseSecretName)
         .conflicts(['config', 'attestationKey']),
     );
