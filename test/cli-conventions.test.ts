@@ -330,9 +330,12 @@ describe('deed version and deed completion', () => {
 });
 
 describe('an error names the command that hit it, and stands alone', () => {
+  // Without any policy file the commands read the installed one (test/from-cluster.test.ts).
+  const keyless = join(dir, 'keyless-policy.yaml');
+  writeFileSync(keyless, 'environments:\n  - id: default\n    groups: ["system:serviceaccounts"]\n');
   for (const [command, args] of [['audit', ['audit']], ['keys usage', ['keys', 'usage']], ['reap', ['reap', '--environment', 'default']]] as const) {
-    test(`deed ${command} without an attestation key says that ${command} needs one`, () => {
-      const run = deed([...args, '--kubeconfig', '/nonexistent/kubeconfig']);
+    test(`deed ${command} with a policy file that names no attestation key says that ${command} needs one`, () => {
+      const run = deed([...args, '--config', keyless, '--kubeconfig', '/nonexistent/kubeconfig']);
       assert.equal(run.status, 2);
       assert.equal(run.stderr, `deed: ${command} needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE\n`);
     });

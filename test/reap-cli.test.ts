@@ -20,12 +20,14 @@ const dir = mkdtempSync(join(tmpdir(), 'deed-reap-'));
 const kubeconfig = join(dir, 'kubeconfig');
 const keyFile = join(dir, 'attestation-key');
 const policyFile = join(dir, 'policy.yaml');
+const keylessPolicy = join(dir, 'keyless.yaml');
 
 before(async () => {
   server = await new FakeApiServer().start();
   server.writeKubeConfig(kubeconfig);
   writeFileSync(keyFile, `${TEST_KEY.toString('latin1')}\n`);
   writeFileSync(policyFile, stringify({ labelPrefix: 'deed.dev', environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }], attestation: { keyFile } }));
+  writeFileSync(keylessPolicy, stringify({ environments: [{ id: 'default', groups: ['system:serviceaccounts'] }] }));
 });
 
 after(async () => {
@@ -203,7 +205,7 @@ describe('deed reap', () => {
     ['with both --once and --interval', ['--environment', 'alpha', '--once', '--interval', '5'], /cannot be used with/],
     ['with a namespace that is not a name', ['--environment', 'alpha', '--namespace', 'a/b'], /must be a namespace name/],
     ['with an environment the policy does not define', ['--environment', 'alpah', '--kubeconfig', kubeconfig, '--config', policyFile], /environment "alpah" is not in the policy \(alpha\)/],
-    ['without an attestation key', ['--environment', 'default', '--kubeconfig', kubeconfig], /needs the attestation key/],
+    ['with a policy file that names no attestation key', ['--environment', 'default', '--kubeconfig', kubeconfig, '--config', keylessPolicy], /needs the attestation key/],
     ['outside a cluster without --kubeconfig', ['--environment', 'default', '--attestation-key', keyFile], /pass --kubeconfig FILE/],
     ['with a --context the kubeconfig lacks', ['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--context', 'prod'], /no context "prod" in/],
     ['with --concurrency 0', ['--environment', 'alpha', '--concurrency', '0'], /must be a whole number, at least 1/],

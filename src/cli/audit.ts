@@ -5,27 +5,26 @@
 // (whatever it found), 1 when a list or a report write failed, 2 on a usage error.
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
-import { loadConfig } from '../config/load.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { ObjectAudit } from '../audit/judge.js';
 import type { ReportApi, RunSummary } from '../audit/report.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
-import { parsePositiveSeconds, reaperKeyRing } from './reap.js';
+import { parsePositiveSeconds } from './reap.js';
+import { addFromClusterOptions, loadPolicyInputs, type PolicySourceFlags } from './policy-source.js';
 import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, namespaceOption, outputOption } from './options.js';
 import { warnRetries } from '../kube/retry-notice.js';
 import { pino } from 'pino';
 
 type Output = 'text' | 'json' | 'yaml';
 
-interface AuditFlags {
+interface AuditFlags extends PolicySourceFlags {
   namespace: string[];
   deedNamespace: string;
   kubeconfig?: string;
   context?: string;
   as?: string;
-  config?: string;
-  attestationKey?: string;
   writeReports: boolean;
   reportApi: ReportApi;
   timeout: number;
@@ -55,7 +54,7 @@ export function formatRunSummary(s: RunSummary, output: Output): string {
 }
 
 export function registerAudit(program: Command, write: (text: string) => void = (text) => process.stdout.write(text)): void {
-  program
+  const command = program
     .command('audit')
     .description('Judge existing sandbox objects under the current policy, and optionally write PolicyReports')
     .addOption(namespaceOption('audit'))
@@ -65,29 +64,27 @@ export function registerAudit(program: Command, write: (text: string) => void = 
     .option('--context <name>', CONTEXT_HELP)
     .option('--as <user>', AS_HELP)
     .option('--config <file>', 'policy file (the one the webhook runs); the embedded default otherwise', process.env.DEED_CONFIG)
-    .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring")
+    .option('--attestation-key <file>', "one attestation key file, in place of the policy's key ring");
+  addFromClusterOptions(command)
     .option('--write-reports', "write one report per namespace (replacing Deed's previous one) and delete Deed's where nothing remains", false)
     .addOption(new Option('--report-api <api>', 'the report kind: wgpolicyk8s.io/v1alpha2 PolicyReport, or openreports.io/v1alpha1 Report').choices(['wgpolicyk8s', 'openreports']).default('wgpolicyk8s'))
     .option('--timeout <seconds>', 'deadline of each API call', parsePositiveSeconds, 10)
     .addOption(outputOption(['text', 'json', 'yaml'], 'text', 'one line per result, one JSON line per object, or one YAML document per object; then the summary'))
     .option('--quiet', "print the run's summary only, not each object's results (the CronJob: the reports hold them)", false)
     .action(async (o: AuditFlags) => {
-      const config = loadConfig(o.config);
-      const keyRing = reaperKeyRing(config, o.attestationKey, 'audit');
-      // Loaded here: @kubernetes/client-node takes a second or more to load.
-      const [{ createKubeClient, loadKubeConfig }, { createReportStore }, { audit }] = await Promise.all([
-        import('../kube/client.js'),
-        import('../kube/reports.js'),
-        import('../audit/sweep.js'),
-      ]);
-      const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       const timeoutMs = o.timeout * 1000;
       const log = createLogger(pino.destination(2)).child({ component: 'audit' });
       const onRetry = warnRetries(log);
+      // Loaded here: @kubernetes/client-node takes a second or more to load.
+      let kubeConfig: KubeConfig | undefined;
+      const loadKube = async () => (kubeConfig ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+      const { config, keyRing } = await loadPolicyInputs(o, { command: 'audit', withKeys: true, deedNamespace: o.deedNamespace, timeoutMs, kubeConfig: loadKube, onRetry });
+      const [{ createKubeClient }, { createReportStore }, { audit }] = await Promise.all([import('../kube/client.js'), import('../kube/reports.js'), import('../audit/sweep.js')]);
+      const kc = await loadKube();
       let failures = 0;
       const summary = await audit({
         client: createKubeClient(kc, { timeoutMs, impersonate: o.as, onRetry }),
-        ctx: { policy: compilePolicy(config), keyRing },
+        ctx: { policy: compilePolicy(config), keyRing: keyRing! },
         now: Date.now,
         deedNamespace: o.deedNamespace,
         namespaces: o.namespace,

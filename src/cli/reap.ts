@@ -4,17 +4,17 @@
 // summary and exits 3: the sweep was incomplete.
 import { once as eventOnce } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config/load.js';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { formatDecision, formatSummary, Progress, type OutputFormat } from '../reaper/report.js';
 import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
-import { singleKeyRing, type KeyRing } from '../policy/stamps/key-ring.js';
-import { loadKeyRing, readAttestationKey } from '../server/attestation-key.js';
+import { addFromClusterOptions, loadPolicyInputs, type PolicySourceFlags } from './policy-source.js';
 import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, logRetries, namespaceOption, outputOption, parseCount, parseSeconds } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 export { collectNamespace } from './options.js';
+export { reaperKeyRing } from './policy-source.js';
 
 /** Exit status of a sweep that was stopped before it finished (SIGTERM, the CronJob deadline). */
 export const EXIT_INCOMPLETE = 3;
@@ -36,7 +36,7 @@ export function parsePositiveSeconds(value: string): number {
   return n;
 }
 
-interface ReapFlags {
+interface ReapFlags extends PolicySourceFlags {
   environment: string;
   namespace: string[];
   kubeconfig?: string;
@@ -44,8 +44,6 @@ interface ReapFlags {
   as?: string;
   deedNamespace: string;
   concurrency: number;
-  config?: string;
-  attestationKey?: string;
   apply: boolean;
   once?: boolean;
   interval?: number;
@@ -78,7 +76,7 @@ const toStdout: Write = (text) => {
 
 /** `write` receives the output lines (stdout by default; tests capture them); `progress` the progress line (stderr on a terminal). */
 export function registerReap(program: Command, write: Write = toStdout, progress: NodeJS.WriteStream | undefined = process.stderr.isTTY ? process.stderr : undefined): void {
-  program
+  const command = program
     .command('reap')
     .description("Delete one environment's leaked sandbox objects on positive evidence only (a dry run unless --apply)")
     .requiredOption('--environment <id>', 'the environment whose objects are judged; no other is ever listed', parseEnvironment)
@@ -90,7 +88,8 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .addOption(deedNamespaceOption("Deed's own namespace, never in the review scope", DEFAULT_NAMESPACE))
     .option('--concurrency <n>', 'deletes in flight at most (and, apart, owner reads)', parseCount, DEFAULT_CONCURRENCY)
     .option('--config <file>', 'policy file (label prefix, attestation key ring); the embedded default otherwise', process.env.DEED_CONFIG)
-    .option('--attestation-key <file>', 'one attestation key file, in place of the policy\'s key ring')
+    .option('--attestation-key <file>', 'one attestation key file, in place of the policy\'s key ring');
+  addFromClusterOptions(command)
     .option('--apply', 'delete what is reaped; without it, print what would be', false)
     .addOption(new Option('--once', 'run one sweep and exit (the default)').conflicts('interval'))
     .addOption(new Option('--interval <seconds>', 'sweep at start, then again SECONDS after each sweep ends, until SIGTERM').argParser(parsePositiveSeconds))
@@ -98,18 +97,21 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .addOption(outputOption(['text', 'json'], 'text', 'one line per decision, then the summary: as text, or one JSON object each'))
     .option('--metrics-file <file>', 'after each sweep, write its metrics (Prometheus text format) to FILE, for a textfile collector or a push sidecar')
     .action(async (o: ReapFlags) => {
-      const config = loadConfig(o.config);
-      // A mistyped id would select nothing and report a clean sweep every time, while the
-      // environment's leaks pile up: refuse it instead.
-      if (!config.environments.some((e) => e.id === o.environment))
-        throw new Error(
-          `environment "${o.environment}" is not in the policy (${config.environments.map((e) => e.id).join(', ') || 'it defines none'}); pass --config with the policy the webhook runs`,
-        );
-      const keyRing = reaperKeyRing(config, o.attestationKey);
       // Loaded here, not at the top: @kubernetes/client-node takes a second or more to
       // load, which every other deed command would pay.
-      const [{ createKubeClient, loadKubeConfig }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
-      const kc = loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
+      let kubeConfig: KubeConfig | undefined;
+      const loadKube = async () => (kubeConfig ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+      const { config, keyRing } = await loadPolicyInputs(o, {
+        command: 'reap',
+        withKeys: true,
+        deedNamespace: o.deedNamespace,
+        timeoutMs: o.timeout * 1000,
+        kubeConfig: loadKube,
+        onRetry: logRetries('reap'),
+        checkPolicy: (policy, source, fromCluster) => checkEnvironment(policy, o.environment, source, fromCluster),
+      });
+      const [{ createKubeClient }, { sweep }] = await Promise.all([import('../kube/client.js'), import('../reaper/sweep.js')]);
+      const kc = await loadKube();
       const stop = new AbortController();
       const client = createKubeClient(kc, { timeoutMs: o.timeout * 1000, signal: stop.signal, impersonate: o.as, labelPrefix: config.labelPrefix, onRetry: logRetries('reap') });
       const { ReaperMetrics } = await import('../reaper/metrics.js');
@@ -122,7 +124,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
         client,
         environment: o.environment,
         keys: stampKeys(config.labelPrefix),
-        keyRing,
+        keyRing: keyRing!,
         deedNamespace: o.deedNamespace,
         namespaces: o.namespace,
         apply: o.apply,
@@ -192,10 +194,15 @@ export function exitStatus(s: SweepSummary): number {
   return s.errors > 0 ? 1 : 0;
 }
 
-/** The ring the webhook verifies with (the policy's), or the one key --attestation-key names; `command` is named when there is neither. */
-export function reaperKeyRing(config: Config, keyFile: string | undefined, command = 'reap'): KeyRing {
-  if (keyFile !== undefined) return singleKeyRing(readAttestationKey(keyFile));
-  if (config.attestation.keys === undefined && config.attestation.keyFile === undefined)
-    throw new Error(`${command} needs the attestation key ring: set attestation.keys (or attestation.keyFile) in --config, or pass --attestation-key FILE`);
-  return loadKeyRing(config);
+/**
+ * A mistyped id would select nothing and report a clean sweep every time, while the
+ * environment's leaks pile up: refuse it, naming the policy it is not in.
+ */
+function checkEnvironment(config: Config, environment: string, source: string, fromCluster: boolean): void {
+  if (config.environments.some((e) => e.id === environment)) return;
+  const ids = config.environments.map((e) => e.id).join(', ') || 'it defines none';
+  const next = fromCluster
+    ? 'pass --release NAME or --deed-namespace NS for another install, or --config with the policy the webhook runs'
+    : 'pass --config with the policy the webhook runs, or leave out --config and --attestation-key to read the installed one (--from-cluster)';
+  throw new Error(`environment "${environment}" is not in the policy (${ids}), read from ${source}; ${next}`);
 }

@@ -16,9 +16,17 @@ export function readAttestationKey(file: string): Buffer {
   } catch (err) {
     throw new Error(cannotRead('the attestation key', file, err));
   }
+  return attestationKeyOf(raw, file);
+}
+
+/**
+ * Key material from its bytes (a file's, or a Secret entry's): a trailing newline is dropped,
+ * and fewer than MIN_KEY_BYTES are refused. `where` names it in the error; never the bytes.
+ */
+export function attestationKeyOf(raw: Buffer, where: string): Buffer {
   // A trailing newline from `echo` or a Secret literal is not key material.
   const key = Buffer.from(raw.toString('latin1').replace(/\r?\n$/, ''), 'latin1');
-  if (key.length < MIN_KEY_BYTES) throw new Error(`the attestation key ${file} holds ${key.length} bytes; at least ${MIN_KEY_BYTES} are required`);
+  if (key.length < MIN_KEY_BYTES) throw new Error(`the attestation key ${where} holds ${key.length} bytes; at least ${MIN_KEY_BYTES} are required`);
   return key;
 }
 

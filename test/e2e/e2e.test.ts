@@ -24,6 +24,7 @@ import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
 import { hostNetworkCases } from './cases/host-network.js';
 import { adoptionCases } from './cases/adoption.js';
+import { fromClusterCases } from './cases/from-cluster.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
 import { selectorCases } from './cases/selectors.js';
@@ -78,6 +79,7 @@ describe('Deed in a real API server', { skip }, () => {
   referenceCases(get);
   hostNetworkCases(get);
   adoptionCases(get, tools);
+  fromClusterCases(get, tools);
   connectCases(get);
   scopeSwitchCases(get);
   configMapCases(get);
