@@ -1,6 +1,6 @@
 // `npm run manifests`: rewrites the generated install files from their one source.
 //   manifests/kustomize/base/*            from src/install/manifests.ts
-//   manifests/kustomize/components/*     from src/install/manifests.ts (audit) and policy-report-crd.ts
+//   manifests/kustomize/components/*     from src/install/manifests.ts (audit), policy-report-crd.ts and cert-manager.ts
 //   manifests/helm/deed/files/policyreport-crd.yaml from src/install/policy-report-crd.ts
 //   manifests/helm/deed/templates/_kinds.tpl from src/policy/kinds.ts (src/install/kind-rules.ts)
 //   manifests/helm/deed/templates/_tenant.tpl from src/install/tenant-role.ts

@@ -2,6 +2,7 @@
 // plugin is JavaScript run by the Node on the user's PATH. `npm run krew` builds the
 // archive and writes krew/deed.yaml with its checksum; a test checks the rest stays current.
 import { stringify } from 'yaml';
+import { sandboxKindsProse } from '../src/policy/kinds.js';
 
 export const KREW_MANIFEST = 'krew/deed.yaml';
 export const KREW_BIN = 'package/bin/kubectl-deed.js';
@@ -22,7 +23,7 @@ export function krewManifest(version: string, sha256: string): string {
       homepage: 'https://github.com/deed-dev/deed',
       shortDescription: 'Dry-run, audit and install the Deed admission webhook',
       description: [
-        'Deed stamps ownership onto sandbox Pods, Secrets, NetworkPolicies and PVCs at admission',
+        `Deed stamps ownership onto sandbox ${sandboxKindsProse()} at admission`,
         'and guards every door to them. `kubectl deed review -f pod.yaml` runs its webhooks on',
         'objects offline; `kubectl deed reap`, `keys usage` and `manifests` work against the cluster.',
       ].join('\n'),

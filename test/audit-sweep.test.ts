@@ -10,6 +10,7 @@ import type { KubeClient, ReapKind } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import type { ReportStore } from '../src/kube/reports.js';
 import { compilePolicy } from '../src/policy/policy.js';
+import { ReportApiNotServed } from '../src/audit/report.js';
 import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
 import type { LeaseRecord } from '../src/reaper/verdict.js';
 import { iso, RUNNER, stamped, stampedLease } from './reaper-helpers.js';
@@ -118,6 +119,20 @@ describe('an audit run', () => {
     assert.equal(code('over-token'), 'lease-gone');
     assert.equal(code('over-creds'), 'lease-gone');
     assert.equal(code('held-creds'), 'owner-running');
+  });
+
+  test('when the report kind is not served (no CRD), the run stops with one error that says how to install it, and judges nothing', async () => {
+    const reports = store([]);
+    reports.namespacesWithReports = async () => {
+      throw new ReportApiNotServed('wgpolicyk8s');
+    };
+    const { summary, errors } = await run(cluster([{ kind: 'Secret', obj: stamped({ kind: 'Secret', name: 'creds' }) }]), reports);
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0]!, /does not serve wgpolicyk8s\.io\/v1alpha2 PolicyReport \(its CRD is not installed\)/);
+    assert.match(errors[0]!, /audit\.installCRDs=true.*components\/policyreport-crd.*deed manifests --audit --audit-crds/);
+    assert.equal(reports.written.size, 0);
+    assert.equal(summary.objects, 0);
+    assert.equal(summary.reportErrors, 1);
   });
 
   test('when the list outside the scope fails, Deed\'s reports there are kept, and the run says so', async () => {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configurationDoc, CONFIGURATION_DOC, rulesDoc, RULES_DOC } from '../scripts/docs.js';
 import { RULE_LIST } from '../src/policy/rules/catalog.js';
+import { sandboxKindsProse } from '../src/policy/kinds.js';
 import { GENERATED_TABLES, withTable } from '../scripts/doc-tables.js';
 import { ROOT } from './cli-process.js';
 
@@ -40,5 +41,16 @@ describe('generated docs', () => {
     const doc = configurationDoc();
     assert.match(doc, /\| `deadline\.marginSeconds` \| integer \| `1800` \|/);
     assert.match(doc, /\| `environments\[\]\.id` \| string \| required \|/);
+  });
+
+  test('every page that lists the sandbox kinds lists them alike, from the kind table', () => {
+    const prose = sandboxKindsProse();
+    assert.equal(prose, 'Pods, Secrets, ConfigMaps, NetworkPolicies and PersistentVolumeClaims');
+    for (const file of ['README.md', 'docs/index.md', 'docs/security-model.md', 'docs/operations.md', 'manifests/helm/deed/Chart.yaml', 'manifests/helm/deed/README.md', 'krew/deed.yaml']) {
+      const text = readFileSync(join(ROOT, file), 'utf8').replace(/\s+/g, ' ');
+      assert.ok(text.includes(prose), `${file} names the sandbox kinds as: ${prose}`);
+      // The shorter lists these pages held: ConfigMaps left out, PVCs for PersistentVolumeClaims.
+      assert.doesNotMatch(text, /Pods, Secrets, NetworkPolicies|NetworkPolicies and PVCs/i, file);
+    }
   });
 });

@@ -183,19 +183,23 @@ describe('the Helm chart', () => {
   test('the Deployment runs deed serve with the same arguments as deed manifests', () => {
     const deployment = templates.get('deployment.yaml')!;
     const block = /args:\n((?:\s+- .+\n)+)/.exec(deployment)![1]!;
-    const args = [...block.matchAll(/- (.+)/g)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1'));
+    // The two ports are values, whose defaults are deed manifests' ports.
+    const ports: Record<string, string> = { '{{ .Values.webhook.port | quote }}': String((values.webhook as { port: number }).port), '{{ .Values.metrics.port | quote }}': String((values.metrics as { port: number }).port) };
+    const args = [...block.matchAll(/- (.+)/g)].map((m) => ports[m[1]!] ?? m[1]!.replace(/^"(.*)"$/, '$1'));
     assert.deepEqual(args, SERVE_ARGS);
   });
 
   test('probes go to the plain-HTTP metrics port, and the NetworkPolicy (on by default) opens the webhook port and admits only the listed peers to the metrics port', () => {
     const deployment = templates.get('deployment.yaml')!;
     assert.equal(deployment.match(/port: metrics\n\s+scheme: HTTP\n/g)?.length, 2);
-    assert.match(deployment, /- name: metrics\n\s+containerPort: 8080/);
+    assert.match(deployment, /- name: metrics\n\s+containerPort: \{\{ \.Values\.metrics\.port \}\}/);
+    assert.equal((values.metrics as { port: number }).port, 8080);
+    assert.equal((values.webhook as { port: number }).port, 8443);
     assert.equal((values.networkPolicy as { enabled: boolean }).enabled, true);
     const policy = templates.get('networkpolicy.yaml')!;
     assert.match(policy, /^\{\{- if \.Values\.networkPolicy\.enabled \}\}/);
-    assert.match(policy, /- ports:\n\s+- port: 8443\n\s+protocol: TCP\n\s+\{\{- with \.Values\.networkPolicy\.webhookFrom \}\}/);
-    assert.match(policy, /\{\{- with \.Values\.networkPolicy\.metricsFrom \}\}\n\s+- ports:\n\s+- port: 8080/);
+    assert.match(policy, /- ports:\n\s+- port: \{\{ \.Values\.webhook\.port \}\}\n\s+protocol: TCP\n\s+\{\{- with \.Values\.networkPolicy\.webhookFrom \}\}/);
+    assert.match(policy, /\{\{- with \.Values\.networkPolicy\.metricsFrom \}\}\n\s+- ports:\n\s+- port: \{\{ \$\.Values\.metrics\.port \}\}/);
   });
 
   test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {
@@ -214,7 +218,7 @@ describe('the Helm chart', () => {
   });
 
   test('the observability kit is off by default, each part rendered only when enabled', () => {
-    const metrics = values.metrics as Record<string, { enabled: boolean }>;
+    const { port: _, ...metrics } = values.metrics as Record<string, { enabled: boolean }>;
     assert.deepEqual(Object.keys(metrics).sort(), ['dashboard', 'prometheusRule', 'serviceMonitor']);
     for (const [part, file] of [['serviceMonitor', 'servicemonitor.yaml'], ['prometheusRule', 'prometheusrule.yaml'], ['dashboard', 'dashboard.yaml']] as const) {
       assert.equal(metrics[part]!.enabled, false, `metrics.${part}.enabled`);

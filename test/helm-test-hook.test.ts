@@ -114,7 +114,7 @@ describe("the chart's helm test", () => {
     assert.equal(rendered.status, 0, rendered.stderr);
     const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string>; annotations: Record<string, string> }; rules?: unknown; spec?: { containers: Array<{ command: string[]; env: Array<{ name: string; value: string }> }> } });
     assert.deepEqual(docs.map((d) => d.kind), ['Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'Pod']);
-    assert.ok(docs.every((d) => d.metadata.annotations['helm.sh/hook'] === 'test'), 'every object is a test hook: none is installed with the release');
+    assert.ok(docs.every((d) => d.metadata.annotations['helm.sh/hook']!.split(',').includes('test')), 'every object is a test hook: none is installed with the release');
     const [ns, , role, , pod] = docs;
     assert.equal(ns!.metadata.name, 'deed-system-r-deed-helm-test');
     assert.equal(ns!.metadata.labels['deed.dev/sandbox'], 'enabled');
@@ -123,6 +123,30 @@ describe("the chart's helm test", () => {
     const container = pod!.spec!.containers[0]!;
     assert.deepEqual(container.command, ['node', '-e', SCRIPT]);
     assert.deepEqual(Object.fromEntries(container.env.map((e) => [e.name, e.value])), { TEST_NAMESPACE: 'deed-system-r-deed-helm-test', LABEL_PREFIX: 'example.org' });
+  });
+
+  test('nothing stays behind: a passing test deletes every object, a failing one its pod (after helm prints its log), and helm uninstall what the failure left', { skip: existsSync(HELM) ? false : 'needs helm in KUBEBUILDER_ASSETS' }, () => {
+    const rendered = spawnSync(HELM, ['template', 'r', CHART, '-n', 'deed-system', '--show-only', 'templates/tests/dry-run.yaml'], { encoding: 'utf8' });
+    assert.equal(rendered.status, 0, rendered.stderr);
+    const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string; annotations: Record<string, string> } });
+    const list = (d: (typeof docs)[number], key: string) => (d.metadata.annotations[key] ?? '').split(',');
+    const testNamespace = docs.find((d) => d.kind === 'Namespace')!.metadata.name;
+    for (const d of docs) {
+      const what = `${d.kind} ${d.metadata.name}`;
+      assert.ok(list(d, 'helm.sh/hook-delete-policy').includes('hook-succeeded'), `${what}: deleted when the test passes`);
+      assert.ok(list(d, 'helm.sh/hook-delete-policy').includes('before-hook-creation'), `${what}: a leftover is replaced by the next helm test`);
+    }
+    // Helm applies hook-failed only to a hook that was created and then failed: the pod, the last one. A hook it
+    // cannot create (the Role, refused by fail-closed webhooks) stops it with the earlier ones in place.
+    const pod = docs.find((d) => d.kind === 'Pod')!;
+    assert.ok(list(pod, 'helm.sh/hook-delete-policy').includes('hook-failed'), 'a failed test pod is deleted');
+    assert.deepEqual(list(pod, 'helm.sh/hook-output-log-policy'), ['hook-failed'], 'after helm prints its log');
+    // What a failure leaves outside the test namespace is removed by helm uninstall (a post-delete hook); the rest goes with the namespace.
+    for (const d of docs) {
+      if (d.kind === 'Pod' || d.metadata.namespace === testNamespace) continue;
+      assert.deepEqual(list(d, 'helm.sh/hook').sort(), ['post-delete', 'test'], `${d.kind} ${d.metadata.name}: removed by helm uninstall after a failed test`);
+    }
+    assert.deepEqual(docs.filter((d) => list(d, 'helm.sh/hook').includes('post-delete')).map((d) => d.kind), ['Namespace', 'ServiceAccount'], 'helm uninstall never runs the test pod');
   });
 
   test('an install renders no test object: they exist only while helm test runs', { skip: existsSync(HELM) ? false : 'needs helm in KUBEBUILDER_ASSETS' }, () => {

@@ -19,6 +19,25 @@ export const REPORT_APIS: Record<ReportApi, ReportGroup> = {
   openreports: { group: 'openreports.io', version: 'v1alpha1', kind: 'Report', plural: 'reports' },
 };
 
+/** How to get each report kind served: Deed ships the wgpolicyk8s CRD, not openreports'. */
+const INSTALL_CRD: Record<ReportApi, string> = {
+  wgpolicyk8s:
+    "install its CRD (the chart's audit.installCRDs=true, the kustomize component components/policyreport-crd, or deed manifests --audit --audit-crds), or let Kyverno or Policy Reporter install it",
+  openreports: 'install the openreports.io CRDs (Deed does not ship them), or write wgpolicyk8s PolicyReports with --report-api wgpolicyk8s',
+};
+
+/**
+ * The report kind is not served (its CRD is not installed): every write would fail alike, so
+ * the run stops with this one error, which says how to install it.
+ */
+export class ReportApiNotServed extends Error {
+  override name = 'ReportApiNotServed';
+  constructor(api: ReportApi) {
+    const { group, version, kind } = REPORT_APIS[api];
+    super(`--write-reports: the API server does not serve ${group}/${version} ${kind} (its CRD is not installed), so no report can be written: ${INSTALL_CRD[api]}`);
+  }
+}
+
 /** Deed's report in each namespace: one fixed name, so a run replaces the last. */
 export const REPORT_NAME = 'deed-audit';
 /** The labels that mark a report as Deed's: the run lists (and only ever deletes) reports carrying them. */

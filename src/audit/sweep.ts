@@ -15,7 +15,7 @@ import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
 import { judgeObject, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
 import type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef } from './reaper-verdict.js';
-import { buildReport, emptySummary, NamespaceResults, rfc3339, type ReportApi, type RunSummary } from './report.js';
+import { buildReport, emptySummary, NamespaceResults, ReportApiNotServed, rfc3339, type ReportApi, type RunSummary } from './report.js';
 
 export interface AuditOptions {
   client: KubeClient;
@@ -118,6 +118,11 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     try {
       for (const ns of await o.reports.store.namespacesWithReports()) if (wanted(ns)) existing.add(ns);
     } catch (err) {
+      // No report kind, no report: one error that says how to install it, not one per namespace after a whole sweep.
+      if (err instanceof ReportApiNotServed) {
+        o.onError(err.message);
+        return { ...summary(0), reportErrors: 1 };
+      }
       // Reports are still written; only the stale ones elsewhere stay until a later run can list them.
       reportErrors++;
       o.onError(`listing Deed's reports: ${(err as Error).message}`);

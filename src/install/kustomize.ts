@@ -2,6 +2,7 @@
 // as `deed manifests` so there is one source. Plain files and a `resources:` list only:
 // the kustomize embedded in old kubectl releases reads nothing newer.
 import { stringify } from 'yaml';
+import { kustomizeCertManagerComponent } from './cert-manager.js';
 import { AUDIT_NAME, DEFAULT_NAMESPACE, renderManifests } from './manifests.js';
 import { kustomizeMonitoringComponent } from './monitoring.js';
 import { TENANT_ROLE } from './tenant-role.js';
@@ -29,8 +30,11 @@ export function kustomizeBase(image: string): Map<string, string> {
     'kustomization.yaml',
     [
       `# ${GENERATED}`,
-      '# Before applying, create the Secrets deed-tls and deed-attestation (see docs/install.md),',
-      '# and in an overlay set caBundle on both webhook configurations (or let cert-manager inject it).',
+      '# Before applying, create the Secret deed-attestation (see docs/install.md), and in an overlay either add',
+      '# components: [../components/cert-manager] (cert-manager issues deed-tls and injects caBundle), or create the',
+      '# Secret deed-tls and patch caBundle into both webhook configurations. Applied alone, the base registers its',
+      '# webhooks fail closed with no caBundle: every write Deed reviews in an opted-in namespace is refused until a',
+      '# certificate is wired, by design (a security webhook does not fail open).',
       '# Metrics: add components: [../components/monitoring] in the overlay (ServiceMonitor, alerts, dashboard).',
       "# The review-scope ValidatingAdmissionPolicy lets only group system:masters (the default policy's platform) switch a",
       "# namespace's opt-in label or change the webhook configurations, and the namespace-delete one lets only them delete an",
@@ -47,8 +51,9 @@ export function kustomizeBase(image: string): Map<string, string> {
 /**
  * The optional components, by folder: `audit` (the audit CronJob, its service account and
  * RBAC), `policyreport-crd` (the wgpolicyk8s PolicyReport CRD, for clusters where no
- * policy engine installed it), `monitoring`, and `tenant-role` (the ClusterRole tenants of a
- * shared namespace are bound to). Each folder maps file names to content.
+ * policy engine installed it), `monitoring`, `cert-manager` (the serving certificate and
+ * caBundle, from cert-manager), and `tenant-role` (the ClusterRole tenants of a shared
+ * namespace are bound to). Each folder maps file names to content.
  */
 export function kustomizeComponents(image: string): Map<string, Map<string, string>> {
   const all = renderManifests({ namespace: DEFAULT_NAMESPACE, image, audit: { installCrd: true }, tenantRole: true });
@@ -65,6 +70,7 @@ export function kustomizeComponents(image: string): Map<string, Map<string, stri
     ['audit', component(audit, 'deed audit --write-reports on a schedule; the PolicyReport CRD must exist (policyreport-crd, or your policy engine\'s).')],
     ['policyreport-crd', component(crd, 'The wgpolicyk8s.io PolicyReport CRD; leave it out where Kyverno or Policy Reporter installed it.')],
     ['monitoring', kustomizeMonitoringComponent()],
+    ['cert-manager', kustomizeCertManagerComponent()],
     ['tenant-role', component(tenant, 'The ClusterRole deed-sandbox-tenant (edit without reads of Secrets or service-account tokens); bind it with a RoleBinding in each namespace several environments share.')],
   ]);
 }

@@ -79,7 +79,7 @@ export function alertRules(s: AlertScope): AlertRule[] {
         summary: 'No Deed replica is ready: sandbox writes are refused.',
         description: 'Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has no available replica.',
         runbook:
-          'With failurePolicy Fail, every create, update and delete of pods, secrets, PVCs and network policies in opted-in namespaces fails with "failed calling webhook". kubectl -n NAMESPACE describe pods -l app.kubernetes.io/name=deed (a missing Secret, an image pull, a policy that does not load), then the logs. To let writes through before it is fixed, see docs/operations.md, "When the webhook is down". Needs kube-state-metrics.',
+          'With failurePolicy Fail, every write Deed reviews in opted-in namespaces (every namespaced kind, not only the sandbox kinds) fails with "failed calling webhook". kubectl -n NAMESPACE describe pods -l app.kubernetes.io/name=deed (a missing Secret, an image pull, a policy that does not load), then the logs. To let writes through before it is fixed, see docs/operations.md, "When the webhook is down". Needs kube-state-metrics.',
       },
     },
     {

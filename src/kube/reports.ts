@@ -3,12 +3,15 @@
 // within which a 429 is tried again after its Retry-After (client.ts, withRetries).
 // Only reports under Deed's fixed name and labels are ever touched.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { REPORT_APIS, REPORT_NAME, REPORT_SELECTOR, type ReportApi } from '../audit/report.js';
+import { REPORT_APIS, REPORT_NAME, REPORT_SELECTOR, ReportApiNotServed, type ReportApi } from '../audit/report.js';
 import { KubeError } from './errors.js';
 import { withRetries, type CallExtras } from './client.js';
 
 export interface ReportStore {
-  /** The namespaces that hold a report of Deed's (by its labels). */
+  /**
+   * The namespaces that hold a report of Deed's (by its labels). Throws ReportApiNotServed
+   * when the API server does not serve the report kind.
+   */
   namespacesWithReports(): Promise<string[]>;
   /** Creates the namespace's report, or replaces Deed's previous one. */
   write(namespace: string, report: Record<string, unknown>): Promise<'created' | 'replaced'>;
@@ -28,9 +31,16 @@ export function createReportStore(kc: KubeConfig, api: ReportApi, timeoutMs: num
       const out = new Set<string>();
       let next: string | undefined;
       do {
-        const page = (await call('list', (o) =>
-          custom.listClusterCustomObject({ group, version, plural, labelSelector: REPORT_SELECTOR, limit: 500, ...(next ? { _continue: next } : {}) }, o),
-        )) as Listed;
+        let page: Listed;
+        try {
+          page = (await call('list', (o) =>
+            custom.listClusterCustomObject({ group, version, plural, labelSelector: REPORT_SELECTOR, limit: 500, ...(next ? { _continue: next } : {}) }, o),
+          )) as Listed;
+        } catch (err) {
+          // A list answered 404 names no object: the resource itself is not served.
+          if (err instanceof KubeError && err.status === 404) throw new ReportApiNotServed(api);
+          throw err;
+        }
         for (const item of page.items ?? []) if (item.metadata?.name === REPORT_NAME && item.metadata.namespace) out.add(item.metadata.namespace);
         next = page.metadata?.continue || undefined;
       } while (next !== undefined);

@@ -576,6 +576,15 @@ export const STAMPED_KINDS: readonly StampedKindName[] = stampedRows().map((r) =
 /** The kinds the reaper lists, gets and deletes. */
 export const REAPED_KINDS: readonly ReapedKindName[] = ROWS.filter((r) => r.reaped === true).map((r) => r.kind as ReapedKindName);
 
+/**
+ * The sandbox kinds (the reaped ones) in prose, as every page that lists them says it:
+ * "Pods, Secrets, ConfigMaps, NetworkPolicies and PersistentVolumeClaims" (test/docs.test.ts).
+ */
+export function sandboxKindsProse(): string {
+  const plural = REAPED_KINDS.map((k) => (k.endsWith('y') ? `${k.slice(0, -1)}ies` : `${k}s`));
+  return `${plural.slice(0, -1).join(', ')} and ${plural.at(-1)!}`;
+}
+
 /** The kinds the audit lists. */
 export const AUDITED_KINDS: readonly ReapedKindName[] = ROWS.filter((r) => r.audited !== undefined).map((r) => r.kind as ReapedKindName);
 

@@ -1,16 +1,22 @@
-{{/* Object names: the release name, with "-deed" unless it already says deed. */}}
+{{/* Object names: the release name, with "-deed" (or "-" and nameOverride) unless it already says it. */}}
 {{- define "deed.fullname" -}}
+{{- $name := .Values.nameOverride | default "deed" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 24 | trimSuffix "-" -}}
-{{- else if contains "deed" .Release.Name -}}
+{{- else if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 24 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-deed" .Release.Name | trunc 24 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 24 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
+{{/* repository@digest when a digest is given (the tag is then ignored), else repository:tag. */}}
 {{- define "deed.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "deed.selectorLabels" -}}
