@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { HELM_KINDS_TEMPLATE, helmKindsTemplate, mutatingRules, validatingRules } from '../src/install/kind-rules.js';
+import { HELM_KINDS_TEMPLATE, helmKindsTemplate, defaultRowRules, mutatingRules, validatingRules } from '../src/install/kind-rules.js';
 import { doorOf } from '../src/policy/doors.js';
 import { isDefaultRowException, KIND_TABLE, kindRows, REAPED_KINDS, sandboxKind, STAMPED_KINDS, workloadKind } from '../src/policy/kinds.js';
 import { REAP_KINDS } from '../src/kube/client.js';
@@ -58,7 +58,7 @@ describe('the kind table', () => {
         }
   });
 
-  test('the stamped kinds are the rows with stamps; the mutating webhook gets their CREATEs and the workloads', () => {
+  test('the stamped kinds are the rows with stamps; the mutating webhook gets their CREATEs and the workloads, and the UPDATEs of their pod selectors', () => {
     assert.deepEqual(STAMPED_KINDS, KIND_TABLE.filter((r) => 'stamps' in r).map((r) => r.kind));
     for (const row of kindRows()) {
       // A stamped workload's door is the workload door; sandboxKind() names the stamped kinds reviewed as objects.
@@ -66,7 +66,13 @@ describe('the kind table', () => {
       assert.equal(workloadKind({ group: row.group, version: row.version, resource: row.resource }) !== undefined, row.templates !== undefined, row.kind);
     }
     const mutated = mutatingRules().flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((res) => `${g}/${res}`)));
-    assert.deepEqual(mutated.sort(), kindRows().filter((r) => r.stamps !== undefined || r.templates !== undefined).map((r) => `${r.group}/${r.resource}`).sort());
+    const selectors = kindRows().filter((r) => r.podSelector !== undefined && r.door === 'object').map((r) => `${r.group}/${r.resource}`);
+    assert.deepEqual(mutated.sort(), [...kindRows().filter((r) => r.stamps !== undefined || r.templates !== undefined).map((r) => `${r.group}/${r.resource}`), ...selectors].sort());
+    const updated = mutatingRules().filter((r) => r.operations!.includes('UPDATE')).flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((res) => `${g}/${res}`)));
+    assert.deepEqual(updated.sort(), kindRows().filter((r) => r.templates !== undefined || (r.podSelector !== undefined && r.door === 'object')).map((r) => `${r.group}/${r.resource}`).sort());
+    // The default row's selectors (a Service's, a budget's): its mutating webhook sees their UPDATEs.
+    const defaultUpdated = defaultRowRules('mutating').filter((r) => r.operations!.includes('UPDATE')).flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((res) => `${g}/${res}`)));
+    assert.deepEqual(defaultUpdated.sort(), kindRows().filter((r) => r.podSelector !== undefined && r.door === undefined).map((r) => `${r.group}/${r.resource}`).sort());
   });
 
   test('the reaper, the audit and key usage list the reaped rows', () => {

@@ -150,10 +150,10 @@ describe('deed manifests', () => {
     }
   });
 
-  test('the mutating webhook sees CREATE of pods, secrets, configmaps, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, judges a CREATE whole on /admit, and is reinvoked if needed', () => {
+  test('the mutating webhook sees CREATE of pods, secrets, configmaps, PVCs, networkpolicies and leases, CREATE and UPDATE of workload templates, UPDATE of networkpolicies (their selector keeps its scope), judges a CREATE whole on /admit, and is reinvoked if needed', () => {
     const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!;
     assert.deepEqual(covered(hook, 'CREATE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
-    assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS].sort());
+    assert.deepEqual(covered(hook, 'UPDATE'), [...WORKLOADS, 'networking.k8s.io/v1/networkpolicies'].sort());
     for (const op of ['DELETE', 'CONNECT']) assert.deepEqual(covered(hook, op), [], `no ${op}`);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     assert.equal(hook.clientConfig.service?.path, '/admit');

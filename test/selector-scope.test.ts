@@ -220,6 +220,15 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
     refused(answer('validate', review(rs, RUNNER_B, selecting(rs, undefined, { app: 'lab', [MARK]: 'true' }))), /\[stamp\.template\] spec\.template\.metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment/);
   });
 
+  test("in a namespace bound to an environment nothing is marked: its pods are all the environment's, and its manager's default-deny selects them all", () => {
+    const np = row('NetworkPolicy');
+    assert.deepEqual(get(stored(np, MANAGER, selecting(np, {}), 'sandbox-a'), 'spec.podSelector'), {});
+    const deploy = row('Deployment');
+    const after = stored(deploy, MANAGER, selecting(deploy), 'sandbox-a');
+    assert.deepEqual(get(after, 'spec.selector'), { matchLabels: { app: 'lab' } });
+    assert.deepEqual(get(after, 'spec.template.metadata.labels'), { app: 'lab' });
+  });
+
   test("an environment's object never gains the mark after CREATE", () => {
     const svc = row('Service');
     const before = stored(svc, RUNNER_B, selecting(svc));

@@ -47,7 +47,7 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
     const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy);
-    if ('verdict' in gate) return gate.verdict.allowed ? withTemplateOps(patched(noEnvironmentScope(req.object!, req.resource, requester, ctx.policy)), templates) : templates;
+    if ('verdict' in gate) return gate.verdict.allowed ? withTemplateOps(patched(noEnvironmentScope(req.object!, req.resource, req.namespace, requester, ctx.policy)), templates) : templates;
     return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx), templates);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
@@ -88,7 +88,8 @@ function stampControllerMade(req: AdmissionRequest, door: ReturnType<typeof door
   const bare = withoutStamps(obj, ctx.policy);
   if (made.environment === undefined) {
     // A pod of no environment is marked as such (selector-scope.ts), whatever its template says.
-    const labels = row.kind === 'Pod' ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
+    const marked = row.kind === 'Pod' && !ctx.policy.envByBoundNamespace.has(namespace);
+    const labels = marked ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
     return patched(stampPatch(obj, labels, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
   }
   return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), obj, true);
@@ -119,7 +120,7 @@ function stampCreate(
   if ('verdict' in gate) {
     const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
     // Allowed, it acts for no environment here: its pods and selectors are marked as such.
-    return verdict.allowed && requester.environment.kind === 'none' && !controllerMade ? patched(noEnvironmentScope(obj, req.resource, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
+    return verdict.allowed && requester.environment.kind === 'none' && !controllerMade ? patched(noEnvironmentScope(obj, req.resource, namespace, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
   }
   const { environment } = gate;
 

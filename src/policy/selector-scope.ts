@@ -152,13 +152,14 @@ function namesEnvironment(selector: Rec, site: Site, key: string): boolean {
 
 /**
  * The mutating side, at CREATE by a requester acting for no environment (system principals
- * excepted: what they create is the cluster's): a pod gets `<prefix>/no-environment: "true"`;
+ * excepted: what they create is the cluster's), outside namespaces bound to an environment: a pod gets `<prefix>/no-environment: "true"`;
  * a selector that names no environment gets it too, and so do the labels of the pod
  * templates that must match it. So the selector selects pods of no environment only, and no
  * environment's pod can join it (it can never carry the label).
  */
-export function noEnvironmentScope(obj: KubeObject, resource: Resource, requester: Requester, policy: Policy): PatchOperation[] {
-  if (isSystem(requester, policy)) return [];
+export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespace: string, requester: Requester, policy: Policy): PatchOperation[] {
+  // A bound namespace's pods are all its environment's; its managers' selectors may select them all.
+  if (isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace)) return [];
   const { noEnvironment: mark, environment: key } = policy.keys;
   if (kindRow(resource)?.kind === 'Pod') {
     const op = setOp(obj, ['metadata', 'labels', mark], 'true');

@@ -20,7 +20,7 @@ export const DEED_NAMESPACE = 'deed-system';
 /**
  * alpha: sandbox-a's runner, sandbox-a bound to it, platform:runner-controller its
  * manager; beta: every service account of sandbox-b, granted host networking; the
- * administrator is break-glass; platform:deployer a declared platform deployer (GitOps, Helm).
+ * administrator is break-glass; platform:gitops a declared platform deployer (GitOps, Helm).
  */
 export const E2E_POLICY = `labelPrefix: deed.dev
 environments:
@@ -35,7 +35,7 @@ environments:
 breakGlass:
   users: ["e2e-admin"]
 platform:
-  users: ["system:serviceaccount:platform:deployer"]
+  users: ["system:serviceaccount:platform:gitops"]
   groups: ["system:masters"]
 `;
 

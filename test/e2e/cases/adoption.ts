@@ -2,7 +2,7 @@
 // administrator is break-glass by default, visibly; `deed reap --as` runs the reaper's
 // identity from an administrator's kubeconfig.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -52,6 +52,42 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
       const crd = await s.api(s.admin, 'GET', CRD);
       assert.equal(crd.status, 200, 'the CRD, and every tool\'s reports in it, stays');
       assert.equal(crd.body.metadata.annotations['helm.sh/resource-policy'], 'keep');
+    });
+
+    test("the README's step 5 after the install runs as printed: the runner's account, its rights, the opt-in label, and the dry run that shows the pod stamped for alpha and stores nothing", async () => {
+      const s = suite();
+      const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+      const step5 = readme.slice(readme.indexOf('**5. Install it.**'), readme.indexOf('## Documentation'));
+      const blocks = [...step5.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+      const lines = blocks[1]!.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l.length > 0);
+      assert.ok(lines.length >= 5 && lines.every((l) => l.startsWith('kubectl ')), JSON.stringify(lines));
+      // The pod of the tour's step 2, as its heredoc writes it.
+      const pod = /cat > pod\.yaml <<'EOF'\n([\s\S]*?)\nEOF/.exec(readme)![1]!;
+      const dir = join(s.cp.dir, 'readme-step-5');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'pod.yaml'), `${pod}\n`);
+      const env = { ...process.env, KUBECONFIG: s.admin.kubeconfig!, PATH: `${s.cp.bin}:${process.env.PATH ?? ''}` };
+      // The suite made sandbox-a, its opt-in label and the runner's account already: a create
+      // that finds its object there is the command working, not failing.
+      const made: string[] = [];
+      let dryRun: Run | undefined;
+      for (const line of lines) {
+        const answer = await run('bash', ['-c', `cd ${JSON.stringify(dir)} && ${line}`], undefined, env);
+        if (line.includes('--dry-run=server')) dryRun = answer;
+        else if (answer.code !== 0) assert.match(answer.stderr, /AlreadyExists|already exists/, `${line}: ${answer.stderr}`);
+        else if (line.startsWith('kubectl -n sandbox-a create rolebinding')) made.push('rolebinding/runner-edit');
+      }
+      try {
+        assert.equal(dryRun?.code, 0, dryRun?.stderr);
+        const shown = parseAllDocuments(dryRun!.stdout)[0]!.toJS() as { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+        assert.equal(shown.metadata.labels?.['deed.dev/environment'], 'alpha');
+        assert.equal(shown.metadata.labels?.['deed.dev/managed'], 'true');
+        assert.match(shown.metadata.annotations?.['deed.dev/attestation'] ?? '', /^v1:/);
+        assert.equal(shown.spec.automountServiceAccountToken, false);
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/sbx-1`)).status, 404, 'the dry run stored nothing');
+      } finally {
+        for (const what of made) await s.kubectl(s.admin, ['-n', 'sandbox-a', 'delete', what]);
+      }
     });
 
     test("the cluster administrator deletes alpha's sandbox pod: allowed as break-glass, kubectl prints Deed's warning, the API server's audit log keeps the annotation", async () => {

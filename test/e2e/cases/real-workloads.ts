@@ -134,7 +134,7 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
 
     before(async () => {
       const s = suite();
-      deployer = await s.newIdentity('platform', 'deployer');
+      deployer = await s.newIdentity('platform', 'gitops');
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEPLOYER_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
         metadata: { name: 'e2e-real-workloads-deployer' },
@@ -148,7 +148,7 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${DEPLOYER_NS}/rolebindings`, {
         metadata: { name: 'e2e-real-workloads-deployer' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-real-workloads-deployer' },
-        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'deployer' }, { kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }, { kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
       }));
       await eventually(`the default service account of ${DEPLOYER_NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
       if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts`, { metadata: { name: 'default' } }));

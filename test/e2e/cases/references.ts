@@ -177,15 +177,22 @@ export function referenceCases(suite: () => Suite): void {
       const own = await s.api(s.janitorB, 'POST', PATHS.NetworkPolicy(NS), selecting('beta-own', {}));
       assert.equal(own.status, 201, own.text);
       assert.deepEqual((own.body as { spec: Spec }).spec.podSelector, { matchLabels: { [KEYS.environment]: 'beta' } });
+      // Dropping the scope gets it back (as a server-side apply would drop it), with a warning; naming alpha is refused.
       const widened = await s.kubectl(s.janitorB, ['patch', 'networkpolicy', 'beta-own', '-n', NS, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/podSelector/matchLabels' }])]);
-      assert.notEqual(widened.code, 0);
-      assert.match(widened.stderr, /\[selector\.scope\]/);
+      assert.equal(widened.code, 0, widened.stderr);
+      assert.match(widened.stderr, /Deed kept deed\.dev\/environment: "beta" in spec\.podSelector/);
+      assert.deepEqual((await s.api(s.admin, 'GET', `${PATHS.NetworkPolicy(NS)}/beta-own`)).body.spec.podSelector, { matchLabels: { [KEYS.environment]: 'beta' } });
+      const aimedLater = await s.kubectl(s.janitorB, ['patch', 'networkpolicy', 'beta-own', '-n', NS, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: `/spec/podSelector/matchLabels/${KEYS.environment.replace('/', '~1')}`, value: 'alpha' }])]);
+      assert.notEqual(aimedLater.code, 0);
+      assert.match(aimedLater.stderr, /\[selector\.scope\]/);
     });
 
-    test('a principal of no environment may not select every pod of a shared namespace; it may exclude the environments', async () => {
+    test('a principal of no environment selecting every pod of a shared namespace selects every pod of no environment; it may exclude the environments itself', async () => {
       const s = suite();
       await s.bindSandboxRole(NS, [['plain', 'stranger']]);
-      refused(await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {})), 'selector.scope', /may select pods of any environment/);
+      const all = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {}));
+      assert.equal(all.status, 201, all.text);
+      assert.deepEqual((all.body as { spec: Spec }).spec.podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } });
       const excluding = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-others', { matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] }));
       assert.equal(excluding.status, 201, excluding.text);
     });
