@@ -21,12 +21,14 @@ LABEL org.opencontainers.image.title="deed" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}"
-# Memory settings measured on this image's Node line (26.12, docs/performance.md): a 2 MiB
-# young generation, and (in the ENTRYPOINT, since NODE_OPTIONS refuses this V8 flag) an
-# old generation collected at 1.5x its live size rather than V8's default growth. Across
-# the whole bench, HTTP/2 included, RSS peaked at 141 MiB with both, against 195 MiB with
-# the semi-space setting alone; the p99 at 1,000 reviews/s unchanged, CPU per review 4%
-# above Node's defaults.
+# Memory settings measured on this image's Node line (26.12; bench/MEASUREMENTS.md,
+# "Memory"): a 2 MiB young generation, and (in the ENTRYPOINT, since NODE_OPTIONS refuses
+# this V8 flag) an old generation collected at 1.5x its live size rather than V8's default
+# growth. Across the whole bench on 2026-11-29, HTTP/2 included, RSS peaked at 141 MiB with
+# both, against 195 MiB with the semi-space setting alone; the p99 at 1,000 reviews/s
+# unchanged, CPU per review 4% above Node's defaults. Re-measured on 2026-12-02, with the
+# lookup cache reading a cluster and later rules, the peak was 190 to 193 MiB
+# (docs/performance.md).
 ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY package.json package-lock.json ./

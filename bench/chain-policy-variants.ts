@@ -1,6 +1,6 @@
 // Variants of Deed's create-stamps ValidatingAdmissionPolicy for `npm run bench:chain`, each
-// answering what one part of it costs the API server (docs/performance.md, "What the
-// create-stamps policy costs"). Same match, same checks unless the variant says otherwise.
+// answering what one part of it costs the API server (bench/MEASUREMENTS.md, "Steady
+// state, and what the create-stamps policy costs"). Same match, same checks unless the variant says otherwise.
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 export const POLICY_VARIANTS = {

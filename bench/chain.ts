@@ -358,7 +358,7 @@ async function enter(chain: Chain, s: Scene, certDir: string, policyFile: string
     default: {
       const nodeArgs = flags['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', PROFILES] : [];
       const noSecrets = chain === 'deed-no-secret-cache' ? ['--no-cache-secrets'] : [];
-      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--namespace', DEED_NAMESPACE, ...noSecrets] });
+      const deed = await startDeed({ entry: 'dist', certDir, policy: policyFile, nodeArgs, extraArgs: ['--kubeconfig', s.deedKubeconfig, '--deed-namespace', DEED_NAMESPACE, ...noSecrets] });
       await cacheCurrent(deed.logFile!);
       return { servers: [deed], objects: deedWebhooks(deed.url, deed.ca, { mutatingOnly: chain === 'deed-mutating', defaultTwoCalls: chain === 'deed-default-two-calls', ...variantOf(chain), ...(chain === 'deed-no-conditions' ? { conditions: 'none' as const } : chain === 'deed-one-condition' ? { conditions: 'one' as const } : {}) }), mark: 'deed' };
     }

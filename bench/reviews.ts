@@ -46,7 +46,11 @@ export function benchCluster(): Promise<BenchCluster> {
   return startBenchCluster({ 'sandbox-a': { 'deed.dev/sandbox': 'enabled' }, 'sandbox-b': { 'deed.dev/sandbox': 'enabled' }, [DEED_NAMESPACE]: {} });
 }
 
-/** `deed serve`'s arguments to read that cluster (its kubeconfig written to `file`). */
+/**
+ * `deed serve`'s arguments to read that cluster (its kubeconfig written to `file`). Deed's own
+ * namespace goes by `--namespace`, the deprecated spelling of `--deed-namespace`: bench/compare.ts
+ * also starts checkouts from before 2026-12-03, which know only that one.
+ */
 export function clusterArgs(cluster: BenchCluster, file: string): string[] {
   cluster.writeKubeConfig(file);
   return ['--kubeconfig', file, '--namespace', DEED_NAMESPACE];

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
 import { configurationDoc, CONFIGURATION_DOC, rulesDoc, RULES_DOC } from '../scripts/docs.js';
 import { RULE_LIST } from '../src/policy/rules/catalog.js';
 import { sandboxKindsProse } from '../src/policy/kinds.js';
@@ -52,5 +52,48 @@ describe('generated docs', () => {
       // The shorter lists these pages held: ConfigMaps left out, PVCs for PersistentVolumeClaims.
       assert.doesNotMatch(text, /Pods, Secrets, NetworkPolicies|NetworkPolicies and PVCs/i, file);
     }
+  });
+});
+
+/** GitHub's anchor for each heading of a Markdown file (lower case, punctuation dropped, spaces as hyphens, repeats numbered). */
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const line of text.replace(/^```[\s\S]*?^```/gm, '').split('\n')) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    out.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return out;
+}
+
+describe('the performance manual and the measurement log', () => {
+  const MANUAL = 'docs/performance.md';
+  const LOG = 'bench/MEASUREMENTS.md';
+
+  test(`${MANUAL} is a manual of at most 300 lines (dated runs go to ${LOG})`, () => {
+    const lines = readFileSync(join(ROOT, MANUAL), 'utf8').trimEnd().split('\n').length;
+    assert.ok(lines <= 300, `${MANUAL} has ${lines} lines`);
+  });
+
+  test(`links into ${MANUAL} and ${LOG}, and links out of them, name files and headings that exist`, () => {
+    const pages = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', LOG, 'manifests/helm/deed/README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const targets = new Set([MANUAL, LOG]);
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(join(ROOT, page), 'utf8').replace(/^```[\s\S]*?^```/gm, '');
+      for (const [, href] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(href!)) continue;
+        const [path, anchor] = href!.split('#') as [string, string | undefined];
+        const file = path === '' ? page : normalize(join(dirname(page), path));
+        if (!targets.has(page) && !targets.has(file)) continue;
+        if (!existsSync(join(ROOT, file))) broken.push(`${page}: ${href} (no such file)`);
+        else if (anchor !== undefined && file.endsWith('.md') && !anchors(readFileSync(join(ROOT, file), 'utf8')).has(anchor)) broken.push(`${page}: ${href} (no such heading)`);
+      }
+    }
+    assert.deepEqual(broken, []);
   });
 });

@@ -1,6 +1,6 @@
 // Cryptographic random bytes drawn from a pool filled by the system's CSPRNG a few KiB at a
 // time: every stamped create mints a 32-byte nonce, and one randomFillSync call per nonce
-// was 3% of the webhook's busy time in the chain benchmark (docs/performance.md). The bytes
+// was 3% of the webhook's busy time in the chain benchmark (bench/MEASUREMENTS.md). The bytes
 // are the same CSPRNG's; each is handed out once, then overwritten by the next fill.
 import { randomFillSync } from 'node:crypto';
 

@@ -321,7 +321,7 @@ function webhookContainer(image: string, cacheSecrets: boolean, clientCa: boolea
     ],
     env: [
       { name: 'DEED_LOG_LEVEL', value: 'info' },
-      // Its own namespace, which the webhooks exclude from the review scope (deed serve --namespace).
+      // Its own namespace, which the webhooks exclude from the review scope (deed serve --deed-namespace).
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ],
     livenessProbe: { ...probe('/healthz', 10), initialDelaySeconds: 5 },

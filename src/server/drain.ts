@@ -15,7 +15,7 @@
 //
 // Requests are counted through fastify's onRequest and onResponse hooks, which ride on
 // listeners fastify sets up for every request anyway: a 'request' listener adding a
-// 'close' listener per response cost 2 to 8% of a review's CPU (docs/performance.md).
+// 'close' listener per response cost 2 to 8% of a review's CPU (bench/MEASUREMENTS.md).
 import type { FastifyInstance } from 'fastify';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
