@@ -266,7 +266,7 @@ describe("public charts, as an environment's runner installs them into its names
     assert.equal(denials.length, 10);
     for (const d of denials) {
       if (d.rule === 'template.service-account-token')
-        assert.equal(d.message, 'spec.template.spec.automountServiceAccountToken: is platform-owned: expected false, got true');
+        assert.equal(d.message, 'spec.template.spec.automountServiceAccountToken: is platform-owned: expected false, got true; leave it unset (Deed turns the token off), or have software that needs the API server installed by a principal of no environment (a platform deployer)');
       else assert.equal(d.message, 'spec.template.spec.hostNetwork: environment "alpha" is not granted host networking (environments[].grants.hostNetwork)');
     }
   });

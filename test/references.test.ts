@@ -360,13 +360,21 @@ describe('NetworkPolicies act on their own environment only', () => {
     refused(body, 'selector.scope', /was it bypassed/);
   });
 
-  test('a requester of no environment scopes its own policy away from the environments, or to one it manages', () => {
-    refused(review(NONE, policy({}), np), 'selector.scope', /may select pods of any environment/);
+  test('a requester of no environment has its policy scoped to pods of no environment, or scopes it away from the environments, or to one it manages', () => {
+    const marked = review(NONE, policy({}), np);
+    assert.deepEqual((marked.request.object.spec as Record<string, unknown>).podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } });
+    admitted(marked);
+    const unmarked = review(NONE, policy({}), np);
+    unmarked.request.object.spec.podSelector = {};
+    refused(unmarked, 'selector.scope', /may select pods of any environment/);
     refused(review(NONE, policy({ matchLabels: { 'deed.dev/environment': 'alpha' } }), np), 'selector.scope');
     admitted(review(NONE, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), np));
     admitted(review(MANAGER, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'In', values: ['alpha'] }] }), np));
-    refused(review(MANAGER, policy({}), np), 'selector.scope');
-    admitted(review(MANAGER, policy({}), { ...np, namespace: 'sandbox-a' }));
+    const shared = review(MANAGER, policy({}), np);
+    assert.deepEqual((shared.request.object.spec as Record<string, unknown>).podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } }, 'a manager outside its bound namespace acts for no environment');
+    const bound = review(MANAGER, policy({}), { ...np, namespace: 'sandbox-a' });
+    assert.deepEqual((bound.request.object.spec as Record<string, unknown>).podSelector, {}, 'in its bound namespace its default-deny selects all');
+    admitted(bound);
   });
 
   test('on UPDATE the scope of a stamped policy is frozen; an edit that keeps it passes', () => {

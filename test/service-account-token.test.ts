@@ -134,9 +134,10 @@ describe('a sandbox pod that leaves automountServiceAccountToken unset is stored
     assert.equal(validated.allowed, true, validated.status?.message);
   });
 
-  test('a pod created by a requester that acts for no environment is not a sandbox pod: unchanged', () => {
+  test('a pod created by a requester that acts for no environment is not a sandbox pod: its token stays, only the mark of no environment is added', () => {
     const body = fixture('mutate-create-pod-by-admin.json');
-    assert.equal(mutate(body).patch, undefined);
+    const patch = mutate(body).patch;
+    assert.deepEqual(JSON.parse(Buffer.from(patch ?? '', 'base64').toString('utf8')), [{ op: 'add', path: '/metadata/labels/deed.dev~1no-environment', value: 'true' }]);
   });
 });
 
