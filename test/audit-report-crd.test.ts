@@ -3,28 +3,14 @@
 // serve. The run is the real CLI in a child process against test/fake-apiserver.ts.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { stringify } from 'yaml';
+import { describe, test } from 'node:test';
 import { ROOT } from './cli-process.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { TEST_KEY } from './helpers.js';
+import { cliCluster } from './cli-cluster.js';
 
-let server: FakeApiServer;
-const dir = mkdtempSync(join(tmpdir(), 'deed-audit-crd-'));
-const kubeconfig = join(dir, 'kubeconfig');
-const policyFile = join(dir, 'policy.yaml');
+const cluster = cliCluster('deed-audit-crd-');
+const { kubeconfig, policyFile } = cluster;
 
-before(async () => {
-  server = await new FakeApiServer().start();
-  server.writeKubeConfig(kubeconfig);
-  const keyFile = join(dir, 'key');
-  writeFileSync(keyFile, TEST_KEY);
-  writeFileSync(policyFile, stringify({ environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }], attestation: { keyFile } }));
-});
-after(() => server.close());
 
 function audit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
@@ -41,9 +27,9 @@ const NOT_SERVED = { status: 404, reason: 'NotFound', message: 'the server could
 
 describe('deed audit --write-reports without the report CRD', () => {
   test('prints one error that names the CRD and how to install it, writes nothing, and exits 1', async () => {
-    server.faults.push({ path: /^\/apis\/wgpolicyk8s\.io\//, answer: NOT_SERVED });
+    cluster.server.faults.push({ path: /^\/apis\/wgpolicyk8s\.io\//, answer: NOT_SERVED });
     try {
-      const from = server.requests.length;
+      const from = cluster.server.requests.length;
       const run = await audit(['--write-reports', '--quiet']);
       assert.equal(run.code, 1, run.stderr);
       const errors = run.stderr
@@ -56,22 +42,22 @@ describe('deed audit --write-reports without the report CRD', () => {
         errors[0]!.error,
         "--write-reports: the API server does not serve wgpolicyk8s.io/v1alpha2 PolicyReport (its CRD is not installed), so no report can be written: install its CRD (the chart's audit.installCRDs=true, the kustomize component components/policyreport-crd, or deed manifests --audit --audit-crds), or let Kyverno or Policy Reporter install it",
       );
-      const sent = server.requests.slice(from);
+      const sent = cluster.server.requests.slice(from);
       assert.deepEqual(sent.filter((r) => r.method !== 'GET'), [], 'no report write was tried');
       assert.match(run.stdout, /^summary: 0 objects in 0 namespaces, .* failed 1$/m);
     } finally {
-      server.faults.length = 0;
+      cluster.server.faults.length = 0;
     }
   });
 
   test('with --report-api openreports the error says Deed ships no openreports CRD, and names the other report API', async () => {
-    server.faults.push({ path: /^\/apis\/openreports\.io\//, answer: NOT_SERVED });
+    cluster.server.faults.push({ path: /^\/apis\/openreports\.io\//, answer: NOT_SERVED });
     try {
       const run = await audit(['--write-reports', '--quiet', '--report-api', 'openreports']);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stderr, /does not serve openreports\.io\/v1alpha1 Report \(its CRD is not installed\), so no report can be written: install the openreports\.io CRDs \(Deed does not ship them\), or write wgpolicyk8s PolicyReports with --report-api wgpolicyk8s/);
     } finally {
-      server.faults.length = 0;
+      cluster.server.faults.length = 0;
     }
   });
 });

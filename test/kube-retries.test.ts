@@ -5,12 +5,8 @@
 // (test/e2e/cases/throttling.ts) proves the same against kube-apiserver's own Priority and
 // Fairness.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
 import { registerAudit } from '../src/cli/audit.js';
 import { registerKeys } from '../src/cli/keys.js';
 import { registerReap } from '../src/cli/reap.js';
@@ -19,32 +15,21 @@ import { KubeError } from '../src/kube/errors.js';
 import { createObjectReader } from '../src/kube/object-reader.js';
 import { createReportStore } from '../src/kube/reports.js';
 import { runInProcess } from './cli-process.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { TEST_KEY } from './helpers.js';
+import { cliCluster } from './cli-cluster.js';
 
 const INITIALISING = { status: 429, reason: 'TooManyRequests', message: 'storage is (re)initializing', headers: { 'Retry-After': '1' } };
 
-let server: FakeApiServer;
-const dir = mkdtempSync(join(tmpdir(), 'deed-retries-'));
-const kubeconfig = join(dir, 'kubeconfig');
-const policyFile = join(dir, 'policy.yaml');
+const cluster = cliCluster('deed-retries-');
+const { kubeconfig, policyFile } = cluster;
 
-before(async () => {
-  server = await new FakeApiServer().start();
-  server.writeKubeConfig(kubeconfig);
-  const keyFile = join(dir, 'key');
-  writeFileSync(keyFile, TEST_KEY);
-  writeFileSync(policyFile, stringify({ environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }], attestation: { keyFile } }));
-});
-after(() => server.close());
 
-const reports = () => server.requests.filter((r) => r.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports');
+const reports = () => cluster.server.requests.filter((r) => r.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports');
 
 describe('a call answered 429', () => {
   test('is sent again after its Retry-After and succeeds, within the deadline', async () => {
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
-    server.put('pods', { metadata: { name: 'runner-0', namespace: 'sandbox-a' } });
-    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
+    cluster.server.put('pods', { metadata: { name: 'runner-0', namespace: 'sandbox-a' } });
+    const core = cluster.server.kubeConfig().makeApiClient(CoreV1Api);
     const started = Date.now();
     const pod = await withRetries(5000, 'get pod', undefined, (o) => core.readNamespacedPod({ namespace: 'sandbox-a', name: 'runner-0' }, o));
     assert.equal(pod.metadata?.name, 'runner-0');
@@ -52,32 +37,32 @@ describe('a call answered 429', () => {
   });
 
   test('whose Retry-After would end past the deadline is not waited for: the 429 stands at once', async () => {
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: { ...INITIALISING, headers: { 'Retry-After': '5' } } });
-    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: { ...INITIALISING, headers: { 'Retry-After': '5' } } });
+    const core = cluster.server.kubeConfig().makeApiClient(CoreV1Api);
     const started = Date.now();
     await assert.rejects(
       withRetries(2000, 'get pod', undefined, (o) => core.readNamespacedPod({ namespace: 'sandbox-a', name: 'runner-0' }, o)),
       (err: unknown) => err instanceof KubeError && err.reason === 'TooManyRequests' && /storage is \(re\)initializing/.test(err.message),
     );
     assert.ok(Date.now() - started < 1500, 'no wait that could not end in time');
-    server.faults.length = 0;
+    cluster.server.faults.length = 0;
   });
 
   test("the webhook's lookups retry within the review's lookup budget, and a budget too short for the wait answers unknown", async () => {
-    const reader = createObjectReader(server.kubeConfig());
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
+    const reader = createObjectReader(cluster.server.kubeConfig());
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
     const found = (await reader.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'runner-0' }], 3000)).get('pods', 'sandbox-a', 'runner-0');
     assert.equal(found.state, 'found');
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, times: 1, answer: INITIALISING });
     const unknown = (await reader.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'runner-0' }], 500)).get('pods', 'sandbox-a', 'runner-0');
     assert.equal(unknown.state, 'unknown');
-    server.faults.length = 0;
+    cluster.server.faults.length = 0;
   });
 
   test("the audit's report store lists again after a 429 and gets the answer", async () => {
-    server.faults.push({ method: 'GET', path: /policyreports$/, times: 2, answer: INITIALISING });
+    cluster.server.faults.push({ method: 'GET', path: /policyreports$/, times: 2, answer: INITIALISING });
     const before = reports().length;
-    assert.deepEqual(await createReportStore(server.kubeConfig(), 'wgpolicyk8s', 10_000).namespacesWithReports(), []);
+    assert.deepEqual(await createReportStore(cluster.server.kubeConfig(), 'wgpolicyk8s', 10_000).namespacesWithReports(), []);
     assert.equal(reports().length - before, 3, 'two 429s, then the list');
   });
 });
@@ -86,9 +71,9 @@ describe('a 429 that does not clear', () => {
   const FOREVER = { status: 429, reason: 'TooManyRequests', message: 'too many requests, please try again later', headers: { 'Retry-After': '1' } };
 
   test("the reaper's client retries after each Retry-After, tells of each retry, and gives up after its retries in one line that says so", async () => {
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
     const retries: RetryNotice[] = [];
-    const client = createKubeClient(server.kubeConfig(), { timeoutMs: 2500, maxRetries: 2, onRetry: (r) => retries.push(r) });
+    const client = createKubeClient(cluster.server.kubeConfig(), { timeoutMs: 2500, maxRetries: 2, onRetry: (r) => retries.push(r) });
     const started = Date.now();
     try {
       await assert.rejects(client.getPod('sandbox-a', 'runner-0'), (err: unknown) => {
@@ -105,13 +90,13 @@ describe('a 429 that does not clear', () => {
         ['get pod sandbox-a/runner-0', 1, 2, 'too many requests, please try again later'],
       ]);
     } finally {
-      server.faults.length = 0;
+      cluster.server.faults.length = 0;
     }
   });
 
   test('a single call (the webhook\'s lookups, the reports) tells of each retry and gives up in the same words', async () => {
-    server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
-    const core = server.kubeConfig().makeApiClient(CoreV1Api);
+    cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
+    const core = cluster.server.kubeConfig().makeApiClient(CoreV1Api);
     const retries: RetryNotice[] = [];
     try {
       await assert.rejects(
@@ -120,12 +105,12 @@ describe('a 429 that does not clear', () => {
       );
       assert.deepEqual(retries.map((r) => r.attempt), [1]);
     } finally {
-      server.faults.length = 0;
+      cluster.server.faults.length = 0;
     }
   });
 
   test('deed audit whose namespace list stays throttled ends as a failed run (exit status 1) with its summary, not as a crash', async () => {
-    server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: FOREVER });
+    cluster.server.faults.push({ method: 'GET', path: /^\/api\/v1\/namespaces$/, answer: FOREVER });
     try {
       const run = await runInProcess(registerAudit, ['audit', '--kubeconfig', kubeconfig, '--config', policyFile, '--timeout', '1.5', '-o', 'json']);
       assert.equal(run.error, undefined, run.error?.message);
@@ -135,7 +120,7 @@ describe('a 429 that does not clear', () => {
       assert.equal(summary.error, 1);
       assert.equal(summary.namespaces, 0);
     } finally {
-      server.faults.length = 0;
+      cluster.server.faults.length = 0;
     }
   });
 
@@ -143,12 +128,12 @@ describe('a 429 that does not clear', () => {
 
 describe('deed audit right after the PolicyReport CRD is installed', () => {
   test('a report list answered "429 storage is (re)initializing" is retried, and the run completes with exit status 0', async () => {
-    server.faults.push({ method: 'GET', path: /policyreports$/, times: 1, answer: INITIALISING });
+    cluster.server.faults.push({ method: 'GET', path: /policyreports$/, times: 1, answer: INITIALISING });
     const run = await runInProcess(registerAudit, ['audit', '--kubeconfig', kubeconfig, '--config', policyFile, '--write-reports', '--quiet', '--namespace', 'sandbox-b']);
     assert.equal(run.error, undefined, run.error?.message);
     assert.equal(run.exitCode ?? 0, 0, run.stderr);
     assert.match(run.stdout, /^summary: /m);
-    assert.equal(server.faults.find((f) => f.path.source === 'policyreports$')?.times, 0, 'the 429 was answered');
+    assert.equal(cluster.server.faults.find((f) => f.path.source === 'policyreports$')?.times, 0, 'the 429 was answered');
   });
 });
 
@@ -159,11 +144,11 @@ describe('--as USER impersonates, as kubectl does', () => {
     ['keys usage', registerKeys, ['keys', 'usage']],
   ] as const) {
     test(`deed ${command} sends Impersonate-User on every call`, async () => {
-      const from = server.requests.length;
+      const from = cluster.server.requests.length;
       const who = 'system:serviceaccount:deed-system:deed-reaper-alpha';
       const run = await runInProcess(register as Parameters<typeof runInProcess>[0], [...args, '--kubeconfig', kubeconfig, '--config', policyFile, '--namespace', 'sandbox-a', '--as', who]);
       assert.equal(run.error, undefined, run.error?.message);
-      const sent = server.requests.slice(from);
+      const sent = cluster.server.requests.slice(from);
       assert.ok(sent.length > 0);
       assert.deepEqual([...new Set(sent.map((r) => r.impersonate))], [who]);
     });
