@@ -9,17 +9,13 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { run, type Run } from '../client.js';
 import { eventually, PATHS, sandboxPod, secret } from '../objects.js';
 import type { Suite } from '../suite.js';
+import { helm as helmIn } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
 
 const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/policyreports.wgpolicyk8s.io';
 
 export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): void {
-  const helm = (s: Suite, args: string[]): Promise<Run> => {
-    const home = join(s.cp.dir, 'helm-adoption');
-    mkdirSync(home, { recursive: true });
-    const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
-    return run(join(s.cp.bin, 'helm'), ['--kubeconfig', s.admin.kubeconfig!, ...args], undefined, env, 120_000);
-  };
+  const helm = (s: Suite, args: string[]): Promise<Run> => helmIn(s, 'helm-adoption', args);
 
   describe('a platform team on its first day', () => {
     test('helm install prints next steps (rollout, opt-in label, dry run, the break-glass default), and helm uninstall keeps the PolicyReport CRD', { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {

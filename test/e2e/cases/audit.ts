@@ -4,7 +4,7 @@
 // whose runner is gone and a valid sandbox each get the expected PolicyReport results; a
 // second run replaces the report; deleting the objects clears it.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -14,6 +14,7 @@ import { policyReportCrd } from '../../../src/install/policy-report-crd.js';
 import { run, type Identity } from '../client.js';
 import { eventually, KEYS, PATHS, sandboxPod, secret } from '../objects.js';
 import { DEED_NAMESPACE, type Runner, type Suite } from '../suite.js';
+import { helm } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
 
 const LIVE = 'audit-live';
@@ -242,12 +243,9 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
 
     test('the chart with audit.enabled and installCRDs renders the CRD, RBAC and CronJob deed manifests --audit does, and the API server accepts them', { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {
       const s = suite();
-      const home = join(s.cp.dir, 'helm-audit');
-      mkdirSync(home, { recursive: true });
-      const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
       const ns = 'helm-audit';
       assert.equal((await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
-      const rendered = await run(join(s.cp.bin, 'helm'), ['template', 'chart-audit', join(ROOT, 'manifests/helm/deed'), '-n', ns, '--skip-tests', '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true'], undefined, env, 120_000);
+      const rendered = await helm(s, 'helm-audit', ['template', 'chart-audit', join(ROOT, 'manifests/helm/deed'), '-n', ns, '--skip-tests', '--set', 'audit.enabled=true', '--set', 'audit.installCRDs=true']);
       assert.equal(rendered.code, 0, rendered.stderr);
       const docs = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as KubernetesObject & Record<string, unknown>).filter(Boolean);
       const expected = renderManifests({ namespace: ns, image: 'x', audit: { installCrd: true } });

@@ -5,13 +5,14 @@
 // and the command runs exactly as the NOTES print it, ENV filled in, from an administrator's
 // kubeconfig.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { run, type Run } from '../client.js';
 import { PATHS, secret } from '../objects.js';
 import { DEED_NAMESPACE, E2E_POLICY, type Suite } from '../suite.js';
+import { helm as helmIn } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
 
 const RELEASE = 'notes-reap';
@@ -20,12 +21,7 @@ const FULLNAME = `${RELEASE}-deed`;
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; data?: Record<string, string> };
 
 export function fromClusterCases(suite: () => Suite, tools: { helm: boolean }): void {
-  const helm = (s: Suite, args: string[]): Promise<Run> => {
-    const home = join(s.cp.dir, 'helm-from-cluster');
-    mkdirSync(home, { recursive: true });
-    const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
-    return run(join(s.cp.bin, 'helm'), ['--kubeconfig', s.admin.kubeconfig!, ...args], undefined, env, 120_000);
-  };
+  const helm = (s: Suite, args: string[]): Promise<Run> => helmIn(s, 'helm-from-cluster', args);
 
   describe("the chart's NOTES reaper dry run", () => {
     test('runs as printed from an administrator\'s kubeconfig: it reads the release\'s policy and keys, sweeps as the reaper and finds the leak it would delete', { skip: tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS' }, async () => {

@@ -11,6 +11,7 @@ import { dashboard } from '../../../src/install/observability.js';
 import { ROOT } from '../../serve-process.js';
 import { run, type Run } from '../client.js';
 import type { Suite } from '../suite.js';
+import { helm as helmIn } from '../helm.js';
 import type { Tools } from './admission.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
@@ -26,12 +27,7 @@ interface Rendered {
 export function installCases(suite: () => Suite, tools: Tools): void {
   const needsHelm = tools.helm ? false : 'needs helm in KUBEBUILDER_ASSETS (setup-envtest does not ship it)';
 
-  const helm = (s: Suite, args: string[]): Promise<Run> => {
-    const home = join(s.cp.dir, 'helm');
-    mkdirSync(home, { recursive: true });
-    const env = { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
-    return run(join(s.cp.bin, 'helm'), ['--kubeconfig', s.admin.kubeconfig!, ...args], undefined, env, 120_000);
-  };
+  const helm = (s: Suite, args: string[]): Promise<Run> => helmIn(s, 'helm', args);
   const webhookCaBundles = async (s: Suite, name: string): Promise<string[]> => {
     const bundles: string[] = [];
     for (const kind of ['mutating', 'validating']) {
