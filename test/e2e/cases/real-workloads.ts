@@ -6,7 +6,7 @@
 // of every `helm create` chart (restartPolicy: Never). Each is stored as written, stamped as
 // alpha's; the pods the controllers make from the templates are stored with the token off.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
@@ -30,6 +30,26 @@ const DEPLOYER_FILES = [...RUNNER_FILES, 'helm-create-web.yaml', 'zookeeper-pdb.
 const DEPLOYER_NS = 'real-workloads-shared';
 const MARK = 'deed.dev/no-environment';
 const APPLY = 'application/apply-patch+yaml';
+/** The public charts' namespace: shared, opted in, bound to no environment. */
+const CHARTS_NS = 'public-charts';
+/** Helm's install order (pkg/release/util/kind_sorter.go), for the kinds the charts hold. */
+const HELM_ORDER = ['PodDisruptionBudget', 'ServiceAccount', 'Secret', 'ConfigMap', 'Role', 'RoleBinding', 'Service', 'DaemonSet', 'Pod', 'Deployment', 'StatefulSet', 'Job', 'CronJob'];
+/** The collection of each namespaced kind the charts hold (NS: the namespace). */
+const COLLECTION: Record<string, string> = {
+  PodDisruptionBudget: '/apis/policy/v1/namespaces/NS/poddisruptionbudgets',
+  ServiceAccount: '/api/v1/namespaces/NS/serviceaccounts',
+  Secret: '/api/v1/namespaces/NS/secrets',
+  ConfigMap: '/api/v1/namespaces/NS/configmaps',
+  Role: '/apis/rbac.authorization.k8s.io/v1/namespaces/NS/roles',
+  RoleBinding: '/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings',
+  Service: '/api/v1/namespaces/NS/services',
+  DaemonSet: '/apis/apps/v1/namespaces/NS/daemonsets',
+  Pod: '/api/v1/namespaces/NS/pods',
+  Deployment: '/apis/apps/v1/namespaces/NS/deployments',
+  StatefulSet: '/apis/apps/v1/namespaces/NS/statefulsets',
+  Job: '/apis/batch/v1/namespaces/NS/jobs',
+  CronJob: '/apis/batch/v1/namespaces/NS/cronjobs',
+};
 
 function manifests(file: string): Spec[] {
   return parseAllDocuments(readFileSync(join(FIXTURES, file), 'utf8')).map((d) => d.toJS() as Spec);
@@ -212,6 +232,38 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       const patched = await s.api(deployer, 'PATCH', `${PATH.Deployment(DEPLOYER_NS)}/web`, { spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx:1.16.1' }] } } } }, 'application/strategic-merge-patch+json');
       assert.equal(patched.status, 200, `helm upgrade's patch: ${patched.text}`);
       assert.equal(patched.body.spec.template.metadata.labels[MARK], 'true');
+    });
+
+    test('the public charts (test/fixtures/real-world/charts) install whole, as written, into a shared opted-in namespace: every namespaced object of every chart, in Helm\'s install order', async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CHARTS_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      // Whatever a namespace admin may do there, so that binding the charts' Roles is no escalation.
+      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${CHARTS_NS}/rolebindings`, {
+        metadata: { name: 'e2e-charts-deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }],
+      }));
+      await eventually(`the default service account of ${CHARTS_NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${CHARTS_NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
+      if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${CHARTS_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await eventually('RBAC lets the deployer create there', async () => (await s.api(deployer, 'POST', `/api/v1/namespaces/${CHARTS_NS}/configmaps?dryRun=All`, { metadata: { name: 'probe' } })).status === 201);
+      // What ingress-nginx's pre-install hook Job writes before its Deployment (no kubelet runs Jobs here).
+      ok('hook secret', await s.api(deployer, 'POST', `/api/v1/namespaces/${CHARTS_NS}/secrets`, { metadata: { name: 'ingress-nginx-admission' }, data: { ca: '', cert: '', key: '' } }));
+      const charts = readdirSync(join(FIXTURES, 'charts')).filter((f) => f.endsWith('.yaml'));
+      const all = charts.flatMap((f) => parseAllDocuments(readFileSync(join(FIXTURES, 'charts', f), 'utf8')).map((d) => d.toJS() as Spec | null)).filter((o): o is Spec => o !== null);
+      // Namespaced objects of the release's namespace; not a Role binding of a ClusterRole the release would create cluster-wide.
+      const installed = all
+        .filter((o) => COLLECTION[o.kind] !== undefined && (o.metadata.namespace ?? 'shared') === 'shared' && !(o.kind === 'RoleBinding' && o.roleRef?.kind !== 'Role'))
+        .sort((a, b) => HELM_ORDER.indexOf(a.kind) - HELM_ORDER.indexOf(b.kind));
+      assert.ok(charts.length >= 20 && installed.length >= 120, `${charts.length} charts, ${installed.length} namespaced objects`);
+      const refused: string[] = [];
+      for (const obj of installed) {
+        const body = { ...obj, metadata: { ...obj.metadata, namespace: CHARTS_NS } };
+        const answer = await s.api(deployer, 'POST', `${COLLECTION[obj.kind]}`.replace('NS', CHARTS_NS), body);
+        if (answer.status !== 201) refused.push(`${obj.kind} ${obj.metadata.name}: ${answer.status} ${answer.body?.message ?? answer.text}`);
+      }
+      assert.deepEqual(refused, [], `${installed.length} objects of ${charts.length} charts`);
+      const services = ((await s.api(s.admin, 'GET', `/api/v1/namespaces/${CHARTS_NS}/services`)).body.items ?? []) as Spec[];
+      assert.ok(services.length > 20 && services.every((svc) => svc.spec.selector === undefined || svc.spec.selector[MARK] === 'true'), 'every Service selects pods of no environment only');
     });
 
     test("alpha may not mark its own pod to join the deployer's Services", async () => {
