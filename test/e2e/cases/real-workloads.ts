@@ -249,7 +249,8 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       // What ingress-nginx's pre-install hook Job writes before its Deployment (no kubelet runs Jobs here).
       ok('hook secret', await s.api(deployer, 'POST', `/api/v1/namespaces/${CHARTS_NS}/secrets`, { metadata: { name: 'ingress-nginx-admission' }, data: { ca: '', cert: '', key: '' } }));
       const charts = readdirSync(join(FIXTURES, 'charts')).filter((f) => f.endsWith('.yaml'));
-      const all = charts.flatMap((f) => parseAllDocuments(readFileSync(join(FIXTURES, 'charts', f), 'utf8')).map((d) => d.toJS() as Spec | null)).filter((o): o is Spec => o !== null);
+      // Read as kubectl and helm read YAML (1.1): fluentd's `defaultMode: 0777` is octal.
+      const all = charts.flatMap((f) => parseAllDocuments(readFileSync(join(FIXTURES, 'charts', f), 'utf8'), { version: '1.1' }).map((d) => d.toJS() as Spec | null)).filter((o): o is Spec => o !== null);
       // Namespaced objects of the release's namespace; not a Role binding of a ClusterRole the release would create cluster-wide.
       const installed = all
         .filter((o) => COLLECTION[o.kind] !== undefined && (o.metadata.namespace ?? 'shared') === 'shared' && !(o.kind === 'RoleBinding' && o.roleRef?.kind !== 'Role'))
