@@ -137,6 +137,24 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       assert.equal(label(claim, KEYS.environment), 'alpha', "the StatefulSet's claim is alpha's");
       assert.ok(attested(s, claim), "the claim's attestation verifies");
     });
+
+    test("server-side apply of alpha's Deployment, again and as an upgrade, keeps its immutable selector's environment", async () => {
+      const s = suite();
+      const [nginx] = manifests('nginx-deployment.yaml');
+      const applied: Spec = { ...nginx!, metadata: { ...nginx!.metadata, name: 'nginx-applied' } };
+      const at = `${PATH.Deployment(NS)}/nginx-applied?fieldManager=alpha-gitops&force=true`;
+      const first = await s.api(s.runnerA.identity, 'PATCH', at, applied, APPLY);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.spec.selector.matchLabels[KEYS.environment], 'alpha');
+      const again = await s.api(s.runnerA.identity, 'PATCH', at, applied, APPLY);
+      assert.equal(again.status, 200, `the same apply again: ${again.text}`);
+      const bumped = structuredClone(applied);
+      bumped.spec.template.spec.containers[0].image = 'nginx:1.16.1';
+      const upgraded = await s.api(s.runnerA.identity, 'PATCH', at, bumped, APPLY);
+      assert.equal(upgraded.status, 200, `an upgrade by apply: ${upgraded.text}`);
+      assert.equal(upgraded.body.spec.selector.matchLabels[KEYS.environment], 'alpha');
+      assert.equal(upgraded.body.spec.template.metadata.labels[KEYS.environment], 'alpha');
+    });
   });
 
   describe('real workloads pass as they are written, installed by a declared platform deployer into a namespace alpha shares', () => {
