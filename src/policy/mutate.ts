@@ -24,6 +24,7 @@ import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { keepSelectorScope, noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
+import { noEnvironmentMark } from './rules/no-environment-mark.js';
 import { doorOf } from './doors.js';
 import { mutateWorkload } from './workload/review.js';
 import { withTemplateOps, workloadStampRow } from './workload/stamps.js';
@@ -42,8 +43,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
     const templates = mutateWorkload(req, door.workload, req.namespace, ctx);
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
-    if (templates.allowed && req.operation === 'UPDATE' && req.subResource === undefined && req.oldObject && req.object)
-      return withTemplateOps(keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy), templates);
+    const kept = templates.allowed ? keptScope(req, ctx) : undefined;
+    if (kept !== undefined) return withTemplateOps(kept, templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
     const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy);
@@ -52,7 +53,8 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
   // the scope a selector was stored with, which an apply may drop (selector-scope.ts).
-  if (req.operation === 'UPDATE' && req.subResource === undefined && req.oldObject && req.object) return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy);
+  const kept = keptScope(req, ctx);
+  if (kept !== undefined) return kept;
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   if (door.kind === 'default') {
     const mismatch = kindMismatch(req, door.row);
@@ -67,6 +69,12 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   const namespace = req.namespace;
   if (namespace === undefined) return missingNamespace(kind);
   return stampCreate(obj, kind, namespace, req, ctx);
+}
+
+/** On an UPDATE of the object itself: the scope its selector was stored with, kept (selector-scope.ts). */
+function keptScope(req: AdmissionRequest, ctx: DecisionContext): Verdict | undefined {
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return undefined;
+  return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy);
 }
 
 /**
@@ -127,10 +135,7 @@ function stampCreate(
   const findings: Finding[] = [];
   const warnings: string[] = [];
   const runner = requester.runner;
-  // The mark of pods of no environment is never an environment's (selector-scope.ts).
-  const unmarked = entryOf(labels, keys.noEnvironment);
-  if (unmarked !== undefined)
-    findings.push({ rule: RULES.stampConflict.id, path: labelPath(keys.noEnvironment), message: `marks pods of no environment; an object of environment "${environment}" never carries it` });
+  findings.push(...noEnvironmentMark(labels, '', keys, RULES.stampConflict.id, `an object of environment "${environment}" never carries it`));
 
   // Deadline from the client budget, the margin and the cap.
   const deadline = policyDeadline(entryOf(annotations, keys.maxDuration), ctx.policy.config.deadline);

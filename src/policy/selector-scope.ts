@@ -104,6 +104,25 @@ function setOp(obj: unknown, path: readonly string[], value: unknown): PatchOper
   return undefined;
 }
 
+/** The op that makes the selector require `key: value` (an unset one becomes that alone); undefined when it does. */
+function requireOp(obj: KubeObject, site: Site, sel: Written, key: string, value: string): PatchOperation | undefined {
+  const at = site.path.split('.');
+  return sel.state === 'unset'
+    ? setOp(obj, at, site.form === 'map' ? { [key]: value } : { matchLabels: { [key]: value } })
+    : setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), key], value);
+}
+
+/** A pod template's label `key` (undefined: absent). */
+function templateLabel(obj: KubeObject, template: string, key: string): string | undefined {
+  const metadata = valueAt(obj, `${template}.metadata`);
+  return entryOf(stringMap(isRec(metadata) ? metadata : undefined, 'labels'), key);
+}
+
+/** The op that gives a pod template the label `key: value`; undefined when it has it. */
+function templateLabelOp(obj: KubeObject, template: string, key: string, value: string): PatchOperation | undefined {
+  return setOp(obj, [...template.split('.'), 'metadata', 'labels', key], value);
+}
+
 /**
  * The mutating side, at CREATE by a requester of `environment`: the patch that adds the
  * environment to the selector and to the labels of the pod templates that must match it,
@@ -124,21 +143,16 @@ export function scopeSelector(obj: KubeObject, resource: Resource, environment: 
   const findings: Finding[] = [];
   const ops: PatchOperation[] = [];
   // An unset selector that selects all becomes the environment's own.
-  const at = site.path.split('.');
-  const op =
-    sel.state === 'unset'
-      ? setOp(obj, at, site.form === 'map' ? { [key]: environment } : { matchLabels: { [key]: environment } })
-      : setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), key], environment);
+  const op = requireOp(obj, site, sel, key, environment);
   if (op !== undefined) ops.push(op);
   for (const template of site.templates) {
     if (!isRec(valueAt(obj, template))) continue; // the API server refuses a workload without one
-    const metadata = valueAt(obj, `${template}.metadata`);
-    const label = entryOf(stringMap(isRec(metadata) ? metadata : undefined, 'labels'), key);
+    const label = templateLabel(obj, template, key);
     if (label !== undefined && label !== environment) {
       findings.push({ rule: RULES.stampTemplate.id, path: `${template}.metadata.labels[${JSON.stringify(key)}]`, message: `${key} is admission-owned; the pods of a workload of environment "${environment}" carry ${JSON.stringify(environment)}` });
       continue;
     }
-    const labelOp = setOp(obj, [...template.split('.'), 'metadata', 'labels', key], environment);
+    const labelOp = templateLabelOp(obj, template, key, environment);
     if (labelOp !== undefined) ops.push(labelOp);
   }
   return { ops: findings.length > 0 ? [] : ops, findings };
@@ -170,13 +184,8 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
   const sel = written(obj, site);
   if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
   if (sel.state === 'set' && namesEnvironment(sel.selector, site, key)) return [];
-  const at = site.path.split('.');
-  const ops: Array<PatchOperation | undefined> = [
-    sel.state === 'unset'
-      ? setOp(obj, at, site.form === 'map' ? { [mark]: 'true' } : { matchLabels: { [mark]: 'true' } })
-      : setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), mark], 'true'),
-  ];
-  for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(setOp(obj, [...template.split('.'), 'metadata', 'labels', mark], 'true'));
+  const ops = [requireOp(obj, site, sel, mark, 'true')];
+  for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
   return ops.filter((op) => op !== undefined);
 }
 
@@ -193,19 +202,15 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   if (site === undefined) return allowed();
   const [before, after] = [written(old, site), written(obj, site)];
   if (before.state !== 'set' || after.state !== 'set') return allowed();
-  const at = site.path.split('.');
   const ops: Array<PatchOperation | undefined> = [];
   const kept: string[] = [];
   for (const key of [policy.keys.environment, policy.keys.noEnvironment]) {
     const value = entryOf(required(before.selector, site), key);
     if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
     kept.push(`${key}: ${JSON.stringify(value)}`);
-    ops.push(setOp(obj, [...at, ...(site.form === 'map' ? [] : ['matchLabels']), key], value));
-    for (const template of site.templates) {
-      const metadata = valueAt(obj, `${template}.metadata`);
-      if (isRec(valueAt(obj, template)) && entryOf(stringMap(isRec(metadata) ? metadata : undefined, 'labels'), key) === undefined)
-        ops.push(setOp(obj, [...template.split('.'), 'metadata', 'labels', key], value));
-    }
+    ops.push(requireOp(obj, site, after, key, value));
+    for (const template of site.templates)
+      if (isRec(valueAt(obj, template)) && templateLabel(obj, template, key) === undefined) ops.push(templateLabelOp(obj, template, key, value));
   }
   const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
   return patched(ops.filter((op) => op !== undefined), warnings);

@@ -12,8 +12,9 @@ import { RULES } from '../rules/catalog.js';
 const OS_LABEL = 'kubernetes.io/os';
 const ARCH_LABEL = 'kubernetes.io/arch';
 
-function owned(rule: string, path: string, expected: unknown, got: unknown): Finding {
-  return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)}` };
+/** `fix`: what to do instead, where the expected value alone does not say it. */
+function owned(rule: string, path: string, expected: unknown, got: unknown, fix?: string): Finding {
+  return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)}${fix === undefined ? '' : `; ${fix}`}` };
 }
 
 export function templateCollisions(spec: Rec, at: string, config: Config): Finding[] {
@@ -91,12 +92,11 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
-    findings.push({
-      rule: RULES.templateServiceAccountToken.id,
-      path: `${at}.automountServiceAccountToken`,
-      // The fix: leave it unset; software that needs the API (a controller, an exporter) is the platform's to install.
-      message: `${owned('', '', t.automountServiceAccountToken, automount).message}; leave it unset (Deed turns the token off), or have software that needs the API server installed by a principal of no environment (a platform deployer)`,
-    });
+    // Software that needs the API (a controller, an exporter) is the platform's to install.
+    findings.push(
+      owned(RULES.templateServiceAccountToken.id, `${at}.automountServiceAccountToken`, t.automountServiceAccountToken, automount,
+        'leave it unset (Deed turns the token off), or have software that needs the API server installed by a principal of no environment (a platform deployer)'),
+    );
   findings.push(...tokenVolumes(spec, at, all, config));
 
   findings.push(...scheduling(spec, at, OS_LABEL, t.os));

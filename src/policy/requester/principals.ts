@@ -5,11 +5,7 @@ import type { Policy } from '../policy.js';
 
 /** System controllers and break-glass principals: they act on any environment's objects. */
 export function isTrusted(requester: Requester, policy: Policy): boolean {
-  return (
-    policy.systemUsers.has(requester.username) ||
-    policy.breakGlassUsers.has(requester.username) ||
-    requester.groups.some((g) => policy.systemGroups.has(g) || policy.breakGlassGroups.has(g))
-  );
+  return isSystem(requester, policy) || policy.breakGlassUsers.has(requester.username) || requester.groups.some((g) => policy.breakGlassGroups.has(g));
 }
 
 /** System controllers alone (not break-glass): what they create Deed stamps nothing on. */

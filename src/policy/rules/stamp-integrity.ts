@@ -14,6 +14,7 @@ import { isWellFormedNonce } from '../stamps/nonce.js';
 import type { Policy } from '../policy.js';
 import { annotationPath, identityStamps, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
+import { noEnvironmentMark } from './no-environment-mark.js';
 
 const HINT = 'was the mutating webhook bypassed?';
 
@@ -29,9 +30,7 @@ export function stampIntegrity(obj: KubeObject, kind: StampRow, namespace: strin
     const got = entryOf(labels, k);
     if (got !== v) findings.push({ rule, path: labelPath(k), message: `is ${describe(got)}, expected ${describe(v)}; ${HINT}` });
   }
-  // The mark of pods of no environment (selector-scope.ts) would let selectors of no environment reach it.
-  if (entryOf(labels, keys.noEnvironment) !== undefined)
-    findings.push({ rule: RULES.stampConflict.id, path: labelPath(keys.noEnvironment), message: `marks pods of no environment; an object of environment "${environment}" never carries it` });
+  findings.push(...noEnvironmentMark(labels, '', keys, RULES.stampConflict.id, `an object of environment "${environment}" never carries it`));
   const owner = entryOf(annotations, keys.owner);
   if (owner !== want.owner) findings.push({ rule, path: annotationPath(keys.owner), message: `is ${describe(owner)}, expected ${describe(want.owner)}; ${HINT}` });
   const nonce = entryOf(annotations, keys.createNonce);

@@ -17,6 +17,7 @@ import type { DecisionContext } from '../policy.js';
 import { isTrusted } from '../requester/principals.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
+import { noEnvironmentMark } from '../rules/no-environment-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { annotationPath, labelPath, presentOwnedKeys } from '../stamps/identity-stamps.js';
 import { stampRowNamed } from '../kinds.js';
@@ -102,9 +103,8 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     const label = entryOf(stringMap(t.metadata, 'labels'), policy.keys.environment);
     const allowedPath = workloadEnvironment !== undefined && label === workloadEnvironment ? `${t.at}.${labelPath(policy.keys.environment)}` : undefined;
     findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath));
-    // The mark of pods of no environment is written into the templates of workloads of none alone (selector-scope.ts).
-    if (workloadEnvironment !== undefined && entryOf(stringMap(t.metadata, 'labels'), policy.keys.noEnvironment) !== undefined)
-      findings.push({ rule: RULES.stampTemplate.id, path: `${t.at}.${labelPath(policy.keys.noEnvironment)}`, message: `marks pods of no environment; the pods of a ${kind.kind} of environment "${workloadEnvironment}" never carry it` });
+    if (workloadEnvironment !== undefined)
+      findings.push(...noEnvironmentMark(stringMap(t.metadata, 'labels'), t.at, policy.keys, RULES.stampTemplate.id, `the pods of a ${kind.kind} of environment "${workloadEnvironment}" never carry it`));
     findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));
   }
   // Deed's own stamps for the workload's environment (the mutating side writes them) pass;
