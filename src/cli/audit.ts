@@ -5,7 +5,6 @@
 // (whatever it found), 1 when a list or a report write failed, 2 on a usage error.
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { ObjectAudit } from '../audit/judge.js';
 import type { ReportApi, RunSummary } from '../audit/report.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
@@ -13,7 +12,7 @@ import { createLogger } from '../observability/logger.js';
 import { compilePolicy } from '../policy/policy.js';
 import { parsePositiveSeconds } from './reap.js';
 import { addFromClusterOptions, loadPolicyInputs, type PolicySourceFlags } from './policy-source.js';
-import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, namespaceOption, outputOption } from './options.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, lazyKubeConfig, namespaceOption, outputOption } from './options.js';
 import { warnRetries } from '../kube/retry-notice.js';
 import { pino } from 'pino';
 
@@ -76,8 +75,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
       const log = createLogger(pino.destination(2)).child({ component: 'audit' });
       const onRetry = warnRetries(log);
       // Loaded here: @kubernetes/client-node takes a second or more to load.
-      let kubeConfig: KubeConfig | undefined;
-      const loadKube = async () => (kubeConfig ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+      const loadKube = lazyKubeConfig(o);
       const { config, keyRing } = await loadPolicyInputs(o, { command: 'audit', withKeys: true, deedNamespace: o.deedNamespace, timeoutMs, kubeConfig: loadKube, onRetry });
       const [{ createKubeClient }, { createReportStore }, { audit }] = await Promise.all([import('../kube/client.js'), import('../kube/reports.js'), import('../audit/sweep.js')]);
       const kc = await loadKube();

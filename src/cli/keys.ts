@@ -3,10 +3,9 @@
 // namespaces outside the review scope are listed, never counted (src/keys/usage.ts).
 // Exit status: 0 when every list succeeded, 1 when one failed (counts incomplete), 2 for a usage error.
 import type { Command } from 'commander';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { LEGACY_KEY_ID } from '../policy/stamps/key-ring.js';
-import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, logRetries, namespaceOption, outputOption } from './options.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, lazyKubeConfig, logRetries, namespaceOption, outputOption } from './options.js';
 import { parsePositiveSeconds } from './reap.js';
 import { addFromClusterOptions, loadPolicyInputs, type PolicySourceFlags } from './policy-source.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
@@ -43,8 +42,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
     .addOption(outputOption(['text', 'json'], 'text', 'a table, or one JSON object'))
     .action(async (o: UsageFlags) => {
       const onRetry = logRetries('keys');
-      let kubeConfig: KubeConfig | undefined;
-      const loadKube = async () => (kubeConfig ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+      const loadKube = lazyKubeConfig(o);
       // --without-keys reads no key material: from the cluster, the policy's ConfigMap only.
       const { config, keyRing: ring } = await loadPolicyInputs(o, { command: 'keys usage', withKeys: !o.withoutKeys, deedNamespace: o.deedNamespace, timeoutMs: o.timeout * 1000, kubeConfig: loadKube, onRetry });
       const a = config.attestation;

@@ -1,4 +1,5 @@
 // Value parsers shared by the subcommands' options, and the input files they name.
+import type { KubeConfig } from '@kubernetes/client-node';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -69,6 +70,15 @@ export function parsePositiveSeconds(value: string): number {
   const n = parseSeconds(value);
   if (n <= 0) throw new InvalidArgumentError('must be more than 0 seconds');
   return n;
+}
+
+/**
+ * The kubeconfig of --kubeconfig and --context, loaded on first use and once: @kubernetes/client-node
+ * takes a second or more to load, which a command pays only when it talks to the API server.
+ */
+export function lazyKubeConfig(o: { kubeconfig?: string | undefined; context?: string | undefined }): () => Promise<KubeConfig> {
+  let kc: KubeConfig | undefined;
+  return async () => (kc ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
 }
 
 /** How the commands that talk to the API server find it, as kubectl does (kube/client.ts, loadKubeConfig). */

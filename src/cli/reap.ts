@@ -4,13 +4,12 @@
 // summary and exits 3: the sweep was incomplete.
 import { once as eventOnce } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { formatDecision, formatSummary, Progress, type OutputFormat } from '../reaper/report.js';
 import type { SweepOptions, SweepSummary } from '../reaper/sweep.js';
 import type { Config } from '../config/schema.js';
 import { addFromClusterOptions, loadPolicyInputs, type PolicySourceFlags } from './policy-source.js';
-import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, logRetries, namespaceOption, outputOption, parseCount, parseSeconds } from './options.js';
+import { allNamespacesOption, AS_HELP, CONTEXT_HELP, deedNamespaceOption, KUBECONFIG_HELP, lazyKubeConfig, logRetries, namespaceOption, outputOption, parseCount, parseSeconds } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
 
 export { collectNamespace } from './options.js';
@@ -99,8 +98,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
     .action(async (o: ReapFlags) => {
       // Loaded here, not at the top: @kubernetes/client-node takes a second or more to
       // load, which every other deed command would pay.
-      let kubeConfig: KubeConfig | undefined;
-      const loadKube = async () => (kubeConfig ??= (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+      const loadKube = lazyKubeConfig(o);
       const { config, keyRing } = await loadPolicyInputs(o, {
         command: 'reap',
         withKeys: true,
