@@ -24,6 +24,20 @@ export function secret(name: string, annotations: Record<string, string> = {}) {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, annotations }, stringData: { token: 'not-a-real-credential' } };
 }
 
+/**
+ * A leak of alpha's: Secret `name` in sandbox-b, created by a runner pod `runnerPod` of
+ * sandbox-a that is then force-deleted. No owner reference reaches across namespaces, so
+ * only the reaper cleans it up.
+ */
+export async function plantLeak(s: Suite, runnerPod: string, name: string): Promise<void> {
+  await s.bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
+  const leaker = await s.newRunner('sandbox-a', runnerPod);
+  const leak = await s.api(leaker.identity, 'POST', PATHS.Secret('sandbox-b'), secret(name));
+  if (leak.status !== 201) throw new Error(`the leak ${name}: ${leak.status} ${leak.text}`);
+  const gone = await s.kubectl(s.admin, ['delete', 'pod', runnerPod, '-n', 'sandbox-a', '--grace-period=0', '--force']);
+  if (gone.code !== 0) throw new Error(`deleting runner ${runnerPod}: ${gone.stderr}`);
+}
+
 export function networkPolicy(name: string) {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector: {}, policyTypes: ['Egress'] } };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { run, type Run } from '../client.js';
-import { eventually, PATHS, sandboxPod, secret } from '../objects.js';
+import { eventually, PATHS, plantLeak, sandboxPod, secret } from '../objects.js';
 import type { Suite } from '../suite.js';
 import { helm as helmIn } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
@@ -109,12 +109,7 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
     test("deed reap --as the reaper's service account, from the administrator's kubeconfig, deletes as the reaper would", async () => {
       const s = suite();
       // A leak of alpha's in sandbox-b: no owner reference there, so only the reaper cleans up.
-      await s.bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
-      const leaker = await s.newRunner('sandbox-a', 'runner-as-test');
-      const leak = await s.api(leaker.identity, 'POST', PATHS.Secret('sandbox-b'), secret('as-leak'));
-      assert.equal(leak.status, 201, leak.text);
-      const gone = await s.kubectl(s.admin, ['delete', 'pod', 'runner-as-test', '-n', 'sandbox-a', '--grace-period=0', '--force']);
-      assert.equal(gone.code, 0, gone.stderr);
+      await plantLeak(s, 'runner-as-test', 'as-leak');
       const result = await run(process.execPath, [
         '--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'reap', '--environment', 'alpha', '--kubeconfig', s.admin.kubeconfig!, '--config', s.policyFile,
         '--namespace', 'sandbox-b', '--apply', '-o', 'json', '--as', 'system:serviceaccount:deed-system:deed-reaper-alpha',

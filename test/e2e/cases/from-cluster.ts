@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { run, type Run } from '../client.js';
-import { PATHS, secret } from '../objects.js';
+import { PATHS, plantLeak } from '../objects.js';
 import { DEED_NAMESPACE, E2E_POLICY, type Suite } from '../suite.js';
 import { helm as helmIn } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
@@ -62,12 +62,7 @@ export function fromClusterCases(suite: () => Suite, tools: { helm: boolean }): 
       assert.equal(created.code, 0, created.stderr);
       try {
         // A leak of alpha's in sandbox-b, its runner gone: the reaper's to delete.
-        await s.bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
-        const leaker = await s.newRunner('sandbox-a', 'runner-notes-reap');
-        const leak = await s.api(leaker.identity, 'POST', PATHS.Secret('sandbox-b'), secret('notes-reap-leak'));
-        assert.equal(leak.status, 201, leak.text);
-        const gone = await s.kubectl(s.admin, ['delete', 'pod', 'runner-notes-reap', '-n', 'sandbox-a', '--grace-period=0', '--force']);
-        assert.equal(gone.code, 0, gone.stderr);
+        await plantLeak(s, 'runner-notes-reap', 'notes-reap-leak');
 
         // `deed` as the NOTES print it; the kubeconfig as kubectl finds it ($KUBECONFIG).
         const { KUBERNETES_SERVICE_HOST: _inCluster, DEED_CONFIG: _config, ...env } = process.env;

@@ -62,35 +62,42 @@ function tokenFree(pod: Spec): boolean {
   return pod.spec.automountServiceAccountToken === false && !volumes.some((v) => String(v.name).startsWith('kube-api-access-')) && !mounts.some((m) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount');
 }
 
+function ok(what: string, a: { status: number; text: string }): void {
+  if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+}
+
+/**
+ * An opted-in namespace bound to no environment, where `subjects` (namespace, service account)
+ * hold `role`: a ClusterRole of these rules, named `name`, or an existing one by name. Its
+ * default service account is there before a pod names it (the API server refuses a pod whose
+ * account does not exist yet).
+ */
+async function openNamespace(s: Suite, ns: string, name: string, role: Spec[] | string, subjects: Array<[string, string]>, controllers: boolean): Promise<void> {
+  ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+  if (typeof role !== 'string') ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name }, rules: role }));
+  ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: typeof role === 'string' ? role : name },
+    subjects: subjects.map(([namespace, account]) => ({ kind: 'ServiceAccount', namespace, name: account })),
+  }));
+  await eventually(`the default service account of ${ns}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200 || !controllers);
+  if (!controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }));
+}
+
 export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
   const needsControllers = tools.controllers ? false : 'needs kube-controller-manager in KUBEBUILDER_ASSETS (setup-envtest does not ship it)';
 
   describe("real workloads pass as they are written, created by alpha's runner", () => {
     const stored: Partial<Record<string, KubeObject>> = {};
-    const ok = (what: string, a: { status: number; text: string }) => {
-      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
-    };
     const get = async (s: Suite, kind: Kind, name: string) => (await s.api(s.admin, 'GET', `${PATH[kind](NS)}/${name}`)).body as KubeObject;
     const pods = async (s: Suite, selector: string): Promise<Spec[]> => (await s.api(s.admin, 'GET', `${PATH.Pod(NS)}?labelSelector=${encodeURIComponent(selector)}`)).body.items ?? [];
 
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-        metadata: { name: 'e2e-real-workloads' },
-        rules: [
-          { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['pods', 'services'], verbs: ['*'] },
-        ],
-      }));
-      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-        metadata: { name: 'e2e-real-workloads' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-real-workloads' },
-        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
-      }));
-      // The pods' service account: the API server refuses a pod whose account does not exist yet.
-      await eventually(`the default service account of ${NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
-      if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await openNamespace(s, NS, 'e2e-real-workloads', [
+        { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['pods', 'services'], verbs: ['*'] },
+      ], [['sandbox-a', 'runner']], tools.controllers);
       await eventually('RBAC lets alpha\'s runner create pods there', async () => (await s.api(s.runnerA.identity, 'POST', `${PATH.Pod(NS)}?dryRun=All`, manifests('helm-test-connection.yaml')[0])).status === 201);
       for (const file of RUNNER_FILES)
         for (const obj of manifests(file)) {
@@ -160,9 +167,6 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
   describe('real workloads pass as they are written, installed by a declared platform deployer into a namespace alpha shares', () => {
     let deployer: Identity;
     const stored: Partial<Record<string, Spec>> = {};
-    const ok = (what: string, a: { status: number; text: string }) => {
-      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
-    };
     const get = async (s: Suite, kind: Kind, name: string) => (await s.api(s.admin, 'GET', `${PATH[kind](DEPLOYER_NS)}/${name}`)).body as Spec;
     const selected = async (s: Suite, selector: Record<string, string>): Promise<string[]> => {
       const q = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',');
@@ -173,23 +177,12 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
     before(async () => {
       const s = suite();
       deployer = await s.newIdentity('platform', 'gitops');
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEPLOYER_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
-        metadata: { name: 'e2e-real-workloads-deployer' },
-        rules: [
-          { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['pods', 'services', 'serviceaccounts'], verbs: ['*'] },
-          { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['*'] },
-          { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
-        ],
-      }));
-      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${DEPLOYER_NS}/rolebindings`, {
-        metadata: { name: 'e2e-real-workloads-deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-real-workloads-deployer' },
-        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }, { kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
-      }));
-      await eventually(`the default service account of ${DEPLOYER_NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
-      if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${DEPLOYER_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await openNamespace(s, DEPLOYER_NS, 'e2e-real-workloads-deployer', [
+        { apiGroups: ['apps'], resources: ['deployments', 'statefulsets'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['pods', 'services', 'serviceaccounts'], verbs: ['*'] },
+        { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['*'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] },
+      ], [['platform', 'gitops'], ['sandbox-a', 'runner']], tools.controllers);
       await eventually('RBAC lets the deployer create there', async () => (await s.api(deployer, 'POST', `${PATH.ServiceAccount(DEPLOYER_NS)}?dryRun=All`, { metadata: { name: 'probe' } })).status === 201);
       // alpha's pod, labelled as the charts' selectors select: it tries to join their Services, budgets and workloads.
       const lure = sandboxPod('lure') as Spec;
@@ -254,15 +247,8 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
 
     test('the public charts (test/fixtures/real-world/charts) install whole, as written, into a shared opted-in namespace: every namespaced object of every chart, in Helm\'s install order', async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CHARTS_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       // Whatever a namespace admin may do there, so that binding the charts' Roles is no escalation.
-      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${CHARTS_NS}/rolebindings`, {
-        metadata: { name: 'e2e-charts-deployer' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }],
-      }));
-      await eventually(`the default service account of ${CHARTS_NS}`, async () => (await s.api(s.admin, 'GET', `/api/v1/namespaces/${CHARTS_NS}/serviceaccounts/default`)).status === 200 || !tools.controllers);
-      if (!tools.controllers) ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${CHARTS_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await openNamespace(s, CHARTS_NS, 'e2e-charts-deployer', 'cluster-admin', [['platform', 'gitops']], tools.controllers);
       await eventually('RBAC lets the deployer create there', async () => (await s.api(deployer, 'POST', `/api/v1/namespaces/${CHARTS_NS}/configmaps?dryRun=All`, { metadata: { name: 'probe' } })).status === 201);
       // What ingress-nginx's pre-install hook Job writes before its Deployment (no kubelet runs Jobs here).
       ok('hook secret', await s.api(deployer, 'POST', `/api/v1/namespaces/${CHARTS_NS}/secrets`, { metadata: { name: 'ingress-nginx-admission' }, data: { ca: '', cert: '', key: '' } }));
