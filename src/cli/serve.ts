@@ -40,8 +40,6 @@ export function registerServe(program: Command): void {
     .option('--shutdown-delay <seconds>', 'after SIGTERM, keep serving while readiness is false so endpoints drain', parseSeconds, 0)
     .option('--grace-period <seconds>', 'exit forcibly (status 1) this long after SIGTERM, shutdown delay included', parseSeconds, 25)
     .action(async (o: ServeFlags) => {
-      // Loaded only for a context: the client takes a second or more to load, and a local run has no cluster.
-      const kubeConfig = o.context === undefined ? undefined : (await import('../kube/client.js')).loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context });
       // Loaded here, not at the top: the other commands start without fastify and pino.
       const [{ createLogger }, { startServer }] = await Promise.all([import('../observability/logger.js'), import('../server/serve.js')]);
       const logger = createLogger(undefined, undefined, o.logFormat);
@@ -56,7 +54,8 @@ export function registerServe(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.clientCa ? { clientCa: o.clientCa } : {}),
-        ...(kubeConfig ? { kubeConfig } : o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.context !== undefined ? { context: o.context } : {}),
         ...(o.deedNamespace ? { namespace: o.deedNamespace } : {}),
         cacheSecrets: o.cacheSecrets,
         ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),

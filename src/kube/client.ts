@@ -17,10 +17,7 @@ import {
   type V1ListMeta,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
@@ -31,6 +28,8 @@ import { factsOf } from './lookup-facts.js';
 import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
+import { KeptAlive, METADATA_LIST, METADATA_ONE } from './api-connection.js';
+import { gaveUp, retriedWithin, retryWait, serverWords, type RetryClock } from './retries.js';
 
 export type { RetryNotice } from './retry-notice.js';
 
@@ -99,46 +98,14 @@ export interface CallExtras {
   onRetry?: ((retry: RetryNotice) => void) | undefined;
 }
 
-// API Priority and Fairness answers 429 with a Retry-After of a second or so; a larger one
-// is honoured up to this, so one answer cannot park a sweep past its CronJob deadline.
-const MAX_RETRY_AFTER_SECONDS = 30;
-// A 429 without Retry-After (a proxy, an old server): the client-go default.
-const DEFAULT_RETRY_AFTER_SECONDS = 1;
 // Retries of one call of a sweep: with Priority and Fairness's Retry-After of a second or two,
 // a level saturated for several seconds is waited out; each attempt has its own deadline.
 const DEFAULT_MAX_RETRIES = 5;
 
-/** The wait a 429 asks for, in seconds: its Retry-After, capped; the client-go default without one. */
-function retryWait(err: KubeError): number {
-  return Math.min(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS, MAX_RETRY_AFTER_SECONDS);
-}
-
-/** The server's words in a 429's message ("list pods: HTTP 429: too many requests" gives "too many requests"). */
-function serverWords(err: KubeError): string {
-  return err.message.replace(/^.*?HTTP 429:? ?/, '') || 'too many requests';
-}
-
-const withinDeadline = (deadlineMs: number) => `within the call's deadline of ${deadlineMs / 1000} s`;
-
-/**
- * The one line a caller reads when the 429 did not clear: what was asked, what the server
- * said, how often and how long it was retried, and why it stopped (`end`).
- */
-function gaveUp(err: KubeError, what: string, tries: number, elapsedMs: number, end: string): KubeError {
-  const message =
-    `${what}: HTTP 429 (${serverWords(err)}) on each of ${tries} ${tries === 1 ? 'try' : 'tries'} over ${(elapsedMs / 1000).toFixed(1)} s, ` +
-    `each retry after the server's Retry-After (${retryWait(err)} s); gave up ${end}`;
-  return new KubeError('TooManyRequests', message, err.status, err.retryAfterSeconds);
-}
-
 // A server that keeps answering `continue` would otherwise hold a sweep forever.
 const MAX_PAGES = 10_000;
 
-// Ask for metadata only (the API server's PartialObjectMetadata form): the reaper judges by
-// labels and annotations, so Secret data and pod specs never cross the wire to it. A server
-// without it falls back to full objects, of which only metadata is kept below.
-export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;q=0.9';
-export const METADATA_ONE = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;q=0.9';
+export { METADATA_LIST, METADATA_ONE };
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
 type PageParams = { limit: number; _continue?: string };
@@ -293,36 +260,16 @@ export async function withDeadline<T>(timeoutMs: number, what: string, accept: s
   }
 }
 
-/**
- * One API call under an overall deadline, for the clients that make one call at a time (the
- * webhook's lookups, the lookup cache's lists, the audit's reports): a 429 means the call was
- * not served (API Priority and Fairness, or a cache still initialising: "storage is
- * (re)initializing"), so it is sent again after its Retry-After, as client-go does, as long
- * as the wait ends before the deadline; each attempt gets what is left of it. Otherwise the
- * 429 stands, as a TooManyRequests KubeError.
- */
-export async function withRetries<T>(
+/** One API call under an overall deadline, its 429s sent again after their Retry-After (retries.ts, retriedWithin). */
+export function withRetries<T>(
   deadlineMs: number,
   what: string,
   accept: string | undefined,
   fn: (o: ConfigurationOptions) => Promise<T>,
   extras: CallExtras = {},
-  clock: { now: () => number; sleep: (ms: number) => Promise<void> } = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+  clock?: RetryClock,
 ): Promise<T> {
-  const started = clock.now();
-  const end = started + deadlineMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await withDeadline(Math.max(1, end - clock.now()), what, accept, fn, extras);
-    } catch (err) {
-      if (!(err instanceof KubeError) || err.reason !== 'TooManyRequests') throw err;
-      const seconds = retryWait(err);
-      // The retry must still have time to be answered: a wait that reaches the deadline is no retry.
-      if (clock.now() + seconds * 1000 >= end) throw gaveUp(err, what, attempt, clock.now() - started, withinDeadline(deadlineMs));
-      extras.onRetry?.({ what, retryAfterSeconds: seconds, attempt, message: serverWords(err) });
-      await clock.sleep(seconds * 1000);
-    }
-  }
+  return retriedWithin(deadlineMs, what, (remainingMs) => withDeadline(remainingMs, what, accept, fn, extras), extras.onRetry, clock);
 }
 
 /**
@@ -397,29 +344,6 @@ class Throttle {
       await this.gate;
     }
     if (this.signal?.aborted && this.until > Date.now()) throw new KubeError('Other', `${what}: stopped while throttled`);
-  }
-}
-
-/**
- * client-node makes a new Agent for every call, so every call opens a new TLS connection:
- * at thousands of calls a sweep spends its time and much of its memory on handshakes.
- * One kept-alive agent per TLS configuration instead (a proxy's agent is left alone).
- */
-export class KeptAlive {
-  private current: { key: string; agent: HttpAgent } | undefined;
-
-  reuse(made: HttpAgent | HttpsAgent | undefined): HttpAgent | HttpsAgent | undefined {
-    if (made === undefined || (made.constructor !== HttpsAgent && made.constructor !== HttpAgent)) return made;
-    const o = (made as HttpsAgent).options ?? {};
-    const hash = createHash('sha256');
-    for (const part of [o.ca, o.cert, o.key, o.pfx, o.passphrase, o.servername, String(o.rejectUnauthorized)]) hash.update(`${JSON.stringify(part ?? null)}\n`);
-    const key = `${made.constructor === HttpsAgent ? 'https' : 'http'}:${hash.digest('hex')}`;
-    if (this.current?.key !== key) {
-      this.current?.agent.destroy();
-      const agent = made.constructor === HttpsAgent ? new HttpsAgent({ ...o, keepAlive: true }) : new HttpAgent({ keepAlive: true });
-      this.current = { key, agent };
-    }
-    return this.current.agent;
   }
 }
 

@@ -2,7 +2,6 @@
 // NotFound proves an object absent: a 404 from a proxy or an unserved group path, a
 // timeout, a 5xx, a 403 or an unreadable body proves nothing and must never become
 // "gone": only a provable NotFound allows a delete (docs/operations.md, "The verdict").
-import { ApiException } from '@kubernetes/client-node';
 
 export type KubeErrorReason = 'NotFound' | 'Conflict' | 'Timeout' | 'TooManyRequests' | 'Other';
 
@@ -32,24 +31,30 @@ interface StatusBody {
   metadata?: { continue?: unknown };
 }
 
-/** Turns whatever a client-node call threw into a KubeError; `what` names the call for the message. */
+/**
+ * Turns whatever an API call threw into a KubeError; `what` names the call for the message.
+ * A client-node ApiException is known by its shape (a numeric status code and a body), so
+ * this module loads no client: `deed serve` reads through api-connection.ts without one.
+ */
 export function classify(err: unknown, what: string): KubeError {
   if (err instanceof KubeError) return err;
-  if (err instanceof ApiException) {
-    const code = (err as ApiException<unknown>).code;
-    const status = parseStatus((err as ApiException<unknown>).body);
-    // The message comes from the Status only: the exception's own text embeds headers and body.
-    const detail = typeof status?.message === 'string' ? `: ${status.message}` : '';
-    if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
-    if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
-    if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail || plainWords((err as ApiException<unknown>).body)}`, code, retryAfter((err as ApiException<unknown>).headers));
-    const token = status?.metadata?.continue;
-    if (code === 410 && typeof token === 'string' && token !== '') return new KubeError('Other', `${what}: HTTP 410${detail}`, code, undefined, token);
-    return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
-  }
-  const e = err as { name?: string; type?: string; code?: string; message?: string };
+  const e = err as { name?: string; type?: string; code?: unknown; message?: string; body?: unknown; headers?: Record<string, string> };
+  if (typeof e?.code === 'number' && 'body' in e) return classifyAnswer(e.code, e.body, e.headers, what);
   if (e?.name === 'AbortError' || e?.type === 'aborted') return new KubeError('Timeout', `${what}: aborted`);
-  return new KubeError('Other', `${what}: ${e?.code ?? e?.name ?? 'error'}: ${e?.message ?? String(err)}`);
+  return new KubeError('Other', `${what}: ${typeof e?.code === 'string' ? e.code : (e?.name ?? 'error')}: ${e?.message ?? String(err)}`);
+}
+
+/** An API server's answer that is not a 2xx, from its status code, body (a Status, or plain text) and headers. */
+export function classifyAnswer(code: number, body: unknown, headers: Record<string, string> | undefined, what: string): KubeError {
+  const status = parseStatus(body);
+  // The message comes from the Status only: the exception's own text embeds headers and body.
+  const detail = typeof status?.message === 'string' ? `: ${status.message}` : '';
+  if (code === 404 && status?.reason === 'NotFound') return new KubeError('NotFound', `${what}: not found`, code);
+  if (code === 409 && status?.reason === 'Conflict') return new KubeError('Conflict', `${what}: conflict${detail}`, code);
+  if (code === 429) return new KubeError('TooManyRequests', `${what}: HTTP 429${detail || plainWords(body)}`, code, retryAfter(headers));
+  const token = status?.metadata?.continue;
+  if (code === 410 && typeof token === 'string' && token !== '') return new KubeError('Other', `${what}: HTTP 410${detail}`, code, undefined, token);
+  return new KubeError('Other', `${what}: HTTP ${code}${detail || (code === 404 ? ' without a NotFound status' : '')}`, code);
 }
 
 /** Retry-After in seconds (RFC 9110: delay-seconds or an HTTP date); undefined when absent or unreadable. */

@@ -4,16 +4,16 @@
 // table's `cache` rows, and its `cache-optional` Secrets unless turned off). What the cache
 // answers, and when it goes to the API server instead, is the reader's (cached-reader.ts);
 // this file only keeps the stores.
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ApiSource } from './api-connection.js';
 import type { LookupResource } from '../policy/lookup.js';
 import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts } from './lookup-facts.js';
 import { Reflector, type CachedResource } from './reflector.js';
-import type { RetryNotice } from './client.js';
+import type { RetryNotice } from './retry-notice.js';
 
 export interface LookupCacheOptions {
-  kc: KubeConfig;
+  kc: ApiSource;
   /** Deed's own namespace: excluded from the scope, as the webhooks' selector excludes it. */
   deedNamespace: string;
   prefix: string;

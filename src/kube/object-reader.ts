@@ -9,12 +9,12 @@
 // Leases and workloads (the one a scale names, a controller-made object's owner) as metadata
 // only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
 // it can first.
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ObjectMeta } from '@kubernetes/client-node';
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup } from '../policy/policy.js';
-import { METADATA_ONE, withRetries as retried, type CallExtras } from './client.js';
+import { getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
 
 /**
@@ -28,60 +28,55 @@ export interface ObjectReader {
   read(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
 }
 
+type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown };
+type Read = { metadata?: Meta; spec?: { serviceAccountName?: unknown; source?: { persistentVolumeClaimName?: unknown } } };
+
+/** Where one object of `resource` is read, and in which form: whole, or its metadata only. */
+function readPlan(key: LookupKey): { path: string; accept: string | undefined; controller?: true } | undefined {
+  const at = (groupVersion: string) => `${groupVersion === 'v1' ? '/api/v1' : `/apis/${groupVersion}`}/namespaces/${encodeURIComponent(key.namespace)}/${key.resource}/${encodeURIComponent(key.name)}`;
+  switch (key.resource) {
+    // A pod whole: its service account decides whose a runner is. A snapshot whole: its source claim.
+    case 'pods':
+      return { path: at('v1'), accept: undefined, controller: true };
+    case 'volumesnapshots':
+      return { path: at(`${SNAPSHOT_GROUP}/v1`), accept: undefined };
+    // The run lease a new object names: whose it is is in its stamps (metadata only).
+    case 'leases':
+      return { path: at('coordination.k8s.io/v1'), accept: METADATA_ONE };
+    // Metadata only: a Secret's data never crosses the wire to Deed.
+    case 'secrets':
+      return { path: at('v1'), accept: SECRET_METADATA };
+    case 'persistentvolumeclaims':
+    case 'configmaps':
+    case 'services':
+    case 'serviceaccounts':
+      return { path: at('v1'), accept: METADATA_ONE };
+  }
+  // A workload (a scale names it, a controller-made object's owner is one), or another kind
+  // of an API group a reference names (a DRA ResourceClaim): its stamps and its own
+  // controlling owner are in its metadata.
+  const row = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
+  return row === undefined ? undefined : { path: at(row.group === '' ? 'v1' : `${row.group}/${row.version}`), accept: METADATA_ONE, controller: true };
+}
+
 /** `extras.onRetry` hears of each read sent again after a 429. */
-export function createObjectReader(kc: KubeConfig, extras: CallExtras = {}): ObjectReader {
-  const withRetries: typeof retried = (deadlineMs, what, accept, fn) => retried(deadlineMs, what, accept, fn, extras);
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const coordination = kc.makeApiClient(CoordinationV1Api);
+export function createObjectReader(source: ApiSource, extras: CallExtras = {}): ObjectReader {
+  const conn = toConnection(source);
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
+    const plan = readPlan(key);
+    if (plan === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
     try {
-      if (key.resource === 'pods') {
-        const pod = await withRetries(timeoutMs, what, undefined, (o) => core.readNamespacedPod({ namespace: key.namespace, name: key.name }, o));
-        return { state: 'found', metadata: metadataOf(pod.metadata), ...controllerOfMeta(pod.metadata), ...(pod.spec?.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}) };
-      }
-      if (key.resource === 'volumesnapshots') {
-        const snapshot = (await withRetries(timeoutMs, what, undefined, (o) =>
-          custom.getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: 'v1', plural: 'volumesnapshots', namespace: key.namespace, name: key.name }, o),
-        )) as { metadata?: Parameters<typeof metadataOf>[0]; spec?: { source?: { persistentVolumeClaimName?: unknown } } };
-        const source = snapshot.spec?.source?.persistentVolumeClaimName;
-        return { state: 'found', metadata: metadataOf(snapshot.metadata), ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}) };
-      }
-      if (key.resource === 'leases') {
-        // The run lease a new object names: whose it is is in its stamps (metadata only).
-        const lease = await withRetries(timeoutMs, what, METADATA_ONE, (o) => coordination.readNamespacedLease({ namespace: key.namespace, name: key.name }, o));
-        return { state: 'found', metadata: metadataOf(lease.metadata) };
-      }
-      if (key.resource !== 'secrets' && key.resource !== 'persistentvolumeclaims' && key.resource !== 'configmaps' && key.resource !== 'services' && key.resource !== 'serviceaccounts') {
-        // A workload (a scale names it, a controller-made object's owner is one): its stamps
-        // and its own controlling owner are in its metadata.
-        // A workload (a scale names it, a controller-made object's owner is one), or another
-        // kind of an API group a reference names (a DRA ResourceClaim).
-        const row = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
-        if (row === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
-        const params = { namespace: key.namespace, name: key.name };
-        const read = (o: Parameters<typeof core.readNamespacedReplicationController>[1]): Promise<{ metadata?: V1ObjectMeta }> =>
-          row.group === ''
-            ? core.readNamespacedReplicationController(params, o)
-            : (custom.getNamespacedCustomObject({ group: row.group, version: row.version, plural: row.resource, ...params }, o) as Promise<{ metadata?: V1ObjectMeta }>);
-        const workload = await withRetries(timeoutMs, what, METADATA_ONE, read);
-        return { state: 'found', metadata: metadataOf(workload.metadata), ...controllerOfMeta(workload.metadata) };
-      }
-      // Metadata only: a Secret's data never crosses the wire to Deed.
-      const params = { namespace: key.namespace, name: key.name };
-      const object = await withRetries(timeoutMs, what, key.resource === 'secrets' ? SECRET_METADATA : METADATA_ONE, (o): Promise<{ metadata?: V1ObjectMeta }> =>
-        key.resource === 'secrets'
-          ? core.readNamespacedSecret(params, o)
-          : key.resource === 'configmaps'
-            ? core.readNamespacedConfigMap(params, o)
-            : key.resource === 'services'
-              ? core.readNamespacedService(params, o)
-              : key.resource === 'serviceaccounts'
-                ? core.readNamespacedServiceAccount(params, o)
-                : core.readNamespacedPersistentVolumeClaim(params, o),
-      );
-      return { state: 'found', metadata: metadataOf(object.metadata) };
+      const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
+      const sa = key.resource === 'pods' ? read.spec?.serviceAccountName : undefined;
+      const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
+      return {
+        state: 'found',
+        metadata: metadataOf(read.metadata),
+        ...(plan.controller ? controllerOfMeta(read.metadata) : {}),
+        ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}),
+        ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
+      };
     } catch (err) {
       if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };

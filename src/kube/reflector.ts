@@ -4,20 +4,20 @@
 // it is listed on its own (a backfill), one that leaves it is dropped. `current` is true
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
-import { CoreV1Api, CustomObjectsApi, Watch, type ConfigurationOptions, type KubeConfig } from '@kubernetes/client-node';
 import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
-import { METADATA_LIST, METADATA_ONE, withRetries, type RetryNotice } from './client.js';
-import { factsOf, type ObjectFacts } from './lookup-facts.js';
+import { getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
+import type { RetryNotice } from './retry-notice.js';
+import { factsFromStored, Interner, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
 /** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
 export type CachedResource = 'namespaces' | CachedLookupResource;
 
 type Item = { metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: unknown; resourceVersion?: string }; spec?: unknown };
-type Page = { metadata?: { resourceVersion?: string; _continue?: string }; items: Item[] | null };
-type ListParams = { limit: number; _continue?: string; labelSelector?: string };
+type Page = { metadata?: { resourceVersion?: string; continue?: string }; items?: Item[] | null };
 
 export interface ReflectorOptions {
-  kc: KubeConfig;
+  /** The API server: a connection, or a client-node KubeConfig a caller already loaded. */
+  kc: ApiSource;
   resource: CachedResource;
   /** Ask for PartialObjectMetadata (everything but pods, whose service account is in the spec). */
   metadataOnly: boolean;
@@ -44,55 +44,33 @@ export interface ReflectorOptions {
 /** `items: null` is an empty list of metadata (kube-apiserver's PartialObjectMetadataList). */
 const itemsOf = (page: Page): Item[] => page.items ?? [];
 
+/** Values shared by every kind's records (environment ids, service accounts, owners' kinds). */
+const SHARED = new Interner();
+
 export class Reflector {
-  private store = new Map<string, Map<string, ObjectFacts>>();
+  private store = new Map<string, Map<string, StoredFacts>>();
   private count = 0;
   private rv: string | undefined;
   private listed = false;
   private watching = false;
   private stopped = true;
   private abort: (() => void) | undefined;
-  /** Bumped by every full list: a backfill begun before one is dropped. */
+  /** Bumped by every full list: a backfill begun before one is dropped, a record the list did not put is swept. */
   private generation = 0;
   /** Namespaces being backfilled, and the names the watch touched meanwhile (the watch wins). */
   private touched = new Map<string, Set<string>>();
-  private readonly list: (namespace: string | undefined, p: ListParams) => Promise<Page>;
+  private readonly conn: ApiConnection;
+  /** The kind's path across namespaces, and in one. */
   private readonly path: string;
+  private readonly pathIn: (namespace: string) => string;
 
   constructor(private readonly o: ReflectorOptions) {
-    const core = o.kc.makeApiClient(CoreV1Api);
-    const accept = o.metadataOnly ? METADATA_LIST : undefined;
-    const timeout = o.listTimeoutMs ?? 30_000;
-    const call = (what: string, fn: (c: ConfigurationOptions) => Promise<unknown>) => withRetries(timeout, what, accept, fn, { onRetry: o.onRetry }) as Promise<Page>;
-    const core_: Partial<Record<CachedResource, (p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
-      pods: (p, c) => core.listPodForAllNamespaces(p, c),
-      persistentvolumeclaims: (p, c) => core.listPersistentVolumeClaimForAllNamespaces(p, c),
-      secrets: (p, c) => core.listSecretForAllNamespaces(p, c),
-      replicationcontrollers: (p, c) => core.listReplicationControllerForAllNamespaces(p, c),
-      configmaps: (p, c) => core.listConfigMapForAllNamespaces(p, c),
-      serviceaccounts: (p, c) => core.listServiceAccountForAllNamespaces(p, c),
-      namespaces: (p, c) => core.listNamespace(p, c),
-    };
-    const coreOne: Partial<Record<CachedResource, (namespace: string, p: ListParams, c: ConfigurationOptions) => Promise<unknown>>> = {
-      pods: (namespace, p, c) => core.listNamespacedPod({ namespace, ...p }, c),
-      persistentvolumeclaims: (namespace, p, c) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, c),
-      secrets: (namespace, p, c) => core.listNamespacedSecret({ namespace, ...p }, c),
-      replicationcontrollers: (namespace, p, c) => core.listNamespacedReplicationController({ namespace, ...p }, c),
-      configmaps: (namespace, p, c) => core.listNamespacedConfigMap({ namespace, ...p }, c),
-      serviceaccounts: (namespace, p, c) => core.listNamespacedServiceAccount({ namespace, ...p }, c),
-    };
-    // The other kinds (apps, batch) by their group's path: the generic client lists any of them.
-    const row = kindRows().find((r) => r.resource === o.resource);
-    if (row === undefined) throw new Error(`Deed does not cache ${o.resource}`);
-    const custom = o.kc.makeApiClient(CustomObjectsApi);
-    const gv = { group: row.group, version: row.version, plural: row.resource };
-    const all = core_[o.resource] ?? ((p: ListParams, c: ConfigurationOptions) => custom.listClusterCustomObject({ ...gv, ...p }, c));
-    const one = coreOne[o.resource] ?? ((namespace: string, p: ListParams, c: ConfigurationOptions) => custom.listNamespacedCustomObject({ ...gv, namespace, ...p }, c));
-    this.list = (namespace, p) =>
-      namespace === undefined || o.resource === 'namespaces'
-        ? call(`list ${o.resource}`, (c) => all(p, c))
-        : call(`list ${o.resource} in ${namespace}`, (c) => one(namespace, p, c));
-    this.path = row.group === '' ? `/api/v1/${o.resource}` : `/apis/${apiVersionOf(row)}/${o.resource}`;
+    const row = o.resource === 'namespaces' ? undefined : kindRows().find((r) => r.resource === o.resource);
+    if (row === undefined && o.resource !== 'namespaces') throw new Error(`Deed does not cache ${o.resource}`);
+    this.conn = toConnection(o.kc);
+    const base = row === undefined || row.group === '' ? '/api/v1' : `/apis/${apiVersionOf(row)}`;
+    this.path = `${base}/${o.resource}`;
+    this.pathIn = (namespace) => `${base}/namespaces/${encodeURIComponent(namespace)}/${o.resource}`;
   }
 
   get resource(): CachedResource {
@@ -113,11 +91,12 @@ export class Reflector {
   }
 
   get(namespace: string, name: string): ObjectFacts | undefined {
-    return this.store.get(namespace)?.get(name);
+    const stored = this.store.get(namespace)?.get(name);
+    return stored === undefined ? undefined : factsFromStored(stored);
   }
 
   names(namespace: string): IterableIterator<string> {
-    return (this.store.get(namespace) ?? new Map<string, ObjectFacts>()).keys();
+    return (this.store.get(namespace) ?? new Map<string, StoredFacts>()).keys();
   }
 
   start(): void {
@@ -139,12 +118,15 @@ export class Reflector {
     const touched = new Set<string>();
     this.touched.set(namespace, touched);
     try {
-      const { items } = await this.listPaged(namespace);
-      if (generation !== this.generation || !this.o.keeps(namespace) || this.stopped) return;
-      for (const item of items) {
-        const name = item.metadata?.name;
-        if (name !== undefined && !touched.has(name)) this.put(namespace, name, factsOf(item, this.o.prefix));
-      }
+      // Page by page into the store: a page's objects are facts before the next is asked for.
+      await this.listPages(namespace, (items) => {
+        if (generation !== this.generation || !this.o.keeps(namespace) || this.stopped) return false;
+        for (const item of items) {
+          const name = item.metadata?.name;
+          if (name !== undefined && !touched.has(name)) this.put(namespace, name, storedFactsOf(item, this.o.prefix, SHARED, this.generation));
+        }
+        return true;
+      });
     } catch (err) {
       // Not a safety matter: a name not in the store is read from the API server.
       this.o.onError(err, `backfill ${this.o.resource} in ${namespace}`);
@@ -189,46 +171,61 @@ export class Reflector {
     }
   }
 
+  /**
+   * A full list, into the store in place: each page's objects replace their records as the
+   * page arrives, and what the list did not put is swept at its end. The store is never built
+   * twice (a relist of 200,000 objects must not double the memory), and while it runs the
+   * kind is not current, so no lookup reads the half-moved store.
+   */
   private async relist(): Promise<void> {
-    const { items, rv } = await this.listPaged(undefined);
-    const before = this.store;
-    const next = new Map<string, Map<string, ObjectFacts>>();
-    let count = 0;
-    for (const item of items) {
-      const namespace = item.metadata?.namespace ?? '';
-      const name = item.metadata?.name;
-      if (name === undefined || !this.o.keeps(namespace)) continue;
-      let names = next.get(namespace);
-      if (names === undefined) next.set(namespace, (names = new Map()));
-      names.set(name, factsOf(item, this.o.prefix));
-      count++;
-    }
-    this.generation++;
+    const generation = ++this.generation;
     this.touched.clear();
-    this.store = next;
-    this.count = count;
+    const rv = await this.listPages(undefined, (items) => {
+      for (const item of items) {
+        const namespace = item.metadata?.namespace ?? '';
+        const name = item.metadata?.name;
+        if (name === undefined || !this.o.keeps(namespace)) continue;
+        this.put(namespace, name, storedFactsOf(item, this.o.prefix, SHARED, generation));
+      }
+      return generation === this.generation && !this.stopped;
+    });
+    const gone: Array<[string, string]> = [];
+    for (const [namespace, names] of this.store) {
+      for (const [name, stored] of names) if (stored.listed !== generation) gone.push([namespace, name]);
+    }
+    for (const [namespace, name] of gone) this.remove(namespace, name);
     this.rv = rv;
     this.listed = true;
     if (this.o.onChange) {
-      for (const [namespace, names] of before) for (const name of names.keys()) if (!next.get(namespace)?.has(name)) this.o.onChange(namespace, name);
-      for (const [namespace, names] of next) for (const name of names.keys()) this.o.onChange(namespace, name);
+      for (const [namespace, name] of gone) this.o.onChange(namespace, name);
+      for (const [namespace, names] of this.store) for (const name of names.keys()) this.o.onChange(namespace, name);
     }
     this.o.onListed?.();
   }
 
-  private async listPaged(namespace: string | undefined): Promise<{ items: Item[]; rv: string }> {
-    const items: Item[] = [];
+  /**
+   * Lists `namespace` (all, undefined) a page at a time, handing each page to `take` before
+   * the next is read; `take` answers false to stop. Returns the list's resourceVersion.
+   */
+  private async listPages(namespace: string | undefined, take: (items: Item[]) => boolean): Promise<string> {
+    const path = namespace === undefined || this.o.resource === 'namespaces' ? this.path : this.pathIn(namespace);
+    const what = namespace === undefined ? `list ${this.o.resource}` : `list ${this.o.resource} in ${namespace}`;
     let next: string | undefined;
     let rv = '';
     for (let page = 0; page < 100_000; page++) {
-      const p: ListParams = { limit: this.o.pageSize ?? 500, ...(next ? { _continue: next } : {}), ...(this.o.labelSelector ? { labelSelector: this.o.labelSelector } : {}) };
-      const answer = await this.list(namespace, p);
-      items.push(...itemsOf(answer));
+      const answer = await getJson<Page>(this.conn, path, {
+        what,
+        accept: this.o.metadataOnly ? METADATA_LIST : undefined,
+        query: { limit: this.o.pageSize ?? 500, continue: next, labelSelector: this.o.labelSelector },
+        timeoutMs: this.o.listTimeoutMs ?? 30_000,
+        onRetry: this.o.onRetry,
+      });
       rv = answer.metadata?.resourceVersion ?? rv;
-      next = answer.metadata?._continue || undefined;
-      if (next === undefined) return { items, rv };
+      if (!take(itemsOf(answer))) return rv;
+      next = answer.metadata?.continue || undefined;
+      if (next === undefined) return rv;
     }
-    throw new Error(`list ${this.o.resource}: too many pages`);
+    throw new Error(`${what}: too many pages`);
   }
 
   private watchOnce(): Promise<void> {
@@ -236,13 +233,11 @@ export class Reflector {
       const watchSeconds = this.o.watchSeconds ?? 60 + Math.floor(Math.random() * 60);
       let ended = false;
       let stall: NodeJS.Timeout | undefined;
-      let controller: AbortController | undefined;
       const end = (err: unknown) => {
         if (ended) return;
         ended = true;
         clearTimeout(stall);
         this.abort = undefined;
-        controller?.abort();
         if (err) reject(err instanceof Error || typeof err === 'object' ? err : new Error(String(err)));
         else resolve();
       };
@@ -251,36 +246,34 @@ export class Reflector {
         stall = setTimeout(() => end(new Error(`watch ${this.o.resource}: no event for ${watchSeconds + 30} s`)), (watchSeconds + 30) * 1000);
         stall.unref();
       };
-      this.abort = () => end(undefined);
-      const params: Record<string, string | number | boolean> = { resourceVersion: this.rv ?? '', allowWatchBookmarks: true, timeoutSeconds: watchSeconds };
-      if (this.o.labelSelector) params.labelSelector = this.o.labelSelector;
-      armStall();
       // A watch's events each carry one object: as=PartialObjectMetadata. The List form is a
       // list's; asked of a watch, kube-apiserver ends it at once, and the store would never move.
-      const watch = new Watch(this.o.metadataOnly ? withAccept(this.o.kc, METADATA_ONE) : this.o.kc);
-      watch
-        .watch(
-          this.path,
-          params,
-          (type: string, obj: Item & { code?: number }) => {
-            if (ended) return;
-            armStall();
-            if (type === 'ERROR') {
-              end(Object.assign(new Error(`watch ${this.o.resource}: ${JSON.stringify(obj).slice(0, 200)}`), { statusCode: obj.code }));
-              return;
-            }
-            this.event(type, obj);
-          },
-          (err: unknown) => end(err ?? undefined),
-        )
-        .then(
-          (c: AbortController) => {
-            controller = c;
-            if (ended) c.abort();
-            else this.setWatching(true);
-          },
-          (err: unknown) => end(err),
-        );
+      const handle = watch(
+        this.conn,
+        this.path,
+        {
+          what: `watch ${this.o.resource}`,
+          accept: this.o.metadataOnly ? METADATA_ONE : undefined,
+          query: { resourceVersion: this.rv ?? '', allowWatchBookmarks: true, timeoutSeconds: watchSeconds, labelSelector: this.o.labelSelector },
+        },
+        (type, obj) => {
+          if (ended) return;
+          armStall();
+          if (type === 'ERROR') {
+            end(Object.assign(new Error(`watch ${this.o.resource}: ${JSON.stringify(obj).slice(0, 200)}`), { statusCode: (obj as { code?: unknown }).code }));
+            return;
+          }
+          this.event(type, obj as Item);
+        },
+        (err) => end(err ?? undefined),
+        () => {
+          if (!ended) this.setWatching(true);
+        },
+      );
+      this.abort = () => {
+        handle.abort();
+        end(undefined);
+      };
     });
   }
 
@@ -293,12 +286,12 @@ export class Reflector {
     if (name === undefined || !this.o.keeps(namespace)) return;
     this.touched.get(namespace)?.add(name);
     if (type === 'DELETED') this.remove(namespace, name);
-    else if (type === 'ADDED' || type === 'MODIFIED') this.put(namespace, name, factsOf(obj, this.o.prefix));
+    else if (type === 'ADDED' || type === 'MODIFIED') this.put(namespace, name, storedFactsOf(obj, this.o.prefix, SHARED, this.generation));
     else return;
     this.o.onChange?.(namespace, name);
   }
 
-  private put(namespace: string, name: string, facts: ObjectFacts): void {
+  private put(namespace: string, name: string, facts: StoredFacts): void {
     let names = this.store.get(namespace);
     if (names === undefined) this.store.set(namespace, (names = new Map()));
     if (!names.has(name)) this.count++;
@@ -328,12 +321,4 @@ function isThrottled(err: unknown): boolean {
 function isGone(err: unknown): boolean {
   const e = err as { statusCode?: unknown; code?: unknown; status?: unknown };
   return e?.statusCode === 410 || e?.code === 410 || e?.status === 410;
-}
-
-/** The watch asks for PartialObjectMetadata: client-node's Watch sends the headers the config gives it. */
-function withAccept(kc: KubeConfig, accept: string): KubeConfig {
-  return {
-    getCurrentCluster: () => kc.getCurrentCluster(),
-    applyToFetchOptions: (opts: { headers?: Record<string, string> }) => kc.applyToFetchOptions({ ...opts, headers: { ...opts.headers, Accept: accept } }),
-  } as unknown as KubeConfig;
 }

@@ -18,7 +18,7 @@ import { createMetrics, recordVerification, setCertificateExpiry, type Metrics }
 import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ApiSource } from '../kube/api-connection.js';
 import { warnRetries } from '../kube/retry-notice.js';
 
 export interface ServeOptions {
@@ -35,8 +35,10 @@ export interface ServeOptions {
   certPollMs?: number;
   /** API-server credentials for lookups; the in-cluster service account when unset and in a cluster. */
   kubeconfig?: string;
+  /** `--context NAME`: this context of the kubeconfig, found as kubectl finds it (also without `kubeconfig`). */
+  context?: string;
   /** Credentials already loaded (`deed dev`: --kubeconfig and --context); in place of `kubeconfig`. */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: ApiSource;
   /** Deed's own namespace (excluded from the review scope); required with a cluster. */
   namespace?: string;
   /** Keep Secrets in the lookup cache (list and watch on Secrets); true unless turned off. */
@@ -163,18 +165,19 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
  */
 async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
   const { logger } = opts;
-  if (opts.kubeConfig === undefined && opts.kubeconfig === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
+  if (opts.kubeConfig === undefined && opts.kubeconfig === undefined && opts.context === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
     logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
     return undefined;
   }
-  if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --deed-namespace, or POD_NAMESPACE");
-  const [{ loadKubeConfig }, { createObjectReader }, { createLookupCache }, { createCachedReader }] = await Promise.all([
-    import('../kube/client.js'),
+  // Not client-node: api-connection.ts reads the kubeconfig forms a webhook meets without it.
+  const [{ loadConnection, toConnection }, { createObjectReader }, { createLookupCache }, { createCachedReader }] = await Promise.all([
+    import('../kube/api-connection.js'),
     import('../kube/object-reader.js'),
     import('../kube/lookup-cache.js'),
     import('../kube/cached-reader.js'),
   ]);
-  const kc = opts.kubeConfig ?? loadKubeConfig(opts.kubeconfig);
+  const kc = opts.kubeConfig !== undefined ? toConnection(opts.kubeConfig) : await loadConnection({ kubeconfig: opts.kubeconfig, context: opts.context });
+  if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --deed-namespace, or POD_NAMESPACE");
   const onRetry = warnRetries(logger);
   const cache = createLookupCache({
     kc,
@@ -193,7 +196,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   }, 5000).unref();
   cache.start();
   void cache.scopeKnown().then(() => logger.info({ namespace: opts.namespace }, 'review scope known (opted-in namespaces listed)'));
-  logger.info({ server: kc.getCurrentCluster()?.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
+  logger.info({ server: kc.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
   return {
     cache,
     reader: createCachedReader(cache, createObjectReader(kc, { onRetry }), opts.config.labelPrefix, metrics),
