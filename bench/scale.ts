@@ -381,7 +381,8 @@ async function measure(at: Dir, objects: number, label: string, full: boolean): 
 
 async function main(): Promise<void> {
   log(`Deed scale benchmark  ${new Date().toISOString()}  node ${process.version}  entry=${entry}`);
-  log(`command: npm run bench:scale -- ${process.argv.slice(2).join(' ')}`.trimEnd());
+  const quoted = process.argv.slice(2).map((a) => (/[\s"'$]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a));
+  log(`command: npm run bench:scale -- ${quoted.join(' ')}`.trimEnd());
   log(`load average (1, 5, 15 min) at the start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const mix = objectMix(N, K);
   log(`object mix (${N} objects in ${K} opted-in namespaces, plus deed-system unlabelled): ${Object.entries(mix).map(([r, n]) => `${r} ${n}`).join(', ')}`);
