@@ -67,24 +67,36 @@ function ours(map: Record<string, string> | undefined, prefix: string): Record<s
 
 /**
  * How the lookup cache holds an object's facts, for hundreds of thousands of objects: one
- * fixed-shape record, Deed's labels and annotations as one flat array of key and value
- * (labels first), values that repeat across objects (an environment, "true", a service
- * account, an owner's kind) shared through a bounded table, and a value equal to another of
- * the same object (the owner-uid stamp and the controller reference's uid) kept once.
- * `factsFromStored` gives the ObjectFacts a lookup reads.
+ * fixed-shape record whose fields are the stamps Deed writes on nearly every object (any
+ * other label or annotation under the prefix goes to `extra`), values that repeat across
+ * objects (an environment, "true", a service account, an owner's kind) shared through a
+ * bounded table, and a value equal to another of the same object (the owner stamps and the
+ * controller reference's name and uid) kept once. `factsFromStored` gives the ObjectFacts a
+ * lookup reads, exactly as `factsOf` would have.
  */
 export class StoredFacts {
   constructor(
     readonly uid: string | undefined,
-    /** [key, value, key, value, ...]: the labels' pairs, then the annotations'. */
-    readonly ours: readonly string[] | undefined,
-    /** How many pairs of `ours` are labels. */
-    readonly labelPairs: number,
     readonly serviceAccountName: string | undefined,
-    readonly controller: ControllerRef | undefined,
+    readonly controllerApiVersion: string | undefined,
+    readonly controllerKind: string | undefined,
+    readonly controllerName: string | undefined,
+    readonly controllerUid: string | undefined,
     readonly deleting: boolean,
     /** The list (its generation) that last put this record: a relist sweeps the ones it did not. */
     public listed: number,
+    // Labels.
+    readonly managed: string | undefined,
+    readonly environment: string | undefined,
+    readonly ownerUid: string | undefined,
+    // Annotations.
+    readonly owner: string | undefined,
+    readonly nonce: string | undefined,
+    readonly expiresAt: string | undefined,
+    readonly attestation: string | undefined,
+    readonly runLease: string | undefined,
+    /** Any other of Deed's labels and annotations: ["l" or "a" + key, value, ...]. */
+    readonly extra: readonly string[] | undefined,
   ) {}
 }
 
@@ -106,39 +118,71 @@ export class Interner {
 /** Values short enough to be a vocabulary (an environment id, "true", a name); a uid, nonce or attestation is not shared. */
 const SHAREABLE_CHARS = 32;
 
+/** The record's fields, by where the stamp is written and its key under the prefix. */
+const LABEL_FIELDS = { managed: 'managed', environment: 'environment', 'owner-uid': 'ownerUid' } as const;
+const ANNOTATION_FIELDS = { owner: 'owner', 'create-nonce': 'nonce', 'expires-at': 'expiresAt', attestation: 'attestation', 'run-lease': 'runLease' } as const;
+type Field = (typeof LABEL_FIELDS)[keyof typeof LABEL_FIELDS] | (typeof ANNOTATION_FIELDS)[keyof typeof ANNOTATION_FIELDS];
+
 export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, interner: Interner, listed: number): StoredFacts {
   const m = obj.metadata ?? {};
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? interner.of(spec.serviceAccountName) : undefined;
   const ref = controllerRefOf(m.ownerReferences);
-  const controller = ref ? { apiVersion: interner.of(ref.apiVersion), kind: interner.of(ref.kind), name: ref.name, uid: ref.uid } : undefined;
   // The stamps repeat the controller's name and uid (owner, owner-uid): one string for both.
-  const same = (value: string) => (value === controller?.uid ? controller.uid : value === controller?.name ? controller.name : value.length <= SHAREABLE_CHARS ? interner.of(value) : value);
-  const flat: string[] = [];
-  const push = (map: Record<string, string> | undefined) => {
+  const same = (value: string) => (value === ref?.uid ? ref.uid : value === ref?.name ? ref.name : value.length <= SHAREABLE_CHARS ? interner.of(value) : value);
+  const fields: Partial<Record<Field, string>> = {};
+  let extra: string[] | undefined;
+  const take = (map: Record<string, string> | undefined, where: 'l' | 'a', known: Record<string, Field>) => {
     if (map === undefined || map === null) return;
-    for (const key in map) if (key.startsWith(`${prefix}/`) && typeof map[key] === 'string') flat.push(interner.of(key), same(map[key]));
+    for (const key in map) {
+      const value = map[key];
+      if (!key.startsWith(`${prefix}/`) || typeof value !== 'string') continue;
+      const field = Object.hasOwn(known, key.slice(prefix.length + 1)) ? known[key.slice(prefix.length + 1)] : undefined;
+      if (field !== undefined) fields[field] = same(value);
+      else (extra ??= []).push(interner.of(`${where}${key}`), same(value));
+    }
   };
-  push(m.labels);
-  const labelPairs = flat.length / 2;
-  push(m.annotations);
-  return new StoredFacts(typeof m.uid === 'string' ? m.uid : undefined, flat.length > 0 ? flat : undefined, labelPairs, sa, controller, m.deletionTimestamp !== undefined && m.deletionTimestamp !== null, listed);
+  take(m.labels, 'l', LABEL_FIELDS);
+  take(m.annotations, 'a', ANNOTATION_FIELDS);
+  return new StoredFacts(
+    typeof m.uid === 'string' ? m.uid : undefined,
+    sa,
+    ref ? interner.of(ref.apiVersion) : undefined,
+    ref ? interner.of(ref.kind) : undefined,
+    ref?.name,
+    ref?.uid,
+    m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
+    listed,
+    fields.managed,
+    fields.environment,
+    fields.ownerUid,
+    fields.owner,
+    fields.nonce,
+    fields.expiresAt,
+    fields.attestation,
+    fields.runLease,
+    extra,
+  );
 }
 
-export function factsFromStored(s: StoredFacts): ObjectFacts {
+export function factsFromStored(s: StoredFacts, prefix: string): ObjectFacts {
   let labels: Record<string, string> | undefined;
   let annotations: Record<string, string> | undefined;
-  const ours = s.ours ?? [];
-  for (let i = 0; i < ours.length; i += 2) {
-    if (i / 2 < s.labelPairs) (labels ??= {})[ours[i]!] = ours[i + 1]!;
-    else (annotations ??= {})[ours[i]!] = ours[i + 1]!;
+  for (const [key, field] of Object.entries(LABEL_FIELDS)) if (s[field] !== undefined) (labels ??= {})[`${prefix}/${key}`] = s[field];
+  for (const [key, field] of Object.entries(ANNOTATION_FIELDS)) if (s[field] !== undefined) (annotations ??= {})[`${prefix}/${key}`] = s[field];
+  const extra = s.extra ?? [];
+  for (let i = 0; i < extra.length; i += 2) {
+    const key = extra[i]!.slice(1);
+    if (extra[i]!.startsWith('l')) (labels ??= {})[key] = extra[i + 1]!;
+    else (annotations ??= {})[key] = extra[i + 1]!;
   }
+  const controller = s.controllerUid !== undefined ? { apiVersion: s.controllerApiVersion!, kind: s.controllerKind!, name: s.controllerName!, uid: s.controllerUid } : undefined;
   return {
     ...(s.uid !== undefined ? { uid: s.uid } : {}),
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
     ...(s.serviceAccountName !== undefined ? { serviceAccountName: s.serviceAccountName } : {}),
-    ...(s.controller ? { controller: { ...s.controller } } : {}),
+    ...(controller ? { controller } : {}),
     deleting: s.deleting,
   };
 }

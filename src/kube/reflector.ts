@@ -92,7 +92,7 @@ export class Reflector {
 
   get(namespace: string, name: string): ObjectFacts | undefined {
     const stored = this.store.get(namespace)?.get(name);
-    return stored === undefined ? undefined : factsFromStored(stored);
+    return stored === undefined ? undefined : factsFromStored(stored, this.o.prefix);
   }
 
   names(namespace: string): IterableIterator<string> {

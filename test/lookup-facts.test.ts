@@ -1,0 +1,60 @@
+// The lookup cache's compact record of an object (lookup-facts.ts, StoredFacts) answers
+// exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { factsFromStored, factsOf, Interner, storedFactsOf } from '../src/kube/lookup-facts.js';
+
+const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
+const stamped = {
+  uid: 'a7e2c1d0-0000-4000-8000-000000000001',
+  labels: { 'deed.dev/managed': 'true', 'deed.dev/environment': 'alpha', 'deed.dev/owner-uid': owner.uid, app: 'web' },
+  annotations: {
+    'deed.dev/owner': 'runner-7',
+    'deed.dev/create-nonce': 'q3Jm9yS0b7tZ3mQ1cD2e8w',
+    'deed.dev/expires-at': '2026-12-03T15:00:00Z',
+    'deed.dev/attestation': 'v1:k1:3bq7yT0pC9m2d1oV5xLkZr8N4sW6aE0uJ7hG2fB9cQk',
+    'deed.dev/run-lease': 'run-7',
+    'deed.dev/terminal': 'true',
+    'kubectl.kubernetes.io/last-applied-configuration': '{"big":"'.padEnd(400, 'x'),
+  },
+  ownerReferences: [owner],
+};
+
+const cases: Record<string, { metadata?: Record<string, unknown>; spec?: unknown }> = {
+  'a stamped object owned by its runner': { metadata: stamped },
+  'a pod with a service account and a deletion under way': { metadata: { ...stamped, deletionTimestamp: '2026-12-03T14:00:00Z' }, spec: { serviceAccountName: 'runner' } },
+  'no labels, no annotations, no uid': { metadata: {} },
+  'no metadata at all': {},
+  // A stamp key written where Deed does not write it is kept where it was written.
+  'an annotation key among the labels and a label key among the annotations': {
+    metadata: { labels: { 'deed.dev/attestation': 'x', 'deed.dev/workspace': 'true' }, annotations: { 'deed.dev/environment': 'beta', 'deed.dev/max-duration-seconds': '600' } },
+  },
+  'an owner reference that is not the controller': { metadata: { ...stamped, ownerReferences: [{ ...owner, controller: false }] } },
+  'keys of another prefix only': { metadata: { labels: { 'deed.devx/environment': 'alpha', 'other.dev/environment': 'beta' } } },
+};
+
+describe('the lookup cache\'s compact record', () => {
+  for (const [name, obj] of Object.entries(cases)) {
+    test(`${name}: the same facts as factsOf`, () => {
+      const stored = storedFactsOf(obj as never, 'deed.dev', new Interner(), 1);
+      assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(obj as never, 'deed.dev'));
+    });
+  }
+
+  test('the owner stamps and the controller reference share one string; short repeated values share one through the table', () => {
+    const interner = new Interner();
+    const one = storedFactsOf(JSON.parse(JSON.stringify({ metadata: stamped })) as never, 'deed.dev', interner, 1);
+    const two = storedFactsOf(JSON.parse(JSON.stringify({ metadata: { ...stamped, uid: 'b' } })) as never, 'deed.dev', interner, 1);
+    assert.equal(one.ownerUid, one.controllerUid);
+    assert.equal(one.owner, one.controllerName);
+    assert.equal(one.environment, two.environment);
+  });
+
+  test('the table of shared values stops growing at its bound', () => {
+    const interner = new Interner(2);
+    for (const v of ['a', 'b', 'c', 'd']) interner.of(v);
+    const c = `${'c'}`;
+    assert.equal(interner.of(c), c);
+    assert.equal((interner as unknown as { table: Map<string, string> }).table.size, 2);
+  });
+});
