@@ -7,7 +7,7 @@
 import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
 import { getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
 import type { RetryNotice } from './retry-notice.js';
-import { factsFromStored, Interner, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
+import { factsFromStored, generationMark, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
 /** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
 export type CachedResource = 'namespaces' | CachedLookupResource;
@@ -43,9 +43,6 @@ export interface ReflectorOptions {
 
 /** `items: null` is an empty list of metadata (kube-apiserver's PartialObjectMetadataList). */
 const itemsOf = (page: Page): Item[] => page.items ?? [];
-
-/** Values shared by every kind's records (environment ids, service accounts, owners' kinds). */
-const SHARED = new Interner();
 
 export class Reflector {
   private store = new Map<string, Map<string, StoredFacts>>();
@@ -123,7 +120,7 @@ export class Reflector {
         if (generation !== this.generation || !this.o.keeps(namespace) || this.stopped) return false;
         for (const item of items) {
           const name = item.metadata?.name;
-          if (name !== undefined && !touched.has(name)) this.put(namespace, name, storedFactsOf(item, this.o.prefix, SHARED, this.generation));
+          if (name !== undefined && !touched.has(name)) this.put(namespace, name, storedFactsOf(item, this.o.prefix, this.generation));
         }
         return true;
       });
@@ -185,13 +182,14 @@ export class Reflector {
         const namespace = item.metadata?.namespace ?? '';
         const name = item.metadata?.name;
         if (name === undefined || !this.o.keeps(namespace)) continue;
-        this.put(namespace, name, storedFactsOf(item, this.o.prefix, SHARED, generation));
+        this.put(namespace, name, storedFactsOf(item, this.o.prefix, generation));
       }
       return generation === this.generation && !this.stopped;
     });
+    const mark = generationMark(generation);
     const gone: Array<[string, string]> = [];
     for (const [namespace, names] of this.store) {
-      for (const [name, stored] of names) if (stored.listed !== generation) gone.push([namespace, name]);
+      for (const [name, stored] of names) if (!stored.startsWith(mark)) gone.push([namespace, name]);
     }
     for (const [namespace, name] of gone) this.remove(namespace, name);
     this.rv = rv;
@@ -286,7 +284,7 @@ export class Reflector {
     if (name === undefined || !this.o.keeps(namespace)) return;
     this.touched.get(namespace)?.add(name);
     if (type === 'DELETED') this.remove(namespace, name);
-    else if (type === 'ADDED' || type === 'MODIFIED') this.put(namespace, name, storedFactsOf(obj, this.o.prefix, SHARED, this.generation));
+    else if (type === 'ADDED' || type === 'MODIFIED') this.put(namespace, name, storedFactsOf(obj, this.o.prefix, this.generation));
     else return;
     this.o.onChange?.(namespace, name);
   }
