@@ -16,8 +16,9 @@ const ns = (name: string, labels: Record<string, string> = OPTED_IN): Obj => ({ 
 const sec = (namespace: string, name: string): Obj => ({ metadata: { name, namespace, uid: `${namespace}-${name}`, labels: { 'deed.dev/environment': 'alpha', other: 'x' } } });
 
 /** Lists and watches of namespaces and Secrets (pods and claims are empty), answered from tables. */
-function fakeApi() {
-  const objects = { namespaces: [ns('a'), ns('plain', {})], secrets: [sec('a', 's1'), sec('b', 's2'), sec('c', 'x')], pods: [] as Obj[], persistentvolumeclaims: [] as Obj[] };
+function fakeApi(moreSecretsInA = 0) {
+  const more = Array.from({ length: moreSecretsInA }, (_, i) => sec('a', `more-${i}`));
+  const objects = { namespaces: [ns('a'), ns('plain', {})], secrets: [sec('a', 's1'), sec('b', 's2'), sec('c', 'x'), ...more], pods: [sec('a', 'runner')] as Obj[], persistentvolumeclaims: [] as Obj[] };
   const watchers = new Map<string, ServerResponse[]>();
   let rv = 100;
   /** Namespaced lists wait for this before answering, when set. */
@@ -61,6 +62,17 @@ function fakeApi() {
     },
   };
 }
+
+const kubeConfigFor = (server: ReturnType<typeof createServer>) => {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+};
 
 const until = async (what: string, check: () => boolean) => {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -123,5 +135,37 @@ describe('the lookup cache', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(cache.scope.of('c').state, 'in');
     assert.equal(cache.get('secrets', 'c', 'x'), undefined, 'the list still held x; the watch had deleted it');
+  });
+});
+
+describe('the lookup cache past its memory budget', () => {
+  test('sheds the kind that holds most and reads it live from then on; the others stay cached, the namespaces always', async () => {
+    const api = fakeApi(40);
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
+    const shed: Array<{ resource: string; bytes: number; total: number; budget: number }> = [];
+    // 40 Secrets hold some 8 KB; the pod and the namespaces a few hundred bytes.
+    const cache = createLookupCache({ kc: kubeConfigFor(api.server), deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {}, memoryBudgetBytes: 2000, onShed: (resource, w) => shed.push({ resource, ...w }) });
+    cache.start();
+    try {
+      await cache.scopeKnown();
+      await until('pods current and Secrets shed', () => cache.current('pods') && shed.length > 0);
+      assert.deepEqual(shed.map((s) => s.resource), ['secrets']);
+      assert.ok(shed[0]!.bytes > 2000 && shed[0]!.total <= 2000 && shed[0]!.budget === 2000, JSON.stringify(shed[0]));
+      assert.deepEqual(cache.shed(), ['secrets']);
+      assert.equal(cache.current('secrets'), false, 'a shed kind is never current: its lookups are read live');
+      assert.equal(cache.get('secrets', 'a', 's1'), undefined);
+      assert.equal(cache.sizes().secrets, 0);
+      assert.equal(cache.bytes().secrets, 0);
+      assert.equal(cache.get('pods', 'a', 'runner')?.uid, 'a-runner');
+      assert.equal(cache.scope.of('a').state, 'in');
+      // A namespace that opts in later is not listed for a shed kind.
+      api.emit('namespaces', 'ADDED', ns('b'));
+      await until('b in scope', () => cache.scope.of('b').state === 'in');
+      await new Promise((r) => setTimeout(r, 100));
+      assert.ok(!api.listed.includes('secrets in b'), api.listed.join(', '));
+    } finally {
+      cache.stop();
+      api.close();
+    }
   });
 });

@@ -64,9 +64,9 @@ describe('the observability kit', () => {
     }
   });
 
-  test('the six alerts are there, each with a summary, a description and runbook text', () => {
+  test('the seven alerts are there, each with a summary, a description and runbook text', () => {
     const rules = alertRules(SCOPE);
-    assert.deepEqual(rules.map((r) => r.alert), ['DeedCertificateExpiresSoon', 'DeedInternalErrors', 'DeedReviewLatencyNearTimeout', 'DeedNoReadyReplica', 'DeedReaperNotSucceeding', 'DeedReaperLeasesUnread']);
+    assert.deepEqual(rules.map((r) => r.alert), ['DeedCertificateExpiresSoon', 'DeedInternalErrors', 'DeedReviewLatencyNearTimeout', 'DeedNoReadyReplica', 'DeedLookupCacheShed', 'DeedReaperNotSucceeding', 'DeedReaperLeasesUnread']);
     for (const r of rules) {
       for (const text of [r.annotations.summary, r.annotations.description, r.annotations.runbook]) assert.ok(text.length > 20, `${r.alert}: ${text}`);
       // The reaper's own series come from its metrics file (a textfile collector or a push), not a target in Deed's namespace.

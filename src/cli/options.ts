@@ -65,6 +65,12 @@ export function parseCount(value: string): number {
   return n;
 }
 
+/** An amount of memory in MiB, fractions allowed; 0 is nothing (for the lookup cache: read every lookup live). */
+export function parseMebibytes(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('must be a number of MiB');
+  return Number(value);
+}
+
 /** Seconds that must be more than zero: a zero deadline would close every connection. */
 export function parsePositiveSeconds(value: string): number {
   const n = parseSeconds(value);

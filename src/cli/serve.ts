@@ -1,7 +1,7 @@
 // `deed serve`: run the webhook until SIGTERM or SIGINT (or, run by npm, until npm exits).
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { collect, CONTEXT_HELP, deedNamespaceOption, deprecatedNamespaceOption, parseCount, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
+import { collect, CONTEXT_HELP, deedNamespaceOption, deprecatedNamespaceOption, parseCount, parseMebibytes, parsePort, parsePositiveSeconds, parseSeconds } from './options.js';
 import { DEFAULT_LIMITS } from '../server/connections.js';
 import { stopCause, stopEvents, type StopEvent } from './stop-events.js';
 
@@ -26,6 +26,7 @@ export function registerServe(program: Command): void {
     .option('--context <name>', `${CONTEXT_HELP} (with it, the kubeconfig is read as kubectl finds it, also without --kubeconfig)`)
     .addOption(deedNamespaceOption("Deed's own namespace, which the webhooks exclude from the review scope (required with a cluster; POD_NAMESPACE in one)", process.env.POD_NAMESPACE))
     .option('--no-cache-secrets', 'read each Secret a review looks up from the API server instead of keeping Secret metadata in the lookup cache (which needs list and watch on Secrets)')
+    .option('--cache-memory <MiB>', "memory the lookup cache may hold (estimated); past it the resource holding most is no longer cached and is read from the API server. Default: a quarter of the container's memory limit", parseMebibytes)
     .option('--client-ca <file>', 'the TLS handshake requires a client certificate signed by this CA (the API server\'s); needs --metrics-port')
     .option('--tls-handshake-timeout <seconds>', 'deadline from accepting a connection to the end of its TLS handshake', parsePositiveSeconds, s(DEFAULT_LIMITS.handshakeTimeoutMs))
     .option('--headers-timeout <seconds>', 'deadline from the handshake to the first request\'s headers (HTTP/1.1) or first stream (HTTP/2)', parsePositiveSeconds, s(DEFAULT_LIMITS.headersTimeoutMs))
@@ -58,6 +59,7 @@ export function registerServe(program: Command): void {
         ...(o.context !== undefined ? { context: o.context } : {}),
         ...(o.deedNamespace ? { namespace: o.deedNamespace } : {}),
         cacheSecrets: o.cacheSecrets,
+        ...(o.cacheMemory !== undefined ? { cacheMemoryMiB: o.cacheMemory } : {}),
         ...(o.metricsPort !== undefined ? { metricsPort: o.metricsPort } : {}),
         limits: {
           handshakeTimeoutMs: o.tlsHandshakeTimeout * 1000,
@@ -116,6 +118,7 @@ interface ServeFlags {
   context?: string;
   deedNamespace?: string;
   cacheSecrets: boolean;
+  cacheMemory?: number;
   metricsPort?: number;
   tlsHandshakeTimeout: number;
   headersTimeout: number;

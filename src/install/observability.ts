@@ -83,6 +83,18 @@ export function alertRules(s: AlertScope): AlertRule[] {
       },
     },
     {
+      alert: 'DeedLookupCacheShed',
+      expr: `max by (namespace, pod, resource) (deed_lookup_cache_shed{${ns}}) > 0`,
+      for: '0m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: "Deed's lookup cache reached its memory budget: a resource is read from the API server instead.",
+        description: 'Pod {{ $labels.pod }} no longer caches {{ $labels.resource }}: every lookup of one is a GET to the API server until the pod restarts.',
+        runbook:
+          'Nothing is refused and nothing is wrong in an answer: Deed stopped caching the resource that held most rather than run out of memory, and reads it live (slower reviews, more API server reads: deed_lookup_live_reads_total). The cache estimate (deed_lookup_cache_bytes) outgrew deed_lookup_cache_budget_bytes, a quarter of the memory limit by default. Raise the limit (resources.limits.memory) or the budget (lookupCache.memoryMiB, --cache-memory) per docs/operations.md, "Sizing", then restart the pods.',
+      },
+    },
+    {
       alert: 'DeedReaperNotSucceeding',
       expr: `time() - max by (namespace, cronjob) (kube_cronjob_status_last_successful_time{${ns}, cronjob=~"${s.reaperPrefix}-.+"}) > 3600`,
       for: '15m',

@@ -25,6 +25,14 @@ export interface LookupCacheOptions {
   onCurrent?(resource: CachedResource, current: boolean): void;
   /** Watch duration override, for tests. */
   watchSeconds?: number;
+  /**
+   * The memory the stores may hold (estimated, lookup-facts.ts and reflector.ts). Past it the
+   * largest kind is shed: no longer cached, its lookups read from the API server. Unbounded
+   * when undefined.
+   */
+  memoryBudgetBytes?: number;
+  /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
+  onShed?(resource: CachedResource, weight: { bytes: number; total: number; budget: number }): void;
 }
 
 export interface LookupCache {
@@ -36,6 +44,10 @@ export interface LookupCache {
   current(resource: LookupResource): boolean;
   /** Objects stored, per kind. */
   sizes(): Record<CachedResource, number>;
+  /** The memory each kind's store holds, estimated. */
+  bytes(): Record<CachedResource, number>;
+  /** The kinds shed past the memory budget (read live until Deed restarts). */
+  shed(): CachedResource[];
   /** Resolves once the namespaces are listed (the scope is known). */
   scopeKnown(): Promise<void>;
   /** Resolves when `namespace` is in scope, or after `ms`: a review races the watch that brings its namespace's opt-in. */
@@ -72,6 +84,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       for (const w of waiters) if (w.namespace === name && now) w.done();
     },
     onListed: () => known(),
+    onGrow: () => weigh(),
     onCurrent: (current) => o.onCurrent?.('namespaces', current),
     onError: o.onError,
     onRetry: o.onRetry,
@@ -96,6 +109,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         metadataOnly: resource !== 'pods',
         prefix: o.prefix,
         keeps: inScope,
+        onGrow: () => weigh(),
         onCurrent: (current) => o.onCurrent?.(resource, current),
         onError: o.onError,
         onRetry: o.onRetry,
@@ -103,6 +117,25 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       }),
   );
   const byResource = new Map<string, Reflector>(kinds.map((k) => [k.resource, k]));
+
+  // Past the budget, the kind that holds the most is shed, until the rest fit: a full cache
+  // makes Deed read live (slower, never wrong), never run out of memory. The namespaces,
+  // which make the review scope, are never shed.
+  const shed = new Set<CachedResource>();
+  const weigh = () => {
+    const budget = o.memoryBudgetBytes;
+    if (budget === undefined) return;
+    let total = namespaces.bytes + kinds.reduce((sum, k) => sum + k.bytes, 0);
+    while (total > budget) {
+      const largest = kinds.filter((k) => !shed.has(k.resource)).reduce<Reflector | undefined>((a, k) => (a === undefined || k.bytes > a.bytes ? k : a), undefined);
+      if (largest === undefined || largest.bytes === 0) return;
+      const bytes = largest.bytes;
+      largest.shed();
+      shed.add(largest.resource);
+      total -= bytes;
+      o.onShed?.(largest.resource, { bytes, total, budget });
+    }
+  };
 
   const scope: ReviewScope = {
     of(namespace) {
@@ -119,6 +152,8 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     },
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
+    bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.bytes])) as Record<CachedResource, number>,
+    shed: () => [...shed],
     scopeKnown: () => scopeKnown,
     awaitScope(namespace, ms) {
       if (scope.of(namespace).state === 'in' || ms <= 0) return Promise.resolve();
@@ -139,7 +174,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       namespaces.start();
       // The kinds start once the scope is known, so their first list keeps the right namespaces.
       void scopeKnown.then(() => {
-        for (const kind of kinds) kind.start();
+        for (const kind of kinds) if (!shed.has(kind.resource)) kind.start();
       });
     },
     stop() {

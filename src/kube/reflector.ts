@@ -30,6 +30,8 @@ export interface ReflectorOptions {
   onChange?(namespace: string, name: string): void;
   /** After each full list is in the store. */
   onListed?(): void;
+  /** After the store grew (a list page, a watch event): the cache weighs its memory budget. */
+  onGrow?(): void;
   onCurrent?(current: boolean): void;
   onError(err: unknown, what: string): void;
   /** A list page answered 429, sent again after its Retry-After. */
@@ -47,6 +49,8 @@ const itemsOf = (page: Page): Item[] => page.items ?? [];
 export class Reflector {
   private store = new Map<string, Map<string, StoredFacts>>();
   private count = 0;
+  /** What the store holds, estimated (entryBytes). */
+  private held = 0;
   private rv: string | undefined;
   private listed = false;
   private watching = false;
@@ -87,6 +91,24 @@ export class Reflector {
     return this.count;
   }
 
+  /** The memory the store holds, estimated: its strings and map entries. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /**
+   * Past the cache's memory budget: stop, forget every object, and stay stopped. Lookups of
+   * this kind are read from the API server from now on (a kind not current is always read).
+   */
+  shed(): void {
+    this.stop();
+    this.generation++;
+    this.store = new Map();
+    this.count = 0;
+    this.held = 0;
+    this.listed = false;
+  }
+
   get(namespace: string, name: string): ObjectFacts | undefined {
     const stored = this.store.get(namespace)?.get(name);
     return stored === undefined ? undefined : factsFromStored(stored, this.o.prefix);
@@ -122,7 +144,8 @@ export class Reflector {
           const name = item.metadata?.name;
           if (name !== undefined && !touched.has(name)) this.put(namespace, name, storedFactsOf(item, this.o.prefix, this.generation));
         }
-        return true;
+        this.o.onGrow?.();
+        return generation === this.generation && !this.stopped;
       });
     } catch (err) {
       // Not a safety matter: a name not in the store is read from the API server.
@@ -137,6 +160,7 @@ export class Reflector {
     const names = this.store.get(namespace);
     if (names === undefined) return;
     this.count -= names.size;
+    for (const [name, stored] of names) this.held -= entryBytes(name, stored);
     this.store.delete(namespace);
   }
 
@@ -184,8 +208,10 @@ export class Reflector {
         if (name === undefined || !this.o.keeps(namespace)) continue;
         this.put(namespace, name, storedFactsOf(item, this.o.prefix, generation));
       }
+      this.o.onGrow?.();
       return generation === this.generation && !this.stopped;
     });
+    if (generation !== this.generation || this.stopped) return; // shed, or stopped, part-way
     const mark = generationMark(generation);
     const gone: Array<[string, string]> = [];
     for (const [namespace, names] of this.store) {
@@ -284,22 +310,30 @@ export class Reflector {
     if (name === undefined || !this.o.keeps(namespace)) return;
     this.touched.get(namespace)?.add(name);
     if (type === 'DELETED') this.remove(namespace, name);
-    else if (type === 'ADDED' || type === 'MODIFIED') this.put(namespace, name, storedFactsOf(obj, this.o.prefix, this.generation));
-    else return;
+    else if (type === 'ADDED' || type === 'MODIFIED') {
+      this.put(namespace, name, storedFactsOf(obj, this.o.prefix, this.generation));
+      this.o.onGrow?.();
+    } else return;
     this.o.onChange?.(namespace, name);
   }
 
   private put(namespace: string, name: string, facts: StoredFacts): void {
     let names = this.store.get(namespace);
     if (names === undefined) this.store.set(namespace, (names = new Map()));
-    if (!names.has(name)) this.count++;
+    const before = names.get(name);
+    if (before === undefined) this.count++;
+    else this.held -= entryBytes(name, before);
+    this.held += entryBytes(name, facts);
     names.set(name, facts);
   }
 
   private remove(namespace: string, name: string): void {
     const names = this.store.get(namespace);
-    if (names?.delete(name)) {
+    const before = names?.get(name);
+    if (names !== undefined && before !== undefined) {
+      names.delete(name);
       this.count--;
+      this.held -= entryBytes(name, before);
       if (names.size === 0) this.store.delete(namespace);
     }
   }
@@ -309,6 +343,15 @@ export class Reflector {
     this.watching = watching;
     this.o.onCurrent?.(this.current);
   }
+}
+
+/**
+ * One entry's memory, estimated: its two strings (one byte a character, with their headers)
+ * and its map entry. bench/scale.ts measures how the estimate compares to the heap.
+ */
+const ENTRY_OVERHEAD_BYTES = 80;
+function entryBytes(name: string, stored: StoredFacts): number {
+  return name.length + stored.length + ENTRY_OVERHEAD_BYTES;
 }
 
 function isThrottled(err: unknown): boolean {

@@ -42,6 +42,9 @@ export interface Metrics {
   liveReads: Counter<'resource' | 'result'>;
   cacheCurrent: Gauge<'resource'>;
   cacheObjects: Gauge<'resource'>;
+  cacheBytes: Gauge<'resource'>;
+  cacheBudget: Gauge;
+  cacheShed: Gauge<'resource'>;
 }
 
 /** Where a lookup was answered: the watch-backed cache, a read from the API server, or nowhere (outside the scope, or past the per-review bound). */
@@ -156,6 +159,23 @@ export function createMetrics(): Metrics {
     cacheObjects: new Gauge({
       name: 'deed_lookup_cache_objects',
       help: 'Objects held in the lookup cache, by resource.',
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    cacheBytes: new Gauge({
+      name: 'deed_lookup_cache_bytes',
+      help: "Memory the lookup cache's store of a resource holds, estimated (its strings and map entries; the process's RSS grows by about 1.6 times it).",
+      labelNames: ['resource'] as const,
+      registers,
+    }),
+    cacheBudget: new Gauge({
+      name: 'deed_lookup_cache_budget_bytes',
+      help: "The lookup cache's memory budget (--cache-memory, else a quarter of the container's memory limit): past it, the resource holding most is shed.",
+      registers,
+    }),
+    cacheShed: new Gauge({
+      name: 'deed_lookup_cache_shed',
+      help: 'Whether a resource was shed from the lookup cache past its memory budget (1): its lookups are read from the API server until Deed restarts.',
       labelNames: ['resource'] as const,
       registers,
     }),

@@ -19,6 +19,7 @@ import { withObserver } from '../policy/stamps/key-ring.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
 import type { ApiSource } from '../kube/api-connection.js';
+import { cacheBudget } from './cache-budget.js';
 import { warnRetries } from '../kube/retry-notice.js';
 
 export interface ServeOptions {
@@ -43,6 +44,8 @@ export interface ServeOptions {
   namespace?: string;
   /** Keep Secrets in the lookup cache (list and watch on Secrets); true unless turned off. */
   cacheSecrets?: boolean;
+  /** `--cache-memory MiB`: the lookup cache's memory budget; a share of the memory limit otherwise (cache-budget.ts). */
+  cacheMemoryMiB?: number;
   /** Connection deadlines and bounds; DEFAULT_LIMITS for what is not given. */
   limits?: Partial<ConnectionLimits>;
   /** A plain-HTTP port for /healthz, /readyz and /metrics, which then leave the webhook port. */
@@ -179,7 +182,18 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   const kc = opts.kubeConfig !== undefined ? toConnection(opts.kubeConfig) : await loadConnection({ kubeconfig: opts.kubeconfig, context: opts.context });
   if (!opts.namespace) throw new Error("deed serve needs its own namespace to know its review scope (the webhooks exclude it): --deed-namespace, or POD_NAMESPACE");
   const onRetry = warnRetries(logger);
+  const budget = cacheBudget(opts.cacheMemoryMiB);
+  metrics.cacheBudget.set(budget.bytes);
   const cache = createLookupCache({
+    memoryBudgetBytes: budget.bytes,
+    onShed: (resource, weight) => {
+      metrics.cacheShed.set({ resource }, 1);
+      metrics.cacheCurrent.set({ resource }, 0);
+      logger.warn(
+        { resource, heldBytes: weight.bytes, cacheBytes: weight.total, budgetBytes: weight.budget, budgetFrom: budget.source },
+        'lookup cache over its memory budget: this resource is no longer cached and its lookups are read from the API server until Deed restarts (raise --cache-memory or the memory limit; docs/operations.md, "Sizing")',
+      );
+    },
     kc,
     deedNamespace: opts.namespace,
     prefix: opts.config.labelPrefix,
@@ -193,10 +207,11 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   });
   const sizes = setInterval(() => {
     for (const [resource, n] of Object.entries(cache.sizes())) metrics.cacheObjects.set({ resource }, n);
+    for (const [resource, n] of Object.entries(cache.bytes())) metrics.cacheBytes.set({ resource }, n);
   }, 5000).unref();
   cache.start();
   void cache.scopeKnown().then(() => logger.info({ namespace: opts.namespace }, 'review scope known (opted-in namespaces listed)'));
-  logger.info({ server: kc.server, cacheSecrets: opts.cacheSecrets ?? true }, 'lookups from a watch-backed cache, misses read from the API server');
+  logger.info({ server: kc.server, cacheSecrets: opts.cacheSecrets ?? true, cacheBudgetBytes: budget.bytes, cacheBudgetFrom: budget.source }, 'lookups from a watch-backed cache, misses read from the API server');
   return {
     cache,
     reader: createCachedReader(cache, createObjectReader(kc, { onRetry }), opts.config.labelPrefix, metrics),
