@@ -81,23 +81,30 @@ describe('one review computes its facts once (issue 37)', () => {
   test('a runner pod CREATE through /admit', async () => {
     const { calls, allowed } = await countAdmit(fixture('mutate-create-pod-by-runner.json'));
     assert.equal(allowed, true);
-    // Today: planLookups, followUpLookups, mutateAndJudge, and mutate and validate (decide()'s
-    // handlers too) again from mutateAndJudge. The target is 3: plan, follow-ups, decide.
-    assert.ok(entries(calls) <= 5, `entered src/policy ${entries(calls)} times`);
+    // planLookups (which builds the review's facts), followUpLookups, mutateAndJudge.
+    assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
-      'doors.ts|doorOf': 5,
-      'requester/identity.ts|resolveRequester': 3,
-      'rules/out-of-scope.ts|outOfScope': 2,
-      'create-gate.ts|kindMismatch': 2,
-      'create-gate.ts|createIdentity': 2,
-      'controller-made.ts|isWorkloadController': 2,
-      'create-judged-at-mutation.ts|isCreateJudgedAtMutation': 2,
+      'review-facts.ts|reviewFacts': 1,
+      'doors.ts|doorOf': 1,
+      'requester/identity.ts|resolveRequester': 1,
+      'rules/out-of-scope.ts|outOfScope': 1,
+      'create-gate.ts|kindMismatch': 1,
+      'create-gate.ts|creatorIdentity': 1,
+      'controller-made.ts|isWorkloadController': 1,
+      'create-judged-at-mutation.ts|judgedAtMutation': 1,
+      'create-judged-at-mutation.ts|isCreateJudgedAtMutation': 1,
+      'lookup.ts|lookupsNeeded': 1,
+      'mutate.ts|stampReview': 1,
+      'validate.ts|judgeReview': 1,
+      'mutate.ts|mutate': 0, // the handlers of the other webhooks: admit runs stampReview and judgeReview itself
+      'validate.ts|validate': 0,
+      // Not yet 1: each runs once on the object as it arrived (the stamping; the read plan)
+      // and once on the object as Deed's patch leaves it (the judgement), which can differ
+      // (the token volume the patch removes names a ConfigMap; volume indices, so paths, shift).
+      'create-gate.ts|createIdentity': 2, // the admission-owned keys a requester of no environment may not set, on each object
       'pod/claim-environment.ts|podClaims': 2,
       'pod/named-references.ts|podReferences': 2,
-      'rules/enforcement.ts|enforce': 2,
-      'mutate.ts|mutate': 1,
-      'validate.ts|validate': 1,
-      'lookup.ts|lookupsNeeded': 1,
+      'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
     });
   });
 });
