@@ -14,7 +14,8 @@ import type { DestinationStream } from 'pino';
 import { createLogger } from '../src/observability/logger.js';
 import { buildApp } from '../src/server/app.js';
 import type { LookupKey } from '../src/policy/lookup.js';
-import { fixture, testContext, type Review } from './helpers.js';
+import type { KubeObject } from '../src/admission/types.js';
+import { fixture, testContext, withObject, type Review } from './helpers.js';
 import { startCounting, takeCalls, type FunctionCalls } from './policy-calls.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -105,6 +106,43 @@ describe('one review computes its facts once (issue 37)', () => {
       'pod/claim-environment.ts|podClaims': 2,
       'pod/named-references.ts|podReferences': 2,
       'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
+    });
+  });
+
+  test('a runner Deployment CREATE through /admit', async () => {
+    const spec = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] };
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'lab', namespace: 'sandbox-a' }, spec: { replicas: 1, selector: { matchLabels: { app: 'lab' } }, template: { metadata: { labels: { app: 'lab' } }, spec } } };
+    const body = withObject(fixture('mutate-create-pod-by-runner.json'), deployment as KubeObject, {
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+      name: 'lab',
+    });
+    const { calls, allowed } = await countAdmit(body);
+    assert.equal(allowed, true);
+    assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
+    assertCeilings(calls, {
+      'review-facts.ts|reviewFacts': 1,
+      'doors.ts|doorOf': 1,
+      'requester/identity.ts|resolveRequester': 1, // was 4
+      'rules/out-of-scope.ts|outOfScope': 1,
+      'create-gate.ts|kindMismatch': 1,
+      'create-gate.ts|creatorIdentity': 1,
+      'controller-made.ts|isWorkloadController': 1,
+      'mutate.ts|stampReview': 1,
+      'validate.ts|judgeReview': 1,
+      'workload/review.ts|mutateWorkload': 1,
+      'workload/review.ts|validateWorkload': 1,
+      // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping,
+      // the workload's own stamps, its selector, its templates), each now only the label check
+      // of a requester of no environment on the given identity; the templates' claims and
+      // references are walked by the read plan and again by the judgement; the stamping's
+      // findings, the templates' and the judgement's are each enforced.
+      'create-gate.ts|createIdentity': 6,
+      'workload/review.ts|workloadClaims': 2,
+      'workload/review.ts|workloadReferences': 2,
+      'pod/claim-environment.ts|podClaims': 3,
+      'pod/named-references.ts|podReferences': 2,
+      'rules/enforcement.ts|enforce': 3,
     });
   });
 });

@@ -77,9 +77,9 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
     const mismatch = facts.kindMismatch;
     if (mismatch) return denied([mismatch]);
     const own = [
-      ...workloadStampFindings(req, door.workload, namespace, requester, ctx),
+      ...workloadStampFindings(req, door.workload, namespace, requester, ctx, facts.identity),
       ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx),
-      ...selectorScope(req, namespace, requester, ctx),
+      ...selectorScope(req, namespace, requester, ctx, facts.identity),
       ...referenceScope(req, namespace, requester, ctx),
     ];
     return validateWorkload(req, door.workload, namespace, requester, ctx, own, facts.identity);
@@ -93,8 +93,8 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
       ? denied([mismatch])
       : enforceCreate(
           [
-            ...stampedObjectFindings(req, door.row, namespace, requester, ctx),
-            ...selectorScope(req, namespace, requester, ctx),
+            ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
+            ...selectorScope(req, namespace, requester, ctx, facts.identity),
             ...referenceScope(req, namespace, requester, ctx),
             ...copiedMetadataStamps(req, ctx.policy),
             ...platformOwned,
@@ -109,7 +109,7 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
   const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
   if (req.operation === 'CREATE')
-    return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity);
+    return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity);
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
