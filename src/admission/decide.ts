@@ -1,10 +1,11 @@
 // The single decision path shared by the server, the CLI and the tests:
 // parsed body in, wire response out. No exception leaves it: a fault becomes a denial
 // that keeps the uid (fail closed).
-import { decodeReview, requestUid, type Decoded } from './decode.js';
+import { decodeReview, requestUid } from './decode.js';
 import type { AdmissionRequest, AdmissionReviewResponse } from './types.js';
 import { complete, errored, type Verdict } from './verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
+import type { DecodedWithFacts, ReviewFacts } from '../policy/review-facts.js';
 import { mutate } from '../policy/mutate.js';
 import { mutateAndJudge } from '../policy/create-judgement.js';
 import { validate } from '../policy/validate.js';
@@ -19,7 +20,8 @@ import { breakGlassOverrides, withBreakGlassNotice } from './break-glass.js';
  */
 export type Webhook = 'mutate' | 'validate' | 'admit';
 
-export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext) => Verdict>> = { mutate, validate, admit: mutateAndJudge };
+/** `facts`: the review's facts when the caller built them (review-facts.ts), made with `ctx.policy`. */
+export const HANDLERS: Readonly<Record<Webhook, (req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts) => Verdict>> = { mutate, validate, admit: mutateAndJudge };
 
 export type Decision =
   /** A review Deed could read far enough to answer (possibly with a denial). */
@@ -36,8 +38,11 @@ export type Decision =
   /** A body without a usable uid: answered with HTTP 400. */
   | { kind: 'bad-request'; message: string };
 
-/** `decoded`: the body already decoded (the server does, to find the lookups), so it is not done twice. */
-export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext, decoded?: Decoded): Decision {
+/**
+ * `decoded`: the body already decoded (the server does, to find the lookups), so it is not
+ * done twice; with the review's facts when the plan built them (with `ctx.policy`).
+ */
+export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext, decoded?: DecodedWithFacts): Decision {
   try {
     decoded ??= decodeReview(body);
   } catch (error) {
@@ -54,7 +59,8 @@ export function decide(webhook: Webhook, body: unknown, ctx: DecisionContext, de
   const { request } = decoded;
   let verdict: Verdict;
   try {
-    verdict = HANDLERS[webhook](request, ctx);
+    verdict = HANDLERS[webhook](request, ctx, decoded.facts);
+    // The counterfactual's policy differs (no break-glass), and a creator's identity depends on it: its facts are its own.
     const overridden = breakGlassOverrides(request, ctx, verdict, (without) => HANDLERS[webhook](request, without));
     if (overridden.length > 0) {
       verdict = withBreakGlassNotice(verdict, request, overridden);

@@ -33,18 +33,15 @@ export function ambiguousIdentity(requester: Requester, ids: string[]): Finding 
 }
 
 /**
- * The environment a CREATE is stamped for, or the verdict identity alone decides: an
- * unmapped requester passes unless it carries an admission-owned key (forged); an
- * ambiguous one, or an unreadable runner, is denied.
+ * Who a requester is as a creator in a namespace, before any object is read: the
+ * environment it stamps for, the verdict identity alone decides (a bound namespace it may not
+ * create in, an ambiguous identity, an unreadable runner), or no environment (then what
+ * decides is whether its object carries admission-owned keys: `createIdentity`). Computed
+ * once per review (review-facts.ts).
  */
-export function createIdentity(
-  requester: Requester,
-  namespace: string,
-  labels: Record<string, string>,
-  annotations: Record<string, string>,
-  policy: Policy,
-): { environment: string } | { verdict: Verdict } {
-  const { keys } = policy;
+export type CreatorIdentity = { environment: string } | { verdict: Verdict } | { none: true };
+
+export function creatorIdentity(requester: Requester, namespace: string, policy: Policy): CreatorIdentity {
   // A bound namespace takes sandbox objects from its own environment only: no other
   // environment plants objects there that the owner could then neither change nor delete.
   const bound = policy.envByBoundNamespace.get(namespace);
@@ -53,16 +50,32 @@ export function createIdentity(
     return { verdict: denied([{ rule: RULES.guardNamespaceBinding.id, message: `namespace ${namespace} is bound to environment "${bound}"; ${requester.username} ${who} and may not create sandbox objects in it` }]) };
   }
   const env = requester.environment;
-  if (env.kind === 'none') {
-    const forged = presentOwnedKeys(labels, annotations, keys);
-    return {
-      verdict:
-        forged.length === 0
-          ? allowed()
-          : denied(forged.map((k) => ({ rule: RULES.stampForged.id, path: k.path, message: `${requester.username} acts for no environment and cannot set the admission-owned key ${k.name}` }))),
-    };
-  }
+  if (env.kind === 'none') return { none: true };
   if (env.kind === 'ambiguous') return { verdict: denied([ambiguousIdentity(requester, env.ids)]) };
   if (requester.runnerError !== undefined) return { verdict: denied([{ rule: RULES.identityMalformed.id, message: requester.runnerError }]) };
   return { environment: env.id };
+}
+
+/**
+ * The environment a CREATE is stamped for, or the verdict identity alone decides: an
+ * unmapped requester passes unless it carries an admission-owned key (forged); an
+ * ambiguous one, or an unreadable runner, is denied. `identity`: the requester's creator
+ * identity, when the review already has it.
+ */
+export function createIdentity(
+  requester: Requester,
+  namespace: string,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+  policy: Policy,
+  identity: CreatorIdentity = creatorIdentity(requester, namespace, policy),
+): { environment: string } | { verdict: Verdict } {
+  if (!('none' in identity)) return identity;
+  const forged = presentOwnedKeys(labels, annotations, policy.keys);
+  return {
+    verdict:
+      forged.length === 0
+        ? allowed()
+        : denied(forged.map((k) => ({ rule: RULES.stampForged.id, path: k.path, message: `${requester.username} acts for no environment and cannot set the admission-owned key ${k.name}` }))),
+  };
 }

@@ -1,7 +1,7 @@
 // Which CREATEs the mutating webhook judges whole (create-judgement.ts), apart from it so the
 // read plan (lookup.ts) and the install's rules can ask without importing the rules.
 import type { AdmissionRequest } from '../admission/types.js';
-import { doorOf } from './doors.js';
+import { doorOf, type Door } from './doors.js';
 
 /**
  * A CREATE of a stamped kind's, a workload's or a default-row kind's own resource; not a
@@ -9,7 +9,10 @@ import { doorOf } from './doors.js';
  * install leaves exactly these out of the validating webhooks' rules (src/install/kind-rules.ts).
  */
 export function isCreateJudgedAtMutation(req: AdmissionRequest): boolean {
-  if (req.operation !== 'CREATE' || req.subResource !== undefined) return false;
-  const door = doorOf(req).kind;
-  return door === 'object' || door === 'workload' || door === 'default';
+  return judgedAtMutation(req, doorOf(req));
+}
+
+/** The same, for a request whose door is known (review-facts.ts). */
+export function judgedAtMutation(req: AdmissionRequest, door: Door): boolean {
+  return req.operation === 'CREATE' && req.subResource === undefined && (door.kind === 'object' || door.kind === 'workload' || door.kind === 'default');
 }

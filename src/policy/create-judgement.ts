@@ -9,19 +9,27 @@
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
-import { mutate } from './mutate.js';
+import { stampReview } from './mutate.js';
 import type { DecisionContext } from './policy.js';
-import { validate } from './validate.js';
+import { reviewFacts, withObject, type ReviewFacts } from './review-facts.js';
+import { outOfScope } from './rules/out-of-scope.js';
+import { judgeReview } from './validate.js';
 import { isRec, type Rec } from './unstructured.js';
 
-/** The mutating webhook's verdict, with the CREATE-time validating judgement where it moved here. */
-export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext): Verdict {
-  const stamped = mutate(req, ctx);
-  if (!stamped.allowed || !isCreateJudgedAtMutation(req) || !req.object) return stamped;
+/**
+ * The mutating webhook's verdict, with the CREATE-time validating judgement where it moved
+ * here. `facts`: the review's facts, when the caller has them (review-facts.ts); both sides
+ * use the same, after one scope check.
+ */
+export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
+  const outside = outOfScope(req, ctx.scope);
+  if (outside) return outside;
+  facts ??= reviewFacts(req, ctx.policy);
+  const stamped = stampReview(facts, ctx);
+  if (!stamped.allowed || !facts.judgedAtMutation || !req.object) return stamped;
   // The object as the API server will hold it after this patch: what the validating webhook saw.
   const object = stamped.patch === undefined ? req.object : patchedCopy(req.object, stamped.patch);
-  const judged = validate({ ...req, object: asStored(object) }, ctx);
+  const judged = judgeReview(withObject(facts, { ...req, object: asStored(object) }), ctx);
   const warnings = [...new Set([...stamped.warnings, ...judged.warnings])];
   const auditAnnotations = { ...stamped.auditAnnotations, ...judged.auditAnnotations };
   if (!judged.allowed) return { ...judged, warnings, auditAnnotations };

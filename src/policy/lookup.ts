@@ -7,7 +7,7 @@
 // before deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import { doorOf } from './doors.js';
+import { doorOf, type Door } from './doors.js';
 import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import { addedReferences, isExemptReference, podReferences, referencedNamesOf, referencedResource } from './pod/named-references.js';
@@ -18,7 +18,8 @@ import { kindRows, SCALED_RESOURCES } from './kinds.js';
 import { controllerOf, ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
-import { isCreateJudgedAtMutation } from './create-judged-at-mutation.js';
+import { judgedAtMutation } from './create-judged-at-mutation.js';
+import { reviewFacts, type DecodedWithFacts } from './review-facts.js';
 import { changedReferences, objectReferences, referenceReads } from './object-references.js';
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import { serviceAccountOf } from './pod/service-account.js';
@@ -58,6 +59,11 @@ const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret
  */
 export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): LookupKey[] {
   const door = doorOf(req);
+  return readsOf(req, door, judgedAtMutation(req, door), webhook, keys, policy);
+}
+
+/** The reads of a request whose door is known, and whether `admit` judges it whole. */
+function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined): LookupKey[] {
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   // Only the validating webhook judges them (the mutating webhooks' rules send it none).
@@ -68,7 +74,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
   // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
   if (webhook === 'validate' && door.kind === 'token-request') return accountKeys(door.serviceAccount, namespace);
   const owners = ownerKeys(req, door, webhook, namespace);
-  if ((webhook === 'validate' || (webhook === 'admit' && isCreateJudgedAtMutation(req))) && req.object)
+  if ((webhook === 'validate' || (webhook === 'admit' && judgedWhole)) && req.object)
     return [
       ...owners,
       ...claimKeys(claimReferences(req, door), namespace),
@@ -85,7 +91,7 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
  * the owner, controller-made.ts), and the new controlling owner an UPDATE gives an object
  * (adoption). Planned for any requester: who is a workload controller is the policy's.
  */
-function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webhook: LookupWebhook, namespace: string): LookupKey[] {
+function ownerKeys(req: AdmissionRequest, door: Door, webhook: LookupWebhook, namespace: string): LookupKey[] {
   if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
   const after = controllerOf(req.object);
   // Any new object's controller reference is judged (rules/reference-scope.ts); a controller-made one's decides whose it is.
@@ -96,14 +102,14 @@ function ownerKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, webho
 }
 
 /** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes. */
-function tableReferenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+function tableReferenceKeys(req: AdmissionRequest, door: Door, namespace: string): LookupKey[] {
   if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
   const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   return referenceReads(refs, namespace);
 }
 
 /** The account a new pod runs as, and the one a token Secret names: their stamps say whose credential it is (rules/service-account-stamps.ts). */
-function credentialAccountKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string): LookupKey[] {
+function credentialAccountKeys(req: AdmissionRequest, door: Door, namespace: string): LookupKey[] {
   const obj = req.object;
   if (door.kind !== 'object' || req.subResource !== undefined || !obj) return [];
   if (door.sandboxKind.kind === 'Pod') return req.operation === 'CREATE' && isRec(obj.spec) ? accountKeys(serviceAccountOf(obj.spec), namespace) : [];
@@ -116,7 +122,7 @@ function accountKeys(account: string | undefined, namespace: string): LookupKey[
 }
 
 /** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
-function runLeaseKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string, keys: StampKeys): LookupKey[] {
+function runLeaseKeys(req: AdmissionRequest, door: Door, namespace: string, keys: StampKeys): LookupKey[] {
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return [];
   if (door.kind !== 'object' && door.kind !== 'workload' && door.kind !== 'default') return [];
   const name = runLeaseToRead(req.object, keys);
@@ -124,7 +130,7 @@ function runLeaseKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, na
 }
 
 /** The claims (and snapshots) a validating review judges. */
-function claimReferences(req: AdmissionRequest, door: ReturnType<typeof doorOf>): ClaimReference[] {
+function claimReferences(req: AdmissionRequest, door: Door): ClaimReference[] {
   const obj = req.object;
   if (!obj) return [];
   // A pod's volumes and a claim's data source are fixed at CREATE: only then are the claims they name judged.
@@ -140,12 +146,12 @@ function claimReferences(req: AdmissionRequest, door: ReturnType<typeof doorOf>)
   return [];
 }
 
-function isEphemeralContainerWrite(req: AdmissionRequest, door: ReturnType<typeof doorOf>): boolean {
+function isEphemeralContainerWrite(req: AdmissionRequest, door: Door): boolean {
   return door.kind === 'object' && door.sandboxKind.kind === 'Pod' && req.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers';
 }
 
 /** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
-function referenceKeys(req: AdmissionRequest, door: ReturnType<typeof doorOf>, namespace: string, policy: Policy | undefined): LookupKey[] {
+function referenceKeys(req: AdmissionRequest, door: Door, namespace: string, policy: Policy | undefined): LookupKey[] {
   const obj = req.object;
   let refs: NamedReference[] = [];
   if (obj && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && isRec(obj.spec)) {
@@ -217,10 +223,11 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
 
 /**
  * The lookups for a raw review body, as the server sees it before deciding, and the body
- * decoded when that took decoding (decide() then reuses it). Most reviews need none, and
- * are told apart by a glance at a few fields, without decoding.
+ * decoded when that took decoding (decide() then reuses it), with the review's facts when
+ * `policy` is given (review-facts.ts; decide() reuses them too). Most reviews need none,
+ * and are told apart by a glance at a few fields, without decoding.
  */
-export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): { lookups: LookupKey[]; decoded?: Decoded } {
+export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): { lookups: LookupKey[]; decoded?: DecodedWithFacts } {
   const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { type?: unknown; metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
   const resource = req?.resource?.resource;
   // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
@@ -250,7 +257,10 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
   } catch {
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
-  return { lookups: decoded.ok ? lookupsNeeded(decoded.request, webhook, keys, policy) : [], decoded };
+  if (!decoded.ok) return { lookups: [], decoded };
+  if (policy === undefined) return { lookups: lookupsNeeded(decoded.request, webhook, keys), decoded };
+  const facts = reviewFacts(decoded.request, policy);
+  return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy), decoded: { ...decoded, facts } };
 }
 
 /** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */

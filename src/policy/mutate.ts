@@ -10,8 +10,8 @@ import { allowed, patched, type Finding, type PatchOperation, type Verdict } fro
 import { enforce } from './rules/enforcement.js';
 import { readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
-import { createIdentity, kindMismatch, missingNamespace } from './create-gate.js';
-import { resolveRequester, type Requester } from './requester/identity.js';
+import { createIdentity, missingNamespace, type CreatorIdentity } from './create-gate.js';
+import type { Requester } from './requester/identity.js';
 import { signStamps, verifyStamps, type KeyRing } from './stamps/key-ring.js';
 import type { StampKeys } from './stamps/keys.js';
 import { sandboxKind, type StampRow } from './kinds.js';
@@ -25,31 +25,36 @@ import { keepSelectorScope, noEnvironmentScope, scopeSelector } from './selector
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { noEnvironmentMark } from './rules/no-environment-mark.js';
-import { doorOf } from './doors.js';
+import { reviewFacts, type ReviewFacts } from './review-facts.js';
 import { mutateWorkload } from './workload/review.js';
 import { withTemplateOps, workloadStampRow } from './workload/stamps.js';
-import { actingFor, controllerMadeRow, controllerOf, environmentOfController, isWorkloadController, withoutStamps } from './controller-made.js';
+import { actingFor, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from './controller-made.js';
 
-export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+/** `facts`: the review's facts, when the caller has them (review-facts.ts). */
+export function mutate(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
-  const door = doorOf(req);
-  const requester = resolveRequester(req.userInfo, ctx.policy);
-  if (isWorkloadController(requester, ctx.policy)) return stampControllerMade(req, door, requester, ctx);
+  return stampReview(facts ?? reviewFacts(req, ctx.policy), ctx);
+}
+
+/** The mutating webhook's verdict on a review inside the review scope. */
+export function stampReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
+  const { request: req, door, requester } = facts;
+  if (facts.controller) return stampControllerMade(facts, ctx);
   if (door.kind === 'workload') {
-    const mismatch = kindMismatch(req, door.workload);
+    const mismatch = facts.kindMismatch;
     if (mismatch) return enforce([mismatch], ctx.policy);
     if (req.namespace === undefined) return allowed();
-    const templates = mutateWorkload(req, door.workload, req.namespace, ctx);
+    const templates = mutateWorkload(req, door.workload, req.namespace, ctx, requester, facts.identity);
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
     const kept = templates.allowed ? keptScope(req, ctx) : undefined;
     if (kept !== undefined) return withTemplateOps(kept, templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
-    const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy);
+    const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy, facts.identity);
     if ('verdict' in gate) return gate.verdict.allowed ? withTemplateOps(patched(noEnvironmentScope(req.object!, req.resource, req.namespace, requester, ctx.policy)), templates) : templates;
-    return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx), templates);
+    return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx, requester, facts.identity), templates);
   }
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
   // the scope a selector was stored with, which an apply may drop (selector-scope.ts).
@@ -57,18 +62,18 @@ export function mutate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (kept !== undefined) return kept;
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   if (door.kind === 'default') {
-    const mismatch = kindMismatch(req, door.row);
+    const mismatch = facts.kindMismatch;
     if (mismatch) return enforce([mismatch], ctx.policy);
-    return req.namespace === undefined ? allowed() : stampCreate(req.object!, door.row, req.namespace, req, ctx);
+    return req.namespace === undefined ? allowed() : stampCreate(req.object!, door.row, req.namespace, req, ctx, requester, facts.identity);
   }
   const kind = sandboxKind(req.resource);
   if (kind === undefined) return allowed();
   const obj = req.object!;
-  const mismatch = kindMismatch(req, kind);
+  const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);
   const namespace = req.namespace;
   if (namespace === undefined) return missingNamespace(kind);
-  return stampCreate(obj, kind, namespace, req, ctx);
+  return stampCreate(obj, kind, namespace, req, ctx, requester, facts.identity);
 }
 
 /** On an UPDATE of the object itself: the scope its selector was stored with, kept (selector-scope.ts). */
@@ -83,12 +88,13 @@ function keptScope(req: AdmissionRequest, ctx: DecisionContext): Verdict | undef
  * of whatever stamps it arrived with; an owner of no environment makes an unstamped one.
  * Anything else a controller writes is not Deed's to stamp.
  */
-function stampControllerMade(req: AdmissionRequest, door: ReturnType<typeof doorOf>, requester: Requester, ctx: DecisionContext): Verdict {
+function stampControllerMade(facts: ReviewFacts, ctx: DecisionContext): Verdict {
+  const { request: req, door, requester } = facts;
   const namespace = req.namespace;
   if (req.operation !== 'CREATE' || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
   const row = door.kind === 'workload' ? workloadStampRow(door.workload) : door.kind === 'object' && door.sandboxKind.kind === 'Pod' ? door.sandboxKind : undefined;
   if (row === undefined) return allowed();
-  const mismatch = kindMismatch(req, row);
+  const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);
   const obj = req.object;
   const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx);
@@ -100,11 +106,12 @@ function stampControllerMade(req: AdmissionRequest, door: ReturnType<typeof door
     const labels = marked ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
     return patched(stampPatch(obj, labels, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
   }
-  return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), obj, true);
+  return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), undefined, obj, true);
 }
 
 /**
  * The stamps of a new object of `kind`, as a patch, or the findings that refuse it.
+ * `creator`: the requester's creator identity (create-gate.ts), when the review has it.
  * `base`: the object as it arrived, when `obj` is what Deed stamps in its place (a
  * controller-made object without the stamps it carried).
  */
@@ -114,7 +121,8 @@ function stampCreate(
   namespace: string,
   req: AdmissionRequest,
   ctx: DecisionContext,
-  requester: Requester = resolveRequester(req.userInfo, ctx.policy),
+  requester: Requester,
+  creator: CreatorIdentity | undefined,
   base: KubeObject = obj,
   controllerMade = false,
 ): Verdict {
@@ -124,7 +132,7 @@ function stampCreate(
 
   // Every finding goes through the rules' modes, here as on the validating side: a gate
   // rule set to warn lets the object through, unstamped (it acts for no environment here).
-  const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy);
+  const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy, creator);
   if ('verdict' in gate) {
     const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
     // Allowed, it acts for no environment here: its pods and selectors are marked as such.

@@ -24,7 +24,7 @@ import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
 import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
 import type { DecisionContext, Policy } from './policy.js';
-import { createIdentity } from './create-gate.js';
+import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
 import { ownershipOfObject } from './ownership.js';
 import { environmentId, type Requester } from './requester/identity.js';
@@ -222,11 +222,11 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
  * no one's (stamps that do not verify: only trusted principals may change it) or the
  * namespace's (unstamped in a namespace bound to one environment, whose pods are all its own).
  */
-function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): { environment: string | undefined } | 'skip' {
+function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext, creator: CreatorIdentity | undefined): { environment: string | undefined } | 'skip' {
   const { policy } = ctx;
   if (req.operation === 'CREATE') {
     const obj = req.object!;
-    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, creator);
     return { environment: 'environment' in identity ? identity.environment : undefined };
   }
   const owner = ownershipOfObject(req.oldObject!, kind, namespace, policy, ctx.keyRing);
@@ -240,7 +240,8 @@ function judgedFor(req: AdmissionRequest, kind: string, namespace: string, reque
  * environment's requirement is frozen, and a selector admitted before the rule stands until
  * it is changed.
  */
-export function selectorScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+/** `creator`: the requester's creator identity (create-gate.ts), when the review has it. */
+export function selectorScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext, creator?: CreatorIdentity): Finding[] {
   const { policy } = ctx;
   const site = siteOf(req.resource);
   const obj = req.object;
@@ -248,7 +249,7 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   const sel = written(obj, site);
   if (req.operation === 'UPDATE' && (!req.oldObject || isDeepStrictEqual(sel, written(req.oldObject, site)))) return [];
   if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
-  const judged = judgedFor(req, site.kind, namespace, requester, ctx);
+  const judged = judgedFor(req, site.kind, namespace, requester, ctx, creator);
   if (judged === 'skip') return [];
   const { environment } = judged;
   const key = policy.keys.environment;

@@ -8,7 +8,7 @@ import type { Finding } from '../admission/verdict.js';
 import type { StampRow } from './kinds.js';
 import type { Requester } from './requester/identity.js';
 import type { DecisionContext } from './policy.js';
-import { createIdentity } from './create-gate.js';
+import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { ownershipOfObject } from './ownership.js';
 import { guardedWrite } from './rules/guarded-writes.js';
 import { frozenStamps } from './rules/frozen-stamps.js';
@@ -21,14 +21,15 @@ import { terminalMark } from './rules/terminal-mark.js';
 /**
  * For a request on the object itself, or on a subresource whose review carries the whole
  * object (status). `gate`: whether who may not create here at all is reported here (false
- * where another review, the template one, reports it).
+ * where another review, the template one, reports it). `creator`: the requester's creator
+ * identity (create-gate.ts), when the review has it.
  */
-export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, namespace: string, requester: Requester, ctx: DecisionContext, gate = true): Finding[] {
+export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, namespace: string, requester: Requester, ctx: DecisionContext, gate = true, creator?: CreatorIdentity): Finding[] {
   const { policy } = ctx;
   if (req.operation === 'CREATE') {
     const obj = req.object;
     if (!obj) return [];
-    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+    const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, creator);
     if ('environment' in identity)
       return [
         ...stampIntegrity(obj, row, namespace, identity.environment, requester.runner, policy, ctx.keyRing, ctx.now()),

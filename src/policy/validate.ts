@@ -9,12 +9,12 @@ import { entryOf } from './unstructured.js';
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 
-import { environmentId, resolveRequester, type Requester } from './requester/identity.js';
+import { environmentId, type Requester } from './requester/identity.js';
 import { ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
-import { doorOf, type Door } from './doors.js';
+import type { Door } from './doors.js';
 import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
@@ -34,11 +34,12 @@ import { enforceCreate } from './dry-run.js';
 import { SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_TOKEN_TYPE, serviceAccountGuard, tokenAccount } from './rules/service-account-guard.js';
 import { validateWorkload } from './workload/review.js';
 import { scaleFindings, workloadStampFindings, workloadStampRow } from './workload/stamps.js';
-import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, isWorkloadController } from './controller-made.js';
+import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController } from './controller-made.js';
 import { workloadKindNamed, type SandboxKind } from './kinds.js';
 import { stampedObjectFindings } from './stamped-object.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
-import { ambiguousIdentity, createIdentity, kindMismatch } from './create-gate.js';
+import { ambiguousIdentity, createIdentity, type CreatorIdentity } from './create-gate.js';
+import { reviewFacts, type ReviewFacts } from './review-facts.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { namedPodGuard } from './rules/named-pod.js';
 import { serviceProxyGuard } from './rules/service-proxy.js';
@@ -54,41 +55,46 @@ import { namespaceWideWrite } from './rules/namespace-wide.js';
 import { serviceExternalIps } from './rules/external-ips.js';
 
 
-export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
+/** `facts`: the review's facts, when the caller has them (review-facts.ts). */
+export function validate(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
-  const door = doorOf(req);
+  return judgeReview(facts ?? reviewFacts(req, ctx.policy), ctx);
+}
+
+/** The validating webhook's verdict on a review inside the review scope. */
+export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
+  const { request: req, door, requester } = facts;
   if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
-  const requester = resolveRequester(req.userInfo, ctx.policy);
-  if (isWorkloadController(requester, ctx.policy)) return validateControllerWrite(req, door, namespace, requester, ctx);
+  if (facts.controller) return validateControllerWrite(req, door, namespace, requester, ctx, facts.kindMismatch);
   if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
   if (door.kind === 'service-proxy') return enforce(serviceProxyGuard(requester, namespace, door.service, ctx.policy), ctx.policy);
   if (door.kind === 'token-request') return validateTokenRequest(door.serviceAccount, namespace, requester, ctx);
   if (door.kind === 'snapshot') return validateSnapshot(req, namespace, requester, ctx);
   if (door.kind === 'workload') {
-    const mismatch = kindMismatch(req, door.workload);
+    const mismatch = facts.kindMismatch;
     if (mismatch) return denied([mismatch]);
     const own = [
-      ...workloadStampFindings(req, door.workload, namespace, requester, ctx),
+      ...workloadStampFindings(req, door.workload, namespace, requester, ctx, facts.identity),
       ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx),
-      ...selectorScope(req, namespace, requester, ctx),
+      ...selectorScope(req, namespace, requester, ctx, facts.identity),
       ...referenceScope(req, namespace, requester, ctx),
     ];
-    return validateWorkload(req, door.workload, namespace, requester, ctx, own);
+    return validateWorkload(req, door.workload, namespace, requester, ctx, own, facts.identity);
   }
   if (door.kind === 'workload-scale') return enforce(scaleFindings(door.workload, door.resource, door.name, namespace, requester, ctx), ctx.policy);
   if (door.kind === 'default') {
-    const mismatch = kindMismatch(req, door.row);
+    const mismatch = facts.kindMismatch;
     // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
     const platformOwned = [...namespaceWideWrite(req, namespace, requester, ctx.policy), ...serviceExternalIps(req, requester, ctx.policy)];
     return mismatch
       ? denied([mismatch])
       : enforceCreate(
           [
-            ...stampedObjectFindings(req, door.row, namespace, requester, ctx),
-            ...selectorScope(req, namespace, requester, ctx),
+            ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
+            ...selectorScope(req, namespace, requester, ctx, facts.identity),
             ...referenceScope(req, namespace, requester, ctx),
             ...copiedMetadataStamps(req, ctx.policy),
             ...platformOwned,
@@ -100,9 +106,10 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
   if (door.kind === 'default-scale') return enforce(customScaleGuard(door, namespace, requester, ctx), ctx.policy);
 
   const kind = door.sandboxKind;
-  const mismatch = kindMismatch(req, kind);
+  const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
-  if (req.operation === 'CREATE') return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx)]);
+  if (req.operation === 'CREATE')
+    return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity);
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
@@ -112,7 +119,7 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext): Verdict {
  * created it, against what exists now; a change of an object's controller stays within one
  * environment. Its other writes (status, scale bookkeeping) are a system controller's.
  */
-function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: string, requester: Requester, ctx: DecisionContext, mismatch: Finding | undefined): Verdict {
   const obj = req.object;
   if (req.subResource !== undefined || !obj) return allowed();
   if (req.operation === 'UPDATE') {
@@ -122,7 +129,6 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
   if (req.operation !== 'CREATE') return allowed();
   const ref = controllerOf(obj);
   if (door.kind === 'object' && door.sandboxKind.kind === 'Pod') {
-    const mismatch = kindMismatch(req, door.sandboxKind);
     if (mismatch) return denied([mismatch]);
     const made = environmentOfController(ref, namespace, 'the Pod its controller creates', ctx);
     if ('finding' in made) return enforce([made.finding], ctx.policy);
@@ -134,7 +140,6 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
   }
   if (door.kind === 'workload') {
     const row = workloadStampRow(door.workload);
-    const mismatch = kindMismatch(req, door.workload);
     if (mismatch) return denied([mismatch]);
     if (row === undefined) return allowed();
     const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
@@ -161,9 +166,11 @@ function validateCreate(
   selectors: Finding[],
   source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
   controllerMade = false,
+  /** The requester's creator identity (create-gate.ts), when the review has it. */
+  creator?: CreatorIdentity,
 ): Verdict {
   const { policy } = ctx;
-  const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
+  const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, creator);
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
   const claims = spec !== undefined ? podClaims(spec, 'spec') : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];

@@ -3,7 +3,8 @@
 // exceeded". Deed answers within a budget shorter than the timeout instead: a review that
 // cannot finish in time is denied with a reason (HTTP 200, allowed false, code 504).
 import { decide, type Decision, type Webhook } from '../admission/decide.js';
-import { requestUid, type Decoded } from '../admission/decode.js';
+import { requestUid } from '../admission/decode.js';
+import type { DecodedWithFacts } from '../policy/review-facts.js';
 import { complete, errored } from '../admission/verdict.js';
 import type { DecisionContext } from '../policy/policy.js';
 import { RULES } from '../policy/rules/catalog.js';
@@ -77,7 +78,7 @@ export function deadlineDecision(body: unknown, deadline: ReviewDeadline, nowMs:
  * (shedding load when the process is behind), and one whose decision finished past it is
  * denied, since its answer can no longer be trusted to reach the API server in time.
  */
-export function decideWithin(webhook: Webhook, body: unknown, ctx: DecisionContext, deadline: ReviewDeadline, clock: () => number, decoded?: Decoded): Decision {
+export function decideWithin(webhook: Webhook, body: unknown, ctx: DecisionContext, deadline: ReviewDeadline, clock: () => number, decoded?: DecodedWithFacts): Decision {
   const before = clock();
   if (isOverBudget(deadline, before)) return deadlineDecision(body, deadline, before, 'before');
   const decision = decide(webhook, body, ctx, decoded);

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 
-import { createIdentity } from '../create-gate.js';
+import { createIdentity, type CreatorIdentity } from '../create-gate.js';
 import { resolveRequester, type Requester } from '../requester/identity.js';
 import { mintNonce } from '../stamps/nonce.js';
 import type { StampKeys } from '../stamps/keys.js';
@@ -51,11 +51,17 @@ export function workloadClaims(obj: KubeObject, kind: WorkloadKind, old?: KubeOb
  * the claims the controllers make from them are the environment's. The validating side
  * judges everything else.
  */
-export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, ctx: DecisionContext): Verdict {
+export function mutateWorkload(
+  req: AdmissionRequest,
+  kind: WorkloadKind,
+  namespace: string,
+  ctx: DecisionContext,
+  requester: Requester = resolveRequester(req.userInfo, ctx.policy),
+  creator?: CreatorIdentity,
+): Verdict {
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return allowed();
   const { policy, keyRing } = ctx;
-  const requester = resolveRequester(req.userInfo, policy);
-  const gate = createIdentity(requester, namespace, {}, {}, policy);
+  const gate = createIdentity(requester, namespace, {}, {}, policy, creator);
   if ('verdict' in gate) return allowed();
   const { environment } = gate;
   const owner = { environment, runner: requester.runner, namespace };
@@ -82,8 +88,11 @@ export function mutateWorkload(req: AdmissionRequest, kind: WorkloadKind, namesp
   return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
 }
 
-/** `own`: the findings of the workload's own metadata (stamps.ts), judged with its templates. */
-export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, own: Finding[] = []): Verdict {
+/**
+ * `own`: the findings of the workload's own metadata (stamps.ts), judged with its templates.
+ * `creator`: the requester's creator identity (create-gate.ts), when the review has it.
+ */
+export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, own: Finding[] = [], creator?: CreatorIdentity): Verdict {
   const { policy } = ctx;
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.object === undefined || req.object === null) return enforce(own, policy);
   const obj = req.object;
@@ -91,7 +100,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   const pods = podTemplates(obj, kind, old);
   const claims = claimTemplates(obj, kind, old);
   if (pods.length === 0 && claims.length === 0) return enforceCreate(own, policy, req.dryRun); // no template changed: no new pod or claim comes of it
-  const gate = createIdentity(requester, namespace, {}, {}, policy);
+  const gate = createIdentity(requester, namespace, {}, {}, policy, creator);
   const environment = 'environment' in gate ? gate.environment : undefined;
 
   // Client stamps in a template are refused from everyone: no review follows the copy. But

@@ -15,6 +15,7 @@ import type { DecisionContext } from '../policy.js';
 import { guardedWrite } from '../rules/guarded-writes.js';
 import { ownershipOf } from '../ownership.js';
 import { stampedObjectFindings } from '../stamped-object.js';
+import type { CreatorIdentity } from '../create-gate.js';
 import { RULES } from '../rules/catalog.js';
 import { isTrusted } from '../requester/principals.js';
 import type { WorkloadKind } from './kinds.js';
@@ -35,9 +36,9 @@ export function withTemplateOps(stamps: Verdict, templates: Verdict): Verdict {
  * itself or on its status (both carry the whole object); the template review (review.ts)
  * runs beside it and reports who may not create here at all.
  */
-export function workloadStampFindings(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+export function workloadStampFindings(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, creator?: CreatorIdentity): Finding[] {
   const stamped = workloadStampRow(kind);
-  return stamped === undefined ? [] : stampedObjectFindings(req, stamped, namespace, requester, ctx, false);
+  return stamped === undefined ? [] : stampedObjectFindings(req, stamped, namespace, requester, ctx, false, creator);
 }
 
 /**

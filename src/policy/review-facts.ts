@@ -1,0 +1,56 @@
+// What a review is about, computed once per review (issue 37) and handed to the read plan
+// (lookup.ts), the stamping (mutate.ts) and the judgement (validate.ts), where each used to
+// compute it again: the door the request comes through, who asks, whether that is a
+// workload controller, whether its body's kind is the kind its resource carries, and who
+// the requester is as a creator in the namespace. Pure: the request and the policy in, no
+// lookup (what a controller's owner is comes from the reads, after the plan).
+import type { Decoded } from '../admission/decode.js';
+import type { AdmissionRequest } from '../admission/types.js';
+import type { Finding } from '../admission/verdict.js';
+import { doorOf, type Door } from './doors.js';
+import { resolveRequester, type Requester } from './requester/identity.js';
+import { isWorkloadController } from './controller-made.js';
+import { creatorIdentity, kindMismatch, type CreatorIdentity } from './create-gate.js';
+import { judgedAtMutation } from './create-judged-at-mutation.js';
+import type { Policy } from './policy.js';
+
+export interface ReviewFacts {
+  request: AdmissionRequest;
+  door: Door;
+  requester: Requester;
+  /** The requester is a workload controller (`workloadControllers`): what it creates is judged as its controlling owner's (controller-made.ts). */
+  controller: boolean;
+  /** For a door that carries an object of one kind (a stamped kind, a workload, a default-row kind): a body of another kind, refused. */
+  kindMismatch: Finding | undefined;
+  /** Who the requester is as a creator in the request's namespace (create-gate.ts); undefined for a request naming no namespace. */
+  identity: CreatorIdentity | undefined;
+  /** A CREATE the mutating webhook judges whole (create-judged-at-mutation.ts). */
+  judgedAtMutation: boolean;
+}
+
+export function reviewFacts(request: AdmissionRequest, policy: Policy): ReviewFacts {
+  const door = doorOf(request);
+  const requester = resolveRequester(request.userInfo, policy);
+  const carried = door.kind === 'object' ? door.sandboxKind.kind : door.kind === 'workload' ? door.workload.kind : door.kind === 'default' ? door.row.kind : undefined;
+  return {
+    request,
+    door,
+    requester,
+    controller: isWorkloadController(requester, policy),
+    kindMismatch: carried === undefined ? undefined : kindMismatch(request, { kind: carried }),
+    identity: request.namespace === undefined ? undefined : creatorIdentity(requester, request.namespace, policy),
+    judgedAtMutation: judgedAtMutation(request, door),
+  };
+}
+
+/**
+ * The same review's facts for the object as the mutating webhook's patch leaves it (what the
+ * validating side judges, create-judgement.ts): the patch writes stamps, a deadline and the
+ * token automount, never the kind, the name or who asks, so every fact stands.
+ */
+export function withObject(facts: ReviewFacts, request: AdmissionRequest): ReviewFacts {
+  return { ...facts, request };
+}
+
+/** A decoded body with its review's facts, when whoever decoded it (the read plan) built them: decide() uses both. */
+export type DecodedWithFacts = Decoded & { facts?: ReviewFacts };
