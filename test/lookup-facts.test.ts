@@ -46,4 +46,19 @@ describe('the lookup cache\'s compact record', () => {
     const obj = { metadata: { uid: 'u', annotations: { 'deed.dev/owner': '"],[1,"x"]\n\u2028', 'deed.dev/run-lease': '[' } } };
     assert.deepEqual(factsFromStored(storedFactsOf(obj as never, 'deed.dev', 1), 'deed.dev'), factsOf(obj as never, 'deed.dev'));
   });
+
+  test('stamps that verify when the object arrives are kept without attestation and nonce, and say so; others are kept whole', () => {
+    const seen: unknown[] = [];
+    const verified = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', 1, (f) => (seen.push(f), true)), 'deed.dev');
+    assert.equal(seen.length, 1);
+    assert.equal(verified.stampsVerified, true);
+    assert.equal(verified.annotations?.['deed.dev/attestation'], undefined);
+    assert.equal(verified.annotations?.['deed.dev/create-nonce'], undefined);
+    assert.equal(verified.labels?.['deed.dev/environment'], 'alpha');
+    assert.equal(verified.annotations?.['deed.dev/run-lease'], 'run-7');
+    const failed = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', 1, () => false), 'deed.dev');
+    assert.deepEqual(failed, factsOf({ metadata: stamped } as never, 'deed.dev'), 'kept whole, for the policy to say why');
+    const unstamped = { metadata: { uid: 'u', labels: { 'deed.dev/environment': 'alpha' } } };
+    assert.deepEqual(factsFromStored(storedFactsOf(unstamped as never, 'deed.dev', 1, () => assert.fail('nothing to verify')), 'deed.dev'), factsOf(unstamped as never, 'deed.dev'));
+  });
 });

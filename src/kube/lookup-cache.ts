@@ -31,6 +31,8 @@ export interface LookupCacheOptions {
    * when undefined.
    */
   memoryBudgetBytes?: number;
+  /** Whether an object's stamps verify with Deed's key ring, as `kind` in `namespace`: verified ones are kept without attestation and nonce. */
+  verifyStamps?(kind: string, namespace: string, facts: ObjectFacts): boolean;
   /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
   onShed?(resource: CachedResource, weight: { bytes: number; total: number; budget: number }): void;
 }
@@ -97,20 +99,19 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   };
 
   // The kind table's cached rows; `cache-optional` (Secrets) only when the install caches them.
-  const kept = kindRows()
-    .filter((r) => r.lookup === 'cache' || (o.secrets && r.lookup === 'cache-optional'))
-    .map((r) => r.resource as Exclude<CachedResource, 'namespaces'>);
+  const kept = kindRows().filter((r) => r.lookup === 'cache' || (o.secrets && r.lookup === 'cache-optional'));
   const kinds = kept.map(
-    (resource) =>
+    ({ resource, kind }) =>
       new Reflector({
         kc: o.kc,
-        resource,
+        resource: resource as Exclude<CachedResource, 'namespaces'>,
         // A pod's service account decides whose an unstamped runner pod is, and it is in the spec.
         metadataOnly: resource !== 'pods',
         prefix: o.prefix,
+        ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
         onGrow: () => weigh(),
-        onCurrent: (current) => o.onCurrent?.(resource, current),
+        onCurrent: (current) => o.onCurrent?.(resource as CachedResource, current),
         onError: o.onError,
         onRetry: o.onRetry,
         ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),

@@ -16,6 +16,8 @@ export interface ObjectFacts {
   controller?: ControllerRef;
   /** metadata.deletionTimestamp is set: the object may be gone at any moment. */
   deleting: boolean;
+  /** The lookup cache verified its stamps when it arrived and dropped the attestation and nonce (Lookup's `stampsVerified`). */
+  stampsVerified?: true;
 }
 
 interface Meta {
@@ -51,6 +53,7 @@ export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }>
     metadata: { ...(f.uid ? { uid: f.uid } : {}), ...(f.labels ? { labels: f.labels } : {}), ...(f.annotations ? { annotations: f.annotations } : {}) },
     ...(f.serviceAccountName ? { serviceAccountName: f.serviceAccountName } : {}),
     ...(f.controller ? { controller: f.controller } : {}),
+    ...(f.stampsVerified ? { stampsVerified: true as const } : {}),
   };
 }
 
@@ -86,15 +89,25 @@ export function generationMark(generation: number): string {
 const STAMP_SUFFIXES = ['managed', 'environment', 'owner-uid', 'owner', 'create-nonce', 'expires-at', 'attestation', 'run-lease', 'max-duration-seconds', 'terminal', 'workspace', 'workspace-grants', 'no-environment'];
 const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
-/** [generation, uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...]]; a key is a suffix's code or the suffix. */
-type Packed = [number, string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>];
+/** [generation, uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified]; a key is a suffix's code or the suffix. */
+type Packed = [number, string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1];
 
-export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, generation: number): StoredFacts {
+/**
+ * `verify`: whether the object's stamps verify with Deed's key ring (as its kind, in its
+ * namespace). When they do, the attestation and the nonce, a third of what is kept, are
+ * dropped and the record says they verified: the policy takes the cache's word for it
+ * (ownership.ts). Stamps that do not verify are kept whole, for the policy to say why.
+ */
+export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, generation: number, verify?: (f: ObjectFacts) => boolean): StoredFacts {
   const f = factsOf(obj, prefix);
   const c = f.controller;
   const skip = prefix.length + 1;
-  const pairs = (map: Record<string, string> | undefined) => Object.entries(map ?? {}).flatMap(([key, value]) => [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]);
-  const packed: Packed = [generation, f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations)];
+  const attestation = `${prefix}/attestation`;
+  const verified = verify !== undefined && f.annotations?.[attestation] !== undefined && verify(f);
+  const dropped = verified ? new Set([attestation, `${prefix}/create-nonce`]) : undefined;
+  const pairs = (map: Record<string, string> | undefined) =>
+    Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
+  const packed: Packed = [generation, f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -103,7 +116,7 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
 }
 
 export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFacts {
-  const [, uid, sa, deleting, c, labels, annotations] = JSON.parse(stored) as Packed;
+  const [, uid, sa, deleting, c, labels, annotations, verified] = JSON.parse(stored) as Packed;
   const map = (pairs: Array<string | number>) => {
     const out: Record<string, string> = {};
     for (let i = 0; i < pairs.length; i += 2) {
@@ -119,5 +132,6 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
     ...(c !== 0 ? { controller: { apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] } } : {}),
     deleting: deleting === 1,
+    ...(verified === 1 ? { stampsVerified: true as const } : {}),
   };
 }

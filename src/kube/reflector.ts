@@ -24,6 +24,8 @@ export interface ReflectorOptions {
   labelSelector?: string;
   /** Deed's label prefix: the labels and annotations kept. */
   prefix: string;
+  /** Whether an object's stamps verify (lookup-facts.ts, storedFactsOf): verified ones are kept without attestation and nonce. */
+  verify?: (namespace: string, facts: ObjectFacts) => boolean;
   /** Whether objects of this namespace are stored. */
   keeps(namespace: string): boolean;
   /** After the store changed for a name. */
@@ -142,7 +144,7 @@ export class Reflector {
         if (generation !== this.generation || !this.o.keeps(namespace) || this.stopped) return false;
         for (const item of items) {
           const name = item.metadata?.name;
-          if (name !== undefined && !touched.has(name)) this.put(namespace, name, storedFactsOf(item, this.o.prefix, this.generation));
+          if (name !== undefined && !touched.has(name)) this.put(namespace, name, this.facts(namespace, item, this.generation));
         }
         this.o.onGrow?.();
         return generation === this.generation && !this.stopped;
@@ -206,7 +208,7 @@ export class Reflector {
         const namespace = item.metadata?.namespace ?? '';
         const name = item.metadata?.name;
         if (name === undefined || !this.o.keeps(namespace)) continue;
-        this.put(namespace, name, storedFactsOf(item, this.o.prefix, generation));
+        this.put(namespace, name, this.facts(namespace, item, generation));
       }
       this.o.onGrow?.();
       return generation === this.generation && !this.stopped;
@@ -311,10 +313,15 @@ export class Reflector {
     this.touched.get(namespace)?.add(name);
     if (type === 'DELETED') this.remove(namespace, name);
     else if (type === 'ADDED' || type === 'MODIFIED') {
-      this.put(namespace, name, storedFactsOf(obj, this.o.prefix, this.generation));
+      this.put(namespace, name, this.facts(namespace, obj, this.generation));
       this.o.onGrow?.();
     } else return;
     this.o.onChange?.(namespace, name);
+  }
+
+  private facts(namespace: string, item: Item, generation: number): StoredFacts {
+    const verify = this.o.verify;
+    return storedFactsOf(item, this.o.prefix, generation, verify && ((f) => verify(namespace, f)));
   }
 
   private put(namespace: string, name: string, facts: StoredFacts): void {

@@ -18,7 +18,7 @@
 import type { KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
 import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from './kinds.js';
-import { ownershipOf, ownershipOfObject, type Ownership } from './ownership.js';
+import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
 import { isTrusted } from './requester/principals.js';
@@ -86,7 +86,7 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
     if (found.state === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
     if (found.metadata.uid !== undefined && found.metadata.uid !== current.uid)
       return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
-    const owner: Ownership = ownershipOf({ kind: row.kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName }, ctx.policy, ctx.keyRing);
+    const owner: Ownership = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
     if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };
     if (owner.kind === 'unowned') return { environment: bound };
     // Stamps that do not verify: a ReplicaSet carrying its Deployment's copied annotations is

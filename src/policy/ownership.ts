@@ -11,7 +11,7 @@ import type { KubeObject } from '../admission/types.js';
 
 import { verifyObject, type KeyRing } from './stamps/key-ring.js';
 import { serviceAccountEnvironment } from './requester/identity.js';
-import type { Policy } from './policy.js';
+import type { Lookup, Policy } from './policy.js';
 
 export type Ownership =
   | { kind: 'stamped'; environment: string }
@@ -28,6 +28,8 @@ export interface OwnershipFacts {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Pods only: spec.serviceAccountName. */
   serviceAccountName?: string | undefined;
+  /** The lookup cache verified the stamps with this ring, as this kind in this namespace (Lookup's `stampsVerified`). */
+  stampsVerified?: true | undefined;
 }
 
 export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing): Ownership {
@@ -37,6 +39,7 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
   const claimed = entryOf(labels, keys.environment);
   const stamped = claimed !== undefined || entryOf(labels, keys.managed) !== undefined || entryOf(annotations, keys.attestation) !== undefined;
   if (stamped) {
+    if (facts.stampsVerified === true && claimed !== undefined) return { kind: 'stamped', environment: claimed };
     const obj = { kind: facts.kind, metadata: { labels, annotations } } as KubeObject;
     const verified = verifyObject(ring, obj, keys, facts.kind, facts.namespace);
     if (verified.ok && claimed !== undefined) return { kind: 'stamped', environment: claimed };
@@ -49,6 +52,11 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
   }
   const bound = policy.envByBoundNamespace.get(facts.namespace);
   return bound !== undefined ? { kind: 'bound', environment: bound } : { kind: 'unowned' };
+}
+
+/** Whose an object a lookup found is, as `kind` in `namespace`. */
+export function ownershipOfFound(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {
+  return ownershipOf({ kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName, stampsVerified: found.stampsVerified }, policy, ring);
 }
 
 export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {

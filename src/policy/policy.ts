@@ -83,6 +83,12 @@ export type Lookup =
       sourceClaim?: string;
       /** Its controlling owner reference (`controller: true`), if it has one: whose a controller-made object is follows it. */
       controller?: ControllerRef;
+      /**
+       * Deed's lookup cache verified the attestation of these stamps with this key ring, as
+       * this kind in this namespace, when the object reached it, and kept neither the
+       * attestation nor the nonce (src/kube/lookup-facts.ts). Never set from anything read live.
+       */
+      stampsVerified?: true;
     }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };

@@ -15,7 +15,9 @@ import { trackConnections } from './drain.js';
 import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
 import { buildOpsApp } from './ops.js';
 import { createMetrics, recordVerification, setCertificateExpiry, type Metrics } from '../observability/metrics.js';
-import { withObserver } from '../policy/stamps/key-ring.js';
+import { verifyObject, withObserver, type KeyRing } from '../policy/stamps/key-ring.js';
+import { stampKeys } from '../policy/stamps/keys.js';
+import type { KubeObject } from '../admission/types.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
 import type { ApiSource } from '../kube/api-connection.js';
@@ -90,7 +92,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const clientCa = opts.clientCa ? readTextFile('the client CA (--client-ca)', opts.clientCa) : undefined;
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
-  const lookups = await clusterLookups(opts, metrics);
+  const lookups = await clusterLookups(opts, metrics, ring);
   const deed = buildApp({
     ctx: productionContext(opts.config, withObserver(ring, (v) => recordVerification(metrics, ring, v)), lookups?.cache.scope),
     ...(lookups ? { reader: lookups.reader, awaitScope: lookups.cache.awaitScope } : {}),
@@ -166,7 +168,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
  * lookup (an eviction or binding of a pod, the claims of a new pod) is refused with that
  * reason. The client is loaded only when there is a cluster to talk to.
  */
-async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
+async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRing): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
   const { logger } = opts;
   if (opts.kubeConfig === undefined && opts.kubeconfig === undefined && opts.context === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
     logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, and new pods that mount claims, are refused, since Deed cannot tell whose the pod or claim is');
@@ -184,8 +186,12 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics): Promise<{ c
   const onRetry = warnRetries(logger);
   const budget = cacheBudget(opts.cacheMemoryMiB);
   metrics.cacheBudget.set(budget.bytes);
+  const keys = stampKeys(opts.config.labelPrefix);
   const cache = createLookupCache({
     memoryBudgetBytes: budget.bytes,
+    // Verified once, when an object arrives, with the ring the reviews use (read once at start:
+    // a ring change is a policy change, which restarts the pods).
+    verifyStamps: (kind, namespace, facts) => verifyObject(ring, { kind, metadata: { labels: facts.labels, annotations: facts.annotations } } as KubeObject, keys, kind, namespace).ok,
     onShed: (resource, weight) => {
       metrics.cacheShed.set({ resource }, 1);
       metrics.cacheCurrent.set({ resource }, 0);

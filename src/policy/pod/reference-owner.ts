@@ -5,7 +5,7 @@
 // created under that name later, by anyone; except in a namespace bound to an environment
 // the requester acts for, where no other environment can create it.
 import type { Requester } from '../requester/identity.js';
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext, Lookup } from '../policy.js';
 import { actsFor } from '../requester/principals.js';
 
@@ -41,7 +41,7 @@ export function judgeReference(found: Lookup, kind: string, namespace: string, r
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };
-  const owner = ownershipOf({ kind, namespace, metadata: found.metadata }, policy, ctx.keyRing);
+  const owner = ownershipOfFound(found, kind, namespace, policy, ctx.keyRing);
   if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
   if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
   const environment = owner.environment;

@@ -9,7 +9,7 @@ import { entryOf } from '../unstructured.js';
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { labelPath } from '../stamps/identity-stamps.js';
@@ -33,7 +33,7 @@ function marked(claim: string, namespace: string, ctx: DecisionContext): Marked 
   const found = ctx.lookup.get('persistentvolumeclaims', namespace, claim);
   if (found.state === 'unknown') return 'unknown';
   if (found.state === 'absent') return 'not-workspace';
-  const owner = ownershipOf({ kind: 'PersistentVolumeClaim', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
+  const owner = ownershipOfFound(found, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
   if (owner.kind !== 'stamped' && owner.kind !== 'bound') return 'not-workspace';
   return entryOf(found.metadata.labels ?? {}, ctx.policy.keys.workspace) === WORKSPACE_MARK ? 'workspace' : 'unmarked-environment-claim';
 }

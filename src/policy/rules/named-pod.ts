@@ -11,7 +11,7 @@
 // created under that name meanwhile would be reached without having been judged.
 import type { Finding } from '../../admission/verdict.js';
 import { isConnectAction, type PodAction } from '../doors.js';
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isTrusted } from '../requester/principals.js';
@@ -35,7 +35,7 @@ export function namedPodGuard(requester: Requester, action: PodAction, namespace
   if (found.state === 'unknown')
     return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot read pod ${namespace}/${pod} to tell whose it is (${found.reason}); refusing to ${VERB[action]} it` }];
   if (found.state === 'found') {
-    const owner = ownershipOf({ kind: 'Pod', namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName }, policy, ctx.keyRing);
+    const owner = ownershipOfFound(found, 'Pod', namespace, policy, ctx.keyRing);
     if (owner.kind === 'unowned') return [];
     if (owner.kind !== 'unverifiable' && actsFor(requester, owner.environment, policy)) return [];
   }

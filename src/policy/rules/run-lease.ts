@@ -10,7 +10,7 @@ import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import type { StampKeys } from '../stamps/keys.js';
 import type { DecisionContext } from '../policy.js';
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import { entryOf } from '../unstructured.js';
 import { annotationPath } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
@@ -57,7 +57,7 @@ export function runLeaseFindings(obj: KubeObject, namespace: string, environment
   if (found.state === 'unknown') return [{ rule: RULES.runLeaseUnknown.id, path, message: `cannot tell whether run lease ${lease} is environment "${environment}"'s: ${found.reason}` }];
   if (found.state === 'absent')
     return [{ rule: RULES.runLeaseAbsent.id, path, message: `run lease ${lease} does not exist; create it first (as a principal of environment "${environment}"), or the reaper would count the run over at once` }];
-  const owner = ownershipOf({ kind: 'Lease', namespace, metadata: found.metadata }, policy, ctx.keyRing);
+  const owner = ownershipOfFound(found, 'Lease', namespace, policy, ctx.keyRing);
   if (owner.kind === 'stamped' && owner.environment === environment) return [];
   const why =
     owner.kind === 'unverifiable'

@@ -5,7 +5,7 @@
 // environment (besides what the policy's mapping says: both must allow, service-account-guard.ts).
 // An account Deed cannot read, or whose stamps do not verify, is refused (fail closed).
 import type { Finding } from '../../admission/verdict.js';
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isTrusted } from '../requester/principals.js';
@@ -32,7 +32,7 @@ export function stampedAccountGuard(namespace: string, account: string, requeste
   // The API server itself refuses a token, a pod or a token Secret of an account that does not exist.
   if (found.state === 'absent') return [];
   if (found.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `cannot tell whose ${name} is (${found.reason}); refusing to ${doing}` }];
-  const owner = ownershipOf({ kind: 'ServiceAccount', namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing);
+  const owner = ownershipOfFound(found, 'ServiceAccount', namespace, ctx.policy, ctx.keyRing);
   if (owner.kind === 'unverifiable') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} carries Deed's stamps but they do not verify (${owner.reason}); refusing to ${doing}` }];
   if (owner.kind !== 'stamped' || actsFor(requester, owner.environment, ctx.policy)) return [];
   return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} is stamped for environment "${owner.environment}"; ${requester.username} does not act for it, and may not ${doing}` }];

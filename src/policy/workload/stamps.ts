@@ -13,7 +13,7 @@ import { SCALED_RESOURCES, stampRowNamed, type LookupResource, type StampRow } f
 import type { Requester } from '../requester/identity.js';
 import type { DecisionContext } from '../policy.js';
 import { guardedWrite } from '../rules/guarded-writes.js';
-import { ownershipOf } from '../ownership.js';
+import { ownershipOfFound } from '../ownership.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import type { CreatorIdentity } from '../create-gate.js';
 import { RULES } from '../rules/catalog.js';
@@ -52,7 +52,7 @@ export function scaleFindings(kind: WorkloadKind, resource: string, name: string
   if (name === undefined) return [{ rule: RULES.requestMalformed.id, message: `the ${kind.kind} scale names no object` }];
   if (!SCALED_RESOURCES.includes(resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource} has no scale Deed knows` }];
   const found = ctx.lookup.get(resource as LookupResource, namespace, name);
-  if (found.state === 'found') return guardedWrite(requester, ownershipOf({ kind: stamped.kind, namespace, metadata: found.metadata }, ctx.policy, ctx.keyRing), ctx.policy);
+  if (found.state === 'found') return guardedWrite(requester, ownershipOfFound(found, stamped.kind, namespace, ctx.policy, ctx.keyRing), ctx.policy);
   const why = found.state === 'unknown' ? found.reason : 'it does not exist';
   return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose ${kind.kind} ${namespace}/${name} is (${why}); refusing the scale` }];
 }
