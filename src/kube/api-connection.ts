@@ -17,7 +17,6 @@ import { parse } from 'yaml';
 import { classifyAnswer, KubeError, classify } from './errors.js';
 import { retriedWithin } from './retries.js';
 import type { RetryNotice } from './retry-notice.js';
-import type { KubeConfigSource } from './client.js';
 
 export interface ApiConnection {
   /** The API server's URL (for log lines and request URLs). */
@@ -71,6 +70,13 @@ export class KeptAlive {
 }
 
 // ---- Loading: kubectl's order (--kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster) ----
+
+export interface KubeConfigSource {
+  /** `--kubeconfig FILE`: this file only. */
+  kubeconfig?: string | undefined;
+  /** `--context NAME`: this context of the loaded configuration, not its current-context. */
+  context?: string | undefined;
+}
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** A projected token is rotated by the kubelet well before it expires; it is read again after this long (client-go: 1 minute). */

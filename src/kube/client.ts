@@ -28,7 +28,9 @@ import { factsOf } from './lookup-facts.js';
 import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
-import { KeptAlive, METADATA_LIST, METADATA_ONE } from './api-connection.js';
+import { KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
+
+export type { KubeConfigSource };
 import { gaveUp, retriedWithin, retryWait, serverWords, type RetryClock } from './retries.js';
 
 export type { RetryNotice } from './retry-notice.js';
@@ -394,12 +396,6 @@ function metadataOnly(kind: ReapKind, m: V1ObjectMeta | undefined): KubeObject {
   };
 }
 
-export interface KubeConfigSource {
-  /** `--kubeconfig FILE`: this file only. */
-  kubeconfig?: string | undefined;
-  /** `--context NAME`: this context of the loaded configuration, not its current-context. */
-  context?: string | undefined;
-}
 
 /**
  * The API server and credentials, found as kubectl finds them: `--kubeconfig FILE`; else
