@@ -143,7 +143,8 @@ export async function startDeed(o: DeedOptions): Promise<Served> {
   const child = track(spawn(
     process.execPath,
     [...(o.nodeArgs ?? []), ...script, 'serve', '--port', String(port), '--cert-dir', o.certDir, '--config', o.policy, ...(o.metricsPort !== undefined ? ['--metrics-port', String(o.metricsPort)] : []), ...(o.extraArgs ?? [])],
-    { cwd: ROOT, stdio: ['ignore', out, out], env: { ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
+    // MALLOC_ARENA_MAX as the image sets it (Dockerfile), unless the caller's environment says otherwise.
+    { cwd: ROOT, stdio: ['ignore', out, out], env: { MALLOC_ARENA_MAX: '2', ...process.env, DEED_LOG_LEVEL: process.env.DEED_LOG_LEVEL ?? 'info' } },
   ));
   closeSync(out);
   const early = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`deed serve exited with ${code}:\n${readFileSync(logFile, 'utf8')}`))));

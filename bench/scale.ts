@@ -314,6 +314,10 @@ async function measure(at: Dir, objects: number, label: string, full: boolean): 
   const short = Object.entries(served).filter(([r, n]) => objectsByKind.has(r) && objectsByKind.get(r) !== n);
   if (short.length > 0) log(`    KEPT OTHER THAN SERVED: ${short.map(([r, n]) => `${r} ${objectsByKind.get(r)} of ${n}`).join(', ')}`);
   log(`  heap after fill (nodejs_heap_size_*_bytes):  used ${fmt((m.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((m.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((m.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`);
+  const estimated = [...byResource(m, 'deed_lookup_cache_bytes').values()].reduce((a, b) => a + b, 0);
+  const shed = [...byResource(m, 'deed_lookup_cache_shed')].filter(([, v]) => v > 0).map(([r]) => r);
+  if (m.has('deed_lookup_cache_budget_bytes'))
+    log(`  cache estimate (deed_lookup_cache_bytes):    ${fmt(estimated / MiB, 1)} MiB of a ${fmt((m.get('deed_lookup_cache_budget_bytes') ?? NaN) / MiB, 1)} MiB budget; shed: ${shed.length > 0 ? shed.join(', ') : 'none'}`);
   log(`  RSS after fill:                              ${fmt(after.rssMiB, 1)} MiB`);
   log(`  peak RSS (VmHWM) after fill:                 ${fmt(after.peakMiB, 1)} MiB (highest 200 ms sample ${fmt(maxSample.rss, 1)} MiB at ${fmt(maxSample.t)} ms; every kind current at ${fmt(fill.ms)} ms)`);
   const step = Math.max(1, Math.ceil(rss.samples.length / 12));

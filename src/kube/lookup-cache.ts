@@ -107,6 +107,9 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         resource: resource as Exclude<CachedResource, 'namespaces'>,
         // A pod's service account decides whose an unstamped runner pod is, and it is in the spec.
         metadataOnly: resource !== 'pods',
+        // A page is parsed whole before its objects become facts: 100 whole pods keep that
+        // transient (some 400 KB of JSON and its objects) small beside the store; metadata pages stay at 500.
+        pageSize: resource === 'pods' ? 100 : 500,
         prefix: o.prefix,
         ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
