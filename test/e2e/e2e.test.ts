@@ -31,6 +31,7 @@ import { selectorCases } from './cases/selectors.js';
 import { configMapCases } from './cases/configmaps.js';
 import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
+import { lookupCacheCases } from './cases/lookup-cache.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
@@ -84,6 +85,7 @@ describe('Deed in a real API server', { skip }, () => {
   scopeSwitchCases(get);
   configMapCases(get);
   throttlingCases(get);
+  lookupCacheCases(get);
   oneCallCases(get);
   pointerCases(get);
   namespaceWideCases(get, tools);

@@ -1,0 +1,342 @@
+// `deed serve`'s lookup cache against the real API server (issue 39): the memory budget's
+// bound, and the watch that drops and comes back.
+//
+// At the bound: Deed restarted with --cache-memory 0 sheds every kind that holds anything
+// (the namespaces, which make the review scope, are never shed and alone exceed 0). Each
+// lookup is then read live, and the same decisions get the same answers as with the cache.
+// No Prometheus runs here: "the alert fires" is proven by taking the DeedLookupCacheShed
+// rule's expression as the install renders it, checking its shape (max by namespace, pod,
+// resource of deed_lookup_cache_shed with a namespace matcher, > a threshold), and
+// evaluating that condition on the samples scraped from Deed's /metrics, with the target
+// labels Prometheus would add on scrape (namespace, pod). That proves what the rule selects
+// and that it would select something; not Prometheus's own evaluation or the rule's delivery.
+//
+// A dropped watch: Deed is restarted with a kubeconfig that points at an HTTP proxy
+// (../api-proxy.ts) in front of the API server. The proxy destroys the open watches and
+// holds the ones Deed opens again; meanwhile objects change and reviews are read live. Then
+// either (a) the held watches go on as Deed sent them: Deed resumes from its last
+// resourceVersion and the API server sends what it missed, with no list; or (b) the proxy
+// answers them with the 410 Gone the API server sends to a watch resumed at a
+// resourceVersion its watch cache no longer holds (200, one ERROR event with a Status of
+// code 410, reason Expired): Deed lists again from the API server, in place, and watches
+// from the list's resourceVersion, and the store is current with the right content.
+// That 410 is the proxy's, worded and framed as kube-apiserver's: a real one cannot be
+// had on demand. A fresh control plane's watch cache still holds every event since it
+// started (a watch resumed at resourceVersion 1 is replayed, not refused: tried), and it
+// ages events out only once it is full and they are over 75 s old. The list and the watch
+// after it, and every review, are the real API server's.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { KubeObject } from '../../../src/admission/types.js';
+import { alertRules } from '../../../src/install/observability.js';
+import { NAME } from '../../../src/install/manifests.js';
+import { get } from '../../serve-process.js';
+import { startApiProxy, type ApiProxy } from '../api-proxy.js';
+import type { ApiAnswer, Identity } from '../client.js';
+import { claim, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
+import { DEED_NAMESPACE, type Suite } from '../suite.js';
+
+const NS = 'lookup-cache';
+const MAIN = { name: 'main', image: 'registry.example/agent:1' };
+const SHED_LINE = 'lookup cache over its memory budget';
+/** The kinds these decisions look up; each holds objects in the scope, so each is shed at the bound. */
+const LOOKED_UP = ['secrets', 'persistentvolumeclaims', 'pods'] as const;
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Deed's /metrics, parsed: one sample a line. */
+async function scrape(s: Suite): Promise<Sample[]> {
+  const { status, body } = await get(s.deed, '/metrics', { agent: false });
+  assert.equal(status, 200, body);
+  const samples: Sample[] = [];
+  for (const line of body.split('\n')) {
+    const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    samples.push({ name: m[1]!, labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1]!, x[2]!])), value: Number(m[3]) });
+  }
+  return samples;
+}
+
+/** The sum of a metric's samples whose labels contain every pair of `match`. */
+function sum(samples: Sample[], name: string, match: Record<string, string> = {}): number {
+  return samples.filter((x) => x.name === name && Object.entries(match).every(([k, v]) => x.labels[k] === v)).reduce((a, x) => a + x.value, 0);
+}
+
+const metric = async (s: Suite, name: string, match: Record<string, string> = {}) => sum(await scrape(s), name, match);
+
+/**
+ * The resources for which DeedLookupCacheShed's condition holds on these samples: its
+ * expression parsed (it must be `max by (LABELS) (METRIC{MATCHERS}) > N`), the samples given
+ * the target labels a scrape adds, selected by its matchers, grouped, compared.
+ */
+function shedAlertFiring(samples: Sample[]): string[] {
+  const rule = alertRules({ namespace: DEED_NAMESPACE, deployment: NAME, reaperPrefix: `${NAME}-reaper`, timeoutSeconds: '10' }).find((r) => r.alert === 'DeedLookupCacheShed');
+  assert.ok(rule, 'the install renders a DeedLookupCacheShed alert');
+  const m = /^max by \(([\w, ]+)\) \((\w+)\{([^}]*)\}\) > (\d+(?:\.\d+)?)$/.exec(rule.expr);
+  assert.ok(m, `the rule's expression has the shape evaluated here: ${rule.expr}`);
+  const by = m[1]!.split(',').map((l) => l.trim());
+  assert.equal(m[2], 'deed_lookup_cache_shed');
+  assert.ok(by.includes('resource'), 'it keeps the resource, which the summary names');
+  const matchers = [...m[3]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1]!, x[2]!] as const);
+  const threshold = Number(m[4]);
+  const target = { namespace: DEED_NAMESPACE, pod: 'deed-e2e' };
+  const groups = new Map<string, { labels: Record<string, string>; max: number }>();
+  for (const x of samples.filter((x) => x.name === m[2])) {
+    const labels: Record<string, string> = { ...x.labels, ...target };
+    if (!matchers.every(([k, v]) => labels[k] === v)) continue;
+    const key = by.map((l) => labels[l] ?? '').join('\u0000');
+    const g = groups.get(key);
+    if (g === undefined) groups.set(key, { labels, max: x.value });
+    else g.max = Math.max(g.max, x.value);
+  }
+  return [...groups.values()].filter((g) => g.max > threshold).map((g) => g.labels.resource!).sort();
+}
+
+const messageOf = (a: ApiAnswer) => (typeof a.body?.message === 'string' ? (a.body.message as string) : '');
+
+/**
+ * A pod that reads Secret `name` through envFrom: a dry run (nothing is stored), or, where
+ * the Secret is absent, a real create (on a dry run an absent Secret is only a warning).
+ */
+const readsSecret = (s: Suite, who: Identity, name: string, o: { real?: boolean } = {}) =>
+  s.api(who, 'POST', o.real ? PATHS.Pod(NS) : `${PATHS.Pod(NS)}?dryRun=All`, sandboxPod(o.real ? 'reads-secret-' : 'reads-secret', { spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] } }));
+
+export function lookupCacheCases(suite: () => Suite): void {
+  describe("deed serve's lookup cache in the real API server", () => {
+    before(async () => {
+      const s = suite();
+      const ns = await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } });
+      assert.ok(ns.status === 201 || ns.status === 409, ns.text);
+      if (!s.cp.controllers) await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } });
+      await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
+    });
+
+    describe('the lookup cache at its memory bound (--cache-memory 0): every kind that holds anything is shed and read live', () => {
+      /** Decisions that need lookups of Secrets, claims and pods, each with its answer: status and Deed's message. */
+      const decisions = async (s: Suite): Promise<Array<[string, number, string]>> => {
+        const beta = s.janitorB;
+        const alpha = s.runnerA.identity;
+        const mountsClaim = (who: Identity) =>
+          s.api(who, 'POST', `${PATHS.Pod(NS)}?dryRun=All`, sandboxPod('mounts-claim', { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'lc-alpha-ws' } }], containers: [{ ...MAIN, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } }));
+        const exec = (who: Identity) => s.api(who, 'POST', `${PATHS.Pod(NS)}/lc-alpha-pod/exec?command=true&stdout=true&container=main`);
+        const answers: Array<[string, ApiAnswer]> = [
+          ["alpha's pod reads alpha's Secret", await readsSecret(s, alpha, 'lc-alpha-creds')],
+          ["beta's pod reads alpha's Secret", await readsSecret(s, beta, 'lc-alpha-creds')],
+          ["alpha's pod reads a Secret that does not exist", await readsSecret(s, alpha, 'lc-nobodys-creds', { real: true })],
+          ["alpha's pod mounts alpha's claim", await mountsClaim(alpha)],
+          ["beta's pod mounts alpha's claim", await mountsClaim(beta)],
+          ["alpha execs into alpha's pod", await exec(alpha)],
+          ["beta execs into alpha's pod", await exec(beta)],
+        ];
+        return answers.map(([what, a]) => [what, a.status, a.status === 201 ? '' : messageOf(a) || a.text]);
+      };
+
+      before(async () => {
+        const s = suite();
+        for (const [what, answer] of [
+          ["alpha's Secret", s.api(s.runnerA.identity, 'POST', PATHS.Secret(NS), secret('lc-alpha-creds'))],
+          ["alpha's claim", s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('lc-alpha-ws'))],
+          ["alpha's pod", s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod('lc-alpha-pod'))],
+        ] as const) {
+          const a = await answer;
+          assert.ok(a.status === 201 || a.status === 409, `${what}: ${a.text}`);
+        }
+      });
+
+      test('a bound below the cache\'s need leaves Deed answering every review as with the cache, reading live, with the shed metrics, the warning line and the alert\'s condition holding', async () => {
+        const s = suite();
+        // With the cache: the three objects have reached it through the watches.
+        await eventually("alpha's Secret, claim and pod are answered from the cache", async () => {
+          const before = await scrape(s);
+          await decisions(s);
+          const after = await scrape(s);
+          return LOOKED_UP.every((resource) => sum(after, 'deed_lookups_total', { resource, source: 'cache' }) > sum(before, 'deed_lookups_total', { resource, source: 'cache' }));
+        });
+        const cached = await decisions(s);
+        // What these decisions are: the cache and live reads must both give exactly these.
+        assert.deepEqual(cached.map(([, status]) => status), [201, 403, 403, 201, 403, cached[5]![1], 403], JSON.stringify(cached));
+        assert.notEqual(cached[5]![1], 403, "alpha's exec is not refused");
+        assert.match(cached[1]![2], /\[secret-ref\.cross-environment\]/);
+        assert.match(cached[2]![2], /\[secret-ref\.absent\]/);
+        assert.match(cached[4]![2], /\[claim\.cross-environment\]/);
+        assert.doesNotMatch(cached[5]![2], /validate\.deed\.dev/, 'alpha\'s exec passes admission');
+        assert.match(cached[5]![2], /does not have a host assigned/);
+        assert.match(cached[6]![2], /\[guard\.connect\]/);
+        assert.deepEqual(shedAlertFiring(await scrape(s)), [], 'with the cache, the alert\'s condition holds for nothing');
+
+        try {
+          await s.restartDeed(undefined, ['--cache-memory', '0']);
+          // Shed as each kind's first list page arrives; the sizes are sampled every 5 s.
+          await eventually('the kinds that hold anything are shed and report an empty store', async () => {
+            const now = await scrape(s);
+            return LOOKED_UP.every((resource) => sum(now, 'deed_lookup_cache_shed', { resource }) === 1 && now.some((x) => x.name === 'deed_lookup_cache_bytes' && x.labels.resource === resource));
+          });
+          const before = await scrape(s);
+          const live = await decisions(s);
+          const after = await scrape(s);
+          assert.deepEqual(live, cached, 'the same answers, word for word, read live');
+
+          assert.equal(sum(after, 'deed_lookup_cache_budget_bytes'), 0);
+          for (const resource of LOOKED_UP) {
+            assert.equal(sum(after, 'deed_lookup_cache_shed', { resource }), 1, resource);
+            assert.equal(sum(after, 'deed_lookup_cache_current', { resource }), 0, resource);
+            assert.equal(sum(after, 'deed_lookup_cache_objects', { resource }), 0, resource);
+            assert.ok(sum(after, 'deed_lookup_live_reads_total', { resource }) > sum(before, 'deed_lookup_live_reads_total', { resource }), `${resource}: read from the API server`);
+            assert.equal(sum(after, 'deed_lookups_total', { resource, source: 'cache' }), 0, `${resource}: never from the cache`);
+            assert.equal(sum(after, 'deed_lookup_live_reads_total', { resource, result: 'failed' }), 0, `${resource}: no live read failed`);
+          }
+          // At a bound of 0 a kind's store is shed the moment it holds anything: none holds a byte.
+          for (const x of after.filter((x) => x.name === 'deed_lookup_cache_bytes' && x.labels.resource !== 'namespaces')) assert.equal(x.value, 0, x.labels.resource);
+          assert.equal(sum(after, 'deed_lookup_cache_current', { resource: 'namespaces' }), 1, 'the namespaces are never shed: the review scope stays known');
+          assert.equal(sum(after, 'deed_lookup_cache_shed', { resource: 'namespaces' }), 0);
+
+          const lines = s.deed.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith(SHED_LINE));
+          const shed = after.filter((x) => x.name === 'deed_lookup_cache_shed' && x.value === 1).map((x) => x.labels.resource!).sort();
+          assert.deepEqual(lines.map((l) => l.resource as string).sort(), shed, 'one warning a shed kind, naming it');
+          for (const l of lines) {
+            assert.equal(l.level, 40, 'a warning');
+            assert.equal(l.budgetBytes, 0);
+          }
+          for (const resource of LOOKED_UP) assert.ok(shed.includes(resource), resource);
+          assert.deepEqual(shedAlertFiring(after), shed, 'DeedLookupCacheShed\'s condition holds for each shed kind');
+        } finally {
+          await s.restartDeed();
+        }
+      });
+    });
+
+    describe('a dropped watch against the real API server: reviews are answered meanwhile, and the cache is current again with the right content', () => {
+      let proxy: ApiProxy;
+
+      before(async () => {
+        const s = suite();
+        proxy = await startApiProxy({ server: s.cp.server, ca: s.cp.ca });
+        // Deed's own kubeconfig (the suite's), pointed at the proxy: same token, plain HTTP on the loopback.
+        const kubeconfig = JSON.parse(readFileSync(join(s.cp.dir, 'deed', 'deed.kubeconfig'), 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+        kubeconfig.clusters[0]!.cluster = { server: proxy.url };
+        const file = join(s.cp.dir, 'deed', 'deed-via-proxy.kubeconfig');
+        writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
+        await s.restartDeed(undefined, ['--kubeconfig', file]);
+        assert.ok(proxy.requests.some((r) => r.path === '/api/v1/secrets' && r.query.get('watch') === 'true'), 'Deed reads the API server through the proxy');
+      });
+
+      after(async () => {
+        await suite().restartDeed();
+        await proxy?.close();
+      });
+
+      const secretsCurrent = async (s: Suite) => (await metric(s, 'deed_lookup_cache_current', { resource: 'secrets' })) === 1;
+      const secretLookups = async (s: Suite) => {
+        const now = await scrape(s);
+        return { cache: sum(now, 'deed_lookups_total', { resource: 'secrets', source: 'cache' }), live: sum(now, 'deed_lookup_live_reads_total', { resource: 'secrets' }) };
+      };
+      const lists = (since: number) => proxy.requests.slice(since).filter((r) => r.path === '/api/v1/secrets' && r.query.get('watch') !== 'true');
+
+      /**
+       * Cuts the watches, holds the new ones, and while the secrets' watch is down deletes
+       * alpha's `gone` and lets beta create `made`; reviews meanwhile are read live and right.
+       * Returns where the proxy's log stood at the cut.
+       */
+      const dropAndChange = async (s: Suite, gone: string, made: string): Promise<number> => {
+        const kept = await s.api(s.runnerA.identity, 'POST', PATHS.Secret(NS), secret(gone));
+        assert.equal(kept.status, 201, kept.text);
+        await eventually('the secrets are current, holding alpha\'s Secret', async () => {
+          if (!(await secretsCurrent(s))) return false;
+          const before = await secretLookups(s);
+          assert.equal((await readsSecret(s, s.runnerA.identity, gone)).status, 201);
+          return (await secretLookups(s)).cache > before.cache;
+        });
+        const mark = proxy.requests.length;
+        proxy.hold();
+        assert.ok(proxy.cut() > 0, 'watches were open');
+        await eventually('Deed saw its watch of Secrets drop', async () => !(await secretsCurrent(s)));
+        await eventually('Deed watches Secrets again (held by the proxy)', async () => proxy.held().some((r) => r.path === '/api/v1/secrets'));
+
+        const deleted = await s.api(s.runnerA.identity, 'DELETE', `${PATHS.Secret(NS)}/${gone}`);
+        assert.equal(deleted.status, 200, deleted.text);
+        const created = await s.api(s.janitorB, 'POST', PATHS.Secret(NS), secret(made));
+        assert.equal(created.status, 201, created.text);
+        assert.equal(label(created.body as KubeObject, KEYS.environment), 'beta');
+
+        const before = await secretLookups(s);
+        const refusedNew = await readsSecret(s, s.runnerA.identity, made);
+        assert.equal(refusedNew.status, 403, refusedNew.text);
+        assert.match(messageOf(refusedNew), /\[secret-ref\.cross-environment\]/);
+        const refusedGone = await readsSecret(s, s.runnerA.identity, gone, { real: true });
+        assert.equal(refusedGone.status, 403, refusedGone.text);
+        assert.match(messageOf(refusedGone), /\[secret-ref\.absent\]/);
+        const meanwhile = await secretLookups(s);
+        assert.equal(meanwhile.cache, before.cache, 'nothing is taken from a store that is not current');
+        assert.ok(meanwhile.live >= before.live + 2, 'both read from the API server');
+        assert.ok(!(await secretsCurrent(s)), 'the watch was still down');
+        return mark;
+      };
+
+      /** After the watch is back: beta's new Secret comes from the store, alpha's deleted one is not in it. */
+      const storeIsRight = async (s: Suite, gone: string, made: string) => {
+        await eventually('the secrets are current again', () => secretsCurrent(s));
+        const before = await secretLookups(s);
+        const refusedNew = await readsSecret(s, s.runnerA.identity, made);
+        assert.equal(refusedNew.status, 403, refusedNew.text);
+        assert.match(messageOf(refusedNew), /\[secret-ref\.cross-environment\]/);
+        const between = await secretLookups(s);
+        assert.equal(between.cache, before.cache + 1, "beta's Secret, created while the watch was down, is in the store");
+        assert.equal(between.live, before.live);
+        const refusedGone = await readsSecret(s, s.runnerA.identity, gone, { real: true });
+        assert.equal(refusedGone.status, 403, refusedGone.text);
+        assert.match(messageOf(refusedGone), /\[secret-ref\.absent\]/);
+        const end = await secretLookups(s);
+        // In the store it would be answered from there, and allowed: a miss is read live.
+        assert.equal(end.cache, between.cache, "alpha's Secret, deleted while the watch was down, is not in the store");
+        assert.equal(end.live, between.live + 1);
+      };
+
+      test('a cut connection: Deed watches again from its last resourceVersion, the API server sends what it missed, and nothing is listed', async () => {
+        const s = suite();
+        try {
+          const mark = await dropAndChange(s, 'lc-cut-gone', 'lc-cut-made');
+          const resumed = proxy.held().find((r) => r.path === '/api/v1/secrets')!;
+          const rv = resumed.query.get('resourceVersion');
+          assert.ok(rv !== null && rv !== '' && rv !== '0', `resumed at a resourceVersion of its own: ${rv}`);
+          proxy.release();
+          await storeIsRight(s, 'lc-cut-gone', 'lc-cut-made');
+          assert.equal(resumed.answer?.status, 200);
+          // What it missed, from the API server: the deletion and the creation, one event a line.
+          assert.match(resumed.answer!.head, /^\{"type":"DELETED","object":\{[^\n]*"name":"lc-cut-gone"/m, resumed.answer!.head);
+          assert.match(resumed.answer!.head, /^\{"type":"ADDED","object":\{[^\n]*"name":"lc-cut-made"/m, resumed.answer!.head);
+          assert.deepEqual(lists(mark), [], 'no list: the watch resumed');
+        } finally {
+          proxy.release(); // a failed case leaves no watch held for the next
+        }
+      });
+
+      test('a watch ended with 410 Gone (the API server\'s answer to a resourceVersion it no longer has, sent by the proxy): Deed lists again in place and watches from the list', async () => {
+        const s = suite();
+        try {
+          const mark = await dropAndChange(s, 'lc-gone-gone', 'lc-gone-made');
+          const resumed = proxy.held().find((r) => r.path === '/api/v1/secrets')!;
+          const released = Date.now();
+          proxy.release({ gone: true });
+          await storeIsRight(s, 'lc-gone-gone', 'lc-gone-made');
+          assert.match(resumed.answer!.head, /"code":410/);
+          const relisted = lists(mark).filter((r) => r.at >= released);
+          assert.ok(relisted.length >= 1, 'Secrets listed again after the 410');
+          const listedAt = /"resourceVersion":"(\d+)"/.exec(relisted.at(-1)!.answer?.head ?? '')?.[1];
+          assert.ok(listedAt, `the list's answer: ${relisted.at(-1)!.answer?.head.slice(0, 300)}`);
+          const rewatched = proxy.requests.filter((r) => r.path === '/api/v1/secrets' && r.query.get('watch') === 'true' && r.at >= relisted.at(-1)!.at);
+          assert.ok(rewatched.length >= 1, 'and watched again');
+          assert.equal(rewatched[0]!.query.get('resourceVersion'), listedAt, "from the list's resourceVersion");
+          assert.ok(Number(listedAt) > Number(resumed.query.get('resourceVersion')), 'past the one that was gone');
+        } finally {
+          proxy.release(); // a failed case leaves no watch held for the next
+        }
+      });
+    });
+  });
+}
