@@ -272,6 +272,9 @@ export class Reflector {
         stall = setTimeout(() => end(new Error(`watch ${this.o.resource}: no event for ${watchSeconds + 30} s`)), (watchSeconds + 30) * 1000);
         stall.unref();
       };
+      // Armed before the request: a watch that never answers, or answers and stays silent past
+      // its own timeout, is presumed dead like one that goes silent later.
+      armStall();
       // A watch's events each carry one object: as=PartialObjectMetadata. The List form is a
       // list's; asked of a watch, kube-apiserver ends it at once, and the store would never move.
       const handle = watch(
