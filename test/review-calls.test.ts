@@ -99,6 +99,10 @@ describe('one review computes its facts once (issue 37)', () => {
       'validate.ts|judgeReview': 1,
       'mutate.ts|mutate': 0, // the handlers of the other webhooks: admit runs stampReview and judgeReview itself
       'validate.ts|validate': 0,
+      // Whose the workspace claim it mounts is (its environment; whether it is a workspace,
+      // asked twice) is worked out once, and so its stamps verified once (was 3 with the pod's own).
+      'ownership.ts|ownershipOf': 1,
+      'stamps/key-ring.ts|verifyStamps': 2, // the pod's own stamps, once; the claim's, once (was 4)
       // Not yet 1: each runs once on the object as it arrived (the stamping; the read plan)
       // and once on the object as Deed's patch leaves it (the judgement), which can differ
       // (the token volume the patch removes names a ConfigMap; volume indices, so paths, shift).
@@ -132,6 +136,7 @@ describe('one review computes its facts once (issue 37)', () => {
       'validate.ts|judgeReview': 1,
       'workload/review.ts|mutateWorkload': 1,
       'workload/review.ts|validateWorkload': 1,
+      'stamps/key-ring.ts|verifyStamps': 1,
       // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping,
       // the workload's own stamps, its selector, its templates), each now only the label check
       // of a requester of no environment on the given identity; the templates' claims and

@@ -10,7 +10,7 @@ import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 
 import { environmentId, type Requester } from './requester/identity.js';
-import { ownershipOfObject } from './ownership.js';
+import { forReview, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
@@ -59,7 +59,7 @@ import { serviceExternalIps } from './rules/external-ips.js';
 export function validate(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
-  return judgeReview(facts ?? reviewFacts(req, ctx.policy), ctx);
+  return judgeReview(facts ?? reviewFacts(req, ctx.policy), forReview(ctx));
 }
 
 /** The validating webhook's verdict on a review inside the review scope. */
