@@ -103,12 +103,13 @@ describe('one review computes its facts once (issue 37)', () => {
       // asked twice) is worked out once, and so its stamps verified once (was 3 with the pod's own).
       'ownership.ts|ownershipOf': 1,
       'stamps/key-ring.ts|verifyStamps': 2, // the pod's own stamps, once; the claim's, once (was 4)
-      // Not yet 1: each runs once on the object as it arrived (the stamping; the read plan)
-      // and once on the object as Deed's patch leaves it (the judgement), which can differ
-      // (the token volume the patch removes names a ConfigMap; volume indices, so paths, shift).
+      // What the pod names, walked once by the read plan; the judged pod's (without the token
+      // volume the patch takes out) derived from it (pod/pod-names.ts).
+      'pod/claim-environment.ts|podClaims': 1,
+      'pod/named-references.ts|podReferences': 1,
+      // Not yet 1: each runs once on the object as it arrived (the stamping) and once on the
+      // object as Deed's patch leaves it (the judgement).
       'create-gate.ts|createIdentity': 2, // the admission-owned keys a requester of no environment may not set, on each object
-      'pod/claim-environment.ts|podClaims': 2,
-      'pod/named-references.ts|podReferences': 2,
       'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
     });
   });
