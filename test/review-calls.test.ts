@@ -99,12 +99,17 @@ describe('one review computes its facts once (issue 37)', () => {
       'validate.ts|judgeReview': 1,
       'mutate.ts|mutate': 0, // the handlers of the other webhooks: admit runs stampReview and judgeReview itself
       'validate.ts|validate': 0,
-      // Not yet 1: each runs once on the object as it arrived (the stamping; the read plan)
-      // and once on the object as Deed's patch leaves it (the judgement), which can differ
-      // (the token volume the patch removes names a ConfigMap; volume indices, so paths, shift).
+      // Whose the workspace claim it mounts is (its environment; whether it is a workspace,
+      // asked twice) is worked out once, and so its stamps verified once (was 3 with the pod's own).
+      'ownership.ts|ownershipOf': 1,
+      'stamps/key-ring.ts|verifyStamps': 2, // the pod's own stamps, once; the claim's, once (was 4)
+      // What the pod names, walked once by the read plan; the judged pod's (without the token
+      // volume the patch takes out) derived from it (pod/pod-names.ts).
+      'pod/claim-environment.ts|podClaims': 1,
+      'pod/named-references.ts|podReferences': 1,
+      // Not yet 1: each runs once on the object as it arrived (the stamping) and once on the
+      // object as Deed's patch leaves it (the judgement).
       'create-gate.ts|createIdentity': 2, // the admission-owned keys a requester of no environment may not set, on each object
-      'pod/claim-environment.ts|podClaims': 2,
-      'pod/named-references.ts|podReferences': 2,
       'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
     });
   });
@@ -132,6 +137,7 @@ describe('one review computes its facts once (issue 37)', () => {
       'validate.ts|judgeReview': 1,
       'workload/review.ts|mutateWorkload': 1,
       'workload/review.ts|validateWorkload': 1,
+      'stamps/key-ring.ts|verifyStamps': 1,
       // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping,
       // the workload's own stamps, its selector, its templates), each now only the label check
       // of a requester of no environment on the given identity; the templates' claims and

@@ -11,6 +11,7 @@ import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { stampReview } from './mutate.js';
 import type { DecisionContext } from './policy.js';
+import { forReview } from './ownership.js';
 import { reviewFacts, withObject, type ReviewFacts } from './review-facts.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { judgeReview } from './validate.js';
@@ -25,6 +26,7 @@ export function mutateAndJudge(req: AdmissionRequest, ctx: DecisionContext, fact
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
   facts ??= reviewFacts(req, ctx.policy);
+  ctx = forReview(ctx); // the stamping and the judgement are one review
   const stamped = stampReview(facts, ctx);
   if (!stamped.allowed || !facts.judgedAtMutation || !req.object) return stamped;
   // The object as the API server will hold it after this patch: what the validating webhook saw.

@@ -10,7 +10,7 @@ import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf, type Door } from './doors.js';
 import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
-import { addedReferences, isExemptReference, podReferences, referencedNamesOf, referencedResource } from './pod/named-references.js';
+import { addedReferences, isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { workloadClaims, workloadReferences } from './workload/review.js';
@@ -19,7 +19,7 @@ import { controllerOf, ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
 import { judgedAtMutation } from './create-judged-at-mutation.js';
-import { reviewFacts, type DecodedWithFacts } from './review-facts.js';
+import { podNamesOf, reviewFacts, type DecodedWithFacts, type ReviewFacts } from './review-facts.js';
 import { changedReferences, objectReferences, referenceReads } from './object-references.js';
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import { serviceAccountOf } from './pod/service-account.js';
@@ -59,11 +59,11 @@ const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret
  */
 export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): LookupKey[] {
   const door = doorOf(req);
-  return readsOf(req, door, judgedAtMutation(req, door), webhook, keys, policy);
+  return readsOf(req, door, judgedAtMutation(req, door), webhook, keys, policy, undefined);
 }
 
-/** The reads of a request whose door is known, and whether `admit` judges it whole. */
-function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined): LookupKey[] {
+/** The reads of a request whose door is known, and whether `admit` judges it whole; `facts`: the review's, when built (what a new pod names is worked out once, on them). */
+function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
   const namespace = req.namespace;
   if (namespace === undefined) return [];
   // Only the validating webhook judges them (the mutating webhooks' rules send it none).
@@ -77,8 +77,8 @@ function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhoo
   if ((webhook === 'validate' || (webhook === 'admit' && judgedWhole)) && req.object)
     return [
       ...owners,
-      ...claimKeys(claimReferences(req, door), namespace),
-      ...referenceKeys(req, door, namespace, policy),
+      ...claimKeys(claimReferences(req, door, facts), namespace),
+      ...referenceKeys(req, door, namespace, policy, facts),
       ...runLeaseKeys(req, door, namespace, keys),
       ...tableReferenceKeys(req, door, namespace),
       ...credentialAccountKeys(req, door, namespace),
@@ -130,13 +130,13 @@ function runLeaseKeys(req: AdmissionRequest, door: Door, namespace: string, keys
 }
 
 /** The claims (and snapshots) a validating review judges. */
-function claimReferences(req: AdmissionRequest, door: Door): ClaimReference[] {
+function claimReferences(req: AdmissionRequest, door: Door, facts: ReviewFacts | undefined): ClaimReference[] {
   const obj = req.object;
   if (!obj) return [];
   // A pod's volumes and a claim's data source are fixed at CREATE: only then are the claims they name judged.
   if (door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined) {
     const kind = door.sandboxKind.kind;
-    return kind === 'Pod' && isRec(obj.spec) ? podClaims(obj.spec, 'spec') : kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+    return kind === 'Pod' && isRec(obj.spec) ? podNamesOf(facts, obj.spec).claims : kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
   }
   // An ephemeral container may mount a volume on a claim that is a workspace.
   if (isEphemeralContainerWrite(req, door) && isRec(obj.spec)) return podClaims(obj.spec, 'spec');
@@ -151,11 +151,11 @@ function isEphemeralContainerWrite(req: AdmissionRequest, door: Door): boolean {
 }
 
 /** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
-function referenceKeys(req: AdmissionRequest, door: Door, namespace: string, policy: Policy | undefined): LookupKey[] {
+function referenceKeys(req: AdmissionRequest, door: Door, namespace: string, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
   const obj = req.object;
   let refs: NamedReference[] = [];
   if (obj && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && isRec(obj.spec)) {
-    if (req.operation === 'CREATE' && req.subResource === undefined) refs = podReferences(obj.spec, 'spec');
+    if (req.operation === 'CREATE' && req.subResource === undefined) refs = podNamesOf(facts, obj.spec).references;
     else if (isEphemeralContainerWrite(req, door)) refs = addedReferences(req.oldObject?.spec, obj.spec);
   } else if (obj && door.kind === 'workload' && (req.operation === 'CREATE' || req.operation === 'UPDATE')) {
     refs = workloadReferences(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
@@ -260,7 +260,7 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
   if (!decoded.ok) return { lookups: [], decoded };
   if (policy === undefined) return { lookups: lookupsNeeded(decoded.request, webhook, keys), decoded };
   const facts = reviewFacts(decoded.request, policy);
-  return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy), decoded: { ...decoded, facts } };
+  return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy, facts), decoded: { ...decoded, facts } };
 }
 
 /** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */

@@ -28,13 +28,14 @@ import { noEnvironmentMark } from './rules/no-environment-mark.js';
 import { reviewFacts, type ReviewFacts } from './review-facts.js';
 import { mutateWorkload } from './workload/review.js';
 import { withTemplateOps, workloadStampRow } from './workload/stamps.js';
+import { forReview } from './ownership.js';
 import { actingFor, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from './controller-made.js';
 
 /** `facts`: the review's facts, when the caller has them (review-facts.ts). */
 export function mutate(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
-  return stampReview(facts ?? reviewFacts(req, ctx.policy), ctx);
+  return stampReview(facts ?? reviewFacts(req, ctx.policy), forReview(ctx));
 }
 
 /** The mutating webhook's verdict on a review inside the review scope. */

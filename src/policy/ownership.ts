@@ -11,7 +11,7 @@ import type { KubeObject } from '../admission/types.js';
 
 import { verifyObject, type KeyRing } from './stamps/key-ring.js';
 import { serviceAccountEnvironment } from './requester/identity.js';
-import type { Lookup, Policy } from './policy.js';
+import type { DecisionContext, Lookup, ObjectLookup, Policy } from './policy.js';
 
 export type Ownership =
   | { kind: 'stamped'; environment: string }
@@ -54,9 +54,46 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
   return bound !== undefined ? { kind: 'bound', environment: bound } : { kind: 'unowned' };
 }
 
-/** Whose an object a lookup found is, as `kind` in `namespace`. */
+/** Whose an object a lookup found is, as `kind` in `namespace`; once per review for an answer of the review's lookup (`forReview`). */
 export function ownershipOfFound(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {
-  return ownershipOf({ kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName, stampsVerified: found.stampsVerified }, policy, ring);
+  const known = REVIEWED.get(found);
+  const key = `${kind}/${namespace}`;
+  const owner = known?.get(key) ?? ownershipOf({ kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName, stampsVerified: found.stampsVerified }, policy, ring);
+  known?.set(key, owner);
+  return owner;
+}
+
+/** Each found answer a review's lookup handed out, with whose it is as each kind in each namespace asked (the review's policy and ring). */
+const REVIEWED = new WeakMap<object, Map<string, Ownership>>();
+
+/**
+ * The context of one review (issue 37: a review computes its facts once): its lookup answers
+ * each object with the same answer every time, an answer of the review's own (a copy), so
+ * whose a found object is, and so the verification of its stamps, is worked out once
+ * however many rules ask (a claim: its environment, whether it is a workspace, twice over).
+ * The answers themselves are the lookup's: no decision changes.
+ */
+export function forReview(ctx: DecisionContext): DecisionContext {
+  return { ...ctx, lookup: reviewLookup(ctx.lookup) };
+}
+
+function reviewLookup(lookup: ObjectLookup): ObjectLookup {
+  const answers = new Map<string, Lookup>();
+  return {
+    get(resource, namespace, name) {
+      const key = `${resource}/${namespace}/${name}`;
+      let answer = answers.get(key);
+      if (answer === undefined) {
+        answer = lookup.get(resource, namespace, name);
+        if (answer.state === 'found') {
+          answer = { ...answer };
+          REVIEWED.set(answer, new Map());
+        }
+        answers.set(key, answer);
+      }
+      return answer;
+    },
+  };
 }
 
 export function ownershipOfObject(obj: KubeObject, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {

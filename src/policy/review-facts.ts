@@ -13,6 +13,8 @@ import { isWorkloadController } from './controller-made.js';
 import { creatorIdentity, kindMismatch, type CreatorIdentity } from './create-gate.js';
 import { judgedAtMutation } from './create-judged-at-mutation.js';
 import type { Policy } from './policy.js';
+import { namesAfter, podNames, type PodNames } from './pod/pod-names.js';
+import type { Rec } from './unstructured.js';
 
 export interface ReviewFacts {
   request: AdmissionRequest;
@@ -26,6 +28,8 @@ export interface ReviewFacts {
   identity: CreatorIdentity | undefined;
   /** A CREATE the mutating webhook judges whole (create-judged-at-mutation.ts). */
   judgedAtMutation: boolean;
+  /** What the request's pod spec names, once something asked (`podNamesOf`): the spec it was worked out on, and the names. */
+  podNames?: { spec: Rec; names: PodNames };
 }
 
 export function reviewFacts(request: AdmissionRequest, policy: Policy): ReviewFacts {
@@ -54,3 +58,16 @@ export function withObject(facts: ReviewFacts, request: AdmissionRequest): Revie
 
 /** A decoded body with its review's facts, when whoever decoded it (the read plan) built them: decide() uses both. */
 export type DecodedWithFacts = Decoded & { facts?: ReviewFacts };
+
+/**
+ * What a new pod's spec names (pod/pod-names.ts), worked out once per review: by the read
+ * plan on the pod as it arrived, then, for the pod as Deed's patch leaves it (`withObject`),
+ * derived from that. Without the review's facts (a caller that has none), worked out here.
+ */
+export function podNamesOf(facts: ReviewFacts | undefined, spec: Rec): PodNames {
+  const known = facts?.podNames;
+  if (known?.spec === spec) return known.names;
+  const names = (known === undefined ? undefined : namesAfter(known.spec, known.names, spec)) ?? podNames(spec);
+  if (facts !== undefined) facts.podNames = { spec, names };
+  return names;
+}

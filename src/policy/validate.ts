@@ -10,7 +10,7 @@ import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../admission/verdict.js';
 
 import { environmentId, type Requester } from './requester/identity.js';
-import { ownershipOfObject } from './ownership.js';
+import { forReview, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
@@ -26,7 +26,7 @@ import { claimEnvironment, podClaims, pvcClaims, snapshotClaims } from './pod/cl
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from './pod/claim-templates.js';
 import { borrowedServiceAccount } from './pod/service-account.js';
 import { isRec, type Rec } from './unstructured.js';
-import { addedReferences, podReferences, referenceFindings } from './pod/named-references.js';
+import { addedReferences, referenceFindings } from './pod/named-references.js';
 import type { Reach } from './pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from './pod/workspace-claims.js';
 import { selectorScope } from './selector-scope.js';
@@ -39,7 +39,7 @@ import { workloadKindNamed, type SandboxKind } from './kinds.js';
 import { stampedObjectFindings } from './stamped-object.js';
 import { annotationPath, isManaged } from './stamps/identity-stamps.js';
 import { ambiguousIdentity, createIdentity, type CreatorIdentity } from './create-gate.js';
-import { reviewFacts, type ReviewFacts } from './review-facts.js';
+import { podNamesOf, reviewFacts, type ReviewFacts } from './review-facts.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { namedPodGuard } from './rules/named-pod.js';
 import { serviceProxyGuard } from './rules/service-proxy.js';
@@ -59,7 +59,7 @@ import { serviceExternalIps } from './rules/external-ips.js';
 export function validate(req: AdmissionRequest, ctx: DecisionContext, facts?: ReviewFacts): Verdict {
   const outside = outOfScope(req, ctx.scope);
   if (outside) return outside;
-  return judgeReview(facts ?? reviewFacts(req, ctx.policy), ctx);
+  return judgeReview(facts ?? reviewFacts(req, ctx.policy), forReview(ctx));
 }
 
 /** The validating webhook's verdict on a review inside the review scope. */
@@ -68,7 +68,7 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
   if (door.kind === 'unreviewed') return allowed();
   const namespace = req.namespace;
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
-  if (facts.controller) return validateControllerWrite(req, door, namespace, requester, ctx, facts.kindMismatch);
+  if (facts.controller) return validateControllerWrite(req, door, namespace, requester, ctx, facts.kindMismatch, facts);
   if (door.kind === 'pod-by-name') return validatePodByName(req, door, namespace, requester, ctx);
   if (door.kind === 'service-proxy') return enforce(serviceProxyGuard(requester, namespace, door.service, ctx.policy), ctx.policy);
   if (door.kind === 'token-request') return validateTokenRequest(door.serviceAccount, namespace, requester, ctx);
@@ -109,7 +109,7 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
   const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
   if (req.operation === 'CREATE')
-    return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity);
+    return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity, facts);
   return validateChange(req, kind, namespace, requester, ctx);
 }
 
@@ -119,7 +119,7 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
  * created it, against what exists now; a change of an object's controller stays within one
  * environment. Its other writes (status, scale bookkeeping) are a system controller's.
  */
-function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: string, requester: Requester, ctx: DecisionContext, mismatch: Finding | undefined): Verdict {
+function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: string, requester: Requester, ctx: DecisionContext, mismatch: Finding | undefined, facts: ReviewFacts): Verdict {
   const obj = req.object;
   if (req.subResource !== undefined || !obj) return allowed();
   if (req.operation === 'UPDATE') {
@@ -136,7 +136,7 @@ function validateControllerWrite(req: AdmissionRequest, door: Door, namespace: s
     const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
     const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
     const acting = actingFor(requester, made.environment);
-    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx)], source, true);
+    return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx)], source, true, undefined, facts);
   }
   if (door.kind === 'workload') {
     const row = workloadStampRow(door.workload);
@@ -168,13 +168,16 @@ function validateCreate(
   controllerMade = false,
   /** The requester's creator identity (create-gate.ts), when the review has it. */
   creator?: CreatorIdentity,
+  /** The review's facts, whose object `obj` is: what it names is worked out once in the review (review-facts.ts). */
+  facts?: ReviewFacts,
 ): Verdict {
   const { policy } = ctx;
   const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, creator);
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
-  const claims = spec !== undefined ? podClaims(spec, 'spec') : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
-  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(spec !== undefined ? referenceFindings(podReferences(spec, 'spec'), namespace, reach, ctx) : [])];
+  const names = spec !== undefined ? podNamesOf(facts, spec) : undefined;
+  const claims = names !== undefined ? names.claims : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
+  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(names !== undefined ? referenceFindings(names.references, namespace, reach, ctx) : [])];
   const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
     // A gate rule set to warn or audit lets the object through as one of no environment's.
