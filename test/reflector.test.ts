@@ -41,7 +41,7 @@ async function serve(fake: Fake): Promise<{ url: string; close(): void }> {
 }
 
 const until = async (what: string, check: () => boolean) => {
-  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 1000 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(check(), what);
 };
 
@@ -73,5 +73,38 @@ describe('the reflector', () => {
     assert.equal(reflector.size, 5);
     assert.equal(reflector.get('sandbox-a', 'web-6'), undefined);
     assert.equal(reflector.get('sandbox-a', 'web-4')?.uid, 'uid-web-4');
+  });
+
+  test('a watch that never answers is presumed dead after its timeout and the grace, and asked for again', async () => {
+    let watches = 0;
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        watches++;
+        return; // no headers, no events: a connection that hangs
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10' }, items: [] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const errors: string[] = [];
+    const reflector = new Reflector({
+      kc: { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) },
+      resource: 'deployments',
+      metadataOnly: true,
+      prefix: 'deed.dev',
+      keeps: () => true,
+      onError: (err) => errors.push(String(err)),
+      watchSeconds: 1,
+      stallGraceSeconds: 0.2,
+    });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('a second watch asked for', () => watches >= 2);
+    assert.equal(reflector.current, false, 'never current: the watch never opened');
+    assert.match(errors[0] ?? '', /no event for 1\.2 s/);
   });
 });

@@ -43,6 +43,8 @@ export interface ReflectorOptions {
   pageSize?: number;
   /** The API server ends each watch after about this long (client-go: 5 to 10 minutes); a watch silent for longer plus 30 s is presumed dead. */
   watchSeconds?: number;
+  /** How long past `watchSeconds` a silent watch is kept before it is presumed dead (30 s; tests shorten it). */
+  stallGraceSeconds?: number;
 }
 
 /** `items: null` is an empty list of metadata (kube-apiserver's PartialObjectMetadataList). */
@@ -269,7 +271,8 @@ export class Reflector {
       };
       const armStall = () => {
         clearTimeout(stall);
-        stall = setTimeout(() => end(new Error(`watch ${this.o.resource}: no event for ${watchSeconds + 30} s`)), (watchSeconds + 30) * 1000);
+        const silentSeconds = watchSeconds + (this.o.stallGraceSeconds ?? 30);
+        stall = setTimeout(() => end(new Error(`watch ${this.o.resource}: no event for ${silentSeconds} s`)), silentSeconds * 1000);
         stall.unref();
       };
       // Armed before the request: a watch that never answers, or answers and stays silent past
