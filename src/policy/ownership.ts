@@ -9,7 +9,8 @@
 import { entryOf } from './unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 
-import { verifyObject, type KeyRing } from './stamps/key-ring.js';
+import { verifyObject, type KeyRing, type Verification } from './stamps/key-ring.js';
+import type { StampKeys } from './stamps/keys.js';
 import { serviceAccountEnvironment } from './requester/identity.js';
 import type { DecisionContext, Lookup, ObjectLookup, Policy } from './policy.js';
 
@@ -32,6 +33,15 @@ export interface OwnershipFacts {
   stampsVerified?: true | undefined;
 }
 
+/**
+ * Whether an existing object's stamps verify as `kind` in `namespace`: what ownershipOf
+ * relies on, and what the lookup cache checks once when an object arrives (its verdict
+ * then travels as `stampsVerified`).
+ */
+export function verifyStoredStamps(kind: string, namespace: string, metadata: OwnershipFacts['metadata'], keys: StampKeys, ring: KeyRing): Verification {
+  return verifyObject(ring, { kind, metadata } as KubeObject, keys, kind, namespace);
+}
+
 export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing): Ownership {
   const { keys } = policy;
   const labels = facts.metadata.labels ?? {};
@@ -40,8 +50,7 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
   const stamped = claimed !== undefined || entryOf(labels, keys.managed) !== undefined || entryOf(annotations, keys.attestation) !== undefined;
   if (stamped) {
     if (facts.stampsVerified === true && claimed !== undefined) return { kind: 'stamped', environment: claimed };
-    const obj = { kind: facts.kind, metadata: { labels, annotations } } as KubeObject;
-    const verified = verifyObject(ring, obj, keys, facts.kind, facts.namespace);
+    const verified = verifyStoredStamps(facts.kind, facts.namespace, { labels, annotations }, keys, ring);
     if (verified.ok && claimed !== undefined) return { kind: 'stamped', environment: claimed };
     return { kind: 'unverifiable', label: claimed, reason: verified.ok ? `carries no ${keys.environment}` : `the stored attestation ${verified.reason}` };
   }

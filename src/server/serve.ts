@@ -15,9 +15,9 @@ import { trackConnections } from './drain.js';
 import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
 import { buildOpsApp } from './ops.js';
 import { createMetrics, recordVerification, setCertificateExpiry, type Metrics } from '../observability/metrics.js';
-import { verifyObject, withObserver, type KeyRing } from '../policy/stamps/key-ring.js';
+import { withObserver, type KeyRing } from '../policy/stamps/key-ring.js';
+import { verifyStoredStamps } from '../policy/ownership.js';
 import { stampKeys } from '../policy/stamps/keys.js';
-import type { KubeObject } from '../admission/types.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { LookupCache } from '../kube/lookup-cache.js';
 import type { ApiSource } from '../kube/api-connection.js';
@@ -191,7 +191,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
     memoryBudgetBytes: budget.bytes,
     // Verified once, when an object arrives, with the ring the reviews use (read once at start:
     // a ring change is a policy change, which restarts the pods).
-    verifyStamps: (kind, namespace, facts) => verifyObject(ring, { kind, metadata: { labels: facts.labels, annotations: facts.annotations } } as KubeObject, keys, kind, namespace).ok,
+    verifyStamps: (kind, namespace, facts) => verifyStoredStamps(kind, namespace, { ...(facts.labels ? { labels: facts.labels } : {}), ...(facts.annotations ? { annotations: facts.annotations } : {}) }, keys, ring).ok,
     onShed: (resource, weight) => {
       metrics.cacheShed.set({ resource }, 1);
       metrics.cacheCurrent.set({ resource }, 0);
