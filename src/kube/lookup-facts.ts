@@ -5,6 +5,7 @@
 // may be large (kubectl's last-applied-configuration holds a Secret's data in full).
 import type { ControllerRef, Lookup } from '../policy/policy.js';
 import { controllerRefOf } from '../policy/controller-made.js';
+import { stampKeys } from '../policy/stamps/keys.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -85,8 +86,10 @@ export function generationMark(generation: number): string {
   return `[${generation},`;
 }
 
+/** Deed's stamp vocabulary (stamps/keys.ts) under no prefix: each key's part after `<prefix>/`. */
+const SUFFIXES = stampKeys('');
 /** The keys under the prefix Deed writes on nearly every object, stored as their index. */
-const STAMP_SUFFIXES = ['managed', 'environment', 'owner-uid', 'owner', 'create-nonce', 'expires-at', 'attestation', 'run-lease', 'max-duration-seconds', 'terminal', 'workspace', 'workspace-grants', 'no-environment'];
+const STAMP_SUFFIXES = Object.entries(SUFFIXES).flatMap(([field, key]) => (field === 'prefix' ? [] : [key.slice(1)]));
 const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
 /** [generation, uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified]; a key is a suffix's code or the suffix. */
@@ -102,9 +105,9 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   const f = factsOf(obj, prefix);
   const c = f.controller;
   const skip = prefix.length + 1;
-  const attestation = `${prefix}/attestation`;
+  const attestation = `${prefix}${SUFFIXES.attestation}`;
   const verified = verify !== undefined && f.annotations?.[attestation] !== undefined && verify(f);
-  const dropped = verified ? new Set([attestation, `${prefix}/create-nonce`]) : undefined;
+  const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
   const packed: Packed = [generation, f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0];
