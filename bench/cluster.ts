@@ -83,23 +83,26 @@ export async function startBenchCluster(namespaces: Record<string, Record<string
       const type = before.some(same) ? 'MODIFIED' : 'ADDED';
       for (const res of watches.get(resource) ?? []) res.write(`${JSON.stringify({ type, object: stored })}\n`);
     },
-    writeKubeConfig(file) {
-      writeFileSync(
-        file,
-        stringify({
-          apiVersion: 'v1',
-          kind: 'Config',
-          clusters: [{ name: 'bench', cluster: { server: url, 'insecure-skip-tls-verify': true } }], // plain HTTP on loopback
-          users: [{ name: 'deed', user: { token: 'bench' } }],
-          contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'deed' } }],
-          'current-context': 'bench',
-        }),
-      );
-    },
+    writeKubeConfig: (file) => writeBenchKubeConfig(file, url),
     async close() {
       for (const open of watches.values()) for (const res of open) res.end();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A kubeconfig for a stand-in API server at `url` (plain HTTP on the loopback), as Deed reads one. */
+export function writeBenchKubeConfig(file: string, url: string): void {
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'bench', cluster: { server: url, 'insecure-skip-tls-verify': true } }], // plain HTTP on loopback
+      users: [{ name: 'deed', user: { token: 'bench' } }],
+      contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'deed' } }],
+      'current-context': 'bench',
+    }),
+  );
 }

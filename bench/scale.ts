@@ -14,9 +14,8 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
 import { getPlain } from '../test/serve-process.js';
-import type { BenchCluster } from './cluster.js';
+import { writeBenchKubeConfig, type BenchCluster } from './cluster.js';
 import { benchDir, memory, resetPeak, ROOT, startDeed, type Served } from './processes.js';
 import { benchReviews, clusterArgs, metricsText, post, verdictCheck, type BenchReview } from './reviews.js';
 import { cachedKinds, objectMix } from './scale-objects.js';
@@ -127,19 +126,7 @@ async function startScaleCluster(objects: number, keyFile: string | undefined): 
     add: (resource, obj) => void call(url, 'POST', `/_bench/add/${resource}`, JSON.stringify(obj)).catch((err: unknown) => fail(`adding a ${resource}: ${String(err)}`)),
     stats: async () => JSON.parse(await call(url, 'GET', '/_bench/stats')) as ClusterStats,
     expire: async () => void (await call(url, 'POST', '/_bench/expire')),
-    writeKubeConfig(file) {
-      writeFileSync(
-        file,
-        stringify({
-          apiVersion: 'v1',
-          kind: 'Config',
-          clusters: [{ name: 'bench', cluster: { server: url, 'insecure-skip-tls-verify': true } }], // plain HTTP on loopback
-          users: [{ name: 'deed', user: { token: 'bench' } }],
-          contexts: [{ name: 'bench', context: { cluster: 'bench', user: 'deed' } }],
-          'current-context': 'bench',
-        }),
-      );
-    },
+    writeKubeConfig: (file) => writeBenchKubeConfig(file, url),
     async close() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
