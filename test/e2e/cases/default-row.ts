@@ -10,12 +10,13 @@ import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-labs';
-const GROUP = 'labs.e2e.deed.dev';
-const VMS = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/virtualmachines`;
+/** The lab's VirtualMachine kind, installed by the cases that use it (idempotently: whichever runs first creates it). */
+export const GROUP = 'labs.e2e.deed.dev';
+export const VMS = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/virtualmachines`;
 const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
 const MERGE = 'application/merge-patch+json';
 
-const CRD = {
+export const VM_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
   metadata: { name: `virtualmachines.${GROUP}` },
@@ -27,7 +28,7 @@ const CRD = {
   },
 };
 
-function vm(name: string, meta: Record<string, unknown> = {}) {
+export function vm(name: string, meta: Record<string, unknown> = {}) {
   return { apiVersion: `${GROUP}/v1`, kind: 'VirtualMachine', metadata: { name, ...meta }, spec: { running: true } };
 }
 
@@ -42,7 +43,7 @@ export function defaultRowCases(suite: () => Suite): void {
       const s = suite();
       intruder = await s.newIdentity('platform', 'vm-intruder');
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('CRD', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD));
+      ok('CRD', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', VM_CRD));
       ok('vm role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
         metadata: { name: 'e2e-vms' },
         rules: [
