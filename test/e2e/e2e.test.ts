@@ -19,6 +19,7 @@ import { controllerCases } from './cases/controllers.js';
 import { workloadCases } from './cases/workloads.js';
 import { controllerMadeCases } from './cases/controller-made.js';
 import { defaultRowCases } from './cases/default-row.js';
+import { stampedKindsCases } from './cases/stamped-kinds.js';
 import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
@@ -75,6 +76,7 @@ describe('Deed in a real API server', { skip }, () => {
   controllerMadeCases(get, tools);
   selectorCases(get, tools);
   defaultRowCases(get);
+  stampedKindsCases(get);
   scopeCases(get);
   auditCases(get, tools);
   referenceCases(get);
