@@ -2,7 +2,7 @@
 // exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { factsFromStored, factsOf, generationMark, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { DECODED_FACTS_KEPT, factsFromStored, factsOf, generationMark, storedFactsOf } from '../src/kube/lookup-facts.js';
 
 const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
 const stamped = {
@@ -60,5 +60,21 @@ describe('the lookup cache\'s compact record', () => {
     assert.deepEqual(failed, factsOf({ metadata: stamped } as never, 'deed.dev'), 'kept whole, for the policy to say why');
     const unstamped = { metadata: { uid: 'u', labels: { 'deed.dev/environment': 'alpha' } } };
     assert.deepEqual(factsFromStored(storedFactsOf(unstamped as never, 'deed.dev', 1, () => assert.fail('nothing to verify')), 'deed.dev'), factsOf(unstamped as never, 'deed.dev'));
+  });
+
+  test('a record read again is decoded once, frozen, under its own prefix; the decoded ones kept are bounded', () => {
+    const stored = storedFactsOf({ metadata: stamped } as never, 'deed.dev', 5);
+    const first = factsFromStored(stored, 'deed.dev');
+    assert.equal(factsFromStored(stored, 'deed.dev'), first, 'the same decoded facts');
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first.labels) && Object.isFrozen(first.annotations) && Object.isFrozen(first.controller));
+    assert.throws(() => ((first.labels as Record<string, string>)['deed.dev/environment'] = 'beta'), TypeError, 'a review cannot change what the next one reads');
+    const other = factsFromStored(stored, 'other.dev');
+    assert.notEqual(other, first);
+    assert.equal(other.labels?.['other.dev/environment'], 'alpha', 'decoded under the prefix it was asked with');
+    // Past the bound the oldest go first: the first record is decoded anew, equal to before.
+    for (let i = 0; i <= DECODED_FACTS_KEPT; i++) factsFromStored(storedFactsOf({ metadata: { uid: `u-${i}` } } as never, 'deed.dev', 5), 'deed.dev');
+    const again = factsFromStored(stored, 'deed.dev');
+    assert.notEqual(again, first);
+    assert.deepEqual(again, first);
   });
 });

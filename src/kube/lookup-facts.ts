@@ -118,7 +118,25 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   return stored;
 }
 
+/**
+ * The facts of the records read lately, decoded: a review reads the same few (its
+ * namespace, its runner pod, its workspace claim) as the reviews before it, and decoding
+ * costs more than the rest of a cached lookup. Keyed by the record itself (V8 keeps a
+ * string's hash), bounded by count, oldest out first; frozen, since reviews share them.
+ */
+const decoded = new Map<StoredFacts, { prefix: string; facts: ObjectFacts }>();
+export const DECODED_FACTS_KEPT = 512;
+
 export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFacts {
+  const hit = decoded.get(stored);
+  if (hit !== undefined && hit.prefix === prefix) return hit.facts;
+  const facts = decodeStored(stored, prefix);
+  if (decoded.size >= DECODED_FACTS_KEPT) decoded.delete(decoded.keys().next().value!);
+  decoded.set(stored, { prefix, facts });
+  return facts;
+}
+
+function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
   const [, uid, sa, deleting, c, labels, annotations, verified] = JSON.parse(stored) as Packed;
   const map = (pairs: Array<string | number>) => {
     const out: Record<string, string> = {};
@@ -128,13 +146,13 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
     }
     return out;
   };
-  return {
+  return Object.freeze({
     ...(uid !== 0 ? { uid } : {}),
-    ...(labels.length > 0 ? { labels: map(labels) } : {}),
-    ...(annotations.length > 0 ? { annotations: map(annotations) } : {}),
+    ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
+    ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
-    ...(c !== 0 ? { controller: { apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] } } : {}),
+    ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),
-  };
+  });
 }
