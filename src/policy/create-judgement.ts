@@ -55,27 +55,35 @@ function asStored(obj: KubeObject): KubeObject {
 
 /**
  * The object with Deed's patch applied, the request's own left as it was. Only the containers
- * along each operation's path are copied: a hostile body can nest deeper than a whole-object
- * clone recurses (the fuzz test's), and the patch touches a few metadata and spec paths.
+ * along each operation's path are copied, each once (the patch's operations share their
+ * parents: a pod's are a dozen under /metadata/labels and /metadata/annotations): a hostile
+ * body can nest deeper than a whole-object clone recurses (the fuzz test's).
  */
 function patchedCopy(obj: KubeObject, ops: PatchOperation[]): KubeObject {
   let doc: Rec = { ...obj };
+  const copies = new Set<unknown>([doc]);
   for (const op of ops) {
-    for (const pointer of 'from' in op ? [op.path, op.from] : [op.path]) copyAlong(doc, pointer);
+    for (const pointer of 'from' in op ? [op.path, op.from] : [op.path]) copyAlong(doc, pointer, copies);
     doc = jsonpatch.applyOperation(doc, op, true, true).newDocument as Rec;
+    copies.add(doc);
   }
   return doc as KubeObject;
 }
 
-function copyAlong(root: Rec, pointer: string): void {
+/** Replaces each container on the way to `pointer`'s parent by a copy, unless it is one (`copies`). */
+function copyAlong(root: Rec, pointer: string, copies: Set<unknown>): void {
   let node: Rec | unknown[] = root;
   for (const raw of pointer.split('/').slice(1, -1)) {
-    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const key = jsonpatch.unescapePathComponent(raw);
     const child: unknown = Array.isArray(node) ? node[Number(key)] : node[key];
     if (child === null || typeof child !== 'object') return;
-    const copy = Array.isArray(child) ? [...(child as unknown[])] : { ...(child as Rec) };
-    if (Array.isArray(node)) node[Number(key)] = copy;
-    else node[key] = copy;
+    let copy = child as Rec | unknown[];
+    if (!copies.has(child)) {
+      copy = Array.isArray(child) ? [...(child as unknown[])] : { ...(child as Rec) };
+      copies.add(copy);
+      if (Array.isArray(node)) node[Number(key)] = copy;
+      else node[key] = copy;
+    }
     node = copy;
   }
 }
