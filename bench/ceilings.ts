@@ -9,7 +9,7 @@
 //                   patch) were free; everything else as shipped
 //   transport       decision-once, and no scope wait, lookups (after a uid's first review),
 //                   metrics or log line: Deed's fastify, TLS, body reading, hooks and answer
-// Usage: npx tsx bench/ceilings.ts [--no-build] [--path /validate] [--rounds 5] [--duration 3]
+// Usage: npx tsx bench/ceilings.ts [--no-build] [--review mutate|validate|admit|label-update] [--rounds 5] [--duration 3]
 // Prints figures; asserts nothing. See docs/performance.md, "What the targets leave".
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,8 @@ import { ROOT } from './processes.js';
 const { values: flags } = parseArgs({
   options: {
     'no-build': { type: 'boolean', default: false },
-    path: { type: 'string', default: '/mutate' },
+    path: { type: 'string' },
+    review: { type: 'string' },
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
   },
@@ -70,7 +71,7 @@ try {
   }
   const compare = spawnSync(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bench/compare.ts'), '--noop', '--path', flags.path, '--rounds', flags.rounds, '--duration', flags.duration, ROOT, ...dirs],
+    ['--import', 'tsx', join(ROOT, 'bench/compare.ts'), '--noop', ...(flags.review !== undefined ? ['--review', flags.review] : flags.path !== undefined ? ['--path', flags.path] : []), '--rounds', flags.rounds, '--duration', flags.duration, ROOT, ...dirs],
     { cwd: ROOT, stdio: 'inherit' },
   );
   if (compare.status !== 0) process.exitCode = compare.status ?? 1;

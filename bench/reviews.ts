@@ -1,7 +1,8 @@
 // The reviews the server benchmarks send, and the cluster they are judged against: the
-// runner's 9.1 KB pod at /mutate (stamped: a patch), and at /validate the captured final
-// pod as the running Deed stamps it, whose workspace claim Deed must find (in its lookup
-// cache, as in a cluster) to allow it. Each body's verdict is checked before it is timed
+// runner's 9.1 KB pod at /mutate (stamped: a patch) and at /admit (stamped and judged in one
+// call), at /validate the captured final pod as the running Deed stamps it, whose workspace
+// claim Deed must find (in its lookup cache, as in a cluster) to allow it, and at /validate
+// the runner's label UPDATE of that stamped pod. Each body's verdict is checked before it is timed
 // and on every answer under load, so a bench cannot time a denial it labels an allowance.
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -15,8 +16,13 @@ const FIXTURES = join(ROOT, 'test/fixtures/admission');
 /** Deed's own namespace in the bench cluster (excluded from the review scope, as installed). */
 export const DEED_NAMESPACE = 'deed-system';
 
+/** The reviews by name: what `--review` picks in bench/compare.ts and bench/ceilings.ts. */
+export const REVIEW_NAMES = ['mutate', 'validate', 'admit', 'label-update'] as const;
+export type ReviewName = (typeof REVIEW_NAMES)[number];
+
 export interface BenchReview {
-  path: '/mutate' | '/validate';
+  name: ReviewName;
+  path: '/mutate' | '/validate' | '/admit';
   body: string;
   uid: string;
   /** What every answer must say: allowed, and for /mutate with a patch. */
@@ -102,13 +108,36 @@ export async function benchReviews(deed: Served, cluster: BenchCluster): Promise
     return JSON.stringify(pod, null, 2); // indented like the fixture files: the same ~9 KB class as the /mutate body
   };
   const validate: BenchReview = {
+    name: 'validate',
     path: '/validate',
     body: await stampedPod(),
     uid: fixture('validate-create-pod-by-runner.json').request.uid,
     expect: 'allowed',
     refresh: async () => void (validate.body = await stampedPod()),
   };
-  const reviews: BenchReview[] = [{ path: '/mutate', body: mutateText, uid: fixture('mutate-create-pod-by-runner.json').request.uid, expect: 'patched', refresh: async () => {} }, validate];
+  // The runner's label UPDATE (the captured review) of the pod as Deed stamped it: both sides carry its stamps.
+  const labelled = async () => {
+    const update = JSON.parse(readFileSync(join(FIXTURES, 'validate-update-pod-label-by-runner.json'), 'utf8')) as { request: { object: KubeObject; oldObject: KubeObject } };
+    const pod = (JSON.parse(validate.body) as { request: { object: KubeObject } }).request.object;
+    update.request.oldObject = pod;
+    update.request.object = { ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, tier: 'gold' } } };
+    return JSON.stringify(update, null, 2);
+  };
+  const labelUpdate: BenchReview = {
+    name: 'label-update',
+    path: '/validate',
+    body: await labelled(),
+    uid: fixture('validate-update-pod-label-by-runner.json').request.uid,
+    expect: 'allowed',
+    refresh: async () => void (labelUpdate.body = await labelled()),
+  };
+  const mutateUid = fixture('mutate-create-pod-by-runner.json').request.uid;
+  const reviews: BenchReview[] = [
+    { name: 'mutate', path: '/mutate', body: mutateText, uid: mutateUid, expect: 'patched', refresh: async () => {} },
+    validate,
+    { name: 'admit', path: '/admit', body: mutateText, uid: mutateUid, expect: 'patched', refresh: async () => {} },
+    labelUpdate,
+  ];
   for (const r of reviews) await expectVerdict(deed, r);
   return reviews;
 }
