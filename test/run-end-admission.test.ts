@@ -23,7 +23,7 @@ describe('terminal marks at admission', () => {
 
   test('another environment cannot mark it terminal, and is told why', () => {
     const message = denies(update(mark(), RUNNER_B), 'terminal.environment');
-    assert.match(message, /only a principal of environment "alpha" may mark its objects terminal/);
+    assert.match(message, /only a principal of the environment this object belongs to may mark it terminal/);
   });
 
   test('break-glass may change the object but not write its environment\'s mark', () => {

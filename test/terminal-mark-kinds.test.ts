@@ -50,7 +50,7 @@ describe('the terminal mark holds on every kind', () => {
     test(`beta may not mark alpha's ${k.kind} terminal`, () => {
       const r = answer(update(k, RUNNER_B, undefined, 'true'));
       assert.equal(r.allowed, false);
-      assert.match(r.status?.message ?? '', /\[terminal\.environment\] metadata\.annotations\["deed\.dev\/terminal"\]: only a principal of environment "alpha" may mark its objects terminal/);
+      assert.match(r.status?.message ?? '', /\[terminal\.environment\] metadata\.annotations\["deed\.dev\/terminal"\]: only a principal of the environment this object belongs to may mark it terminal/);
     });
   }
 });

@@ -564,7 +564,7 @@ export const RULES = {
     checks: "Only a principal of the object's own environment (or one of its managers) sets `<prefix>/terminal`: not another environment, not break-glass or system principals, not on an object whose stamps do not verify.",
     defaultMode: 'deny',
     overridable: false,
-    example: 'only a principal of environment "alpha" may mark its objects terminal; system:serviceaccount:ops:janitor acts for no environment',
+    example: 'only a principal of the environment this object belongs to may mark it terminal; system:serviceaccount:ops:janitor acts for no environment',
   }),
   terminalMalformed: rule({
     id: 'terminal.malformed',

@@ -33,5 +33,6 @@ export function terminalMark(before: KubeObject | undefined, after: KubeObject, 
   const env = requester.environment;
   if ((env.kind === 'one' && env.id === owner.environment) || isManager(requester, owner.environment, policy)) return [];
   const who = env.kind === 'one' ? `acts for "${env.id}"` : env.kind === 'ambiguous' ? `acts for several environments (${env.ids.join(', ')})` : 'acts for no environment';
-  return [{ rule: RULES.terminalEnvironment.id, path, message: `only a principal of environment "${owner.environment}" may mark its objects terminal; ${requester.username} ${who}` }];
+  // Names no environment but the requester's own (docs/security-model.md, "What a refusal tells").
+  return [{ rule: RULES.terminalEnvironment.id, path, message: `only a principal of the environment this object belongs to may mark it terminal; ${requester.username} ${who}` }];
 }

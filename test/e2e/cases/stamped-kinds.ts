@@ -234,7 +234,8 @@ export function stampedKindsCases(suite: () => Suite): void {
           const mark = (value: string | null) => ({ metadata: { annotations: { [KEYS.terminal]: value } } });
           // beta may not end alpha's run.
           // (Not the message's middle: it names the object's environment, which a refusal to another environment should not.)
-          refused(await s.api(s.janitorB, 'PATCH', at, mark('true'), MERGE), CROSS, `[terminal.environment] ${TERMINAL_PATH}: only a principal of environment `, `may mark its objects terminal; ${JANITOR} acts for "beta"`);
+          const foreign = refused(await s.api(s.janitorB, 'PATCH', at, mark('true'), MERGE), CROSS, `[terminal.environment] ${TERMINAL_PATH}: only a principal of the environment this object belongs to may mark it terminal; ${JANITOR} acts for "beta"`);
+          assert.doesNotMatch(foreign, /alpha/, 'the refusal names no other environment');
           refused(await apply(s, s.janitorB, 'beta-janitor', { annotations: { [KEYS.terminal]: 'true' } }), CROSS, '[terminal.environment]');
           assert.equal(annotation(await unchanged(s), KEYS.terminal), undefined);
           // A value other than "true" could never be corrected: refused.
