@@ -4,7 +4,7 @@ import type { DestinationStream } from 'pino';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
 import { createLogger } from '../src/observability/logger.js';
 import { buildApp } from '../src/server/app.js';
-import { trackConnections } from '../src/server/drain.js';
+import { trackConnections, type ConnectionDrain } from '../src/server/drain.js';
 import { fixture, testContext } from './helpers.js';
 
 describe('HTTP/1.1 review connections during the shutdown delay', () => {
@@ -27,14 +27,13 @@ describe('HTTP/1.1 review connections during the shutdown delay', () => {
 describe('connections once draining has begun', () => {
   test('every HTTP/1.1 answer says connection: close, whatever the route, so no client reuses a socket that is about to close', async () => {
     const quiet = () => createLogger({ write: () => {} } as unknown as DestinationStream);
-    const serving = buildApp({ ctx: testContext(), logger: quiet() }).app;
-    trackConnections(serving);
+    const serving = buildApp({ ctx: testContext(), logger: quiet(), transport: (app) => [trackConnections(app)] }).app;
     assert.equal((await serving.inject({ method: 'GET', url: '/healthz' })).headers.connection, 'keep-alive', 'before draining');
     await serving.close();
 
-    const { app } = buildApp({ ctx: testContext(), logger: quiet() });
-    const connections = trackConnections(app);
-    connections.drain();
+    let connections: ConnectionDrain | undefined;
+    const { app } = buildApp({ ctx: testContext(), logger: quiet(), transport: (made) => [(connections = trackConnections(made))] });
+    connections!.drain();
     for (const [method, url] of [['GET', '/healthz'], ['GET', '/metrics'], ['GET', '/nowhere'], ['POST', '/mutate']] as const) {
       const res = await app.inject({ method, url, ...(method === 'POST' ? { payload: 'not json', headers: { 'content-type': 'application/json' } } : {}) });
       assert.equal(res.headers.connection, 'close', `${method} ${url} (HTTP ${res.statusCode})`);

@@ -14,6 +14,7 @@ import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './
 import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } from './body-budget.js';
 import { combinedLookup, followUpLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
+import { registerRequestHooks, type RequestHooks } from './request-hooks.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -45,6 +46,11 @@ export interface AppOptions {
   reader?: ObjectReader;
   /** Waits (at most `ms`) for a namespace Deed does not yet see in its review scope: its opt-in may be on its way. */
   awaitScope?: (namespace: string, ms: number) => Promise<void>;
+  /**
+   * The transport's other per-request concerns (drain.ts, connections.ts), made from the
+   * app (they listen on its server), run after the review's own, in this order.
+   */
+  transport?: (app: FastifyInstance) => RequestHooks[];
 }
 
 /**
@@ -102,11 +108,7 @@ export function buildApp(opts: AppOptions): DeedApp {
   const clock = opts.clock ?? (() => performance.now());
   const arrivedAt = new WeakMap<object, number>();
   const answers = new WeakMap<object, { once(event: 'close' | 'finish', f: () => void): unknown }>();
-  app.addHook('onRequest', (req, reply, done) => {
-    arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
-    answers.set(req.raw, reply.raw);
-    done();
-  });
+
   // The review's log line, written once its answer is sent (onResponse), or when the
   // answer's stream closes unfinished (a client gone): building and writing it is off the
   // path the API server waits on, and every review still gets exactly one line.
@@ -122,14 +124,20 @@ export function buildApp(opts: AppOptions): DeedApp {
     pendingLines.set(raw, write);
     if (answer.destroyed === true || answer.stream?.destroyed === true) writeLine(raw);
   };
-  // The whole request as the API server waits for it, refusals before a route included.
-  app.addHook('onResponse', (req, reply, done) => {
-    const webhook = req.url.split('?')[0]!.slice(1);
-    const started = arrivedAt.get(req.raw);
-    if (started !== undefined && Object.hasOwn(HANDLERS, webhook)) recordRequest(metrics, webhook, reply.statusCode, (clock() - started) / 1000);
-    writeLine(req.raw);
-    done();
-  });
+  const review: RequestHooks = {
+    onRequest(req, reply) {
+      arrivedAt.set(req.raw, clock()); // the deadline's start: headers parsed, body not yet read
+      answers.set(req.raw, reply.raw);
+    },
+    // The whole request as the API server waits for it, refusals before a route included.
+    onResponse(req, reply) {
+      const webhook = req.url.split('?')[0]!.slice(1);
+      const started = arrivedAt.get(req.raw);
+      if (started !== undefined && Object.hasOwn(HANDLERS, webhook)) recordRequest(metrics, webhook, reply.statusCode, (clock() - started) / 1000);
+      writeLine(req.raw);
+    },
+  };
+  registerRequestHooks(app, [review, ...(opts.transport?.(app) ?? [])]);
 
   // The body is read within the memory budget (body-budget.ts), then plain JSON.parse:
   // keys such as __proto__ become own properties, which decode refuses with the request

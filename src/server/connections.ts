@@ -27,6 +27,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
 import { ConnectionSlots, type Refusal, type Slot } from './connection-slots.js';
+import type { RequestHooks } from './request-hooks.js';
 
 export interface ConnectionLimits {
   /** TCP accept to the end of the TLS handshake. */
@@ -103,7 +104,7 @@ interface SocketState {
 }
 
 /** Arms the deadlines and the bound on a listening-to-be HTTP/2 secure server with HTTP/1.1 fallback. */
-export function guardConnections(app: FastifyInstance, limits: ConnectionLimits, metrics: Metrics, logger: Logger): void {
+export function guardConnections(app: FastifyInstance, limits: ConnectionLimits, metrics: Metrics, logger: Logger): RequestHooks {
   const server = app.server as unknown as Http2SecureServer & { maxHeaderSize?: number };
   server.maxHeaderSize = limits.maxHeaderBytes; // read by the HTTP/1.1 parser of the fallback
   let lastRefusalLog = 0;
@@ -200,21 +201,20 @@ export function guardConnections(app: FastifyInstance, limits: ConnectionLimits,
     session.once('close', () => clearTimeout(timer));
   });
 
-  // HTTP/1.1 requests: fastify's hooks run after the headers are parsed and once the
-  // answer is written (or failed); they ride on listeners fastify sets up anyway.
-  app.addHook('onRequest', (req, _reply, done) => {
-    if (req.raw.httpVersionMajor === 1) {
+  // HTTP/1.1 requests: fastify's hooks (request-hooks.ts) run after the headers are parsed
+  // and once the answer is written (or failed); they ride on listeners fastify sets up anyway.
+  return {
+    onRequest(req) {
+      if (req.raw.httpVersionMajor !== 1) return;
       const socket = req.raw.socket;
       const state = sockets.get(socket);
       if (state !== undefined) {
         clearTimeout(state.timer);
         state.requests.set(req.raw, setTimeout(close('request', destroy(socket)), limits.requestTimeoutMs).unref());
       }
-    }
-    done();
-  });
-  app.addHook('onResponse', (req, _reply, done) => {
-    if (req.raw.httpVersionMajor === 1) {
+    },
+    onResponse(req) {
+      if (req.raw.httpVersionMajor !== 1) return;
       const socket = req.raw.socket;
       const state = sockets.get(socket);
       if (state !== undefined) {
@@ -222,7 +222,6 @@ export function guardConnections(app: FastifyInstance, limits: ConnectionLimits,
         state.requests.delete(req.raw);
         if (state.requests.size === 0 && !socket.destroyed) arm(socket, state, limits.idleTimeoutMs, 'idle');
       }
-    }
-    done();
-  });
+    },
+  };
 }

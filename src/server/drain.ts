@@ -13,14 +13,15 @@
 // once draining has begun say `connection: close` (review answers already do once
 // readiness is off, in app.ts).
 //
-// Requests are counted through fastify's onRequest and onResponse hooks, which ride on
-// listeners fastify sets up for every request anyway: a 'request' listener adding a
+// Requests are counted through fastify's onRequest and onResponse hooks (request-hooks.ts),
+// which ride on listeners fastify sets up for every request anyway: a 'request' listener adding a
 // 'close' listener per response cost 2 to 8% of a review's CPU (bench/MEASUREMENTS.md).
 import type { FastifyInstance } from 'fastify';
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
+import type { RequestHooks } from './request-hooks.js';
 
-export interface ConnectionDrain {
+export interface ConnectionDrain extends RequestHooks {
   /** Starts draining; idempotent. New sessions and requests from now on are closed after their answer. */
   drain(): void;
   /** Connections still open (for the shutdown log line). */
@@ -40,7 +41,7 @@ export function trackConnections(app: FastifyInstance): ConnectionDrain {
     if (draining) session.close();
   });
 
-  app.addHook('onRequest', (req, reply, done) => {
+  const onRequest: RequestHooks['onRequest'] = (req, reply) => {
     if (req.raw.httpVersionMajor === 1) {
       // HTTP/2 streams are the session's business.
       const socket = req.raw.socket;
@@ -51,22 +52,22 @@ export function trackConnections(app: FastifyInstance): ConnectionDrain {
       // a connection that is closed after this answer.
       if (draining) void reply.header('connection', 'close');
     }
-    done();
-  });
+  };
 
   // fastify runs onResponse when the response finishes or fails; a socket that closes
   // first is forgotten by its 'close' listener above.
-  app.addHook('onResponse', (req, _reply, done) => {
+  const onResponse: RequestHooks['onResponse'] = (req) => {
     const socket = req.raw.httpVersionMajor === 1 ? req.raw.socket : undefined;
     const count = socket === undefined ? undefined : inFlight.get(socket);
     if (socket !== undefined && count !== undefined) {
       inFlight.set(socket, Math.max(0, count - 1));
       if (draining && count <= 1 && !socket.destroyed) socket.end();
     }
-    done();
-  });
+  };
 
   return {
+    onRequest,
+    onResponse,
     drain() {
       if (draining) return;
       draining = true;

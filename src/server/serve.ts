@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { buildApp, type DeedApp } from './app.js';
 import { loadKeyRing } from './attestation-key.js';
 import { certificateCovers, certificateNotAfter, defaultSans, generateCertificates, readPair, watchPair } from './certificates.js';
-import { trackConnections } from './drain.js';
+import { trackConnections, type ConnectionDrain } from './drain.js';
 import { DEFAULT_LIMITS, guardConnections, type ConnectionLimits } from './connections.js';
 import { buildOpsApp } from './ops.js';
 import { createMetrics, recordVerification, setCertificateExpiry, type Metrics } from '../observability/metrics.js';
@@ -93,6 +93,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const metrics = createMetrics();
   setCertificateExpiry(metrics, certificateNotAfter(pair.cert));
   const lookups = await clusterLookups(opts, metrics, ring);
+  let connections: ConnectionDrain | undefined;
   const deed = buildApp({
     ctx: productionContext(opts.config, withObserver(ring, (v) => recordVerification(metrics, ring, v)), lookups?.cache.scope),
     ...(lookups ? { reader: lookups.reader, awaitScope: lookups.cache.awaitScope } : {}),
@@ -102,10 +103,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(clientCa ? { clientCa } : {}),
     limits,
     opsRoutes: opts.metricsPort === undefined,
+    transport: (app) => [(connections = trackConnections(app)), guardConnections(app, limits, metrics, logger)],
   });
   const { app } = deed;
-  const connections = trackConnections(app);
-  guardConnections(app, limits, metrics, logger);
   const ops = opts.metricsPort === undefined ? undefined : buildOpsApp(metrics, deed.isReady, logger, limits);
   // Watching starts before the (asynchronous) listen, so a replacement made meanwhile is not missed.
   const stopWatching = watchPair(
@@ -153,8 +153,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         deed.setReady(false);
         stopWatching();
         lookups?.stop();
-        logger.info(connections.open(), 'closing the listener and draining connections');
-        connections.drain();
+        logger.info(connections!.open(), 'closing the listener and draining connections');
+        connections!.drain();
         await app.close();
         await ops?.close();
       })()),
