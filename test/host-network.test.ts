@@ -16,7 +16,8 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { apiVersionOf, kindRows } from '../src/policy/kinds.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { SANDBOX_POD_RULES } from '../src/policy/pod/sandbox-pod-rules.js';
-import { RULES_BY_ID } from '../src/policy/rules/catalog.js';
+import { POD_SPEC_RULES, RULES_BY_ID } from '../src/policy/rules/catalog.js';
+import { hostNetworkRule, TEMPLATE_HOST_NETWORK } from '../src/policy/pod/host-network.js';
 import { fixture, FIXTURE_POLICY, NOW, testContext, TEST_RING, type Review } from './helpers.js';
 import { RUNNER, stamped } from './reaper-helpers.js';
 import { ROOT } from './cli-process.js';
@@ -74,6 +75,13 @@ describe('template.host-network', () => {
     assert.equal(RULES_BY_ID.get('template.host-network')?.defaultMode, 'deny');
     assert.equal(RULES_BY_ID.get('template.host-network')?.overridable, true);
     assert.equal(parseConfig(FIXTURE_POLICY).environments[0]!.grants.hostNetwork, false, 'no grant by default');
+  });
+
+  test('its file holds its catalogue entry and its check, and the catalogue is built from such files: every pod rule\'s entries are the catalogue\'s own', () => {
+    assert.equal(RULES_BY_ID.get('template.host-network'), TEMPLATE_HOST_NETWORK);
+    assert.ok(POD_SPEC_RULES.includes(hostNetworkRule));
+    assert.equal(SANDBOX_POD_RULES, POD_SPEC_RULES, 'the pod rules run are the catalogue\'s');
+    for (const rule of POD_SPEC_RULES) for (const info of rule.info) assert.equal(RULES_BY_ID.get(info.id), info, `${info.id} is in the catalogue as its file defines it`);
   });
 
   test("refuses a sandbox pod on the host network for an environment without the grant, at spec.hostNetwork, and admits it for one with it", () => {

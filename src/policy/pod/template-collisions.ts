@@ -7,7 +7,97 @@ import type { Config } from '../../config/schema.js';
 import { containers, mounts, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
-import { RULES } from '../rules/catalog.js';
+import { rule } from '../rules/rule-info.js';
+import type { Rule } from '../rules/rule.js';
+import type { PodSpecSubject } from './sandbox-pod-rules.js';
+
+/** The catalogue entries of the platform-owned fields of a pod spec (rules/catalog.ts gathers them). */
+export const TEMPLATE_COLLISION_RULES = {
+  templateMainMissing: rule({
+    id: 'template.main-missing',
+    webhook: 'validate',
+    checks:
+      'A pod that uses what the platform gives a sandbox\'s main container alone (the runtime or auth volume, reserved environment variables, the control port) has the designated main container. A pod without one that uses none of them is ordinary software sharing the namespace (a Helm test hook, a Deployment\'s pods), not a sandbox: nothing is reported.',
+    defaultMode: 'warn',
+    overridable: true,
+    example: 'no container named "main", yet the pod uses the runtime volume, which only a sandbox\'s main container gets; name that container "main"',
+  }),
+  templateMainContainer: rule({
+    id: 'template.main-container',
+    webhook: 'validate',
+    checks: 'The main container\'s command, args, workingDir and control port are absent or equal to the owned values.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'is platform-owned: expected ["/opt/agentctl","serve"], got ["sh"]',
+  }),
+  templateReservedEnv: rule({
+    id: 'template.reserved-env',
+    webhook: 'validate',
+    checks: 'Reserved environment variables (names and prefixes) appear only on the main container; no envFrom prefix falls into a reserved prefix.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'DEED_SESSION_ID is reserved for the main container',
+  }),
+  templateReservedVolume: rule({
+    id: 'template.reserved-volume',
+    webhook: 'validate',
+    checks: 'A volume that uses a reserved name (workspace, runtime, auth) has the owned source.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "runtime" is platform-owned: expected source emptyDir, got hostPath',
+  }),
+  templateReservedMount: rule({
+    id: 'template.reserved-mount',
+    webhook: 'validate',
+    checks: 'The runtime and auth volumes are mounted only by the main container, at their owned paths.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'only the main container may mount the runtime volume',
+  }),
+  templateRestartPolicy: rule({
+    id: 'template.restart-policy',
+    webhook: 'validate',
+    checks:
+      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'is platform-owned: expected "Always", got "Never"',
+  }),
+  templateServiceAccountToken: rule({
+    id: 'template.service-account-token',
+    webhook: 'validate',
+    checks:
+      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',
+  }),
+  templateScheduling: rule({
+    id: 'template.scheduling',
+    webhook: 'validate',
+    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity is absent or the owned value.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'is platform-owned: expected "linux", got "windows"',
+  }),
+  templatePrivileged: rule({
+    id: 'template.privileged',
+    webhook: 'validate',
+    checks: 'Privileged containers or added capabilities are allowed but flagged.',
+    defaultMode: 'warn',
+    overridable: true,
+    example: 'container "dbg" is privileged',
+  }),
+  templateHostAccess: rule({
+    id: 'template.host-access',
+    webhook: 'validate',
+    checks: 'Host namespaces (network, PID, IPC) and hostPath volumes are allowed but flagged.',
+    defaultMode: 'warn',
+    overridable: true,
+    example: 'uses the host network namespace',
+  }),
+} as const;
+
 
 const OS_LABEL = 'kubernetes.io/os';
 const ARCH_LABEL = 'kubernetes.io/arch';
@@ -31,7 +121,7 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
     const uses = sandboxFacilities(spec, all, config);
     if (uses.length > 0)
       findings.push({
-        rule: RULES.templateMainMissing.id,
+        rule: TEMPLATE_COLLISION_RULES.templateMainMissing.id,
         path: `${at}.containers`,
         message: `no container named "${t.mainContainer}", yet the pod uses ${uses.join(', ')}, which only a sandbox's main container gets; name that container "${t.mainContainer}"`,
       });
@@ -39,7 +129,7 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
     for (const key of ['command', 'args', 'workingDir'] as const) {
       const want = t[key];
       const got = field(main.spec, key);
-      if (want !== undefined && got !== undefined && !isDeepStrictEqual(got, want)) findings.push(owned(RULES.templateMainContainer.id, `${main.path}.${key}`, want, got));
+      if (want !== undefined && got !== undefined && !isDeepStrictEqual(got, want)) findings.push(owned(TEMPLATE_COLLISION_RULES.templateMainContainer.id, `${main.path}.${key}`, want, got));
     }
   }
 
@@ -51,9 +141,9 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
         const number = field(port, 'containerPort');
         const isMain = c === main;
         if (isMain && portName === name && number !== containerPort)
-          findings.push(owned(RULES.templateMainContainer.id, `${c.path}.ports[name=${name}].containerPort`, containerPort, number));
+          findings.push(owned(TEMPLATE_COLLISION_RULES.templateMainContainer.id, `${c.path}.ports[name=${name}].containerPort`, containerPort, number));
         else if (!isMain && (number === containerPort || portName === name))
-          findings.push({ rule: RULES.templateMainContainer.id, path: `${c.path}.ports`, message: `port ${containerPort} ("${name}") is the main container's control port` });
+          findings.push({ rule: TEMPLATE_COLLISION_RULES.templateMainContainer.id, path: `${c.path}.ports`, message: `port ${containerPort} ("${name}") is the main container's control port` });
       }
   }
 
@@ -62,12 +152,12 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
     if (c === main) continue;
     for (const env of recs(field(c.spec, 'env'))) {
       const name = text(env, 'name') ?? '';
-      if (reserved(name)) findings.push({ rule: RULES.templateReservedEnv.id, path: `${c.path}.env[name=${name}]`, message: `${name} is reserved for the main container` });
+      if (reserved(name)) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedEnv.id, path: `${c.path}.env[name=${name}]`, message: `${name} is reserved for the main container` });
     }
     for (const from of recs(field(c.spec, 'envFrom'))) {
       const prefix = text(from, 'prefix') ?? '';
       if (prefix !== '' && (reserved(prefix) || t.reservedEnv.prefixes.some((p) => p.startsWith(prefix))))
-        findings.push({ rule: RULES.templateReservedEnv.id, path: `${c.path}.envFrom[prefix=${prefix}]`, message: `envFrom prefix "${prefix}" reaches reserved environment keys` });
+        findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedEnv.id, path: `${c.path}.envFrom[prefix=${prefix}]`, message: `envFrom prefix "${prefix}" reaches reserved environment keys` });
     }
   }
 
@@ -77,24 +167,24 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
     const def = name === volumes.workspace.name ? volumes.workspace : name === volumes.runtime.name ? volumes.runtime : name === volumes.auth.name ? volumes.auth : undefined;
     const source = volumeSource(v);
     if (def !== undefined && source !== def.source)
-      findings.push({ rule: RULES.templateReservedVolume.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is platform-owned: expected source ${def.source}, got ${source ?? 'none'}` });
-    if (source === 'hostPath') findings.push({ rule: RULES.templateHostAccess.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is a hostPath` });
+      findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedVolume.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is platform-owned: expected source ${def.source}, got ${source ?? 'none'}` });
+    if (source === 'hostPath') findings.push({ rule: TEMPLATE_COLLISION_RULES.templateHostAccess.id, path: `${at}.volumes[name=${name}]`, message: `volume "${name}" is a hostPath` });
   }
   for (const c of all.filter((x) => x.list === 'containers'))
     for (const m of mounts(c))
       for (const def of [volumes.runtime, volumes.auth]) {
         if (m.name !== def.name) continue;
-        if (c !== main) findings.push({ rule: RULES.templateReservedMount.id, path: m.path, message: `only the main container may mount the ${def.name} volume` });
-        else if (m.givenPath !== def.mountPath) findings.push(owned(RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.givenPath));
+        if (c !== main) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedMount.id, path: m.path, message: `only the main container may mount the ${def.name} volume` });
+        else if (m.givenPath !== def.mountPath) findings.push(owned(TEMPLATE_COLLISION_RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.givenPath));
       }
 
   const restartPolicy = field(spec, 'restartPolicy');
-  if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
+  if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(TEMPLATE_COLLISION_RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
     // Software that needs the API (a controller, an exporter) is the platform's to install.
     findings.push(
-      owned(RULES.templateServiceAccountToken.id, `${at}.automountServiceAccountToken`, t.automountServiceAccountToken, automount,
+      owned(TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id, `${at}.automountServiceAccountToken`, t.automountServiceAccountToken, automount,
         'leave it unset (Deed turns the token off), or have software that needs the API server installed by a principal of no environment (a platform deployer)'),
     );
   findings.push(...tokenVolumes(spec, at, all, config));
@@ -103,15 +193,15 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   if (t.arch !== undefined) findings.push(...scheduling(spec, at, ARCH_LABEL, t.arch));
 
   for (const key of ['hostNetwork', 'hostPID', 'hostIPC'])
-    if (field(spec, key) === true) findings.push({ rule: RULES.templateHostAccess.id, path: `${at}.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
+    if (field(spec, key) === true) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateHostAccess.id, path: `${at}.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
   for (const c of all) {
     const sc = field(c.spec, 'securityContext');
     if (!isRec(sc)) continue;
-    if (field(sc, 'privileged') === true) findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.privileged`, message: `container "${c.name}" is privileged` });
+    if (field(sc, 'privileged') === true) findings.push({ rule: TEMPLATE_COLLISION_RULES.templatePrivileged.id, path: `${c.path}.securityContext.privileged`, message: `container "${c.name}" is privileged` });
     const caps = field(sc, 'capabilities');
     const added = isRec(caps) ? field(caps, 'add') : undefined;
     if (Array.isArray(added) && added.length > 0)
-      findings.push({ rule: RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
+      findings.push({ rule: TEMPLATE_COLLISION_RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
   }
   return findings;
 }
@@ -154,7 +244,7 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
     const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
     const audience = source.audience === undefined ? 'for the API server (no audience)' : `for audience ${JSON.stringify(source.audience)}, not in template.tokenAudiences`;
     findings.push({
-      rule: RULES.templateServiceAccountToken.id,
+      rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
       path: `${at}.volumes[name=${source.volume}].projected.sources.serviceAccountToken`,
       message: `volume "${source.volume}" projects a service-account token ${audience} ${who}`,
     });
@@ -167,7 +257,7 @@ function scheduling(spec: Rec, at: string, label: string, want: string): Finding
   const findings: Finding[] = [];
   const selector = field(spec, 'nodeSelector');
   const got = isRec(selector) ? field(selector, label) : undefined;
-  if (got !== undefined && got !== want) findings.push(owned(RULES.templateScheduling.id, `${at}.nodeSelector["${label}"]`, want, got));
+  if (got !== undefined && got !== want) findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.nodeSelector["${label}"]`, want, got));
   const affinity = field(spec, 'affinity');
   const nodeAffinity = isRec(affinity) ? field(affinity, 'nodeAffinity') : undefined;
   const required = isRec(nodeAffinity) ? field(nodeAffinity, 'requiredDuringSchedulingIgnoredDuringExecution') : undefined;
@@ -177,7 +267,47 @@ function scheduling(spec: Rec, at: string, label: string, want: string): Finding
       if (text(expr, 'key') !== label) continue;
       const values = field(expr, 'values');
       if (text(expr, 'operator') !== 'In' || !isDeepStrictEqual(values, [want]))
-        findings.push(owned(RULES.templateScheduling.id, `${at}.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
+        findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
     }
   return findings;
 }
+
+/** Platform-owned fields are absent or equal to the owned value; a kind that decides its pods' restartPolicy keeps it. */
+export const templateCollisionRule: Rule<PodSpecSubject> = {
+  info: Object.values(TEMPLATE_COLLISION_RULES),
+  check: ({ spec, at, source }, { policy }) =>
+    templateCollisions(spec, at, policy.config).filter((f) => !(source.ownsRestartPolicy && f.rule === TEMPLATE_COLLISION_RULES.templateRestartPolicy.id)),
+};
+
+/**
+ * Whether Deed writes `automountServiceAccountToken: false` into a workload's pod template
+ * (at CREATE, and on an UPDATE that changes the template): only where the controller
+ * manager runs without per-controller credentials (policy
+ * `workloadControllers.perControllerCredentials: false`). Its controllers then all create as
+ * `system:kube-controller-manager`, a system principal Deed never judges, so the pods they
+ * make get no mutation and "automount off" must be in the template they copy. With
+ * per-controller credentials (the default) each pod is reviewed when its controller makes
+ * it, and the mutating side turns automount off there (mutate.ts), as for any sandbox pod.
+ */
+export function templateAutomountOff(spec: Rec, config: Config): boolean {
+  return !config.workloadControllers.perControllerCredentials && !config.template.automountServiceAccountToken && field(spec, 'automountServiceAccountToken') === undefined;
+}
+
+/**
+ * The same, on the validating side: a template the mutating side should have made say false
+ * and that still leaves it unset (a later mutator took it out). Never fires with
+ * per-controller credentials: a template may leave the field unset.
+ */
+export const controllerTokenRule: Rule<PodSpecSubject> = {
+  info: [TEMPLATE_COLLISION_RULES.templateServiceAccountToken],
+  check: ({ spec, at, source }, { policy }) =>
+    source.controller && templateAutomountOff(spec, policy.config)
+      ? [
+          {
+            rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
+            path: `${at}.automountServiceAccountToken`,
+            message: `must be false: the controller manager runs without per-controller credentials (workloadControllers.perControllerCredentials: false), so the ${source.kind}'s pods are created unreviewed; Deed writes false here when the template is written`,
+          },
+        ]
+      : [],
+};

@@ -12,7 +12,94 @@ import type { Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { clonedClaim, containers, ephemeralClaimSpec, mounts, segments, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
-import { RULES } from '../rules/catalog.js';
+import { rule } from '../rules/rule-info.js';
+import type { Rule } from '../rules/rule.js';
+import type { PodSpecSubject } from './sandbox-pod-rules.js';
+
+/** The catalogue entries of the workspace mount rules (rules/catalog.ts gathers them). */
+export const WORKSPACE_MOUNT_RULES = {
+  workspaceGrantMalformed: rule({
+    id: 'workspace.grant-malformed',
+    webhook: 'validate',
+    checks: '`<prefix>/workspace-grants` is a JSON object from container name to "ro" or "rw", not naming the main container.',
+    defaultMode: 'deny',
+    overridable: false,
+    example: 'must be a JSON object of container name to "ro" or "rw"',
+  }),
+  workspaceUndeclaredMount: rule({
+    id: 'workspace.undeclared-mount',
+    webhook: 'validate',
+    checks: 'A container other than main mounts the workspace only with a grant naming it.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'container "sidecar" mounts the workspace without a grant',
+  }),
+  workspaceUnusedGrant: rule({
+    id: 'workspace.unused-grant',
+    webhook: 'validate',
+    checks: 'Every grant names an ordinary container that mounts the workspace.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'grant for "indexer" but no such container mounts the workspace',
+  }),
+  workspaceMountPath: rule({
+    id: 'workspace.mount-path',
+    webhook: 'validate',
+    checks: 'The workspace is mounted at exactly /workspace, once per container.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'must be exactly "/workspace", got "/workspace/sub"',
+  }),
+  workspaceSubpath: rule({
+    id: 'workspace.subpath',
+    webhook: 'validate',
+    checks: 'No subPath or subPathExpr on a workspace mount.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'subPath is not allowed on the workspace',
+  }),
+  workspacePropagation: rule({
+    id: 'workspace.propagation',
+    webhook: 'validate',
+    checks: 'mountPropagation on a workspace mount is absent or None.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'must be None, got "Bidirectional"',
+  }),
+  workspaceRecursiveReadOnly: rule({
+    id: 'workspace.recursive-read-only',
+    webhook: 'validate',
+    checks: 'recursiveReadOnly on a workspace mount is absent or Disabled.',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'must be Disabled, got "Enabled"',
+  }),
+  workspaceReadOnly: rule({
+    id: 'workspace.read-only',
+    webhook: 'validate',
+    checks: 'A workspace mount is read-only exactly when its grant is "ro".',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'container "indexer" is granted "ro" but mounts the workspace read-write',
+  }),
+  workspaceOverlap: rule({
+    id: 'workspace.overlap',
+    webhook: 'validate',
+    checks: 'No other volume is mounted at /workspace, inside it, or at an ancestor of it (compared by path segment: /work does not overlap).',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'volume "cache" mounted at "/workspace/cache" overlaps the workspace',
+  }),
+  workspaceInitOrEphemeral: rule({
+    id: 'workspace.init-or-ephemeral',
+    webhook: 'validate',
+    checks: 'Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included).',
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'ephemeral container "dbg" may not mount the auth volume',
+  }),
+} as const;
+
 
 type Grant = 'ro' | 'rw';
 
@@ -97,7 +184,7 @@ export function workspaceMounts(
   const ws = t.volumes.workspace;
   const findings: Finding[] = [];
   const { grants, error } = parseGrants(grantsAnnotation, t.mainContainer);
-  if (error !== undefined) findings.push({ rule: RULES.workspaceGrantMalformed.id, path: grantsPath, message: error });
+  if (error !== undefined) findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceGrantMalformed.id, path: grantsPath, message: error });
 
   const workspace = workspaceVolumes(spec, podName, config, workspaceClaims);
   const label = (volume: string) => (volume === ws.name ? 'the workspace' : `the workspace (as volume "${volume}")`);
@@ -113,7 +200,7 @@ export function workspaceMounts(
       if (c.list !== 'containers') {
         if (role !== undefined)
           findings.push({
-            rule: RULES.workspaceInitOrEphemeral.id,
+            rule: WORKSPACE_MOUNT_RULES.workspaceInitOrEphemeral.id,
             path: m.path,
             message: `${c.list === 'initContainers' ? 'init' : 'ephemeral'} container "${c.name}" may not mount ${role}`,
           });
@@ -121,7 +208,7 @@ export function workspaceMounts(
         mounting.add(c.name);
       }
       if (!workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
-        findings.push({ rule: RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
     }
   }
 
@@ -131,36 +218,42 @@ export function workspaceMounts(
     const isMain = c.name === t.mainContainer;
     const grant = isMain ? undefined : grants.get(c.name);
     if (!isMain && grant === undefined) {
-      findings.push({ rule: RULES.workspaceUndeclaredMount.id, path: own[0]!.path, message: `container "${c.name}" mounts ${label(own[0]!.name)} without a grant` });
+      findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceUndeclaredMount.id, path: own[0]!.path, message: `container "${c.name}" mounts ${label(own[0]!.name)} without a grant` });
       continue;
     }
     if (own.length > 1)
-      findings.push({ rule: RULES.workspaceMountPath.id, path: `${c.path}.volumeMounts`, message: `container "${c.name}" mounts the workspace ${own.length} times; once only` });
+      findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceMountPath.id, path: `${c.path}.volumeMounts`, message: `container "${c.name}" mounts the workspace ${own.length} times; once only` });
     for (const m of own) {
       if (m.device) {
-        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `container "${c.name}" attaches ${label(m.name)} as a block device; it is mounted at "${ws.mountPath}" only` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceMountPath.id, path: m.path, message: `container "${c.name}" attaches ${label(m.name)} as a block device; it is mounted at "${ws.mountPath}" only` });
         continue;
       }
       if (m.givenPath !== ws.mountPath)
-        findings.push({ rule: RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.givenPath)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.givenPath)}` });
       for (const key of ['subPath', 'subPathExpr'])
-        if ((text(m.raw, key) ?? '') !== '') findings.push({ rule: RULES.workspaceSubpath.id, path: `${m.path}.${key}`, message: `${key} is not allowed on the workspace` });
+        if ((text(m.raw, key) ?? '') !== '') findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceSubpath.id, path: `${m.path}.${key}`, message: `${key} is not allowed on the workspace` });
       const propagation = field(m.raw, 'mountPropagation');
       if (propagation !== undefined && propagation !== 'None')
-        findings.push({ rule: RULES.workspacePropagation.id, path: `${m.path}.mountPropagation`, message: `must be None, got ${JSON.stringify(propagation)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspacePropagation.id, path: `${m.path}.mountPropagation`, message: `must be None, got ${JSON.stringify(propagation)}` });
       const rro = field(m.raw, 'recursiveReadOnly');
       if (rro !== undefined && rro !== 'Disabled')
-        findings.push({ rule: RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${JSON.stringify(rro)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${JSON.stringify(rro)}` });
       const readOnly = field(m.raw, 'readOnly') === true;
       if (grant === 'ro' && !readOnly)
-        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts ${label(m.name)} read-write` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts ${label(m.name)} read-write` });
       if (grant === 'rw' && readOnly)
-        findings.push({ rule: RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "rw" but mounts ${label(m.name)} read-only` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "rw" but mounts ${label(m.name)} read-only` });
     }
   }
 
   for (const [name] of grants)
     if (!mounting.has(name))
-      findings.push({ rule: RULES.workspaceUnusedGrant.id, path: grantsPath, message: `grant for "${name}" but no ordinary container of that name mounts the workspace` });
+      findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceUnusedGrant.id, path: grantsPath, message: `grant for "${name}" but no ordinary container of that name mounts the workspace` });
   return findings;
 }
+
+/** Only the main container mounts the workspace, but for the containers the pod grants it to. */
+export const workspaceRule: Rule<PodSpecSubject> = {
+  info: Object.values(WORKSPACE_MOUNT_RULES),
+  check: (s, { policy }) => workspaceMounts(s.spec, s.at, s.podName, s.grants.value, s.grants.path, policy.config, s.workspaceClaims),
+};

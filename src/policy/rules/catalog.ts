@@ -1,22 +1,15 @@
 // The one list of Deed's rules: ids, what each checks, default enforcement mode and an
 // example message. Metrics, the docs' rule catalog and policy validation all read it.
-/** What a finding of a rule becomes: a denial, an admission warning, or an audit annotation only. */
-export const ENFORCEMENT_MODES = ['deny', 'warn', 'audit'] as const;
-export type EnforcementMode = (typeof ENFORCEMENT_MODES)[number];
+// The entries of the rules that are files of their own (the pod spec's) come from those
+// files, with the rule objects: the rule sets by subject (POD_SPEC_RULES) are built here.
+import { ENFORCEMENT_MODES, rule, type EnforcementMode, type RuleInfo } from './rule-info.js';
+import type { Rule } from './rule.js';
+import type { PodSpecSubject } from '../pod/sandbox-pod-rules.js';
+import { TEMPLATE_COLLISION_RULES, templateCollisionRule, controllerTokenRule } from '../pod/template-collisions.js';
+import { WORKSPACE_MOUNT_RULES, workspaceRule } from '../pod/workspace-mounts.js';
+import { TEMPLATE_HOST_NETWORK, hostNetworkRule } from '../pod/host-network.js';
 
-export interface RuleInfo {
-  id: string;
-  webhook: 'mutate' | 'validate' | 'both';
-  checks: string;
-  defaultMode: EnforcementMode;
-  /** Integrity rules guard the stamps themselves: relaxing them would make the stamps lie. */
-  overridable: boolean;
-  example: string;
-}
-
-function rule(info: RuleInfo): RuleInfo {
-  return info;
-}
+export { ENFORCEMENT_MODES, type EnforcementMode, type RuleInfo };
 
 export const RULES = {
   requestMalformed: rule({
@@ -263,178 +256,9 @@ export const RULES = {
     overridable: true,
     example: 'kube-lab-admin acts for no environment and is not a system controller or break-glass principal',
   }),
-  templateMainMissing: rule({
-    id: 'template.main-missing',
-    webhook: 'validate',
-    checks:
-      'A pod that uses what the platform gives a sandbox\'s main container alone (the runtime or auth volume, reserved environment variables, the control port) has the designated main container. A pod without one that uses none of them is ordinary software sharing the namespace (a Helm test hook, a Deployment\'s pods), not a sandbox: nothing is reported.',
-    defaultMode: 'warn',
-    overridable: true,
-    example: 'no container named "main", yet the pod uses the runtime volume, which only a sandbox\'s main container gets; name that container "main"',
-  }),
-  templateMainContainer: rule({
-    id: 'template.main-container',
-    webhook: 'validate',
-    checks: 'The main container\'s command, args, workingDir and control port are absent or equal to the owned values.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'is platform-owned: expected ["/opt/agentctl","serve"], got ["sh"]',
-  }),
-  templateReservedEnv: rule({
-    id: 'template.reserved-env',
-    webhook: 'validate',
-    checks: 'Reserved environment variables (names and prefixes) appear only on the main container; no envFrom prefix falls into a reserved prefix.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'DEED_SESSION_ID is reserved for the main container',
-  }),
-  templateReservedVolume: rule({
-    id: 'template.reserved-volume',
-    webhook: 'validate',
-    checks: 'A volume that uses a reserved name (workspace, runtime, auth) has the owned source.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'volume "runtime" is platform-owned: expected source emptyDir, got hostPath',
-  }),
-  templateReservedMount: rule({
-    id: 'template.reserved-mount',
-    webhook: 'validate',
-    checks: 'The runtime and auth volumes are mounted only by the main container, at their owned paths.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'only the main container may mount the runtime volume',
-  }),
-  templateRestartPolicy: rule({
-    id: 'template.restart-policy',
-    webhook: 'validate',
-    checks:
-      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'is platform-owned: expected "Always", got "Never"',
-  }),
-  templateServiceAccountToken: rule({
-    id: 'template.service-account-token',
-    webhook: 'validate',
-    checks:
-      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',
-  }),
-  templateScheduling: rule({
-    id: 'template.scheduling',
-    webhook: 'validate',
-    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity is absent or the owned value.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'is platform-owned: expected "linux", got "windows"',
-  }),
-  templatePrivileged: rule({
-    id: 'template.privileged',
-    webhook: 'validate',
-    checks: 'Privileged containers or added capabilities are allowed but flagged.',
-    defaultMode: 'warn',
-    overridable: true,
-    example: 'container "dbg" is privileged',
-  }),
-  templateHostNetwork: rule({
-    id: 'template.host-network',
-    webhook: 'validate',
-    checks:
-      "A sandbox pod (or a workload's pod template) uses the host network namespace only when its environment is granted it (`environments[].grants.hostNetwork`, default false). Judged wherever a pod spec stands: pods, every workload template, and `deed audit`.",
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'environment "alpha" is not granted host networking (environments[].grants.hostNetwork)',
-  }),
-  templateHostAccess: rule({
-    id: 'template.host-access',
-    webhook: 'validate',
-    checks: 'Host namespaces (network, PID, IPC) and hostPath volumes are allowed but flagged.',
-    defaultMode: 'warn',
-    overridable: true,
-    example: 'uses the host network namespace',
-  }),
-  workspaceGrantMalformed: rule({
-    id: 'workspace.grant-malformed',
-    webhook: 'validate',
-    checks: '`<prefix>/workspace-grants` is a JSON object from container name to "ro" or "rw", not naming the main container.',
-    defaultMode: 'deny',
-    overridable: false,
-    example: 'must be a JSON object of container name to "ro" or "rw"',
-  }),
-  workspaceUndeclaredMount: rule({
-    id: 'workspace.undeclared-mount',
-    webhook: 'validate',
-    checks: 'A container other than main mounts the workspace only with a grant naming it.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'container "sidecar" mounts the workspace without a grant',
-  }),
-  workspaceUnusedGrant: rule({
-    id: 'workspace.unused-grant',
-    webhook: 'validate',
-    checks: 'Every grant names an ordinary container that mounts the workspace.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'grant for "indexer" but no such container mounts the workspace',
-  }),
-  workspaceMountPath: rule({
-    id: 'workspace.mount-path',
-    webhook: 'validate',
-    checks: 'The workspace is mounted at exactly /workspace, once per container.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'must be exactly "/workspace", got "/workspace/sub"',
-  }),
-  workspaceSubpath: rule({
-    id: 'workspace.subpath',
-    webhook: 'validate',
-    checks: 'No subPath or subPathExpr on a workspace mount.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'subPath is not allowed on the workspace',
-  }),
-  workspacePropagation: rule({
-    id: 'workspace.propagation',
-    webhook: 'validate',
-    checks: 'mountPropagation on a workspace mount is absent or None.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'must be None, got "Bidirectional"',
-  }),
-  workspaceRecursiveReadOnly: rule({
-    id: 'workspace.recursive-read-only',
-    webhook: 'validate',
-    checks: 'recursiveReadOnly on a workspace mount is absent or Disabled.',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'must be Disabled, got "Enabled"',
-  }),
-  workspaceReadOnly: rule({
-    id: 'workspace.read-only',
-    webhook: 'validate',
-    checks: 'A workspace mount is read-only exactly when its grant is "ro".',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'container "indexer" is granted "ro" but mounts the workspace read-write',
-  }),
-  workspaceOverlap: rule({
-    id: 'workspace.overlap',
-    webhook: 'validate',
-    checks: 'No other volume is mounted at /workspace, inside it, or at an ancestor of it (compared by path segment: /work does not overlap).',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'volume "cache" mounted at "/workspace/cache" overlaps the workspace',
-  }),
-  workspaceInitOrEphemeral: rule({
-    id: 'workspace.init-or-ephemeral',
-    webhook: 'validate',
-    checks: 'Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included).',
-    defaultMode: 'deny',
-    overridable: true,
-    example: 'ephemeral container "dbg" may not mount the auth volume',
-  }),
+  ...TEMPLATE_COLLISION_RULES,
+  templateHostNetwork: TEMPLATE_HOST_NETWORK,
+  ...WORKSPACE_MOUNT_RULES,
   workspaceClaimMarker: rule({
     id: 'workspace.claim-marker',
     webhook: 'validate',
@@ -661,3 +485,11 @@ export const RENAMED_RULES: ReadonlyMap<string, string> = new Map([['networkpoli
 export const RULE_LIST: readonly RuleInfo[] = Object.values(RULES);
 
 export const RULES_BY_ID: ReadonlyMap<string, RuleInfo> = new Map(RULE_LIST.map((r) => [r.id, r]));
+
+/**
+ * The rules of a sandbox pod's spec, wherever one stands (pod/sandbox-pod-rules.ts): a Pod's
+ * `spec`, every pod template of a kind in the kind table, the pods `deed audit` reads back,
+ * in the order their findings are reported. A new pod rule is its file (its catalogue
+ * entry and its check) and one line here.
+ */
+export const POD_SPEC_RULES: readonly Rule<PodSpecSubject>[] = [templateCollisionRule, workspaceRule, controllerTokenRule, hostNetworkRule];
