@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { HELM_KINDS_TEMPLATE, helmKindsTemplate, defaultRowRules, mutatingRules, validatingRules } from '../src/install/kind-rules.js';
-import { doorOf } from '../src/policy/doors.js';
+import { doorOf } from '../src/policy/doors/door.js';
 import { isDefaultRowException, KIND_TABLE, kindRows, REAPED_KINDS, sandboxKind, STAMPED_KINDS, workloadKind } from '../src/policy/kinds.js';
 import { REAP_KINDS } from '../src/kube/client.js';
 import type { AdmissionRequest } from '../src/admission/types.js';

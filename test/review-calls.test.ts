@@ -86,7 +86,7 @@ describe('one review computes its facts once (issue 37)', () => {
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
       'review-facts.ts|reviewFacts': 1,
-      'doors.ts|doorOf': 1,
+      'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1,
       'rules/out-of-scope.ts|outOfScope': 1,
       'create-gate.ts|kindMismatch': 1,
@@ -127,7 +127,7 @@ describe('one review computes its facts once (issue 37)', () => {
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
       'review-facts.ts|reviewFacts': 1,
-      'doors.ts|doorOf': 1,
+      'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1, // was 4
       'rules/out-of-scope.ts|outOfScope': 1,
       'create-gate.ts|kindMismatch': 1,

@@ -1,7 +1,7 @@
 // Which CREATEs the mutating webhook judges whole (create-judgement.ts), apart from it so the
 // read plan (lookup.ts) and the install's rules can ask without importing the rules.
 import type { AdmissionRequest } from '../admission/types.js';
-import { doorOf, type Door } from './doors.js';
+import { doorOf, type Door } from './doors/door.js';
 
 /**
  * A CREATE of a stamped kind's, a workload's or a default-row kind's own resource; not a

@@ -7,7 +7,7 @@
 // before deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import { doorOf, type Door } from './doors.js';
+import { doorOf, type Door } from './doors/door.js';
 import { isRec } from './unstructured.js';
 import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
 import { addedReferences, isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';

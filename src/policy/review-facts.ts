@@ -7,7 +7,7 @@
 import type { Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { doorOf, type Door } from './doors.js';
+import { doorOf, type Door } from './doors/door.js';
 import { resolveRequester, type Requester } from './requester/identity.js';
 import { isWorkloadController } from './controller-made.js';
 import { creatorIdentity, kindMismatch, type CreatorIdentity } from './create-gate.js';

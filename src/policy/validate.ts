@@ -14,7 +14,7 @@ import { forReview, ownershipOfObject } from './ownership.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
-import type { Door } from './doors.js';
+import type { Door } from './doors/door.js';
 import { enforce } from './rules/enforcement.js';
 import { frozenStamps, frozenBindingAnnotations } from './rules/frozen-stamps.js';
 import { guardedWrite } from './rules/guarded-writes.js';
