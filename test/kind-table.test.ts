@@ -98,6 +98,7 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ['src/kube/lookup-cache.ts', 'the API client binding of the cached kinds'],
   ['src/policy/pod/reference-owner.ts', 'the kinds a pod spec names by reference (claims, Secrets): a fact of the pod spec'],
   ['src/policy/lookup.ts', 'the read plan, which follows the rules that read (claims of a new pod or claim)'],
+  ['src/policy/doors/object.ts', "the object door's reads, which follow the rules that read (claims of a new pod or claim)"],
   ['src/install/tenant-role.ts', "Kubernetes' own edit role less reads of Secrets: a copy of the API server's bootstrap policy, not of the table"],
   ['manifests/helm/deed/templates/_tenant.tpl', 'generated from src/install/tenant-role.ts (npm run manifests)'],
 ]);

@@ -85,15 +85,14 @@ describe('one review computes its facts once (issue 37)', () => {
     // planLookups (which builds the review's facts), followUpLookups, mutateAndJudge.
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
-      'review-facts.ts|reviewFacts': 1,
+      'door-reviews.ts|reviewFacts': 1,
       'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1,
       'rules/out-of-scope.ts|outOfScope': 1,
       'create-gate.ts|kindMismatch': 1,
       'create-gate.ts|creatorIdentity': 1,
       'controller-made.ts|isWorkloadController': 1,
-      'create-judged-at-mutation.ts|judgedAtMutation': 1,
-      'create-judged-at-mutation.ts|isCreateJudgedAtMutation': 1,
+      'door-reviews.ts|judgedWhole': 1,
       'lookup.ts|lookupsNeeded': 1,
       'mutate.ts|stampReview': 1,
       'validate.ts|judgeReview': 1,
@@ -126,7 +125,7 @@ describe('one review computes its facts once (issue 37)', () => {
     assert.equal(allowed, true);
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
-      'review-facts.ts|reviewFacts': 1,
+      'door-reviews.ts|reviewFacts': 1,
       'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1, // was 4
       'rules/out-of-scope.ts|outOfScope': 1,
