@@ -106,10 +106,11 @@ describe('one review computes its facts once (issue 37)', () => {
       // volume the patch takes out) derived from it (pod/pod-names.ts).
       'pod/claim-environment.ts|podClaims': 1,
       'pod/named-references.ts|podReferences': 1,
-      // Not yet 1: each runs once on the object as it arrived (the stamping) and once on the
-      // object as Deed's patch leaves it (the judgement).
-      'create-gate.ts|createIdentity': 2, // the admission-owned keys a requester of no environment may not set, on each object
-      'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
+      // The create gate, worked out by the stamping and kept for the judgement of the object
+      // as Deed's patch leaves it (review-facts.ts createGateOf; was 2).
+      'create-gate.ts|createIdentity': 1,
+      // Not yet 1: the stamping's findings, then the judgement's.
+      'rules/enforcement.ts|enforce': 2,
     });
   });
 

@@ -8,7 +8,9 @@ import type { AdmissionRequest } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
 import type { Door } from './doors/door.js';
 import type { Requester } from './requester/identity.js';
-import type { CreatorIdentity } from './create-gate.js';
+import type { KubeObject } from '../admission/types.js';
+import { createIdentity, type CreateGate, type CreatorIdentity } from './create-gate.js';
+import type { Policy } from './policy.js';
 import { namesAfter, podNames, type PodNames } from './pod/pod-names.js';
 import type { Rec } from './unstructured.js';
 
@@ -24,6 +26,8 @@ export interface ReviewFacts {
   identity: CreatorIdentity | undefined;
   /** A CREATE the mutating webhook judges whole (door-reviews.ts, judgedWhole). */
   judgedAtMutation: boolean;
+  /** The requester's create gate on the request's object (`createGateOf`), once something asked. */
+  createGate?: CreateGate;
   /** What the request's pod spec names, once something asked (`podNamesOf`): the spec it was worked out on, and the names. */
   podNames?: { spec: Rec; names: PodNames };
 }
@@ -51,4 +55,15 @@ export function podNamesOf(facts: ReviewFacts | undefined, spec: Rec): PodNames 
   const names = (known === undefined ? undefined : namesAfter(known.spec, known.names, spec)) ?? podNames(spec);
   if (facts !== undefined) facts.podNames = { spec, names };
   return names;
+}
+
+/**
+ * The requester's create gate on the request's object (create-gate.ts createIdentity), worked
+ * out once per review: by the stamping on the object as it arrived, or by the judgement. It
+ * holds for the object as Deed's patch leaves it (`withObject`) too: the gate reads the
+ * object only for a requester Deed stamps nothing for, and Deed's patch adds no
+ * admission-owned key to such a requester's object.
+ */
+export function createGateOf(facts: ReviewFacts, namespace: string, obj: KubeObject, policy: Policy): CreateGate {
+  return (facts.createGate ??= createIdentity(facts.requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, facts.identity));
 }

@@ -11,7 +11,7 @@ import { allowed, patched, type Finding, type PatchOperation, type Verdict } fro
 import { enforce } from './rules/enforcement.js';
 import { readStamps } from './stamps/attestation.js';
 import { budgetAsLabel, expiresAt, isFreshExpiry, policyDeadline } from './stamps/deadline.js';
-import { createIdentity, type CreatorIdentity } from './create-gate.js';
+import { createIdentity, type CreateGate } from './create-gate.js';
 import type { Requester } from './requester/identity.js';
 import type { ReviewFacts } from './review-facts.js';
 import { signStamps, verifyStamps, type KeyRing } from './stamps/key-ring.js';
@@ -45,7 +45,7 @@ export function stampAtCreate(facts: ReviewFacts, ctx: DecisionContext, create: 
 
 /**
  * The stamps of a new object of `kind`, as a patch, or the findings that refuse it.
- * `creator`: the requester's creator identity (create-gate.ts), when the review has it.
+ * `given`: the requester's create gate on `obj` (review-facts.ts createGateOf), when the review has it.
  * `base`: the object as it arrived, when `obj` is what Deed stamps in its place (a
  * controller-made object without the stamps it carried).
  */
@@ -56,7 +56,7 @@ export function stampCreate(
   req: AdmissionRequest,
   ctx: DecisionContext,
   requester: Requester,
-  creator: CreatorIdentity | undefined,
+  given: CreateGate | undefined,
   base: KubeObject = obj,
   controllerMade = false,
 ): Verdict {
@@ -66,7 +66,7 @@ export function stampCreate(
 
   // Every finding goes through the rules' modes, here as on the validating side: a gate
   // rule set to warn lets the object through, unstamped (it acts for no environment here).
-  const gate = createIdentity(requester, namespace, labels, annotations, ctx.policy, creator);
+  const gate = given ?? createIdentity(requester, namespace, labels, annotations, ctx.policy);
   if ('verdict' in gate) {
     const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
     // Allowed, it acts for no environment here: its pods and selectors are marked as such.

@@ -12,12 +12,13 @@ import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
+import { createGateOf } from '../review-facts.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
   needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] })),
-  stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? allowed() : stampCreate(facts.request.object!, facts.door.row, namespace, facts.request, ctx, facts.requester, facts.identity))),
+  stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? allowed() : stampCreate(facts.request.object!, facts.door.row, namespace, facts.request, ctx, facts.requester, createGateOf(facts, namespace, facts.request.object!, ctx.policy)))),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const mismatch = facts.kindMismatch;

@@ -29,8 +29,8 @@ import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rule
 import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { workloadKindNamed, type SandboxKind } from '../kinds.js';
 import { annotationPath, isManaged } from '../stamps/identity-stamps.js';
-import { createIdentity, missingNamespace, type CreatorIdentity } from '../create-gate.js';
-import { podNamesOf, type ReviewFacts } from '../review-facts.js';
+import { createIdentity, missingNamespace, type CreateGate } from '../create-gate.js';
+import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
 import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
 import { referenceScope } from '../rules/reference-scope.js';
@@ -47,14 +47,14 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) })),
   stamp: (facts, ctx) =>
-    stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? missingNamespace(facts.door.sandboxKind) : stampCreate(facts.request.object!, facts.door.sandboxKind, namespace, facts.request, ctx, facts.requester, facts.identity))),
+    stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? missingNamespace(facts.door.sandboxKind) : stampCreate(facts.request.object!, facts.door.sandboxKind, namespace, facts.request, ctx, facts.requester, createGateOf(facts, namespace, facts.request.object!, ctx.policy)))),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const kind = door.sandboxKind;
     const mismatch = facts.kindMismatch;
     if (mismatch) return denied([mismatch]);
     if (req.operation === 'CREATE')
-      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, facts.identity, facts);
+      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
     return validateChange(req, kind, namespace, requester, ctx);
   },
   controllerWrite: {
@@ -91,13 +91,13 @@ function validateCreate(
   selectors: Finding[],
   source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
   controllerMade = false,
-  /** The requester's creator identity (create-gate.ts), when the review has it. */
-  creator?: CreatorIdentity,
+  /** The requester's create gate on `obj` (review-facts.ts createGateOf), when the review has it. */
+  given?: CreateGate,
   /** The review's facts, whose object `obj` is: what it names is worked out once in the review (review-facts.ts). */
   facts?: ReviewFacts,
 ): Verdict {
   const { policy } = ctx;
-  const identity = createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, creator);
+  const identity = given ?? createIdentity(requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy);
   const spec = kind.kind === 'Pod' && isRec(obj.spec) ? obj.spec : undefined;
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
   const names = spec !== undefined ? podNamesOf(facts, spec) : undefined;

@@ -18,6 +18,7 @@ import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../wor
 import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { stampCreate } from '../stamp-create.js';
+import { createGateOf } from '../review-facts.js';
 import { judgeControllerWrite, stampControllerMade } from './controller-write.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
@@ -47,7 +48,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
     const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy, facts.identity);
     if ('verdict' in gate) return gate.verdict.allowed ? withTemplateOps(patched(noEnvironmentScope(req.object!, req.resource, req.namespace, requester, ctx.policy)), templates) : templates;
-    return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx, requester, facts.identity), templates);
+    return withTemplateOps(stampCreate(req.object!, row, req.namespace, req, ctx, requester, createGateOf(facts, req.namespace, req.object!, ctx.policy)), templates);
   },
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
