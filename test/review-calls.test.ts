@@ -109,8 +109,8 @@ describe('one review computes its facts once (issue 37)', () => {
       // The create gate, worked out by the stamping and kept for the judgement of the object
       // as Deed's patch leaves it (review-facts.ts createGateOf; was 2).
       'create-gate.ts|createIdentity': 1,
-      // Not yet 1: the stamping's findings, then the judgement's.
-      'rules/enforcement.ts|enforce': 2,
+      // The judgement's findings: the stamping found none, so had nothing to enforce (was 2).
+      'rules/enforcement.ts|enforce': 1,
     });
   });
 
@@ -137,18 +137,18 @@ describe('one review computes its facts once (issue 37)', () => {
       'validate.ts|judgeReview': 1,
       'workload/review.ts|mutateWorkload': 1,
       'workload/review.ts|validateWorkload': 1,
+      // The judgement's findings alone: the templates' stamping and the workload's found none (was 3).
+      'rules/enforcement.ts|enforce': 1,
       'stamps/key-ring.ts|verifyStamps': 1,
       // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping,
       // the workload's own stamps, its selector, its templates), each now only the label check
       // of a requester of no environment on the given identity; the templates' claims and
-      // references are walked by the read plan and again by the judgement; the stamping's
-      // findings, the templates' and the judgement's are each enforced.
+      // references are walked by the read plan and again by the judgement.
       'create-gate.ts|createIdentity': 6,
       'workload/review.ts|workloadClaims': 2,
       'workload/review.ts|workloadReferences': 2,
       'pod/claim-environment.ts|podClaims': 3,
       'pod/named-references.ts|podReferences': 2,
-      'rules/enforcement.ts|enforce': 3,
     });
   });
 });

@@ -153,7 +153,10 @@ export function stampCreate(
   const scoped = scopeSelector(obj, req.resource, environment, ctx.policy);
   findings.push(...scoped.findings);
 
-  const enforced = enforce(findings, ctx.policy, warnings);
+  // The stamping's findings are conflicts with what Deed writes; an object stamped without
+  // one has nothing to enforce here but Deed's own warnings, and its findings as stamped are
+  // the judgement's to enforce (once, for /admit: create-judgement.ts).
+  const enforced = findings.length === 0 ? allowed(warnings) : enforce(findings, ctx.policy, warnings);
   if (!enforced.allowed) return enforced;
 
   // Deed's own reinvocation keeps its attestation: it may come from a replica that still
