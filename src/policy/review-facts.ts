@@ -30,6 +30,8 @@ export interface ReviewFacts {
   createGate?: CreateGate;
   /** What the request's pod spec names, once something asked (`podNamesOf`): the spec it was worked out on, and the names. */
   podNames?: { spec: Rec; names: PodNames };
+  /** What a workload's (changed) templates name, once something asked (workload/review.ts `workloadNamesOf`): the templates' specs it was worked out on, and the names. */
+  workloadNames?: { templates: Array<{ at: string; spec: Rec }>; names: PodNames };
 }
 
 /**

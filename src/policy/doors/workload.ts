@@ -13,7 +13,7 @@ import { createIdentity } from '../create-gate.js';
 import { objectReads } from '../reads.js';
 import { keptScope, noEnvironmentScope, selectorScope } from '../selector-scope.js';
 import { referenceScope } from '../rules/reference-scope.js';
-import { mutateWorkload, validateWorkload, workloadClaims, workloadReferences } from '../workload/review.js';
+import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
 import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { stampedObjectFindings } from '../stamped-object.js';
@@ -29,10 +29,9 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
   needs: (read) =>
     objectReads(read, () => {
       const { req, door } = read;
-      const obj = req.object!;
-      const change = req.operation === 'CREATE' || req.operation === 'UPDATE';
-      const old = req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined;
-      return { claims: change ? workloadClaims(obj, door.workload, old) : [], references: change ? workloadReferences(obj, door.workload, old) : [], accounts: [] };
+      if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { claims: [], references: [], accounts: [] };
+      const names = workloadNamesOf(read.facts, req.object!, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
+      return { ...names, accounts: [] };
     }),
   stamp(facts, ctx) {
     const { request: req, door, requester } = facts;
@@ -60,7 +59,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
       ...selectorScope(req, namespace, requester, ctx, facts.identity),
       ...referenceScope(req, namespace, requester, ctx),
     ];
-    return validateWorkload(req, door.workload, namespace, requester, ctx, own, facts.identity);
+    return validateWorkload(req, door.workload, namespace, requester, ctx, own, facts.identity, facts);
   },
   controllerWrite: {
     stamp: (facts, ctx) => stampControllerMade(facts, workloadStampRow(facts.door.workload), ctx),
@@ -75,7 +74,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
         const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
         if ('finding' in made) return enforce([made.finding], ctx.policy);
         const acting = actingFor(requester, made.environment);
-        return validateWorkload(req, door.workload, namespace, acting, ctx, [...stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false), ...selectorScope(req, namespace, acting, ctx)]);
+        return validateWorkload(req, door.workload, namespace, acting, ctx, [...stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false), ...selectorScope(req, namespace, acting, ctx)], undefined, facts);
       }),
   },
   judgesCreateWhole: true,
