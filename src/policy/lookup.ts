@@ -3,8 +3,9 @@
 // controlling owner of what a controller creates, the claims a new pod or a workload's
 // template mounts or clones (or a new claim clones), the Secrets and ConfigMaps a pod or a
 // template names, the snapshots a claim restores and then their source claims. Which
-// objects a review needs is decided here, purely; the server reads them (with a deadline)
-// before deciding, so the decision itself stays free of I/O.
+// objects a review needs is its door's to say (the door reviews' `needs`, door-reviews.ts;
+// the keys and their limits in reads.ts), decided here, purely; the server reads them (with a
+// deadline) before deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf, type Door } from './doors/door.js';
@@ -35,10 +36,10 @@ export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, key
 }
 
 /** The reads of a request whose door is known, and whether `admit` judges it whole: its door's (door-reviews.ts); `facts`: the review's, when built (what a new pod names is worked out once, on them). */
-function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
+function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
   const namespace = req.namespace;
   if (namespace === undefined) return [];
-  const judges = webhook === 'validate' || (webhook === 'admit' && judgedWhole);
+  const judges = webhook === 'validate' || (webhook === 'admit' && whole);
   return doorReview(door).needs({ req, door, namespace, judges, keys, policy, facts });
 }
 

@@ -18,7 +18,11 @@ import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
   needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] })),
-  stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? allowed() : stampCreate(facts.request.object!, facts.door.row, namespace, facts.request, ctx, facts.requester, createGateOf(facts, namespace, facts.request.object!, ctx.policy)))),
+  stamp: (facts, ctx) =>
+    stampAtCreate(facts, ctx, (namespace) => {
+      const { request: req, door } = facts;
+      return namespace === undefined ? allowed() : stampCreate(req.object!, door.row, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
+    }),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const mismatch = facts.kindMismatch;

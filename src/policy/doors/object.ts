@@ -46,8 +46,7 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) })),
-  stamp: (facts, ctx) =>
-    stampAtCreate(facts, ctx, (namespace) => (namespace === undefined ? missingNamespace(facts.door.sandboxKind) : stampCreate(facts.request.object!, facts.door.sandboxKind, namespace, facts.request, ctx, facts.requester, createGateOf(facts, namespace, facts.request.object!, ctx.policy)))),
+  stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const kind = door.sandboxKind;
@@ -64,6 +63,13 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   judgesCreateWhole: true,
   carries: (door) => door.sandboxKind.kind,
 };
+
+/** The stamps of a new object of the door's kind; a review that names no namespace is malformed. */
+function stampNewObject(facts: DoorFacts<ObjectDoor>, namespace: string | undefined, ctx: DecisionContext): Verdict {
+  const { request: req, door } = facts;
+  if (namespace === undefined) return missingNamespace(door.sandboxKind);
+  return stampCreate(req.object!, door.sandboxKind, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
+}
 
 /** A pod a workload controller creates: judged by the pod rules as for its controlling owner's own pods. */
 function judgeControllerPod(facts: DoorFacts<ObjectDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
