@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import jsonpatch from 'fast-json-patch';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
-import { doorOf } from '../src/policy/doors.js';
+import { doorOf } from '../src/policy/doors/door.js';
 import { DEFAULT_ROW_EXCEPTIONS } from '../src/policy/kinds.js';
 import { REPORT_APIS } from '../src/audit/report.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { HELM_KINDS_TEMPLATE, helmKindsTemplate, defaultRowRules, mutatingRules, validatingRules } from '../src/install/kind-rules.js';
-import { doorOf } from '../src/policy/doors.js';
+import { doorOf } from '../src/policy/doors/door.js';
 import { isDefaultRowException, KIND_TABLE, kindRows, REAPED_KINDS, sandboxKind, STAMPED_KINDS, workloadKind } from '../src/policy/kinds.js';
 import { REAP_KINDS } from '../src/kube/client.js';
 import type { AdmissionRequest } from '../src/admission/types.js';
@@ -98,6 +98,7 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ['src/kube/lookup-cache.ts', 'the API client binding of the cached kinds'],
   ['src/policy/pod/reference-owner.ts', 'the kinds a pod spec names by reference (claims, Secrets): a fact of the pod spec'],
   ['src/policy/lookup.ts', 'the read plan, which follows the rules that read (claims of a new pod or claim)'],
+  ['src/policy/doors/object.ts', "the object door's reads, which follow the rules that read (claims of a new pod or claim)"],
   ['src/install/tenant-role.ts', "Kubernetes' own edit role less reads of Secrets: a copy of the API server's bootstrap policy, not of the table"],
   ['manifests/helm/deed/templates/_tenant.tpl', 'generated from src/install/tenant-role.ts (npm run manifests)'],
 ]);

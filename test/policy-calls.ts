@@ -4,7 +4,7 @@ import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 
 export interface FunctionCalls {
-  /** Path under src/policy, e.g. `doors.ts`. */
+  /** Path under src/policy, e.g. `doors/door.ts`. */
   file: string;
   name: string;
   count: number;

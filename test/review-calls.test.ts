@@ -85,15 +85,14 @@ describe('one review computes its facts once (issue 37)', () => {
     // planLookups (which builds the review's facts), followUpLookups, mutateAndJudge.
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
-      'review-facts.ts|reviewFacts': 1,
-      'doors.ts|doorOf': 1,
+      'door-reviews.ts|reviewFacts': 1,
+      'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1,
       'rules/out-of-scope.ts|outOfScope': 1,
       'create-gate.ts|kindMismatch': 1,
       'create-gate.ts|creatorIdentity': 1,
       'controller-made.ts|isWorkloadController': 1,
-      'create-judged-at-mutation.ts|judgedAtMutation': 1,
-      'create-judged-at-mutation.ts|isCreateJudgedAtMutation': 1,
+      'door-reviews.ts|judgedWhole': 1,
       'lookup.ts|lookupsNeeded': 1,
       'mutate.ts|stampReview': 1,
       'validate.ts|judgeReview': 1,
@@ -107,10 +106,11 @@ describe('one review computes its facts once (issue 37)', () => {
       // volume the patch takes out) derived from it (pod/pod-names.ts).
       'pod/claim-environment.ts|podClaims': 1,
       'pod/named-references.ts|podReferences': 1,
-      // Not yet 1: each runs once on the object as it arrived (the stamping) and once on the
-      // object as Deed's patch leaves it (the judgement).
-      'create-gate.ts|createIdentity': 2, // the admission-owned keys a requester of no environment may not set, on each object
-      'rules/enforcement.ts|enforce': 2, // the stamping's findings, then the judgement's
+      // The create gate, worked out by the stamping and kept for the judgement of the object
+      // as Deed's patch leaves it (review-facts.ts createGateOf; was 2).
+      'create-gate.ts|createIdentity': 1,
+      // The judgement's findings: the stamping found none, so had nothing to enforce (was 2).
+      'rules/enforcement.ts|enforce': 1,
     });
   });
 
@@ -126,8 +126,8 @@ describe('one review computes its facts once (issue 37)', () => {
     assert.equal(allowed, true);
     assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
-      'review-facts.ts|reviewFacts': 1,
-      'doors.ts|doorOf': 1,
+      'door-reviews.ts|reviewFacts': 1,
+      'doors/door.ts|doorOf': 1,
       'requester/identity.ts|resolveRequester': 1, // was 4
       'rules/out-of-scope.ts|outOfScope': 1,
       'create-gate.ts|kindMismatch': 1,
@@ -138,17 +138,20 @@ describe('one review computes its facts once (issue 37)', () => {
       'workload/review.ts|mutateWorkload': 1,
       'workload/review.ts|validateWorkload': 1,
       'stamps/key-ring.ts|verifyStamps': 1,
-      // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping,
-      // the workload's own stamps, its selector, its templates), each now only the label check
-      // of a requester of no environment on the given identity; the templates' claims and
-      // references are walked by the read plan and again by the judgement; the stamping's
-      // findings, the templates' and the judgement's are each enforced.
+      // What the templates name, walked once by the read plan and kept for the judgement of
+      // the templates Deed's patch left as they were (workload/review.ts workloadNamesOf; was 2).
+      'workload/review.ts|workloadClaims': 1,
+      'workload/review.ts|workloadReferences': 1,
+      // The judgement's findings alone: the templates' stamping and the workload's found none (was 3).
+      'rules/enforcement.ts|enforce': 1,
+      // Not yet 1: createIdentity still runs where each step asks (mutateWorkload, the stamping
+      // of the templates and of the workload, the workload's own stamps, its selector, its
+      // templates), each only the label check of a requester of no environment on the given
+      // identity (the workload's stamping takes the review's gate, which nothing else asks for yet);
+      // the templates' claims are walked once for what they name and once for which are workspaces.
       'create-gate.ts|createIdentity': 6,
-      'workload/review.ts|workloadClaims': 2,
-      'workload/review.ts|workloadReferences': 2,
-      'pod/claim-environment.ts|podClaims': 3,
-      'pod/named-references.ts|podReferences': 2,
-      'rules/enforcement.ts|enforce': 3,
+      'pod/claim-environment.ts|podClaims': 2, // was 3
+      'pod/named-references.ts|podReferences': 1, // was 2
     });
   });
 });

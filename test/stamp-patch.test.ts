@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import type { KubeObject, OwnerReference } from '../src/admission/types.js';
-import { stampPatch } from '../src/policy/mutate.js';
+import { stampPatch } from '../src/policy/stamp-create.js';
 
 // decode.ts refuses a __proto__ key before any policy code runs.
 const key = fc.oneof(fc.constantFrom('deed.dev/environment', 'a~b', 'a/b/c', '~1', '~0/', '', 'app'), fc.string({ maxLength: 6 })).filter((k) => k !== '__proto__');

@@ -11,7 +11,7 @@ import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
 import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
-import { objectRules } from '../policy/validate.js';
+import { objectRules } from '../policy/object-rules.js';
 import { ownershipOfObject } from '../policy/ownership.js';
 import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
 import { isWellKnownConfigMap } from '../policy/pod/configmap-references.js';

@@ -56,6 +56,9 @@ export function creatorIdentity(requester: Requester, namespace: string, policy:
   return { environment: env.id };
 }
 
+/** What a requester's CREATE of an object is: stamped for an environment, or the verdict identity alone decides. */
+export type CreateGate = { environment: string } | { verdict: Verdict };
+
 /**
  * The environment a CREATE is stamped for, or the verdict identity alone decides: an
  * unmapped requester passes unless it carries an admission-owned key (forged); an
@@ -69,7 +72,7 @@ export function createIdentity(
   annotations: Record<string, string>,
   policy: Policy,
   identity: CreatorIdentity = creatorIdentity(requester, namespace, policy),
-): { environment: string } | { verdict: Verdict } {
+): CreateGate {
   if (!('none' in identity)) return identity;
   const forged = presentOwnedKeys(labels, annotations, policy.keys);
   return {

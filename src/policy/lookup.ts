@@ -3,54 +3,27 @@
 // controlling owner of what a controller creates, the claims a new pod or a workload's
 // template mounts or clones (or a new claim clones), the Secrets and ConfigMaps a pod or a
 // template names, the snapshots a claim restores and then their source claims. Which
-// objects a review needs is decided here, purely; the server reads them (with a deadline)
-// before deciding, so the decision itself stays free of I/O.
+// objects a review needs is its door's to say (the door reviews' `needs`, door-reviews.ts;
+// the keys and their limits in reads.ts), decided here, purely; the server reads them (with a
+// deadline) before deciding, so the decision itself stays free of I/O.
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import { doorOf, type Door } from './doors.js';
+import { doorOf, type Door } from './doors/door.js';
 import { isRec } from './unstructured.js';
-import { podClaims, pvcClaims, referencedNames, snapshotClaims, type ClaimReference } from './pod/claim-environment.js';
-import { addedReferences, isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
-import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
-import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { workloadClaims, workloadReferences } from './workload/review.js';
-import { kindRows, SCALED_RESOURCES } from './kinds.js';
-import { controllerOf, ownerLookupKey } from './controller-made.js';
+import type { ObjectLookup, Policy } from './policy.js';
+import { kindRows } from './kinds.js';
+import { ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
-import { runLeaseToRead } from './rules/run-lease.js';
-import { judgedAtMutation } from './create-judged-at-mutation.js';
-import { podNamesOf, reviewFacts, type DecodedWithFacts, type ReviewFacts } from './review-facts.js';
-import { changedReferences, objectReferences, referenceReads } from './object-references.js';
-import { readsAccountStamps } from './rules/service-account-stamps.js';
-import { serviceAccountOf } from './pod/service-account.js';
-import { SERVICE_ACCOUNT_TOKEN_TYPE, tokenAccount } from './rules/service-account-guard.js';
+import { doorReview, judgedWhole, reviewFacts } from './door-reviews.js';
+import type { DecodedWithFacts, ReviewFacts } from './review-facts.js';
+import { SERVICE_ACCOUNT_TOKEN_TYPE } from './rules/service-account-guard.js';
+import { lookupKey, type LookupKey } from './reads.js';
 
 export type { LookupResource } from './kinds.js';
-import type { LookupResource } from './kinds.js';
+export { gatheredLookup, lookupKey, MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS, noLookup, type LookupKey } from './reads.js';
 
 /** `admit` reads what `mutate` does, and at the CREATEs it judges whole what `validate` does (create-judgement.ts). */
 type LookupWebhook = 'mutate' | 'validate' | 'admit';
-
-export interface LookupKey {
-  resource: LookupResource;
-  namespace: string;
-  name: string;
-}
-
-export function lookupKey(k: LookupKey): string {
-  return `${k.resource}/${k.namespace}/${k.name}`;
-}
-
-/**
- * At most this many claims are read for one review: a pod that names more is refused for
- * the rest (their environment stays unknown) rather than fanning out without bound.
- */
-export const MAX_CLAIM_LOOKUPS = 32;
-
-/** Likewise for the Secrets a pod names (each read as metadata only), and for its ConfigMaps. */
-export const MAX_SECRET_LOOKUPS = 32;
-export const MAX_CONFIGMAP_LOOKUPS = 32;
-const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret: MAX_SECRET_LOOKUPS, ConfigMap: MAX_CONFIGMAP_LOOKUPS };
 
 /**
  * The objects a review's decision reads besides the request itself (the mutating side reads
@@ -59,121 +32,15 @@ const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret
  */
 export function lookupsNeeded(req: AdmissionRequest, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): LookupKey[] {
   const door = doorOf(req);
-  return readsOf(req, door, judgedAtMutation(req, door), webhook, keys, policy, undefined);
+  return readsOf(req, door, judgedWhole(req, door), webhook, keys, policy, undefined);
 }
 
-/** The reads of a request whose door is known, and whether `admit` judges it whole; `facts`: the review's, when built (what a new pod names is worked out once, on them). */
-function readsOf(req: AdmissionRequest, door: Door, judgedWhole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
+/** The reads of a request whose door is known, and whether `admit` judges it whole: its door's (door-reviews.ts); `facts`: the review's, when built (what a new pod names is worked out once, on them). */
+function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: LookupWebhook, keys: StampKeys, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
   const namespace = req.namespace;
   if (namespace === undefined) return [];
-  // Only the validating webhook judges them (the mutating webhooks' rules send it none).
-  if (door.kind === 'pod-by-name' && door.pod !== undefined) return webhook === 'validate' ? [{ resource: 'pods', namespace, name: door.pod }] : [];
-  // A scale names the workload, whose stamps are looked up.
-  if (webhook === 'validate' && door.kind === 'workload-scale' && door.name !== undefined && SCALED_RESOURCES.includes(door.resource))
-    return [{ resource: door.resource as LookupResource, namespace, name: door.name }];
-  // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
-  if (webhook === 'validate' && door.kind === 'token-request') return accountKeys(door.serviceAccount, namespace);
-  const owners = ownerKeys(req, door, webhook, namespace);
-  if ((webhook === 'validate' || (webhook === 'admit' && judgedWhole)) && req.object)
-    return [
-      ...owners,
-      ...claimKeys(claimReferences(req, door, facts), namespace),
-      ...referenceKeys(req, door, namespace, policy, facts),
-      ...runLeaseKeys(req, door, namespace, keys),
-      ...tableReferenceKeys(req, door, namespace),
-      ...credentialAccountKeys(req, door, namespace),
-    ];
-  return owners;
-}
-
-/**
- * The controlling owner of a new pod or workload (a controller made it: whose it is follows
- * the owner, controller-made.ts), and the new controlling owner an UPDATE gives an object
- * (adoption). Planned for any requester: who is a workload controller is the policy's.
- */
-function ownerKeys(req: AdmissionRequest, door: Door, webhook: LookupWebhook, namespace: string): LookupKey[] {
-  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
-  const after = controllerOf(req.object);
-  // Any new object's controller reference is judged (rules/reference-scope.ts); a controller-made one's decides whose it is.
-  const made = req.operation === 'CREATE';
-  const adopted = webhook === 'validate' && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
-  const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
-  return key ? [key] : [];
-}
-
-/** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes. */
-function tableReferenceKeys(req: AdmissionRequest, door: Door, namespace: string): LookupKey[] {
-  if (req.subResource !== undefined || (door.kind !== 'workload' && door.kind !== 'object' && door.kind !== 'default')) return [];
-  const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
-  return referenceReads(refs, namespace);
-}
-
-/** The account a new pod runs as, and the one a token Secret names: their stamps say whose credential it is (rules/service-account-stamps.ts). */
-function credentialAccountKeys(req: AdmissionRequest, door: Door, namespace: string): LookupKey[] {
-  const obj = req.object;
-  if (door.kind !== 'object' || req.subResource !== undefined || !obj) return [];
-  if (door.sandboxKind.kind === 'Pod') return req.operation === 'CREATE' && isRec(obj.spec) ? accountKeys(serviceAccountOf(obj.spec), namespace) : [];
-  if (door.sandboxKind.kind === 'Secret') return accountKeys(tokenAccount(obj), namespace);
-  return [];
-}
-
-function accountKeys(account: string | undefined, namespace: string): LookupKey[] {
-  return account !== undefined && readsAccountStamps(account) ? [{ resource: 'serviceaccounts', namespace, name: account }] : [];
-}
-
-/** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
-function runLeaseKeys(req: AdmissionRequest, door: Door, namespace: string, keys: StampKeys): LookupKey[] {
-  if (req.operation !== 'CREATE' || req.subResource !== undefined) return [];
-  if (door.kind !== 'object' && door.kind !== 'workload' && door.kind !== 'default') return [];
-  const name = runLeaseToRead(req.object, keys);
-  return name === undefined ? [] : [{ resource: 'leases', namespace, name }];
-}
-
-/** The claims (and snapshots) a validating review judges. */
-function claimReferences(req: AdmissionRequest, door: Door, facts: ReviewFacts | undefined): ClaimReference[] {
-  const obj = req.object;
-  if (!obj) return [];
-  // A pod's volumes and a claim's data source are fixed at CREATE: only then are the claims they name judged.
-  if (door.kind === 'object' && req.operation === 'CREATE' && req.subResource === undefined) {
-    const kind = door.sandboxKind.kind;
-    return kind === 'Pod' && isRec(obj.spec) ? podNamesOf(facts, obj.spec).claims : kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
-  }
-  // An ephemeral container may mount a volume on a claim that is a workspace.
-  if (isEphemeralContainerWrite(req, door) && isRec(obj.spec)) return podClaims(obj.spec, 'spec');
-  const change = req.operation === 'CREATE' || req.operation === 'UPDATE';
-  if (door.kind === 'workload' && change) return workloadClaims(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
-  if (door.kind === 'snapshot' && change) return snapshotClaims(obj);
-  return [];
-}
-
-function isEphemeralContainerWrite(req: AdmissionRequest, door: Door): boolean {
-  return door.kind === 'object' && door.sandboxKind.kind === 'Pod' && req.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers';
-}
-
-/** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
-function referenceKeys(req: AdmissionRequest, door: Door, namespace: string, policy: Policy | undefined, facts: ReviewFacts | undefined): LookupKey[] {
-  const obj = req.object;
-  let refs: NamedReference[] = [];
-  if (obj && door.kind === 'object' && door.sandboxKind.kind === 'Pod' && isRec(obj.spec)) {
-    if (req.operation === 'CREATE' && req.subResource === undefined) refs = podNamesOf(facts, obj.spec).references;
-    else if (isEphemeralContainerWrite(req, door)) refs = addedReferences(req.oldObject?.spec, obj.spec);
-  } else if (obj && door.kind === 'workload' && (req.operation === 'CREATE' || req.operation === 'UPDATE')) {
-    refs = workloadReferences(obj, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
-  }
-  return (Object.keys(MAX_REFERENCE_LOOKUPS) as ReferencedKind[]).flatMap((kind) =>
-    referencedNamesOf(refs, kind)
-      .filter((name) => policy === undefined || !isExemptReference(kind, name, policy))
-      .slice(0, MAX_REFERENCE_LOOKUPS[kind])
-      .map((name) => ({ resource: referencedResource(kind), namespace, name })),
-  );
-}
-
-function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
-  const { claims, snapshots } = referencedNames(refs);
-  return [
-    ...snapshots.map((name) => ({ resource: 'volumesnapshots' as const, namespace, name })),
-    ...claims.map((name) => ({ resource: 'persistentvolumeclaims' as const, namespace, name })),
-  ].slice(0, MAX_CLAIM_LOOKUPS);
+  const judges = webhook === 'validate' || (webhook === 'admit' && whole);
+  return doorReview(door).needs({ req, door, namespace, judges, keys, policy, facts });
 }
 
 /**
@@ -290,18 +157,4 @@ function hasOwners(req: { object?: { metadata?: { ownerReferences?: unknown } } 
   } catch {
     return false;
   }
-}
-
-/** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
-export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string): ObjectLookup {
-  return {
-    get(resource, namespace, name) {
-      return facts.get(lookupKey({ resource, namespace, name })) ?? { state: 'unknown', reason };
-    },
-  };
-}
-
-/** For decisions made with no cluster to ask (local runs without credentials, tests). */
-export function noLookup(reason: string): ObjectLookup {
-  return gatheredLookup(new Map(), reason);
 }

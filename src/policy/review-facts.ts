@@ -1,17 +1,15 @@
-// What a review is about, computed once per review (issue 37) and handed to the read plan
-// (lookup.ts), the stamping (mutate.ts) and the judgement (validate.ts), where each used to
-// compute it again: the door the request comes through, who asks, whether that is a
-// workload controller, whether its body's kind is the kind its resource carries, and who
-// the requester is as a creator in the namespace. Pure: the request and the policy in, no
-// lookup (what a controller's owner is comes from the reads, after the plan).
+// What a review is about, computed once per review (issue 37; built by door-reviews.ts) and
+// handed to the read plan (lookup.ts), the stamping and the judgement (the door reviews,
+// doors/), where each used to compute it again: the door the request comes through, who asks,
+// whether that is a workload controller, whether its body's kind is the kind its resource
+// carries, and who the requester is as a creator in the namespace.
 import type { Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { doorOf, type Door } from './doors.js';
-import { resolveRequester, type Requester } from './requester/identity.js';
-import { isWorkloadController } from './controller-made.js';
-import { creatorIdentity, kindMismatch, type CreatorIdentity } from './create-gate.js';
-import { judgedAtMutation } from './create-judged-at-mutation.js';
+import type { Door } from './doors/door.js';
+import type { Requester } from './requester/identity.js';
+import type { KubeObject } from '../admission/types.js';
+import { createIdentity, type CreateGate, type CreatorIdentity } from './create-gate.js';
 import type { Policy } from './policy.js';
 import { namesAfter, podNames, type PodNames } from './pod/pod-names.js';
 import type { Rec } from './unstructured.js';
@@ -26,25 +24,14 @@ export interface ReviewFacts {
   kindMismatch: Finding | undefined;
   /** Who the requester is as a creator in the request's namespace (create-gate.ts); undefined for a request naming no namespace. */
   identity: CreatorIdentity | undefined;
-  /** A CREATE the mutating webhook judges whole (create-judged-at-mutation.ts). */
+  /** A CREATE the mutating webhook judges whole (door-reviews.ts, judgedWhole). */
   judgedAtMutation: boolean;
+  /** The requester's create gate on the request's object (`createGateOf`), once something asked. */
+  createGate?: CreateGate;
   /** What the request's pod spec names, once something asked (`podNamesOf`): the spec it was worked out on, and the names. */
   podNames?: { spec: Rec; names: PodNames };
-}
-
-export function reviewFacts(request: AdmissionRequest, policy: Policy): ReviewFacts {
-  const door = doorOf(request);
-  const requester = resolveRequester(request.userInfo, policy);
-  const carried = door.kind === 'object' ? door.sandboxKind.kind : door.kind === 'workload' ? door.workload.kind : door.kind === 'default' ? door.row.kind : undefined;
-  return {
-    request,
-    door,
-    requester,
-    controller: isWorkloadController(requester, policy),
-    kindMismatch: carried === undefined ? undefined : kindMismatch(request, { kind: carried }),
-    identity: request.namespace === undefined ? undefined : creatorIdentity(requester, request.namespace, policy),
-    judgedAtMutation: judgedAtMutation(request, door),
-  };
+  /** What a workload's (changed) templates name, once something asked (workload/review.ts `workloadNamesOf`): the templates' specs it was worked out on, and the names. */
+  workloadNames?: { templates: Array<{ at: string; spec: Rec }>; names: PodNames };
 }
 
 /**
@@ -70,4 +57,15 @@ export function podNamesOf(facts: ReviewFacts | undefined, spec: Rec): PodNames 
   const names = (known === undefined ? undefined : namesAfter(known.spec, known.names, spec)) ?? podNames(spec);
   if (facts !== undefined) facts.podNames = { spec, names };
   return names;
+}
+
+/**
+ * The requester's create gate on the request's object (create-gate.ts createIdentity), worked
+ * out once per review: by the stamping on the object as it arrived, or by the judgement. It
+ * holds for the object as Deed's patch leaves it (`withObject`) too: the gate reads the
+ * object only for a requester Deed stamps nothing for, and Deed's patch adds no
+ * admission-owned key to such a requester's object.
+ */
+export function createGateOf(facts: ReviewFacts, namespace: string, obj: KubeObject, policy: Policy): CreateGate {
+  return (facts.createGate ??= createIdentity(facts.requester, namespace, obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}, policy, facts.identity));
 }

@@ -216,6 +216,12 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   return patched(ops.filter((op) => op !== undefined), warnings);
 }
 
+/** On an UPDATE of the object itself: the scope its selector was stored with, kept (the mutating side of every door that carries a whole object). */
+export function keptScope(req: AdmissionRequest, ctx: DecisionContext): Verdict | undefined {
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return undefined;
+  return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy);
+}
+
 /**
  * The environment a write's selector is judged for: the requester's at CREATE (undefined:
  * none), the object's stamps' on UPDATE (else the requester's); `skip` where the object is

@@ -6,7 +6,7 @@
 // HPA controller's scales (kube-system) never reach Deed; the object's own UPDATE of its
 // replicas is judged as any write of it is, and is the way out the message names.
 import type { Finding } from '../../admission/verdict.js';
-import type { Door } from '../doors.js';
+import type { Door } from '../doors/door.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';

@@ -10,7 +10,7 @@
 // does not exist is refused too: the API server reads it only after admission, so one
 // created under that name meanwhile would be reached without having been judged.
 import type { Finding } from '../../admission/verdict.js';
-import { isConnectAction, type PodAction } from '../doors.js';
+import { isConnectAction, type PodAction } from '../doors/door.js';
 import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';

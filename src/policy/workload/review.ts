@@ -31,10 +31,28 @@ import { podReferences, referenceFindings } from '../pod/named-references.js';
 import type { NamedReference } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
 import { claimTemplates, podTemplates, type PodTemplate, type WorkloadKind } from './kinds.js';
+import type { PodNames } from '../pod/pod-names.js';
+import type { ReviewFacts } from '../review-facts.js';
 
 /** The Secrets and ConfigMaps a workload's (changed) pod templates name: what its review looks up and judges. */
 export function workloadReferences(obj: KubeObject, kind: WorkloadKind, old?: KubeObject): NamedReference[] {
   return podTemplates(obj, kind, old).flatMap((t) => podReferences(t.spec, `${t.at}.spec`));
+}
+
+/**
+ * What a workload's (changed) templates name (the claims they reach, the Secrets and
+ * ConfigMaps they name), worked out once per review: by the read plan on the workload as it
+ * arrived, then by the judgement, on the same templates or, for the workload as Deed's patch
+ * leaves it, on templates whose specs the patch did not touch (it copies what lies along its
+ * paths, so an untouched spec is the same object). Without the review's facts, worked out here.
+ */
+export function workloadNamesOf(facts: ReviewFacts | undefined, obj: KubeObject, kind: WorkloadKind, old?: KubeObject): PodNames {
+  const templates = [...podTemplates(obj, kind, old), ...claimTemplates(obj, kind, old)].map((t) => ({ at: t.at, spec: t.spec }));
+  const known = facts?.workloadNames;
+  if (known !== undefined && known.templates.length === templates.length && known.templates.every((t, i) => t.at === templates[i]!.at && t.spec === templates[i]!.spec)) return known.names;
+  const names = { claims: workloadClaims(obj, kind, old), references: workloadReferences(obj, kind, old) };
+  if (facts !== undefined) facts.workloadNames = { templates, names };
+  return names;
 }
 
 /** The claims a workload's (changed) templates reach: what its review looks up and judges. */
@@ -83,7 +101,8 @@ export function mutateWorkload(
       const stamped = stampedTemplateMetadata(c.metadata, { environment, runner: undefined, namespace }, policy.keys, keyRing, mintNonce(ctx.randomBytes));
       ops.push({ op: 'test', path: `${c.pointer}/metadata/name`, value: c.metadata.name }, { op: 'add', path: `${c.pointer}/metadata/labels`, value: stamped.labels }, { op: 'add', path: `${c.pointer}/metadata/annotations`, value: stamped.annotations });
     }
-  const enforced = enforce(findings, policy);
+  // Without a finding there is nothing to enforce: the templates' findings are the validating side's (once, for /admit).
+  const enforced = findings.length === 0 ? allowed() : enforce(findings, policy);
   if (!enforced.allowed) return enforced;
   return ops.length > 0 ? patched(ops, enforced.warnings, enforced.auditAnnotations) : enforced;
 }
@@ -91,8 +110,9 @@ export function mutateWorkload(
 /**
  * `own`: the findings of the workload's own metadata (stamps.ts), judged with its templates.
  * `creator`: the requester's creator identity (create-gate.ts), when the review has it.
+ * `facts`: the review's facts, whose object `req.object` is (what its templates name is worked out once).
  */
-export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, own: Finding[] = [], creator?: CreatorIdentity): Verdict {
+export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, namespace: string, requester: Requester, ctx: DecisionContext, own: Finding[] = [], creator?: CreatorIdentity, facts?: ReviewFacts): Verdict {
   const { policy } = ctx;
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.object === undefined || req.object === null) return enforce(own, policy);
   const obj = req.object;
@@ -135,8 +155,9 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     else if (wsClaims.size > 0) findings.push(...workspaceRule.check(subject, { policy, namespace, environment }));
   }
   const reach = { requester, environment };
-  findings.push(...claimEnvironment(workloadClaims(obj, kind, old), namespace, reach, ctx));
-  findings.push(...referenceFindings(workloadReferences(obj, kind, old), namespace, reach, ctx));
+  const names = workloadNamesOf(facts, obj, kind, old);
+  findings.push(...claimEnvironment(names.claims, namespace, reach, ctx));
+  findings.push(...referenceFindings(names.references, namespace, reach, ctx));
   return enforceCreate(findings, policy, req.dryRun);
 }
 

@@ -3,8 +3,8 @@
 // (kinds.ts): a path no row names is unreviewed. pods/log is a read. pods/exec, attach,
 // portforward and proxy write nothing but reach into the running containers (every Secret
 // and workspace the pod holds), so they are doors too: CONNECTs that name a pod.
-import type { AdmissionRequest } from '../admission/types.js';
-import { defaultRowFor, kindRow, sandboxKind, workloadKind, type SandboxKind, type StampRow, type WorkloadKind } from './kinds.js';
+import type { AdmissionRequest } from '../../admission/types.js';
+import { defaultRowFor, kindRow, sandboxKind, workloadKind, type SandboxKind, type StampRow, type WorkloadKind } from '../kinds.js';
 
 export type Door =
   /** The object itself, or a subresource whose review carries the object (status, ephemeralcontainers, resize). */

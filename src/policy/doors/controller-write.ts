@@ -1,0 +1,56 @@
+// A workload controller's write (controller-made.ts) through the doors that carry what
+// controllers make: a pod (object.ts), a Deployment's ReplicaSet or a CronJob's Job
+// (workload.ts). What each of those doors judges of a controller's CREATE is its own; the
+// stamping, and what a controller's other writes are, is the same through both.
+import type { KubeObject } from '../../admission/types.js';
+import { allowed, patched, type Verdict } from '../../admission/verdict.js';
+import type { StampRow } from '../kinds.js';
+import type { DecisionContext } from '../policy.js';
+import { enforce } from '../rules/enforcement.js';
+import { stampCreate, stampPatch } from '../stamp-create.js';
+import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from '../controller-made.js';
+import type { DoorFacts } from './door-review.js';
+import type { Door } from './door.js';
+
+/**
+ * What a workload controller creates (controller-made.ts): a pod, a Deployment's
+ * ReplicaSet, a CronJob's Job is stamped as its controlling owner's environment's, in place
+ * of whatever stamps it arrived with; an owner of no environment makes an unstamped one.
+ * Anything else a controller writes is not Deed's to stamp. `row`: the stamps of what the
+ * door carries, undefined where the door's controller-made objects are not stamped.
+ */
+export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | undefined, ctx: DecisionContext): Verdict {
+  const { request: req, requester } = facts;
+  const namespace = req.namespace;
+  if (req.operation !== 'CREATE' || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
+  if (row === undefined) return allowed();
+  const mismatch = facts.kindMismatch;
+  if (mismatch) return enforce([mismatch], ctx.policy);
+  const obj = req.object;
+  const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx);
+  if ('finding' in made) return enforce([made.finding], ctx.policy);
+  const bare = withoutStamps(obj, ctx.policy);
+  if (made.environment === undefined) {
+    // A pod of no environment is marked as such (selector-scope.ts), whatever its template says.
+    const marked = row.kind === 'Pod' && !ctx.policy.envByBoundNamespace.has(namespace);
+    const labels = marked ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
+    return patched(stampPatch(obj, labels, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
+  }
+  return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), undefined, obj, true);
+}
+
+/**
+ * A workload controller's write (controller-made.ts): what it creates is judged as an object
+ * of its controlling owner's environment, by the same rules as if that environment had
+ * created it, against what exists now (`create`, the door's); a change of an object's
+ * controller stays within one environment. Its other writes (status, scale bookkeeping) are
+ * a system controller's. `kind`: the kind the door carries.
+ */
+export function judgeControllerWrite(facts: DoorFacts<Door>, namespace: string, ctx: DecisionContext, kind: string, create: (obj: KubeObject) => Verdict): Verdict {
+  const { request: req, requester } = facts;
+  const obj = req.object;
+  if (req.subResource !== undefined || !obj) return allowed();
+  if (req.operation === 'UPDATE') return !req.oldObject ? allowed() : enforce(adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ctx.policy);
+  if (req.operation !== 'CREATE') return allowed();
+  return create(obj);
+}

@@ -1,0 +1,47 @@
+// The default door (doors/door.ts): any other namespaced kind, custom resources included,
+// stamped and guarded by the default row (kinds.ts): stamped at CREATE (stamp-create.ts),
+// judged on its stamps (stamped-object.ts), its selector and references, and what only the
+// platform may write.
+import { allowed, denied } from '../../admission/verdict.js';
+import { objectReads } from '../reads.js';
+import { selectorScope } from '../selector-scope.js';
+import { enforceCreate } from '../dry-run.js';
+import { stampedObjectFindings } from '../stamped-object.js';
+import { referenceScope } from '../rules/reference-scope.js';
+import { copiedMetadataStamps } from '../rules/copied-metadata.js';
+import { namespaceWideWrite } from '../rules/namespace-wide.js';
+import { serviceExternalIps } from '../rules/external-ips.js';
+import { stampAtCreate, stampCreate } from '../stamp-create.js';
+import { createGateOf } from '../review-facts.js';
+import type { DoorReview } from './door-review.js';
+import type { Door } from './door.js';
+
+export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
+  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] })),
+  stamp: (facts, ctx) =>
+    stampAtCreate(facts, ctx, (namespace) => {
+      const { request: req, door } = facts;
+      return namespace === undefined ? allowed() : stampCreate(req.object!, door.row, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
+    }),
+  judge(facts, namespace, ctx) {
+    const { request: req, door, requester } = facts;
+    const mismatch = facts.kindMismatch;
+    // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
+    const platformOwned = [...namespaceWideWrite(req, namespace, requester, ctx.policy), ...serviceExternalIps(req, requester, ctx.policy)];
+    return mismatch
+      ? denied([mismatch])
+      : enforceCreate(
+          [
+            ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
+            ...selectorScope(req, namespace, requester, ctx, facts.identity),
+            ...referenceScope(req, namespace, requester, ctx),
+            ...copiedMetadataStamps(req, ctx.policy),
+            ...platformOwned,
+          ],
+          ctx.policy,
+          req.dryRun,
+        );
+  },
+  judgesCreateWhole: true,
+  carries: (door) => door.row.kind,
+};

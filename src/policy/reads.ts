@@ -1,0 +1,140 @@
+// The keys of the objects a review reads besides the request, and how the doors' reviews
+// (doors/) work them out from what a request names: the controlling owner of a new object,
+// the claims, Secrets, ConfigMaps and service accounts it names, its run lease, what the kind
+// table's references name. The read plan (lookup.ts) asks the request's door; the server
+// reads what it answers, and the decision sees the answers through an ObjectLookup.
+import type { AdmissionRequest } from '../admission/types.js';
+import type { Door } from './doors/door.js';
+import { referencedNames, type ClaimReference } from './pod/claim-environment.js';
+import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
+import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
+import type { Lookup, ObjectLookup, Policy } from './policy.js';
+import { controllerOf, ownerLookupKey } from './controller-made.js';
+import type { StampKeys } from './stamps/keys.js';
+import { runLeaseToRead } from './rules/run-lease.js';
+import type { ReviewFacts } from './review-facts.js';
+import { changedReferences, objectReferences, referenceReads } from './object-references.js';
+import { readsAccountStamps } from './rules/service-account-stamps.js';
+import type { LookupResource } from './kinds.js';
+
+export interface LookupKey {
+  resource: LookupResource;
+  namespace: string;
+  name: string;
+}
+
+export function lookupKey(k: LookupKey): string {
+  return `${k.resource}/${k.namespace}/${k.name}`;
+}
+
+/** What the read plan knows of a request through a door, when it names a namespace. */
+export interface ReadInput<D extends Door> {
+  req: AdmissionRequest;
+  door: D;
+  namespace: string;
+  /** Whether this webhook judges the request: the validating one, or `admit` at a CREATE it judges whole (the mutating side reads none for claims). */
+  judges: boolean;
+  /** The policy's stamp keys (the run lease annotation is one). */
+  keys: StampKeys;
+  /** The names no rule judges (the well-known ConfigMaps) are not read; without it they are. */
+  policy: Policy | undefined;
+  /** The review's, when built (what a new pod names is worked out once, on them). */
+  facts: ReviewFacts | undefined;
+}
+
+/**
+ * At most this many claims are read for one review: a pod that names more is refused for
+ * the rest (their environment stays unknown) rather than fanning out without bound.
+ */
+export const MAX_CLAIM_LOOKUPS = 32;
+
+/** Likewise for the Secrets a pod names (each read as metadata only), and for its ConfigMaps. */
+export const MAX_SECRET_LOOKUPS = 32;
+export const MAX_CONFIGMAP_LOOKUPS = 32;
+const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret: MAX_SECRET_LOOKUPS, ConfigMap: MAX_CONFIGMAP_LOOKUPS };
+
+/** What a judged object names, as a door tells it: the claims (and snapshots), the Secrets and ConfigMaps, the service accounts whose stamps are read. */
+export interface NamedObjects {
+  claims: ClaimReference[];
+  references: NamedReference[];
+  accounts: LookupKey[];
+}
+
+/**
+ * The reads of a request through a door that carries an object of a stamped kind (a sandbox
+ * object, a workload, a default-row kind's): its controlling owner, and where it is judged,
+ * what it names (`named`, the door's own), its run lease and what the kind table's references name.
+ */
+export function objectReads(read: ReadInput<Door>, named: () => NamedObjects): LookupKey[] {
+  const { req, namespace, judges, keys, policy } = read;
+  const owners = ownerKeys(req, judges, namespace);
+  if (!judges || !req.object) return owners;
+  const { claims, references, accounts } = named();
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...runLeaseKeys(req, namespace, keys), ...tableReferenceKeys(req, namespace), ...accounts];
+}
+
+/**
+ * The controlling owner of a new pod or workload (a controller made it: whose it is follows
+ * the owner, controller-made.ts), and the new controlling owner an UPDATE gives an object
+ * (adoption). Planned for any requester: who is a workload controller is the policy's.
+ */
+function ownerKeys(req: AdmissionRequest, judges: boolean, namespace: string): LookupKey[] {
+  if (req.subResource !== undefined) return [];
+  const after = controllerOf(req.object);
+  // Any new object's controller reference is judged (rules/reference-scope.ts); a controller-made one's decides whose it is.
+  const made = req.operation === 'CREATE';
+  const adopted = judges && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
+  return key ? [key] : [];
+}
+
+/** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes. */
+function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey[] {
+  if (req.subResource !== undefined) return [];
+  const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
+  return referenceReads(refs, namespace);
+}
+
+/** A service account whose stamps say whose credential it is (rules/service-account-stamps.ts). */
+export function accountKeys(account: string | undefined, namespace: string): LookupKey[] {
+  return account !== undefined && readsAccountStamps(account) ? [{ resource: 'serviceaccounts', namespace, name: account }] : [];
+}
+
+/** The Lease a new stamped object names as its run lease (rules/run-lease.ts); the annotation is frozen after CREATE. */
+function runLeaseKeys(req: AdmissionRequest, namespace: string, keys: StampKeys): LookupKey[] {
+  if (req.operation !== 'CREATE' || req.subResource !== undefined) return [];
+  const name = runLeaseToRead(req.object, keys);
+  return name === undefined ? [] : [{ resource: 'leases', namespace, name }];
+}
+
+/** The Secrets and ConfigMaps a validating review judges: a new pod's, those an ephemeral container adds, a changed template's. */
+function referenceKeys(refs: NamedReference[], namespace: string, policy: Policy | undefined): LookupKey[] {
+  return (Object.keys(MAX_REFERENCE_LOOKUPS) as ReferencedKind[]).flatMap((kind) =>
+    referencedNamesOf(refs, kind)
+      .filter((name) => policy === undefined || !isExemptReference(kind, name, policy))
+      .slice(0, MAX_REFERENCE_LOOKUPS[kind])
+      .map((name) => ({ resource: referencedResource(kind), namespace, name })),
+  );
+}
+
+export function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
+  const { claims, snapshots } = referencedNames(refs);
+  return [
+    ...snapshots.map((name) => ({ resource: 'volumesnapshots' as const, namespace, name })),
+    ...claims.map((name) => ({ resource: 'persistentvolumeclaims' as const, namespace, name })),
+  ].slice(0, MAX_CLAIM_LOOKUPS);
+}
+
+/** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
+export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string): ObjectLookup {
+  return {
+    get(resource, namespace, name) {
+      return facts.get(lookupKey({ resource, namespace, name })) ?? { state: 'unknown', reason };
+    },
+  };
+}
+
+/** For decisions made with no cluster to ask (local runs without credentials, tests). */
+export function noLookup(reason: string): ObjectLookup {
+  return gatheredLookup(new Map(), reason);
+}
