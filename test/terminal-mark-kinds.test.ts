@@ -16,7 +16,7 @@ const KINDS = [
   { group: 'labs.example.com', version: 'v1', resource: 'virtualmachines', kind: 'VirtualMachine', spec: { running: true } },
 ];
 
-function update(k: (typeof KINDS)[number], userInfo: UserInfo, before: string | undefined, after: string | undefined): Review {
+function update(k: { group: string; version: string; resource: string; kind: string; spec?: Record<string, unknown> }, userInfo: UserInfo, before: string | undefined, after: string | undefined): Review {
   const stamped = stampedMetadata(k.kind, 'alpha', 'shared').metadata;
   const object = (mark: string | undefined): KubeObject => ({
     apiVersion: k.group === '' ? k.version : `${k.group}/${k.version}`,
@@ -51,6 +51,24 @@ describe('the terminal mark holds on every kind', () => {
       const r = answer(update(k, RUNNER_B, undefined, 'true'));
       assert.equal(r.allowed, false);
       assert.match(r.status?.message ?? '', /\[terminal\.environment\] metadata\.annotations\["deed\.dev\/terminal"\]: only a principal of the environment this object belongs to may mark it terminal/);
+    });
+  }
+});
+
+describe('one set of write rules on every door that carries a stamped object (rules/stamped-writes.ts)', () => {
+  const secret = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret' };
+  for (const k of [secret, ...KINDS]) {
+    test(`${k.kind}: beta's write that marks alpha's object terminal and rewrites its environment gets the same findings, in the same order`, () => {
+      const body = update(k, RUNNER_B, undefined, 'true');
+      body.request.object.metadata.labels = { ...body.request.object.metadata.labels, 'deed.dev/environment': 'beta' };
+      const d = decide('validate', body, testContext(POLICY, NOW));
+      if (d.kind !== 'review') throw new Error(d.message);
+      assert.equal(d.response.response.allowed, false);
+      assert.deepEqual(
+        d.verdict.findings.map((f) => f.rule),
+        ['guard.cross-environment', 'frozen.stamps', 'terminal.environment'],
+        d.response.response.status?.message,
+      );
     });
   }
 });

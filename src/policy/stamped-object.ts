@@ -10,12 +10,10 @@ import type { Requester } from './requester/identity.js';
 import type { DecisionContext } from './policy.js';
 import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { ownershipOfObject } from './ownership.js';
-import { guardedWrite } from './rules/guarded-writes.js';
-import { frozenStamps } from './rules/frozen-stamps.js';
 import { ownerAcrossNamespaces, stampIntegrity } from './rules/stamp-integrity.js';
 import { RULES } from './rules/catalog.js';
 import { runLeaseFindings } from './rules/run-lease.js';
-import { sharedInputGuard } from './rules/shared-input.js';
+import { stampedWriteFindings } from './rules/stamped-writes.js';
 import { terminalMark } from './rules/terminal-mark.js';
 
 /**
@@ -45,11 +43,7 @@ export function stampedObjectFindings(req: AdmissionRequest, row: StampRow, name
   const old = req.oldObject;
   if (!old || (req.operation !== 'UPDATE' && req.operation !== 'DELETE')) return [];
   const owner = ownershipOfObject(old, row.kind, namespace, policy, ctx.keyRing);
-  const findings = [...guardedWrite(requester, owner, policy), ...sharedInputGuard(requester, owner, req.resource, `${row.kind} ${namespace}/${old.metadata.name ?? ''}`, policy)];
-  // Deed sets no deadline on these kinds: a Job's own activeDeadlineSeconds is its writer's.
-  if (req.operation === 'UPDATE' && req.object) {
-    findings.push(...frozenStamps(old, req.object, policy.keys, requester.username).filter((f) => f.rule !== RULES.frozenActiveDeadline.id));
-    findings.push(...terminalMark(old, req.object, owner, requester, policy));
-  }
-  return findings;
+  // The rules of a write to any stamped object, as on the object door (rules/stamped-writes.ts).
+  const after = req.operation === 'UPDATE' && req.object ? req.object : undefined;
+  return stampedWriteFindings({ before: old, after, row, resource: req.resource, owner, requester }, { policy, namespace, environment: 'environment' in owner ? owner.environment : undefined });
 }

@@ -10,8 +10,7 @@ import { ownershipOfObject } from '../ownership.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { isTrusted } from '../requester/principals.js';
 import { enforce } from '../rules/enforcement.js';
-import { frozenStamps } from '../rules/frozen-stamps.js';
-import { guardedWrite } from '../rules/guarded-writes.js';
+import { stampedWriteFindings } from '../rules/stamped-writes.js';
 import { ownerAcrossNamespaces, stampIntegrity } from '../rules/stamp-integrity.js';
 import type { PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import type { Facts } from '../rules/rule.js';
@@ -35,7 +34,6 @@ import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
 import { referenceScope } from '../rules/reference-scope.js';
 import { stampedAccountGuard } from '../rules/service-account-stamps.js';
-import { sharedInputGuard } from '../rules/shared-input.js';
 import { objectRules, podWorkspace } from '../object-rules.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { judgeControllerWrite, stampControllerMade } from './controller-write.js';
@@ -152,14 +150,14 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   // environment cannot be taken back. The kubelet and the scheduler are system principals;
   // a status writer outside kube-system (a CSI resizer) is listed in systemPrincipals.
   const owner = ownershipOfObject(oldObj, kind.kind, namespace, policy, ctx.keyRing);
-  findings.push(...guardedWrite(requester, owner, policy), ...sharedInputGuard(requester, owner, req.resource, `${kind.kind} ${namespace}/${oldObj.metadata.name ?? ''}`, policy));
+  // The rules of a write to any stamped object, as on the workload and default doors.
+  const environment = 'environment' in owner ? owner.environment : undefined;
+  findings.push(...stampedWriteFindings({ before: oldObj, after: newObj, row: kind, resource: req.resource, owner, requester }, { policy, namespace, environment }));
   if (newObj !== undefined) {
     if (req.subResource === undefined) findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.
     if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
       findings.push(...borrowedCredential(newObj, kind, namespace, requester, ctx));
-    findings.push(...frozenStamps(oldObj, newObj, policy.keys, requester.username));
-    findings.push(...terminalMark(oldObj, newObj, owner, requester, policy));
     // Claims a pod mounts are read only for the door that can add containers: elsewhere an
     // unread claim counts as a workspace, the same before and after (fail closed).
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
@@ -167,7 +165,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     const claimCtx = req.subResource === 'ephemeralcontainers' ? ctx : { ...ctx, lookup: noLookup('claims a pod mounts are read only for pods/ephemeralcontainers') };
     const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, claimCtx, true) : new Set<string>();
     if (isManaged(newObj.metadata.labels, policy.keys)) {
-      const facts: Facts = { policy, namespace, environment: 'environment' in owner ? owner.environment : undefined };
+      const facts: Facts = { policy, namespace, environment };
       findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
     }
     else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
