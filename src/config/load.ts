@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { cannotRead } from '../errors/file-errors.js';
 import { describeIssues, parseYamlSource, type YamlSource } from './diagnostics.js';
-import { configSchema, type Config, type ConfigInput } from './schema.js';
+import type { Config, ConfigInput } from './schema.js';
+import { policySchema } from './rule-modes.js';
 
 /** The embedded default for local runs: every service account acts for `default`. */
 export const DEFAULT_CONFIG: ConfigInput = {
@@ -18,9 +19,9 @@ export class ConfigError extends Error {
 
 /** Validates a policy; `yaml`, the document it was read from, locates each problem in it. */
 export function parseConfig(input: unknown, source = 'config', yaml?: YamlSource): Config {
-  const result = configSchema.safeParse(input ?? {});
+  const result = policySchema.safeParse(input ?? {});
   if (result.success) return result.data;
-  const problems = describeIssues(result.error.issues, configSchema, input, yaml);
+  const problems = describeIssues(result.error.issues, policySchema, input, yaml);
   throw new ConfigError(`invalid policy in ${source}:\n  ${problems.join('\n  ')}`);
 }
 

@@ -1,9 +1,8 @@
 // The one schema for Deed's policy file. Defaults live here and nowhere else; the
 // configuration reference in docs/configuration.md is generated from this schema.
 import { z } from 'zod';
-import { didYouMean } from './diagnostics.js';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
-import { ENFORCEMENT_MODES, RENAMED_RULES, RULES_BY_ID } from '../policy/rules/catalog.js';
+import { ENFORCEMENT_MODES } from '../policy/rules/rule-info.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
 // ids end up in a label, so they must be valid label values or every stamp would fail.
@@ -341,16 +340,8 @@ export const configSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
-    for (const [id, mode] of Object.entries(cfg.rules)) {
-      const info = RULES_BY_ID.get(id);
-      const renamed = RENAMED_RULES.get(id);
-      if (info === undefined) {
-        const guess = didYouMean(id, [...RULES_BY_ID.keys()]);
-        const unknown = `unknown rule id "${id}"${guess !== undefined ? ` (did you mean ${guess}?)` : ' (docs/rules.md lists them)'}`;
-        ctx.addIssue({ code: 'custom', path: ['rules', id], message: renamed === undefined ? unknown : `rule "${id}" is now "${renamed}" (docs/rules.md says what it covers); set that one` });
-      } else if (!info.overridable && mode !== 'deny')
-        ctx.addIssue({ code: 'custom', path: ['rules', id], message: `rule "${id}" guards the stamps themselves and is always deny` });
-    }
+    // The rule ids of `rules` are checked against the catalogue by config/rule-modes.ts: the
+    // catalogue gathers rule files that read this schema's types, so it cannot be imported here.
     const { keyFile, keys, signingKey } = cfg.attestation;
     if (keyFile !== undefined && keys !== undefined)
       ctx.addIssue({ code: 'custom', path: ['attestation', 'keyFile'], message: 'give either keyFile (one key) or keys (a ring), not both; keyFile is the ring [{id: key, file: ...}]' });
@@ -402,4 +393,4 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
-export type { EnforcementMode } from '../policy/rules/catalog.js';
+export type { EnforcementMode } from '../policy/rules/rule-info.js';

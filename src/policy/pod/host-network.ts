@@ -3,7 +3,7 @@
 import { field } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
-import type { PodSpecSubject } from './sandbox-pod-rules.js';
+import type { PodSpecSubject } from './pod-spec-subject.js';
 
 export const TEMPLATE_HOST_NETWORK = rule({
     id: 'template.host-network',

@@ -5,24 +5,11 @@
 // each rule is a file of its own (host-network.ts, template-collisions.ts,
 // workspace-mounts.ts) holding its catalogue entries and its check.
 import type { Finding } from '../../admission/verdict.js';
-import type { Rec } from '../unstructured.js';
+import type { PodSpecSubject } from './pod-spec-subject.js';
 import { POD_SPEC_RULES } from '../rules/catalog.js';
 import { runRules, type Facts, type Rule } from '../rules/rule.js';
 
-/** A pod spec, where it stands, and what its pod declares beside it. */
-export interface PodSpecSubject {
-  spec: Rec;
-  /** The spec's field path: `spec`, `spec.template.spec`. */
-  at: string;
-  /** Where it comes from: the Pod itself, or a kind whose controller makes pods from it. */
-  source: { kind: string; controller: boolean; ownsRestartPolicy: boolean };
-  /** The pod's name, when it has one yet (a template's pods do not). */
-  podName: string | undefined;
-  /** The pod's workspace grants annotation, and its field path. */
-  grants: { value: string | undefined; path: string };
-  /** The claims it mounts that are workspaces (read before the rules run). */
-  workspaceClaims: ReadonlySet<string>;
-}
+export type { PodSpecSubject } from './pod-spec-subject.js';
 
 /** Every rule of a sandbox pod's spec, in the order their findings are reported: the catalogue's (rules/catalog.ts, POD_SPEC_RULES). */
 export const SANDBOX_POD_RULES: readonly Rule<PodSpecSubject>[] = POD_SPEC_RULES;

@@ -9,7 +9,7 @@ import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
-import type { PodSpecSubject } from './sandbox-pod-rules.js';
+import type { PodSpecSubject } from './pod-spec-subject.js';
 
 /** The catalogue entries of the platform-owned fields of a pod spec (rules/catalog.ts gathers them). */
 export const TEMPLATE_COLLISION_RULES = {

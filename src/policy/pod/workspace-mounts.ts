@@ -14,7 +14,7 @@ import { clonedClaim, containers, ephemeralClaimSpec, mounts, segments, volumeSo
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
-import type { PodSpecSubject } from './sandbox-pod-rules.js';
+import type { PodSpecSubject } from './pod-spec-subject.js';
 
 /** The catalogue entries of the workspace mount rules (rules/catalog.ts gathers them). */
 export const WORKSPACE_MOUNT_RULES = {

@@ -4,7 +4,7 @@
 // files, with the rule objects: the rule sets by subject (POD_SPEC_RULES) are built here.
 import { ENFORCEMENT_MODES, rule, type EnforcementMode, type RuleInfo } from './rule-info.js';
 import type { Rule } from './rule.js';
-import type { PodSpecSubject } from '../pod/sandbox-pod-rules.js';
+import type { PodSpecSubject } from '../pod/pod-spec-subject.js';
 import { TEMPLATE_COLLISION_RULES, templateCollisionRule, controllerTokenRule } from '../pod/template-collisions.js';
 import { WORKSPACE_MOUNT_RULES, workspaceRule } from '../pod/workspace-mounts.js';
 import { TEMPLATE_HOST_NETWORK, hostNetworkRule } from '../pod/host-network.js';

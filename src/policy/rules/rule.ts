@@ -3,7 +3,7 @@
 // of the review, computed once before any rule runs. A rule returns findings; enforcement
 // (enforcement.ts) alone turns them into a denial, a warning or an audit annotation.
 import type { Finding } from '../../admission/verdict.js';
-import type { RuleInfo } from './catalog.js';
+import type { RuleInfo } from './rule-info.js';
 import type { Policy } from '../policy.js';
 
 /** What a review knows before its rules run. */
