@@ -17,6 +17,7 @@ import type { LookupKey } from '../src/policy/lookup.js';
 import type { KubeObject } from '../src/admission/types.js';
 import { fixture, testContext, withObject, type Review } from './helpers.js';
 import { startCounting, takeCalls, type FunctionCalls } from './policy-calls.js';
+import { stamped as admittedBy } from './validate-helpers.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 const ROUTE_FILES = ['server/app.ts', 'server/deadline.ts', 'admission/decide.ts', 'admission/break-glass.ts'];
@@ -153,5 +154,33 @@ describe('one review computes its facts once (issue 37)', () => {
       'pod/claim-environment.ts|podClaims': 2, // was 3
       'pod/named-references.ts|podReferences': 1, // was 2
     });
+  });
+
+  test("a runner's label UPDATE of its stamped pod through /validate: the pod rules, which read nothing a label changes, are not run on either side", async () => {
+    const ctx = testContext();
+    const { app } = buildApp({ ctx, reader: { read: async () => ctx.lookup }, logger: createLogger({ write: () => {} } as unknown as DestinationStream) });
+    // Both sides as Deed stamped the pod, so the rules of a managed pod apply (introduced findings only).
+    const body = fixture('validate-update-pod-label-by-runner.json');
+    const pod = admittedBy(body, body.request.oldObject);
+    body.request.oldObject = pod;
+    body.request.object = { ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, tier: 'gold' } } };
+    const session = await startCounting();
+    try {
+      await app.inject({ method: 'POST', url: '/validate?timeout=10s', payload: body });
+      await takeCalls(session);
+      const res = await app.inject({ method: 'POST', url: '/validate?timeout=10s', payload: body });
+      const calls = await takeCalls(session);
+      assert.equal((JSON.parse(res.body) as { response: { allowed: boolean } }).response.allowed, true, res.body);
+      assertCeilings(calls, {
+        'pod/sandbox-pod-rules.ts|sandboxPodFindings': 0,
+        'pod/workspace-mounts.ts|workspaceMounts': 0,
+        'pod/claim-environment.ts|podClaims': 0,
+        'door-reviews.ts|reviewFacts': 1,
+        'rules/enforcement.ts|enforce': 1,
+      });
+    } finally {
+      session.disconnect();
+      await app.close();
+    }
   });
 });

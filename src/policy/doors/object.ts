@@ -3,6 +3,7 @@
 // at CREATE on its stamps, its content (object-rules.ts), what it names and what its selector
 // selects, and on every change guarded and frozen. A pod a workload controller creates is
 // stamped and judged as its controlling owner's environment's (controller-write.ts).
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../../admission/verdict.js';
 import { environmentId, type Requester } from '../requester/identity.js';
@@ -18,7 +19,7 @@ import { accountKeys, noLookup, objectReads, type ReadInput } from '../reads.js'
 import { claimEnvironment, podClaims, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from '../pod/claim-templates.js';
 import { borrowedServiceAccount, serviceAccountOf } from '../pod/service-account.js';
-import { isRec, type Rec } from '../unstructured.js';
+import { entryOf, isRec, type Rec } from '../unstructured.js';
 import { addedReferences, referenceFindings } from '../pod/named-references.js';
 import type { NamedReference, Reach } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from '../pod/workspace-claims.js';
@@ -163,12 +164,15 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     const spec = kind.kind === 'Pod' && isRec(newObj.spec) ? newObj.spec : undefined;
     // The read plan (lookup.ts) names them for that door only: elsewhere none is read here.
     const claimCtx = req.subResource === 'ephemeralcontainers' ? ctx : { ...ctx, lookup: noLookup('claims a pod mounts are read only for pods/ephemeralcontainers') };
-    const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, claimCtx, true) : new Set<string>();
-    if (isManaged(newObj.metadata.labels, policy.keys)) {
-      const facts: Facts = { policy, namespace, environment };
-      findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
+    // A write that leaves what the pod rules read as it was (a label's, an annotation's) can
+    // introduce none of their findings: they are not run on both sides of it.
+    if (!(spec !== undefined && podRuleInputsKept(oldObj, newObj, policy))) {
+      const wsClaims = spec !== undefined ? workspaceClaims(podClaims(spec, 'spec'), namespace, claimCtx, true) : new Set<string>();
+      if (isManaged(newObj.metadata.labels, policy.keys)) {
+        const facts: Facts = { policy, namespace, environment };
+        findings.push(...introduced(objectRules(oldObj, kind, ctx, facts, wsClaims), objectRules(newObj, kind, ctx, facts, wsClaims)));
+      } else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     }
-    else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester) }, ctx));
     }
@@ -206,6 +210,17 @@ function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
  * An UPDATE is judged on what it introduces: a finding the stored object already had
  * (admitted under an older policy) does not block, say, the removal of a finalizer.
  */
+/** Whether a pod's write keeps all the pod rules read (object-rules.ts, podSpecSubject): its spec, its name and its workspace grants. */
+function podRuleInputsKept(before: KubeObject, after: KubeObject, policy: Policy): boolean {
+  const grants = policy.keys.workspaceGrants;
+  if (before.metadata.name !== after.metadata.name || entryOf(before.metadata.annotations ?? {}, grants) !== entryOf(after.metadata.annotations ?? {}, grants)) return false;
+  try {
+    return isDeepStrictEqual(before.spec, after.spec);
+  } catch {
+    return false; // nested past the comparison's stack (a hostile body): judged as before, rule by rule
+  }
+}
+
 function introduced(before: Finding[], after: Finding[]): Finding[] {
   const seen = new Set(before.map(formatFinding));
   return after.filter((f) => !seen.has(formatFinding(f)));
