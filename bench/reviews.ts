@@ -107,30 +107,16 @@ export async function benchReviews(deed: Served, cluster: BenchCluster): Promise
     pod.request.object = stampedBy(pod.request.object, answerOf((await post(deed, '/mutate', JSON.stringify(pod))).text));
     return JSON.stringify(pod, null, 2); // indented like the fixture files: the same ~9 KB class as the /mutate body
   };
-  const validate: BenchReview = {
-    name: 'validate',
-    path: '/validate',
-    body: await stampedPod(),
-    uid: fixture('validate-create-pod-by-runner.json').request.uid,
-    expect: 'allowed',
-    refresh: async () => void (validate.body = await stampedPod()),
-  };
+  const validate = await validateReview('validate', 'validate-create-pod-by-runner.json', stampedPod);
   // The runner's label UPDATE (the captured review) of the pod as Deed stamped it: both sides carry its stamps.
   const labelled = async () => {
     const update = JSON.parse(readFileSync(join(FIXTURES, 'validate-update-pod-label-by-runner.json'), 'utf8')) as { request: { object: KubeObject; oldObject: KubeObject } };
-    const pod = (JSON.parse(validate.body) as { request: { object: KubeObject } }).request.object;
+    const pod = (JSON.parse(await stampedPod()) as { request: { object: KubeObject } }).request.object;
     update.request.oldObject = pod;
     update.request.object = { ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, tier: 'gold' } } };
     return JSON.stringify(update, null, 2);
   };
-  const labelUpdate: BenchReview = {
-    name: 'label-update',
-    path: '/validate',
-    body: await labelled(),
-    uid: fixture('validate-update-pod-label-by-runner.json').request.uid,
-    expect: 'allowed',
-    refresh: async () => void (labelUpdate.body = await labelled()),
-  };
+  const labelUpdate = await validateReview('label-update', 'validate-update-pod-label-by-runner.json', labelled);
   const mutateUid = fixture('mutate-create-pod-by-runner.json').request.uid;
   const reviews: BenchReview[] = [
     { name: 'mutate', path: '/mutate', body: mutateText, uid: mutateUid, expect: 'patched', refresh: async () => {} },
@@ -140,6 +126,12 @@ export async function benchReviews(deed: Served, cluster: BenchCluster): Promise
   ];
   for (const r of reviews) await expectVerdict(deed, r);
   return reviews;
+}
+
+/** A /validate review allowed as `make` writes its body, written afresh by each refresh; its uid is the fixture's. */
+async function validateReview(name: ReviewName, fixtureName: string, make: () => Promise<string>): Promise<BenchReview> {
+  const review: BenchReview = { name, path: '/validate', body: await make(), uid: fixture(fixtureName).request.uid, expect: 'allowed', refresh: async () => void (review.body = await make()) };
+  return review;
 }
 
 /** Throws unless `deed` gives the review its verdict within 5 s (the claim reaches its cache through its watch). */
