@@ -4,11 +4,10 @@
 // whether that is a workload controller, whether its body's kind is the kind its resource
 // carries, and who the requester is as a creator in the namespace.
 import type { Decoded } from '../admission/decode.js';
-import type { AdmissionRequest } from '../admission/types.js';
+import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
 import type { Door } from './doors/door.js';
 import type { Requester } from './requester/identity.js';
-import type { KubeObject } from '../admission/types.js';
 import { createIdentity, type CreateGate, type CreatorIdentity } from './create-gate.js';
 import type { Policy } from './policy.js';
 import { namesAfter, podNames, type PodNames } from './pod/pod-names.js';

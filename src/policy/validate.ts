@@ -26,7 +26,8 @@ export function validate(req: AdmissionRequest, ctx: DecisionContext, facts?: Re
  * The validating webhook's verdict on a review inside the review scope: a door Deed does not
  * review lets it through; any other refuses a review that names no namespace, and judges a
  * workload controller's write as the door's judgement of what controllers make
- * (doors/controller-write.ts; a door without one lets it through), anything else by its own.
+ * (doors/controller-write.ts; a door without one lets it through), a body of another kind
+ * than the door carries as malformed, anything else by its own judgement.
  */
 export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
   const { request: req } = facts;
@@ -35,5 +36,7 @@ export function judgeReview(facts: ReviewFacts, ctx: DecisionContext): Verdict {
   const namespace = req.namespace;
   if (namespace === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `a ${req.resource.resource} review must name a namespace` }]);
   if (facts.controller) return review.controllerWrite?.judge(facts, namespace, ctx) ?? allowed();
+  // A door that carries one kind (its review's `carries`) refuses a body of another.
+  if (facts.kindMismatch) return denied([facts.kindMismatch]);
   return review.judge(facts, namespace, ctx);
 }

@@ -2,7 +2,7 @@
 // stamped and guarded by the default row (kinds.ts): stamped at CREATE (stamp-create.ts),
 // judged on its stamps (stamped-object.ts), its selector and references, and what only the
 // platform may write.
-import { allowed, denied } from '../../admission/verdict.js';
+import { allowed } from '../../admission/verdict.js';
 import { objectReads } from '../reads.js';
 import { selectorScope } from '../selector-scope.js';
 import { enforceCreate } from '../dry-run.js';
@@ -25,22 +25,19 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
     }),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
-    const mismatch = facts.kindMismatch;
-    // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
-    const platformOwned = [...namespaceWideWrite(req, namespace, requester, ctx.policy), ...serviceExternalIps(req, requester, ctx.policy)];
-    return mismatch
-      ? denied([mismatch])
-      : enforceCreate(
-          [
-            ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
-            ...selectorScope(req, namespace, requester, ctx, facts.identity),
-            ...referenceScope(req, namespace, requester, ctx),
-            ...copiedMetadataStamps(req, ctx.policy),
-            ...platformOwned,
-          ],
-          ctx.policy,
-          req.dryRun,
-        );
+    return enforceCreate(
+      [
+        ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
+        ...selectorScope(req, namespace, requester, ctx, facts.identity),
+        ...referenceScope(req, namespace, requester, ctx),
+        ...copiedMetadataStamps(req, ctx.policy),
+        // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
+        ...namespaceWideWrite(req, namespace, requester, ctx.policy),
+        ...serviceExternalIps(req, requester, ctx.policy),
+      ],
+      ctx.policy,
+      req.dryRun,
+    );
   },
   judgesCreateWhole: true,
   carries: (door) => door.row.kind,

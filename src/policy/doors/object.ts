@@ -49,8 +49,6 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const kind = door.sandboxKind;
-    const mismatch = facts.kindMismatch;
-    if (mismatch) return denied([mismatch]);
     if (req.operation === 'CREATE')
       return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
     return validateChange(req, kind, namespace, requester, ctx);

@@ -51,8 +51,6 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
   },
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
-    const mismatch = facts.kindMismatch;
-    if (mismatch) return denied([mismatch]);
     const own = [
       ...workloadStampFindings(req, door.workload, namespace, requester, ctx, facts.identity),
       ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx),
