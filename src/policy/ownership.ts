@@ -65,15 +65,22 @@ export function ownershipOf(facts: OwnershipFacts, policy: Policy, ring: KeyRing
 
 /** Whose an object a lookup found is, as `kind` in `namespace`; once per review for an answer of the review's lookup (`forReview`). */
 export function ownershipOfFound(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, policy: Policy, ring: KeyRing): Ownership {
-  const known = REVIEWED.get(found);
+  const known = (found as Partial<Reviewed>)[OWNERS];
   const key = `${kind}/${namespace}`;
   const owner = known?.get(key) ?? ownershipOf({ kind, namespace, metadata: found.metadata, serviceAccountName: found.serviceAccountName, stampsVerified: found.stampsVerified }, policy, ring);
   known?.set(key, owner);
   return owner;
 }
 
-/** Each found answer a review's lookup handed out, with whose it is as each kind in each namespace asked (the review's policy and ring). */
-const REVIEWED = new WeakMap<object, Map<string, Ownership>>();
+/**
+ * A found answer a review's lookup handed out carries whose it is as each kind in each
+ * namespace asked (the review's policy and ring), under a symbol no rule reads. It lives
+ * and dies with the review's copy of the answer: kept in a WeakMap keyed by that copy, it
+ * was kept alive past young-generation collections (an old table's entries are roots
+ * there) and every review's answers went to the old generation.
+ */
+const OWNERS = Symbol('owners');
+type Reviewed = { [OWNERS]: Map<string, Ownership> };
 
 /**
  * The context of one review (issue 37: a review computes its facts once): its lookup answers
@@ -95,8 +102,7 @@ function reviewLookup(lookup: ObjectLookup): ObjectLookup {
       if (answer === undefined) {
         answer = lookup.get(resource, namespace, name);
         if (answer.state === 'found') {
-          answer = { ...answer };
-          REVIEWED.set(answer, new Map());
+          answer = { ...answer, [OWNERS]: new Map() } as Lookup;
         }
         answers.set(key, answer);
       }
