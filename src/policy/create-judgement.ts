@@ -16,7 +16,7 @@ import { withObject, type ReviewFacts } from './review-facts.js';
 import { reviewFacts } from './door-reviews.js';
 import { outOfScope } from './rules/out-of-scope.js';
 import { judgeReview } from './validate.js';
-import { isRec, type Rec } from './unstructured.js';
+import { copyRec, isRec, type Rec } from './unstructured.js';
 
 /**
  * The mutating webhook's verdict, with the CREATE-time validating judgement where it moved
@@ -61,7 +61,7 @@ function asStored(obj: KubeObject): KubeObject {
  * body can nest deeper than a whole-object clone recurses (the fuzz test's).
  */
 function patchedCopy(obj: KubeObject, ops: PatchOperation[]): KubeObject {
-  let doc: Rec = { ...obj };
+  let doc: Rec = copyRec(obj as unknown as Rec);
   const copies = new Set<unknown>([doc]);
   for (const op of ops) {
     for (const pointer of 'from' in op ? [op.path, op.from] : [op.path]) copyAlong(doc, pointer, copies);
@@ -80,7 +80,7 @@ function copyAlong(root: Rec, pointer: string, copies: Set<unknown>): void {
     if (child === null || typeof child !== 'object') return;
     let copy = child as Rec | unknown[];
     if (!copies.has(child)) {
-      copy = Array.isArray(child) ? [...(child as unknown[])] : { ...(child as Rec) };
+      copy = Array.isArray(child) ? [...(child as unknown[])] : copyRec(child as Rec);
       copies.add(copy);
       if (Array.isArray(node)) node[Number(key)] = copy;
       else node[key] = copy;

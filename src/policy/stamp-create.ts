@@ -4,7 +4,7 @@
 // automount turned off on sandbox pods that leave it unset, taking out the token the API
 // server already mounted; as a patch, or the findings that refuse the object. The doors that
 // stamp (src/policy/doors/) call it. Object in, patch and verdict out; no I/O.
-import { entryOf } from './unstructured.js';
+import { copyRec, entryOf, isRec } from './unstructured.js';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../admission/types.js';
 import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
@@ -21,7 +21,6 @@ import { annotationPath, identityStamps, labelPath, sameReference } from './stam
 import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
-import { isRec } from './unstructured.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { keptScope, noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
@@ -229,7 +228,7 @@ function mapOps(ops: PatchOperation[], at: string, before: Record<string, unknow
 }
 
 function withValues(base: Record<string, string>, values: Record<string, string | undefined>): Record<string, string> {
-  const out: Record<string, string> = { ...base };
+  const out = copyRec(base);
   for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
   return out;
 }
