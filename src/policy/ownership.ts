@@ -102,7 +102,7 @@ function reviewLookup(lookup: ObjectLookup): ObjectLookup {
       if (answer === undefined) {
         answer = lookup.get(resource, namespace, name);
         if (answer.state === 'found') {
-          answer = { ...answer, [OWNERS]: new Map() } as Lookup;
+          answer = Object.assign({ [OWNERS]: new Map() }, answer);
         }
         answers.set(key, answer);
       }

@@ -93,11 +93,11 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, reac
 
 /** `snapshot`: the claim is a snapshot's source, which may be gone though its data lives on in the snapshot. */
 function judgeClaim(claim: string, ref: { path: string; subject: string }, namespace: string, reach: Reach, ctx: DecisionContext, snapshot: string | undefined): Finding[] {
-  const alsoFrom = (reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined) ?? new Set<string>();
+  const alsoFrom = reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined;
   const found = ctx.lookup.get('persistentvolumeclaims', namespace, claim);
   if (found.state === 'absent' && snapshot !== undefined)
     return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `snapshot ${snapshot} was taken of claim ${claim}, which no longer exists, so whose data it holds cannot be told` }];
-  const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { ...reach, alsoFrom }, ctx);
+  const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { requester: reach.requester, environment: reach.environment, alsoFrom }, ctx);
   switch (verdict.kind) {
     case 'allowed':
       return [];
