@@ -171,7 +171,7 @@ export function stampCreate(
     runLease: entryOf(annotations, keys.runLease),
   });
   const newLabels = withValues(labels, wantLabels);
-  const newAnnotations = withValues(annotations, { ...wantAnnotations, [keys.createNonce]: nonce, [keys.attestation]: attestation });
+  const newAnnotations = withValues(annotations, wantAnnotations, { [keys.createNonce]: nonce, [keys.attestation]: attestation });
   const newRefs = ownerRef && !sameUid ? [...refs, ownerRef] : refs;
   const spec: Record<string, unknown> = {};
   if (kind.activeDeadline && activeDeadlineSeconds !== undefined) spec.activeDeadlineSeconds = activeDeadlineSeconds;
@@ -227,9 +227,10 @@ function mapOps(ops: PatchOperation[], at: string, before: Record<string, unknow
   }
 }
 
-function withValues(base: Record<string, string>, values: Record<string, string | undefined>): Record<string, string> {
+/** `base` with each of `layers` written over it in turn (an undefined value writes nothing); not spread into one literal, which made old-generation garbage per review. */
+function withValues(base: Record<string, string>, ...layers: Array<Record<string, string | undefined>>): Record<string, string> {
   const out = copyRec(base);
-  for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
+  for (const values of layers) for (const [key, value] of Object.entries(values)) if (value !== undefined) out[key] = value;
   return out;
 }
 

@@ -102,9 +102,10 @@ export function ephemeralStampIntegrity(spec: Rec, at: string, owner: ClaimOwner
 /** The metadata Deed writes into an ephemeral template: the given labels and annotations plus the claim's stamps. */
 export function stampedTemplateMetadata(metadata: Rec | undefined, owner: ClaimOwner, keys: StampKeys, ring: KeyRing, nonce: string): { labels: Record<string, string>; annotations: Record<string, string> } {
   const identity = identityStamps(keys, owner.environment, owner.runner, CLAIM_KIND, owner.namespace);
-  const labels = { ...stringMap(metadata, 'labels') };
+  const labels = stringMap(metadata, 'labels');
   for (const [k, v] of Object.entries(identity.labels)) if (v !== undefined) labels[k] = v;
-  const annotations = { ...stringMap(metadata, 'annotations'), [keys.createNonce]: nonce };
+  const annotations = stringMap(metadata, 'annotations'); // a fresh map of its own
+  annotations[keys.createNonce] = nonce;
   if (identity.owner !== undefined) annotations[keys.owner] = identity.owner;
   annotations[keys.attestation] = signStamps(ring, {
     kind: CLAIM_KIND.kind,
