@@ -130,12 +130,12 @@ describe('the API connection', () => {
     await assert.rejects(getJson(conn, '/busy', { what: 'get y', timeoutMs: 2000 }), (err: { reason?: string; message?: string }) => err.reason === 'TooManyRequests' && /Retry-After \(7 s\)/.test(err.message ?? ''));
   });
 
-  test('deed serve reading a cluster never loads @kubernetes/client-node', async () => {
+  test('deed serve reading a cluster never loads @kubernetes/client-node, nor the JUnit builder of deed test', async () => {
     const api = await recordingServer();
     after(api.close);
     const log = join(dir, 'loaded.txt');
     const hooks = join(dir, 'hooks.mjs');
-    writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  if (specifier.includes('@kubernetes/client-node')) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');\n  return next(specifier, context);\n}\n`);
+    writeFileSync(hooks, `import { appendFileSync } from 'node:fs';\nexport async function resolve(specifier, context, next) {\n  if (specifier.includes('@kubernetes/client-node') || specifier.includes('junit-report-builder')) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');\n  return next(specifier, context);\n}\n`);
     const register = join(dir, 'register.mjs');
     writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
     const serve = await startServe(['--kubeconfig', kubeconfig('serve', api.url, { token: 't' }), '--deed-namespace', 'deed-system'], undefined, { NODE_OPTIONS: `--import ${pathToFileURL(register).href}` });
@@ -146,6 +146,6 @@ describe('the API connection', () => {
     } finally {
       await serve.stop();
     }
-    assert.equal(existsSync(log) ? readFileSync(log, 'utf8') : '', '', 'client-node was imported');
+    assert.equal(existsSync(log) ? readFileSync(log, 'utf8') : '', '', 'client-node or the JUnit builder was imported');
   });
 });
