@@ -361,6 +361,9 @@ async function measure(at: Dir, objects: number, label: string, full: boolean): 
     log(`\n[${label}] relist: every watch ended with 410 Expired, reviews sent 2 at a time throughout`);
     log(`  every kind current again (listed and watching): ${fmt(relist.ms)} ms after the 410s`);
     log(`  peak RSS (VmHWM) ${resetAgain ? 'across the relist:' : 'since start:      '}            ${fmt(afterRelist.peakMiB, 1)} MiB (RSS before ${fmt(rssBefore, 1)} MiB, highest sample ${fmt(maxRelist.rss, 1)} MiB at ${fmt(maxRelist.t)} ms, after ${fmt(afterRelist.rssMiB, 1)} MiB)`);
+    const hm = await scrape(deed).catch(() => new Map<string, number>());
+    log(`  heap after the relist:                       used ${fmt((hm.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((hm.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((hm.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`);
+    log(`  RSS during the relist (ms:MiB):              ${relistRss.samples.filter((_, i) => i % 5 === 0).map((x) => `${fmt(x.t)}:${fmt(x.rss)}`).join(' ')}`);
     log(`  reviews during the relist: answered as expected ${during.ok}, failed ${during.failed}; latency p50 ${fmt(pct(during.latencies, 50), 1)} ms, p99 ${fmt(pct(during.latencies, 99), 1)} ms, max ${fmt(Math.max(...during.latencies), 1)} ms${during.firstFailure ? `; first failure: ${during.firstFailure}` : ''}`);
     log(`  stand-in API server for the relist:         ${s.listPages - before.listPages} list pages, ${fmt((s.listBytes - before.listBytes) / MiB, 1)} MiB; ${s.gets - before.gets} gets (lookups read live while not current); ${s.watchesExpired - before.watchesExpired} watches ended by 410`);
   }
