@@ -2,7 +2,7 @@
 // exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DECODED_FACTS_KEPT, factsFromStored, factsOf, generationMark, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { DECODED_FACTS_KEPT, factsFromStored, factsOf, storedFactsOf } from '../src/kube/lookup-facts.js';
 
 const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
 const stamped = {
@@ -36,34 +36,35 @@ const cases: Record<string, { metadata?: Record<string, unknown>; spec?: unknown
 describe('the lookup cache\'s compact record', () => {
   for (const [name, obj] of Object.entries(cases)) {
     test(`${name}: the same facts as factsOf`, () => {
-      const stored = storedFactsOf(obj as never, 'deed.dev', 37);
+      const stored = storedFactsOf(obj as never, 'deed.dev');
       assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(obj as never, 'deed.dev'));
-      assert.ok(stored.startsWith(generationMark(37)) && !stored.startsWith(generationMark(3)));
+      // A relist keeps the record it holds when the new one is equal: the same object, the same string.
+      assert.equal(storedFactsOf(structuredClone(obj) as never, 'deed.dev'), stored);
     });
   }
 
   test('an annotation cannot pass for another field: values with quotes, brackets and newlines come back as they were', () => {
     const obj = { metadata: { uid: 'u', annotations: { 'deed.dev/owner': '"],[1,"x"]\n\u2028', 'deed.dev/run-lease': '[' } } };
-    assert.deepEqual(factsFromStored(storedFactsOf(obj as never, 'deed.dev', 1), 'deed.dev'), factsOf(obj as never, 'deed.dev'));
+    assert.deepEqual(factsFromStored(storedFactsOf(obj as never, 'deed.dev'), 'deed.dev'), factsOf(obj as never, 'deed.dev'));
   });
 
   test('stamps that verify when the object arrives are kept without attestation and nonce, and say so; others are kept whole', () => {
     const seen: unknown[] = [];
-    const verified = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', 1, (f) => (seen.push(f), true)), 'deed.dev');
+    const verified = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', (f) => (seen.push(f), true)), 'deed.dev');
     assert.equal(seen.length, 1);
     assert.equal(verified.stampsVerified, true);
     assert.equal(verified.annotations?.['deed.dev/attestation'], undefined);
     assert.equal(verified.annotations?.['deed.dev/create-nonce'], undefined);
     assert.equal(verified.labels?.['deed.dev/environment'], 'alpha');
     assert.equal(verified.annotations?.['deed.dev/run-lease'], 'run-7');
-    const failed = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', 1, () => false), 'deed.dev');
+    const failed = factsFromStored(storedFactsOf({ metadata: stamped } as never, 'deed.dev', () => false), 'deed.dev');
     assert.deepEqual(failed, factsOf({ metadata: stamped } as never, 'deed.dev'), 'kept whole, for the policy to say why');
     const unstamped = { metadata: { uid: 'u', labels: { 'deed.dev/environment': 'alpha' } } };
-    assert.deepEqual(factsFromStored(storedFactsOf(unstamped as never, 'deed.dev', 1, () => assert.fail('nothing to verify')), 'deed.dev'), factsOf(unstamped as never, 'deed.dev'));
+    assert.deepEqual(factsFromStored(storedFactsOf(unstamped as never, 'deed.dev', () => assert.fail('nothing to verify')), 'deed.dev'), factsOf(unstamped as never, 'deed.dev'));
   });
 
   test('a record read again is decoded once, frozen, under its own prefix; the decoded ones kept are bounded', () => {
-    const stored = storedFactsOf({ metadata: stamped } as never, 'deed.dev', 5);
+    const stored = storedFactsOf({ metadata: stamped } as never, 'deed.dev');
     const first = factsFromStored(stored, 'deed.dev');
     assert.equal(factsFromStored(stored, 'deed.dev'), first, 'the same decoded facts');
     assert.ok(Object.isFrozen(first) && Object.isFrozen(first.labels) && Object.isFrozen(first.annotations) && Object.isFrozen(first.controller));
@@ -72,7 +73,7 @@ describe('the lookup cache\'s compact record', () => {
     assert.notEqual(other, first);
     assert.equal(other.labels?.['other.dev/environment'], 'alpha', 'decoded under the prefix it was asked with');
     // Past the bound the oldest go first: the first record is decoded anew, equal to before.
-    for (let i = 0; i <= DECODED_FACTS_KEPT; i++) factsFromStored(storedFactsOf({ metadata: { uid: `u-${i}` } } as never, 'deed.dev', 5), 'deed.dev');
+    for (let i = 0; i <= DECODED_FACTS_KEPT; i++) factsFromStored(storedFactsOf({ metadata: { uid: `u-${i}` } } as never, 'deed.dev'), 'deed.dev');
     const again = factsFromStored(stored, 'deed.dev');
     assert.notEqual(again, first);
     assert.deepEqual(again, first);

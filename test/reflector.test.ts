@@ -5,7 +5,7 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Reflector } from '../src/kube/reflector.js';
+import { nextPageSize, onePageAtATime, PAGE_CHARS, Reflector } from '../src/kube/reflector.js';
 
 interface Fake {
   names: string[];
@@ -73,6 +73,93 @@ describe('the reflector', () => {
     assert.equal(reflector.size, 5);
     assert.equal(reflector.get('sandbox-a', 'web-6'), undefined);
     assert.equal(reflector.get('sandbox-a', 'web-4')?.uid, 'uid-web-4');
+  });
+
+  test('list pages are sized in bytes: each asks for as many objects as fill PAGE_CHARS at the size of the last page\'s', async () => {
+    const limits: number[] = [];
+    const padding = 2000;
+    const total = 400;
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      const limit = Number(url.searchParams.get('limit'));
+      limits.push(limit);
+      const from = Number(url.searchParams.get('continue') ?? '0');
+      const to = Math.min(total, from + limit);
+      const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padding) } } }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const reflector = new Reflector({
+      kc: { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) },
+      resource: 'deployments',
+      metadataOnly: true,
+      prefix: 'deed.dev',
+      keeps: () => true,
+      onError: () => {},
+    });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('current', () => reflector.current);
+    assert.equal(reflector.size, total, 'every object stored');
+    // About 2.1 KB an object: 50 first, then about 46 (96 KiB of them).
+    assert.equal(limits[0], 50);
+    assert.ok(limits[1]! >= 40 && limits[1]! < 50, `second page of ${limits[1]}`);
+    assert.ok(limits.slice(1).every((l) => l === limits[1]), 'the same size while the objects are');
+
+    // The pure rule: large objects, few to a page (never none); small ones, at most 500; an empty page changes nothing.
+    assert.equal(nextPageSize(PAGE_CHARS * 10, 5, 50), 1);
+    assert.equal(nextPageSize(PAGE_CHARS / 2, 10, 50), 20);
+    assert.equal(nextPageSize(1000, 100, 50), 500);
+    assert.equal(nextPageSize(20, 0, 37), 37);
+  });
+
+  test('kinds that share a page gate never have two list pages in flight at once; without it they do', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      most = Math.max(most, ++inFlight);
+      const from = Number(url.searchParams.get('continue') ?? '0');
+      const items = [{ metadata: { name: `o-${from}`, namespace: 'sandbox-a' } }];
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(from < 3 ? { continue: String(from + 1) } : {}) }, items }));
+      }, 15);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const kc = { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) };
+    const listAll = async (pageGate: ReturnType<typeof onePageAtATime> | undefined) => {
+      most = 0;
+      const resources = ['deployments', 'replicasets', 'statefulsets'] as const;
+      const reflectors = resources.map((resource) => new Reflector({ kc, resource, metadataOnly: true, prefix: 'deed.dev', keeps: () => true, onError: () => {}, ...(pageGate ? { pageGate } : {}) }));
+      for (const r of reflectors) r.start();
+      try {
+        await until('every kind current', () => reflectors.every((r) => r.current));
+        assert.ok(reflectors.every((r) => r.size === 4), 'four pages of one each');
+      } finally {
+        for (const r of reflectors) r.stop();
+      }
+      return most;
+    };
+    assert.equal(await listAll(onePageAtATime()), 1, 'one page at a time, across kinds');
+    assert.ok((await listAll(undefined)) > 1, 'without the gate, kinds list side by side');
+
+    // A page that never answers holds the others back for the gate's patience, no longer.
+    const gate = onePageAtATime(50);
+    void gate(() => new Promise<void>(() => {}));
+    const started = performance.now();
+    assert.equal(await gate(() => Promise.resolve('next')), 'next');
+    assert.ok(performance.now() - started >= 45, 'waited for the patience');
   });
 
   test('a watch that never answers is presumed dead after its timeout and the grace, and asked for again', async () => {

@@ -194,6 +194,8 @@ export interface GetOptions {
   timeoutMs: number;
   impersonate?: string | undefined;
   onRetry?: ((retry: RetryNotice) => void) | undefined;
+  /** Told the length of the answer's text before it is parsed (a list sizes its next page by it). */
+  onText?: ((chars: number) => void) | undefined;
 }
 
 /** The URL of `path` under the server's (which may carry a path prefix), with its query (undefined values left out). */
@@ -238,6 +240,7 @@ export async function getJson<T>(conn: ApiConnection, path: string, o: GetOption
         const text = await bodyOf(res);
         const code = res.statusCode ?? 0;
         if (code < 200 || code > 299) throw classifyAnswer(code, text, headersOf(res), o.what);
+        o.onText?.(text.length);
         return JSON.parse(text) as T;
       } catch (err) {
         if (controller.signal.aborted) throw new KubeError('Timeout', `${o.what}: no answer within ${remainingMs} ms`);

@@ -9,7 +9,7 @@ import type { LookupResource } from '../policy/lookup.js';
 import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts } from './lookup-facts.js';
-import { Reflector, type CachedResource } from './reflector.js';
+import { onePageAtATime, Reflector, type CachedResource } from './reflector.js';
 import type { RetryNotice } from './retry-notice.js';
 
 export interface LookupCacheOptions {
@@ -100,6 +100,10 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
 
   // The kind table's cached rows; `cache-optional` (Secrets) only when the install caches them.
   const kept = kindRows().filter((r) => r.lookup === 'cache' || (o.secrets && r.lookup === 'cache-optional'));
+  // The kinds' list pages are read one at a time, across kinds: a page's objects are garbage
+  // before the next page is parsed (none waits, alive, behind another kind's), and the API
+  // server sees one list request of Deed's at a time. The namespaces list on their own.
+  const pageGate = onePageAtATime();
   const kinds = kept.map(
     ({ resource, kind }) =>
       new Reflector({
@@ -107,12 +111,10 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         resource: resource as Exclude<CachedResource, 'namespaces'>,
         // A pod's service account decides whose an unstamped runner pod is, and it is in the spec.
         metadataOnly: resource !== 'pods',
-        // A page is parsed whole before its objects become facts: 100 whole pods keep that
-        // transient (some 400 KB of JSON and its objects) small beside the store; metadata pages stay at 500.
-        pageSize: resource === 'pods' ? 100 : 500,
         prefix: o.prefix,
         ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
+        pageGate,
         onGrow: () => weigh(),
         onCurrent: (current) => o.onCurrent?.(resource as CachedResource, current),
         onError: o.onError,

@@ -75,16 +75,11 @@ function ours(map: Record<string, string> | undefined, prefix: string): Record<s
  * for another field: an annotation may hold any character), Deed's stamp keys written as
  * their number in STAMP_SUFFIXES. One string costs less than half of the objects, maps and
  * strings the same facts make as records; a lookup decodes the one it reads (a microsecond
- * or two). Its first element is the generation of the list that last put it, so a relist
- * sweeps what it did not put without decoding anything (generationMark).
+ * or two). The same object always makes the same string, so a relist keeps the record it
+ * already holds for an object that did not change (reflector.ts).
  * `factsFromStored` gives the ObjectFacts a lookup reads, exactly as `factsOf` would have.
  */
 export type StoredFacts = string;
-
-/** What the records the list of this generation put begin with. */
-export function generationMark(generation: number): string {
-  return `[${generation},`;
-}
 
 /** Deed's stamp vocabulary (stamps/keys.ts) under no prefix: each key's part after `<prefix>/`. */
 const SUFFIXES = stampKeys('');
@@ -92,8 +87,8 @@ const SUFFIXES = stampKeys('');
 const STAMP_SUFFIXES = Object.entries(SUFFIXES).flatMap(([field, key]) => (field === 'prefix' ? [] : [key.slice(1)]));
 const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
-/** [generation, uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified]; a key is a suffix's code or the suffix. */
-type Packed = [number, string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1];
+/** [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified]; a key is a suffix's code or the suffix. */
+type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1];
 
 /**
  * `verify`: whether the object's stamps verify with Deed's key ring (as its kind, in its
@@ -101,7 +96,7 @@ type Packed = [number, string | 0, string | 0, 0 | 1, [string, string, string, s
  * dropped and the record says they verified: the policy takes the cache's word for it
  * (ownership.ts). Stamps that do not verify are kept whole, for the policy to say why.
  */
-export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, generation: number, verify?: (f: ObjectFacts) => boolean): StoredFacts {
+export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
   const f = factsOf(obj, prefix);
   const c = f.controller;
   const skip = prefix.length + 1;
@@ -110,7 +105,7 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
-  const packed: Packed = [generation, f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0];
+  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -137,7 +132,7 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
-  const [, uid, sa, deleting, c, labels, annotations, verified] = JSON.parse(stored) as Packed;
+  const [uid, sa, deleting, c, labels, annotations, verified] = JSON.parse(stored) as Packed;
   const map = (pairs: Array<string | number>) => {
     const out: Record<string, string> = {};
     for (let i = 0; i < pairs.length; i += 2) {

@@ -7,7 +7,7 @@
 import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
 import { getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
 import type { RetryNotice } from './retry-notice.js';
-import { factsFromStored, generationMark, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
+import { factsFromStored, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
 /** The namespaces (the review scope), and the kinds the webhook looks up from the cache (the kind table's `lookup`). */
 export type CachedResource = 'namespaces' | CachedLookupResource;
@@ -38,8 +38,11 @@ export interface ReflectorOptions {
   onError(err: unknown, what: string): void;
   /** A list page answered 429, sent again after its Retry-After. */
   onRetry?(retry: RetryNotice): void;
+  /** Runs each list page (its request and `take`): the cache passes one gate to all its kinds, so one page is in flight at a time. */
+  pageGate?: <T>(page: () => Promise<T>) => Promise<T>;
   /** Deadline of one list page. */
   listTimeoutMs?: number;
+  /** Objects per list page, fixed (tests); otherwise each page is sized from the last (nextPageSize). */
   pageSize?: number;
   /** The API server ends each watch after about this long (client-go: 5 to 10 minutes); a watch silent for longer plus 30 s is presumed dead. */
   watchSeconds?: number;
@@ -60,8 +63,10 @@ export class Reflector {
   private watching = false;
   private stopped = true;
   private abort: (() => void) | undefined;
-  /** Bumped by every full list: a backfill begun before one is dropped, a record the list did not put is swept. */
+  /** Bumped by every full list: a backfill begun before one is dropped. */
   private generation = 0;
+  /** While a full list runs: the names it (or a backfill meanwhile) put, per namespace; the rest are swept at its end. */
+  private confirmed: Map<string, Set<string>> | undefined;
   /** Namespaces being backfilled, and the names the watch touched meanwhile (the watch wins). */
   private touched = new Map<string, Set<string>>();
   private readonly conn: ApiConnection;
@@ -107,6 +112,7 @@ export class Reflector {
   shed(): void {
     this.stop();
     this.generation++;
+    this.confirmed = undefined;
     this.store = new Map();
     this.count = 0;
     this.held = 0;
@@ -146,7 +152,7 @@ export class Reflector {
         if (generation !== this.generation || !this.o.keeps(namespace) || this.stopped) return false;
         for (const item of items) {
           const name = item.metadata?.name;
-          if (name !== undefined && !touched.has(name)) this.put(namespace, name, this.facts(namespace, item, this.generation));
+          if (name !== undefined && !touched.has(name)) this.put(namespace, name, this.facts(namespace, item));
         }
         this.o.onGrow?.();
         return generation === this.generation && !this.stopped;
@@ -198,29 +204,38 @@ export class Reflector {
 
   /**
    * A full list, into the store in place: each page's objects replace their records as the
-   * page arrives, and what the list did not put is swept at its end. The store is never built
-   * twice (a relist of 200,000 objects must not double the memory), and while it runs the
-   * kind is not current, so no lookup reads the half-moved store.
+   * page arrives (an unchanged one keeps its record: no garbage), and what the list did not
+   * put is swept at its end. The store is never built twice (a relist of 200,000 objects must
+   * not double the memory), and while it runs the kind is not current, so no lookup reads the
+   * half-moved store.
    */
   private async relist(): Promise<void> {
     const generation = ++this.generation;
     this.touched.clear();
-    const rv = await this.listPages(undefined, (items) => {
-      for (const item of items) {
-        const namespace = item.metadata?.namespace ?? '';
-        const name = item.metadata?.name;
-        if (name === undefined || !this.o.keeps(namespace)) continue;
-        this.put(namespace, name, this.facts(namespace, item, generation));
-      }
-      this.o.onGrow?.();
-      return generation === this.generation && !this.stopped;
-    });
+    const confirmed = new Map<string, Set<string>>();
+    this.confirmed = confirmed;
+    let rv: string;
+    try {
+      rv = await this.listPages(undefined, (items) => {
+        for (const item of items) {
+          const namespace = item.metadata?.namespace ?? '';
+          const name = item.metadata?.name;
+          if (name === undefined || !this.o.keeps(namespace)) continue;
+          this.put(namespace, name, this.facts(namespace, item));
+        }
+        this.o.onGrow?.();
+        return generation === this.generation && !this.stopped;
+      });
+    } finally {
+      if (this.confirmed === confirmed) this.confirmed = undefined;
+    }
     if (generation !== this.generation || this.stopped) return; // shed, or stopped, part-way
-    const mark = generationMark(generation);
     const gone: Array<[string, string]> = [];
     for (const [namespace, names] of this.store) {
-      for (const [name, stored] of names) if (!stored.startsWith(mark)) gone.push([namespace, name]);
+      const put = confirmed.get(namespace);
+      for (const name of names.keys()) if (put?.has(name) !== true) gone.push([namespace, name]);
     }
+    confirmed.clear();
     for (const [namespace, name] of gone) this.remove(namespace, name);
     this.rv = rv;
     this.listed = true;
@@ -240,18 +255,27 @@ export class Reflector {
     const what = namespace === undefined ? `list ${this.o.resource}` : `list ${this.o.resource} in ${namespace}`;
     let next: string | undefined;
     let rv = '';
-    for (let page = 0; page < 100_000; page++) {
-      const answer = await getJson<Page>(this.conn, path, {
-        what,
-        accept: this.o.metadataOnly ? METADATA_LIST : undefined,
-        query: { limit: this.o.pageSize ?? 500, continue: next, labelSelector: this.o.labelSelector },
-        timeoutMs: this.o.listTimeoutMs ?? 30_000,
-        onRetry: this.o.onRetry,
+    let limit = this.o.pageSize ?? FIRST_PAGE_SIZE;
+    let chars = 0;
+    for (let page = 0; page < 1_000_000; page++) {
+      const gate = this.o.pageGate ?? ((f: () => Promise<boolean>) => f());
+      const more = await gate(async () => {
+        const answer = await getJson<Page>(this.conn, path, {
+          what,
+          accept: this.o.metadataOnly ? METADATA_LIST : undefined,
+          query: { limit, continue: next, labelSelector: this.o.labelSelector },
+          timeoutMs: this.o.listTimeoutMs ?? 30_000,
+          onRetry: this.o.onRetry,
+          onText: (n) => (chars = n),
+        });
+        rv = answer.metadata?.resourceVersion ?? rv;
+        const items = itemsOf(answer);
+        if (this.o.pageSize === undefined) limit = nextPageSize(chars, items.length, limit);
+        if (!take(items)) return false;
+        next = answer.metadata?.continue || undefined;
+        return next !== undefined;
       });
-      rv = answer.metadata?.resourceVersion ?? rv;
-      if (!take(itemsOf(answer))) return rv;
-      next = answer.metadata?.continue || undefined;
-      if (next === undefined) return rv;
+      if (!more) return rv;
     }
     throw new Error(`${what}: too many pages`);
   }
@@ -319,21 +343,28 @@ export class Reflector {
     this.touched.get(namespace)?.add(name);
     if (type === 'DELETED') this.remove(namespace, name);
     else if (type === 'ADDED' || type === 'MODIFIED') {
-      this.put(namespace, name, this.facts(namespace, obj, this.generation));
+      this.put(namespace, name, this.facts(namespace, obj));
       this.o.onGrow?.();
     } else return;
     this.o.onChange?.(namespace, name);
   }
 
-  private facts(namespace: string, item: Item, generation: number): StoredFacts {
+  private facts(namespace: string, item: Item): StoredFacts {
     const verify = this.o.verify;
-    return storedFactsOf(item, this.o.prefix, generation, verify && ((f) => verify(namespace, f)));
+    return storedFactsOf(item, this.o.prefix, verify && ((f) => verify(namespace, f)));
   }
 
   private put(namespace: string, name: string, facts: StoredFacts): void {
+    if (this.confirmed !== undefined) {
+      let put = this.confirmed.get(namespace);
+      if (put === undefined) this.confirmed.set(namespace, (put = new Set()));
+      put.add(name);
+    }
     let names = this.store.get(namespace);
     if (names === undefined) this.store.set(namespace, (names = new Map()));
     const before = names.get(name);
+    // The record held already, when equal: the new string dies young, the old one stays put.
+    if (before === facts) return;
     if (before === undefined) this.count++;
     else this.held -= entryBytes(name, before);
     this.held += entryBytes(name, facts);
@@ -356,6 +387,52 @@ export class Reflector {
     this.watching = watching;
     this.o.onCurrent?.(this.current);
   }
+}
+
+/**
+ * A gate for `pageGate`: the pages of every reflector that shares it run one after another,
+ * in the order asked. A page still unanswered after `patienceMs` (an API server under load)
+ * lets the next one go: a slow kind delays the others by at most that, never by its timeout.
+ */
+export function onePageAtATime(patienceMs = 1000): <T>(page: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(page: () => Promise<T>) => {
+    const turn = tail.then(() => {
+      const result = page();
+      const settled = result.then(
+        () => {},
+        () => {},
+      );
+      const patience = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, patienceMs);
+        timer.unref();
+        void settled.then(() => clearTimeout(timer));
+      });
+      return { result, next: Promise.race([settled, patience]) };
+    });
+    tail = turn.then((t) => t.next);
+    return turn.then((t) => t.result);
+  };
+}
+
+/**
+ * A list page's text, and the objects parsed from it, are garbage once its facts are stored.
+ * Kept under V8's large-object size (128 KiB: a longer string is allocated in the old
+ * generation) and the 2 MiB young generation the image sets, they die young; pages of 500
+ * objects' metadata (100 whole pods) were promoted and collected late, and raised the peak RSS
+ * of a 227,000-object fill by about 30 MiB (bench/MEASUREMENTS.md, "List pages sized in
+ * bytes"). So each page asks
+ * for as many objects as fill PAGE_CHARS at the size the last page's objects had: a cluster of
+ * large objects costs more requests, never more memory.
+ */
+export const PAGE_CHARS = 96 * 1024;
+const FIRST_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 500;
+
+/** The next page's limit, from the last page's text (`chars`) and object count; unchanged by an empty page. */
+export function nextPageSize(chars: number, items: number, last: number): number {
+  if (items === 0 || chars <= 0) return last;
+  return Math.max(1, Math.min(MAX_PAGE_SIZE, Math.floor((PAGE_CHARS * items) / chars)));
 }
 
 /**
