@@ -3,9 +3,10 @@
 // a relist after the watch expired replaces the store in place, sweeping what is gone.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nextPageSize, onePageAtATime, PAGE_CHARS, Reflector } from '../src/kube/reflector.js';
+import { nextPageSize, onePageAtATime, PAGE_CHARS, Reflector, type ReflectorOptions } from '../src/kube/reflector.js';
+import type { ApiConnection } from '../src/kube/api-connection.js';
 
 interface Fake {
   names: string[];
@@ -45,20 +46,26 @@ const until = async (what: string, check: () => boolean) => {
   assert.ok(check(), what);
 };
 
+/** Listens on a free port, closed after the test; the connection a Reflector reads through. */
+async function listening(server: Server): Promise<ApiConnection> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) };
+}
+
+/** A reflector of metadata (deployments unless `o` says) that keeps every namespace; `o` adds or overrides. */
+const metadataReflector = (kc: ApiConnection, o: Partial<ReflectorOptions> = {}) =>
+  new Reflector({ kc, resource: 'deployments', metadataOnly: true, prefix: 'deed.dev', keeps: () => true, onError: () => {}, ...o });
+
 describe('the reflector', () => {
   test('lists every page of an apps kind, then relists in place after a 410, sweeping what is gone', async () => {
     const fake: Fake = { names: Array.from({ length: 7 }, (_, i) => `web-${i}`), lists: 0, watches: [] };
     const api = await serve(fake);
     after(api.close);
-    const reflector = new Reflector({
-      kc: { server: api.url, requestOptions: () => Promise.resolve({}) },
-      resource: 'deployments',
-      metadataOnly: true,
-      prefix: 'deed.dev',
-      keeps: () => true,
-      onError: () => {},
-      pageSize: 3,
-    });
+    const reflector = metadataReflector({ server: api.url, requestOptions: () => Promise.resolve({}) }, { pageSize: 3 });
     reflector.start();
     after(() => reflector.stop());
     await until('current', () => reflector.current);
@@ -89,19 +96,7 @@ describe('the reflector', () => {
       const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padding) } } }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    after(() => {
-      server.closeAllConnections();
-      server.close();
-    });
-    const reflector = new Reflector({
-      kc: { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) },
-      resource: 'deployments',
-      metadataOnly: true,
-      prefix: 'deed.dev',
-      keeps: () => true,
-      onError: () => {},
-    });
+    const reflector = metadataReflector(await listening(server));
     reflector.start();
     after(() => reflector.stop());
     await until('current', () => reflector.current);
@@ -132,16 +127,11 @@ describe('the reflector', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(from < 3 ? { continue: String(from + 1) } : {}) }, items }));
       }, 15);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    after(() => {
-      server.closeAllConnections();
-      server.close();
-    });
-    const kc = { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) };
+    const kc = await listening(server);
     const listAll = async (pageGate: ReturnType<typeof onePageAtATime> | undefined) => {
       most = 0;
       const resources = ['deployments', 'replicasets', 'statefulsets'] as const;
-      const reflectors = resources.map((resource) => new Reflector({ kc, resource, metadataOnly: true, prefix: 'deed.dev', keeps: () => true, onError: () => {}, ...(pageGate ? { pageGate } : {}) }));
+      const reflectors = resources.map((resource) => metadataReflector(kc, { resource, ...(pageGate ? { pageGate } : {}) }));
       for (const r of reflectors) r.start();
       try {
         await until('every kind current', () => reflectors.every((r) => r.current));
@@ -172,22 +162,8 @@ describe('the reflector', () => {
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10' }, items: [] }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    after(() => {
-      server.closeAllConnections();
-      server.close();
-    });
     const errors: string[] = [];
-    const reflector = new Reflector({
-      kc: { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) },
-      resource: 'deployments',
-      metadataOnly: true,
-      prefix: 'deed.dev',
-      keeps: () => true,
-      onError: (err) => errors.push(String(err)),
-      watchSeconds: 1,
-      stallGraceSeconds: 0.2,
-    });
+    const reflector = metadataReflector(await listening(server), { onError: (err) => errors.push(String(err)), watchSeconds: 1, stallGraceSeconds: 0.2 });
     reflector.start();
     after(() => reflector.stop());
     await until('a second watch asked for', () => watches >= 2);
