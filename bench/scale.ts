@@ -180,6 +180,16 @@ function failWith(deed: Served, message: string): never {
 const expected = ['namespaces', ...cachedKinds().map((k) => k.resource).filter((r) => r !== 'secrets' || !deedArgs.includes('--no-cache-secrets'))];
 
 /** Samples Deed's RSS every `everyMs` until stopped. */
+/** Heap used and total, and external memory, from Deed's /metrics. */
+const heapFigures = (m: Map<string, number>) =>
+  `used ${fmt((m.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((m.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((m.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`;
+
+/** About a dozen of the RSS samples, evenly spaced, as ms:MiB. */
+function sampled(samples: Array<{ t: number; rss: number }>): string {
+  const step = Math.max(1, Math.ceil(samples.length / 12));
+  return samples.filter((_, i) => i % step === 0).map((x) => `${fmt(x.t)}:${fmt(x.rss)}`).join(' ');
+}
+
 function sampler(pid: number, t0: number, everyMs = 200) {
   const samples: Array<{ t: number; rss: number }> = [];
   const timer = setInterval(() => {
@@ -300,15 +310,14 @@ async function measure(at: Dir, objects: number, label: string, full: boolean): 
   const served: Record<string, number> = { ...objectMix(objects, K), namespaces: K };
   const short = Object.entries(served).filter(([r, n]) => objectsByKind.has(r) && objectsByKind.get(r) !== n);
   if (short.length > 0) log(`    KEPT OTHER THAN SERVED: ${short.map(([r, n]) => `${r} ${objectsByKind.get(r)} of ${n}`).join(', ')}`);
-  log(`  heap after fill (nodejs_heap_size_*_bytes):  used ${fmt((m.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((m.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((m.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`);
+  log(`  heap after fill (nodejs_heap_size_*_bytes):  ${heapFigures(m)}`);
   const estimated = [...byResource(m, 'deed_lookup_cache_bytes').values()].reduce((a, b) => a + b, 0);
   const shed = [...byResource(m, 'deed_lookup_cache_shed')].filter(([, v]) => v > 0).map(([r]) => r);
   if (m.has('deed_lookup_cache_budget_bytes'))
     log(`  cache estimate (deed_lookup_cache_bytes):    ${fmt(estimated / MiB, 1)} MiB of a ${fmt((m.get('deed_lookup_cache_budget_bytes') ?? NaN) / MiB, 1)} MiB budget; shed: ${shed.length > 0 ? shed.join(', ') : 'none'}`);
   log(`  RSS after fill:                              ${fmt(after.rssMiB, 1)} MiB`);
   log(`  peak RSS (VmHWM) after fill:                 ${fmt(after.peakMiB, 1)} MiB (highest 200 ms sample ${fmt(maxSample.rss, 1)} MiB at ${fmt(maxSample.t)} ms; every kind current at ${fmt(fill.ms)} ms)`);
-  const step = Math.max(1, Math.ceil(rss.samples.length / 12));
-  log(`  RSS during fill (ms:MiB):                    ${rss.samples.filter((_, i) => i % step === 0).map((s) => `${fmt(s.t)}:${fmt(s.rss)}`).join(' ')}`);
+  log(`  RSS during fill (ms:MiB):                    ${sampled(rss.samples)}`);
   const figures: Figures = { readyMs: deed.readyMs!, currentMs: fill.ms, rssAfterFill: after.rssMiB, peakAfterFill: after.peakMiB, kept: sum - (objectsByKind.get('namespaces') ?? 0) };
   if (!full) {
     await deed.stop();
@@ -362,8 +371,8 @@ async function measure(at: Dir, objects: number, label: string, full: boolean): 
     log(`  every kind current again (listed and watching): ${fmt(relist.ms)} ms after the 410s`);
     log(`  peak RSS (VmHWM) ${resetAgain ? 'across the relist:' : 'since start:      '}            ${fmt(afterRelist.peakMiB, 1)} MiB (RSS before ${fmt(rssBefore, 1)} MiB, highest sample ${fmt(maxRelist.rss, 1)} MiB at ${fmt(maxRelist.t)} ms, after ${fmt(afterRelist.rssMiB, 1)} MiB)`);
     const hm = await scrape(deed).catch(() => new Map<string, number>());
-    log(`  heap after the relist:                       used ${fmt((hm.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((hm.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((hm.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`);
-    log(`  RSS during the relist (ms:MiB):              ${relistRss.samples.filter((_, i) => i % 5 === 0).map((x) => `${fmt(x.t)}:${fmt(x.rss)}`).join(' ')}`);
+    log(`  heap after the relist:                       ${heapFigures(hm)}`);
+    log(`  RSS during the relist (ms:MiB):              ${sampled(relistRss.samples)}`);
     log(`  reviews during the relist: answered as expected ${during.ok}, failed ${during.failed}; latency p50 ${fmt(pct(during.latencies, 50), 1)} ms, p99 ${fmt(pct(during.latencies, 99), 1)} ms, max ${fmt(Math.max(...during.latencies), 1)} ms${during.firstFailure ? `; first failure: ${during.firstFailure}` : ''}`);
     log(`  stand-in API server for the relist:         ${s.listPages - before.listPages} list pages, ${fmt((s.listBytes - before.listBytes) / MiB, 1)} MiB; ${s.gets - before.gets} gets (lookups read live while not current); ${s.watchesExpired - before.watchesExpired} watches ended by 410`);
   }
