@@ -257,8 +257,8 @@ export class Reflector {
     let rv = '';
     let limit = this.o.pageSize ?? FIRST_PAGE_SIZE;
     let chars = 0;
+    const gate = this.o.pageGate ?? (<T>(page: () => Promise<T>) => page());
     for (let page = 0; page < 1_000_000; page++) {
-      const gate = this.o.pageGate ?? ((f: () => Promise<boolean>) => f());
       const more = await gate(async () => {
         const answer = await getJson<Page>(this.conn, path, {
           what,
