@@ -17,7 +17,8 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] })),
+  // No adoption is judged here (the object and workload doors judge it), so no new controller is read for one.
+  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), false),
   stamp: (facts, ctx) =>
     stampAtCreate(facts, ctx, (namespace) => {
       const { request: req, door } = facts;
