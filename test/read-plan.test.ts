@@ -77,6 +77,14 @@ function corpus(): Array<[string, Review]> {
     delete withToken.automountServiceAccountToken;
     out.push([`a pod with the API server's token volume and a ConfigMap, by ${who.username}`, review('', 'pods', 'Pod', { ...pod, spec: withToken }, who)]);
     out.push([`a Deployment whose template projects kube-root-ca.crt, by ${who.username}`, review('apps', 'deployments', 'Deployment', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { metadata: {}, spec: withToken } } } as KubeObject, who)]);
+    // An UPDATE that gives an object a controlling owner (an adoption, or a client writing the
+    // reference): whose the new owner is is read, on every kind, not only pods and workloads.
+    const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'sts-1', controller: true };
+    for (const [group, resource, kind] of [['', 'configmaps', 'ConfigMap'], ['apps', 'controllerrevisions', 'ControllerRevision'], ['labs.example', 'virtualmachines', 'VirtualMachine']] as const) {
+      const before = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name: 'o', namespace: 'sandbox-a' } } as KubeObject;
+      const adopted = { ...before, metadata: { ...before.metadata, ownerReferences: [owner] } } as KubeObject;
+      out.push([`an UPDATE giving a ${kind} a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who, { operation: 'UPDATE', oldObject: before })]);
+    }
     out.push([`a legacy binding, by ${who.username}`, review('', 'bindings', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who)]);
     for (const row of kindRows().filter((r) => r.templates !== undefined)) {
       const obj: Spec = { apiVersion: row.group === '' ? 'v1' : `${row.group}/v1`, kind: row.kind, metadata: { name: 'w', namespace: 'sandbox-a' } };

@@ -9,14 +9,12 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf, type Door } from './doors/door.js';
-import { isRec } from './unstructured.js';
 import type { ObjectLookup, Policy } from './policy.js';
 import { kindRows } from './kinds.js';
 import { ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
 import { doorReview, judgedWhole, reviewFacts } from './door-reviews.js';
 import type { DecodedWithFacts, ReviewFacts } from './review-facts.js';
-import { SERVICE_ACCOUNT_TOKEN_TYPE } from './rules/service-account-guard.js';
 import { lookupKey, type LookupKey } from './reads.js';
 
 export type { LookupResource } from './kinds.js';
@@ -81,43 +79,17 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
-/** The resources whose objects name other objects (the kind table's `references`), and those where an UPDATE can change what they name. */
-const REFERENCING_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.references !== undefined).map((r) => r.resource));
-const MUTABLY_REFERENCING_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.references?.some((f) => f.immutable !== true)).map((r) => r.resource));
-const TEMPLATE_RESOURCES = new Set<unknown>(kindRows().filter((r) => r.door === 'workload' || r.door === 'snapshot').map((r) => r.resource));
 /** The workloads whose own controlling owner is followed (controller-made.ts). */
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
 
 /**
- * The lookups for a raw review body, as the server sees it before deciding, and the body
- * decoded when that took decoding (decide() then reuses it), with the review's facts when
- * `policy` is given (review-facts.ts; decide() reuses them too). Most reviews need none,
- * and are told apart by a glance at a few fields, without decoding.
+ * The lookups for a raw review body, as the server sees it before deciding: exactly what its
+ * door's review needs (door-reviews.ts), so a read no door declared cannot happen and none it
+ * declared is skipped. The body decoded and, when `policy` is given, the review's facts come
+ * back with them; decide() reuses both, so a review is decoded and its facts built once
+ * whether it reads anything or not.
  */
 export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): { lookups: LookupKey[]; decoded?: DecodedWithFacts } {
-  const req = (body as { request?: { resource?: { resource?: unknown }; subResource?: unknown; operation?: unknown; object?: { type?: unknown; metadata?: { ownerReferences?: unknown; annotations?: unknown } } } } | null)?.request;
-  const resource = req?.resource?.resource;
-  // A new pod or workload with owners may be a controller's, judged as its owner's; an UPDATE may change its controller.
-  const owned = hasOwners(req);
-  const judgesCreate = webhook === 'validate' || webhook === 'admit';
-  const mayNeed =
-    (owned && req?.subResource === undefined && (req?.operation === 'CREATE' || (webhook === 'validate' && req?.operation === 'UPDATE')) && (resource === 'pods' || TEMPLATE_RESOURCES.has(resource))) ||
-    // Any new object's controller reference is judged (rules/reference-scope.ts), and what the kind table's references name.
-    (owned && judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined) ||
-    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && REFERENCING_RESOURCES.has(resource)) ||
-    (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === undefined && MUTABLY_REFERENCING_RESOURCES.has(resource)) ||
-    (webhook === 'validate' && req?.operation === 'CREATE' && req.subResource === 'token') ||
-    (resource === 'secrets' && req?.subResource === undefined && isTokenSecret(req?.object)) ||
-    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && namesRunLease(req, keys)) ||
-    resource === 'bindings' ||
-    req?.subResource === 'eviction' ||
-    req?.subResource === 'binding' ||
-    (req?.operation === 'CONNECT' && resource === 'pods') ||
-    (webhook === 'validate' && req?.subResource === 'scale') ||
-    (judgesCreate && req?.operation === 'CREATE' && req.subResource === undefined && (resource === 'pods' || resource === 'persistentvolumeclaims')) ||
-    (webhook === 'validate' && req?.operation === 'UPDATE' && req.subResource === 'ephemeralcontainers' && resource === 'pods') ||
-    (((judgesCreate && req?.operation === 'CREATE') || (webhook === 'validate' && req?.operation === 'UPDATE')) && req.subResource === undefined && TEMPLATE_RESOURCES.has(resource));
-  if (!mayNeed) return { lookups: [] };
   let decoded: Decoded;
   try {
     decoded = decodeReview(body);
@@ -125,36 +97,11 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
     return { lookups: [] }; // decide() decodes again and answers the fault with the uid
   }
   if (!decoded.ok) return { lookups: [], decoded };
-  if (policy === undefined) return { lookups: lookupsNeeded(decoded.request, webhook, keys), decoded };
-  const facts = reviewFacts(decoded.request, policy);
-  return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy, facts), decoded: { ...decoded, facts } };
-}
-
-/** Whether a raw request's object carries the run lease annotation; a body that throws on reading is decide()'s to answer. */
-function namesRunLease(req: { object?: { metadata?: { annotations?: unknown } } }, keys: StampKeys): boolean {
   try {
-    const annotations = req.object?.metadata?.annotations;
-    return isRec(annotations) && Object.hasOwn(annotations, keys.runLease);
+    if (policy === undefined) return { lookups: lookupsNeeded(decoded.request, webhook, keys), decoded };
+    const facts = reviewFacts(decoded.request, policy);
+    return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy, facts), decoded: { ...decoded, facts } };
   } catch {
-    return false;
-  }
-}
-
-/** Whether a raw request's object is a token Secret (rules/service-account-stamps.ts reads the account it names). */
-function isTokenSecret(obj: { type?: unknown } | undefined): boolean {
-  try {
-    return obj?.type === SERVICE_ACCOUNT_TOKEN_TYPE;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether a request's object names owners, read without decoding it; a body that throws on reading names none here (decide() answers it). */
-function hasOwners(req: { object?: { metadata?: { ownerReferences?: unknown } } } | undefined): boolean {
-  try {
-    const refs = req?.object?.metadata?.ownerReferences;
-    return Array.isArray(refs) && refs.length > 0;
-  } catch {
-    return false;
+    return { lookups: [], decoded }; // decide() builds the facts again, where a fault is answered with the uid
   }
 }

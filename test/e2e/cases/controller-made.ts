@@ -245,6 +245,49 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.equal(label(first, KEYS.environment), 'beta', "the pod made from beta's own template is beta's");
     });
 
+    test("alpha's StatefulSet deleted with its dependents orphaned and created again (how volumeClaimTemplates are changed) adopts its ControllerRevision and its pod; alpha may hand its Secret to it, not to beta's", async () => {
+      const s = suite();
+      const labels = { app: 'orphaned' };
+      const revisions = async (): Promise<Spec[]> => (await s.api(s.admin, 'GET', `${REVISIONS(NS)}?labelSelector=app%3Dorphaned`)).body.items ?? [];
+      const controllerUid = (o: Spec): string | undefined => (o.metadata.ownerReferences ?? []).find((r: Spec) => r.controller === true)?.uid;
+      const first = await s.api(alpha, 'POST', PATH.StatefulSet(NS), statefulSet('orphaned', labels));
+      assert.equal(first.status, 201, first.text);
+      const firstUid = (first.body as Spec).metadata.uid as string;
+      await eventually('its ControllerRevision and its pod', async () => (await revisions()).some((r) => controllerUid(r) === firstUid) && (await pods(s, 'app=orphaned')).length === 1, 60_000);
+      const gone = await s.api(alpha, 'DELETE', `${PATH.StatefulSet(NS)}/orphaned`, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Orphan' });
+      assert.ok(gone.status === 200 || gone.status === 202, gone.text);
+      // The garbage collector takes the owner reference off each dependent, then the StatefulSet goes.
+      await eventually('the StatefulSet gone, its revision and pod orphaned', async () => {
+        if ((await s.api(s.admin, 'GET', `${PATH.StatefulSet(NS)}/orphaned`)).status !== 404) return false;
+        return (await revisions()).every((r) => controllerUid(r) === undefined) && (await pods(s, 'app=orphaned')).every((p) => controllerUid(p) === undefined);
+      }, 60_000);
+      const again = await s.api(alpha, 'POST', PATH.StatefulSet(NS), statefulSet('orphaned', labels));
+      assert.equal(again.status, 201, again.text);
+      const againUid = (again.body as Spec).metadata.uid as string;
+      // The controller adopts the orphaned revision before anything else in its sync: a refused
+      // adoption would leave the StatefulSet unreconciled for good.
+      await eventually('the new StatefulSet adopts the revision and the pod', async () => {
+        const revs = await revisions();
+        return revs.length > 0 && revs.every((r) => controllerUid(r) === againUid) && (await pods(s, 'app=orphaned')).every((p) => controllerUid(p) === againUid);
+      }, 60_000).catch(async (err: Error) => {
+        const events = (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Dorphaned`)).body.items ?? [];
+        throw new Error(`${err.message}; ${JSON.stringify(events.map((e: Spec) => [e.reason, e.message]))}`);
+      });
+      await eventually('the StatefulSet reconciled', async () => ((await s.api(s.admin, 'GET', `${PATH.StatefulSet(NS)}/orphaned`)).body as Spec).status?.observedGeneration === 1, 60_000);
+      // A client handing its own Secret to a controller is judged on whose that controller is,
+      // read like any other (the read plan is the door's: an UPDATE of a Secret was once
+      // planned no read and refused as "cannot tell whose").
+      ok('settings', await s.api(alpha, 'POST', PATHS.Secret(NS), secret('orphaned-settings')));
+      const others = await s.api(beta, 'POST', PATH.StatefulSet(NS), statefulSet('beta-owner', { app: 'beta-owner' }, { replicas: 0 }));
+      assert.equal(others.status, 201, others.text);
+      const handTo = (name: string, uid: string) => s.api(alpha, 'PATCH', `${PATHS.Secret(NS)}/orphaned-settings`, { metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid, controller: true }] } }, MERGE);
+      const toBeta = await handTo('beta-owner', (others.body as Spec).metadata.uid as string);
+      assert.equal(toBeta.status, 403, toBeta.text);
+      assert.match(toBeta.body.message, /\[guard\.adoption\] metadata\.ownerReferences: Secret shared-made\/orphaned-settings is not of the environment of StatefulSet shared-made\/beta-owner/);
+      const toOwn = await handTo('orphaned', againUid);
+      assert.equal(toOwn.status, 200, toOwn.text);
+    });
+
     test("beta's ReplicaSet selecting alpha's live pods by a shared label neither adopts nor deletes them; alpha's runner may not hand its pod over by writing the reference", async () => {
       const s = suite();
       const pod = { ...sandboxPod('adoptable'), metadata: { name: 'adoptable', labels: { app: 'adoptable' } } };
