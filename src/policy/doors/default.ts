@@ -17,7 +17,7 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  // No adoption is judged here (the object and workload doors judge it), so no new controller is read for one.
+  // What a controller makes is not stamped as its owner's here, nor an adoption judged (the object and workload doors do both).
   needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), false),
   stamp: (facts, ctx) =>
     stampAtCreate(facts, ctx, (namespace) => {
