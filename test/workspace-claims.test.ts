@@ -287,6 +287,19 @@ describe('the server reads the claims a review names before deciding', () => {
     assert.ok(label.decoded?.ok, 'no lookups, decoded once all the same');
   });
 
+  test('a fault while working out the reads plans none and hands it on; the review is still answered with its uid, refused for what went unread', () => {
+    const body = createPod();
+    // A bug in a door's needs, stood in for by stamp keys whose run lease cannot be read.
+    const keys = new Proxy(FIXTURE_KEYS, { get: (target, key, receiver) => (key === 'runLease' ? assert.fail('a bug in the read plan') : Reflect.get(target, key, receiver)) });
+    const ctx = testContext(undefined, undefined, undefined, noLookup('nothing was planned'));
+    const plan = planLookups(body, 'validate', keys, ctx.policy);
+    assert.deepEqual(plan.lookups, []);
+    assert.match(String(plan.fault), /a bug in the read plan/, 'the server logs and counts it');
+    const d = decide('validate', body, ctx, plan.decoded);
+    assert.ok(d.kind === 'review' && d.uid === body.request.uid && !d.response.response.allowed);
+    assert.equal(planLookups(body, 'validate', FIXTURE_KEYS, ctx.policy).fault, undefined);
+  });
+
   test('a body whose decoding throws plans no lookups and leaves the answer to decide(), which keeps the uid', () => {
     const request = { uid: 'e1b2c3d4-0000-4000-8000-000000000000', operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } };
     const hostile = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: Object.defineProperty(request, 'object', { enumerable: true, get: () => { throw new Error('hostile getter'); } }) };

@@ -82,6 +82,13 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
 /** The workloads whose own controlling owner is followed (controller-made.ts). */
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
 
+export interface ReadPlan {
+  lookups: LookupKey[];
+  decoded?: DecodedWithFacts;
+  /** What went wrong working out the reads (a bug): the server logs and counts it. */
+  fault?: unknown;
+}
+
 /**
  * The lookups for a raw review body, as the server sees it before deciding: exactly what its
  * door's review needs (door-reviews.ts), so a read no door declared cannot happen and none it
@@ -89,7 +96,7 @@ const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !==
  * back with them; decide() reuses both, so a review is decoded and its facts built once
  * whether it reads anything or not.
  */
-export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): { lookups: LookupKey[]; decoded?: DecodedWithFacts } {
+export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKeys, policy?: Policy): ReadPlan {
   let decoded: Decoded;
   try {
     decoded = decodeReview(body);
@@ -101,7 +108,9 @@ export function planLookups(body: unknown, webhook: LookupWebhook, keys: StampKe
     if (policy === undefined) return { lookups: lookupsNeeded(decoded.request, webhook, keys), decoded };
     const facts = reviewFacts(decoded.request, policy);
     return { lookups: readsOf(facts.request, facts.door, facts.judgedAtMutation, webhook, keys, policy, facts), decoded: { ...decoded, facts } };
-  } catch {
-    return { lookups: [], decoded }; // decide() builds the facts again, where a fault is answered with the uid
+  } catch (fault) {
+    // Nothing is read, so what the review needed is unknown to its rules, which refuse (fail
+    // closed); decide() builds the facts again, where a fault of theirs is answered with the uid.
+    return { lookups: [], decoded, fault };
   }
 }

@@ -223,6 +223,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       const { request, verdict, response } = decision;
       const outcome = outcomeOf(verdict);
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
+      if (plan.fault !== undefined && outcome !== 'errored') metrics.errors.inc(); // a fault of the plan alone: decided without reads
       if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
       lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
@@ -246,7 +247,8 @@ export function buildApp(opts: AppOptions): DeedApp {
           patchBytes: response.response.patch?.length ?? 0,
           durationMs: Math.round(durationMs * 1000) / 1000,
         };
-        if (decision.error !== undefined) opts.logger.error({ ...line, err: decision.error }, 'review');
+        const err = decision.error ?? plan.fault;
+        if (err !== undefined) opts.logger.error({ ...line, err }, 'review');
         else if (decision.breakGlass !== undefined) reviewLog.warn(line, 'review'); // break-glass use: an operator looks at each one
         else reviewLog.info(line, 'review');
       });
