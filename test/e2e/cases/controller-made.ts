@@ -268,7 +268,8 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       // adoption would leave the StatefulSet unreconciled for good.
       await eventually('the new StatefulSet adopts the revision and the pod', async () => {
         const revs = await revisions();
-        return revs.length > 0 && revs.every((r) => controllerUid(r) === againUid) && (await pods(s, 'app=orphaned')).every((p) => controllerUid(p) === againUid);
+        const made = await pods(s, 'app=orphaned');
+        return revs.length > 0 && revs.every((r) => controllerUid(r) === againUid) && made.length === 1 && controllerUid(made[0]!) === againUid;
       }, 60_000).catch(async (err: Error) => {
         const events = (await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Dorphaned`)).body.items ?? [];
         throw new Error(`${err.message}; ${JSON.stringify(events.map((e: Spec) => [e.reason, e.message]))}`);
