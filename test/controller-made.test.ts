@@ -238,6 +238,28 @@ describe('adoption and release stay within one environment', () => {
     assert.match(r.status?.message ?? '', /\[guard\.adoption\]/);
   });
 
+  test("on every kind: alpha's runner may not hand its own custom resource or ControllerRevision to beta's ReplicaSet (refused at CREATE already), and may to its own", () => {
+    for (const [group, resource, kind] of [['labs.example', 'virtualmachines', 'VirtualMachine'], ['apps', 'controllerrevisions', 'ControllerRevision']] as const) {
+      const as = (obj: KubeObject, more: Spec = {}): Review => {
+        const body = review(obj, RUNNER_A, { name: 'o', ...more });
+        body.request.resource = { group, version: 'v1', resource };
+        return body;
+      };
+      const created = { apiVersion: `${group}/v1`, kind, metadata: { name: 'o', namespace: NS } } as KubeObject;
+      const m = answer('mutate', as(created), owners);
+      assert.equal(m.allowed, true, m.status?.message);
+      const old = jsonpatch.applyPatch(structuredClone(created), decodePatch({ response: m } as never)).newDocument as KubeObject;
+      const refused = answer('validate', as(adopt(old, sweep), { operation: 'UPDATE', oldObject: old }), owners);
+      assert.equal(refused.allowed, false, kind);
+      assert.match(refused.status?.message ?? '', new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} sandbox-a/o is not of the environment of ReplicaSet sandbox-a/sweep`));
+      const ok = answer('validate', as(adopt(old, RS_A), { operation: 'UPDATE', oldObject: old }), owners);
+      assert.equal(ok.allowed, true, `${kind}: ${ok.status?.message}`);
+      // A controller of a kind Deed does not read is its operator's to judge, as at CREATE.
+      const operators = answer('validate', as(adopt(old, ref('Notebook', 'nb', 'nb-1', 'labs.example/v1')), { operation: 'UPDATE', oldObject: old }), owners);
+      assert.equal(operators.allowed, true, `${kind}: ${operators.status?.message}`);
+    }
+  });
+
   test('a controller reference to an owner Deed cannot read is refused', () => {
     const old = alphaPod();
     const r = answer('validate', review(adopt(old, ref('ReplicaSet', 'ghost', 'rs-x')), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);

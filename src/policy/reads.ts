@@ -64,15 +64,14 @@ export interface NamedObjects {
  * The reads of a request through a door that carries an object of a stamped kind (a sandbox
  * object, a workload, a default-row kind's): its controlling owner, and where it is judged,
  * what it names (`named`, the door's own), its run lease and what the kind table's references name.
- * `followsOwner`: whether the door's review follows a controlling owner (controller-made.ts):
- * it stamps and judges what a workload controller makes as its owner's environment's, and
- * judges a change of controller (adoption). Elsewhere the owner is read only where a CREATE is
- * judged (rules/reference-scope.ts).
+ * `followsOwner`: whether the door stamps and judges what a workload controller makes as its
+ * owner's environment's (controller-made.ts); elsewhere a new object's owner is read only
+ * where the CREATE is judged (rules/reference-scope.ts).
  */
 export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, followsOwner: boolean): LookupKey[] {
   const { req, namespace, judges, keys, policy } = read;
   // Unjudged (the mutating side), a new object's owner is read only for what a workload controller makes, when the plan knows who asks.
-  const owners = ownerKeys(req, judges, followsOwner && read.facts?.controller !== false, followsOwner, namespace);
+  const owners = ownerKeys(req, judges, followsOwner && read.facts?.controller !== false, namespace);
   if (!judges || !req.object) return owners;
   const { claims, references, accounts } = named();
   return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...runLeaseKeys(req, namespace, keys), ...tableReferenceKeys(req, namespace), ...accounts];
@@ -81,14 +80,14 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, fo
 /**
  * The controlling owner of a new object, where it is judged (rules/reference-scope.ts) or
  * where a workload controller may have made it and whose it is follows the owner
- * (`controllerMade`); and where the door follows owners, the new controlling owner an UPDATE
- * gives an object (adoption), for any requester: who may adopt is the policy's.
+ * (`controllerMade`); and where it is judged, the new controlling owner an UPDATE gives an
+ * object (adoption, controller-made.ts), for any requester: who may adopt is the policy's.
  */
-function ownerKeys(req: AdmissionRequest, judges: boolean, controllerMade: boolean, followsOwner: boolean, namespace: string): LookupKey[] {
+function ownerKeys(req: AdmissionRequest, judges: boolean, controllerMade: boolean, namespace: string): LookupKey[] {
   if (req.subResource !== undefined) return [];
   const after = controllerOf(req.object);
   const made = req.operation === 'CREATE' && (judges || controllerMade);
-  const adopted = followsOwner && judges && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  const adopted = judges && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
 }

@@ -2,12 +2,16 @@
 // stamped and guarded by the default row (kinds.ts): stamped at CREATE (stamp-create.ts),
 // judged on its stamps (stamped-object.ts), its selector and references, and what only the
 // platform may write.
-import { allowed } from '../../admission/verdict.js';
+import { allowed, type Finding } from '../../admission/verdict.js';
+import type { AdmissionRequest } from '../../admission/types.js';
+import type { DecisionContext } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
 import { objectReads } from '../reads.js';
 import { selectorScope } from '../selector-scope.js';
 import { enforceCreate } from '../dry-run.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { referenceScope } from '../rules/reference-scope.js';
+import { adoptionFindings, controllerOf, ownerLookupKey } from '../controller-made.js';
 import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
@@ -17,7 +21,7 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  // What a controller makes is not stamped as its owner's here, nor an adoption judged (the object and workload doors do both).
+  // What a controller makes is not stamped as its owner's here (the object and workload doors do that).
   needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), false),
   stamp: (facts, ctx) =>
     stampAtCreate(facts, ctx, (namespace) => {
@@ -31,6 +35,7 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
         ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
         ...selectorScope(req, namespace, requester, ctx, facts.identity),
         ...referenceScope(req, namespace, requester, ctx),
+        ...adoption(req, door.row.kind, namespace, requester, ctx),
         ...copiedMetadataStamps(req, ctx.policy),
         // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
         ...namespaceWideWrite(req, namespace, requester, ctx.policy),
@@ -43,3 +48,14 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
   judgesCreateWhole: true,
   carries: (door) => door.row.kind,
 };
+
+/**
+ * A change of controller stays within one environment (guard.adoption), as on the object and
+ * workload doors; at CREATE the reference is rules/reference-scope.ts's. A controller of a kind
+ * Deed does not read (a custom resource) is its operator's to judge, as at CREATE.
+ */
+function adoption(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.object || !req.oldObject) return [];
+  if (ownerLookupKey(controllerOf(req.object), namespace) === undefined) return [];
+  return adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx);
+}

@@ -245,7 +245,7 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.equal(label(first, KEYS.environment), 'beta', "the pod made from beta's own template is beta's");
     });
 
-    test("alpha's StatefulSet deleted with its dependents orphaned and created again (how volumeClaimTemplates are changed) adopts its ControllerRevision and its pod; alpha may hand its Secret to it, not to beta's", async () => {
+    test("alpha's StatefulSet deleted with its dependents orphaned and created again (how volumeClaimTemplates are changed) adopts its ControllerRevision and its pod; alpha may hand its Secret to it, not to beta's; beta may not hand it a ControllerRevision", async () => {
       const s = suite();
       const labels = { app: 'orphaned' };
       const revisions = async (): Promise<Spec[]> => (await s.api(s.admin, 'GET', `${REVISIONS(NS)}?labelSelector=app%3Dorphaned`)).body.items ?? [];
@@ -287,6 +287,13 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.match(toBeta.body.message, /\[guard\.adoption\] metadata\.ownerReferences: Secret shared-made\/orphaned-settings is not of the environment of StatefulSet shared-made\/beta-owner/);
       const toOwn = await handTo('orphaned', againUid);
       assert.equal(toOwn.status, 200, toOwn.text);
+      // Nor may beta hand its own ControllerRevision (a kind of the default row) to alpha's
+      // StatefulSet, whose controller would take it into its history: refused at CREATE, and on UPDATE.
+      const planted = await s.api(beta, 'POST', REVISIONS(NS), { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'planted' }, revision: 9, data: {} });
+      assert.equal(planted.status, 201, planted.text);
+      const handOver = await s.api(beta, 'PATCH', `${REVISIONS(NS)}/planted`, { metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'orphaned', uid: againUid, controller: true }] } }, MERGE);
+      assert.equal(handOver.status, 403, handOver.text);
+      assert.match(handOver.body.message, /\[guard\.adoption\] metadata\.ownerReferences: ControllerRevision shared-made\/planted is not of the environment of StatefulSet shared-made\/orphaned/);
     });
 
     test("beta's ReplicaSet selecting alpha's live pods by a shared label neither adopts nor deletes them; alpha's runner may not hand its pod over by writing the reference", async () => {
