@@ -136,3 +136,24 @@ time('decide(validate), unstamped Lease renewal', 20_000, () => decide('validate
     decide('validate', b, withOwners);
   });
 }
+
+// The runner's pod at /admit, as the server decides it: the read plan (decoding, the review's
+// facts, what its door needs) and the one-call judgement, its workspace claim answered from
+// a gathered lookup as the cache would (stamped by Deed for alpha, as bench/reviews.ts makes it).
+{
+  const claim = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pvc-by-runner.json'), 'utf8')) as { request: { object: { metadata: { labels?: Record<string, string> } } } };
+  claim.request.object.metadata.labels = { ...claim.request.object.metadata.labels, 'deed.dev/workspace': 'true' };
+  const c = decide('mutate', structuredClone(claim), ctx);
+  if (c.kind !== 'review' || !c.response.response.patch) throw new Error('the workspace claim was not stamped');
+  const ops = JSON.parse(Buffer.from(c.response.response.patch, 'base64').toString('utf8')) as Operation[];
+  const stampedClaim = jsonpatch.applyPatch(structuredClone(claim.request.object), ops).newDocument as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+  const plan = planLookups(JSON.parse(text), 'admit', ctx.policy.keys, ctx.policy);
+  const claims = gatheredLookup(new Map(plan.lookups.map((k) => [lookupKey(k), { state: 'found', metadata: { uid: 'claim-1', labels: stampedClaim.metadata.labels, annotations: stampedClaim.metadata.annotations } }])), 'not cached');
+  const withClaims = { ...ctx, lookup: claims };
+  const first = decide('admit', JSON.parse(text), withClaims);
+  if (first.kind !== 'review' || !first.response.response.allowed) throw new Error(`the runner's pod at /admit: refused (${first.kind === 'review' ? first.response.response.status?.message : first.message})`);
+  time('planLookups + decide(admit), runner pod', 20_000, () => {
+    const b = JSON.parse(text) as unknown;
+    decide('admit', b, withClaims, planLookups(b, 'admit', ctx.policy.keys, ctx.policy).decoded);
+  });
+}
