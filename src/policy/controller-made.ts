@@ -15,7 +15,7 @@
 // The same chain decides adoption: a change of an object's controlling owner (a controller
 // adopting an orphan its selector matches, or a client writing the reference) stays within
 // the object's environment. Pure: what it knows of owners comes from ctx.lookup.
-import type { KubeObject } from '../admission/types.js';
+import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
 import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from './kinds.js';
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
@@ -130,6 +130,11 @@ export function withoutStamps(obj: KubeObject, policy: Policy): KubeObject {
  */
 export function actingFor(requester: Requester, environment: string | undefined): Requester {
   return { username: requester.username, groups: requester.groups, environment: environment === undefined ? { kind: 'none' } : { kind: 'one', id: environment } };
+}
+
+/** The adoption findings of a request: an UPDATE of the object itself (not a subresource) that carries both sides. */
+export function adoptionOfUpdate(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  return req.operation === 'UPDATE' && req.subResource === undefined && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];
 }
 
 /**

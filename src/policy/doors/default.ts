@@ -11,7 +11,7 @@ import { selectorScope } from '../selector-scope.js';
 import { enforceCreate } from '../dry-run.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { referenceScope } from '../rules/reference-scope.js';
-import { adoptionFindings, controllerOf, ownerLookupKey } from '../controller-made.js';
+import { adoptionOfUpdate, controllerOf, ownerLookupKey } from '../controller-made.js';
 import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
@@ -55,7 +55,5 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
  * Deed does not read (a custom resource) is its operator's to judge, as at CREATE.
  */
 function adoption(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
-  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.object || !req.oldObject) return [];
-  if (ownerLookupKey(controllerOf(req.object), namespace) === undefined) return [];
-  return adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx);
+  return ownerLookupKey(controllerOf(req.object), namespace) === undefined ? [] : adoptionOfUpdate(req, kind, namespace, requester, ctx);
 }

@@ -4,10 +4,7 @@
 // as the pods and claims they make (workload/review.ts). A ReplicaSet a Deployment's
 // controller creates, or a Job a CronJob's, is stamped and judged as its controlling owner's
 // environment's (controller-write.ts).
-import type { AdmissionRequest } from '../../admission/types.js';
-import { allowed, denied, patched, type Finding } from '../../admission/verdict.js';
-import type { Requester } from '../requester/identity.js';
-import type { DecisionContext } from '../policy.js';
+import { allowed, denied, patched } from '../../admission/verdict.js';
 import { enforce } from '../rules/enforcement.js';
 import { createIdentity } from '../create-gate.js';
 import { objectReads } from '../reads.js';
@@ -15,7 +12,7 @@ import { keptScope, noEnvironmentScope, selectorScope } from '../selector-scope.
 import { referenceScope } from '../rules/reference-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
-import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
+import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
@@ -53,7 +50,8 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     const { request: req, door, requester } = facts;
     const own = [
       ...workloadStampFindings(req, door.workload, namespace, requester, ctx, facts.identity),
-      ...workloadAdoption(req, door.workload.kind, namespace, requester, ctx),
+      // A client's change of a workload's controlling owner (a Deployment adopting a ReplicaSet): within one environment.
+      ...adoptionOfUpdate(req, door.workload.kind, namespace, requester, ctx),
       ...selectorScope(req, namespace, requester, ctx, facts.identity),
       ...referenceScope(req, namespace, requester, ctx),
     ];
@@ -79,7 +77,3 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
   carries: (door) => door.workload.kind,
 };
 
-/** A client's change of a workload's controlling owner (a Deployment adopting a ReplicaSet): within one environment. */
-function workloadAdoption(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
-  return req.operation === 'UPDATE' && req.subResource === undefined && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];
-}
