@@ -141,12 +141,10 @@ time('decide(validate), unstamped Lease renewal', 20_000, () => decide('validate
 // facts, what its door needs) and the one-call judgement, its workspace claim answered from
 // a gathered lookup as the cache would (stamped by Deed for alpha, as bench/reviews.ts makes it).
 {
-  const claim = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pvc-by-runner.json'), 'utf8')) as { request: { object: { metadata: { labels?: Record<string, string> } } } };
-  claim.request.object.metadata.labels = { ...claim.request.object.metadata.labels, 'deed.dev/workspace': 'true' };
-  const c = decide('mutate', structuredClone(claim), ctx);
-  if (c.kind !== 'review' || !c.response.response.patch) throw new Error('the workspace claim was not stamped');
-  const ops = JSON.parse(Buffer.from(c.response.response.patch, 'base64').toString('utf8')) as Operation[];
-  const stampedClaim = jsonpatch.applyPatch(structuredClone(claim.request.object), ops).newDocument as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+  const claim = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-pvc-by-runner.json'), 'utf8')) as typeof deployment;
+  const claimMeta = claim.request.object.metadata as { labels?: Record<string, string> };
+  claimMeta.labels = { ...claimMeta.labels, 'deed.dev/workspace': 'true' };
+  const stampedClaim = stampedBy(claim).request.object as { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
   const plan = planLookups(JSON.parse(text), 'admit', ctx.policy.keys, ctx.policy);
   const claims = gatheredLookup(new Map(plan.lookups.map((k) => [lookupKey(k), { state: 'found', metadata: { uid: 'claim-1', labels: stampedClaim.metadata.labels, annotations: stampedClaim.metadata.annotations } }])), 'not cached');
   const withClaims = { ...ctx, lookup: claims };

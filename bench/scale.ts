@@ -179,7 +179,6 @@ function failWith(deed: Served, message: string): never {
 /** The kinds Deed is expected to keep (the kind table's; Secrets unless --no-cache-secrets). */
 const expected = ['namespaces', ...cachedKinds().map((k) => k.resource).filter((r) => r !== 'secrets' || !deedArgs.includes('--no-cache-secrets'))];
 
-/** Samples Deed's RSS every `everyMs` until stopped. */
 /** Heap used and total, and external memory, from Deed's /metrics. */
 const heapFigures = (m: Map<string, number>) =>
   `used ${fmt((m.get('nodejs_heap_size_used_bytes') ?? NaN) / MiB, 1)} MiB, total ${fmt((m.get('nodejs_heap_size_total_bytes') ?? NaN) / MiB, 1)} MiB; external ${fmt((m.get('nodejs_external_memory_bytes') ?? NaN) / MiB, 1)} MiB`;
@@ -190,6 +189,7 @@ function sampled(samples: Array<{ t: number; rss: number }>): string {
   return samples.filter((_, i) => i % step === 0).map((x) => `${fmt(x.t)}:${fmt(x.rss)}`).join(' ');
 }
 
+/** Samples Deed's RSS every `everyMs` until stopped. */
 function sampler(pid: number, t0: number, everyMs = 200) {
   const samples: Array<{ t: number; rss: number }> = [];
   const timer = setInterval(() => {
