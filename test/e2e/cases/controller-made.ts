@@ -294,6 +294,10 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       const handOver = await s.api(beta, 'PATCH', `${REVISIONS(NS)}/planted`, { metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'orphaned', uid: againUid, controller: true }] } }, MERGE);
       assert.equal(handOver.status, 403, handOver.text);
       assert.match(handOver.body.message, /\[guard\.adoption\] metadata\.ownerReferences: ControllerRevision shared-made\/planted is not of the environment of StatefulSet shared-made\/orphaned/);
+      // The same through server-side apply.
+      const applied = await s.api(beta, 'PATCH', `${REVISIONS(NS)}/planted?fieldManager=beta&force=true`, { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'planted', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'orphaned', uid: againUid, controller: true }] }, revision: 9 }, 'application/apply-patch+yaml');
+      assert.equal(applied.status, 403, applied.text);
+      assert.match(applied.body.message, /\[guard\.adoption\]/);
     });
 
     test("beta's ReplicaSet selecting alpha's live pods by a shared label neither adopts nor deletes them; alpha's runner may not hand its pod over by writing the reference", async () => {
