@@ -260,6 +260,32 @@ describe('adoption and release stay within one environment', () => {
     }
   });
 
+  test('through the status subresource too, whose strategy keeps owner references on most kinds: a Service, a claim, a ReplicaSet, a custom resource', () => {
+    // [group, resource, kind, door]: the default, object and workload doors.
+    for (const [group, resource, kind] of [['', 'services', 'Service'], ['', 'persistentvolumeclaims', 'PersistentVolumeClaim'], ['apps', 'replicasets', 'ReplicaSet'], ['labs.example', 'virtualmachines', 'VirtualMachine']] as const) {
+      const as = (obj: KubeObject, more: Spec = {}): Review => {
+        const body = review(obj, RUNNER_A, { name: 'o', ...more });
+        body.request.resource = { group, version: 'v1', resource };
+        return body;
+      };
+      const created = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name: 'o', namespace: NS }, spec: {} } as KubeObject;
+      if (kind === 'ReplicaSet') created.spec = { selector: { matchLabels: { app: 'o' } }, template: { metadata: { labels: { app: 'o' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'x' }] } } };
+      const m = answer('mutate', as(created), owners);
+      assert.equal(m.allowed, true, `${kind}: ${m.status?.message}`);
+      const old = jsonpatch.applyPatch(structuredClone(created), decodePatch({ response: m } as never)).newDocument as KubeObject;
+      const status = { operation: 'UPDATE', oldObject: old, subResource: 'status' };
+      const handed = as(adopt(old, sweep), status);
+      assert.deepEqual(planLookups(handed, 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'sweep' }], `${kind}: the new controller is read`);
+      const refused = answer('validate', handed, owners);
+      assert.equal(refused.allowed, false, kind);
+      assert.match(refused.status?.message ?? '', new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} sandbox-a/o is not of the environment of ReplicaSet sandbox-a/sweep`));
+      const ok = answer('validate', as(adopt(old, RS_A), status), owners);
+      assert.equal(ok.allowed, true, `${kind}: ${ok.status?.message}`);
+      // A status write that leaves the references as they were reads nothing for them.
+      assert.deepEqual(planLookups(as({ ...old, status: { ready: true } } as KubeObject, status), 'validate', KEYS).lookups, [], kind);
+    }
+  });
+
   test('a controller reference to an owner Deed cannot read is refused', () => {
     const old = alphaPod();
     const r = answer('validate', review(adopt(old, ref('ReplicaSet', 'ghost', 'rs-x')), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);

@@ -132,9 +132,13 @@ export function actingFor(requester: Requester, environment: string | undefined)
   return { username: requester.username, groups: requester.groups, environment: environment === undefined ? { kind: 'none' } : { kind: 'one', id: environment } };
 }
 
-/** The adoption findings of a request: an UPDATE of the object itself (not a subresource) that carries both sides. */
+/**
+ * The adoption findings of an UPDATE that carries both sides: of the object itself or of its
+ * status, whose strategy keeps owner references on most kinds (Services, claims, workloads,
+ * custom resources; pods/status resets them, so the stored pod shows no change).
+ */
 export function adoptionOfUpdate(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
-  return req.operation === 'UPDATE' && req.subResource === undefined && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];
+  return req.operation === 'UPDATE' && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];
 }
 
 /**

@@ -84,10 +84,10 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, fo
  * object (adoption, controller-made.ts), for any requester: who may adopt is the policy's.
  */
 function ownerKeys(req: AdmissionRequest, judges: boolean, controllerMade: boolean, namespace: string): LookupKey[] {
-  if (req.subResource !== undefined) return [];
   const after = controllerOf(req.object);
-  const made = req.operation === 'CREATE' && (judges || controllerMade);
-  const adopted = judges && req.operation === 'UPDATE' && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  const made = req.operation === 'CREATE' && req.subResource === undefined && (judges || controllerMade);
+  // A status write changes the controller too, where the kind's status strategy keeps owner references.
+  const adopted = judges && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
 }

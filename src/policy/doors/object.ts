@@ -153,7 +153,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   const environment = 'environment' in owner ? owner.environment : undefined;
   findings.push(...stampedWriteFindings({ before: oldObj, after: newObj, row: kind, resource: req.resource, owner, requester }, { policy, namespace, environment }));
   if (newObj !== undefined) {
-    if (req.subResource === undefined) findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
+    findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.
     if (kind.kind === 'Secret' && !isTrusted(requester, policy) && tokenAccount(newObj) !== tokenAccount(oldObj))
       findings.push(...borrowedCredential(newObj, kind, namespace, requester, ctx));

@@ -26,7 +26,7 @@ import { metric } from './scope.js';
 type Spec = Record<string, any>;
 
 const NS = 'shared-made';
-const PATH = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'ServiceAccount'] as const);
+const PATH = collectionPaths(['Deployment', 'ReplicaSet', 'StatefulSet', 'ServiceAccount', 'Service', 'PersistentVolumeClaim'] as const);
 const REVISIONS = (ns: string) => `/apis/apps/v1/namespaces/${ns}/controllerrevisions`;
 const MERGE = 'application/merge-patch+json';
 
@@ -73,8 +73,10 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
         metadata: { name: 'e2e-made' },
         rules: [
-          { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'replicasets/scale', 'deployments/scale', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'controllerrevisions'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts', 'persistentvolumeclaims'], verbs: ['*'] },
+          { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'replicasets/scale', 'replicasets/status', 'deployments/scale', 'statefulsets', 'statefulsets/scale', 'statefulsets/status', 'controllerrevisions'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'secrets', 'serviceaccounts', 'persistentvolumeclaims', 'services'], verbs: ['*'] },
+          // Status writes, which `edit` does not grant: an operator's or a custom role's.
+          { apiGroups: [''], resources: ['services/status', 'persistentvolumeclaims/status'], verbs: ['*'] },
           // The ways into a running pod, as `edit` grants them.
           { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward', 'pods/eviction'], verbs: ['*'] },
         ],
@@ -298,6 +300,35 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       const applied = await s.api(beta, 'PATCH', `${REVISIONS(NS)}/planted?fieldManager=beta&force=true`, { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'planted', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'orphaned', uid: againUid, controller: true }] }, revision: 9 }, 'application/apply-patch+yaml');
       assert.equal(applied.status, 403, applied.text);
       assert.match(applied.body.message, /\[guard\.adoption\]/);
+    });
+
+    test("beta may not hand its Service, claim or ReplicaSet to alpha's StatefulSet through their status subresource, whose strategy keeps owner references; to its own it may", async () => {
+      const s = suite();
+      const owner = async (who: Identity, name: string) => {
+        const made = await s.api(who, 'POST', PATH.StatefulSet(NS), statefulSet(name, { app: name }, { replicas: 0 }));
+        assert.equal(made.status, 201, made.text);
+        return (made.body as Spec).metadata.uid as string;
+      };
+      const [alphaUid, betaUid] = [await owner(alpha, 'status-alpha'), await owner(beta, 'status-beta')];
+      const objects = [
+        ['Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'status-svc' }, spec: { ports: [{ port: 80 }] } }],
+        ['PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'status-claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        ['ReplicaSet', replicaSet('status-rs', 0, { app: 'status-rs' })],
+      ] as const;
+      for (const [kind, body] of objects) {
+        const created = await s.api(beta, 'POST', PATH[kind](NS), body);
+        assert.equal(created.status, 201, `${kind}: ${created.text}`);
+        const handTo = (name: string, uid: string) =>
+          s.api(beta, 'PATCH', `${PATH[kind](NS)}/${body.metadata.name}/status`, { metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid, controller: true }] } }, MERGE);
+        const toAlpha = await handTo('status-alpha', alphaUid);
+        assert.equal(toAlpha.status, 403, `${kind}: ${toAlpha.text}`);
+        assert.match(toAlpha.body.message, new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} shared-made/${body.metadata.name} is not of the environment of StatefulSet shared-made/status-alpha`));
+        const toOwn = await handTo('status-beta', betaUid);
+        assert.equal(toOwn.status, 200, `${kind}: ${toOwn.text}`);
+        // The API server stored the reference: this door is real, not one its strategy closes.
+        const stored = (await s.api(s.admin, 'GET', `${PATH[kind](NS)}/${body.metadata.name}`)).body as Spec;
+        assert.deepEqual(stored.metadata.ownerReferences?.map((r: Spec) => r.uid), [betaUid], kind);
+      }
     });
 
     test("beta's ReplicaSet selecting alpha's live pods by a shared label neither adopts nor deletes them; alpha's runner may not hand its pod over by writing the reference", async () => {
