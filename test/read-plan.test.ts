@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import { kindRows } from '../src/policy/kinds.js';
 import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { claimOf, fixture, FIXTURE_KEYS, FIXTURES, testContext, type Review } from './helpers.js';
+import { claimOf, stampedMetadata, fixture, FIXTURE_KEYS, FIXTURES, testContext, type Review } from './helpers.js';
 import { pluginTokenSources } from '../src/policy/pod/service-account-token.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
@@ -18,8 +18,9 @@ type Spec = Record<string, any>;
 
 const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
 const NOBODY = fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo;
+const kubeSystem = (name: string): UserInfo => ({ username: `system:serviceaccount:kube-system:${name}`, groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} });
 
-/** Answers every read (claims of alpha, a snapshot whose source is `source-claim`), and records each key read. */
+/** Answers every read (claims and a StatefulSet of alpha, a snapshot whose source is `source-claim`), and records each key read. */
 function recordingLookup(): { lookup: ObjectLookup; read: LookupKey[] } {
   const read: LookupKey[] = [];
   return {
@@ -30,6 +31,8 @@ function recordingLookup(): { lookup: ObjectLookup; read: LookupKey[] } {
         if (resource === 'volumesnapshots') return { state: 'found', metadata: {}, sourceClaim: 'source-claim' };
         if (resource === 'pods') return { state: 'found', metadata: {}, serviceAccountName: 'runner' };
         if (resource === 'secrets') return { state: 'absent' };
+        // The corpus' controlling owner: alpha's StatefulSet, with its uid.
+        if (resource === 'statefulsets') return { state: 'found', metadata: { uid: 'sts-1', ...stampedMetadata('StatefulSet', 'alpha', namespace).metadata } };
         return { state: 'found', metadata: claimOf('alpha', namespace).metadata };
       },
     },
@@ -77,17 +80,6 @@ function corpus(): Array<[string, Review]> {
     delete withToken.automountServiceAccountToken;
     out.push([`a pod with the API server's token volume and a ConfigMap, by ${who.username}`, review('', 'pods', 'Pod', { ...pod, spec: withToken }, who)]);
     out.push([`a Deployment whose template projects kube-root-ca.crt, by ${who.username}`, review('apps', 'deployments', 'Deployment', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'sandbox-a' }, spec: { template: { metadata: {}, spec: withToken } } } as KubeObject, who)]);
-    // An UPDATE that gives an object a controlling owner (an adoption, or a client writing the
-    // reference): whose the new owner is is read where it is judged, on every kind, not only pods
-    // and workloads; and a new object with one, which the mutating side reads only for what a
-    // workload controller makes.
-    const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'sts-1', controller: true };
-    for (const [group, resource, kind] of [['', 'configmaps', 'ConfigMap'], ['apps', 'controllerrevisions', 'ControllerRevision'], ['labs.example', 'virtualmachines', 'VirtualMachine']] as const) {
-      const before = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name: 'o', namespace: 'sandbox-a' } } as KubeObject;
-      const adopted = { ...before, metadata: { ...before.metadata, ownerReferences: [owner] } } as KubeObject;
-      out.push([`an UPDATE giving a ${kind} a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who, { operation: 'UPDATE', oldObject: before })]);
-      out.push([`a ${kind} created with a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who)]);
-    }
     out.push([`a legacy binding, by ${who.username}`, review('', 'bindings', 'Binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p', namespace: 'sandbox-a' } } as KubeObject, who)]);
     for (const row of kindRows().filter((r) => r.templates !== undefined)) {
       const obj: Spec = { apiVersion: row.group === '' ? 'v1' : `${row.group}/v1`, kind: row.kind, metadata: { name: 'w', namespace: 'sandbox-a' } };
@@ -106,6 +98,31 @@ function corpus(): Array<[string, Review]> {
       out.push([`a ${row.kind} whose templates name claims and Secrets, by ${who.username}`, review(row.group, row.resource, row.kind, obj as KubeObject, who)]);
     }
   }
+  // An UPDATE that gives an object a controlling owner (an adoption, or a client writing the
+  // reference), of the object or through its status: whose the new owner is is read where it
+  // is judged, on every kind, not only pods and workloads; and a new object with one, which the
+  // mutating side reads only for what a workload controller makes. By a runner, an admin (whose
+  // references are not judged), a workload controller (judged only on the object and workload
+  // doors) and a system controller that is none (the endpointslice controller). Each names a
+  // run lease, judged only on what is created for an environment (a controller's pod is its owner's).
+  const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'sts-1', controller: true };
+  const withStatus = new Set(['Service', 'PersistentVolumeClaim', 'ReplicaSet', 'VirtualMachine']);
+  for (const who of [RUNNER_A, NOBODY, kubeSystem('statefulset-controller'), kubeSystem('endpointslice-controller')])
+    for (const [group, resource, kind] of [
+      ['', 'configmaps', 'ConfigMap'],
+      ['apps', 'controllerrevisions', 'ControllerRevision'],
+      ['labs.example', 'virtualmachines', 'VirtualMachine'],
+      ['', 'services', 'Service'],
+      ['', 'persistentvolumeclaims', 'PersistentVolumeClaim'],
+      ['apps', 'replicasets', 'ReplicaSet'],
+      ['', 'pods', 'Pod'],
+    ] as const) {
+      const before = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name: 'o', namespace: 'sandbox-a' }, ...(kind === 'Pod' ? { spec: REFERENCING_SPEC } : {}) } as KubeObject;
+      const adopted = { ...before, metadata: { ...before.metadata, annotations: { 'deed.dev/run-lease': 'run-42' }, ownerReferences: [owner] } } as KubeObject;
+      out.push([`an UPDATE giving a ${kind} a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who, { operation: 'UPDATE', oldObject: before })]);
+      if (withStatus.has(kind)) out.push([`a status UPDATE giving a ${kind} a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who, { operation: 'UPDATE', oldObject: before, subResource: 'status' })]);
+      out.push([`a ${kind} created with a controlling owner, by ${who.username}`, review(group, resource, kind, adopted, who)]);
+    }
   return out;
 }
 
@@ -147,15 +164,7 @@ describe('every read the plan names is used by a rule', () => {
         read.length = 0;
         decide(webhook, body, ctx);
         const used = new Set(read.map(lookupKey));
-        // Known and left: the plan does not resolve the requester, and only a requester acting
-        // for an environment has its run lease judged (rules/run-lease.ts); one of no
-        // environment naming a run lease costs a read no rule uses.
-        const noEnvironmentLease = (k: string) => k.startsWith('leases/') && body.request.userInfo.username === NOBODY.username;
-        // Likewise the controlling owner of a new object a system principal creates (the captured admin is in
-        // system:masters): rules/reference-scope.ts judges no trusted principal's references, but the plan
-        // reads the owner of every judged CREATE, as it did before it was the door's.
-        const trustedOwner = (k: string) => k.startsWith('statefulsets/') && body.request.operation === 'CREATE' && body.request.userInfo.username === NOBODY.username;
-        const unused = plan.map(lookupKey).filter((k) => !used.has(k) && !noEnvironmentLease(k) && !trustedOwner(k));
+        const unused = plan.map(lookupKey).filter((k) => !used.has(k));
         assert.deepEqual(unused, [], `planned but read by no rule: ${unused.join(', ')}`);
       });
 

@@ -132,6 +132,11 @@ export function actingFor(requester: Requester, environment: string | undefined)
   return { username: requester.username, groups: requester.groups, environment: environment === undefined ? { kind: 'none' } : { kind: 'one', id: environment } };
 }
 
+/** Whether a change of controller `requester` writes is judged: a trusted principal's is not, unless it is a workload controller's (the read plan asks too). */
+export function judgesAdoptionBy(requester: Requester, policy: Policy): boolean {
+  return !isTrusted(requester, policy) || isWorkloadController(requester, policy);
+}
+
 /**
  * The adoption findings of an UPDATE that carries both sides: of the object itself or of its
  * status, whose strategy keeps owner references on most kinds (Services, claims, workloads,
@@ -151,7 +156,7 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   const before = controllerOf(oldObj);
   const after = controllerOf(newObj);
   if (after === undefined || (before !== undefined && before.uid === after.uid)) return [];
-  if (isTrusted(requester, ctx.policy) && !isWorkloadController(requester, ctx.policy)) return [];
+  if (!judgesAdoptionBy(requester, ctx.policy)) return [];
   const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
   const objectEnv = object.kind === 'stamped' || object.kind === 'runner' || object.kind === 'bound' ? object.environment : undefined;
   const name = `${kind} ${namespace}/${oldObj.metadata.name ?? ''}`;

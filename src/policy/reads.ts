@@ -9,7 +9,8 @@ import { referencedNames, type ClaimReference } from './pod/claim-environment.js
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { controllerOf, ownerLookupKey } from './controller-made.js';
+import { controllerOf, judgesAdoptionBy, ownerLookupKey } from './controller-made.js';
+import { judgesReferencesOf } from './rules/reference-scope.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
 import type { ReviewFacts } from './review-facts.js';
@@ -61,33 +62,65 @@ export interface NamedObjects {
 }
 
 /**
+ * What a door does with a workload controller's writes (doors/controller-write.ts): whether it
+ * judges them at all (`judged`: the change of an object's controller, and what it creates),
+ * and whether it stamps and judges what the controller creates as its controlling owner's
+ * environment's (`stampsAsOwners`: a pod, a Deployment's ReplicaSet, a CronJob's Job).
+ */
+export interface ControllerWrites {
+  judged: boolean;
+  stampsAsOwners: boolean;
+}
+
+/**
  * The reads of a request through a door that carries an object of a stamped kind (a sandbox
  * object, a workload, a default-row kind's): its controlling owner, and where it is judged,
- * what it names (`named`, the door's own), its run lease and what the kind table's references name.
- * `followsOwner`: whether the door stamps and judges what a workload controller makes as its
- * owner's environment's (controller-made.ts); elsewhere a new object's owner is read only
- * where the CREATE is judged (rules/reference-scope.ts).
+ * what it names (`named`, the door's own), its run lease and what the kind table's references
+ * name. Where the plan knows who asks, only what that requester's rules judge: no trusted
+ * principal's references (rules/reference-scope.ts), no run lease of an object created for
+ * no environment (rules/run-lease.ts), of a workload controller's writes what `controllers` says.
  */
-export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, followsOwner: boolean): LookupKey[] {
-  const { req, namespace, judges, keys, policy } = read;
-  // Unjudged (the mutating side), a new object's owner is read only for what a workload controller makes, when the plan knows who asks.
-  const owners = ownerKeys(req, judges, followsOwner && read.facts?.controller !== false, namespace);
+export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, controllers: ControllerWrites): LookupKey[] {
+  const { req, namespace, judges, keys, policy, facts } = read;
+  const known = facts !== undefined && policy !== undefined ? { facts, policy } : undefined;
+  const controller = known?.facts.controller === true;
+  if (controller) {
+    if (!controllers.judged || req.subResource !== undefined) return [];
+    if (req.operation === 'UPDATE') return ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace);
+    if (!controllers.stampsAsOwners) return [];
+  }
+  const judged: OwnerReads = {
+    made: judges && (known === undefined || judgesReferencesOf(known.facts.requester, known.policy)),
+    // Unjudged (the mutating side), a new object's owner is read only for what a workload controller makes, when the plan knows who asks.
+    controllerMade: controllers.stampsAsOwners && facts?.controller !== false,
+    adopted: judges && (known === undefined || judgesAdoptionBy(known.facts.requester, known.policy)),
+  };
+  const owners = ownerKeys(req, judged, namespace);
   if (!judges || !req.object) return owners;
   const { claims, references, accounts } = named();
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...runLeaseKeys(req, namespace, keys), ...tableReferenceKeys(req, namespace), ...accounts];
+  // A controller's pod is judged as its owner's environment's, run lease included.
+  const leases = known === undefined || controller || (known.facts.identity !== undefined && 'environment' in known.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...accounts];
+}
+
+/** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
+interface OwnerReads {
+  made: boolean;
+  controllerMade: boolean;
+  adopted: boolean;
 }
 
 /**
  * The controlling owner of a new object, where it is judged (rules/reference-scope.ts) or
  * where a workload controller may have made it and whose it is follows the owner
  * (`controllerMade`); and where it is judged, the new controlling owner an UPDATE gives an
- * object (adoption, controller-made.ts), for any requester: who may adopt is the policy's.
+ * object (adoption, controller-made.ts).
  */
-function ownerKeys(req: AdmissionRequest, judges: boolean, controllerMade: boolean, namespace: string): LookupKey[] {
+function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string): LookupKey[] {
   const after = controllerOf(req.object);
-  const made = req.operation === 'CREATE' && req.subResource === undefined && (judges || controllerMade);
+  const made = req.operation === 'CREATE' && req.subResource === undefined && (judged.made || judged.controllerMade);
   // A status write changes the controller too, where the kind's status strategy keeps owner references.
-  const adopted = judges && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
 }

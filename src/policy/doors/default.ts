@@ -21,8 +21,8 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  // What a controller makes is not stamped as its owner's here (the object and workload doors do that).
-  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), false),
+  // A workload controller's writes are not judged here, nor what it makes stamped as its owner's (the object and workload doors do that).
+  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: false, stampsAsOwners: false }),
   stamp: (facts, ctx) =>
     stampAtCreate(facts, ctx, (namespace) => {
       const { request: req, door } = facts;

@@ -44,7 +44,7 @@ import type { Door } from './door.js';
 type ObjectDoor = Extract<Door, { kind: 'object' }>;
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
-  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) }), true),
+  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) }), { judged: true, stampsAsOwners: read.door.sandboxKind.kind === 'Pod' }),
   stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;

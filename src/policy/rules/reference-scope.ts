@@ -13,14 +13,19 @@ import type { Finding } from '../../admission/verdict.js';
 import { controllerOf, environmentOfController, ownerLookupKey } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
-import type { DecisionContext } from '../policy.js';
+import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 
+/** Whether the references `requester` writes are judged: the platform's and trusted principals' are not (the read plan asks too). */
+export function judgesReferencesOf(requester: Requester, policy: Policy): boolean {
+  return !isTrusted(requester, policy) && !isPlatform(requester, policy);
+}
+
 /** The findings of a write of an object itself (not a subresource) by `requester`. */
 export function referenceScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
-  if (req.subResource !== undefined || isTrusted(requester, ctx.policy) || isPlatform(requester, ctx.policy)) return [];
+  if (req.subResource !== undefined || !judgesReferencesOf(requester, ctx.policy)) return [];
   const reach: Reach = { requester, environment: environmentId(requester) };
   if (req.operation === 'CREATE') return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx)];
   if (req.operation === 'UPDATE') return tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx);
