@@ -11,6 +11,7 @@ import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { controllerOf, judgesAdoptionBy, ownerLookupKey } from './controller-made.js';
 import { judgesReferencesOf } from './rules/reference-scope.js';
+import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
 import type { ReviewFacts } from './review-facts.js';
@@ -77,29 +78,31 @@ export interface ControllerWrites {
  * object, a workload, a default-row kind's): its controlling owner, and where it is judged,
  * what it names (`named`, the door's own), its run lease and what the kind table's references
  * name. Where the plan knows who asks, only what that requester's rules judge: no trusted
- * principal's references (rules/reference-scope.ts), no run lease of an object created for
- * no environment (rules/run-lease.ts), of a workload controller's writes what `controllers` says.
+ * principal's references (rules/reference-scope.ts), no run lease of what is created for no
+ * environment (rules/run-lease.ts), of a workload controller's writes what `controllers` says.
  */
 export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, controllers: ControllerWrites): LookupKey[] {
   const { req, namespace, judges, keys, policy, facts } = read;
-  const known = facts !== undefined && policy !== undefined ? { facts, policy } : undefined;
-  const controller = known?.facts.controller === true;
-  if (controller) {
+  // A break-glass principal's decision is made again as if it were none (admission/break-glass.ts): its plan is anyone's.
+  const who = facts !== undefined && policy !== undefined && !isBreakGlassPrincipal(facts.requester, policy) ? { facts, policy } : undefined;
+  // Undefined where the plan does not know who asks: then it may be a workload controller.
+  const controller = facts?.controller;
+  if (controller === true) {
     if (!controllers.judged || req.subResource !== undefined) return [];
     if (req.operation === 'UPDATE') return ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace);
     if (!controllers.stampsAsOwners) return [];
   }
   const judged: OwnerReads = {
-    made: judges && (known === undefined || judgesReferencesOf(known.facts.requester, known.policy)),
-    // Unjudged (the mutating side), a new object's owner is read only for what a workload controller makes, when the plan knows who asks.
-    controllerMade: controllers.stampsAsOwners && facts?.controller !== false,
-    adopted: judges && (known === undefined || judgesAdoptionBy(known.facts.requester, known.policy)),
+    made: judges && (who === undefined || judgesReferencesOf(who.facts.requester, who.policy)),
+    // Unjudged (the mutating side), a new object's owner is read only for what a workload controller may have made.
+    controllerMade: controllers.stampsAsOwners && controller !== false,
+    adopted: judges && (who === undefined || judgesAdoptionBy(who.facts.requester, who.policy)),
   };
   const owners = ownerKeys(req, judged, namespace);
   if (!judges || !req.object) return owners;
   const { claims, references, accounts } = named();
-  // A controller's pod is judged as its owner's environment's, run lease included.
-  const leases = known === undefined || controller || (known.facts.identity !== undefined && 'environment' in known.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
+  // What is created for an environment: the requester's, or a controller's owner's (known only once read).
+  const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
   return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...accounts];
 }
 
