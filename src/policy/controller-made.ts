@@ -138,9 +138,10 @@ export function judgesAdoptionBy(requester: Requester, policy: Policy): boolean 
 }
 
 /**
- * The adoption findings of an UPDATE that carries both sides: of the object itself or of its
- * status, whose strategy keeps owner references on most kinds (Services, claims, workloads,
- * custom resources; pods/status resets them, so the stored pod shows no change).
+ * The adoption findings of an UPDATE that carries both sides, of the object or of any of its
+ * subresources: the status strategies of Services, claims and workloads keep owner-reference
+ * changes; where a strategy resets metadata (pods' subresources, a custom resource's status)
+ * the object the validating webhook sees shows none.
  */
 export function adoptionOfUpdate(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   return req.operation === 'UPDATE' && req.object && req.oldObject ? adoptionFindings(req.oldObject, req.object, kind, namespace, requester, ctx) : [];

@@ -43,8 +43,11 @@ import type { Door } from './door.js';
 
 type ObjectDoor = Extract<Door, { kind: 'object' }>;
 
+/** Of the sandbox kinds, a workload controller makes pods alone: stamped as its owner's (its claims are stamped in the templates). */
+const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' ? door.sandboxKind : undefined);
+
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
-  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) }), { judged: true, stampsAsOwners: read.door.sandboxKind.kind === 'Pod' }),
+  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
   stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
@@ -54,7 +57,7 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
     return validateChange(req, kind, namespace, requester, ctx);
   },
   controllerWrite: {
-    stamp: (facts, ctx) => stampControllerMade(facts, facts.door.sandboxKind.kind === 'Pod' ? facts.door.sandboxKind : undefined, ctx),
+    stamp: (facts, ctx) => stampControllerMade(facts, controllerMadeStamps(facts.door), ctx),
     judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (facts.door.sandboxKind.kind === 'Pod' ? judgeControllerPod(facts, obj, namespace, ctx) : allowed())),
   },
   judgesCreateWhole: true,

@@ -29,7 +29,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
       if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { claims: [], references: [], accounts: [] };
       const names = workloadNamesOf(read.facts, req.object!, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
       return { ...names, accounts: [] };
-    }, { judged: true, stampsAsOwners: true }),
+    }, { judged: true, stampsAsOwners: workloadStampRow(read.door.workload) !== undefined }),
   stamp(facts, ctx) {
     const { request: req, door, requester } = facts;
     const mismatch = facts.kindMismatch;
