@@ -9,7 +9,6 @@ import type { Requester } from '../requester/identity.js';
 import { objectReads } from '../reads.js';
 import { selectorScope } from '../selector-scope.js';
 import { enforceCreate } from '../dry-run.js';
-import { enforce } from '../rules/enforcement.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { referenceScope } from '../rules/reference-scope.js';
 import { adoptionOfUpdate, controllerOf, ownerLookupKey } from '../controller-made.js';
@@ -22,8 +21,8 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  // What a workload controller makes is not stamped as its owner's here (the object and workload doors do that); its changes of controller are judged.
-  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: true, stampsAsOwners: false }),
+  // A workload controller's writes are not judged here, nor what it makes stamped as its owner's (the object and workload doors do that).
+  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: false, stampsAsOwners: false }),
   stamp: (facts, ctx) =>
     stampAtCreate(facts, ctx, (namespace) => {
       const { request: req, door } = facts;
@@ -45,12 +44,6 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
       ctx.policy,
       req.dryRun,
     );
-  },
-  // A workload controller adopts by its selector (the statefulset controller takes ControllerRevisions into its
-  // history): within one environment, as anyone's. Its status writes are a system controller's, as on the other doors.
-  controllerWrite: {
-    stamp: () => allowed(),
-    judge: ({ request: req, door, requester }, namespace, ctx) => (req.subResource !== undefined ? allowed() : enforce(adoption(req, door.row.kind, namespace, requester, ctx), ctx.policy)),
   },
   judgesCreateWhole: true,
   carries: (door) => door.row.kind,
