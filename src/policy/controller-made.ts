@@ -80,7 +80,7 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
   for (let depth = 0; current !== undefined; depth++) {
     const row = ownerRow(current);
     const name = `${current.kind} ${namespace}/${current.name}`;
-    if (row === undefined) return { finding: { rule, message: `${what}: its controlling owner is a ${current.kind} (${current.apiVersion}), whose stamps Deed does not read` } };
+    if (row === undefined) return { finding: { rule, message: `${what}: its controlling owner is a ${current.kind} (${current.apiVersion}), whose stamps Deed does not read; an operator that makes or adopts objects for its own resources is listed in systemPrincipals` } };
     const found = ctx.lookup.get(row.resource as LookupResource, namespace, current.name);
     if (found.state === 'unknown') return { finding: { rule, message: `cannot tell whose ${name} is (${found.reason}); refusing ${what}` } };
     if (found.state === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
