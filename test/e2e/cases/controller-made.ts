@@ -125,13 +125,20 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.match(del.body.message, /\[guard\.cross-environment\]/);
       assert.equal((await pods(s, 'app=made-lab')).length, 1);
       // A scale-up's pod: its owner, long in the cache by now, is read from it by the mutating webhook, which judges the CREATE whole (one call per create), not from the API server.
+      // The counter is the whole server's: a kind is read live while its watch reopens (every 60 to 120 s), and
+      // another case's ReplicaSet being deleted is read live. A scale-up that saw a live read (once in six
+      // full runs, in CI) is tried once more, and that one must read none.
       const reads = async (source: string) => metric(s, 'deed_lookups_total', { resource: 'replicasets', source });
-      const [cached, live] = [await reads('cache'), await reads('live')];
-      const scale = await s.api(alpha, 'PATCH', `${PATH.Deployment(NS)}/made-lab/scale`, { spec: { replicas: 2 } }, MERGE);
-      assert.equal(scale.status, 200, scale.text);
-      await eventually('a second pod', async () => (await pods(s, 'app=made-lab')).length === 2, 60_000);
-      assert.ok((await reads('cache')) >= cached + 1, 'the owner of the new pod is read from the cache');
-      assert.equal(await reads('live'), live, 'and never from the API server');
+      const scaleTo = async (replicas: number): Promise<number> => {
+        const [cached, live] = [await reads('cache'), await reads('live')];
+        const scale = await s.api(alpha, 'PATCH', `${PATH.Deployment(NS)}/made-lab/scale`, { spec: { replicas } }, MERGE);
+        assert.equal(scale.status, 200, scale.text);
+        await eventually(`pod ${replicas}`, async () => (await pods(s, 'app=made-lab')).length === replicas, 60_000);
+        assert.ok((await reads('cache')) >= cached + 1, 'the owner of the new pod is read from the cache');
+        return (await reads('live')) - live;
+      };
+      const first = await scaleTo(2);
+      if (first > 0) assert.equal(await scaleTo(3), 0, `and never from the API server (the first scale-up read ${first} live too)`);
     });
 
     test("beta may not exec into, attach to, port-forward to or evict the pod the replicaset controller made for alpha; alpha's exec passes admission", async () => {
