@@ -58,7 +58,7 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   },
   controllerWrite: {
     stamp: (facts, ctx) => stampControllerMade(facts, controllerMadeStamps(facts.door), ctx),
-    judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (facts.door.sandboxKind.kind === 'Pod' ? judgeControllerPod(facts, obj, namespace, ctx) : allowed())),
+    judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (controllerMadeStamps(facts.door) !== undefined ? judgeControllerPod(facts, obj, namespace, ctx) : allowed())),
   },
   judgesCreateWhole: true,
   carries: (door) => door.sandboxKind.kind,
