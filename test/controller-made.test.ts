@@ -11,7 +11,7 @@ import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { followUpLookups, gatheredLookup, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { decodePatch, fixture, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_POLICY, kubeSystem, testContext, TEST_RING, type Review } from './helpers.js';
 import { stampedTemplateMetadata } from '../src/policy/pod/claim-templates.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod bodies reach deep into specs
@@ -19,11 +19,6 @@ type Spec = Record<string, any>;
 
 const KEYS = stampKeys('deed.dev');
 const NS = 'sandbox-a';
-const kubeSystem = (name: string): UserInfo => ({
-  username: `system:serviceaccount:kube-system:${name}`,
-  groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'],
-  extra: {},
-});
 const RS_CONTROLLER = kubeSystem('replicaset-controller');
 const DEPLOYMENT_CONTROLLER = kubeSystem('deployment-controller');
 /** sandbox-a:runner, token bound to pod runner-0: alpha. */

@@ -12,7 +12,7 @@ import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/p
 import { noLookup } from '../src/policy/lookup.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { EVERY_NAMESPACE } from '../src/policy/review-scope.js';
-import type { AdmissionReviewResponse, KubeObject } from '../src/admission/types.js';
+import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures', 'admission');
@@ -38,6 +38,11 @@ export const TEST_RING = singleKeyRing(TEST_KEY);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Review = { apiVersion: string; kind: string; request: any };
+
+/** A kube-system controller's service account, as the API server names it in a review. */
+export function kubeSystem(name: string): UserInfo {
+  return { username: `system:serviceaccount:kube-system:${name}`, groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+}
 
 export function fixture(name: string): Review {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Review;

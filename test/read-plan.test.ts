@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import { kindRows } from '../src/policy/kinds.js';
 import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { claimOf, stampedMetadata, fixture, FIXTURE_POLICY, FIXTURE_KEYS, FIXTURES, testContext, type Review } from './helpers.js';
+import { claimOf, stampedMetadata, fixture, FIXTURE_POLICY, FIXTURE_KEYS, FIXTURES, kubeSystem, testContext, type Review } from './helpers.js';
 import { pluginTokenSources } from '../src/policy/pod/service-account-token.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
@@ -18,7 +18,6 @@ type Spec = Record<string, any>;
 
 const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
 const NOBODY = fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo;
-const kubeSystem = (name: string): UserInfo => ({ username: `system:serviceaccount:kube-system:${name}`, groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} });
 
 /** Answers every read (claims and a StatefulSet of alpha, a snapshot whose source is `source-claim`), and records each key read. */
 function recordingLookup(): { lookup: ObjectLookup; read: LookupKey[] } {
@@ -134,18 +133,18 @@ function corpus(): Array<[string, Review]> {
 const BREAK_GLASS_POLICY = { ...FIXTURE_POLICY, breakGlass: { groups: ['system:masters'] } };
 describe('the read plan covers every read a decision makes', () => {
   for (const [policyName, config] of [['', FIXTURE_POLICY], [' (admin is break-glass)', BREAK_GLASS_POLICY]] as const)
-  for (const webhook of ['mutate', 'validate', 'admit'] as Webhook[])
-    for (const [name, body] of corpus())
-      test(`${webhook}: ${name}${policyName}`, () => {
-        const { lookup, read } = recordingLookup();
-        const ctx = testContext(config, undefined, undefined, lookup);
-        const plan = planLookups(body, webhook, FIXTURE_KEYS, ctx.policy).lookups;
-        const allowed = new Set([...plan, ...followUpLookups(plan, lookup)].map(lookupKey));
-        read.length = 0;
-        decide(webhook, body, ctx);
-        const undeclared = read.map(lookupKey).filter((k) => !allowed.has(k));
-        assert.deepEqual(undeclared, [], `read without being planned: ${undeclared.join(', ')}`);
-      });
+    for (const webhook of ['mutate', 'validate', 'admit'] as Webhook[])
+      for (const [name, body] of corpus())
+        test(`${webhook}: ${name}${policyName}`, () => {
+          const { lookup, read } = recordingLookup();
+          const ctx = testContext(config, undefined, undefined, lookup);
+          const plan = planLookups(body, webhook, FIXTURE_KEYS, ctx.policy).lookups;
+          const allowed = new Set([...plan, ...followUpLookups(plan, lookup)].map(lookupKey));
+          read.length = 0;
+          decide(webhook, body, ctx);
+          const undeclared = read.map(lookupKey).filter((k) => !allowed.has(k));
+          assert.deepEqual(undeclared, [], `read without being planned: ${undeclared.join(', ')}`);
+        });
 
   test('the corpus makes decisions read (the check above is not vacuous)', () => {
     let reads = 0;

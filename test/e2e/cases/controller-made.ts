@@ -15,7 +15,7 @@
 //   its pod to beta's ReplicaSet by writing the reference itself.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { attested, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
+import { attested, claim, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
@@ -319,7 +319,7 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       const [alphaUid, betaUid] = [await owner(alpha, 'status-alpha'), await owner(beta, 'status-beta')];
       const objects = [
         ['Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'status-svc' }, spec: { ports: [{ port: 80 }] } }],
-        ['PersistentVolumeClaim', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'status-claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        ['PersistentVolumeClaim', claim('status-claim')],
         ['ReplicaSet', replicaSet('status-rs', 0, { app: 'status-rs' })],
       ] as const;
       for (const [kind, body] of objects) {
@@ -330,6 +330,10 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
         const toAlpha = await handTo('status-alpha', alphaUid);
         assert.equal(toAlpha.status, 403, `${kind}: ${toAlpha.text}`);
         assert.match(toAlpha.body.message, new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} shared-made/${body.metadata.name} is not of the environment of StatefulSet shared-made/status-alpha`));
+        // The same through server-side apply of the status.
+        const applied = await s.api(beta, 'PATCH', `${PATH[kind](NS)}/${body.metadata.name}/status?fieldManager=beta&force=true`, { apiVersion: body.apiVersion, kind: body.kind, metadata: { name: body.metadata.name, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'status-alpha', uid: alphaUid, controller: true }] } }, 'application/apply-patch+yaml');
+        assert.equal(applied.status, 403, `${kind}, applied: ${applied.text}`);
+        assert.match(applied.body.message, /\[guard\.adoption\]/);
         const toOwn = await handTo('status-beta', betaUid);
         assert.equal(toOwn.status, 200, `${kind}: ${toOwn.text}`);
         // The API server stored the reference: this door is real, not one its strategy closes.
