@@ -120,6 +120,20 @@ describe('the workspace is its claim, whatever the volume is called', () => {
       'workspace.init-or-ephemeral',
       /init container "setup" may not mount the workspace \(volume "ws-copy", a clone of the workspace claim sbx-1-workspace\)/,
     ],
+    [
+      // The API server keeps a dataSourceRef of any group, and the CSI provisioner clones on the kind alone.
+      'an init container mounting a clone through a dataSourceRef that names an API group',
+      (o) => {
+        const clone = structuredClone(CLONE);
+        const spec = clone.ephemeral.volumeClaimTemplate.spec as Record<string, unknown>;
+        spec.dataSourceRef = { apiGroup: 'x.example.com', ...(spec.dataSource as object) };
+        delete spec.dataSource;
+        o.spec.volumes.push(clone);
+        o.spec.initContainers = [{ name: 'setup', image: 'x', volumeMounts: [{ name: 'ws-copy', mountPath: '/copy' }] }];
+      },
+      'workspace.init-or-ephemeral',
+      /init container "setup" may not mount the workspace \(volume "ws-copy", a clone of the workspace claim sbx-1-workspace\)/,
+    ],
   ];
   for (const [name, change, rule, pattern] of denied)
     test(`${name} is denied by ${rule}`, () => {
@@ -246,6 +260,18 @@ describe('claims of another environment', () => {
     body.request.object = stamped(body, RUNNER_B, FIXTURE_POLICY);
     denies(body, 'claim.cross-environment', /spec\.dataSource: this claim clones claim sbx-1-workspace, which belongs to another environment; environment "beta" may not/);
     allows(body, { lookup: claimLookup({ 'sandbox-a/sbx-1-workspace': claimOf('beta') }) });
+  });
+
+  test("a clone whose data source names an API group is still a clone: beta's claim naming alpha's under apiGroup x.example.com is denied", () => {
+    for (const key of ['dataSource', 'dataSourceRef'] as const) {
+      const body = fixture('validate-create-pvc-by-runner.json');
+      body.request.userInfo = RUNNER_B;
+      body.request.object.metadata.name = 'loot';
+      body.request.object.spec[key] = { apiGroup: 'x.example.com', kind: 'PersistentVolumeClaim', name: 'sbx-1-workspace' };
+      body.request.object = stamped(body, RUNNER_B, FIXTURE_POLICY);
+      denies(body, 'claim.cross-environment', new RegExp(`spec\\.${key}: this claim clones claim sbx-1-workspace, which belongs to another environment`));
+      assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' }]);
+    }
   });
 
   test('an UPDATE does not look claims up again (volumes are immutable)', () => {

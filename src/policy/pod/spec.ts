@@ -74,12 +74,14 @@ export function segments(path: string): string[] {
 
 /**
  * The claim a PersistentVolumeClaim spec clones: its dataSourceRef or dataSource naming a
- * PersistentVolumeClaim (core group) of the same namespace, and the key that names it.
+ * PersistentVolumeClaim of the same namespace, and the key that names it. Whatever its
+ * `apiGroup`: the API server keeps a dataSourceRef of any group, and the CSI
+ * external-provisioner clones on the kind alone, so a group would otherwise hide a clone.
  */
 export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
   for (const key of ['dataSourceRef', 'dataSource'] as const) {
     const ref = field(pvcSpec, key);
-    if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim' || (text(ref, 'apiGroup') ?? '') !== '') continue;
+    if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim') continue;
     const namespace = text(ref, 'namespace');
     if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant; not this pod's claims
     const name = text(ref, 'name');

@@ -203,6 +203,11 @@ export function credentialCases(suite: () => Suite): void {
       const answer = await s.api(s.janitorB, 'POST', PATHS.PersistentVolumeClaim(NS), body);
       assert.equal(answer.status, 403, answer.text);
       assert.match(answer.body.message, /\[claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim alpha-ws, which belongs to another environment/);
+      // The API server keeps a dataSourceRef of any API group, and a CSI provisioner clones on the kind alone.
+      const grouped = { ...claim('beta-copy-grouped'), spec: { ...claim('beta-copy-grouped').spec, dataSourceRef: { apiGroup: 'x.example.com', kind: 'PersistentVolumeClaim', name: 'alpha-ws' } } };
+      const viaGroup = await s.api(s.janitorB, 'POST', PATHS.PersistentVolumeClaim(NS), grouped);
+      assert.equal(viaGroup.status, 403, viaGroup.text);
+      assert.match(viaGroup.body.message, /\[claim\.cross-environment\] spec\.dataSourceRef: this claim clones claim alpha-ws, which belongs to another environment/);
     });
 
     test('a pod naming a claim that does not exist yet is refused: it would mount whatever is created under that name later', async () => {
