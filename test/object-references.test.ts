@@ -292,6 +292,25 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     refused(rewrite(CLAIMS, RUNNER_A), 'guard.shared-input', /ResourceClaim shared\/settings carries no stamps/);
   });
 
+  test("beta may not add its pull secret to the namespace's default service account, whose image pull secrets the API server copies into every pod that runs as it, nor replace the platform's ResourceClaimTemplate", () => {
+    const ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
+    const pull = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: NS });
+    refused(pull, 'guard.shared-input', /ServiceAccount shared\/default carries no stamps: it is the platform's/);
+    admitted({ ...pull, request: { ...pull.request, userInfo: NONE } });
+    const TEMPLATES: Gvr = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' };
+    const del = review(TEMPLATES, RUNNER_B, { spec: { spec: {} } }, { operation: 'UPDATE', old: { spec: { spec: {} } }, name: 'gpu', namespace: NS });
+    del.request.operation = 'DELETE';
+    del.request.object = null;
+    refused(del, 'guard.shared-input', /ResourceClaimTemplate shared\/gpu carries no stamps/);
+  });
+
+  test("no environment creates a ConfigMap under a well-known name, which every pod may name unjudged; a principal of no environment may, where no controller keeps one", () => {
+    for (const name of ['openshift-service-ca.crt', 'kube-root-ca.crt'])
+      refused(review(CONFIGMAPS, RUNNER_B, { data: { 'service-ca.crt': 'beta CA' } }, { name }), 'configmap.well-known', new RegExp(`ConfigMap ${name.replace(/\./g, '\\.')} is one every pod may name unjudged \\(template\\.wellKnownConfigMaps\\), kept by a system controller; environment "beta" may not create one`));
+    admitted(review(CONFIGMAPS, NONE, { data: { 'service-ca.crt': 'platform CA' } }, { name: 'openshift-service-ca.crt' }));
+    admitted(review(CONFIGMAPS, RUNNER_B, { data: { 'service-ca.crt': 'beta CA' } }, { name: 'beta-service-ca.crt' }));
+  });
+
   test('a principal of no environment, the platform and break-glass may; in a bound namespace the binding decides', () => {
     admitted(rewrite(CONFIGMAPS, NONE));
     admitted(rewrite(CONFIGMAPS, ARGO));

@@ -157,7 +157,7 @@ export const templateSchema = z
       .array(dnsSubdomainName())
       .default([...WELL_KNOWN_CONFIGMAPS])
       .describe(
-        "ConfigMaps any pod may name whoever's they are (rules `configmap-ref.*` do not judge them): those a cluster component creates in every namespace and the API server's ServiceAccount plugin adds to every pod's token volume. `kube-root-ca.crt` holds the cluster's CA (the root-CA publisher writes it); `openshift-service-ca.crt` holds OpenShift's service CA. List only ConfigMaps a system controller keeps: a tenant may write one of these names where none is kept.",
+        "ConfigMaps any pod may name whoever's they are (rules `configmap-ref.*` do not judge them): those a cluster component creates in every namespace and the API server's ServiceAccount plugin adds to every pod's token volume. `kube-root-ca.crt` holds the cluster's CA (the root-CA publisher writes it); `openshift-service-ca.crt` holds OpenShift's service CA. List only ConfigMaps a system controller keeps: no environment may create one (`configmap.well-known`), but a principal of no environment may where none is kept.",
       ),
     os: z.string().min(1).default('linux').describe('Owned kubernetes.io/os scheduling value.'),
     arch: z.string().min(1).optional().describe('Owned kubernetes.io/arch scheduling value; unset: not owned.'),

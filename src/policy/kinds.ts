@@ -150,7 +150,8 @@ export interface KindRow {
    */
   metadataTemplates?: readonly string[];
   /**
-   * A pod reads it (a Secret, a ConfigMap, a claim): an unstamped one in a shared namespace
+   * A pod reads it (a Secret, a ConfigMap, a claim, a ResourceClaimTemplate, a ServiceAccount,
+   * whose imagePullSecrets the API server copies into its pods): an unstamped one in a shared namespace
    * is the platform's, and no environment may rewrite what another's pods run
    * (rules/shared-input.ts).
    */
@@ -279,7 +280,7 @@ export const KIND_TABLE = [
   // A TokenRequest hands out a token of the account it names. Its own writes are the default
   // row's (stamped, guarded); it is cached (metadata only) because its verified stamps say
   // whose credential it is: for a TokenRequest, a token Secret and every pod that runs as it.
-  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' }, lookup: 'cache' },
+  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' }, lookup: 'cache', podInput: true },
   // Workloads: stamped (WORKLOAD_STAMPS above), with their templates.
   {
     kind: 'Deployment',
@@ -429,7 +430,7 @@ export const KIND_TABLE = [
   // Dynamic resource allocation: a pod shares the devices of the claims it names; the
   // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
   { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get', podInput: true },
-  { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, metadataTemplates: ['spec.metadata'] },
+  { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, metadataTemplates: ['spec.metadata'], podInput: true },
   {
     kind: 'HorizontalPodAutoscaler',
     group: 'autoscaling',

@@ -1,6 +1,6 @@
 // Per-kind checks of an object's content (a sandbox pod's spec rules, PVC ownership, token
-// Secrets): what the object door judges of a stamped object it admits (doors/object.ts), and
-// what `deed audit` judges of stored objects (src/audit/judge.ts).
+// Secrets, well-known ConfigMap names): what the object door judges of a stamped object it
+// admits (doors/object.ts), and what `deed audit` judges of stored objects (src/audit/judge.ts).
 import { entryOf, isRec, type Rec } from './unstructured.js';
 import type { KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
@@ -11,6 +11,7 @@ import type { Facts } from './rules/rule.js';
 import { sandboxPodFindings, workspaceRule, type PodSpecSubject } from './pod/sandbox-pod-rules.js';
 import { SERVICE_ACCOUNT_NAME, SERVICE_ACCOUNT_TOKEN_TYPE } from './rules/service-account-guard.js';
 import { annotationPath } from './stamps/identity-stamps.js';
+import { wellKnownConfigMap } from './rules/well-known-configmap.js';
 
 /**
  * Per-kind checks of an object's content: a sandbox pod's spec rules (SANDBOX_POD_RULES),
@@ -41,6 +42,7 @@ export function objectRules(
       },
     ];
   }
+  if (kind.kind === 'ConfigMap') return facts.environment === undefined ? [] : wellKnownConfigMap(obj, facts.environment, ctx.policy);
   if (kind.kind !== 'Pod' || !isRec(obj.spec)) return []; // a hostile body's `spec: null` is no spec, not a crash
   return sandboxPodFindings(podSpecSubject(obj, obj.spec, ctx, wsClaims, source), facts);
 }

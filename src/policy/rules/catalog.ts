@@ -365,6 +365,15 @@ export const RULES = {
     overridable: true,
     example: 'a Secret of type kubernetes.io/service-account-token would receive a non-expiring token of service account "runner"',
   }),
+  configMapWellKnown: rule({
+    id: 'configmap.well-known',
+    webhook: 'validate',
+    checks:
+      "No environment creates a ConfigMap under a name of `template.wellKnownConfigMaps`: those every pod may name unjudged, since a system controller keeps them in every namespace. Where none keeps one (OpenShift's service CA elsewhere), another environment's pods that name it would read what this environment wrote.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'ConfigMap openshift-service-ca.crt is one every pod may name unjudged (template.wellKnownConfigMaps), kept by a system controller; environment "beta" may not create one: choose another name, or remove it from template.wellKnownConfigMaps where no controller keeps it',
+  }),
   pvcPodOwner: rule({
     id: 'pvc.pod-owner',
     webhook: 'validate',
@@ -463,7 +472,7 @@ export const RULES = {
     id: 'guard.shared-input',
     webhook: 'validate',
     checks:
-      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
+      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim or its template, a ServiceAccount, whose image pull secrets the API server copies into the pods that run as it) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
     defaultMode: 'deny',
     overridable: true,
     example: 'ConfigMap shared/settings carries no stamps: it is the platform\'s, and any environment\'s pods may read it; system:serviceaccount:sandbox-b:janitor acts for "beta" and may not change or delete it (create your own, which is stamped for your environment)',

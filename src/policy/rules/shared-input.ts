@@ -1,6 +1,7 @@
 // guard.shared-input: what a sandbox's pod reads is code it runs. An unstamped Secret,
-// ConfigMap or claim in a namespace bound to no environment is the platform's (unowned, so
-// any environment's pod may name it: a shared pull secret, a shared settings file), and an
+// ConfigMap, claim or service account (the `default` one, whose image pull secrets go into
+// every pod that runs as it) in a namespace bound to no environment is the platform's
+// (unowned, so any environment's pod may name it: a shared pull secret, a shared settings file), and an
 // environment that could rewrite it would rewrite what another environment's pods run. So
 // an environment's principal may neither change nor delete one; principals of no
 // environment (the platform's deployers), managers, the platform, system controllers and

@@ -117,6 +117,26 @@ export function referenceCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("beta may not add its pull secret to the namespace's default service account, which would go into alpha's pods, nor replace the platform's ResourceClaimTemplate or plant a well-known ConfigMap", async () => {
+      const s = suite();
+      // What the tenant role and edit grant on both.
+      ok('role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'inputs' }, rules: [{ apiGroups: [''], resources: ['serviceaccounts', 'configmaps'], verbs: ['*'] }, { apiGroups: ['resource.k8s.io'], resources: ['resourceclaimtemplates'], verbs: ['*'] }] }));
+      ok('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name: 'inputs' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'inputs' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'janitor' }] }));
+      const template = { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', metadata: { name: 'gpu' }, spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } } } };
+      ok('platform template', await s.api(s.admin, 'POST', `/apis/resource.k8s.io/v1/namespaces/${NS}/resourceclaimtemplates`, template));
+      const account = `/api/v1/namespaces/${NS}/serviceaccounts/default`;
+      let pull = await s.api(s.janitorB, 'PATCH', account, { imagePullSecrets: [{ name: 'beta-pull' }] }, 'application/merge-patch+json');
+      for (let i = 0; i < 20 && pull.status === 403 && !String(pull.body.message).includes('[guard.shared-input]'); i++) {
+        await new Promise((r) => setTimeout(r, 250)); // the authorizer learns of the binding a moment later
+        pull = await s.api(s.janitorB, 'PATCH', account, { imagePullSecrets: [{ name: 'beta-pull' }] }, 'application/merge-patch+json');
+      }
+      refused(pull, 'guard.shared-input', /ServiceAccount [a-z0-9-]+\/default carries no stamps: it is the platform's/);
+      refused(await s.api(s.janitorB, 'DELETE', `/apis/resource.k8s.io/v1/namespaces/${NS}/resourceclaimtemplates/gpu`), 'guard.shared-input', /ResourceClaimTemplate [a-z0-9-]+\/gpu carries no stamps/);
+      // A well-known ConfigMap no controller keeps here (OpenShift's service CA): alpha's pods would read it unjudged.
+      const ca = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'openshift-service-ca.crt' }, data: { 'service-ca.crt': 'beta CA' } };
+      refused(await s.api(s.janitorB, 'POST', `/api/v1/namespaces/${NS}/configmaps`, ca), 'configmap.well-known', /environment "beta" may not create one/);
+    });
+
     test('a Secret that does not exist yet is refused whoever names it, optional or not', async () => {
       const s = suite();
       for (const [who, id] of [['beta', podMaker], ['none', stranger]] as const) {
