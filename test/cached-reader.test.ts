@@ -123,4 +123,19 @@ describe('the cached reader', () => {
     const answer = (await reader.read([{ resource: 'volumesnapshots', namespace: 'sandbox-a', name: 'snap' }], 1000)).get('volumesnapshots', 'sandbox-a', 'snap');
     assert.deepEqual(answer, { state: 'found', metadata: { uid: 's1' }, sourceClaim: 'ws' });
   });
+
+  test("a snapshot's source claim is read fresh, past the cache, and keeps its creation time: whether it is the claim the snapshot copied is in it", async () => {
+    const live = fakeLive({
+      'volumesnapshots/sandbox-a/snap': { state: 'found', metadata: { uid: 's1' }, sourceClaim: 'ws', created: '2026-11-29T16:00:00Z' },
+      'persistentvolumeclaims/sandbox-a/ws': { state: 'found', metadata: { uid: 'u2', ...STAMPED }, created: '2026-11-29T17:00:00Z' },
+    });
+    const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws'))]: { ...STAMPED, uid: 'u2', deleting: false } }), live, 'deed.dev', createMetrics());
+    const snapshot = (await reader.read([{ resource: 'volumesnapshots', namespace: 'sandbox-a', name: 'snap' }], 1000)).get('volumesnapshots', 'sandbox-a', 'snap');
+    assert.equal(snapshot.state === 'found' ? snapshot.created : undefined, '2026-11-29T16:00:00Z');
+    const fresh = (await reader.read([{ ...claimKey('ws'), fresh: true }], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws');
+    assert.deepEqual(fresh, { state: 'found', metadata: { uid: 'u2', ...STAMPED }, created: '2026-11-29T17:00:00Z' });
+    assert.deepEqual(live.reads, ['volumesnapshots/sandbox-a/snap', 'persistentvolumeclaims/sandbox-a/ws'], 'the cached claim was read all the same');
+    // Asked for without `fresh` (a claim a pod mounts), the same claim comes from the cache, with no creation time.
+    assert.deepEqual((await reader.read([claimKey('ws')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws'), { state: 'found', metadata: { uid: 'u2', ...STAMPED } });
+  });
 });

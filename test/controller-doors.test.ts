@@ -439,8 +439,9 @@ describe('snapshots are judged by their source claim', () => {
     ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'r' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: from } } }) as KubeObject;
   const facts = (entries: Record<string, Lookup>): ObjectLookup => gatheredLookup(new Map(Object.entries(entries)), 'not read');
   const { labels, annotations } = claimOf('alpha', 'sandbox-b').metadata;
-  const alphaClaim: Lookup = { state: 'found', metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
-  const snapOf = (claim?: string): Lookup => ({ state: 'found', metadata: {}, ...(claim ? { sourceClaim: claim } : {}) });
+  // Creation times as the API server gives them to a live read: the claim's before its snapshot's.
+  const alphaClaim: Lookup = { state: 'found', metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) }, created: '2026-11-29T15:00:00Z' };
+  const snapOf = (claim?: string): Lookup => ({ state: 'found', metadata: {}, ...(claim ? { sourceClaim: claim } : {}), created: '2026-11-29T16:00:00Z' });
 
   test("beta's snapshot of alpha's claim is refused; alpha's own is admitted", () => {
     const lookup = facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim });
@@ -457,6 +458,17 @@ describe('snapshots are judged by their source claim', () => {
   test('a snapshot whose source claim is gone tells no environment, so restoring it is refused; one of pre-provisioned content is no environment\'s', () => {
     denied(review(PVCS, restore('s'), NOBODY), /\[claim\.unknown\] spec\.dataSource: snapshot s was taken of claim gone, which no longer exists/, facts({ 'volumesnapshots/sandbox-b/s': snapOf('gone'), 'persistentvolumeclaims/sandbox-b/gone': { state: 'absent' } }));
     allowed(review(PVCS, restore('s'), NOBODY), facts({ 'volumesnapshots/sandbox-b/s': snapOf() }));
+  });
+
+  test("a claim made under the source claim's name after the snapshot is not the one it copied: restoring it is refused, whoever's the claim now is", () => {
+    // Alpha's claim was deleted after its snapshot; beta made one under its name, then restores alpha's snapshot.
+    const { labels: betaLabels, annotations: betaAnnotations } = claimOf('beta', 'sandbox-b').metadata;
+    const betaClaim: Lookup = { state: 'found', metadata: { ...(betaLabels ? { labels: betaLabels } : {}), ...(betaAnnotations ? { annotations: betaAnnotations } : {}) }, created: '2026-11-29T17:00:00Z' };
+    const lookup = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': betaClaim });
+    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.unknown\] spec\.dataSource: snapshot s was taken of claim a-ws, which has since been deleted and made again \(created 2026-11-29T17:00:00Z, after the snapshot's 2026-11-29T16:00:00Z\)/, lookup);
+    // Made in the snapshot's second: the one it copied, judged by whose it is. Without either time: cannot be told.
+    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot s of claim a-ws/, facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': { ...alphaClaim, created: '2026-11-29T16:00:00Z' } }));
+    denied(review(PVCS, restore('s'), RUNNER_B), /\[claim\.unknown\] spec\.dataSource: cannot tell whether claim a-ws is the one snapshot s was taken of/, facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': { state: 'found', metadata: betaClaim.metadata } }));
   });
 
   test('the snapshot is read first, then its source claim', () => {

@@ -37,6 +37,15 @@ describe('the object reader', () => {
     assert.equal((await reader.read([{ resource: 'leases', namespace: 'shared', name: 'run-42' }], 2000)).get('leases', 'shared', 'run-42').state, 'unknown');
   });
 
+  test('a claim read fresh carries its creation time; read otherwise, what a cached one holds', async () => {
+    server.put('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'ws', namespace: 'shared', creationTimestamp: '2026-11-29T17:00:00Z', labels: { 'deed.dev/environment': 'beta' } }, spec: {} } as never);
+    const reader = createObjectReader(server.kubeConfig());
+    const fresh = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'shared', name: 'ws', fresh: true }], 2000)).get('persistentvolumeclaims', 'shared', 'ws');
+    assert.equal(fresh.state === 'found' ? fresh.created : undefined, '2026-11-29T17:00:00Z');
+    const plain = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'shared', name: 'ws' }], 2000)).get('persistentvolumeclaims', 'shared', 'ws');
+    assert.equal(plain.state === 'found' ? plain.created : 'not found', undefined);
+  });
+
   test('a missing Secret is absent; a server that cannot answer with metadata only leaves it unknown', async () => {
     const reader = createObjectReader(server.kubeConfig());
     assert.equal((await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'gone' }], 2000)).get('secrets', 'shared', 'gone').state, 'absent');

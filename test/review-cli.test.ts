@@ -246,12 +246,20 @@ describe('deed review on objects from files', CONCURRENCY, () => {
 
   test("a claim restored from a snapshot of alpha's claim, both given with --existing and their opted-in Namespace, is judged by alpha's claim: denied for beta", async () => {
     const claim = stamped('mutate-create-pvc-by-runner.json');
-    const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
+    // As `kubectl get -o yaml` gives them: with their creation times, the claim's before the snapshot's.
+    claim.metadata.creationTimestamp = '2026-11-29T15:00:00Z';
+    const snapshot = { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-a', creationTimestamp: '2026-11-29T16:00:00Z' }, spec: { source: { persistentVolumeClaimName: 'sbx-1-workspace' } } };
     const restore = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'loot', namespace: 'sandbox-a' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } } };
     const existing = file('alpha-claim-and-snapshot.yaml', [namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim, snapshot].map((d) => stringify(d)).join('---\n'));
     const run = await deed(['-f', file('restore.yaml', restore), '--existing', existing, '--as', 'system:serviceaccount:sandbox-b:runner', '--config', policyFile, '--attestation-key', keyFile]);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /denied \[claim\.cross-environment\] spec\.dataSource: this claim restores snapshot snap of claim sbx-1-workspace, which belongs to another environment; environment "beta" may not/);
+    // A claim made under that name after the snapshot is not the one it copied, whoever's it is.
+    claim.metadata.creationTimestamp = '2026-11-29T17:00:00Z';
+    const replaced = file('alpha-snapshot-and-later-claim.yaml', [namespace('sandbox-a', { 'deed.dev/sandbox': 'enabled' }), claim, snapshot].map((d) => stringify(d)).join('---\n'));
+    const later = await deed(['-f', file('restore-later.yaml', restore), '--existing', replaced, ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(later.code, 1, later.stderr);
+    assert.match(later.stderr, /denied \[claim\.unknown\] spec\.dataSource: snapshot snap was taken of claim sbx-1-workspace, which has since been deleted and made again \(created 2026-11-29T17:00:00Z, after the snapshot's 2026-11-29T16:00:00Z\)/);
   });
 
   test("a Deployment is reviewed as its template's pods: one that runs as alpha's runner account is denied for beta, at the template path", async () => {

@@ -40,7 +40,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
           continue;
         }
-        const cached = cache.get(key.resource, key.namespace, key.name);
+        const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
         if (cached !== undefined && !cached.deleting) {
           facts.set(id, foundLookup(cached));
           metrics.lookups.inc({ resource: key.resource, source: 'cache' });
@@ -72,9 +72,14 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
 /**
  * A live answer cut to what a cached one holds. A snapshot (never cached) keeps its source
  * claim: without it a restore from another environment's snapshot reads as pre-provisioned content.
+ * What is only ever read live (a snapshot, a key read `fresh`) keeps its creation time.
  */
 function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
   const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
-  const withController = answer.controller === undefined ? found : { ...found, controller: answer.controller };
-  return answer.sourceClaim === undefined ? withController : { ...withController, sourceClaim: answer.sourceClaim };
+  return {
+    ...found,
+    ...(answer.controller !== undefined ? { controller: answer.controller } : {}),
+    ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}),
+    ...(answer.created !== undefined ? { created: answer.created } : {}),
+  };
 }

@@ -28,7 +28,7 @@ export interface ObjectReader {
   read(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
 }
 
-type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown };
+type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown; creationTimestamp?: unknown };
 type Read = { metadata?: Meta; spec?: { serviceAccountName?: unknown; source?: { persistentVolumeClaimName?: unknown } } };
 
 /** Where one object of `resource` is read, and in which form: whole, or its metadata only. */
@@ -70,12 +70,15 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
       const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
       const sa = key.resource === 'pods' ? read.spec?.serviceAccountName : undefined;
       const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
+      // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
+      const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
       return {
         state: 'found',
         metadata: metadataOf(read.metadata),
         ...(plan.controller ? controllerOfMeta(read.metadata) : {}),
         ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}),
         ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
+        ...(typeof created === 'string' && created !== '' ? { created } : {}),
       };
     } catch (err) {
       if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };

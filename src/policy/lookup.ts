@@ -57,7 +57,8 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupK
       key.resource === 'volumesnapshots'
         ? answer.sourceClaim === undefined
           ? undefined
-          : { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim }
+          : // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
+            { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim, fresh: true }
         : OWNER_RESOURCES.has(key.resource)
           ? ownerLookupKey(answer.controller, key.namespace)
           : undefined;

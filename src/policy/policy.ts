@@ -81,6 +81,11 @@ export type Lookup =
       serviceAccountName?: string;
       /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
       sourceClaim?: string;
+      /**
+       * metadata.creationTimestamp, of what is read live only (a snapshot, and a snapshot's
+       * source claim, read `fresh`): the cache keeps no creation time.
+       */
+      created?: string;
       /** Its controlling owner reference (`controller: true`), if it has one: whose a controller-made object is follows it. */
       controller?: ControllerRef;
       /**

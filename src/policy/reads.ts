@@ -23,6 +23,8 @@ export interface LookupKey {
   resource: LookupResource;
   namespace: string;
   name: string;
+  /** Read from the API server whatever the cache holds, with the object's creation time (a snapshot's source claim). */
+  fresh?: true;
 }
 
 export function lookupKey(k: LookupKey): string {

@@ -195,13 +195,16 @@ export class ReviewedObjects {
     ] as const) {
       const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
       if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
-      const { uid, labels, annotations } = obj.metadata;
-      // A snapshot answers with the claim it copied: a restore from it is judged by that claim.
+      const { uid, labels, annotations, creationTimestamp } = obj.metadata;
+      // A snapshot answers with the claim it copied: a restore from it is judged by that claim,
+      // if that claim was made before it (as `kubectl get` gives it, or as this run stored it).
       const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
+      const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
       const found: Lookup = {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
         ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
+        ...(created !== undefined ? { created } : {}),
       };
       this.facts.set(lookupKey({ resource, namespace: obj.metadata.namespace, name: obj.metadata.name }), gone ? { state: 'absent' } : found);
     }

@@ -85,18 +85,33 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, reac
         findings.push({ rule: RULES.claimAbsent.id, path: ref.path, message: `snapshot ${ref.snapshot} does not exist; create it first, or one another environment creates under that name later would be used` });
     } else if (found.sourceClaim !== undefined) {
       // A snapshot bound to pre-provisioned content (no source claim) was made by an administrator: no environment's claim.
-      findings.push(...judgeClaim(found.sourceClaim, { ...ref, subject: `${ref.subject} snapshot ${ref.snapshot} of` }, namespace, reach, ctx, ref.snapshot));
+      findings.push(...judgeClaim(found.sourceClaim, { ...ref, subject: `${ref.subject} snapshot ${ref.snapshot} of` }, namespace, reach, ctx, { name: ref.snapshot, created: found.created }));
     }
   }
   return findings;
 }
 
-/** `snapshot`: the claim is a snapshot's source, which may be gone though its data lives on in the snapshot. */
-function judgeClaim(claim: string, ref: { path: string; subject: string }, namespace: string, reach: Reach, ctx: DecisionContext, snapshot: string | undefined): Finding[] {
+/**
+ * `snapshot`: the claim is a snapshot's source, which may be gone though its data lives on in
+ * the snapshot, or gone and made again under its name, by anyone: only a claim made before
+ * the snapshot can be the one it copied.
+ */
+function judgeClaim(claim: string, ref: { path: string; subject: string }, namespace: string, reach: Reach, ctx: DecisionContext, snapshot: { name: string; created: string | undefined } | undefined): Finding[] {
   const alsoFrom = reach.environment !== undefined ? ctx.policy.claimsFrom.get(reach.environment) : undefined;
   const found = ctx.lookup.get('persistentvolumeclaims', namespace, claim);
   if (found.state === 'absent' && snapshot !== undefined)
-    return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `snapshot ${snapshot} was taken of claim ${claim}, which no longer exists, so whose data it holds cannot be told` }];
+    return [{ rule: RULES.claimUnknown.id, path: ref.path, message: `snapshot ${snapshot.name} was taken of claim ${claim}, which no longer exists, so whose data it holds cannot be told` }];
+  if (found.state === 'found' && snapshot !== undefined && !madeBefore(found.created, snapshot.created))
+    return [
+      {
+        rule: RULES.claimUnknown.id,
+        path: ref.path,
+        message:
+          found.created === undefined || snapshot.created === undefined
+            ? `cannot tell whether claim ${claim} is the one snapshot ${snapshot.name} was taken of (when either was made is not known), so whose data it holds cannot be told`
+            : `snapshot ${snapshot.name} was taken of claim ${claim}, which has since been deleted and made again (created ${found.created}, after the snapshot's ${snapshot.created}), so whose data it holds cannot be told`,
+      },
+    ];
   const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { requester: reach.requester, environment: reach.environment, alsoFrom }, ctx);
   switch (verdict.kind) {
     case 'allowed':
@@ -119,4 +134,16 @@ function judgeClaim(claim: string, ref: { path: string; subject: string }, names
         },
       ];
   }
+}
+
+/**
+ * Whether a claim was made no later than a snapshot of it: RFC 3339 times of one API server, to
+ * the second. A claim made in the snapshot's second passes: its predecessor under that name would
+ * have to be snapshotted, deleted (which the snapshot controller's finalizer holds back until the
+ * snapshot is taken) and made again within that second.
+ */
+function madeBefore(claim: string | undefined, snapshot: string | undefined): boolean {
+  if (claim === undefined || snapshot === undefined) return false;
+  const [c, s] = [Date.parse(claim), Date.parse(snapshot)];
+  return Number.isFinite(c) && Number.isFinite(s) && c <= s;
 }

@@ -281,7 +281,7 @@ export const RULES = {
     id: 'claim.unknown',
     webhook: 'validate',
     checks:
-      'The environment of every claim a pod mounts or clones (or a snapshot copied) can be known: Deed could look it up (a snapshot whose source claim is gone cannot tell), and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed).',
+      'The environment of every claim a pod mounts or clones (or a snapshot copied) can be known: Deed could look it up (a snapshot whose source claim is gone, or was made again under its name since the snapshot, by its creation time, cannot tell), and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed).',
     defaultMode: 'deny',
     overridable: true,
     example: 'cannot tell which environment claim sbx-1-workspace belongs to: no cluster is available to look up persistentvolumeclaims sandbox-a/sbx-1-workspace',

@@ -361,6 +361,27 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         assert.match(restore.body.message, /\[claim\.cross-environment\] spec\.dataSourceRef: this claim restores snapshot snap-b of claim ctl-ws-b, which belongs to another environment; a requester acting for no environment may not/);
       });
 
+      // The claim's deletion waits for the pvc-protection controller.
+      test("a claim made under a snapshot's source claim's name after it was taken is not the one it copied: restoring it is refused", { skip: needsControllers }, async () => {
+        const s = suite();
+        // beta snapshots its claim and deletes the claim; the intruder takes the name and restores beta's snapshot.
+        const made = await s.api(s.runnerB.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-b'), workspaceClaim('reused-ws'));
+        assert.equal(made.status, 201, made.text);
+        const snap = await s.api(s.runnerB.identity, 'POST', SNAPSHOTS('sandbox-b'), snapshot('reused-snap', 'reused-ws'));
+        assert.equal(snap.status, 201, snap.text);
+        const deleted = await s.api(s.runnerB.identity, 'DELETE', `${PATHS.PersistentVolumeClaim('sandbox-b')}/reused-ws`);
+        assert.equal(deleted.status, 200, deleted.text);
+        await eventually('the claim is gone', async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim('sandbox-b')}/reused-ws`)).status === 404);
+        // Creation times are to the second: the new claim is made in a later second than the snapshot.
+        const taken = Date.parse(String((snap.body as Spec).metadata.creationTimestamp));
+        await new Promise((r) => setTimeout(r, Math.max(0, taken + 1100 - Date.now())));
+        const squat = await s.api(intruder, 'POST', PATHS.PersistentVolumeClaim('sandbox-b'), claim('reused-ws'));
+        assert.equal(squat.status, 201, squat.text);
+        const restore = await s.api(intruder, 'POST', PATHS.PersistentVolumeClaim('sandbox-b'), restored('reused-loot', 'reused-snap'));
+        assert.equal(restore.status, 403, restore.text);
+        assert.match(restore.body.message, /\[claim\.unknown\] spec\.dataSourceRef: snapshot reused-snap was taken of claim reused-ws, which has since been deleted and made again/);
+      });
+
       test('each environment restores its own snapshots', async () => {
         const s = suite();
         const a = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), restored('restored-a', 'snap-a'));
