@@ -480,5 +480,12 @@ describe('snapshots are judged by their source claim', () => {
     const both = combinedLookup(first, facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim }));
     assert.equal(both.get('persistentvolumeclaims', 'sandbox-b', 'a-ws').state, 'found');
     assert.equal(both.get('volumesnapshots', 'sandbox-b', 's').state, 'found');
+    // A claim the first reads named too (a pod mounting it and restoring a snapshot of it) is read again, fresh, and that answer is the one judged.
+    const mounted = [...plan.lookups, { resource: 'persistentvolumeclaims' as const, namespace: 'sandbox-b', name: 'a-ws' }];
+    const cached: Lookup = { state: 'found', metadata: alphaClaim.metadata };
+    const again = followUpLookups(mounted, facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': cached }));
+    assert.deepEqual(again, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'a-ws', fresh: true }]);
+    const judged = combinedLookup(facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws'), 'persistentvolumeclaims/sandbox-b/a-ws': cached }), facts({ 'persistentvolumeclaims/sandbox-b/a-ws': alphaClaim }));
+    assert.deepEqual(judged.get('persistentvolumeclaims', 'sandbox-b', 'a-ws'), alphaClaim);
   });
 });

@@ -46,7 +46,10 @@ function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: Loo
  * restored from a snapshot is judged by the claim the snapshot copied).
  */
 export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupKey[] {
-  const known = new Set(read.map(lookupKey));
+  // A fresh read is made even of an object read before from the cache (a claim a pod both
+  // mounts and restores a snapshot of): the cache keeps no creation time.
+  const id = (k: LookupKey) => `${lookupKey(k)}${k.fresh === true ? ' fresh' : ''}`;
+  const known = new Set(read.map(id));
   const out: LookupKey[] = [];
   for (const key of read) {
     const answer = found.get(key.resource, key.namespace, key.name);
@@ -62,20 +65,20 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupK
         : OWNER_RESOURCES.has(key.resource)
           ? ownerLookupKey(answer.controller, key.namespace)
           : undefined;
-    if (next !== undefined && !known.has(lookupKey(next))) {
-      known.add(lookupKey(next));
+    if (next !== undefined && !known.has(id(next))) {
+      known.add(id(next));
       out.push(next);
     }
   }
   return out;
 }
 
-/** Answers from the first lookup, and what it does not know from the second. */
+/** Answers from the follow-up reads (`second`: a fresh read of an object the first read too wins), and from the first what they did not read. */
 export function combinedLookup(first: ObjectLookup, second: ObjectLookup): ObjectLookup {
   return {
     get(resource, namespace, name) {
-      const a = first.get(resource, namespace, name);
-      return a.state === 'unknown' ? second.get(resource, namespace, name) : a;
+      const b = second.get(resource, namespace, name);
+      return b.state === 'unknown' ? first.get(resource, namespace, name) : b;
     },
   };
 }
