@@ -220,26 +220,6 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
     refused(answer('validate', review(rs, RUNNER_B, selecting(rs, undefined, { app: 'lab', [MARK]: 'true' }))), /\[stamp\.template\] spec\.template\.metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment/);
   });
 
-  test("a runner pod (its service account acts for an environment) is that environment's: never marked, never to carry the mark, so no selector of no environment reaches it", () => {
-    const podRow = { group: '', version: 'v1', kind: 'Pod', resource: 'pods' } as unknown as KindRow;
-    // beta's runner pod in sandbox-b (beta's by its service account, sandbox-b:*), made by principals of no environment.
-    const runner = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-1', namespace: 'sandbox-b', labels: { app: 'runner' } }, spec: { serviceAccountName: 'runner', containers: [{ name: 'runner', image: 'runner:1' }] } } as KubeObject;
-    for (const who of [MANAGER, ADMIN]) {
-      const m = answer('mutate', review(podRow, who, runner, undefined, 'sandbox-b'));
-      assert.equal(m.allowed, true, m.status?.message);
-      assert.equal(m.patch, undefined, `${who.username}: no mark on a runner pod`);
-    }
-    const marked = { ...runner, metadata: { ...runner.metadata, labels: { app: 'runner', [MARK]: 'true' } } } as KubeObject;
-    refused(answer('validate', review(podRow, MANAGER, marked, undefined, 'sandbox-b')), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment; a runner of environment "beta" \(it runs as a service account of that environment\) never carries it/);
-    // Nor added later; one a runner was admitted with before may be taken off.
-    refused(answer('validate', review(podRow, RUNNER_B, marked, runner, 'sandbox-b')), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment and cannot be added to a runner pod/);
-    const removed = answer('validate', review(podRow, RUNNER_B, runner, marked, 'sandbox-b'));
-    assert.equal(removed.allowed, true, removed.status?.message);
-    // A pod of no environment's service account is still marked.
-    const plain = { ...runner, spec: { ...runner.spec, serviceAccountName: 'web' } } as KubeObject;
-    assert.notEqual(answer('mutate', review(podRow, NONE, { ...plain, metadata: { ...plain.metadata, namespace: 'shared' } }, undefined, 'shared')).patch, undefined);
-  });
-
   test("in a namespace bound to an environment nothing is marked: its pods are all the environment's, and its manager's default-deny selects them all", () => {
     const np = row('NetworkPolicy');
     assert.deepEqual(get(stored(np, MANAGER, selecting(np, {}), 'sandbox-a'), 'spec.podSelector'), {});

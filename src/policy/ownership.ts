@@ -115,13 +115,3 @@ export function ownershipOfObject(obj: KubeObject, kind: string, namespace: stri
   const sa = kind === 'Pod' ? obj.spec?.serviceAccountName : undefined;
   return ownershipOf({ kind, namespace, metadata: obj.metadata, serviceAccountName: typeof sa === 'string' ? sa : undefined }, policy, ring);
 }
-
-/**
- * The environment an unstamped pod is a runner of: the one its service account acts for
- * (ownershipOf's `runner`). Such a pod never carries the mark of pods of no environment
- * (selector-scope.ts): the selectors of no environment would reach an environment's runner.
- */
-export function runnerEnvironment(pod: KubeObject, namespace: string, policy: Policy): string | undefined {
-  const sa = pod.spec?.serviceAccountName;
-  return serviceAccountEnvironment(namespace, typeof sa === 'string' && sa !== '' ? sa : 'default', policy);
-}

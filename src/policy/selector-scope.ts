@@ -26,7 +26,7 @@ import { allowed, patched, type Finding, type PatchOperation, type Verdict } fro
 import type { DecisionContext, Policy } from './policy.js';
 import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
-import { ownershipOfObject, runnerEnvironment } from './ownership.js';
+import { ownershipOfObject } from './ownership.js';
 import { environmentId, type Requester } from './requester/identity.js';
 import { isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
@@ -176,8 +176,6 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
   if (isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace)) return [];
   const { noEnvironment: mark, environment: key } = policy.keys;
   if (kindRow(resource)?.kind === 'Pod') {
-    // A runner (its service account acts for an environment) is that environment's, unstamped: never marked.
-    if (runnerEnvironment(obj, namespace, policy) !== undefined) return [];
     const op = setOp(obj, ['metadata', 'labels', mark], 'true');
     return op === undefined ? [] : [op];
   }

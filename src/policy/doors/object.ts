@@ -8,7 +8,6 @@ import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, denied, formatFinding, type Finding, type Verdict } from '../../admission/verdict.js';
 import { environmentId, type Requester } from '../requester/identity.js';
 import { ownershipOfObject } from '../ownership.js';
-import { runnerMark } from '../rules/no-environment-mark.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { isTrusted } from '../requester/principals.js';
 import { enforce } from '../rules/enforcement.js';
@@ -123,7 +122,6 @@ function validateCreate(
     // (another environment's claim or Secret, a runner's service account or its token, an
     // environment's workspace, another environment's pods by selector) is still guarded.
     const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, ctx), ...references({ requester, environment: undefined })];
-    if (spec !== undefined) findings.push(...runnerMark(obj, namespace, policy));
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
     findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);

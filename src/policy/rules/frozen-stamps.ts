@@ -11,8 +11,7 @@ import { RULES } from './catalog.js';
 /** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */
 export const GARBAGE_COLLECTORS: ReadonlySet<string> = new Set(['system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager']);
 
-/** `runner`: the object is a runner pod (ownership.ts), which never gains the mark of pods of no environment either. */
-export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string, runner = false): Finding[] {
+export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string): Finding[] {
   const findings: Finding[] = [];
   const compare = (before: Record<string, string>, after: Record<string, string>, list: string[], path: (k: string) => string) => {
     for (const key of list) {
@@ -31,9 +30,6 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   const marks = isManaged(oldObj.metadata.labels, keys) ? [keys.noEnvironment] : [];
   compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
-  // One it was admitted with (before Deed knew better) may go.
-  if (runner && entryOf(oldObj.metadata.labels ?? {}, keys.noEnvironment) === undefined && entryOf(newObj.metadata.labels ?? {}, keys.noEnvironment) !== undefined)
-    findings.push({ rule: RULES.frozenStamps.id, path: labelPath(keys.noEnvironment), message: 'marks pods of no environment and cannot be added to a runner pod, which is its service account\'s environment\'s' });
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.
   const ownerUid = entryOf(oldObj.metadata.labels ?? {}, keys.ownerUid);

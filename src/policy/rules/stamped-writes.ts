@@ -43,8 +43,8 @@ const sharedInputRule: Rule<StampedWrite> = {
 /** Deed's stamps are written once; a deadline Deed set may only go down (where Deed sets one: a Job's own is its writer's). */
 const frozenStampsRule: Rule<StampedWrite> = {
   info: [RULES.frozenStamps, RULES.frozenOwnerReference, RULES.frozenActiveDeadline],
-  check: ({ before, after, row, requester, owner }, { policy }) =>
-    after === undefined ? [] : frozenStamps(before, after, policy.keys, requester.username, owner.kind === 'runner').filter((f) => row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id),
+  check: ({ before, after, row, requester }, { policy }) =>
+    after === undefined ? [] : frozenStamps(before, after, policy.keys, requester.username).filter((f) => row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id),
 };
 
 /** The terminal mark is its environment's to set, once, and never to change or remove. */

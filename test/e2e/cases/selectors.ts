@@ -105,24 +105,6 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       await eventually(`Deed reviews ${NS}`, async () => (await s.api(beta, 'POST', `${PATH.PodDisruptionBudget(NS)}?dryRun=All`, pdb('probe', { matchLabels: { app: 'x' } }))).body?.spec?.selector?.matchLabels?.[ENV] === 'beta');
     });
 
-    test("a runner pod, made by the break-glass administrator, is its service account's environment's: unmarked, so a principal of no environment's NetworkPolicy cannot select it", async () => {
-      const s = suite();
-      const runner = (await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-b')}/runner-0`)).body as Spec;
-      assert.equal(runner.spec.serviceAccountName, 'runner');
-      assert.equal(runner.metadata.labels?.[KEYS.noEnvironment], undefined, 'beta\'s runner carries no mark of pods of no environment');
-      await s.bindSandboxRole('sandbox-b', [['platform', 'selector-intruder']]);
-      const isolate = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'isolate-all' }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } };
-      const made = await s.api(intruder, 'POST', '/apis/networking.k8s.io/v1/namespaces/sandbox-b/networkpolicies', isolate);
-      assert.equal(made.status, 201, made.text);
-      const selector = (made.body as Spec).spec.podSelector.matchLabels as Record<string, string>;
-      assert.deepEqual(selector, { [KEYS.noEnvironment]: 'true' });
-      assert.ok(!Object.entries(selector).every(([k, v]) => runner.metadata.labels?.[k] === v), 'the policy does not select the runner');
-      // Nor can beta's own principals mark their runner later.
-      const marked = await s.api(s.janitorB, 'PATCH', `${PATHS.Pod('sandbox-b')}/runner-0?dryRun=All`, { metadata: { labels: { [KEYS.noEnvironment]: 'true' } } }, 'application/merge-patch+json');
-      assert.equal(marked.status, 403, marked.text);
-      assert.match(marked.body.message, /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: marks pods of no environment and cannot be added to a runner pod/);
-    });
-
     test("beta's PodDisruptionBudget selecting alpha's pods is refused; its own cannot match them, and alpha's eviction of its pod answers 201, not 429", async () => {
       const s = suite();
       await alphaPod(s, 'alpha-drained', 'drained');
