@@ -297,6 +297,10 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     const pull = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: NS });
     refused(pull, 'guard.shared-input', /ServiceAccount shared\/default carries no stamps: it is the platform's/);
     admitted({ ...pull, request: { ...pull.request, userInfo: NONE } });
+    // Where the policy maps a namespace's accounts to one environment (sandbox-b:*), its default account is that environment's to keep, and no other's.
+    const own = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: 'sandbox-b' });
+    admitted(own);
+    refused({ ...own, request: { ...own.request, userInfo: RUNNER_A } }, 'guard.shared-input', /ServiceAccount sandbox-b\/default acts for environment "beta" \(policy: environments\[\]\.serviceAccounts\) and its pods run as it; system:serviceaccount:sandbox-a:runner acts for "alpha" and may not change or delete it/);
     const TEMPLATES: Gvr = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' };
     const del = review(TEMPLATES, RUNNER_B, { spec: { spec: {} } }, { operation: 'UPDATE', old: { spec: { spec: {} } }, name: 'gpu', namespace: NS });
     del.request.operation = 'DELETE';

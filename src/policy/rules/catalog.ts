@@ -472,7 +472,7 @@ export const RULES = {
     id: 'guard.shared-input',
     webhook: 'validate',
     checks:
-      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim or its template, a ServiceAccount, whose image pull secrets the API server copies into the pods that run as it) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
+      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim or its template, a ServiceAccount, whose image pull secrets the API server copies into the pods that run as it, unless the policy maps it to an environment, whose principals alone then change it) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
     defaultMode: 'deny',
     overridable: true,
     example: 'ConfigMap shared/settings carries no stamps: it is the platform\'s, and any environment\'s pods may read it; system:serviceaccount:sandbox-b:janitor acts for "beta" and may not change or delete it (create your own, which is stamped for your environment)',

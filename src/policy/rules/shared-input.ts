@@ -10,18 +10,27 @@ import type { Finding } from '../../admission/verdict.js';
 import { kindRow } from '../kinds.js';
 import type { Ownership } from '../ownership.js';
 import type { Policy } from '../policy.js';
-import type { Requester } from '../requester/identity.js';
+import { serviceAccountEnvironment, type Requester } from '../requester/identity.js';
 import { isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 
-export function sharedInputGuard(requester: Requester, owner: Ownership, resource: { group: string; resource: string }, what: string, policy: Policy): Finding[] {
-  if (owner.kind !== 'unowned' || kindRow(resource)?.podInput !== true) return [];
+export function sharedInputGuard(requester: Requester, owner: Ownership, resource: { group: string; resource: string }, object: { kind: string; namespace: string; name: string }, policy: Policy): Finding[] {
+  const row = kindRow(resource);
+  if (owner.kind !== 'unowned' || row?.podInput !== true) return [];
   const env = requester.environment;
   if (env.kind !== 'one' || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  const what = `${object.kind} ${object.namespace}/${object.name}`;
+  // A service account the policy maps to an environment (`sandbox-b:*`, its `default` too) is
+  // that environment's credential, not a shared input: its own principals keep it.
+  const mapped = row.kind === 'ServiceAccount' ? serviceAccountEnvironment(object.namespace, object.name, policy) : undefined;
+  if (mapped === env.id) return [];
   return [
     {
       rule: RULES.guardSharedInput.id,
-      message: `${what} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+      message:
+        mapped !== undefined
+          ? `${what} acts for environment "${mapped}" (policy: environments[].serviceAccounts) and its pods run as it; ${requester.username} acts for "${env.id}" and may not change or delete it`
+          : `${what} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
     },
   ];
 }

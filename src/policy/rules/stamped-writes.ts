@@ -37,7 +37,7 @@ const guardedWriteRule: Rule<StampedWrite> = {
 /** An unstamped input a pod reads, in a namespace bound to no environment, is the platform's. */
 const sharedInputRule: Rule<StampedWrite> = {
   info: [RULES.guardSharedInput],
-  check: ({ before, row, resource, owner, requester }, { policy, namespace }) => sharedInputGuard(requester, owner, resource, `${row.kind} ${namespace}/${before.metadata.name ?? ''}`, policy),
+  check: ({ before, row, resource, owner, requester }, { policy, namespace }) => sharedInputGuard(requester, owner, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy),
 };
 
 /** Deed's stamps are written once; a deadline Deed set may only go down (where Deed sets one: a Job's own is its writer's). */
