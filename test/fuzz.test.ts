@@ -351,9 +351,16 @@ function checkMutatePolicy(text: string, body: unknown, decision: Decision): voi
       assert.equal(answer.allowed, false, 'a requester acting for no environment never passes an admission-owned key');
       count('mutate: unmapped requester with an owned key refused');
     }
-    // Never stamped: the one thing written is the mark of pods of no environment, on the pod or in a selector and the templates it matches.
+    // Never stamped: the one thing written is the mark of pods of no environment, on the pod or in a selector and the templates it matches,
+    // a runner's mark on a pod whose service account is mapped, and the exclusion of runners from a selector.
     const ops = answer.patch === undefined ? [] : (JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as Array<{ path: string; value: unknown }>);
-    for (const op of ops) assert.ok(op.path.endsWith('/deed.dev~1no-environment') || JSON.stringify(op.value).includes('"deed.dev/no-environment":"true"'), `a requester acting for no environment is never stamped: ${op.path}`);
+    const marks = (op: { path: string; value: unknown }) =>
+      op.path.endsWith('/deed.dev~1no-environment') ||
+      JSON.stringify(op.value).includes('"deed.dev/no-environment":"true"') ||
+      (op.path === '/metadata/labels/deed.dev~1runner' && typeof op.value === 'string') ||
+      (op.path === '/metadata/labels' && JSON.stringify(Object.keys(op.value as object)) === '["deed.dev/runner"]') ||
+      /^\/spec\/(podSelector|selector)\/matchExpressions(\/-)?$/.test(op.path) && JSON.stringify(op.value).includes('{"key":"deed.dev/runner","operator":"DoesNotExist"}');
+    for (const op of ops) assert.ok(marks(op), `a requester acting for no environment is never stamped: ${op.path}`);
     if (ops.length > 0) count('mutate: unmapped requester marked, not stamped');
     return;
   }

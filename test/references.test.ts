@@ -362,7 +362,11 @@ describe('NetworkPolicies act on their own environment only', () => {
 
   test('a requester of no environment has its policy scoped to pods of no environment, or scopes it away from the environments, or to one it manages', () => {
     const marked = review(NONE, policy({}), np);
-    assert.deepEqual((marked.request.object.spec as Record<string, unknown>).podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } });
+    assert.deepEqual(
+      (marked.request.object.spec as Record<string, unknown>).podSelector,
+      { matchLabels: { 'deed.dev/no-environment': 'true' }, matchExpressions: [{ key: 'deed.dev/runner', operator: 'DoesNotExist' }] },
+      "a tenant's selects no runner either",
+    );
     admitted(marked);
     const unmarked = review(NONE, policy({}), np);
     unmarked.request.object.spec.podSelector = {};

@@ -26,6 +26,8 @@ const MANAGER: UserInfo = { username: 'alpha-manager', groups: ['system:authenti
 const ADMIN: UserInfo = { username: 'admin', groups: ['system:masters', 'system:authenticated'], extra: {} };
 const DOES_NOT_EXIST = { key: ENV, operator: 'DoesNotExist' };
 const MARK = 'deed.dev/no-environment';
+/** What a tenant's selector of a kind that acts on pods without owning them gets beside the mark: runners excluded (pod/runner-mark.ts). */
+const NO_RUNNERS = { key: 'deed.dev/runner', operator: 'DoesNotExist' };
 
 /** Every row of the kind table with a pod selector: the rule reaches each. */
 const SELECTING = kindRows().filter((r): r is KindRow & { podSelector: NonNullable<KindRow['podSelector']> } => r.podSelector !== undefined);
@@ -137,7 +139,10 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
 
     test(`a requester of no environment's ${r.kind} that names no environment is stored selecting pods of no environment only, its templates marked to match`, () => {
       const after = stored(r, NONE, selecting(r));
-      const want = r.podSelector.form === 'map' ? { app: 'lab', [MARK]: 'true' } : { matchLabels: { app: 'lab', [MARK]: 'true' } };
+      const want =
+        r.podSelector.form === 'map'
+          ? { app: 'lab', [MARK]: 'true' }
+          : { matchLabels: { app: 'lab', [MARK]: 'true' }, ...(r.podSelector.excludesRunners ? { matchExpressions: [NO_RUNNERS] } : {}) };
       assert.deepEqual(get(after, r.podSelector.path), want);
       for (const path of r.templates?.pods ?? []) assert.deepEqual(get(after, `${path}.metadata.labels`), { app: 'lab', [MARK]: 'true' }, path);
       assert.equal(after.metadata.labels?.[ENV], undefined, 'the object itself is no environment\'s');
@@ -178,9 +183,10 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
   }
 
   for (const r of SELECTING.filter((x) => x.podSelector.form === 'label-selector'))
-    test(`a requester of no environment's ${r.kind} that excludes every environment's pods, or selects only its managed one's, is admitted and left as written`, () => {
+    test(`a requester of no environment's ${r.kind} that excludes every environment's pods, or selects only its managed one's, is admitted and left as written (runners excluded from a tenant's NetworkPolicy and PodDisruptionBudget)`, () => {
       const excluding = { matchLabels: { app: 'lab' }, matchExpressions: [DOES_NOT_EXIST] };
-      assert.deepEqual(get(stored(r, NONE, selecting(r, excluding)), r.podSelector.path), excluding);
+      const want = r.podSelector.excludesRunners ? { ...excluding, matchExpressions: [DOES_NOT_EXIST, NO_RUNNERS] } : excluding;
+      assert.deepEqual(get(stored(r, NONE, selecting(r, excluding)), r.podSelector.path), want, 'as written, runners excluded where the selector acts on pods it does not own');
       stored(r, MANAGER, selecting(r, { matchLabels: { app: 'lab' }, matchExpressions: [{ key: ENV, operator: 'In', values: ['alpha'] }] }));
       refused(answer('validate', review(r, MANAGER, selecting(r, { matchLabels: { app: 'lab', [ENV]: 'beta' } }))), /\[selector\.scope\]/);
     });

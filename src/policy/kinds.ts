@@ -74,6 +74,13 @@ export interface PodSelectorFacts {
   unset: 'none' | 'all';
   /** The selector is the writer's only when this boolean field is true (a Job's manualSelector; otherwise the API server writes one of the Job's own uid). */
   onlyWhen?: string;
+  /**
+   * The selector acts on the pods it selects without owning them (a NetworkPolicy opens or
+   * isolates them, a PodDisruptionBudget holds up their evictions): a tenant's excludes
+   * runner pods (selector-scope.ts). A workload's adopts what it selects, and the adoption of
+   * a runner is judged apart (`guard.adoption`).
+   */
+  excludesRunners?: true;
 }
 
 /**
@@ -256,7 +263,7 @@ export const KIND_TABLE = [
     door: 'object',
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: false },
     // Only the pods it applies to: its peers' selectors widen what they allow, never what another's pods accept.
-    podSelector: { path: 'spec.podSelector', form: 'label-selector', unset: 'all' },
+    podSelector: { path: 'spec.podSelector', form: 'label-selector', unset: 'all', excludesRunners: true },
     reaped: true,
     audited: {},
   },
@@ -408,7 +415,7 @@ export const KIND_TABLE = [
     lookup: 'get',
   },
   // Stamped by the default row; it holds up evictions (node drains) of the pods it selects. A null selector selects none.
-  { kind: 'PodDisruptionBudget', group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true, podSelector: { path: 'spec.selector', form: 'label-selector', unset: 'none' } },
+  { kind: 'PodDisruptionBudget', group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true, podSelector: { path: 'spec.selector', form: 'label-selector', unset: 'none', excludesRunners: true } },
   // A Service's endpoints by the Service's own name: the endpointslice-mirroring controller
   // copies a selectorless Service's Endpoints into the slices kube-proxy routes it by.
   {

@@ -19,6 +19,13 @@
 // selecting each other's pods, and never an environment's, however its pods are labelled.
 // A manager's selector in a namespace bound to its environment, and a break-glass or system
 // principal's, may select anything; a platform principal's may name environments.
+// A runner pod is of no environment too, and carries the mark; so the LabelSelectors of
+// requesters of no environment other than the platform's and the managers' (a tenant's), on
+// the kinds that act on pods without owning them, get `<prefix>/runner DoesNotExist` beside
+// it (pod/runner-mark.ts): a tenant's NetworkPolicy cannot open a runner, its
+// PodDisruptionBudget cannot hold one up. A workload's selector adopts, and adopting a runner
+// is refused apart (guard.adoption). A plain map cannot exclude a label: a tenant's Service
+// may still route to a runner (its NetworkPolicies apply).
 import { isDeepStrictEqual } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
@@ -28,7 +35,8 @@ import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
 import { ownershipOfObject } from './ownership.js';
 import { environmentId, type Requester } from './requester/identity.js';
-import { isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
+import { isAnyManager, isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
+import { runnerMarkOps } from './pod/runner-mark.js';
 import { RULES } from './rules/catalog.js';
 import { entryOf, field, isRec, recs, stringMap, text, type Rec } from './unstructured.js';
 
@@ -172,21 +180,61 @@ function namesEnvironment(selector: Rec, site: Site, key: string): boolean {
  * environment's pod can join it (it can never carry the label).
  */
 export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespace: string, requester: Requester, policy: Policy): PatchOperation[] {
-  // A bound namespace's pods are all its environment's; its managers' selectors may select them all.
-  if (isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace)) return [];
   const { noEnvironment: mark, environment: key } = policy.keys;
   if (kindRow(resource)?.kind === 'Pod') {
-    const op = setOp(obj, ['metadata', 'labels', mark], 'true');
-    return op === undefined ? [] : [op];
+    // A bound namespace's pods are all its environment's; what system principals create is the cluster's.
+    const op = isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace) ? undefined : setOp(obj, ['metadata', 'labels', mark], 'true');
+    // The runner mark's op comes after the mark's, which may create the labels.
+    return op === undefined ? runnerMarkOps(obj, namespace, policy) : [op, ...runnerMarkOps(withLabel(obj, mark), namespace, policy)];
   }
+  // A bound namespace's pods are all its environment's; its managers' selectors may select them all.
+  if (isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace)) return [];
   const site = siteOf(resource);
   if (site === undefined) return [];
   const sel = written(obj, site);
   if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
-  if (sel.state === 'set' && namesEnvironment(sel.selector, site, key)) return [];
-  const ops = [requireOp(obj, site, sel, mark, 'true')];
-  for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
+  const exclude = site.excludesRunners === true && excludesRunnersOf(requester, policy);
+  if (sel.state === 'unset') {
+    const selector = site.form === 'map' ? { [mark]: 'true' } : { matchLabels: { [mark]: 'true' }, ...(exclude ? { matchExpressions: [runnerExclusion(policy)] } : {}) };
+    const ops = [setOp(obj, site.path.split('.'), selector)];
+    for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
+    return ops.filter((op) => op !== undefined);
+  }
+  const ops: Array<PatchOperation | undefined> = [];
+  if (!namesEnvironment(sel.selector, site, key)) {
+    ops.push(requireOp(obj, site, sel, mark, 'true'));
+    for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
+  }
+  if (exclude) ops.push(exclusionOp(site, sel.selector, policy));
   return ops.filter((op) => op !== undefined);
+}
+
+/** A shallow copy of `obj` with the label `key: "true"`. */
+function withLabel(obj: KubeObject, key: string): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, [key]: 'true' } } };
+}
+
+/** Whose LabelSelectors of no environment exclude runners: a tenant's, not a trusted, platform or manager principal's. */
+function excludesRunnersOf(requester: Requester, policy: Policy): boolean {
+  return !isTrusted(requester, policy) && !isPlatform(requester, policy) && !isAnyManager(requester, policy);
+}
+
+function runnerExclusion(policy: Policy): Rec {
+  return { key: policy.keys.runner, operator: 'DoesNotExist' };
+}
+
+/** Whether a LabelSelector excludes runner pods (`<prefix>/runner DoesNotExist`). */
+function excludesRunners(selector: Rec, policy: Policy): boolean {
+  return recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === policy.keys.runner && text(e, 'operator') === 'DoesNotExist');
+}
+
+/** The op that adds the runner exclusion to a written LabelSelector; undefined when it has it. */
+function exclusionOp(site: Site, selector: Rec, policy: Policy): PatchOperation | undefined {
+  if (excludesRunners(selector, policy)) return undefined;
+  const at = pointer(site.path.split('.'));
+  return Array.isArray(field(selector, 'matchExpressions'))
+    ? { op: 'add', path: `${at}/matchExpressions/-`, value: runnerExclusion(policy) }
+    : { op: 'add', path: `${at}/matchExpressions`, value: [runnerExclusion(policy)] };
 }
 
 /**
@@ -197,7 +245,7 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
  * wrote): an immutable selector would then refuse the apply, a mutable one leave its scope.
  * A value changed to another stays: the validating side judges it.
  */
-export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Resource, policy: Policy): Verdict {
+export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Resource, policy: Policy, requester?: Requester): Verdict {
   const site = siteOf(resource);
   if (site === undefined) return allowed();
   const [before, after] = [written(old, site), written(obj, site)];
@@ -212,14 +260,31 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
     for (const template of site.templates)
       if (isRec(valueAt(obj, template)) && templateLabel(obj, template, key) === undefined) ops.push(templateLabelOp(obj, template, key, value));
   }
+  // The runner exclusion stays where it was stored, and a tenant's changed selector gets it
+  // (one stored before the exclusion was written; outside bound namespaces, as at CREATE).
+  if (site.excludesRunners === true && !excludesRunners(after.selector, policy)) {
+    const stored = excludesRunners(before.selector, policy);
+    const tenant =
+      requester !== undefined &&
+      requester.environment.kind === 'none' &&
+      excludesRunnersOf(requester, policy) &&
+      !policy.envByBoundNamespace.has(obj.metadata.namespace ?? old.metadata.namespace ?? '') &&
+      !isDeepStrictEqual(before, after);
+    if (stored) kept.push(`${policy.keys.runner} DoesNotExist`);
+    if (stored || tenant) ops.push(exclusionOp(site, after.selector, policy));
+  }
   const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
   return patched(ops.filter((op) => op !== undefined), warnings);
 }
 
-/** On an UPDATE of the object itself: the scope its selector was stored with, kept (the mutating side of every door that carries a whole object). */
-export function keptScope(req: AdmissionRequest, ctx: DecisionContext): Verdict | undefined {
+/**
+ * On an UPDATE of the object itself: the scope its selector was stored with, kept (the
+ * mutating side of every door that carries a whole object). `requester`: the writer, when
+ * the door has one to judge (a tenant's changed selector gets the runner exclusion).
+ */
+export function keptScope(req: AdmissionRequest, ctx: DecisionContext, requester?: Requester): Verdict | undefined {
   if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return undefined;
-  return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy);
+  return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy, requester);
 }
 
 /**
@@ -272,11 +337,16 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   }
   const bound = policy.envByBoundNamespace.get(namespace);
   if (bound !== undefined && isManager(requester, bound, policy)) return [];
+  // A tenant's selector of no environment excludes runners, which are of no environment too.
+  const runners: Finding[] =
+    bound === undefined && site.excludesRunners === true && excludesRunnersOf(requester, policy) && !excludesRunners(selector, policy)
+      ? [{ rule: RULES.selectorScope.id, path: `${site.path}.matchExpressions`, message: `selects runner pods too; ${requester.username} acts for no environment here: add {key: ${policy.keys.runner}, operator: DoesNotExist} (the mutating webhook adds it; was it bypassed?)` }]
+      : [];
   // Pods of no environment only: no environment's pod carries the mark.
-  if (entryOf(required(selector, site), policy.keys.noEnvironment) === 'true') return [];
+  if (entryOf(required(selector, site), policy.keys.noEnvironment) === 'true') return runners;
   if (isPlatform(requester, policy) && namesEnvironment(selector, site, key)) return [];
   const scope = scopeOf(selector, site, key);
-  if (scope !== undefined && scope.every((env) => isManager(requester, env, policy))) return [];
+  if (scope !== undefined && scope.every((env) => isManager(requester, env, policy))) return runners;
   const mark = `${policy.keys.noEnvironment}: "true"`;
   const what =
     req.operation === 'CREATE'

@@ -34,7 +34,7 @@ export function stampAtCreate(facts: ReviewFacts, ctx: DecisionContext, create: 
   const req = facts.request;
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
   // the scope a selector was stored with, which an apply may drop (selector-scope.ts).
-  const kept = keptScope(req, ctx);
+  const kept = keptScope(req, ctx, facts.requester);
   if (kept !== undefined) return kept;
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const mismatch = facts.kindMismatch;

@@ -11,6 +11,8 @@ import { stampCreate, stampPatch } from '../stamp-create.js';
 import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from '../controller-made.js';
 import type { DoorFacts } from './door-review.js';
 import type { Door } from './door.js';
+import { runnerMarkFindings, runnerOf } from '../pod/runner-mark.js';
+import { entryOf } from '../unstructured.js';
 
 /**
  * What a workload controller creates (controller-made.ts): a pod, a Deployment's
@@ -31,9 +33,15 @@ export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | unde
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   const bare = withoutStamps(obj, ctx.policy);
   if (made.environment === undefined) {
-    // A pod of no environment is marked as such (selector-scope.ts), whatever its template says.
-    const marked = row.kind === 'Pod' && !ctx.policy.envByBoundNamespace.has(namespace);
-    const labels = marked ? { ...bare.metadata.labels, [ctx.policy.keys.noEnvironment]: 'true' } : (bare.metadata.labels ?? {});
+    // A pod of no environment is marked as such (selector-scope.ts), whatever its template
+    // says, and a runner as its environment's (pod/runner-mark.ts): a template's other runner
+    // mark is refused, not rewritten, or the pod would not match its controller's selector.
+    const pod = row.kind === 'Pod';
+    const misMarked = pod && entryOf(bare.metadata.labels ?? {}, ctx.policy.keys.runner) !== undefined ? runnerMarkFindings(bare, namespace, ctx.policy) : [];
+    if (misMarked.length > 0) return enforce(misMarked, ctx.policy);
+    const marked = pod && !ctx.policy.envByBoundNamespace.has(namespace);
+    const runner = pod ? runnerOf(bare, namespace, ctx.policy) : undefined;
+    const labels = { ...bare.metadata.labels, ...(marked ? { [ctx.policy.keys.noEnvironment]: 'true' } : {}), ...(runner !== undefined ? { [ctx.policy.keys.runner]: runner } : {}) };
     return patched(stampPatch(obj, labels, bare.metadata.annotations ?? {}, obj.metadata.ownerReferences ?? [], {}));
   }
   return stampCreate(bare, controllerMadeRow(row), namespace, req, ctx, actingFor(requester, made.environment), undefined, obj, true);

@@ -24,6 +24,7 @@ import { addedReferences, referenceFindings } from '../pod/named-references.js';
 import type { NamedReference, Reach } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from '../pod/workspace-claims.js';
 import { selectorScope } from '../selector-scope.js';
+import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
 import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
@@ -122,6 +123,7 @@ function validateCreate(
     // (another environment's claim or Secret, a runner's service account or its token, an
     // environment's workspace, another environment's pods by selector) is still guarded.
     const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, ctx), ...references({ requester, environment: undefined })];
+    if (kind.kind === 'Pod') findings.push(...runnerMarkFindings(obj, namespace, policy));
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
     findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);

@@ -16,7 +16,7 @@ import type { Door } from './door.js';
 export const SNAPSHOT_DOOR: DoorReview<Extract<Door, { kind: 'snapshot' }>> = {
   needs: ({ req, namespace, judges }) => (judges && req.object && (req.operation === 'CREATE' || req.operation === 'UPDATE') ? claimKeys(snapshotClaims(req.object), namespace) : []),
   // The scope a selector was stored with is kept, as through every door that carries a whole object.
-  stamp: (facts, ctx) => keptScope(facts.request, ctx) ?? allowed(),
+  stamp: (facts, ctx) => keptScope(facts.request, ctx, facts.requester) ?? allowed(),
   judge: (facts, namespace, ctx) => validateSnapshot(facts.request, namespace, facts.requester, ctx),
   judgesCreateWhole: false,
 };

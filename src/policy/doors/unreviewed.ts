@@ -8,6 +8,6 @@ import type { Door } from './door.js';
 
 export const UNREVIEWED_DOOR: DoorReview<Extract<Door, { kind: 'unreviewed' }>> = {
   needs: () => [],
-  stamp: (facts, ctx) => keptScope(facts.request, ctx) ?? allowed(),
+  stamp: (facts, ctx) => keptScope(facts.request, ctx, facts.requester) ?? allowed(),
   judgesCreateWhole: false,
 };

@@ -38,7 +38,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     const templates = mutateWorkload(req, door.workload, req.namespace, ctx, requester, facts.identity);
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
-    const kept = templates.allowed ? keptScope(req, ctx) : undefined;
+    const kept = templates.allowed ? keptScope(req, ctx, facts.requester) : undefined;
     if (kept !== undefined) return withTemplateOps(kept, templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.

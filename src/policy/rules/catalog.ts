@@ -101,7 +101,8 @@ export const RULES = {
   stampConflict: rule({
     id: 'stamp.conflict',
     webhook: 'mutate',
-    checks: 'A client value for an admission-owned label, annotation or owner reference equals what Deed computes.',
+    checks:
+      "A client value for an admission-owned label, annotation or owner reference equals what Deed computes. The runner mark `<prefix>/runner` is Deed's: on a pod of no environment it is the environment the pod's service account is mapped to (Deed writes it), or absent; an environment's object and its pod templates never carry it.",
     defaultMode: 'deny',
     overridable: false,
     example: 'deed.dev/environment is admission-owned: given "beta", expected "alpha"',
@@ -351,7 +352,7 @@ export const RULES = {
     id: 'selector.scope',
     webhook: 'both',
     checks:
-      "Every pod selector a requester writes selects only pods of environments it acts for (docs/security-model.md, \"Selectors\"): a workload's `spec.selector` (a Job's only with `manualSelector`, a CronJob's job template's likewise), a PodDisruptionBudget's and a Service's `spec.selector`, a NetworkPolicy's `spec.podSelector`. An environment's selector gets `<prefix>/environment: <id>` added at CREATE (and its pod templates the same label), frozen on UPDATE. A requester of no environment's selector that names no environment gets `<prefix>/no-environment: \"true\"` added at CREATE (and its pod templates the same label), the label Deed writes on every pod of no environment and on no environment's pod: it selects pods of no environment only, a Service's plain map included; the mark is kept on UPDATE. One that names environments names only environments it manages, or says `<prefix>/environment DoesNotExist`; a platform principal's may name any. Except a manager's in a namespace bound to its environment and break-glass or system principals'. A NetworkPolicy's peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
+      "Every pod selector a requester writes selects only pods of environments it acts for (docs/security-model.md, \"Selectors\"): a workload's `spec.selector` (a Job's only with `manualSelector`, a CronJob's job template's likewise), a PodDisruptionBudget's and a Service's `spec.selector`, a NetworkPolicy's `spec.podSelector`. An environment's selector gets `<prefix>/environment: <id>` added at CREATE (and its pod templates the same label), frozen on UPDATE. A requester of no environment's selector that names no environment gets `<prefix>/no-environment: \"true\"` added at CREATE (and its pod templates the same label), the label Deed writes on every pod of no environment and on no environment's pod: it selects pods of no environment only, a Service's plain map included; the mark is kept on UPDATE. One that names environments names only environments it manages, or says `<prefix>/environment DoesNotExist`; a platform principal's may name any. A runner pod is of no environment too: a NetworkPolicy's or PodDisruptionBudget's selector of no environment written by anyone but a platform principal or a manager also gets `<prefix>/runner DoesNotExist` at CREATE (and on an UPDATE that changes it), kept on UPDATE, so it never selects a runner (a workload's adopts, and adopting a runner is `guard.adoption`'s; a Service's plain map cannot exclude a label). Except a manager's in a namespace bound to its environment and break-glass or system principals'. A NetworkPolicy's peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
     defaultMode: 'deny',
     overridable: true,
     example: 'spec.selector.matchLabels["deed.dev/environment"]: selects pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',

@@ -27,7 +27,8 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
     }
   };
   // An environment's object never gains the mark of pods of no environment (selector-scope.ts); on others it is theirs to keep.
-  const marks = isManaged(oldObj.metadata.labels, keys) ? [keys.noEnvironment] : [];
+  // The runner mark is Deed's, written at CREATE only (pod/runner-mark.ts).
+  const marks = [...(isManaged(oldObj.metadata.labels, keys) ? [keys.noEnvironment] : []), keys.runner];
   compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 

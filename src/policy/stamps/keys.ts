@@ -32,6 +32,13 @@ export interface StampKeys {
    * (selector-scope.ts). An environment's object never carries it.
    */
   noEnvironment: string;
+  /**
+   * Label Deed writes on a runner pod (unstamped, its service account mapped to an
+   * environment) with that environment's id: a requester of no environment's selectors
+   * exclude it, so they select no environment's runner (selector-scope.ts). Only Deed writes
+   * it, and only on a runner; frozen.
+   */
+  runner: string;
 }
 
 export function stampKeys(prefix: string): StampKeys {
@@ -50,6 +57,7 @@ export function stampKeys(prefix: string): StampKeys {
     terminal: `${prefix}/terminal`,
     runLease: `${prefix}/run-lease`,
     noEnvironment: `${prefix}/no-environment`,
+    runner: `${prefix}/runner`,
   };
 }
 

@@ -205,12 +205,12 @@ export function referenceCases(suite: () => Suite): void {
       assert.match(aimedLater.stderr, /\[selector\.scope\]/);
     });
 
-    test('a principal of no environment selecting every pod of a shared namespace selects every pod of no environment; it may exclude the environments itself', async () => {
+    test('a principal of no environment selecting every pod of a shared namespace selects every pod of no environment but the runners; it may exclude the environments itself', async () => {
       const s = suite();
       await s.bindSandboxRole(NS, [['plain', 'stranger']]);
       const all = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-all', {}));
       assert.equal(all.status, 201, all.text);
-      assert.deepEqual((all.body as { spec: Spec }).spec.podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } });
+      assert.deepEqual((all.body as { spec: Spec }).spec.podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' }, matchExpressions: [{ key: KEYS.runner, operator: 'DoesNotExist' }] }, 'every pod of no environment but the runners');
       const excluding = await s.api(stranger, 'POST', PATHS.NetworkPolicy(NS), selecting('none-others', { matchExpressions: [{ key: KEYS.environment, operator: 'DoesNotExist' }] }));
       assert.equal(excluding.status, 201, excluding.text);
     });

@@ -22,6 +22,10 @@ const NS = 'shared-selectors';
 const PATH = { ...collectionPaths(['Deployment', 'ReplicaSet', 'ReplicationController', 'Job', 'Service', 'PodDisruptionBudget'] as const), Pod: PATHS.Pod };
 const MERGE = 'application/merge-patch+json';
 const ENV = KEYS.environment;
+const MARK = KEYS.noEnvironment;
+const RUNNER = KEYS.runner;
+/** What a tenant's NetworkPolicy and PodDisruptionBudget of no environment get beside the mark: no runner pod. */
+const NO_RUNNERS = { key: RUNNER, operator: 'DoesNotExist' };
 const POD = { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/lab:1' }] };
 
 // minAvailable as a count: the disruption controller then needs no controller of the pods (pods made directly have none).
@@ -187,9 +191,8 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
 
     test('a principal of no environment writing an unscoped PodDisruptionBudget, Deployment or Service gets it marked: it selects pods of no environment only, never alpha\'s; what it writes scoped is stored as written', async () => {
       const s = suite();
-      const MARK = 'deed.dev/no-environment';
       const budget = await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('wide-budget', { matchLabels: { app: 'lab-1' } }));
-      assert.deepEqual(budget.spec.selector, { matchLabels: { app: 'lab-1', [MARK]: 'true' } });
+      assert.deepEqual(budget.spec.selector, { matchLabels: { app: 'lab-1', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] }, 'a runner is of no environment too: a budget excludes it');
       const deploy = await create(s, intruder, PATH.Deployment(NS), deployment('wide-deploy', { matchLabels: { app: 'wide-deploy' } }, 0));
       assert.deepEqual(deploy.spec.selector, { matchLabels: { app: 'wide-deploy', [MARK]: 'true' } });
       assert.equal(deploy.spec.template.metadata.labels[MARK], 'true');
@@ -205,9 +208,51 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.equal(unmarked.status, 200, unmarked.text);
       assert.deepEqual(unmarked.body.spec.selector, { app: 'lab-1', [MARK]: 'true' }, 'the mark is kept');
       const excluding = { matchLabels: { app: 'platform-tool' }, matchExpressions: [{ key: ENV, operator: 'DoesNotExist' }] };
-      assert.deepEqual((await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('tool-budget', excluding))).spec.selector, excluding);
+      assert.deepEqual((await create(s, intruder, PATH.PodDisruptionBudget(NS), pdb('tool-budget', excluding))).spec.selector, { ...excluding, matchExpressions: [...excluding.matchExpressions, NO_RUNNERS] });
       assert.deepEqual((await create(s, intruder, PATH.Deployment(NS), deployment('tool-deploy', excluding, 0, { app: 'platform-tool' }))).spec.selector, excluding);
       assert.equal((await create(s, intruder, PATH.Service(NS), service('tool-svc', undefined))).spec.selector, undefined, 'a Service without a selector');
+    });
+
+    test("a runner pod carries deed.dev/runner; a tenant's NetworkPolicy of no environment, written to reach it, is stored excluding it, and keeps the exclusion", async () => {
+      const s = suite();
+      const RUNNERS = 'sandbox-b';
+      const NP = `/apis/networking.k8s.io/v1/namespaces/${RUNNERS}/networkpolicies`;
+      ok('runner policy role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${RUNNERS}/roles`, {
+        metadata: { name: 'e2e-runner-selectors' },
+        rules: [{ apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] }],
+      }));
+      ok('runner policy rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${RUNNERS}/rolebindings`, {
+        metadata: { name: 'e2e-runner-selectors' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-runner-selectors' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'selector-intruder' }],
+      }));
+      const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'system:serviceaccount:platform:selector-intruder', groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: RUNNERS, verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies' } } };
+      await eventually(`RBAC lets the intruder create NetworkPolicies in ${RUNNERS}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+
+      // beta's runner-0, made by the platform (the admin here) before this case: of no environment, and beta's runner.
+      const runner = (await s.api(s.admin, 'GET', `${PATHS.Pod(RUNNERS)}/${s.runnerB.pod}`)).body as Spec;
+      assert.equal(runner.metadata.labels[RUNNER], 'beta', JSON.stringify(runner.metadata.labels));
+      assert.equal(runner.metadata.labels[MARK], 'true', 'a runner is of no environment: without the exclusion the mark alone would reach it');
+      const names = async (selector: string) => (((await s.api(s.admin, 'GET', `${PATHS.Pod(RUNNERS)}?labelSelector=${encodeURIComponent(selector)}`)).body.items ?? []) as Spec[]).map((p) => p.metadata.name as string);
+      assert.ok((await names(`${MARK}=true`)).includes(s.runnerB.pod));
+
+      // An ingress policy that would open beta's runner to the intruder's pods.
+      const policy = (name: string, podSelector: unknown): Spec => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector, policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: {} }] }] } });
+      const all = await create(s, intruder, NP, policy('open-all', {}));
+      assert.deepEqual(all.spec.podSelector, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+      assert.deepEqual(await names(`${MARK}=true,!${RUNNER}`), (await names(`${MARK}=true`)).filter((n) => n !== s.runnerB.pod), 'it selects every pod of no environment but the runner');
+      const unlabelled = await create(s, intruder, NP, policy('open-unlabelled', { matchExpressions: [{ key: ENV, operator: 'DoesNotExist' }] }));
+      assert.deepEqual(unlabelled.spec.podSelector, { matchExpressions: [{ key: ENV, operator: 'DoesNotExist' }, NO_RUNNERS] }, '"no environment label" would select the runner too');
+
+      // A merge patch that writes the selector without the exclusion: the exclusion is kept.
+      const widened = await s.api(intruder, 'PATCH', `${NP}/open-all`, { spec: { podSelector: { matchLabels: { [MARK]: 'true' }, matchExpressions: null } } }, MERGE);
+      assert.equal(widened.status, 200, widened.text);
+      assert.deepEqual(widened.body.spec.podSelector, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+      // The runner mark is Deed's: no one takes it off the runner.
+      const unmarked = await s.api(s.admin, 'PATCH', `${PATHS.Pod(RUNNERS)}/${s.runnerB.pod}?dryRun=All`, { metadata: { labels: { [RUNNER]: null } } }, MERGE);
+      assert.equal(unmarked.status, 403, unmarked.text);
+      assert.match(unmarked.body.message, /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/runner"\]: is frozen at "beta" and cannot be removed/);
+      for (const name of ['open-all', 'open-unlabelled']) ok(`delete ${name}`, await s.api(intruder, 'DELETE', `${NP}/${name}`));
     });
 
     test("alpha's own Deployment, Job with a manual selector, PodDisruptionBudget and Service keep working: create, scale, rollout, budgets counting its pods", async () => {

@@ -1,0 +1,251 @@
+// The runner mark (src/policy/pod/runner-mark.ts): a runner pod is of no environment, so it
+// carries the mark of no environment's pods; Deed writes `deed.dev/runner: <env>` on it, and
+// a tenant's NetworkPolicy and PodDisruptionBudget exclude it (selector-scope.ts). The same
+// in a real API server: test/e2e/cases/selectors.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import jsonpatch from 'fast-json-patch';
+import { decide } from '../src/admission/decide.js';
+import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { lookupKey, gatheredLookup } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { decodePatch, fixture, kubeSystem, testContext, type Review } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects as the API server sends them
+type Spec = Record<string, any>;
+
+const NS = 'shared';
+const RUNNER = 'deed.dev/runner';
+const MARK = 'deed.dev/no-environment';
+const NO_RUNNERS = { key: RUNNER, operator: 'DoesNotExist' };
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['shared:alpha-runner'], managers: { users: ['alpha-manager'] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  platform: { users: ['platform-deployer'], groups: [] },
+  breakGlass: { users: ['admin'], groups: [] },
+};
+const user = (username: string): UserInfo => ({ username, groups: ['system:authenticated'], extra: {} });
+const TENANT = user('tenant');
+const MANAGER = user('alpha-manager');
+const PLATFORM = user('platform-deployer');
+const BREAK_GLASS = user('admin');
+const RS_CONTROLLER = kubeSystem('replicaset-controller');
+const kubeSystemManager: UserInfo = { username: 'system:kube-controller-manager', groups: ['system:authenticated'], extra: {} };
+/** beta's runner (sandbox-b:*), creating beta's pods. */
+const BETA = fixture('mutate-create-pod-by-other-namespace-runner.json').request.userInfo;
+
+const RESOURCES: Record<string, { group: string; resource: string }> = {
+  Pod: { group: '', resource: 'pods' },
+  NetworkPolicy: { group: 'networking.k8s.io', resource: 'networkpolicies' },
+  PodDisruptionBudget: { group: 'policy', resource: 'poddisruptionbudgets' },
+  Deployment: { group: 'apps', resource: 'deployments' },
+};
+
+function pod(serviceAccountName: string | undefined, labels: Record<string, string> = { app: 'lab' }, meta: Spec = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'runner-0', namespace: NS, labels, ...meta },
+    spec: { ...(serviceAccountName ? { serviceAccountName } : {}), automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] },
+  } as KubeObject;
+}
+
+function networkPolicy(podSelector: unknown): KubeObject {
+  return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'lab', namespace: NS }, spec: { podSelector, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] } } as KubeObject;
+}
+
+function review(obj: KubeObject, userInfo: UserInfo, old?: KubeObject): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  const kind = obj.kind!;
+  const { group, resource } = RESOURCES[kind]!;
+  body.request = {
+    ...body.request,
+    kind: { group, version: 'v1', kind },
+    resource: { group, version: 'v1', resource },
+    requestKind: undefined,
+    requestResource: undefined,
+    name: obj.metadata.name,
+    namespace: obj.metadata.namespace ?? NS,
+    userInfo,
+    subResource: undefined,
+    operation: old === undefined ? 'CREATE' : 'UPDATE',
+    object: obj,
+    oldObject: old ?? null,
+  };
+  return body;
+}
+
+/** The cluster as the cache would answer: the service accounts exist, unstamped; anything else the table lists, or absent. */
+function cluster(table: ReadonlyMap<string, Lookup> = new Map()): ObjectLookup {
+  const gathered = gatheredLookup(table, 'unlisted');
+  const account: Lookup = { state: 'found', metadata: { uid: 'sa' } as Extract<Lookup, { state: 'found' }>['metadata'] };
+  return {
+    get: (resource, namespace, name) =>
+      table.has(lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : resource === 'serviceaccounts' ? account : { state: 'absent' },
+  };
+}
+
+function answer(webhook: 'mutate' | 'validate', body: Review, lookup: ObjectLookup = cluster()): AdmissionResponse {
+  const d = decide(webhook, body, testContext(POLICY, undefined, undefined, lookup));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+/** The object as the mutating webhook leaves it, with its warnings. */
+function mutated(body: Review, lookup?: ObjectLookup): { object: KubeObject; warnings: string[] } {
+  const m = answer('mutate', body, lookup);
+  assert.equal(m.allowed, true, m.status?.message);
+  const object = m.patch ? (jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch({ response: m } as never)).newDocument as KubeObject) : body.request.object!;
+  return { object, warnings: m.warnings ?? [] };
+}
+
+/** What the API server stores: mutated, then validated (which must admit it). */
+function stored(obj: KubeObject, userInfo: UserInfo, old?: KubeObject, lookup?: ObjectLookup): KubeObject {
+  const { object } = mutated(review(obj, userInfo, old), lookup);
+  const v = answer('validate', review(object, userInfo, old), lookup);
+  assert.equal(v.allowed, true, v.status?.message);
+  return object;
+}
+
+function refused(r: AdmissionResponse, pattern: RegExp): void {
+  assert.equal(r.allowed, false, 'expected a refusal');
+  assert.match(r.status?.message ?? '', pattern);
+}
+
+/** Whether a LabelSelector selects a pod's labels (matchLabels, In, NotIn, Exists, DoesNotExist). */
+function selects(selector: Spec, labels: Record<string, string>): boolean {
+  const equal = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return (
+    equal &&
+    (selector.matchExpressions ?? []).every((e: Spec) =>
+      e.operator === 'DoesNotExist' ? !(e.key in labels) : e.operator === 'Exists' ? e.key in labels : e.operator === 'In' ? e.values.includes(labels[e.key]) : !e.values.includes(labels[e.key]),
+    )
+  );
+}
+
+describe('a runner pod carries the runner mark, and only a runner', () => {
+  test("a manager's runner pod in a shared namespace is stored with deed.dev/runner: alpha beside the mark of no environment", () => {
+    const runner = stored(pod('alpha-runner'), MANAGER);
+    assert.equal(runner.metadata.labels?.[RUNNER], 'alpha');
+    assert.equal(runner.metadata.labels?.[MARK], 'true');
+  });
+
+  test('a pod without labels gets both marks; a break-glass runner pod gets the runner mark too', () => {
+    const bare = pod('alpha-runner');
+    delete bare.metadata.labels;
+    assert.deepEqual(stored(bare, MANAGER).metadata.labels, { [MARK]: 'true', [RUNNER]: 'alpha' });
+    assert.equal(stored(pod('alpha-runner'), BREAK_GLASS).metadata.labels?.[RUNNER], 'alpha');
+  });
+
+  test('a pod whose service account no environment is mapped to carries none, and may not claim one', () => {
+    assert.equal(stored(pod('builder'), TENANT).metadata.labels?.[RUNNER], undefined);
+    assert.equal(stored(pod(undefined), TENANT).metadata.labels?.[RUNNER], undefined, 'the default account is no runner');
+    const claimed = pod('builder', { app: 'lab', [RUNNER]: 'alpha' });
+    refused(answer('validate', review(claimed, TENANT)), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/runner"\]: is admission-owned and marks a runner pod; a pod whose service account no environment is mapped to never carries it \(got "alpha"\)/);
+  });
+
+  test("a runner pod labelled another environment's runner is refused, not rewritten; one the mutating webhook did not mark is refused", () => {
+    const wrong = pod('alpha-runner', { app: 'lab', [RUNNER]: 'beta' });
+    assert.equal(mutated(review(wrong, MANAGER)).object.metadata.labels?.[RUNNER], 'beta', 'the mutating webhook leaves it');
+    refused(answer('validate', review(wrong, MANAGER)), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/runner"\]: is admission-owned: given "beta", expected "alpha"/);
+    refused(answer('validate', review(pod('alpha-runner'), MANAGER)), /deed\.dev\/runner.*carries "alpha" \(the mutating webhook adds it; was it bypassed\?\)/);
+  });
+
+  test("an environment's pod never carries the runner mark", () => {
+    const body = fixture('mutate-create-pod-by-other-namespace-runner.json');
+    body.request.object!.metadata.labels = { ...body.request.object!.metadata.labels, [RUNNER]: 'beta' };
+    refused(answer('mutate', body), /deed\.dev\/runner.*marks a runner pod, which is of no environment/);
+  });
+
+  test('the runner mark is frozen: no UPDATE removes or changes it, nor adds it to a pod stored without it', () => {
+    const runner = stored(pod('alpha-runner'), MANAGER);
+    const dropped = structuredClone(runner);
+    delete dropped.metadata.labels![RUNNER];
+    refused(answer('validate', review(dropped, MANAGER, runner)), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/runner"\]: is frozen at "alpha" and cannot be removed/);
+    const before = pod('builder');
+    refused(answer('validate', review(pod('builder', { app: 'lab', [RUNNER]: 'alpha' }), TENANT, before)), /\[frozen\.stamps\] .*deed\.dev\/runner.*cannot be added/);
+  });
+
+  test("a controller manager without per-controller credentials (a system principal) makes runner pods with the runner mark; the replicaset controller refuses a template's runner mark on a pod that is no runner", () => {
+    const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'runners-7d9', uid: 'rs-m', controller: true, blockOwnerDeletion: true };
+    const found: Lookup = { state: 'found', metadata: { uid: 'rs-m', labels: { [MARK]: 'true' } } as Extract<Lookup, { state: 'found' }>['metadata'] };
+    const lookup = cluster(new Map([[lookupKey({ resource: 'replicasets', namespace: NS, name: 'runners-7d9' }), found]]));
+    const made = pod('alpha-runner', { app: 'runner', [MARK]: 'true' }, { ownerReferences: [rs] });
+    assert.equal(stored(made, kubeSystemManager, undefined, lookup).metadata.labels?.[RUNNER], 'alpha');
+    const forged = pod('builder', { app: 'runner', [MARK]: 'true', [RUNNER]: 'alpha' }, { ownerReferences: [rs] });
+    refused(answer('mutate', review(forged, RS_CONTROLLER), lookup), /\[stamp\.conflict\] .*deed\.dev\/runner.*never carries it/);
+  });
+});
+
+describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner", () => {
+  const runnerLabels = { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' };
+  const tenantLabels = { app: 'lab', [MARK]: 'true' };
+
+  test("a tenant's NetworkPolicy of no environment is stored excluding runners: it selects the tenant's pods, not alpha's runner", () => {
+    for (const written of [{}, { matchLabels: { app: 'lab' } }, { matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }]) {
+      const selector = stored(networkPolicy(written), TENANT).spec!.podSelector as Spec;
+      assert.ok(selector.matchExpressions.some((e: Spec) => e.key === RUNNER && e.operator === 'DoesNotExist'), JSON.stringify(selector));
+      assert.equal(selects(selector, runnerLabels), false, `${JSON.stringify(written)} selects no runner`);
+      if (!('matchExpressions' in written)) assert.equal(selects(selector, tenantLabels), true, `${JSON.stringify(written)} still selects the tenant's pods`);
+    }
+  });
+
+  test("a tenant's PodDisruptionBudget is stored excluding runners", () => {
+    const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'lab', namespace: NS }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'lab' } } } } as KubeObject;
+    assert.deepEqual(stored(pdb, TENANT).spec!.selector, { matchLabels: { app: 'lab', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+  });
+
+  test("the platform's, a manager's and break-glass's selectors are not changed for runners: a platform's runner policy still covers them", () => {
+    for (const who of [PLATFORM, MANAGER, BREAK_GLASS]) {
+      const selector = stored(networkPolicy({ matchLabels: { app: 'lab' } }), who).spec!.podSelector as Spec;
+      assert.equal(selector.matchExpressions, undefined, who.username);
+      assert.equal(selects(selector, runnerLabels), true, `${who.username}'s selects the runner`);
+    }
+  });
+
+  test("a tenant's workload selector is not changed: adopting a runner is refused apart (guard.adoption)", () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'lab', namespace: NS },
+      spec: { selector: { matchLabels: { app: 'lab' } }, template: { metadata: { labels: { app: 'lab' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] } } },
+    } as KubeObject;
+    assert.deepEqual(stored(deployment, TENANT).spec!.selector, { matchLabels: { app: 'lab', [MARK]: 'true' } });
+  });
+
+  test("a tenant's NetworkPolicy that arrives without the exclusion (the mutating webhook bypassed) is refused, naming the fix", () => {
+    refused(
+      answer('validate', review(networkPolicy({ matchLabels: { app: 'lab', [MARK]: 'true' } }), TENANT)),
+      /\[selector\.scope\] spec\.podSelector\.matchExpressions: selects runner pods too; tenant acts for no environment here: add \{key: deed\.dev\/runner, operator: DoesNotExist\}/,
+    );
+    refused(answer('validate', review(networkPolicy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), TENANT)), /selects runner pods too/);
+  });
+
+  test('an UPDATE that drops the exclusion gets it back; a tenant that changes a selector stored before the exclusion gets it added', () => {
+    const before = stored(networkPolicy({ matchLabels: { app: 'lab' } }), TENANT);
+    const applied = structuredClone(before);
+    (applied.spec as Spec).podSelector = { matchLabels: { app: 'lab', [MARK]: 'true' } };
+    const { object, warnings } = mutated(review(applied, TENANT, before));
+    assert.deepEqual((object.spec as Spec).podSelector, (before.spec as Spec).podSelector);
+    assert.match(warnings.join('\n'), /Deed kept deed\.dev\/runner DoesNotExist in spec\.podSelector/);
+
+    const old = networkPolicy({ matchLabels: { app: 'lab', [MARK]: 'true' } });
+    const changed = networkPolicy({ matchLabels: { app: 'web', [MARK]: 'true' } });
+    assert.deepEqual((stored(changed, TENANT, old).spec as Spec).podSelector, { matchLabels: { app: 'web', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+    refused(answer('validate', review(changed, TENANT, old)), /selects runner pods too/);
+    const untouched = structuredClone(old);
+    (untouched.spec as Spec).policyTypes = ['Ingress', 'Egress'];
+    assert.equal(answer('validate', review(untouched, TENANT, old)).allowed, true, 'a selector stored before stands until it is changed');
+  });
+
+  test("beta's NetworkPolicy is scoped to beta, which no runner carries", () => {
+    const body = review(networkPolicy({}), BETA);
+    body.request.namespace = 'sandbox-b';
+    body.request.object!.metadata.namespace = 'sandbox-b';
+    const selector = mutated(body).object.spec!.podSelector as Spec;
+    assert.deepEqual(selector, { matchLabels: { 'deed.dev/environment': 'beta' } });
+  });
+});
