@@ -84,6 +84,29 @@ describe('the create-stamps policy', () => {
     assert.equal(admits(policy, request('', 'services', runner), { metadata: { ...whole.metadata, labels: { 'deed.dev/environment': 'alpha' } } }), false, "a runner's Service a later mutator took the managed label from");
   });
 
+  test("a pod's runner mark is the environment its service account is mapped to, on a pod of no environment, and never on an environment's", () => {
+    const policy = ours({ ...POLICY, environments: [...POLICY.environments, { id: 'gamma', serviceAccounts: ['shared:gamma-runner'] }] });
+    const manager = { username: 'platform-manager', groups: ['system:authenticated'] };
+    const request = (namespace: string, userInfo: unknown = manager) => ({ operation: 'CREATE', namespace, resource: { group: '', version: 'v1', resource: 'pods' }, userInfo });
+    const pod = (serviceAccountName: string | undefined, labels: Record<string, string>) => ({ metadata: { name: 'runner-0', labels }, spec: { ...(serviceAccountName ? { serviceAccountName } : {}), containers: [{ name: 'main' }] } });
+    const MARK = 'deed.dev/runner';
+    assert.equal(admits(policy, request('shared'), pod('gamma-runner', { [MARK]: 'gamma' })), true);
+    assert.equal(admits(policy, request('shared'), pod('gamma-runner', {})), false, 'a later mutator took it off');
+    assert.equal(admits(policy, request('shared'), pod('gamma-runner', { [MARK]: 'alpha' })), false, 'or changed it');
+    assert.equal(admits(policy, request('shared'), pod('builder', { [MARK]: 'gamma' })), false, 'or put it on a pod that is no runner');
+    assert.equal(admits(policy, request('shared'), pod(undefined, {})), true, 'the default account is no runner here');
+    assert.equal(admits(policy, request('ci'), pod(undefined, { [MARK]: 'alpha' })), true, "a namespace's wildcard maps its default account too");
+    assert.equal(admits(policy, request('ci'), { metadata: { name: 'x', labels: {} }, spec: { serviceAccount: 'old-field' } }), false, 'the deprecated field names the account when the new one is absent');
+    const runner = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts', 'system:authenticated'] };
+    const stamped = { 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true', 'deed.dev/owner-uid': 'u' };
+    const whole = (labels: Record<string, string>) => ({ ...pod('builder', { ...stamped, ...labels }), metadata: { name: 'lab', labels: { ...stamped, ...labels }, annotations: { 'deed.dev/create-nonce': 'a'.repeat(64), 'deed.dev/attestation': 'v2:k:x' } } });
+    const withUid = { ...request('sandbox-a', { ...runner, extra: { 'authentication.kubernetes.io/pod-uid': ['u'] } }) };
+    assert.equal(admits(policy, withUid, whole({})), true);
+    assert.equal(admits(policy, withUid, whole({ [MARK]: 'alpha' })), false, "an environment's pod is no runner");
+    const secret = { operation: 'CREATE', namespace: 'shared', resource: { group: '', version: 'v1', resource: 'secrets' }, userInfo: manager };
+    assert.equal(admits(policy, secret, { metadata: { name: 's', labels: { [MARK]: 'gamma' } } }), true, 'only pods are judged for it');
+  });
+
   test('the chart renders the same policy as deed manifests', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'deed-create-stamps-'));
     const values = join(dir, 'values.yaml');

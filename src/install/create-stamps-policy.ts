@@ -14,7 +14,7 @@ import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/st
 import { POD_UID_EXTRA } from '../policy/requester/identity.js';
 import { RULES } from '../policy/rules/catalog.js';
 import { modeOf } from '../policy/rules/enforcement.js';
-import { compilePolicy } from '../policy/policy.js';
+import { compilePolicy, type Policy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
 import { stampedCreateMatch, stampedRowResources } from './kind-rules.js';
 import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
@@ -42,6 +42,27 @@ export function environmentsExpression(config: Config): string {
   return parts.length > 0 ? parts.join(' + ') : '[]';
 }
 
+/** The CEL of a new pod's service account (pod/service-account.ts serviceAccountOf); "" for any other kind. */
+function podAccountExpression(): string {
+  const named = (f: string) => `has(object.spec) && has(object.spec.${f}) && object.spec.${f} != ""`;
+  return `request.resource.group == "" && request.resource.resource == "pods" ? (${named('serviceAccountName')} ? object.spec.serviceAccountName : ${named('serviceAccount')} ? object.spec.serviceAccount : "default") : ""`;
+}
+
+/** The CEL of the environment the policy maps the new pod's service account to (requester/identity.ts serviceAccountEnvironment): "" for none. */
+export function runnerExpression(policy: Pick<Policy, 'envByServiceAccount' | 'envByNamespaceWildcard'>): string {
+  // Sorted, as the chart renders it (a Helm dict's keys).
+  const map = (m: ReadonlyMap<string, string>) => `{${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
+  const exact = map(policy.envByServiceAccount);
+  const wildcard = map(policy.envByNamespaceWildcard);
+  const key = `(request.namespace + ":" + variables.podAccount)`;
+  // An account both maps name to different environments is no one's.
+  return (
+    `variables.podAccount == "" ? "" : ${key} in ${exact} ? ` +
+    `(request.namespace in ${wildcard} && ${wildcard}[request.namespace] != ${exact}[${key}] ? "" : ${exact}[${key}]) : ` +
+    `request.namespace in ${wildcard} ? ${wildcard}[request.namespace] : ""`
+  );
+}
+
 const has = (field: 'labels' | 'annotations', key: string) => `(has(object.metadata.${field}) && ${lit(key)} in object.metadata.${field})`;
 const value = (field: 'labels' | 'annotations', key: string) => `(${has(field, key)} ? object.metadata.${field}[${lit(key)}] : "")`;
 
@@ -50,8 +71,9 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
   const keys = stampKeys(config.labelPrefix);
   const bound = config.environments.flatMap((env) => env.namespaces.map((ns) => ({ ns, id: env.id })));
   const owned = [...stampedLabelKeys(keys).map((k) => has('labels', k)), ...stampedAnnotationKeys(keys).map((k) => has('annotations', k))].join(' || ');
+  const compiled = compilePolicy(config);
   // Refused here only where Deed refuses it: the rule's mode may be warn or audit.
-  const forgedIsDenied = modeOf(RULES.stampForged.id, compilePolicy(config)) === 'deny';
+  const forgedIsDenied = modeOf(RULES.stampForged.id, compiled) === 'deny';
   return denyingPolicy(policyName, labels, {
     matchConstraints: { namespaceSelector: namespaceSelector(deedNamespace), ...stampedCreateMatch() },
     // The requests Deed's webhooks judge, no others (src/install/manifests.ts, matchConditions).
@@ -65,6 +87,10 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       { name: 'environment', expression: value('labels', keys.environment) },
       { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
       // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
+      // A new pod's service account, and the environment it is mapped to (a runner's, pod/runner-mark.ts): "" for none.
+      { name: 'podAccount', expression: podAccountExpression() },
+      { name: 'runner', expression: runnerExpression(compiled) },
+      { name: 'runnerMark', expression: value('labels', keys.runner) },
       { name: 'boundElsewhere', expression: `size(variables.environments) == 1 && request.namespace in ${celList(bound.map((b) => b.ns))} && !((request.namespace + "/" + variables.environments[0]) in ${celList(bound.map((b) => `${b.ns}/${b.id}`))})` },
     ],
     validations: [
@@ -76,6 +102,12 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       {
         expression: `variables.controller || size(variables.environments) != 1 || variables.boundElsewhere || (variables.environment == variables.environments[0] && (variables.runnerUid == "" ? !${has('labels', keys.ownerUid)} : ${value('labels', keys.ownerUid)} == variables.runnerUid))`,
         messageExpression: `"Deed stamps a new object with its requester's environment \\"" + variables.environments[0] + "\\" and runner pod; a mutating admission step after Deed changed or removed ${keys.environment} or ${keys.ownerUid}"`,
+        reason: 'Forbidden',
+      },
+      {
+        // An environment's pod never carries the runner mark; a pod of no environment carries its service account's environment, or none.
+        expression: `variables.podAccount == "" || (variables.environment != "" ? !${has('labels', keys.runner)} : (size(variables.environments) != 0 || variables.runnerMark == variables.runner))`,
+        messageExpression: `"Deed marks a runner pod with the environment its service account is mapped to (${keys.runner}: \\"" + variables.runner + "\\"), and no other pod; a mutating admission step after Deed changed, added or removed it"`,
         reason: 'Forbidden',
       },
       ...(forgedIsDenied
