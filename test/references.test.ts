@@ -375,7 +375,11 @@ describe('NetworkPolicies act on their own environment only', () => {
     admitted(review(NONE, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), np));
     admitted(review(MANAGER, policy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'In', values: ['alpha'] }] }), np));
     const shared = review(MANAGER, policy({}), np);
-    assert.deepEqual((shared.request.object.spec as Record<string, unknown>).podSelector, { matchLabels: { 'deed.dev/no-environment': 'true' } }, 'a manager outside its bound namespace acts for no environment');
+    assert.deepEqual(
+      (shared.request.object.spec as Record<string, unknown>).podSelector,
+      { matchLabels: { 'deed.dev/no-environment': 'true' }, matchExpressions: [{ key: 'deed.dev/runner', operator: 'DoesNotExist' }] },
+      'a manager outside its bound namespace acts for no environment',
+    );
     const bound = review(MANAGER, policy({}), { ...np, namespace: 'sandbox-a' });
     assert.deepEqual((bound.request.object.spec as Record<string, unknown>).podSelector, {}, 'in its bound namespace its default-deny selects all');
     admitted(bound);

@@ -22,7 +22,7 @@ const NO_RUNNERS = { key: RUNNER, operator: 'DoesNotExist' };
 const POLICY: ConfigInput = {
   environments: [
     { id: 'alpha', serviceAccounts: ['shared:alpha-runner'], managers: { users: ['alpha-manager'] } },
-    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'], managers: { users: ['beta-manager'] } },
   ],
   platform: { users: ['platform-deployer'], groups: [] },
   breakGlass: { users: ['admin'], groups: [] },
@@ -30,6 +30,7 @@ const POLICY: ConfigInput = {
 const user = (username: string): UserInfo => ({ username, groups: ['system:authenticated'], extra: {} });
 const TENANT = user('tenant');
 const MANAGER = user('alpha-manager');
+const BETA_MANAGER = user('beta-manager');
 const PLATFORM = user('platform-deployer');
 const BREAK_GLASS = user('admin');
 const RS_CONTROLLER = kubeSystem('replicaset-controller');
@@ -57,7 +58,7 @@ function networkPolicy(podSelector: unknown): KubeObject {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'lab', namespace: NS }, spec: { podSelector, policyTypes: ['Ingress'], ingress: [{ from: [{ podSelector: {} }] }] } } as KubeObject;
 }
 
-function review(obj: KubeObject, userInfo: UserInfo, old?: KubeObject): Review {
+function review(obj: KubeObject, userInfo: UserInfo, old?: KubeObject, operation?: 'DELETE'): Review {
   const body = fixture('validate-create-pod-by-runner.json');
   const kind = obj.kind!;
   const { group, resource } = RESOURCES[kind]!;
@@ -71,8 +72,8 @@ function review(obj: KubeObject, userInfo: UserInfo, old?: KubeObject): Review {
     namespace: obj.metadata.namespace ?? NS,
     userInfo,
     subResource: undefined,
-    operation: old === undefined ? 'CREATE' : 'UPDATE',
-    object: obj,
+    operation: operation ?? (old === undefined ? 'CREATE' : 'UPDATE'),
+    object: operation === 'DELETE' ? null : obj,
     oldObject: old ?? null,
   };
   return body;
@@ -160,13 +161,18 @@ describe('a runner pod carries the runner mark, and only a runner', () => {
     refused(answer('mutate', body), /deed\.dev\/runner.*marks a runner pod, which is of no environment/);
   });
 
-  test('the runner mark is frozen: no UPDATE removes or changes it, nor adds it to a pod stored without it', () => {
+  test('the runner mark is frozen: no UPDATE removes or changes it, nor adds it to a pod stored without it but the mark Deed would write on a runner', () => {
     const runner = stored(pod('alpha-runner'), MANAGER);
     const dropped = structuredClone(runner);
     delete dropped.metadata.labels![RUNNER];
     refused(answer('validate', review(dropped, MANAGER, runner)), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/runner"\]: is frozen at "alpha" and cannot be removed/);
     const before = pod('builder');
     refused(answer('validate', review(pod('builder', { app: 'lab', [RUNNER]: 'alpha' }), TENANT, before)), /\[frozen\.stamps\] .*deed\.dev\/runner.*cannot be added/);
+    // A runner stored before the mark may be given the mark Deed would write, and no other.
+    const legacy = pod('alpha-runner', { app: 'lab', [MARK]: 'true' });
+    assert.equal(answer('validate', review(pod('alpha-runner', { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' }), MANAGER, legacy)).allowed, true);
+    refused(answer('validate', review(pod('alpha-runner', { app: 'lab', [MARK]: 'true', [RUNNER]: 'beta' }), MANAGER, legacy)), /\[frozen\.stamps\] .*deed\.dev\/runner.*cannot be added/);
+    refused(answer('validate', review(pod('alpha-runner', { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' }), TENANT, legacy)), /\[guard\.unmapped\]/);
   });
 
   test("a controller manager without per-controller credentials (a system principal) makes runner pods with the runner mark; the replicaset controller refuses a template's runner mark on a pod that is no runner", () => {
@@ -198,12 +204,29 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     assert.deepEqual(stored(pdb, TENANT).spec!.selector, { matchLabels: { app: 'lab', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
   });
 
-  test("the platform's, a manager's and break-glass's selectors are not changed for runners: a platform's runner policy still covers them", () => {
-    for (const who of [PLATFORM, MANAGER, BREAK_GLASS]) {
+  test("the platform's and break-glass's selectors are not changed for runners: a platform's runner policy still covers them", () => {
+    for (const who of [PLATFORM, BREAK_GLASS]) {
       const selector = stored(networkPolicy({ matchLabels: { app: 'lab' } }), who).spec!.podSelector as Spec;
       assert.equal(selector.matchExpressions, undefined, who.username);
       assert.equal(selects(selector, runnerLabels), true, `${who.username}'s selects the runner`);
     }
+  });
+
+  test("a manager's selector excludes runners too, unless it names the runners of environments it manages; another environment's manager cannot name alpha's", () => {
+    const open = stored(networkPolicy({}), MANAGER).spec!.podSelector as Spec;
+    assert.deepEqual(open, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+    const own = stored(networkPolicy({ matchLabels: { [RUNNER]: 'alpha' } }), MANAGER).spec!.podSelector as Spec;
+    assert.deepEqual(own, { matchLabels: { [RUNNER]: 'alpha', [MARK]: 'true' } }, 'as written, with the mark');
+    assert.equal(selects(own, runnerLabels), true, "alpha's manager reaches alpha's runners");
+    const listed = stored(networkPolicy({ matchExpressions: [{ key: RUNNER, operator: 'In', values: ['alpha'] }] }), MANAGER).spec!.podSelector as Spec;
+    assert.equal(listed.matchExpressions.length, 1, 'In an environment it manages: no exclusion added');
+    for (const selector of [{ matchLabels: { [RUNNER]: 'alpha' } }, { matchExpressions: [{ key: RUNNER, operator: 'In', values: ['alpha', 'beta'] }] }])
+      for (const who of [BETA_MANAGER, TENANT]) {
+          const m = mutated(review(networkPolicy(selector), who)).object;
+          refused(answer('validate', review(m, who)), /\[selector\.scope\] spec\.podSelector\.matchExpressions: selects runner pods of environments it does not manage; .* acts for no environment here: add \{key: deed\.dev\/runner, operator: DoesNotExist\}.*or require deed\.dev\/runner: an environment it manages/);
+        }
+    const beta = stored(networkPolicy({}), BETA_MANAGER).spec!.podSelector as Spec;
+    assert.equal(selects(beta, runnerLabels), false, "beta's manager's policy of no environment reaches no runner of alpha's");
   });
 
   test("a tenant's workload selector is not changed: adopting a runner is refused apart (guard.adoption)", () => {
@@ -224,7 +247,7 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     refused(answer('validate', review(networkPolicy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'DoesNotExist' }] }), TENANT)), /selects runner pods too/);
   });
 
-  test('an UPDATE that drops the exclusion gets it back; a tenant that changes a selector stored before the exclusion gets it added', () => {
+  test('an UPDATE that drops the exclusion gets it back; a selector stored before the exclusion, which reaches runners, is the platform\'s to change', () => {
     const before = stored(networkPolicy({ matchLabels: { app: 'lab' } }), TENANT);
     const applied = structuredClone(before);
     (applied.spec as Spec).podSelector = { matchLabels: { app: 'lab', [MARK]: 'true' } };
@@ -232,13 +255,14 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     assert.deepEqual((object.spec as Spec).podSelector, (before.spec as Spec).podSelector);
     assert.match(warnings.join('\n'), /Deed kept deed\.dev\/runner DoesNotExist in spec\.podSelector/);
 
+    // Stored before: whose it was is not recorded, and narrowing the platform's would open the runners it covers.
     const old = networkPolicy({ matchLabels: { app: 'lab', [MARK]: 'true' } });
     const changed = networkPolicy({ matchLabels: { app: 'web', [MARK]: 'true' } });
-    assert.deepEqual((stored(changed, TENANT, old).spec as Spec).podSelector, { matchLabels: { app: 'web', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+    const narrowed = mutated(review(changed, TENANT, old)).object;
+    assert.deepEqual((narrowed.spec as Spec).podSelector, { matchLabels: { app: 'web', [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] }, 'the mutating webhook adds the exclusion');
+    refused(answer('validate', review(narrowed, TENANT, old)), /\[guard\.pod-policy\] .*reaches every environment's pods or runners/);
     refused(answer('validate', review(changed, TENANT, old)), /selects runner pods too/);
-    const untouched = structuredClone(old);
-    (untouched.spec as Spec).policyTypes = ['Ingress', 'Egress'];
-    assert.equal(answer('validate', review(untouched, TENANT, old)).allowed, true, 'a selector stored before stands until it is changed');
+    assert.equal(answer('validate', review(narrowed, PLATFORM, old)).allowed, true);
   });
 
   test("beta's NetworkPolicy is scoped to beta, which no runner carries", () => {
@@ -247,5 +271,56 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     body.request.object!.metadata.namespace = 'sandbox-b';
     const selector = mutated(body).object.spec!.podSelector as Spec;
     assert.deepEqual(selector, { matchLabels: { 'deed.dev/environment': 'beta' } });
+  });
+});
+
+describe('guard.pod-policy: what isolates or protects environments\' pods and runners is the platform\'s', () => {
+  const JANITOR = fixture('validate-create-pod-by-runner.json').request.userInfo; // alpha's runner
+  const runnerEgress = () => stored(networkPolicy({ matchLabels: { [RUNNER]: 'alpha' } }), PLATFORM);
+  const opened = (np: KubeObject) => {
+    const o = structuredClone(np);
+    (o.spec as Spec).ingress = [{ from: [{ podSelector: { matchLabels: { app: 'attacker' } } }] }];
+    return o;
+  };
+  const write = (np: KubeObject, who: UserInfo, del = false) => answer('validate', del ? review(np, who, np, 'DELETE') : review(opened(np), who, np));
+
+  test("the platform's NetworkPolicy on alpha's runners: a tenant may neither open nor delete it, nor beta, nor beta's manager; alpha's manager, the platform and break-glass may", () => {
+    const np = runnerEgress();
+    for (const del of [false, true]) {
+      refused(write(np, TENANT, del), /\[guard\.pod-policy\] NetworkPolicy shared\/lab carries no stamps and its selector reaches the pods or runners of environments "alpha": it is the platform's/);
+      refused(write(np, BETA_MANAGER, del), /\[guard\.pod-policy\]/);
+      const beta = write(np, BETA, del);
+      refused(beta, /\[guard\.pod-policy\] .*reaches an environment's pods or runners/);
+      assert.doesNotMatch(beta.status?.message ?? '', /alpha/, 'a refusal names no other environment');
+      for (const who of [MANAGER, PLATFORM, BREAK_GLASS]) assert.equal(write(np, who, del).allowed, true, `${who.username} ${del ? 'deletes' : 'changes'} it`);
+    }
+  });
+
+  test("the platform's default-deny for every environment's pods, and one stored before the runner exclusion, reach every environment: only the platform changes them", () => {
+    const denyAll = stored(networkPolicy({ matchExpressions: [{ key: 'deed.dev/environment', operator: 'Exists' }] }), PLATFORM);
+    const unexcluded = networkPolicy({ matchLabels: { [MARK]: 'true' } });
+    for (const np of [denyAll, unexcluded]) {
+      refused(write(np, MANAGER), /reaches every environment's pods or runners/);
+      refused(write(np, JANITOR, true), /\[guard\.pod-policy\]/);
+      assert.equal(write(np, PLATFORM).allowed, true);
+    }
+  });
+
+  test("a tenant's own NetworkPolicy and budget reach no environment: the tenant, or anyone RBAC lets, changes and deletes them", () => {
+    const np = stored(networkPolicy({ matchLabels: { app: 'lab' } }), TENANT);
+    const pdb = stored({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'lab', namespace: NS }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'lab' } } } } as KubeObject, TENANT);
+    for (const who of [TENANT, BETA]) {
+      assert.equal(write(np, who).allowed, true, who.username);
+      assert.equal(write(np, who, true).allowed, true, who.username);
+      assert.equal(answer('validate', review(pdb, who, pdb, 'DELETE')).allowed, true, who.username);
+    }
+  });
+
+  test("a budget on alpha's runners is the platform's too: a tenant cannot raise it to stall alpha's evictions", () => {
+    const pdb = stored({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'runners', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { [RUNNER]: 'alpha' } } } } as KubeObject, PLATFORM);
+    const stalled = structuredClone(pdb);
+    (stalled.spec as Spec) = { minAvailable: '100%', selector: (pdb.spec as Spec).selector };
+    refused(answer('validate', review(stalled, TENANT, pdb)), /\[guard\.pod-policy\] PodDisruptionBudget shared\/runners/);
+    assert.equal(answer('validate', review(stalled, MANAGER, pdb)).allowed, true);
   });
 });

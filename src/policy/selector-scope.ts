@@ -20,12 +20,13 @@
 // A manager's selector in a namespace bound to its environment, and a break-glass or system
 // principal's, may select anything; a platform principal's may name environments.
 // A runner pod is of no environment too, and carries the mark; so the LabelSelectors of
-// requesters of no environment other than the platform's and the managers' (a tenant's), on
-// the kinds that act on pods without owning them, get `<prefix>/runner DoesNotExist` beside
-// it (pod/runner-mark.ts): a tenant's NetworkPolicy cannot open a runner, its
-// PodDisruptionBudget cannot hold one up. A workload's selector adopts, and adopting a runner
-// is refused apart (guard.adoption). A plain map cannot exclude a label: a tenant's Service
-// may still route to a runner (its NetworkPolicies apply).
+// requesters of no environment but the platform's (a tenant's, a manager's), on the kinds
+// that act on pods without owning them, get `<prefix>/runner DoesNotExist` beside it
+// (pod/runner-mark.ts) unless they name the runners of environments their writer manages:
+// a tenant's NetworkPolicy cannot open a runner, its PodDisruptionBudget cannot hold one up.
+// A workload's selector adopts, and adopting a runner is refused apart (guard.adoption). A
+// plain map cannot exclude a label: a tenant's Service may still route to a runner (its
+// NetworkPolicies apply).
 import { isDeepStrictEqual } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
@@ -35,7 +36,7 @@ import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
 import { ownershipOfObject } from './ownership.js';
 import { environmentId, type Requester } from './requester/identity.js';
-import { isAnyManager, isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
+import { isManager, isPlatform, isSystem, isTrusted } from './requester/principals.js';
 import { runnerMarkOps } from './pod/runner-mark.js';
 import { RULES } from './rules/catalog.js';
 import { entryOf, field, isRec, recs, stringMap, text, type Rec } from './unstructured.js';
@@ -205,7 +206,7 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
     ops.push(requireOp(obj, site, sel, mark, 'true'));
     for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
   }
-  if (exclude) ops.push(exclusionOp(site, sel.selector, policy));
+  if (exclude && runnerScope(sel.selector, policy) === 'open') ops.push(exclusionOp(site, sel.selector, policy));
   return ops.filter((op) => op !== undefined);
 }
 
@@ -214,9 +215,25 @@ function withLabel(obj: KubeObject, key: string): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, [key]: 'true' } } };
 }
 
-/** Whose LabelSelectors of no environment exclude runners: a tenant's, not a trusted, platform or manager principal's. */
+/** Whose LabelSelectors of no environment exclude runners (or name only the runners of environments it manages): any but a trusted or platform principal's. */
 function excludesRunnersOf(requester: Requester, policy: Policy): boolean {
-  return !isTrusted(requester, policy) && !isPlatform(requester, policy) && !isAnyManager(requester, policy);
+  return !isTrusted(requester, policy) && !isPlatform(requester, policy);
+}
+
+/**
+ * Which runners a LabelSelector may select: none (`excluded`, `<prefix>/runner
+ * DoesNotExist`), those of the environments it requires by equality or `In`, or any (`open`).
+ */
+export function runnerScope(selector: Rec, policy: Policy): 'excluded' | string[] | 'open' {
+  if (excludesRunners(selector, policy)) return 'excluded';
+  const key = policy.keys.runner;
+  const pinned = entryOf(stringMap(selector, 'matchLabels'), key);
+  if (pinned !== undefined) return [pinned];
+  for (const e of recs(field(selector, 'matchExpressions'))) {
+    const values = field(e, 'values');
+    if (text(e, 'key') === key && text(e, 'operator') === 'In' && Array.isArray(values) && values.every((v) => typeof v === 'string')) return values as string[];
+  }
+  return 'open';
 }
 
 function runnerExclusion(policy: Policy): Rec {
@@ -265,13 +282,16 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   if (site.excludesRunners === true && !excludesRunners(after.selector, policy)) {
     const stored = excludesRunners(before.selector, policy);
     const tenant =
+      runnerScope(after.selector, policy) === 'open' &&
       requester !== undefined &&
       requester.environment.kind === 'none' &&
       excludesRunnersOf(requester, policy) &&
       !policy.envByBoundNamespace.has(obj.metadata.namespace ?? old.metadata.namespace ?? '') &&
       !isDeepStrictEqual(before, after);
-    if (stored) kept.push(`${policy.keys.runner} DoesNotExist`);
-    if (stored || tenant) ops.push(exclusionOp(site, after.selector, policy));
+    // A selector changed to name runners is the validating side's to judge.
+    const open = runnerScope(after.selector, policy) === 'open';
+    if (stored && open) kept.push(`${policy.keys.runner} DoesNotExist`);
+    if ((stored || tenant) && open) ops.push(exclusionOp(site, after.selector, policy));
   }
   const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
   return patched(ops.filter((op) => op !== undefined), warnings);
@@ -285,6 +305,41 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
 export function keptScope(req: AdmissionRequest, ctx: DecisionContext, requester?: Requester): Verdict | undefined {
   if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return undefined;
   return keepSelectorScope(req.oldObject, req.object, req.resource, ctx.policy, requester);
+}
+
+/**
+ * The environments whose pods or runners a stored object's selector may select ('all':
+ * any), on the kinds whose selectors exclude runners (a NetworkPolicy's, a budget's): a
+ * selector requiring an environment's label reaches that environment's pods and no runner
+ * (runners carry none); one requiring the mark of no environment or `<prefix>/environment
+ * DoesNotExist` reaches no environment's pods; runners are reached unless excluded, or
+ * those of the environments it requires by `<prefix>/runner`.
+ */
+export function selectorReach(obj: KubeObject, resource: Resource, policy: Policy): 'all' | string[] {
+  const site = siteOf(resource);
+  if (site?.excludesRunners !== true) return [];
+  const sel = written(obj, site);
+  if (sel.state === 'off' || sel.state === 'unset') return sel.state === 'unset' && site.unset === 'all' ? 'all' : [];
+  const environments = scopeOf(sel.selector, site, policy.keys.environment);
+  if (environments !== undefined && environments.length > 0) return environments;
+  const marked = entryOf(required(sel.selector, site), policy.keys.noEnvironment) === 'true';
+  if (environments === undefined && !marked) return 'all';
+  const runners = runnerScope(sel.selector, policy);
+  return runners === 'excluded' ? [] : runners === 'open' ? 'all' : runners;
+}
+
+/** A selector that may select runners of environments `requester` does not manage. */
+function runnerFindings(selector: Rec, site: Site, requester: Requester, policy: Policy): Finding[] {
+  const scope = runnerScope(selector, policy);
+  if (scope === 'excluded' || (scope !== 'open' && scope.every((env) => isManager(requester, env, policy)))) return [];
+  const key = policy.keys.runner;
+  return [
+    {
+      rule: RULES.selectorScope.id,
+      path: `${site.path}.matchExpressions`,
+      message: `${scope === 'open' ? 'selects runner pods too' : 'selects runner pods of environments it does not manage'}; ${requester.username} acts for no environment here: add {key: ${key}, operator: DoesNotExist} (the mutating webhook adds it to a selector that names no runner; was it bypassed?), or require ${key}: an environment it manages`,
+    },
+  ];
 }
 
 /**
@@ -337,11 +392,8 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   }
   const bound = policy.envByBoundNamespace.get(namespace);
   if (bound !== undefined && isManager(requester, bound, policy)) return [];
-  // A tenant's selector of no environment excludes runners, which are of no environment too.
-  const runners: Finding[] =
-    bound === undefined && site.excludesRunners === true && excludesRunnersOf(requester, policy) && !excludesRunners(selector, policy)
-      ? [{ rule: RULES.selectorScope.id, path: `${site.path}.matchExpressions`, message: `selects runner pods too; ${requester.username} acts for no environment here: add {key: ${policy.keys.runner}, operator: DoesNotExist} (the mutating webhook adds it; was it bypassed?)` }]
-      : [];
+  // A selector of no environment excludes runners, which are of no environment too, or names only runners of environments its writer manages.
+  const runners = site.excludesRunners === true && excludesRunnersOf(requester, policy) ? runnerFindings(selector, site, requester, policy) : [];
   // Pods of no environment only: no environment's pod carries the mark.
   if (entryOf(required(selector, site), policy.keys.noEnvironment) === 'true') return runners;
   if (isPlatform(requester, policy) && namesEnvironment(selector, site, key)) return [];

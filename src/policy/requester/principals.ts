@@ -37,11 +37,6 @@ export function isManager(requester: Requester, environment: string, policy: Pol
   );
 }
 
-/** Is the requester a manager of any environment? */
-export function isAnyManager(requester: Requester, policy: Policy): boolean {
-  return policy.managedByUser.has(requester.username) || requester.groups.some((g) => policy.managedByGroup.has(g));
-}
-
 /** May the requester act on `environment`'s behalf: its own principal, a manager, or trusted? */
 export function actsFor(requester: Requester, environment: string, policy: Policy): boolean {
   return (requester.environment.kind === 'one' && requester.environment.id === environment) || isManager(requester, environment, policy) || isTrusted(requester, policy);

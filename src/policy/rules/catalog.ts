@@ -352,7 +352,7 @@ export const RULES = {
     id: 'selector.scope',
     webhook: 'both',
     checks:
-      "Every pod selector a requester writes selects only pods of environments it acts for (docs/security-model.md, \"Selectors\"): a workload's `spec.selector` (a Job's only with `manualSelector`, a CronJob's job template's likewise), a PodDisruptionBudget's and a Service's `spec.selector`, a NetworkPolicy's `spec.podSelector`. An environment's selector gets `<prefix>/environment: <id>` added at CREATE (and its pod templates the same label), frozen on UPDATE. A requester of no environment's selector that names no environment gets `<prefix>/no-environment: \"true\"` added at CREATE (and its pod templates the same label), the label Deed writes on every pod of no environment and on no environment's pod: it selects pods of no environment only, a Service's plain map included; the mark is kept on UPDATE. One that names environments names only environments it manages, or says `<prefix>/environment DoesNotExist`; a platform principal's may name any. A runner pod is of no environment too: a NetworkPolicy's or PodDisruptionBudget's selector of no environment written by anyone but a platform principal or a manager also gets `<prefix>/runner DoesNotExist` at CREATE (and on an UPDATE that changes it), kept on UPDATE, so it never selects a runner (a workload's adopts, and adopting a runner is `guard.adoption`'s; a Service's plain map cannot exclude a label). Except a manager's in a namespace bound to its environment and break-glass or system principals'. A NetworkPolicy's peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
+      "Every pod selector a requester writes selects only pods of environments it acts for (docs/security-model.md, \"Selectors\"): a workload's `spec.selector` (a Job's only with `manualSelector`, a CronJob's job template's likewise), a PodDisruptionBudget's and a Service's `spec.selector`, a NetworkPolicy's `spec.podSelector`. An environment's selector gets `<prefix>/environment: <id>` added at CREATE (and its pod templates the same label), frozen on UPDATE. A requester of no environment's selector that names no environment gets `<prefix>/no-environment: \"true\"` added at CREATE (and its pod templates the same label), the label Deed writes on every pod of no environment and on no environment's pod: it selects pods of no environment only, a Service's plain map included; the mark is kept on UPDATE. One that names environments names only environments it manages, or says `<prefix>/environment DoesNotExist`; a platform principal's may name any. A runner pod is of no environment too: a NetworkPolicy's or PodDisruptionBudget's selector of no environment written by anyone but a platform principal gets `<prefix>/runner DoesNotExist` at CREATE (and on an UPDATE that changes it) unless it requires `<prefix>/runner` of environments its writer manages, kept on UPDATE, so it never selects another's runner (a workload's adopts, and adopting a runner is `guard.adoption`'s; a Service's plain map cannot exclude a label). Except a manager's in a namespace bound to its environment and break-glass or system principals'. A NetworkPolicy's peer selectors (from, to) are not scoped: they only widen what the selected pods allow.",
     defaultMode: 'deny',
     overridable: true,
     example: 'spec.selector.matchLabels["deed.dev/environment"]: selects pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',
@@ -477,6 +477,15 @@ export const RULES = {
     defaultMode: 'deny',
     overridable: true,
     example: 'ConfigMap shared/settings carries no stamps: it is the platform\'s, and any environment\'s pods may read it; system:serviceaccount:sandbox-b:janitor acts for "beta" and may not change or delete it (create your own, which is stamped for your environment)',
+  }),
+  guardPodPolicy: rule({
+    id: 'guard.pod-policy',
+    webhook: 'validate',
+    checks:
+      "A NetworkPolicy or PodDisruptionBudget that carries no stamps, in a namespace bound to no environment, whose selector may select an environment's pods or runner pods (it names environments, requires `<prefix>/runner`, or neither excludes runners nor requires the mark of no environment) isolates or protects them: only the platform, managers of every environment it reaches, system controllers and break-glass change or delete it. A tenant's own, which excludes runners (`selector.scope`), reaches none.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'NetworkPolicy shared/runner-egress carries no stamps and its selector reaches the pods or runners of environments "alpha": it is the platform\'s, and only the platform, their managers, system controllers and break-glass may change or delete it (write your own, scoped to your pods)',
   }),
   guardCustomScale: rule({
     id: 'guard.custom-scale',

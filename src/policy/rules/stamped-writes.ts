@@ -13,7 +13,12 @@ import { frozenStamps } from './frozen-stamps.js';
 import { guardedWrite } from './guarded-writes.js';
 import { runRules, type Facts, type Rule } from './rule.js';
 import { sharedInputGuard } from './shared-input.js';
+import { podPolicyGuard } from './pod-policy-guard.js';
 import { terminalMark } from './terminal-mark.js';
+import { runnerOf } from '../pod/runner-mark.js';
+import { labelPath } from '../stamps/identity-stamps.js';
+import { entryOf } from '../unstructured.js';
+import type { Policy } from '../policy.js';
 
 /** An UPDATE (with the object as it will be) or a DELETE of a stored object, and whose that object is. */
 export interface StampedWrite {
@@ -40,12 +45,32 @@ const sharedInputRule: Rule<StampedWrite> = {
   check: ({ before, row, resource, owner, requester }, { policy, namespace }) => sharedInputGuard(requester, owner, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy),
 };
 
+/** An unstamped NetworkPolicy or budget in a shared namespace that reaches environments' pods or runners is the platform's. */
+const podPolicyRule: Rule<StampedWrite> = {
+  info: [RULES.guardPodPolicy],
+  check: ({ before, row, resource, owner, requester }, { policy, namespace }) => podPolicyGuard(requester, owner, before, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy),
+};
+
 /** Deed's stamps are written once; a deadline Deed set may only go down (where Deed sets one: a Job's own is its writer's). */
 const frozenStampsRule: Rule<StampedWrite> = {
   info: [RULES.frozenStamps, RULES.frozenOwnerReference, RULES.frozenActiveDeadline],
-  check: ({ before, after, row, requester }, { policy }) =>
-    after === undefined ? [] : frozenStamps(before, after, policy.keys, requester.username).filter((f) => row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id),
+  check: ({ before, after, row, owner, requester }, { policy, namespace }) =>
+    after === undefined
+      ? []
+      : frozenStamps(before, after, policy.keys, requester.username).filter(
+          (f) => (row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id) && !(owner.kind === 'runner' && lateRunnerMark(f, before, after, namespace, policy)),
+        ),
 };
+
+/**
+ * A runner pod created before Deed wrote the runner mark (or before its namespace opted in)
+ * may be given it later, with the value Deed would have written: re-creating a live runner
+ * to mark it would end its run.
+ */
+function lateRunnerMark(f: Finding, before: KubeObject, after: KubeObject, namespace: string, policy: Policy): boolean {
+  const key = policy.keys.runner;
+  return f.path === labelPath(key) && entryOf(before.metadata.labels ?? {}, key) === undefined && entryOf(after.metadata.labels ?? {}, key) === runnerOf(after, namespace, policy);
+}
 
 /** The terminal mark is its environment's to set, once, and never to change or remove. */
 const terminalMarkRule: Rule<StampedWrite> = {
@@ -54,7 +79,7 @@ const terminalMarkRule: Rule<StampedWrite> = {
 };
 
 /** The stamped-object rules of a write, in the order their findings are reported. */
-export const STAMPED_WRITE_RULES: readonly Rule<StampedWrite>[] = [guardedWriteRule, sharedInputRule, frozenStampsRule, terminalMarkRule];
+export const STAMPED_WRITE_RULES: readonly Rule<StampedWrite>[] = [guardedWriteRule, sharedInputRule, podPolicyRule, frozenStampsRule, terminalMarkRule];
 
 export function stampedWriteFindings(write: StampedWrite, facts: Facts): Finding[] {
   return runRules(STAMPED_WRITE_RULES, write, facts);

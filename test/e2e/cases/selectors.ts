@@ -213,7 +213,7 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.equal((await create(s, intruder, PATH.Service(NS), service('tool-svc', undefined))).spec.selector, undefined, 'a Service without a selector');
     });
 
-    test("a runner pod carries deed.dev/runner; a tenant's NetworkPolicy of no environment, written to reach it, is stored excluding it, and keeps the exclusion", async () => {
+    test("a runner pod carries deed.dev/runner; a tenant's NetworkPolicy of no environment, written to reach it, is stored excluding it, and keeps the exclusion; the platform's policy for the runner is not the tenant's to open or delete", async () => {
       const s = suite();
       const RUNNERS = 'sandbox-b';
       const NP = `/apis/networking.k8s.io/v1/namespaces/${RUNNERS}/networkpolicies`;
@@ -253,6 +253,18 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.equal(unmarked.status, 403, unmarked.text);
       assert.match(unmarked.body.message, /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/runner"\]: is frozen at "beta" and cannot be removed/);
       for (const name of ['open-all', 'open-unlabelled']) ok(`delete ${name}`, await s.api(intruder, 'DELETE', `${NP}/${name}`));
+
+      // The platform's policy for beta's runners (the admin is a platform principal here) is the platform's: the intruder can neither open nor delete it.
+      const egress = await create(s, s.admin, NP, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'runner-egress' }, spec: { podSelector: { matchLabels: { [RUNNER]: 'beta' } }, policyTypes: ['Ingress', 'Egress'] } });
+      assert.deepEqual(egress.spec.podSelector, { matchLabels: { [RUNNER]: 'beta', [MARK]: 'true' } }, "the platform's selector names the runners, with the mark");
+      assert.ok((await names(`${RUNNER}=beta,${MARK}=true`)).includes(s.runnerB.pod), 'it covers the runner');
+      const opening = await s.api(intruder, 'PATCH', `${NP}/runner-egress`, { spec: { ingress: [{ from: [{ namespaceSelector: {} }] }] } }, MERGE);
+      assert.equal(opening.status, 403, opening.text);
+      assert.match(opening.body.message, /\[guard\.pod-policy\] NetworkPolicy sandbox-b\/runner-egress carries no stamps and its selector reaches the pods or runners of environments "beta"/);
+      const deleting = await s.api(intruder, 'DELETE', `${NP}/runner-egress`);
+      assert.equal(deleting.status, 403, deleting.text);
+      assert.match(deleting.body.message, /\[guard\.pod-policy\]/);
+      ok('the platform deletes its own', await s.api(s.admin, 'DELETE', `${NP}/runner-egress`));
     });
 
     test("alpha's own Deployment, Job with a manual selector, PodDisruptionBudget and Service keep working: create, scale, rollout, budgets counting its pods", async () => {
