@@ -229,6 +229,18 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     assert.equal(selects(beta, runnerLabels), false, "beta's manager's policy of no environment reaches no runner of alpha's");
   });
 
+  test("a tenant's pod template that carries a runner mark its pods would not earn is refused when it is written", () => {
+    const deployment = (serviceAccountName: string) =>
+      ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'lab', namespace: NS },
+        spec: { selector: { matchLabels: { app: 'lab' } }, template: { metadata: { labels: { app: 'lab', [RUNNER]: 'alpha' } }, spec: { serviceAccountName, automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }] } } },
+      }) as KubeObject;
+    refused(answer('validate', review(mutated(review(deployment('builder'), TENANT)).object, TENANT)), /\[stamp\.template\] spec\.template\.metadata\.labels\["deed\.dev\/runner"\]: is admission-owned and marks a runner pod/);
+    assert.equal((stored(deployment('alpha-runner'), MANAGER).spec as Spec).template.metadata.labels[RUNNER], 'alpha', "alpha's manager's runner template may carry alpha's mark");
+  });
+
   test("a tenant's workload selector is not changed: adopting a runner is refused apart (guard.adoption)", () => {
     const deployment = {
       apiVersion: 'apps/v1',

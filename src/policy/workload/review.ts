@@ -18,6 +18,7 @@ import { isTrusted } from '../requester/principals.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { noEnvironmentMark } from '../rules/no-environment-mark.js';
+import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { annotationPath, labelPath, presentOwnedKeys } from '../stamps/identity-stamps.js';
 import { stampRowNamed } from '../kinds.js';
@@ -134,6 +135,9 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath));
     if (workloadEnvironment !== undefined)
       findings.push(...noEnvironmentMark(stringMap(t.metadata, 'labels'), t.at, policy.keys, RULES.stampTemplate.id, `the pods of a ${kind.kind} of environment "${workloadEnvironment}" never carry it`));
+    // A runner mark in a template of no environment is its pods' to carry only if they are that environment's runners.
+    else if (entryOf(stringMap(t.metadata, 'labels'), policy.keys.runner) !== undefined)
+      findings.push(...runnerMarkFindings({ metadata: { labels: stringMap(t.metadata, 'labels') }, spec: t.spec } as KubeObject, namespace, policy).map((f) => ({ ...f, rule: RULES.stampTemplate.id, path: `${t.at}.${f.path ?? ''}` })));
     findings.push(...ephemeralClaimStamps(t, old === undefined ? undefined : podTemplates(old, kind).find((o) => o.at === t.at), namespace, environment, ctx));
   }
   // Deed's own stamps for the workload's environment (the mutating side writes them) pass;
