@@ -107,6 +107,13 @@ describe('the create-stamps policy', () => {
     assert.equal(admits(policy, secret, { metadata: { name: 's', labels: { [MARK]: 'gamma' } } }), true, 'only pods are judged for it');
   });
 
+  test("every expression stays under the API server's limit of 100,000 characters with 100 environments of 10 service accounts each", () => {
+    const environments = Array.from({ length: 100 }, (_, i) => ({ id: `env-${i}`, serviceAccounts: Array.from({ length: 10 }, (_, j) => `ns-${i}:runner-${j}`) }));
+    const policy = ours({ ...POLICY, environments });
+    const sizes = [...policy.spec!.variables!, ...policy.spec!.validations!].map((v) => [...v.expression].length);
+    assert.ok(Math.max(...sizes) < 100_000, `largest: ${Math.max(...sizes)}`);
+  });
+
   test('the chart renders the same policy as deed manifests', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'deed-create-stamps-'));
     const values = join(dir, 'values.yaml');

@@ -394,7 +394,9 @@ describe('what a new pod reaches, whoever creates it', () => {
     const asBeta = podBy(RUNNER_A, (spec) => (spec.serviceAccountName = 'runner'));
     asBeta.request.object = stamped(asBeta, asBeta.request.object, RUNNER_A, POLICY);
     denies(asBeta, 'guard.service-account', POLICY);
-    allows(podBy({ ...ALICE, groups: ['platform-oncall'] }, (spec) => (spec.serviceAccountName = 'runner')), POLICY);
+    const glass = podBy({ ...ALICE, groups: ['platform-oncall'] }, (spec) => (spec.serviceAccountName = 'runner'));
+    glass.request.object!.metadata.labels = { ...glass.request.object!.metadata.labels, 'deed.dev/runner': 'beta' }; // as the mutating webhook marks beta's runner
+    allows(glass, POLICY);
   });
 
   test("a requester of no environment may not mount another environment's claim", () => {

@@ -148,6 +148,11 @@ describe('a runner pod carries the runner mark, and only a runner', () => {
     refused(answer('validate', review(claimed, TENANT)), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/runner"\]: is admission-owned and marks a runner pod; a pod whose service account no environment is mapped to never carries it \(got "alpha"\)/);
   });
 
+  test("break-glass's pod too carries the runner mark Deed writes, and no other", () => {
+    refused(answer('validate', review(pod('alpha-runner', { app: 'lab', [MARK]: 'true', [RUNNER]: 'beta' }), BREAK_GLASS)), /\[stamp\.conflict\] metadata\.labels\["deed\.dev\/runner"\]: is admission-owned: given "beta", expected "alpha"/);
+    refused(answer('validate', review(pod('builder', { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' }), BREAK_GLASS)), /\[stamp\.conflict\]/);
+  });
+
   test("a runner pod labelled another environment's runner is refused, not rewritten; one the mutating webhook did not mark is refused", () => {
     const wrong = pod('alpha-runner', { app: 'lab', [RUNNER]: 'beta' });
     assert.equal(mutated(review(wrong, MANAGER)).object.metadata.labels?.[RUNNER], 'beta', 'the mutating webhook leaves it');
@@ -166,6 +171,14 @@ describe('a runner pod carries the runner mark, and only a runner', () => {
     const dropped = structuredClone(runner);
     delete dropped.metadata.labels![RUNNER];
     refused(answer('validate', review(dropped, MANAGER, runner)), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/runner"\]: is frozen at "alpha" and cannot be removed/);
+    // Nor does the runner's own environment take the mark of no environment off it: the platform's runner policies may select by it.
+    const alphaItself: UserInfo = { username: 'system:serviceaccount:shared:alpha-runner', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const unmarked = structuredClone(runner);
+    delete unmarked.metadata.labels![MARK];
+    refused(answer('validate', review(unmarked, alphaItself, runner)), /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: is frozen at "true" and cannot be removed/);
+    const relabelled = structuredClone(runner);
+    relabelled.metadata.labels!.tier = 'web';
+    assert.equal(answer('validate', review(relabelled, alphaItself, runner)).allowed, true, 'its other labels are its own');
     const before = pod('builder');
     refused(answer('validate', review(pod('builder', { app: 'lab', [RUNNER]: 'alpha' }), TENANT, before)), /\[frozen\.stamps\] .*deed\.dev\/runner.*cannot be added/);
     // A runner stored before the mark may be given the mark Deed would write, and no other.
@@ -216,7 +229,7 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     const open = stored(networkPolicy({}), MANAGER).spec!.podSelector as Spec;
     assert.deepEqual(open, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
     const own = stored(networkPolicy({ matchLabels: { [RUNNER]: 'alpha' } }), MANAGER).spec!.podSelector as Spec;
-    assert.deepEqual(own, { matchLabels: { [RUNNER]: 'alpha', [MARK]: 'true' } }, 'as written, with the mark');
+    assert.deepEqual(own, { matchLabels: { [RUNNER]: 'alpha' } }, 'as written: only runners carry the runner mark, so it needs no mark of no environment');
     assert.equal(selects(own, runnerLabels), true, "alpha's manager reaches alpha's runners");
     const listed = stored(networkPolicy({ matchExpressions: [{ key: RUNNER, operator: 'In', values: ['alpha'] }] }), MANAGER).spec!.podSelector as Spec;
     assert.equal(listed.matchExpressions.length, 1, 'In an environment it manages: no exclusion added');

@@ -14,7 +14,7 @@ import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/st
 import { POD_UID_EXTRA } from '../policy/requester/identity.js';
 import { RULES } from '../policy/rules/catalog.js';
 import { modeOf } from '../policy/rules/enforcement.js';
-import { compilePolicy, type Policy } from '../policy/policy.js';
+import { compilePolicy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
 import { stampedCreateMatch, stampedRowResources } from './kind-rules.js';
 import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
@@ -48,20 +48,20 @@ function podAccountExpression(): string {
   return `request.resource.group == "" && request.resource.resource == "pods" ? (${named('serviceAccountName')} ? object.spec.serviceAccountName : ${named('serviceAccount')} ? object.spec.serviceAccount : "default") : ""`;
 }
 
-/** The CEL of the environment the policy maps the new pod's service account to (requester/identity.ts serviceAccountEnvironment): "" for none. */
-export function runnerExpression(policy: Pick<Policy, 'envByServiceAccount' | 'envByNamespaceWildcard'>): string {
-  // Sorted, as the chart renders it (a Helm dict's keys).
-  const map = (m: ReadonlyMap<string, string>) => `{${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
-  const exact = map(policy.envByServiceAccount);
-  const wildcard = map(policy.envByNamespaceWildcard);
-  const key = `(request.namespace + ":" + variables.podAccount)`;
-  // An account both maps name to different environments is no one's.
-  return (
-    `variables.podAccount == "" ? "" : ${key} in ${exact} ? ` +
-    `(request.namespace in ${wildcard} && ${wildcard}[request.namespace] != ${exact}[${key}] ? "" : ${exact}[${key}]) : ` +
-    `request.namespace in ${wildcard} ? ${wildcard}[request.namespace] : ""`
-  );
+/** A CEL map of the policy's service accounts (`ns:name`) or namespace wildcards (`ns`) to their environments, sorted as the chart renders a Helm dict. */
+function runnerMap(m: ReadonlyMap<string, string>): string {
+  return `{${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
 }
+
+/**
+ * The CEL of the environment the policy maps the new pod's service account to
+ * (requester/identity.ts serviceAccountEnvironment): "" for none, and for an account its
+ * exact name and its namespace's wildcard map to different environments.
+ */
+const RUNNER_EXPRESSION =
+  'variables.podAccount == "" ? "" : (request.namespace + ":" + variables.podAccount) in variables.runnerAccounts ? ' +
+  '(request.namespace in variables.runnerNamespaces && variables.runnerNamespaces[request.namespace] != variables.runnerAccounts[request.namespace + ":" + variables.podAccount] ? "" : variables.runnerAccounts[request.namespace + ":" + variables.podAccount]) : ' +
+  'request.namespace in variables.runnerNamespaces ? variables.runnerNamespaces[request.namespace] : ""';
 
 const has = (field: 'labels' | 'annotations', key: string) => `(has(object.metadata.${field}) && ${lit(key)} in object.metadata.${field})`;
 const value = (field: 'labels' | 'annotations', key: string) => `(${has(field, key)} ? object.metadata.${field}[${lit(key)}] : "")`;
@@ -89,7 +89,10 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
       // A new pod's service account, and the environment it is mapped to (a runner's, pod/runner-mark.ts): "" for none.
       { name: 'podAccount', expression: podAccountExpression() },
-      { name: 'runner', expression: runnerExpression(compiled) },
+      // Each map written once: a policy of many environments stays under the API server's size limit for one expression.
+      { name: 'runnerAccounts', expression: runnerMap(compiled.envByServiceAccount) },
+      { name: 'runnerNamespaces', expression: runnerMap(compiled.envByNamespaceWildcard) },
+      { name: 'runner', expression: RUNNER_EXPRESSION },
       { name: 'runnerMark', expression: value('labels', keys.runner) },
       { name: 'boundElsewhere', expression: `size(variables.environments) == 1 && request.namespace in ${celList(bound.map((b) => b.ns))} && !((request.namespace + "/" + variables.environments[0]) in ${celList(bound.map((b) => `${b.ns}/${b.id}`))})` },
     ],

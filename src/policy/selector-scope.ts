@@ -202,7 +202,8 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
     return ops.filter((op) => op !== undefined);
   }
   const ops: Array<PatchOperation | undefined> = [];
-  if (!namesEnvironment(sel.selector, site, key)) {
+  // One that requires the runner mark selects runners only, which are of no environment: it needs no mark.
+  if (!namesEnvironment(sel.selector, site, key) && !(site.excludesRunners === true && requiresRunners(sel.selector, policy))) {
     ops.push(requireOp(obj, site, sel, mark, 'true'));
     for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
   }
@@ -323,9 +324,17 @@ export function selectorReach(obj: KubeObject, resource: Resource, policy: Polic
   const environments = scopeOf(sel.selector, site, policy.keys.environment);
   if (environments !== undefined && environments.length > 0) return environments;
   const marked = entryOf(required(sel.selector, site), policy.keys.noEnvironment) === 'true';
-  if (environments === undefined && !marked) return 'all';
   const runners = runnerScope(sel.selector, policy);
+  // Runners only: those it names, or every environment's.
+  if (requiresRunners(sel.selector, policy)) return Array.isArray(runners) ? runners : 'all';
+  if (environments === undefined && !marked) return 'all';
   return runners === 'excluded' ? [] : runners === 'open' ? 'all' : runners;
+}
+
+/** Whether a LabelSelector selects runner pods only: it requires `<prefix>/runner` (by equality, `In` or `Exists`). */
+function requiresRunners(selector: Rec, policy: Policy): boolean {
+  const key = policy.keys.runner;
+  return entryOf(stringMap(selector, 'matchLabels'), key) !== undefined || recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === key && (text(e, 'operator') === 'In' || text(e, 'operator') === 'Exists'));
 }
 
 /** A selector that may select runners of environments `requester` does not manage. */
@@ -396,6 +405,8 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
   const runners = site.excludesRunners === true && excludesRunnersOf(requester, policy) ? runnerFindings(selector, site, requester, policy) : [];
   // Pods of no environment only: no environment's pod carries the mark.
   if (entryOf(required(selector, site), policy.keys.noEnvironment) === 'true') return runners;
+  // Runners only (no environment's pod carries their mark): the platform's, or a manager's of its own environments' runners.
+  if (site.excludesRunners === true && requiresRunners(selector, policy)) return isPlatform(requester, policy) ? [] : runners;
   if (isPlatform(requester, policy) && namesEnvironment(selector, site, key)) return [];
   const scope = scopeOf(selector, site, key);
   if (scope !== undefined && scope.every((env) => isManager(requester, env, policy))) return runners;

@@ -25,6 +25,7 @@ import { tokenVolumeRemoval } from './pod/service-account-token.js';
 import { keptScope, noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { noEnvironmentMark } from './rules/no-environment-mark.js';
+import { runnerMarkOps } from './pod/runner-mark.js';
 
 /**
  * The stamping of a door that carries a whole object (a stamped kind's, a default-row kind's):
@@ -69,7 +70,10 @@ export function stampCreate(
   if ('verdict' in gate) {
     const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
     // Allowed, it acts for no environment here: its pods and selectors are marked as such.
-    return verdict.allowed && requester.environment.kind === 'none' && !controllerMade ? patched(noEnvironmentScope(obj, req.resource, namespace, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
+    if (!verdict.allowed || controllerMade) return verdict;
+    if (requester.environment.kind === 'none') return patched(noEnvironmentScope(obj, req.resource, namespace, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations);
+    // An environment's pod let through unstamped (a gate rule that only warns) that runs as a mapped account is a runner all the same.
+    return kind.kind === 'Pod' ? patched(runnerMarkOps(obj, namespace, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
   }
   const { environment } = gate;
 

@@ -117,13 +117,13 @@ function validateCreate(
     const gated = enforce(gate, policy);
     if (!gated.allowed) return gated;
     // Deed stamps the ephemeral claims of an environment's pods only; no one else's.
-    const foreign = [...gate, ...(kind.kind === 'Pod' && isRec(obj.spec) ? foreignEphemeralStamps(obj.spec, policy) : [])];
+    // The runner mark is Deed's, from everyone: it says which environment's runner a pod is.
+    const foreign = [...gate, ...(kind.kind === 'Pod' && isRec(obj.spec) ? [...foreignEphemeralStamps(obj.spec, policy), ...runnerMarkFindings(obj, namespace, policy)] : [])];
     if (isTrusted(requester, policy)) return enforce(foreign, policy);
     // Acting for no environment, the requester gets no stamps; but what its object reaches
     // (another environment's claim or Secret, a runner's service account or its token, an
     // environment's workspace, another environment's pods by selector) is still guarded.
     const findings = [...foreign, ...borrowedCredential(obj, kind, namespace, requester, ctx), ...references({ requester, environment: undefined })];
-    if (kind.kind === 'Pod') findings.push(...runnerMarkFindings(obj, namespace, policy));
     if (spec !== undefined && wsClaims.size > 0) findings.push(...podWorkspace(obj, spec, ctx, wsClaims));
     findings.push(...selectors);
     return enforceCreate(findings, policy, dryRun);

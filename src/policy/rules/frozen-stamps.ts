@@ -11,7 +11,8 @@ import { RULES } from './catalog.js';
 /** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */
 export const GARBAGE_COLLECTORS: ReadonlySet<string> = new Set(['system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager']);
 
-export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string): Finding[] {
+/** `runner`: `oldObj` is a runner pod (ownership.ts), whose mark of no environment is what the platform's runner policies select it by. */
+export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string, runner = false): Finding[] {
   const findings: Finding[] = [];
   const compare = (before: Record<string, string>, after: Record<string, string>, list: string[], path: (k: string) => string) => {
     for (const key of list) {
@@ -26,9 +27,11 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
       findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
     }
   };
-  // An environment's object never gains the mark of pods of no environment (selector-scope.ts); on others it is theirs to keep.
+  // An environment's object never gains the mark of pods of no environment (selector-scope.ts); on others it is theirs to keep,
+  // but a runner's: its own environment would take it out of the platform's policies that select runners with it.
   // The runner mark is Deed's, written at CREATE only (pod/runner-mark.ts).
-  const marks = [...(isManaged(oldObj.metadata.labels, keys) ? [keys.noEnvironment] : []), keys.runner];
+  const runnerPod = runner || entryOf(oldObj.metadata.labels ?? {}, keys.runner) !== undefined;
+  const marks = [...(isManaged(oldObj.metadata.labels, keys) || runnerPod ? [keys.noEnvironment] : []), keys.runner];
   compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 

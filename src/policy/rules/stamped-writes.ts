@@ -57,7 +57,7 @@ const frozenStampsRule: Rule<StampedWrite> = {
   check: ({ before, after, row, owner, requester }, { policy, namespace }) =>
     after === undefined
       ? []
-      : frozenStamps(before, after, policy.keys, requester.username).filter(
+      : frozenStamps(before, after, policy.keys, requester.username, owner.kind === 'runner').filter(
           (f) => (row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id) && !(owner.kind === 'runner' && lateRunnerMark(f, before, after, namespace, policy)),
         ),
 };

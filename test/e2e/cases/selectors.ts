@@ -256,8 +256,12 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
 
       // The platform's policy for beta's runners (the admin is a platform principal here) is the platform's: the intruder can neither open nor delete it.
       const egress = await create(s, s.admin, NP, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'runner-egress' }, spec: { podSelector: { matchLabels: { [RUNNER]: 'beta' } }, policyTypes: ['Ingress', 'Egress'] } });
-      assert.deepEqual(egress.spec.podSelector, { matchLabels: { [RUNNER]: 'beta', [MARK]: 'true' } }, "the platform's selector names the runners, with the mark");
-      assert.ok((await names(`${RUNNER}=beta,${MARK}=true`)).includes(s.runnerB.pod), 'it covers the runner');
+      assert.deepEqual(egress.spec.podSelector, { matchLabels: { [RUNNER]: 'beta' } }, "the platform's selector names the runners, as written");
+      assert.ok((await names(`${RUNNER}=beta`)).includes(s.runnerB.pod), 'it covers the runner');
+      // Nor can beta's runner itself (its pod-bound token) take the mark of no environment off to leave the platform's policies that select by it.
+      const unmarking = await s.api(s.runnerB.identity, 'PATCH', `${PATHS.Pod(RUNNERS)}/${s.runnerB.pod}?dryRun=All`, { metadata: { labels: { [MARK]: null } } }, MERGE);
+      assert.equal(unmarking.status, 403, unmarking.text);
+      assert.match(unmarking.body.message, /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/no-environment"\]: is frozen at "true" and cannot be removed/);
       const opening = await s.api(intruder, 'PATCH', `${NP}/runner-egress`, { spec: { ingress: [{ from: [{ namespaceSelector: {} }] }] } }, MERGE);
       assert.equal(opening.status, 403, opening.text);
       assert.match(opening.body.message, /\[guard\.pod-policy\] NetworkPolicy sandbox-b\/runner-egress carries no stamps and its selector reaches the pods or runners of environments "beta"/);
