@@ -11,6 +11,7 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { lookupKey, gatheredLookup } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { decodePatch, fixture, kubeSystem, testContext, type Review } from './helpers.js';
+import { reviewObject } from '../src/review/run.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects as the API server sends them
 type Spec = Record<string, any>;
@@ -181,6 +182,9 @@ describe('a runner pod carries the runner mark, and only a runner', () => {
     assert.equal(answer('validate', review(relabelled, alphaItself, runner)).allowed, true, 'its other labels are its own');
     const before = pod('builder');
     refused(answer('validate', review(pod('builder', { app: 'lab', [RUNNER]: 'alpha' }), TENANT, before)), /\[frozen\.stamps\] .*deed\.dev\/runner.*cannot be added/);
+    // A runner mark a pod would not be given (set before Deed reserved the key) may be taken off; a runner's may not.
+    const unearned = pod('builder', { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' });
+    assert.equal(answer('validate', review(pod('builder', { app: 'lab', [MARK]: 'true' }), TENANT, unearned)).allowed, true);
     // A runner stored before the mark may be given the mark Deed would write, and no other.
     const legacy = pod('alpha-runner', { app: 'lab', [MARK]: 'true' });
     assert.equal(answer('validate', review(pod('alpha-runner', { app: 'lab', [MARK]: 'true', [RUNNER]: 'alpha' }), MANAGER, legacy)).allowed, true);
@@ -238,6 +242,12 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
           const m = mutated(review(networkPolicy(selector), who)).object;
           refused(answer('validate', review(m, who)), /\[selector\.scope\] spec\.podSelector\.matchExpressions: selects runner pods of environments it does not manage; .* acts for no environment here: add \{key: deed\.dev\/runner, operator: DoesNotExist\}.*or require deed\.dev\/runner: an environment it manages/);
         }
+    const every = networkPolicy({ matchExpressions: [{ key: RUNNER, operator: 'Exists' }] });
+    const asWritten = mutated(review(every, MANAGER)).object;
+    assert.deepEqual((asWritten.spec as Spec).podSelector, { matchExpressions: [{ key: RUNNER, operator: 'Exists' }] }, 'not silently turned into a selector of nothing');
+    refused(answer('validate', review(asWritten, MANAGER)), /selects runner pods too; alpha-manager acts for no environment here/);
+    const alphaPods = stored(networkPolicy({ matchLabels: { 'deed.dev/environment': 'alpha' } }), MANAGER).spec!.podSelector as Spec;
+    assert.deepEqual(alphaPods, { matchLabels: { 'deed.dev/environment': 'alpha' } }, "alpha's pods only: no runner carries an environment's label, so no exclusion");
     const beta = stored(networkPolicy({}), BETA_MANAGER).spec!.podSelector as Spec;
     assert.equal(selects(beta, runnerLabels), false, "beta's manager's policy of no environment reaches no runner of alpha's");
   });
@@ -290,6 +300,15 @@ describe("a tenant's NetworkPolicy and PodDisruptionBudget never select a runner
     assert.equal(answer('validate', review(narrowed, PLATFORM, old)).allowed, true);
   });
 
+  test('deed review judges an UPDATE as the cluster does: mutated, then validated (an apply that drops the exclusion passes, with it put back)', () => {
+    const before = stored(networkPolicy({ matchLabels: { app: 'lab' } }), TENANT);
+    const applied = networkPolicy({ matchLabels: { app: 'lab' } });
+    const r = reviewObject({ operation: 'UPDATE', object: applied, oldObject: before, userInfo: TENANT }, testContext(POLICY, undefined, undefined, cluster()));
+    assert.equal(r.allowed, true, JSON.stringify(r.steps.map((st) => st.verdict.message)));
+    assert.deepEqual(r.steps.map((st) => st.webhook), ['mutate', 'validate']);
+    assert.deepEqual((r.stored!.spec as Spec).podSelector, (before.spec as Spec).podSelector);
+  });
+
   test("beta's NetworkPolicy is scoped to beta, which no runner carries", () => {
     const body = review(networkPolicy({}), BETA);
     body.request.namespace = 'sandbox-b';
@@ -339,6 +358,19 @@ describe('guard.pod-policy: what isolates or protects environments\' pods and ru
       assert.equal(write(np, who, true).allowed, true, who.username);
       assert.equal(answer('validate', review(pdb, who, pdb, 'DELETE')).allowed, true, who.username);
     }
+  });
+
+  test("its labels, annotations and finalizers stay anyone's that RBAC lets: a tool's tracking label, a finalizer taken off in deletion; an owner reference is guarded", () => {
+    const np = runnerEgress();
+    const tracked = structuredClone(np);
+    tracked.metadata.labels = { ...tracked.metadata.labels, 'helm.sh/chart': 'lab-2' };
+    tracked.metadata.annotations = { 'argocd.argoproj.io/tracking-id': 'lab:networking.k8s.io/NetworkPolicy:shared/lab' };
+    assert.equal(answer('validate', review(tracked, TENANT, np)).allowed, true);
+    const finalizing = { ...structuredClone(np), metadata: { ...np.metadata, finalizers: ['example.com/cleanup'], deletionTimestamp: '2026-12-04T15:00:00Z' } } as KubeObject;
+    const released = { ...structuredClone(finalizing), metadata: { ...finalizing.metadata, finalizers: [] } } as KubeObject;
+    assert.equal(answer('validate', review(released, TENANT, finalizing)).allowed, true);
+    const owned = { ...structuredClone(np), metadata: { ...np.metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'doomed', uid: 'cm-1' }] } } as KubeObject;
+    refused(answer('validate', review(owned, TENANT, np)), /\[guard\.pod-policy\]/);
   });
 
   test("a budget on alpha's runners is the platform's too: a tenant cannot raise it to stall alpha's evictions", () => {

@@ -207,7 +207,7 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
     ops.push(requireOp(obj, site, sel, mark, 'true'));
     for (const template of site.templates) if (isRec(valueAt(obj, template))) ops.push(templateLabelOp(obj, template, mark, 'true'));
   }
-  if (exclude && runnerScope(sel.selector, policy) === 'open') ops.push(exclusionOp(site, sel.selector, policy));
+  if (exclude && runnerExclusionDue(sel.selector, site, policy)) ops.push(exclusionOp(site, sel.selector, policy));
   return ops.filter((op) => op !== undefined);
 }
 
@@ -283,14 +283,13 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   if (site.excludesRunners === true && !excludesRunners(after.selector, policy)) {
     const stored = excludesRunners(before.selector, policy);
     const tenant =
-      runnerScope(after.selector, policy) === 'open' &&
       requester !== undefined &&
       requester.environment.kind === 'none' &&
       excludesRunnersOf(requester, policy) &&
       !policy.envByBoundNamespace.has(obj.metadata.namespace ?? old.metadata.namespace ?? '') &&
       !isDeepStrictEqual(before, after);
-    // A selector changed to name runners is the validating side's to judge.
-    const open = runnerScope(after.selector, policy) === 'open';
+    // A selector changed to name runners (or an environment) is the validating side's to judge.
+    const open = runnerExclusionDue(after.selector, site, policy);
     if (stored && open) kept.push(`${policy.keys.runner} DoesNotExist`);
     if ((stored || tenant) && open) ops.push(exclusionOp(site, after.selector, policy));
   }
@@ -331,6 +330,17 @@ export function selectorReach(obj: KubeObject, resource: Resource, policy: Polic
   return runners === 'excluded' ? [] : runners === 'open' ? 'all' : runners;
 }
 
+/**
+ * Whether the mutating side adds the runner exclusion to a written LabelSelector: it may
+ * select runners and names none (one that names runners is the validating side's to judge:
+ * an exclusion beside `Exists` would select nothing, silently); one that requires an
+ * environment's label selects no runner.
+ */
+function runnerExclusionDue(selector: Rec, site: Site, policy: Policy): boolean {
+  const environments = scopeOf(selector, site, policy.keys.environment);
+  return runnerScope(selector, policy) === 'open' && !requiresRunners(selector, policy) && !(environments !== undefined && environments.length > 0);
+}
+
 /** Whether a LabelSelector selects runner pods only: it requires `<prefix>/runner` (by equality, `In` or `Exists`). */
 function requiresRunners(selector: Rec, policy: Policy): boolean {
   const key = policy.keys.runner;
@@ -339,6 +349,9 @@ function requiresRunners(selector: Rec, policy: Policy): boolean {
 
 /** A selector that may select runners of environments `requester` does not manage. */
 function runnerFindings(selector: Rec, site: Site, requester: Requester, policy: Policy): Finding[] {
+  // An environment's label is on no runner.
+  const environments = scopeOf(selector, site, policy.keys.environment);
+  if (environments !== undefined && environments.length > 0) return [];
   const scope = runnerScope(selector, policy);
   if (scope === 'excluded' || (scope !== 'open' && scope.every((env) => isManager(requester, env, policy)))) return [];
   const key = policy.keys.runner;

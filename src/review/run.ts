@@ -1,8 +1,9 @@
 // Runs the webhooks on one object, in process, through the same `decide()` as the
-// server, in the API server's order: for a CREATE the mutating webhook, its patch
-// applied, the object given a uid and name as the API server would, then the validating
-// webhook on the final object. UPDATE and DELETE go to the validating webhook only (the
-// mutating side stamps at CREATE and passes everything else unchanged).
+// server, in the API server's order: for a CREATE or an UPDATE the mutating webhook, its
+// patch applied (at CREATE the object given a uid and name as the API server would), then
+// the validating webhook on the final object; a DELETE goes to the validating webhook only.
+// On UPDATE the mutating side puts back the scope a selector was stored with, where the
+// installed configuration sends it UPDATEs.
 import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
@@ -38,7 +39,7 @@ export interface ObjectReview {
   allowed: boolean;
   /** The mutating webhook's patch (empty when it changed nothing or denied). */
   patch: PatchOperation[];
-  /** The object as it would be written: patched on CREATE, as given on UPDATE, null for DELETE or a denial. */
+  /** The object as it would be written: patched, null for DELETE or a denial. */
   result: KubeObject | null;
   /** The object as stored: `result` given a uid and name on CREATE; null for DELETE or a denial. */
   stored: KubeObject | null;
@@ -107,7 +108,7 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: Re
   const selected = namespace === undefined || !excludedNamespaces(place.deedNamespace).includes(namespace);
   const effective = (step: Step): Verdict => (step.routed ? step.verdict : allowedVerdict());
 
-  if (input.operation === 'CREATE') {
+  if (input.operation === 'CREATE' || input.operation === 'UPDATE') {
     const mutated = call('mutate', input, input.object, ctx, selected);
     out.steps.push(mutated);
     if (!effective(mutated).allowed) return { ...out, allowed: false };
@@ -119,8 +120,6 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: Re
       throw new ReviewError(`${subject}: Deed's patch does not apply: ${(err as Error).message}`);
     }
     out.result = final;
-  } else if (input.operation === 'UPDATE') {
-    out.result = input.object;
   }
 
   const stored = input.operation === 'CREATE' ? admitted(final!, ctx.now(), ctx.randomBytes) : final;

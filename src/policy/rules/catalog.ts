@@ -482,7 +482,7 @@ export const RULES = {
     id: 'guard.pod-policy',
     webhook: 'validate',
     checks:
-      "A NetworkPolicy or PodDisruptionBudget that carries no stamps, in a namespace bound to no environment, whose selector may select an environment's pods or runner pods (it names environments, requires `<prefix>/runner`, or neither excludes runners nor requires the mark of no environment) isolates or protects them: only the platform, managers of every environment it reaches, system controllers and break-glass change or delete it. A tenant's own, which excludes runners (`selector.scope`), reaches none.",
+      "A NetworkPolicy or PodDisruptionBudget that carries no stamps, in a namespace bound to no environment, whose selector may select an environment's pods or runner pods (it names environments, requires `<prefix>/runner`, or neither excludes runners nor requires the mark of no environment) isolates or protects them: only the platform, managers of every environment it reaches, system controllers and break-glass change its spec or owner references, or delete it (its labels, annotations and finalizers stay anyone's that RBAC lets). A tenant's own, which excludes runners (`selector.scope`), reaches none.",
     defaultMode: 'deny',
     overridable: true,
     example: 'NetworkPolicy shared/runner-egress carries no stamps and its selector reaches the pods or runners of environments "alpha": it is the platform\'s, and only the platform, their managers, system controllers and break-glass may change or delete it (write your own, scoped to your pods)',

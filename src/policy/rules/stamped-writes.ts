@@ -48,7 +48,7 @@ const sharedInputRule: Rule<StampedWrite> = {
 /** An unstamped NetworkPolicy or budget in a shared namespace that reaches environments' pods or runners is the platform's. */
 const podPolicyRule: Rule<StampedWrite> = {
   info: [RULES.guardPodPolicy],
-  check: ({ before, row, resource, owner, requester }, { policy, namespace }) => podPolicyGuard(requester, owner, before, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy),
+  check: ({ before, after, row, resource, owner, requester }, { policy, namespace }) => podPolicyGuard(requester, owner, before, after, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy),
 };
 
 /** Deed's stamps are written once; a deadline Deed set may only go down (where Deed sets one: a Job's own is its writer's). */
@@ -58,7 +58,10 @@ const frozenStampsRule: Rule<StampedWrite> = {
     after === undefined
       ? []
       : frozenStamps(before, after, policy.keys, requester.username, owner.kind === 'runner').filter(
-          (f) => (row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id) && !(owner.kind === 'runner' && lateRunnerMark(f, before, after, namespace, policy)),
+          (f) =>
+            (row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id) &&
+            !(owner.kind === 'runner' && lateRunnerMark(f, before, after, namespace, policy)) &&
+            !unearnedRunnerMark(f, before, after, namespace, policy),
         ),
 };
 
@@ -67,6 +70,17 @@ const frozenStampsRule: Rule<StampedWrite> = {
  * may be given it later, with the value Deed would have written: re-creating a live runner
  * to mark it would end its run.
  */
+/**
+ * A runner mark a pod would not be given (set before Deed reserved the key, or before the
+ * policy stopped mapping its account) may be taken off: a platform's policy for that
+ * environment's runners would cover it.
+ */
+function unearnedRunnerMark(f: Finding, before: KubeObject, after: KubeObject, namespace: string, policy: Policy): boolean {
+  const key = policy.keys.runner;
+  const given = entryOf(before.metadata.labels ?? {}, key);
+  return f.path === labelPath(key) && given !== undefined && entryOf(after.metadata.labels ?? {}, key) === undefined && (before.kind !== 'Pod' || given !== runnerOf(before, namespace, policy));
+}
+
 function lateRunnerMark(f: Finding, before: KubeObject, after: KubeObject, namespace: string, policy: Policy): boolean {
   const key = policy.keys.runner;
   return f.path === labelPath(key) && entryOf(before.metadata.labels ?? {}, key) === undefined && entryOf(after.metadata.labels ?? {}, key) === runnerOf(after, namespace, policy);
