@@ -45,6 +45,20 @@ describe('the audit verdict on one object', () => {
     assert.equal(by(judgeObject(pod, 'Pod', true, ctx({ 'template.restart-policy': 'audit' }))!.results, 'template.restart-policy')?.properties?.mode, 'audit');
   });
 
+  test("a pod of no environment: a runner without the runner mark warns, naming the command that marks it; a wrong mark fails; a marked runner passes; any other pod says nothing of it", () => {
+    const pod = (serviceAccountName: string, labels: Record<string, string>) => withSpec({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a', uid: 'p', labels } } as KubeObject, { ...POD_SPEC, serviceAccountName });
+    const mark = (p: KubeObject) => by(judgeObject(p, 'Pod', true, ctx())?.results, 'stamps.runner-mark');
+    const legacy = mark(pod('runner', {}));
+    assert.equal(legacy?.result, 'warn');
+    assert.match(legacy!.message, /kubectl label pod -n sandbox-a runner-0 deed\.dev\/runner=alpha/);
+    assert.equal(mark(pod('runner', { 'deed.dev/runner': 'alpha' }))?.result, 'pass');
+    assert.equal(mark(pod('runner', { 'deed.dev/runner': 'beta' }))?.result, 'fail');
+    const unearned = mark(pod('builder', { 'deed.dev/runner': 'alpha' }));
+    assert.equal(unearned?.result, 'fail');
+    assert.match(unearned!.message, /kubectl label pod -n sandbox-a runner-0 deed\.dev\/runner-/);
+    assert.equal(mark(pod('builder', {})), undefined);
+  });
+
   test('a forged attestation fails the stamps, and the reaper would skip the object', () => {
     const secret = stamped({ kind: 'Secret', name: 'forged', signingKey: Buffer.from('not-deeds-key-0123456789abcdef0123456789') });
     const audit = judgeObject(secret, 'Secret', true, ctx())!;

@@ -155,11 +155,12 @@ describe('the review runner', () => {
     assert.deepEqual(r.steps[0]!.verdict.findings.map((f) => f.rule), ['nonce.malformed']);
   });
 
-  test('UPDATE and DELETE go to the validating webhook only', () => {
+  test('an UPDATE goes to the mutating webhook, then the validating one (a label change comes out as written); a DELETE to the validating webhook only', () => {
     const body = fixture('validate-update-pod-label-by-runner.json').request;
     const update = reviewObject({ operation: 'UPDATE', object: body.object, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, testContext());
-    assert.deepEqual(update.steps.map((s) => s.webhook), ['validate']);
-    assert.equal(update.result, body.object);
+    assert.deepEqual(update.steps.map((s) => s.webhook), ['mutate', 'validate']);
+    assert.deepEqual(update.patch, []);
+    assert.deepEqual(update.result, body.object);
     const del = reviewObject({ operation: 'DELETE', object: null, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, testContext());
     assert.deepEqual(del.steps.map((s) => s.webhook), ['validate']);
     assert.equal(del.result, null);

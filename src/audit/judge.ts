@@ -3,6 +3,7 @@
 // rules (a pod admitted under an older policy shows what the current one says), what
 // would the reaper do, and does the object carry Deed's stamps where Deed does not review
 // (there they prove nothing). Pure: the owner lookup and the clock come in as values.
+import { runnerOf } from '../policy/pod/runner-mark.js';
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
 import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type ReapedKindName } from '../policy/kinds.js';
@@ -11,6 +12,7 @@ import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
 import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
+import { entryOf } from '../policy/unstructured.js';
 import { objectRules } from '../policy/object-rules.js';
 import { ownershipOfObject } from '../policy/ownership.js';
 import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
@@ -38,6 +40,7 @@ export type AuditPolicy = (typeof AUDIT_POLICIES)[keyof typeof AUDIT_POLICIES];
 export const AUDIT_CHECKS = {
   outsideReview: 'scope.outside-review',
   attestation: 'stamps.attestation',
+  runnerMark: 'stamps.runner-mark',
   contentRules: 'rules.content',
   reaper: 'reaper.verdict',
   listFailed: 'audit.list',
@@ -122,9 +125,33 @@ export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: bool
   if (!stamped)
     return {
       object: ref,
-      results: [{ policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.attestation, result: 'skip', message: 'carries no Deed stamps: not a sandbox object Deed admitted' }],
+      results: [
+        { policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.attestation, result: 'skip', message: 'carries no Deed stamps: not a sandbox object Deed admitted' },
+        ...(kind === 'Pod' ? runnerMarkResults(obj, ref, ctx) : []),
+      ],
     };
   return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner, lease)] };
+}
+
+/**
+ * A pod of no environment and the runner mark (pod/runner-mark.ts): a runner created before
+ * Deed wrote it lacks it, so a tenant's policy stored before, or one that says
+ * `<prefix>/environment DoesNotExist`, may still select it; a pod that is no runner may
+ * carry one from before Deed reserved the key, and a platform's policy for that
+ * environment's runners covers it. Each says who fixes it, and how.
+ */
+function runnerMarkResults(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditResult[] {
+  const key = ctx.policy.keys.runner;
+  const given = entryOf(obj.metadata.labels ?? {}, key);
+  const runner = runnerOf(obj, ref.namespace, ctx.policy);
+  const at = `-n ${ref.namespace} ${ref.name}`;
+  const result = (status: ResultStatus, message: string): AuditResult[] => [{ policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.runnerMark, result: status, message, properties: { ...(runner !== undefined ? { environment: runner } : {}) } }];
+  if (given === runner) return runner === undefined ? [] : result('pass', `the runner mark says environment "${runner}", whose service account it runs as`);
+  if (given === undefined)
+    return result('warn', `a runner of environment "${runner}" without ${key} (created before Deed wrote it): a tenant's policy may still select it; its manager marks it with \`kubectl label pod ${at} ${key}=${runner}\`, or re-create it`);
+  if (runner === undefined)
+    return result('fail', `carries ${key}=${JSON.stringify(given)} but is no runner, so a platform's policy for that environment's runners covers it: take it off with \`kubectl label pod ${at} ${key}-\``);
+  return result('fail', `carries ${key}=${JSON.stringify(given)}, but its service account is environment "${runner}"'s: re-create it`);
 }
 
 function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditResult {
