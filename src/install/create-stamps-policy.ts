@@ -86,7 +86,6 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
       { name: 'environment', expression: value('labels', keys.environment) },
       { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
-      // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
       // A new pod's service account, and the environment it is mapped to (a runner's, pod/runner-mark.ts): "" for none.
       { name: 'podAccount', expression: podAccountExpression() },
       // Each map written once: a policy of many environments stays under the API server's size limit for one expression.
@@ -94,6 +93,7 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       { name: 'runnerNamespaces', expression: runnerMap(compiled.envByNamespaceWildcard) },
       { name: 'runner', expression: RUNNER_EXPRESSION },
       { name: 'runnerMark', expression: value('labels', keys.runner) },
+      // A namespace bound to another environment takes no creates of this one's (Deed refuses them, or lets them pass unstamped where that rule only warns).
       { name: 'boundElsewhere', expression: `size(variables.environments) == 1 && request.namespace in ${celList(bound.map((b) => b.ns))} && !((request.namespace + "/" + variables.environments[0]) in ${celList(bound.map((b) => `${b.ns}/${b.id}`))})` },
     ],
     validations: [

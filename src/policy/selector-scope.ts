@@ -337,8 +337,13 @@ export function selectorReach(obj: KubeObject, resource: Resource, policy: Polic
  * environment's label selects no runner.
  */
 function runnerExclusionDue(selector: Rec, site: Site, policy: Policy): boolean {
+  return runnerScope(selector, policy) === 'open' && !requiresRunners(selector, policy) && !requiresEnvironment(selector, site, policy);
+}
+
+/** Whether a selector requires an environment's label (by equality or `In`): it selects that environment's pods, and no runner (runners carry none). */
+function requiresEnvironment(selector: Rec, site: Site, policy: Policy): boolean {
   const environments = scopeOf(selector, site, policy.keys.environment);
-  return runnerScope(selector, policy) === 'open' && !requiresRunners(selector, policy) && !(environments !== undefined && environments.length > 0);
+  return environments !== undefined && environments.length > 0;
 }
 
 /** Whether a LabelSelector selects runner pods only: it requires `<prefix>/runner` (by equality, `In` or `Exists`). */
@@ -349,9 +354,7 @@ function requiresRunners(selector: Rec, policy: Policy): boolean {
 
 /** A selector that may select runners of environments `requester` does not manage. */
 function runnerFindings(selector: Rec, site: Site, requester: Requester, policy: Policy): Finding[] {
-  // An environment's label is on no runner.
-  const environments = scopeOf(selector, site, policy.keys.environment);
-  if (environments !== undefined && environments.length > 0) return [];
+  if (requiresEnvironment(selector, site, policy)) return [];
   const scope = runnerScope(selector, policy);
   if (scope === 'excluded' || (scope !== 'open' && scope.every((env) => isManager(requester, env, policy)))) return [];
   const key = policy.keys.runner;

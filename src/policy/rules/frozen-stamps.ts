@@ -11,8 +11,15 @@ import { RULES } from './catalog.js';
 /** Who orphans dependents: the garbage collector, by its own service account or the controller manager's identity. */
 export const GARBAGE_COLLECTORS: ReadonlySet<string> = new Set(['system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager']);
 
-/** `runner`: `oldObj` is a runner pod (ownership.ts), whose mark of no environment is what the platform's runner policies select it by. */
-export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string, runner = false): Finding[] {
+/** A pod's runner facts: whether it is a runner (ownership.ts), and the runner mark Deed would write on it now (pod/runner-mark.ts runnerOf; undefined: none). */
+export interface RunnerFacts {
+  isRunner: boolean;
+  due(): string | undefined;
+}
+
+const NO_RUNNER: RunnerFacts = { isRunner: false, due: () => undefined };
+
+export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: StampKeys, username: string, runner: RunnerFacts = NO_RUNNER): Finding[] {
   const findings: Finding[] = [];
   const compare = (before: Record<string, string>, after: Record<string, string>, list: string[], path: (k: string) => string) => {
     for (const key of list) {
@@ -27,12 +34,12 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
       findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
     }
   };
+  const [oldLabels, newLabels] = [oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}];
   // An environment's object never gains the mark of pods of no environment (selector-scope.ts); on others it is theirs to keep,
   // but a runner's: its own environment would take it out of the platform's policies that select runners with it.
-  // The runner mark is Deed's, written at CREATE only (pod/runner-mark.ts).
-  const runnerPod = runner || entryOf(oldObj.metadata.labels ?? {}, keys.runner) !== undefined;
-  const marks = [...(isManaged(oldObj.metadata.labels, keys) || runnerPod ? [keys.noEnvironment] : []), keys.runner];
-  compare(oldObj.metadata.labels ?? {}, newObj.metadata.labels ?? {}, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
+  const runnerPod = runner.isRunner || entryOf(oldLabels, keys.runner) !== undefined;
+  const marks = [...(isManaged(oldObj.metadata.labels, keys) || runnerPod ? [keys.noEnvironment] : []), ...(runnerMarkFrozen(oldLabels, newLabels, keys, runner) ? [keys.runner] : [])];
+  compare(oldLabels, newLabels, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys), ...marks], labelPath);
   compare(oldObj.metadata.annotations ?? {}, newObj.metadata.annotations ?? {}, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys)], annotationPath);
 
   // The admission-added reference is the Pod reference whose uid the owner-uid label names.
@@ -52,6 +59,21 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
   if (typeof a === 'number' && (typeof b !== 'number' || b > a))
     findings.push({ rule: RULES.frozenActiveDeadline.id, path: 'spec.activeDeadlineSeconds', message: `may only be lowered: ${a} -> ${b === undefined ? '(absent)' : JSON.stringify(b)}` });
   return findings;
+}
+
+/**
+ * The runner mark is Deed's, written at CREATE (pod/runner-mark.ts), and then frozen: but a
+ * runner created before Deed wrote it may be given the mark Deed would write (re-creating a
+ * live runner to mark it would end its run), and a mark a pod would not be given (set before
+ * Deed reserved the key, or before the policy stopped mapping its account) may be taken
+ * off, or a platform's policy for that environment's runners would cover it.
+ */
+function runnerMarkFrozen(before: Record<string, string>, after: Record<string, string>, keys: StampKeys, runner: RunnerFacts): boolean {
+  const [a, b] = [entryOf(before, keys.runner), entryOf(after, keys.runner)];
+  if (a === b) return false;
+  const late = a === undefined && runner.isRunner && b === runner.due();
+  const unearned = a !== undefined && b === undefined && a !== runner.due();
+  return !late && !unearned;
 }
 
 /**

@@ -16,9 +16,6 @@ import { sharedInputGuard } from './shared-input.js';
 import { podPolicyGuard } from './pod-policy-guard.js';
 import { terminalMark } from './terminal-mark.js';
 import { runnerOf } from '../pod/runner-mark.js';
-import { labelPath } from '../stamps/identity-stamps.js';
-import { entryOf } from '../unstructured.js';
-import type { Policy } from '../policy.js';
 
 /** An UPDATE (with the object as it will be) or a DELETE of a stored object, and whose that object is. */
 export interface StampedWrite {
@@ -57,34 +54,10 @@ const frozenStampsRule: Rule<StampedWrite> = {
   check: ({ before, after, row, owner, requester }, { policy, namespace }) =>
     after === undefined
       ? []
-      : frozenStamps(before, after, policy.keys, requester.username, owner.kind === 'runner').filter(
-          (f) =>
-            (row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id) &&
-            !(owner.kind === 'runner' && lateRunnerMark(f, before, after, namespace, policy)) &&
-            !unearnedRunnerMark(f, before, after, namespace, policy),
+      : frozenStamps(before, after, policy.keys, requester.username, { isRunner: owner.kind === 'runner', due: () => (row.kind === 'Pod' ? runnerOf(after, namespace, policy) : undefined) }).filter(
+          (f) => row.activeDeadline || f.rule !== RULES.frozenActiveDeadline.id,
         ),
 };
-
-/**
- * A runner pod created before Deed wrote the runner mark (or before its namespace opted in)
- * may be given it later, with the value Deed would have written: re-creating a live runner
- * to mark it would end its run.
- */
-/**
- * A runner mark a pod would not be given (set before Deed reserved the key, or before the
- * policy stopped mapping its account) may be taken off: a platform's policy for that
- * environment's runners would cover it.
- */
-function unearnedRunnerMark(f: Finding, before: KubeObject, after: KubeObject, namespace: string, policy: Policy): boolean {
-  const key = policy.keys.runner;
-  const given = entryOf(before.metadata.labels ?? {}, key);
-  return f.path === labelPath(key) && given !== undefined && entryOf(after.metadata.labels ?? {}, key) === undefined && (before.kind !== 'Pod' || given !== runnerOf(before, namespace, policy));
-}
-
-function lateRunnerMark(f: Finding, before: KubeObject, after: KubeObject, namespace: string, policy: Policy): boolean {
-  const key = policy.keys.runner;
-  return f.path === labelPath(key) && entryOf(before.metadata.labels ?? {}, key) === undefined && entryOf(after.metadata.labels ?? {}, key) === runnerOf(after, namespace, policy);
-}
 
 /** The terminal mark is its environment's to set, once, and never to change or remove. */
 const terminalMarkRule: Rule<StampedWrite> = {
