@@ -18,6 +18,8 @@ const POLICY: ConfigInput = {
   environments: [
     { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'] },
     { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+    // A runner's account in a namespace it shares with others, kept by its manager.
+    { id: 'gamma', serviceAccounts: ['shared:runner-gamma'], managers: { users: ['system:serviceaccount:platform:runner-controller'] } },
   ],
   platform: { users: ['system:serviceaccount:argocd:argocd-application-controller'], groups: [] },
 };
@@ -300,12 +302,38 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     // Where the policy maps a namespace's accounts to one environment (sandbox-b:*), its default account is that environment's to keep, and no other's.
     const own = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: 'sandbox-b' });
     admitted(own);
-    refused({ ...own, request: { ...own.request, userInfo: RUNNER_A } }, 'guard.shared-input', /ServiceAccount sandbox-b\/default acts for environment "beta" \(policy: environments\[\]\.serviceAccounts\) and its pods run as it; system:serviceaccount:sandbox-a:runner acts for "alpha" and may not change or delete it/);
+    refused({ ...own, request: { ...own.request, userInfo: RUNNER_A } }, 'guard.mapped-account', /service account sandbox-b:default is an environment's identity \(policy: environments\[\]\.serviceAccounts\), and system:serviceaccount:sandbox-a:runner does not act for that environment/);
     const TEMPLATES: Gvr = { group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate' };
     const del = review(TEMPLATES, RUNNER_B, { spec: { spec: {} } }, { operation: 'UPDATE', old: { spec: { spec: {} } }, name: 'gpu', namespace: NS });
     del.request.operation = 'DELETE';
     del.request.object = null;
     refused(del, 'guard.shared-input', /ResourceClaimTemplate shared\/gpu carries no stamps/);
+  });
+
+  test("a service account the policy maps to an environment is created, changed and deleted only by who acts for it and the platform", () => {
+    const MANAGER: UserInfo = { username: 'system:serviceaccount:platform:runner-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const GAMMA_RUNNER: UserInfo = { username: 'system:serviceaccount:shared:runner-gamma', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const create = (who: UserInfo, name = 'runner-gamma') => review(SERVICE_ACCOUNTS, who, {}, { name });
+    const change = (who: UserInfo) => review(SERVICE_ACCOUNTS, who, { imagePullSecrets: [{ name: 'stranger-pull' }] }, { operation: 'UPDATE', old: {}, name: 'runner-gamma' });
+    const remove = (who: UserInfo) => {
+      const body = change(who);
+      body.request.operation = 'DELETE';
+      body.request.object = null;
+      return body;
+    };
+    for (const write of [create, change, remove]) {
+      // A tenant of no environment with `edit` in the namespace: deleting it would revoke the runner's tokens, creating it first would make it theirs.
+      refused(write(NONE), 'guard.mapped-account', /service account shared:runner-gamma is an environment's identity \(policy: environments\[\]\.serviceAccounts\), and stranger does not act for that environment/);
+      // Another environment, and the refusal names no environment.
+      const message = refused(write(RUNNER_B), 'guard.mapped-account');
+      assert.doesNotMatch(message, /gamma"|"beta"/);
+      for (const who of [MANAGER, ARGO, GAMMA_RUNNER, ADMIN]) admitted(write(who));
+    }
+    // A namespace's `*` maps every account in it, one made with generateName included.
+    const generated = review(SERVICE_ACCOUNTS, NONE, { metadata: { generateName: 'agent-' } }, { name: '', namespace: 'sandbox-b' });
+    refused(generated, 'guard.mapped-account', /service account sandbox-b: is an environment's identity/);
+    // An account no environment's mapping names is anyone's to write, as before.
+    admitted(create(NONE, 'tenant-app'));
   });
 
   test("no environment creates a ConfigMap under a well-known name, which every pod may name unjudged; a principal of no environment may, where no controller keeps one", () => {

@@ -15,6 +15,7 @@ import { adoptionOfUpdate, controllerOf, ownerLookupKey } from '../controller-ma
 import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
+import { mappedAccountWrite } from '../rules/mapped-account.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
 import type { DoorReview } from './door-review.js';
@@ -40,6 +41,8 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
         // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
         ...namespaceWideWrite(req, namespace, requester, ctx.policy),
         ...serviceExternalIps(req, requester, ctx.policy),
+        // A service account the policy maps to an environment is that environment's identity.
+        ...mappedAccountWrite(req, namespace, requester, ctx.policy),
       ],
       ctx.policy,
       req.dryRun,

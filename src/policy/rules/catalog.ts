@@ -469,11 +469,21 @@ export const RULES = {
     overridable: true,
     example: 'spec.rules[0].http.paths[0].backend.service.name names Service web, which does not exist; create the Service first, or one another environment creates under that name later would be published',
   }),
+  guardMappedAccount: rule({
+    id: 'guard.mapped-account',
+    webhook: 'both',
+    checks:
+      "A service account the policy maps to an environment (`environments[].serviceAccounts`, a namespace's `*` included) is that environment's identity: deleting it revokes every token of it (its runner stops), its image pull secrets go into the pods that run as it, and whoever creates it first decides what it holds. It is created, changed and deleted only by that environment's principals and managers, the policy's `platform` principals, system controllers and break-glass: not by another environment, nor by a principal of no environment that holds `edit` in the namespace.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'service account shared:runner-alpha is an environment\'s identity (policy: environments[].serviceAccounts), and stranger does not act for that environment: only its principals and managers, the platform, system controllers and break-glass may delete it; a deployer that installs runners\' accounts belongs in the policy\'s platform principals',
+  }),
   guardSharedInput: rule({
     id: 'guard.shared-input',
     webhook: 'validate',
     checks:
-      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim or its template, a ServiceAccount, whose image pull secrets the API server copies into the pods that run as it, unless the policy maps it to an environment, whose principals alone then change it) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
+      "An input a pod reads (a Secret, a ConfigMap, a PersistentVolumeClaim, a ResourceClaim or its template, a ServiceAccount, whose image pull secrets the API server copies into the pods that run as it; one the policy maps to an environment is that environment's, `guard.mapped-account`) that carries no stamps, in a namespace bound to no environment, is the platform's: any environment's pods may name it, so no environment's principal may change or delete it (what a sandbox's pod runs would be someone else's code). Principals of no environment, managers, the platform, system controllers and break-glass may.",
     defaultMode: 'deny',
     overridable: true,
     example: 'ConfigMap shared/settings carries no stamps: it is the platform\'s, and any environment\'s pods may read it; system:serviceaccount:sandbox-b:janitor acts for "beta" and may not change or delete it (create your own, which is stamped for your environment)',

@@ -1,6 +1,6 @@
 // guard.shared-input: what a sandbox's pod reads is code it runs. An unstamped Secret,
 // ConfigMap, claim or service account (the `default` one, whose image pull secrets go into
-// every pod that runs as it) in a namespace bound to no environment is the platform's
+// every pod that runs as it; one the policy maps is its environment's) in a namespace bound to no environment is the platform's
 // (unowned, so any environment's pod may name it: a shared pull secret, a shared settings file), and an
 // environment that could rewrite it would rewrite what another environment's pods run. So
 // an environment's principal may neither change nor delete one; principals of no
@@ -19,18 +19,13 @@ export function sharedInputGuard(requester: Requester, owner: Ownership, resourc
   if (owner.kind !== 'unowned' || row?.podInput !== true) return [];
   const env = requester.environment;
   if (env.kind !== 'one' || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
-  const what = `${object.kind} ${object.namespace}/${object.name}`;
   // A service account the policy maps to an environment (`sandbox-b:*`, its `default` too) is
-  // that environment's credential, not a shared input: its own principals keep it.
-  const mapped = row.kind === 'ServiceAccount' ? serviceAccountEnvironment(object.namespace, object.name, policy) : undefined;
-  if (mapped === env.id) return [];
+  // that environment's identity, not a shared input: rules/mapped-account.ts judges its writes.
+  if (row.kind === 'ServiceAccount' && serviceAccountEnvironment(object.namespace, object.name, policy) !== undefined) return [];
   return [
     {
       rule: RULES.guardSharedInput.id,
-      message:
-        mapped !== undefined
-          ? `${what} acts for environment "${mapped}" (policy: environments[].serviceAccounts) and its pods run as it; ${requester.username} acts for "${env.id}" and may not change or delete it`
-          : `${what} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+      message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
     },
   ];
 }

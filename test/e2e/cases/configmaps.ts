@@ -238,6 +238,38 @@ export function configMapCases(suite: () => Suite): void {
       assert.match(exec.stderr, /\[guard\.connect\]/);
     });
 
+    test("a service account the policy maps to an environment is kept from a tenant of no environment and from other environments, though the tenant role lets them write service accounts", async () => {
+      const s = suite();
+      // sandbox-b:* maps every account of sandbox-b to beta; the stranger and alpha's runner get the tenant role there.
+      ok('tenant binding in sandbox-b', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-b/rolebindings', {
+        metadata: { name: 'mapped-account-tenants' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
+        subjects: [['plain', 'cm-stranger'], ['sandbox-a', 'runner'], ['sandbox-b', 'tenant']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      const deployer = await s.newIdentity('platform', 'gitops');
+      ok('deployer binding in sandbox-b', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-b/rolebindings', {
+        metadata: { name: 'mapped-account-deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: TENANT_ROLE },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }],
+      }));
+      const ACCOUNTS = '/api/v1/namespaces/sandbox-b/serviceaccounts';
+      for (const who of [deployer, beta]) await eventually(`RBAC lets ${who.name} write service accounts in sandbox-b`, async () => (await s.kubectl(who, ['auth', 'can-i', 'delete', 'serviceaccounts', '-n', 'sandbox-b'])).stdout.trim() === 'yes');
+      ok('the platform installs an account of beta', await s.api(deployer, 'POST', ACCOUNTS, { metadata: { name: 'probe-runner' } }));
+      for (const who of [stranger, s.runnerA.identity]) {
+        await eventually(`RBAC lets ${who.name} write service accounts in sandbox-b`, async () => (await s.kubectl(who, ['auth', 'can-i', 'delete', 'serviceaccounts', '-n', 'sandbox-b'])).stdout.trim() === 'yes');
+        // Deleting it would revoke every token of it; a pull secret added would go into every pod that runs as it; one created first would be theirs.
+        refused(await s.api(who, 'DELETE', `${ACCOUNTS}/probe-runner`), 'guard.mapped-account', /service account sandbox-b:probe-runner is an environment's identity/);
+        refused(await s.api(who, 'PATCH', `${ACCOUNTS}/probe-runner`, { imagePullSecrets: [{ name: 'stranger-pull' }] }, MERGE), 'guard.mapped-account');
+        refused(await s.api(who, 'POST', ACCOUNTS, { metadata: { name: `made-by-${who.name.replace(/[^a-z-]/g, '-')}` } }), 'guard.mapped-account');
+      }
+      const kept = await s.api(s.admin, 'GET', `${ACCOUNTS}/probe-runner`);
+      assert.equal(kept.status, 200, kept.text);
+      assert.equal(kept.body.imagePullSecrets, undefined);
+      // Beta's own principal and the platform's deployer may.
+      ok("beta's own principal", await s.api(beta, 'PATCH', `${ACCOUNTS}/probe-runner`, { metadata: { annotations: { 'example.com/owner': 'beta' } } }, MERGE));
+      ok('the platform deletes it', await s.api(deployer, 'DELETE', `${ACCOUNTS}/probe-runner`));
+    });
+
     test('the tenant role grants no service-account token: RBAC refuses a TokenRequest for the namespace\'s accounts, even one Deed would let through (an account of no environment, asked by a principal of none)', async () => {
       const s = suite();
       ok('an app account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'tenant-app' } }));
