@@ -43,6 +43,12 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
       if (ns === RUNNER.namespace && name === RUNNER.name) return { metadata: { name, namespace: ns, uid: RUNNER.uid } };
       throw new KubeError('NotFound', 'not found');
     },
+    getPodClock: async (ns, name) => {
+      const pod = of('Pod', ns).find((o) => o.metadata.name === name);
+      if (pod === undefined) throw new KubeError('NotFound', 'not found');
+      const status = (pod.status ?? {}) as { phase?: string; startTime?: string };
+      return { uid: pod.metadata.uid, ...status, activeDeadlineSeconds: (pod.spec as { activeDeadlineSeconds?: number } | undefined)?.activeDeadlineSeconds };
+    },
     async *listNamespaces(selector) {
       yield namespaces.filter((ns) => selector === '' || Object.entries(ns.labels).some(([k, v]) => `${k}=${v}` === selector));
     },

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createKubeClient } from '../src/kube/client.js';
 import { sweep, type Decision } from '../src/reaper/sweep.js';
 import { MAX_LEASE_READS_PER_NAMESPACE } from '../src/reaper/lease-facts.js';
-import { needs, VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup } from '../src/reaper/verdict.js';
+import { needs, VERDICTS, VERDICT_CODES, verdict, type LeaseLookup, type OwnerLookup, type PodClockLookup } from '../src/reaper/verdict.js';
 import { ReaperMetrics } from '../src/reaper/metrics.js';
 import type { SandboxKind } from '../src/policy/kinds.js';
 import { NOW, TEST_RING } from './helpers.js';
@@ -76,8 +76,55 @@ describe('a passed deadline is evidence by itself', () => {
   });
 
   test('a grace of 0 reaps at the deadline itself', () => {
-    const obj = stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(0) });
-    assert.equal(verdict(obj, 'Pod', { ...reaperContext(), deadlineGraceSeconds: 0 }, running).code, 'deadline-passed');
+    const obj = stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(0), uid: 'sbx-uid' });
+    // Admitted an hour ago with a one-hour deadline, and started then: its own clock ran out with it.
+    const clock: PodClockLookup = { state: 'found', uid: 'sbx-uid', phase: 'Running', startTime: iso(-3600), activeDeadlineSeconds: 3600 };
+    assert.equal(verdict(obj, 'Pod', { ...reaperContext(), deadlineGraceSeconds: 0 }, running, undefined, clock).code, 'deadline-passed');
+  });
+
+  describe("a pod's own clock: the kubelet counts activeDeadlineSeconds from the pod's start, not its admission", () => {
+    // Admitted with a one-hour deadline two hours ago: expires-at passed an hour ago, past the grace.
+    const late = () => stamped({ kind: 'Pod', name: 'sbx-late', expiresAt: iso(-3600), uid: 'sbx-uid' });
+    const clockOf = (o: Partial<Extract<PodClockLookup, { state: 'found' }>>): PodClockLookup => ({ state: 'found', uid: 'sbx-uid', phase: 'Running', activeDeadlineSeconds: 3600, ...o });
+
+    test('a pod whose expires-at passed is read for its clock; one whose expires-at is ahead is not', () => {
+      assert.deepEqual(needs(late(), 'Pod', reaperContext()).pod, { namespace: 'sandbox-a', name: 'sbx-late', uid: 'sbx-uid' });
+      assert.equal(needs(stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(60) }), 'Pod', reaperContext()).pod, undefined);
+      assert.equal(needs(stamped({ kind: 'Secret', name: 'sbx-1-token', expiresAt: iso(-3600) }), 'Secret', reaperContext()).pod, undefined, 'only pods have a clock of their own');
+    });
+
+    test('a pod that waited 90 minutes to be scheduled runs its hour from its start: kept while its runner lives', () => {
+      const v = verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ startTime: iso(-1800) }));
+      assert.equal(v.action, 'keep');
+      assert.equal(v.code, 'deadline-from-start');
+      assert.match(v.reason, /it started at .*, and the kubelet counts its activeDeadlineSeconds \(3600 s\) from there, to /);
+      // Its start plus an hour, plus the grace, passed: the kubelet should have failed it; it is over.
+      assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ startTime: iso(-3600 - GRACE.deadline - 1) })).code, 'deadline-passed');
+      // Within the grace after its own deadline, still kept.
+      assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ startTime: iso(-3600 - GRACE.deadline + 60) })).code, 'deadline-from-start');
+    });
+
+    test('one not started yet has not begun its time; one that finished is over', () => {
+      assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ phase: 'Pending' })).code, 'deadline-from-start');
+      for (const phase of ['Succeeded', 'Failed']) assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ phase, startTime: iso(-60) })).code, 'deadline-passed', phase);
+    });
+
+    test('a clock not read, unreadable, or of another pod under the name keeps it while its runner lives; its runner gone reaps it', () => {
+      for (const clock of [undefined, { state: 'error', message: 'timed out' } as const, { state: 'absent' } as const, clockOf({ uid: 'another-uid', phase: 'Failed' })]) {
+        const v = verdict(late(), 'Pod', reaperContext(), running, undefined, clock);
+        assert.equal(v.code, 'pod-clock-unread', JSON.stringify(clock));
+        assert.equal(verdict(late(), 'Pod', reaperContext(), gone, undefined, clock).code, 'owner-gone');
+      }
+      // The runner gone is evidence by itself (the garbage collector deletes its pods too).
+      assert.equal(verdict(late(), 'Pod', reaperContext(), gone, undefined, clockOf({ startTime: iso(-60) })).code, 'owner-gone');
+    });
+
+    test('with no owner stamp, the deadline at all, and the clock too', () => {
+      const orphan = stamped({ kind: 'Pod', name: 'sbx-late', owner: null, expiresAt: iso(-60), uid: 'sbx-uid' });
+      assert.equal(verdict(orphan, 'Pod', reaperContext(), undefined, undefined, clockOf({ startTime: iso(-600) })).code, 'deadline-from-start');
+      assert.equal(verdict(orphan, 'Pod', reaperContext(), undefined, undefined, clockOf({ startTime: iso(-3601) })).code, 'deadline-passed');
+      assert.equal(verdict(orphan, 'Pod', reaperContext(), undefined, undefined, { state: 'error', message: 'forbidden' }).code, 'pod-clock-unread');
+    });
   });
 
   test('no budget and no cap, so no expires-at: a live runner keeps its object for ever, as before', () => {

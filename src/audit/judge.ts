@@ -15,7 +15,7 @@ import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { entryOf } from '../policy/unstructured.js';
 import { objectRules } from '../policy/object-rules.js';
 import { ownershipOfObject } from '../policy/ownership.js';
-import { reaperNeeds, reaperVerdict, type LeaseLookup, type LeaseRef, type OwnerLookup, type OwnerRef, type ReaperFacts } from './reaper-verdict.js';
+import { reaperNeeds, reaperVerdict, type LeaseLookup, type Needs, type OwnerLookup, type OwnerRef, type PodClockLookup, type ReaperFacts } from './reaper-verdict.js';
 import { isWellKnownConfigMap } from '../policy/pod/configmap-references.js';
 
 /** The results a PolicyReport knows. */
@@ -91,7 +91,7 @@ export function ownerToLookUp(obj: KubeObject, kind: ReapedKindName, inScope: bo
 }
 
 /** The owner pod and run lease the reaper's verdict on this object depends on. */
-export function readsFor(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext): { owner?: OwnerRef; lease?: LeaseRef } {
+export function readsFor(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext): Needs {
   if (!inScope || !carriesStamps(obj, ctx)) return {};
   return reaperNeeds(obj, kind, reaperFacts(ctx));
 }
@@ -100,7 +100,7 @@ export function readsFor(obj: KubeObject, kind: ReapedKindName, inScope: boolean
  * The results for one object, or undefined when there is nothing to say: an object
  * outside the review scope that carries no stamps is none of Deed's business.
  */
-export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup): ObjectAudit | undefined {
+export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: boolean, ctx: AuditContext, owner?: OwnerLookup, lease?: LeaseLookup, pod?: PodClockLookup): ObjectAudit | undefined {
   const meta = obj.metadata;
   const ref: ObjectRef = { apiVersion: apiVersionOf(stampedRow(kind)), kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
   const stamped = carriesStamps(obj, ctx);
@@ -130,7 +130,7 @@ export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: bool
         ...(kind === 'Pod' ? runnerMarkResults(obj, ref, ctx) : []),
       ],
     };
-  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner, lease)] };
+  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner, lease, pod)] };
 }
 
 /**
@@ -209,8 +209,8 @@ function contentResults(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext
   });
 }
 
-function reaperResult(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext, owner: OwnerLookup | undefined, lease: LeaseLookup | undefined): AuditResult {
-  const v = reaperVerdict(obj, kind, reaperFacts(ctx), owner, lease);
+function reaperResult(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext, owner: OwnerLookup | undefined, lease: LeaseLookup | undefined, pod: PodClockLookup | undefined): AuditResult {
+  const v = reaperVerdict(obj, kind, reaperFacts(ctx), owner, lease, pod);
   // Reap: a leak the reaper of its environment will delete. Keep: in use. Skip: the reaper never touches it.
   const result: ResultStatus = v.action === 'reap' ? 'warn' : v.action === 'keep' ? 'pass' : 'skip';
   return { policy: AUDIT_POLICIES.reaper, rule: AUDIT_CHECKS.reaper, result, message: `${v.action}: ${v.reason}`, properties: { action: v.action, code: v.code } };

@@ -7,9 +7,9 @@ import type { KubeObject } from '../admission/types.js';
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import type { SandboxKind } from '../policy/kinds.js';
-import { needs, verdict, type LeaseLookup, type LeaseRef, type Needs, type OwnerLookup, type OwnerRef, type ReaperContext, type ReapVerdict } from '../reaper/verdict.js';
+import { needs, verdict, type LeaseLookup, type LeaseRef, type Needs, type OwnerLookup, type OwnerRef, type PodClockLookup, type PodRef, type ReaperContext, type ReapVerdict } from '../reaper/verdict.js';
 
-export type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef, ReapVerdict };
+export type { LeaseLookup, LeaseRef, Needs, OwnerLookup, OwnerRef, PodClockLookup, PodRef, ReapVerdict };
 
 export interface ReaperFacts {
   keys: StampKeys;
@@ -39,7 +39,7 @@ function context(obj: KubeObject, facts: ReaperFacts): ReaperContext {
   };
 }
 
-/** The runner pod and the run lease the verdict on `obj` depends on, if any. */
+/** The runner pod, the run lease and the pod's own clock the verdict on `obj` depends on, if any. */
 export function reaperNeeds(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts): Needs {
   return needs(obj, kind, context(obj, facts));
 }
@@ -49,6 +49,6 @@ export function reaperOwner(obj: KubeObject, kind: SandboxKind['kind'], facts: R
   return reaperNeeds(obj, kind, facts).owner;
 }
 
-export function reaperVerdict(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts, owner: OwnerLookup | undefined, lease?: LeaseLookup): ReapVerdict {
-  return verdict(obj, kind, context(obj, facts), owner, lease);
+export function reaperVerdict(obj: KubeObject, kind: SandboxKind['kind'], facts: ReaperFacts, owner: OwnerLookup | undefined, lease?: LeaseLookup, pod?: PodClockLookup): ReapVerdict {
+  return verdict(obj, kind, context(obj, facts), owner, lease, pod);
 }

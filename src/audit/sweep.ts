@@ -6,7 +6,7 @@
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import type { ReportStore } from '../kube/reports.js';
-import { lookupOwner } from '../reaper/owner-facts.js';
+import { lookupOwner, lookupPodClock } from '../reaper/owner-facts.js';
 import { LeaseFacts } from '../reaper/lease-facts.js';
 import { leaseLapsed } from '../reaper/verdict.js';
 import { Clock } from '../reaper/owner-facts.js';
@@ -67,8 +67,8 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults) => {
     const c = ctx();
     const reads = readsFor(obj, kind, inScope, c);
-    const [owner, lease] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease, obj)]);
-    const result = judgeObject(obj, kind, inScope, c, owner, lease);
+    const [owner, lease, pod] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease, obj), reads.pod && lookupPodClock(o.client, reads.pod)]);
+    const result = judgeObject(obj, kind, inScope, c, owner, lease, pod);
     objects++;
     if (result === undefined) return;
     into.addObject(result);

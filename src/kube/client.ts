@@ -40,6 +40,15 @@ export type ReapKind = ReapedKindName;
 /** The kinds the reaper, the audit and key usage list: the kind table's reaped rows. */
 export const REAP_KINDS: readonly ReapKind[] = REAPED_KINDS;
 
+/** What the reaper reads of a pod whose attested deadline passed (reaper/verdict.ts, podClock). */
+export interface PodClock {
+  uid: string | undefined;
+  phase?: string;
+  /** status.startTime, RFC 3339. */
+  startTime?: string;
+  activeDeadlineSeconds?: number;
+}
+
 export interface Preconditions {
   uid: string;
   resourceVersion?: string;
@@ -57,6 +66,8 @@ export interface KubeClient {
   /** Every page of listPages() in one array: for small lists only. */
   list(kind: ReapKind, namespace: string | undefined, labelSelector: string): Promise<KubeObject[]>;
   getPod(namespace: string, name: string): Promise<KubeObject>;
+  /** A pod's own clock, as the kubelet keeps it: its uid, phase, start and `activeDeadlineSeconds` (nothing else of it is kept). */
+  getPodClock(namespace: string, name: string): Promise<PodClock>;
   /**
    * The pods of `namespace` with their specs (metadata and spec only; status is dropped), a
    * page at a time: for the rules that read a pod's template. Never for Secrets, whose data
@@ -231,6 +242,17 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     async getPod(namespace, name) {
       const pod = await call(`get pod ${namespace}/${name}`, METADATA_ONE, (o) => core.readNamespacedPod({ namespace, name }, o));
       return metadataOnly('Pod', pod.metadata);
+    },
+
+    async getPodClock(namespace, name) {
+      const pod = await call(`get pod ${namespace}/${name}`, undefined, (o) => core.readNamespacedPod({ namespace, name }, o));
+      const started = pod.status?.startTime;
+      return {
+        uid: pod.metadata?.uid,
+        ...(pod.status?.phase !== undefined ? { phase: pod.status.phase } : {}),
+        ...(started !== undefined ? { startTime: new Date(started).toISOString() } : {}),
+        ...(pod.spec?.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: pod.spec.activeDeadlineSeconds } : {}),
+      };
     },
 
     async delete(kind, namespace, name, preconditions) {

@@ -6,7 +6,7 @@
 // the object's uid" only ever keeps, so it is reused whatever its age.
 import type { KubeClient } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
-import type { OwnerLookup, OwnerRef } from './verdict.js';
+import type { OwnerLookup, OwnerRef, PodClockLookup, PodRef } from './verdict.js';
 import type { Slots } from './slots.js';
 
 interface Fact {
@@ -71,6 +71,18 @@ export async function lookupOwner(client: KubeClient, ref: OwnerRef): Promise<Ow
     const pod = await client.getPod(ref.namespace, ref.name);
     const uid = pod.metadata.uid;
     return uid ? { state: 'present', uid } : { state: 'error', message: 'the owner pod came back without a uid' };
+  } catch (err) {
+    if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
+    return { state: 'error', message: (err as Error).message };
+  }
+}
+
+/** One read of a pod whose attested deadline passed, for its own clock: absent only on NotFound, an error otherwise. */
+export async function lookupPodClock(client: KubeClient, ref: PodRef): Promise<PodClockLookup> {
+  try {
+    const pod = await client.getPodClock(ref.namespace, ref.name);
+    if (!pod.uid) return { state: 'error', message: 'the pod came back without a uid' };
+    return { state: 'found', ...pod, uid: pod.uid };
   } catch (err) {
     if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
     return { state: 'error', message: (err as Error).message };

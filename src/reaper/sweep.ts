@@ -12,9 +12,9 @@ import { readReviewScope } from '../kube/review-scope.js';
 import type { KeyRing } from '../policy/stamps/key-ring.js';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import { LeaseFacts } from './lease-facts.js';
-import { Clock, OwnerFacts } from './owner-facts.js';
+import { Clock, lookupPodClock, OwnerFacts } from './owner-facts.js';
 import { Slots } from './slots.js';
-import { leaseLapsed, needs, verdict, type Action, type Needs, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
+import { leaseLapsed, needs, verdict, type Action, type Needs, type PodClockLookup, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
 
 export interface SweepOptions {
   client: KubeClient;
@@ -96,6 +96,8 @@ export function reapSelector(keys: StampKeys, environment: string): string {
 interface Judged {
   obj: KubeObject;
   reads: Needs;
+  /** A pod's own clock, read after it was listed: the delete's resourceVersion precondition holds it to the state listed. */
+  pod: PodClockLookup | undefined;
   decision: Decision;
 }
 
@@ -109,6 +111,7 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
   const clock = new Clock();
   const deletes = new Slots(o.concurrency);
   const owners = new OwnerFacts(o.client, new Slots(o.concurrency), clock);
+  const podReads = new Slots(o.concurrency);
   const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.leaseGraceSeconds), o.maxLeaseReadsPerNamespace);
   let interrupted = false;
   const stopping = () => {
@@ -144,11 +147,16 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
 
   const judge = async (obj: KubeObject, kind: ReapKind, seenAt: number): Promise<Judged | undefined> => {
     const reads = needs(obj, kind, context());
-    const [owner, lease] = await Promise.all([reads.owner && owners.read(reads.owner, seenAt), reads.lease && leases.read(reads.lease, seenAt)]);
+    const pod = reads.pod;
+    const [owner, lease, podClock] = await Promise.all([
+      reads.owner && owners.read(reads.owner, seenAt),
+      reads.lease && leases.read(reads.lease, seenAt),
+      pod && podReads.run(() => lookupPodClock(o.client, pod)),
+    ]);
     // The clock is read after the reads: a deadline is judged as of the latest fact.
-    const v = verdict(obj, kind, context(), owner, lease);
+    const v = verdict(obj, kind, context(), owner, lease, podClock);
     const decision = describe(obj, kind, v);
-    if (v.action === 'reap') return { obj, reads, decision };
+    if (v.action === 'reap') return { obj, reads, pod: podClock, decision };
     await emit(decision);
     return undefined;
   };
@@ -160,7 +168,7 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
       // The object's UID precondition protects its identity, not its run's end: the owner's
       // absence and the lease's are read again, after the verdict, before the delete.
       const [owner, lease] = await Promise.all([j.reads.owner && owners.read(j.reads.owner, decidedAt), j.reads.lease && leases.read(j.reads.lease, decidedAt)]);
-      const again = verdict(j.obj, kind, context(), owner, lease);
+      const again = verdict(j.obj, kind, context(), owner, lease, j.pod);
       if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
     }
     const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;

@@ -79,16 +79,39 @@ export type LeaseLookup =
   | { state: 'error'; message: string }
   | { state: 'bounded'; limit: number };
 
+/** A pod whose attested deadline passed: the verdict needs its clock (its start and phase). */
+export interface PodRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/**
+ * What reading the pod itself gave, when its attested deadline passed. Deed attests the
+ * deadline from the pod's admission, but the kubelet counts `activeDeadlineSeconds` from the
+ * pod's start (`status.startTime`): a pod that waited to be scheduled runs past its attested
+ * deadline, and only its own clock says when it is over.
+ */
+export type PodClockLookup =
+  | { state: 'found'; uid: string; phase?: string; startTime?: string; activeDeadlineSeconds?: number }
+  | { state: 'absent' }
+  | { state: 'error'; message: string };
+
 /** The reads the verdict on an object depends on. */
 export interface Needs {
   owner?: OwnerRef;
   lease?: LeaseRef;
+  pod?: PodRef;
 }
 
 interface Pending {
   owner: OwnerRef | undefined;
   lease: LeaseRef | undefined;
   expiresAt: string | undefined;
+  /** A Pod whose attested deadline passed (at all): its own clock is read. */
+  pod: PodRef | undefined;
+  /** A Pod whose attested deadline passed more than the grace ago: over, if its own clock agrees. */
+  deadlineEnds: boolean;
 }
 
 type Assessment = { verdict: ReapVerdict } | Pending;
@@ -105,7 +128,7 @@ const LEASE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 export function needs(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext): Needs {
   const a = assess(obj, kind, ctx);
   if ('verdict' in a) return {};
-  return { ...(a.owner ? { owner: a.owner } : {}), ...(a.lease ? { lease: a.lease } : {}) };
+  return { ...(a.owner ? { owner: a.owner } : {}), ...(a.lease ? { lease: a.lease } : {}), ...(a.pod ? { pod: a.pod } : {}) };
 }
 
 /** The owner pod the verdict on `obj` depends on, or undefined when no lookup can change it. */
@@ -113,7 +136,7 @@ export function ownerToRead(obj: KubeObject, kind: SandboxKind['kind'], ctx: Rea
   return needs(obj, kind, ctx).owner;
 }
 
-export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext, owner?: OwnerLookup, lease?: LeaseLookup): ReapVerdict {
+export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext, owner?: OwnerLookup, lease?: LeaseLookup, pod?: PodClockLookup): ReapVerdict {
   const a = assess(obj, kind, ctx);
   if ('verdict' in a) return a.verdict;
   // Any doubt about the lease keeps: an error reading it is never evidence of an end.
@@ -129,16 +152,24 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     if (held.verdict) return held.verdict;
     leaseHeld = held.reason;
   }
+  // A pod's deadline long past ends its run whatever its runner does, once its own clock agrees.
+  const clock = a.pod === undefined ? undefined : podClock(a.pod, pod);
+  if (a.deadlineEnds && clock !== undefined && clock.endedAt !== undefined && ctx.now >= clock.endedAt + ctx.deadlineGraceSeconds * 1000)
+    return v('deadline-passed', `its deadline ${a.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does, and ${clock.reason}`);
   if (a.owner === undefined) {
     if (a.expiresAt === undefined) return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
     const deadline = deadlineState(a.expiresAt, ctx.now, 0);
     if (deadline !== 'passed') return leaseHeld !== undefined && deadline.code === 'deadline-pending' ? v('lease-held', `${leaseHeld}, and ${deadline.reason}`) : v(deadline.code, `no owner stamp, and ${deadline.reason}`);
+    if (clock !== undefined) return clock.endedAt !== undefined && ctx.now >= clock.endedAt ? v('deadline-passed', `no owner stamp, its deadline ${a.expiresAt} passed, and ${clock.reason}`) : clock.keep(`no owner stamp, and its deadline ${a.expiresAt} passed`);
     return v('deadline-passed', `no owner stamp, and its deadline ${a.expiresAt} passed`);
   }
   const named = `owner ${a.owner.namespace}/${a.owner.name}`;
   if (owner === undefined) return v('owner-not-read', `${named} was not read`);
   if (owner.state === 'error') return v('owner-unreadable', `could not read ${named} (${owner.message}); kept, retried next sweep`);
-  if (owner.state === 'present' && owner.uid === a.owner.uid) return v('owner-running', `${named} still exists with uid ${a.owner.uid}${leaseHeld !== undefined ? `, and ${leaseHeld}` : ''}`);
+  if (owner.state === 'present' && owner.uid === a.owner.uid) {
+    if (a.deadlineEnds && clock !== undefined) return clock.keep(`its deadline ${a.expiresAt} passed, and ${named} still exists with uid ${a.owner.uid}`);
+    return v('owner-running', `${named} still exists with uid ${a.owner.uid}${leaseHeld !== undefined ? `, and ${leaseHeld}` : ''}`);
+  }
   const gone: ReapVerdict =
     owner.state === 'absent'
       ? v('owner-gone', `${named} (uid ${a.owner.uid}) is gone (NotFound)`)
@@ -187,9 +218,13 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
 
   // A deadline long past ends the run whatever its runner does: a runner killed in place
   // keeps its pod (and uid) and forgets its sandboxes. Deed writes expires-at only from a
-  // budget or a policy cap, so an object with neither never ends this way.
-  if (stamps.expiresAt !== undefined && deadlineState(stamps.expiresAt, ctx.now, ctx.deadlineGraceSeconds) === 'passed')
+  // budget or a policy cap, so an object with neither never ends this way. A pod's own clock
+  // starts later than its admission (the kubelet counts from its start), so a pod whose
+  // attested deadline passed is read, and its own clock decides (podClock).
+  const deadlineEnds = stamps.expiresAt !== undefined && deadlineState(stamps.expiresAt, ctx.now, ctx.deadlineGraceSeconds) === 'passed';
+  if (deadlineEnds && kind !== 'Pod')
     return { verdict: v('deadline-passed', `its deadline ${stamps.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does`) };
+  const pod: PodRef | undefined = kind === 'Pod' && stamps.expiresAt !== undefined && deadlineState(stamps.expiresAt, ctx.now, 0) === 'passed' ? { namespace, name: meta.name, uid: meta.uid } : undefined;
 
   let lease: LeaseRef | undefined;
   // Off by policy, a run lease is neither evidence nor a reason to keep: owner and deadline decide.
@@ -198,11 +233,11 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
     lease = { namespace, name: stamps.runLease };
   }
 
-  if (stamps.owner === undefined && stamps.ownerUid === undefined) return { owner: undefined, lease, expiresAt: stamps.expiresAt };
+  if (stamps.owner === undefined && stamps.ownerUid === undefined) return { owner: undefined, lease, expiresAt: stamps.expiresAt, pod, deadlineEnds };
   const match = stamps.owner === undefined ? null : OWNER.exec(stamps.owner);
   if (match === null || stamps.ownerUid === undefined)
     return { verdict: v('owner-stamp-malformed', `the owner stamp (${keys.owner}, ${keys.ownerUid}) is incomplete or malformed`) };
-  return { owner: { namespace: match[1]!, name: match[2]!, uid: stamps.ownerUid }, lease, expiresAt: stamps.expiresAt };
+  return { owner: { namespace: match[1]!, name: match[2]!, uid: stamps.ownerUid }, lease, expiresAt: stamps.expiresAt, pod, deadlineEnds };
 }
 
 /**
@@ -248,6 +283,32 @@ function lapsesAt(lease: LeaseRecord, graceSeconds: number): number | undefined 
 export function leaseLapsed(lease: LeaseRecord, readAt: number, graceSeconds: number): boolean {
   const lapse = lapsesAt(lease, graceSeconds);
   return lapse !== undefined && readAt > lapse;
+}
+
+/**
+ * When a pod's own clock ran out (ms since the epoch; undefined: not known to have), and the
+ * verdict to keep it with otherwise. A pod that finished (Succeeded, Failed) ran out when it
+ * was read; one that started runs `activeDeadlineSeconds` from its start, as the kubelet
+ * counts; one not started yet (still waiting to be scheduled) has not begun its time. A read
+ * that failed, or found the pod gone or replaced since it was listed, keeps it until the next
+ * sweep's list.
+ */
+function podClock(ref: PodRef, read: PodClockLookup | undefined): { endedAt: number | undefined; reason: string; keep: (why: string) => ReapVerdict } {
+  const named = `pod ${ref.namespace}/${ref.name}`;
+  const unread = (reason: string) => ({ endedAt: undefined, reason, keep: (why: string) => v('pod-clock-unread', `${why}, but ${reason}; kept, read again next sweep`) });
+  if (read === undefined) return unread(`${named} was not read`);
+  if (read.state === 'error') return unread(`could not read ${named} (${read.message})`);
+  if (read.state === 'absent' || read.uid !== ref.uid) return unread(`${named} is gone or replaced since it was listed`);
+  // Its own clock has nothing to add: the attested deadline decides (endedAt 0, long ago).
+  const over = (reason: string) => ({ endedAt: 0, reason, keep: (why: string) => v('deadline-passed', `${why}, and ${reason}`) });
+  if (read.phase === 'Succeeded' || read.phase === 'Failed') return over(`it has finished (phase ${read.phase})`);
+  const started = read.startTime === undefined || !RFC3339.test(read.startTime) ? NaN : Date.parse(read.startTime);
+  const running = (reason: string, endedAt?: number) => ({ endedAt, reason, keep: (why: string) => v('deadline-from-start', `${why}, but ${reason}`) });
+  if (Number.isNaN(started)) return running('it has not started: the kubelet counts its activeDeadlineSeconds from its start');
+  const seconds = read.activeDeadlineSeconds;
+  if (seconds === undefined || !Number.isInteger(seconds) || seconds < 0) return over(`it started at ${read.startTime} and has no activeDeadlineSeconds to run out`);
+  const endedAt = started + seconds * 1000;
+  return running(`it started at ${read.startTime}, and the kubelet counts its activeDeadlineSeconds (${seconds} s) from there, to ${new Date(endedAt).toISOString()}`, endedAt);
 }
 
 function deadlineState(expiresAt: string, now: number, graceSeconds: number): 'passed' | { code: VerdictCode; reason: string } {

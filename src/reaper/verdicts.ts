@@ -35,6 +35,11 @@ export const VERDICTS = {
   'lease-foreign': { action: 'keep', means: "a Lease of that name exists but carries stamps that do not verify (tampered, or signed by a key no longer in the ring)" },
   'lease-undated': { action: 'keep', means: 'the run lease has no renewTime or acquireTime, or no leaseDurationSeconds' },
   'lease-held': { action: 'keep', means: 'the run lease is being renewed, and nothing else shows the run over' },
+  'deadline-from-start': {
+    action: 'keep',
+    means: "a pod whose attested deadline passed, but which started later than it was admitted (or has not started): the kubelet counts activeDeadlineSeconds from its start, and that time has not run out",
+  },
+  'pod-clock-unread': { action: 'keep', means: 'a pod whose attested deadline passed could not be read for its start and phase, or is gone or replaced since it was listed' },
   'no-evidence': { action: 'keep', means: 'no owner stamp, no run lease and no deadline: nothing shows it is finished' },
   // reap
   terminal: { action: 'reap', means: 'marked terminal (`<prefix>/terminal: "true"`) by its environment, on any kind' },
@@ -42,7 +47,7 @@ export const VERDICTS = {
   'owner-replaced': { action: 'reap', means: 'the owner pod name now has another uid, and the deadline, if any, passed' },
   'deadline-passed': {
     action: 'reap',
-    means: 'the attested deadline passed: more than `reaper.deadlineGraceSeconds` ago whatever the runner does, or at all for an object with no owner stamp',
+    means: "the attested deadline passed: more than `reaper.deadlineGraceSeconds` ago whatever the runner does, or at all for an object with no owner stamp; for a pod, its own clock too (finished, or `activeDeadlineSeconds` run out since its start)",
   },
   'lease-replaced': {
     action: 'reap',

@@ -70,21 +70,28 @@ export const LEASES = (ns: string) => `/apis/coordination.k8s.io/v1/namespaces/$
  * A Secret carrying stamps signed with Deed's key, as an admin (or anyone, outside the review
  * scope) writes it with no webhook in the way: what Deed would have stamped for `owner`.
  */
-export function signedSecret(key: Buffer, o: { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string }; expiresAt?: string; runLease?: string }) {
+type SignedOptions = { namespace: string; name: string; environment: string; owner: { namespace: string; name: string; uid: string }; expiresAt?: string; runLease?: string };
+
+/** The metadata Deed stamps on an object of `kind`, signed with Deed's key: for objects written behind the webhooks. */
+function signedMetadata(key: Buffer, kind: string, o: SignedOptions) {
   const nonce = randomBytes(32).toString('hex');
   const owner = `${o.owner.namespace}/${o.owner.name}`;
-  const attestation = signV1(key, { kind: 'Secret', namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce, expiresAt: o.expiresAt, runLease: o.runLease });
+  const attestation = signV1(key, { kind, namespace: o.namespace, environment: o.environment, ownerUid: o.owner.uid, owner, nonce, expiresAt: o.expiresAt, runLease: o.runLease });
   return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: o.name,
-      namespace: o.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment, [KEYS.ownerUid]: o.owner.uid },
-      annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation, ...(o.expiresAt !== undefined ? { [KEYS.expiresAt]: o.expiresAt } : {}), ...(o.runLease !== undefined ? { [KEYS.runLease]: o.runLease } : {}) },
-    },
-    stringData: { token: 'not-a-real-credential' },
+    name: o.name,
+    namespace: o.namespace,
+    labels: { 'app.kubernetes.io/managed-by': 'deed', [KEYS.managed]: 'true', [KEYS.environment]: o.environment, [KEYS.ownerUid]: o.owner.uid },
+    annotations: { [KEYS.owner]: owner, [KEYS.createNonce]: nonce, [KEYS.attestation]: attestation, ...(o.expiresAt !== undefined ? { [KEYS.expiresAt]: o.expiresAt } : {}), ...(o.runLease !== undefined ? { [KEYS.runLease]: o.runLease } : {}) },
   };
+}
+
+export function signedSecret(key: Buffer, o: SignedOptions) {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: signedMetadata(key, 'Secret', o), stringData: { token: 'not-a-real-credential' } };
+}
+
+/** A sandbox pod as Deed stamps one, with `activeDeadlineSeconds`, signed with Deed's key. */
+export function signedPod(key: Buffer, o: SignedOptions & { activeDeadlineSeconds: number }) {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: signedMetadata(key, 'Pod', o), spec: { activeDeadlineSeconds: o.activeDeadlineSeconds, containers: [{ name: 'main', image: 'registry.example/agent:1' }] } };
 }
 
 /**

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { parse, stringify } from 'yaml';
-import { attested, eventually, KEYS, label, LEASES, microTime, networkPolicy, PATHS, runLease, sandboxPod, secret, signedSecret } from '../objects.js';
+import { attested, eventually, KEYS, label, LEASES, microTime, networkPolicy, PATHS, runLease, sandboxPod, secret, signedPod, signedSecret } from '../objects.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import { DEED_NAMESPACE, E2E_POLICY, readKey, withoutWebhooks } from '../suite.js';
 import { renderManifests } from '../../../src/install/manifests.js';
@@ -343,6 +343,37 @@ export function runEndCases(suite: () => Suite): void {
       assert.equal(d?.outcome, 'deleted');
       assert.equal(deletesOf(s, 'late-creds')[0]!.requestObject?.preconditions?.uid, made.body.metadata.uid);
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod('sandbox-a')}/runner-oom`)).body.metadata.uid, runner.uid);
+    });
+
+    test("a pod that started after its attested deadline is judged by its own clock: kept while it runs its activeDeadlineSeconds, reaped once it finished", async () => {
+      const s = suite();
+      const key = readKey(s);
+      // Admitted 80 minutes ago with a one-hour deadline (expires-at 20 minutes ago, past the
+      // 15-minute grace), but it waited to be scheduled and started 5 minutes ago: the kubelet
+      // lets it run until 55 minutes from now.
+      const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const owner = { namespace: 'sandbox-a', name: 'runner-oom', uid: runner.uid };
+      const made = await withoutWebhooks(s, () => s.api(s.admin, 'POST', PATHS.Pod(NS), signedPod(key, { namespace: NS, name: 'sbx-late', environment: 'alpha', owner, expiresAt: at(-20), activeDeadlineSeconds: 3600 })));
+      assert.equal(made.status, 201, made.text);
+      const status = (phase: string) => s.api(s.admin, 'PATCH', `${PATHS.Pod(NS)}/sbx-late/status`, { status: { phase, startTime: at(-5) } }, MERGE);
+      const running = await status('Running');
+      assert.equal(running.status, 200, running.text);
+
+      const kept = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS, '--apply']);
+      assert.equal(kept.code, 0, kept.stderr);
+      const d = about(kept.lines, 'sbx-late');
+      assert.equal(d?.code, 'deadline-from-start', JSON.stringify(d));
+      assert.match(d?.reason ?? '', /the kubelet counts its activeDeadlineSeconds \(3600 s\) from there/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/sbx-late`)).status, 200, 'the running pod is still there');
+      assert.equal(deletesOf(s, 'sbx-late').length, 0);
+
+      // Failed (as the kubelet marks a pod whose activeDeadlineSeconds ran out): its run is over.
+      assert.equal((await status('Failed')).status, 200);
+      const reaped = await reap(s, s.reaperA.kubeconfig!, ['--namespace', NS, '--apply']);
+      const r = about(reaped.lines, 'sbx-late');
+      assert.equal(r?.code, 'deadline-passed', JSON.stringify(r));
+      assert.equal(r?.outcome, 'deleted');
+      assert.equal(deletesOf(s, 'sbx-late')[0]!.requestObject?.preconditions?.uid, made.body.metadata.uid);
     });
 
     test("an environment's reaper confined by RoleBindings deletes only in its namespaces, and its dry run elsewhere says the delete would fail", async () => {
