@@ -216,9 +216,37 @@ describe('what an object points at is its writer environment\'s to use', () => {
     admitted(review(PODS, RUNNER_A, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'))));
   });
 
-  test('a controller reference to an object that does not exist (or another uid) is left to the garbage collector', () => {
-    admitted(review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'another-uid'))));
-    admitted(review(PODS, RUNNER_B, pod(controlledBy('Job', 'deleted-job', 'x'))), lookupOf({ ...CLUSTER, 'jobs/shared/deleted-job': null }));
+  test('a controller reference names an owner that exists with that uid: controllers count what carries their uid, whatever kind and name it gives', () => {
+    refused(review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'another-uid'))), 'reference.unknown', /names Job shared\/alpha-job with a uid it does not have/);
+    // alpha's Job's uid under a name that does not exist, to be renamed later.
+    const absent = answer('admit', review(PODS, RUNNER_B, pod(controlledBy('Job', 'no-such-job', 'alpha-job-uid'))), lookupOf({ ...CLUSTER, 'jobs/shared/no-such-job': null }));
+    assert.equal(absent.allowed, false);
+    assert.match(absent.status?.message ?? '', /\[reference\.absent\] metadata\.ownerReferences: the controller reference names Job shared\/no-such-job, which does not exist/);
+    // A kind Kubernetes does not serve in its own workload groups names nothing.
+    refused(review(PODS, RUNNER_B, pod(controlledBy('JobX', 'alpha-job', 'alpha-job-uid'))), 'reference.unknown', /names JobX \(batch\/v1\), no kind Kubernetes serves as a controller there/);
+  });
+
+  test("beta's pod may not carry the label a Job's generated selector matches unless that Job controls it: the job controller would count, delete and complete alpha's Job with it", () => {
+    // An operator's kind Deed does not read, carrying alpha's Job's uid: the job controller compares uids only.
+    const mole = pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' }, ...controlledBy('TaskRun', 'run-1', 'alpha-job-uid', 'tekton.dev/v1') });
+    refused(review(PODS, RUNNER_B, mole), 'reference.unknown', /metadata\.labels\.batch\.kubernetes\.io\/controller-uid: the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller counts for the Job of uid "alpha-job-uid"/);
+    refused(review(PODS, RUNNER_B, pod({ labels: { 'controller-uid': 'alpha-job-uid' } })), 'reference.unknown', /the label controller-uid/);
+    // alpha's own pod under its own Job carries it as the job controller writes it.
+    admitted(review(PODS, RUNNER_A, pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' }, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') })));
+    // Added by an UPDATE, refused too.
+    const update = review(PODS, RUNNER_B, pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' } }), { operation: 'UPDATE', old: {} });
+    update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, labels: {} } };
+    refused(update, 'reference.unknown', /the label batch\.kubernetes\.io\/controller-uid/);
+  });
+
+  test("a controller reference that keeps the uid but names another kind or name is a change of controller: beta may not turn its pod's reference into alpha's Job", () => {
+    // beta's pod (stamped for beta), and a tenant's of no environment, each planted with alpha's Job's uid under an operator's kind.
+    for (const [who, metadata] of [[RUNNER_B, owned('Pod', 'beta').metadata], [NONE, { uid: 'tenant-pod' }]] as const) {
+      const planted = { ...metadata, ...controlledBy('TaskRun', 'run-1', 'alpha-job-uid', 'tekton.dev/v1') };
+      const update = review(PODS, who, pod({ ...metadata, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') }), { operation: 'UPDATE', old: {} });
+      update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, ...planted } };
+      refused(update, 'guard.adoption', /Job shared\/alpha-job/);
+    }
   });
 
   test("a Job that names alpha's CronJob as its controller is refused to beta", () => {

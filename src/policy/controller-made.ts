@@ -21,7 +21,7 @@ import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from '
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
-import { isTrusted } from './requester/principals.js';
+import { actsFor, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 import { stampedAnnotationKeys, stampedLabelKeys } from './stamps/keys.js';
 
@@ -48,15 +48,24 @@ export function controllerRefOf(refs: unknown): ControllerRef | undefined {
   return undefined;
 }
 
+/** The same owner, named the same way: group, kind, name and uid. */
+export function sameReference(a: ControllerRef, b: ControllerRef): boolean {
+  return a.uid === b.uid && a.kind === b.kind && a.name === b.name && groupOf(a.apiVersion) === groupOf(b.apiVersion);
+}
+
+/** The API group of an `apiVersion` (`apps/v1` is `apps`, `v1` the core group ''). */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
 export function controllerOf(obj: KubeObject | null | undefined): ControllerRef | undefined {
   return controllerRefOf(obj?.metadata?.ownerReferences);
 }
 
 /** The kind-table row a reference names, when Deed can read it (a row with a lookup). */
 function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefined {
-  const slash = ref.apiVersion.indexOf('/');
-  const group = slash < 0 ? '' : ref.apiVersion.slice(0, slash);
-  const row = kindRowNamed(group, ref.kind);
+  const row = kindRowNamed(groupOf(ref.apiVersion), ref.kind);
   return row?.lookup !== undefined && row.namespaced ? (row as KindRow & { lookup: string }) : undefined;
 }
 
@@ -156,7 +165,9 @@ export function adoptionOfUpdate(req: AdmissionRequest, kind: string, namespace:
 export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   const before = controllerOf(oldObj);
   const after = controllerOf(newObj);
-  if (after === undefined || (before !== undefined && before.uid === after.uid)) return [];
+  // Controllers compare owners by uid alone (the job controller's claim of a pod), so a
+  // reference that keeps the uid but names another kind or name is a change of controller too.
+  if (after === undefined || (before !== undefined && sameReference(before, after))) return [];
   if (!judgesAdoptionBy(requester, ctx.policy)) return [];
   const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
   const objectEnv = object.kind === 'stamped' || object.kind === 'runner' || object.kind === 'bound' ? object.environment : undefined;
@@ -165,7 +176,20 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   if ('finding' in owner) return [owner.finding];
   if (object.kind === 'unverifiable')
     return [{ rule: RULES.guardAdoption.id, path: 'metadata.ownerReferences', message: `${name} carries stamps that do not verify; it may not be given a controller` }];
-  if (objectEnv === undefined || objectEnv === owner.environment) return [];
+  if (objectEnv === undefined || objectEnv === owner.environment) {
+    // A client's own write names as controller only what it may reference, as at CREATE
+    // (rules/reference-scope.ts): an environment's controller counts, deletes and completes
+    // with what names its uid, so a pod of no environment is no way in. A workload
+    // controller's adoption is judged by the object's environment alone (its selector is scoped).
+    if (owner.environment === undefined || isWorkloadController(requester, ctx.policy) || actsFor(requester, owner.environment, ctx.policy)) return [];
+    return [
+      {
+        rule: RULES.guardAdoption.id,
+        path: 'metadata.ownerReferences',
+        message: `${after.kind} ${namespace}/${after.name} belongs to another environment than ${requester.username} acts for; it may not become the controller of ${name} (its controller would count, delete or complete with it)`,
+      },
+    ];
+  }
   return [
     {
       rule: RULES.guardAdoption.id,

@@ -201,7 +201,7 @@ export const RULES = {
   guardAdoption: rule({
     id: 'guard.adoption',
     webhook: 'validate',
-    checks: "A change of an object's controlling owner reference (a controller adopting an orphan by its selector, or a client writing the reference) stays within one environment: the new controlling owner is of the object's own environment, or the object is of none.",
+    checks: "A change of an object's controlling owner reference (a controller adopting an orphan by its selector, or a client writing the reference; one that keeps the owner's uid but names another kind, name or group is a change too, since controllers compare uids) stays within one environment: the new controlling owner is of the object's own environment, or the object is of none, and a client's own write names only an owner of an environment it acts for.",
     defaultMode: 'deny',
     overridable: false,
     example: 'pod sandbox-a/sbx-1 is not of the environment of ReplicaSet sandbox-a/sweep (acting for another environment); it may not become its controller',
@@ -455,7 +455,7 @@ export const RULES = {
     id: 'reference.unknown',
     webhook: 'validate',
     checks:
-      "Whose every object a reference names can be known: Deed could read it and its stamps verify (fail closed). A reference to a kind Deed does not read (a custom resource as a scale target or an Ingress resource backend) comes only from the platform's principals, system controllers and break-glass.",
+      "Whose every object a reference names can be known: Deed could read it and its stamps verify (fail closed). A reference to a kind Deed does not read (a custom resource as a scale target or an Ingress resource backend) comes only from the platform's principals, system controllers and break-glass. A controller reference names its owner's own uid, and a kind Kubernetes serves in its workload groups (core, `apps`, `batch`); a pod carries the labels a Job's generated selector matches (`batch.kubernetes.io/controller-uid`, `controller-uid`) only under a controller reference to that Job: the job controller counts a pod by uid alone.",
     defaultMode: 'deny',
     overridable: true,
     example: 'spec.scaleTargetRef names Rollout web (argoproj.io), a kind Deed does not read, so whose it is cannot be known; only the platform may create this reference',

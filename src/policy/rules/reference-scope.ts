@@ -10,7 +10,7 @@
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { controllerOf, environmentOfController, ownerLookupKey } from '../controller-made.js';
+import { controllerOf, environmentOfController, groupOf, ownerLookupKey, sameReference } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
@@ -27,9 +27,44 @@ export function judgesReferencesOf(requester: Requester, policy: Policy): boolea
 export function referenceScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   if (req.subResource !== undefined || !judgesReferencesOf(requester, ctx.policy)) return [];
   const reach: Reach = { requester, environment: environmentId(requester) };
-  if (req.operation === 'CREATE') return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx)];
-  if (req.operation === 'UPDATE') return tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx);
+  if (req.operation === 'CREATE') return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx), ...jobClaim(req, undefined)];
+  if (req.operation === 'UPDATE') return [...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx), ...jobClaim(req, req.oldObject)];
   return [];
+}
+
+/** The labels a Job's generated selector matches its pods by (`batch.kubernetes.io/controller-uid`, and the older `controller-uid`). */
+const JOB_UID_LABELS = ['batch.kubernetes.io/controller-uid', 'controller-uid'] as const;
+
+/**
+ * A Job's generated selector is its uid, under the labels above, whoever's pod carries them,
+ * and the job controller claims a pod whose controller reference has the Job's uid whatever
+ * kind and name it gives (ClaimObject compares uids): a pod that names another environment's
+ * Job by uid, as a custom resource of Deed's do-not-read kinds, would be counted, deleted and
+ * completed by that Job. So a pod carries such a label only under a controller reference to
+ * a Job of that uid, which the controller reference's rules judge as any other.
+ */
+function jobClaim(req: AdmissionRequest, before: KubeObject | null | undefined): Finding[] {
+  if (req.resource.group !== '' || req.resource.resource !== 'pods') return [];
+  const obj = req.object;
+  const labels = obj?.metadata?.labels;
+  if (labels === undefined || labels === null || typeof labels !== 'object') return [];
+  const ref = controllerOf(obj);
+  const findings: Finding[] = [];
+  for (const key of JOB_UID_LABELS) {
+    const value = (labels as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    // An UPDATE that changes neither the label nor the controller reference is judged as stored.
+    const old = before?.metadata?.labels as Record<string, unknown> | undefined;
+    const was = controllerOf(before);
+    if (before !== undefined && old?.[key] === value && ((was === undefined && ref === undefined) || (was !== undefined && ref !== undefined && sameReference(was, ref)))) continue;
+    if (ref !== undefined && ref.kind === 'Job' && groupOf(ref.apiVersion) === 'batch' && ref.uid === value) continue;
+    findings.push({
+      rule: RULES.referenceUnknown.id,
+      path: `metadata.labels.${key}`,
+      message: `the label ${key} makes this pod one the job controller counts for the Job of uid ${typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : '(not a string)'}, but its controller reference is not that Job; drop the label (a Job's own controller writes it on the pods it makes)`,
+    });
+  }
+  return findings;
 }
 
 function tableReferences(refs: ObjectReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
@@ -62,18 +97,31 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
   return findings;
 }
 
+/** Kubernetes' own groups of workload controllers: no custom resource is served in them, and Deed reads every controller kind they hold. */
+const WORKLOAD_GROUPS: ReadonlySet<string> = new Set(['', 'apps', 'batch']);
+
 /**
- * The controlling owner reference a client writes at CREATE. One that names no object that
- * exists (gone, or another uid) is left to the garbage collector, which collects the new
- * object; no controller counts it. An owner of a kind Deed does not read (an operator's
- * custom resource, whose operator makes its own pods) is its operator's to judge.
+ * The controlling owner reference a client writes at CREATE. Controllers compare owners by
+ * uid (the job controller counts a pod whose reference has its uid, whatever kind and name
+ * it gives), so the reference must name an object that exists with that uid; one that names
+ * none would be a uid planted for later. An owner of a kind Deed does not read (an operator's
+ * custom resource, whose operator makes its own pods) is its operator's to judge, but a kind
+ * that does not exist in Kubernetes' own workload groups names nothing at all.
  */
 function controllerReference(obj: KubeObject | null | undefined, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
   const ref = controllerOf(obj);
+  if (ref === undefined) return [];
+  const what = `${ref.kind} ${namespace}/${ref.name}`;
   const key = ownerLookupKey(ref, namespace);
-  if (ref === undefined || key === undefined) return [];
+  if (key === undefined)
+    return WORKLOAD_GROUPS.has(groupOf(ref.apiVersion))
+      ? [{ rule: RULES.referenceUnknown.id, path: 'metadata.ownerReferences', message: `the controller reference names ${ref.kind} (${ref.apiVersion}), no kind Kubernetes serves as a controller there; drop the reference` }]
+      : [];
   const found = ctx.lookup.get(key.resource, namespace, ref.name);
-  if (found.state === 'absent' || (found.state === 'found' && found.metadata.uid !== undefined && found.metadata.uid !== ref.uid)) return [];
+  if (found.state === 'absent')
+    return [{ rule: RULES.referenceAbsent.id, path: 'metadata.ownerReferences', message: `the controller reference names ${what}, which does not exist (controllers count what carries their uid as their own); name an owner that exists, or drop the reference` }];
+  if (found.state === 'found' && found.metadata.uid !== undefined && found.metadata.uid !== ref.uid)
+    return [{ rule: RULES.referenceUnknown.id, path: 'metadata.ownerReferences', message: `the controller reference names ${what} with a uid it does not have (controllers count what carries their uid as their own); name the owner's own uid, or drop the reference` }];
   const owner = environmentOfController(ref, namespace, 'this object', ctx, RULES.referenceUnknown.id);
   if ('finding' in owner) return [{ ...owner.finding, path: 'metadata.ownerReferences' }];
   const environment = owner.environment;

@@ -72,6 +72,40 @@ export function referenceCases(suite: () => Suite): void {
       }
     });
 
+    test("beta cannot make its pod one of alpha's Job: not by a controller reference that keeps the Job's uid under another kind or name, nor by the label the Job's selector matches", async () => {
+      const s = suite();
+      ok('job role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'jobs' }, rules: [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get'] }] }));
+      ok('job binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'jobs' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'jobs' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }],
+      }));
+      const JOBS = `/apis/batch/v1/namespaces/${NS}/jobs`;
+      // Suspended: the job controller makes no pod of its own; its generated selector is its uid alone.
+      const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'alpha-job' }, spec: { suspend: true, backoffLimit: 0, template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [MAIN] } } } };
+      await eventually('RBAC lets alpha create jobs', async () => (await s.api(s.runnerA.identity, 'POST', `${JOBS}?dryRun=All`, job)).status === 201);
+      const made = await s.api(s.runnerA.identity, 'POST', JOBS, job);
+      assert.equal(made.status, 201, made.text);
+      const uid = made.body.metadata.uid as string;
+      assert.deepEqual(made.body.spec.selector.matchLabels, { 'batch.kubernetes.io/controller-uid': uid });
+      const controlledBy = (apiVersion: string, kind: string, name: string) => ({ ownerReferences: [{ apiVersion, kind, name, uid, controller: true }] });
+      const mole = (name: string, metadata: Record<string, unknown>) => ({ ...sandboxPod(name), metadata: { name, ...metadata } });
+      // The job controller claims a pod whose controller reference carries its uid, whatever kind and name it gives.
+      refused(await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-kind', controlledBy('batch/v1', 'JobX', 'alpha-job'))), 'reference.unknown', /names JobX \(batch\/v1\), no kind Kubernetes serves as a controller there/);
+      refused(await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-name', controlledBy('batch/v1', 'Job', 'no-such-job'))), 'reference.absent', /names Job shared-refs\/no-such-job, which does not exist/);
+      refused(
+        await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-label', { labels: { 'batch.kubernetes.io/controller-uid': uid }, ...controlledBy('tekton.dev/v1', 'TaskRun', 'run-1') })),
+        'reference.unknown',
+        /the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller counts/,
+      );
+      // Planted under an operator's kind (whose reference Deed leaves to its operator), then renamed to alpha's Job: a change of controller.
+      ok('planted', await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-planted', controlledBy('tekton.dev/v1', 'TaskRun', 'run-1'))));
+      const renamed = await s.api(s.janitorB, 'PATCH', `${PATHS.Pod(NS)}/mole-planted`, { metadata: controlledBy('batch/v1', 'Job', 'alpha-job') }, 'application/merge-patch+json');
+      refused(renamed, 'guard.adoption', /Job shared-refs\/alpha-job/);
+      const stored = await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/mole-planted`);
+      assert.equal(stored.body.metadata.ownerReferences[0].kind, 'TaskRun');
+    });
+
     test("a principal of no environment cannot get a pod admitted that names alpha's Secret in any form", async () => {
       const s = suite();
       for (const [form, spec] of secretForms('alpha-creds')) {
