@@ -417,6 +417,24 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(pages[1]!.query.get('continue'));
   });
 
+  test('pages are sized in characters: objects that carry large annotations come fewer to a page, ordinary ones up to 500', async () => {
+    // Outside the review scope anyone may label an object as alpha's and give it 256 KB of annotations.
+    const junk = { 'example.com/junk': 'x'.repeat(200 * 1024) };
+    for (let i = 0; i < 60; i++) {
+      const obj = stamped({ kind: 'Secret', name: `junk-${i}`, namespace: 'plain' });
+      server.put('secrets', { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, ...junk } } });
+    }
+    for (let i = 0; i < 5; i++) server.put('pods', stamped({ kind: 'Pod', name: `sbx-${i}` }));
+    const result = await run({ apply: false });
+    assert.equal(result.decisions.filter((d) => d.kind === 'Secret').length, 60, 'every object is still judged');
+    const limits = (path: string) => server.requests.filter((r) => r.path === path).map((r) => Number(r.query.get('limit')));
+    const secrets = limits('/api/v1/secrets');
+    assert.equal(secrets[0], 50, 'the first page asks for 50');
+    assert.ok(secrets.slice(1).every((l) => l <= 21), `then about 4 MiB of 200 KB objects: ${secrets.join(', ')}`);
+    // Five ordinary pods: the next page, had there been one, would ask for the most.
+    assert.deepEqual(limits('/api/v1/pods'), [50]);
+  });
+
   test('a list whose continue token outlived compaction (410 with a new token) goes on from there, and every object is judged once', async () => {
     for (let i = 0; i < 7; i++) server.put('pods', stamped({ kind: 'Pod', name: `sbx-${i}`, expiresAt: iso(-60) }));
     const offered = Buffer.from('3').toString('base64url');

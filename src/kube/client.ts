@@ -118,6 +118,32 @@ const DEFAULT_MAX_RETRIES = 5;
 // A server that keeps answering `continue` would otherwise hold a sweep forever.
 const MAX_PAGES = 10_000;
 
+/**
+ * List pages are sized in characters, not objects: a page of 500 objects that each carry
+ * 250 KB of annotations (anyone may write them where Deed does not review, and a list across
+ * all namespaces reads them) is 125 MB of text, more than the reaper's and the audit's heaps
+ * hold. So the first page asks for FIRST_PAGE_ITEMS, and each next page for as many objects
+ * as fill PAGE_BUDGET_CHARS at the size the last page's objects had, up to MAX_PAGE_ITEMS:
+ * ordinary objects still come 500 to a page, large ones cost more requests, never more memory.
+ */
+const PAGE_BUDGET_CHARS = 4 * 1024 * 1024;
+const FIRST_PAGE_ITEMS = 50;
+const MAX_PAGE_ITEMS = 500;
+
+/** The next page's limit, from the objects of the last page (their size as JSON); unchanged by an empty page. */
+export function listPageLimit(items: readonly unknown[], last: number): number {
+  if (items.length === 0) return last;
+  let chars = 0;
+  for (const item of items) {
+    try {
+      chars += JSON.stringify(item)?.length ?? 0;
+    } catch {
+      chars += PAGE_BUDGET_CHARS; // too deep to measure: count it as a page of its own
+    }
+  }
+  return Math.max(1, Math.min(MAX_PAGE_ITEMS, Math.floor((PAGE_BUDGET_CHARS * items.length) / Math.max(1, chars))));
+}
+
 export { METADATA_LIST, METADATA_ONE };
 
 type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
@@ -137,7 +163,8 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const net = kc.makeApiClient(NetworkingV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const authorization = kc.makeApiClient(AuthorizationV1Api);
-  const pageSize = options.pageSize ?? 500;
+  // A fixed page size when one is given (tests); otherwise pages sized in characters (listPageLimit).
+  const fixedPageSize = options.pageSize;
 
   const apis: Record<ReapKind, KindApi> = {
     Pod: {
@@ -175,8 +202,9 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   /** Follows `continue` from page to page, each page under its own deadline. */
   async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
     let next: string | undefined;
+    let limit = fixedPageSize ?? FIRST_PAGE_ITEMS;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const params: PageParams = { limit: pageSize, ...(next ? { _continue: next } : {}) };
+      const params: PageParams = { limit, ...(next ? { _continue: next } : {}) };
       let result: Page;
       try {
         result = await call(what, accept, (o) => fetch(params, o));
@@ -194,6 +222,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       // (it has list metadata) with nothing in it. Anything else without items is not a list.
       const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
       if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
+      if (fixedPageSize === undefined) limit = listPageLimit(items, limit);
       yield items;
       next = result.metadata?._continue || undefined;
       if (next === undefined) return;
