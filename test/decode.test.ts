@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
+import { denied } from '../src/admission/verdict.js';
 import { fixture, testContext } from './helpers.js';
 
 const ctx = testContext();
@@ -117,5 +118,37 @@ describe('bad input gets a clear answer and never a stamp skipped', () => {
     assert.equal(d.response.response.allowed, false);
     assert.equal(d.response.response.status?.code, 500);
     assert.match(d.response.response.status?.message ?? '', /internal error.*3f697299-374d-4b34-a6a3-76107eae9203/);
+  });
+  describe('a client value is quoted, never copied whole, into the answer and the log line', () => {
+    const admit = (annotations: Record<string, string>) => {
+      const body = fixture('mutate-create-pod-by-runner.json');
+      body.request.object.metadata.annotations = { ...body.request.object.metadata.annotations, ...annotations };
+      const d = decide('admit', body, ctx);
+      assert.equal(d.kind, 'review');
+      return d.kind === 'review' ? d.response.response : undefined;
+    };
+
+    test('workspace grants nested thousands deep are a refusal that names the fix, not an internal error', () => {
+      const deep = `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+      const r = admit({ 'deed.dev/workspace-grants': deep })!;
+      assert.equal(r.allowed, false);
+      assert.equal(r.status?.code, 403, r.status?.message);
+      assert.match(r.status?.message ?? '', /grant for "x" must be "ro" or "rw", got a list/);
+    });
+
+    test('a duration budget of a megabyte is refused with a short message', () => {
+      const r = admit({ 'deed.dev/max-duration-seconds': '9'.repeat(1024 * 1024) })!;
+      assert.equal(r.allowed, false);
+      assert.match(r.status?.message ?? '', /got "9{77}\.\.\."/);
+      assert.ok((r.status?.message ?? '').length < 2_000, `${(r.status?.message ?? '').length} characters`);
+    });
+
+    test('a denial of very many findings, or of long ones, stays bounded', () => {
+      const many = denied(Array.from({ length: 10_000 }, (_, i) => ({ rule: 'stamp.conflict', path: `metadata.labels[${i}]`, message: 'is admission-owned' })));
+      assert.ok(many.message!.length <= 16 * 1024 + 100, `${many.message!.length}`);
+      assert.match(many.message!, /; and \d+ more$/);
+      const long = denied([{ rule: 'stamp.conflict', message: 'x'.repeat(1024 * 1024) }]);
+      assert.ok(long.message!.length < 1_100);
+    });
   });
 });

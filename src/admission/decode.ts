@@ -1,6 +1,7 @@
 // Turns a parsed JSON body into an AdmissionRequest, or says exactly what is wrong with
 // it. Shapes are checked only as far as Deed reads them; objects are not copied.
 import type { AdmissionRequest, KubeObject, Operation, UserInfo } from './types.js';
+import { quoted } from './verdict.js';
 
 export type Decoded = { ok: true; request: AdmissionRequest } | { ok: false; uid?: string; message: string };
 
@@ -22,12 +23,6 @@ function str(v: unknown, where: string): string {
   return v;
 }
 
-/** A short description of a client value for a message: never the whole value (it may be huge or deeply nested). */
-function preview(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v);
-  return v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v;
-}
-
 function optStr(v: unknown, where: string): string | undefined {
   return v === undefined || v === null ? undefined : str(v, where);
 }
@@ -35,7 +30,7 @@ function optStr(v: unknown, where: string): string | undefined {
 function stringMap(v: unknown, where: string): void {
   if (v === undefined || v === null) return;
   if (!isRecord(v)) fail(`${where} must be an object of strings`);
-  for (const key of Object.keys(v)) if (typeof v[key] !== 'string') fail(`${where}[${JSON.stringify(key)}] must be a string`);
+  for (const key of Object.keys(v)) if (typeof v[key] !== 'string') fail(`${where}[${quoted(key)}] must be a string`);
 }
 
 function kubeObject(v: unknown, where: string): KubeObject {
@@ -67,7 +62,7 @@ function userInfo(v: unknown): UserInfo {
   if (!isRecord(extra)) fail('request.userInfo.extra must be an object');
   for (const key of Object.keys(extra)) {
     const values = extra[key];
-    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) fail(`request.userInfo.extra[${JSON.stringify(key)}] must be a list of strings`);
+    if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) fail(`request.userInfo.extra[${quoted(key)}] must be a list of strings`);
   }
   return { username: str(v.username ?? '', 'request.userInfo.username'), groups: groups as string[], extra: extra as Record<string, string[]> };
 }
@@ -141,7 +136,7 @@ export function decodeReview(body: unknown): Decoded {
   const uid = requestUid(body);
   try {
     if (body.apiVersion !== 'admission.k8s.io/v1' || body.kind !== 'AdmissionReview')
-      fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${preview(body.apiVersion)} ${preview(body.kind)}`);
+      fail(`expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got ${quoted(body.apiVersion)} ${quoted(body.kind)}`);
     if (!isRecord(request)) fail('request must be an object');
     if (uid === undefined) fail(`request.uid must be a non-empty string of at most ${MAX_UID_LENGTH} characters`);
     const hostile = findPrototypeKey(body);

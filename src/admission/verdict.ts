@@ -37,7 +37,7 @@ export function denied(findings: Finding[], warnings: string[] = [], auditAnnota
     allowed: false,
     code: 403,
     reason: 'Forbidden',
-    message: `Deed denied this request: ${findings.map(formatFinding).join('; ')}`,
+    message: `Deed denied this request: ${denialText(findings)}`,
     warnings,
     auditAnnotations,
     findings,
@@ -57,8 +57,43 @@ export function errored(code: 400 | 500 | 504, rule: string, message: string): V
   };
 }
 
+/**
+ * A client value as a message quotes it: never the whole value, which may be megabytes long
+ * or nested thousands deep (JSON.stringify of either would copy it into the answer and the
+ * log line, or throw).
+ */
+export function quoted(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v);
+  if (v !== null && typeof v === 'object') {
+    const what = Array.isArray(v) ? 'a list' : 'an object';
+    try {
+      const json = JSON.stringify(v);
+      return json.length > 80 ? `${what} (${json.slice(0, 60)}...)` : json;
+    } catch {
+      return what; // nested too deep to write out
+    }
+  }
+  return typeof v === 'number' || typeof v === 'boolean' || v === null ? String(v) : typeof v;
+}
+
+/** Bounds on a denial's text: a finding that quotes a client value at length, or very many findings, stay short in the answer and the log line. */
+export const MAX_FINDING_LENGTH = 1024;
+const MAX_DENIAL_LENGTH = 16 * 1024;
+
 export function formatFinding(f: Finding): string {
-  return f.path !== undefined ? `[${f.rule}] ${f.path}: ${f.message}` : `[${f.rule}] ${f.message}`;
+  const text = f.path !== undefined ? `[${f.rule}] ${f.path}: ${f.message}` : `[${f.rule}] ${f.message}`;
+  return text.length > MAX_FINDING_LENGTH ? `${text.slice(0, MAX_FINDING_LENGTH - 3)}...` : text;
+}
+
+/** The findings of a denial as one text, each bounded, and no more of them than fit. */
+function denialText(findings: Finding[]): string {
+  let text = '';
+  for (let i = 0; i < findings.length; i++) {
+    const next = formatFinding(findings[i]!);
+    if (text.length + next.length > MAX_DENIAL_LENGTH) return `${text}; and ${findings.length - i} more`;
+    text = i === 0 ? next : `${text}; ${next}`;
+  }
+  return text;
 }
 
 /**

@@ -30,7 +30,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, GroupVersionResource, KubeObject } from '../admission/types.js';
-import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
+import { allowed, patched, quoted, type Finding, type PatchOperation, type Verdict } from '../admission/verdict.js';
 import type { DecisionContext, Policy } from './policy.js';
 import { createIdentity, type CreatorIdentity } from './create-gate.js';
 import { kindRow, type PodSelectorFacts } from './kinds.js';
@@ -76,7 +76,7 @@ function required(selector: Rec, site: Site): Record<string, string> {
 }
 
 function pinPath(site: Site, key: string): string {
-  return `${site.path}${site.form === 'map' ? '' : '.matchLabels'}[${JSON.stringify(key)}]`;
+  return `${site.path}${site.form === 'map' ? '' : '.matchLabels'}[${quoted(key)}]`;
 }
 
 /** The environments whose pods the selector is limited to; [] for none; undefined when it may select any pod. */
@@ -273,7 +273,7 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   for (const key of [policy.keys.environment, policy.keys.noEnvironment]) {
     const value = entryOf(required(before.selector, site), key);
     if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
-    kept.push(`${key}: ${JSON.stringify(value)}`);
+    kept.push(`${quoted(key)}: ${quoted(value)}`);
     ops.push(requireOp(obj, site, after, key, value));
     for (const template of site.templates)
       if (isRec(valueAt(obj, template)) && templateLabel(obj, template, key) === undefined) ops.push(templateLabelOp(obj, template, key, value));

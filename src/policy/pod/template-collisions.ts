@@ -2,7 +2,7 @@
 // a sandbox pod is absent (the platform fills it) or equal to the owned value.
 // Privileged and host settings that do not collide are allowed, with a warning.
 import { isDeepStrictEqual } from 'node:util';
-import type { Finding } from '../../admission/verdict.js';
+import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { containers, mounts, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
@@ -104,7 +104,7 @@ const ARCH_LABEL = 'kubernetes.io/arch';
 
 /** `fix`: what to do instead, where the expected value alone does not say it. */
 function owned(rule: string, path: string, expected: unknown, got: unknown, fix?: string): Finding {
-  return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)}${fix === undefined ? '' : `; ${fix}`}` };
+  return { rule, path, message: `is platform-owned: expected ${JSON.stringify(expected)}, got ${quoted(got)}${fix === undefined ? '' : `; ${fix}`}` };
 }
 
 export function templateCollisions(spec: Rec, at: string, config: Config): Finding[] {

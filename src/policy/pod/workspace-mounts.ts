@@ -8,7 +8,7 @@
 // the same rules, so a second name is no back door; and so is a volume of any pod on a
 // claim marked as a workspace (`<prefix>/workspace: "true"`, see workspace-claims.ts).
 // volumeDevices reach a volume as mounts do, and paths are compared normalised.
-import type { Finding } from '../../admission/verdict.js';
+import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { clonedClaim, containers, ephemeralClaimSpec, mounts, segments, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
@@ -115,7 +115,7 @@ export function parseGrants(value: string | undefined, mainContainer: string): {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     return { grants, error: 'must be a JSON object of container name to "ro" or "rw"' };
   for (const [name, mode] of Object.entries(parsed as Rec)) {
-    if (mode !== 'ro' && mode !== 'rw') return { grants, error: `grant for ${JSON.stringify(name)} must be "ro" or "rw", got ${JSON.stringify(mode)}` };
+    if (mode !== 'ro' && mode !== 'rw') return { grants, error: `grant for ${quoted(name)} must be "ro" or "rw", got ${quoted(mode)}` };
     if (name === mainContainer) return { grants, error: `the main container "${mainContainer}" is granted implicitly; do not list it` };
     grants.set(name, mode);
   }
@@ -229,15 +229,15 @@ export function workspaceMounts(
         continue;
       }
       if (m.givenPath !== ws.mountPath)
-        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${JSON.stringify(m.givenPath)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceMountPath.id, path: m.path, message: `must be exactly "${ws.mountPath}", got ${quoted(m.givenPath)}` });
       for (const key of ['subPath', 'subPathExpr'])
         if ((text(m.raw, key) ?? '') !== '') findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceSubpath.id, path: `${m.path}.${key}`, message: `${key} is not allowed on the workspace` });
       const propagation = field(m.raw, 'mountPropagation');
       if (propagation !== undefined && propagation !== 'None')
-        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspacePropagation.id, path: `${m.path}.mountPropagation`, message: `must be None, got ${JSON.stringify(propagation)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspacePropagation.id, path: `${m.path}.mountPropagation`, message: `must be None, got ${quoted(propagation)}` });
       const rro = field(m.raw, 'recursiveReadOnly');
       if (rro !== undefined && rro !== 'Disabled')
-        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${JSON.stringify(rro)}` });
+        findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceRecursiveReadOnly.id, path: `${m.path}.recursiveReadOnly`, message: `must be Disabled, got ${quoted(rro)}` });
       const readOnly = field(m.raw, 'readOnly') === true;
       if (grant === 'ro' && !readOnly)
         findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceReadOnly.id, path: m.path, message: `container "${c.name}" is granted "ro" but mounts ${label(m.name)} read-write` });

@@ -3,7 +3,7 @@
 // it orphans a dependent; activeDeadlineSeconds may only go down.
 import { entryOf } from '../unstructured.js';
 import type { KubeObject, OwnerReference } from '../../admission/types.js';
-import type { Finding } from '../../admission/verdict.js';
+import { quoted, type Finding } from '../../admission/verdict.js';
 import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from '../stamps/keys.js';
 import { annotationPath, isManaged, labelPath, sameReference } from '../stamps/identity-stamps.js';
 import { RULES } from './catalog.js';
@@ -27,10 +27,10 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
       if (a === b) continue;
       const message =
         a === undefined
-          ? `cannot be added to an object admitted without it (got ${JSON.stringify(b)})`
+          ? `cannot be added to an object admitted without it (got ${quoted(b)})`
           : b === undefined
-            ? `is frozen at ${JSON.stringify(a)} and cannot be removed`
-            : `is frozen at ${JSON.stringify(a)}, got ${JSON.stringify(b)}`;
+            ? `is frozen at ${quoted(a)} and cannot be removed`
+            : `is frozen at ${quoted(a)}, got ${quoted(b)}`;
       findings.push({ rule: RULES.frozenStamps.id, path: path(key), message });
     }
   };
@@ -57,7 +57,7 @@ export function frozenStamps(oldObj: KubeObject, newObj: KubeObject, keys: Stamp
 
   const [a, b] = [oldObj.spec?.activeDeadlineSeconds, newObj.spec?.activeDeadlineSeconds];
   if (typeof a === 'number' && (typeof b !== 'number' || b > a))
-    findings.push({ rule: RULES.frozenActiveDeadline.id, path: 'spec.activeDeadlineSeconds', message: `may only be lowered: ${a} -> ${b === undefined ? '(absent)' : JSON.stringify(b)}` });
+    findings.push({ rule: RULES.frozenActiveDeadline.id, path: 'spec.activeDeadlineSeconds', message: `may only be lowered: ${quoted(a)} -> ${b === undefined ? '(absent)' : quoted(b)}` });
   return findings;
 }
 

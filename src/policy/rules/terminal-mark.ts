@@ -6,7 +6,7 @@
 // finished must not change what selects it; the reaper reads every object of its
 // environment anyway, so a selector on the mark would save it nothing.
 import type { KubeObject } from '../../admission/types.js';
-import type { Finding } from '../../admission/verdict.js';
+import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Ownership } from '../ownership.js';
 import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
@@ -25,7 +25,7 @@ export function terminalMark(before: KubeObject | undefined, after: KubeObject, 
   // Objects that are no environment's are not the reaper's business either.
   if (owner?.kind === 'unowned') return [];
   if (was !== undefined)
-    return [{ rule: RULES.terminalFrozen.id, path, message: `${key} was set to ${JSON.stringify(was)} and cannot be changed or removed: the run it marks is over` }];
+    return [{ rule: RULES.terminalFrozen.id, path, message: `${key} was set to ${quoted(was)} and cannot be changed or removed: the run it marks is over` }];
   if (is !== 'true') return [{ rule: RULES.terminalMalformed.id, path, message: `${key} must be "true", got ${JSON.stringify(is!.slice(0, 80))}` }];
   if (owner === undefined) return [];
   if (owner.kind === 'unverifiable')

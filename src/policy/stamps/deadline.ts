@@ -1,5 +1,6 @@
 // Deadlines: a client budget (`<prefix>/max-duration-seconds`) plus the policy margin,
 // capped by policy. No budget and no cap means no deadline: Deed never invents a cap.
+import { quoted } from '../../admission/verdict.js';
 
 export const MAX_BUDGET_SECONDS = 31_536_000 * 10; // ten years; keeps arithmetic exact and dates valid
 
@@ -8,7 +9,7 @@ export type BudgetResult = { ok: true; seconds?: number } | { ok: false; message
 export function parseBudget(value: string | undefined): BudgetResult {
   if (value === undefined) return { ok: true };
   if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > MAX_BUDGET_SECONDS)
-    return { ok: false, message: `must be a positive whole number of seconds up to ${MAX_BUDGET_SECONDS}, got ${JSON.stringify(value)}` };
+    return { ok: false, message: `must be a positive whole number of seconds up to ${MAX_BUDGET_SECONDS}, got ${quoted(value)}` };
   return { ok: true, seconds: Number(value) };
 }
 
