@@ -112,10 +112,17 @@ export function buildApp(opts: AppOptions): DeedApp {
   // parsed body went to the old generation and came back only in full collections (measured:
   // 140 KB promoted per scavenge at 1,000 reviews/s, a full collection every 2 s, each a pause
   // the tail shows), and each delete from the table allocated in the old generation.
+  /** What the transport uses of a response (HTTP/1.1's ServerResponse, HTTP/2's compatibility response and its stream). */
+  interface Answer {
+    once(event: 'close' | 'finish', f: () => void): unknown;
+    destroyed?: boolean;
+    closed?: boolean;
+    stream?: { destroyed?: boolean; closed?: boolean };
+  }
   interface InFlight {
     /** The deadline's start: headers parsed, body not yet read. */
     arrivedAt: number;
-    answer: { once(event: 'close' | 'finish', f: () => void): unknown };
+    answer: Answer;
     /** The review's log line, written once its answer is sent or its stream closes unfinished. */
     line?: () => void;
   }
@@ -130,10 +137,13 @@ export function buildApp(opts: AppOptions): DeedApp {
     (raw as Carrier)[IN_FLIGHT] = undefined;
     line?.();
   };
+  /** Whether an answer's stream is already closed (its 'close' has passed). */
+  const answerGone = (answer: Omit<Answer, 'once'>) =>
+    answer.destroyed === true || answer.closed === true || answer.stream?.destroyed === true || answer.stream?.closed === true;
   /** Holds a review's line until its answer is sent; written now when the answer's stream is already gone (its 'close' has passed). */
-  const lineAfterAnswer = (raw: object, answer: { destroyed?: boolean; stream?: { destroyed?: boolean } }, write: () => void) => {
+  const lineAfterAnswer = (raw: object, answer: Omit<Answer, 'once'>, write: () => void) => {
     const request = inFlight(raw);
-    if (request === undefined || answer.destroyed === true || answer.stream?.destroyed === true) write();
+    if (request === undefined || answerGone(answer)) write();
     else request.line = write;
   };
   const review: RequestHooks = {
@@ -162,10 +172,15 @@ export function buildApp(opts: AppOptions): DeedApp {
     const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
     readBody({ payload, contentLength: req.headers['content-length'], account, onRefused: () => metrics.bodiesRefused.inc() }, bodyLimit).then(
       (body) => {
-        answer.once('close', () => {
+        const release = () => {
           accounts.close(account); // the parsed review is held until it is answered
           settle(req.raw);
-        });
+        };
+        // A stream cancelled as its last bytes arrived (an HTTP/2 RST_STREAM in the same write)
+        // has closed by now, and its 'close' has passed: a listener added now would never run,
+        // and the memory would stay taken until the whole connection closed.
+        if (answerGone(answer)) release();
+        else answer.once('close', release);
         try {
           done(null, JSON.parse(body.toString('utf8')));
         } catch (err) {
