@@ -387,7 +387,7 @@ describe('deed review usage and input errors exit 2 with a message', CONCURRENCY
     ['--existing and -f both from stdin', ['-f', '-', '--existing', '-'], /only one of -f, --old and --existing can read stdin/],
     ['--existing with a replay', ['--review', file('mutate-y.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json'))), '--existing', file('e.yaml', adminPod)], /--existing answers lookups for objects reviewed with -f/],
     ['an unknown output format', ['-f', file('u.yaml', adminPod), '-o', 'xml'], /argument 'xml' is invalid/],
-    ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook mutate\|validate/],
+    ['a replay whose webhook the file name does not tell', ['--review', file('capture.json', JSON.stringify(fixture('mutate-create-pod-by-admin.json')))], /pass --webhook admit\|mutate\|validate/],
     ['a replay of something that is not an AdmissionReview', ['--review', file('mutate-x.json', '{"hello":"world"}')], /mutate-x\.json: the body must be|expected apiVersion admission\.k8s\.io\/v1/],
   ];
   for (const [name, args, message] of cases)
@@ -436,6 +436,20 @@ const EXPECTED: Record<string, Expected> = {
   // Unstamped in a namespace bound to no environment: the platform's, which no environment may delete.
   'validate-delete-secret-by-other-janitor.json': { allowed: false, rule: 'guard.shared-input' },
 };
+
+describe('deed review --review --webhook admit replays what the installed mutating webhook calls', CONCURRENCY, () => {
+  test('a pod CREATE that /mutate only stamps, /admit stamps and judges whole, as the cluster would', async () => {
+    const body = fixture('mutate-create-pod-by-runner.json');
+    body.request.object.spec.hostNetwork = true;
+    const capture = join(mkdtempSync(join(tmpdir(), 'deed-admit-')), 'capture.json');
+    writeFileSync(capture, JSON.stringify(body));
+    const stamped = await deed(['--review', capture, '--webhook', 'mutate', '--config', policyFile]);
+    assert.equal(stamped.code, 0, stamped.stderr);
+    const admitted = await deed(['--review', capture, '--webhook', 'admit', '--config', policyFile]);
+    assert.equal(admitted.code, 1, admitted.stderr);
+    assert.match(admitted.stderr + admitted.stdout, /\[template\.host-network\]/);
+  });
+});
 
 describe('deed review --review replays every captured fixture', CONCURRENCY, () => {
   const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();

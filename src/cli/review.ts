@@ -61,7 +61,13 @@ export function registerReview(program: Command): void {
     .option('-f, --filename <file>', 'objects to review: YAML or JSON, several documents or a List, or a directory of such files; - reads stdin (repeatable)', collect)
     .option('-R, --recursive', "with -f DIR, also the files of its subdirectories (kubectl's -R)", false)
     .option('--review <file...>', 'replay captured AdmissionReviews (JSON) instead; - reads stdin')
-    .addOption(new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, mutate-* or validate-*)').choices(['mutate', 'validate']))
+    .addOption(
+      new Option('--webhook <name>', 'webhook to replay --review through (default: from each file name, admit-*, mutate-* or validate-*); the installed mutating webhook calls admit, which stamps and judges a CREATE whole, where mutate only stamps').choices([
+        'admit',
+        'mutate',
+        'validate',
+      ]),
+    )
     .option('--operation <op>', 'CREATE, UPDATE or DELETE', parseOperation, 'CREATE' as ReviewOperation)
     .option('--old <file>', 'the stored object(s): required for UPDATE (paired with -f in order); for DELETE, instead of -f')
     .option('--existing <file>', 'objects already stored in the cluster, with their Namespaces (say kubectl get namespace,pvc -o yaml), not reviewed: lookups (the claims a pod mounts) are answered from those in the review scope')
@@ -124,8 +130,8 @@ function replay(o: ReviewFlags): number {
   if (o.existing !== undefined) throw new InputError('--existing answers lookups for objects reviewed with -f; a replay carries what it carries');
   const files = o.review!;
   const bodies = files.map((file) => {
-    const webhook = o.webhook ?? /^(mutate|validate)\b/.exec(basename(file))?.[1];
-    if (webhook === undefined) throw new InputError(`cannot tell the webhook from the file name ${basename(file)}: pass --webhook mutate|validate`);
+    const webhook = o.webhook ?? /^(admit|mutate|validate)\b/.exec(basename(file))?.[1];
+    if (webhook === undefined) throw new InputError(`cannot tell the webhook from the file name ${basename(file)}: pass --webhook admit|mutate|validate`);
     if (!hasWebhook(webhook)) throw new InputError(`this build of Deed has no ${webhook} webhook`);
     try {
       return { file, webhook, body: JSON.parse(readInput(file)) as unknown };
