@@ -127,6 +127,34 @@ describe('an audit run', () => {
     assert.equal(code('held-creds'), 'owner-running');
   });
 
+  test("a runner recreated under its name while the audit runs is read again for what was listed after: its new run's objects are not reported as leaks", async () => {
+    const OLD = { ...RUNNER, uid: '11111111-1111-4111-8111-111111111111' };
+    const objects: Array<{ kind: ReapKind; obj: KubeObject }> = [{ kind: 'Secret', obj: stamped({ kind: 'Secret', name: 'old-run-token', owner: OLD }) }];
+    let live: typeof RUNNER | undefined; // the old run's runner is gone
+    const client: KubeClient = {
+      ...cluster([]),
+      async *listPages(kind, ns) {
+        yield objects.filter((o) => o.kind === kind && (ns === undefined || o.obj.metadata.namespace === ns)).map((o) => o.obj);
+      },
+      getPod: async (ns, name) => {
+        const was = live;
+        // Right after this read the platform recreates runner-0, and its new run makes a NetworkPolicy.
+        if (live === undefined) {
+          live = RUNNER;
+          objects.push({ kind: 'NetworkPolicy', obj: stamped({ kind: 'NetworkPolicy', name: 'new-run-np', owner: RUNNER }) });
+        }
+        if (was !== undefined && was.namespace === ns && was.name === name) return { metadata: { name, namespace: ns, uid: was.uid } };
+        throw new KubeError('NotFound', 'not found');
+      },
+    };
+    const reports = store([]);
+    await run(client, reports);
+    const report = reports.written.get('sandbox-a') as { results: Array<{ rule: string; properties?: Record<string, string>; resources: Array<{ name: string }> }> };
+    const code = (name: string) => report.results.find((r) => r.rule === 'reaper.verdict' && r.resources[0]!.name === name)?.properties?.code;
+    assert.equal(code('old-run-token'), 'owner-gone');
+    assert.equal(code('new-run-np'), 'owner-running', 'listed after the read that found runner-0 gone: read again');
+  });
+
   test('when the report kind is not served (no CRD), the run stops with one error that says how to install it, and judges nothing', async () => {
     const reports = store([]);
     reports.namespacesWithReports = async () => {

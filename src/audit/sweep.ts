@@ -6,7 +6,7 @@
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import type { ReportStore } from '../kube/reports.js';
-import { lookupOwner, lookupPodClock } from '../reaper/owner-facts.js';
+import { lookupPodClock, OwnerFacts } from '../reaper/owner-facts.js';
 import { LeaseFacts } from '../reaper/lease-facts.js';
 import { leaseLapsed } from '../reaper/verdict.js';
 import { Clock } from '../reaper/owner-facts.js';
@@ -14,7 +14,7 @@ import { Slots } from '../reaper/slots.js';
 import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
 import { judgeObject, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
-import type { LeaseLookup, LeaseRef, OwnerLookup, OwnerRef } from './reaper-verdict.js';
+import type { LeaseLookup, LeaseRef } from './reaper-verdict.js';
 import { buildReport, emptySummary, NamespaceResults, ReportApiNotServed, rfc3339, type ReportApi, type RunSummary } from './report.js';
 
 export interface AuditOptions {
@@ -32,9 +32,6 @@ export interface AuditOptions {
   reports?: { store: ReportStore; api: ReportApi };
 }
 
-// Owners read for the reaper's verdict, remembered within a bound: runners own many objects.
-const OWNER_CACHE = 1000;
-
 export async function audit(o: AuditOptions): Promise<RunSummary> {
   const startedAt = o.now();
   const totals = emptySummary();
@@ -45,29 +42,22 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const ctx = (): AuditContext => ({ ...o.ctx, now: o.now() });
   const wanted = (ns: string) => o.namespaces.length === 0 || o.namespaces.includes(ns);
 
-  const owners = new Map<string, Promise<OwnerLookup>>();
-  const readOwner = (ref: OwnerRef): Promise<OwnerLookup> => {
-    const key = `${ref.namespace}/${ref.name}`;
-    let lookup = owners.get(key);
-    if (lookup === undefined) {
-      if (owners.size >= OWNER_CACHE) owners.clear();
-      owners.set(key, (lookup = lookupOwner(o.client, ref)));
-    }
-    return lookup;
-  };
+  // Owners and run leases read for the reaper's verdict, as the reaper reads them
+  // (reaper/owner-facts.ts): a fact answers only for objects listed before its read was sent,
+  // so a runner recreated under its name while the audit runs is read again, not reported gone.
+  const clock = new Clock();
+  const owners = new OwnerFacts(o.client, new Slots(1), clock);
 
-  // Each run lease read by name, once for the whole run, as the reaper reads it: the audit
-  // deletes nothing and judges one object at a time, so an older read is as good as any
-  // (every read answers "seen" tick 0). The bound is per namespace and environment: one
-  // environment's objects naming many leases cannot leave another's unjudged.
-  const leases = new LeaseFacts(o.client, new Slots(1), new Clock(), o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.ctx.policy.config.reaper.leaseGraceSeconds));
-  const readLease = (ref: LeaseRef, obj: KubeObject): Promise<LeaseLookup> =>
-    leases.read(ref, 0, `${ref.namespace}/${entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? ''}`);
+  // The bound is per namespace and environment: one environment's objects naming many leases cannot leave another's unjudged.
+  const leases = new LeaseFacts(o.client, new Slots(1), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.ctx.policy.config.reaper.leaseGraceSeconds));
+  const readLease = (ref: LeaseRef, obj: KubeObject, seenAt: number): Promise<LeaseLookup> =>
+    leases.read(ref, seenAt, `${ref.namespace}/${entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? ''}`);
 
-  const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults) => {
+  /** `seenAt`: the tick at which the object's page arrived. */
+  const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults, seenAt: number) => {
     const c = ctx();
     const reads = readsFor(obj, kind, inScope, c);
-    const [owner, lease, pod] = await Promise.all([reads.owner && readOwner(reads.owner), reads.lease && readLease(reads.lease, obj), reads.pod && lookupPodClock(o.client, reads.pod)]);
+    const [owner, lease, pod] = await Promise.all([reads.owner && owners.read(reads.owner, seenAt), reads.lease && readLease(reads.lease, obj, seenAt), reads.pod && lookupPodClock(o.client, reads.pod)]);
     const result = judgeObject(obj, kind, inScope, c, owner, lease, pod);
     objects++;
     if (result === undefined) return;
@@ -135,11 +125,13 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   let outsideComplete = true;
   for (const kind of REAP_KINDS) {
     try {
-      for await (const page of o.client.listPages(kind, undefined, o.ctx.policy.keys.managed))
+      for await (const page of o.client.listPages(kind, undefined, o.ctx.policy.keys.managed)) {
+        const seenAt = clock.tick();
         for (const obj of page) {
           const ns = obj.metadata.namespace ?? '';
-          if (!scoped.has(ns) && wanted(ns)) await judge(obj, kind, false, outsideOf(ns));
+          if (!scoped.has(ns) && wanted(ns)) await judge(obj, kind, false, outsideOf(ns), seenAt);
         }
+      }
     } catch (err) {
       o.onError(`objects carrying ${o.ctx.policy.keys.managed} outside the review scope, ${kind}: ${(err as Error).message}`);
       totals.error++;
@@ -152,7 +144,10 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     for (const kind of REAP_KINDS) {
       try {
         const pages = kind === 'Pod' ? o.client.listPodSpecPages(namespace) : o.client.listPages(kind, namespace, '');
-        for await (const page of pages) for (const obj of page) await judge(obj, kind, true, results);
+        for await (const page of pages) {
+          const seenAt = clock.tick();
+          for (const obj of page) await judge(obj, kind, true, results, seenAt);
+        }
       } catch (err) {
         const message = (err as Error).message;
         results.add(listFailure(kind, namespace, message));
