@@ -245,7 +245,9 @@ describe('what an object points at is its writer environment\'s to use', () => {
       const planted = { ...metadata, ...controlledBy('TaskRun', 'run-1', 'alpha-job-uid', 'tekton.dev/v1') };
       const update = review(PODS, who, pod({ ...metadata, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') }), { operation: 'UPDATE', old: {} });
       update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, ...planted } };
-      refused(update, 'guard.adoption', /Job shared\/alpha-job/);
+      // The read plan reads the new controller: the uid alone did not change.
+      assert.ok(lookupsNeeded(update.request, 'validate', FIXTURE_KEYS).some((k) => k.resource === 'jobs' && k.name === 'alpha-job'));
+      refused(update, 'guard.adoption', who === NONE ? /Job shared\/alpha-job belongs to another environment than stranger acts for/ : /is not of the environment of Job shared\/alpha-job; it may not become its controller/);
     }
   });
 

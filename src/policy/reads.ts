@@ -9,7 +9,7 @@ import { referencedNames, type ClaimReference } from './pod/claim-environment.js
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { controllerOf, judgesAdoptionBy, ownerLookupKey } from './controller-made.js';
+import { controllerOf, judgesAdoptionBy, ownerLookupKey, sameReference } from './controller-made.js';
 import { judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -125,7 +125,9 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
   const after = controllerOf(req.object);
   const made = req.operation === 'CREATE' && req.subResource === undefined && (judged.made || judged.controllerMade);
   // A status write changes the controller too, where the kind's status strategy keeps owner references.
-  const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && controllerOf(req.oldObject)?.uid !== after.uid;
+  // A reference that keeps the uid under another kind or name is a change of controller too (adoptionFindings).
+  const before = req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null ? controllerOf(req.oldObject) : undefined;
+  const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && (before === undefined || !sameReference(before, after));
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
 }

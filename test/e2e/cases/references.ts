@@ -101,7 +101,7 @@ export function referenceCases(suite: () => Suite): void {
       // Planted under an operator's kind (whose reference Deed leaves to its operator), then renamed to alpha's Job: a change of controller.
       ok('planted', await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-planted', controlledBy('tekton.dev/v1', 'TaskRun', 'run-1'))));
       const renamed = await s.api(s.janitorB, 'PATCH', `${PATHS.Pod(NS)}/mole-planted`, { metadata: controlledBy('batch/v1', 'Job', 'alpha-job') }, 'application/merge-patch+json');
-      refused(renamed, 'guard.adoption', /Job shared-refs\/alpha-job/);
+      refused(renamed, 'guard.adoption', /is not of the environment of Job shared-refs\/alpha-job; it may not become its controller/);
       const stored = await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/mole-planted`);
       assert.equal(stored.body.metadata.ownerReferences[0].kind, 'TaskRun');
     });
