@@ -40,6 +40,7 @@ const ENDPOINTS: Gvr = { group: '', version: 'v1', resource: 'endpoints', kind: 
 const PODS: Gvr = { group: '', version: 'v1', resource: 'pods', kind: 'Pod' };
 const JOBS: Gvr = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job' };
 const SERVICE_ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
+const CONFIGMAPS_: Gvr = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
 const VMS: Gvr = { group: 'labs.example.com', version: 'v1', resource: 'virtualmachines', kind: 'VirtualMachine' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
@@ -237,6 +238,26 @@ describe('what an object points at is its writer environment\'s to use', () => {
     const update = review(PODS, RUNNER_B, pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' } }), { operation: 'UPDATE', old: {} });
     update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, labels: {} } };
     refused(update, 'reference.unknown', /the label batch\.kubernetes\.io\/controller-uid/);
+  });
+
+  test("beta's object may not hold alpha's in deletion: an owner reference with blockOwnerDeletion names an owner of the writer's environment, by its own uid", () => {
+    const blocking = (name: string, uid: string, o: Record<string, unknown> = {}) => ({ metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'Secret', name, uid, blockOwnerDeletion: true, ...o }], finalizers: ['example.com/hold'] }, data: {} });
+    const body = review(CONFIGMAPS_, RUNNER_B, blocking('alpha-tls', 'Secret-uid'));
+    assert.ok(lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).some((k) => k.resource === 'secrets' && k.name === 'alpha-tls'), 'the owner is in the read plan');
+    refused(body, 'reference.cross-environment', /metadata\.ownerReferences\[0\]: blocks the deletion of Secret shared\/alpha-tls, which belongs to another environment/);
+    refused(review(CONFIGMAPS_, NONE, blocking('alpha-tls', 'Secret-uid')), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    // The garbage collector finds dependents by uid: alpha's uid under another name is alpha's too.
+    const beta = answer('admit', review(CONFIGMAPS_, RUNNER_B, blocking('beta-creds', 'Secret-uid')), lookupOf({ ...CLUSTER, 'secrets/shared/beta-creds': owned('Secret', 'beta', 'beta-creds-uid') }));
+    assert.equal(beta.allowed, false);
+    assert.match(beta.status?.message ?? '', /\[reference\.unknown\] metadata\.ownerReferences\[0\]: blocks the deletion of Secret shared\/beta-creds by a uid it does not have/);
+    admitted(review(CONFIGMAPS_, RUNNER_A, blocking('alpha-tls', 'Secret-uid')));
+    // Without blockOwnerDeletion the reference holds nothing (the collector deletes the dependent, beta's own); an operator's kind is its operator's.
+    admitted(review(CONFIGMAPS_, RUNNER_B, blocking('alpha-tls', 'Secret-uid', { blockOwnerDeletion: false })));
+    admitted(review(CONFIGMAPS_, RUNNER_B, { metadata: { ownerReferences: [{ apiVersion: 'tekton.dev/v1', kind: 'TaskRun', name: 'run-1', uid: 'r-uid', blockOwnerDeletion: true }] } }));
+    // Added by an UPDATE, judged; kept by one, not again.
+    const update = review(CONFIGMAPS_, RUNNER_B, blocking('alpha-tls', 'Secret-uid'), { operation: 'UPDATE', old: {} });
+    update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, ownerReferences: [] } };
+    refused(update, 'reference.cross-environment');
   });
 
   test("a controller reference that keeps the uid but names another kind or name is a change of controller: beta may not turn its pod's reference into alpha's Job", () => {

@@ -59,6 +59,26 @@ export function groupOf(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
+/** The owner references of `obj` that hold their owner's foreground deletion (`blockOwnerDeletion: true`), but the controller's, with their index. */
+export function blockingOwnerReferences(obj: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
+  const refs: unknown = obj?.metadata?.ownerReferences;
+  if (!Array.isArray(refs)) return [];
+  const out: Array<ControllerRef & { index: number }> = [];
+  (refs as unknown[]).forEach((r, index) => {
+    if (r === null || typeof r !== 'object') return;
+    const { apiVersion, kind, name, uid, controller, blockOwnerDeletion } = r as Record<string, unknown>;
+    if (blockOwnerDeletion !== true || controller === true) return;
+    if (typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string' && typeof uid === 'string') out.push({ apiVersion, kind, name, uid, index });
+  });
+  return out;
+}
+
+/** The blocking owner references `obj` has that `before` did not, of kinds Deed reads (rules/reference-scope.ts judges them; the read plan reads them). */
+export function addedBlockingOwners(obj: KubeObject | null | undefined, before: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
+  const kept = new Set(blockingOwnerReferences(before).map((r) => `${r.uid}/${r.apiVersion}/${r.kind}/${r.name}`));
+  return blockingOwnerReferences(obj).filter((r) => !kept.has(`${r.uid}/${r.apiVersion}/${r.kind}/${r.name}`) && ownerRow(r) !== undefined);
+}
+
 export function controllerOf(obj: KubeObject | null | undefined): ControllerRef | undefined {
   return controllerRefOf(obj?.metadata?.ownerReferences);
 }

@@ -9,7 +9,7 @@ import { referencedNames, type ClaimReference } from './pod/claim-environment.js
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { controllerOf, judgesAdoptionBy, ownerLookupKey, sameReference } from './controller-made.js';
+import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameReference } from './controller-made.js';
 import { judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -136,7 +136,9 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
 function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey[] {
   if (req.subResource !== undefined) return [];
   const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
-  return referenceReads(refs, namespace);
+  // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners).
+  const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined) : [];
+  return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? [])];
 }
 
 /** A service account whose stamps say whose credential it is (rules/service-account-stamps.ts). */

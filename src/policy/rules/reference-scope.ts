@@ -9,8 +9,9 @@
 // or changes (a change of controller is guard.adoption's). Whose the named object is comes
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
+import { ownershipOfFound } from '../ownership.js';
 import type { Finding } from '../../admission/verdict.js';
-import { controllerOf, environmentOfController, groupOf, ownerLookupKey, sameReference } from '../controller-made.js';
+import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameReference } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
@@ -27,9 +28,45 @@ export function judgesReferencesOf(requester: Requester, policy: Policy): boolea
 export function referenceScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   if (req.subResource !== undefined || !judgesReferencesOf(requester, ctx.policy)) return [];
   const reach: Reach = { requester, environment: environmentId(requester) };
-  if (req.operation === 'CREATE') return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx), ...jobClaim(req, undefined)];
-  if (req.operation === 'UPDATE') return [...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx), ...jobClaim(req, req.oldObject)];
+  if (req.operation === 'CREATE')
+    return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx), ...blockingOwners(req.object, undefined, namespace, reach, ctx), ...jobClaim(req, undefined)];
+  if (req.operation === 'UPDATE')
+    return [...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx), ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx), ...jobClaim(req, req.oldObject)];
   return [];
+}
+
+/**
+ * An owner reference with `blockOwnerDeletion: true` holds its owner's foreground deletion
+ * (`kubectl delete --cascade=foreground`, a Deployment's rollout) until the dependent is gone,
+ * and a finalizer on the dependent holds that for ever: the owner stays Terminating and its
+ * name cannot be used again. The garbage collector finds dependents by the owner's uid. So
+ * such a reference, besides the controller (judged on its own), names an owner of a kind Deed
+ * reads by its own uid, of an environment its writer acts for (or of none, or unstamped
+ * outside a bound namespace); one an UPDATE keeps is not judged again. An owner of a kind
+ * Deed does not read is its operator's, as for controllers.
+ */
+function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject | null | undefined, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const added = addedBlockingOwners(obj, before);
+  // A workload controller writes the owner references its owner's kind calls for (a StatefulSet's claims), acting for that owner.
+  if (added.length === 0 || isWorkloadController(reach.requester, ctx.policy)) return [];
+  const findings: Finding[] = [];
+  for (const ref of added) {
+    const row = readableRow(groupOf(ref.apiVersion), ref.kind)!;
+    const what = `${ref.kind} ${namespace}/${ref.name}`;
+    const found = ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], namespace, ref.name);
+    const path = `metadata.ownerReferences[${ref.index}]`;
+    if (found.state === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path, message: `cannot tell which environment ${what} belongs to: ${found.reason}` });
+    else if (found.state === 'absent' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid))
+      findings.push({ rule: RULES.referenceUnknown.id, path, message: `blocks the deletion of ${what} by a uid it does not have (the garbage collector finds dependents by uid); name the owner's own uid, or drop blockOwnerDeletion` });
+    else {
+      const owner = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
+      const environment = owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
+      if (owner.kind === 'unverifiable') findings.push({ rule: RULES.referenceUnknown.id, path, message: `${what} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
+      else if (environment !== undefined && environment !== reach.environment && !actsFor(reach.requester, environment, ctx.policy))
+        findings.push({ rule: RULES.referenceCrossEnvironment.id, path, message: `blocks the deletion of ${what}, which belongs to another environment (a finalizer here would hold it Terminating); ${whoMayNot(reach)}; drop blockOwnerDeletion or the reference` });
+    }
+  }
+  return findings;
 }
 
 /** The labels a Job's generated selector matches its pods by (`batch.kubernetes.io/controller-uid`, and the older `controller-uid`). */

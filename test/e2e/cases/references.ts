@@ -106,6 +106,19 @@ export function referenceCases(suite: () => Suite): void {
       assert.equal(stored.body.metadata.ownerReferences[0].kind, 'TaskRun');
     });
 
+    test("beta cannot hold alpha's Secret in deletion with an owner reference that blocks it", async () => {
+      const s = suite();
+      const creds = await s.api(s.admin, 'GET', `${PATHS.Secret(NS)}/alpha-creds`);
+      const hold = (name: string, blockOwnerDeletion: boolean) => ({
+        ...secret(name),
+        metadata: { name, finalizers: ['example.com/hold'], ownerReferences: [{ apiVersion: 'v1', kind: 'Secret', name: 'alpha-creds', uid: creds.body.metadata.uid, blockOwnerDeletion }] },
+      });
+      refused(await s.api(s.janitorB, 'POST', PATHS.Secret(NS), hold('beta-hold', true)), 'reference.cross-environment', /blocks the deletion of Secret shared-refs\/alpha-creds, which belongs to another environment/);
+      // Without it, the reference holds nothing: the collector deletes beta's Secret when alpha's goes.
+      const plain = await s.api(s.janitorB, 'POST', `${PATHS.Secret(NS)}?dryRun=All`, hold('beta-plain', false));
+      assert.equal(plain.status, 201, plain.text);
+    });
+
     test("a principal of no environment cannot get a pod admitted that names alpha's Secret in any form", async () => {
       const s = suite();
       for (const [form, spec] of secretForms('alpha-creds')) {
