@@ -38,6 +38,14 @@ describe('policy errors name the file, line and column, and what was meant', () 
     assert.deepEqual(problemsOf(() => loadConfig(path)), [`${path}:4:5: environments.0.serviceAcounts: unknown key (did you mean serviceAccounts?)`]);
   });
 
+  test('an empty policy file (or one of comments only) is refused: it would stamp nothing; `environments: []` says so on purpose', () => {
+    for (const [name, text] of [['empty.yaml', ''], ['comments.yaml', '# mounted from a ConfigMap\n']] as const) {
+      const path = file(name, text);
+      assert.throws(() => loadConfig(path), (err: Error) => err.message === `policy file ${path} is empty: write the policy, or \`environments: []\` for one that maps no environment`);
+    }
+    assert.deepEqual(loadConfig(file('none.yaml', 'environments: []\n')).environments, []);
+  });
+
   test('a top-level typo and one in a nested object are each found, in one run', () => {
     const path = file('two-typos.yaml', ['breakGlas:', '  groups: [admins]', 'deadline:', '  marginSecond: 60', ''].join('\n'));
     const problems = problemsOf(() => loadConfig(path));

@@ -51,5 +51,9 @@ export function loadConfig(file?: string): Config {
   } catch (err) {
     throw new ConfigError(cannotRead('policy file', file, err));
   }
-  return parseConfigText(text, file);
+  const { yaml, value } = readYaml(text, file, (message) => new ConfigError(`cannot parse ${file} as YAML: ${message}`));
+  // An empty file is more likely a mount or a render gone wrong than a policy: it would stamp
+  // nothing and guard only what is already stamped. Meaning it takes writing it.
+  if (value === null || value === undefined) throw new ConfigError(`policy file ${file} is empty: write the policy, or \`environments: []\` for one that maps no environment`);
+  return parseConfig(value, file, yaml);
 }
