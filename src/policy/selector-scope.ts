@@ -273,7 +273,7 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   for (const key of [policy.keys.environment, policy.keys.noEnvironment]) {
     const value = entryOf(required(before.selector, site), key);
     if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
-    kept.push(`${quoted(key)}: ${quoted(value)}`);
+    kept.push(`${key}: ${JSON.stringify(value)}`);
     ops.push(requireOp(obj, site, after, key, value));
     for (const template of site.templates)
       if (isRec(valueAt(obj, template)) && templateLabel(obj, template, key) === undefined) ops.push(templateLabelOp(obj, template, key, value));
