@@ -104,8 +104,10 @@ describe('a passed deadline is evidence by itself', () => {
       assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ startTime: iso(-3600 - GRACE.deadline + 60) })).code, 'deadline-from-start');
     });
 
-    test('one not started yet has not begun its time; one that finished is over', () => {
-      assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ phase: 'Pending' })).code, 'deadline-from-start');
+    test('one that finished is over, and so is one never started by its deadline (it ran nothing)', () => {
+      const never = verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ phase: 'Pending' }));
+      assert.equal(never.code, 'deadline-passed');
+      assert.match(never.reason, /it has not started \(nothing ran\)/);
       for (const phase of ['Succeeded', 'Failed']) assert.equal(verdict(late(), 'Pod', reaperContext(), running, undefined, clockOf({ phase, startTime: iso(-60) })).code, 'deadline-passed', phase);
     });
 

@@ -289,7 +289,7 @@ export function leaseLapsed(lease: LeaseRecord, readAt: number, graceSeconds: nu
  * When a pod's own clock ran out (ms since the epoch; undefined: not known to have), and the
  * verdict to keep it with otherwise. A pod that finished (Succeeded, Failed) ran out when it
  * was read; one that started runs `activeDeadlineSeconds` from its start, as the kubelet
- * counts; one not started yet (still waiting to be scheduled) has not begun its time. A read
+ * counts; one not started by then never ran, and its deadline stands. A read
  * that failed, or found the pod gone or replaced since it was listed, keeps it until the next
  * sweep's list.
  */
@@ -304,7 +304,9 @@ function podClock(ref: PodRef, read: PodClockLookup | undefined): { endedAt: num
   if (read.phase === 'Succeeded' || read.phase === 'Failed') return over(`it has finished (phase ${read.phase})`);
   const started = read.startTime === undefined || !RFC3339.test(read.startTime) ? NaN : Date.parse(read.startTime);
   const running = (reason: string, endedAt?: number) => ({ endedAt, reason, keep: (why: string) => v('deadline-from-start', `${why}, but ${reason}`) });
-  if (Number.isNaN(started)) return running('it has not started: the kubelet counts its activeDeadlineSeconds from its start');
+  // Never started by its deadline: it ran nothing, so ending it loses no work, and a sandbox
+  // nobody will schedule must not hold its quota for ever.
+  if (Number.isNaN(started)) return over('it has not started (nothing ran)');
   const seconds = read.activeDeadlineSeconds;
   if (seconds === undefined || !Number.isInteger(seconds) || seconds < 0) return over(`it started at ${read.startTime} and has no activeDeadlineSeconds to run out`);
   const endedAt = started + seconds * 1000;

@@ -37,7 +37,7 @@ export const VERDICTS = {
   'lease-held': { action: 'keep', means: 'the run lease is being renewed, and nothing else shows the run over' },
   'deadline-from-start': {
     action: 'keep',
-    means: "a pod whose attested deadline passed, but which started later than it was admitted (or has not started): the kubelet counts activeDeadlineSeconds from its start, and that time has not run out",
+    means: "a pod whose attested deadline passed, but which started later than it was admitted: the kubelet counts activeDeadlineSeconds from its start, and that time has not run out",
   },
   'pod-clock-unread': { action: 'keep', means: 'a pod whose attested deadline passed could not be read for its start and phase, or is gone or replaced since it was listed' },
   'no-evidence': { action: 'keep', means: 'no owner stamp, no run lease and no deadline: nothing shows it is finished' },
