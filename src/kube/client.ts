@@ -123,7 +123,8 @@ const MAX_PAGES = 10_000;
  * 250 KB of annotations (anyone may write them where Deed does not review, and a list across
  * all namespaces reads them) is 125 MB of text, more than the reaper's and the audit's heaps
  * hold. So the first page asks for FIRST_PAGE_ITEMS, and each next page for as many objects
- * as fill PAGE_BUDGET_CHARS at the size the last page's objects had, up to MAX_PAGE_ITEMS:
+ * as fill PAGE_BUDGET_CHARS at the size the last page's objects had, up to MAX_PAGE_ITEMS and
+ * twice the last page's limit (small objects listed first open it only gradually):
  * ordinary objects still come 500 to a page, large ones cost more requests, never more memory.
  */
 const PAGE_BUDGET_CHARS = 4 * 1024 * 1024;
@@ -141,7 +142,8 @@ export function listPageLimit(items: readonly unknown[], last: number): number {
       chars += PAGE_BUDGET_CHARS; // too deep to measure: count it as a page of its own
     }
   }
-  return Math.max(1, Math.min(MAX_PAGE_ITEMS, Math.floor((PAGE_BUDGET_CHARS * items.length) / Math.max(1, chars))));
+  // At most twice the last: small objects listed first must not open the next page to 500 large ones.
+  return Math.max(1, Math.min(MAX_PAGE_ITEMS, last * 2, Math.floor((PAGE_BUDGET_CHARS * items.length) / Math.max(1, chars))));
 }
 
 export { METADATA_LIST, METADATA_ONE };
