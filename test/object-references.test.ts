@@ -230,7 +230,7 @@ describe('what an object points at is its writer environment\'s to use', () => {
   test("beta's pod may not carry the label a Job's generated selector matches unless that Job controls it: the job controller would count, delete and complete alpha's Job with it", () => {
     // An operator's kind Deed does not read, carrying alpha's Job's uid: the job controller compares uids only.
     const mole = pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' }, ...controlledBy('TaskRun', 'run-1', 'alpha-job-uid', 'tekton.dev/v1') });
-    refused(review(PODS, RUNNER_B, mole), 'reference.unknown', /metadata\.labels\.batch\.kubernetes\.io\/controller-uid: the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller counts for the Job of uid "alpha-job-uid"/);
+    refused(review(PODS, RUNNER_B, mole), 'reference.unknown', /metadata\.labels\.batch\.kubernetes\.io\/controller-uid: the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller may count for the Job of uid "alpha-job-uid", but its controller reference gives that uid to another kind/);
     refused(review(PODS, RUNNER_B, pod({ labels: { 'controller-uid': 'alpha-job-uid' } })), 'reference.unknown', /the label controller-uid/);
     // alpha's own pod under its own Job carries it as the job controller writes it.
     admitted(review(PODS, RUNNER_A, pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' }, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') })));
@@ -260,6 +260,23 @@ describe('what an object points at is its writer environment\'s to use', () => {
     refused(update, 'reference.cross-environment');
   });
 
+  test("the job controller's pods of a manualSelector Job may carry an older Job's label (ClaimPods ignores a pod another uid controls); a status write may not add the label", () => {
+    const JOB_CONTROLLER: UserInfo = { username: 'system:serviceaccount:kube-system:job-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+    admitted(review(PODS, JOB_CONTROLLER, pod({ labels: { 'controller-uid': 'old-job-uid' }, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') })));
+    const status = review(PODS, NONE, pod({ labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' } }), { operation: 'UPDATE', old: {}, subResource: 'status' });
+    status.request.oldObject = { ...status.request.object!, metadata: { ...status.request.object!.metadata, labels: {} } };
+    refused(status, 'reference.unknown', /and the pod has no controller to keep it from being adopted/);
+  });
+
+  test("no controller adopts an object of no environment into an environment's owner: the job controller would count a tenant's pod as alpha's Job's", () => {
+    const JOB_CONTROLLER: UserInfo = { username: 'system:serviceaccount:kube-system:job-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+    const adopt = review(PODS, JOB_CONTROLLER, pod({ uid: 'tenant-pod', labels: { 'batch.kubernetes.io/controller-uid': 'alpha-job-uid' }, ...controlledBy('Job', 'alpha-job', 'alpha-job-uid') }), { operation: 'UPDATE', old: {} });
+    adopt.request.oldObject = { ...adopt.request.object!, metadata: { ...adopt.request.object!.metadata, ownerReferences: [] } };
+    refused(adopt, 'guard.adoption', /Job shared\/alpha-job belongs to another environment than system:serviceaccount:kube-system:job-controller acts for/);
+    // The platform may, as it may write the reference at CREATE.
+    admitted({ ...adopt, request: { ...adopt.request, userInfo: ARGO } });
+  });
+
   test("a controller reference that keeps the uid but names another kind or name is a change of controller: beta may not turn its pod's reference into alpha's Job", () => {
     // beta's pod (stamped for beta), and a tenant's of no environment, each planted with alpha's Job's uid under an operator's kind.
     for (const [who, metadata] of [[RUNNER_B, owned('Pod', 'beta').metadata], [NONE, { uid: 'tenant-pod' }]] as const) {
@@ -274,6 +291,15 @@ describe('what an object points at is its writer environment\'s to use', () => {
 
   test("a Job that names alpha's CronJob as its controller is refused to beta", () => {
     refused(review(JOBS, RUNNER_B, { metadata: controlledBy('CronJob', 'alpha-cron', 'alpha-cron-uid'), spec: { template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [{ name: 'main', image: 'x' }] } } } }), 'reference.cross-environment', /CronJob shared\/alpha-cron/);
+  });
+
+  test("a Job whose controller reference carries the name of alpha's CronJob under another kind is refused: the cronjob controller counts Jobs by that name alone", () => {
+    const job = (ref: Record<string, unknown>) => ({ metadata: { ownerReferences: [{ controller: true, ...ref }] }, spec: { template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [{ name: 'main', image: 'x' }] } } } });
+    const body = review(JOBS, RUNNER_B, job({ apiVersion: 'example.com/v1', kind: 'CronJob', name: 'alpha-cron', uid: 'x' }));
+    assert.ok(lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).some((k) => k.resource === 'cronjobs' && k.name === 'alpha-cron'), 'the namesake is in the read plan');
+    refused(body, 'reference.cross-environment', /the controller reference carries the name of CronJob shared\/alpha-cron, which belongs to another environment/);
+    admitted(review(JOBS, RUNNER_A, job({ apiVersion: 'example.com/v1', kind: 'CronJob', name: 'alpha-cron', uid: 'x' })));
+    admitted(review(JOBS, RUNNER_B, job({ apiVersion: 'example.com/v1', kind: 'Workflow', name: 'no-cron-by-this-name', uid: 'x' })), lookupOf({ ...CLUSTER, 'cronjobs/shared/no-cron-by-this-name': null }));
   });
 
   test("an operator's pod owned by its custom resource is its operator's to judge", () => {
@@ -382,7 +408,7 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     }
     // A namespace's `*` maps every account in it, one made with generateName included.
     const generated = review(SERVICE_ACCOUNTS, NONE, { metadata: { generateName: 'agent-' } }, { name: '', namespace: 'sandbox-b' });
-    refused(generated, 'guard.mapped-account', /service account sandbox-b: is an environment's identity/);
+    refused(generated, 'guard.mapped-account', /service account sandbox-b:\(generateName "agent-"\) is an environment's identity/);
     // An account no environment's mapping names is anyone's to write, as before.
     admitted(create(NONE, 'tenant-app'));
   });

@@ -21,7 +21,7 @@ import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from '
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
-import { actsFor, isTrusted } from './requester/principals.js';
+import { actsFor, isPlatform, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
 import { stampedAnnotationKeys, stampedLabelKeys } from './stamps/keys.js';
 
@@ -197,11 +197,12 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   if (object.kind === 'unverifiable')
     return [{ rule: RULES.guardAdoption.id, path: 'metadata.ownerReferences', message: `${name} carries stamps that do not verify; it may not be given a controller` }];
   if (objectEnv === undefined || objectEnv === owner.environment) {
-    // A client's own write names as controller only what it may reference, as at CREATE
+    // A write names as controller only what its writer may reference, as at CREATE
     // (rules/reference-scope.ts): an environment's controller counts, deletes and completes
-    // with what names its uid, so a pod of no environment is no way in. A workload
-    // controller's adoption is judged by the object's environment alone (its selector is scoped).
-    if (owner.environment === undefined || isWorkloadController(requester, ctx.policy) || actsFor(requester, owner.environment, ctx.policy)) return [];
+    // with what names its uid, so an object of no environment is no way in, by a client's
+    // write nor by a controller's adoption (a Job's selector is its uid, not an environment).
+    // A workload controller adopts for its owner: only the object of no environment is refused it.
+    if (owner.environment === undefined || objectEnv !== undefined || actsFor(requester, owner.environment, ctx.policy) || isPlatform(requester, ctx.policy)) return [];
     return [
       {
         rule: RULES.guardAdoption.id,

@@ -10,6 +10,7 @@ import { isExemptReference, referencedNamesOf, referencedResource } from './pod/
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameReference } from './controller-made.js';
+import { cronJobNamesakeKey } from './rules/reference-scope.js';
 import { judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -138,7 +139,8 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey
   const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners).
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined) : [];
-  return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? [])];
+  const cronJob = cronJobNamesakeKey(req, namespace);
+  return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
 }
 
 /** A service account whose stamps say whose credential it is (rules/service-account-stamps.ts). */

@@ -10,7 +10,7 @@
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { ownershipOfFound } from '../ownership.js';
-import type { Finding } from '../../admission/verdict.js';
+import { quoted, type Finding } from '../../admission/verdict.js';
 import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameReference } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
@@ -26,12 +26,26 @@ export function judgesReferencesOf(requester: Requester, policy: Policy): boolea
 
 /** The findings of a write of an object itself (not a subresource) by `requester`. */
 export function referenceScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
-  if (req.subResource !== undefined || !judgesReferencesOf(requester, ctx.policy)) return [];
+  if (!judgesReferencesOf(requester, ctx.policy)) return [];
+  // A pod's status write keeps label changes: the labels a Job's selector matches are judged there too.
+  if (req.subResource === 'status' && req.operation === 'UPDATE') return jobClaim(req, req.oldObject);
+  if (req.subResource !== undefined) return [];
   const reach: Reach = { requester, environment: environmentId(requester) };
   if (req.operation === 'CREATE')
-    return [...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx), ...controllerReference(req.object, namespace, reach, ctx), ...blockingOwners(req.object, undefined, namespace, reach, ctx), ...jobClaim(req, undefined)];
+    return [
+      ...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx),
+      ...controllerReference(req.object, namespace, reach, ctx),
+      ...blockingOwners(req.object, undefined, namespace, reach, ctx),
+      ...jobClaim(req, undefined),
+      ...cronJobNamesake(req, namespace, reach, ctx),
+    ];
   if (req.operation === 'UPDATE')
-    return [...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx), ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx), ...jobClaim(req, req.oldObject)];
+    return [
+      ...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx),
+      ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
+      ...jobClaim(req, req.oldObject),
+      ...cronJobNamesake(req, namespace, reach, ctx),
+    ];
   return [];
 }
 
@@ -69,6 +83,34 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
   return findings;
 }
 
+/**
+ * The CronJob a Job's controller reference names by name alone: the cronjob controller counts
+ * as its own every Job of its namespace whose controller reference carries its name, whatever
+ * kind and uid (getJobsToBeReconciled), and deletes the oldest finished ones past its history
+ * limit. A Job whose controller reference is not that CronJob itself (a CronJob of another group,
+ * a ConfigMap of the same name) is judged as a reference to it. The reference a write keeps is
+ * not judged again.
+ */
+export function cronJobNamesakeKey(req: AdmissionRequest, namespace: string): { resource: 'cronjobs'; namespace: string; name: string } | undefined {
+  if (req.resource.group !== 'batch' || req.resource.resource !== 'jobs' || req.subResource !== undefined) return undefined;
+  const ref = controllerOf(req.object);
+  if (ref === undefined || (ref.kind === 'CronJob' && groupOf(ref.apiVersion) === 'batch')) return undefined;
+  const was = req.operation === 'UPDATE' ? controllerOf(req.oldObject) : undefined;
+  if (was !== undefined && sameReference(was, ref)) return undefined;
+  return { resource: 'cronjobs', namespace, name: ref.name };
+}
+
+function cronJobNamesake(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const key = cronJobNamesakeKey(req, namespace);
+  if (key === undefined) return [];
+  const verdict = judgeReference(ctx.lookup.get(key.resource, namespace, key.name), 'CronJob', namespace, reach, ctx);
+  if (verdict.kind === 'allowed' || verdict.kind === 'absent') return [];
+  const what = `CronJob ${namespace}/${key.name}`;
+  if (verdict.kind === 'foreign')
+    return [{ rule: RULES.referenceCrossEnvironment.id, path: 'metadata.ownerReferences', message: `the controller reference carries the name of ${what}, which belongs to another environment: its controller counts every Job whose controller reference has its name, and deletes the oldest finished; ${whoMayNot(reach)}; give the reference another name, or drop it` }];
+  return [{ rule: RULES.referenceUnknown.id, path: 'metadata.ownerReferences', message: `cannot tell which environment ${what}, whose name the controller reference carries, belongs to: ${verdict.kind === 'unknown' ? verdict.reason : `its stamps do not verify (${verdict.reason})`}` }];
+}
+
 /** The labels a Job's generated selector matches its pods by (`batch.kubernetes.io/controller-uid`, and the older `controller-uid`). */
 const JOB_UID_LABELS = ['batch.kubernetes.io/controller-uid', 'controller-uid'] as const;
 
@@ -94,11 +136,13 @@ function jobClaim(req: AdmissionRequest, before: KubeObject | null | undefined):
     const old = before?.metadata?.labels as Record<string, unknown> | undefined;
     const was = controllerOf(before);
     if (before !== undefined && old?.[key] === value && ((was === undefined && ref === undefined) || (was !== undefined && ref !== undefined && sameReference(was, ref)))) continue;
-    if (ref !== undefined && ref.kind === 'Job' && groupOf(ref.apiVersion) === 'batch' && ref.uid === value) continue;
+    // A controller of another uid is its own pod's (ClaimPods ignores it: a manualSelector Job's
+    // pods may carry an older Job's label); the same uid is claimed only as that Job's own.
+    if (ref !== undefined && (ref.uid !== value || (ref.kind === 'Job' && groupOf(ref.apiVersion) === 'batch'))) continue;
     findings.push({
       rule: RULES.referenceUnknown.id,
       path: `metadata.labels.${key}`,
-      message: `the label ${key} makes this pod one the job controller counts for the Job of uid ${typeof value === 'string' ? JSON.stringify(value.slice(0, 80)) : '(not a string)'}, but its controller reference is not that Job; drop the label (a Job's own controller writes it on the pods it makes)`,
+      message: `the label ${key} makes this pod one the job controller may count for the Job of uid ${quoted(value)}, ${ref === undefined ? 'and the pod has no controller to keep it from being adopted' : 'but its controller reference gives that uid to another kind'}; drop the label (a Job's own controller writes it on the pods it makes)`,
     });
   }
   return findings;

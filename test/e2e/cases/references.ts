@@ -96,7 +96,7 @@ export function referenceCases(suite: () => Suite): void {
       refused(
         await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-label', { labels: { 'batch.kubernetes.io/controller-uid': uid }, ...controlledBy('tekton.dev/v1', 'TaskRun', 'run-1') })),
         'reference.unknown',
-        /the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller counts/,
+        /the label batch\.kubernetes\.io\/controller-uid makes this pod one the job controller may count/,
       );
       // Planted under an operator's kind (whose reference Deed leaves to its operator), then renamed to alpha's Job: a change of controller.
       ok('planted', await s.api(s.janitorB, 'POST', PATHS.Pod(NS), mole('mole-planted', controlledBy('tekton.dev/v1', 'TaskRun', 'run-1'))));
