@@ -45,6 +45,17 @@ describe('the audit verdict on one object', () => {
     assert.equal(by(judgeObject(pod, 'Pod', true, ctx({ 'template.restart-policy': 'audit' }))!.results, 'template.restart-policy')?.properties?.mode, 'audit');
   });
 
+  test("a pod stored before Deed judged Job labels, whose controller reference gives a Job's uid to another kind, fails with the command that deletes it; a Job's own pod and an orphan say nothing of it", () => {
+    const pod = (labels: Record<string, string>, ownerReferences?: unknown[]) =>
+      withSpec({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mole', namespace: 'sandbox-a', uid: 'p', labels, ...(ownerReferences ? { ownerReferences } : {}) } } as KubeObject, POD_SPEC);
+    const claim = (p: KubeObject) => by(judgeObject(p, 'Pod', true, ctx())?.results, 'rules.job-claim');
+    const planted = claim(pod({ 'batch.kubernetes.io/controller-uid': 'job-uid' }, [{ apiVersion: 'tekton.dev/v1', kind: 'TaskRun', name: 'run-1', uid: 'job-uid', controller: true }]));
+    assert.equal(planted?.result, 'fail');
+    assert.match(planted!.message, /kubectl delete pod -n sandbox-a mole/);
+    assert.equal(claim(pod({ 'batch.kubernetes.io/controller-uid': 'job-uid' }, [{ apiVersion: 'batch/v1', kind: 'Job', name: 'work', uid: 'job-uid', controller: true }])), undefined);
+    assert.equal(claim(pod({ 'controller-uid': 'gone-job-uid' })), undefined);
+  });
+
   test("a pod of no environment: a runner without the runner mark warns, naming the command that marks it; a wrong mark fails; a marked runner passes; any other pod says nothing of it", () => {
     const pod = (serviceAccountName: string, labels: Record<string, string>) => withSpec({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-0', namespace: 'sandbox-a', uid: 'p', labels } } as KubeObject, { ...POD_SPEC, serviceAccountName });
     const mark = (p: KubeObject) => by(judgeObject(p, 'Pod', true, ctx())?.results, 'stamps.runner-mark');

@@ -4,6 +4,8 @@
 // would the reaper do, and does the object carry Deed's stamps where Deed does not review
 // (there they prove nothing). Pure: the owner lookup and the clock come in as values.
 import { runnerOf } from '../policy/pod/runner-mark.js';
+import { jobUidClaims } from '../policy/rules/reference-scope.js';
+import { quoted } from '../admission/verdict.js';
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
 import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type ReapedKindName } from '../policy/kinds.js';
@@ -41,6 +43,7 @@ export const AUDIT_CHECKS = {
   outsideReview: 'scope.outside-review',
   attestation: 'stamps.attestation',
   runnerMark: 'stamps.runner-mark',
+  jobClaim: 'rules.job-claim',
   contentRules: 'rules.content',
   reaper: 'reaper.verdict',
   listFailed: 'audit.list',
@@ -127,10 +130,29 @@ export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: bool
       object: ref,
       results: [
         { policy: AUDIT_POLICIES.stamps, rule: AUDIT_CHECKS.attestation, result: 'skip', message: 'carries no Deed stamps: not a sandbox object Deed admitted' },
-        ...(kind === 'Pod' ? runnerMarkResults(obj, ref, ctx) : []),
+        ...(kind === 'Pod' ? [...runnerMarkResults(obj, ref, ctx), ...jobClaimResults(obj, ref)] : []),
       ],
     };
-  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), reaperResult(obj, kind, ctx, owner, lease, pod)] };
+  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), ...(kind === 'Pod' ? jobClaimResults(obj, ref) : []), reaperResult(obj, kind, ctx, owner, lease, pod)] };
+}
+
+/**
+ * A pod stored before Deed judged the labels a Job's selector matches (rules/reference-scope.ts):
+ * one whose controller reference gives a Job's uid to another kind is counted by that Job as its
+ * own (its controller deletes and completes with it). Orphans are not reported: no controller
+ * may adopt one into another environment's Job now (guard.adoption), and a deleted Job's uid
+ * is never a Job's again.
+ */
+function jobClaimResults(obj: KubeObject, ref: ObjectRef): AuditResult[] {
+  return jobUidClaims(obj)
+    .filter((c) => !c.orphan)
+    .map(({ key, value }) => ({
+      policy: AUDIT_POLICIES.rules,
+      rule: AUDIT_CHECKS.jobClaim,
+      result: 'fail' as const,
+      message: `its controller reference gives the uid of a Job (${quoted(value)}, label ${key}) to another kind: the job controller counts it as that Job's own, deletes that Job's pods as surplus and completes the Job with it; delete it (\`kubectl delete pod -n ${ref.namespace} ${ref.name}\`)`,
+      properties: { jobUid: typeof value === 'string' ? value.slice(0, 80) : '' },
+    }));
 }
 
 /**

@@ -115,6 +115,27 @@ function cronJobNamesake(req: AdmissionRequest, namespace: string, reach: Reach,
 const JOB_UID_LABELS = ['batch.kubernetes.io/controller-uid', 'controller-uid'] as const;
 
 /**
+ * The Job labels of a pod the job controller may count for a Job that does not control it:
+ * the pod's controller reference gives that Job's uid to another kind (ClaimPods compares uids
+ * alone: counted), or it has no controller (adopted). A controller of another uid keeps it
+ * (`deed audit` reports the first form in pods stored before Deed judged them).
+ */
+export function jobUidClaims(obj: KubeObject | null | undefined): Array<{ key: string; value: unknown; orphan: boolean }> {
+  const labels: unknown = obj?.metadata?.labels;
+  if (labels === undefined || labels === null || typeof labels !== 'object') return [];
+  const ref = controllerOf(obj);
+  const out: Array<{ key: string; value: unknown; orphan: boolean }> = [];
+  for (const key of JOB_UID_LABELS) {
+    const value = (labels as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    // A manualSelector Job's pods may carry an older Job's label: ClaimPods ignores a pod another uid controls.
+    if (ref !== undefined && (ref.uid !== value || (ref.kind === 'Job' && groupOf(ref.apiVersion) === 'batch'))) continue;
+    out.push({ key, value, orphan: ref === undefined });
+  }
+  return out;
+}
+
+/**
  * A Job's generated selector is its uid, under the labels above, whoever's pod carries them,
  * and the job controller claims a pod whose controller reference has the Job's uid whatever
  * kind and name it gives (ClaimObject compares uids): a pod that names another environment's
@@ -124,28 +145,18 @@ const JOB_UID_LABELS = ['batch.kubernetes.io/controller-uid', 'controller-uid'] 
  */
 function jobClaim(req: AdmissionRequest, before: KubeObject | null | undefined): Finding[] {
   if (req.resource.group !== '' || req.resource.resource !== 'pods') return [];
-  const obj = req.object;
-  const labels = obj?.metadata?.labels;
-  if (labels === undefined || labels === null || typeof labels !== 'object') return [];
-  const ref = controllerOf(obj);
-  const findings: Finding[] = [];
-  for (const key of JOB_UID_LABELS) {
-    const value = (labels as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    // An UPDATE that changes neither the label nor the controller reference is judged as stored.
-    const old = before?.metadata?.labels as Record<string, unknown> | undefined;
-    const was = controllerOf(before);
-    if (before !== undefined && old?.[key] === value && ((was === undefined && ref === undefined) || (was !== undefined && ref !== undefined && sameReference(was, ref)))) continue;
-    // A controller of another uid is its own pod's (ClaimPods ignores it: a manualSelector Job's
-    // pods may carry an older Job's label); the same uid is claimed only as that Job's own.
-    if (ref !== undefined && (ref.uid !== value || (ref.kind === 'Job' && groupOf(ref.apiVersion) === 'batch'))) continue;
-    findings.push({
+  const ref = controllerOf(req.object);
+  const was = controllerOf(before);
+  const old = before?.metadata?.labels as Record<string, unknown> | undefined;
+  // What an UPDATE leaves as it was (the label and the controller reference) is judged as stored.
+  const kept = (key: string, value: unknown) => before !== undefined && old?.[key] === value && ((was === undefined && ref === undefined) || (was !== undefined && ref !== undefined && sameReference(was, ref)));
+  return jobUidClaims(req.object)
+    .filter(({ key, value }) => !kept(key, value))
+    .map(({ key, value, orphan }) => ({
       rule: RULES.referenceUnknown.id,
       path: `metadata.labels.${key}`,
-      message: `the label ${key} makes this pod one the job controller may count for the Job of uid ${quoted(value)}, ${ref === undefined ? 'and the pod has no controller to keep it from being adopted' : 'but its controller reference gives that uid to another kind'}; drop the label (a Job's own controller writes it on the pods it makes)`,
-    });
-  }
-  return findings;
+      message: `the label ${key} makes this pod one the job controller may count for the Job of uid ${quoted(value)}, ${orphan ? 'and the pod has no controller to keep it from being adopted' : 'but its controller reference gives that uid to another kind'}; drop the label (a Job's own controller writes it on the pods it makes)`,
+    }));
 }
 
 function tableReferences(refs: ObjectReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
