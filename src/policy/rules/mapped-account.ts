@@ -15,15 +15,12 @@ import type { Policy } from '../policy.js';
 import { serviceAccountEnvironment, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform } from '../requester/principals.js';
 import { RULES } from './catalog.js';
-
-const VERBS: Readonly<Record<string, string>> = { CREATE: 'create', UPDATE: 'change', DELETE: 'delete' };
+import { writeVerb, writtenName } from './written-object.js';
 
 export function mappedAccountWrite(req: AdmissionRequest, namespace: string, requester: Requester, policy: Policy): Finding[] {
-  const verb = VERBS[req.operation];
+  const verb = writeVerb(req);
   if (verb === undefined || req.resource.group !== '' || req.resource.resource !== 'serviceaccounts' || req.subResource !== undefined) return [];
-  const obj = req.object ?? req.oldObject;
-  const named = req.name !== undefined && req.name !== '' ? req.name : obj?.metadata.name;
-  const name = named === '' ? undefined : named;
+  const name = writtenName(req);
   // A generateName'd account has no name to map until the API server gives it one; mapping is by exact name or namespace.
   const environment = serviceAccountEnvironment(namespace, name ?? '', policy);
   if (environment === undefined || actsFor(requester, environment, policy) || isPlatform(requester, policy)) return [];
@@ -31,7 +28,7 @@ export function mappedAccountWrite(req: AdmissionRequest, namespace: string, req
     {
       rule: RULES.guardMappedAccount.id,
       // Like every refusal to who does not act for the environment, it names none (docs/security-model.md, "What a refusal tells").
-      message: `service account ${namespace}:${name ?? `(generateName ${quoted(obj?.metadata.generateName ?? '')})`} is an environment's identity (policy: environments[].serviceAccounts), and ${requester.username} does not act for that environment: only its principals and managers, the platform, system controllers and break-glass may ${verb} it; a deployer that installs runners' accounts belongs in the policy's platform principals`,
+      message: `service account ${namespace}:${name ?? `(generateName ${quoted((req.object ?? req.oldObject)?.metadata.generateName ?? '')})`} is an environment's identity (policy: environments[].serviceAccounts), and ${requester.username} does not act for that environment: only its principals and managers, the platform, system controllers and break-glass may ${verb} it; a deployer that installs runners' accounts belongs in the policy's platform principals`,
     },
   ];
 }

@@ -13,19 +13,17 @@ import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { isManager, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
-
-const VERBS: Readonly<Record<string, string>> = { CREATE: 'create', UPDATE: 'change', DELETE: 'delete' };
+import { writeVerb, writtenName } from './written-object.js';
 
 export function namespaceWideWrite(req: AdmissionRequest, namespace: string, requester: Requester, policy: Policy): Finding[] {
-  const verb = VERBS[req.operation];
+  const verb = writeVerb(req);
   if (verb === undefined || !isNamespaceWide(req.resource)) return [];
   if (isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
   const bound = policy.envByBoundNamespace.get(namespace);
   const env = requester.environment;
   if (bound !== undefined && ((env.kind === 'one' && env.id === bound) || isManager(requester, bound, policy))) return [];
   const kind = req.kind.kind;
-  const obj = req.object ?? req.oldObject;
-  const name = req.name !== undefined && req.name !== '' ? req.name : (obj?.metadata.name ?? obj?.metadata.generateName ?? '');
+  const name = writtenName(req) ?? (req.object ?? req.oldObject)?.metadata.generateName ?? '';
   const what = `${kind} ${namespace}/${name}${req.subResource !== undefined ? ` (${req.subResource})` : ''}`;
   return [
     {
