@@ -17,7 +17,8 @@
 // the object's environment. Pure: what it knows of owners comes from ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { kindRowNamed, type KindRow, type LookupResource, type StampRow } from './kinds.js';
+import type { KindRow, LookupResource, StampRow } from './kinds.js';
+import { readableRow } from './object-references.js';
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
@@ -48,8 +49,13 @@ export function controllerRefOf(refs: unknown): ControllerRef | undefined {
   return undefined;
 }
 
-/** The same owner, named the same way: group, kind, name and uid. */
-export function sameReference(a: ControllerRef, b: ControllerRef): boolean {
+/**
+ * The same controller, named the same way (group, kind, name and uid), or none on both sides.
+ * The version is not compared: a reference rewritten from `apps/v1beta2` to `apps/v1` names the
+ * same owner (stamps/identity-stamps.ts `sameReference` compares Deed's own owner reference whole).
+ */
+export function sameController(a: ControllerRef | undefined, b: ControllerRef | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
   return a.uid === b.uid && a.kind === b.kind && a.name === b.name && groupOf(a.apiVersion) === groupOf(b.apiVersion);
 }
 
@@ -85,8 +91,7 @@ export function controllerOf(obj: KubeObject | null | undefined): ControllerRef 
 
 /** The kind-table row a reference names, when Deed can read it (a row with a lookup). */
 function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefined {
-  const row = kindRowNamed(groupOf(ref.apiVersion), ref.kind);
-  return row?.lookup !== undefined && row.namespaced ? (row as KindRow & { lookup: string }) : undefined;
+  return readableRow(groupOf(ref.apiVersion), ref.kind);
 }
 
 /** The read that answers whose the object a controller reference names is. */
@@ -187,7 +192,7 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   const after = controllerOf(newObj);
   // Controllers compare owners by uid alone (the job controller's claim of a pod), so a
   // reference that keeps the uid but names another kind or name is a change of controller too.
-  if (after === undefined || (before !== undefined && sameReference(before, after))) return [];
+  if (after === undefined || sameController(before, after)) return [];
   if (!judgesAdoptionBy(requester, ctx.policy)) return [];
   const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
   const objectEnv = object.kind === 'stamped' || object.kind === 'runner' || object.kind === 'bound' ? object.environment : undefined;

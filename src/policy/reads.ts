@@ -9,9 +9,8 @@ import { referencedNames, type ClaimReference } from './pod/claim-environment.js
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameReference } from './controller-made.js';
-import { cronJobNamesakeKey } from './rules/reference-scope.js';
-import { judgesReferencesOf } from './rules/reference-scope.js';
+import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
+import { cronJobNamesakeKey, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
@@ -127,8 +126,7 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
   const made = req.operation === 'CREATE' && req.subResource === undefined && (judged.made || judged.controllerMade);
   // A status write changes the controller too, where the kind's status strategy keeps owner references.
   // A reference that keeps the uid under another kind or name is a change of controller too (adoptionFindings).
-  const before = req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null ? controllerOf(req.oldObject) : undefined;
-  const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && (before === undefined || !sameReference(before, after));
+  const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && !sameController(controllerOf(req.oldObject), after);
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
 }

@@ -11,7 +11,7 @@
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { ownershipOfFound } from '../ownership.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
-import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameReference } from '../controller-made.js';
+import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
@@ -65,15 +65,15 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
   if (added.length === 0 || isWorkloadController(reach.requester, ctx.policy)) return [];
   const findings: Finding[] = [];
   for (const ref of added) {
-    const row = readableRow(groupOf(ref.apiVersion), ref.kind)!;
+    const key = ownerLookupKey(ref, namespace)!; // added blocking owners are of kinds Deed reads
     const what = `${ref.kind} ${namespace}/${ref.name}`;
-    const found = ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], namespace, ref.name);
+    const found = ctx.lookup.get(key.resource, namespace, ref.name);
     const path = `metadata.ownerReferences[${ref.index}]`;
     if (found.state === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path, message: `cannot tell which environment ${what} belongs to: ${found.reason}` });
     else if (found.state === 'absent' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid))
       findings.push({ rule: RULES.referenceUnknown.id, path, message: `blocks the deletion of ${what} by a uid it does not have (the garbage collector finds dependents by uid); name the owner's own uid, or drop blockOwnerDeletion` });
     else {
-      const owner = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
+      const owner = ownershipOfFound(found, ref.kind, namespace, ctx.policy, ctx.keyRing);
       const environment = owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
       if (owner.kind === 'unverifiable') findings.push({ rule: RULES.referenceUnknown.id, path, message: `${what} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
       else if (environment !== undefined && environment !== reach.environment && !actsFor(reach.requester, environment, ctx.policy))
@@ -95,8 +95,7 @@ export function cronJobNamesakeKey(req: AdmissionRequest, namespace: string): { 
   if (req.resource.group !== 'batch' || req.resource.resource !== 'jobs' || req.subResource !== undefined) return undefined;
   const ref = controllerOf(req.object);
   if (ref === undefined || (ref.kind === 'CronJob' && groupOf(ref.apiVersion) === 'batch')) return undefined;
-  const was = req.operation === 'UPDATE' ? controllerOf(req.oldObject) : undefined;
-  if (was !== undefined && sameReference(was, ref)) return undefined;
+  if (req.operation === 'UPDATE' && sameController(controllerOf(req.oldObject), ref)) return undefined;
   return { resource: 'cronjobs', namespace, name: ref.name };
 }
 
@@ -149,7 +148,7 @@ function jobClaim(req: AdmissionRequest, before: KubeObject | null | undefined):
   const was = controllerOf(before);
   const old = before?.metadata?.labels as Record<string, unknown> | undefined;
   // What an UPDATE leaves as it was (the label and the controller reference) is judged as stored.
-  const kept = (key: string, value: unknown) => before !== undefined && old?.[key] === value && ((was === undefined && ref === undefined) || (was !== undefined && ref !== undefined && sameReference(was, ref)));
+  const kept = (key: string, value: unknown) => before !== undefined && old?.[key] === value && sameController(was, ref);
   return jobUidClaims(req.object)
     .filter(({ key, value }) => !kept(key, value))
     .map(({ key, value, orphan }) => ({
