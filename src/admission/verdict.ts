@@ -57,13 +57,18 @@ export function errored(code: 400 | 500 | 504, rule: string, message: string): V
   };
 }
 
+/** `text` in at most `max` characters, the last three `...` when it was cut. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
 /**
  * A client value as a message quotes it: never the whole value, which may be megabytes long
  * or nested thousands deep (JSON.stringify of either would copy it into the answer and the
  * log line, or throw).
  */
 export function quoted(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v);
+  if (typeof v === 'string') return JSON.stringify(cut(v, 80));
   if (v !== null && typeof v === 'object') {
     const what = Array.isArray(v) ? 'a list' : 'an object';
     try {
@@ -82,7 +87,7 @@ const MAX_DENIAL_LENGTH = 16 * 1024;
 
 export function formatFinding(f: Finding): string {
   const text = f.path !== undefined ? `[${f.rule}] ${f.path}: ${f.message}` : `[${f.rule}] ${f.message}`;
-  return text.length > MAX_FINDING_LENGTH ? `${text.slice(0, MAX_FINDING_LENGTH - 3)}...` : text;
+  return cut(text, MAX_FINDING_LENGTH);
 }
 
 /** The findings of a denial as one text, each bounded, and no more of them than fit. */
@@ -105,7 +110,7 @@ export const MAX_WARNING_LENGTH = 119;
 
 /** A warning as the webhook sends it: the message first, so when the line is cut the field path goes, not the reason. */
 export function wireWarning(text: string): string {
-  return text.length > MAX_WARNING_LENGTH ? `${text.slice(0, MAX_WARNING_LENGTH - 3)}...` : text;
+  return cut(text, MAX_WARNING_LENGTH);
 }
 
 export function complete(uid: string, v: Verdict): AdmissionReviewResponse {
