@@ -3,7 +3,10 @@
 // as fast as flow control lets them, from a loopback address of their own (a tenant pod
 // has an address other than the API server's). Whenever a stream is answered or reset, a
 // new one takes its place, so the pressure stays on. Writes what it saw as JSON.
-//   tsx scripts/body-flood.ts PORT CA_FILE SESSIONS STREAMS BYTES SECONDS LOCAL_ADDRESS OUT_FILE
+// With DECLARED, each stream declares that content-length and sends BYTES of it (0: none),
+// then stalls: an upload that is never finished. LOCAL_ADDRESSES is a comma-separated list;
+// the sessions are spread over them (several tenant pods).
+//   tsx scripts/body-flood.ts PORT CA_FILE SESSIONS STREAMS BYTES SECONDS LOCAL_ADDRESSES OUT_FILE [DECLARED]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { connect as netConnect } from 'node:net';
@@ -23,7 +26,7 @@ export interface FloodResult {
 
 const CHUNK = Buffer.alloc(16 * 1024, 0x20); // JSON whitespace: a body that might yet become valid
 
-function flood(port: number, ca: string, streams: number, bytes: number, localAddress: string, until: number, r: FloodResult): Promise<void> {
+function flood(port: number, ca: string, streams: number, bytes: number, declared: number | undefined, localAddress: string, until: number, r: FloodResult): Promise<void> {
   return new Promise((resolve) => {
     const session: ClientHttp2Session = connect(`https://localhost:${port}`, {
       settings: { enablePush: false },
@@ -42,7 +45,7 @@ function flood(port: number, ca: string, streams: number, bytes: number, localAd
       r.streamsOpened++;
       let stream: ClientHttp2Stream;
       try {
-        stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json' });
+        stream = session.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json', ...(declared !== undefined ? { 'content-length': declared } : {}) });
       } catch {
         return;
       }
@@ -73,15 +76,16 @@ function flood(port: number, ca: string, streams: number, bytes: number, localAd
 
 // Run as a script.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [port, caFile, sessions, streams, bytes, seconds, localAddress, outFile] = process.argv.slice(2);
+  const [port, caFile, sessions, streams, bytes, seconds, localAddresses, outFile, declared] = process.argv.slice(2);
+  const addresses = localAddresses!.split(',');
   const ca = readFileSync(caFile!, 'utf8');
   const r: FloodResult = { sessions: Number(sessions), streamsOpened: 0, outcomes: {}, bytesSent: 0, sessionsEnded: 0 };
   const until = performance.now() + Number(seconds) * 1000;
   // A session the server ends is opened again, until the time is up.
   await Promise.all(
-    Array.from({ length: r.sessions }, async () => {
+    Array.from({ length: r.sessions }, async (_, i) => {
       while (performance.now() < until) {
-        await flood(Number(port), ca, Number(streams), Number(bytes), localAddress!, until, r);
+        await flood(Number(port), ca, Number(streams), Number(bytes), declared === undefined ? undefined : Number(declared), addresses[i % addresses.length]!, until, r);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }),

@@ -7,7 +7,8 @@
 //   5. hostile connections that never finish (scripts/hostile-connections.ts), with the
 //      default limits and again with the bound on connections raised past the flood;
 //   6. HTTP/2 request bodies that never end (scripts/hostile-bodies.ts): 1 and 3 sessions
-//      of 100 streams of 7.9 MiB each, RSS sampled, while real reviews are answered;
+//      of 100 streams of 7.9 MiB each, RSS sampled, while real reviews are answered; then
+//      (6c, 6d) uploads that declare 8 MiB and stall, from two addresses;
 //   7. with --client-ca, reviews on fresh authenticated connections during a flood of
 //      connections from another address.
 // Every request should get a complete AdmissionReview. Outcomes are counted by kind.
@@ -343,6 +344,15 @@ if (only === undefined || only === 'bodies') {
     [3, '6b. the same from three sessions'],
   ] as const)
     await hostileBodies({ entry, title, sessions, streams: 100, bytes, seconds: 20, body: BODY, uid: UID, log });
+  // Uploads that declare their length and stall, from two addresses (two tenant pods): each
+  // address may hold half the budget, so together they could hold all of it.
+  const addresses = ['127.0.0.2', '127.0.0.3'];
+  const declared = 8 * 1024 * 1024; // the body limit: six of them fill the budget exactly
+  for (const [sent, title] of [
+    [0, '6c. two addresses, 2 sessions each, 100 streams each declaring 8 MiB (the body limit) and sending none of it'],
+    [declared - 16 * 1024, '6d. the same, each stream sending all but the last 16 KiB, then stalling'],
+  ] as const)
+    await hostileBodies({ entry, title, sessions: 4, streams: 100, bytes: sent, declared, addresses, seconds: 20, body: BODY, uid: UID, log });
 }
 if (only === undefined || only === 'client-ca')
   await clientCaFlood({ entry, title: `7. --client-ca: reviews on fresh authenticated connections during a flood of ${hostile} connections from another address`, connections: hostile, watchS: 15, body: BODY, uid: UID, log });

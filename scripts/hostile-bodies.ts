@@ -21,6 +21,10 @@ export interface BodyFloodOptions {
   body: string;
   uid: string;
   extraArgs?: string[];
+  /** Each stream declares this content-length, sends `bytes` of it, and stalls (default: no length, a body that never ends). */
+  declared?: number;
+  /** Where the flood comes from (default one address, 127.0.0.2). */
+  addresses?: string[];
   log: (s?: string) => void;
 }
 
@@ -97,7 +101,8 @@ export async function hostileBodies(o: BodyFloodOptions): Promise<void> {
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, deed.ca);
   const outFile = join(dir, 'body-flood.json');
-  const args = [String(deed.port), caFile, String(o.sessions), String(o.streams), String(o.bytes), String(o.seconds), '127.0.0.2', outFile];
+  const addresses = o.addresses ?? ['127.0.0.2'];
+  const args = [String(deed.port), caFile, String(o.sessions), String(o.streams), String(o.bytes), String(o.seconds), addresses.join(','), outFile, ...(o.declared !== undefined ? [String(o.declared)] : [])];
   const flood = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/body-flood.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   await new Promise((resolve) => flood.once('exit', resolve));
   const result = JSON.parse(readFileSync(outFile, 'utf8')) as FloodResult;
@@ -107,7 +112,8 @@ export async function hostileBodies(o: BodyFloodOptions): Promise<void> {
   const refused = await metric(deed.url.replace('127.0.0.1', 'localhost'), deed.ca, 'deed_request_bodies_refused_total');
 
   const sorted = Float64Array.from(samples).sort();
-  log(`  flood: ${o.sessions} HTTP/2 session(s) from 127.0.0.2 x ${o.streams} streams, each sending ${(o.bytes / MiB).toFixed(1)} MiB and never ending, for ${o.seconds} s (a stream answered or reset is replaced)`);
+  const what = o.declared === undefined ? `sending ${(o.bytes / MiB).toFixed(1)} MiB and never ending` : `declaring ${(o.declared / MiB).toFixed(1)} MiB, sending ${(o.bytes / MiB).toFixed(1)} MiB of it, then stalling`;
+  log(`  flood: ${o.sessions} HTTP/2 session(s) from ${addresses.join(' and ')} x ${o.streams} streams, each ${what}, for ${o.seconds} s (a stream answered or reset is replaced)`);
   log(`    streams opened ${result.streamsOpened}; body bytes the server let through ${(result.bytesSent / MiB).toFixed(0)} MiB; sessions the server ended ${result.sessionsEnded}`);
   for (const [outcome, n] of Object.entries(result.outcomes).sort((a, b) => b[1] - a[1])) log(`    ${String(n).padStart(7)}  ${outcome}`);
   log(`  deed: ${refused}`);

@@ -7,7 +7,7 @@ import { connect as http2Connect, constants, type ClientHttp2Session, type Clien
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { BodyBudget, bodyBudgetLimits } from '../src/server/body-budget.js';
+import { Accounts, BodyBudget, bodyBudgetLimits } from '../src/server/body-budget.js';
 import { eventually, FIXTURES } from './helpers.js';
 import { get, startServe, type ServeProcess } from './serve-process.js';
 
@@ -62,6 +62,19 @@ describe('the body budget', () => {
     budget.tryTake(a1, 40);
     assert.equal(await budget.take(a1, 10), false);
     assert.equal(budget.held, 40);
+  });
+
+  test('a grant that arrives after its request was closed is given back, not kept', async () => {
+    const budget = new BodyBudget(limits);
+    const accounts = new Accounts(budget);
+    const holder = accounts.open(a1, () => {});
+    const late = accounts.open(a1, () => {});
+    assert.equal(holder.tryTake(40), true);
+    const waiting = late.take(10); // the connection holds its share: waits
+    accounts.close(late); // refused or gone meanwhile (the body deadline passed)
+    accounts.close(holder); // its release grants the waiter in the same turn
+    assert.equal(await waiting, false);
+    assert.equal(budget.held, 0, 'nothing held by a closed account');
   });
 
   test('the shares derive from the total, never below one whole body, and the total cannot be smaller than one', () => {
@@ -125,10 +138,10 @@ async function metric(server: ServeProcess, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
-describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 MiB)', () => {
+describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 MiB) and a body deadline of 4 s', () => {
   let server: ServeProcess;
   before(async () => {
-    server = await startServe(['--body-budget', '16']);
+    server = await startServe(['--body-budget', '16', '--body-timeout', '4']);
   });
   after(async () => {
     await server.stop();
@@ -137,15 +150,14 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
   test("a body that cannot get memory is answered 429 with Retry-After, its stream reset, and counted; a second peer's review is answered meanwhile", async () => {
     const attacker = await session(server, '127.0.0.2');
     const other = await session(server, '127.0.0.2');
-    const held = post(attacker, 8 * MiB - 1, 64 * 1024); // granted its declared 8 MiB, then stalls
+    const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2); // all but its last byte, then stalls
     // The server grants and releases memory in its own time: wait for the gauge, then read it.
-    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 1, 5_000);
-    assert.equal(await metric(server, 'deed_request_body_bytes'), 8 * MiB - 1, 'the whole declared length is granted at once');
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
     const refused = await post(other, 1024, 1024).outcome; // the peer's share is taken, on another connection too
     assert.equal(refused.status, 429);
     assert.equal(refused.retryAfter, '1');
     assert.match(refused.body, /memory budget/);
-    assert.equal(await metric(server, 'deed_request_bodies_refused_total'), 1);
+    assert.equal(await metric(server, 'deed_request_bodies_refused_total{reason="budget"}'), 1);
 
     const api = await session(server);
     const answered = await review(api);
@@ -160,10 +172,38 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
     for (const s of [attacker, other, api]) s.destroy();
   });
 
+  test('a declared length holds nothing until its bytes arrive: an upload that never comes takes no memory', async () => {
+    const attacker = await session(server, '127.0.0.2');
+    const stalled = [post(attacker, 8 * MiB - 1, 64 * 1024), post(attacker, 8 * MiB - 1, 0)];
+    await eventually('the first grant', async () => (await metric(server, 'deed_request_body_bytes')) === 64 * 1024, 3_000);
+    const other = await session(server, '127.0.0.2');
+    const answered = await post(other, 1024, 1024).outcome;
+    assert.equal(answered.status, 400, `the peer still has room: granted and read, just not a review (${answered.status} ${answered.body})`);
+    for (const h of stalled) h.stream.close(constants.NGHTTP2_CANCEL);
+    await Promise.all(stalled.map((h) => h.outcome));
+    for (const s of [attacker, other]) s.destroy();
+  });
+
+  test('a body not complete by --body-timeout is answered 408, its stream reset, its memory given back, and counted', async () => {
+    const attacker = await session(server, '127.0.0.2');
+    const before = await metric(server, 'deed_request_bodies_refused_total{reason="timeout"}');
+    const started = Date.now();
+    const stalled = post(attacker, 2 * MiB, MiB);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === MiB, 3_000);
+    const outcome = await stalled.outcome;
+    assert.equal(outcome.status, 408, outcome.body);
+    assert.match(outcome.body, /did not arrive within 4 s/);
+    assert.equal(outcome.rstCode, constants.NGHTTP2_CANCEL);
+    assert.ok(Date.now() - started >= 3_900, 'not before the deadline');
+    await eventually('the release', async () => (await metric(server, 'deed_request_body_bytes')) === 0, 3_000);
+    assert.equal(await metric(server, 'deed_request_bodies_refused_total{reason="timeout"}'), (Number.isNaN(before) ? 0 : before) + 1);
+    attacker.destroy();
+  });
+
   test("a refused stream is reset once answered, so the client's never-ending body stops", async () => {
     const attacker = await session(server, '127.0.0.2');
-    const held = post(attacker, 8 * MiB - 1, 1024);
-    await new Promise((r) => setTimeout(r, 300));
+    const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
     const refused = post(attacker, 7 * MiB, 64 * 1024, false); // no declared length, never ends
     const outcome = await refused.outcome;
     assert.equal(outcome.status, 429);
@@ -174,8 +214,8 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
 
   test('a stream waiting for memory is not read: flow control lets through no more than its window', async () => {
     const attacker = await session(server, '127.0.0.2');
-    const held = post(attacker, 8 * MiB - 1, 1024);
-    await new Promise((r) => setTimeout(r, 300));
+    const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
     const stream = attacker.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json' });
     stream.on('error', () => {});
     stream.resume();
@@ -190,7 +230,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
     };
     pump();
     await new Promise((r) => setTimeout(r, 500)); // within the 1 s wait: not yet refused
-    assert.ok(accepted <= 128 * 1024, `${accepted} bytes went out while the stream waited (window 64 KiB, plus the first grant of 64 KiB)`);
+    assert.ok(accepted <= 128 * 1024, `${accepted} bytes went out while the stream waited (window 64 KiB, and the client's socket buffer)`);
     held.stream.close(constants.NGHTTP2_CANCEL);
     attacker.destroy();
   });

@@ -35,6 +35,7 @@ export function registerServe(program: Command): void {
     .option('--max-connections <n>', 'open connections per process; beyond it new ones are closed at once', parseCount, DEFAULT_LIMITS.maxConnections)
     .option('--max-connections-per-peer <n>', 'open connections per peer address; at either bound a connection still in its TLS handshake is closed to make room', parseCount, DEFAULT_LIMITS.maxConnectionsPerPeer)
     .option('--body-budget <MiB>', 'request body bytes held in memory by the process (a peer may hold half, a connection a third); a request that cannot get memory within 1 s is answered 429', parseCount, DEFAULT_LIMITS.bodyBudgetBytes / MiB)
+    .option('--body-timeout <seconds>', "deadline from a request's headers to the end of its body; later, it is answered 408 and its memory given back", parsePositiveSeconds, s(DEFAULT_LIMITS.bodyTimeoutMs))
     .option('--max-concurrent-streams <n>', 'HTTP/2 streams open at once per session', parseCount, DEFAULT_LIMITS.maxConcurrentStreams)
     .option('--max-header-bytes <n>', 'size of a request\'s headers (HTTP/1.1 header block, HTTP/2 header list)', parseCount, DEFAULT_LIMITS.maxHeaderBytes)
     .option('--cert-poll-seconds <seconds>', 'also check the certificate files for replacement this often', parseSeconds, 10)
@@ -69,6 +70,7 @@ export function registerServe(program: Command): void {
           maxConnections: o.maxConnections,
           maxConnectionsPerPeer: o.maxConnectionsPerPeer,
           bodyBudgetBytes: o.bodyBudget * MiB,
+          bodyTimeoutMs: o.bodyTimeout * 1000,
           maxConcurrentStreams: o.maxConcurrentStreams,
           maxHeaderBytes: o.maxHeaderBytes,
         },
@@ -127,6 +129,7 @@ interface ServeFlags {
   maxConnections: number;
   maxConnectionsPerPeer: number;
   bodyBudget: number;
+  bodyTimeout: number;
   maxConcurrentStreams: number;
   maxHeaderBytes: number;
   certPollSeconds: number;

@@ -35,7 +35,7 @@ export interface Metrics {
   verifications: Counter<'key' | 'format' | 'result'>;
   connectionsRefused: Counter<'reason'>;
   connectionsTimedOut: Counter<'phase'>;
-  bodiesRefused: Counter;
+  bodiesRefused: Counter<'reason'>;
   bodyBytesHeld: Gauge;
   lookups: Counter<'resource' | 'source'>;
   reviewLookups: Histogram;
@@ -124,7 +124,8 @@ export function createMetrics(): Metrics {
     }),
     bodiesRefused: new Counter({
       name: 'deed_request_bodies_refused_total',
-      help: 'Requests answered 429 because their body could not get memory within the wait (--body-budget, and its per-peer and per-connection shares).',
+      help: 'Requests refused while their body was read, by reason: budget (429: no memory within the wait; --body-budget and its per-peer and per-connection shares), timeout (408: not complete by --body-timeout).',
+      labelNames: ['reason'] as const,
       registers,
     }),
     bodyBytesHeld: new Gauge({

@@ -3,14 +3,20 @@
 // in 8 s (the 8 MiB body limit times 100 streams, and no total): an OOM kill under the
 // chart's 256 MiB limit, and with failurePolicy Fail every sandbox write failing.
 //
-// A body is read only into bytes it holds a grant for, taken from three pools at once: the
-// process, the peer address and the connection. While a stream waits for a grant, nothing
-// reads it: Node then stops consuming its data, so HTTP/2 flow control keeps the stream's
-// window closed and the client cannot send more than that window (64 KiB by default). A
-// stream that cannot get a grant within the wait is answered 429 with Retry-After, reset
-// once answered (the rest of its body is not wanted), and counted. A body that declares its length (the API server always does) is granted all of
-// it at once, so two half-granted bodies never wait on each other; one that does not is
-// granted in doubling steps.
+// A body holds the bytes it has sent, for at most the body deadline. Each chunk is read
+// only into bytes granted for it, taken from three pools at once: the process, the peer
+// address and the connection. While a stream waits for a grant, nothing reads it: Node
+// then stops consuming its data, so HTTP/2 flow control keeps the stream's window closed
+// and the client cannot send more than that window (64 KiB by default). A stream that
+// cannot get a grant within the wait is answered 429 with Retry-After; one whose body is
+// not complete by the deadline (`--body-timeout`) is answered 408; either is reset once
+// answered (the rest of its body is not wanted) and counted.
+//
+// Why by arrival and with a deadline: a declared length granted whole at once let two
+// addresses hold the whole budget with uploads they never sent (a forged review needs no
+// credential without --client-ca), and every review of the API server waited, then failed.
+// Now holding the budget costs uploading it again every deadline (48 MiB per 2 s), and the
+// API server, which sends each body at once, is never the one holding a stalled grant.
 import { constants, type Http2Stream } from 'node:http2';
 import type { Readable } from 'node:stream';
 
@@ -27,6 +33,9 @@ export interface BodyBudgetLimits {
   waitMs: number;
 }
 
+/** Why a body was refused, as the metric's `reason`: no memory within the wait, or not complete by its deadline. */
+export type BodyRefusal = 'budget' | 'timeout';
+
 // The chart gives Deed 256 MiB; idle it holds about 100 MiB, and a body read is held as
 // bytes, then as a string and a parsed object for the length of its review (two to four
 // times its size, briefly). 48 MiB of bodies keeps the peak well under the limit, and is
@@ -42,8 +51,11 @@ export const DEFAULT_BODY_WAIT_MS = 1_000;
  * waiting would hold more than their grants.
  */
 const MAX_WAITING_PER_CONNECTION = 4;
-/** The first grant of a body that does not declare its length; each further one doubles what it holds. */
-const FIRST_STEP_BYTES = 64 * 1024;
+/**
+ * The API server sends a review's body at once, in milliseconds; 2 s leaves room for a slow
+ * link (8 MiB, the largest body, at 32 Mbit/s) and keeps a stalled upload's hold short.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 2_000;
 
 /**
  * Shares derived from the total: one peer half of it (so a second peer, the API server,
@@ -175,6 +187,8 @@ export class BodyBudget {
  */
 export class Account {
   held = 0;
+  /** Set once the account is closed: a grant that arrives later is given back at once, never kept. */
+  private closed = false;
   constructor(
     private readonly budget: BodyBudget,
     readonly holder: Holder,
@@ -189,6 +203,12 @@ export class Account {
 
   async take(bytes: number, gone?: AbortSignal): Promise<boolean> {
     if (!(await this.budget.take(this.holder, bytes, gone))) return false;
+    if (this.closed) {
+      // Granted in the same turn as the request was refused or went away: the bytes were
+      // taken from the pools, and nobody would give them back.
+      this.budget.release(this.holder, bytes);
+      return false;
+    }
     this.held += bytes;
     return true;
   }
@@ -196,6 +216,12 @@ export class Account {
   release(): void {
     this.budget.release(this.holder, this.held);
     this.held = 0;
+  }
+
+  /** Releases what it holds, and whatever a grant still in flight would add. */
+  close(): void {
+    this.closed = true;
+    this.release();
   }
 }
 
@@ -210,7 +236,7 @@ export class Accounts {
     if (set === undefined) {
       this.byConnection.set(holder.connection, (set = new Set()));
       onClose(() => {
-        for (const a of set!) a.release();
+        for (const a of set!) a.close();
         this.byConnection.delete(holder.connection);
       });
     }
@@ -221,7 +247,7 @@ export class Accounts {
 
   /** Releases an account and forgets it. */
   close(account: Account): void {
-    account.release();
+    account.close();
     this.byConnection.get(account.holder.connection)?.delete(account);
   }
 }
@@ -233,19 +259,23 @@ export interface BodyRequest {
   contentLength: string | undefined;
   /** Holds what is granted; released by the caller once the request is answered (the parsed review lives until then). */
   account: Account;
-  /** Counts a request answered 429 for want of budget. */
-  onRefused: () => void;
+  /** How long the whole body may take to arrive, from the call. */
+  timeoutMs: number;
+  /** Counts a request refused for want of memory (429) or of its body in time (408). */
+  onRefused: (reason: BodyRefusal) => void;
 }
 
 /**
- * Reads a body within the budget, into bytes `account` holds. Rejects with a BodyError:
- * 413 too large, 400 longer or shorter than declared, 429 no budget in time; what the
- * account took is then given back.
+ * Reads a body within the budget, into bytes `account` holds: each chunk is granted as it
+ * arrives. Rejects with a BodyError: 413 too large, 400 longer or shorter than declared,
+ * 429 no memory in time, 408 not complete by the deadline; what the account took is then
+ * given back.
  */
 export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<Buffer> {
   const declared = r.contentLength === undefined ? undefined : Number(r.contentLength);
   if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) throw new BodyError('the content-length header is not a length', 400);
   if (declared !== undefined && declared > perStreamBytes) throw new BodyError(`the body is too large: ${declared} bytes, the limit is ${perStreamBytes}`, 413);
+  const limit = declared ?? perStreamBytes;
 
   const { account } = r;
   // The signal a wait for memory gives up on, made only when a grant must be waited for:
@@ -254,43 +284,50 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
   // a profile under load. The 'close' listener goes once the body is read.
   let gone: AbortController | undefined;
   let closed = false;
+  let expired = false;
   const abort = () => {
     closed = true;
     gone?.abort();
   };
   r.payload.once('close', abort);
+  const late = () => {
+    r.onRefused('timeout');
+    return new BodyError(`the body did not arrive within ${r.timeoutMs / 1000} s (--body-timeout); the API server sends a review at once`, 408);
+  };
   const grow = async (bytes: number) => {
     if (account.tryTake(bytes)) return;
     gone ??= new AbortController();
-    if (closed) gone.abort();
-    if (!(await account.take(bytes, gone.signal))) {
+    if (closed || expired) gone.abort();
+    const granted = await account.take(bytes, gone.signal);
+    if (expired) throw late();
+    if (!granted) {
       if (gone.signal.aborted) throw new BodyError('the request went away while its body waited for memory', 400);
-      r.onRefused();
+      r.onRefused('budget');
       throw new BodyError('Deed is holding as many request bodies as its memory budget allows; retry', 429, { 'retry-after': '1' });
     }
   };
 
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await grow(declared ?? Math.min(FIRST_STEP_BYTES, perStreamBytes));
     // Chunks are copied into buffers of Deed's own: one an HTTP/2 stream hands over is a
     // view into the session's larger read buffer, which keeping it would keep alive.
-    const whole = declared !== undefined ? Buffer.allocUnsafeSlow(declared) : undefined; // filled to the end, or refused
     const chunks: Buffer[] = [];
     let length = 0;
     const take = async (chunk: Buffer | string) => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       const needed = length + bytes.length;
-      if (needed > account.held) {
+      if (needed > limit) {
         if (declared !== undefined) throw new BodyError(`the body is longer than its content-length (${declared} bytes)`, 400);
-        if (needed > perStreamBytes) throw new BodyError(`the body is too large: the limit is ${perStreamBytes} bytes`, 413);
-        await grow(Math.min(Math.max(account.held, needed - account.held), perStreamBytes - account.held));
+        throw new BodyError(`the body is too large: the limit is ${perStreamBytes} bytes`, 413);
       }
-      if (whole !== undefined) bytes.copy(whole, length);
-      else chunks.push(Buffer.copyBytesFrom(bytes));
+      await grow(bytes.length);
+      chunks.push(Buffer.copyBytesFrom(bytes));
       length = needed;
     };
+    let waiting = false; // a chunk's grant is awaited: the deadline lets that wait end first, so a late grant is given back
     await new Promise<void>((resolve, reject) => {
       const done = (err?: Error) => {
+        clearTimeout(timer);
         r.payload.off('data', onData).off('end', onEnd).off('error', done).off('close', abort);
         if (err) reject(err);
         else resolve();
@@ -300,17 +337,28 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
       // stream is never destroyed here, so a refusal can still be answered on it.
       const onData = (chunk: Buffer | string) => {
         r.payload.pause();
-        take(chunk).then(() => r.payload.resume(), done);
+        waiting = true;
+        take(chunk).then(() => {
+          waiting = false;
+          if (expired) done(late());
+          else r.payload.resume();
+        }, done);
       };
+      timer = setTimeout(() => {
+        expired = true;
+        if (waiting) gone?.abort();
+        else done(late());
+      }, r.timeoutMs);
       r.payload.on('data', onData).once('end', onEnd).once('error', done);
       r.payload.resume();
     });
     if (declared !== undefined && length !== declared) throw new BodyError(`the body is shorter than its content-length (${declared} bytes)`, 400);
-    return whole ?? Buffer.concat(chunks, length);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
   } catch (err) {
     account.release();
     throw err;
   } finally {
+    clearTimeout(timer);
     r.payload.off('close', abort);
   }
 }

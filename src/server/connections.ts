@@ -25,7 +25,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import { DEFAULT_BODY_BUDGET_BYTES } from './body-budget.js';
+import { DEFAULT_BODY_BUDGET_BYTES, DEFAULT_BODY_TIMEOUT_MS } from './body-budget.js';
 import { ConnectionSlots, type Refusal, type Slot } from './connection-slots.js';
 import type { RequestHooks } from './request-hooks.js';
 
@@ -44,6 +44,8 @@ export interface ConnectionLimits {
   maxConnectionsPerPeer: number;
   /** Request body bytes held in memory by the process (body-budget.ts). */
   bodyBudgetBytes: number;
+  /** A request's headers to the end of its body: later, it is answered 408 and its memory given back. */
+  bodyTimeoutMs: number;
   /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS. */
   maxConcurrentStreams: number;
   /** Request header bytes: HTTP/1.1 header block, HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE. */
@@ -70,6 +72,7 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
   // of the slots at most.
   maxConnectionsPerPeer: 100,
   bodyBudgetBytes: DEFAULT_BODY_BUDGET_BYTES,
+  bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
   // RFC 9113 recommends no fewer than 100; Go's own server allows 250.
   maxConcurrentStreams: 100,
   // The API server's headers are a few hundred bytes.

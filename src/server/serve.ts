@@ -67,6 +67,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { logger } = opts;
   const limits: ConnectionLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error('--headers-timeout cannot be longer than --request-timeout');
+  limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, limits.requestTimeoutMs); // the request's deadline ends its body too
   if (opts.clientCa !== undefined && opts.metricsPort === undefined) {
     // The kubelet presents no client certificate: its probes would fail and take every replica out of service.
     throw new Error('--client-ca needs --metrics-port: with it the webhook port refuses handshakes without a client certificate, so probes and metrics need their own port');
