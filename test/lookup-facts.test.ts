@@ -2,7 +2,7 @@
 // exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DECODED_FACTS_KEPT, factsFromStored, factsOf, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { DECODED_FACTS_KEPT, factsFromStored, factsOf, MAX_STAMP_VALUE, OVERSIZED, storedFactsOf } from '../src/kube/lookup-facts.js';
 
 const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
 const stamped = {
@@ -42,6 +42,25 @@ describe('the lookup cache\'s compact record', () => {
       assert.equal(storedFactsOf(structuredClone(obj) as never, 'deed.dev'), stored);
     });
   }
+
+  test('under the prefix only Deed\'s own keys are kept, each value bounded: a tenant\'s padding costs the cache nothing', () => {
+    const pad = 'x'.repeat(240_000);
+    const obj = {
+      metadata: {
+        uid: 'u',
+        labels: { 'deed.dev/environment': 'alpha', 'deed.dev/sandbox': 'enabled', 'deed.dev/pad': 'y' },
+        annotations: { 'deed.dev/pad': pad, 'deed.dev/attestation': pad, 'deed.dev/owner': 'runner-7', 'deed.devpad/x': pad },
+      },
+    };
+    const facts = factsOf(obj as never, 'deed.dev');
+    assert.deepEqual(facts.labels, { 'deed.dev/environment': 'alpha', 'deed.dev/sandbox': 'enabled' }, 'the opt-in label the scope reads is kept');
+    assert.deepEqual(facts.annotations, { 'deed.dev/attestation': OVERSIZED, 'deed.dev/owner': 'runner-7' }, 'an over-long stamp is kept as a value no stamp accepts');
+    const stored = storedFactsOf(obj as never, 'deed.dev');
+    assert.ok(stored.length < 200, `the record is ${stored.length} characters`);
+    assert.deepEqual(factsFromStored(stored, 'deed.dev'), facts);
+    const longest = { metadata: { annotations: { 'deed.dev/workspace-grants': 'g'.repeat(MAX_STAMP_VALUE) } } };
+    assert.equal(factsOf(longest as never, 'deed.dev').annotations?.['deed.dev/workspace-grants'], 'g'.repeat(MAX_STAMP_VALUE), 'a value at the bound is kept as it is');
+  });
 
   test('an annotation cannot pass for another field: values with quotes, brackets and newlines come back as they were', () => {
     const obj = { metadata: { uid: 'u', annotations: { 'deed.dev/owner': '"],[1,"x"]\n\u2028', 'deed.dev/run-lease': '[' } } };

@@ -2,10 +2,12 @@
 // under Deed's prefix, a pod's service account, its controlling owner reference, and
 // whether it is being deleted. The same projection serves cached and live answers, so a
 // decision cannot depend on which one it got. Nothing else is kept: another annotation
-// may be large (kubectl's last-applied-configuration holds a Secret's data in full).
+// may be large (kubectl's last-applied-configuration holds a Secret's data in full), and
+// under the prefix only Deed's own keys, of bounded size (`ours`).
 import type { ControllerRef, Lookup } from '../policy/policy.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
+import { SANDBOX_LABEL } from '../policy/review-scope.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -59,15 +61,33 @@ export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }>
 }
 
 
+/**
+ * The labels or annotations of Deed's vocabulary (stamps/keys.ts, and the namespaces' opt-in
+ * label the scope reads), nothing else under the prefix: anyone who may write an object may add `<prefix>/anything` of any size, and the
+ * cache holds these facts for every object of a kind. A value past MAX_STAMP_VALUE (legitimate
+ * ones are a few hundred characters) is kept as OVERSIZED, which no stamp parses or verifies:
+ * the object's stamps then count as not Deed's, as any it could not read.
+ */
 function ours(map: Record<string, string> | undefined, prefix: string): Record<string, string> | undefined {
   if (map === undefined || map === null) return undefined;
   let out: Record<string, string> | undefined;
-  for (const [key, value] of Object.entries(map)) {
-    if (!key.startsWith(`${prefix}/`)) continue;
-    (out ??= {})[key] = value;
+  for (const key in map) {
+    if (!key.startsWith(prefix) || key.charCodeAt(prefix.length) !== SLASH) continue;
+    const suffix = key.slice(prefix.length + 1);
+    if (!SUFFIX_CODE.has(suffix) && suffix !== SCOPE_SUFFIX) continue;
+    const value = map[key]!;
+    (out ??= {})[key] = typeof value === 'string' && value.length <= MAX_STAMP_VALUE ? value : OVERSIZED;
   }
   return out;
 }
+
+const SLASH = '/'.charCodeAt(0);
+/** `sandbox` of the opt-in label `deed.dev/sandbox` (review-scope.ts), which the namespaces' reflector keeps under the prefix `deed.dev`. */
+const SCOPE_SUFFIX = SANDBOX_LABEL.slice(SANDBOX_LABEL.indexOf('/') + 1);
+/** The longest stamp value kept (an attestation is about 100 characters, workspace grants a few hundred). */
+export const MAX_STAMP_VALUE = 2048;
+/** What an over-long value is kept as: not a value any stamp accepts. */
+export const OVERSIZED = '(oversized)';
 
 /**
  * How the lookup cache holds an object's facts, for hundreds of thousands of objects: one
