@@ -8,7 +8,9 @@ import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { V1Deployment, V1NetworkPolicy, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1Deployment, V1NetworkPolicy, V1ServiceAccount, V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
+import { parseConfig } from '../src/config/load.js';
+import { CERT_MANAGER_CAINJECTOR, reviewScopePolicy } from '../src/install/review-scope-policy.js';
 import { ROOT } from './cli-process.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
@@ -122,5 +124,16 @@ describe('chart values, as helm template renders them', { skip }, () => {
     assert.deepEqual(account.metadata!.annotations, { 'eks.amazonaws.com/role-arn': role });
     assert.equal((rendered().find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'r-deed') as unknown as V1ServiceAccount).metadata!.annotations, undefined);
     assert.notEqual(template('--set', 'serviceAccount.name=x').status, 0, 'a key the chart does not read is refused');
+  });
+
+  test("the review-scope policy names Deed's configurations as deed manifests does, and in certManager mode lets the cainjector update them", () => {
+    const policyOf = (objects: Obj[]) => objects.find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === 'deed-review-scope') as unknown as V1ValidatingAdmissionPolicy;
+    const config = parseConfig({}, 'the default policy');
+    const plain = policyOf(renderedAs('deed'));
+    assert.deepEqual(plain.spec!.variables, reviewScopePolicy('deed', 'deed', config, {})[0].spec!.variables);
+    assert.deepEqual(plain.spec!.validations, reviewScopePolicy('deed', 'deed', config, {})[0].spec!.validations);
+    assert.deepEqual(plain.spec!.matchConstraints, reviewScopePolicy('deed', 'deed', config, {})[0].spec!.matchConstraints);
+    const injected = policyOf(renderedAs('deed', '--set', 'certificates.mode=certManager'));
+    assert.deepEqual(injected.spec!.variables, reviewScopePolicy('deed', 'deed', config, {}, [CERT_MANAGER_CAINJECTOR])[0].spec!.variables);
   });
 });

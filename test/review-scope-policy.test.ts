@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { parseConfig } from '../src/config/load.js';
 import { renderManifests } from '../src/install/manifests.js';
-import { reviewScopePolicy, scopeAdmins } from '../src/install/review-scope-policy.js';
+import { CERT_MANAGER_CAINJECTOR, reviewScopePolicy, scopeAdmins } from '../src/install/review-scope-policy.js';
+import { kustomizeCertManagerComponentPatch } from '../src/install/cert-manager.js';
 import { requesterIsOneOf } from '../src/install/admission-policy.js';
 
 const config = (input: unknown) => parseConfig(input, 'the policy');
@@ -31,9 +32,21 @@ describe('the review scope policy', () => {
     const rules = policy.spec!.matchConstraints!.resourceRules!;
     assert.deepEqual(rules[0]!.resources, ['namespaces', 'namespaces/status', 'namespaces/finalize']);
     assert.deepEqual(rules[0]!.operations, ['UPDATE']);
-    assert.deepEqual(rules[1]!.resourceNames, ['deed']);
+    assert.equal(rules[1]!.resourceNames, undefined, 'resourceNames never match a deletecollection');
     assert.deepEqual(rules[1]!.operations, ['UPDATE', 'DELETE']);
+    const variable = (name: string) => policy.spec!.variables!.find((v) => v.name === name)!.expression;
+    assert.equal(variable('deedConfiguration'), '!variables.isNamespace && (oldObject != null ? oldObject.metadata.name : request.name) == "deed"');
+    assert.equal(variable('caInjector'), 'request.userInfo.username in []');
     assert.equal(policy.spec!.failurePolicy, 'Fail');
+  });
+
+  test('a cainjector it names may update Deed\'s configurations, not delete them; the cert-manager component names cert-manager\'s', () => {
+    const [policy] = reviewScopePolicy('deed', 'deed', config({}), {}, [CERT_MANAGER_CAINJECTOR]);
+    const variables = policy.spec!.variables!;
+    assert.equal(variables.find((v) => v.name === 'caInjector')!.expression, `request.userInfo.username in ["${CERT_MANAGER_CAINJECTOR}"]`);
+    assert.match(policy.spec!.validations![1]!.expression, /variables\.caInjector && request\.operation == "UPDATE"/);
+    const { patch } = kustomizeCertManagerComponentPatch();
+    assert.deepEqual(patch, [{ op: 'replace', path: `/spec/variables/${variables.findIndex((v) => v.name === 'caInjector')}/expression`, value: `request.userInfo.username in ["${CERT_MANAGER_CAINJECTOR}"]` }]);
   });
 
   test('deed manifests renders it from the policy it installs, bound with Deny', () => {

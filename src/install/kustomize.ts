@@ -40,8 +40,8 @@ export function kustomizeBase(image: string): Map<string, string> {
       "# namespace's opt-in label or change the webhook configurations, and the namespace-delete one lets only them delete an",
       '# opted-in namespace: an overlay whose policy names platform or break-glass principals patches both scopeAdmin variables',
       "# to match, and one that binds namespaces to environments the namespace-delete policy's boundOwner variable (deed",
-      '# manifests renders them from the policy given); one with a namePrefix patches the review-scope resourceNames to the',
-      '# prefixed webhook configuration names.',
+      '# manifests renders them from the policy given); one with a namePrefix patches the review-scope deedConfiguration variable to',
+      '# the prefixed webhook configuration name.',
       kustomization,
     ].join('\n'),
   );

@@ -23,9 +23,21 @@ export function scopeAdmins(config: Config): { users: string[]; groups: string[]
   };
 }
 
+/** cert-manager's cainjector as its chart installs it: it writes caBundle into the webhook configurations it is asked to. */
+export const CERT_MANAGER_CAINJECTOR = 'system:serviceaccount:cert-manager:cert-manager-cainjector';
+
+/** The CEL of the `caInjector` variable: whether the requester is one of `users` (the cert-manager component and chart mode patch or render it). */
+export function caInjectorExpression(users: string[]): string {
+  return `request.userInfo.username in [${users.map((u) => JSON.stringify(u)).join(', ')}]`;
+}
+
 const label = (obj: string) => `has(${obj}.metadata.labels) && ${JSON.stringify(SANDBOX_LABEL)} in ${obj}.metadata.labels ? ${obj}.metadata.labels[${JSON.stringify(SANDBOX_LABEL)}] : "<absent>"`;
 
-export function reviewScopePolicy(name: string, webhookConfiguration: string, config: Config, labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
+/**
+ * `caInjectors`: principals that may also UPDATE (never DELETE) Deed's webhook configurations,
+ * to write their caBundle: cert-manager's cainjector where it issues Deed's certificate.
+ */
+export function reviewScopePolicy(name: string, webhookConfiguration: string, config: Config, labels: Record<string, string>, caInjectors: string[] = []): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
   const policyName = `${name}-${REVIEW_SCOPE_POLICY_SUFFIX}`;
   const admins = scopeAdmins(config);
   return denyingPolicy(policyName, labels, {
@@ -33,12 +45,16 @@ export function reviewScopePolicy(name: string, webhookConfiguration: string, co
       resourceRules: [
         // Status and finalize writes keep label changes.
         { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'], operations: ['UPDATE'] },
-        { apiGroups: ['admissionregistration.k8s.io'], apiVersions: ['*'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], operations: ['UPDATE', 'DELETE'] },
+        // Every configuration, Deed's told apart by name in CEL: `resourceNames` never matches a
+        // deletecollection, whose request names no object (each item is admitted as oldObject).
+        { apiGroups: ['admissionregistration.k8s.io'], apiVersions: ['*'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], operations: ['UPDATE', 'DELETE'] },
       ],
     },
     variables: [
       { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
       { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
+      { name: 'deedConfiguration', expression: `!variables.isNamespace && (oldObject != null ? oldObject.metadata.name : request.name) == ${JSON.stringify(webhookConfiguration)}` },
+      { name: 'caInjector', expression: caInjectorExpression(caInjectors) },
     ],
     validations: [
       {
@@ -47,7 +63,7 @@ export function reviewScopePolicy(name: string, webhookConfiguration: string, co
         reason: 'Forbidden',
       },
       {
-        expression: 'variables.scopeAdmin || variables.isNamespace',
+        expression: 'variables.scopeAdmin || !variables.deedConfiguration || (variables.caInjector && request.operation == "UPDATE")',
         message: "Deed's webhook configurations change only by the platform and break-glass principals of Deed's policy",
         reason: 'Forbidden',
       },

@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { NAME } from '../../../src/install/manifests.js';
+import { kustomizeCertManagerComponentPatch } from '../../../src/install/cert-manager.js';
+import { caInjectorExpression, REVIEW_SCOPE_POLICY_SUFFIX } from '../../../src/install/review-scope-policy.js';
 import type { Identity } from '../client.js';
 import { eventually } from '../objects.js';
 import type { Suite } from '../suite.js';
@@ -78,7 +80,51 @@ export function scopeSwitchCases(suite: () => Suite): void {
         const patch = await s.api(deployer, 'PATCH', path, { metadata: { labels: { touched: 'yes' } } }, 'application/merge-patch+json');
         assert.equal(patch.status, 403, `${path}: ${patch.text}`);
       }
+      // A deletecollection names no object: the policy must still see Deed's among the items.
+      for (const kind of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
+        const all = await s.api(deployer, 'DELETE', `${base}/${kind}?labelSelector=${encodeURIComponent('app.kubernetes.io/name=deed')}`);
+        assert.equal(all.status, 403, `${kind} collection: ${all.text}`);
+        assert.match(all.body.message, /change only by the platform and break-glass principals/);
+      }
       assert.equal((await s.api(s.admin, 'GET', `${base}/validatingwebhookconfigurations/${NAME}`)).status, 200);
+      assert.equal((await s.api(s.admin, 'GET', `${base}/mutatingwebhookconfigurations/${NAME}`)).status, 200);
+      // Other webhook configurations stay RBAC's.
+      const other = await s.api(deployer, 'POST', `${base}/validatingwebhookconfigurations`, { metadata: { name: 'e2e-other', labels: { 'e2e-other': 'yes' } }, webhooks: [] });
+      assert.equal(other.status, 201, other.text);
+      const gone = await s.api(deployer, 'DELETE', `${base}/validatingwebhookconfigurations?labelSelector=e2e-other%3Dyes`);
+      assert.equal(gone.status, 200, gone.text);
+    });
+
+    test("with the cert-manager component, the cainjector may update Deed's webhook configurations (their caBundle), never delete them", async () => {
+      const s = suite();
+      const base = '/apis/admissionregistration.k8s.io/v1';
+      const policyPath = `${base}/validatingadmissionpolicies/${NAME}-${REVIEW_SCOPE_POLICY_SUFFIX}`;
+      await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: 'cert-manager' } });
+      const cainjector = await s.newIdentity('cert-manager', 'cert-manager-cainjector');
+      const crb = await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        metadata: { name: 'e2e-cainjector' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-webhook-admin' },
+        subjects: [{ kind: 'ServiceAccount', namespace: 'cert-manager', name: 'cert-manager-cainjector' }],
+      });
+      assert.equal(crb.status, 201, crb.text);
+      const path = `${base}/validatingwebhookconfigurations/${NAME}`;
+      const caBundle = (await s.api(s.admin, 'GET', path)).body.webhooks[0].clientConfig.caBundle as string;
+      const inject = () => s.api(cainjector, 'PATCH', path, [{ op: 'replace', path: '/webhooks/0/clientConfig/caBundle', value: caBundle }], 'application/json-patch+json');
+      const before = await inject();
+      assert.equal(before.status, 403, `without the component: ${before.text}`);
+      // What the component's patch does to the installed policy (src/install/cert-manager.ts).
+      const { patch } = kustomizeCertManagerComponentPatch();
+      const applied = await s.api(s.admin, 'PATCH', policyPath, patch, 'application/json-patch+json');
+      assert.equal(applied.status, 200, applied.text);
+      try {
+        await eventually('the API server applies the patched policy', async () => (await inject()).status === 200);
+        const del = await s.api(cainjector, 'DELETE', path);
+        assert.equal(del.status, 403, del.text);
+        assert.equal((await s.api(s.admin, 'GET', path)).status, 200);
+      } finally {
+        const undo = await s.api(s.admin, 'PATCH', policyPath, patch.map((op) => ({ ...op, value: caInjectorExpression([]) })), 'application/json-patch+json');
+        assert.equal(undo.status, 200, undo.text);
+      }
     });
 
     test('the platform takes the namespace out of the scope and puts it back', async () => {
