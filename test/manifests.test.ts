@@ -564,7 +564,7 @@ describe('deed manifests', () => {
     { name: 'a ring key kept elsewhere than its Secret entry', policy: stringify({ attestation: { keys: [{ id: 'a', file: '/keys/a' }] } }), error: /attestation\.keys\.0\.file: .*entry "a" of the Secret deed-attestation/ },
     { name: 'a ring without its signing key', policy: stringify({ attestation: { keys: [{ id: 'a' }, { id: 'b' }] } }), error: /attestation\.signingKey/ },
     { name: 'a reaper for an environment the policy lacks', reapers: ['gamma'], error: /no environment "gamma"/ },
-    { name: 'a reaper whose account would act for two environments', policy: stringify({ environments: [{ id: 'alpha', groups: ['system:serviceaccounts'] }, { id: 'beta' }] }), reapers: ['beta'], error: /several environments \(alpha, beta\)/ },
+    { name: 'a reaper whose account would act for two environments', policy: stringify({ environments: [{ id: 'alpha', serviceAccounts: [`${NS}:*`] }, { id: 'beta' }] }), reapers: ['beta'], error: /several environments \(alpha, beta\)/ },
     { name: 'a reaper environment that cannot name a CronJob', policy: stringify({ environments: [{ id: 'Alpha_1' }] }), reapers: ['Alpha_1'], error: /DNS label/ },
     { name: 'a policy that is not valid', policy: 'environments:\n  - id: alpha\n    color: blue\n', error: /environments\.0/ },
     { name: 'a policy that is not a mapping', policy: '- 1\n', error: /mapping/ },

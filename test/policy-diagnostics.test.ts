@@ -46,6 +46,15 @@ describe('policy errors name the file, line and column, and what was meant', () 
     assert.deepEqual(loadConfig(file('none.yaml', 'environments: []\n')).environments, []);
   });
 
+  test('service accounts are mapped by serviceAccounts: a namespace\'s group is refused with its pattern, a catch-all group only in a policy of one environment', () => {
+    const path = file('sa-groups.yaml', ['environments:', '  - id: gamma', '    groups: ["system:serviceaccounts:sandbox-g", "team-g"]', '  - id: alpha', '    groups: ["system:serviceaccounts"]', ''].join('\n'));
+    assert.deepEqual(problemsOf(() => loadConfig(path)), [
+      `${path}:3:14: environments.0.groups.0: maps the service accounts of namespace "sandbox-g" by group: write serviceAccounts: ["sandbox-g:*"] instead (an environment's runner pods, accounts and tokens are guarded as its own only when serviceAccounts maps them)`,
+      `${path}:5:14: environments.1.groups.0: "system:serviceaccounts" maps every service account to "alpha", which makes every other environment's principals ambiguous: only a policy of one environment may; map each environment's accounts with serviceAccounts`,
+    ]);
+    assert.deepEqual(loadConfig(file('one.yaml', 'environments:\n  - id: default\n    groups: ["system:serviceaccounts"]\n')).environments[0]!.groups, ['system:serviceaccounts'], 'the embedded default, one environment');
+  });
+
   test('a top-level typo and one in a nested object are each found, in one run', () => {
     const path = file('two-typos.yaml', ['breakGlas:', '  groups: [admins]', 'deadline:', '  marginSecond: 60', ''].join('\n'));
     const problems = problemsOf(() => loadConfig(path));

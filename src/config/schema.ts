@@ -30,7 +30,12 @@ export const environmentSchema = z
       .array(serviceAccountPattern)
       .default([])
       .describe('Service accounts that act for this environment: `NAMESPACE:NAME` or `NAMESPACE:*`.'),
-    groups: z.array(z.string().min(1)).default([]).describe('User groups whose members act for this environment.'),
+    groups: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'User groups whose members act for this environment. Not `system:serviceaccounts:NS` (map those accounts with serviceAccounts `NS:*`, which makes their pods runners Deed guards); `system:serviceaccounts` or `system:authenticated` only in a policy of one environment.',
+      ),
     claimsFrom: z
       .array(labelValue)
       .default([])
@@ -379,6 +384,20 @@ export const configSchema = z
         binders.set(ns, env.id);
       }),
     );
+    // Whose a service account is, and so whose its pods and tokens are, is read from
+    // serviceAccounts alone (requester/identity.ts serviceAccountEnvironment): the guards on
+    // runner pods, their accounts and their tokens ask that. A group the API server gives
+    // service accounts would make their tokens act for an environment whose runners and
+    // accounts no guard knows as its own.
+    cfg.environments.forEach((env, i) =>
+      env.groups.forEach((group, j) => {
+        const path = ['environments', i, 'groups', j];
+        if (group.startsWith(SA_NAMESPACE_GROUP))
+          ctx.addIssue({ code: 'custom', path, message: `maps the service accounts of namespace "${group.slice(SA_NAMESPACE_GROUP.length)}" by group: write serviceAccounts: ["${group.slice(SA_NAMESPACE_GROUP.length)}:*"] instead (an environment's runner pods, accounts and tokens are guarded as its own only when serviceAccounts maps them)` });
+        else if (CATCH_ALL_GROUPS.includes(group) && cfg.environments.length > 1)
+          ctx.addIssue({ code: 'custom', path, message: `"${group}" maps every service account${group === 'system:authenticated' ? ' and every user' : ''} to "${env.id}", which makes every other environment's principals ambiguous: only a policy of one environment may; map each environment's accounts with serviceAccounts` });
+      }),
+    );
     // One service-account pattern in two environments would make the stamp ambiguous.
     const owners = new Map<string, string>();
     cfg.environments.forEach((env, i) =>
@@ -390,6 +409,11 @@ export const configSchema = z
       }),
     );
   });
+
+/** The group the API server gives every service account of one namespace (`system:serviceaccounts:NS`). */
+const SA_NAMESPACE_GROUP = 'system:serviceaccounts:';
+/** Groups every service account carries: a mapping by them is the one environment of the embedded default. */
+const CATCH_ALL_GROUPS = ['system:serviceaccounts', 'system:authenticated'];
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
