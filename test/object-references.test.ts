@@ -84,6 +84,11 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
+  // Pods that run as alpha-sa: alpha's own, and two that kept the name from before alpha created it.
+  'pods/shared/alpha-bot': { ...owned('Pod', 'alpha'), spec: { serviceAccountName: 'alpha-sa' } } as KubeObject,
+  'pods/shared/beta-bot': { ...owned('Pod', 'beta'), spec: { serviceAccountName: 'alpha-sa' } } as KubeObject,
+  'pods/shared/stranger-bot': { metadata: { uid: 'stranger-bot-uid' }, spec: { serviceAccountName: 'alpha-sa' } } as KubeObject,
+  'pods/shared/slow-bot': 'timed out after 2000 ms',
 };
 
 interface Options {
@@ -349,6 +354,28 @@ describe("a service account's stamps say whose credential it is", () => {
     refused(review(PODS, RUNNER_B, pod({}, { serviceAccountName: 'alpha-sa' })), 'guard.service-account', /is stamped for environment "alpha"/);
     const secret = { type: 'kubernetes.io/service-account-token', metadata: { annotations: { 'kubernetes.io/service-account.name': 'alpha-sa' } } };
     refused(review({ group: '', version: 'v1', resource: 'secrets', kind: 'Secret' }, RUNNER_B, secret), 'guard.service-account', /is stamped for environment "alpha"/);
+  });
+
+  test("the kubelet's token for a pod is of the pod's environment's account only: a pod that kept a name alpha's account took later gets none", () => {
+    const KUBELET: UserInfo = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'], extra: {} };
+    const bound = (pod: string) => {
+      const body = tokenRequest(KUBELET, 'alpha-sa');
+      (body.request.object as { spec: Record<string, unknown> }).spec.boundObjectRef = { apiVersion: 'v1', kind: 'Pod', name: pod, uid: `${pod}-uid` };
+      return body;
+    };
+    refused(bound('stranger-bot'), 'guard.service-account', /service account shared:alpha-sa is stamped for environment "alpha"; pod stranger-bot is of no environment and gets no token of it/);
+    refused(bound('beta-bot'), 'guard.service-account', /pod beta-bot is environment "beta"'s and gets no token of it/);
+    refused(bound('slow-bot'), 'guard.service-account', /cannot tell whose pod shared\/slow-bot is \(timed out after 2000 ms\)/);
+    admitted(bound('alpha-bot'));
+    admitted(tokenRequest(KUBELET, 'alpha-sa'), undefined);
+    assert.deepEqual(
+      lookupsNeeded(bound('stranger-bot').request, 'validate', FIXTURE_KEYS).map((k) => k.resource),
+      ['serviceaccounts', 'pods'],
+      'the read plan names the bound pod',
+    );
+    const plain = bound('stranger-bot');
+    plain.request.name = 'plain-sa';
+    admitted(plain);
   });
 
   test("the namespace's default account is never read: the service-account controller makes it, unreviewed and unstamped", () => {

@@ -6,22 +6,29 @@ import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { serviceAccountGuard } from '../rules/service-account-guard.js';
-import { stampedAccountGuard } from '../rules/service-account-stamps.js';
+import { boundPodGuard, boundPodOf, stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { accountKeys } from '../reads.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const TOKEN_REQUEST_DOOR: DoorReview<Extract<Door, { kind: 'token-request' }>> = {
   // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
-  needs: ({ door, namespace, judges }) => (judges ? accountKeys(door.serviceAccount, namespace) : []),
+  needs: ({ req, door, namespace, judges }) => {
+    if (!judges) return [];
+    const account = accountKeys(door.serviceAccount, namespace);
+    const pod = boundPodOf(req.object);
+    return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, name: pod }] : account;
+  },
   stamp: () => allowed(),
-  judge: (facts, namespace, ctx) => validateTokenRequest(facts.door.serviceAccount, namespace, facts.requester, ctx),
+  judge: (facts, namespace, ctx) => validateTokenRequest(facts.door.serviceAccount, boundPodOf(facts.request.object), namespace, facts.requester, ctx),
   judgesCreateWhole: false,
 };
 
-/** A TokenRequest hands out a token of the account it names. */
-function validateTokenRequest(account: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
+/** A TokenRequest hands out a token of the account it names, to the requester and, when bound to one, to a pod. */
+function validateTokenRequest(account: string | undefined, pod: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   if (account === undefined) return denied([{ rule: RULES.requestMalformed.id, message: 'the token request names no service account' }]);
   const byPolicy = serviceAccountGuard(namespace, account, requester, ctx.policy, undefined, 'request a token of it');
-  return enforce(byPolicy.length > 0 ? byPolicy : stampedAccountGuard(namespace, account, requester, ctx, undefined, 'request a token of it'), ctx.policy);
+  if (byPolicy.length > 0) return enforce(byPolicy, ctx.policy);
+  const byStamps = stampedAccountGuard(namespace, account, requester, ctx, undefined, 'request a token of it');
+  return enforce(byStamps.length > 0 || pod === undefined ? byStamps : boundPodGuard(namespace, account, pod, ctx), ctx.policy);
 }

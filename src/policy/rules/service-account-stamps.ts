@@ -37,3 +37,39 @@ export function stampedAccountGuard(namespace: string, account: string, requeste
   if (owner.kind !== 'stamped' || actsFor(requester, owner.environment, ctx.policy)) return [];
   return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} is stamped for environment "${owner.environment}"; ${requester.username} does not act for it, and may not ${doing}` }];
 }
+
+/**
+ * The pod a token is bound to (a TokenRequest's `spec.boundObjectRef`), when that is a pod:
+ * the kubelet asks for each running pod's token, and refreshes it, as a system principal
+ * whom the guard above trusts. A pod keeps its account's name for life, so one that ran as
+ * an account of that name before an environment created its own (the name deleted and taken)
+ * would get the environment's credential at its next refresh. So a stamped account's token is
+ * bound only to a pod of its environment, whoever asks.
+ */
+export function boundPodOf(tokenRequest: unknown): string | undefined {
+  const ref = (tokenRequest as { spec?: { boundObjectRef?: { kind?: unknown; name?: unknown } } } | undefined)?.spec?.boundObjectRef;
+  return ref?.kind === 'Pod' && typeof ref.name === 'string' && ref.name !== '' ? ref.name : undefined;
+}
+
+export function boundPodGuard(namespace: string, account: string, pod: string, ctx: DecisionContext): Finding[] {
+  if (!readsAccountStamps(account)) return [];
+  const name = `service account ${namespace}:${account}`;
+  const found = ctx.lookup.get('serviceaccounts', namespace, account);
+  if (found.state === 'absent') return [];
+  if (found.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, message: `cannot tell whose ${name} is (${found.reason}); refusing a token of it bound to pod ${pod}` }];
+  const owner = ownershipOfFound(found, 'ServiceAccount', namespace, ctx.policy, ctx.keyRing);
+  if (owner.kind !== 'stamped') return [];
+  const target = ctx.lookup.get('pods', namespace, pod);
+  // The API server refuses a token bound to a pod that does not exist.
+  if (target.state === 'absent') return [];
+  if (target.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, message: `cannot tell whose pod ${namespace}/${pod} is (${target.reason}); refusing it a token of ${name}, which is environment "${owner.environment}"'s` }];
+  const holder = ownershipOfFound(target, 'Pod', namespace, ctx.policy, ctx.keyRing);
+  const holderEnv = holder.kind === 'stamped' || holder.kind === 'runner' || holder.kind === 'bound' ? holder.environment : undefined;
+  if (holderEnv === owner.environment) return [];
+  return [
+    {
+      rule: RULES.guardServiceAccount.id,
+      message: `${name} is stamped for environment "${owner.environment}"; pod ${pod} is ${holderEnv !== undefined ? `environment "${holderEnv}"'s` : 'of no environment'} and gets no token of it (a pod keeps its account's name: one that ran as an account deleted and re-created under this name must be deleted)`,
+    },
+  ];
+}

@@ -216,5 +216,43 @@ export function credentialCases(suite: () => Suite): void {
       assert.equal(answer.status, 403, answer.text);
       assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
     });
+
+    test("a pod that kept an account's name gets no token once alpha's account takes the name; alpha's own pod does", async () => {
+      const s = suite();
+      const ACCOUNTS = `/api/v1/namespaces/${NS}/serviceaccounts`;
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      // alpha's runner may write service accounts here (the tenant role grants it; the suite's sandbox role does not).
+      must('role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'accounts' }, rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['*'] }] }), 201);
+      must('binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name: 'alpha-accounts' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'accounts' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }), 201);
+      // A pod of no environment runs as ci-bot; the account goes, the pod stays (it keeps the name for life).
+      must('the first ci-bot', await s.api(s.admin, 'POST', ACCOUNTS, { metadata: { name: 'ci-bot' } }), 201);
+      must('the pod that keeps the name', await s.api(s.admin, 'POST', PATHS.Pod(NS), sandboxPod('kept-bot', { spec: { serviceAccountName: 'ci-bot' } })), 201);
+      must('the first ci-bot deleted', await s.api(s.admin, 'DELETE', `${ACCOUNTS}/ci-bot`), 200);
+      const taken = await eventuallyStatus(() => s.api(s.runnerA.identity, 'POST', ACCOUNTS, { metadata: { name: 'ci-bot' } }), 201);
+      assert.equal(taken.body.metadata.labels?.[KEYS.environment], 'alpha');
+      must("alpha's pod that runs as it", await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod('alpha-bot', { spec: { serviceAccountName: 'ci-bot' } })), 201);
+      // The kubelet asks for each pod's token as a system principal; the admin stands in for it.
+      const token = async (pod: string) => {
+        const uid = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/${pod}`)).body.metadata.uid as string;
+        return s.api(s.admin, 'POST', `${ACCOUNTS}/ci-bot/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['https://kubernetes.default.svc'], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod, uid } } });
+      };
+      const kept = await token('kept-bot');
+      assert.equal(kept.status, 403, kept.text);
+      assert.match(kept.body.message, /\[guard\.service-account\] service account shared-ab:ci-bot is stamped for environment "alpha"; pod kept-bot is of no environment and gets no token of it/);
+      must("alpha's pod's token", await token('alpha-bot'), 201);
+    });
   });
+}
+
+/** Retries a write until it answers `status` (RBAC granted a moment ago takes effect in the API server's cache). */
+async function eventuallyStatus(call: () => ReturnType<Suite['api']>, status: number, ms = 10_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const answer = await call();
+    if (answer.status === status || Date.now() > until) {
+      assert.equal(answer.status, status, answer.text);
+      return answer;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
