@@ -94,7 +94,8 @@ function refused(port: number): Promise<boolean> {
 
 describe('graceful shutdown of deed serve', () => {
   test('on SIGTERM readiness turns false, every review sent gets its answer, idle connections do not hold the process, and it exits 0', async () => {
-    const server = await startServe(['--shutdown-delay', '2', '--grace-period', '30']);
+    // Bodies are held back past the shutdown delay: longer than the default body deadline (2 s).
+    const server = await startServe(['--shutdown-delay', '2', '--grace-period', '30', '--body-timeout', '30']);
     const sessions = [0, 1, 2].map(() => connect(`https://localhost:${server.port}`, { ca: server.ca }));
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     try {
