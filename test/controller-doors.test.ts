@@ -489,3 +489,70 @@ describe('snapshots are judged by their source claim', () => {
     assert.deepEqual(judged.get('persistentvolumeclaims', 'sandbox-b', 'a-ws'), alphaClaim);
   });
 });
+
+describe('a stored snapshot is changed or deleted only by the environment of the claim it copied', () => {
+  const SNAPSHOTS = { group: 'snapshot.storage.k8s.io', resource: 'volumesnapshots', kind: 'VolumeSnapshot' };
+  const TAKEN = '2026-11-29T16:00:00Z';
+  const stored = (source?: string, more: Spec = {}): KubeObject =>
+    ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'snap', namespace: 'sandbox-b', creationTimestamp: TAKEN, ...more }, spec: { source: source ? { persistentVolumeClaimName: source } : { volumeSnapshotContentName: 'pre' } } }) as unknown as KubeObject;
+  const facts = (entries: Record<string, Lookup>): ObjectLookup => gatheredLookup(new Map(Object.entries(entries)), 'not read');
+  const claimMeta = (env: string) => {
+    const { labels, annotations } = claimOf(env, 'sandbox-b').metadata;
+    return { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+  };
+  // The source claim as a fresh read answers: with its creation time, before the snapshot's.
+  const alphaClaim: Lookup = { state: 'found', metadata: claimMeta('alpha'), created: '2026-11-29T15:00:00Z' };
+  const withClaim = (answer: Lookup) => facts({ 'persistentvolumeclaims/sandbox-b/a-ws': answer });
+  const INTRUDER: UserInfo = { username: 'mallory', groups: ['system:authenticated'], extra: {} };
+  const del = (userInfo: UserInfo, old = stored('a-ws')) => review(SNAPSHOTS, null, userInfo, { operation: 'DELETE', name: 'snap', oldObject: old });
+  const update = (userInfo: UserInfo, after: KubeObject, more: Spec = {}) => review(SNAPSHOTS, after, userInfo, { operation: 'UPDATE', oldObject: stored('a-ws'), ...more });
+  const verdict = (body: Review, lookup: ObjectLookup, config: ConfigInput = FIXTURE_POLICY) => answer(body, lookup, 'validate', config);
+
+  test("beta's DELETE of alpha's snapshot (one by one, or each item of a collection) is refused; alpha, the platform and a system controller delete it", () => {
+    denied(del(RUNNER_B), /\[guard\.cross-environment\] system:serviceaccount:sandbox-b:\S+ acts for "beta", and this object belongs to another environment/, withClaim(alphaClaim));
+    denied(del(INTRUDER), /\[guard\.unmapped\] mallory acts for no environment/, withClaim(alphaClaim));
+    allowed(del(RUNNER_A), withClaim(alphaClaim));
+    // NOBODY is in system:masters, the default platform.
+    allowed(del(NOBODY), withClaim(alphaClaim));
+    const controller: UserInfo = { username: 'system:serviceaccount:snapshots:snapshot-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const withController: ConfigInput = { ...FIXTURE_POLICY, systemPrincipals: { users: ['system:serviceaccount:snapshots:snapshot-controller'], groups: ['system:nodes'] } };
+    assert.equal(verdict(del(controller), withClaim(alphaClaim), withController).allowed, true);
+  });
+
+  test("beta's finalizer or label on alpha's snapshot, and its status write, are refused; alpha's own pass", () => {
+    const held = stored('a-ws', { finalizers: ['beta.example/hold'], labels: { owner: 'beta' } });
+    denied(update(RUNNER_B, held), /\[guard\.cross-environment\]/, withClaim(alphaClaim));
+    allowed(update(RUNNER_A, held), withClaim(alphaClaim));
+    const status = { ...stored('a-ws'), status: { readyToUse: true, boundVolumeSnapshotContentName: 'snapcontent-of-beta' } } as KubeObject;
+    denied(update(RUNNER_B, status, { subResource: 'status' }), /\[guard\.cross-environment\]/, withClaim(alphaClaim));
+    allowed(update(RUNNER_A, status, { subResource: 'status' }), withClaim(alphaClaim));
+  });
+
+  test('a snapshot whose source claim is gone, or was made again since, is no one environment\'s: only the platform deletes it, but in a namespace bound to an environment', () => {
+    const gone = withClaim({ state: 'absent' });
+    denied(del(RUNNER_B), /\[guard\.snapshot-source\] system:serviceaccount:sandbox-b:\S+ may not delete snapshot sandbox-b\/snap: it was taken of claim a-ws, which no longer exists, so whose data it holds cannot be told/, gone);
+    denied(del(RUNNER_A), /\[guard\.snapshot-source\]/, gone);
+    allowed(del(NOBODY), gone);
+    // Beta made a claim under the name after alpha's was deleted: it does not make alpha's snapshot beta's.
+    const remade = withClaim({ state: 'found', metadata: claimMeta('beta'), created: '2026-11-29T17:00:00Z' });
+    denied(del(RUNNER_B), /\[guard\.snapshot-source\] .*claim a-ws was made after it/, remade);
+    denied(del(RUNNER_B), /\[guard\.snapshot-source\]/, withClaim({ state: 'found', metadata: claimMeta('beta') }));
+    // In a namespace bound to beta, no other environment works: its snapshots are beta's.
+    const bound: ConfigInput = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }, { id: 'beta', serviceAccounts: ['sandbox-b:*'], namespaces: ['sandbox-b'] }] };
+    assert.equal(verdict(del(RUNNER_B), gone, bound).allowed, true);
+    assert.match(verdict(del(RUNNER_A), gone, bound).status?.message ?? '', /\[guard\.cross-environment\]/);
+  });
+
+  test('a source claim Deed cannot read refuses the write; a snapshot of pre-provisioned content, or of an unstamped claim, is anyone\'s', () => {
+    denied(del(RUNNER_B), /\[guard\.owner-unknown\] cannot tell whose snapshot sandbox-b\/snap is \(cannot read its source claim a-ws: timed out\); refusing to delete it/, withClaim({ state: 'unknown', reason: 'timed out' }));
+    allowed(del(RUNNER_B, stored()), facts({}));
+    allowed(del(INTRUDER), withClaim({ state: 'found', metadata: {}, created: '2026-11-29T15:00:00Z' }));
+  });
+
+  test('every write of a stored snapshot reads its source claim fresh (its creation time tells whether it is the claim copied); a CREATE reads the claim it copies', () => {
+    assert.deepEqual(planLookups(del(RUNNER_B), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'a-ws', fresh: true }]);
+    assert.deepEqual(planLookups(update(RUNNER_B, stored('a-ws'), { subResource: 'status' }), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'a-ws', fresh: true }]);
+    assert.deepEqual(planLookups(update(RUNNER_B, stored('other')), 'validate', FIXTURE_KEYS).lookups.map(lookupKey), ['persistentvolumeclaims/sandbox-b/a-ws', 'persistentvolumeclaims/sandbox-b/other']);
+    assert.deepEqual(planLookups(review(SNAPSHOTS, stored('a-ws'), RUNNER_B), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'a-ws' }]);
+  });
+});

@@ -159,7 +159,7 @@ describe('deed manifests', () => {
     assert.equal(hook.clientConfig.service?.path, '/admit');
   });
 
-  test('the validating webhook sees every door but the CREATEs the mutating webhook judges whole: the five kinds and leases, the subresources that write them, evictions, bindings, tokens, templates and snapshots, and every door of a stamped workload', () => {
+  test('the validating webhook sees every door but the CREATEs the mutating webhook judges whole: the five kinds and leases, the subresources that write them, evictions, bindings, tokens, templates, and snapshots with their status and deletion, and every door of a stamped workload', () => {
     const hook = find<V1ValidatingWebhookConfiguration>(objects, 'ValidatingWebhookConfiguration').webhooks![0]!;
     const templates = [...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'];
     const workloadDoors = [
@@ -173,9 +173,10 @@ describe('deed manifests', () => {
     assert.deepEqual(covered(hook, 'CREATE'), ['snapshot.storage.k8s.io/v1/volumesnapshots', '/v1/bindings', '/v1/pods/binding', '/v1/pods/eviction', '/v1/serviceaccounts/token'].sort());
     assert.deepEqual(
       covered(hook, 'UPDATE'),
-      [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status'].sort(),
+      [...CORE_AND_NETWORKING, LEASE_RULE, ...templates, ...workloadDoors, '/v1/pods/ephemeralcontainers', '/v1/pods/status', '/v1/pods/resize', '/v1/persistentvolumeclaims/status', 'snapshot.storage.k8s.io/v1/volumesnapshots/status'].sort(),
     );
-    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS].sort());
+    // A snapshot is its source claim's environment's: deleting it (and taking its name) is guarded as a write of that claim.
+    assert.deepEqual(covered(hook, 'DELETE'), [...CORE_AND_NETWORKING, LEASE_RULE, ...WORKLOADS, 'snapshot.storage.k8s.io/v1/volumesnapshots'].sort());
     assert.deepEqual(covered(hook, 'CONNECT'), ['/v1/pods/attach', '/v1/pods/exec', '/v1/pods/portforward', '/v1/pods/proxy', '/v1/services/proxy']);
     assert.equal(hook.clientConfig.service?.path, '/validate');
   });

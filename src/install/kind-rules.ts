@@ -107,7 +107,8 @@ export function mutatingRules(): V1RuleWithOperations[] {
  * pod's containers and a Service's proxy. And the controller
  * doors: the templates kube-system's controllers make pods and claims from, tokens of a
  * service account (the token controller fills a token Secret, reviewed with Secrets), and
- * snapshots of a claim (a rule for a CRD that is not installed matches nothing).
+ * snapshots of a claim, their status and their deletion (a rule for a CRD that is not
+ * installed matches nothing).
  */
 export function validatingRules(): V1RuleWithOperations[] {
   const byName = kindRows().flatMap((r): Entry[] => [
@@ -127,7 +128,10 @@ export function validatingRules(): V1RuleWithOperations[] {
     ...workloadRules(['UPDATE', 'DELETE']),
     // The stamped workloads' status writes and scales: each can change or empty another environment's lab.
     ...webhookRules(['UPDATE'], kindRows().flatMap((r) => Object.entries(r.subresources ?? {}).filter(([, d]) => d === 'workload' || d === 'workload-scale').map(([sub]) => ({ group: r.group, resource: `${r.resource}/${sub}` })))),
-    ...webhookRules(['CREATE', 'UPDATE'], rows((r) => r.door === 'snapshot')),
+    // Snapshots: what a new one copies, and every later write of a stored one (its status names
+    // the content a restore reads) and its deletion, guarded as a write of the claim it copied.
+    ...webhookRules(['CREATE', 'UPDATE', 'DELETE'], rows((r) => r.door === 'snapshot')),
+    ...webhookRules(['UPDATE'], subresources('snapshot')),
   ];
 }
 

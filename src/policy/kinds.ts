@@ -122,7 +122,7 @@ export interface KindRow {
   /** How a write of the resource itself reaches Deed; absent: it never does. */
   door?: DoorKind;
   /** Subresources that reach Deed, by the door they open; a subresource not named is unreviewed. */
-  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request' | 'connect' | 'service-proxy' | 'workload' | 'workload-scale'>>;
+  subresources?: Readonly<Record<string, 'object' | 'pod-by-name' | 'token-request' | 'connect' | 'service-proxy' | 'workload' | 'workload-scale' | 'snapshot'>>;
   /** Present: Deed stamps it at CREATE, guards its writes, and (with `reaped`, `audited`) reads it back. */
   stamps?: StampFacts;
   /** Present: its controller makes pods (and claims) from these templates. */
@@ -400,7 +400,8 @@ export const KIND_TABLE = [
     runLease: true,
   },
   // A rule for a CRD that is not installed matches nothing.
-  { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', lookup: 'get' },
+  // Its status names the content a restore reads (status.boundVolumeSnapshotContentName): status writes come through the same door.
+  { kind: 'VolumeSnapshot', group: SNAPSHOT_GROUP, version: 'v1', resource: 'volumesnapshots', namespaced: true, door: 'snapshot', subresources: { status: 'snapshot' }, lookup: 'get' },
   // Kinds Deed does not review, named so that `deed review` addresses them as the API server does.
   // Stamped by the default row; its selector is a plain map, and without one its endpoints are someone else's to manage.
   {

@@ -142,7 +142,7 @@ function judgeClaim(claim: string, ref: { path: string; subject: string }, names
  * have to be snapshotted, deleted (which the snapshot controller's finalizer holds back until the
  * snapshot is taken) and made again within that second.
  */
-function madeBefore(claim: string | undefined, snapshot: string | undefined): boolean {
+export function madeBefore(claim: string | undefined, snapshot: string | undefined): boolean {
   if (claim === undefined || snapshot === undefined) return false;
   const [c, s] = [Date.parse(claim), Date.parse(snapshot)];
   return Number.isFinite(c) && Number.isFinite(s) && c <= s;

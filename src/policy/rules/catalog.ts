@@ -224,6 +224,16 @@ export const RULES = {
     overridable: true,
     example: 'system:serviceaccount:sandbox-b:janitor may not proxy to Service sandbox-a/web: a Service\'s proxy reaches whichever pods it selects; use pods/portforward or pods/proxy on a pod of your environment',
   }),
+  guardSnapshotSource: rule({
+    id: 'guard.snapshot-source',
+    webhook: 'validate',
+    checks:
+      "A VolumeSnapshot belongs to the environment of the claim it copies (its source claim, read fresh: only one made no later than the snapshot is the one it copied), and an UPDATE, a status write or a DELETE of it is guarded as a write of that claim (`guard.cross-environment`). When the source claim is gone, or was made again under its name since, whose data the snapshot holds cannot be told: outside a namespace bound to an environment (whose it then is), only the platform, system controllers and break-glass may change or delete it, so that no one can delete an environment's snapshot and take its name for a restore that environment has pending.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'system:serviceaccount:sandbox-b:janitor may not delete snapshot shared/checkpoint: it was taken of claim ws-a, which no longer exists, so whose data it holds cannot be told; only the platform, system controllers and break-glass may delete it. Ask the platform, and delete a claim\'s snapshots before the claim',
+  }),
   guardServiceAccount: rule({
     id: 'guard.service-account',
     webhook: 'validate',

@@ -78,7 +78,8 @@ const MINIMAL_SNAPSHOT_CRD = {
     group: 'snapshot.storage.k8s.io',
     scope: 'Namespaced',
     names: { plural: 'volumesnapshots', singular: 'volumesnapshot', kind: 'VolumeSnapshot', listKind: 'VolumeSnapshotList' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    // With its status subresource, as the real CRD: the status names the content a restore reads.
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
   },
 };
 
@@ -114,7 +115,7 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
           { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['*'] },
           { apiGroups: [''], resources: ['replicationcontrollers', 'podtemplates'], verbs: ['*'] },
           { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-          { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['*'] },
+          { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots', 'volumesnapshots/status'], verbs: ['*'] },
         ],
       }));
       const grants: Array<[string, Array<[string, string]>]> = [
@@ -388,6 +389,121 @@ export function controllerCases(suite: () => Suite, tools: Tools): void {
         assert.equal(a.status, 201, a.text);
         const b = await s.api(s.runnerB.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-b'), restored('restored-b', 'snap-b'));
         assert.equal(b.status, 201, b.text);
+      });
+    });
+
+    // A snapshot is its source claim's environment's: beta, holding every snapshot right in
+    // alpha's namespace (as a platform that lets tenants snapshot grants), may not delete it,
+    // nor delete it and take its name for a restore alpha has pending.
+    describe('who may change or delete a snapshot', () => {
+      /** platform:gitops: a platform principal of the suite's policy. */
+      let gitops: Identity;
+      const GUARD = 'e2e=snapshot-guard';
+      const guarded = (name: string, source: string): Spec => ({ ...snapshot(name, source), metadata: { name, labels: { e2e: 'snapshot-guard' } } });
+      const at = (ns: string, name: string) => `${SNAPSHOTS(ns)}/${name}`;
+
+      before(async () => {
+        const s = suite();
+        gitops = await s.newIdentity('platform', 'gitops');
+        // alpha works in beta's namespace too (shared: bound to no environment), as in doors.ts.
+        await s.bindSandboxRole('sandbox-b', [['sandbox-a', 'runner']]);
+        for (const ns of ['sandbox-a', 'sandbox-b']) {
+          const bound = await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+            metadata: { name: 'e2e-snapshot-guard' },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-workloads' },
+            subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }, { kind: 'ServiceAccount', namespace: 'platform', name: 'gitops' }],
+          });
+          assert.ok(bound.status < 300 || bound.status === 409, bound.text);
+        }
+        for (const [user, ns, verb] of [['system:serviceaccount:platform:gitops', 'sandbox-b', 'delete'], ['system:serviceaccount:sandbox-a:runner', 'sandbox-b', 'create']] as const) {
+          const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: ns, verb, group: 'snapshot.storage.k8s.io', resource: 'volumesnapshots' } } };
+          await eventually(`RBAC lets ${user} ${verb} snapshots in ${ns}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+        }
+      });
+
+      test("beta may neither delete alpha's snapshot (one, or as a collection), nor give it a finalizer or label, nor write its status", async () => {
+        const s = suite();
+        for (const name of ['guard-a1', 'guard-a2']) {
+          const made = await s.api(s.runnerA.identity, 'POST', SNAPSHOTS('sandbox-a'), guarded(name, 'ctl-ws-a'));
+          assert.equal(made.status, 201, made.text);
+        }
+        const one = await s.api(s.janitorB, 'DELETE', at('sandbox-a', 'guard-a1'));
+        assert.equal(one.status, 403, one.text);
+        assert.match(one.body.message, /\[guard\.cross-environment\] system:serviceaccount:sandbox-b:janitor acts for "beta", and this object belongs to another environment/);
+        const collection = await s.api(s.janitorB, 'DELETE', `${SNAPSHOTS('sandbox-a')}?labelSelector=${encodeURIComponent(GUARD)}`);
+        assert.equal(collection.status, 403, collection.text);
+        assert.match(collection.body.message, /\[guard\.cross-environment\]/);
+        const held = await s.api(s.janitorB, 'PATCH', at('sandbox-a', 'guard-a2'), { metadata: { labels: { owner: 'beta' }, finalizers: ['beta.example/hold'] } }, 'application/merge-patch+json');
+        assert.equal(held.status, 403, held.text);
+        assert.match(held.body.message, /\[guard\.cross-environment\]/);
+        const stored = await s.api(s.admin, 'GET', at('sandbox-a', 'guard-a2'));
+        const status = await s.api(s.janitorB, 'PUT', `${at('sandbox-a', 'guard-a2')}/status`, { ...stored.body, status: { readyToUse: true, boundVolumeSnapshotContentName: 'snapcontent-of-beta' } });
+        assert.equal(status.status, 403, status.text);
+        assert.match(status.body.message, /\[guard\.cross-environment\]/);
+        for (const name of ['guard-a1', 'guard-a2']) {
+          const after = await s.api(s.admin, 'GET', at('sandbox-a', name));
+          assert.equal(after.status, 200, `${name} is still there: ${after.text}`);
+          assert.equal(after.body.metadata.deletionTimestamp, undefined);
+          assert.equal(after.body.metadata.finalizers, undefined);
+          assert.equal(after.body.metadata.labels.owner, undefined);
+          assert.equal(after.body.status, undefined);
+        }
+      });
+
+      test("alpha changes and deletes its own snapshots, and the platform deletes alpha's: one environment's snapshot lifecycle still works", async () => {
+        const s = suite();
+        const made = await s.api(s.runnerA.identity, 'POST', SNAPSHOTS('sandbox-a'), guarded('life-a', 'ctl-ws-a'));
+        assert.equal(made.status, 201, made.text);
+        const labelled = await s.api(s.runnerA.identity, 'PATCH', at('sandbox-a', 'life-a'), { metadata: { labels: { stage: 'checkpoint' } } }, 'application/merge-patch+json');
+        assert.equal(labelled.status, 200, labelled.text);
+        const status = await s.api(s.runnerA.identity, 'PUT', `${at('sandbox-a', 'life-a')}/status`, { ...labelled.body, status: { readyToUse: false } });
+        assert.equal(status.status, 200, status.text);
+        const restore = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), restored('life-restored-a', 'life-a'));
+        assert.equal(restore.status, 201, restore.text);
+        const gone = await s.api(s.runnerA.identity, 'DELETE', at('sandbox-a', 'life-a'));
+        assert.equal(gone.status, 200, gone.text);
+        const byAlpha = await s.api(s.runnerA.identity, 'DELETE', at('sandbox-a', 'guard-a1'));
+        assert.equal(byAlpha.status, 200, byAlpha.text);
+        const byPlatform = await s.api(gitops, 'DELETE', at('sandbox-a', 'guard-a2'));
+        assert.equal(byPlatform.status, 200, byPlatform.text);
+      });
+
+      // The claims' deletion waits for the pvc-protection controller.
+      test("beta may not delete alpha's snapshot in a shared namespace and take its name for alpha's pending restore; once its claim is gone it is the platform's to delete, but in alpha's own namespace", { skip: needsControllers }, async () => {
+        const s = suite();
+        const ns = 'sandbox-b';
+        const ws = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(ns), workspaceClaim('swap-ws-a'));
+        assert.equal(ws.status, 201, ws.text);
+        const checkpoint = await s.api(s.runnerA.identity, 'POST', SNAPSHOTS(ns), snapshot('checkpoint', 'swap-ws-a'));
+        assert.equal(checkpoint.status, 201, checkpoint.text);
+        const resume = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(ns), restored('resume-a', 'checkpoint'));
+        assert.equal(resume.status, 201, resume.text);
+        const swap = await s.api(s.janitorB, 'DELETE', at(ns, 'checkpoint'));
+        assert.equal(swap.status, 403, swap.text);
+        assert.match(swap.body.message, /\[guard\.cross-environment\]/);
+        // alpha drops the claim it checkpointed: whose the snapshot is can no longer be told.
+        const dropped = await s.api(s.runnerA.identity, 'DELETE', `${PATHS.PersistentVolumeClaim(ns)}/swap-ws-a`);
+        assert.equal(dropped.status, 200, dropped.text);
+        await eventually('the claim is gone', async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(ns)}/swap-ws-a`)).status === 404);
+        for (const who of [s.janitorB, s.runnerA.identity]) {
+          const refused = await s.api(who, 'DELETE', at(ns, 'checkpoint'));
+          assert.equal(refused.status, 403, refused.text);
+          assert.match(refused.body.message, /\[guard\.snapshot-source\] .* may not delete snapshot sandbox-b\/checkpoint: it was taken of claim swap-ws-a, which no longer exists, so whose data it holds cannot be told; only the platform, system controllers and break-glass may delete it/);
+        }
+        const byPlatform = await s.api(gitops, 'DELETE', at(ns, 'checkpoint'));
+        assert.equal(byPlatform.status, 200, byPlatform.text);
+        // In sandbox-a, bound to alpha, no other environment works: alpha's snapshot stays alpha's after its claim is gone.
+        const own = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), workspaceClaim('bound-ws-a'));
+        assert.equal(own.status, 201, own.text);
+        const snap = await s.api(s.runnerA.identity, 'POST', SNAPSHOTS('sandbox-a'), snapshot('bound-snap-a', 'bound-ws-a'));
+        assert.equal(snap.status, 201, snap.text);
+        assert.equal((await s.api(s.runnerA.identity, 'DELETE', `${PATHS.PersistentVolumeClaim('sandbox-a')}/bound-ws-a`)).status, 200);
+        await eventually('the bound claim is gone', async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim('sandbox-a')}/bound-ws-a`)).status === 404);
+        const byBeta = await s.api(s.janitorB, 'DELETE', at('sandbox-a', 'bound-snap-a'));
+        assert.equal(byBeta.status, 403, byBeta.text);
+        assert.match(byBeta.body.message, /\[guard\.cross-environment\]/);
+        const byAlpha = await s.api(s.runnerA.identity, 'DELETE', at('sandbox-a', 'bound-snap-a'));
+        assert.equal(byAlpha.status, 200, byAlpha.text);
       });
     });
   });

@@ -99,10 +99,15 @@
   apiVersions: ["v1"]
   resources: ["replicationcontrollers/status", "replicationcontrollers/scale"]
   scope: Namespaced
-- operations: ["CREATE", "UPDATE"]
+- operations: ["CREATE", "UPDATE", "DELETE"]
   apiGroups: ["snapshot.storage.k8s.io"]
   apiVersions: ["v1"]
   resources: ["volumesnapshots"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["snapshot.storage.k8s.io"]
+  apiVersions: ["v1"]
+  resources: ["volumesnapshots/status"]
   scope: Namespaced
 {{- end -}}
 
