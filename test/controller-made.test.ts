@@ -207,6 +207,58 @@ describe("a workload controller's pod is judged and stamped as its owner's envir
   });
 });
 
+describe("a StatefulSet's pod mounts under its claim templates' names only its environment's claims (claim.statefulset-template)", () => {
+  const STS_CONTROLLER = kubeSystem('statefulset-controller');
+  const DB = ref('StatefulSet', 'db', 'sts-a');
+  const stsKey = lookupKey({ resource: 'statefulsets', namespace: NS, name: 'db' });
+  const claimKey = (name: string) => lookupKey({ resource: 'persistentvolumeclaims', namespace: NS, name });
+  /** Pod db-0 as the statefulset controller makes it: volume "data" mounts claim data-db-0, from the claim template "data". */
+  const db0 = (extra: Spec[] = []) => pod(DB, { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } }, ...extra] }, { name: 'db-0', generateName: undefined, labels: { app: 'db' } });
+  const world = (owner: Spec, claims: Record<string, Spec>) => lookup({ [stsKey]: found({ uid: 'sts-a', ...owner }), ...Object.fromEntries(Object.entries(claims).map(([name, metadata]) => [claimKey(name), found(metadata)])) });
+  const alphaSts = stampsOf('StatefulSet', 'alpha');
+
+  test("the claim the controller made from alpha's template (alpha's stamps) is mounted", () => {
+    const stored = made(db0(), world(alphaSts, { 'data-db-0': { uid: 'c-1', ...stampsOf('PersistentVolumeClaim', 'alpha') } }), STS_CONTROLLER);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+  });
+
+  test('an unstamped claim squatted under the name (by a principal of no environment) is refused, by the validating webhook and by the one call per create, naming the claim and who must delete it', () => {
+    const l = world(alphaSts, { 'data-db-0': { uid: 'c-1' } });
+    for (const webhook of ['validate', 'admit'] as const) {
+      const d = decide(webhook, review(db0(), STS_CONTROLLER), testContext(undefined, undefined, undefined, l));
+      assert.ok(d.kind === 'review' && !d.response.response.allowed, `${webhook}: expected a refusal`);
+      assert.match(
+        d.response.response.status?.message ?? '',
+        /\[claim\.statefulset-template\] spec\.volumes\[name=data\]\.persistentVolumeClaim\.claimName: StatefulSet sandbox-a\/db's claim template "data" names claim data-db-0 for pod db-0, but claim data-db-0 already exists and carries no stamps .*the platform .* must delete claim data-db-0/,
+        webhook,
+      );
+    }
+  });
+
+  test("another environment's claim squatted under the name is refused, the refusal saying who must delete it and naming no environment but the pod's", () => {
+    const r = answer('validate', review(db0(), STS_CONTROLLER), world(alphaSts, { 'data-db-0': { uid: 'c-1', ...stampsOf('PersistentVolumeClaim', 'beta') } }));
+    assert.equal(r.allowed, false);
+    const message = r.status?.message ?? '';
+    assert.match(message, /\[claim\.statefulset-template\].*belongs to another environment.*its environment or the platform must delete claim data-db-0/);
+    assert.doesNotMatch(message, /beta/);
+  });
+
+  test('in warn mode the squat is let through with a warning (a short one: the API server keeps warnings short)', () => {
+    const l = world(alphaSts, { 'data-db-0': { uid: 'c-1' } });
+    const d = decide('admit', review(db0(), STS_CONTROLLER), testContext({ ...FIXTURE_POLICY, rules: { 'claim.statefulset-template': 'warn' } }, undefined, undefined, l));
+    assert.ok(d.kind === 'review' && d.response.response.allowed, d.kind === 'review' ? d.response.response.status?.message : d.message);
+    assert.match((d.response.response.warnings ?? []).join('\n'), /claim\.statefulset-template.*data-db-0/);
+  });
+
+  test("a shared unstamped claim the template's pod mounts under another name is still a shared input; a StatefulSet of no environment (a Helm chart's) mounts what it did", () => {
+    const shared = { name: 'cache', persistentVolumeClaim: { claimName: 'shared-cache' } };
+    const claims = { 'data-db-0': { uid: 'c-1', ...stampsOf('PersistentVolumeClaim', 'alpha') }, 'shared-cache': { uid: 'c-2' } };
+    assert.equal(made(db0([shared]), world(alphaSts, claims), STS_CONTROLLER).metadata.labels?.[KEYS.environment], 'alpha');
+    const helm = made(db0(), world({}, { 'data-db-0': { uid: 'c-1' } }), STS_CONTROLLER);
+    assert.equal(helm.metadata.labels?.[KEYS.environment], undefined);
+  });
+});
+
 describe('adoption and release stay within one environment', () => {
   const alphaPod = () => made(pod(undefined), lookup({}), RUNNER_A);
   const sweep = ref('ReplicaSet', 'sweep', 'rs-b');

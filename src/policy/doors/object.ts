@@ -39,6 +39,7 @@ import { stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { objectRules, podWorkspace } from '../object-rules.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { judgeControllerWrite, stampControllerMade } from './controller-write.js';
+import { statefulSetTemplateFindings } from '../rules/statefulset-template.js';
 import type { DoorFacts, DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
@@ -84,7 +85,9 @@ function judgeControllerPod(facts: DoorFacts<ObjectDoor>, obj: KubeObject, names
   const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
   const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
   const acting = actingFor(requester, made.environment);
-  return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx)], source, true, undefined, facts);
+  // Its claim templates' claims are its environment's alone, not shared inputs (one squatted under the name is mounted in their place).
+  const squatted = ref !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, ref, made.environment, namespace, ctx) : [];
+  return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx), ...squatted], source, true, undefined, facts);
 }
 
 function validateCreate(
@@ -94,7 +97,7 @@ function validateCreate(
   requester: Requester,
   ctx: DecisionContext,
   dryRun: boolean,
-  /** What the object's pod selector may select (selector-scope.ts) and what its references name (rules/reference-scope.ts). */
+  /** What the object's pod selector may select (selector-scope.ts), what its references name (rules/reference-scope.ts), a StatefulSet pod's squatted claims. */
   selectors: Finding[],
   source: PodSpecSubject['source'] = { kind: 'Pod', controller: false, ownsRestartPolicy: false },
   controllerMade = false,

@@ -297,6 +297,15 @@ export const RULES = {
     overridable: true,
     example: 'cannot tell which environment claim sbx-1-workspace belongs to: no cluster is available to look up persistentvolumeclaims sandbox-a/sbx-1-workspace',
   }),
+  claimStatefulSetTemplate: rule({
+    id: 'claim.statefulset-template',
+    webhook: 'validate',
+    checks:
+      "A pod the statefulset controller makes for a StatefulSet of an environment mounts, under its claim templates' names (volume `data` mounting claim `data-<pod>`), only claims of that environment, stamped as the templates stamp them: the controller makes such a claim only when none of that name exists, so a claim someone else made first (unstamped, or another environment's) would be mounted in its place. The squatted claim must be deleted by whoever may (the platform for an unstamped one); the controller then makes the StatefulSet's own. Pods of a StatefulSet of no environment are not concerned.",
+    defaultMode: 'deny',
+    overridable: true,
+    example: 'StatefulSet shared/db\'s claim template "data" names claim data-db-0 for pod db-0, but claim data-db-0 already exists and carries no stamps (not made from the template): the controller would mount it instead of making environment "alpha"\'s, and whoever made it reads what the pod writes; the platform (a principal of no environment; environments may not delete an unstamped claim) must delete claim data-db-0, then the controller makes the StatefulSet\'s own',
+  }),
   claimAbsent: rule({
     id: 'claim.absent',
     webhook: 'validate',

@@ -362,4 +362,103 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.doesNotMatch(handOver.body.message, /beta/, 'the refusal names no other environment');
     });
   });
+
+  // A StatefulSet's claim `<template>-<pod>` is made by its controller only when no claim of
+  // that name exists: one made first under the name is mounted in its place (claim.statefulset-template).
+  describe("a StatefulSet's pod mounts under its claim templates' names only its environment's claims", { skip: needsControllers }, () => {
+    const SQ = 'shared-squat';
+    let alpha: Identity;
+    let beta: Identity;
+    let stranger: Identity; // an app's service account in the shared namespace: acts for no environment
+    const ok = (what: string, a: { status: number; text: string }) => {
+      if (a.status >= 300 && a.status !== 409) throw new Error(`${what}: ${a.status} ${a.text}`);
+    };
+    const template = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
+    const withData = (name: string) => statefulSet(name, { app: name }, { template: { metadata: { labels: { app: name } }, spec: { ...LAB_POD, containers: [{ ...LAB_POD.containers[0], volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } }, volumeClaimTemplates: template });
+    const get = async (s: Suite, path: string) => s.api(s.admin, 'GET', path);
+    /** The statefulset controller's FailedCreate events for `set`: the API server's answer to its pod CREATE. */
+    const failures = async (s: Suite, set: string): Promise<string> =>
+      (((await get(s, `/api/v1/namespaces/${SQ}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${set}`)}`)).body.items ?? []) as Spec[]).map((e) => `${e.reason}: ${e.message}`).join('\n');
+
+    before(async () => {
+      const s = suite();
+      alpha = s.runnerA.identity;
+      beta = s.janitorB;
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SQ, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      stranger = await s.newIdentity(SQ, 'app');
+      ok('role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+        metadata: { name: 'e2e-squat' },
+        rules: [
+          { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['*'] },
+          { apiGroups: [''], resources: ['pods', 'persistentvolumeclaims'], verbs: ['*'] },
+        ],
+      }));
+      ok('rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${SQ}/rolebindings`, {
+        metadata: { name: 'e2e-squat' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-squat' },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'janitor'], [SQ, 'app']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      for (const user of ['system:serviceaccount:sandbox-a:runner', 'system:serviceaccount:sandbox-b:janitor', `system:serviceaccount:${SQ}:app`]) {
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: SQ, verb: 'create', group: 'apps', resource: 'statefulsets' } } };
+        await eventually(`RBAC lets ${user} create statefulsets in ${SQ}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+      await eventually(`Deed reviews ${SQ}`, async () => (await s.api(alpha, 'POST', `${PATHS.PersistentVolumeClaim(SQ)}?dryRun=All`, claim('probe'))).body?.metadata?.labels?.[KEYS.environment] === 'alpha');
+    });
+
+    // The refused StatefulSets would retry for the rest of the run.
+    after(async () => {
+      const s = suite();
+      await s.api(s.admin, 'DELETE', `/api/v1/namespaces/${SQ}`);
+    });
+
+    test("a stranger's unstamped claim under the name of alpha's StatefulSet's claim is not mounted by its pod; once the platform deletes it, the controller makes alpha's claim and pod", async () => {
+      const s = suite();
+      const squat = await s.api(stranger, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-db-0'));
+      assert.equal(squat.status, 201, squat.text);
+      assert.equal(label(squat.body as KubeObject, KEYS.environment), undefined, 'unstamped: a principal of no environment made it');
+      ok("alpha's StatefulSet", await s.api(alpha, 'POST', PATH.StatefulSet(SQ), withData('db')));
+      await eventually('the controller is refused pod db-0', async () => /\[claim\.statefulset-template\].*claim data-db-0 already exists and carries no stamps.*must delete claim data-db-0/.test(await failures(s, 'db')), 60_000);
+      assert.equal((await get(s, `${PATHS.Pod(SQ)}/db-0`)).status, 404, "no pod of alpha's mounts the stranger's claim");
+      // alpha may not delete it (an unstamped claim is the platform's, guard.shared-input): the platform does.
+      const byAlpha = await s.api(alpha, 'DELETE', `${PATHS.PersistentVolumeClaim(SQ)}/data-db-0`);
+      assert.equal(byAlpha.status, 403, byAlpha.text);
+      ok('the platform deletes the squat', await s.api(s.admin, 'DELETE', `${PATHS.PersistentVolumeClaim(SQ)}/data-db-0`));
+      // Gone, or already made again by the controller's own retry (then alpha's).
+      await eventually('the squat is gone', async () => {
+        const now = await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/data-db-0`);
+        return now.status === 404 || label(now.body as KubeObject, KEYS.environment) === 'alpha';
+      }, 60_000);
+      // A write to the StatefulSet wakes its controller now rather than after its backoff.
+      ok('nudge', await s.api(alpha, 'PATCH', `${PATH.StatefulSet(SQ)}/db`, { metadata: { annotations: { 'example.com/nudge': '1' } } }, MERGE));
+      await eventually('pod db-0', async () => (await get(s, `${PATHS.Pod(SQ)}/db-0`)).status === 200, 60_000);
+      const pod = (await get(s, `${PATHS.Pod(SQ)}/db-0`)).body as KubeObject;
+      const made = (await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/data-db-0`)).body as KubeObject;
+      assert.equal(label(pod, KEYS.environment), 'alpha');
+      assert.equal(label(made, KEYS.environment), 'alpha', "the claim the pod mounts is the controller's, from alpha's template");
+      assert.ok(attested(s, made));
+    });
+
+    test("beta's claim under the name of alpha's StatefulSet's claim is refused to its pod by the same rule, naming no other environment", async () => {
+      const s = suite();
+      const squat = await s.api(beta, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-cache-0'));
+      assert.equal(squat.status, 201, squat.text);
+      assert.equal(label(squat.body as KubeObject, KEYS.environment), 'beta');
+      ok("alpha's StatefulSet", await s.api(alpha, 'POST', PATH.StatefulSet(SQ), withData('cache')));
+      let seen = '';
+      await eventually('the controller is refused pod cache-0', async () => /\[claim\.statefulset-template\].*claim data-cache-0 already exists and belongs to another environment/.test((seen = await failures(s, 'cache'))), 60_000);
+      assert.doesNotMatch(seen, /beta/, 'the refusal, in alpha\'s events, names no other environment');
+      assert.equal((await get(s, `${PATHS.Pod(SQ)}/cache-0`)).status, 404);
+    });
+
+    test('a StatefulSet of no environment (a Helm chart\'s) still gets its pod, on a claim made before it, and one of alpha its pod and claims', async () => {
+      const s = suite();
+      ok('a pre-made claim', await s.api(stranger, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-web-0')));
+      ok('the StatefulSet of no environment', await s.api(stranger, 'POST', PATH.StatefulSet(SQ), withData('web')));
+      ok("alpha's ordinary StatefulSet", await s.api(alpha, 'POST', PATH.StatefulSet(SQ), withData('plain')));
+      await eventually('pods web-0 and plain-0', async () => (await get(s, `${PATHS.Pod(SQ)}/web-0`)).status === 200 && (await get(s, `${PATHS.Pod(SQ)}/plain-0`)).status === 200, 60_000);
+      assert.equal(label((await get(s, `${PATHS.Pod(SQ)}/web-0`)).body as KubeObject, KEYS.environment), undefined);
+      assert.equal(label((await get(s, `${PATHS.Pod(SQ)}/plain-0`)).body as KubeObject, KEYS.environment), 'alpha');
+      assert.equal(label((await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/data-plain-0`)).body as KubeObject, KEYS.environment), 'alpha');
+    });
+  });
 }
