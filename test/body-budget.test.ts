@@ -7,7 +7,8 @@ import { connect as http2Connect, constants, type ClientHttp2Session, type Clien
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { Accounts, BodyBudget, bodyBudgetLimits } from '../src/server/body-budget.js';
+import { PassThrough } from 'node:stream';
+import { Accounts, BodyBudget, bodyBudgetLimits, readBody, type BodyError } from '../src/server/body-budget.js';
 import { eventually, FIXTURES } from './helpers.js';
 import { get, startServe, type ServeProcess } from './serve-process.js';
 
@@ -75,6 +76,15 @@ describe('the body budget', () => {
     accounts.close(holder); // its release grants the waiter in the same turn
     assert.equal(await waiting, false);
     assert.equal(budget.held, 0, 'nothing held by a closed account');
+  });
+
+  test('a body refused by its deadline, whose stream then errors (its socket reset), does not take the process down', async () => {
+    const accounts = new Accounts(new BodyBudget(limits));
+    const payload = new PassThrough();
+    payload.write('{"a":');
+    const read = readBody({ payload, contentLength: '30', account: accounts.open(a1, () => {}), timeoutMs: 10, onRefused: () => {} }, 40);
+    await assert.rejects(read, (err: BodyError) => err.statusCode === 408);
+    assert.doesNotThrow(() => payload.emit('error', Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
   });
 
   test('the shares derive from the total, never below one whole body, and the total cannot be smaller than one', () => {

@@ -329,6 +329,9 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
       const done = (err?: Error) => {
         clearTimeout(timer);
         r.payload.off('data', onData).off('end', onEnd).off('error', done).off('close', abort);
+        // Refused before its end (the deadline, the budget): the socket may still be reset
+        // under it, and an 'error' no one listens for would take the process down.
+        if (err) r.payload.on('error', ignore).once('close', () => r.payload.off('error', ignore));
         if (err) reject(err);
         else resolve();
       };
@@ -362,6 +365,8 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
     r.payload.off('close', abort);
   }
 }
+
+function ignore(): void {}
 
 /**
  * After a refusal over HTTP/2, the rest of the body is not wanted: once the answer is
