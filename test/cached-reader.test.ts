@@ -106,6 +106,15 @@ describe('the cached reader', () => {
     assert.match(last.state === 'unknown' ? last.reason : '', /reads at most 32 objects/);
   });
 
+  test('a pod naming 40 Secrets, all cached, is answered for every one: the bound is on reads from the API server, not on what is judged', async () => {
+    const live = fakeLive({});
+    const keys = Array.from({ length: 40 }, (_, i): LookupKey => ({ resource: 'secrets', namespace: 'sandbox-a', name: `s${i}` }));
+    const cached = Object.fromEntries(keys.map((k, i) => [lookupKey(k), { ...STAMPED, uid: `u${i}`, deleting: false }]));
+    const lookup = await createCachedReader(fakeCache(cached), live, 'deed.dev', createMetrics()).read(keys, 1000);
+    assert.deepEqual(live.reads, []);
+    assert.deepEqual(keys.map((k) => lookup.get(k.resource, k.namespace, k.name).state), keys.map(() => 'found'));
+  });
+
   test('a live answer keeps the same facts a cached one would: only the uid, Deed\'s labels and annotations, and the service account', async () => {
     const metadata = { uid: 'u1', labels: { ...STAMPED.labels, team: 'x', 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { ...STAMPED.annotations, 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"token":"c2VjcmV0"}}' } };
     const live = fakeLive({ 'pods/sandbox-a/runner-0': { state: 'found', metadata, serviceAccountName: 'runner' } });

@@ -258,6 +258,12 @@ describe('ConfigMap references are judged as Secret references are', () => {
     assert.equal(judge(review(NONE, spec), lookupOf({}), POLICY).allowed, true);
   });
 
+  test('a pod naming 40 ConfigMaps has all 40 looked up (the cache answers them; live reads are bounded apart)', () => {
+    const forty = Array.from({ length: 40 }, (_, i) => ({ configMapRef: { name: `c-${i}` } }));
+    const keys = lookupsNeeded(review(RUNNER_A, { containers: [{ ...MAIN, envFrom: forty }] }).request, 'validate', FIXTURE_KEYS);
+    assert.equal(keys.filter((k) => k.resource === 'configmaps').length, 40);
+  });
+
   test('each ConfigMap is read once, and at most MAX_CONFIGMAP_LOOKUPS of them, apart from the Secrets', () => {
     const many = Array.from({ length: MAX_CONFIGMAP_LOOKUPS + 3 }, (_, i) => ({ configMapRef: { name: `c-${i}` } }));
     const body = review(RUNNER_A, { imagePullSecrets: [{ name: 'c-0' }], containers: [{ ...MAIN, envFrom: [...many, { configMapRef: { name: 'c-0' } }] }] });

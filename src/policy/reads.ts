@@ -47,14 +47,16 @@ export interface ReadInput<D extends Door> {
 }
 
 /**
- * At most this many claims are read for one review: a pod that names more is refused for
- * the rest (their environment stays unknown) rather than fanning out without bound.
+ * At most this many claims are looked up for one review: a pod that names more is refused for
+ * the rest (their environment stays unknown) rather than fanning out without bound. The cache
+ * answers what it holds; of the rest, the reader reads at most 32 from the API server
+ * (MAX_LIVE_READS_PER_REVIEW): a pod naming 40 ConfigMaps is judged when the cache is current.
  */
-export const MAX_CLAIM_LOOKUPS = 32;
+export const MAX_CLAIM_LOOKUPS = 256;
 
 /** Likewise for the Secrets a pod names (each read as metadata only), and for its ConfigMaps. */
-export const MAX_SECRET_LOOKUPS = 32;
-export const MAX_CONFIGMAP_LOOKUPS = 32;
+export const MAX_SECRET_LOOKUPS = 256;
+export const MAX_CONFIGMAP_LOOKUPS = 256;
 const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret: MAX_SECRET_LOOKUPS, ConfigMap: MAX_CONFIGMAP_LOOKUPS };
 
 /** What a judged object names, as a door tells it: the claims (and snapshots), the Secrets and ConfigMaps, the service accounts whose stamps are read. */
