@@ -217,7 +217,7 @@ export function credentialCases(suite: () => Suite): void {
       assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
     });
 
-    test("a pod that kept an account's name gets no token once alpha's account takes the name; alpha's own pod does", async () => {
+    test("a pod of no environment, or of beta, that kept an account's name gets no token once alpha's account takes the name; alpha's own pod does", async () => {
       const s = suite();
       const ACCOUNTS = `/api/v1/namespaces/${NS}/serviceaccounts`;
       const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
@@ -240,6 +240,17 @@ export function credentialCases(suite: () => Suite): void {
       assert.equal(kept.status, 403, kept.text);
       assert.match(kept.body.message, /\[guard\.service-account\] service account shared-ab:ci-bot is stamped for environment "alpha"; pod kept-bot is of no environment and gets no token of it/);
       must("alpha's pod's token", await token('alpha-bot'), 201);
+
+      // The same as another environment: beta's pod keeps the name of beta's account, which beta deletes and alpha takes.
+      must('beta binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name: 'beta-accounts' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'accounts' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-b', name: 'janitor' }] }), 201);
+      await eventuallyStatus(() => s.api(s.janitorB, 'POST', ACCOUNTS, { metadata: { name: 'lab-bot' } }), 201);
+      must("beta's pod as lab-bot", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-bot', { spec: { serviceAccountName: 'lab-bot' } })), 201);
+      must("beta's lab-bot deleted", await s.api(s.janitorB, 'DELETE', `${ACCOUNTS}/lab-bot`), 200);
+      must("alpha's lab-bot", await s.api(s.runnerA.identity, 'POST', ACCOUNTS, { metadata: { name: 'lab-bot' } }), 201);
+      const uid = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/beta-bot`)).body.metadata.uid as string;
+      const beta = await s.api(s.admin, 'POST', `${ACCOUNTS}/lab-bot/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['https://kubernetes.default.svc'], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'beta-bot', uid } } });
+      assert.equal(beta.status, 403, beta.text);
+      assert.match(beta.body.message, /service account shared-ab:lab-bot is stamped for environment "alpha"; pod beta-bot is environment "beta"'s and gets no token of it/);
     });
   });
 }
