@@ -2,9 +2,14 @@
 // one of these principals" test, and the binding that makes a policy deny.
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding, V1ValidatingAdmissionPolicySpec } from '@kubernetes/client-node';
 
-/** A CEL list of string literals (JSON string escapes are CEL's too). */
+/** A CEL string literal (JSON string escapes are CEL's too). */
+export function celString(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** A CEL list of string literals. */
 export function celList(values: readonly string[]): string {
-  return `[${values.map((v) => JSON.stringify(v)).join(', ')}]`;
+  return `[${values.map(celString).join(', ')}]`;
 }
 
 /** The CEL: is the requester one of these users, or in one of these groups. Shared with the chart's templates (test/helm-chart.test.ts). */

@@ -17,11 +17,10 @@ import { modeOf } from '../policy/rules/enforcement.js';
 import { compilePolicy } from '../policy/policy.js';
 import { namespaceSelector } from '../policy/review-scope.js';
 import { stampedCreateMatch, stampedRowResources } from './kind-rules.js';
-import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
+import { celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const CREATE_STAMPS_POLICY_SUFFIX = 'create-stamps';
 
-const lit = (value: string) => JSON.stringify(value);
 const SA_PREFIX = 'system:serviceaccount:';
 
 /** The CEL: does the requester act for the environment (by service account, exact or `ns:*`, or by group): requester/identity.ts. */
@@ -30,7 +29,7 @@ export function actsForExpression(serviceAccounts: readonly string[], groups: re
   const wildcards = serviceAccounts.filter((sa) => sa.endsWith(':*')).map((sa) => `${SA_PREFIX}${sa.slice(0, -1)}`);
   const terms = [
     ...(exact.length > 0 ? [`request.userInfo.username in ${celList(exact)}`] : []),
-    ...wildcards.map((prefix) => `request.userInfo.username.startsWith(${lit(prefix)})`),
+    ...wildcards.map((prefix) => `request.userInfo.username.startsWith(${celString(prefix)})`),
     ...(groups.length > 0 ? [`(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(groups)}))`] : []),
   ];
   return terms.length > 0 ? terms.join(' || ') : 'false';
@@ -38,7 +37,7 @@ export function actsForExpression(serviceAccounts: readonly string[], groups: re
 
 /** The CEL list of the environments the requester acts for: one for a stamped create. */
 export function environmentsExpression(config: Config): string {
-  const parts = config.environments.map((env) => `((${actsForExpression(env.serviceAccounts, env.groups)}) ? [${lit(env.id)}] : [])`);
+  const parts = config.environments.map((env) => `((${actsForExpression(env.serviceAccounts, env.groups)}) ? [${celString(env.id)}] : [])`);
   return parts.length > 0 ? parts.join(' + ') : '[]';
 }
 
@@ -50,7 +49,7 @@ function podAccountExpression(): string {
 
 /** A CEL map of the policy's service accounts (`ns:name`) or namespace wildcards (`ns`) to their environments, sorted as the chart renders a Helm dict. */
 function runnerMap(m: ReadonlyMap<string, string>): string {
-  return `{${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
+  return `{${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${celString(k)}: ${celString(v)}`).join(', ')}}`;
 }
 
 /**
@@ -63,8 +62,8 @@ const RUNNER_EXPRESSION =
   '(request.namespace in variables.runnerNamespaces && variables.runnerNamespaces[request.namespace] != variables.runnerAccounts[request.namespace + ":" + variables.podAccount] ? "" : variables.runnerAccounts[request.namespace + ":" + variables.podAccount]) : ' +
   'request.namespace in variables.runnerNamespaces ? variables.runnerNamespaces[request.namespace] : ""';
 
-const has = (field: 'labels' | 'annotations', key: string) => `(has(object.metadata.${field}) && ${lit(key)} in object.metadata.${field})`;
-const value = (field: 'labels' | 'annotations', key: string) => `(${has(field, key)} ? object.metadata.${field}[${lit(key)}] : "")`;
+const has = (field: 'labels' | 'annotations', key: string) => `(has(object.metadata.${field}) && ${celString(key)} in object.metadata.${field})`;
+const value = (field: 'labels' | 'annotations', key: string) => `(${has(field, key)} ? object.metadata.${field}[${celString(key)}] : "")`;
 
 export function createStampsPolicy(name: string, deedNamespace: string, config: Config, matchConditions: V1MatchCondition[], labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
   const policyName = `${name}-${CREATE_STAMPS_POLICY_SUFFIX}`;
@@ -85,7 +84,7 @@ export function createStampsPolicy(name: string, deedNamespace: string, config: 
       { name: 'stampedRow', expression: `(request.resource.group + "/" + request.resource.resource) in ${celList(stampedRowResources())}` },
       { name: 'breakGlass', expression: requesterIsOneOf(config.breakGlass.users, config.breakGlass.groups) },
       { name: 'environment', expression: value('labels', keys.environment) },
-      { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${lit(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${lit(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${lit(POD_UID_EXTRA)}][0] : ""` },
+      { name: 'runnerUid', expression: `has(request.userInfo.extra) && ${celString(POD_UID_EXTRA)} in request.userInfo.extra && size(request.userInfo.extra[${celString(POD_UID_EXTRA)}]) == 1 ? request.userInfo.extra[${celString(POD_UID_EXTRA)}][0] : ""` },
       // A new pod's service account, and the environment it is mapped to (a runner's, pod/runner-mark.ts): "" for none.
       { name: 'podAccount', expression: podAccountExpression() },
       // Each map written once: a policy of many environments stays under the API server's size limit for one expression.

@@ -13,13 +13,12 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
-import { celList, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
+import { celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 import { actsForExpression } from './create-stamps-policy.js';
 import { scopeAdmins } from './review-scope-policy.js';
 
 export const NAMESPACE_DELETE_POLICY_SUFFIX = 'namespace-delete';
 
-const lit = (value: string) => JSON.stringify(value);
 
 /** The CEL: is the namespace being deleted bound to an environment the requester acts for, or manages. */
 export function boundOwnerExpression(config: Config): string {
@@ -40,7 +39,7 @@ export function namespaceDeletePolicy(name: string, config: Config, labels: Reco
       { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
       {
         name: 'optedIn',
-        expression: `oldObject != null && has(oldObject.metadata.labels) && ${lit(SANDBOX_LABEL)} in oldObject.metadata.labels && oldObject.metadata.labels[${lit(SANDBOX_LABEL)}] == ${lit(SANDBOX_LABEL_VALUE)}`,
+        expression: `oldObject != null && has(oldObject.metadata.labels) && ${celString(SANDBOX_LABEL)} in oldObject.metadata.labels && oldObject.metadata.labels[${celString(SANDBOX_LABEL)}] == ${celString(SANDBOX_LABEL_VALUE)}`,
       },
       // The namespace controller's own deletes come after the decision that started them.
       { name: 'terminating', expression: 'oldObject != null && has(oldObject.metadata.deletionTimestamp)' },

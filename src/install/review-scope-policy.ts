@@ -11,7 +11,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { denyingPolicy, requesterIsOneOf } from './admission-policy.js';
+import { celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const REVIEW_SCOPE_POLICY_SUFFIX = 'review-scope';
 
@@ -28,10 +28,10 @@ export const CERT_MANAGER_CAINJECTOR = 'system:serviceaccount:cert-manager:cert-
 
 /** The CEL of the `caInjector` variable: whether the requester is one of `users` (the cert-manager component and chart mode patch or render it). */
 export function caInjectorExpression(users: string[]): string {
-  return `request.userInfo.username in [${users.map((u) => JSON.stringify(u)).join(', ')}]`;
+  return `request.userInfo.username in ${celList(users)}`;
 }
 
-const label = (obj: string) => `has(${obj}.metadata.labels) && ${JSON.stringify(SANDBOX_LABEL)} in ${obj}.metadata.labels ? ${obj}.metadata.labels[${JSON.stringify(SANDBOX_LABEL)}] : "<absent>"`;
+const label = (obj: string) => `has(${obj}.metadata.labels) && ${celString(SANDBOX_LABEL)} in ${obj}.metadata.labels ? ${obj}.metadata.labels[${celString(SANDBOX_LABEL)}] : "<absent>"`;
 
 /**
  * `caInjectors`: principals that may also UPDATE (never DELETE) Deed's webhook configurations,
@@ -53,7 +53,7 @@ export function reviewScopePolicy(name: string, webhookConfiguration: string, co
     variables: [
       { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
       { name: 'isNamespace', expression: `request.resource.group == "" && request.resource.resource == "namespaces"` },
-      { name: 'deedConfiguration', expression: `!variables.isNamespace && (oldObject != null ? oldObject.metadata.name : request.name) == ${JSON.stringify(webhookConfiguration)}` },
+      { name: 'deedConfiguration', expression: `!variables.isNamespace && (oldObject != null ? oldObject.metadata.name : request.name) == ${celString(webhookConfiguration)}` },
       { name: 'caInjector', expression: caInjectorExpression(caInjectors) },
     ],
     validations: [

@@ -331,9 +331,10 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
         r.payload.off('data', onData).off('end', onEnd).off('error', done).off('close', abort);
         // Refused before its end (the deadline, the budget): the socket may still be reset
         // under it, and an 'error' no one listens for would take the process down.
-        if (err) r.payload.on('error', ignore).once('close', () => r.payload.off('error', ignore));
-        if (err) reject(err);
-        else resolve();
+        if (err) {
+          r.payload.on('error', ignore).once('close', () => r.payload.off('error', ignore));
+          reject(err);
+        } else resolve();
       };
       const onEnd = () => done();
       // Paused while a grant is awaited: no chunk is taken from the stream meanwhile. The
@@ -361,7 +362,6 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
     account.release();
     throw err;
   } finally {
-    clearTimeout(timer);
     r.payload.off('close', abort);
   }
 }

@@ -73,6 +73,8 @@ export interface Suite {
   newIdentity(namespace: string, serviceAccount: string): Promise<Identity>;
   /** Grants the service accounts every verb on the four kinds (and their subresources) in `namespace`. */
   bindSandboxRole(namespace: string, subjects: Array<[string, string]>): Promise<void>;
+  /** Waits until the authorizer lets `namespace:name`'s service account do what the attributes say (a binding made a moment ago). */
+  awaitAccess(serviceAccount: string, resourceAttributes: Record<string, string>): Promise<void>;
   /** Restarts `deed serve` on the same port and certificates (optionally with another policy, or extra flags). */
   restartDeed(policyYaml?: string, extraArgs?: string[]): Promise<void>;
   stopDeed(): Promise<void>;
@@ -163,21 +165,20 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
         { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['*'] },
       ],
     }));
+    // The authorizer learns of a new binding through its informer, a moment later: wait until it answers yes.
+    const awaitAccess = async (serviceAccount: string, resourceAttributes: Record<string, string>) => {
+      const [namespace] = serviceAccount.split(':');
+      const user = `system:serviceaccount:${serviceAccount}`;
+      const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], resourceAttributes } };
+      await eventually(`RBAC lets ${user} ${resourceAttributes.verb} ${resourceAttributes.resource} in ${resourceAttributes.namespace}`, async () => (await call(admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+    };
     const bind = async (ns: string, subjects: Array<[string, string]>) => {
       await must(`bind in ${ns}`, call(admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
         metadata: { generateName: 'e2e-sandbox-' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-sandbox' },
         subjects: subjects.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
       }));
-      // The authorizer learns of a new binding through its informer, a moment later.
-      for (const [namespace, name] of subjects) {
-        const review = {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'], resourceAttributes: { namespace: ns, verb: 'create', resource: 'secrets' } },
-        };
-        await eventually(`RBAC lets ${namespace}/${name} write in ${ns}`, async () => (await call(admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
-      }
+      for (const [namespace, name] of subjects) await awaitAccess(`${namespace}:${name}`, { namespace: ns, verb: 'create', resource: 'secrets' });
     };
     await bind('sandbox-a', [['sandbox-a', 'runner'], ['sandbox-b', 'janitor'], ['platform', 'runner-controller']]);
     await bind('sandbox-b', [['sandbox-b', 'runner'], ['sandbox-b', 'janitor']]);
@@ -237,6 +238,7 @@ export async function startSuite(bin: string, withControllers: boolean): Promise
       newRunner: runner,
       newIdentity: plain,
       bindSandboxRole: bind,
+      awaitAccess,
       async restartDeed(policyYaml = clusterPolicyYaml, extraArgs: string[] = []) {
         await deed?.stop();
         await startDeed(policyYaml, extraArgs);

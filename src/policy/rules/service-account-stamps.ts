@@ -5,7 +5,7 @@
 // environment (besides what the policy's mapping says: both must allow, service-account-guard.ts).
 // An account Deed cannot read, or whose stamps do not verify, is refused (fail closed).
 import type { Finding } from '../../admission/verdict.js';
-import { ownershipOfFound } from '../ownership.js';
+import { ownershipOfFound, type Ownership } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isTrusted } from '../requester/principals.js';
@@ -23,16 +23,26 @@ export function readsAccountStamps(account: string): boolean {
   return account !== NAMESPACE_DEFAULT_ACCOUNT && account !== '';
 }
 
+/**
+ * Whose an account is by its stamps; undefined for one never read (the namespace's default) and
+ * one that does not exist (the API server itself refuses a token, a pod or a token Secret of it).
+ */
+function accountOwner(namespace: string, account: string, ctx: DecisionContext): Ownership | { kind: 'unread'; reason: string } | undefined {
+  if (!readsAccountStamps(account)) return undefined;
+  const found = ctx.lookup.get('serviceaccounts', namespace, account);
+  if (found.state === 'absent') return undefined;
+  if (found.state === 'unknown') return { kind: 'unread', reason: found.reason };
+  return ownershipOfFound(found, 'ServiceAccount', namespace, ctx.policy, ctx.keyRing);
+}
+
 /** `doing`: what the request would do with the account, for the message ("request a token of it"). */
 export function stampedAccountGuard(namespace: string, account: string, requester: Requester, ctx: DecisionContext, path: string | undefined, doing: string): Finding[] {
-  if (!readsAccountStamps(account) || isTrusted(requester, ctx.policy)) return [];
+  if (isTrusted(requester, ctx.policy)) return [];
+  const owner = accountOwner(namespace, account, ctx);
+  if (owner === undefined) return [];
   const at = path !== undefined ? { path } : {};
   const name = `service account ${namespace}:${account}`;
-  const found = ctx.lookup.get('serviceaccounts', namespace, account);
-  // The API server itself refuses a token, a pod or a token Secret of an account that does not exist.
-  if (found.state === 'absent') return [];
-  if (found.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `cannot tell whose ${name} is (${found.reason}); refusing to ${doing}` }];
-  const owner = ownershipOfFound(found, 'ServiceAccount', namespace, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unread') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `cannot tell whose ${name} is (${owner.reason}); refusing to ${doing}` }];
   if (owner.kind === 'unverifiable') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} carries Deed's stamps but they do not verify (${owner.reason}); refusing to ${doing}` }];
   if (owner.kind !== 'stamped' || actsFor(requester, owner.environment, ctx.policy)) return [];
   return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} is stamped for environment "${owner.environment}"; ${requester.username} does not act for it, and may not ${doing}` }];
@@ -52,13 +62,10 @@ export function boundPodOf(tokenRequest: unknown): string | undefined {
 }
 
 export function boundPodGuard(namespace: string, account: string, pod: string, ctx: DecisionContext): Finding[] {
-  if (!readsAccountStamps(account)) return [];
+  const owner = accountOwner(namespace, account, ctx);
   const name = `service account ${namespace}:${account}`;
-  const found = ctx.lookup.get('serviceaccounts', namespace, account);
-  if (found.state === 'absent') return [];
-  if (found.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, message: `cannot tell whose ${name} is (${found.reason}); refusing a token of it bound to pod ${pod}` }];
-  const owner = ownershipOfFound(found, 'ServiceAccount', namespace, ctx.policy, ctx.keyRing);
-  if (owner.kind !== 'stamped') return [];
+  if (owner?.kind === 'unread') return [{ rule: RULES.guardServiceAccount.id, message: `cannot tell whose ${name} is (${owner.reason}); refusing a token of it bound to pod ${pod}` }];
+  if (owner?.kind !== 'stamped') return [];
   const target = ctx.lookup.get('pods', namespace, pod);
   // The API server refuses a token bound to a pod that does not exist.
   if (target.state === 'absent') return [];
