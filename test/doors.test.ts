@@ -128,7 +128,7 @@ describe('evictions and bindings name the pod: whose it is comes from a lookup',
   test('an eviction and a binding need the pod they name; nothing else needs a lookup', () => {
     const evict = named('eviction', 'sbx-1', JANITOR_B);
     assert.deepEqual(lookupsNeeded(evict.request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
-    assert.deepEqual(lookupsNeeded(named('binding', 'sbx-1', SCHEDULER, {}, true).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1' }]);
+    assert.deepEqual(lookupsNeeded(named('binding', 'sbx-1', SCHEDULER, {}, true).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: 'sandbox-a', name: 'sbx-1', withReads: true }]);
     assert.deepEqual(lookupsNeeded(fixture('validate-delete-pod-by-runner.json').request, 'validate', FIXTURE_KEYS), []);
   });
 

@@ -72,12 +72,14 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
 /**
  * A live answer cut to what a cached one holds. A snapshot (never cached) keeps its source
  * claim: without it a restore from another environment's snapshot reads as pre-provisioned content.
- * What is only ever read live (a snapshot, a key read `fresh`) keeps its creation time.
+ * What is only ever read live (a snapshot, a key read `fresh`) keeps its creation time. A
+ * pending pod keeps what it reads once bound, as the cache keeps it.
  */
 function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string): Lookup {
   const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
   return {
     ...found,
+    ...(answer.pending !== undefined ? { pending: answer.pending } : {}),
     ...(answer.controller !== undefined ? { controller: answer.controller } : {}),
     ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}),
     ...(answer.created !== undefined ? { created: answer.created } : {}),

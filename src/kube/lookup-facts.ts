@@ -8,6 +8,7 @@ import type { ControllerRef, Lookup } from '../policy/policy.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
+import { pendingReadsOf, type PendingReads } from '../policy/pod/pending-reads.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -15,6 +16,8 @@ export interface ObjectFacts {
   annotations?: Record<string, string>;
   /** Pods only: spec.serviceAccountName (immutable for the pod's life). */
   serviceAccountName?: string;
+  /** Pods not yet bound to a node only: what the pod will read once bound (its binding is judged on them). */
+  pending?: PendingReads;
   /** The owner reference with `controller: true`: whose an object a controller made is follows it. */
   controller?: ControllerRef;
   /** metadata.deletionTimestamp is set: the object may be gone at any moment. */
@@ -39,11 +42,13 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
   const controller = controllerRefOf(m.ownerReferences);
+  const pending = pendingReadsOf(obj.spec);
   return {
     ...(typeof m.uid === 'string' ? { uid: m.uid } : {}),
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
     ...(sa ? { serviceAccountName: sa } : {}),
+    ...(pending ? { pending } : {}),
     ...(controller ? { controller } : {}),
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
   };
@@ -55,6 +60,7 @@ export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }>
     state: 'found',
     metadata: { ...(f.uid ? { uid: f.uid } : {}), ...(f.labels ? { labels: f.labels } : {}), ...(f.annotations ? { annotations: f.annotations } : {}) },
     ...(f.serviceAccountName ? { serviceAccountName: f.serviceAccountName } : {}),
+    ...(f.pending ? { pending: f.pending } : {}),
     ...(f.controller ? { controller: f.controller } : {}),
     ...(f.stampsVerified ? { stampsVerified: true as const } : {}),
   };
@@ -107,8 +113,11 @@ const SUFFIXES = stampKeys('');
 const STAMP_SUFFIXES = Object.entries(SUFFIXES).flatMap(([field, key]) => (field === 'prefix' ? [] : [key.slice(1)]));
 const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
-/** [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified]; a key is a suffix's code or the suffix. */
-type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1];
+/**
+ * [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified,
+ * a pending pod's reads [claims, Secrets, ConfigMaps, ResourceClaims] or 0]; a key is a suffix's code or the suffix.
+ */
+type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | 0];
 
 /**
  * `verify`: whether the object's stamps verify with Deed's key ring (as its kind, in its
@@ -119,13 +128,14 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
 export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
   const f = factsOf(obj, prefix);
   const c = f.controller;
+  const p = f.pending;
   const skip = prefix.length + 1;
   const attestation = `${prefix}${SUFFIXES.attestation}`;
   const verified = verify !== undefined && f.annotations?.[attestation] !== undefined && verify(f);
   const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
-  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0];
+  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p ? [p.claims, p.secrets, p.configMaps, p.resourceClaims] : 0];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -152,7 +162,7 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
-  const [uid, sa, deleting, c, labels, annotations, verified] = JSON.parse(stored) as Packed;
+  const [uid, sa, deleting, c, labels, annotations, verified, p] = JSON.parse(stored) as Packed;
   const map = (pairs: Array<string | number>) => {
     const out: Record<string, string> = {};
     for (let i = 0; i < pairs.length; i += 2) {
@@ -166,6 +176,7 @@ function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
     ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
     ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
+    ...(p !== 0 ? { pending: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
     ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),

@@ -9,7 +9,8 @@
 import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf, type Door } from './doors/door.js';
-import type { ObjectLookup, Policy } from './policy.js';
+import type { Lookup, ObjectLookup, Policy } from './policy.js';
+import { pendingReadKeys } from './rules/binding-reads.js';
 import { kindRows } from './kinds.js';
 import { ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -43,7 +44,8 @@ function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: Loo
 
 /**
  * What the first reads make necessary: the source claim of each snapshot read (a claim
- * restored from a snapshot is judged by the claim the snapshot copied).
+ * restored from a snapshot is judged by the claim the snapshot copied), the owner of a
+ * controller-made object's owner, and what a pending pod whose binding is judged reads.
  */
 export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupKey[] {
   // A fresh read is made even of an object read before from the cache (a claim a pod both
@@ -54,23 +56,25 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupK
   for (const key of read) {
     const answer = found.get(key.resource, key.namespace, key.name);
     if (answer.state !== 'found') continue;
-    // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
-    // carrying its Deployment's copied annotations): its owner too.
-    const next: LookupKey | undefined =
-      key.resource === 'volumesnapshots'
-        ? answer.sourceClaim === undefined
-          ? undefined
-          : // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
-            { resource: 'persistentvolumeclaims', namespace: key.namespace, name: answer.sourceClaim, fresh: true }
-        : OWNER_RESOURCES.has(key.resource)
-          ? ownerLookupKey(answer.controller, key.namespace)
-          : undefined;
-    if (next !== undefined && !known.has(id(next))) {
+    for (const next of nextReads(key, answer)) {
+      if (known.has(id(next))) continue;
       known.add(id(next));
       out.push(next);
     }
   }
   return out;
+}
+
+function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>): LookupKey[] {
+  const namespace = key.namespace;
+  if (key.resource === 'volumesnapshots')
+    // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
+    return answer.sourceClaim === undefined ? [] : [{ resource: 'persistentvolumeclaims', namespace, name: answer.sourceClaim, fresh: true }];
+  if (key.resource === 'pods') return key.withReads === true ? pendingReadKeys(answer.pending, namespace) : [];
+  // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
+  // carrying its Deployment's copied annotations): its owner too.
+  const owner = OWNER_RESOURCES.has(key.resource) ? ownerLookupKey(answer.controller, namespace) : undefined;
+  return owner === undefined ? [] : [owner];
 }
 
 /** Answers from the follow-up reads (`second`: a fresh read of an object the first read too wins), and from the first what they did not read. */

@@ -5,6 +5,7 @@ import type { KeyRing } from './stamps/key-ring.js';
 import { stampKeys, type StampKeys } from './stamps/keys.js';
 import type { LookupResource } from './kinds.js';
 import type { ReviewScope } from './review-scope.js';
+import type { PendingReads } from './pod/pending-reads.js';
 
 export interface Policy {
   config: Config;
@@ -79,6 +80,8 @@ export type Lookup =
       metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
       /** Pods: spec.serviceAccountName. */
       serviceAccountName?: string;
+      /** Pods not yet bound to a node: what the pod reads once bound (pod/pending-reads.ts). */
+      pending?: PendingReads;
       /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
       sourceClaim?: string;
       /**

@@ -25,6 +25,8 @@ export interface LookupKey {
   name: string;
   /** Read from the API server whatever the cache holds, with the object's creation time (a snapshot's source claim). */
   fresh?: true;
+  /** A pod whose binding is judged: what it reads once bound is read next (rules/binding-reads.ts). */
+  withReads?: true;
 }
 
 export function lookupKey(k: LookupKey): string {

@@ -9,6 +9,7 @@ import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { frozenBindingAnnotations } from '../rules/frozen-stamps.js';
 import { namedPodGuard } from '../rules/named-pod.js';
+import { bindingReads } from '../rules/binding-reads.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
@@ -16,7 +17,8 @@ type PodByNameDoor = Extract<Door, { kind: 'pod-by-name' }>;
 
 export const POD_BY_NAME_DOOR: DoorReview<PodByNameDoor> = {
   // Only the validating webhook judges them (the mutating webhooks' rules send it none).
-  needs: ({ door, namespace, judges }) => (door.pod !== undefined && judges ? [{ resource: 'pods', namespace, name: door.pod }] : []),
+  // A binding's pod, then what it reads once bound (rules/binding-reads.ts).
+  needs: ({ door, namespace, judges }) => (door.pod !== undefined && judges ? [{ resource: 'pods', namespace, name: door.pod, ...(door.action === 'binding' ? { withReads: true as const } : {}) }] : []),
   stamp: () => allowed(),
   judge: (facts, namespace, ctx) => validatePodByName(facts.request, facts.door, namespace, facts.requester, ctx),
   judgesCreateWhole: false,
@@ -31,5 +33,7 @@ function validatePodByName(req: AdmissionRequest, door: PodByNameDoor, namespace
   const findings: Finding[] = door.action === 'binding' ? frozenBindingAnnotations(req.object ?? undefined, policy.keys) : [];
   if (door.pod === undefined) return denied([{ rule: RULES.requestMalformed.id, message: `the ${door.action} names no pod` }]);
   findings.push(...namedPodGuard(requester, door.action, namespace, door.pod, ctx));
+  // Whoever binds: the kubelet then hands the pod what it names.
+  if (door.action === 'binding') findings.push(...bindingReads(ctx.lookup.get('pods', namespace, door.pod), door.pod, namespace, ctx));
   return enforce(findings, policy);
 }

@@ -488,6 +488,16 @@ export const RULES = {
     overridable: true,
     example: 'spec.rules[0].http.paths[0].backend.service.name names Service web, which does not exist; create the Service first, or one another environment creates under that name later would be published',
   }),
+  referenceAtBinding: rule({
+    id: 'reference.at-binding',
+    webhook: 'validate',
+    checks:
+      "A pod is bound to a node (pods/binding, by the scheduler or anyone) only if every claim, Secret, ConfigMap and ResourceClaim it names is, at that moment, one its own environment may use (its own, one its environment lists in `claimsFrom` for a claim, or unstamped outside a bound namespace), or, for a pod of no environment, of no environment. A pod keeps the names it was created with, and until it is bound nothing keeps what they name (the API server holds a claim only for a scheduled pod): what was deleted since can be made again under the name by another environment, and the kubelet would hand that to the pod. What cannot be told (not readable, stamps that do not verify) is refused (fail closed). What no longer exists is not refused here.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'pod shared/job-7 (environment "beta") names Secret creds, which now belongs to another environment: once bound, the kubelet would hand it to this pod. Delete the pod and create it again with names of its own run\'s objects',
+  }),
   guardMappedAccount: rule({
     id: 'guard.mapped-account',
     webhook: 'both',

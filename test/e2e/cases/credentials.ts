@@ -217,6 +217,29 @@ export function credentialCases(suite: () => Suite): void {
       assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
     });
 
+    test("beta's pending pod is not bound once alpha takes the name of the Secret it reads; alpha's pending pod is", async () => {
+      const s = suite();
+      const SECRETS = PATHS.Secret(NS);
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      const reads = (name: string) => sandboxPod(name, { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ secretRef: { name: 'bind-creds' } }] }] } });
+      const bind = (pod: string, dryRun = false) =>
+        s.api(s.admin, 'POST', `${PATHS.Pod(NS)}/${pod}/binding${dryRun ? '?dryRun=All' : ''}`, { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } });
+      // No scheduler runs here: every pod waits unbound, as one held by schedulingGates would.
+      must("beta's Secret", await s.api(s.janitorB, 'POST', SECRETS, { metadata: { name: 'bind-creds' }, stringData: { token: 'beta' } }), 201);
+      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), reads('beta-waits')), 201);
+      must("beta's Secret deleted", await s.api(s.janitorB, 'DELETE', `${SECRETS}/bind-creds`), 200);
+      must("alpha's Secret under the name", await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'bind-creds' }, stringData: { token: 'alpha' } }), 201);
+      // The admin stands in for the scheduler; a dry run until Deed's cache has seen the delete and the create.
+      await eventuallyStatus(() => bind('beta-waits', true), 403);
+      const refused = await bind('beta-waits');
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.body.message, /\[reference\.at-binding\] pod shared-ab\/beta-waits \(environment "beta"\) names Secret bind-creds, which belongs to another environment: once bound, the kubelet would hand it to this pod/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/beta-waits`)).body.spec.nodeName, undefined);
+      must("alpha's pod reading it", await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), reads('alpha-waits')), 201);
+      must("alpha's pod bound", await bind('alpha-waits'), 201);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/alpha-waits`)).body.spec.nodeName, 'node-1');
+    });
+
     test("a pod of no environment, or of beta, that kept an account's name gets no token once alpha's account takes the name; alpha's own pod does", async () => {
       const s = suite();
       const ACCOUNTS = `/api/v1/namespaces/${NS}/serviceaccounts`;

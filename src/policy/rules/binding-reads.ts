@@ -1,0 +1,67 @@
+// reference.at-binding: a pod's binding is judged again on what the pod reads once bound
+// (pod/pending-reads.ts). The names were judged at the pod's CREATE, for its creator; what
+// they name may have been deleted since and made again by another environment, and nothing
+// held it meanwhile (a claim is kept for a scheduled pod only, a Secret or ConfigMap never).
+// Judged here by whose the pod is, not by who binds it (the scheduler, a system principal,
+// acts for everyone). What is gone is not refused: the kubelet waits for it, and a bound pod
+// would take what is made under the name later all the same (docs/security-model.md).
+import type { Finding } from '../../admission/verdict.js';
+import type { LookupResource } from '../kinds.js';
+import { ownershipOfFound } from '../ownership.js';
+import type { PendingReads } from '../pod/pending-reads.js';
+import type { DecisionContext, Lookup } from '../policy.js';
+import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS, type LookupKey } from '../reads.js';
+import { RULES } from './catalog.js';
+
+/** What a pending pod reads, by the kind it is looked up as, and the most of each read (the read plan's bounds). */
+const READS: ReadonlyArray<{ field: keyof PendingReads; resource: LookupResource; kind: string; max: number }> = [
+  { field: 'claims', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', max: MAX_CLAIM_LOOKUPS },
+  { field: 'secrets', resource: 'secrets', kind: 'Secret', max: MAX_SECRET_LOOKUPS },
+  { field: 'configMaps', resource: 'configmaps', kind: 'ConfigMap', max: MAX_CONFIGMAP_LOOKUPS },
+  { field: 'resourceClaims', resource: 'resourceclaims', kind: 'ResourceClaim', max: MAX_CLAIM_LOOKUPS },
+];
+
+/** The reads that follow a pending pod's, when its binding is judged (lookup.ts, followUpLookups). */
+export function pendingReadKeys(pending: PendingReads | undefined, namespace: string): LookupKey[] {
+  if (pending === undefined) return [];
+  return READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name })));
+}
+
+/** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */
+export function bindingReads(pod: Lookup, podName: string, namespace: string, ctx: DecisionContext): Finding[] {
+  if (pod.state !== 'found' || pod.pending === undefined) return [];
+  const { policy, keyRing } = ctx;
+  const pending = pod.pending;
+  const rule = RULES.referenceAtBinding.id;
+  const podOwner = ownershipOfFound(pod, 'Pod', namespace, policy, keyRing);
+  if (podOwner.kind === 'unverifiable')
+    return [{ rule, message: `pod ${namespace}/${podName} carries Deed's stamps but they do not verify (${podOwner.reason}), so whose the objects it reads once bound may be cannot be told` }];
+  const environment = podOwner.kind === 'unowned' ? undefined : podOwner.environment;
+  const whose = environment === undefined ? 'of no environment' : `environment "${environment}"`;
+  const alsoFrom = environment !== undefined ? policy.claimsFrom.get(environment) : undefined;
+  const findings: Finding[] = [];
+  for (const r of READS) {
+    for (const name of pending[r.field].slice(0, r.max)) {
+      if (r.field === 'configMaps' && policy.config.template.wellKnownConfigMaps.includes(name)) continue;
+      const found = ctx.lookup.get(r.resource, namespace, name);
+      const what = `${r.kind} ${name}`;
+      if (found.state === 'unknown') {
+        findings.push({ rule, message: `cannot tell which environment ${what}, which pod ${namespace}/${podName} reads once bound, belongs to: ${found.reason}` });
+        continue;
+      }
+      if (found.state === 'absent') continue;
+      const owner = ownershipOfFound(found, r.kind, namespace, policy, keyRing);
+      if (owner.kind === 'unowned' || owner.kind === 'runner') continue;
+      if (owner.kind === 'unverifiable') {
+        findings.push({ rule, message: `${what}, which pod ${namespace}/${podName} reads once bound, carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
+        continue;
+      }
+      if (owner.environment === environment || (r.field === 'claims' && alsoFrom?.has(owner.environment) === true)) continue;
+      findings.push({
+        rule,
+        message: `pod ${namespace}/${podName} (${whose}) names ${what}, which belongs to another environment: once bound, the kubelet would hand it to this pod. Delete the pod and create it again naming its own run's objects`,
+      });
+    }
+  }
+  return findings;
+}

@@ -1,0 +1,143 @@
+// reference.at-binding (rules/binding-reads.ts): a pod's binding is judged again on what the
+// pod reads once bound, by whose the pod is. The attack it closes: beta's pod, held back from
+// scheduling, names beta's Secret `creds`; beta deletes it; alpha creates `creds`; the
+// binding would hand alpha's Secret to beta's pod. The lookup cache keeps those names for a
+// pending pod only (kube/lookup-facts.ts).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { factsFromStored, factsOf, foundLookup, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { followUpLookups, gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
+import { pendingReadsOf, type PendingReads } from '../src/policy/pod/pending-reads.js';
+import type { Lookup } from '../src/policy/policy.js';
+import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], claimsFrom: ['gamma'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+    { id: 'gamma', serviceAccounts: ['sandbox-g:runner'] },
+  ],
+};
+const NS = 'shared';
+const SCHEDULER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'], extra: {} };
+
+function binding(pod: string, subResource = true): Review {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '5d6e7f80-0000-4000-8000-0000000000b1',
+      kind: { group: '', version: 'v1', kind: 'Binding' },
+      resource: { group: '', version: 'v1', resource: subResource ? 'pods' : 'bindings' },
+      ...(subResource ? { subResource: 'binding' } : {}),
+      name: pod,
+      namespace: NS,
+      operation: 'CREATE',
+      userInfo: SCHEDULER,
+      object: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, namespace: NS }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } },
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}
+
+const owned = (kind: string, env: string): Lookup => ({ state: 'found', metadata: { ...stampedMetadata(kind, env, NS).metadata, uid: `${kind}-${env}` } });
+const unowned: Lookup = { state: 'found', metadata: { uid: 'u' } };
+const reads = (r: Partial<PendingReads>): PendingReads => ({ claims: [], secrets: [], configMaps: [], resourceClaims: [], ...r });
+const pendingPod = (env: string | undefined, r: Partial<PendingReads>): Lookup => ({
+  ...(env === undefined ? unowned : owned('Pod', env)),
+  pending: reads(r),
+} as Lookup);
+
+/** `resource/name` in the shared namespace to its answer; anything else unknown. */
+function cluster(objects: Record<string, Lookup>) {
+  return gatheredLookup(new Map(Object.entries(objects).map(([k, v]) => { const [resource, name] = k.split('/'); return [lookupKey({ resource: resource as never, namespace: NS, name: name! }), v]; })), 'not in the test table');
+}
+
+function verdict(objects: Record<string, Lookup>, pod = 'job-7') {
+  const d = decide('validate', binding(pod), testContext(POLICY, undefined, undefined, cluster(objects)));
+  assert.equal(d.kind, 'review');
+  return d.kind === 'review' ? d.response.response : undefined!;
+}
+
+function refused(objects: Record<string, Lookup>, message: RegExp) {
+  const r = verdict(objects);
+  assert.equal(r.allowed, false, 'expected a refusal');
+  assert.match(r.status?.message ?? '', /\[reference\.at-binding\]/);
+  assert.match(r.status?.message ?? '', message);
+}
+
+function bound(objects: Record<string, Lookup>) {
+  const r = verdict(objects);
+  assert.equal(r.allowed, true, r.status?.message);
+}
+
+describe('a binding is judged on what the pod reads once bound', () => {
+  test('the plan reads the pod, then what it names; an eviction reads the pod alone', () => {
+    const plan = lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS);
+    assert.deepEqual(plan, [{ resource: 'pods', namespace: NS, name: 'job-7', withReads: true }]);
+    const first = cluster({ 'pods/job-7': pendingPod('beta', { claims: ['data'], secrets: ['creds'], configMaps: ['kube-root-ca.crt', 'settings'], resourceClaims: ['gpu'] }) });
+    assert.deepEqual(
+      followUpLookups(plan, first).map((k) => `${k.resource}/${k.name}`),
+      ['persistentvolumeclaims/data', 'secrets/creds', 'configmaps/kube-root-ca.crt', 'configmaps/settings', 'resourceclaims/gpu'],
+    );
+    assert.deepEqual(followUpLookups([{ resource: 'pods', namespace: NS, name: 'job-7' }], first), [], 'only a binding follows a pod\'s reads');
+  });
+
+  test('beta\'s pending pod naming a Secret alpha made under the name since is not bound', () => {
+    refused({ 'pods/job-7': pendingPod('beta', { secrets: ['creds'] }), 'secrets/creds': owned('Secret', 'alpha') }, /pod shared\/job-7 \(environment "beta"\) names Secret creds, which belongs to another environment: once bound, the kubelet would hand it to this pod/);
+  });
+
+  test('so with a claim, a ConfigMap and a ResourceClaim; a claim of an environment in claimsFrom is not refused', () => {
+    refused({ 'pods/job-7': pendingPod('beta', { claims: ['data'] }), 'persistentvolumeclaims/data': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim data/);
+    refused({ 'pods/job-7': pendingPod('beta', { configMaps: ['settings'] }), 'configmaps/settings': owned('ConfigMap', 'alpha') }, /names ConfigMap settings/);
+    refused({ 'pods/job-7': pendingPod('beta', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': owned('ResourceClaim', 'alpha') }, /names ResourceClaim gpu/);
+    bound({ 'pods/job-7': pendingPod('alpha', { claims: ['data'] }), 'persistentvolumeclaims/data': owned('PersistentVolumeClaim', 'gamma') });
+  });
+
+  test('a pod of no environment (a tenant acting for none) is not bound to an environment\'s Secret either', () => {
+    refused({ 'pods/job-7': pendingPod(undefined, { secrets: ['creds'] }), 'secrets/creds': owned('Secret', 'alpha') }, /\(of no environment\) names Secret creds/);
+  });
+
+  test('its own objects, unstamped ones, gone ones and the well-known ConfigMaps bind', () => {
+    bound({ 'pods/job-7': pendingPod('beta', { secrets: ['creds', 'pull', 'gone'], configMaps: ['kube-root-ca.crt'] }), 'secrets/creds': owned('Secret', 'beta'), 'secrets/pull': unowned, 'secrets/gone': { state: 'absent' } });
+    bound({ 'pods/job-7': { ...owned('Pod', 'beta') } });
+  });
+
+  test('what cannot be told is refused (fail closed)', () => {
+    refused({ 'pods/job-7': pendingPod('beta', { secrets: ['creds'] }) }, /cannot tell which environment Secret creds, which pod shared\/job-7 reads once bound, belongs to: not in the test table/);
+    const forged: Lookup = { state: 'found', metadata: { labels: { 'deed.dev/environment': 'beta' }, annotations: { 'deed.dev/create-nonce': 'a'.repeat(64), 'deed.dev/attestation': 'v1:forged' } } };
+    refused({ 'pods/job-7': pendingPod('beta', { secrets: ['creds'] }), 'secrets/creds': forged }, /Secret creds, which pod shared\/job-7 reads once bound, carries Deed's stamps but they do not verify/);
+  });
+});
+
+describe('the lookup cache keeps what a pod reads only while it is pending', () => {
+  const pod = (nodeName?: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'job-7', namespace: NS, uid: 'p' },
+    spec: {
+      ...(nodeName ? { nodeName } : {}),
+      containers: [{ name: 'c', image: 'busybox', envFrom: [{ secretRef: { name: 'creds' } }], env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'settings', key: 'x' } } }] }],
+      volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'data' } }, { name: 'more', secret: { secretName: 'creds' } }],
+      resourceClaims: [{ name: 'gpu', resourceClaimName: 'gpu-1' }, { name: 't', resourceClaimTemplateName: 'tpl' }],
+      schedulingGates: [{ name: 'example.com/hold' }],
+    },
+  });
+
+  test('a pending pod\'s names survive the cache\'s record; a bound pod keeps none', () => {
+    const expected: PendingReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'] };
+    assert.deepEqual(pendingReadsOf(pod().spec), expected);
+    const stored = storedFactsOf(pod(), 'deed.dev');
+    assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(pod(), 'deed.dev'));
+    assert.deepEqual(foundLookup(factsFromStored(stored, 'deed.dev')).pending, expected);
+    assert.equal(pendingReadsOf(pod('node-1').spec), undefined);
+    assert.equal(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').pending, undefined);
+    // A workload's spec lists no containers at its top: nothing kept for it.
+    assert.equal(pendingReadsOf({ template: pod().spec }), undefined);
+  });
+});
