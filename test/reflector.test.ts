@@ -113,6 +113,52 @@ describe('the reflector', () => {
     assert.equal(nextPageSize(20, 0, 37), 37);
   });
 
+  test('a page longer than its byte bound is asked again for fewer objects: small objects first, then padded ones, never make one huge page', async () => {
+    const limits: number[] = [];
+    const total = 300;
+    // 200 small objects, then 100 padded to 20 KB each (a tenant's 256 KiB annotations, scaled down).
+    const padOf = (i: number) => (i < 200 ? 10 : 20_000);
+    let longest = 0;
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      const limit = Number(url.searchParams.get('limit'));
+      limits.push(limit);
+      const from = Number(url.searchParams.get('continue') ?? '0');
+      const to = Math.min(total, from + limit);
+      const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padOf(from + k)) } } }));
+      const text = JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items });
+      longest = Math.max(longest, text.length);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+    });
+    const reflector = metadataReflector(await listening(server), { maxPageBytes: 256 * 1024 });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('current', () => reflector.current);
+    assert.equal(reflector.size, total, 'every object stored');
+    // 50, then pages as large as the small objects allow (500), cut to 62 and 7 once the padded ones begin.
+    assert.deepEqual(limits.slice(0, 2), [50, 500]);
+    assert.ok(limits.includes(62), `a cut page: ${limits.join(', ')}`);
+    assert.ok(longest > 256 * 1024, 'the server did send a page past the bound');
+  });
+
+  test('a single object past the byte bound fails the list (the kind is read live), never parsed', async () => {
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      const items = [{ metadata: { name: 'huge', namespace: 'sandbox-a', annotations: { note: 'x'.repeat(64 * 1024) } } }];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10' }, items }));
+    });
+    const errors: string[] = [];
+    const reflector = metadataReflector(await listening(server), { maxPageBytes: 16 * 1024, onError: (err: unknown) => errors.push(String(err)) });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('an error', () => errors.length > 0);
+    assert.match(errors[0]!, /the answer is longer than 16384 bytes/);
+    assert.equal(reflector.current, false);
+    assert.equal(reflector.size, 0);
+  });
+
   test('kinds that share a page gate never have two list pages in flight at once; without it they do', async () => {
     let inFlight = 0;
     let most = 0;

@@ -196,6 +196,15 @@ export interface GetOptions {
   onRetry?: ((retry: RetryNotice) => void) | undefined;
   /** Told the length of the answer's text before it is parsed (a list sizes its next page by it). */
   onText?: ((chars: number) => void) | undefined;
+  /** The most bytes the answer may hold: past it the read stops (AnswerTooLarge), before the rest is in memory. */
+  maxBytes?: number | undefined;
+}
+
+/** An answer longer than the caller's `maxBytes`: cut off, not parsed (a list asks again for fewer objects). */
+export class AnswerTooLarge extends KubeError {
+  constructor(what: string, maxBytes: number) {
+    super('Other', `${what}: the answer is longer than ${maxBytes} bytes`);
+  }
 }
 
 /** The URL of `path` under the server's (which may carry a path prefix), with its query (undefined values left out). */
@@ -217,9 +226,17 @@ async function open(conn: ApiConnection, path: string, o: Omit<GetOptions, 'time
   });
 }
 
-async function bodyOf(res: IncomingMessage): Promise<string> {
+async function bodyOf(res: IncomingMessage, what: string, maxBytes = Infinity): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
+  let bytes = 0;
+  for await (const chunk of res) {
+    bytes += (chunk as Buffer).length;
+    if (bytes > maxBytes) {
+      res.destroy();
+      throw new AnswerTooLarge(what, maxBytes);
+    }
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -237,7 +254,7 @@ export async function getJson<T>(conn: ApiConnection, path: string, o: GetOption
       const timer = setTimeout(() => controller.abort(), remainingMs);
       try {
         const res = await open(conn, path, o, controller.signal);
-        const text = await bodyOf(res);
+        const text = await bodyOf(res, o.what, o.maxBytes);
         const code = res.statusCode ?? 0;
         if (code < 200 || code > 299) throw classifyAnswer(code, text, headersOf(res), o.what);
         o.onText?.(text.length);
@@ -285,7 +302,7 @@ export function watch(
   void (async () => {
     const res = await open(conn, path, { ...o, query: { ...o.query, watch: 'true' } }, controller.signal);
     const code = res.statusCode ?? 0;
-    if (code < 200 || code > 299) throw classifyAnswer(code, await bodyOf(res), headersOf(res), o.what);
+    if (code < 200 || code > 299) throw classifyAnswer(code, await bodyOf(res, o.what, MAX_EVENT_CHARS), headersOf(res), o.what);
     if (!finished) opened?.();
     res.setEncoding('utf8'); // a character split across chunks is joined before it is decoded
     let buffered = '';

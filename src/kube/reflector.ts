@@ -5,7 +5,7 @@
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
 import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
-import { getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
+import { AnswerTooLarge, getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
 import type { RetryNotice } from './retry-notice.js';
 import { factsFromStored, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
@@ -44,6 +44,8 @@ export interface ReflectorOptions {
   listTimeoutMs?: number;
   /** Objects per list page, fixed (tests); otherwise each page is sized from the last (nextPageSize). */
   pageSize?: number;
+  /** The most bytes of one page (MAX_PAGE_BYTES); tests set less. */
+  maxPageBytes?: number;
   /** The API server ends each watch after about this long (client-go: 5 to 10 minutes); a watch silent for longer plus 30 s is presumed dead. */
   watchSeconds?: number;
   /** How long past `watchSeconds` a silent watch is kept before it is presumed dead (30 s; tests shorten it). */
@@ -260,14 +262,26 @@ export class Reflector {
     const gate = this.o.pageGate ?? (<T>(page: () => Promise<T>) => page());
     for (let page = 0; page < 1_000_000; page++) {
       const more = await gate(async () => {
-        const answer = await getJson<Page>(this.conn, path, {
-          what,
-          accept: this.o.metadataOnly ? METADATA_LIST : undefined,
-          query: { limit, continue: next, labelSelector: this.o.labelSelector },
-          timeoutMs: this.o.listTimeoutMs ?? 30_000,
-          onRetry: this.o.onRetry,
-          onText: (n) => (chars = n),
-        });
+        let answer: Page;
+        for (;;) {
+          try {
+            answer = await getJson<Page>(this.conn, path, {
+              what,
+              accept: this.o.metadataOnly ? METADATA_LIST : undefined,
+              query: { limit, continue: next, labelSelector: this.o.labelSelector },
+              timeoutMs: this.o.listTimeoutMs ?? 30_000,
+              onRetry: this.o.onRetry,
+              onText: (n) => (chars = n),
+              maxBytes: this.o.maxPageBytes ?? MAX_PAGE_BYTES,
+            });
+            break;
+          } catch (err) {
+            // Objects far larger than the last page's (a tenant can pad its own to 256 KiB of
+            // annotations, a pod to 1.5 MiB): the same page again, of fewer objects.
+            if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
+            limit = Math.max(1, Math.floor(limit / 8));
+          }
+        }
         rv = answer.metadata?.resourceVersion ?? rv;
         const items = itemsOf(answer);
         if (this.o.pageSize === undefined) limit = nextPageSize(chars, items.length, limit);
@@ -426,6 +440,13 @@ export function onePageAtATime(patienceMs = 1000): <T>(page: () => Promise<T>) =
  * large objects costs more requests, never more memory.
  */
 export const PAGE_CHARS = 96 * 1024;
+/**
+ * The most one list page may hold, whatever the last page's objects weighed: past it the page
+ * is asked again for an eighth as many objects (one object is far under it: etcd keeps at most
+ * 1.5 MiB of one). Without it, 500 objects each padded to the 256 KiB annotations allow after
+ * 500 small ones made one page of 128 MB, more than the heap Deed runs in.
+ */
+export const MAX_PAGE_BYTES = 8 * 1024 * 1024;
 const FIRST_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 500;
 
