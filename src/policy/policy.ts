@@ -5,7 +5,6 @@ import type { KeyRing } from './stamps/key-ring.js';
 import { stampKeys, type StampKeys } from './stamps/keys.js';
 import type { LookupResource } from './kinds.js';
 import type { ReviewScope } from './review-scope.js';
-import type { PendingReads } from './pod/pending-reads.js';
 
 export interface Policy {
   config: Config;
@@ -74,6 +73,14 @@ export interface ControllerRef {
 }
 
 /** What Deed knows about another object a decision depends on (metadata only). */
+/** What a pod not yet bound to a node reads once bound, by name (pod/pending-reads.ts). */
+export interface PendingReads {
+  claims: string[];
+  secrets: string[];
+  configMaps: string[];
+  resourceClaims: string[];
+}
+
 export type Lookup =
   | {
       state: 'found';

@@ -9,13 +9,9 @@
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
+import type { PendingReads } from '../policy.js';
 
-export interface PendingReads {
-  claims: string[];
-  secrets: string[];
-  configMaps: string[];
-  resourceClaims: string[];
-}
+export type { PendingReads };
 
 /** The names a pod's spec reads once bound; undefined for a pod already bound (`spec.nodeName`), or one that names nothing. */
 export function pendingReadsOf(spec: unknown): PendingReads | undefined {
