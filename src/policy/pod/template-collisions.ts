@@ -237,10 +237,13 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
   const t = config.template;
   const allowedVolumes = new Set(t.automountServiceAccountToken ? recs(field(spec, 'volumes')).filter(isPluginTokenVolume).map((v) => text(v, 'name')) : []);
   const findings: Finding[] = [];
+  // Which containers mount each volume, worked out once: per source it made the work the product of sources and mounts.
+  let mountedBy: Map<string, string[]> | undefined;
   for (const source of tokenSources(spec)) {
     if (allowedVolumes.has(source.volume)) continue;
     if (source.audience !== undefined && t.tokenAudiences.includes(source.audience)) continue;
-    const users = all.filter((c) => mounts(c).some((m) => m.name === source.volume)).map((c) => c.name);
+    mountedBy ??= containersByVolume(all);
+    const users = mountedBy.get(source.volume) ?? [];
     const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
     const audience = source.audience === undefined ? 'for the API server (no audience)' : `for audience ${JSON.stringify(source.audience)}, not in template.tokenAudiences`;
     findings.push({
@@ -250,6 +253,18 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
     });
   }
   return findings;
+}
+
+/** The names of the containers that mount each volume, in container order, each once. */
+function containersByVolume(all: ReturnType<typeof containers>): Map<string, string[]> {
+  const byVolume = new Map<string, string[]>();
+  for (const c of all)
+    for (const volume of new Set(mounts(c).map((m) => m.name))) {
+      const users = byVolume.get(volume);
+      if (users === undefined) byVolume.set(volume, [c.name]);
+      else users.push(c.name);
+    }
+  return byVolume;
 }
 
 /** The owned scheduling label, in nodeSelector and in required node affinity. */
