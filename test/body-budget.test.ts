@@ -8,7 +8,7 @@ import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { PassThrough } from 'node:stream';
-import { Accounts, BodyBudget, bodyBudgetLimits, readBody, type BodyError } from '../src/server/body-budget.js';
+import { Accounts, BodyBudget, bodyBudgetLimits, parseOverhead, readBody, type BodyError } from '../src/server/body-budget.js';
 import { eventually, FIXTURES } from './helpers.js';
 import { get, startServe, type ServeProcess } from './serve-process.js';
 
@@ -85,6 +85,30 @@ describe('the body budget', () => {
     const read = readBody({ payload, contentLength: '30', account: accounts.open(a1, () => {}), timeoutMs: 10, onRefused: () => {} }, 40);
     await assert.rejects(read, (err: BodyError) => err.statusCode === 408);
     assert.doesNotThrow(() => payload.emit('error', Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
+  });
+
+  test('a body holds what it will take once parsed: an ordinary review about twice its bytes, one of empty objects refused before it is parsed', async () => {
+    const ordinary = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'));
+    const overhead = parseOverhead(ordinary);
+    assert.ok(overhead > 0 && overhead < ordinary.length * 2, `${overhead} for ${ordinary.length} bytes`);
+    const dense = Buffer.from(`[${'{},'.repeat(10_000)}{}]`);
+    assert.ok(parseOverhead(dense) > dense.length * 20, 'empty objects parse to more than 20 times their bytes');
+    assert.ok(parseOverhead(dense, 1000) < 1200, 'counting stops past the bound');
+
+    const budget = new BodyBudget({ totalBytes: 10_000, perPeerBytes: 10_000, perConnectionBytes: 10_000, perStreamBytes: 400, waitMs: 60_000 });
+    const accounts = new Accounts(budget);
+    const readOf = (body: Buffer, account = accounts.open(a1, () => {})) => {
+      const payload = new PassThrough();
+      payload.end(body);
+      return { account, read: readBody({ payload, contentLength: String(body.length), account, timeoutMs: 1000, onRefused: () => {}, maxParsedBytes: 400 }, 400) };
+    };
+    const small = readOf(Buffer.from('{"a":[1,2]}'));
+    assert.equal((await small.read).toString(), '{"a":[1,2]}');
+    assert.equal(small.account.held, 11 + 2 * 96 + 16, 'its bytes, its two containers and one further value');
+    accounts.close(small.account);
+    const refused = readOf(Buffer.from('[{},{},{}]'));
+    await assert.rejects(refused.read, (err: BodyError) => err.statusCode === 413 && /would take more than 400 bytes once parsed/.test(err.message));
+    assert.equal(budget.held, 0, 'a refused body gives its memory back');
   });
 
   test('the shares derive from the total, never below one whole body, and the total cannot be smaller than one', () => {

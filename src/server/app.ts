@@ -170,7 +170,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     const session = raw.stream?.session;
     const connection: EventEmitter = session ?? raw.socket;
     const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
-    readBody({ payload, contentLength: req.headers['content-length'], account, timeoutMs: limits.bodyTimeoutMs, onRefused: (reason) => metrics.bodiesRefused.inc({ reason }) }, bodyLimit).then(
+    readBody({ payload, contentLength: req.headers['content-length'], account, timeoutMs: limits.bodyTimeoutMs, onRefused: (reason) => metrics.bodiesRefused.inc({ reason }), maxParsedBytes: accounts.budget.limits.perConnectionBytes }, bodyLimit).then(
       (body) => {
         const release = () => {
           accounts.close(account); // the parsed review is held until it is answered
