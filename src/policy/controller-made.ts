@@ -65,18 +65,28 @@ export function groupOf(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
-/** The owner references of `obj` that hold their owner's foreground deletion (`blockOwnerDeletion: true`), but the controller's, with their index. */
-export function blockingOwnerReferences(obj: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
+/** An owner reference of an object, well formed, with its index and its flags. */
+export type OwnerReference = ControllerRef & { index: number; controller: boolean; blockOwnerDeletion: boolean };
+
+/** The well-formed owner references of `obj`, controller or not, with their index. */
+export function ownerReferencesOf(obj: KubeObject | null | undefined): OwnerReference[] {
   const refs: unknown = obj?.metadata?.ownerReferences;
   if (!Array.isArray(refs)) return [];
-  const out: Array<ControllerRef & { index: number }> = [];
+  const out: OwnerReference[] = [];
   (refs as unknown[]).forEach((r, index) => {
     if (r === null || typeof r !== 'object') return;
     const { apiVersion, kind, name, uid, controller, blockOwnerDeletion } = r as Record<string, unknown>;
-    if (blockOwnerDeletion !== true || controller === true) return;
-    if (typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string' && typeof uid === 'string') out.push({ apiVersion, kind, name, uid, index });
+    if (typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string' && typeof uid === 'string')
+      out.push({ apiVersion, kind, name, uid, index, controller: controller === true, blockOwnerDeletion: blockOwnerDeletion === true });
   });
   return out;
+}
+
+/** The owner references of `obj` that hold their owner's foreground deletion (`blockOwnerDeletion: true`), but the controller's, with their index. */
+export function blockingOwnerReferences(obj: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
+  return ownerReferencesOf(obj)
+    .filter((r) => r.blockOwnerDeletion && !r.controller)
+    .map(({ apiVersion, kind, name, uid, index }) => ({ apiVersion, kind, name, uid, index }));
 }
 
 /** The blocking owner references `obj` has that `before` did not, of kinds Deed reads (rules/reference-scope.ts judges them; the read plan reads them). */

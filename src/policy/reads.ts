@@ -66,6 +66,8 @@ export interface NamedObjects {
   claims: ClaimReference[];
   references: NamedReference[];
   accounts: LookupKey[];
+  /** The owners a runner pod's write gives it (rules/runner-owner.ts). */
+  owners?: LookupKey[];
 }
 
 /**
@@ -106,10 +108,10 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   };
   const owners = ownerKeys(req, judged, namespace);
   if (!judges || !req.object) return owners;
-  const { claims, references, accounts } = named();
+  const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...accounts];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...accounts, ...given];
 }
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */

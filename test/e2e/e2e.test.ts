@@ -38,6 +38,7 @@ import { pointerCases } from './cases/pointers.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
 import { coverageCases } from './cases/coverage.js';
+import { runnerOwnerCases } from './cases/runner-owners.js';
 
 const found = assets();
 const skip =
@@ -92,6 +93,7 @@ describe('Deed in a real API server', { skip }, () => {
   pointerCases(get);
   namespaceWideCases(get, tools);
   realWorkloadCases(get, tools);
+  runnerOwnerCases(get);
   // After every case that installs a CRD: their kinds must classify too.
   coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.

@@ -18,14 +18,14 @@ import { eventually } from './objects.js';
 
 export const DEED_NAMESPACE = 'deed-system';
 /**
- * alpha: sandbox-a's runner, sandbox-a bound to it, platform:runner-controller its
- * manager; beta: every service account of sandbox-b, granted host networking; the
+ * alpha: sandbox-a's runner (and shared-owners' runner, for cases/runner-owners.ts alone),
+ * sandbox-a bound to it, platform:runner-controller its manager; beta: every service account of sandbox-b, granted host networking; the
  * administrator is break-glass; platform:gitops a declared platform deployer (GitOps, Helm).
  */
 export const E2E_POLICY = `labelPrefix: deed.dev
 environments:
   - id: alpha
-    serviceAccounts: ["sandbox-a:runner"]
+    serviceAccounts: ["sandbox-a:runner", "shared-owners:runner"]
     namespaces: ["sandbox-a"]
     managers:
       users: ["system:serviceaccount:platform:runner-controller"]

@@ -35,6 +35,7 @@ import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
 import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
 import { referenceScope } from '../rules/reference-scope.js';
+import { runnerOwnerFindings, runnerOwnerKeys } from '../rules/runner-owner.js';
 import { stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { objectRules, podWorkspace } from '../object-rules.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
@@ -49,13 +50,13 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
 const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
-  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
+  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
   stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     const kind = door.sandboxKind;
     if (req.operation === 'CREATE')
-      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
+      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
     return validateChange(req, kind, namespace, requester, ctx);
   },
   controllerWrite: {
@@ -182,7 +183,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester) }, ctx));
     }
-    findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx));
+    findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx));
   }
   return enforce(findings, policy);
 }
@@ -256,6 +257,11 @@ function referencesNamed({ req, door, facts }: ReadInput<ObjectDoor>): NamedRefe
   if (req.operation === 'CREATE' && req.subResource === undefined) return podNamesOf(facts, obj.spec).references;
   if (isEphemeralContainerWrite(req, door)) return addedReferences(req.oldObject?.spec, obj.spec);
   return [];
+}
+
+/** The owners a write of a runner pod gives it (rules/runner-owner.ts); who asks is known once the review's facts are (with the policy). */
+function runnerOwnersToRead({ req, namespace, policy, facts }: ReadInput<ObjectDoor>): ReturnType<typeof runnerOwnerKeys> {
+  return policy === undefined ? [] : runnerOwnerKeys(req, namespace, facts?.requester, policy);
 }
 
 /** The account a new pod runs as, and the one a token Secret names: their stamps say whose credential it is (rules/service-account-stamps.ts). */

@@ -508,6 +508,16 @@ export const RULES = {
     example:
       'service account shared:runner-alpha is an environment\'s identity (policy: environments[].serviceAccounts), and stranger does not act for that environment: only its principals and managers, the platform, system controllers and break-glass may delete it; a deployer that installs runners\' accounts belongs in the policy\'s platform principals',
   }),
+  guardRunnerOwner: rule({
+    id: 'guard.runner-owner',
+    webhook: 'validate',
+    checks:
+      "A runner pod (one whose service account the policy maps to an environment) is its environment's, and the garbage collector deletes it, and all Deed stamped with an owner reference to it, when any of its owners is deleted. So its owner references (controller or not, at CREATE and each one an UPDATE adds or changes) name only what that environment's guards keep: an object stamped for the environment (its stamps verifying), one unstamped in a namespace bound to it, or another of its runners; not one unstamped outside a bound namespace (anyone may delete it), another environment's, one that does not exist, cannot be read or whose stamps do not verify, nor a namespaced Kubernetes kind Deed does not read. Judged whoever writes the pod, the platform and managers included; system controllers and break-glass pass. Custom resources (ARC's EphemeralRunner) and cluster-scoped owners are left to RBAC: tenants must not be able to delete them.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'this pod runs as a runner of an environment, and its owner Lease shared/runner-owner carries no stamps outside a namespace bound to an environment, so anyone may delete it: the garbage collector would delete the runner, and all Deed stamped with an owner reference to it, when its owner goes; own the runner by an object stamped for its environment (created by one of its principals), by one in a namespace bound to it, by another of its runners, or by a kind tenants cannot delete; or by none',
+  }),
   guardSharedInput: rule({
     id: 'guard.shared-input',
     webhook: 'validate',
