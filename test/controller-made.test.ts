@@ -301,9 +301,13 @@ describe('adoption and release stay within one environment', () => {
       assert.match(refused.status?.message ?? '', new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} sandbox-a/o is not of the environment of ReplicaSet sandbox-a/sweep`));
       const ok = answer('validate', as(adopt(old, RS_A), { operation: 'UPDATE', oldObject: old }), owners);
       assert.equal(ok.allowed, true, `${kind}: ${ok.status?.message}`);
-      // A controller of a kind Deed does not read is its operator's to judge, as at CREATE.
-      const operators = answer('validate', as(adopt(old, ref('Notebook', 'nb', 'nb-1', 'labs.example/v1')), { operation: 'UPDATE', oldObject: old }), owners);
+      // A controller of a kind Deed does not read is its operator's to judge, as at CREATE; but not one that blocks its owner's
+      // deletion, whose uid Deed cannot place (the garbage collector finds it by uid, whatever kind the reference gives).
+      const notebook = ref('Notebook', 'nb', 'nb-1', 'labs.example/v1');
+      const operators = answer('validate', as(adopt(old, { ...notebook, blockOwnerDeletion: false }), { operation: 'UPDATE', oldObject: old }), owners);
       assert.equal(operators.allowed, true, `${kind}: ${operators.status?.message}`);
+      const blocking = answer('validate', as(adopt(old, notebook), { operation: 'UPDATE', oldObject: old }), owners);
+      assert.match(blocking.status?.message ?? '', /\[reference\.unknown\] metadata\.ownerReferences\[0\]: blocks the deletion of the object of uid nb-1, named as Notebook/, kind);
     }
   });
 

@@ -256,13 +256,43 @@ describe('what an object points at is its writer environment\'s to use', () => {
     assert.equal(beta.allowed, false);
     assert.match(beta.status?.message ?? '', /\[reference\.unknown\] metadata\.ownerReferences\[0\]: blocks the deletion of Secret shared\/beta-creds by a uid it does not have/);
     admitted(review(CONFIGMAPS_, RUNNER_A, blocking('alpha-tls', 'Secret-uid')));
-    // Without blockOwnerDeletion the reference holds nothing (the collector deletes the dependent, beta's own); an operator's kind is its operator's.
+    // Without blockOwnerDeletion the reference holds nothing (the collector deletes the dependent, beta's own), of any kind.
     admitted(review(CONFIGMAPS_, RUNNER_B, blocking('alpha-tls', 'Secret-uid', { blockOwnerDeletion: false })));
-    admitted(review(CONFIGMAPS_, RUNNER_B, { metadata: { ownerReferences: [{ apiVersion: 'tekton.dev/v1', kind: 'TaskRun', name: 'run-1', uid: 'r-uid', blockOwnerDeletion: true }] } }));
+    admitted(review(CONFIGMAPS_, RUNNER_B, { metadata: { ownerReferences: [{ apiVersion: 'tekton.dev/v1', kind: 'TaskRun', name: 'run-1', uid: 'r-uid', blockOwnerDeletion: false }] } }));
     // Added by an UPDATE, judged; kept by one, not again.
     const update = review(CONFIGMAPS_, RUNNER_B, blocking('alpha-tls', 'Secret-uid'), { operation: 'UPDATE', old: {} });
     update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, ownerReferences: [] } };
     refused(update, 'reference.cross-environment');
+  });
+
+  test("beta's object may not hold alpha's in deletion by a blocking owner reference of a kind Deed does not read: the collector finds the owner by uid whatever kind the reference gives", () => {
+    // alpha-web's uid (CLUSTER), under a kind whose objects Deed cannot look up.
+    const holdBy = (ref: Record<string, unknown>, o: Record<string, unknown> = {}) => ({ metadata: { ownerReferences: [{ name: 'anything', uid: 'Deployment-uid', blockOwnerDeletion: true, ...ref }], ...o }, data: {} });
+    const pdb = holdBy({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, { finalizers: ['hold.example.com/forever'] });
+    const body = review(CONFIGMAPS_, RUNNER_B, pdb);
+    assert.ok(!lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).some((k) => k.name === 'anything'), 'nothing to read: the kind is not in the table');
+    refused(body, 'reference.unknown', /metadata\.ownerReferences\[0\]: blocks the deletion of the object of uid Deployment-uid, named as PodDisruptionBudget shared\/anything \(policy\/v1\), a kind Deed does not read, .*drop blockOwnerDeletion/);
+    // As the controller, with no finalizer: the collector cannot resolve the kind, so it never deletes the dependent.
+    const hold = holdBy({ apiVersion: 'hold.example.com/v1', kind: 'Hold', controller: true });
+    refused(review(CONFIGMAPS_, RUNNER_B, hold), 'reference.unknown', /Hold shared\/anything \(hold\.example\.com\/v1\), a kind Deed does not read/);
+    refused(review(PODS, RUNNER_B, pod(hold.metadata)), 'reference.unknown', /a kind Deed does not read/);
+    // Whose the uid is cannot be known, for anyone whose references are judged: alpha's own runner and a principal of no environment too.
+    refused(review(CONFIGMAPS_, RUNNER_A, pdb), 'reference.unknown');
+    refused(review(CONFIGMAPS_, NONE, hold), 'reference.unknown');
+    // The platform's principals (and system controllers: an operator's, in systemPrincipals) write them; not blocking, it holds nothing.
+    admitted(review(CONFIGMAPS_, ARGO, pdb));
+    admitted(review(CONFIGMAPS_, RUNNER_B, holdBy({ apiVersion: 'hold.example.com/v1', kind: 'Hold', controller: true, blockOwnerDeletion: false })));
+    // Made blocking by an UPDATE: judged as added.
+    const update = review(CONFIGMAPS_, RUNNER_B, hold, { operation: 'UPDATE', old: {} });
+    const [ref] = (update.request.object.metadata as { ownerReferences: object[] }).ownerReferences;
+    update.request.oldObject = { ...update.request.object!, metadata: { ...update.request.object!.metadata, ownerReferences: [{ ...ref, blockOwnerDeletion: false }] } };
+    refused(update, 'reference.unknown', /a kind Deed does not read/);
+    // A blocking controller reference of a kind Deed reads is judged as the controller: by its own uid, of the writer's environment.
+    refused(review(CONFIGMAPS_, RUNNER_B, holdBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web', controller: true })), 'reference.cross-environment', /the controller reference names Deployment shared\/alpha-web/);
+    refused(review(CONFIGMAPS_, RUNNER_A, holdBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web', uid: 'other-uid', controller: true })), 'reference.unknown', /with a uid it does not have/);
+    refused(review(CONFIGMAPS_, RUNNER_A, holdBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web', uid: 'other-uid' })), 'reference.unknown', /by a uid it does not have/);
+    admitted(review(CONFIGMAPS_, RUNNER_A, holdBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web', controller: true })));
+    admitted(review(CONFIGMAPS_, RUNNER_A, holdBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web' })));
   });
 
   test("the job controller's pods of a manualSelector Job may carry an older Job's label (ClaimPods ignores a pod another uid controls); a status write may not add the label", () => {

@@ -167,6 +167,29 @@ describe("a StatefulSet's claims are its environment's", () => {
     const beta = review('StatefulSet', RUNNER_B, { operation: 'CREATE', object: withClaims({ labels: copied.labels, annotations: copied.annotations }), oldObject: null });
     refused(answer('validate', beta), /\[stamp\.template\] spec\.volumeClaimTemplates\[name=data\]\.metadata/);
   });
+
+  test('a claim template carries no owner references: the statefulset controller copies them onto its claims unreviewed (a blocking one holds its owner Terminating); finalizers are the claims\' own', () => {
+    const holds = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'lab7', uid: 'alpha-deploy-uid', blockOwnerDeletion: true },
+      { apiVersion: 'v1', kind: 'Secret', name: 'alpha-cred', uid: 'alpha-secret-uid', blockOwnerDeletion: true },
+    ];
+    const judged = (userInfo: UserInfo, meta: Spec) => {
+      const body = review('StatefulSet', userInfo, { operation: 'CREATE', object: withClaims(meta), oldObject: null });
+      const m = decide('mutate', body, testContext());
+      assert.ok(m.kind === 'review' && m.response.response.allowed);
+      const stored = jsonpatch.applyPatch(structuredClone(body.request.object), decodePatch(m.response)).newDocument as KubeObject;
+      return answer('validate', { ...body, request: { ...body.request, object: stored } });
+    };
+    for (const who of [RUNNER_A, JANITOR_B])
+      refused(judged(who, { ownerReferences: holds, finalizers: ['hold.example.com/forever'] }), /\[reference\.unknown\] spec\.volumeClaimTemplates\[name=data\]\.metadata\.ownerReferences: the statefulset controller copies these owner references/);
+    // Not blocking, nor a controller: still none (the controller writes the claims' own).
+    refused(judged(RUNNER_A, { ownerReferences: [{ ...holds[1], blockOwnerDeletion: false }] }), /\[reference\.unknown\] spec\.volumeClaimTemplates\[name=data\]\.metadata\.ownerReferences/);
+    const own = judged(RUNNER_A, { finalizers: ['example.com/keep'] });
+    assert.equal(own.allowed, true, own.status?.message);
+    // The platform's (system:masters by default) and a system principal's are not judged.
+    assert.equal(judged(NOBODY, { ownerReferences: holds }).allowed, true);
+    assert.equal(answer('validate', review('StatefulSet', GC, { operation: 'CREATE', object: withClaims({ ownerReferences: holds }), oldObject: null })).allowed, true);
+  });
 });
 
 describe("every door of a stamped workload is guarded", () => {

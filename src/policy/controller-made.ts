@@ -82,17 +82,26 @@ export function ownerReferencesOf(obj: KubeObject | null | undefined): OwnerRefe
   return out;
 }
 
-/** The owner references of `obj` that hold their owner's foreground deletion (`blockOwnerDeletion: true`), but the controller's, with their index. */
-export function blockingOwnerReferences(obj: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
+/** A blocking owner reference, with its index and whether it is the controller's. */
+export type BlockingOwner = ControllerRef & { index: number; controller: boolean };
+
+/** The owner references of `obj` that hold their owner's foreground deletion (`blockOwnerDeletion: true`), the controller's too, with their index. */
+export function blockingOwnerReferences(obj: KubeObject | null | undefined): BlockingOwner[] {
   return ownerReferencesOf(obj)
-    .filter((r) => r.blockOwnerDeletion && !r.controller)
-    .map(({ apiVersion, kind, name, uid, index }) => ({ apiVersion, kind, name, uid, index }));
+    .filter((r) => r.blockOwnerDeletion)
+    .map(({ apiVersion, kind, name, uid, index, controller }) => ({ apiVersion, kind, name, uid, index, controller }));
 }
 
-/** The blocking owner references `obj` has that `before` did not, of kinds Deed reads (rules/reference-scope.ts judges them; the read plan reads them). */
-export function addedBlockingOwners(obj: KubeObject | null | undefined, before: KubeObject | null | undefined): Array<ControllerRef & { index: number }> {
-  const kept = new Set(blockingOwnerReferences(before).map((r) => `${r.uid}/${r.apiVersion}/${r.kind}/${r.name}`));
-  return blockingOwnerReferences(obj).filter((r) => !kept.has(`${r.uid}/${r.apiVersion}/${r.kind}/${r.name}`) && ownerRow(r) !== undefined);
+/**
+ * The blocking owner references `obj` has that `before` did not (or not as blocking), of any
+ * kind: the garbage collector finds an owner's dependents by uid whatever kind the reference
+ * gives, and never deletes one whose owner's kind it cannot resolve (rules/reference-scope.ts
+ * judges them; the read plan reads the owners of kinds Deed reads).
+ */
+export function addedBlockingOwners(obj: KubeObject | null | undefined, before: KubeObject | null | undefined): BlockingOwner[] {
+  const key = (r: BlockingOwner) => `${r.uid}/${r.apiVersion}/${r.kind}/${r.name}/${r.controller}`;
+  const kept = new Set(blockingOwnerReferences(before).map(key));
+  return blockingOwnerReferences(obj).filter((r) => !kept.has(key(r)));
 }
 
 export function controllerOf(obj: KubeObject | null | undefined): ControllerRef | undefined {

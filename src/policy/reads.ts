@@ -141,8 +141,8 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
 function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey[] {
   if (req.subResource !== undefined) return [];
   const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
-  // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners).
-  const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined) : [];
+  // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
+  const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];
   const cronJob = cronJobNamesakeKey(req, namespace);
   return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
 }

@@ -35,6 +35,7 @@ import { throttlingCases } from './cases/throttling.js';
 import { lookupCacheCases } from './cases/lookup-cache.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
+import { blockingOwnerCases } from './cases/blocking-owners.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
 import { coverageCases } from './cases/coverage.js';
@@ -91,6 +92,7 @@ describe('Deed in a real API server', { skip }, () => {
   lookupCacheCases(get);
   oneCallCases(get);
   pointerCases(get);
+  blockingOwnerCases(get, tools);
   namespaceWideCases(get, tools);
   realWorkloadCases(get, tools);
   runnerOwnerCases(get);

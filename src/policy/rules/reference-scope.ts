@@ -53,11 +53,14 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
  * An owner reference with `blockOwnerDeletion: true` holds its owner's foreground deletion
  * (`kubectl delete --cascade=foreground`, a Deployment's rollout) until the dependent is gone,
  * and a finalizer on the dependent holds that for ever: the owner stays Terminating and its
- * name cannot be used again. The garbage collector finds dependents by the owner's uid. So
- * such a reference, besides the controller (judged on its own), names an owner of a kind Deed
- * reads by its own uid, of an environment its writer acts for (or of none, or unstamped
- * outside a bound namespace); one an UPDATE keeps is not judged again. An owner of a kind
- * Deed does not read is its operator's, as for controllers.
+ * name cannot be used again. The garbage collector finds dependents by the owner's uid,
+ * whatever kind and name the reference gives, and never deletes a dependent whose owner's kind
+ * it cannot resolve (no finalizer needed then). So such a reference names an owner of a kind
+ * Deed reads by its own uid, of an environment its writer acts for (or of none, or unstamped
+ * outside a bound namespace); one of a kind Deed does not read names a uid Deed cannot place,
+ * and comes only from those whose references are not judged (an operator's controller, the
+ * platform). A controller reference of a kind Deed reads is judged as the controller (at
+ * CREATE below, its change by guard.adoption); one an UPDATE keeps is not judged again.
  */
 function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject | null | undefined, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
   const added = addedBlockingOwners(obj, before);
@@ -65,10 +68,19 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
   if (added.length === 0 || isWorkloadController(reach.requester, ctx.policy)) return [];
   const findings: Finding[] = [];
   for (const ref of added) {
-    const key = ownerLookupKey(ref, namespace)!; // added blocking owners are of kinds Deed reads
+    const path = `metadata.ownerReferences[${ref.index}]`;
+    const key = ownerLookupKey(ref, namespace);
+    if (key === undefined) {
+      findings.push({
+        rule: RULES.referenceUnknown.id,
+        path,
+        message: `blocks the deletion of the object of uid ${ref.uid}, named as ${ref.kind} ${namespace}/${ref.name} (${ref.apiVersion}), a kind Deed does not read, so which object that uid is cannot be known (the garbage collector finds an owner's dependents by uid whatever kind the reference gives); only the platform's principals, system controllers and break-glass may write it; drop blockOwnerDeletion (an operator that sets it on what it makes for its own resources is listed in systemPrincipals)`,
+      });
+      continue;
+    }
+    if (ref.controller) continue;
     const what = `${ref.kind} ${namespace}/${ref.name}`;
     const found = ctx.lookup.get(key.resource, namespace, ref.name);
-    const path = `metadata.ownerReferences[${ref.index}]`;
     if (found.state === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path, message: `cannot tell which environment ${what} belongs to: ${found.reason}` });
     else if (found.state === 'absent' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid))
       findings.push({ rule: RULES.referenceUnknown.id, path, message: `blocks the deletion of ${what} by a uid it does not have (the garbage collector finds dependents by uid); name the owner's own uid, or drop blockOwnerDeletion` });
@@ -81,6 +93,26 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
     }
   }
   return findings;
+}
+
+/**
+ * A StatefulSet's claim template's metadata is copied whole onto each claim the statefulset
+ * controller makes, owner references and finalizers too, by that controller (whose writes
+ * blockingOwners leaves alone): a blocking reference there would hold any owner's foreground
+ * deletion by a claim nobody judged. The controller writes the claims' own owner references
+ * itself (persistentVolumeClaimRetentionPolicy), so a template never needs one: none from a
+ * requester whose references are judged. Finalizers are the claim's own business.
+ */
+export function claimTemplateOwners(metadata: Record<string, unknown>, at: string, requester: Requester, policy: Policy): Finding[] {
+  const refs = metadata.ownerReferences;
+  if (!Array.isArray(refs) || refs.length === 0 || !judgesReferencesOf(requester, policy)) return [];
+  return [
+    {
+      rule: RULES.referenceUnknown.id,
+      path: `${at}.metadata.ownerReferences`,
+      message: 'the statefulset controller copies these owner references onto every claim it makes from the template, unreviewed (a blocking one holds its owner\'s deletion); it writes the claims\' own owner references itself: drop ownerReferences from the claim template',
+    },
+  ];
 }
 
 /**

@@ -1,7 +1,8 @@
 // The review of workloads: a pod template is judged as the pod its writer would create
 // (the runner's service account, other environments' claims, and, for a requester acting
 // for an environment, the sandbox template and workspace rules), by the same rules as a
-// Pod, at the template's path. Claim templates are judged as the claims they make. No
+// Pod, at the template's path. Claim templates are judged as the claims they make, and carry
+// no owner references (rules/reference-scope.ts, claimTemplateOwners). No
 // template carries stamps a client wrote: the controllers copy them unreviewed. The
 // mutating side writes the claim stamps of an environment's ephemeral volumes.
 import { entryOf } from '../unstructured.js';
@@ -18,6 +19,7 @@ import { isTrusted } from '../requester/principals.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { noEnvironmentMark } from '../rules/no-environment-mark.js';
+import { claimTemplateOwners } from '../rules/reference-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { annotationPath, labelPath, presentOwnedKeys } from '../stamps/identity-stamps.js';
@@ -146,6 +148,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     if (workloadEnvironment === undefined || !stampedFor(c.metadata, workloadEnvironment, namespace, policy, ctx.keyRing))
       findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
   if (isTrusted(requester, policy)) return enforce(findings, policy);
+  for (const c of claims) findings.push(...claimTemplateOwners(c.metadata, c.at, requester, policy));
 
   // The rest as for a pod this requester creates: which environment it acts for decides.
   if ('verdict' in gate) findings.push(...gate.verdict.findings);
