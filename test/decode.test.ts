@@ -77,6 +77,24 @@ describe('bad input gets a clear answer and never a stamp skipped', () => {
     });
   }
 
+  test('a __proto__ key holding a string is ordinary data (a valid ConfigMap key): admitted, created and deleted, never merged', () => {
+    const withData = (name: string, where: 'object' | 'oldObject', data: string) => {
+      const body = fixture(name);
+      // JSON.parse, as on the wire: `__proto__` an own key.
+      body.request[where].data = JSON.parse(data) as object;
+      return answer(body);
+    };
+    for (const [name, where] of [['mutate-create-secret-by-runner.json', 'object'], ['validate-delete-secret-by-garbage-collector.json', 'oldObject']] as const) {
+      const d = withData(name, where, '{"__proto__":"eA=="}');
+      assert.ok(d.kind === 'review' && d.response.response.allowed, `${name}: ${d.kind === 'review' ? d.response.response.status?.message : d.kind}`);
+    }
+    for (const value of ['null', '[]', '{"x":"y"}']) {
+      const d = withData('mutate-create-secret-by-runner.json', 'object', `{"__proto__":${value}}`);
+      assert.ok(d.kind === 'review' && /prototype-pollution guard/.test(d.response.response.status?.message ?? ''), `__proto__ holding ${value} is refused`);
+    }
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+  });
+
   test('a constructor key holding an object is refused', () => {
     const body = fixture('mutate-create-secret-by-runner.json');
     body.request.object.data.constructor = { prototype: { polluted: 'yes' } };
