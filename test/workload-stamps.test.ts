@@ -192,6 +192,19 @@ describe("a StatefulSet's claims are its environment's", () => {
   });
 });
 
+describe('no template carries the terminal mark', () => {
+  test("a Deployment whose pod template carries it is refused, from alpha too: each pod would be born finished, and alpha's reaper would delete it as it is made", () => {
+    for (const kind of ['Deployment', 'Job', 'ReplicaSet']) {
+      const object = workload(kind);
+      const template = kind === 'CronJob' ? (object.spec as Spec).jobTemplate.spec.template : (object.spec as Spec).template;
+      template.metadata.annotations = { [KEYS.terminal]: 'true' };
+      const body = review(kind, RUNNER_A, { operation: 'CREATE', object, oldObject: null });
+      refused(answer('validate', body), new RegExp(`\\[stamp\\.template\\] spec\\.template\\.metadata\\.annotations\\["deed\\.dev/terminal"\\]: deed\\.dev/terminal marks one finished object`));
+    }
+    created('Deployment', RUNNER_A);
+  });
+});
+
 describe("every door of a stamped workload is guarded", () => {
   const alphas = (kind = 'Deployment') => created(kind, RUNNER_A);
 

@@ -15,8 +15,8 @@ import type { Policy } from '../policy.js';
 import { ownershipOf } from '../ownership.js';
 import { RULES } from '../rules/catalog.js';
 import { stampIntegrity } from '../rules/stamp-integrity.js';
-import { identityStamps, presentOwnedKeys } from '../stamps/identity-stamps.js';
-import { field, isRec, stringMap, text, type Rec } from '../unstructured.js';
+import { annotationPath, identityStamps, presentOwnedKeys } from '../stamps/identity-stamps.js';
+import { entryOf, field, isRec, stringMap, text, type Rec } from '../unstructured.js';
 
 /** What a claim template's claim is stamped as. */
 export const CLAIM_KIND: SandboxKind = { kind: 'PersistentVolumeClaim', ownerReference: false, activeDeadline: false, expiresAt: false };
@@ -50,14 +50,25 @@ function asObject(metadata: Rec | undefined) {
   return { metadata: { labels: stringMap(metadata, 'labels'), annotations: stringMap(metadata, 'annotations') } };
 }
 
-/** Deed's stamps in a template's metadata (at `at`, the template's path), which Deed did not write: refused from every requester. */
+/**
+ * Deed's stamps in a template's metadata (at `at`, the template's path), which Deed did not
+ * write: refused from every requester. And the terminal mark: every object made from the
+ * template would be born finished, and the reaper deletes each as its controller makes it.
+ */
 export function foreignTemplateStamps(metadata: Rec | undefined, at: string, keys: StampKeys, why: string): Finding[] {
   const { labels, annotations } = asObject(metadata).metadata;
-  return presentOwnedKeys(labels, annotations, keys).map((k) => ({
+  const findings: Finding[] = presentOwnedKeys(labels, annotations, keys).map((k) => ({
     rule: RULES.stampTemplate.id,
     path: `${at}.${k.path}`,
     message: `${k.name} is admission-owned; ${why}`,
   }));
+  if (entryOf(annotations, keys.terminal) !== undefined)
+    findings.push({
+      rule: RULES.stampTemplate.id,
+      path: `${at}.${annotationPath(keys.terminal)}`,
+      message: `${keys.terminal} marks one finished object; in a template every object made from it would be born finished, and the reaper deletes each as it is made: set it on the object, not its template`,
+    });
+  return findings;
 }
 
 /** The admission-owned keys a template's metadata carries, with their values. */

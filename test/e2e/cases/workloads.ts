@@ -167,6 +167,16 @@ export function workloadCases(suite: () => Suite, tools: Tools): void {
         assert.match(answer.body.message, /\[stamp\.forged\] metadata\.labels\["deed\.dev\/environment"\]: system:serviceaccount:platform:lab-intruder acts for no environment/);
         assert.equal((await get(s, 'Deployment', NS, 'forged-n')).status, 404);
       });
+
+      test("a pod template carrying the terminal mark is refused from alpha's runner: each pod would be born finished, and alpha's reaper would delete it as it is made", async () => {
+        const s = suite();
+        const body = lab('Deployment', 'born-done');
+        body.spec.template.metadata.annotations = { [KEYS.terminal]: 'true' };
+        const answer = await s.api(alpha, 'POST', PATH.Deployment(NS), body);
+        assert.equal(answer.status, 403, answer.text);
+        assert.match(answer.body.message, /\[stamp\.template\] spec\.template\.metadata\.annotations\["deed\.dev\/terminal"\]: deed\.dev\/terminal marks one finished object/);
+        assert.equal((await get(s, 'Deployment', NS, 'born-done')).status, 404);
+      });
     });
 
     describe("alpha's own workloads keep working", { skip: needsControllers }, () => {
