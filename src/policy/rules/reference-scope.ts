@@ -74,7 +74,7 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
       findings.push({
         rule: RULES.referenceUnknown.id,
         path,
-        message: `blocks the deletion of the object of uid ${ref.uid}, named as ${ref.kind} ${namespace}/${ref.name} (${ref.apiVersion}), a kind Deed does not read, so which object that uid is cannot be known (the garbage collector finds an owner's dependents by uid whatever kind the reference gives); only the platform's principals, system controllers and break-glass may write it; drop blockOwnerDeletion (an operator that sets it on what it makes for its own resources is listed in systemPrincipals)`,
+        message: `blocks the deletion of the object of uid ${ref.uid}, named as ${ref.kind} ${namespace}/${ref.name} (${ref.apiVersion}), a kind Deed does not read, so which object that uid is cannot be known (the garbage collector finds an owner's dependents by uid whatever kind the reference gives); only the platform's principals, system controllers and break-glass may write it; drop blockOwnerDeletion (an operator that sets it on what it makes for its own resources runs as a platform principal, policy platform, or is listed in systemPrincipals)`,
       });
       continue;
     }
