@@ -12,6 +12,7 @@ import { factsFromStored, factsOf, foundLookup, storedFactsOf } from '../src/kub
 import { followUpLookups, gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
 import { pendingReadsOf, type PendingReads } from '../src/policy/pod/pending-reads.js';
 import type { Lookup } from '../src/policy/policy.js';
+import { ReviewedObjects } from '../src/review/run.js';
 import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
 
 const POLICY: ConfigInput = {
@@ -139,5 +140,24 @@ describe('the lookup cache keeps what a pod reads only while it is pending', () 
     assert.equal(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').pending, undefined);
     // A workload's spec lists no containers at its top: nothing kept for it.
     assert.equal(pendingReadsOf({ template: pod().spec }), undefined);
+  });
+});
+
+describe("deed review's lookups give a pod what the webhook's do", () => {
+  test('a pending pod it reviewed before answers with its account, its controller and what it reads once bound', () => {
+    const reviewed = new ReviewedObjects();
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'job-7', namespace: NS, uid: 'p', ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'job', uid: 'j', controller: true }] },
+      spec: { serviceAccountName: 'ci', containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: 'creds' } }] }] },
+    };
+    reviewed.remember({ stored: pod, deleted: null });
+    const found = reviewed.lookup.get('pods', NS, 'job-7');
+    assert.equal(found.state, 'found');
+    if (found.state !== 'found') return;
+    assert.equal(found.serviceAccountName, 'ci');
+    assert.deepEqual(found.pending, { claims: [], secrets: ['creds'], configMaps: [], resourceClaims: [] });
+    assert.equal(found.controller?.name, 'job');
   });
 });
