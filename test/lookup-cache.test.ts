@@ -108,6 +108,13 @@ describe('the lookup cache', () => {
     assert.equal(cache.get('secrets', 'b', 's2'), undefined, 'b is not opted in');
   });
 
+  test('a review of a namespace never in scope (kube-system, Deed\'s own) does not wait for it to opt in; another namespace does', async () => {
+    const settled = (p: Promise<void>) => Promise.race([p.then(() => 'resolved'), new Promise((r) => setTimeout(() => r('waiting'), 2_000))]);
+    assert.equal(await settled(cache.awaitScope('kube-system', 60_000)), 'resolved');
+    assert.equal(await settled(cache.awaitScope('deed-system', 60_000)), 'resolved');
+    assert.equal(await settled(cache.awaitScope('not-yet', 60_000)), 'waiting');
+  });
+
   test('a namespace that opts in is listed on its own, and one that leaves is dropped', async () => {
     api.emit('namespaces', 'ADDED', ns('b'));
     await until('b is in scope and its Secret cached', () => cache.get('secrets', 'b', 's2') !== undefined);

@@ -6,7 +6,7 @@
 // this file only keeps the stores.
 import type { ApiSource } from './api-connection.js';
 import type { LookupResource } from '../policy/lookup.js';
-import { OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
+import { excludedNamespaces, OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts } from './lookup-facts.js';
 import { onePageAtATime, Reflector, type CachedResource } from './reflector.js';
@@ -162,7 +162,8 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     shed: () => [...shed],
     scopeKnown: () => scopeKnown,
     awaitScope(namespace, ms) {
-      if (scope.of(namespace).state === 'in' || ms <= 0) return Promise.resolve();
+      // Never in scope whatever its labels (kube-system, Deed's own): nothing to wait for, as a forged review would hold it open.
+      if (scope.of(namespace).state === 'in' || ms <= 0 || excludedNamespaces(o.deedNamespace).includes(namespace)) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const waiter = {
           namespace,
