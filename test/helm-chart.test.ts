@@ -264,5 +264,6 @@ describe('the Helm chart', () => {
     const line = /args: \[(.+)\]/.exec(templates.get('audit.yaml')!)![1]!;
     const args = line.split(', ').map((a) => a.replace(/^\{\{ \.Values\.audit\.reportApi \| quote \}\}$/, 'API').replace(/^\{\{ \.Release\.Namespace \| quote \}\}$/, 'NS').replace(/^"(.*)"$/, '$1'));
     assert.deepEqual(args, auditArgs('NS', 'API' as never));
+    assert.ok(templates.get('audit.yaml')!.includes(`- name: NODE_OPTIONS\n                  value: "${REAPER_NODE_OPTIONS}"`), "the reaper's heap bounds, as deed manifests --audit");
   });
 });

@@ -513,6 +513,7 @@ describe('deed manifests', () => {
       const pod = cron.spec!.jobTemplate.spec!.template.spec!;
       assert.equal(pod.serviceAccountName, 'deed-audit');
       assert.deepEqual(pod.containers[0]!.args, ['audit', '--write-reports', '--report-api', 'wgpolicyk8s', '--deed-namespace', NS, '--config', '/etc/deed/policy.yaml', '--quiet']);
+      assert.deepEqual(pod.containers[0]!.env, [{ name: 'NODE_OPTIONS', value: REAPER_NODE_OPTIONS }], 'a bounded heap: the default one outgrew the 256Mi limit');
       assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
       const sources = pod.volumes![0]!.projected!.sources!;
       assert.ok(sources.some((s) => s.secret?.name === 'deed-attestation'));

@@ -3,7 +3,7 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
-import { createKubeClient, type KubeClient } from '../src/kube/client.js';
+import { createKubeClient, MAX_LIST_PAGE_BYTES, type KubeClient } from '../src/kube/client.js';
 import { KubeError } from '../src/kube/errors.js';
 import { formatDecision, formatSummary } from '../src/reaper/report.js';
 import { reapSelector, sweep, type Decision, type SweepSummary } from '../src/reaper/sweep.js';
@@ -433,6 +433,38 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(secrets.slice(1).every((l) => l <= 21), `then about 4 MiB of 200 KB objects: ${secrets.join(', ')}`);
     // Five ordinary pods: the next page, had there been one, would ask for the most.
     assert.deepEqual(limits('/api/v1/pods'), [50]);
+  });
+
+  test('a page longer than its byte bound is cut as it is read and asked again for fewer objects: small objects first, then padded ones, are all judged', async () => {
+    // 200 small ConfigMaps, then 100 padded to 100 KB each: the pages sized from the small ones
+    // (50, 100, 200) reach the padded ones with a limit of 200, 10 MB of text past MAX_LIST_PAGE_BYTES.
+    const pad = { 'example.com/pad': 'y'.repeat(100 * 1024) };
+    for (let i = 0; i < 300; i++) {
+      const obj = stamped({ kind: 'ConfigMap', name: `${i < 200 ? 'a' : 'b'}-${String(i).padStart(3, '0')}`, namespace: 'plain' });
+      server.put('configmaps', i < 200 ? obj : { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, ...pad } } });
+    }
+    const result = await run({ apply: false });
+    assert.equal(result.decisions.filter((d) => d.kind === 'ConfigMap').length, 300, 'every object is judged once');
+    assert.equal(result.summary.errors, 0);
+    const pages = server.requests.filter((r) => r.path === '/api/v1/configmaps').map((r) => ({ limit: Number(r.query.get('limit')), from: r.query.get('continue') }));
+    const cut = pages.findIndex((p, k) => k > 0 && p.from === pages[k - 1]!.from);
+    assert.ok(cut > 0, `a page asked again from the same place: ${JSON.stringify(pages)}`);
+    assert.equal(pages[cut]!.limit, Math.floor(pages[cut - 1]!.limit / 8), 'for an eighth as many objects');
+    assert.ok(pages[cut - 1]!.limit * 100 * 1024 > MAX_LIST_PAGE_BYTES, 'the page cut would have been past the bound');
+  });
+
+  test('one object past the byte bound fails its list, never parsed; the other kinds are still judged', async () => {
+    const obj = stamped({ kind: 'ConfigMap', name: 'huge', namespace: 'plain' });
+    server.put('configmaps', { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata.annotations, 'example.com/pad': 'y'.repeat(MAX_LIST_PAGE_BYTES) } } });
+    server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1' }));
+    const result = await run({ apply: false });
+    const failed = result.decisions.find((d) => d.kind === 'ConfigMap');
+    assert.equal(failed?.code, 'list-failed');
+    assert.match(failed.reason, new RegExp(`the answer is longer than ${MAX_LIST_PAGE_BYTES} bytes`));
+    assert.ok(result.decisions.some((d) => d.kind === 'Pod' && d.name === 'sbx-1'));
+    const limits = server.requests.filter((r) => r.path === '/api/v1/configmaps').map((r) => Number(r.query.get('limit')));
+    assert.deepEqual(limits, [50, 6, 1], 'cut to an eighth each time, down to one object');
+    assert.equal(server.deletes().length, 0);
   });
 
   test('a list whose continue token outlived compaction (410 with a new token) goes on from there, and every object is judged once', async () => {

@@ -246,28 +246,29 @@ function headersOf(res: IncomingMessage): Record<string, string> {
 
 /** One GET under a deadline, its JSON answer parsed; any other answer is a classified KubeError. */
 export async function getJson<T>(conn: ApiConnection, path: string, o: GetOptions): Promise<T> {
-  return retriedWithin(
-    o.timeoutMs,
-    o.what,
-    async (remainingMs) => {
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), remainingMs);
-      try {
-        const res = await open(conn, path, o, controller.signal);
-        const text = await bodyOf(res, o.what, o.maxBytes);
-        const code = res.statusCode ?? 0;
-        if (code < 200 || code > 299) throw classifyAnswer(code, text, headersOf(res), o.what);
-        o.onText?.(text.length);
-        return JSON.parse(text) as T;
-      } catch (err) {
-        if (controller.signal.aborted) throw new KubeError('Timeout', `${o.what}: no answer within ${remainingMs} ms`);
-        throw classify(err, o.what);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-    o.onRetry,
-  );
+  return retriedWithin(o.timeoutMs, o.what, (remainingMs) => getJsonOnce<T>(conn, path, { ...o, timeoutMs: remainingMs }), o.onRetry);
+}
+
+/**
+ * One try of getJson: a 429 comes back as a TooManyRequests KubeError, not sent again. For a
+ * caller that paces its own retries (the reaper's throttle holds every call back, not one).
+ */
+export async function getJsonOnce<T>(conn: ApiConnection, path: string, o: Omit<GetOptions, 'onRetry'>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), o.timeoutMs);
+  try {
+    const res = await open(conn, path, o, controller.signal);
+    const text = await bodyOf(res, o.what, o.maxBytes);
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code > 299) throw classifyAnswer(code, text, headersOf(res), o.what);
+    o.onText?.(text.length);
+    return JSON.parse(text) as T;
+  } catch (err) {
+    if (controller.signal.aborted) throw new KubeError('Timeout', `${o.what}: no answer within ${o.timeoutMs} ms`);
+    throw classify(err, o.what);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The API server's own limit on an object is 1.5 MiB in etcd; an event far past it is no event. */

@@ -1,7 +1,9 @@
-// A thin client over @kubernetes/client-node for the calls the reaper makes: list the
-// sandbox kinds (the kind table's reaped rows) by label selector, get a Pod, delete with preconditions. Every call has a
-// deadline, and every failure comes out as a classified KubeError. Only metadata leaves
-// this module: a Secret's data is dropped as soon as a list page is decoded.
+// A thin client for the calls the reaper makes: list the sandbox kinds (the kind table's
+// reaped rows) by label selector, get a Pod, delete with preconditions. Lists are read over
+// api-connection.ts, each page bounded in bytes as it arrives; the rest through
+// @kubernetes/client-node. Every call has a deadline, and every failure comes out as a
+// classified KubeError. Only metadata leaves this module: a Secret's data is dropped as soon
+// as a list page is decoded.
 import {
   AuthorizationV1Api,
   CoordinationV1Api,
@@ -14,21 +16,20 @@ import {
   type RequestContext,
   type ResponseContext,
   type V1DeleteOptions,
-  type V1ListMeta,
   type V1ObjectMeta,
 } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
+import { apiVersionOf, REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
 import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
-import { KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
+import { AnswerTooLarge, connectionOf, getJsonOnce, KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
 
 export type { KubeConfigSource };
 import { gaveUp, retriedWithin, retryWait, serverWords, type RetryClock } from './retries.js';
@@ -130,33 +131,41 @@ const MAX_PAGES = 10_000;
 const PAGE_BUDGET_CHARS = 4 * 1024 * 1024;
 const FIRST_PAGE_ITEMS = 50;
 const MAX_PAGE_ITEMS = 500;
+/**
+ * The most bytes one list page may hold, counted as it is read: sizing from the last page
+ * cannot know the next page's objects (50 objects of 750 KB of metadata each are a first page
+ * of 38 MB, and 169 padded ones after small ones one of 40 MB: the CronJob's 96 MB heap died on
+ * each). Past it the read stops and the same page is asked again for an eighth as many objects,
+ * as the lookup cache's reflector does. Twice the budget, so objects somewhat larger than the
+ * last page's cost no second request; a page's peak is then its bytes, its text and its parsed
+ * objects, about 30 MB at most, under the 96 MB heap beside what a sweep holds.
+ */
+export const MAX_LIST_PAGE_BYTES = 2 * PAGE_BUDGET_CHARS;
 
-/** The next page's limit, from the objects of the last page (their size as JSON); unchanged by an empty page. */
-export function listPageLimit(items: readonly unknown[], last: number): number {
-  if (items.length === 0) return last;
-  let chars = 0;
-  for (const item of items) {
-    try {
-      chars += JSON.stringify(item)?.length ?? 0;
-    } catch {
-      chars += PAGE_BUDGET_CHARS; // too deep to measure: count it as a page of its own
-    }
-  }
+/** The next page's limit, from the last page's text (`chars`) and object count; unchanged by an empty page. */
+export function listPageLimit(chars: number, items: number, last: number): number {
+  if (items === 0 || chars <= 0) return last;
   // At most twice the last: small objects listed first must not open the next page to 500 large ones.
-  return Math.max(1, Math.min(MAX_PAGE_ITEMS, last * 2, Math.floor((PAGE_BUDGET_CHARS * items.length) / Math.max(1, chars))));
+  return Math.max(1, Math.min(MAX_PAGE_ITEMS, last * 2, Math.floor((PAGE_BUDGET_CHARS * items) / chars)));
 }
 
 export { METADATA_LIST, METADATA_ONE };
 
-type Page = { metadata?: V1ListMeta; items: Array<{ metadata?: V1ObjectMeta }> | null };
-type PageParams = { limit: number; _continue?: string };
-type ListParams = PageParams & { labelSelector: string };
+// A list's raw JSON has the time as a string; client-node's get decodes it into a Date.
+type Meta = Omit<V1ObjectMeta, 'deletionTimestamp'> & { deletionTimestamp?: Date | string };
+/** A list answer as the API server writes it (read through api-connection.ts, not decoded by client-node). */
+type Page = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta; spec?: Record<string, unknown> }> | null };
 
-/** The API client binding of a reaped kind: the one place besides its row a new kind is added. */
+/** The API client binding of a reaped kind's delete: the one place besides its row a new kind is added (lists follow the row's path). */
 interface KindApi {
-  listNamespaced(namespace: string, p: ListParams, o: ConfigurationOptions): Promise<Page>;
-  listAll(p: ListParams, o: ConfigurationOptions): Promise<Page>;
   delete(namespace: string, name: string, body: V1DeleteOptions, o: ConfigurationOptions): Promise<unknown>;
+}
+
+/** The list path of a reaped kind, in `namespace` or (undefined) across all namespaces. */
+function listPath(kind: ReapKind, namespace: string | undefined): string {
+  const row = stampedRow(kind);
+  const base = row.group === '' ? '/api/v1' : `/apis/${apiVersionOf(row)}`;
+  return namespace === undefined ? `${base}/${row.resource}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${row.resource}`;
 }
 
 export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient {
@@ -169,47 +178,45 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
   const fixedPageSize = options.pageSize;
 
   const apis: Record<ReapKind, KindApi> = {
-    Pod: {
-      listNamespaced: (namespace, p, o) => core.listNamespacedPod({ namespace, ...p }, o),
-      listAll: (p, o) => core.listPodForAllNamespaces(p, o),
-      delete: (namespace, name, body, o) => core.deleteNamespacedPod({ namespace, name, body }, o),
-    },
-    Secret: {
-      listNamespaced: (namespace, p, o) => core.listNamespacedSecret({ namespace, ...p }, o),
-      listAll: (p, o) => core.listSecretForAllNamespaces(p, o),
-      delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o),
-    },
-    ConfigMap: {
-      listNamespaced: (namespace, p, o) => core.listNamespacedConfigMap({ namespace, ...p }, o),
-      listAll: (p, o) => core.listConfigMapForAllNamespaces(p, o),
-      delete: (namespace, name, body, o) => core.deleteNamespacedConfigMap({ namespace, name, body }, o),
-    },
-    NetworkPolicy: {
-      listNamespaced: (namespace, p, o) => net.listNamespacedNetworkPolicy({ namespace, ...p }, o),
-      listAll: (p, o) => net.listNetworkPolicyForAllNamespaces(p, o),
-      delete: (namespace, name, body, o) => net.deleteNamespacedNetworkPolicy({ namespace, name, body }, o),
-    },
-    PersistentVolumeClaim: {
-      listNamespaced: (namespace, p, o) => core.listNamespacedPersistentVolumeClaim({ namespace, ...p }, o),
-      listAll: (p, o) => core.listPersistentVolumeClaimForAllNamespaces(p, o),
-      delete: (namespace, name, body, o) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o),
-    },
+    Pod: { delete: (namespace, name, body, o) => core.deleteNamespacedPod({ namespace, name, body }, o) },
+    Secret: { delete: (namespace, name, body, o) => core.deleteNamespacedSecret({ namespace, name, body }, o) },
+    ConfigMap: { delete: (namespace, name, body, o) => core.deleteNamespacedConfigMap({ namespace, name, body }, o) },
+    NetworkPolicy: { delete: (namespace, name, body, o) => net.deleteNamespacedNetworkPolicy({ namespace, name, body }, o) },
+    PersistentVolumeClaim: { delete: (namespace, name, body, o) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name, body }, o) },
   };
+  // Lists are read over node's http with the same credentials: client-node reads a whole
+  // answer before it parses it, and a list page must be cut as it arrives (MAX_LIST_PAGE_BYTES).
+  const conn = connectionOf(kc);
 
   const throttle = new Throttle(options.maxRetries ?? DEFAULT_MAX_RETRIES, options.signal, options.onRetry);
   const extras: CallExtras = { agents: new KeptAlive(), impersonate: options.impersonate };
   const call = <T>(what: string, accept: string | undefined, fn: (o: ConfigurationOptions) => Promise<T>) =>
     throttle.run(what, () => withDeadline(options.timeoutMs, what, accept, fn, extras));
 
-  /** Follows `continue` from page to page, each page under its own deadline. */
-  async function* pages(what: string, accept: string | undefined, fetch: (p: PageParams, o: ConfigurationOptions) => Promise<Page>): AsyncIterable<Page['items'] & object> {
+  /**
+   * Follows `continue` from page to page, each page under its own deadline and throttled as
+   * every other call; a page past MAX_LIST_PAGE_BYTES is asked again, from the same place, for
+   * an eighth as many objects, down to one (one object past the bound fails the list).
+   */
+  async function* pages(what: string, path: string, accept: string | undefined, labelSelector: string | undefined): AsyncIterable<NonNullable<Page['items']>> {
     let next: string | undefined;
     let limit = fixedPageSize ?? FIRST_PAGE_ITEMS;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const params: PageParams = { limit, ...(next ? { _continue: next } : {}) };
       let result: Page;
+      let chars = 0;
       try {
-        result = await call(what, accept, (o) => fetch(params, o));
+        for (;;) {
+          const query = { limit, continue: next, labelSelector: labelSelector || undefined };
+          try {
+            result = await throttle.run(what, () =>
+              getJsonOnce<Page>(conn, path, { what, accept, query, timeoutMs: options.timeoutMs, impersonate: options.impersonate, maxBytes: MAX_LIST_PAGE_BYTES, onText: (n) => (chars = n) }),
+            );
+            break;
+          } catch (err) {
+            if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
+            limit = Math.max(1, Math.floor(limit / 8));
+          }
+        }
       } catch (err) {
         // A list longer than etcd's compaction interval (5 minutes) loses its snapshot: go on
         // with the token the API server offers. Each page is still a list of objects that
@@ -224,9 +231,9 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       // (it has list metadata) with nothing in it. Anything else without items is not a list.
       const items = result.items ?? (result.metadata !== undefined ? [] : undefined);
       if (!Array.isArray(items)) throw new KubeError('Other', `${what}: the answer carries no items`);
-      if (fixedPageSize === undefined) limit = listPageLimit(items, limit);
+      if (fixedPageSize === undefined) limit = listPageLimit(chars, items.length, limit);
       yield items;
-      next = result.metadata?._continue || undefined;
+      next = result.metadata?.continue || undefined;
       if (next === undefined) return;
     }
     throw new KubeError('Other', `${what}: more than ${MAX_PAGES} pages`);
@@ -234,19 +241,17 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 
   return {
     async *listPages(kind, namespace, labelSelector) {
-      const api = apis[kind];
       const what = `list ${stampedRow(kind).resource} in ${namespace ?? 'all namespaces'}`;
-      for await (const items of pages(what, METADATA_LIST, (p, o) => (namespace === undefined ? api.listAll({ labelSelector, ...p }, o) : api.listNamespaced(namespace, { labelSelector, ...p }, o))))
-        yield items.map((item) => metadataOnly(kind, item.metadata));
+      for await (const items of pages(what, listPath(kind, namespace), METADATA_LIST, labelSelector)) yield items.map((item) => metadataOnly(kind, item.metadata));
     },
 
     async *listPodSpecPages(namespace) {
-      for await (const items of pages(`list pods in ${namespace}`, undefined, (p, o) => core.listNamespacedPod({ namespace, ...p }, o) as Promise<Page>))
-        yield items.map((item) => ({ ...metadataOnly('Pod', item.metadata), apiVersion: 'v1', spec: (item as { spec?: Record<string, unknown> }).spec ?? {} }));
+      for await (const items of pages(`list pods in ${namespace}`, listPath('Pod', namespace), undefined, undefined))
+        yield items.map((item) => ({ ...metadataOnly('Pod', item.metadata), apiVersion: 'v1', spec: item.spec ?? {} }));
     },
 
     async *listNamespaces(labelSelector) {
-      for await (const items of pages('list namespaces', METADATA_LIST, (p, o) => core.listNamespace({ labelSelector, ...p }, o)))
+      for await (const items of pages('list namespaces', '/api/v1/namespaces', METADATA_LIST, labelSelector))
         yield items.flatMap((item) => (item.metadata?.name ? [{ name: item.metadata.name, labels: item.metadata.labels }] : []));
     },
 
@@ -432,7 +437,7 @@ function leaseRecord(item: { metadata?: V1ObjectMeta; spec?: { renewTime?: Date 
   };
 }
 
-function metadataOnly(kind: ReapKind, m: V1ObjectMeta | undefined): KubeObject {
+function metadataOnly(kind: ReapKind, m: Meta | undefined): KubeObject {
   return {
     kind,
     metadata: {

@@ -40,6 +40,7 @@ import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
 import { coverageCases } from './cases/coverage.js';
 import { runnerOwnerCases } from './cases/runner-owners.js';
+import { largeMetadataCases } from './cases/large-metadata.js';
 
 const found = assets();
 const skip =
@@ -67,6 +68,7 @@ describe('Deed in a real API server', { skip }, () => {
   doorCases(get);
   reaperCases(get);
   reaperScaleCases(get);
+  largeMetadataCases(get);
   runEndCases(get);
   installCases(get, tools);
   clusterCases(get, tools);
