@@ -203,6 +203,34 @@ describe('no template carries the terminal mark', () => {
     }
     created('Deployment', RUNNER_A);
   });
+
+  /** The object as the API server stores it after Deed's mutating webhook, then judged by its validating one. */
+  const storedThenValidated = (kind: string, object: KubeObject) => {
+    const body = review(kind, RUNNER_A, { operation: 'CREATE', object, oldObject: null });
+    const m = decide('mutate', body, testContext());
+    assert.ok(m.kind === 'review' && m.response.response.allowed, m.kind === 'review' ? m.response.response.status?.message : m.message);
+    const stored = jsonpatch.applyPatch(structuredClone(object), decodePatch(m.response)).newDocument as KubeObject;
+    return answer('validate', { ...body, request: { ...body.request, object: stored } });
+  };
+  const done = { annotations: { [KEYS.terminal]: 'true' } };
+  const ephemeral = { name: 'scratch', ephemeral: { volumeClaimTemplate: { metadata: done, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } };
+
+  test("nor a claim template or an ephemeral volume's, once Deed has stamped them for alpha: each claim would be born finished and reaped with its data", () => {
+    const sts = workload('StatefulSet');
+    (sts.spec as Spec).volumeClaimTemplates = [{ metadata: { name: 'data', ...done }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
+    refused(storedThenValidated('StatefulSet', sts), /\[stamp\.template\] spec\.volumeClaimTemplates\[name=data\]\.metadata\.annotations\["deed\.dev\/terminal"\]/);
+    const deployment = workload('Deployment');
+    (deployment.spec as Spec).template.spec.volumes = [ephemeral];
+    refused(storedThenValidated('Deployment', deployment), /\[stamp\.template\] spec\.template\.spec\.volumes\[name=scratch\]\.ephemeral\.volumeClaimTemplate\.metadata\.annotations\["deed\.dev\/terminal"\]/);
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lab', namespace: 'sandbox-a' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'agent:1' }], volumes: [ephemeral] } } as unknown as KubeObject;
+    const body = review('Deployment', RUNNER_A, { operation: 'CREATE', object: pod, oldObject: null });
+    body.request.kind = { group: '', version: 'v1', kind: 'Pod' };
+    body.request.resource = { group: '', version: 'v1', resource: 'pods' };
+    const m = decide('mutate', body, testContext());
+    assert.ok(m.kind === 'review' && m.response.response.allowed, m.kind === 'review' ? m.response.response.status?.message : m.message);
+    const stored = jsonpatch.applyPatch(structuredClone(pod), decodePatch(m.response)).newDocument as KubeObject;
+    refused(answer('validate', { ...body, request: { ...body.request, object: stored } }), /\[stamp\.template\] spec\.volumes\[name=scratch\]\.ephemeral\.volumeClaimTemplate\.metadata\.annotations\["deed\.dev\/terminal"\]/);
+  });
 });
 
 describe("every door of a stamped workload is guarded", () => {

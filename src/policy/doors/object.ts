@@ -17,7 +17,7 @@ import type { PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import type { Facts } from '../rules/rule.js';
 import { accountKeys, noLookup, objectReads, type ReadInput } from '../reads.js';
 import { claimEnvironment, podClaims, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
-import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps } from '../pod/claim-templates.js';
+import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps, templateTerminalMark } from '../pod/claim-templates.js';
 import { borrowedServiceAccount, serviceAccountOf } from '../pod/service-account.js';
 import { entryOf, isRec, type Rec } from '../unstructured.js';
 import { addedReferences, referenceFindings } from '../pod/named-references.js';
@@ -208,9 +208,10 @@ function borrowedCredential(obj: KubeObject, kind: SandboxKind, namespace: strin
 
 /** Deed's stamps in a pod's ephemeral claim templates, where Deed did not write them. */
 function foreignEphemeralStamps(spec: Rec, policy: Policy): Finding[] {
-  return ephemeralTemplates(spec, 'spec').flatMap((t) =>
-    foreignTemplateStamps(t.metadata, t.at, policy.keys, 'Deed writes it only into the ephemeral volumes of a pod whose requester acts for an environment'),
-  );
+  return ephemeralTemplates(spec, 'spec').flatMap((t) => [
+    ...foreignTemplateStamps(t.metadata, t.at, policy.keys, 'Deed writes it only into the ephemeral volumes of a pod whose requester acts for an environment'),
+    ...templateTerminalMark(t.metadata, t.at, policy.keys),
+  ]);
 }
 
 /**

@@ -50,25 +50,31 @@ function asObject(metadata: Rec | undefined) {
   return { metadata: { labels: stringMap(metadata, 'labels'), annotations: stringMap(metadata, 'annotations') } };
 }
 
-/**
- * Deed's stamps in a template's metadata (at `at`, the template's path), which Deed did not
- * write: refused from every requester. And the terminal mark: every object made from the
- * template would be born finished, and the reaper deletes each as its controller makes it.
- */
+/** Deed's stamps in a template's metadata (at `at`, the template's path), which Deed did not write: refused from every requester. */
 export function foreignTemplateStamps(metadata: Rec | undefined, at: string, keys: StampKeys, why: string): Finding[] {
   const { labels, annotations } = asObject(metadata).metadata;
-  const findings: Finding[] = presentOwnedKeys(labels, annotations, keys).map((k) => ({
+  return presentOwnedKeys(labels, annotations, keys).map((k) => ({
     rule: RULES.stampTemplate.id,
     path: `${at}.${k.path}`,
     message: `${k.name} is admission-owned; ${why}`,
   }));
-  if (entryOf(annotations, keys.terminal) !== undefined)
-    findings.push({
+}
+
+/**
+ * The terminal mark in a template's metadata (a pod template, a claim template, an ephemeral
+ * volume's, a ResourceClaimTemplate's), whoever writes it and however the template is
+ * stamped: every object made from it would be born finished, and the reaper deletes each as
+ * its controller makes it.
+ */
+export function templateTerminalMark(metadata: Rec | undefined, at: string, keys: StampKeys): Finding[] {
+  if (entryOf(stringMap(metadata, 'annotations'), keys.terminal) === undefined) return [];
+  return [
+    {
       rule: RULES.stampTemplate.id,
       path: `${at}.${annotationPath(keys.terminal)}`,
       message: `${keys.terminal} marks one finished object; in a template every object made from it would be born finished, and the reaper deletes each as it is made: set it on the object, not its template`,
-    });
-  return findings;
+    },
+  ];
 }
 
 /** The admission-owned keys a template's metadata carries, with their values. */
@@ -102,12 +108,15 @@ export function isOwnTemplateStamps(metadata: Rec | undefined, owner: ClaimOwner
  * workload's door, for its environment and the runner that created the workload.
  */
 export function ephemeralStampIntegrity(spec: Rec, at: string, owner: ClaimOwner, policy: Policy, ring: KeyRing, nowMs: number, anyRunner = false): Finding[] {
-  return ephemeralTemplates(spec, at).flatMap((t) =>
-    anyRunner && stampedFor(t.metadata, owner.environment, owner.namespace, policy, ring) ? [] : stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
-      ...f,
-      path: f.path === undefined ? `${t.at}.metadata` : `${t.at}.${f.path}`,
-    })),
-  );
+  return ephemeralTemplates(spec, at).flatMap((t) => [
+    ...templateTerminalMark(t.metadata, t.at, policy.keys),
+    ...(anyRunner && stampedFor(t.metadata, owner.environment, owner.namespace, policy, ring)
+      ? []
+      : stampIntegrity(asObject(t.metadata), CLAIM_KIND, owner.namespace, owner.environment, owner.runner, policy, ring, nowMs).map((f) => ({
+          ...f,
+          path: f.path === undefined ? `${t.at}.metadata` : `${t.at}.${f.path}`,
+        }))),
+  ]);
 }
 
 /** The metadata Deed writes into an ephemeral template: the given labels and annotations plus the claim's stamps. */

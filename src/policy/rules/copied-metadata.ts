@@ -7,7 +7,7 @@
 import type { AdmissionRequest } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { kindRow } from '../kinds.js';
-import { foreignTemplateStamps } from '../pod/claim-templates.js';
+import { foreignTemplateStamps, templateTerminalMark } from '../pod/claim-templates.js';
 import type { Policy } from '../policy.js';
 import { field, isRec } from '../unstructured.js';
 
@@ -18,6 +18,8 @@ export function copiedMetadataStamps(req: AdmissionRequest, policy: Policy): Fin
   return paths.flatMap((path) => {
     const metadata = path.split('.').reduce<unknown>((node, key) => (isRec(node) ? field(node, key) : undefined), obj);
     // The template is what holds the metadata (`spec` for `spec.metadata`): findings name `spec.metadata.labels[...]`.
-    return foreignTemplateStamps(isRec(metadata) ? metadata : undefined, path.replace(/\.?metadata$/, ''), policy.keys, `its controller copies ${path} onto the objects it makes, unreviewed, where the copy would verify as whoever's stamps these are`);
+    const at = path.replace(/\.?metadata$/, '');
+    const template = isRec(metadata) ? metadata : undefined;
+    return [...foreignTemplateStamps(template, at, policy.keys, `its controller copies ${path} onto the objects it makes, unreviewed, where the copy would verify as whoever's stamps these are`), ...templateTerminalMark(template, at, policy.keys)];
   });
 }

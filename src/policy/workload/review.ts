@@ -26,7 +26,7 @@ import { annotationPath, labelPath, presentOwnedKeys } from '../stamps/identity-
 import { stampRowNamed } from '../kinds.js';
 import { ownershipOfObject } from '../ownership.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
-import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor, stampedTemplateMetadata } from '../pod/claim-templates.js';
+import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor, stampedTemplateMetadata, templateTerminalMark } from '../pod/claim-templates.js';
 import { borrowedServiceAccount } from '../pod/service-account.js';
 import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, templateAutomountOff, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
@@ -134,7 +134,7 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   for (const t of pods) {
     const label = entryOf(stringMap(t.metadata, 'labels'), policy.keys.environment);
     const allowedPath = workloadEnvironment !== undefined && label === workloadEnvironment ? `${t.at}.${labelPath(policy.keys.environment)}` : undefined;
-    findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath));
+    findings.push(...foreignTemplateStamps(t.metadata, t.at, policy.keys, `the ${kind.kind}'s pods would carry it unreviewed`).filter((f) => f.path !== allowedPath), ...templateTerminalMark(t.metadata, t.at, policy.keys));
     if (workloadEnvironment !== undefined)
       findings.push(...noEnvironmentMark(stringMap(t.metadata, 'labels'), t.at, policy.keys, RULES.stampTemplate.id, `the pods of a ${kind.kind} of environment "${workloadEnvironment}" never carry it`));
     // A runner mark in a template of no environment is its pods' to carry only if they are that environment's runners.
@@ -144,9 +144,11 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   }
   // Deed's own stamps for the workload's environment (the mutating side writes them) pass;
   // any other stamp in a claim template is refused.
-  for (const c of claims)
+  for (const c of claims) {
+    findings.push(...templateTerminalMark(c.metadata, c.at, policy.keys));
     if (workloadEnvironment === undefined || !stampedFor(c.metadata, workloadEnvironment, namespace, policy, ctx.keyRing))
       findings.push(...foreignTemplateStamps(c.metadata, c.at, policy.keys, 'the claims the StatefulSet controller makes would carry it unreviewed'));
+  }
   if (isTrusted(requester, policy)) return enforce(findings, policy);
   for (const c of claims) findings.push(...claimTemplateOwners(c.metadata, c.at, requester, policy));
 
@@ -203,6 +205,7 @@ function ephemeralClaimStamps(t: PodTemplate, before: PodTemplate | undefined, n
   const kept = new Map(before === undefined ? [] : ephemeralTemplates(before.spec, `${before.at}.spec`).map((e) => [e.volume, ownedStamps(e.metadata, keys)]));
   const findings: Finding[] = [];
   for (const e of ephemeralTemplates(t.spec, `${t.at}.spec`)) {
+    findings.push(...templateTerminalMark(e.metadata, e.at, keys));
     const stamps = ownedStamps(e.metadata, keys);
     const present = Object.keys(stamps).length > 0;
     if (environment !== undefined) {
