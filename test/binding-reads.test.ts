@@ -109,6 +109,14 @@ describe('a binding is judged on what the pod reads once bound', () => {
     bound({ 'pods/job-7': { ...owned('Pod', 'beta') } });
   });
 
+  test('a pod naming more than the reads bound is refused for the rest, unread, however they are owned', () => {
+    const secrets = Array.from({ length: 257 }, (_, i) => `s${i}`);
+    const objects: Record<string, Lookup> = { 'pods/job-7': pendingPod('beta', { secrets }) };
+    for (const name of secrets.slice(0, 256)) objects[`secrets/${name}`] = owned('Secret', 'beta');
+    refused(objects, /cannot tell which environment Secret s256, which pod shared\/job-7 reads once bound, belongs to: Deed reads at most 256 Secret names of one pod/);
+    assert.equal(followUpLookups([{ resource: 'pods', namespace: NS, name: 'job-7', withReads: true }], cluster(objects)).length, 256);
+  });
+
   test('what cannot be told is refused (fail closed)', () => {
     refused({ 'pods/job-7': pendingPod('beta', { secrets: ['creds'] }) }, /cannot tell which environment Secret creds, which pod shared\/job-7 reads once bound, belongs to: not in the test table/);
     const forged: Lookup = { state: 'found', metadata: { labels: { 'deed.dev/environment': 'beta' }, annotations: { 'deed.dev/create-nonce': 'a'.repeat(64), 'deed.dev/attestation': 'v1:forged' } } };

@@ -41,8 +41,13 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
   const alsoFrom = environment !== undefined ? policy.claimsFrom.get(environment) : undefined;
   const findings: Finding[] = [];
   for (const r of READS) {
-    for (const name of pending[r.field].slice(0, r.max)) {
+    for (const [i, name] of pending[r.field].entries()) {
       if (r.field === 'configMaps' && policy.config.template.wellKnownConfigMaps.includes(name)) continue;
+      if (i >= r.max) {
+        // Not read (pendingReadKeys reads as many): what it is cannot be told, as at the pod's CREATE.
+        findings.push({ rule, message: `cannot tell which environment ${r.kind} ${name}, which pod ${namespace}/${podName} reads once bound, belongs to: Deed reads at most ${r.max} ${r.kind} names of one pod` });
+        continue;
+      }
       const found = ctx.lookup.get(r.resource, namespace, name);
       const what = `${r.kind} ${name}`;
       if (found.state === 'unknown') {
