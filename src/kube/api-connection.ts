@@ -207,6 +207,30 @@ export class AnswerTooLarge extends KubeError {
   }
 }
 
+/** The path of a kind's objects, across namespaces or (given) in `namespace`: `/api/v1/...` for the core group, `/apis/GROUP/VERSION/...` otherwise. */
+export function collectionPath(kind: { group: string; version: string; resource: string }, namespace?: string): string {
+  const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  return namespace === undefined ? `${base}/${kind.resource}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${kind.resource}`;
+}
+
+/**
+ * One list page read with `read(limit)` (a GET bounded by `maxBytes`): an answer past its bound
+ * is asked again, from the same place, for an eighth as many objects, down to one; one object
+ * past it fails the list. Sizing a page from the last one cannot know the next page's objects
+ * (a tenant pads its own to 256 KiB of annotations, a pod to 1.5 MiB). Returns the page and
+ * the limit it was read with.
+ */
+export async function boundedPage<T>(limit: number, read: (limit: number) => Promise<T>): Promise<{ page: T; limit: number }> {
+  for (;;) {
+    try {
+      return { page: await read(limit), limit };
+    } catch (err) {
+      if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
+      limit = Math.max(1, Math.floor(limit / 8));
+    }
+  }
+}
+
 /** The URL of `path` under the server's (which may carry a path prefix), with its query (undefined values left out). */
 function urlOf(conn: ApiConnection, path: string, query: GetOptions['query']): URL {
   const url = new URL(`${conn.server.replace(/\/+$/, '')}${path}`);

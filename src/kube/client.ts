@@ -22,14 +22,14 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import { apiVersionOf, REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
+import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
 import { cannotRead } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
-import { AnswerTooLarge, connectionOf, getJsonOnce, KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
+import { boundedPage, collectionPath, connectionOf, getJsonOnce, KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
 
 export type { KubeConfigSource };
 import { gaveUp, retriedWithin, retryWait, serverWords, type RetryClock } from './retries.js';
@@ -163,9 +163,7 @@ interface KindApi {
 
 /** The list path of a reaped kind, in `namespace` or (undefined) across all namespaces. */
 function listPath(kind: ReapKind, namespace: string | undefined): string {
-  const row = stampedRow(kind);
-  const base = row.group === '' ? '/api/v1' : `/apis/${apiVersionOf(row)}`;
-  return namespace === undefined ? `${base}/${row.resource}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${row.resource}`;
+  return collectionPath(stampedRow(kind), namespace);
 }
 
 export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient {
@@ -205,18 +203,12 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       let result: Page;
       let chars = 0;
       try {
-        for (;;) {
-          const query = { limit, continue: next, labelSelector: labelSelector || undefined };
-          try {
-            result = await throttle.run(what, () =>
-              getJsonOnce<Page>(conn, path, { what, accept, query, timeoutMs: options.timeoutMs, impersonate: options.impersonate, maxBytes: MAX_LIST_PAGE_BYTES, onText: (n) => (chars = n) }),
-            );
-            break;
-          } catch (err) {
-            if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
-            limit = Math.max(1, Math.floor(limit / 8));
-          }
-        }
+        const read = await boundedPage(limit, (asked) => {
+          const query = { limit: asked, continue: next, labelSelector: labelSelector || undefined };
+          return throttle.run(what, () => getJsonOnce<Page>(conn, path, { what, accept, query, timeoutMs: options.timeoutMs, impersonate: options.impersonate, maxBytes: MAX_LIST_PAGE_BYTES, onText: (n) => (chars = n) }));
+        });
+        result = read.page;
+        limit = read.limit;
       } catch (err) {
         // A list longer than etcd's compaction interval (5 minutes) loses its snapshot: go on
         // with the token the API server offers. Each page is still a list of objects that

@@ -4,8 +4,8 @@
 // it is listed on its own (a backfill), one that leaves it is dropped. `current` is true
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
-import { kindRows, apiVersionOf, type CachedLookupResource } from '../policy/kinds.js';
-import { AnswerTooLarge, getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
+import { kindRows, type CachedLookupResource } from '../policy/kinds.js';
+import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
 import type { RetryNotice } from './retry-notice.js';
 import { factsFromStored, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
@@ -80,9 +80,9 @@ export class Reflector {
     const row = o.resource === 'namespaces' ? undefined : kindRows().find((r) => r.resource === o.resource);
     if (row === undefined && o.resource !== 'namespaces') throw new Error(`Deed does not cache ${o.resource}`);
     this.conn = toConnection(o.kc);
-    const base = row === undefined || row.group === '' ? '/api/v1' : `/apis/${apiVersionOf(row)}`;
-    this.path = `${base}/${o.resource}`;
-    this.pathIn = (namespace) => `${base}/namespaces/${encodeURIComponent(namespace)}/${o.resource}`;
+    const kind = row ?? { group: '', version: 'v1', resource: o.resource };
+    this.path = collectionPath(kind);
+    this.pathIn = (namespace) => collectionPath(kind, namespace);
   }
 
   get resource(): CachedResource {
@@ -262,26 +262,19 @@ export class Reflector {
     const gate = this.o.pageGate ?? (<T>(page: () => Promise<T>) => page());
     for (let page = 0; page < 1_000_000; page++) {
       const more = await gate(async () => {
-        let answer: Page;
-        for (;;) {
-          try {
-            answer = await getJson<Page>(this.conn, path, {
-              what,
-              accept: this.o.metadataOnly ? METADATA_LIST : undefined,
-              query: { limit, continue: next, labelSelector: this.o.labelSelector },
-              timeoutMs: this.o.listTimeoutMs ?? 30_000,
-              onRetry: this.o.onRetry,
-              onText: (n) => (chars = n),
-              maxBytes: this.o.maxPageBytes ?? MAX_PAGE_BYTES,
-            });
-            break;
-          } catch (err) {
-            // Objects far larger than the last page's (a tenant can pad its own to 256 KiB of
-            // annotations, a pod to 1.5 MiB): the same page again, of fewer objects.
-            if (!(err instanceof AnswerTooLarge) || limit === 1) throw err;
-            limit = Math.max(1, Math.floor(limit / 8));
-          }
-        }
+        const read = await boundedPage(limit, (asked) =>
+          getJson<Page>(this.conn, path, {
+            what,
+            accept: this.o.metadataOnly ? METADATA_LIST : undefined,
+            query: { limit: asked, continue: next, labelSelector: this.o.labelSelector },
+            timeoutMs: this.o.listTimeoutMs ?? 30_000,
+            onRetry: this.o.onRetry,
+            onText: (n) => (chars = n),
+            maxBytes: this.o.maxPageBytes ?? MAX_PAGE_BYTES,
+          }),
+        );
+        const answer = read.page;
+        limit = read.limit;
         rv = answer.metadata?.resourceVersion ?? rv;
         const items = itemsOf(answer);
         if (this.o.pageSize === undefined) limit = nextPageSize(chars, items.length, limit);
