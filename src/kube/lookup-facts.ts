@@ -39,19 +39,22 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
   const m = obj.metadata ?? {};
   const labels = ours(m.labels, prefix);
   const annotations = ours(m.annotations, prefix);
-  const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
-  const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-  const controller = controllerRefOf(m.ownerReferences);
-  const pending = pendingReadsOf(obj.spec);
   return {
     ...(typeof m.uid === 'string' ? { uid: m.uid } : {}),
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
-    ...(sa ? { serviceAccountName: sa } : {}),
-    ...(pending ? { pending } : {}),
-    ...(controller ? { controller } : {}),
+    ...beyondMetadata(obj),
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
   };
+}
+
+/** What a lookup keeps of an object besides its uid, labels and annotations: a pod's service account and, not yet bound, what it reads; its controlling owner. */
+export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'pending' | 'controller'> {
+  const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
+  const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
+  const pending = pendingReadsOf(obj.spec);
+  const controller = controllerRefOf(obj.metadata?.ownerReferences);
+  return { ...(sa ? { serviceAccountName: sa } : {}), ...(pending ? { pending } : {}), ...(controller ? { controller } : {}) };
 }
 
 /** A found object as the policy reads it. */

@@ -11,8 +11,7 @@ import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
-import { pendingReadsOf } from '../policy/pod/pending-reads.js';
-import { controllerRefOf } from '../policy/controller-made.js';
+import { beyondMetadata } from '../kube/lookup-facts.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 import { excludedNamespaces, inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
@@ -201,17 +200,14 @@ export class ReviewedObjects {
       // if that claim was made before it (as `kubectl get` gives it, or as this run stored it).
       const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
       const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
-      // What the webhook's lookups give besides metadata (kube/lookup-facts.ts): a pod's account
-      // (whose runner it is) and, not yet bound, what it reads; any object's controller.
-      const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
-      const account = resource === 'pods' && typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-      const pending = resource === 'pods' ? pendingReadsOf(obj.spec) : undefined;
-      const controller = controllerRefOf(obj.metadata.ownerReferences);
+      // What the webhook's lookups give besides metadata, as they give it (kube/lookup-facts.ts): a
+      // pod's account (whose runner it is) and, not yet bound, what it reads; any object's controller.
+      const { serviceAccountName, pending, controller } = beyondMetadata(obj);
       const found: Lookup = {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
-        ...(account !== undefined ? { serviceAccountName: account } : {}),
-        ...(pending !== undefined ? { pending } : {}),
+        ...(resource === 'pods' && serviceAccountName !== undefined ? { serviceAccountName } : {}),
+        ...(resource === 'pods' && pending !== undefined ? { pending } : {}),
         ...(controller !== undefined ? { controller } : {}),
         ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
         ...(created !== undefined ? { created } : {}),
