@@ -38,9 +38,10 @@ export type BodyRefusal = 'budget' | 'timeout';
 
 // The chart gives Deed 256 MiB; idle it holds about 100 MiB, and a body read is held as
 // bytes, then as a string and a parsed object for the length of its review (two to four
-// times its size, briefly; what parsing adds is granted too, estimated: parseOverhead). 48 MiB of bodies keeps the peak well under the limit, and is
-// still six of the largest reviews (an UPDATE of a 3 MiB object, 2 x 3 MiB plus headroom)
-// or thousands of ordinary ones (a few KiB each) at once.
+// times its size, briefly; what parsing adds is granted too, estimated: parseOverhead).
+// 48 MiB of bodies keeps the peak well under the limit, and is still several of the largest
+// reviews (an UPDATE of a 3 MiB object: 2 x 3 MiB, and what parsing it takes) or thousands
+// of ordinary ones (a few KiB each) at once.
 export const DEFAULT_BODY_BUDGET_BYTES = 48 * 1024 * 1024;
 /** Long enough for a review ahead to finish; far shorter than the API server's timeout, which then retries or fails by policy. */
 export const DEFAULT_BODY_WAIT_MS = 1_000;
