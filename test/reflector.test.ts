@@ -56,6 +56,28 @@ async function listening(server: Server): Promise<ApiConnection> {
   return { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: () => Promise.resolve({}) };
 }
 
+/**
+ * A fake API server paging `total` objects, the `i`th carrying an annotation of `padOf(i)`
+ * characters: it records the limit each list asked for and the longest page it sent.
+ */
+function paging(total: number, padOf: (i: number) => number): { server: Server; limits: number[]; longest: () => number } {
+  const limits: number[] = [];
+  let longest = 0;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+    const limit = Number(url.searchParams.get('limit'));
+    limits.push(limit);
+    const from = Number(url.searchParams.get('continue') ?? '0');
+    const to = Math.min(total, from + limit);
+    const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padOf(from + k)) } } }));
+    const text = JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items });
+    longest = Math.max(longest, text.length);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+  });
+  return { server, limits, longest: () => longest };
+}
+
 /** A reflector of metadata (deployments unless `o` says) that keeps every namespace; `o` adds or overrides. */
 const metadataReflector = (kc: ApiConnection, o: Partial<ReflectorOptions> = {}) =>
   new Reflector({ kc, resource: 'deployments', metadataOnly: true, prefix: 'deed.dev', keeps: () => true, onError: () => {}, ...o });
@@ -83,19 +105,8 @@ describe('the reflector', () => {
   });
 
   test('list pages are sized in bytes: each asks for as many objects as fill PAGE_CHARS at the size of the last page\'s', async () => {
-    const limits: number[] = [];
-    const padding = 2000;
     const total = 400;
-    const server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
-      const limit = Number(url.searchParams.get('limit'));
-      limits.push(limit);
-      const from = Number(url.searchParams.get('continue') ?? '0');
-      const to = Math.min(total, from + limit);
-      const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padding) } } }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items }));
-    });
+    const { server, limits } = paging(total, () => 2000);
     const reflector = metadataReflector(await listening(server));
     reflector.start();
     after(() => reflector.stop());
@@ -114,23 +125,9 @@ describe('the reflector', () => {
   });
 
   test('a page longer than its byte bound is asked again for fewer objects: small objects first, then padded ones, never make one huge page', async () => {
-    const limits: number[] = [];
     const total = 300;
     // 200 small objects, then 100 padded to 20 KB each (a tenant's 256 KiB annotations, scaled down).
-    const padOf = (i: number) => (i < 200 ? 10 : 20_000);
-    let longest = 0;
-    const server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
-      const limit = Number(url.searchParams.get('limit'));
-      limits.push(limit);
-      const from = Number(url.searchParams.get('continue') ?? '0');
-      const to = Math.min(total, from + limit);
-      const items = Array.from({ length: to - from }, (_, k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a', annotations: { note: 'x'.repeat(padOf(from + k)) } } }));
-      const text = JSON.stringify({ metadata: { resourceVersion: '10', ...(to < total ? { continue: String(to) } : {}) }, items });
-      longest = Math.max(longest, text.length);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(text);
-    });
+    const { server, limits, longest } = paging(total, (i) => (i < 200 ? 10 : 20_000));
     const reflector = metadataReflector(await listening(server), { maxPageBytes: 256 * 1024 });
     reflector.start();
     after(() => reflector.stop());
@@ -139,16 +136,11 @@ describe('the reflector', () => {
     // 50, then pages as large as the small objects allow (500), cut to 62 and 7 once the padded ones begin.
     assert.deepEqual(limits.slice(0, 2), [50, 500]);
     assert.ok(limits.includes(62), `a cut page: ${limits.join(', ')}`);
-    assert.ok(longest > 256 * 1024, 'the server did send a page past the bound');
+    assert.ok(longest() > 256 * 1024, 'the server did send a page past the bound');
   });
 
   test('a single object past the byte bound fails the list (the kind is read live), never parsed', async () => {
-    const server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
-      const items = [{ metadata: { name: 'huge', namespace: 'sandbox-a', annotations: { note: 'x'.repeat(64 * 1024) } } }];
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10' }, items }));
-    });
+    const { server } = paging(1, () => 64 * 1024);
     const errors: string[] = [];
     const reflector = metadataReflector(await listening(server), { maxPageBytes: 16 * 1024, onError: (err: unknown) => errors.push(String(err)) });
     reflector.start();
