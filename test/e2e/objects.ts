@@ -1,4 +1,5 @@
 // Sandbox objects as a runner would send them, and checks of what the API server stored.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../../src/admission/types.js';
 import { kindRows } from '../../src/policy/kinds.js';
@@ -9,6 +10,18 @@ import { readAttestationKey } from '../../src/server/attestation-key.js';
 import type { Suite } from './suite.js';
 
 export const KEYS = stampKeys('deed.dev');
+
+/** A set-up write that made its object, or found it there already (409: a case run before). */
+export function createdOrThere(what: string, a: { status: number; text: string }): void {
+  assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+}
+
+/** A 403 whose message names Deed's `rule` (and matches `pattern`, when given). */
+export function refusedBy(a: { status: number; text: string; body: { message?: unknown } }, rule: string, pattern?: RegExp): void {
+  assert.equal(a.status, 403, a.text);
+  assert.ok(String(a.body.message).includes(`[${rule}]`), String(a.body.message));
+  if (pattern) assert.match(String(a.body.message), pattern);
+}
 
 /** A pod the default template accepts: a main container, no token automount. */
 export function sandboxPod(name: string, patch: { annotations?: Record<string, string>; spec?: Record<string, unknown> } = {}) {

@@ -11,7 +11,7 @@ import { before, describe, test } from 'node:test';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { collectionPath, eventually, KEYS, label, PATHS } from '../objects.js';
+import { collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused } from '../objects.js';
 import type { Suite } from '../suite.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 
@@ -40,12 +40,6 @@ export function blockingOwnerCases(suite: () => Suite, tools: { controllers: boo
   let beta: Identity; // sandbox-b:hold-tenant: acts for beta, the tenant role in NS
   let alpha: Identity; // alpha's runner, the tenant role in NS
   const uids: Record<string, string> = {};
-  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
-  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
-    assert.equal(a.status, 403, a.text);
-    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
-    if (pattern) assert.match(String(a.body.message), pattern);
-  };
 
   describe("no environment holds another's object in deletion with a blocking owner reference", () => {
     before(async () => {

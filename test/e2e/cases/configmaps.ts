@@ -11,7 +11,7 @@ import type { KubeObject } from '../../../src/admission/types.js';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { annotation, attested, collectionPath, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import { annotation, attested, collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 import { about, reap } from './reaper.js';
 
@@ -52,12 +52,6 @@ function deployment(name: string, spec: Spec) {
 export function configMapCases(suite: () => Suite): void {
   let beta: Identity; // sandbox-b:tenant, acts for beta, bound to the tenant role in NS
   let stranger: Identity; // plain:cm-stranger, acts for no environment, bound to the tenant role in NS
-  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
-  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
-    assert.equal(a.status, 403, a.text);
-    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
-    if (pattern) assert.match(String(a.body.message), pattern);
-  };
 
   describe('ConfigMaps are stamped and guarded, and a shared namespace\'s tenants read no Secrets', () => {
     before(async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { claim, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
+import { claim, createdOrThere as ok, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -176,7 +176,6 @@ export function credentialCases(suite: () => Suite): void {
     const NS = 'shared-ab';
     before(async () => {
       const s = suite();
-      const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);

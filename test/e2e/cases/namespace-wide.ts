@@ -13,7 +13,7 @@ import { before, describe, test } from 'node:test';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { collectionPath, eventually, KEYS, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, eventually, KEYS, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
 
@@ -37,7 +37,6 @@ const service = (name: string, externalIPs?: string[]) => ({ apiVersion: 'v1', k
 export function namespaceWideCases(suite: () => Suite, tools: Tools): void {
   let tenant: Identity; // sandbox-b:wide-tenant, acts for beta, bound to the tenant role in NS and DOOMED
   let nsAdmin: Identity; // sandbox-b:wide-admin, acts for beta, every verb on everything in NS, DOOMED and PLAIN
-  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
   const refusedBy = (a: { status: number; text: string; body: { message?: string } }, rule: string) => {
     assert.equal(a.status, 403, a.text);
     assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);

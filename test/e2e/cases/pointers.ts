@@ -13,7 +13,7 @@ import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { collectionPath, eventually, KEYS, label, PATHS, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-pointers';
@@ -69,12 +69,6 @@ export function pointerCases(suite: () => Suite): void {
   let admin: Identity; // sandbox-b:ptr-admin: acts for beta, a namespace-admin Role in NS
   let alpha: Identity; // sandbox-a:runner: alpha's runner, the tenant role and the namespace-admin Role in NS
   const uids: Record<string, string> = {};
-  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
-  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
-    assert.equal(a.status, 403, a.text);
-    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
-    if (pattern) assert.match(String(a.body.message), pattern);
-  };
   /** Refused, by Deed's rule when RBAC lets the identity try at all. */
   const refusedOrForbidden = (a: { status: number; text: string; body: { message?: string } }, rule: string) => {
     assert.equal(a.status, 403, a.text);

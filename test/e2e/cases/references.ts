@@ -9,7 +9,7 @@ import { before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { claim, eventually, KEYS, label, networkPolicy, PATHS, sandboxPod, secret, workspaceClaim } from '../objects.js';
+import { claim, createdOrThere as ok, eventually, KEYS, label, networkPolicy, PATHS, refusedBy as refused, sandboxPod, secret, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-refs';
@@ -36,12 +36,6 @@ export function referenceCases(suite: () => Suite): void {
   let podMaker: Identity; // beta (sandbox-b:*), may only create pods in NS
   let stranger: Identity; // a principal of no environment, may only create pods in NS
 
-  const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
-  const refused = (a: { status: number; text: string; body: { message?: string } }, rule: string, pattern?: RegExp) => {
-    assert.equal(a.status, 403, a.text);
-    assert.ok(String(a.body.message).includes(`[${rule}]`), a.body.message);
-    if (pattern) assert.match(String(a.body.message), pattern);
-  };
 
   describe('references, selectors, unstamped objects and the workspace reach an environment only through it', () => {
     before(async () => {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { eventually, KEYS, label, LEASES, PATHS } from '../objects.js';
+import { createdOrThere as ok, eventually, KEYS, label, LEASES, PATHS, refusedBy as refused } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 
@@ -35,12 +35,6 @@ export function runnerOwnerCases(suite: () => Suite): void {
     /** shared-owners:runner by a plain token: one of alpha's principals (what it creates is stamped for alpha). */
     let alpha: Identity;
 
-    const ok = (what: string, a: { status: number; text: string }) => assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
-    const refused = (a: { status: number; text: string; body: Spec }, rule: string, pattern: RegExp) => {
-      assert.equal(a.status, 403, a.text);
-      assert.ok(String(a.body.message).includes(`[${rule}]`), a.text);
-      assert.match(String(a.body.message), pattern);
-    };
 
     before(async () => {
       const s = suite();
