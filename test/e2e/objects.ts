@@ -8,12 +8,26 @@ import { singleKeyRing, verifyObject } from '../../src/policy/stamps/key-ring.js
 import { stampKeys } from '../../src/policy/stamps/keys.js';
 import { readAttestationKey } from '../../src/server/attestation-key.js';
 import type { Suite } from './suite.js';
+import type { Identity } from './client.js';
 
 export const KEYS = stampKeys('deed.dev');
 
 /** A set-up write that made its object, or found it there already (409: a case run before). */
 export function createdOrThere(what: string, a: { status: number; text: string }): void {
   assert.ok(a.status < 300 || a.status === 409, `${what}: ${a.status} ${a.text}`);
+}
+
+/**
+ * Creates each `[what, collection path, body]` as `who`, each answered 201 and stamped for
+ * `environment`; records each one's uid under its name in `uids`.
+ */
+export async function createStamped(s: Suite, who: Identity, environment: string, objects: Array<[string, string, { metadata: { name: string }; [field: string]: unknown }]>, uids: Record<string, string>): Promise<void> {
+  for (const [what, path, body] of objects) {
+    const answer = await s.api(who, 'POST', path, body);
+    assert.equal(answer.status, 201, `${environment}'s ${what}: ${answer.text}`);
+    assert.equal(label(answer.body as KubeObject, KEYS.environment), environment, `${environment}'s ${what} is stamped for ${environment}`);
+    uids[body.metadata.name] = (answer.body as KubeObject).metadata.uid!;
+  }
 }
 
 /** A 403 whose message names Deed's `rule` (and matches `pattern`, when given). */

@@ -11,9 +11,8 @@ import { before, describe, test } from 'node:test';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, PATHS, refusedBy as refused } from '../objects.js';
 import type { Suite } from '../suite.js';
-import type { KubeObject } from '../../../src/admission/types.js';
 
 const NS = 'shared-holds';
 const MERGE = 'application/merge-patch+json';
@@ -56,15 +55,10 @@ export function blockingOwnerCases(suite: () => Suite, tools: { controllers: boo
       }));
       for (const who of [alpha, beta])
         await eventually(`RBAC lets ${who.name} create StatefulSets in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${collectionPath('StatefulSet', NS)}?dryRun=All`, statefulSet('rbac-probe', {}))).text));
-      for (const [what, path, body] of [
+      await createStamped(s, alpha, 'alpha', [
         ['deployment', collectionPath('Deployment', NS), deployment('alpha-lab')],
         ['secret', PATHS.Secret(NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-cred' }, stringData: { k: 'v' } }],
-      ] as Array<[string, string, Any]>) {
-        const answer = await s.api(alpha, 'POST', path, body);
-        assert.equal(answer.status, 201, `alpha's ${what}: ${answer.text}`);
-        assert.equal(label(answer.body as KubeObject, KEYS.environment), 'alpha', `alpha's ${what} is stamped for alpha`);
-        uids[body.metadata.name] = (answer.body as KubeObject).metadata.uid!;
-      }
+      ], uids);
     });
 
     test("beta's blocking owner reference to alpha's uid is refused under a kind Deed does not read, as under alpha's own kind; alpha's own objects are admitted", async () => {

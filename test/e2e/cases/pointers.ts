@@ -13,7 +13,7 @@ import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-pointers';
@@ -95,7 +95,7 @@ export function pointerCases(suite: () => Suite): void {
         await eventually(`RBAC lets ${who.name} create autoscalers in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${HPAS(NS)}?dryRun=All`, hpa('rbac-probe', 'rbac-probe'))).text));
       await eventually('the CRD is served', async () => (await s.api(s.admin, 'GET', POOLS(NS))).status === 200);
       // Alpha's objects, as its runner creates them.
-      for (const [what, path, body] of [
+      await createStamped(s, alpha, 'alpha', [
         ['deployment', collectionPath('Deployment', NS), deployment('alpha-web')],
         ['service', collectionPath('Service', NS), service('alpha-svc', { app: 'alpha-web' })],
         ['selectorless service', collectionPath('Service', NS), service('alpha-ext')],
@@ -104,12 +104,7 @@ export function pointerCases(suite: () => Suite): void {
         ['service account', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'alpha-sa' } }],
         ['pool', POOLS(NS), { apiVersion: `${GROUP}/v1`, kind: 'Pool', metadata: { name: 'alpha-pool' }, spec: { replicas: 3 } }],
         ['resource claim', CLAIMS(NS), claim('alpha-gpu')],
-      ] as Array<[string, string, Any]>) {
-        const answer = await s.api(alpha, 'POST', path, body);
-        assert.equal(answer.status, 201, `alpha's ${what}: ${answer.text}`);
-        assert.equal(label(answer.body as KubeObject, KEYS.environment), 'alpha', `alpha's ${what} is stamped for alpha`);
-        uids[body.metadata.name] = (answer.body as KubeObject).metadata.uid!;
-      }
+      ], uids);
     });
 
     test("beta's HorizontalPodAutoscaler of alpha's Deployment is refused; alpha's own is stored and the Deployment keeps its replicas", async () => {
