@@ -10,6 +10,10 @@ import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
 import type { PendingReads } from '../policy.js';
+import type { KubeObject } from '../../admission/types.js';
+import { objectReferences } from '../object-references.js';
+
+const PODS = { group: '', resource: 'pods' };
 
 export type { PendingReads };
 
@@ -23,7 +27,8 @@ export function pendingReadsOf(spec: unknown): PendingReads | undefined {
     claims: distinct(recs(field(spec, 'volumes')).map((v) => claimName(v))),
     secrets: distinct(podSecrets(spec, 'spec').map((r) => r.name)),
     configMaps: distinct(podConfigMaps(spec, 'spec').map((r) => r.name)),
-    resourceClaims: distinct(recs(field(spec, 'resourceClaims')).map((c) => text(c, 'resourceClaimName'))),
+    // As the kind table names them (a pod's row, `references`): the table's and the binding's cannot part.
+    resourceClaims: distinct(objectReferences(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec } as KubeObject).filter((r) => r.group === 'resource.k8s.io' && r.kind === 'ResourceClaim').map((r) => r.name)),
   };
   return reads.claims.length + reads.secrets.length + reads.configMaps.length + reads.resourceClaims.length === 0 ? undefined : reads;
 }
