@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { factsFromStored, factsOf, foundLookup, storedFactsOf } from '../src/kube/lookup-facts.js';
 import { followUpLookups, gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
-import { pendingReadsOf, type PendingReads } from '../src/policy/pod/pending-reads.js';
+import { podReadsOf, type PodReads } from '../src/policy/pod/pod-reads.js';
 import type { Lookup } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
 import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
@@ -48,10 +48,10 @@ function binding(pod: string, subResource = true): Review {
 
 const owned = (kind: string, env: string): Lookup => ({ state: 'found', metadata: { ...stampedMetadata(kind, env, NS).metadata, uid: `${kind}-${env}` } });
 const unowned: Lookup = { state: 'found', metadata: { uid: 'u' } };
-const reads = (r: Partial<PendingReads>): PendingReads => ({ claims: [], secrets: [], configMaps: [], resourceClaims: [], ...r });
-const pendingPod = (env: string | undefined, r: Partial<PendingReads>): Lookup => ({
+const reads = (r: Partial<PodReads>): PodReads => ({ claims: [], secrets: [], configMaps: [], resourceClaims: [], ...r });
+const pendingPod = (env: string | undefined, r: Partial<PodReads>): Lookup => ({
   ...(env === undefined ? unowned : owned('Pod', env)),
-  pending: reads(r),
+  reads: reads(r),
 } as Lookup);
 
 /** `resource/name` in the shared namespace to its answer; anything else unknown. */
@@ -139,15 +139,15 @@ describe('the lookup cache keeps what a pod reads only while it is pending', () 
   });
 
   test('a pending pod\'s names survive the cache\'s record; a bound pod keeps none', () => {
-    const expected: PendingReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'] };
-    assert.deepEqual(pendingReadsOf(pod().spec), expected);
+    const expected: PodReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'] };
+    assert.deepEqual(podReadsOf(pod().spec), expected);
     const stored = storedFactsOf(pod(), 'deed.dev');
     assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(pod(), 'deed.dev'));
-    assert.deepEqual(foundLookup(factsFromStored(stored, 'deed.dev')).pending, expected);
-    assert.equal(pendingReadsOf(pod('node-1').spec), undefined);
-    assert.equal(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').pending, undefined);
+    assert.deepEqual(foundLookup(factsFromStored(stored, 'deed.dev')).reads, expected);
+    assert.equal(podReadsOf(pod('node-1').spec), undefined);
+    assert.equal(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').reads, undefined);
     // A workload's spec lists no containers at its top: nothing kept for it.
-    assert.equal(pendingReadsOf({ template: pod().spec }), undefined);
+    assert.equal(podReadsOf({ template: pod().spec }), undefined);
   });
 });
 
@@ -165,7 +165,7 @@ describe("deed review's lookups give a pod what the webhook's do", () => {
     assert.equal(found.state, 'found');
     if (found.state !== 'found') return;
     assert.equal(found.serviceAccountName, 'ci');
-    assert.deepEqual(found.pending, { claims: [], secrets: ['creds'], configMaps: [], resourceClaims: [] });
+    assert.deepEqual(found.reads, { claims: [], secrets: ['creds'], configMaps: [], resourceClaims: [] });
     assert.equal(found.controller?.name, 'job');
   });
 });

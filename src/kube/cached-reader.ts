@@ -79,7 +79,7 @@ function sameFacts(answer: Extract<Lookup, { state: 'found' }>, prefix: string):
   const found = foundLookup(factsOf({ metadata: answer.metadata, spec: { serviceAccountName: answer.serviceAccountName } }, prefix));
   return {
     ...found,
-    ...(answer.pending !== undefined ? { pending: answer.pending } : {}),
+    ...(answer.reads !== undefined ? { reads: answer.reads } : {}),
     ...(answer.controller !== undefined ? { controller: answer.controller } : {}),
     ...(answer.sourceClaim !== undefined ? { sourceClaim: answer.sourceClaim } : {}),
     ...(answer.created !== undefined ? { created: answer.created } : {}),

@@ -8,7 +8,7 @@ import type { ControllerRef, Lookup } from '../policy/policy.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { pendingReadsOf, type PendingReads } from '../policy/pod/pending-reads.js';
+import { podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -17,7 +17,7 @@ export interface ObjectFacts {
   /** Pods only: spec.serviceAccountName (immutable for the pod's life). */
   serviceAccountName?: string;
   /** Pods not yet bound to a node only: what the pod will read once bound (its binding is judged on them). */
-  pending?: PendingReads;
+  reads?: PodReads;
   /** The owner reference with `controller: true`: whose an object a controller made is follows it. */
   controller?: ControllerRef;
   /** metadata.deletionTimestamp is set: the object may be gone at any moment. */
@@ -49,12 +49,12 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
 }
 
 /** What a lookup keeps of an object besides its uid, labels and annotations: a pod's service account and, not yet bound, what it reads; its controlling owner. */
-export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'pending' | 'controller'> {
+export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-  const pending = pendingReadsOf(obj.spec);
+  const reads = podReadsOf(obj.spec);
   const controller = controllerRefOf(obj.metadata?.ownerReferences);
-  return { ...(sa ? { serviceAccountName: sa } : {}), ...(pending ? { pending } : {}), ...(controller ? { controller } : {}) };
+  return { ...(sa ? { serviceAccountName: sa } : {}), ...(reads ? { reads } : {}), ...(controller ? { controller } : {}) };
 }
 
 /** A found object as the policy reads it. */
@@ -63,7 +63,7 @@ export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }>
     state: 'found',
     metadata: { ...(f.uid ? { uid: f.uid } : {}), ...(f.labels ? { labels: f.labels } : {}), ...(f.annotations ? { annotations: f.annotations } : {}) },
     ...(f.serviceAccountName ? { serviceAccountName: f.serviceAccountName } : {}),
-    ...(f.pending ? { pending: f.pending } : {}),
+    ...(f.reads ? { reads: f.reads } : {}),
     ...(f.controller ? { controller: f.controller } : {}),
     ...(f.stampsVerified ? { stampsVerified: true as const } : {}),
   };
@@ -131,7 +131,7 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
 export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
   const f = factsOf(obj, prefix);
   const c = f.controller;
-  const p = f.pending;
+  const p = f.reads;
   const skip = prefix.length + 1;
   const attestation = `${prefix}${SUFFIXES.attestation}`;
   const verified = verify !== undefined && f.annotations?.[attestation] !== undefined && verify(f);
@@ -179,7 +179,7 @@ function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
     ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
     ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
-    ...(p !== 0 ? { pending: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
+    ...(p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
     ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),

@@ -16,7 +16,7 @@ import type { ControllerRef, Lookup, ObjectLookup } from '../policy/policy.js';
 import { getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
-import { pendingReadsOf } from '../policy/pod/pending-reads.js';
+import { podReadsOf } from '../policy/pod/pod-reads.js';
 
 /**
  * A Secret's metadata and nothing else: no fallback to the whole object, so its data never
@@ -70,7 +70,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
     try {
       const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
       const sa = key.resource === 'pods' ? read.spec?.serviceAccountName : undefined;
-      const pending = key.resource === 'pods' ? pendingReadsOf(read.spec) : undefined;
+      const reads = key.resource === 'pods' ? podReadsOf(read.spec) : undefined;
       const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
       // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
       const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
@@ -79,7 +79,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
         metadata: metadataOf(read.metadata),
         ...(plan.controller ? controllerOfMeta(read.metadata) : {}),
         ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}),
-        ...(pending !== undefined ? { pending } : {}),
+        ...(reads !== undefined ? { reads } : {}),
         ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
         ...(typeof created === 'string' && created !== '' ? { created } : {}),
       };

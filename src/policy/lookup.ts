@@ -10,7 +10,7 @@ import { decodeReview, type Decoded } from '../admission/decode.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { doorOf, type Door } from './doors/door.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
-import { pendingReadKeys } from './rules/binding-reads.js';
+import { podReadKeys } from './rules/binding-reads.js';
 import { kindRows } from './kinds.js';
 import { ownerLookupKey } from './controller-made.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -70,7 +70,7 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>):
   if (key.resource === 'volumesnapshots')
     // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
     return answer.sourceClaim === undefined ? [] : [{ resource: 'persistentvolumeclaims', namespace, name: answer.sourceClaim, fresh: true }];
-  if (key.resource === 'pods') return key.withReads === true ? pendingReadKeys(answer.pending, namespace) : [];
+  if (key.resource === 'pods') return key.withReads === true ? podReadKeys(answer.reads, namespace) : [];
   // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
   // carrying its Deployment's copied annotations): its owner too.
   const owner = OWNER_RESOURCES.has(key.resource) ? ownerLookupKey(answer.controller, namespace) : undefined;

@@ -73,8 +73,8 @@ export interface ControllerRef {
 }
 
 /** What Deed knows about another object a decision depends on (metadata only). */
-/** What a pod not yet bound to a node reads once bound, by name (pod/pending-reads.ts). */
-export interface PendingReads {
+/** What a pod not yet bound to a node reads once bound, by name (pod/pod-reads.ts). */
+export interface PodReads {
   claims: string[];
   secrets: string[];
   configMaps: string[];
@@ -87,8 +87,8 @@ export type Lookup =
       metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
       /** Pods: spec.serviceAccountName. */
       serviceAccountName?: string;
-      /** Pods not yet bound to a node: what the pod reads once bound (pod/pending-reads.ts). */
-      pending?: PendingReads;
+      /** Pods not yet bound to a node: what the pod reads once bound (pod/pod-reads.ts). */
+      reads?: PodReads;
       /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
       sourceClaim?: string;
       /**

@@ -202,12 +202,12 @@ export class ReviewedObjects {
       const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
       // What the webhook's lookups give besides metadata, as they give it (kube/lookup-facts.ts): a
       // pod's account (whose runner it is) and, not yet bound, what it reads; any object's controller.
-      const { serviceAccountName, pending, controller } = beyondMetadata(obj);
+      const { serviceAccountName, reads, controller } = beyondMetadata(obj);
       const found: Lookup = {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
         ...(resource === 'pods' && serviceAccountName !== undefined ? { serviceAccountName } : {}),
-        ...(resource === 'pods' && pending !== undefined ? { pending } : {}),
+        ...(resource === 'pods' && reads !== undefined ? { reads } : {}),
         ...(controller !== undefined ? { controller } : {}),
         ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
         ...(created !== undefined ? { created } : {}),

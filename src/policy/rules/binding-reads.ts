@@ -1,5 +1,5 @@
 // reference.at-binding: a pod's binding is judged again on what the pod reads once bound
-// (pod/pending-reads.ts). The names were judged at the pod's CREATE, for its creator; what
+// (pod/pod-reads.ts). The names were judged at the pod's CREATE, for its creator; what
 // they name may have been deleted since and made again by another environment, and nothing
 // held it meanwhile (a claim is kept for a scheduled pod only, a Secret or ConfigMap never).
 // Judged here by whose the pod is, not by who binds it (the scheduler, a system principal,
@@ -8,13 +8,13 @@
 import type { Finding } from '../../admission/verdict.js';
 import type { LookupResource } from '../kinds.js';
 import { ownershipOfFound } from '../ownership.js';
-import type { PendingReads } from '../pod/pending-reads.js';
+import type { PodReads } from '../pod/pod-reads.js';
 import type { DecisionContext, Lookup } from '../policy.js';
 import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS, type LookupKey } from '../reads.js';
 import { RULES } from './catalog.js';
 
 /** What a pending pod reads, by the kind it is looked up as, and the most of each read (the read plan's bounds). */
-const READS: ReadonlyArray<{ field: keyof PendingReads; resource: LookupResource; kind: string; max: number }> = [
+const READS: ReadonlyArray<{ field: keyof PodReads; resource: LookupResource; kind: string; max: number }> = [
   { field: 'claims', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', max: MAX_CLAIM_LOOKUPS },
   { field: 'secrets', resource: 'secrets', kind: 'Secret', max: MAX_SECRET_LOOKUPS },
   { field: 'configMaps', resource: 'configmaps', kind: 'ConfigMap', max: MAX_CONFIGMAP_LOOKUPS },
@@ -22,16 +22,16 @@ const READS: ReadonlyArray<{ field: keyof PendingReads; resource: LookupResource
 ];
 
 /** The reads that follow a pending pod's, when its binding is judged (lookup.ts, followUpLookups). */
-export function pendingReadKeys(pending: PendingReads | undefined, namespace: string): LookupKey[] {
+export function podReadKeys(pending: PodReads | undefined, namespace: string): LookupKey[] {
   if (pending === undefined) return [];
   return READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name })));
 }
 
 /** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */
 export function bindingReads(pod: Lookup, podName: string, namespace: string, ctx: DecisionContext): Finding[] {
-  if (pod.state !== 'found' || pod.pending === undefined) return [];
+  if (pod.state !== 'found' || pod.reads === undefined) return [];
   const { policy, keyRing } = ctx;
-  const pending = pod.pending;
+  const pending = pod.reads;
   const rule = RULES.referenceAtBinding.id;
   const podOwner = ownershipOfFound(pod, 'Pod', namespace, policy, keyRing);
   if (podOwner.kind === 'unverifiable')
@@ -44,7 +44,7 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
     for (const [i, name] of pending[r.field].entries()) {
       if (r.field === 'configMaps' && policy.config.template.wellKnownConfigMaps.includes(name)) continue;
       if (i >= r.max) {
-        // Not read (pendingReadKeys reads as many): what it is cannot be told, as at the pod's CREATE.
+        // Not read (podReadKeys reads as many): what it is cannot be told, as at the pod's CREATE.
         findings.push({ rule, message: `cannot tell which environment ${r.kind} ${name}, which pod ${namespace}/${podName} reads once bound, belongs to: Deed reads at most ${r.max} ${r.kind} names of one pod` });
         continue;
       }

@@ -9,21 +9,21 @@
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
-import type { PendingReads } from '../policy.js';
+import type { PodReads } from '../policy.js';
 import type { KubeObject } from '../../admission/types.js';
 import { objectReferences } from '../object-references.js';
 
 const PODS = { group: '', resource: 'pods' };
 
-export type { PendingReads };
+export type { PodReads };
 
 /** The names a pod's spec reads once bound; undefined for a pod already bound (`spec.nodeName`), or one that names nothing. */
-export function pendingReadsOf(spec: unknown): PendingReads | undefined {
+export function podReadsOf(spec: unknown): PodReads | undefined {
   // Only a pod's spec lists containers at its top (a workload's is under its template).
   if (!isRec(spec) || !Array.isArray(field(spec, 'containers'))) return undefined;
   const node = field(spec, 'nodeName');
   if (typeof node === 'string' && node !== '') return undefined;
-  const reads: PendingReads = {
+  const reads: PodReads = {
     claims: distinct(recs(field(spec, 'volumes')).map((v) => claimName(v))),
     secrets: distinct(podSecrets(spec, 'spec').map((r) => r.name)),
     configMaps: distinct(podConfigMaps(spec, 'spec').map((r) => r.name)),
