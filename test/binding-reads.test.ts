@@ -1,14 +1,14 @@
 // reference.at-binding (rules/binding-reads.ts): a pod's binding is judged again on what the
 // pod reads once bound, by whose the pod is. The attack it closes: beta's pod, held back from
 // scheduling, names beta's Secret `creds`; beta deletes it; alpha creates `creds`; the
-// binding would hand alpha's Secret to beta's pod. The lookup cache keeps those names for a
-// pending pod only (kube/lookup-facts.ts).
+// binding would hand alpha's Secret to beta's pod. The lookup cache keeps those names for
+// every pod (kube/lookup-facts.ts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { factsFromStored, factsOf, foundLookup, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { factsFromStored, factsOf, foundLookup, readsOfStored, storedFactsOf } from '../src/kube/lookup-facts.js';
 import { followUpLookups, gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
 import { podReadsOf, type PodReads } from '../src/policy/pod/pod-reads.js';
 import type { Lookup } from '../src/policy/policy.js';
@@ -124,7 +124,7 @@ describe('a binding is judged on what the pod reads once bound', () => {
   });
 });
 
-describe('the lookup cache keeps what a pod reads only while it is pending', () => {
+describe('the lookup cache keeps what a pod reads, bound or not', () => {
   const pod = (nodeName?: string): KubeObject => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -138,14 +138,15 @@ describe('the lookup cache keeps what a pod reads only while it is pending', () 
     },
   });
 
-  test('a pending pod\'s names survive the cache\'s record; a bound pod keeps none', () => {
+  test('a pod\'s names survive the cache\'s record, a bound pod\'s too (its CREATE-time names are judged at the CREATE of what they name)', () => {
     const expected: PodReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'] };
     assert.deepEqual(podReadsOf(pod().spec), expected);
     const stored = storedFactsOf(pod(), 'deed.dev');
     assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(pod(), 'deed.dev'));
     assert.deepEqual(foundLookup(factsFromStored(stored, 'deed.dev')).reads, expected);
-    assert.equal(podReadsOf(pod('node-1').spec), undefined);
-    assert.equal(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').reads, undefined);
+    assert.deepEqual(podReadsOf(pod('node-1').spec), expected);
+    assert.deepEqual(factsFromStored(storedFactsOf(pod('node-1'), 'deed.dev'), 'deed.dev').reads, expected);
+    assert.deepEqual(readsOfStored(storedFactsOf(pod('node-1'), 'deed.dev')), expected);
     // A workload's spec lists no containers at its top: nothing kept for it.
     assert.equal(podReadsOf({ template: pod().spec }), undefined);
   });

@@ -10,18 +10,19 @@ import { factsOf, type ObjectFacts } from '../src/kube/lookup-facts.js';
 import type { ObjectReader } from '../src/kube/object-reader.js';
 import { createMetrics, type Metrics } from '../src/observability/metrics.js';
 import { gatheredLookup, lookupKey, type LookupKey, type LookupResource } from '../src/policy/lookup.js';
-import type { Lookup } from '../src/policy/policy.js';
+import type { Lookup, Readers } from '../src/policy/policy.js';
 import { scopeAnswer } from '../src/policy/review-scope.js';
 
 const STAMPED = { labels: { 'deed.dev/environment': 'alpha' }, annotations: { 'deed.dev/attestation': 'v1:x' } };
 
-function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[] } = {}): LookupCache {
+function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[]; readers?: LookupCache['readers'] } = {}): LookupCache {
   const inScope = new Set(opts.inScope ?? ['sandbox-a']);
   const current = new Set(opts.current ?? ['pods', 'persistentvolumeclaims', 'secrets']);
   const none = { pods: 0, persistentvolumeclaims: 0, secrets: 0, configmaps: 0, namespaces: 0, deployments: 0, replicasets: 0, statefulsets: 0, daemonsets: 0, jobs: 0, cronjobs: 0, replicationcontrollers: 0, serviceaccounts: 0 };
   return {
     scope: { of: (ns) => scopeAnswer(inScope.has(ns) ? { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } : undefined, 'deed-system') },
     get: (resource, namespace, name) => (current.has(resource) ? objects[lookupKey({ resource, namespace, name })] : undefined),
+    readers: opts.readers ?? (() => undefined),
     current: (resource) => current.has(resource),
     sizes: () => none,
     bytes: () => none,
@@ -33,14 +34,15 @@ function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: strin
   };
 }
 
-/** An API server as a table; every read is recorded. */
-function fakeLive(answers: Record<string, Lookup>): ObjectReader & { reads: string[] } {
+/** An API server as a table; every read is recorded. Readers asked for are those of `readers`, with their stamps whole. */
+function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', pods: [] }): ObjectReader & { reads: string[] } {
   const reads: string[] = [];
   return {
     reads,
     async read(keys: LookupKey[]) {
       for (const k of keys) reads.push(lookupKey(k));
-      return gatheredLookup(new Map(keys.map((k) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }])), 'not read');
+      const asked = keys.filter((k) => k.readers === true);
+      return gatheredLookup(new Map(keys.filter((k) => k.readers !== true).map((k) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }])), 'not read', new Map(asked.map((k) => [lookupKey(k), readers])));
     },
   };
 }
@@ -146,5 +148,27 @@ describe('the cached reader', () => {
     assert.deepEqual(live.reads, ['volumesnapshots/sandbox-a/snap', 'persistentvolumeclaims/sandbox-a/ws'], 'the cached claim was read all the same');
     // Asked for without `fresh` (a claim a pod mounts), the same claim comes from the cache, with no creation time.
     assert.deepEqual((await reader.read([claimKey('ws')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws'), { state: 'found', metadata: { uid: 'u2', ...STAMPED } });
+  });
+
+  test("the pods that read a name come from the cache's index while the pods are current; otherwise the namespace's pods are listed, cut to what the cache keeps", async () => {
+    const key: LookupKey = { resource: 'secrets', namespace: 'sandbox-a', name: 'creds', readers: true };
+    const cachedPod: ObjectFacts = { ...STAMPED, uid: 'p1', deleting: false, serviceAccountName: 'ci' };
+    const live = fakeLive({});
+    const reader = createCachedReader(fakeCache({}, { readers: () => [{ name: 'job-1', facts: cachedPod }] }), live, 'deed.dev', createMetrics());
+    const cached = (await reader.read([key], 1000)).readers('secrets', 'sandbox-a', 'creds');
+    assert.deepEqual(cached.state === 'known' ? cached.pods.map((p) => [p.name, p.pod.serviceAccountName]) : cached, [['job-1', 'ci']]);
+    assert.deepEqual(live.reads, []);
+    // Not current: read live, and a pod's other labels and annotations are dropped as the cache drops them.
+    const listed: Readers = { state: 'known', pods: [{ name: 'job-2', pod: { state: 'found', metadata: { uid: 'p2', labels: { ...STAMPED.labels, app: 'x' } } } }] };
+    const live2 = fakeLive({}, listed);
+    const uncached = await createCachedReader(fakeCache({}), live2, 'deed.dev', createMetrics()).read([key], 1000);
+    assert.deepEqual(live2.reads, ['secrets/sandbox-a/creds readers']);
+    const answer = uncached.readers('secrets', 'sandbox-a', 'creds');
+    assert.deepEqual(answer.state === 'known' ? answer.pods.map((p) => p.pod.metadata.labels) : answer, [STAMPED.labels]);
+    // The object itself is another read: not answered by the readers'.
+    assert.equal(uncached.get('secrets', 'sandbox-a', 'creds').state, 'unknown');
+    // Outside the scope nothing is read.
+    const outside = await createCachedReader(fakeCache({}), live2, 'deed.dev', createMetrics()).read([{ ...key, namespace: 'plain' }], 1000);
+    assert.equal(outside.readers('secrets', 'plain', 'creds').state, 'unknown');
   });
 });

@@ -13,7 +13,7 @@ import { stampKeys } from '../src/policy/stamps/keys.js';
 import { combinedLookup, followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, stampedMetadata, testContext, TEST_RING, type Review } from './helpers.js';
+import { claimLookup, claimOf, decodePatch, fixture, FIXTURE_KEYS, FIXTURE_POLICY, stampedMetadata, testContext, TEST_RING, type Review, NO_READERS } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
 type Spec = Record<string, any>;
@@ -421,7 +421,7 @@ describe('service-account credentials', () => {
     const alphaAsks = tokenRequest('runner', RUNNER_A);
     denied(alphaAsks, /acts for environment "beta"; system:serviceaccount:sandbox-a:runner does not/);
     // The account exists, unstamped (the API server's own), as Deed's read finds it.
-    const unstamped: ObjectLookup = { get: (resource) => (resource === 'serviceaccounts' ? { state: 'found', metadata: {} } : { state: 'unknown', reason: 'not in this test' }) };
+    const unstamped: ObjectLookup = { readers: NO_READERS, get: (resource) => (resource === 'serviceaccounts' ? { state: 'found', metadata: {} } : { state: 'unknown', reason: 'not in this test' }) };
     allowed(tokenRequest('runner', RUNNER_B), unstamped);
     allowed(tokenRequest('runner', KUBELET));
     const elsewhere = tokenRequest('builder', NOBODY);
@@ -473,7 +473,8 @@ describe('snapshots are judged by their source claim', () => {
 
   test('the snapshot is read first, then its source claim', () => {
     const plan = planLookups(review(PVCS, restore('s'), RUNNER_B), 'validate', FIXTURE_KEYS);
-    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s']);
+    // And, for a claim beta creates, the pods that read its name (reference.live-reader).
+    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s', 'persistentvolumeclaims/sandbox-b/r readers']);
     const first = facts({ 'volumesnapshots/sandbox-b/s': snapOf('a-ws') });
     const next = followUpLookups(plan.lookups, first);
     assert.deepEqual(next.map(lookupKey), ['persistentvolumeclaims/sandbox-b/a-ws']);

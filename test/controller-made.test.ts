@@ -11,7 +11,7 @@ import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { followUpLookups, gatheredLookup, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { decodePatch, fixture, FIXTURE_POLICY, kubeSystem, testContext, TEST_RING, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_POLICY, kubeSystem, testContext, TEST_RING, type Review, NO_READERS } from './helpers.js';
 import { stampedTemplateMetadata } from '../src/policy/pod/claim-templates.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pod bodies reach deep into specs
@@ -37,7 +37,7 @@ const ref = (kind: string, name: string, uid: string, apiVersion = 'apps/v1') =>
 /** Owners and Secrets as the cache would answer; anything not listed is absent. */
 function lookup(table: Record<string, Lookup>): ObjectLookup {
   const gathered = gatheredLookup(new Map(Object.entries(table)), 'unlisted');
-  return { get: (resource, namespace, name) => (Object.hasOwn(table, lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : { state: 'absent' }) };
+  return { readers: NO_READERS, get: (resource, namespace, name) => (Object.hasOwn(table, lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : { state: 'absent' }) };
 }
 const found = (metadata: Spec, controller?: ReturnType<typeof ref>): Lookup => ({
   state: 'found',

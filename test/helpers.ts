@@ -8,12 +8,15 @@ import { join } from 'node:path';
 import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { signStamps, singleKeyRing, type KeyRing } from '../src/policy/stamps/key-ring.js';
-import { compilePolicy, type DecisionContext, type ObjectLookup } from '../src/policy/policy.js';
+import { compilePolicy, type DecisionContext, type ObjectLookup, type Readers } from '../src/policy/policy.js';
 import { noLookup } from '../src/policy/lookup.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { EVERY_NAMESPACE } from '../src/policy/review-scope.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import type { PatchOperation } from '../src/admission/verdict.js';
+
+/** A lookup's answer where no live pod reads the name asked for (unit tests that do not judge reference.live-reader). */
+export const NO_READERS = (): Readers => ({ state: 'known', pods: [] });
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures', 'admission');
 
@@ -71,6 +74,7 @@ export function stampedMetadata(kind: string, environment: string, namespace: st
 export function claimLookup(claims: Record<string, KubeObject | null | string>): ObjectLookup {
   const none = noLookup('no cluster in unit tests');
   return {
+    readers: NO_READERS,
     get: (resource, namespace, name) => {
       if (resource !== 'persistentvolumeclaims') return none.get(resource, namespace, name);
       const value = Object.hasOwn(claims, `${namespace}/${name}`) ? claims[`${namespace}/${name}`] : null;

@@ -130,6 +130,21 @@ describe('the lookup cache', () => {
     await until('s1 gone, s3 there', () => cache.get('secrets', 'a', 's1') === undefined && cache.get('secrets', 'a', 's3') !== undefined);
   });
 
+  test('the pods that read a name follow the pods\' watch: added, changed, deleted, and dropped with their namespace', async () => {
+    await until('pods current', () => cache.current('pods'));
+    const reader = (name: string, secret: string): Obj => ({ ...sec('a', name), spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: secret } }] }] } }) as Obj;
+    const names = () => (cache.readers('secrets', 'a', 'creds') ?? []).map((r) => r.name).sort();
+    api.emit('pods', 'ADDED', reader('job-1', 'creds'));
+    api.emit('pods', 'ADDED', reader('job-2', 'creds'));
+    await until('both read creds', () => names().length === 2);
+    assert.deepEqual(cache.readers('secrets', 'a', 'creds')?.find((r) => r.name === 'job-1')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    api.emit('pods', 'MODIFIED', reader('job-2', 'other'));
+    api.emit('pods', 'DELETED', reader('job-1', 'creds'));
+    await until('neither reads creds', () => names().length === 0);
+    assert.deepEqual((cache.readers('secrets', 'a', 'other') ?? []).map((r) => r.name), ['job-2']);
+    assert.ok(cache.bytes().pods > 0);
+  });
+
   test('a deletion the watch delivers while a backfill is in flight is not undone by the backfill\'s older list', async () => {
     let release = () => {};
     api.hold(new Promise<void>((r) => (release = r)));

@@ -53,4 +53,27 @@ describe('the object reader', () => {
     const answer = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds' }], 2000)).get('secrets', 'shared', 'creds');
     assert.equal(answer.state, 'unknown');
   });
+
+  test("the pods that read a name, when the cache cannot tell: the namespace's pods listed page by page, those that name it kept as a cached pod is", async () => {
+    const pod = (name: string, secret: string, namespace = 'shared') =>
+      ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: name, labels: { 'deed.dev/environment': 'beta' } }, spec: { serviceAccountName: 'ci', nodeName: 'node-1', containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: secret } }] }] } }) as never;
+    for (let i = 0; i < 5; i++) server.put('pods', pod(`reads-${i}`, i % 2 === 0 ? 'creds' : 'other'));
+    server.put('pods', pod('elsewhere', 'creds', 'other-ns'));
+    server.maxPage = 2;
+    try {
+      const reader = createObjectReader(server.kubeConfig());
+      const answer = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds', readers: true }], 2000)).readers('secrets', 'shared', 'creds');
+      assert.equal(answer.state, 'known');
+      if (answer.state !== 'known') return;
+      assert.deepEqual(answer.pods.map((p) => p.name), ['reads-0', 'reads-2', 'reads-4']);
+      assert.equal(answer.pods[0]!.pod.serviceAccountName, 'ci');
+      assert.deepEqual(answer.pods[0]!.pod.metadata.labels, { 'deed.dev/environment': 'beta' });
+      assert.ok(server.requests.filter((r) => r.path === '/api/v1/namespaces/shared/pods').length >= 3, 'paged');
+      server.faults.push({ path: /namespaces\/shared\/pods$/, times: 10, answer: { status: 503, reason: 'ServiceUnavailable', message: 'injected' } });
+      const failed = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds', readers: true }], 500)).readers('secrets', 'shared', 'creds');
+      assert.equal(failed.state, 'unknown');
+    } finally {
+      server.maxPage = Infinity;
+    }
+  });
 });

@@ -11,7 +11,7 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { objectReferences } from '../src/policy/object-references.js';
-import { FIXTURE_KEYS, fixture, NOW, stampedMetadata, testContext, type Review } from './helpers.js';
+import { FIXTURE_KEYS, fixture, NOW, stampedMetadata, testContext, type Review, NO_READERS } from './helpers.js';
 import { ADMIN, RUNNER_A, RUNNER_B } from './validate-helpers.js';
 
 const POLICY: ConfigInput = {
@@ -56,6 +56,7 @@ function lookupOf(objects: Record<string, KubeObject | null | string>): ObjectLo
   const reads = new Set<string>();
   return {
     reads,
+    readers: NO_READERS,
     get(resource, namespace, name): Lookup {
       const key = lookupKey({ resource, namespace, name });
       reads.add(key);

@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import { kindRows } from '../src/policy/kinds.js';
 import { followUpLookups, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { claimOf, stampedMetadata, fixture, FIXTURE_POLICY, FIXTURE_KEYS, FIXTURES, kubeSystem, testContext, type Review } from './helpers.js';
+import { claimOf, stampedMetadata, fixture, FIXTURE_POLICY, FIXTURE_KEYS, FIXTURES, kubeSystem, testContext, type Review, NO_READERS } from './helpers.js';
 import { pluginTokenSources } from '../src/policy/pod/service-account-token.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies reach deep into specs
@@ -25,6 +25,10 @@ function recordingLookup(): { lookup: ObjectLookup; read: LookupKey[] } {
   return {
     read,
     lookup: {
+      readers(resource, namespace, name) {
+        read.push({ resource, namespace, name, readers: true });
+        return NO_READERS();
+      },
       get(resource, namespace, name): Lookup {
         read.push({ resource, namespace, name });
         if (resource === 'volumesnapshots') return { state: 'found', metadata: {}, sourceClaim: 'source-claim' };

@@ -10,7 +10,7 @@ import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { podSecrets } from '../src/policy/pod/secret-references.js';
 import { podConfigMaps } from '../src/policy/pod/configmap-references.js';
 import { normalMountPath } from '../src/policy/pod/spec.js';
-import { decodePatch, fixture, FIXTURE_KEYS, NOW, testContext, workspaceClaimOf, claimOf, stampedMetadata, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_KEYS, NOW, testContext, workspaceClaimOf, claimOf, stampedMetadata, type Review, NO_READERS } from './helpers.js';
 import { RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
 
 const POLICY: ConfigInput = {
@@ -30,6 +30,7 @@ function secretOf(environment: string, namespace: string, kind: 'Secret' | 'Conf
 /** `resource/namespace/name` to the object, null for absent, a string for unknown; anything not listed is absent. */
 function lookupOf(objects: Record<string, KubeObject | null | string>): ObjectLookup {
   return {
+    readers: NO_READERS,
     get(resource, namespace, name): Lookup {
       const key = `${resource}/${namespace}/${name}`;
       const value = Object.hasOwn(objects, key) ? objects[key] : null;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { inReviewScope, namespaceSelector, scopeAnswer, type ReviewScope, type ScopeAnswer } from '../src/policy/review-scope.js';
 import { decide } from '../src/admission/decide.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
-import { fixture, testContext } from './helpers.js';
+import { fixture, testContext, NO_READERS } from './helpers.js';
 
 test('an opted-in namespace is in the review scope', () => {
   assert.equal(inReviewScope({ name: 'sandbox-a', labels: { 'deed.dev/sandbox': 'enabled' } }, 'deed-system'), true);
@@ -66,7 +66,7 @@ describe('reviews outside the review scope', () => {
     review.request.namespace = 'plain';
     review.request.object.metadata.namespace = 'plain';
     const consulted: string[] = [];
-    const lookup: ObjectLookup = { get: (resource, namespace, name) => (consulted.push(`${resource}/${namespace}/${name}`), { state: 'absent' }) };
+    const lookup: ObjectLookup = { readers: NO_READERS, get: (resource, namespace, name) => (consulted.push(`${resource}/${namespace}/${name}`), { state: 'absent' }) };
     const decision = decide('validate', review, { ...testContext(), lookup, scope: optedIn });
     assert.ok(decision.kind === 'review');
     assert.deepEqual(decision.verdict.findings.map((f) => f.rule), ['request.out-of-scope']);

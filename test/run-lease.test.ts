@@ -14,7 +14,7 @@ import { lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { ObjectLookup } from '../src/policy/policy.js';
 import { singleKeyRing, verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
-import { claimLookup, decodePatch, fixture, fixtureClaims, FIXTURE_KEYS, FIXTURE_POLICY, testContext, TEST_RING, type Review } from './helpers.js';
+import { claimLookup, decodePatch, fixture, fixtureClaims, FIXTURE_KEYS, FIXTURE_POLICY, testContext, TEST_RING, type Review, NO_READERS } from './helpers.js';
 import { ADMIN, allows, denies, RUNNER_A, RUNNER_B, stamped } from './validate-helpers.js';
 
 const LEASE = 'deed.dev/run-lease';
@@ -82,6 +82,7 @@ const renew = (holder: string) => (l: { spec: Record<string, unknown> }) => {
 function leaseLookup(leases: Record<string, KubeObject | null | string>): ObjectLookup {
   const claims = claimLookup(fixtureClaims());
   return {
+    readers: NO_READERS,
     get(resource, namespace, name) {
       if (resource !== 'leases') return claims.get(resource, namespace, name);
       const value = Object.hasOwn(leases, `${namespace}/${name}`) ? leases[`${namespace}/${name}`] : null;

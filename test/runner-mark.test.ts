@@ -10,7 +10,7 @@ import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/t
 import type { ConfigInput } from '../src/config/schema.js';
 import { lookupKey, gatheredLookup } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { decodePatch, fixture, kubeSystem, testContext, type Review } from './helpers.js';
+import { decodePatch, fixture, kubeSystem, testContext, type Review, NO_READERS } from './helpers.js';
 import { reviewObject } from '../src/review/run.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- objects as the API server sends them
@@ -85,6 +85,7 @@ function cluster(table: ReadonlyMap<string, Lookup> = new Map()): ObjectLookup {
   const gathered = gatheredLookup(table, 'unlisted');
   const account: Lookup = { state: 'found', metadata: { uid: 'sa' } as Extract<Lookup, { state: 'found' }>['metadata'] };
   return {
+    readers: NO_READERS,
     get: (resource, namespace, name) =>
       table.has(lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : resource === 'serviceaccounts' ? account : { state: 'absent' },
   };

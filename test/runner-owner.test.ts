@@ -11,7 +11,7 @@ import { planLookups } from '../src/policy/lookup.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { decodePatch, fixture, FIXTURE_KEYS, NOW, stampedMetadata, testContext, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_KEYS, NOW, stampedMetadata, testContext, type Review, NO_READERS } from './helpers.js';
 
 const POLICY: ConfigInput = {
   environments: [
@@ -38,6 +38,7 @@ const lease = (name: string, uid = LEASE_UID): Ref => ({ apiVersion: 'coordinati
 /** `resource/namespace/name` to what a lookup finds (metadata, a pod's service account), a string for unknown; the rest is absent. */
 function lookupOf(objects: Record<string, { metadata: KubeObject['metadata']; serviceAccountName?: string } | string>): ObjectLookup {
   return {
+    readers: NO_READERS,
     get(resource, namespace, name): Lookup {
       const value = objects[`${resource}/${namespace}/${name}`];
       if (value === undefined) return { state: 'absent' };

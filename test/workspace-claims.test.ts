@@ -270,7 +270,11 @@ describe('claims of another environment', () => {
       body.request.object.spec[key] = { apiGroup: 'x.example.com', kind: 'PersistentVolumeClaim', name: 'sbx-1-workspace' };
       body.request.object = stamped(body, RUNNER_B, FIXTURE_POLICY);
       denies(body, 'claim.cross-environment', new RegExp(`spec\\.${key}: this claim clones claim sbx-1-workspace, which belongs to another environment`));
-      assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' }]);
+      // And the pods that read the new claim's name (reference.live-reader).
+      assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [
+        { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
+        { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'loot', readers: true },
+      ]);
     }
   });
 
@@ -297,7 +301,10 @@ describe('the server reads the claims a review names before deciding', () => {
   test('a claim that clones another needs it; a pod naming many claims gets at most MAX_CLAIM_LOOKUPS read', () => {
     const pvc = fixture('validate-create-pvc-by-runner.json');
     pvc.request.object.spec.dataSourceRef = { kind: 'PersistentVolumeClaim', name: 'source' };
-    assert.deepEqual(planLookups(pvc, 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' }]);
+    assert.deepEqual(planLookups(pvc, 'validate', FIXTURE_KEYS).lookups, [
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' },
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: pvc.request.object.metadata.name, readers: true },
+    ]);
     const many = createPod((o) => { for (let i = 0; i < MAX_CLAIM_LOOKUPS + 40; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
     assert.equal(planLookups(many, 'validate', FIXTURE_KEYS).lookups.length, MAX_CLAIM_LOOKUPS);
   });

@@ -7,13 +7,15 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
+// - The pods that read an object by name come from the index kept beside the pods' store
+//   while it is current; otherwise the namespace's pods are listed (object-reader.ts).
 // - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
 //   snapshot's source claim follows); the rest are unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's
 // delay; see the docs for who can open that window and what it allows.
 import type { LookupKey } from '../policy/lookup.js';
 import { gatheredLookup, lookupKey } from '../policy/lookup.js';
-import type { Lookup } from '../policy/policy.js';
+import type { Lookup, Readers } from '../policy/policy.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { LookupCache } from './lookup-cache.js';
 import { factsOf, foundLookup } from './lookup-facts.js';
@@ -30,14 +32,25 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
   return {
     async read(keys, timeoutMs) {
       const facts = new Map<string, Lookup>();
+      const readers = new Map<string, Readers>();
       const toRead: LookupKey[] = [];
       const unique = [...new Map(keys.map((k) => [lookupKey(k), k])).values()];
       for (const key of unique) {
         const id = lookupKey(key);
         const scope = cache.scope.of(key.namespace);
         if (scope.state !== 'in') {
-          facts.set(id, { state: 'unknown', reason: `namespace ${key.namespace} is outside the review scope; Deed reads nothing there` });
+          const reason = `namespace ${key.namespace} is outside the review scope; Deed reads nothing there`;
+          if (key.readers === true) readers.set(id, { state: 'unknown', reason });
+          else facts.set(id, { state: 'unknown', reason });
           metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
+          continue;
+        }
+        if (key.readers === true) {
+          const pods = cache.readers(key.resource, key.namespace, key.name);
+          if (pods !== undefined) {
+            readers.set(id, { state: 'known', pods: pods.map((p) => ({ name: p.name, pod: foundLookup(p.facts) })) });
+            metrics.lookups.inc({ resource: 'pods', source: 'cache' });
+          } else toRead.push(key); // a list of the namespace's pods: one read, whatever the bound below
           continue;
         }
         const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
@@ -56,6 +69,11 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
       if (toRead.length > 0) {
         const answers = await live.read(toRead, timeoutMs);
         for (const key of toRead) {
+          if (key.readers === true) {
+            readers.set(lookupKey(key), sameReaders(answers.readers(key.resource, key.namespace, key.name), prefix));
+            metrics.lookups.inc({ resource: 'pods', source: 'live' });
+            continue;
+          }
           const answer = answers.get(key.resource, key.namespace, key.name);
           metrics.lookups.inc({ resource: key.resource, source: 'live' });
           metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
@@ -64,9 +82,15 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
         }
       }
       if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
-      return gatheredLookup(facts, 'not read before the decision');
+      return gatheredLookup(facts, 'not read before the decision', readers);
     },
   };
+}
+
+/** Pods listed live, cut to what the cache keeps of each, as sameFacts does for one object. */
+function sameReaders(answer: Readers, prefix: string): Readers {
+  if (answer.state === 'unknown') return answer;
+  return { state: 'known', pods: answer.pods.map(({ name, pod }) => ({ name, pod: sameFacts(pod, prefix) as Extract<Lookup, { state: 'found' }> })) };
 }
 
 /**

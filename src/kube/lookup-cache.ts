@@ -8,7 +8,8 @@ import type { ApiSource } from './api-connection.js';
 import type { LookupResource } from '../policy/lookup.js';
 import { excludedNamespaces, OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
-import type { ObjectFacts } from './lookup-facts.js';
+import type { ObjectFacts, StoredFacts } from './lookup-facts.js';
+import { PodReaders } from './pod-readers.js';
 import { onePageAtATime, Reflector, type CachedResource } from './reflector.js';
 import type { RetryNotice } from './retry-notice.js';
 
@@ -33,6 +34,8 @@ export interface LookupCacheOptions {
   memoryBudgetBytes?: number;
   /** Whether an object's stamps verify with Deed's key ring, as `kind` in `namespace`: verified ones are kept without attestation and nonce. */
   verifyStamps?(kind: string, namespace: string, facts: ObjectFacts): boolean;
+  /** ConfigMaps every pod names (`template.wellKnownConfigMaps`): left out of the index of readers, as no rule asks for theirs. */
+  wellKnownConfigMaps?: readonly string[];
   /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
   onShed?(resource: CachedResource, weight: { bytes: number; total: number; budget: number }): void;
 }
@@ -42,6 +45,11 @@ export interface LookupCache {
   scope: ReviewScope;
   /** The facts of an object, when its kind is cached and current; undefined otherwise (a miss). */
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
+  /**
+   * The cached pods of `namespace` that read `resource` `name` (pod-readers.ts), with their
+   * facts; undefined unless the pods' store is current (then read live).
+   */
+  readers(resource: LookupResource, namespace: string, name: string): Array<{ name: string; facts: ObjectFacts }> | undefined;
   /** Whether this kind is kept and its store is current. */
   current(resource: LookupResource): boolean;
   /** Objects stored, per kind. */
@@ -104,6 +112,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // before the next page is parsed (none waits, alive, behind another kind's), and the API
   // server sees one list request of Deed's at a time. The namespaces list on their own.
   const pageGate = onePageAtATime();
+  const podReaders = new PodReaders(new Set(o.wellKnownConfigMaps ?? []));
   const kinds = kept.map(
     ({ resource, kind }) =>
       new Reflector({
@@ -115,6 +124,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
         pageGate,
+        ...(resource === 'pods' ? { onStored: (namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined) => podReaders.update(namespace, name, before, after) } : {}),
         onGrow: () => weigh(),
         onCurrent: (current) => o.onCurrent?.(resource as CachedResource, current),
         onError: o.onError,
@@ -131,12 +141,15 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   const weigh = () => {
     const budget = o.memoryBudgetBytes;
     if (budget === undefined) return;
-    let total = namespaces.bytes + kinds.reduce((sum, k) => sum + k.bytes, 0);
+    // The index of readers is the pods' too: it is weighed with them and shed with them.
+    const held = (k: Reflector) => k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0);
+    let total = namespaces.bytes + kinds.reduce((sum, k) => sum + held(k), 0);
     while (total > budget) {
-      const largest = kinds.filter((k) => !shed.has(k.resource)).reduce<Reflector | undefined>((a, k) => (a === undefined || k.bytes > a.bytes ? k : a), undefined);
-      if (largest === undefined || largest.bytes === 0) return;
-      const bytes = largest.bytes;
+      const largest = kinds.filter((k) => !shed.has(k.resource)).reduce<Reflector | undefined>((a, k) => (a === undefined || held(k) > held(a) ? k : a), undefined);
+      if (largest === undefined || held(largest) === 0) return;
+      const bytes = held(largest);
       largest.shed();
+      if (largest.resource === 'pods') podReaders.clear();
       shed.add(largest.resource);
       total -= bytes;
       o.onShed?.(largest.resource, { bytes, total, budget });
@@ -156,9 +169,17 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       const kind = byResource.get(resource);
       return kind?.current ? kind.get(namespace, name) : undefined;
     },
+    readers(resource, namespace, name) {
+      const pods = byResource.get('pods');
+      if (pods === undefined || !pods.current) return undefined;
+      return podReaders.readers(resource, namespace, name).flatMap((pod) => {
+        const facts = pods.get(namespace, pod);
+        return facts === undefined ? [] : [{ name: pod, facts }];
+      });
+    },
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
-    bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.bytes])) as Record<CachedResource, number>,
+    bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0)])) as Record<CachedResource, number>,
     shed: () => [...shed],
     scopeKnown: () => scopeKnown,
     awaitScope(namespace, ms) {

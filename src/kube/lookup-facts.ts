@@ -16,7 +16,7 @@ export interface ObjectFacts {
   annotations?: Record<string, string>;
   /** Pods only: spec.serviceAccountName (immutable for the pod's life). */
   serviceAccountName?: string;
-  /** Pods not yet bound to a node only: what the pod will read once bound (its binding is judged on them). */
+  /** Pods only: what the pod reads by name (its binding and the CREATE of what it names are judged on them). */
   reads?: PodReads;
   /** The owner reference with `controller: true`: whose an object a controller made is follows it. */
   controller?: ControllerRef;
@@ -35,7 +35,7 @@ interface Meta {
 }
 
 /** The facts of one object as the API server sent it (a list item, a watch event's object, a GET). */
-export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string): ObjectFacts {
+export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string): ObjectFacts {
   const m = obj.metadata ?? {};
   const labels = ours(m.labels, prefix);
   const annotations = ours(m.annotations, prefix);
@@ -48,11 +48,11 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, pr
   };
 }
 
-/** What a lookup keeps of an object besides its uid, labels and annotations: a pod's service account and, not yet bound, what it reads; its controlling owner. */
-export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
+/** What a lookup keeps of an object besides its uid, labels and annotations: a pod's service account and what it reads; its controlling owner. */
+export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown; status?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-  const reads = podReadsOf(obj.spec);
+  const reads = podReadsOf(obj.spec, obj.status);
   const controller = controllerRefOf(obj.metadata?.ownerReferences);
   return { ...(sa ? { serviceAccountName: sa } : {}), ...(reads ? { reads } : {}), ...(controller ? { controller } : {}) };
 }
@@ -118,7 +118,7 @@ const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
 /**
  * [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified,
- * a pending pod's reads [claims, Secrets, ConfigMaps, ResourceClaims] or 0]; a key is a suffix's code or the suffix.
+ * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims] or 0]; a key is a suffix's code or the suffix.
  */
 type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | 0];
 
@@ -128,7 +128,7 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
  * dropped and the record says they verified: the policy takes the cache's word for it
  * (ownership.ts). Stamps that do not verify are kept whole, for the policy to say why.
  */
-export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
+export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
   const f = factsOf(obj, prefix);
   const c = f.controller;
   const p = f.reads;
@@ -162,6 +162,12 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
   if (decoded.size >= DECODED_FACTS_KEPT) decoded.delete(decoded.keys().next().value!);
   decoded.set(stored, { prefix, facts });
   return facts;
+}
+
+/** Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry, nothing else decoded into objects. */
+export function readsOfStored(stored: StoredFacts): PodReads | undefined {
+  const p = (JSON.parse(stored) as Packed)[7];
+  return p === 0 ? undefined : { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {

@@ -12,11 +12,12 @@
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
-import type { ControllerRef, Lookup, ObjectLookup } from '../policy/policy.js';
-import { getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import type { ControllerRef, Lookup, ObjectLookup, Readers } from '../policy/policy.js';
+import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
-import { podReadsOf } from '../policy/pod/pod-reads.js';
+import { POD_READS, podReadsOf } from '../policy/pod/pod-reads.js';
 
 /**
  * A Secret's metadata and nothing else: no fallback to the whole object, so its data never
@@ -30,7 +31,7 @@ export interface ObjectReader {
 }
 
 type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown; creationTimestamp?: unknown };
-type Read = { metadata?: Meta; spec?: { serviceAccountName?: unknown; source?: { persistentVolumeClaimName?: unknown } } };
+type Read = { metadata?: Meta; spec?: { serviceAccountName?: unknown; source?: { persistentVolumeClaimName?: unknown } }; status?: unknown };
 
 /** Where one object of `resource` is read, and in which form: whole, or its metadata only. */
 function readPlan(key: LookupKey): { path: string; accept: string | undefined; controller?: true } | undefined {
@@ -70,7 +71,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
     try {
       const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
       const sa = key.resource === 'pods' ? read.spec?.serviceAccountName : undefined;
-      const reads = key.resource === 'pods' ? podReadsOf(read.spec) : undefined;
+      const reads = key.resource === 'pods' ? podReadsOf(read.spec, read.status) : undefined;
       const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
       // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
       const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
@@ -88,13 +89,53 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
     }
   };
+  /**
+   * The pods of a namespace that read `key`'s object by name: the namespace's pods listed a
+   * page at a time (whole: what a pod reads is in its spec), each page bounded in bytes, the
+   * rest of each pod dropped as its page is read. Read when the cache cannot answer.
+   */
+  const readersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
+    const row = POD_READS.find((r) => r.resource === key.resource);
+    if (row === undefined) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
+    const deadline = Date.now() + timeoutMs;
+    const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
+    const path = collectionPath({ group: '', version: 'v1', resource: 'pods' }, key.namespace);
+    let next: string | undefined;
+    let limit = READER_PAGE;
+    try {
+      do {
+        const cont = next;
+        const read = await boundedPage(limit, (l) =>
+          getJson<PodList>(conn, path, { what: `list pods in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
+        );
+        limit = read.limit;
+        for (const pod of read.page.items ?? []) {
+          const name = pod.metadata?.name;
+          const reads = podReadsOf(pod.spec, pod.status);
+          if (name === undefined || reads?.[row.field].includes(key.name) !== true) continue;
+          const sa = pod.spec?.serviceAccountName;
+          pods.push({ name, pod: { state: 'found', metadata: metadataOf(pod.metadata), ...controllerOfMeta(pod.metadata), ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}), reads } });
+        }
+        next = read.page.metadata?.continue || undefined;
+      } while (next !== undefined);
+      return { state: 'known', pods };
+    } catch (err) {
+      return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
+    }
+  };
   return {
     async read(keys, timeoutMs) {
-      const answers = await Promise.all(keys.map(async (k) => [lookupKey(k), await readOne(k, timeoutMs)] as const));
-      return gatheredLookup(new Map(answers), 'not read before the decision');
+      const answers = await Promise.all(keys.filter((k) => k.readers !== true).map(async (k) => [lookupKey(k), await readOne(k, timeoutMs)] as const));
+      const readers = await Promise.all(keys.filter((k) => k.readers === true).map(async (k) => [lookupKey(k), await readersOf(k, timeoutMs)] as const));
+      return gatheredLookup(new Map(answers), 'not read before the decision', new Map(readers));
     },
   };
 }
+
+/** Pods per page of a live list of a namespace's pods (each page bounded in bytes besides). */
+const READER_PAGE = 250;
+
+type PodList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: { serviceAccountName?: unknown }; status?: unknown }> | null };
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };

@@ -30,6 +30,8 @@ export interface ReflectorOptions {
   keeps(namespace: string): boolean;
   /** After the store changed for a name. */
   onChange?(namespace: string, name: string): void;
+  /** As a record is put, replaced or removed (`before`, `after` undefined where there is none): an index kept beside the store follows it (not at `shed`, which forgets all). */
+  onStored?(namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined): void;
   /** After each full list is in the store. */
   onListed?(): void;
   /** After the store grew (a list page, a watch event): the cache weighs its memory budget. */
@@ -172,7 +174,10 @@ export class Reflector {
     const names = this.store.get(namespace);
     if (names === undefined) return;
     this.count -= names.size;
-    for (const [name, stored] of names) this.held -= entryBytes(name, stored);
+    for (const [name, stored] of names) {
+      this.held -= entryBytes(name, stored);
+      this.o.onStored?.(namespace, name, stored, undefined);
+    }
     this.store.delete(namespace);
   }
 
@@ -376,6 +381,7 @@ export class Reflector {
     else this.held -= entryBytes(name, before);
     this.held += entryBytes(name, facts);
     names.set(name, facts);
+    this.o.onStored?.(namespace, name, before, facts);
   }
 
   private remove(namespace: string, name: string): void {
@@ -386,6 +392,7 @@ export class Reflector {
       this.count--;
       this.held -= entryBytes(name, before);
       if (names.size === 0) this.store.delete(namespace);
+      this.o.onStored?.(namespace, name, before, undefined);
     }
   }
 

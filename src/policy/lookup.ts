@@ -84,6 +84,8 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
       const b = second.get(resource, namespace, name);
       return b.state === 'unknown' ? first.get(resource, namespace, name) : b;
     },
+    // No follow-up asks for readers.
+    readers: (resource, namespace, name) => first.readers(resource, namespace, name),
   };
 }
 

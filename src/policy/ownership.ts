@@ -108,6 +108,7 @@ function reviewLookup(lookup: ObjectLookup): ObjectLookup {
       }
       return answer;
     },
+    readers: (resource, namespace, name) => lookup.readers(resource, namespace, name),
   };
 }
 

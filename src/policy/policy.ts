@@ -72,8 +72,7 @@ export interface ControllerRef {
   uid: string;
 }
 
-/** What Deed knows about another object a decision depends on (metadata only). */
-/** What a pod not yet bound to a node reads once bound, by name (pod/pod-reads.ts). */
+/** What a pod reads by name, in its namespace (pod/pod-reads.ts). */
 export interface PodReads {
   claims: string[];
   secrets: string[];
@@ -87,7 +86,7 @@ export type Lookup =
       metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
       /** Pods: spec.serviceAccountName. */
       serviceAccountName?: string;
-      /** Pods not yet bound to a node: what the pod reads once bound (pod/pod-reads.ts). */
+      /** Pods: what the pod reads by name (pod/pod-reads.ts); judged again at its binding. */
       reads?: PodReads;
       /** VolumeSnapshots: spec.source.persistentVolumeClaimName. */
       sourceClaim?: string;
@@ -107,9 +106,19 @@ export type Lookup =
     }
   | { state: 'absent' }
   | { state: 'unknown'; reason: string };
+
+/**
+ * The live pods of a namespace that read an object by name (pod/pod-reads.ts), whether or
+ * not it exists: a Secret, ConfigMap, claim or ResourceClaim created under the name is handed
+ * to them by the kubelet (rules/live-readers.ts).
+ */
+export type Readers = { state: 'known'; pods: ReadonlyArray<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> } | { state: 'unknown'; reason: string };
+
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
   get(resource: LookupResource, namespace: string, name: string): Lookup;
+  /** The live pods that read `resource` `name` in `namespace`, as gathered by a key with `readers` (reads.ts). */
+  readers(resource: LookupResource, namespace: string, name: string): Readers;
 }
 
 /** Everything a decision may depend on besides the request: no I/O behind any of it. */

@@ -6,9 +6,10 @@
 import type { AdmissionRequest } from '../admission/types.js';
 import type { Door } from './doors/door.js';
 import { referencedNames, type ClaimReference } from './pod/claim-environment.js';
+import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from './read-bounds.js';
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
-import type { Lookup, ObjectLookup, Policy } from './policy.js';
+import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
 import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
 import { cronJobNamesakeKey, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
@@ -18,6 +19,8 @@ import type { ReviewFacts } from './review-facts.js';
 import { changedReferences, objectReferences, referenceReads } from './object-references.js';
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import type { LookupResource } from './kinds.js';
+import { liveReaderRead } from './rules/live-readers.js';
+import { environmentId } from './requester/identity.js';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -27,10 +30,13 @@ export interface LookupKey {
   fresh?: true;
   /** A pod whose binding is judged: what it reads once bound is read next (rules/binding-reads.ts). */
   withReads?: true;
+  /** Not the object: the live pods that read it by name (ObjectLookup's `readers`, rules/live-readers.ts). */
+  readers?: true;
 }
 
+/** A key's identity among a review's reads: the readers of an object are a read of their own. */
 export function lookupKey(k: LookupKey): string {
-  return `${k.resource}/${k.namespace}/${k.name}`;
+  return `${k.resource}/${k.namespace}/${k.name}${k.readers === true ? ' readers' : ''}`;
 }
 
 /** What the read plan knows of a request through a door, when it names a namespace. */
@@ -48,17 +54,7 @@ export interface ReadInput<D extends Door> {
   facts: ReviewFacts | undefined;
 }
 
-/**
- * At most this many claims are looked up for one review: a pod that names more is refused for
- * the rest (their environment stays unknown) rather than fanning out without bound. The cache
- * answers what it holds; of the rest, the reader reads at most 32 from the API server
- * (MAX_LIVE_READS_PER_REVIEW): a pod naming 40 ConfigMaps is judged when the cache is current.
- */
-export const MAX_CLAIM_LOOKUPS = 256;
-
-/** Likewise for the Secrets a pod names (each read as metadata only), and for its ConfigMaps. */
-export const MAX_SECRET_LOOKUPS = 256;
-export const MAX_CONFIGMAP_LOOKUPS = 256;
+export { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from './read-bounds.js';
 const MAX_REFERENCE_LOOKUPS: Readonly<Record<ReferencedKind, number>> = { Secret: MAX_SECRET_LOOKUPS, ConfigMap: MAX_CONFIGMAP_LOOKUPS };
 
 /** What a judged object names, as a door tells it: the claims (and snapshots), the Secrets and ConfigMaps, the service accounts whose stamps are read. */
@@ -111,8 +107,11 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, who === undefined ? UNKNOWN_REQUESTER : environmentId(who.facts.requester), policy) : []), ...accounts, ...given];
 }
+
+/** Where the plan does not know who asks: whatever environment it acts for, its rules may read this. */
+const UNKNOWN_REQUESTER = '(any)';
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
 interface OwnerReads {
@@ -147,6 +146,12 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey
   return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
 }
 
+/** The live pods that read what an environment creates (rules/live-readers.ts). */
+function liveReaderKeys(req: AdmissionRequest, namespace: string, environment: string | undefined, policy: Policy | undefined): LookupKey[] {
+  const read = liveReaderRead(req, environment, policy);
+  return read === undefined ? [] : [{ ...read, namespace, readers: true }];
+}
+
 /** A service account whose stamps say whose credential it is (rules/service-account-stamps.ts). */
 export function accountKeys(account: string | undefined, namespace: string): LookupKey[] {
   return account !== undefined && readsAccountStamps(account) ? [{ resource: 'serviceaccounts', namespace, name: account }] : [];
@@ -177,11 +182,14 @@ export function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[
   ].slice(0, MAX_CLAIM_LOOKUPS);
 }
 
-/** Answers from facts gathered beforehand; anything not gathered is unknown, with `reason`. */
-export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string): ObjectLookup {
+/** Answers from facts gathered beforehand (`readers`: under the keys of reads with `readers`); anything not gathered is unknown, with `reason`. */
+export function gatheredLookup(facts: ReadonlyMap<string, Lookup>, reason: string, readers: ReadonlyMap<string, Readers> = new Map()): ObjectLookup {
   return {
     get(resource, namespace, name) {
       return facts.get(lookupKey({ resource, namespace, name })) ?? { state: 'unknown', reason };
+    },
+    readers(resource, namespace, name) {
+      return readers.get(lookupKey({ resource, namespace, name, readers: true })) ?? { state: 'unknown', reason };
     },
   };
 }

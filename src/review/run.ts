@@ -11,6 +11,7 @@ import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
+import { POD_READS } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from '../kube/lookup-facts.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
@@ -150,10 +151,22 @@ const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map(
  */
 export class ReviewedObjects {
   readonly facts = new Map<string, Lookup>();
-  readonly lookup: ObjectLookup = gatheredLookup(
+  private readonly gathered = gatheredLookup(
     this.facts,
     'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
   );
+  /** The pods that read an object are those reviewed or given that name it: the files are all deed review knows of the cluster. */
+  readonly lookup: ObjectLookup = {
+    get: (resource, namespace, name) => this.gathered.get(resource, namespace, name),
+    readers: (resource, namespace, name) => {
+      const row = POD_READS.find((r) => r.resource === resource);
+      const prefix = lookupKey({ resource: 'pods', namespace, name: '' });
+      const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
+      for (const [key, pod] of this.facts)
+        if (row !== undefined && key.startsWith(prefix) && !key.slice(prefix.length).includes('/') && pod.state === 'found' && pod.reads?.[row.field].includes(name) === true) pods.push({ name: key.slice(prefix.length), pod });
+      return { state: 'known', pods };
+    },
+  };
 
   /**
    * Records objects already in the cluster (--existing). Their stamps count only in the
@@ -201,7 +214,7 @@ export class ReviewedObjects {
       const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
       const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
       // What the webhook's lookups give besides metadata, as they give it (kube/lookup-facts.ts): a
-      // pod's account (whose runner it is) and, not yet bound, what it reads; any object's controller.
+      // pod's account (whose runner it is) and what it reads; any object's controller.
       const { serviceAccountName, reads, controller } = beyondMetadata(obj);
       const found: Lookup = {
         state: 'found',

@@ -190,6 +190,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
   const keys = stampKeys(opts.config.labelPrefix);
   const cache = createLookupCache({
     memoryBudgetBytes: budget.bytes,
+    wellKnownConfigMaps: opts.config.template.wellKnownConfigMaps,
     // Verified once, when an object arrives, with the ring the reviews use (read once at start:
     // a ring change is a policy change, which restarts the pods).
     verifyStamps: (kind, namespace, facts) => verifyStoredStamps(kind, namespace, { ...(facts.labels ? { labels: facts.labels } : {}), ...(facts.annotations ? { annotations: facts.annotations } : {}) }, keys, ring).ok,

@@ -1,28 +1,43 @@
-// What a pod not yet bound to a node will read once it is: the claims it mounts, the Secrets
-// and ConfigMaps it names, the ResourceClaims it names. A pod's names are judged at its
-// CREATE, but until it is bound nothing holds them: the API server keeps a claim only for a
-// scheduled pod (pvc-protection), a Secret or a ConfigMap never, so what its writer deletes
-// meanwhile can be created again under that name by another environment, and the kubelet
-// hands the pod that one. The binding is judged again on these names (rules/binding-reads.ts),
-// read from the lookup cache, which keeps them for pending pods only (a bound pod is bound
-// for good), so they cost memory only while a pod waits.
+// What a pod reads by name: the claims it mounts, the Secrets and ConfigMaps it names, the
+// ResourceClaims it names. A pod's names are judged at its CREATE, but nothing holds what
+// they name after: the API server keeps a claim only for a scheduled pod (pvc-protection), a
+// Secret or a ConfigMap never. So what its writer deletes can be created again under the name
+// by another environment, and the kubelet hands the pod that one: at its binding, and to a
+// running pod at the next volume refresh or container restart. So the binding is judged
+// again on these names (rules/binding-reads.ts), and the CREATE of an object under a name a
+// live pod reads is judged against that pod (rules/live-readers.ts); the lookup cache keeps
+// them for every pod, and an index of them by name (kube/pod-readers.ts).
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
 import type { PodReads } from '../policy.js';
 import type { KubeObject } from '../../admission/types.js';
 import { objectReferences } from '../object-references.js';
+import type { LookupResource } from '../kinds.js';
+import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '../read-bounds.js';
 
 const PODS = { group: '', resource: 'pods' };
 
 export type { PodReads };
 
-/** The names a pod's spec reads once bound; undefined for a pod already bound (`spec.nodeName`), or one that names nothing. */
-export function podReadsOf(spec: unknown): PodReads | undefined {
+/** What a pod reads, by the kind it is looked up as, and the most of each judged (the read plan's bounds). */
+export const POD_READS: ReadonlyArray<{ field: keyof PodReads; resource: LookupResource; kind: string; max: number }> = [
+  { field: 'claims', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', max: MAX_CLAIM_LOOKUPS },
+  { field: 'secrets', resource: 'secrets', kind: 'Secret', max: MAX_SECRET_LOOKUPS },
+  { field: 'configMaps', resource: 'configmaps', kind: 'ConfigMap', max: MAX_CONFIGMAP_LOOKUPS },
+  { field: 'resourceClaims', resource: 'resourceclaims', kind: 'ResourceClaim', max: MAX_CLAIM_LOOKUPS },
+];
+
+/**
+ * The names a pod's spec reads; undefined for one that names nothing, and for a pod that has
+ * finished (`status.phase` Succeeded or Failed, for good): its containers run no more, so
+ * nothing it named is read again, and it holds no name another environment may want.
+ */
+export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefined {
   // Only a pod's spec lists containers at its top (a workload's is under its template).
   if (!isRec(spec) || !Array.isArray(field(spec, 'containers'))) return undefined;
-  const node = field(spec, 'nodeName');
-  if (typeof node === 'string' && node !== '') return undefined;
+  const phase = isRec(status) ? field(status, 'phase') : undefined;
+  if (phase === 'Succeeded' || phase === 'Failed') return undefined;
   const reads: PodReads = {
     claims: distinct(recs(field(spec, 'volumes')).map((v) => claimName(v))),
     secrets: distinct(podSecrets(spec, 'spec').map((r) => r.name)),

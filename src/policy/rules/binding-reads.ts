@@ -6,25 +6,16 @@
 // acts for everyone). What is gone is not refused: the kubelet waits for it, and a bound pod
 // would take what is made under the name later all the same (docs/security-model.md).
 import type { Finding } from '../../admission/verdict.js';
-import type { LookupResource } from '../kinds.js';
 import { ownershipOfFound } from '../ownership.js';
-import type { PodReads } from '../pod/pod-reads.js';
+import { POD_READS, type PodReads } from '../pod/pod-reads.js';
 import type { DecisionContext, Lookup } from '../policy.js';
-import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS, type LookupKey } from '../reads.js';
+import type { LookupKey } from '../reads.js';
 import { RULES } from './catalog.js';
-
-/** What a pending pod reads, by the kind it is looked up as, and the most of each read (the read plan's bounds). */
-const READS: ReadonlyArray<{ field: keyof PodReads; resource: LookupResource; kind: string; max: number }> = [
-  { field: 'claims', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', max: MAX_CLAIM_LOOKUPS },
-  { field: 'secrets', resource: 'secrets', kind: 'Secret', max: MAX_SECRET_LOOKUPS },
-  { field: 'configMaps', resource: 'configmaps', kind: 'ConfigMap', max: MAX_CONFIGMAP_LOOKUPS },
-  { field: 'resourceClaims', resource: 'resourceclaims', kind: 'ResourceClaim', max: MAX_CLAIM_LOOKUPS },
-];
 
 /** The reads that follow a pending pod's, when its binding is judged (lookup.ts, followUpLookups). */
 export function podReadKeys(pending: PodReads | undefined, namespace: string): LookupKey[] {
   if (pending === undefined) return [];
-  return READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name })));
+  return POD_READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name })));
 }
 
 /** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */
@@ -40,7 +31,7 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
   const whose = environment === undefined ? 'of no environment' : `environment "${environment}"`;
   const alsoFrom = environment !== undefined ? policy.claimsFrom.get(environment) : undefined;
   const findings: Finding[] = [];
-  for (const r of READS) {
+  for (const r of POD_READS) {
     for (const [i, name] of pending[r.field].entries()) {
       if (r.field === 'configMaps' && policy.config.template.wellKnownConfigMaps.includes(name)) continue;
       if (i >= r.max) {

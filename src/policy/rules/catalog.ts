@@ -498,6 +498,16 @@ export const RULES = {
     example:
       'pod shared/job-7 (environment "beta") names Secret creds, which now belongs to another environment: once bound, the kubelet would hand it to this pod. Delete the pod and create it again with names of its own run\'s objects',
   }),
+  referenceLiveReader: rule({
+    id: 'reference.live-reader',
+    webhook: 'validate',
+    checks:
+      "A Secret, ConfigMap, PersistentVolumeClaim or ResourceClaim an environment creates takes no name a live pod of another environment, or of none, reads in the namespace (a volume, `env`, `envFrom`, a claim, a ResourceClaim by name); a pod that has finished (Succeeded, Failed) reads nothing again. The pod's names were judged when it was written, but nothing holds what they name: once its writer deletes the object, the kubelet hands the pod whatever is made under the name next (a volume is refreshed, `env` is read again at a container restart, a waiting pod starts with it), so this environment's object would reach that pod, or this environment would write that pod's input. A claim of an environment the pod's lists in `claimsFrom` may be made. Creates of no environment (shared inputs) are not judged. What cannot be told (the pods not readable) is refused (fail closed).",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      "a live pod of another environment (or of none) in namespace shared reads Secret creds by name, and the kubelet would hand it this one: choose a name of this run's own, or create it once no such pod is left",
+  }),
   guardMappedAccount: rule({
     id: 'guard.mapped-account',
     webhook: 'both',

@@ -18,6 +18,7 @@ import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
+import { liveReaderFindings } from './live-readers.js';
 
 /** Whether the references `requester` writes are judged: the platform's and trusted principals' are not (the read plan asks too). */
 export function judgesReferencesOf(requester: Requester, policy: Policy): boolean {
@@ -38,6 +39,7 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...blockingOwners(req.object, undefined, namespace, reach, ctx),
       ...jobClaim(req, undefined),
       ...cronJobNamesake(req, namespace, reach, ctx),
+      ...liveReaderFindings(req, namespace, reach.environment, ctx),
     ];
   if (req.operation === 'UPDATE')
     return [

@@ -216,24 +216,50 @@ export function credentialCases(suite: () => Suite): void {
       assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
     });
 
-    test("beta's pending pod is not bound once alpha takes the name of the Secret it reads; alpha's pending pod is", async () => {
+    test("alpha may not take the name of a Secret beta's live pod reads, once beta deleted it; alpha may once the pod is gone", async () => {
+      const s = suite();
+      const SECRETS = PATHS.Secret(NS);
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      const reads = (name: string, secret: string) => sandboxPod(name, { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ secretRef: { name: secret } }] }] } });
+      const alphaTakes = (dryRun: boolean) => s.api(s.runnerA.identity, 'POST', `${SECRETS}${dryRun ? '?dryRun=All' : ''}`, { metadata: { name: 'live-creds' }, stringData: { token: 'alpha' } });
+      must("beta's Secret", await s.api(s.janitorB, 'POST', SECRETS, { metadata: { name: 'live-creds' }, stringData: { token: 'beta' } }), 201);
+      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), reads('beta-reads', 'live-creds')), 201);
+      must("beta's Secret deleted", await s.api(s.janitorB, 'DELETE', `${SECRETS}/live-creds`), 200);
+      // The kubelet would refresh beta's volume (or its env at a restart) from alpha's Secret.
+      await eventuallyStatus(() => alphaTakes(true), 403);
+      const refused = await alphaTakes(false);
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.body.message, /\[reference\.live-reader\] metadata\.name: a live pod of another environment \(or of none\) in namespace shared-ab reads Secret live-creds by name, and the kubelet would hand it this one/);
+      assert.doesNotMatch(refused.body.message, /beta/);
+      // The same for a ConfigMap, a claim: every kind a pod reads by name.
+      must("beta's pod reading a ConfigMap and a claim not made yet", await s.api(s.admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-cm', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ configMapRef: { name: 'live-settings' } }] }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'live-data' } }] } })), 201);
+      await eventuallyStatus(() => s.api(s.runnerA.identity, 'POST', `/api/v1/namespaces/${NS}/configmaps?dryRun=All`, { metadata: { name: 'live-settings' }, data: { x: 'alpha' } }), 403);
+      const claimRefused = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('live-data'));
+      assert.equal(claimRefused.status, 403, claimRefused.text);
+      assert.match(claimRefused.body.message, /\[reference\.live-reader\] .*reads PersistentVolumeClaim live-data by name/);
+      // Beta's pod gone (an unbound pod is deleted at once), the name is alpha's to take.
+      must("beta's pod deleted", await s.api(s.janitorB, 'DELETE', `${PATHS.Pod(NS)}/beta-reads`), 200);
+      await eventuallyStatus(() => alphaTakes(true), 201);
+      must("alpha's Secret", await alphaTakes(false), 201);
+    });
+
+    test("a pending pod of no environment is not bound to what alpha's Secret holds; alpha's pending pod is", async () => {
       const s = suite();
       const SECRETS = PATHS.Secret(NS);
       const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
       const reads = (name: string) => sandboxPod(name, { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ secretRef: { name: 'bind-creds' } }] }] } });
       const bind = (pod: string, dryRun = false) =>
         s.api(s.admin, 'POST', `${PATHS.Pod(NS)}/${pod}/binding${dryRun ? '?dryRun=All' : ''}`, { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } });
+      // Break-glass gets its pod past the CREATE's judgement; what the pod reads once bound is judged at the binding, by whose the pod is.
+      must("alpha's Secret", await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'bind-creds' }, stringData: { token: 'alpha' } }), 201);
       // No scheduler runs here: every pod waits unbound, as one held by schedulingGates would.
-      must("beta's Secret", await s.api(s.janitorB, 'POST', SECRETS, { metadata: { name: 'bind-creds' }, stringData: { token: 'beta' } }), 201);
-      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), reads('beta-waits')), 201);
-      must("beta's Secret deleted", await s.api(s.janitorB, 'DELETE', `${SECRETS}/bind-creds`), 200);
-      must("alpha's Secret under the name", await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'bind-creds' }, stringData: { token: 'alpha' } }), 201);
-      // The admin stands in for the scheduler; a dry run until Deed's cache has seen the delete and the create.
-      await eventuallyStatus(() => bind('beta-waits', true), 403);
-      const refused = await bind('beta-waits');
+      must("break-glass's pod reading it", await s.api(s.admin, 'POST', PATHS.Pod(NS), reads('platform-waits')), 201);
+      // The admin stands in for the scheduler; a dry run until Deed's cache has seen the pod.
+      await eventuallyStatus(() => bind('platform-waits', true), 403);
+      const refused = await bind('platform-waits');
       assert.equal(refused.status, 403, refused.text);
-      assert.match(refused.body.message, /\[reference\.at-binding\] pod shared-ab\/beta-waits \(environment "beta"\) names Secret bind-creds, which belongs to another environment: once bound, the kubelet would hand it to this pod/);
-      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/beta-waits`)).body.spec.nodeName, undefined);
+      assert.match(refused.body.message, /\[reference\.at-binding\] pod shared-ab\/platform-waits \(of no environment\) names Secret bind-creds, which belongs to another environment: once bound, the kubelet would hand it to this pod/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/platform-waits`)).body.spec.nodeName, undefined);
       must("alpha's pod reading it", await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), reads('alpha-waits')), 201);
       must("alpha's pod bound", await bind('alpha-waits'), 201);
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/alpha-waits`)).body.spec.nodeName, 'node-1');

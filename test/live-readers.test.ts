@@ -1,0 +1,180 @@
+// reference.live-reader (rules/live-readers.ts): an object an environment creates takes no
+// name a live pod of another environment reads. The attack it closes: beta's running pod
+// names beta's Secret `creds`; beta deletes it; alpha creates `creds`; the kubelet refreshes
+// beta's volume from alpha's Secret. And the index of readers the lookup cache keeps for it
+// (kube/pod-readers.ts), which must follow every put, replace and removal of a pod.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { storedFactsOf } from '../src/kube/lookup-facts.js';
+import { PodReaders } from '../src/kube/pod-readers.js';
+import { lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
+import { ReviewedObjects } from '../src/review/run.js';
+import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], claimsFrom: ['gamma'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+    { id: 'gamma', serviceAccounts: ['sandbox-g:runner'] },
+  ],
+};
+const NS = 'shared';
+const ALPHA: UserInfo = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts'], extra: {} };
+const PLATFORM: UserInfo = { username: 'platform-deployer', groups: ['system:authenticated'], extra: {} };
+
+function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'ResourceClaim', name: string, user: UserInfo = ALPHA): Review {
+  const resource = { Secret: 'secrets', ConfigMap: 'configmaps', PersistentVolumeClaim: 'persistentvolumeclaims', ResourceClaim: 'resourceclaims' }[kind];
+  const group = kind === 'ResourceClaim' ? 'resource.k8s.io' : '';
+  const object: KubeObject = {
+    apiVersion: group === '' ? 'v1' : `${group}/v1`,
+    kind,
+    metadata: { name, namespace: NS },
+    ...(kind === 'PersistentVolumeClaim' ? { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } : kind === 'ResourceClaim' ? { spec: { devices: {} } } : {}),
+  };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '5d6e7f80-0000-4000-8000-0000000000c1',
+      kind: { group, version: 'v1', kind },
+      resource: { group, version: 'v1', resource },
+      name,
+      namespace: NS,
+      operation: 'CREATE',
+      userInfo: user,
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}
+
+const pod = (env: string | undefined): Extract<Lookup, { state: 'found' }> =>
+  env === undefined ? { state: 'found', metadata: { uid: 'p' } } : { state: 'found', metadata: { ...stampedMetadata('Pod', env, NS).metadata, uid: `pod-${env}` } };
+
+/** A lookup whose readers of every name are `pods`; every object is absent. */
+function readersOf(pods: Readers): ObjectLookup {
+  return { get: (): Lookup => ({ state: 'absent' }), readers: (_resource, _namespace, name) => (name === 'creds' || name === 'data' ? pods : { state: 'known', pods: [] }) };
+}
+
+function verdict(review: Review, readers: Readers) {
+  const decision = decide('validate', review, { ...testContext(POLICY), lookup: readersOf(readers) });
+  assert.ok(decision.kind === 'review');
+  return decision.verdict;
+}
+const refusedBy = (review: Review, readers: Readers, message: RegExp) => {
+  const v = verdict(review, readers);
+  assert.equal(v.allowed, false, JSON.stringify(v.findings));
+  assert.ok(v.findings.some((f) => f.rule === 'reference.live-reader' && message.test(f.message)), JSON.stringify(v.findings));
+};
+const passes = (review: Review, readers: Readers) => {
+  const v = verdict(review, readers);
+  assert.deepEqual(v.findings.filter((f) => f.rule === 'reference.live-reader'), []);
+};
+const known = (...envs: Array<string | undefined>): Readers => ({ state: 'known', pods: envs.map((e, i) => ({ name: `job-${i}`, pod: pod(e) })) });
+
+describe('reference.live-reader: what an environment creates takes no name a live pod of another reads', () => {
+  test("alpha's Secret under the name beta's running pod reads is refused, without naming the pod or beta", () => {
+    refusedBy(create('Secret', 'creds'), known('beta'), /a live pod of another environment \(or of none\) in namespace shared reads Secret creds by name, and the kubelet would hand it this one: choose a name of this run's own/);
+    const v = verdict(create('Secret', 'creds'), known('alpha', 'beta'));
+    assert.ok(!JSON.stringify(v.findings).includes('beta') && !JSON.stringify(v.findings).includes('job-1'));
+  });
+
+  test('every kind a pod reads by name: ConfigMap, claim, ResourceClaim', () => {
+    refusedBy(create('ConfigMap', 'creds'), known('beta'), /reads ConfigMap creds/);
+    refusedBy(create('PersistentVolumeClaim', 'data'), known('beta'), /reads PersistentVolumeClaim data/);
+    refusedBy(create('ResourceClaim', 'creds'), known('beta'), /reads ResourceClaim creds/);
+  });
+
+  test("a pod of no environment, or one whose stamps do not verify, is another's too", () => {
+    refusedBy(create('Secret', 'creds'), known(undefined), /reads Secret creds/);
+    // Beta's stamps relabelled alpha's: the attestation no longer verifies.
+    const stamps = stampedMetadata('Pod', 'beta', NS).metadata;
+    const forged = { state: 'found', metadata: { ...stamps, labels: { ...stamps.labels, [FIXTURE_KEYS.environment]: 'alpha' } } } as Extract<Lookup, { state: 'found' }>;
+    refusedBy(create('Secret', 'creds'), { state: 'known', pods: [{ name: 'job', pod: forged }] }, /reads Secret creds/);
+  });
+
+  test("alpha's own readers, a claim alpha's pods take from gamma, and names no pod reads pass", () => {
+    passes(create('Secret', 'creds'), known('alpha', 'alpha'));
+    passes(create('Secret', 'other'), known('beta'));
+    const gamma: UserInfo = { username: 'system:serviceaccount:sandbox-g:runner', groups: [], extra: {} };
+    passes(create('PersistentVolumeClaim', 'data', gamma), known('alpha'));
+    refusedBy(create('Secret', 'creds', gamma), known('alpha'), /reads Secret creds/);
+  });
+
+  test('what cannot be told is refused; what the platform creates (a shared input) is not judged', () => {
+    refusedBy(create('Secret', 'creds'), { state: 'unknown', reason: 'the pods could not be listed' }, /cannot tell whether a live pod of another environment reads Secret creds in namespace shared: the pods could not be listed/);
+    passes(create('Secret', 'creds', PLATFORM), known('beta'));
+  });
+
+  test('the read plan asks for the readers of what an environment creates, and only then', () => {
+    const keys = (r: Review) => lookupsNeeded(r.request, 'validate', FIXTURE_KEYS).filter((k) => k.readers === true).map(lookupKey);
+    assert.deepEqual(keys(create('Secret', 'creds')), ['secrets/shared/creds readers']);
+    assert.deepEqual(keys(create('ResourceClaim', 'creds')), ['resourceclaims/shared/creds readers']);
+    const update = create('Secret', 'creds');
+    update.request.operation = 'UPDATE';
+    update.request.oldObject = update.request.object;
+    assert.deepEqual(keys(update), []);
+  });
+});
+
+describe('the index of which pods read a name', () => {
+  const podObject = (name: string, secrets: string[], configMaps: string[] = []): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, uid: name },
+    spec: {
+      nodeName: 'node-1',
+      containers: [{ name: 'c', image: 'i', envFrom: secrets.map((s) => ({ secretRef: { name: s } })) }],
+      volumes: configMaps.map((c) => ({ name: c, configMap: { name: c } })),
+    },
+  });
+  const stored = (name: string, secrets: string[], configMaps: string[] = []) => storedFactsOf(podObject(name, secrets, configMaps), 'deed.dev');
+
+  test('follows puts, replacements and removals, leaves the well-known ConfigMaps out, and forgets a pod that has finished', () => {
+    const index = new PodReaders(new Set(['kube-root-ca.crt']));
+    index.update(NS, 'a', undefined, stored('a', ['creds'], ['kube-root-ca.crt', 'settings']));
+    index.update(NS, 'b', undefined, stored('b', ['creds']));
+    assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'b']);
+    assert.deepEqual(index.readers('configmaps', NS, 'settings'), ['a']);
+    assert.deepEqual(index.readers('configmaps', NS, 'kube-root-ca.crt'), []);
+    assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), []);
+    // An ephemeral container adds a name; replacing the record moves it.
+    index.update(NS, 'b', stored('b', ['creds']), stored('b', ['creds', 'token']));
+    assert.deepEqual(index.readers('secrets', NS, 'token'), ['b']);
+    index.update(NS, 'a', stored('a', ['creds'], ['kube-root-ca.crt', 'settings']), undefined);
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), ['b']);
+    assert.deepEqual(index.readers('configmaps', NS, 'settings'), []);
+    const held = index.bytes;
+    assert.ok(held > 0);
+    index.update(NS, 'b', stored('b', ['creds', 'token']), undefined);
+    assert.equal(index.bytes, 0);
+    // A pod that has finished reads nothing again: its names leave the index.
+    index.update(NS, 'd', undefined, stored('d', ['creds']));
+    index.update(NS, 'd', stored('d', ['creds']), storedFactsOf({ ...podObject('d', ['creds']), status: { phase: 'Succeeded' } }, 'deed.dev'));
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), []);
+    index.update(NS, 'c', undefined, stored('c', ['x']));
+    index.clear();
+    assert.deepEqual(index.readers('secrets', NS, 'x'), []);
+    assert.equal(index.bytes, 0);
+  });
+});
+
+describe("deed review's readers are the pods it reviewed or was given", () => {
+  test("a Secret alpha creates after beta's pod that reads it is refused in the same run", () => {
+    const reviewed = new ReviewedObjects();
+    const beta: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { ...stampedMetadata('Pod', 'beta', NS).metadata, name: 'job', namespace: NS, uid: 'pod-beta' }, spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: 'creds' } }] }] } };
+    reviewed.remember({ stored: beta, deleted: null });
+    const readers = reviewed.lookup.readers('secrets', NS, 'creds');
+    assert.equal(readers.state, 'known');
+    assert.deepEqual(readers.state === 'known' ? readers.pods.map((p) => p.name) : [], ['job']);
+    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'other'), { state: 'known', pods: [] });
+    reviewed.remember({ stored: null, deleted: beta });
+    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'creds'), { state: 'known', pods: [] });
+  });
+});
