@@ -5,16 +5,25 @@
 // replaced or removed (reflector.ts, onStored); it holds names only, and the pods' facts
 // stay in the store. Well-known ConfigMaps (every pod's `kube-root-ca.crt`) are left out:
 // no rule asks for their readers.
+//
+// Sized for hundreds of thousands of pods: most names are read by one pod (its claim, its
+// run's Secret), so an entry holds that pod's name itself (the store's own string, shared),
+// and a Set only once a second pod reads the name.
 import type { LookupResource } from '../policy/kinds.js';
 import { POD_READS } from '../policy/pod/pod-reads.js';
 import { readsOfStored, type StoredFacts } from './lookup-facts.js';
 
-/** A map entry's own cost beside its key, estimated as reflector.ts estimates the store's. */
-const ENTRY_BYTES = 64;
+/** A map entry's own cost beside its key's characters, estimated as reflector.ts estimates the store's. */
+const ENTRY_BYTES = 48;
+/** A Set's own cost, and its entries'. */
+const SET_BYTES = 96;
+const SET_ENTRY_BYTES = 24;
+
+type Readers = string | Set<string>;
 
 export class PodReaders {
-  /** namespace → `resource/name` → the pods that read it. */
-  private readonly byNamespace = new Map<string, Map<string, Set<string>>>();
+  /** namespace → resource → name → the pod, or the pods, that read it. */
+  private readonly byNamespace = new Map<string, Map<LookupResource, Map<string, Readers>>>();
   private held = 0;
 
   constructor(private readonly unindexedConfigMaps: ReadonlySet<string> = new Set()) {}
@@ -26,12 +35,12 @@ export class PodReaders {
 
   /** A pod's record was put, replaced or removed. */
   update(namespace: string, pod: string, before: StoredFacts | undefined, after: StoredFacts | undefined): void {
-    const was = before === undefined ? [] : this.keysOf(before);
-    const now = after === undefined ? [] : this.keysOf(after);
+    const was = before === undefined ? [] : this.readsOf(before);
+    const now = after === undefined ? [] : this.readsOf(after);
     if (was.length === 0 && now.length === 0) return;
-    const kept = new Set(now);
-    for (const key of was) if (!kept.has(key)) this.remove(namespace, key, pod);
-    for (const key of now) this.add(namespace, key, pod);
+    const kept = new Set(now.map(([resource, name]) => `${resource}/${name}`));
+    for (const [resource, name] of was) if (!kept.has(`${resource}/${name}`)) this.remove(namespace, resource, name, pod);
+    for (const [resource, name] of now) this.add(namespace, resource, name, pod);
   }
 
   /** Forget everything (the pods' store was shed). */
@@ -42,36 +51,53 @@ export class PodReaders {
 
   /** The pods of `namespace` that read `resource` `name`. */
   readers(resource: LookupResource, namespace: string, name: string): string[] {
-    return [...(this.byNamespace.get(namespace)?.get(`${resource}/${name}`) ?? [])];
+    const readers = this.byNamespace.get(namespace)?.get(resource)?.get(name);
+    return readers === undefined ? [] : typeof readers === 'string' ? [readers] : [...readers];
   }
 
-  private keysOf(stored: StoredFacts): string[] {
+  private readsOf(stored: StoredFacts): Array<[LookupResource, string]> {
     const reads = readsOfStored(stored);
     if (reads === undefined) return [];
-    return POD_READS.flatMap((r) => reads[r.field].filter((name) => r.field !== 'configMaps' || !this.unindexedConfigMaps.has(name)).map((name) => `${r.resource}/${name}`));
+    return POD_READS.flatMap((r) => reads[r.field].filter((name) => r.field !== 'configMaps' || !this.unindexedConfigMaps.has(name)).map((name): [LookupResource, string] => [r.resource, name]));
   }
 
-  private add(namespace: string, key: string, pod: string): void {
-    let keys = this.byNamespace.get(namespace);
-    if (keys === undefined) this.byNamespace.set(namespace, (keys = new Map()));
-    let pods = keys.get(key);
-    if (pods === undefined) {
-      keys.set(key, (pods = new Set()));
-      this.held += key.length + ENTRY_BYTES;
+  private add(namespace: string, resource: LookupResource, name: string, pod: string): void {
+    let kinds = this.byNamespace.get(namespace);
+    if (kinds === undefined) this.byNamespace.set(namespace, (kinds = new Map()));
+    let names = kinds.get(resource);
+    if (names === undefined) kinds.set(resource, (names = new Map()));
+    const readers = names.get(name);
+    if (readers === undefined) {
+      names.set(name, pod);
+      this.held += name.length + ENTRY_BYTES;
+    } else if (typeof readers === 'string') {
+      if (readers === pod) return;
+      names.set(name, new Set([readers, pod]));
+      this.held += SET_BYTES + 2 * SET_ENTRY_BYTES;
+    } else if (!readers.has(pod)) {
+      readers.add(pod);
+      this.held += SET_ENTRY_BYTES;
     }
-    if (pods.has(pod)) return;
-    pods.add(pod);
-    this.held += pod.length + ENTRY_BYTES;
   }
 
-  private remove(namespace: string, key: string, pod: string): void {
-    const keys = this.byNamespace.get(namespace);
-    const pods = keys?.get(key);
-    if (keys === undefined || pods === undefined || !pods.delete(pod)) return;
-    this.held -= pod.length + ENTRY_BYTES;
-    if (pods.size > 0) return;
-    keys.delete(key);
-    this.held -= key.length + ENTRY_BYTES;
-    if (keys.size === 0) this.byNamespace.delete(namespace);
+  private remove(namespace: string, resource: LookupResource, name: string, pod: string): void {
+    const kinds = this.byNamespace.get(namespace);
+    const names = kinds?.get(resource);
+    const readers = names?.get(name);
+    if (kinds === undefined || names === undefined || readers === undefined) return;
+    if (typeof readers === 'string') {
+      if (readers !== pod) return;
+      names.delete(name);
+      this.held -= name.length + ENTRY_BYTES;
+    } else {
+      if (!readers.delete(pod)) return;
+      this.held -= SET_ENTRY_BYTES;
+      if (readers.size > 1) return;
+      // One reader left: back to its name alone.
+      names.set(name, readers.values().next().value!);
+      this.held -= SET_BYTES + SET_ENTRY_BYTES;
+    }
+    if (names.size === 0) kinds.delete(resource);
+    if (kinds.size === 0) this.byNamespace.delete(namespace);
   }
 }
