@@ -23,6 +23,8 @@ function fakeApi(moreSecretsInA = 0) {
   let rv = 100;
   /** Namespaced lists wait for this before answering, when set. */
   let holdList: Promise<void> | undefined;
+  /** Namespaced lists answer 500 while set. */
+  let failList = false;
   const listed: string[] = [];
   const server = createServer((req, res) => void answer(req.url!, res));
   const answer = async (path: string, res: ServerResponse) => {
@@ -40,6 +42,7 @@ function fakeApi(moreSecretsInA = 0) {
     const namespace = m![1];
     listed.push(`${resource}${namespace ? ` in ${namespace}` : ''}`);
     if (namespace && holdList) await holdList;
+    if (namespace && failList) return void res.writeHead(500).end('{"kind":"Status","code":500,"message":"injected"}');
     const selector = url.searchParams.get('labelSelector');
     const items = objects[resource].filter((o) => (!namespace || o.metadata.namespace === namespace) && (!selector || o.metadata.labels?.['deed.dev/sandbox'] === 'enabled'));
     res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(rv) }, items: items.length > 0 ? items : null }));
@@ -49,6 +52,9 @@ function fakeApi(moreSecretsInA = 0) {
     listed,
     hold(p: Promise<void> | undefined) {
       holdList = p;
+    },
+    fail(on: boolean) {
+      failList = on;
     },
     /** Sends a watch event to every watcher of the resource. */
     emit(resource: keyof typeof objects, type: string, obj: Obj) {
@@ -143,6 +149,27 @@ describe('the lookup cache', () => {
     await until('neither reads creds', () => names().length === 0);
     assert.deepEqual((cache.readers('secrets', 'a', 'other') ?? []).map((r) => r.name), ['job-2']);
     assert.ok(cache.bytes().pods > 0);
+  });
+
+  test('the readers of a name in a namespace that just opted in are not told from the index until its pods are listed, nor after its list failed', async () => {
+    let release = () => {};
+    api.hold(new Promise<void>((r) => (release = r)));
+    api.emit('namespaces', 'ADDED', ns('late'));
+    await until('late is in scope and its pods being listed', () => cache.scope.of('late').state === 'in' && api.listed.includes('pods in late'));
+    assert.equal(cache.readers('secrets', 'late', 'creds'), undefined, 'an absent reader cannot be told from one not listed yet');
+    api.hold(undefined);
+    release();
+    await until('late listed', () => cache.readers('secrets', 'late', 'creds') !== undefined);
+    assert.deepEqual(cache.readers('secrets', 'late', 'creds'), []);
+    api.fail(true);
+    try {
+      api.emit('namespaces', 'ADDED', ns('failed'));
+      await until('failed is in scope and its pods list tried', () => cache.scope.of('failed').state === 'in' && api.listed.includes('pods in failed'));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(cache.readers('secrets', 'failed', 'creds'), undefined, 'read live until a full list');
+    } finally {
+      api.fail(false);
+    }
   });
 
   test('a deletion the watch delivers while a backfill is in flight is not undone by the backfill\'s older list', async () => {

@@ -47,7 +47,8 @@ export interface LookupCache {
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
   /**
    * The cached pods of `namespace` that read `resource` `name` (pod-readers.ts), with their
-   * facts; undefined unless the pods' store is current (then read live).
+   * facts; undefined unless the pods' store is current and holds all of that namespace's
+   * (then read live).
    */
   readers(resource: LookupResource, namespace: string, name: string): Array<{ name: string; facts: ObjectFacts }> | undefined;
   /** Whether this kind is kept and its store is current. */
@@ -171,7 +172,9 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     },
     readers(resource, namespace, name) {
       const pods = byResource.get('pods');
-      if (pods === undefined || !pods.current) return undefined;
+      // Not while the namespace's pods are still being listed (it entered the scope a moment ago), or failed to be:
+      // an absent reader cannot be told from one not listed yet.
+      if (pods === undefined || !pods.current || !pods.listedIn(namespace)) return undefined;
       return podReaders.readers(resource, namespace, name).flatMap((pod) => {
         const facts = pods.get(namespace, pod);
         return facts === undefined ? [] : [{ name: pod, facts }];

@@ -71,6 +71,15 @@ export class Reflector {
   private generation = 0;
   /** While a full list runs: the names it (or a backfill meanwhile) put, per namespace; the rest are swept at its end. */
   private confirmed: Map<string, Set<string>> | undefined;
+  /**
+   * Namespaces that entered the scope and whose objects are not all in the store yet: the
+   * backfill is running, or failed. Each with the generation it entered in: a full list begun
+   * after it covers it. A miss there is read from the API server anyway; but an absence (no
+   * pod reads this name) cannot be told from the store until the namespace is listed.
+   */
+  private unlisted = new Map<string, number>();
+  /** Namespaces that entered the scope before the first full list was done: backfilled once it is. */
+  private listAfter = new Set<string>();
   /** Namespaces being backfilled, and the names the watch touched meanwhile (the watch wins). */
   private touched = new Map<string, Set<string>>();
   private readonly conn: ApiConnection;
@@ -117,6 +126,8 @@ export class Reflector {
     this.stop();
     this.generation++;
     this.confirmed = undefined;
+    this.unlisted.clear();
+    this.listAfter.clear();
     this.store = new Map();
     this.count = 0;
     this.held = 0;
@@ -126,6 +137,11 @@ export class Reflector {
   get(namespace: string, name: string): ObjectFacts | undefined {
     const stored = this.store.get(namespace)?.get(name);
     return stored === undefined ? undefined : factsFromStored(stored, this.o.prefix);
+  }
+
+  /** Whether every object of `namespace` has been listed into the store (false while its backfill runs, or after it failed). */
+  listedIn(namespace: string): boolean {
+    return !this.unlisted.has(namespace);
   }
 
   names(namespace: string): IterableIterator<string> {
@@ -146,10 +162,20 @@ export class Reflector {
 
   /** A namespace entered the scope: list its objects, unless a full list is still to come. */
   async backfill(namespace: string): Promise<void> {
-    if (!this.listed || this.o.resource === 'namespaces') return;
+    if (this.o.resource === 'namespaces') return;
+    if (!this.listed) {
+      // The first full list, once under way, may have passed this namespace's objects by before it entered: listed on
+      // its own after. One not begun yet lists it whole.
+      if (this.confirmed !== undefined) {
+        this.unlisted.set(namespace, this.generation);
+        this.listAfter.add(namespace);
+      }
+      return;
+    }
     const generation = this.generation;
     const touched = new Set<string>();
     this.touched.set(namespace, touched);
+    this.unlisted.set(namespace, generation);
     try {
       // Page by page into the store: a page's objects are facts before the next is asked for.
       await this.listPages(namespace, (items) => {
@@ -161,8 +187,9 @@ export class Reflector {
         this.o.onGrow?.();
         return generation === this.generation && !this.stopped;
       });
+      if (generation === this.generation && this.o.keeps(namespace) && !this.stopped && this.unlisted.get(namespace) === generation) this.unlisted.delete(namespace);
     } catch (err) {
-      // Not a safety matter: a name not in the store is read from the API server.
+      // A name not in the store is read from the API server; the namespace stays unlisted (listedIn) until a full list.
       this.o.onError(err, `backfill ${this.o.resource} in ${namespace}`);
     } finally {
       if (this.touched.get(namespace) === touched) this.touched.delete(namespace);
@@ -171,6 +198,8 @@ export class Reflector {
 
   /** A namespace left the scope: forget its objects. */
   drop(namespace: string): void {
+    this.unlisted.delete(namespace);
+    this.listAfter.delete(namespace);
     const names = this.store.get(namespace);
     if (names === undefined) return;
     this.count -= names.size;
@@ -244,8 +273,12 @@ export class Reflector {
     }
     confirmed.clear();
     for (const [namespace, name] of gone) this.remove(namespace, name);
+    // A namespace that entered the scope before this list began was listed by it.
+    for (const [namespace, since] of this.unlisted) if (since < generation) this.unlisted.delete(namespace);
     this.rv = rv;
     this.listed = true;
+    for (const namespace of this.listAfter) if (this.o.keeps(namespace)) void this.backfill(namespace);
+    this.listAfter.clear();
     if (this.o.onChange) {
       for (const [namespace, name] of gone) this.o.onChange(namespace, name);
       for (const [namespace, names] of this.store) for (const name of names.keys()) this.o.onChange(namespace, name);
