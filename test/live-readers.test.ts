@@ -18,17 +18,20 @@ import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpe
 const POLICY: ConfigInput = {
   environments: [
     { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], claimsFrom: ['gamma'] },
-    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'], managers: { users: ['system:serviceaccount:platform:beta-manager'] } },
     { id: 'gamma', serviceAccounts: ['sandbox-g:runner'] },
   ],
+  platform: { users: ['platform-deployer'] },
 };
 const NS = 'shared';
 const ALPHA: UserInfo = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts'], extra: {} };
 const PLATFORM: UserInfo = { username: 'platform-deployer', groups: ['system:authenticated'], extra: {} };
+/** A tenant of no environment, with `edit` in the namespace. */
+const STRANGER: UserInfo = { username: 'system:serviceaccount:plain:stranger', groups: ['system:serviceaccounts'], extra: {} };
+const BETA_MANAGER: UserInfo = { username: 'system:serviceaccount:platform:beta-manager', groups: ['system:serviceaccounts'], extra: {} };
 
-function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'ResourceClaim', name: string, user: UserInfo = ALPHA): Review {
+function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'ResourceClaim', name: string, user: UserInfo = ALPHA, group = kind === 'ResourceClaim' ? 'resource.k8s.io' : ''): Review {
   const resource = { Secret: 'secrets', ConfigMap: 'configmaps', PersistentVolumeClaim: 'persistentvolumeclaims', ResourceClaim: 'resourceclaims' }[kind];
-  const group = kind === 'ResourceClaim' ? 'resource.k8s.io' : '';
   const object: KubeObject = {
     apiVersion: group === '' ? 'v1' : `${group}/v1`,
     kind,
@@ -110,6 +113,20 @@ describe('reference.live-reader: what an environment creates takes no name a liv
   test('what cannot be told is refused; what the platform creates (a shared input) is not judged', () => {
     refusedBy(create('Secret', 'creds'), { state: 'unknown', reason: 'the pods could not be listed' }, /cannot tell whether a live pod of another environment reads Secret creds in namespace shared: the pods could not be listed/);
     passes(create('Secret', 'creds', PLATFORM), known('beta'));
+  });
+
+  test("a tenant of no environment may not write the input of beta's live pod; beta's manager may, and pods of no environment are anyone's", () => {
+    refusedBy(create('Secret', 'creds', STRANGER), known('beta'), /a live pod of an environment this requester does not act for in namespace shared reads Secret creds by name/);
+    passes(create('Secret', 'creds', STRANGER), known(undefined));
+    passes(create('Secret', 'creds', BETA_MANAGER), known('beta', undefined));
+    refusedBy(create('Secret', 'creds', BETA_MANAGER), known('alpha'), /reads Secret creds/);
+  });
+
+  test('a custom resource whose plural is one of these kinds is not judged as it', () => {
+    const custom = create('Secret', 'creds', ALPHA, 'example.com');
+    custom.request.object.apiVersion = 'example.com/v1';
+    assert.deepEqual(lookupsNeeded(custom.request, 'validate', FIXTURE_KEYS).filter((k) => k.readers === true), []);
+    passes(custom, known('beta'));
   });
 
   test('the read plan asks for the readers of what an environment creates, and only then', () => {

@@ -20,7 +20,6 @@ import { changedReferences, objectReferences, referenceReads } from './object-re
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import type { LookupResource } from './kinds.js';
 import { liveReaderRead } from './rules/live-readers.js';
-import { environmentId } from './requester/identity.js';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -107,11 +106,8 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, who === undefined ? UNKNOWN_REQUESTER : environmentId(who.facts.requester), policy) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy) : []), ...accounts, ...given];
 }
-
-/** Where the plan does not know who asks: whatever environment it acts for, its rules may read this. */
-const UNKNOWN_REQUESTER = '(any)';
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
 interface OwnerReads {
@@ -147,8 +143,8 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey
 }
 
 /** The live pods that read what an environment creates (rules/live-readers.ts). */
-function liveReaderKeys(req: AdmissionRequest, namespace: string, environment: string | undefined, policy: Policy | undefined): LookupKey[] {
-  const read = liveReaderRead(req, environment, policy);
+function liveReaderKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined): LookupKey[] {
+  const read = liveReaderRead(req, policy);
   return read === undefined ? [] : [{ ...read, namespace, readers: true }];
 }
 

@@ -39,7 +39,7 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...blockingOwners(req.object, undefined, namespace, reach, ctx),
       ...jobClaim(req, undefined),
       ...cronJobNamesake(req, namespace, reach, ctx),
-      ...liveReaderFindings(req, namespace, reach.environment, ctx),
+      ...liveReaderFindings(req, namespace, reach, ctx),
     ];
   if (req.operation === 'UPDATE')
     return [

@@ -231,16 +231,47 @@ export function credentialCases(suite: () => Suite): void {
       assert.equal(refused.status, 403, refused.text);
       assert.match(refused.body.message, /\[reference\.live-reader\] metadata\.name: a live pod of another environment \(or of none\) in namespace shared-ab reads Secret live-creds by name, and the kubelet would hand it this one/);
       assert.doesNotMatch(refused.body.message, /beta/);
-      // The same for a ConfigMap, a claim: every kind a pod reads by name.
+      // The same for a ConfigMap, a claim: every kind a pod reads by name. (The suite's role grants no ConfigMaps: a Role of its own.)
+      must('a Role for ConfigMaps', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'live-configmaps' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get'] }] }), 201);
+      must('its binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name: 'live-configmaps' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'live-configmaps' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }), 201);
+      await s.awaitAccess('sandbox-a:runner', { namespace: NS, verb: 'create', resource: 'configmaps' });
       must("beta's pod reading a ConfigMap and a claim not made yet", await s.api(s.admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-cm', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ configMapRef: { name: 'live-settings' } }] }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'live-data' } }] } })), 201);
       await eventuallyStatus(() => s.api(s.runnerA.identity, 'POST', `/api/v1/namespaces/${NS}/configmaps?dryRun=All`, { metadata: { name: 'live-settings' }, data: { x: 'alpha' } }), 403);
+      const cmRefused = await s.api(s.runnerA.identity, 'POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'live-settings' }, data: { x: 'alpha' } });
+      assert.equal(cmRefused.status, 403, cmRefused.text);
+      assert.match(cmRefused.body.message, /\[reference\.live-reader\] .*reads ConfigMap live-settings by name/);
       const claimRefused = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), claim('live-data'));
       assert.equal(claimRefused.status, 403, claimRefused.text);
       assert.match(claimRefused.body.message, /\[reference\.live-reader\] .*reads PersistentVolumeClaim live-data by name/);
+      // Nor may a tenant of no environment: it would write beta's pod's input.
+      const stranger = await s.newIdentity('plain', 'live-stranger');
+      await s.bindSandboxRole(NS, [['plain', 'live-stranger']]);
+      const strangerRefused = await s.api(stranger, 'POST', SECRETS, { metadata: { name: 'live-creds' }, stringData: { token: 'stranger' } });
+      assert.equal(strangerRefused.status, 403, strangerRefused.text);
+      assert.match(strangerRefused.body.message, /\[reference\.live-reader\] metadata\.name: a live pod of an environment this requester does not act for in namespace shared-ab reads Secret live-creds by name/);
       // Beta's pod gone (an unbound pod is deleted at once), the name is alpha's to take.
       must("beta's pod deleted", await s.api(s.janitorB, 'DELETE', `${PATHS.Pod(NS)}/beta-reads`), 200);
       await eventuallyStatus(() => alphaTakes(true), 201);
       must("alpha's Secret", await alphaTakes(false), 201);
+    });
+
+    test("with the pods no longer cached (shed past the memory budget), the pods that read a name are listed live: alpha is still refused", async () => {
+      const s = suite();
+      const SECRETS = PATHS.Secret(NS);
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      must("beta's Secret", await s.api(s.janitorB, 'POST', SECRETS, { metadata: { name: 'shed-creds' }, stringData: { token: 'beta' } }), 201);
+      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-reads-shed', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'shed-creds', key: 'token' } } }] }] } })), 201);
+      must("beta's Secret deleted", await s.api(s.janitorB, 'DELETE', `${SECRETS}/shed-creds`), 200);
+      // A budget of about a kilobyte: every kind is shed as soon as it is listed, and read from the API server.
+      await s.restartDeed(undefined, ['--cache-memory', '0.001']);
+      try {
+        const refused = await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'shed-creds' }, stringData: { token: 'alpha' } });
+        assert.equal(refused.status, 403, refused.text);
+        assert.match(refused.body.message, /\[reference\.live-reader\] .*reads Secret shed-creds by name/);
+        must("alpha's Secret under a name no pod reads", await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'shed-own' }, stringData: { token: 'alpha' } }), 201);
+      } finally {
+        await s.restartDeed();
+      }
     });
 
     test("a pending pod of no environment is not bound to what alpha's Secret holds; alpha's pending pod is", async () => {
