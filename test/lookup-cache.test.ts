@@ -97,7 +97,7 @@ describe('the lookup cache', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    cache = createLookupCache({ kc, deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {} });
+    cache = createLookupCache({ kc, deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {}, backfillRetryMs: 50 });
     cache.start();
     await cache.scopeKnown();
     await until('secrets current', () => cache.current('secrets'));
@@ -165,11 +165,13 @@ describe('the lookup cache', () => {
     try {
       api.emit('namespaces', 'ADDED', ns('failed'));
       await until('failed is in scope and its pods list tried', () => cache.scope.of('failed').state === 'in' && api.listed.includes('pods in failed'));
-      await new Promise((r) => setTimeout(r, 50));
-      assert.equal(cache.readers('secrets', 'failed', 'creds'), undefined, 'read live until a full list');
+      assert.equal(cache.readers('secrets', 'failed', 'creds'), undefined, 'read live until listed');
     } finally {
       api.fail(false);
     }
+    // The failed backfill is tried again: once it is listed, the index answers.
+    await until('failed listed on a retry', () => cache.readers('secrets', 'failed', 'creds') !== undefined);
+    assert.ok(api.listed.filter((l) => l === 'pods in failed').length >= 2);
   });
 
   test('a deletion the watch delivers while a backfill is in flight is not undone by the backfill\'s older list', async () => {

@@ -26,6 +26,8 @@ export interface LookupCacheOptions {
   onCurrent?(resource: CachedResource, current: boolean): void;
   /** Watch duration override, for tests. */
   watchSeconds?: number;
+  /** The first wait before a failed backfill is tried again (reflector.ts), for tests. */
+  backfillRetryMs?: number;
   /**
    * The memory the stores may hold (estimated, lookup-facts.ts and reflector.ts). Past it the
    * largest kind is shed: no longer cached, its lookups read from the API server. Unbounded
@@ -130,6 +132,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         onCurrent: (current) => o.onCurrent?.(resource as CachedResource, current),
         onError: o.onError,
         onRetry: o.onRetry,
+        ...(o.backfillRetryMs ? { backfillRetryMs: o.backfillRetryMs } : {}),
         ...(o.watchSeconds ? { watchSeconds: o.watchSeconds } : {}),
       }),
   );

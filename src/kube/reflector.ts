@@ -42,6 +42,8 @@ export interface ReflectorOptions {
   onRetry?(retry: RetryNotice): void;
   /** Runs each list page (its request and `take`): the cache passes one gate to all its kinds, so one page is in flight at a time. */
   pageGate?: <T>(page: () => Promise<T>) => Promise<T>;
+  /** How long after a failed backfill it is tried again, at first (5 s; tests shorten it). */
+  backfillRetryMs?: number;
   /** Deadline of one list page. */
   listTimeoutMs?: number;
   /** Objects per list page, fixed (tests); otherwise each page is sized from the last (nextPageSize). */
@@ -160,8 +162,12 @@ export class Reflector {
     this.setWatching(false);
   }
 
-  /** A namespace entered the scope: list its objects, unless a full list is still to come. */
-  async backfill(namespace: string): Promise<void> {
+  /**
+   * A namespace entered the scope: list its objects, unless a full list is still to come. A
+   * backfill that fails is tried again (`retryMs`, doubling to a minute) while the namespace
+   * stays in scope and no full list has covered it: meanwhile what it cannot tell is read live.
+   */
+  async backfill(namespace: string, retryMs = this.o.backfillRetryMs ?? 5_000): Promise<void> {
     if (this.o.resource === 'namespaces') return;
     if (!this.listed) {
       // The first full list, once under way, may have passed this namespace's objects by before it entered: listed on
@@ -189,8 +195,12 @@ export class Reflector {
       });
       if (generation === this.generation && this.o.keeps(namespace) && !this.stopped && this.unlisted.get(namespace) === generation) this.unlisted.delete(namespace);
     } catch (err) {
-      // A name not in the store is read from the API server; the namespace stays unlisted (listedIn) until a full list.
+      // A name not in the store is read from the API server; the namespace stays unlisted (listedIn) until listed.
       this.o.onError(err, `backfill ${this.o.resource} in ${namespace}`);
+      const again = setTimeout(() => {
+        if (!this.stopped && this.o.keeps(namespace) && this.unlisted.get(namespace) === generation && generation === this.generation) void this.backfill(namespace, Math.min(retryMs * 2, 60_000));
+      }, retryMs * (0.5 + Math.random()));
+      again.unref();
     } finally {
       if (this.touched.get(namespace) === touched) this.touched.delete(namespace);
     }
