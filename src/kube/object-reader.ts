@@ -17,7 +17,8 @@ import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type 
 import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
-import { POD_READS, podReadsOf } from '../policy/pod/pod-reads.js';
+import { POD_READS, readsName } from '../policy/pod/pod-reads.js';
+import { beyondMetadata } from './lookup-facts.js';
 
 /**
  * A Secret's metadata and nothing else: no fallback to the whole object, so its data never
@@ -31,7 +32,7 @@ export interface ObjectReader {
 }
 
 type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown; creationTimestamp?: unknown };
-type Read = { metadata?: Meta; spec?: { serviceAccountName?: unknown; source?: { persistentVolumeClaimName?: unknown } }; status?: unknown };
+type Read = { metadata?: Meta; spec?: { source?: { persistentVolumeClaimName?: unknown } }; status?: unknown };
 
 /** Where one object of `resource` is read, and in which form: whole, or its metadata only. */
 function readPlan(key: LookupKey): { path: string; accept: string | undefined; controller?: true } | undefined {
@@ -70,17 +71,14 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
     if (plan === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
     try {
       const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
-      const sa = key.resource === 'pods' ? read.spec?.serviceAccountName : undefined;
-      const reads = key.resource === 'pods' ? podReadsOf(read.spec, read.status) : undefined;
       const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
       // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
       const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
       return {
         state: 'found',
         metadata: metadataOf(read.metadata),
-        ...(plan.controller ? controllerOfMeta(read.metadata) : {}),
-        ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}),
-        ...(reads !== undefined ? { reads } : {}),
+        // A pod: its account, what it reads and its controller, as the cache keeps them (lookup-facts.ts).
+        ...(key.resource === 'pods' ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
         ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
         ...(typeof created === 'string' && created !== '' ? { created } : {}),
       };
@@ -95,8 +93,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
    * rest of each pod dropped as its page is read. Read when the cache cannot answer.
    */
   const readersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
-    const row = POD_READS.find((r) => r.resource === key.resource);
-    if (row === undefined) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
+    if (!POD_READS.some((r) => r.resource === key.resource)) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
     const deadline = Date.now() + timeoutMs;
     const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
     const path = collectionPath({ group: '', version: 'v1', resource: 'pods' }, key.namespace);
@@ -111,10 +108,8 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
         limit = read.limit;
         for (const pod of read.page.items ?? []) {
           const name = pod.metadata?.name;
-          const reads = podReadsOf(pod.spec, pod.status);
-          if (name === undefined || reads?.[row.field].includes(key.name) !== true) continue;
-          const sa = pod.spec?.serviceAccountName;
-          pods.push({ name, pod: { state: 'found', metadata: metadataOf(pod.metadata), ...controllerOfMeta(pod.metadata), ...(typeof sa === 'string' && sa !== '' ? { serviceAccountName: sa } : {}), reads } });
+          const beyond = beyondMetadata(pod);
+          if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) pods.push({ name, pod: { state: 'found', metadata: metadataOf(pod.metadata), ...beyond } });
         }
         next = read.page.metadata?.continue || undefined;
       } while (next !== undefined);
@@ -135,7 +130,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
 /** Pods per page of a live list of a namespace's pods (each page bounded in bytes besides). */
 const READER_PAGE = 250;
 
-type PodList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: { serviceAccountName?: unknown }; status?: unknown }> | null };
+type PodList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown }> | null };
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };

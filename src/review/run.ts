@@ -11,7 +11,7 @@ import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
-import { POD_READS } from '../policy/pod/pod-reads.js';
+import { readsName } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from '../kube/lookup-facts.js';
 import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
@@ -159,11 +159,10 @@ export class ReviewedObjects {
   readonly lookup: ObjectLookup = {
     get: (resource, namespace, name) => this.gathered.get(resource, namespace, name),
     readers: (resource, namespace, name) => {
-      const row = POD_READS.find((r) => r.resource === resource);
       const prefix = lookupKey({ resource: 'pods', namespace, name: '' });
       const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
       for (const [key, pod] of this.facts)
-        if (row !== undefined && key.startsWith(prefix) && !key.slice(prefix.length).includes('/') && pod.state === 'found' && pod.reads?.[row.field].includes(name) === true) pods.push({ name: key.slice(prefix.length), pod });
+        if (key.startsWith(prefix) && !key.slice(prefix.length).includes('/') && pod.state === 'found' && readsName(pod.reads, resource, name)) pods.push({ name: key.slice(prefix.length), pod });
       return { state: 'known', pods };
     },
   };

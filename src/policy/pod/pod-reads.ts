@@ -48,6 +48,12 @@ export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefine
   return reads.claims.length + reads.secrets.length + reads.configMaps.length + reads.resourceClaims.length === 0 ? undefined : reads;
 }
 
+/** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */
+export function readsName(reads: PodReads | undefined, resource: LookupResource, name: string): boolean {
+  const row = POD_READS.find((r) => r.resource === resource);
+  return row !== undefined && reads?.[row.field].includes(name) === true;
+}
+
 /** A volume's claim by name (an ephemeral volume's claim is made for the pod, owned by it, by the ephemeral-volume controller). */
 function claimName(volume: Rec): string | undefined {
   const pvc = field(volume, 'persistentVolumeClaim');
