@@ -142,11 +142,11 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // makes Deed read live (slower, never wrong), never run out of memory. The namespaces,
   // which make the review scope, are never shed.
   const shed = new Set<CachedResource>();
+  // The index of readers is the pods' too: it is weighed, counted and shed with them.
+  const held = (k: Reflector) => k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0);
   const weigh = () => {
     const budget = o.memoryBudgetBytes;
     if (budget === undefined) return;
-    // The index of readers is the pods' too: it is weighed with them and shed with them.
-    const held = (k: Reflector) => k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0);
     let total = namespaces.bytes + kinds.reduce((sum, k) => sum + held(k), 0);
     while (total > budget) {
       const largest = kinds.filter((k) => !shed.has(k.resource)).reduce<Reflector | undefined>((a, k) => (a === undefined || held(k) > held(a) ? k : a), undefined);
@@ -185,7 +185,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     },
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
-    bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0)])) as Record<CachedResource, number>,
+    bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, held(k)])) as Record<CachedResource, number>,
     shed: () => [...shed],
     scopeKnown: () => scopeKnown,
     awaitScope(namespace, ms) {
