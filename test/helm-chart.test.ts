@@ -14,6 +14,7 @@ import { auditArgs, defaultRowExcluded, REAPER_NODE_OPTIONS, renderManifests, SE
 import type { V1Deployment } from '@kubernetes/client-node';
 import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 import { ROOT } from './cli-process.js';
+import { keepStampsCondition } from '../src/install/kind-rules.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
 const TEMPLATES = join(CHART, 'templates');
@@ -205,7 +206,9 @@ describe('the Helm chart', () => {
   test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {
     const text = templates.get('webhooks.yaml')!;
     assert.equal(text.match(/cert-manager\.io\/inject-ca-from/g)?.length, 2);
-    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 4, 'the first pair and the default row\'s');
+    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 5, "the first pair, the default row's, and the one that keeps stamps");
+    assert.match(text, /include "deed\.keepStampsCondition"/);
+    assert.ok(templates.get('_kinds.tpl')!.includes(keepStampsCondition('LABEL-PREFIX')), "the chart's condition is deed manifests' own, under its label prefix");
     assert.equal(text.match(/include "deed\.defaultRowExclusion"/g)?.length, 2);
     assert.ok(templates.get('_kinds.tpl')!.includes(`in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`), "the chart's default-row exclusions are deed manifests' own");
     assert.match(text, /pods\/ephemeralcontainers/);

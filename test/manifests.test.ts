@@ -29,6 +29,7 @@ import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
 import { FIXTURE_POLICY, toCel } from './helpers.js';
+import { keepStampsCondition } from '../src/install/kind-rules.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;
 type Webhook = V1MutatingWebhookConfiguration['webhooks'] extends (infer W)[] | undefined ? W : never;
@@ -72,6 +73,14 @@ const WORKLOADS = [
   '/v1/podtemplates',
   '/v1/replicationcontrollers',
 ];
+
+/** The webhook that keeps Deed's stamps where a write drops every one (src/policy/stamps/kept-stamps.ts). */
+const KEEPS_STAMPS = 'stamps.mutate.deed.dev';
+
+/** A webhook's conditions on the request alone: the keeper's condition on the objects is tested on its own (test/kept-stamps.test.ts). */
+function requesterConditions(hook: Webhook) {
+  return (hook.matchConditions ?? []).filter((c) => c.name !== 'drops-every-stamp');
+}
 
 function serviceAccountUser(namespace: string, name: string) {
   return { username: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
@@ -139,7 +148,7 @@ describe('deed manifests', () => {
 
   test('both webhooks take v1 reviews, declare no side effects, fail closed, time out under 10 s and match equivalent versions', () => {
     const hooks = webhooksOf(objects);
-    assert.equal(hooks.length, 4, 'the first pair and the default row\'s');
+    assert.equal(hooks.length, 5, "the first pair, the default row's, and the one that keeps stamps");
     for (const { kind, hook } of hooks) {
       assert.deepEqual(hook.admissionReviewVersions, ['v1'], kind);
       assert.equal(hook.sideEffects, 'None', kind);
@@ -194,6 +203,15 @@ describe('deed manifests', () => {
     for (const { kind, hook } of webhooksOf(plain)) assert.equal(hook.clientConfig.caBundle, undefined, kind);
   });
 
+  test('the stamps keeper sees every namespaced UPDATE of an object itself, on /admit, and only those that drop every one of its stamps', () => {
+    const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks!.find((w) => w.name === KEEPS_STAMPS)!;
+    assert.deepEqual(hook.rules, [{ operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }]);
+    assert.equal(hook.clientConfig.service?.path, '/admit');
+    assert.deepEqual(hook.matchConditions?.find((c) => c.name === 'drops-every-stamp')?.expression, keepStampsCondition('deed.dev'));
+    // Its other conditions are the requester's, as every webhook's.
+    assert.deepEqual(requesterConditions(hook), find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!.matchConditions);
+  });
+
   test("the namespace selector is opt-in by label and excludes kube-system and Deed's namespace by the API server's name label", () => {
     for (const { kind, hook } of webhooksOf(objects)) {
       assert.deepEqual(
@@ -223,7 +241,7 @@ describe('deed manifests', () => {
     test(`matchConditions ${reviewed ? 'send' : 'skip'} requests from ${who}`, () => {
       for (const { kind, hook } of webhooksOf(objects)) {
         const request = toCel({ userInfo: { ...user, extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group: 'labs.example', version: 'v1', resource: 'virtualmachines' } });
-        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
+        const results = requesterConditions(hook).map((c) => runCel(c.expression, { request } as never));
         for (const r of results) assert.equal(typeof r, 'boolean', `${kind}: every condition evaluates to a bool`);
         assert.equal(results.every((r) => r === true), reviewed, kind);
       }
@@ -248,7 +266,7 @@ describe('deed manifests', () => {
       for (const [what, fields, reviewed] of cases) {
         const { object, oldObject, ...rest } = fields;
         const request = toCel({ userInfo: controller, namespace: 'sandbox-a', resource: { group: '', version: 'v1', resource: 'pods' }, ...rest });
-        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request, object, oldObject } as never));
+        const results = requesterConditions(hook).map((c) => runCel(c.expression, { request, object, oldObject } as never));
         for (const r of results) assert.equal(typeof r, 'boolean', `${kind} ${hook.name}, ${what}: every condition evaluates to a bool`);
         assert.equal(results.every((r) => r === true), reviewed, `${kind} ${hook.name}: ${what}`);
       }
@@ -276,11 +294,11 @@ describe('deed manifests', () => {
       assert.deepEqual(hook.rules?.map((r) => [r.apiGroups, r.apiVersions, r.resources]).slice(0, 1), [[['*'], ['*'], ['*']]], hook.name);
       for (const [group, resource, reviewed] of cases) {
         const request = toCel({ userInfo: { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:authenticated'], extra: {} }, operation: 'CREATE', namespace: 'sandbox-a', resource: { group, version: 'v1', resource } });
-        const results = (hook.matchConditions ?? []).map((c) => runCel(c.expression, { request } as never));
+        const results = requesterConditions(hook).map((c) => runCel(c.expression, { request } as never));
         assert.equal(results.every((r) => r === true), reviewed, `${hook.name}: ${group}/${resource}`);
       }
     }
-    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.'));
+    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.') && hook.name !== KEEPS_STAMPS);
     for (const { hook } of main) assert.ok(!(hook.rules ?? []).some((r) => r.resources?.includes('*')), `${hook.name} names its kinds`);
   });
 

@@ -69,7 +69,7 @@ export function devWebhookConfigurations(opts: DevWebhookOptions): [V1MutatingWe
     }
     return copy;
   };
-  return [adapt(mutatingWebhooks(opts.namespace, undefined, controllers)), adapt(validatingWebhooks(opts.namespace, undefined, controllers))];
+  return [adapt(mutatingWebhooks(opts.namespace, undefined, controllers, opts.config.labelPrefix)), adapt(validatingWebhooks(opts.namespace, undefined, controllers))];
 }
 
 /** The install's selector and, besides, a namespace name among `only` (a label the API server sets; nobody can forge it). */

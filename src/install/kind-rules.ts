@@ -6,6 +6,7 @@
 import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
 import { DEFAULT_ROW_EXCEPTIONS, kindRows, type KindRow } from '../policy/kinds.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
+import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 
 type Entry = { group: string; resource: string };
 
@@ -155,6 +156,27 @@ export function defaultRowExclusion(): string {
   return `!((request.resource.group + '/' + request.resource.resource) in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`;
 }
 
+/**
+ * The UPDATEs that reach `stamps.mutate.deed.dev`: of every namespaced kind, the object
+ * itself. Its matchCondition (keepStampsCondition) lets through only a write that drops every
+ * one of Deed's stamps from an environment's object, whose stamps the webhook keeps
+ * (src/policy/stamps/kept-stamps.ts); no other UPDATE is sent.
+ */
+export function keptStampsRules(): V1RuleWithOperations[] {
+  return [{ operations: ['UPDATE'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], scope: 'Namespaced' }];
+}
+
+/**
+ * The CEL of kept-stamps.ts dropsEveryStamp, under the label prefix `prefix`: the stored
+ * object carries `<prefix>/managed`, the written one none of the labels and annotations Deed
+ * stamps. The chart renders it with its `policy.labelPrefix` in place of `prefix`.
+ */
+export function keepStampsCondition(prefix: string): string {
+  const keys = stampKeys(prefix);
+  const none = (field: 'labels' | 'annotations', list: string[]) => `!(has(object.metadata.${field}) && [${list.map((k) => `'${k}'`).join(', ')}].exists(k, k in object.metadata.${field}))`;
+  return `has(oldObject.metadata.labels) && '${keys.managed}' in oldObject.metadata.labels && ${none('labels', stampedLabelKeys(keys))} && ${none('annotations', stampedAnnotationKeys(keys))}`;
+}
+
 function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
   return byGroup(entries).map(([group, resources]) => ({ apiGroups: [group], resources, verbs }));
 }
@@ -202,6 +224,9 @@ function runLeaseRules(): V1PolicyRule[] {
   return policyRules(['get'], rows((r) => r.runLease === true));
 }
 
+/** What the chart's templates replace with `policy.labelPrefix`. */
+const PREFIX_PLACEHOLDER = 'LABEL-PREFIX';
+
 /** Where `npm run manifests` writes helmKindsTemplate(). */
 export const HELM_KINDS_TEMPLATE = 'manifests/helm/deed/templates/_kinds.tpl';
 
@@ -238,6 +263,9 @@ export function helmKindsTemplate(): string {
     define('deed.reaperScopeKindRules', policyRulesYaml(reaperScopeKindRules())),
     define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
     define('deed.defaultRowExclusion', defaultRowExclusion()),
+    define('deed.keptStampsRules', webhookRulesYaml(keptStampsRules())),
+    // Rendered with the chart's label prefix (a DNS subdomain: nothing in it needs escaping in CEL).
+    define('deed.keepStampsCondition', `{{- \`${keepStampsCondition(PREFIX_PLACEHOLDER)}\` | replace ${JSON.stringify(PREFIX_PLACEHOLDER)} .Values.policy.labelPrefix -}}`),
     define('deed.defaultWorkloadControllers', JSON.stringify(DEFAULT_WORKLOAD_CONTROLLERS)),
   ].join('\n');
 }

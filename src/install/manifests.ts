@@ -33,7 +33,7 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { auditKindRules, defaultRowExclusion, defaultRowRules, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+import { auditKindRules, defaultRowExclusion, defaultRowRules, keepStampsCondition, keptStampsRules, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
@@ -136,7 +136,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     podDisruptionBudget(namespace),
     service(namespace),
     networkPolicy(namespace, opts.webhookFrom ?? []),
-    mutatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
+    mutatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users, config.labelPrefix),
     validatingWebhooks(namespace, opts.caBundle, config.workloadControllers.users),
     ...reviewScopePolicy(NAME, NAME, config, labels('webhook')),
     ...namespaceDeletePolicy(NAME, config, labels('webhook')),
@@ -460,7 +460,8 @@ function webhookCommon(namespace: string, path: string, caBundle: string | undef
   };
 }
 
-export function mutatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[]): V1MutatingWebhookConfiguration {
+export function mutatingWebhooks(namespace: string, caBundle: string | undefined, controllers: readonly string[], labelPrefix: string): V1MutatingWebhookConfiguration {
+  const common = webhookCommon(namespace, '/admit', caBundle, controllers);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -481,6 +482,15 @@ export function mutatingWebhooks(namespace: string, caBundle: string | undefined
         ...defaultRowCommon(namespace, '/admit', caBundle, controllers),
         rules: defaultRowRules('mutating'),
         reinvocationPolicy: 'IfNeeded',
+      },
+      {
+        name: 'stamps.mutate.deed.dev',
+        // Only an UPDATE that drops every one of Deed's stamps from an environment's object (a
+        // whole object replaced as its author wrote it, `kubectl replace -f`): Deed keeps them
+        // as stored. No other UPDATE is sent (src/policy/stamps/kept-stamps.ts).
+        ...common,
+        matchConditions: [...common.matchConditions, { name: 'drops-every-stamp', expression: keepStampsCondition(labelPrefix) }],
+        rules: keptStampsRules(),
       },
     ],
   };

@@ -23,6 +23,8 @@ export interface ApiAnswer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   text: string;
+  /** The answer's warnings (HTTP Warning headers, `299 - "text"`): what kubectl prints as `Warning:`. */
+  warnings: string[];
 }
 
 export function api(
@@ -59,7 +61,10 @@ export function api(
           } catch {
             // not JSON (readyz says "ok")
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+          const warnings: string[] = [];
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            if (res.rawHeaders[i]!.toLowerCase() === 'warning') warnings.push(res.rawHeaders[i + 1]!.replace(/^\d+ \S+ "(.*)"$/, '$1'));
+          resolve({ status: res.statusCode ?? 0, body: parsed, text, warnings });
         });
       },
     );

@@ -9,6 +9,7 @@ import { enforce } from '../rules/enforcement.js';
 import { createIdentity } from '../create-gate.js';
 import { objectReads } from '../reads.js';
 import { keptScope, noEnvironmentScope, selectorScope } from '../selector-scope.js';
+import { withKeptStamps } from '../stamps/kept-stamps.js';
 import { referenceScope } from '../rules/reference-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
@@ -39,7 +40,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
     const kept = templates.allowed ? keptScope(req, ctx, facts.requester) : undefined;
-    if (kept !== undefined) return withTemplateOps(kept, templates);
+    if (kept !== undefined) return withTemplateOps(withKeptStamps(req, kept, ctx.policy.keys), templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
     const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy, facts.identity);

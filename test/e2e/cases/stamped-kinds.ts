@@ -229,6 +229,30 @@ export function stampedKindsCases(suite: () => Suite): void {
           assert.equal(label(now, 'tier'), 'lab', "alpha's own change stands");
         });
 
+        test(`alpha's runner writes its ${k.kind} manifest back whole (kubectl replace -f): Deed keeps the stamps as stored; beta's is still refused`, async () => {
+          const s = suite();
+          // The manifest as written, none of Deed's stamps, with the resourceVersion last read (an
+          // update of a custom resource must name one; kubectl replace sends a core kind's without).
+          const manifest = k.body(name);
+          const metadata = manifest.metadata as { labels?: Record<string, string>; resourceVersion?: string };
+          metadata.labels = { ...(metadata.labels ?? {}), tier: 'lab', replaced: 'true' };
+          const put = async (who: Identity) => {
+            let answer: ApiAnswer | undefined;
+            // A controller's status write may come between: a conflict is the API server's, before admission.
+            for (let i = 0; i < 5 && (answer === undefined || answer.status === 409); i++) {
+              metadata.resourceVersion = (await read(s)).metadata.resourceVersion;
+              answer = await s.api(who, 'PUT', at, manifest);
+            }
+            return answer!;
+          };
+          refused(await put(s.janitorB), CROSS);
+          const replaced = await put(alpha);
+          assert.equal(replaced.status, 200, replaced.text);
+          assert.ok(replaced.warnings.some((w) => w.includes('Deed kept its stamps as stored')), `the warning says so: ${JSON.stringify(replaced.warnings)}`);
+          const now = await unchanged(s);
+          assert.equal(label(now, 'replaced'), 'true', "alpha's own change stands");
+        });
+
         test(`alpha marks its ${k.kind} terminal, only as "true" and beta not at all; once marked, no one changes or removes the mark`, async () => {
           const s = suite();
           const mark = (value: string | null) => ({ metadata: { annotations: { [KEYS.terminal]: value } } });

@@ -281,6 +281,18 @@
 !((request.resource.group + '/' + request.resource.resource) in ['/bindings', '/configmaps', '/events', '/persistentvolumeclaims', '/pods', '/podtemplates', '/replicationcontrollers', '/secrets', 'apps/daemonsets', 'apps/deployments', 'apps/replicasets', 'apps/statefulsets', 'authorization.k8s.io/localsubjectaccessreviews', 'batch/cronjobs', 'batch/jobs', 'coordination.k8s.io/leases', 'events.k8s.io/events', 'networking.k8s.io/networkpolicies', 'openreports.io/reports', 'snapshot.storage.k8s.io/volumesnapshots', 'wgpolicyk8s.io/policyreports'])
 {{- end -}}
 
+{{- define "deed.keptStampsRules" -}}
+- operations: ["UPDATE"]
+  apiGroups: ["*"]
+  apiVersions: ["*"]
+  resources: ["*"]
+  scope: Namespaced
+{{- end -}}
+
+{{- define "deed.keepStampsCondition" -}}
+{{- `has(oldObject.metadata.labels) && 'LABEL-PREFIX/managed' in oldObject.metadata.labels && !(has(object.metadata.labels) && ['LABEL-PREFIX/managed', 'LABEL-PREFIX/environment', 'LABEL-PREFIX/owner-uid'].exists(k, k in object.metadata.labels)) && !(has(object.metadata.annotations) && ['LABEL-PREFIX/owner', 'LABEL-PREFIX/create-nonce', 'LABEL-PREFIX/expires-at', 'LABEL-PREFIX/attestation'].exists(k, k in object.metadata.annotations))` | replace "LABEL-PREFIX" .Values.policy.labelPrefix -}}
+{{- end -}}
+
 {{- define "deed.defaultWorkloadControllers" -}}
 ["system:serviceaccount:kube-system:replicaset-controller","system:serviceaccount:kube-system:replication-controller","system:serviceaccount:kube-system:statefulset-controller","system:serviceaccount:kube-system:daemon-set-controller","system:serviceaccount:kube-system:job-controller","system:serviceaccount:kube-system:cronjob-controller","system:serviceaccount:kube-system:deployment-controller"]
 {{- end -}}

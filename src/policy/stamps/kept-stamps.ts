@@ -1,0 +1,59 @@
+// The mutating side of frozen stamps (rules/frozen-stamps.ts), on an UPDATE that carries
+// none of Deed's stamps: a whole object written as its author wrote it (`kubectl replace
+// -f`, an Argo CD `Replace=true` sync, a client that PUTs what it built), which never named
+// what admission added. Deed's stamps, the intents frozen with them, the terminal mark and
+// the owner reference admission added are put back as they were stored, with a warning; the
+// validating side then judges the write as any other (another environment's is still
+// refused, guard.cross-environment). A write that keeps some of them and drops others is
+// not one: it is judged, and refused, as it is. The install sends Deed these UPDATEs only
+// (src/install/manifests.ts, keepStampsCondition).
+import jsonpatch from 'fast-json-patch';
+import type { AdmissionRequest, KubeObject, OwnerReference } from '../../admission/types.js';
+import { allowed, patched, type PatchOperation, type Verdict } from '../../admission/verdict.js';
+import { entryOf } from '../unstructured.js';
+import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
+
+export const KEPT_STAMPS_WARNING = "Deed kept its stamps as stored: this write carried none, and they are frozen (docs/concepts.md)";
+
+/** Whether `obj` replaces `old`, an environment's object, without any of Deed's stamps: the writes whose stamps are kept. */
+export function dropsEveryStamp(old: KubeObject, obj: KubeObject, keys: StampKeys): boolean {
+  if (entryOf(old.metadata.labels ?? {}, keys.managed) === undefined) return false;
+  const [labels, annotations] = [obj.metadata.labels ?? {}, obj.metadata.annotations ?? {}];
+  return stampedLabelKeys(keys).every((k) => entryOf(labels, k) === undefined) && stampedAnnotationKeys(keys).every((k) => entryOf(annotations, k) === undefined);
+}
+
+/** What an UPDATE that drops every stamp keeps of `old`: the patch and its warning; allowed unchanged for any other write. */
+export function keptStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): Verdict {
+  if (!dropsEveryStamp(old, obj, keys)) return allowed();
+  const ops: PatchOperation[] = [];
+  /** The keys of `list` that `before` has and `after` lacks, added at `at` (the whole map where the write has none). */
+  const keep = (at: string, before: Record<string, string>, after: Record<string, string> | undefined, list: string[]) => {
+    const back: Record<string, string> = {};
+    for (const key of list) {
+      const value = entryOf(before, key);
+      if (value !== undefined && entryOf(after ?? {}, key) === undefined) back[key] = value;
+    }
+    if (Object.keys(back).length === 0) return;
+    if (after === undefined) ops.push({ op: 'add', path: at, value: back });
+    else for (const [key, value] of Object.entries(back)) ops.push({ op: 'add', path: `${at}/${jsonpatch.escapePathComponent(key)}`, value });
+  };
+  keep('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)]);
+  keep('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys), keys.terminal]);
+  // The reference admission added is the Pod reference whose uid the owner-uid label names (frozen-stamps.ts).
+  const ownerUid = entryOf(old.metadata.labels ?? {}, keys.ownerUid);
+  const ownRef = (refs: OwnerReference[] | undefined) => (refs ?? []).find((r) => r.kind === 'Pod' && r.uid === ownerUid);
+  const ref = ownerUid === undefined || ownRef(obj.metadata.ownerReferences) !== undefined ? undefined : ownRef(old.metadata.ownerReferences);
+  if (ref !== undefined) {
+    ops.push(obj.metadata.ownerReferences === undefined ? { op: 'add', path: '/metadata/ownerReferences', value: [ref] } : { op: 'add', path: '/metadata/ownerReferences/-', value: ref });
+  }
+  // A warning is cut at MAX_WARNING_LENGTH: it says what happened, not the keys.
+  return patched(ops, [KEPT_STAMPS_WARNING]);
+}
+
+/** `verdict` on an UPDATE of the object itself, and the stamps kept where the write dropped every one. */
+export function withKeptStamps(req: AdmissionRequest, verdict: Verdict, keys: StampKeys): Verdict {
+  if (!verdict.allowed || req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return verdict;
+  const stamps = keptStamps(req.oldObject, req.object, keys);
+  if (stamps.patch === undefined) return verdict;
+  return patched([...(verdict.patch ?? []), ...stamps.patch], [...verdict.warnings, ...stamps.warnings], verdict.auditAnnotations);
+}
