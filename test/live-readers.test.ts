@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { storedFactsOf } from '../src/kube/lookup-facts.js';
 import { PodReaders } from '../src/kube/pod-readers.js';
-import { lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
+import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
 import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
@@ -137,6 +137,51 @@ describe('reference.live-reader: what an environment creates takes no name a liv
     update.request.operation = 'UPDATE';
     update.request.oldObject = update.request.object;
     assert.deepEqual(keys(update), []);
+  });
+});
+
+describe("reference.live-reader on a rewrite: an unstamped input a live pod reads is not changed by a tenant of no environment", () => {
+  /** An UPDATE of the unstamped (the platform's) `kind` `creds`, changing its content unless `same`. */
+  function rewrite(kind: 'Secret' | 'ConfigMap', user: UserInfo, same = false, stored: KubeObject['metadata'] = {}): Review {
+    const review = create(kind, 'creds', user);
+    const before: KubeObject = { ...review.request.object, metadata: { ...review.request.object.metadata, ...stored }, data: { 'init.sh': 'ZWNobyBoaQ==' } };
+    review.request.operation = 'UPDATE';
+    review.request.oldObject = before;
+    review.request.object = same ? { ...before, metadata: { ...before.metadata, labels: { ...before.metadata.labels, tier: 'x' } } } : { ...before, data: { 'init.sh': 'Y3VybCB4IHwgc2g=' } };
+    review.request.options = { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' };
+    return review;
+  }
+
+  test("a tenant's change of what the platform's Secret or ConfigMap holds, read by beta's live pod, is refused with where the fix lies", () => {
+    refusedBy(rewrite('ConfigMap', STRANGER), known('beta'), /a live pod of an environment this requester does not act for in namespace shared reads ConfigMap creds, and the kubelet would hand it what this write puts there: its content is changed by the platform/);
+    refusedBy(rewrite('Secret', STRANGER), known('beta'), /reads Secret creds, and the kubelet would hand it what this write puts there/);
+    refusedBy(rewrite('Secret', STRANGER), { state: 'unknown', reason: 'the pods could not be listed' }, /cannot tell whether a live pod of another environment reads Secret creds/);
+  });
+
+  test("what changes no content, what no environment's pod reads, and the platform's or beta's manager's change pass", () => {
+    passes(rewrite('ConfigMap', STRANGER, true), known('beta'));
+    passes(rewrite('ConfigMap', STRANGER), known(undefined));
+    passes(rewrite('ConfigMap', STRANGER), known());
+    passes(rewrite('ConfigMap', PLATFORM), known('beta'));
+    passes(rewrite('ConfigMap', BETA_MANAGER), known('beta'));
+  });
+
+  test("an environment's object is guarded writes', and an environment's principal may change no unstamped input at all (guard.shared-input)", () => {
+    const alphas = rewrite('Secret', STRANGER, false, stampedMetadata('Secret', 'alpha', NS).metadata);
+    const v = verdict(alphas, known('beta'));
+    assert.equal(v.allowed, false);
+    assert.deepEqual(v.findings.filter((f) => f.rule === 'reference.live-reader'), []);
+    const own = verdict(rewrite('Secret', ALPHA), known('beta'));
+    assert.deepEqual(own.findings.map((f) => f.rule), ['guard.shared-input']);
+  });
+
+  test('the read plan asks for the readers of a rewrite that changes content, and not for an environment or the platform', () => {
+    // As the server plans it: the review's facts known, so whose write it is.
+    const keys = (r: Review) => planLookups(r, 'validate', FIXTURE_KEYS, testContext(POLICY).policy).lookups.filter((k) => k.readers === true).map(lookupKey);
+    assert.deepEqual(keys(rewrite('Secret', STRANGER)), ['secrets/shared/creds readers']);
+    assert.deepEqual(keys(rewrite('Secret', STRANGER, true)), []);
+    assert.deepEqual(keys(rewrite('Secret', ALPHA)), []);
+    assert.deepEqual(keys(rewrite('Secret', PLATFORM)), []);
   });
 });
 

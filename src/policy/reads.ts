@@ -20,6 +20,7 @@ import { changedReferences, objectReferences, referenceReads } from './object-re
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import type { LookupResource } from './kinds.js';
 import { liveReaderRead } from './rules/live-readers.js';
+import type { Requester } from './requester/identity.js';
 
 export interface LookupKey {
   resource: LookupResource;
@@ -106,7 +107,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
 }
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
@@ -143,8 +144,8 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey
 }
 
 /** The live pods that read what an environment creates (rules/live-readers.ts). */
-function liveReaderKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined): LookupKey[] {
-  const read = liveReaderRead(req, policy);
+function liveReaderKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined, requester: Requester | undefined): LookupKey[] {
+  const read = liveReaderRead(req, policy, requester);
   return read === undefined ? [] : [{ ...read, namespace, readers: true }];
 }
 

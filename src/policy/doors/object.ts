@@ -35,6 +35,7 @@ import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
 import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
 import { referenceScope } from '../rules/reference-scope.js';
+import { liveReaderWriteFindings } from '../rules/live-readers.js';
 import { runnerOwnerFindings, runnerOwnerKeys } from '../rules/runner-owner.js';
 import { stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { objectRules, podWorkspace } from '../object-rules.js';
@@ -161,6 +162,8 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
   // The rules of a write to any stamped object, as on the workload and default doors.
   const environment = 'environment' in owner ? owner.environment : undefined;
   findings.push(...stampedWriteFindings({ before: oldObj, after: newObj, row: kind, resource: req.resource, owner, requester }, { policy, namespace, environment }));
+  // An unstamped pod input rewritten in place by a principal of no environment, against the live pods that read it.
+  findings.push(...liveReaderWriteFindings(req, namespace, requester, owner, ctx));
   if (newObj !== undefined) {
     findings.push(...adoptionFindings(oldObj, newObj, kind.kind, namespace, requester, ctx));
     // A token Secret renamed to another account would be filled with that account's token.

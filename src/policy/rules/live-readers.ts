@@ -8,14 +8,21 @@
 // a principal of no environment (a tenant, a manager), a pod of an environment it does not
 // act for, whose input it would write. The platform's principals, system controllers and
 // break-glass are not judged (reference-scope.ts).
-import type { AdmissionRequest } from '../../admission/types.js';
+// An unstamped Secret or ConfigMap (the platform's, any environment's pods may read it) is
+// written in place too: an UPDATE that changes what it holds by a principal of no
+// environment is judged as its CREATE would be, since the kubelet hands the live pods that
+// read it the new content as it would a new object's (an environment's principal may not
+// change one at all: guard.shared-input).
+import { isDeepStrictEqual } from 'node:util';
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { ownershipOfFound } from '../ownership.js';
+import { ownershipOfFound, type Ownership } from '../ownership.js';
 import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import type { LookupResource } from '../kinds.js';
-import { actsFor } from '../requester/principals.js';
+import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
+import type { Requester } from '../requester/identity.js';
 import { RULES } from './catalog.js';
 
 /**
@@ -26,20 +33,48 @@ import { RULES } from './catalog.js';
  * names it (at the mutating webhook); a name it makes up is no pod's to read.
  */
 function judged(req: AdmissionRequest, policy: Policy | undefined): { row: (typeof POD_READS)[number]; name: string } | undefined {
-  if (req.operation !== 'CREATE' || req.subResource !== undefined) return undefined;
+  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.subResource !== undefined) return undefined;
   const name = req.object?.metadata?.name || req.name;
   if (typeof name !== 'string' || name === '') return undefined;
   const row = POD_READS.find((r) => r.resource === req.resource.resource && req.resource.group === (r.resource === 'resourceclaims' ? 'resource.k8s.io' : ''));
   if (row === undefined) return undefined;
+  // An UPDATE writes a pod's input where it changes a Secret's or a ConfigMap's content (a claim's is written by the pods that mount it).
+  if (req.operation === 'UPDATE' && ((row.field !== 'secrets' && row.field !== 'configMaps') || !changesContent(req.oldObject, req.object))) return undefined;
   // Every pod names these, unjudged; no environment creates one (configmap.well-known).
   if (row.field === 'configMaps' && policy?.config.template.wellKnownConfigMaps.includes(name) === true) return undefined;
   return { row, name };
 }
 
-/** What the live pods read that `req` creates: the read plan asks for its readers (reads.ts). */
-export function liveReaderRead(req: AdmissionRequest, policy: Policy | undefined): { resource: LookupResource; name: string } | undefined {
+/** Whether an UPDATE changes what a Secret or ConfigMap holds (`stringData` is written into `data` before admission). */
+function changesContent(before: KubeObject | null | undefined, after: KubeObject | null | undefined): boolean {
+  const content = (o: KubeObject | null | undefined) => [o?.data, o?.binaryData, o?.stringData];
+  return !isDeepStrictEqual(content(before), content(after));
+}
+
+/**
+ * What the live pods read that `req` creates or rewrites: the read plan asks for its readers
+ * (reads.ts). `requester`, when the plan knows it: an UPDATE is judged for a principal of
+ * no environment only (liveReaderWriteFindings).
+ */
+export function liveReaderRead(req: AdmissionRequest, policy: Policy | undefined, requester?: Requester): { resource: LookupResource; name: string } | undefined {
+  if (req.operation === 'UPDATE' && requester !== undefined && policy !== undefined && !rewritesFor(requester, policy)) return undefined;
   const it = judged(req, policy);
   return it === undefined ? undefined : { resource: it.row.resource, name: it.name };
+}
+
+/** Whose rewrite of an unstamped input is judged: a principal of no environment's, not the platform's, a system controller's or break-glass'. */
+function rewritesFor(requester: Requester, policy: Policy): boolean {
+  return requester.environment.kind === 'none' && !isTrusted(requester, policy) && !isPlatform(requester, policy);
+}
+
+/**
+ * The findings of an UPDATE of a stored Secret or ConfigMap whose `owner` it is: one of no
+ * environment's stamps (unowned: the platform's, anyone's pods may read it) rewritten by a
+ * principal of no environment is judged against the live pods that read it, as its CREATE.
+ */
+export function liveReaderWriteFindings(req: AdmissionRequest, namespace: string, requester: Requester, owner: Ownership, ctx: DecisionContext): Finding[] {
+  if (req.operation !== 'UPDATE' || owner.kind !== 'unowned' || !rewritesFor(requester, ctx.policy)) return [];
+  return liveReaderFindings(req, namespace, { requester, environment: undefined }, ctx);
 }
 
 /** The findings of a CREATE by `reach`: each live pod that reads the name must be one whose environment the object's writer may reach. */
@@ -51,7 +86,7 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
   const rule = RULES.referenceLiveReader.id;
   const what = `${row.kind} ${name}`;
   const readers = ctx.lookup.readers(row.resource, namespace, name);
-  if (readers.state === 'unknown') return [{ rule, path: 'metadata.name', message: `cannot tell whether a live pod of another environment reads ${what} in namespace ${namespace}: ${readers.reason}` }];
+  if (readers.state === 'unknown') return [{ rule, path: req.operation === 'UPDATE' ? 'data' : 'metadata.name', message: `cannot tell whether a live pod of another environment reads ${what} in namespace ${namespace}: ${readers.reason}` }];
   for (const { pod } of readers.pods) {
     const owner = ownershipOfFound(pod, 'Pod', namespace, ctx.policy, ctx.keyRing);
     if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment);
@@ -61,19 +96,25 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment);
+    return foreign(rule, namespace, what, environment, req.operation === 'UPDATE');
   }
   return [];
 }
 
 /** Which pod reads the name, and whose, is not told: the requester acts for none of them. */
-function foreign(rule: string, namespace: string, what: string, environment: string | undefined): Finding[] {
+function foreign(rule: string, namespace: string, what: string, environment: string | undefined, rewrite = false): Finding[] {
   const whose = environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
   return [
-    {
-      rule,
-      path: 'metadata.name',
-      message: `a live pod ${whose} in namespace ${namespace} reads ${what} by name, and the kubelet would hand it this one: choose a name of this run's own, or create it once no such pod is left`,
-    },
+    rewrite
+      ? {
+          rule,
+          path: 'data',
+          message: `a live pod ${whose} in namespace ${namespace} reads ${what}, and the kubelet would hand it what this write puts there: its content is changed by the platform (a principal in platform) or that environment's manager, or once no such pod is left`,
+        }
+      : {
+          rule,
+          path: 'metadata.name',
+          message: `a live pod ${whose} in namespace ${namespace} reads ${what} by name, and the kubelet would hand it this one: choose a name of this run's own, or create it once no such pod is left`,
+        },
   ];
 }

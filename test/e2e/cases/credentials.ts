@@ -255,6 +255,27 @@ export function credentialCases(suite: () => Suite): void {
       must("alpha's Secret", await alphaTakes(false), 201);
     });
 
+    test("a tenant of no environment may not change what the platform's Secret holds while beta's live pod reads it; a change of its labels, and the platform's change, pass", async () => {
+      const s = suite();
+      const SECRETS = PATHS.Secret(NS);
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      // The platform's shared input (unstamped: any environment's pods may read it), read by beta's running pod.
+      must("the platform's Secret", await s.api(s.admin, 'POST', SECRETS, { metadata: { name: 'platform-token' }, stringData: { token: 'platform' } }), 201);
+      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-platform', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ secretRef: { name: 'platform-token' } }] }] } })), 201);
+      const stranger = await s.newIdentity('plain', 'rewrite-stranger');
+      await s.bindSandboxRole(NS, [['plain', 'rewrite-stranger']]);
+      const rewrite = (dryRun: boolean) => s.api(stranger, 'PATCH', `${SECRETS}/platform-token${dryRun ? '?dryRun=All' : ''}`, { stringData: { token: 'stranger' } }, 'application/merge-patch+json');
+      // Refused once Deed's index has seen beta's pod (a moment after its CREATE).
+      await eventuallyStatus(() => rewrite(true), 403);
+      const refused = await rewrite(false);
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.body.message, /\[reference\.live-reader\] data: a live pod of an environment this requester does not act for in namespace shared-ab reads Secret platform-token, and the kubelet would hand it what this write puts there/);
+      must('a label', await s.api(stranger, 'PATCH', `${SECRETS}/platform-token`, { metadata: { labels: { team: 'x' } } }, 'application/merge-patch+json'), 200);
+      must("the platform's own change", await s.api(s.admin, 'PATCH', `${SECRETS}/platform-token`, { stringData: { token: 'rotated' } }, 'application/merge-patch+json'), 200);
+      must("beta's pod deleted", await s.api(s.janitorB, 'DELETE', `${PATHS.Pod(NS)}/beta-platform`), 200);
+      await eventuallyStatus(() => rewrite(true), 200);
+    });
+
     test("with the pods no longer cached (shed past the memory budget), the pods that read a name are listed live: alpha is still refused", async () => {
       const s = suite();
       const SECRETS = PATHS.Secret(NS);
