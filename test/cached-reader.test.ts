@@ -23,6 +23,7 @@ function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: strin
     scope: { of: (ns) => scopeAnswer(inScope.has(ns) ? { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } : undefined, 'deed-system') },
     get: (resource, namespace, name) => (current.has(resource) ? objects[lookupKey({ resource, namespace, name })] : undefined),
     readers: opts.readers ?? (() => undefined),
+    readsNotKept: () => 0,
     current: (resource) => current.has(resource),
     sizes: () => none,
     bytes: () => none,
@@ -77,6 +78,16 @@ describe('the cached reader', () => {
     const answer = (await reader.read([claimKey('ws')], 1000)).get('persistentvolumeclaims', 'sandbox-a', 'ws');
     assert.equal(answer.state === 'found' && answer.metadata.uid, 'u2');
     assert.equal(live.reads.length, 1);
+  });
+
+  test("a pod whose reads the cache did not keep is read again: its binding is judged on what it reads, not on 'reads nothing'", async () => {
+    const podKey: LookupKey = { resource: 'pods', namespace: 'sandbox-a', name: 'wide', withReads: true };
+    const reads = { claims: [], secrets: ['creds', 'other'], configMaps: [], resourceClaims: [] };
+    const live = fakeLive({ [lookupKey(podKey)]: { state: 'found', metadata: { uid: 'p1', ...STAMPED }, serviceAccountName: 'ci', reads } });
+    const cache = fakeCache({ [lookupKey(podKey)]: { ...STAMPED, uid: 'p1', deleting: false, serviceAccountName: 'ci', readsNotKept: true } });
+    const answer = (await createCachedReader(cache, live, 'deed.dev', createMetrics()).read([podKey], 1000)).get('pods', 'sandbox-a', 'wide');
+    assert.deepEqual(live.reads, ['pods/sandbox-a/wide']);
+    assert.deepEqual(answer.state === 'found' ? answer.reads : answer, reads);
   });
 
   test('a kind whose cache is not current (not listed yet, or its watch is down) is read', async () => {

@@ -202,7 +202,7 @@ describe('the index of which pods read a name', () => {
     const index = new PodReaders(new Set(['kube-root-ca.crt']));
     index.update(NS, 'a', undefined, stored('a', ['creds'], ['kube-root-ca.crt', 'settings']));
     index.update(NS, 'b', undefined, stored('b', ['creds']));
-    assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'b']);
+    assert.deepEqual(index.readers('secrets', NS, 'creds')?.sort(), ['a', 'b']);
     assert.deepEqual(index.readers('configmaps', NS, 'settings'), ['a']);
     assert.deepEqual(index.readers('configmaps', NS, 'kube-root-ca.crt'), []);
     assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), []);
@@ -223,6 +223,41 @@ describe('the index of which pods read a name', () => {
     index.update(NS, 'c', undefined, stored('c', ['x']));
     index.clear();
     assert.deepEqual(index.readers('secrets', NS, 'x'), []);
+    assert.equal(index.bytes, 0);
+  });
+
+  test("a pod whose reads its record does not keep is not indexed: its namespace's readers are not told from the index until it is replaced or removed", () => {
+    const index = new PodReaders();
+    /** 256 Secret names of 253 characters: what one pod may name. */
+    const long = Array.from({ length: 256 }, (_, i) => `${i}-`.padEnd(253, 'x'));
+    index.update(NS, 'a', undefined, stored('a', ['creds']));
+    const one = index.bytes;
+    assert.equal(index.update(NS, 'hostile', undefined, stored('hostile', long)), true, 'the first such pod of its namespace is told');
+    assert.equal(index.update(NS, 'hostile-2', undefined, stored('hostile-2', long)), false, 'the next is not');
+    assert.equal(index.readsNotKept, 2);
+    assert.ok(index.bytes - one < 400, `two such pods weigh ${index.bytes - one} bytes`);
+    // Which pods read a name in the namespace cannot be told: `creds` too, and a name only they read.
+    assert.equal(index.readers('secrets', NS, 'creds'), undefined);
+    assert.equal(index.readers('secrets', NS, long[0]!), undefined);
+    assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), [], 'another namespace is answered');
+    // One replaced by a pod that fits: its names are indexed, the other still holds the namespace.
+    index.update(NS, 'hostile', stored('hostile', long), stored('hostile', ['token']));
+    assert.equal(index.readsNotKept, 1);
+    assert.equal(index.readers('secrets', NS, 'token'), undefined);
+    index.update(NS, 'hostile-2', stored('hostile-2', long), undefined);
+    assert.equal(index.readsNotKept, 0);
+    assert.deepEqual(index.readers('secrets', NS, 'token'), ['hostile']);
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), ['a']);
+    // A pod whose names are indexed grows past the bound (an ephemeral container): its names leave the index.
+    assert.equal(index.update(NS, 'hostile', stored('hostile', ['token']), stored('hostile', ['token', ...long])), true);
+    assert.equal(index.readers('secrets', NS, 'token'), undefined);
+    index.update(NS, 'hostile', stored('hostile', ['token', ...long]), undefined);
+    assert.deepEqual(index.readers('secrets', NS, 'token'), []);
+    assert.equal(index.bytes, one, 'all it held is given back');
+    index.update(NS, 'hostile', undefined, stored('hostile', long));
+    index.clear();
+    assert.equal(index.readsNotKept, 0);
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), []);
     assert.equal(index.bytes, 0);
   });
 });

@@ -85,9 +85,14 @@ const until = async (what: string, check: () => boolean) => {
   assert.ok(check(), what);
 };
 
+/** A pod of `namespace` naming 256 Secrets of 253 characters (the most one pod may name) and `creds`. */
+const hostile = (namespace: string, name: string): Obj =>
+  ({ ...sec(namespace, name), spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: 'creds' } }, ...Array.from({ length: 256 }, (_, i) => ({ secretRef: { name: `${i}-`.padEnd(253, 'x') } }))] }] } }) as Obj;
+
 describe('the lookup cache', () => {
   const api = fakeApi();
   let cache: LookupCache;
+  const notKept: string[] = [];
   before(async () => {
     await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
     const kc = new KubeConfig();
@@ -97,7 +102,7 @@ describe('the lookup cache', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    cache = createLookupCache({ kc, deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {}, backfillRetryMs: 50 });
+    cache = createLookupCache({ kc, deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {}, backfillRetryMs: 50, onReadsNotKept: (namespace, pod) => notKept.push(`${namespace}/${pod}`) });
     cache.start();
     await cache.scopeKnown();
     await until('secrets current', () => cache.current('secrets'));
@@ -151,6 +156,25 @@ describe('the lookup cache', () => {
     assert.ok(cache.bytes().pods > 0);
   });
 
+  test("a pod naming more than the cache keeps of one pod's reads: its namespace's readers are listed live while it is there; others are answered", async () => {
+    await until('pods current', () => cache.current('pods'));
+    api.emit('namespaces', 'ADDED', ns('other'));
+    await until('other listed', () => cache.readers('secrets', 'other', 'creds') !== undefined);
+    api.emit('pods', 'ADDED', hostile('a', 'wide'));
+    api.emit('pods', 'ADDED', hostile('a', 'wide-2'));
+    await until('both wide pods cached', () => cache.readsNotKept() === 2);
+    assert.deepEqual(notKept, ['a/wide'], 'told once for the namespace');
+    assert.equal(cache.readers('secrets', 'a', 'creds'), undefined, 'not told from the index: read live');
+    assert.deepEqual(cache.readers('secrets', 'other', 'creds'), [], 'another namespace is still answered');
+    const facts = cache.get('pods', 'a', 'wide');
+    assert.equal(facts?.readsNotKept, true);
+    assert.equal(facts?.reads, undefined);
+    api.emit('pods', 'DELETED', hostile('a', 'wide'));
+    api.emit('pods', 'DELETED', hostile('a', 'wide-2'));
+    await until('the index answers again', () => cache.readers('secrets', 'a', 'creds') !== undefined);
+    assert.equal(cache.readsNotKept(), 0);
+  });
+
   test('the readers of a name in a namespace that just opted in are not told from the index until its pods are listed, nor after its list failed', async () => {
     let release = () => {};
     api.hold(new Promise<void>((r) => (release = r)));
@@ -190,6 +214,29 @@ describe('the lookup cache', () => {
 });
 
 describe('the lookup cache past its memory budget', () => {
+  test("pods naming hundreds of long names do not shed the pods' store: past the bound their names are not kept", async () => {
+    const api = fakeApi();
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
+    const shed: string[] = [];
+    // 20 such pods named some 2.6 MB before the bound (their names in the record and in the index); 200 KB is ample after.
+    const cache = createLookupCache({ kc: kubeConfigFor(api.server), deedNamespace: 'deed-system', prefix: 'deed.dev', secrets: true, onError: () => {}, memoryBudgetBytes: 200_000, onShed: (resource) => shed.push(resource) });
+    cache.start();
+    try {
+      await cache.scopeKnown();
+      await until('pods current', () => cache.current('pods'));
+      for (let i = 0; i < 20; i++) api.emit('pods', 'ADDED', hostile('a', `wide-${i}`));
+      await until('every wide pod cached', () => cache.sizes().pods === 21 || shed.length > 0);
+      assert.deepEqual(shed, []);
+      assert.equal(cache.current('pods'), true);
+      assert.ok(cache.bytes().pods < 20_000, `the pods hold ${cache.bytes().pods} bytes`);
+      assert.equal(cache.readsNotKept(), 20);
+      assert.equal(cache.get('pods', 'a', 'runner')?.uid, 'a-runner');
+    } finally {
+      cache.stop();
+      api.close();
+    }
+  });
+
   test('sheds the kind that holds most and reads it live from then on; the others stay cached, the namespaces always', async () => {
     const api = fakeApi(40);
     await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));

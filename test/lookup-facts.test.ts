@@ -2,7 +2,7 @@
 // exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DECODED_FACTS_KEPT, factsFromStored, factsOf, MAX_STAMP_VALUE, OVERSIZED, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { DECODED_FACTS_KEPT, ENTRY_BYTES_PER_READ, factsFromStored, factsOf, KEPT_READS_BYTES, MAX_STAMP_VALUE, NOT_KEPT, OVERSIZED, readsOfStored, storedFactsOf } from '../src/kube/lookup-facts.js';
 
 const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
 const stamped = {
@@ -96,5 +96,34 @@ describe('the lookup cache\'s compact record', () => {
     const again = factsFromStored(stored, 'deed.dev');
     assert.notEqual(again, first);
     assert.deepEqual(again, first);
+  });
+
+  test("a pod's reads are kept up to KEPT_READS_BYTES; past it the record says they are not kept, neither names nor 'reads nothing'", () => {
+    /** A pod naming `n` Secrets of `length` characters, and one ConfigMap. */
+    const pod = (n: number, length: number) => ({
+      metadata: { uid: 'p' },
+      spec: { serviceAccountName: 'runner', containers: [{ name: 'c', image: 'i', envFrom: [{ configMapRef: { name: 'settings' } }, ...Array.from({ length: n }, (_, i) => ({ secretRef: { name: `${i}-`.padEnd(length, 's') } }))] }] },
+    });
+    const weight = (n: number, length: number) => n * (length + ENTRY_BYTES_PER_READ) + 'settings'.length + ENTRY_BYTES_PER_READ;
+    // At the bound: every name is kept, as factsOf has it.
+    const fits = pod(36, 64);
+    assert.ok(weight(36, 64) <= KEPT_READS_BYTES, String(weight(36, 64)));
+    const kept = storedFactsOf(fits as never, 'deed.dev');
+    assert.deepEqual(factsFromStored(kept, 'deed.dev'), factsOf(fits as never, 'deed.dev'));
+    assert.equal((readsOfStored(kept) as { secrets: string[] }).secrets.length, 36);
+    // One name more is past it.
+    const past = pod(37, 64);
+    assert.ok(weight(37, 64) > KEPT_READS_BYTES);
+    const notKept = factsFromStored(storedFactsOf(past as never, 'deed.dev'), 'deed.dev');
+    assert.equal(notKept.reads, undefined);
+    assert.equal(notKept.readsNotKept, true);
+    assert.equal(notKept.serviceAccountName, 'runner', 'the rest is kept');
+    assert.equal(factsOf(past as never, 'deed.dev').reads?.secrets.length, 37, 'a live answer has them all');
+    // The most a pod may name (256 Secrets of 253 characters, some 65 KB) costs its record nothing.
+    const hostile = storedFactsOf(pod(256, 253) as never, 'deed.dev');
+    assert.ok(hostile.length < 100, `the record is ${hostile.length} characters`);
+    assert.equal(readsOfStored(hostile), NOT_KEPT);
+    // A pod that reads nothing is still told from one whose reads were not kept.
+    assert.equal(readsOfStored(storedFactsOf({ metadata: { uid: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as never, 'deed.dev')), undefined);
   });
 });

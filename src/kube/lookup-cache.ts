@@ -38,6 +38,12 @@ export interface LookupCacheOptions {
   verifyStamps?(kind: string, namespace: string, facts: ObjectFacts): boolean;
   /** ConfigMaps every pod names (`template.wellKnownConfigMaps`): left out of the index of readers, as no rule asks for theirs. */
   wellKnownConfigMaps?: readonly string[];
+  /**
+   * A namespace now holds a pod whose reads are past what the cache keeps of one pod
+   * (KEPT_READS_BYTES, lookup-facts.ts): the readers of a name there are listed live from now
+   * on, while it holds one. Heard once per namespace each time it comes to hold one.
+   */
+  onReadsNotKept?(namespace: string, pod: string): void;
   /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
   onShed?(resource: CachedResource, weight: { bytes: number; total: number; budget: number }): void;
 }
@@ -49,10 +55,12 @@ export interface LookupCache {
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
   /**
    * The cached pods of `namespace` that read `resource` `name` (pod-readers.ts), with their
-   * facts; undefined unless the pods' store is current and holds all of that namespace's
-   * (then read live).
+   * facts; undefined unless the pods' store is current and holds all of that namespace's,
+   * and holds what each reads (none past KEPT_READS_BYTES, lookup-facts.ts); then read live.
    */
   readers(resource: LookupResource, namespace: string, name: string): Array<{ name: string; facts: ObjectFacts }> | undefined;
+  /** Cached pods whose reads are past what the cache keeps of one pod (read live). */
+  readsNotKept(): number;
   /** Whether this kind is kept and its store is current. */
   current(resource: LookupResource): boolean;
   /** Objects stored, per kind. */
@@ -127,7 +135,13 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
         pageGate,
-        ...(resource === 'pods' ? { onStored: (namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined) => podReaders.update(namespace, name, before, after) } : {}),
+        ...(resource === 'pods'
+          ? {
+              onStored: (namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined) => {
+                if (podReaders.update(namespace, name, before, after)) o.onReadsNotKept?.(namespace, name);
+              },
+            }
+          : {}),
         onGrow: () => weigh(),
         onCurrent: (current) => o.onCurrent?.(resource as CachedResource, current),
         onError: o.onError,
@@ -178,11 +192,13 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       // Not while the namespace's pods are still being listed (it entered the scope a moment ago), or failed to be:
       // an absent reader cannot be told from one not listed yet.
       if (pods === undefined || !pods.current || !pods.listedIn(namespace)) return undefined;
-      return podReaders.readers(resource, namespace, name).flatMap((pod) => {
+      // Nor where a pod's reads were not kept (lookup-facts.ts, KEPT_READS_BYTES): it may read the name.
+      return podReaders.readers(resource, namespace, name)?.flatMap((pod) => {
         const facts = pods.get(namespace, pod);
         return facts === undefined ? [] : [{ name: pod, facts }];
       });
     },
+    readsNotKept: () => podReaders.readsNotKept,
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
     bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, held(k)])) as Record<CachedResource, number>,

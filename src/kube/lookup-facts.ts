@@ -18,6 +18,11 @@ export interface ObjectFacts {
   serviceAccountName?: string;
   /** Pods only: what the pod reads by name (its binding and the CREATE of what it names are judged on them). */
   reads?: PodReads;
+  /**
+   * Pods only, from the lookup cache: the pod reads more than it keeps (KEPT_READS_BYTES), so
+   * `reads` is absent but not empty: read the pod from the API server for what it reads.
+   */
+  readsNotKept?: true;
   /** The owner reference with `controller: true`: whose an object a controller made is follows it. */
   controller?: ControllerRef;
   /** metadata.deletionTimestamp is set: the object may be gone at any moment. */
@@ -57,7 +62,7 @@ export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } |
   return { ...(sa ? { serviceAccountName: sa } : {}), ...(reads ? { reads } : {}), ...(controller ? { controller } : {}) };
 }
 
-/** A found object as the policy reads it. */
+/** A found object as the policy reads it; never a pod whose reads were not kept (`readsNotKept`: its `reads` would read as none), which the cached reader reads live. */
 export function foundLookup(f: ObjectFacts): Extract<Lookup, { state: 'found' }> {
   return {
     state: 'found',
@@ -106,7 +111,8 @@ export const OVERSIZED = '(oversized)';
  * strings the same facts make as records; a lookup decodes the one it reads (a microsecond
  * or two). The same object always makes the same string, so a relist keeps the record it
  * already holds for an object that did not change (reflector.ts).
- * `factsFromStored` gives the ObjectFacts a lookup reads, exactly as `factsOf` would have.
+ * `factsFromStored` gives the ObjectFacts a lookup reads, exactly as `factsOf` would have, but
+ * for a pod that reads more than KEPT_READS_BYTES: `readsNotKept` instead of its `reads`.
  */
 export type StoredFacts = string;
 
@@ -118,9 +124,35 @@ const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
 /**
  * [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified,
- * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims] or 0]; a key is a suffix's code or the suffix.
+ * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims], or 0 for none, or READS_NOT_KEPT past KEPT_READS_BYTES]; a key is a suffix's code or the suffix.
  */
-type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | 0];
+type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | 0 | typeof READS_NOT_KEPT];
+
+/**
+ * The most a pod's reads may weigh in the cache and still be kept: its names' characters and,
+ * per name, ENTRY_BYTES_PER_READ (each name is an entry of the index of readers too,
+ * pod-readers.ts, whose own cost outweighs a short name's). A pod may name 256 of each kind
+ * (read-bounds.ts), each up to 253 characters: some 260 KB twice over (record and index), so a
+ * few hundred such pods of one tenant would fill the cache's budget and shed every
+ * namespace's pods. Ordinary pods name a handful (the fixtures and the real workloads at most
+ * 3 names, 35 characters: a weight of 179); 4 KiB keeps some 50 names of 30 characters.
+ * Past it the record keeps READS_NOT_KEPT instead: the pod is read live for what it reads, and
+ * its namespace's readers are listed live (lookup-cache.ts, cached-reader.ts).
+ */
+export const KEPT_READS_BYTES = 4096;
+/** What one name a pod reads weighs besides its characters (pod-readers.ts estimates an index entry at this). */
+export const ENTRY_BYTES_PER_READ = 48;
+/** A pod's reads past KEPT_READS_BYTES, in its record: neither 0 (reads nothing) nor the names. */
+const READS_NOT_KEPT = 1;
+/** What readsOfStored answers for a pod whose reads were not kept. */
+export const NOT_KEPT = 'not kept';
+
+/** Whether a pod's reads weigh past KEPT_READS_BYTES. */
+function readsPastBound(p: PodReads): boolean {
+  let weight = 0;
+  for (const names of [p.claims, p.secrets, p.configMaps, p.resourceClaims]) for (const name of names) if ((weight += name.length + ENTRY_BYTES_PER_READ) > KEPT_READS_BYTES) return true;
+  return false;
+}
 
 /**
  * `verify`: whether the object's stamps verify with Deed's key ring (as its kind, in its
@@ -138,7 +170,7 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
-  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p ? [p.claims, p.secrets, p.configMaps, p.resourceClaims] : 0];
+  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p === undefined ? 0 : readsPastBound(p) ? READS_NOT_KEPT : [p.claims, p.secrets, p.configMaps, p.resourceClaims]];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -164,10 +196,10 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
   return facts;
 }
 
-/** Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry, nothing else decoded into objects. */
-export function readsOfStored(stored: StoredFacts): PodReads | undefined {
+/** Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry, nothing else decoded into objects; NOT_KEPT past KEPT_READS_BYTES. */
+export function readsOfStored(stored: StoredFacts): PodReads | typeof NOT_KEPT | undefined {
   const p = (JSON.parse(stored) as Packed)[7];
-  return p === 0 ? undefined : { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
+  return p === 0 ? undefined : p === READS_NOT_KEPT ? NOT_KEPT : { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
@@ -185,7 +217,7 @@ function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
     ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
     ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
-    ...(p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
+    ...(p === READS_NOT_KEPT ? { readsNotKept: true as const } : p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
     ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),

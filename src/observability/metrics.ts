@@ -45,6 +45,7 @@ export interface Metrics {
   cacheBytes: Gauge<'resource'>;
   cacheBudget: Gauge;
   cacheShed: Gauge<'resource'>;
+  cacheReadsNotKept: Gauge;
 }
 
 /** Where a lookup was answered: the watch-backed cache, a read from the API server, or nowhere (outside the scope, or past the per-review bound). */
@@ -178,6 +179,11 @@ export function createMetrics(): Metrics {
       name: 'deed_lookup_cache_shed',
       help: 'Whether a resource was shed from the lookup cache past its memory budget (1): its lookups are read from the API server until Deed restarts.',
       labelNames: ['resource'] as const,
+      registers,
+    }),
+    cacheReadsNotKept: new Gauge({
+      name: 'deed_lookup_cache_pods_reads_not_kept',
+      help: "Cached pods naming more than the lookup cache keeps of one pod's reads: each is read from the API server when looked up, and in its namespace a Secret, ConfigMap, claim or ResourceClaim CREATE lists the pods.",
       registers,
     }),
   };

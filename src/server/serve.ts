@@ -202,6 +202,11 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
         'lookup cache over its memory budget: this resource is no longer cached and its lookups are read from the API server until Deed restarts (raise --cache-memory or the memory limit; docs/operations.md, "Sizing")',
       );
     },
+    onReadsNotKept: (namespace, pod) =>
+      logger.warn(
+        { namespace, pod },
+        "a pod names more than the lookup cache keeps of one pod's reads: while such a pod is in this namespace, a Secret, ConfigMap, claim or ResourceClaim CREATE here lists its pods from the API server (deed_lookup_cache_pods_reads_not_kept; docs/operations.md, \"Sizing\")",
+      ),
     kc,
     deedNamespace: opts.namespace,
     prefix: opts.config.labelPrefix,
@@ -216,6 +221,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
   const sizes = setInterval(() => {
     for (const [resource, n] of Object.entries(cache.sizes())) metrics.cacheObjects.set({ resource }, n);
     for (const [resource, n] of Object.entries(cache.bytes())) metrics.cacheBytes.set({ resource }, n);
+    metrics.cacheReadsNotKept.set(cache.readsNotKept());
   }, 5000).unref();
   cache.start();
   void cache.scopeKnown().then(() => logger.info({ namespace: opts.namespace }, 'review scope known (opted-in namespaces listed)'));

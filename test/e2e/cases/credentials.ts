@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { claim, createdOrThere as ok, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
+import { get } from '../../serve-process.js';
+import { claim, createdOrThere as ok, eventually, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -293,6 +294,38 @@ export function credentialCases(suite: () => Suite): void {
       } finally {
         await s.restartDeed();
       }
+    });
+
+    test("a pod naming more than the cache keeps of one pod's reads: alpha still may not take a name beta's pod reads, may take another, and the wide pod's binding is judged on all it names", async () => {
+      const s = suite();
+      const SECRETS = PATHS.Secret(NS);
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      const alphaTakes = (name: string, dryRun = false) => s.api(s.runnerA.identity, 'POST', `${SECRETS}${dryRun ? '?dryRun=All' : ''}`, { metadata: { name }, stringData: { token: 'alpha' } });
+      const notKept = async () => Number(/^deed_lookup_cache_pods_reads_not_kept (\S+)$/m.exec((await get(s.deed, '/metrics', { agent: false })).body)?.[1] ?? 0);
+      must("alpha's Secret the wide pod names", await alphaTakes('wide-alpha'), 201);
+      must("beta's Secret", await s.api(s.janitorB, 'POST', SECRETS, { metadata: { name: 'wide-creds' }, stringData: { token: 'beta' } }), 201);
+      must("beta's pod reading it", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-reads-wide', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: [{ secretRef: { name: 'wide-creds' } }] }] } })), 201);
+      must("beta's Secret deleted", await s.api(s.janitorB, 'DELETE', `${SECRETS}/wide-creds`), 200);
+      // 20 names of 253 characters and alpha's: past what the cache keeps (KEPT_READS_BYTES), so its names are not indexed.
+      // Break-glass gets it past the CREATE's judgement, as a tenant's pod naming absent Secrets would pass.
+      const long = Array.from({ length: 20 }, (_, i) => `wide-${i}-`.padEnd(253, 'x'));
+      const wide = sandboxPod('wide-reads', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', envFrom: ['wide-alpha', ...long].map((name) => ({ secretRef: { name, optional: true } })) }] } });
+      must('the wide pod', await s.api(s.admin, 'POST', PATHS.Pod(NS), wide), 201);
+      try {
+        await eventually("Deed's cache holds the wide pod, its reads not kept", async () => (await notKept()) >= 1);
+        // The readers of a name in the namespace are listed live: beta's pod is found there.
+        const refused = await eventuallyStatus(() => alphaTakes('wide-creds', true), 403);
+        assert.match(refused.body.message, /\[reference\.live-reader\] metadata\.name: a live pod of another environment \(or of none\) in namespace shared-ab reads Secret wide-creds by name/);
+        must("alpha's Secret under beta's pod's name", await alphaTakes('wide-creds'), 403);
+        must("alpha's Secret under a name no pod reads", await alphaTakes('wide-own'), 201);
+        // The wide pod is read live at its binding: it names alpha's Secret, and it is of no environment.
+        const bind = await s.api(s.admin, 'POST', `${PATHS.Pod(NS)}/wide-reads/binding`, { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'wide-reads' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } });
+        assert.equal(bind.status, 403, bind.text);
+        assert.match(bind.body.message, /\[reference\.at-binding\] pod shared-ab\/wide-reads \(of no environment\) names Secret wide-alpha, which belongs to another environment/);
+      } finally {
+        must('the wide pod deleted', await s.api(s.admin, 'DELETE', `${PATHS.Pod(NS)}/wide-reads`), 200);
+      }
+      await eventually("the wide pod gone from Deed's cache", async () => (await notKept()) === 0);
     });
 
     test("a pending pod of no environment is not bound to what alpha's Secret holds; alpha's pending pod is", async () => {
