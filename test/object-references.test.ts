@@ -433,7 +433,11 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     const ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
     const pull = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: NS });
     refused(pull, 'guard.shared-input', /ServiceAccount shared\/default carries no stamps: it is the platform's/);
-    admitted({ ...pull, request: { ...pull.request, userInfo: NONE } });
+    // Nor a tenant of no environment: beta's pods would then be refused (or use its Secret). Its other changes, and the platform's, pass.
+    const added = review(ACCOUNTS, NONE, { imagePullSecrets: [{ name: 'alpha-pull' }] }, { operation: 'UPDATE', old: { imagePullSecrets: [{ name: 'platform-pull' }] }, name: 'default', namespace: NS });
+    refused(added, 'guard.shared-input', /ServiceAccount shared\/default carries no stamps: it is the platform's, and the API server copies its image pull secrets into every pod that runs as it, any environment's; stranger acts for no environment and may not change them/);
+    admitted({ ...added, request: { ...added.request, object: { ...added.request.object, imagePullSecrets: [{ name: 'platform-pull' }], metadata: { ...added.request.object.metadata, labels: { team: 'x' } } } } });
+    admitted({ ...added, request: { ...added.request, userInfo: { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts'], extra: {} } } });
     // Where the policy maps a namespace's accounts to one environment (sandbox-b:*), its default account is that environment's to keep, and no other's.
     const own = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: 'sandbox-b' });
     admitted(own);

@@ -277,6 +277,21 @@ export function credentialCases(suite: () => Suite): void {
       await eventuallyStatus(() => rewrite(true), 200);
     });
 
+    test("a tenant of no environment may not change the image pull secrets of the namespace's default service account, which go into every environment's pods; its labels it may", async () => {
+      const s = suite();
+      const must = (what: string, a: { status: number; text: string }, status: number) => assert.equal(a.status, status, `${what}: ${a.text}`);
+      const stranger = await s.newIdentity('plain', 'pull-stranger');
+      must('a Role for service accounts', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'pull-accounts' }, rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'patch', 'update'] }] }), 201);
+      must('its binding', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, { metadata: { name: 'pull-accounts' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pull-accounts' }, subjects: [{ kind: 'ServiceAccount', namespace: 'plain', name: 'pull-stranger' }] }), 201);
+      await s.awaitAccess('plain:pull-stranger', { namespace: NS, verb: 'patch', resource: 'serviceaccounts' });
+      const ACCOUNT = `/api/v1/namespaces/${NS}/serviceaccounts/default`;
+      const refused = await s.api(stranger, 'PATCH', ACCOUNT, { imagePullSecrets: [{ name: 'ghost-pull' }] }, 'application/merge-patch+json');
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.body.message, /\[guard\.shared-input\] imagePullSecrets: ServiceAccount shared-ab\/default carries no stamps: it is the platform's, and the API server copies its image pull secrets into every pod that runs as it/);
+      must('a label', await s.api(stranger, 'PATCH', ACCOUNT, { metadata: { labels: { team: 'x' } } }, 'application/merge-patch+json'), 200);
+      must("beta's pod, as the default account", await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-default-account')), 201);
+    });
+
     test("with the pods no longer cached (shed past the memory budget), the pods that read a name are listed live: alpha is still refused", async () => {
       const s = suite();
       const SECRETS = PATHS.Secret(NS);
