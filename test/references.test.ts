@@ -164,11 +164,18 @@ describe('Secret references are guarded like claims', () => {
     admitted(review(MANAGER, { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] }));
   });
 
-  test('a Secret that does not exist is refused whoever names it, optional or not; allowed in a namespace bound to the requester', () => {
-    const spec = { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'not-yet', optional: true } }] }] };
+  test('a Secret that does not exist is refused whoever names it in a pod that names its node, optional or not; allowed in a namespace bound to the requester', () => {
+    // No binding follows a pod that names its node: it would read whatever is created under the name later.
+    const spec = { nodeName: 'node-1', containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'not-yet', optional: true } }] }] };
     refused(review(NONE, spec), 'secret-ref.absent', /Secret not-yet does not exist/);
     refused(review(RUNNER_B, spec), 'secret-ref.absent');
     admitted(review(RUNNER_A, spec, { namespace: 'sandbox-a' }));
+  });
+
+  test('a pod the scheduler binds may name a Secret or ConfigMap that does not exist yet (a manifest that lists the pod first): its binding and whoever creates it are judged later', () => {
+    const spec = { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'not-yet' } }, { configMapRef: { name: 'settings-not-yet' } }] }] };
+    admitted(review(NONE, spec));
+    admitted(review(RUNNER_B, spec));
   });
 
   test('a Secret Deed cannot read, or whose stamps do not verify, is refused (fail closed)', () => {
@@ -221,8 +228,8 @@ describe('ConfigMap references are judged as Secret references are', () => {
     admitted(review(NONE, { volumes: [{ name: 'v', configMap: { name: 'shared-settings' } }], containers: [MAIN] }));
   });
 
-  test('a ConfigMap that does not exist is refused whoever names it, optional or not; allowed in a namespace bound to the requester', () => {
-    const spec = { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'not-yet', optional: true } }] }] };
+  test('a ConfigMap that does not exist is refused whoever names it in a pod that names its node, optional or not; allowed in a namespace bound to the requester', () => {
+    const spec = { nodeName: 'node-1', containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'not-yet', optional: true } }] }] };
     refused(review(NONE, spec), 'configmap-ref.absent', /ConfigMap not-yet does not exist; create it first, or a ConfigMap another environment creates under that name later would be used/);
     refused(review(RUNNER_B, spec), 'configmap-ref.absent');
     admitted(review(RUNNER_A, spec, { namespace: 'sandbox-a' }));
@@ -251,7 +258,7 @@ describe('ConfigMap references are judged as Secret references are', () => {
   });
 
   test('the well-known ConfigMaps are a policy field: emptied, kube-root-ca.crt is judged like any other', () => {
-    const spec = { volumes: [{ name: 'v', configMap: { name: 'kube-root-ca.crt' } }], containers: [MAIN] };
+    const spec = { nodeName: 'node-1', volumes: [{ name: 'v', configMap: { name: 'kube-root-ca.crt' } }], containers: [MAIN] };
     const strict: ConfigInput = { ...POLICY, template: { wellKnownConfigMaps: [] } };
     const r = judge(review(NONE, spec), lookupOf({}), strict);
     assert.equal(r.allowed, false);
@@ -285,10 +292,17 @@ describe('ConfigMap references are judged as Secret references are', () => {
 });
 
 describe('absent claims, from anyone, and dry runs', () => {
-  const mounting = (claim: string) => ({ volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], containers: [MAIN] });
+  // A pod that names its node: no binding follows, which would judge what it reads again.
+  const mounting = (claim: string) => ({ nodeName: 'node-1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }], containers: [MAIN] });
 
-  test('a requester of no environment naming a claim that does not exist is refused', () => {
+  test('a requester of no environment naming a claim that does not exist in a pod that names its node is refused', () => {
     refused(review(NONE, mounting('alpha-next-ws')), 'claim.absent', /claim alpha-next-ws does not exist/);
+  });
+
+  test('a pod the scheduler binds may mount a claim that does not exist yet: its binding is judged on it again', () => {
+    const { nodeName: _node, ...scheduled } = mounting('later');
+    admitted(review(NONE, scheduled));
+    admitted(review(RUNNER_B, scheduled));
   });
 
   test("in a namespace bound to the requester's environment an absent claim is allowed: no other environment can create it there", () => {
@@ -310,11 +324,11 @@ describe('absent claims, from anyone, and dry runs', () => {
 
 describe('absent ConfigMaps on a dry run', () => {
   test('on a dry run an absent ConfigMap is a warning that the real create needs it first, as a Secret is; another environment\'s stays refused', () => {
-    const spec = { volumes: [{ name: 'scripts', configMap: { name: 'later-script' } }], containers: [MAIN] };
+    const spec = { nodeName: 'node-1', volumes: [{ name: 'scripts', configMap: { name: 'later-script' } }], containers: [MAIN] };
     const warnings = admitted(review(RUNNER_B, spec, { dryRun: true }));
     assert.deepEqual(warnings, ['deed configmap-ref.absent: dry run: ConfigMap later-script does not exist; the real create needs it first (spec.volu...']);
     refused(review(RUNNER_B, spec), 'configmap-ref.absent');
-    refused(review(RUNNER_B, { volumes: [{ name: 'scripts', configMap: { name: 'alpha-script' } }], containers: [MAIN] }, { dryRun: true }), 'configmap-ref.cross-environment');
+    refused(review(RUNNER_B, { ...spec, volumes: [{ name: 'scripts', configMap: { name: 'alpha-script' } }] }, { dryRun: true }), 'configmap-ref.cross-environment');
   });
 });
 

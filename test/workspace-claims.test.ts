@@ -244,12 +244,15 @@ describe('claims of another environment', () => {
     denies(createPod(), 'claim.unknown', /cannot tell which environment claim sbx-1-workspace belongs to: Deed has no access to the API server/, { lookup: noLookup('Deed has no access to the API server') });
   });
 
-  test('a claim that does not exist is refused: it would bind whatever another environment creates under that name later', () => {
-    denies(createPod(), 'claim.absent', /claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used/, { lookup: claimLookup({}) });
+  // A pod that names its node: no binding follows, which would judge the claim again.
+  const onNode = (o: Pod) => void ((o.spec as Record<string, unknown>).nodeName = 'node-1');
+
+  test('a claim that does not exist is refused in a pod that names its node: it would bind whatever another environment creates under that name later', () => {
+    denies(createPod(onNode), 'claim.absent', /claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used/, { lookup: claimLookup({}) });
   });
 
   test('claims are looked up in the pod\'s own namespace', () => {
-    denies(createPod(), 'claim.absent', undefined, { lookup: claimLookup({ 'sandbox-b/sbx-1-workspace': claimOf('alpha', 'sandbox-b') }) });
+    denies(createPod(onNode), 'claim.absent', undefined, { lookup: claimLookup({ 'sandbox-b/sbx-1-workspace': claimOf('alpha', 'sandbox-b') }) });
   });
 
   test("a PersistentVolumeClaim created by beta cloning alpha's claim is denied; cloning its own is allowed", () => {

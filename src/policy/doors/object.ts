@@ -21,7 +21,7 @@ import { ephemeralStampIntegrity, ephemeralTemplates, foreignTemplateStamps, tem
 import { borrowedServiceAccount, serviceAccountOf } from '../pod/service-account.js';
 import { entryOf, isRec, type Rec } from '../unstructured.js';
 import { addedReferences, referenceFindings } from '../pod/named-references.js';
-import type { NamedReference, Reach } from '../pod/reference-owner.js';
+import { boundByScheduler, type NamedReference, type Reach } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from '../pod/workspace-claims.js';
 import { selectorScope } from '../selector-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
@@ -114,7 +114,12 @@ function validateCreate(
   // Volumes and data sources are immutable once created: the claims they name are checked here only.
   const names = spec !== undefined ? podNamesOf(facts, spec) : undefined;
   const claims = names !== undefined ? names.claims : kind.kind === 'PersistentVolumeClaim' ? pvcClaims(obj) : [];
-  const references = (reach: Reach) => [...claimEnvironment(claims, namespace, reach, ctx), ...(names !== undefined ? referenceFindings(names.references, namespace, reach, ctx) : [])];
+  // A pod the scheduler binds may name what does not exist yet: it is judged again at its binding (pod/reference-owner.ts).
+  const boundLater = spec !== undefined && boundByScheduler(spec);
+  const references = (given: Reach) => {
+    const reach = { ...given, boundLater };
+    return [...claimEnvironment(claims, namespace, reach, ctx), ...(names !== undefined ? referenceFindings(names.references, namespace, reach, ctx) : [])];
+  };
   const wsClaims = spec !== undefined ? workspaceClaims(claims, namespace, ctx, false) : new Set<string>();
   if ('verdict' in identity) {
     // A gate rule set to warn or audit lets the object through as one of no environment's.
@@ -184,7 +189,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
       } else if (spec !== undefined && wsClaims.size > 0 && isRec(oldObj.spec)) findings.push(...introduced(podWorkspace(oldObj, oldObj.spec, ctx, wsClaims), podWorkspace(newObj, spec, ctx, wsClaims)));
     }
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
-      findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester) }, ctx));
+      findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester), boundLater: boundByScheduler(spec) }, ctx));
     }
     findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx));
   }

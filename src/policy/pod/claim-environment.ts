@@ -112,7 +112,7 @@ function judgeClaim(claim: string, ref: { path: string; subject: string }, names
             : `snapshot ${snapshot.name} was taken of claim ${claim}, which has since been deleted and made again (created ${found.created}, after the snapshot's ${snapshot.created}), so whose data it holds cannot be told`,
       },
     ];
-  const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { requester: reach.requester, environment: reach.environment, alsoFrom }, ctx);
+  const verdict = judgeReference(found, 'PersistentVolumeClaim', namespace, { ...reach, ...(alsoFrom !== undefined ? { alsoFrom } : {}) }, ctx);
   switch (verdict.kind) {
     case 'allowed':
       return [];

@@ -1,9 +1,13 @@
 // Whether a pod may reach an object it names (a claim it mounts, a Secret or a ConfigMap it
 // reads), shared by the claim rules and the rules of named references. The object's environment is read as guarded writes
 // read it: from stamps that verify, a namespace binding for an unstamped object; never from
-// a bare label. An object that does not exist is refused: the pod would take whatever is
-// created under that name later, by anyone; except in a namespace bound to an environment
-// the requester acts for, where no other environment can create it.
+// a bare label. An object that does not exist is refused where the pod would take whatever
+// is created under that name later, by anyone: a pod that names its node itself
+// (`spec.nodeName`), which no binding follows. A pod the scheduler binds may name what does
+// not exist yet (a manifest's Deployment before its ConfigMap): whoever creates it while the
+// pod lives is judged against the pod (reference.live-reader), and the binding is judged
+// again on what the pod reads (reference.at-binding). So is one in a namespace bound to an
+// environment the requester acts for, where no other environment can create it.
 import type { Requester } from '../requester/identity.js';
 import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext, Lookup } from '../policy.js';
@@ -28,6 +32,8 @@ export interface Reach {
   environment: string | undefined;
   /** Environments whose objects it may also reach (a claim's `claimsFrom`). */
   alsoFrom?: ReadonlySet<string>;
+  /** The pod that names it is bound through the API (boundByScheduler): what does not exist yet is judged later. */
+  boundLater?: boolean;
 }
 
 export type ReferenceVerdict =
@@ -51,8 +57,19 @@ export function judgeReference(found: Lookup, kind: string, namespace: string, r
 
 /** In a namespace bound to an environment the requester acts for, no other environment can create what is missing. */
 export function absentAllowed(namespace: string, reach: Reach, ctx: DecisionContext): boolean {
+  if (reach.boundLater === true) return true;
   const bound = ctx.policy.envByBoundNamespace.get(namespace);
   return bound !== undefined && actsFor(reach.requester, bound, ctx.policy);
+}
+
+/**
+ * Whether a pod of this spec (or made from this template) is bound through the API: no
+ * `spec.nodeName`, so the scheduler's `pods/binding` follows, which Deed judges again on what
+ * the pod reads (rules/binding-reads.ts).
+ */
+export function boundByScheduler(spec: unknown): boolean {
+  const node = typeof spec === 'object' && spec !== null ? (spec as { nodeName?: unknown }).nodeName : undefined;
+  return node === undefined || node === null || node === '';
 }
 
 /** The words for who may not reach it, in a refusal. */

@@ -310,7 +310,7 @@ export const RULES = {
     id: 'claim.absent',
     webhook: 'validate',
     checks:
-      'Every claim a pod mounts or clones (and every claim a new claim clones) exists, whoever the requester (one of no environment too): a reference to a claim that does not exist yet would take whatever another environment later creates under that name. Allowed in a namespace bound to an environment the requester acts for (no other can create it there); on a dry run a warning: the real create needs the claim first.',
+      'Every claim a pod that names its node (`spec.nodeName`: no binding follows) mounts or clones, and every claim a new claim clones, exists, whoever the requester (one of no environment too): a reference to a claim that does not exist yet would take whatever another environment later creates under that name. Allowed in a namespace bound to an environment the requester acts for (no other can create it there); on a dry run a warning: the real create needs the claim first. A pod the scheduler binds (no `spec.nodeName`, as the pods of a workload) may name one that does not exist yet, as a manifest that lists the pod first does: its binding is judged again on what it reads (`reference.at-binding`), and whoever creates it while the pod lives is judged against the pod (`reference.live-reader`).',
     defaultMode: 'deny',
     overridable: true,
     example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
@@ -336,7 +336,7 @@ export const RULES = {
     id: 'secret-ref.absent',
     webhook: 'validate',
     checks:
-      'Every Secret a pod names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for. On a dry run it is a warning: the real create needs the Secret first.',
+      'Every Secret a pod that names its node (`spec.nodeName`) names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for. On a dry run it is a warning: the real create needs the Secret first. A pod the scheduler binds (no `spec.nodeName`, as the pods of a workload) may name one that does not exist yet, as a manifest that lists the pod first does: its binding is judged again on what it reads (`reference.at-binding`), and whoever creates it while the pod lives is judged against the pod (`reference.live-reader`).',
     defaultMode: 'deny',
     overridable: true,
     example: 'Secret alpha-next does not exist; create it first, or a Secret another environment creates under that name later would be used',
@@ -362,7 +362,7 @@ export const RULES = {
     id: 'configmap-ref.absent',
     webhook: 'validate',
     checks:
-      'Every ConfigMap a pod names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for, and except the well-known ConfigMaps. On a dry run it is a warning: the real create needs the ConfigMap first.',
+      'Every ConfigMap a pod that names its node (`spec.nodeName`) names exists, whoever creates the pod (optional references included), except in a namespace bound to an environment the requester acts for, and except the well-known ConfigMaps. On a dry run it is a warning: the real create needs the ConfigMap first. A pod the scheduler binds (no `spec.nodeName`, as the pods of a workload) may name one that does not exist yet, as a manifest that lists the pod first does: its binding is judged again on what it reads (`reference.at-binding`), and whoever creates it while the pod lives is judged against the pod (`reference.live-reader`).',
     defaultMode: 'deny',
     overridable: true,
     example: 'ConfigMap alpha-next does not exist; create it first, or a ConfigMap another environment creates under that name later would be used',

@@ -31,7 +31,7 @@ import { borrowedServiceAccount } from '../pod/service-account.js';
 import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, templateAutomountOff, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import { podReferences, referenceFindings } from '../pod/named-references.js';
-import type { NamedReference } from '../pod/reference-owner.js';
+import { boundByScheduler, type NamedReference } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims } from '../pod/workspace-claims.js';
 import { claimTemplates, podTemplates, type PodTemplate, type WorkloadKind } from './kinds.js';
 import type { PodNames } from '../pod/pod-names.js';
@@ -163,7 +163,8 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
     if (environment !== undefined) findings.push(...sandboxPodFindings(subject, { policy, namespace, environment }), ...unmarkedWorkspace(t.spec, at, namespace, ctx));
     else if (wsClaims.size > 0) findings.push(...workspaceRule.check(subject, { policy, namespace, environment }));
   }
-  const reach = { requester, environment };
+  // Pods made from templates that name no node are bound by the scheduler: what they name may not exist yet (pod/reference-owner.ts).
+  const reach = { requester, environment, boundLater: pods.every((t) => boundByScheduler(t.spec)) };
   const names = workloadNamesOf(facts, obj, kind, old);
   findings.push(...claimEnvironment(names.claims, namespace, reach, ctx));
   findings.push(...referenceFindings(names.references, namespace, reach, ctx));

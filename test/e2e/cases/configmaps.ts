@@ -146,10 +146,10 @@ export function configMapCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
-    test("a ConfigMap that does not exist yet is refused whoever names it, optional or not", async () => {
+    test("a ConfigMap that does not exist yet is refused whoever names it in a pod that names its node (no binding follows), optional or not", async () => {
       const s = suite();
       for (const who of [beta, stranger]) {
-        const spec = { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'alpha-next-script', optional: true } }] }] };
+        const spec = { nodeName: 'node-1', containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'alpha-next-script', optional: true } }] }] };
         refused(await s.api(who, 'POST', PATHS.Pod(NS), sandboxPod('preplant', { spec })), 'configmap-ref.absent', /ConfigMap alpha-next-script does not exist/);
       }
     });

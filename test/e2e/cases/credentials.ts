@@ -210,11 +210,18 @@ export function credentialCases(suite: () => Suite): void {
       assert.match(viaGroup.body.message, /\[claim\.cross-environment\] spec\.dataSourceRef: this claim clones claim alpha-ws, which belongs to another environment/);
     });
 
-    test('a pod naming a claim that does not exist yet is refused: it would mount whatever is created under that name later', async () => {
+    test('a pod naming a claim that does not exist yet is admitted when the scheduler binds it, and refused when it names its node: no binding would judge it again', async () => {
       const s = suite();
-      const answer = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('pre-planted', 'not-yet'));
+      const pinned = workspacePod('pre-planted', 'not-yet');
+      (pinned.spec as Record<string, unknown>).nodeName = 'node-1';
+      const answer = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), pinned);
       assert.equal(answer.status, 403, answer.text);
       assert.match(answer.body.message, /\[claim\.absent\] .*claim not-yet does not exist/);
+      const scheduled = await s.api(s.janitorB, 'POST', PATHS.Pod(NS), workspacePod('claim-later', 'not-yet-either'));
+      assert.equal(scheduled.status, 201, scheduled.text);
+      // Whoever creates the claim while the pod lives is judged against it: alpha may not.
+      await eventuallyStatus(() => s.api(s.runnerA.identity, 'POST', `${PATHS.PersistentVolumeClaim(NS)}?dryRun=All`, claim('not-yet-either')), 403);
+      assert.equal((await s.api(s.janitorB, 'DELETE', `${PATHS.Pod(NS)}/claim-later`)).status, 200);
     });
 
     test("alpha may not take the name of a Secret beta's live pod reads, once beta deleted it; alpha may once the pod is gone", async () => {
