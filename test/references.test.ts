@@ -125,7 +125,7 @@ function forms(name: string): Array<[string, Record<string, unknown>]> {
     ['azureFile secretName', { volumes: [{ name: 'v', azureFile: { secretName: name, shareName: 's' } }], containers: [MAIN] }],
     ['env secretKeyRef', { containers: [{ ...MAIN, env: [{ name: 'T', valueFrom: { secretKeyRef: { name, key: 'k' } } }] }] }],
     ['envFrom secretRef', { containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] }],
-    ['init container env', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ secretRef: { name, optional: true } }] }], containers: [MAIN] }],
+    ['init container env', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ prefix: 'I_', secretRef: { name, optional: true } }] }], containers: [MAIN] }],
     ['imagePullSecrets', { imagePullSecrets: [{ name }], containers: [MAIN] }],
   ];
 }
@@ -209,7 +209,7 @@ function configMapForms(name: string): Array<[string, Record<string, unknown>]> 
     ['projected source', { volumes: [{ name: 'v', projected: { sources: [{ secret: { name: 'shared-pull' } }, { configMap: { name } }] } }], containers: [MAIN] }],
     ['env configMapKeyRef', { containers: [{ ...MAIN, env: [{ name: 'S', valueFrom: { configMapKeyRef: { name, key: 'run.sh' } } }] }] }],
     ['envFrom configMapRef', { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name } }] }] }],
-    ['init container envFrom', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ configMapRef: { name, optional: true } }] }], containers: [MAIN] }],
+    ['init container envFrom', { initContainers: [{ name: 'i', image: 'x', envFrom: [{ prefix: 'I_', configMapRef: { name, optional: true } }] }], containers: [MAIN] }],
   ];
 }
 

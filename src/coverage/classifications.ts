@@ -129,7 +129,7 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   // Names that are not objects of the API.
   'meta.ObjectMeta.generateName': exempt("a prefix of the object's own name"),
   'core.ContainerResizePolicy.resourceName': exempt('a compute resource (cpu, memory), not an object'),
-  'core.EphemeralContainer.targetContainerName': exempt('a container of the same pod'),
+  'core.EphemeralContainer.targetContainerName': judged('workspace.init-or-ephemeral', "a container of the same pod, whose processes (and through /proc its files) the ephemeral container shares: never the main container, nor one that mounts the workspace, runtime or auth volume"),
   'core.ResourceFieldSelector.containerName': exempt('a container of the same pod'),
   'batch.PodFailurePolicyOnExitCodesRequirement.containerName': exempt("a container of the Job's own pods"),
   'core.FileKeySelector.volumeName': exempt('a volume of the same pod'),

@@ -24,6 +24,7 @@ import { scopeCases } from './cases/scope.js';
 import { auditCases } from './cases/audit.js';
 import { referenceCases } from './cases/references.js';
 import { hostNetworkCases } from './cases/host-network.js';
+import { podEvasionCases } from './cases/pod-evasions.js';
 import { adoptionCases } from './cases/adoption.js';
 import { fromClusterCases } from './cases/from-cluster.js';
 import { connectCases } from './cases/connect.js';
@@ -85,6 +86,7 @@ describe('Deed in a real API server', { skip }, () => {
   auditCases(get, tools);
   referenceCases(get);
   hostNetworkCases(get);
+  podEvasionCases(get);
   adoptionCases(get, tools);
   fromClusterCases(get, tools);
   connectCases(get);

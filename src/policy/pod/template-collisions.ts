@@ -33,7 +33,8 @@ export const TEMPLATE_COLLISION_RULES = {
   templateReservedEnv: rule({
     id: 'template.reserved-env',
     webhook: 'validate',
-    checks: 'Reserved environment variables (names and prefixes) appear only on the main container; no envFrom prefix falls into a reserved prefix.',
+    checks:
+      "Reserved environment variables (names and prefixes) appear only on the main container; no envFrom prefix can make a reserved name (it falls into a reserved prefix, or a reserved name or prefix starts with it). In a sandbox pod (one with the designated main container) every other container's envFrom has a prefix: without one, the keys of the Secret or ConfigMap become variables unseen, a reserved one included, and keys can be added after the pod is admitted.",
     defaultMode: 'deny',
     overridable: true,
     example: 'DEED_SESSION_ID is reserved for the main container',
@@ -58,7 +59,7 @@ export const TEMPLATE_COLLISION_RULES = {
     id: 'template.restart-policy',
     webhook: 'validate',
     checks:
-      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
+      "A sandbox pod's spec.restartPolicy (a pod with the designated main container, or a workload template with one) is absent or the owned value, and so is its main container's own `restartPolicy`, which overrides the pod's (ContainerRestartRules); the main container carries no `restartPolicyRules`. Other containers' are not judged: an init container's `restartPolicy: Always` makes it a native sidecar. A pod without a main container is not a sandbox and chooses its own (a Helm test hook's `Never`), as a Job's pods do; so does a kind that decides its pods' restartPolicy (Job, CronJob).",
     defaultMode: 'deny',
     overridable: true,
     example: 'is platform-owned: expected "Always", got "Never"',
@@ -75,7 +76,7 @@ export const TEMPLATE_COLLISION_RULES = {
   templateScheduling: rule({
     id: 'template.scheduling',
     webhook: 'validate',
-    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity is absent or the owned value.',
+    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity, and spec.os.name, is absent or the owned value.',
     defaultMode: 'deny',
     overridable: true,
     example: 'is platform-owned: expected "linux", got "windows"',
@@ -148,17 +149,28 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   }
 
   const reserved = (key: string) => t.reservedEnv.names.includes(key) || t.reservedEnv.prefixes.some((p) => key.startsWith(p));
+  const anyReserved = t.reservedEnv.names.length > 0 || t.reservedEnv.prefixes.length > 0;
   for (const c of all) {
     if (c === main) continue;
     for (const env of recs(field(c.spec, 'env'))) {
       const name = text(env, 'name') ?? '';
       if (reserved(name)) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedEnv.id, path: `${c.path}.env[name=${name}]`, message: `${name} is reserved for the main container` });
     }
-    for (const from of recs(field(c.spec, 'envFrom'))) {
+    recs(field(c.spec, 'envFrom')).forEach((from, i) => {
       const prefix = text(from, 'prefix') ?? '';
-      if (prefix !== '' && (reserved(prefix) || t.reservedEnv.prefixes.some((p) => p.startsWith(prefix))))
+      // Prefix + key makes the name: a prefix that a reserved name or prefix starts with can complete it.
+      if (prefix !== '' && (reserved(prefix) || [...t.reservedEnv.prefixes, ...t.reservedEnv.names].some((p) => p.startsWith(prefix))))
         findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedEnv.id, path: `${c.path}.envFrom[prefix=${prefix}]`, message: `envFrom prefix "${prefix}" reaches reserved environment keys` });
-    }
+      // Without a prefix the source's keys are the names: unseen here (Deed does not read a
+      // Secret's data) and changeable after admission. Judged in a sandbox pod only: an
+      // ordinary chart's envFrom of its own ConfigMap has no reserved variable to forge.
+      else if (prefix === '' && main !== undefined && anyReserved)
+        findings.push({
+          rule: TEMPLATE_COLLISION_RULES.templateReservedEnv.id,
+          path: `${c.path}.envFrom[${i}]`,
+          message: `container "${c.name}" takes every key of ${envSource(from)} as a variable without a prefix, so it could be given a reserved one (${[...t.reservedEnv.names, ...t.reservedEnv.prefixes.map((p) => `${p}*`)].join(', ')}); set a prefix no reserved name or prefix starts with (say "APP_"), or name the keys in env`,
+        });
+    });
   }
 
   const volumes = t.volumes;
@@ -180,6 +192,19 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
 
   const restartPolicy = field(spec, 'restartPolicy');
   if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(TEMPLATE_COLLISION_RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));
+  if (main !== undefined) {
+    // A container's own restartPolicy and rules (ContainerRestartRules) override the pod's for it.
+    const own = field(main.spec, 'restartPolicy');
+    if (own !== undefined && own !== t.restartPolicy)
+      findings.push(owned(TEMPLATE_COLLISION_RULES.templateRestartPolicy.id, `${main.path}.restartPolicy`, t.restartPolicy, own, 'leave it unset: the main container restarts as the pod does'));
+    const rules = field(main.spec, 'restartPolicyRules');
+    if (rules !== undefined && !(Array.isArray(rules) && rules.length === 0))
+      findings.push({
+        rule: TEMPLATE_COLLISION_RULES.templateRestartPolicy.id,
+        path: `${main.path}.restartPolicyRules`,
+        message: `is platform-owned: the main container restarts as spec.restartPolicy ${JSON.stringify(t.restartPolicy)} says; leave restartPolicyRules out`,
+      });
+  }
   const automount = field(spec, 'automountServiceAccountToken');
   if (automount !== undefined && automount !== t.automountServiceAccountToken)
     // Software that needs the API (a controller, an exporter) is the platform's to install.
@@ -190,6 +215,10 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   findings.push(...tokenVolumes(spec, at, all, config));
 
   findings.push(...scheduling(spec, at, OS_LABEL, t.os));
+  // spec.os.name is the same choice as the label (the API server checks it against the node's).
+  const os = field(spec, 'os');
+  const osName = isRec(os) ? field(os, 'name') : undefined;
+  if (osName !== undefined && osName !== t.os) findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.os.name`, t.os, osName));
   if (t.arch !== undefined) findings.push(...scheduling(spec, at, ARCH_LABEL, t.arch));
 
   for (const key of ['hostNetwork', 'hostPID', 'hostIPC'])
@@ -204,6 +233,15 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
       findings.push({ rule: TEMPLATE_COLLISION_RULES.templatePrivileged.id, path: `${c.path}.securityContext.capabilities.add`, message: `container "${c.name}" adds ${added.map(String).join(',')}` });
   }
   return findings;
+}
+
+/** An envFrom entry's source, for a message: `Secret "x"`, `ConfigMap "y"`. */
+function envSource(from: Rec): string {
+  for (const [key, kind] of [['secretRef', 'Secret'], ['configMapRef', 'ConfigMap']] as const) {
+    const ref = field(from, key);
+    if (isRec(ref)) return `${kind} ${quoted(text(ref, 'name') ?? '')}`;
+  }
+  return 'its source';
 }
 
 /**

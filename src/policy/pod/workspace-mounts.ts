@@ -2,7 +2,8 @@
 // the workspace by default; another ordinary container may only with a grant naming it,
 // at exactly /workspace, without subPath, propagation or recursive read-only, readOnly
 // matching the grant. Grants and mounts are compared both ways. Init and ephemeral
-// containers never receive the workspace, runtime or auth volumes.
+// containers never receive the workspace, runtime or auth volumes, nor does an ephemeral
+// container join the processes of a container that has them (targetContainerName).
 // The workspace is its claim, not its volume name: every volume that reaches the claim's
 // data (another volume on the same claimName, an ephemeral volume cloning it) is held to
 // the same rules, so a second name is no back door; and so is a volume of any pod on a
@@ -93,7 +94,8 @@ export const WORKSPACE_MOUNT_RULES = {
   workspaceInitOrEphemeral: rule({
     id: 'workspace.init-or-ephemeral',
     webhook: 'validate',
-    checks: 'Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included).',
+    checks:
+      "Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included), nor does an ephemeral container target (`targetContainerName`, `kubectl debug --target`) the main container or a container that mounts one: it would share that container's processes and read its files, those volumes and the main container's environment, through /proc/<pid>/root.",
     defaultMode: 'deny',
     overridable: true,
     example: 'ephemeral container "dbg" may not mount the auth volume',
@@ -210,6 +212,23 @@ export function workspaceMounts(
       if (!workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
         findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
     }
+  }
+
+  // An ephemeral container that targets a container shares its process namespace: /proc/<pid>/root
+  // is that container's filesystem, its mounts included, and /proc/<pid>/environ its environment.
+  const holding = new Map(containers(spec, at, ['containers', 'initContainers']).map((c) => [c.name, c] as const));
+  for (const c of containers(spec, at, ['ephemeralContainers'])) {
+    const target = text(c.spec, 'targetContainerName');
+    const held = target === undefined ? undefined : holding.get(target);
+    if (held === undefined) continue;
+    const reached = [...new Set(mounts(held).flatMap((m) => platformVolumes.get(m.name) ?? []))];
+    if (held.list === 'containers' && target === t.mainContainer) reached.unshift("the main container's environment");
+    if (reached.length > 0)
+      findings.push({
+        rule: WORKSPACE_MOUNT_RULES.workspaceInitOrEphemeral.id,
+        path: `${c.path}.targetContainerName`,
+        message: `ephemeral container "${c.name}" targets container "${target}": sharing its processes, it would read ${reached.join(', ')} through /proc; leave targetContainerName out (kubectl debug without --target)`,
+      });
   }
 
   for (const c of containers(spec, at, ['containers'])) {

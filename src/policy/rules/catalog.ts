@@ -8,6 +8,7 @@ import type { PodSpecSubject } from '../pod/pod-spec-subject.js';
 import { TEMPLATE_COLLISION_RULES, templateCollisionRule, controllerTokenRule } from '../pod/template-collisions.js';
 import { WORKSPACE_MOUNT_RULES, workspaceRule } from '../pod/workspace-mounts.js';
 import { TEMPLATE_HOST_NETWORK, hostNetworkRule } from '../pod/host-network.js';
+import { TEMPLATE_PROCESS_NAMESPACE, processNamespaceRule } from '../pod/process-namespace.js';
 
 export { ENFORCEMENT_MODES, type EnforcementMode, type RuleInfo };
 
@@ -269,6 +270,7 @@ export const RULES = {
   }),
   ...TEMPLATE_COLLISION_RULES,
   templateHostNetwork: TEMPLATE_HOST_NETWORK,
+  templateProcessNamespace: TEMPLATE_PROCESS_NAMESPACE,
   ...WORKSPACE_MOUNT_RULES,
   workspaceClaimMarker: rule({
     id: 'workspace.claim-marker',
@@ -570,4 +572,4 @@ export const RULES_BY_ID: ReadonlyMap<string, RuleInfo> = new Map(RULE_LIST.map(
  * in the order their findings are reported. A new pod rule is its file (its catalogue
  * entry and its check) and one line here.
  */
-export const POD_SPEC_RULES: readonly Rule<PodSpecSubject>[] = [templateCollisionRule, workspaceRule, controllerTokenRule, hostNetworkRule];
+export const POD_SPEC_RULES: readonly Rule<PodSpecSubject>[] = [templateCollisionRule, workspaceRule, controllerTokenRule, hostNetworkRule, processNamespaceRule];
