@@ -169,11 +169,11 @@ describe("the main container's own restartPolicy (template.restart-policy)", () 
 describe('envFrom without a prefix (template.reserved-env)', () => {
   test("is refused on a sandbox pod's sidecar, naming the source, the reserved names and the fix", () => {
     const message = denies(createPod((o) => (o.spec.containers[1].envFrom = [{ secretRef: { name: 'p8-env' } }])), 'template.reserved-env');
-    assert.match(message, /spec\.containers\[name=indexer\]\.envFrom\[0\]: container "indexer" takes every key of Secret "p8-env" as a variable without a prefix, so it could be given a reserved one \(DEED_\*\); set a prefix no reserved name or prefix starts with \(say "APP_"\), or name the keys in env/);
+    assert.match(message, /spec\.containers\[name=indexer\]\.envFrom\[0\]: container "indexer" takes every key of secretRef "p8-env" as a variable without a prefix, so it could be given a reserved one \(DEED_\*\); set a prefix no reserved name or prefix starts with \(say "APP_"\), or name the keys in env/);
   });
 
   test('is refused for a ConfigMap, on an init container and in a Deployment template', () => {
-    denies(createPod((o) => (o.spec.initContainers = [{ name: 'setup', image: 'x', envFrom: [{ configMapRef: { name: 'settings' } }] }])), /envFrom\[0\]: container "setup" takes every key of ConfigMap "settings"/);
+    denies(createPod((o) => (o.spec.initContainers = [{ name: 'setup', image: 'x', envFrom: [{ configMapRef: { name: 'settings' } }] }])), /envFrom\[0\]: container "setup" takes every key of configMapRef "settings"/);
     denies(createDeployment((o) => (o.spec.containers[1].envFrom = [{ configMapRef: { name: 'settings' } }])), /spec\.template\.spec\.containers\[name=indexer\]\.envFrom\[0\]/);
   });
 

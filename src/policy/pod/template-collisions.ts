@@ -235,14 +235,17 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   return findings;
 }
 
-/** An envFrom entry's source, for a message: `Secret "x"`, `ConfigMap "y"`. */
+/** An envFrom entry's source, for a message, by its field: `secretRef "x"`, `configMapRef "y"`. */
 function envSource(from: Rec): string {
-  for (const [key, kind] of [['secretRef', 'Secret'], ['configMapRef', 'ConfigMap']] as const) {
+  for (const key of ENV_FROM_SOURCES) {
     const ref = field(from, key);
-    if (isRec(ref)) return `${kind} ${quoted(text(ref, 'name') ?? '')}`;
+    if (isRec(ref)) return `${key} ${quoted(text(ref, 'name') ?? '')}`;
   }
   return 'its source';
 }
+
+/** The fields an envFrom entry takes its keys from. */
+const ENV_FROM_SOURCES = ['secretRef', 'configMapRef'] as const;
 
 /**
  * What of the platform's, given to a sandbox's main container alone, a pod uses: the runtime
