@@ -102,10 +102,11 @@ const messageOf = (a: ApiAnswer) => (typeof a.body?.message === 'string' ? (a.bo
 
 /**
  * A pod that reads Secret `name` through envFrom: a dry run (nothing is stored), or, where
- * the Secret is absent, a real create (on a dry run an absent Secret is only a warning).
+ * the Secret is absent, a real create (on a dry run an absent Secret is only a warning) of a
+ * pod that names its node, for which an absent Secret is refused (no binding follows).
  */
 const readsSecret = (s: Suite, who: Identity, name: string, o: { real?: boolean } = {}) =>
-  s.api(who, 'POST', o.real ? PATHS.Pod(NS) : `${PATHS.Pod(NS)}?dryRun=All`, sandboxPod(o.real ? 'reads-secret-' : 'reads-secret', { spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] } }));
+  s.api(who, 'POST', o.real ? PATHS.Pod(NS) : `${PATHS.Pod(NS)}?dryRun=All`, sandboxPod(o.real ? 'reads-secret-' : 'reads-secret', { spec: { ...(o.real ? { nodeName: 'node-1' } : {}), containers: [{ ...MAIN, envFrom: [{ secretRef: { name } }] }] } }));
 
 export function lookupCacheCases(suite: () => Suite): void {
   describe("deed serve's lookup cache in the real API server", () => {

@@ -58,7 +58,7 @@ export function podEvasionCases(suite: () => Suite): void {
       const s = suite();
       refusedBy(await s.api(s.runnerB.identity, 'POST', PATHS.Pod(NS), sandboxPod('evade-os', { spec: { os: { name: 'windows' } } })), 'template.scheduling', /spec\.os\.name: is platform-owned: expected "linux", got "windows"/);
       const envFrom = sandboxPod('evade-envfrom', { spec: { containers: [MAIN, { name: 'sidecar', image: 'busybox', envFrom: [{ secretRef: { name: 'evade-env' } }] }] } });
-      refusedBy(await s.api(s.runnerB.identity, 'POST', PATHS.Pod(NS), envFrom), 'template.reserved-env', /spec\.containers\[name=sidecar\]\.envFrom\[0\]: .*Secret "evade-env".*set a prefix/);
+      refusedBy(await s.api(s.runnerB.identity, 'POST', PATHS.Pod(NS), envFrom), 'template.reserved-env', /spec\.containers\[name=sidecar\]\.envFrom\[0\]: .*secretRef "evade-env".*set a prefix/);
     });
 
     test('an ordinary manifest with a native sidecar, envFrom and a shared process namespace passes, and so does a sandbox pod with a native sidecar', async () => {
