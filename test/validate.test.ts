@@ -153,6 +153,11 @@ describe('template collisions', () => {
       'template.scheduling',
     ],
     ['an arch other than the owned one', (o) => (o.spec.nodeSelector = { 'kubernetes.io/arch': 'arm64' }), 'template.scheduling', { ...FIXTURE_POLICY, template: { arch: 'amd64' } }],
+    [
+      'required node affinity NotIn the owned OS',
+      (o) => (o.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'NotIn', values: ['linux'] }] }] } } }),
+      'template.scheduling',
+    ],
   ];
   for (const [name, change, rule, config] of cases) {
     test(`a pod with ${name} is denied by ${rule}, naming the field`, () => {
@@ -167,6 +172,12 @@ describe('template collisions', () => {
   test('a collision names the field path by container name and the owned value', () => {
     const message = denies(createPod((o) => (o.spec.containers[0].command = ['sh']), POLICY_WITH_COMMAND), 'template.main-container', POLICY_WITH_COMMAND);
     assert.match(message, /spec\.containers\[name=main\]\.command: is platform-owned: expected \["\/opt\/agentctl","serve"\], got \["sh"\]/);
+  });
+
+  test("a chart's node affinity that keeps the pod off other OSes' nodes (kubernetes.io/os NotIn [windows]) is fine, as is In the owned OS", () => {
+    const os = (operator: string, values: string[]) => (o: Pod) => (o.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator, values }] }] } } });
+    allows(createPod(os('NotIn', ['windows'])));
+    allows(createPod(os('In', ['linux'])));
   });
 
   test('reserved env keys on the main container are fine', () => {

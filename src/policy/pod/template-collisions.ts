@@ -76,7 +76,7 @@ export const TEMPLATE_COLLISION_RULES = {
   templateScheduling: rule({
     id: 'template.scheduling',
     webhook: 'validate',
-    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity, and spec.os.name, is absent or the owned value.',
+    checks: 'kubernetes.io/os (and kubernetes.io/arch when the policy sets it) in nodeSelector or required node affinity, and spec.os.name, is absent or the owned value (in node affinity, `In` the owned value alone, or `NotIn` values that leave it out, as charts write `kubernetes.io/os NotIn [windows]`).',
     defaultMode: 'deny',
     overridable: true,
     example: 'is platform-owned: expected "linux", got "windows"',
@@ -322,7 +322,9 @@ function scheduling(spec: Rec, at: string, label: string, want: string): Finding
     for (const expr of recs(field(term, 'matchExpressions'))) {
       if (text(expr, 'key') !== label) continue;
       const values = field(expr, 'values');
-      if (text(expr, 'operator') !== 'In' || !isDeepStrictEqual(values, [want]))
+      // `NotIn` values without the owned one keeps the pod off the others' nodes only (charts' `kubernetes.io/os NotIn [windows]`).
+      const keepsOff = text(expr, 'operator') === 'NotIn' && Array.isArray(values) && values.length > 0 && !values.includes(want);
+      if (!keepsOff && (text(expr, 'operator') !== 'In' || !isDeepStrictEqual(values, [want])))
         findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.affinity.nodeAffinity.required[key=${label}]`, { operator: 'In', values: [want] }, { operator: field(expr, 'operator'), values }));
     }
   return findings;
