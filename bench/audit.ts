@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { signV1, type AttestedStamps } from '../src/policy/stamps/attestation.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 import { policyReportCrd } from '../src/install/policy-report-crd.js';
@@ -17,7 +17,7 @@ import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, writeKubeconfig } from '../test/e2e/control-plane.js';
 import { ROOT } from './processes.js';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: {
     objects: { type: 'string', default: '10000' },
     namespaces: { type: 'string', default: '10' },

@@ -34,7 +34,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { NAME, renderManifests } from '../src/install/manifests.js';
@@ -49,7 +49,7 @@ import { median, percentile } from './load.js';
 import { cpuMs, ROOT, startDeed, startNoop, type Served } from './processes.js';
 import { metricsText } from './reviews.js';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: {
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '5' },

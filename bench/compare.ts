@@ -12,12 +12,12 @@
 //   answer must carry the verdict the body was chosen for.
 import { join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { cannon, median } from './load.js';
 import { benchDir, BENCH_POLICY, startDeed, startNoop, withCpuPerReview, type Served } from './processes.js';
 import { benchCluster, benchReviews, clusterArgs, expectVerdict, REVIEW_NAMES, verdictCheck } from './reviews.js';
 
-const { values: flags, positionals: dirs } = parseArgs({
+const { values: flags, positionals: dirs } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: {
     rounds: { type: 'string', default: '7' },

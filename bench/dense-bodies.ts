@@ -8,10 +8,10 @@
 import { request } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { benchDir, memory, ROOT, startDeed } from './processes.js';
 
-const { values: flags } = parseArgs({ options: { concurrency: { type: 'string', default: '6' }, mib: { type: 'string', default: '3' }, unit: { type: 'string', default: '{}' } } });
+const { values: flags } = benchArgs(import.meta.url, { options: { concurrency: { type: 'string', default: '6' }, mib: { type: 'string', default: '3' }, unit: { type: 'string', default: '{}' } } });
 const review = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/admission/mutate-create-secret-by-runner.json'), 'utf8')) as { request: { object: Record<string, unknown> } };
 const small = JSON.stringify(review);
 review.request.object.x = 'X';

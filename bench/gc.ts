@@ -9,12 +9,12 @@
 // Prints figures; asserts nothing. See docs/performance.md.
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { paced } from './load.js';
 import { benchDir, ROOT, startDeed } from './processes.js';
 import { benchCluster, benchReviews, clusterArgs, REVIEW_NAMES } from './reviews.js';
 
-const { values: flags, positionals } = parseArgs({
+const { values: flags, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: { review: { type: 'string', default: 'mutate' }, seconds: { type: 'string', default: '8' }, rate: { type: 'string', default: '1000' } },
 });

@@ -10,10 +10,10 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { MAX_PAGE_BYTES, Reflector } from '../src/kube/reflector.js';
 
-const { values: flags } = parseArgs({ options: { small: { type: 'string', default: '550' }, padded: { type: 'string', default: '500' }, unbounded: { type: 'boolean', default: false }, serve: { type: 'boolean', default: false } } });
+const { values: flags } = benchArgs(import.meta.url, { options: { small: { type: 'string', default: '550' }, padded: { type: 'string', default: '500' }, unbounded: { type: 'boolean', default: false }, serve: { type: 'boolean', default: false } } });
 const SMALL = Number(flags.small);
 const TOTAL = SMALL + Number(flags.padded);
 const PAD = 'x'.repeat(250_000);

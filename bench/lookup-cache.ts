@@ -5,7 +5,7 @@
 // with and without it. Prints figures; asserts nothing. See docs/performance.md, "Lookups".
 //   npm run bench:lookups -- --objects 10000
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { startControlPlane, writeKubeconfig, type ControlPlane } from '../test/e2e/control-plane.js';
@@ -18,7 +18,7 @@ import { createMetrics } from '../src/observability/metrics.js';
 import { planLookups } from '../src/policy/lookup.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
 
-const { values: flags } = parseArgs({ options: { objects: { type: 'string', default: '10000' }, reviews: { type: 'string', default: '200' } } });
+const { values: flags } = benchArgs(import.meta.url, { options: { objects: { type: 'string', default: '10000' }, reviews: { type: 'string', default: '200' } } });
 const N = Number(flags.objects);
 const REVIEWS = Number(flags.reviews);
 const NS = 'bench-lookups';

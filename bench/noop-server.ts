@@ -7,10 +7,10 @@
 //   --http1        offer only HTTP/1.1 over ALPN (the API server then calls over HTTP/1.1)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { fastify, type FastifyInstance } from 'fastify';
 
-const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { patch: { type: 'string' }, http1: { type: 'boolean', default: false } } });
+const { values: flags, positionals } = benchArgs(import.meta.url, { allowPositionals: true, options: { patch: { type: 'string' }, http1: { type: 'boolean', default: false } } });
 const certDir = positionals[0];
 if (!certDir) throw new Error('usage: noop-server.ts CERT_DIR [--patch FILE] [--http1]');
 // Encoded once: the server does no per-review work for it.

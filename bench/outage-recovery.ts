@@ -10,14 +10,14 @@
 // Prints min, median and max over --rounds (default 5).
 //
 //   KUBEBUILDER_ASSETS=$(../shared/envtest/install.sh) npx tsx bench/outage-recovery.ts [--rounds N]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { renderManifests } from '../src/install/manifests.js';
 import { pointedAtUrl } from '../src/install/dev-webhooks.js';
 import { api, type Identity } from '../test/e2e/client.js';
 import { assets, startControlPlane, type ControlPlane } from '../test/e2e/control-plane.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' } } });
+const { values } = benchArgs(import.meta.url, { options: { rounds: { type: 'string', default: '5' } } });
 const ROUNDS = Number(values.rounds);
 const NS = 'outage';
 const OPT_IN = 'deed.dev/sandbox';

@@ -11,11 +11,11 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '../src/kube/client.js';
 
-const { values: flags } = parseArgs({ options: { small: { type: 'string', default: '0' }, large: { type: 'string', default: '50' }, serve: { type: 'boolean', default: false } } });
+const { values: flags } = benchArgs(import.meta.url, { options: { small: { type: 'string', default: '0' }, large: { type: 'string', default: '50' }, serve: { type: 'boolean', default: false } } });
 const SMALL = Number(flags.small);
 const TOTAL = SMALL + Number(flags.large);
 

@@ -16,13 +16,13 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { assets } from '../test/e2e/control-plane.js';
 import { startSuite, readKey, withoutWebhooks, type Suite } from '../test/e2e/suite.js';
 import { LEASES, signedLease, signedSecret } from '../test/e2e/objects.js';
 import { memory, ROOT } from './processes.js';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: {
     objects: { type: 'string', default: '10000' },
     baseline: { type: 'string' },

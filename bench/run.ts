@@ -8,12 +8,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { cannon, median, paced, h2load, type LoadResult } from './load.js';
 import { benchDir, cpuMs, resetPeak, memory, ROOT, startDeed, startNoop, withCpuPerReview } from './processes.js';
 import { benchCluster, benchReviews, clusterArgs, lookupCounts, verdictCheck } from './reviews.js';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: {
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' },

@@ -16,10 +16,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { generator, namespaceIndex, namespaceName } from './scale-objects.js';
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs(import.meta.url, {
   options: {
     objects: { type: 'string', default: '45000' },
     namespaces: { type: 'string', default: '200' },

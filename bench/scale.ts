@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.js';
 import { getPlain } from '../test/serve-process.js';
 import { writeBenchKubeConfig, type BenchCluster } from './cluster.js';
 import { benchDir, memory, resetPeak, ROOT, startDeed, type Served } from './processes.js';
@@ -23,7 +23,7 @@ import { cachedKinds, objectMix } from './scale-objects.js';
 /** The image's Node flags (Dockerfile: NODE_OPTIONS, and the ENTRYPOINT's V8 flag). */
 const IMAGE_NODE_OPTIONS = '--max-semi-space-size=2 --heap-growing-percent=50';
 
-const { values: flags, positionals } = parseArgs({
+const { values: flags, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: {
     objects: { type: 'string', default: '45000' },
