@@ -430,6 +430,15 @@ describe('the workspace is its claim in every pod', () => {
     refused(review(RUNNER_A, spec), 'workspace.overlap', /volume "hooks" mounted at "\/workspace\/\.git\/hooks" overlaps/);
   });
 
+  test("an environment's ordinary build pod (kaniko's, Tekton's own /workspace, an emptyDir) overlaps no workspace: it has none", () => {
+    const kaniko = { restartPolicy: 'Never', volumes: [{ name: 'build-context', emptyDir: {} }], containers: [{ name: 'kaniko', image: 'gcr.io/kaniko-project/executor:v1.23.2', volumeMounts: [{ name: 'build-context', mountPath: '/workspace' }] }] };
+    admitted(review(RUNNER_A, kaniko));
+    const tekton = { restartPolicy: 'Never', volumes: [{ name: 'ws', emptyDir: {} }], initContainers: [{ name: 'prepare', image: 'busybox', volumeMounts: [{ name: 'ws', mountPath: '/workspace' }] }], containers: [{ name: 'step', image: 'golang:1.23', volumeMounts: [{ name: 'ws', mountPath: '/workspace' }] }] };
+    admitted(review(RUNNER_A, tekton));
+    // With the main container it is a sandbox pod, whose workspace it would shadow.
+    refused(review(RUNNER_A, { ...kaniko, containers: [...kaniko.containers, MAIN] }), 'workspace.overlap');
+  });
+
   test('volumeDevices reach the workspace: in a sidecar, an init container, and the main container', () => {
     const device = { volumeDevices: [{ name: 'workspace', devicePath: '/dev/ws' }] };
     refused(review(RUNNER_A, { volumes: [WS], containers: [mainWs, { name: 's', image: 'x', ...device }] }), 'workspace.undeclared-mount');

@@ -86,7 +86,7 @@ export const WORKSPACE_MOUNT_RULES = {
   workspaceOverlap: rule({
     id: 'workspace.overlap',
     webhook: 'validate',
-    checks: 'No other volume is mounted at /workspace, inside it, or at an ancestor of it (compared by path segment: /work does not overlap).',
+    checks: 'In a pod that has the workspace (the main container, or a volume of the workspace claim or name), no other volume is mounted at /workspace, inside it, or at an ancestor of it (compared by path segment: /work does not overlap). An ordinary build pod\'s own /workspace (kaniko, Tekton: an emptyDir) is not judged.',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "cache" mounted at "/workspace/cache" overlaps the workspace',
@@ -196,7 +196,12 @@ export function workspaceMounts(
     ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
   ]);
   const mounting = new Set<string>();
-  for (const c of containers(spec, at)) {
+  const all = containers(spec, at);
+  // A path overlaps the workspace only where there is one: a pod with the main container (which
+  // mounts it), or one that holds the workspace. An ordinary build pod's own /workspace (kaniko's
+  // and Tekton's convention, an emptyDir) shadows nothing.
+  const hasWorkspace = workspace.size > 0 || all.some((c) => c.list === 'containers' && c.name === t.mainContainer);
+  for (const c of all) {
     for (const m of mounts(c)) {
       const role = platformVolumes.get(m.name);
       if (c.list !== 'containers') {
@@ -209,7 +214,7 @@ export function workspaceMounts(
       } else if (workspace.has(m.name)) {
         mounting.add(c.name);
       }
-      if (!workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
+      if (hasWorkspace && !workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
         findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
     }
   }
