@@ -202,7 +202,7 @@ describe('the index of which pods read a name', () => {
     const index = new PodReaders(new Set(['kube-root-ca.crt']));
     index.update(NS, 'a', undefined, stored('a', ['creds'], ['kube-root-ca.crt', 'settings']));
     index.update(NS, 'b', undefined, stored('b', ['creds']));
-    assert.deepEqual(index.readers('secrets', NS, 'creds')?.sort(), ['a', 'b']);
+    assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'b']);
     assert.deepEqual(index.readers('configmaps', NS, 'settings'), ['a']);
     assert.deepEqual(index.readers('configmaps', NS, 'kube-root-ca.crt'), []);
     assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), []);
@@ -226,34 +226,55 @@ describe('the index of which pods read a name', () => {
     assert.equal(index.bytes, 0);
   });
 
-  test("a pod whose reads its record does not keep is not indexed: its namespace's readers are not told from the index until it is replaced or removed", () => {
+  test("a pod whose names its record does not keep is answered from their hashes: a reader of what it names, of nothing else, and its namespace's other pods as ever", () => {
     const index = new PodReaders();
     /** 256 Secret names of 253 characters: what one pod may name. */
     const long = Array.from({ length: 256 }, (_, i) => `${i}-`.padEnd(253, 'x'));
     index.update(NS, 'a', undefined, stored('a', ['creds']));
     const one = index.bytes;
     assert.equal(index.update(NS, 'hostile', undefined, stored('hostile', long)), true, 'the first such pod of its namespace is told');
-    assert.equal(index.update(NS, 'hostile-2', undefined, stored('hostile-2', long)), false, 'the next is not');
+    assert.equal(index.update(NS, 'hostile-2', undefined, stored('hostile-2', ['creds', ...long])), false, 'the next is not');
     assert.equal(index.readsNotKept, 2);
-    assert.ok(index.bytes - one < 400, `two such pods weigh ${index.bytes - one} bytes`);
-    // Which pods read a name in the namespace cannot be told: `creds` too, and a name only they read.
-    assert.equal(index.readers('secrets', NS, 'creds'), undefined);
-    assert.equal(index.readers('secrets', NS, long[0]!), undefined);
-    assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), [], 'another namespace is answered');
-    // One replaced by a pod that fits: its names are indexed, the other still holds the namespace.
-    index.update(NS, 'hostile', stored('hostile', long), stored('hostile', ['token']));
+    // Each weighs its hashes (4 bytes a name) and a few entries, not its names.
+    const two = index.bytes - one;
+    assert.ok(two > 2 * 256 * 4 && two < 2 * 256 * 4 + 600, `two such pods weigh ${two} bytes`);
+    // Told from the index, no live list: the pods that name a name, and only those.
+    assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'hostile-2']);
+    assert.deepEqual(index.readers('secrets', NS, long[0]!).sort(), ['hostile', 'hostile-2']);
+    assert.deepEqual(index.readers('secrets', NS, long[255]!).sort(), ['hostile', 'hostile-2']);
+    assert.deepEqual(index.readers('secrets', NS, 'other'), []);
+    assert.deepEqual(index.readers('configmaps', NS, long[0]!), [], 'a name of another kind is not one it reads');
+    assert.deepEqual(index.readers('secrets', 'elsewhere', long[0]!), [], 'nor one of another namespace');
+    // Replaced by hashes again: its weight follows exactly, and nobody is told again.
+    assert.equal(index.update(NS, 'hostile', stored('hostile', long), stored('hostile', long.slice(0, 200))), false);
+    assert.equal(index.bytes - one, two - 56 * 4);
+    assert.deepEqual(index.readers('secrets', NS, long[255]!), ['hostile-2']);
+    // One replaced by a pod that fits: its names are indexed, the other is still answered from its hashes.
+    index.update(NS, 'hostile', stored('hostile', long.slice(0, 200)), stored('hostile', ['token']));
     assert.equal(index.readsNotKept, 1);
-    assert.equal(index.readers('secrets', NS, 'token'), undefined);
-    index.update(NS, 'hostile-2', stored('hostile-2', long), undefined);
-    assert.equal(index.readsNotKept, 0);
     assert.deepEqual(index.readers('secrets', NS, 'token'), ['hostile']);
+    assert.deepEqual(index.readers('secrets', NS, long[0]!), ['hostile-2']);
+    index.update(NS, 'hostile-2', stored('hostile-2', ['creds', ...long]), undefined);
+    assert.equal(index.readsNotKept, 0);
     assert.deepEqual(index.readers('secrets', NS, 'creds'), ['a']);
-    // A pod whose names are indexed grows past the bound (an ephemeral container): its names leave the index.
+    assert.deepEqual(index.readers('secrets', NS, long[0]!), []);
+    // A pod whose names are indexed grows past the bound (an ephemeral container): its names leave the index for hashes.
+    const indexed = index.bytes;
     assert.equal(index.update(NS, 'hostile', stored('hostile', ['token']), stored('hostile', ['token', ...long])), true);
-    assert.equal(index.readers('secrets', NS, 'token'), undefined);
-    index.update(NS, 'hostile', stored('hostile', ['token', ...long]), undefined);
+    assert.deepEqual(index.readers('secrets', NS, 'token'), ['hostile']);
+    index.update(NS, 'hostile', stored('hostile', ['token', ...long]), stored('hostile', ['token']));
+    assert.equal(index.bytes, indexed, 'back to its names: what the hashes held is given back');
+    index.update(NS, 'hostile', stored('hostile', ['token']), undefined);
     assert.deepEqual(index.readers('secrets', NS, 'token'), []);
     assert.equal(index.bytes, one, 'all it held is given back');
+    // A pod naming more than the hashes keep (made past admission): a reader of any name of its namespace, fail closed.
+    const most = Array.from({ length: 1025 }, (_, i) => `s-${i}`);
+    index.update(NS, 'beyond', undefined, stored('beyond', most));
+    assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'beyond']);
+    assert.deepEqual(index.readers('configmaps', NS, 'anything'), ['beyond']);
+    assert.deepEqual(index.readers('secrets', 'elsewhere', 'creds'), []);
+    index.update(NS, 'beyond', stored('beyond', most), undefined);
+    assert.equal(index.bytes, one);
     index.update(NS, 'hostile', undefined, stored('hostile', long));
     index.clear();
     assert.equal(index.readsNotKept, 0);

@@ -2,7 +2,7 @@
 // exactly what the plain projection (factsOf) does: a lookup cannot depend on which one it got.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DECODED_FACTS_KEPT, ENTRY_BYTES_PER_READ, factsFromStored, factsOf, KEPT_READS_BYTES, MAX_STAMP_VALUE, NOT_KEPT, OVERSIZED, readsOfStored, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { DECODED_FACTS_KEPT, ENTRY_BYTES_PER_READ, factsFromStored, factsOf, KEPT_READS_BYTES, MAX_HASHED_READS, MAX_STAMP_VALUE, OVERSIZED, readHash, READS_ANY_NAME, readsOfStored, storedFactsOf } from '../src/kube/lookup-facts.js';
 
 const owner = { apiVersion: 'v1', kind: 'Pod', name: 'runner-7', uid: '5f1c8a52-58c5-4e71-9f4c-1d5d8f7f6a10', controller: true };
 const stamped = {
@@ -98,7 +98,7 @@ describe('the lookup cache\'s compact record', () => {
     assert.deepEqual(again, first);
   });
 
-  test("a pod's reads are kept up to KEPT_READS_BYTES; past it the record says they are not kept, neither names nor 'reads nothing'", () => {
+  test("a pod's reads are kept up to KEPT_READS_BYTES; past it the record keeps their hashes, neither names nor 'reads nothing'", () => {
     /** A pod naming `n` Secrets of `length` characters, and one ConfigMap. */
     const pod = (n: number, length: number) => ({
       metadata: { uid: 'p' },
@@ -119,10 +119,25 @@ describe('the lookup cache\'s compact record', () => {
     assert.equal(notKept.readsNotKept, true);
     assert.equal(notKept.serviceAccountName, 'runner', 'the rest is kept');
     assert.equal(factsOf(past as never, 'deed.dev').reads?.secrets.length, 37, 'a live answer has them all');
-    // The most a pod may name (256 Secrets of 253 characters, some 65 KB) costs its record nothing.
+    // Past it, the hashes of its names, sorted and one each: the ConfigMap's and the Secrets'.
+    const hashes = readsOfStored(storedFactsOf(past as never, 'deed.dev'));
+    assert.ok(hashes instanceof Uint32Array);
+    const expected = [readHash('configmaps', 'settings'), ...Array.from({ length: 37 }, (_, i) => readHash('secrets', `${i}-`.padEnd(64, 's')))].sort((a, b) => a - b);
+    assert.deepEqual([...hashes], expected);
+    assert.ok(!hashes.includes(readHash('configmaps', `0-`.padEnd(64, 's'))), 'a name is hashed with its kind');
+    // The most a pod may name (256 Secrets of 253 characters, some 65 KB) costs its record some 1.4 KB: 4 bytes a name, as base64.
     const hostile = storedFactsOf(pod(256, 253) as never, 'deed.dev');
-    assert.ok(hostile.length < 100, `the record is ${hostile.length} characters`);
-    assert.equal(readsOfStored(hostile), NOT_KEPT);
+    assert.ok(hostile.length < 1_500, `the record is ${hostile.length} characters`);
+    assert.equal((readsOfStored(hostile) as Uint32Array).length, 257);
+    assert.equal(factsFromStored(hostile, 'deed.dev').readsNotKept, true);
+    // 4 x 256 names is what the read plan judges of one pod: at most 4 KiB of hashes. Past it (break-glass), any name may be one it reads.
+    assert.equal(MAX_HASHED_READS, 1024);
+    const most = storedFactsOf(pod(MAX_HASHED_READS - 1, 8) as never, 'deed.dev');
+    assert.equal((readsOfStored(most) as Uint32Array).length, MAX_HASHED_READS);
+    assert.ok(most.length < 5_600, `the record is ${most.length} characters`);
+    const more = storedFactsOf(pod(MAX_HASHED_READS, 8) as never, 'deed.dev');
+    assert.equal(readsOfStored(more), READS_ANY_NAME);
+    assert.equal(factsFromStored(more, 'deed.dev').readsNotKept, true);
     // A pod that reads nothing is still told from one whose reads were not kept.
     assert.equal(readsOfStored(storedFactsOf({ metadata: { uid: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as never, 'deed.dev')), undefined);
   });

@@ -7,11 +7,12 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
-// - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts) is
+// - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts, it
+//   keeps their hashes, which answer "does it read this name" but cannot give the names) is
 //   read: a binding is judged on what it reads, which the cache cannot say.
 // - The pods that read an object by name come from the index kept beside the pods' store
-//   while it is current and holds all of the namespace's pods, and what each reads;
-//   otherwise the namespace's pods are listed (object-reader.ts).
+//   while it is current and holds all of the namespace's pods; otherwise the namespace's
+//   pods are listed (object-reader.ts).
 // - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
 //   snapshot's source claim follows); the rest are unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's

@@ -40,8 +40,8 @@ export interface LookupCacheOptions {
   wellKnownConfigMaps?: readonly string[];
   /**
    * A namespace now holds a pod whose reads are past what the cache keeps of one pod
-   * (KEPT_READS_BYTES, lookup-facts.ts): the readers of a name there are listed live from now
-   * on, while it holds one. Heard once per namespace each time it comes to hold one.
+   * (KEPT_READS_BYTES, lookup-facts.ts): the cache keeps hashes of its names instead, and the
+   * pod is read live when looked up. Heard once per namespace each time it comes to hold one.
    */
   onReadsNotKept?(namespace: string, pod: string): void;
   /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
@@ -55,11 +55,12 @@ export interface LookupCache {
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
   /**
    * The cached pods of `namespace` that read `resource` `name` (pod-readers.ts), with their
-   * facts; undefined unless the pods' store is current and holds all of that namespace's,
-   * and holds what each reads (none past KEPT_READS_BYTES, lookup-facts.ts); then read live.
+   * facts; undefined unless the pods' store is current and holds all of that namespace's
+   * (then read live). A pod past KEPT_READS_BYTES (lookup-facts.ts) is answered for every name
+   * whose hash its record keeps: a collision makes it one reader more, never one less.
    */
   readers(resource: LookupResource, namespace: string, name: string): Array<{ name: string; facts: ObjectFacts }> | undefined;
-  /** Cached pods whose reads are past what the cache keeps of one pod (read live). */
+  /** Cached pods whose reads are past what the cache keeps of one pod: their names kept as hashes, the pod read live when looked up. */
   readsNotKept(): number;
   /** Whether this kind is kept and its store is current. */
   current(resource: LookupResource): boolean;
@@ -192,8 +193,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       // Not while the namespace's pods are still being listed (it entered the scope a moment ago), or failed to be:
       // an absent reader cannot be told from one not listed yet.
       if (pods === undefined || !pods.current || !pods.listedIn(namespace)) return undefined;
-      // Nor where a pod's reads were not kept (lookup-facts.ts, KEPT_READS_BYTES): it may read the name.
-      return podReaders.readers(resource, namespace, name)?.flatMap((pod) => {
+      return podReaders.readers(resource, namespace, name).flatMap((pod) => {
         const facts = pods.get(namespace, pod);
         return facts === undefined ? [] : [{ name: pod, facts }];
       });

@@ -5,10 +5,11 @@
 // may be large (kubectl's last-applied-configuration holds a Secret's data in full), and
 // under the prefix only Deed's own keys, of bounded size (`ours`).
 import type { ControllerRef, Lookup } from '../policy/policy.js';
+import type { LookupResource } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
+import { POD_READS, podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -19,8 +20,9 @@ export interface ObjectFacts {
   /** Pods only: what the pod reads by name (its binding and the CREATE of what it names are judged on them). */
   reads?: PodReads;
   /**
-   * Pods only, from the lookup cache: the pod reads more than it keeps (KEPT_READS_BYTES), so
-   * `reads` is absent but not empty: read the pod from the API server for what it reads.
+   * Pods only, from the lookup cache: the pod reads more than it keeps (KEPT_READS_BYTES; its
+   * record keeps hashes of the names instead), so `reads` is absent but not empty: read the
+   * pod from the API server for what it reads.
    */
   readsNotKept?: true;
   /** The owner reference with `controller: true`: whose an object a controller made is follows it. */
@@ -124,9 +126,10 @@ const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
 /**
  * [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified,
- * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims], or 0 for none, or READS_NOT_KEPT past KEPT_READS_BYTES]; a key is a suffix's code or the suffix.
+ * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims], or 0 for none, or past KEPT_READS_BYTES [READS_NOT_KEPT, base64 of the sorted
+ * Uint32Array of their hashes (readHash)], or READS_NOT_KEPT alone past MAX_HASHED_READS]; a key is a suffix's code or the suffix.
  */
-type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | 0 | typeof READS_NOT_KEPT];
+type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | [typeof READS_NOT_KEPT, string] | 0 | typeof READS_NOT_KEPT];
 
 /**
  * The most a pod's reads may weigh in the cache and still be kept: its names' characters and,
@@ -136,16 +139,56 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
  * few hundred such pods of one tenant would fill the cache's budget and shed every
  * namespace's pods. Ordinary pods name a handful (the fixtures and the real workloads at most
  * 3 names, 35 characters: a weight of 179); 4 KiB keeps some 50 names of 30 characters.
- * Past it the record keeps READS_NOT_KEPT instead: the pod is read live for what it reads, and
- * its namespace's readers are listed live (lookup-cache.ts, cached-reader.ts).
+ * Past it the record keeps a 32-bit hash of each name instead (readHash; at most
+ * MAX_HASHED_READS, 4 KiB, some 5.5 KB as base64): the index of readers answers the pod as a
+ * reader of every name whose hash it holds (a collision only makes it one more reader: the
+ * CREATE is judged against it, never passed), and the pod itself, whose names a hash cannot
+ * give, is read live when looked up (cached-reader.ts).
  */
 export const KEPT_READS_BYTES = 4096;
 /** What one name a pod reads weighs besides its characters (pod-readers.ts estimates an index entry at this). */
 export const ENTRY_BYTES_PER_READ = 48;
 /** A pod's reads past KEPT_READS_BYTES, in its record: neither 0 (reads nothing) nor the names. */
 const READS_NOT_KEPT = 1;
-/** What readsOfStored answers for a pod whose reads were not kept. */
-export const NOT_KEPT = 'not kept';
+/**
+ * The most names whose hashes a record keeps: what the read plan judges of one pod (256 of
+ * each kind, read-bounds.ts), so what admission lets in. A pod naming more (break-glass, or
+ * made before its namespace opted in) keeps no hash: it may read any name of its namespace.
+ */
+export const MAX_HASHED_READS = POD_READS.reduce((sum, r) => sum + r.max, 0);
+/** What readsOfStored answers for a pod past MAX_HASHED_READS: any name of its namespace may be one it reads. */
+export const READS_ANY_NAME = 'any name';
+
+/**
+ * The hash a pod's record keeps of one name it reads past KEPT_READS_BYTES: FNV-1a, 32 bits,
+ * over `<resource>/<name>`'s UTF-16 code units. Not a cryptographic hash, and it need not be:
+ * a collision only makes the pod one more reader of a name, and a tenant who wants to hold a
+ * name can name it (rules/live-readers.ts), so crafting one gains nothing. It allocates
+ * nothing: 0.1 µs for a name of 14 characters, 0.5 µs for one of 253 (sha256 through
+ * node:crypto, 1.4 µs either way).
+ */
+export function readHash(resource: LookupResource, name: string): number {
+  let h = 0x811c9dc5;
+  for (const s of [resource, '/', name]) for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** A pod's names as the record keeps them past KEPT_READS_BYTES: their hashes sorted, without repeats, as base64; READS_NOT_KEPT past MAX_HASHED_READS. */
+function hashedReads(p: PodReads): [typeof READS_NOT_KEPT, string] | typeof READS_NOT_KEPT {
+  if (POD_READS.reduce((n, r) => n + p[r.field].length, 0) > MAX_HASHED_READS) return READS_NOT_KEPT;
+  const hashes = Uint32Array.from(POD_READS.flatMap((r) => p[r.field].map((name) => readHash(r.resource, name)))).sort();
+  let n = 0;
+  for (let i = 0; i < hashes.length; i++) if (i === 0 || hashes[i] !== hashes[i - 1]) hashes[n++] = hashes[i]!;
+  return [READS_NOT_KEPT, Buffer.from(hashes.buffer, 0, n * 4).toString('base64')];
+}
+
+/** The hashes of a record's [READS_NOT_KEPT, base64] (copied: a Buffer's bytes need not be aligned for a Uint32Array). */
+function hashesOf(base64: string): Uint32Array {
+  const bytes = Buffer.from(base64, 'base64');
+  const hashes = new Uint32Array(bytes.length >>> 2);
+  new Uint8Array(hashes.buffer).set(bytes.subarray(0, hashes.length * 4));
+  return hashes;
+}
 
 /** Whether a pod's reads weigh past KEPT_READS_BYTES. */
 function readsPastBound(p: PodReads): boolean {
@@ -170,7 +213,7 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
-  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p === undefined ? 0 : readsPastBound(p) ? READS_NOT_KEPT : [p.claims, p.secrets, p.configMaps, p.resourceClaims]];
+  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p === undefined ? 0 : readsPastBound(p) ? hashedReads(p) : [p.claims, p.secrets, p.configMaps, p.resourceClaims]];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -196,10 +239,17 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
   return facts;
 }
 
-/** Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry, nothing else decoded into objects; NOT_KEPT past KEPT_READS_BYTES. */
-export function readsOfStored(stored: StoredFacts): PodReads | typeof NOT_KEPT | undefined {
+/**
+ * Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry,
+ * nothing else decoded into objects. Past KEPT_READS_BYTES the sorted hashes of its names
+ * (readHash); past MAX_HASHED_READS too, READS_ANY_NAME.
+ */
+export function readsOfStored(stored: StoredFacts): PodReads | Uint32Array | typeof READS_ANY_NAME | undefined {
   const p = (JSON.parse(stored) as Packed)[7];
-  return p === 0 ? undefined : p === READS_NOT_KEPT ? NOT_KEPT : { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
+  if (p === 0) return undefined;
+  if (p === READS_NOT_KEPT) return READS_ANY_NAME;
+  if (p[0] === READS_NOT_KEPT) return hashesOf(p[1]);
+  return { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
@@ -217,7 +267,7 @@ function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
     ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
     ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
-    ...(p === READS_NOT_KEPT ? { readsNotKept: true as const } : p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
+    ...(p === READS_NOT_KEPT || (p !== 0 && p[0] === READS_NOT_KEPT) ? { readsNotKept: true as const } : p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
     ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),
