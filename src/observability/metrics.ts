@@ -183,7 +183,7 @@ export function createMetrics(): Metrics {
     }),
     cacheReadsNotKept: new Gauge({
       name: 'deed_lookup_cache_pods_reads_not_kept',
-      help: "Cached pods naming more than the lookup cache keeps of one pod's reads: each is read from the API server when looked up, and in its namespace a Secret, ConfigMap, claim or ResourceClaim CREATE lists the pods.",
+      help: "Cached pods naming more than the lookup cache keeps of one pod's reads: their names are kept as 32-bit hashes, and each is read from the API server when looked up.",
       registers,
     }),
   };

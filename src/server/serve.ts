@@ -205,7 +205,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
     onReadsNotKept: (namespace, pod) =>
       logger.warn(
         { namespace, pod },
-        "a pod names more than the lookup cache keeps of one pod's reads: while such a pod is in this namespace, a Secret, ConfigMap, claim or ResourceClaim CREATE here lists its pods from the API server (deed_lookup_cache_pods_reads_not_kept; docs/operations.md, \"Sizing\")",
+        "a pod names more than the lookup cache keeps of one pod's reads: its names are kept as hashes, and it is read from the API server when looked up (deed_lookup_cache_pods_reads_not_kept; docs/operations.md, \"Sizing\")",
       ),
     kc,
     deedNamespace: opts.namespace,

@@ -7,7 +7,8 @@
 // again on these names (rules/binding-reads.ts), and the CREATE of an object under a name a
 // live pod reads is judged against that pod (rules/live-readers.ts); the lookup cache keeps
 // them for every pod, and an index of them by name (kube/pod-readers.ts), up to a bound per
-// pod (kube/lookup-facts.ts, KEPT_READS_BYTES; past it the pod is read live).
+// pod (kube/lookup-facts.ts, KEPT_READS_BYTES; past it the names are kept as hashes, and the
+// pod itself is read live when looked up).
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
