@@ -97,15 +97,28 @@ function allowed(body: Review, lookup?: ObjectLookup): void {
   assert.equal(r.allowed, true, r.status?.message);
 }
 
+/** A lookup that answers these service accounts (a review reads the one a template runs as). */
+const accounts = (entries: Record<string, Lookup>): ObjectLookup => gatheredLookup(new Map(Object.entries(entries)), 'not read in this test');
+
 describe('workload templates are judged as the pods their writer would create', () => {
   for (const [kind, r] of Object.entries(RESOURCES)) {
     test(`a ${kind} that runs as beta's runner account is refused from a requester of no environment, at ${r.specAt}`, () => {
       denied(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), NOBODY), new RegExp(`\\[guard\\.service-account\\] ${r.specAt.replaceAll('.', '\\.')}\\.serviceAccountName: service account sandbox-b:runner acts for environment "beta"`));
     });
     test(`beta's own ${kind} running as its runner account is admitted`, () => {
-      allowed(afterMutation(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), RUNNER_B)));
+      // The account is read for its stamps, as at a pod's CREATE: beta's runner account carries none.
+      allowed(afterMutation(review(r, workload(kind, podSpec({ serviceAccountName: 'runner' })), RUNNER_B)), accounts({ 'serviceaccounts/sandbox-b/runner': { state: 'found', metadata: {} } }));
     });
   }
+
+  test("beta's Deployment that runs as alpha's stamped account is refused at the Deployment, not at each pod it would make; an account not made yet is the pods' to meet", () => {
+    const D = RESOURCES.Deployment!;
+    const alphaAccount = { state: 'found', metadata: stampedMetadata('ServiceAccount', 'alpha', 'sandbox-b').metadata } as Lookup;
+    const body = review(D, workload('Deployment', podSpec({ serviceAccountName: 'alpha-lab' })), RUNNER_B);
+    assert.ok(planLookups(body, 'validate', FIXTURE_KEYS).lookups.some((k) => k.resource === 'serviceaccounts' && k.name === 'alpha-lab'), 'the read plan names the account');
+    denied(body, /\[guard\.service-account\] spec\.template\.spec\.serviceAccountName: service account sandbox-b:alpha-lab is stamped for environment "alpha"; system:serviceaccount:sandbox-b:runner does not act for it, and may not make pods that run as it from a Deployment template/, accounts({ 'serviceaccounts/sandbox-b/alpha-lab': alphaAccount }));
+    allowed(afterMutation(body), accounts({ 'serviceaccounts/sandbox-b/alpha-lab': { state: 'absent' } }));
+  });
 
   test('the deprecated spec.serviceAccount is read when serviceAccountName is empty', () => {
     denied(review(RESOURCES.Deployment!, workload('Deployment', podSpec({ serviceAccount: 'runner' })), NOBODY), /\[guard\.service-account\]/);

@@ -7,7 +7,9 @@
 import { allowed, denied, patched } from '../../admission/verdict.js';
 import { enforce } from '../rules/enforcement.js';
 import { createIdentity } from '../create-gate.js';
-import { objectReads } from '../reads.js';
+import { accountKeys, objectReads } from '../reads.js';
+import { serviceAccountOf } from '../pod/service-account.js';
+import { podTemplates } from '../workload/kinds.js';
 import { keptScope, noEnvironmentScope, selectorScope } from '../selector-scope.js';
 import { withKeptStamps } from '../stamps/kept-stamps.js';
 import { referenceScope } from '../rules/reference-scope.js';
@@ -28,8 +30,10 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     objectReads(read, () => {
       const { req, door } = read;
       if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { claims: [], references: [], accounts: [] };
-      const names = workloadNamesOf(read.facts, req.object!, door.workload, req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined);
-      return { ...names, accounts: [] };
+      const old = req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined;
+      const names = workloadNamesOf(read.facts, req.object!, door.workload, old);
+      // The service accounts its (changed) pod templates run as: one stamped for another environment is refused here, not at each pod.
+      return { ...names, accounts: podTemplates(req.object!, door.workload, old).flatMap((t) => accountKeys(serviceAccountOf(t.spec), read.namespace)) };
     }, { judged: true, stampsAsOwners: workloadStampRow(read.door.workload) !== undefined }),
   stamp(facts, ctx) {
     const { request: req, door, requester } = facts;

@@ -27,7 +27,8 @@ import { stampRowNamed } from '../kinds.js';
 import { ownershipOfObject } from '../ownership.js';
 import { claimEnvironment, claimSpecClaims, podClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { ephemeralStampOps, ephemeralTemplates, foreignTemplateStamps, ownedStamps, stampedFor, stampedTemplateMetadata, templateTerminalMark } from '../pod/claim-templates.js';
-import { borrowedServiceAccount } from '../pod/service-account.js';
+import { borrowedServiceAccount, serviceAccountOf } from '../pod/service-account.js';
+import { stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { stringMap } from '../unstructured.js';
 import { sandboxPodFindings, templateAutomountOff, workspaceRule, type PodSpecSubject } from '../pod/sandbox-pod-rules.js';
 import { podReferences, referenceFindings } from '../pod/named-references.js';
@@ -156,7 +157,9 @@ export function validateWorkload(req: AdmissionRequest, kind: WorkloadKind, name
   if ('verdict' in gate) findings.push(...gate.verdict.findings);
   for (const t of pods) {
     const at = `${t.at}.spec`;
-    findings.push(...borrowedServiceAccount(t.spec, at, namespace, requester, policy, `a ${kind.kind} pod template`));
+    // An account the policy maps to an environment, or one stamped for an environment (read): as at a pod's CREATE.
+    const borrowed = borrowedServiceAccount(t.spec, at, namespace, requester, policy, `a ${kind.kind} pod template`);
+    findings.push(...(borrowed.length > 0 ? borrowed : stampedAccountGuard(namespace, serviceAccountOf(t.spec), requester, ctx, `${at}.serviceAccountName`, `make pods that run as it from a ${kind.kind} template`)));
     const wsClaims = workspaceClaims(podClaims(t.spec, at), namespace, ctx, false);
     const subject = templateSubject(t, kind, policy.keys, wsClaims);
     // A requester acting for an environment makes sandbox pods: every pod rule holds in its templates too.

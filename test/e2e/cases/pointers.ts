@@ -157,6 +157,9 @@ export function pointerCases(suite: () => Suite): void {
       refusedOrForbidden(await s.api(tenant, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token), 'guard.service-account');
       refused(await s.api(admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token), 'guard.service-account', /service account shared-pointers:alpha-sa is stamped for environment "alpha"/);
       refused(await s.api(admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-as-alpha', { spec: { serviceAccountName: 'alpha-sa' } })), 'guard.service-account', /is stamped for environment "alpha"/);
+      // And a Deployment whose pods would run as it: refused at the Deployment, not at each pod its ReplicaSet would make.
+      const asAlpha = deployment('beta-web-as-alpha');
+      refused(await s.api(admin, 'POST', collectionPath('Deployment', NS), { ...asAlpha, spec: { ...asAlpha.spec, template: { ...asAlpha.spec.template, spec: { ...asAlpha.spec.template.spec, serviceAccountName: 'alpha-sa' } } } }), 'guard.service-account', /spec\.template\.spec\.serviceAccountName: service account shared-pointers:alpha-sa is stamped for environment "alpha"; .* may not make pods that run as it from a Deployment template/);
       const own = await s.api(alpha, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/alpha-sa/token`, token);
       assert.equal(own.status, 201, own.text);
     });
