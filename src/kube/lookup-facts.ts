@@ -168,9 +168,13 @@ export const READS_ANY_NAME = 'any name';
  * node:crypto, 1.4 µs either way).
  */
 export function readHash(resource: LookupResource, name: string): number {
-  let h = 0x811c9dc5;
-  for (const s of [resource, '/', name]) for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  return fnv1a(name, Math.imul(fnv1a(resource, 0x811c9dc5) ^ SLASH, 0x01000193)) >>> 0;
+}
+
+/** FNV-1a's 32-bit step over `s`'s code units, from `h`. */
+function fnv1a(s: string, h: number): number {
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h;
 }
 
 /** A pod's names as the record keeps them past KEPT_READS_BYTES: their hashes sorted, without repeats, as base64; READS_NOT_KEPT past MAX_HASHED_READS. */
@@ -193,7 +197,7 @@ function hashesOf(base64: string): Uint32Array {
 /** Whether a pod's reads weigh past KEPT_READS_BYTES. */
 function readsPastBound(p: PodReads): boolean {
   let weight = 0;
-  for (const names of [p.claims, p.secrets, p.configMaps, p.resourceClaims]) for (const name of names) if ((weight += name.length + ENTRY_BYTES_PER_READ) > KEPT_READS_BYTES) return true;
+  for (const r of POD_READS) for (const name of p[r.field]) if ((weight += name.length + ENTRY_BYTES_PER_READ) > KEPT_READS_BYTES) return true;
   return false;
 }
 

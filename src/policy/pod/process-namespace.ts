@@ -9,8 +9,8 @@
 import { field } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
-import { containers, mounts } from './spec.js';
-import { workspaceVolumes } from './workspace-mounts.js';
+import { containers, mainContainerOf, mounts } from './spec.js';
+import { platformVolumesOf, workspaceVolumes } from './workspace-mounts.js';
 import type { PodSpecSubject } from './pod-spec-subject.js';
 
 export const TEMPLATE_PROCESS_NAMESPACE = rule({
@@ -29,10 +29,9 @@ export const processNamespaceRule: Rule<PodSpecSubject> = {
     if (field(spec, 'shareProcessNamespace') !== true) return [];
     const t = policy.config.template;
     const all = containers(spec, at);
-    const held = new Map([[t.volumes.runtime.name, 'the runtime volume'], [t.volumes.auth.name, 'the auth volume']]);
-    for (const [name, how] of workspaceVolumes(spec, podName, policy.config, workspaceClaims)) held.set(name, how === 'the workspace volume' ? how : `the workspace (${how})`);
+    const held = platformVolumesOf(workspaceVolumes(spec, podName, policy.config, workspaceClaims), policy.config);
     const reached = [...new Set(all.flatMap((c) => mounts(c).flatMap((m) => held.get(m.name) ?? [])))];
-    if (all.some((c) => c.list === 'containers' && c.name === t.mainContainer)) reached.unshift("the main container's files");
+    if (mainContainerOf(all, t.mainContainer) !== undefined) reached.unshift("the main container's files");
     if (reached.length === 0) return [];
     return [
       {

@@ -27,6 +27,11 @@ export function containers(spec: Rec, at: string, lists: ContainerList[] = ['con
   return out;
 }
 
+/** The designated main container among `all` (a regular container of that name): a pod that has it is a sandbox. */
+export function mainContainerOf(all: Container[], mainContainer: string): Container | undefined {
+  return all.find((c) => c.list === 'containers' && c.name === mainContainer);
+}
+
 export interface Mount {
   name: string;
   /** Normalised (normalMountPath), for overlap and prefix tests. */

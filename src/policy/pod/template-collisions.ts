@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { containers, mounts, volumeSource } from './spec.js';
+import { containers, mainContainerOf, mounts, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
 import { rule } from '../rules/rule-info.js';
@@ -112,7 +112,7 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   const t = config.template;
   const findings: Finding[] = [];
   const all = containers(spec, at);
-  const main = all.find((c) => c.list === 'containers' && c.name === t.mainContainer);
+  const main = mainContainerOf(all, t.mainContainer);
 
   // A pod without the designated main container is not a sandbox: ordinary software (a Helm
   // test hook, a Deployment's pods) that shares the namespace. Its restartPolicy is its own,

@@ -11,7 +11,7 @@
 // volumeDevices reach a volume as mounts do, and paths are compared normalised.
 import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { clonedClaim, containers, ephemeralClaimSpec, mounts, segments, volumeSource } from './spec.js';
+import { clonedClaim, containers, ephemeralClaimSpec, mainContainerOf, mounts, segments, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
@@ -138,6 +138,20 @@ function ephemeralClaimName(podName: string | undefined, volume: string): string
 }
 
 /**
+ * The volumes that hold what the platform gives a sandbox's main container (the runtime and
+ * auth volumes by their reserved names, and every volume that reaches the workspace, `workspace`
+ * as workspaceVolumes finds them), each with the words a message names it by.
+ */
+export function platformVolumesOf(workspace: ReadonlyMap<string, string>, config: Config): Map<string, string> {
+  const t = config.template;
+  return new Map([
+    [t.volumes.runtime.name, 'the runtime volume'],
+    [t.volumes.auth.name, 'the auth volume'],
+    ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
+  ]);
+}
+
+/**
  * Every volume that reaches the workspace's data, by name, with how: the workspace volume
  * itself, another volume on its claim, an ephemeral volume cloning it; and in any pod, a
  * volume on (or cloning) a claim known to be an environment's workspace (`workspaceClaims`,
@@ -190,17 +204,13 @@ export function workspaceMounts(
 
   const workspace = workspaceVolumes(spec, podName, config, workspaceClaims);
   const label = (volume: string) => (volume === ws.name ? 'the workspace' : `the workspace (as volume "${volume}")`);
-  const platformVolumes = new Map([
-    [t.volumes.runtime.name, 'the runtime volume'],
-    [t.volumes.auth.name, 'the auth volume'],
-    ...[...workspace].map(([name, how]) => [name, how === 'the workspace volume' ? how : `the workspace (${how})`] as const),
-  ]);
+  const platformVolumes = platformVolumesOf(workspace, config);
   const mounting = new Set<string>();
   const all = containers(spec, at);
   // A path overlaps the workspace only where there is one: a pod with the main container (which
   // mounts it), or one that holds the workspace. An ordinary build pod's own /workspace (kaniko's
   // and Tekton's convention, an emptyDir) shadows nothing.
-  const hasWorkspace = workspace.size > 0 || all.some((c) => c.list === 'containers' && c.name === t.mainContainer);
+  const hasWorkspace = workspace.size > 0 || mainContainerOf(all, t.mainContainer) !== undefined;
   for (const c of all) {
     for (const m of mounts(c)) {
       const role = platformVolumes.get(m.name);
