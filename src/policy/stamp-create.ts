@@ -22,11 +22,11 @@ import { isWellFormedNonce, mintNonce } from './stamps/nonce.js';
 import type { DecisionContext } from './policy.js';
 import { RULES } from './rules/catalog.js';
 import { tokenVolumeRemoval } from './pod/service-account-token.js';
-import { keptScope, noEnvironmentScope, scopeSelector } from './selector-scope.js';
+import { noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { noEnvironmentMark } from './rules/no-environment-mark.js';
 import { runnerMarkOps } from './pod/runner-mark.js';
-import { withKeptStamps } from './stamps/kept-stamps.js';
+import { keptOnUpdate } from './stamps/kept-stamps.js';
 
 /**
  * The stamping of a door that carries a whole object (a stamped kind's, a default-row kind's):
@@ -37,8 +37,8 @@ export function stampAtCreate(facts: ReviewFacts, ctx: DecisionContext, create: 
   // Stamps are written once, at CREATE; UPDATE and DELETE are the validating side's, but for
   // the scope a selector was stored with, which an apply may drop (selector-scope.ts), and the
   // stamps themselves where a whole object replaces one without any (stamps/kept-stamps.ts).
-  const kept = keptScope(req, ctx, facts.requester);
-  if (kept !== undefined) return withKeptStamps(req, kept, ctx.policy.keys);
+  const kept = keptOnUpdate(req, ctx, facts.requester);
+  if (kept !== undefined) return kept;
   if (req.operation !== 'CREATE' || req.subResource !== undefined) return allowed();
   const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);

@@ -10,8 +10,8 @@ import { createIdentity } from '../create-gate.js';
 import { accountKeys, objectReads } from '../reads.js';
 import { serviceAccountOf } from '../pod/service-account.js';
 import { podTemplates } from '../workload/kinds.js';
-import { keptScope, noEnvironmentScope, selectorScope } from '../selector-scope.js';
-import { withKeptStamps } from '../stamps/kept-stamps.js';
+import { noEnvironmentScope, selectorScope } from '../selector-scope.js';
+import { keptOnUpdate } from '../stamps/kept-stamps.js';
 import { referenceScope } from '../rules/reference-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
@@ -43,8 +43,8 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     const templates = mutateWorkload(req, door.workload, req.namespace, ctx, requester, facts.identity);
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
-    const kept = templates.allowed ? keptScope(req, ctx, facts.requester) : undefined;
-    if (kept !== undefined) return withTemplateOps(withKeptStamps(req, kept, ctx.policy.keys), templates);
+    const kept = templates.allowed ? keptOnUpdate(req, ctx, facts.requester) : undefined;
+    if (kept !== undefined) return withTemplateOps(kept, templates);
     if (!templates.allowed || row === undefined || req.operation !== 'CREATE' || req.subResource !== undefined) return templates;
     // A requester Deed stamps nothing for (or that may not create here) is the validating side's to refuse, with all its template's findings.
     const gate = createIdentity(requester, req.namespace, {}, {}, ctx.policy, facts.identity);

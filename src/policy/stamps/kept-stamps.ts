@@ -11,6 +11,9 @@ import jsonpatch from 'fast-json-patch';
 import type { AdmissionRequest, KubeObject, OwnerReference } from '../../admission/types.js';
 import { allowed, patched, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 import { entryOf } from '../unstructured.js';
+import type { DecisionContext } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
+import { keptScope } from '../selector-scope.js';
 import { frozenIntentAnnotationKeys, frozenIntentLabelKeys, stampedAnnotationKeys, stampedLabelKeys, type StampKeys } from './keys.js';
 
 export const KEPT_STAMPS_WARNING = "Deed kept its stamps as stored: this write carried none, and they are frozen (docs/concepts.md)";
@@ -50,8 +53,18 @@ export function keptStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): V
   return patched(ops, [KEPT_STAMPS_WARNING]);
 }
 
+/**
+ * What the mutating side keeps on an UPDATE of a stamped object itself (undefined for any
+ * other request): the scope its selector was stored with (selector-scope.ts), and Deed's
+ * stamps where the write dropped every one. The object, workload and default doors' stamping.
+ */
+export function keptOnUpdate(req: AdmissionRequest, ctx: DecisionContext, requester: Requester): Verdict | undefined {
+  const kept = keptScope(req, ctx, requester);
+  return kept === undefined ? undefined : withKeptStamps(req, kept, ctx.policy.keys);
+}
+
 /** `verdict` on an UPDATE of the object itself, and the stamps kept where the write dropped every one. */
-export function withKeptStamps(req: AdmissionRequest, verdict: Verdict, keys: StampKeys): Verdict {
+function withKeptStamps(req: AdmissionRequest, verdict: Verdict, keys: StampKeys): Verdict {
   if (!verdict.allowed || req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return verdict;
   const stamps = keptStamps(req.oldObject, req.object, keys);
   if (stamps.patch === undefined) return verdict;
