@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { registerCoverage } from '../src/cli/coverage.js';
 import { RULES } from '../src/policy/rules/catalog.js';
 import { REFERENCE_FIELDS, SUBRESOURCES } from '../src/coverage/classifications.js';
-import { coverage, type CoverageReport } from '../src/coverage/coverage.js';
+import { classifyField, coverage, type CoverageReport } from '../src/coverage/coverage.js';
 import { readDocuments, type AggregatedDiscovery, type OpenApiDocument } from '../src/coverage/documents.js';
 import { referenceFields } from '../src/coverage/fields.js';
 import { ROOT, runInProcess } from './cli-process.js';
@@ -77,6 +77,14 @@ describe('deed coverage on the recorded envtest documents', () => {
       for (const rule of named) assert.ok(ids.some((id) => (rule.endsWith('.*') ? id.startsWith(rule.slice(0, -1)) : id === rule)), `${key}: no rule ${rule}`);
     }
     assert.ok(Object.keys(SUBRESOURCES).every((k) => report.resources.some((e) => `${e.group === '' ? '' : `${e.group}/`}${e.resource}` === k)));
+  });
+
+  test("a custom resource's field the kind table names is judged (Gateway API's), its others are its operator's", () => {
+    const at = (kind: string, path: string) => classifyField({ group: 'gateway.networking.k8s.io', version: 'v1', kind, path, key: `gateway.networking.k8s.io/${kind}.${path}`, shape: 'object-reference', custom: true });
+    assert.equal(at('HTTPRoute', 'spec.rules[].backendRefs[]').class, 'judged');
+    assert.equal(at('HTTPRoute', 'spec.rules[].filters[].requestMirror.backendRef').class, 'judged');
+    assert.equal(at('Gateway', 'spec.listeners[].tls.certificateRefs[]').class, 'judged');
+    assert.equal(at('HTTPRoute', 'spec.parentRefs[]').class, 'unjudged');
   });
 
   test('status is not walked, and a reference is found by its shape', () => {

@@ -11,6 +11,7 @@ import type { ConfigInput } from '../src/config/schema.js';
 import { lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { objectReferences } from '../src/policy/object-references.js';
+import type { ReviewScope } from '../src/policy/review-scope.js';
 import { FIXTURE_KEYS, fixture, NOW, stampedMetadata, testContext, type Review, NO_READERS } from './helpers.js';
 import { ADMIN, RUNNER_A, RUNNER_B } from './validate-helpers.js';
 
@@ -42,6 +43,11 @@ const JOBS: Gvr = { group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job'
 const SERVICE_ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
 const CONFIGMAPS_: Gvr = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap' };
 const VMS: Gvr = { group: 'labs.example.com', version: 'v1', resource: 'virtualmachines', kind: 'VirtualMachine' };
+const HTTPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes', kind: 'HTTPRoute' };
+const GRPCROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'grpcroutes', kind: 'GRPCRoute' };
+const TCPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2', resource: 'tcproutes', kind: 'TCPRoute' };
+const GATEWAYS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', kind: 'Gateway' };
+const BACKEND_TLS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'backendtlspolicies', kind: 'BackendTLSPolicy' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -82,6 +88,12 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'serviceaccounts/shared/alpha-sa': owned('ServiceAccount', 'alpha'),
   'resourceclaims/shared/alpha-gpu': owned('ResourceClaim', 'alpha'),
   'secrets/shared/alpha-tls': owned('Secret', 'alpha'),
+  'secrets/shared/beta-tls': owned('Secret', 'beta'),
+  'services/shared/platform-svc': { metadata: { uid: 'platform-svc-uid' } },
+  // In alpha's bound namespace: stamped there, and unstamped (the binding's).
+  'services/sandbox-a/alpha-api': stampedMetadata('Service', 'alpha', 'sandbox-a'),
+  'services/sandbox-a/alpha-plain': { metadata: { uid: 'alpha-plain-uid' } },
+  'secrets/sandbox-a/alpha-cert': stampedMetadata('Secret', 'alpha', 'sandbox-a'),
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -154,6 +166,10 @@ function admitted(body: Review, lookup?: ObjectLookup): string[] {
 const hpa = (kind: string, name: string, group = 'apps/v1') => ({ spec: { scaleTargetRef: { apiVersion: group, kind, name }, minReplicas: 1, maxReplicas: 3 } });
 const ingress = (service: string) => ({ spec: { rules: [{ host: 'lab.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service, port: { number: 80 } } } }] } }] } });
 const slice = (service: string) => ({ metadata: { labels: { 'kubernetes.io/service-name': service } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.9'] }] });
+/** An HTTPRoute (or GRPCRoute, TCPRoute) attached to the namespace's shared Gateway, with one rule of these backendRefs (`{name}` alone: Service, as defaulted). */
+const route = (...backends: Array<Record<string, unknown>>) => ({ spec: { parentRefs: [{ name: 'shared-gw' }], hostnames: ['beta.example.com'], rules: [{ backendRefs: backends.map((b) => ({ port: 80, ...b })) }] } });
+const mirrored = (backend: string, mirror: Record<string, unknown>) => ({ spec: { parentRefs: [{ name: 'shared-gw' }], rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { port: 80, ...mirror } } }], backendRefs: [{ name: backend, port: 80 }] }] } });
+const gateway = (...certificateRefs: Array<Record<string, unknown>>) => ({ spec: { gatewayClassName: 'shared', listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'beta.example.com', tls: { mode: 'Terminate', certificateRefs } }] } });
 const controlledBy = (kind: string, name: string, uid: string, group = 'batch/v1') => ({ ownerReferences: [{ apiVersion: group, kind, name, uid, controller: true }] });
 const pod = (meta: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({ metadata: meta, spec: { containers: [{ name: 'main', image: 'registry.example/agent:1' }], ...spec } });
 
@@ -367,6 +383,119 @@ describe('dynamic resource allocation: claims and their templates', () => {
   });
 });
 
+describe('a Gateway API route or Gateway names only what its writer environment may use', () => {
+  test("beta's HTTPRoute whose backendRef names alpha's Service is refused at the backendRef's path; alpha's own, and beta's to its own, are admitted", () => {
+    refused(review(HTTPROUTES, RUNNER_B, route({ name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service alpha-svc, which belongs to another environment \(the gateway controller sends the route's traffic to the backend, on the hostnames of the Gateways it attaches to\); environment "beta" may not/);
+    refused(review(HTTPROUTES, NONE, route({ name: 'alpha-svc' })), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    admitted(review(HTTPROUTES, RUNNER_A, route({ name: 'alpha-svc' })));
+    admitted(review(HTTPROUTES, RUNNER_B, route({ name: 'beta-svc' })));
+    // A Service of no environment, by a principal of no environment; the platform's writes are not judged.
+    admitted(review(HTTPROUTES, NONE, route({ name: 'platform-svc' })));
+    admitted(review(HTTPROUTES, ARGO, route({ name: 'alpha-svc' })));
+  });
+
+  test('an explicit core group and Service kind are judged as the defaulted reference, in every route kind', () => {
+    for (const explicit of [{ group: '', kind: 'Service' }, { kind: 'Service' }, { group: '' }])
+      refused(review(HTTPROUTES, RUNNER_B, route({ name: 'beta-svc' }, { name: 'alpha-svc', weight: 1, ...explicit })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[1\]: names Service alpha-svc/);
+    refused(review(GRPCROUTES, RUNNER_B, route({ group: '', kind: 'Service', name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service alpha-svc/);
+    refused(review(TCPROUTES, RUNNER_B, route({ name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service alpha-svc/);
+    admitted(review(GRPCROUTES, RUNNER_A, route({ group: '', kind: 'Service', name: 'alpha-svc' })));
+  });
+
+  test("a RequestMirror filter, of a rule or of one backend, may not copy beta's requests to alpha's Service", () => {
+    refused(review(HTTPROUTES, RUNNER_B, mirrored('beta-svc', { name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.filters\[0\]\.requestMirror\.backendRef: names Service alpha-svc, which belongs to another environment \(the gateway controller mirrors the route's requests to the backend\)/);
+    const perBackend = { spec: { rules: [{ backendRefs: [{ name: 'beta-svc', port: 80, filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'alpha-svc', port: 80 } } }] }] }] } };
+    refused(review(HTTPROUTES, RUNNER_B, perBackend), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]\.filters\[0\]\.requestMirror\.backendRef: names Service alpha-svc/);
+    refused(review(GRPCROUTES, RUNNER_B, mirrored('beta-svc', { name: 'alpha-svc' })), 'reference.cross-environment', /requestMirror\.backendRef: names Service alpha-svc/);
+    admitted(review(HTTPROUTES, RUNNER_A, mirrored('alpha-svc', { name: 'alpha-svc' })));
+  });
+
+  test("beta's Gateway that would serve alpha's TLS certificate and key is refused; alpha's is admitted", () => {
+    refused(review(GATEWAYS, RUNNER_B, gateway({ name: 'alpha-tls' })), 'reference.cross-environment', /spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: names Secret alpha-tls, which belongs to another environment \(the gateway controller serves the Secret's certificate and key on the listener\)/);
+    refused(review(GATEWAYS, RUNNER_B, gateway({ name: 'beta-tls' }, { group: '', kind: 'Secret', name: 'alpha-tls' })), 'reference.cross-environment', /certificateRefs\[1\]: names Secret alpha-tls/);
+    admitted(review(GATEWAYS, RUNNER_A, gateway({ group: '', kind: 'Secret', name: 'alpha-tls' })));
+    admitted(review(GATEWAYS, RUNNER_B, gateway({ name: 'beta-tls' })));
+    // Nor present alpha's key to backends as its client certificate.
+    refused(review(GATEWAYS, RUNNER_B, { spec: { ...gateway({ name: 'beta-tls' }).spec, tls: { backend: { clientCertificateRef: { name: 'alpha-tls' } } } } }), 'reference.cross-environment', /spec\.tls\.backend\.clientCertificateRef: names Secret alpha-tls, which belongs to another environment \(the gateway controller presents the Secret's certificate and key to backends as its own\)/);
+  });
+
+  test("beta's BackendTLSPolicy may not set how every gateway connects to alpha's Service; alpha's may", () => {
+    const policy = (service: string) => ({ spec: { targetRefs: [{ group: '', kind: 'Service', name: service }], validation: { hostname: 'lab.example.com', wellKnownCACertificates: 'System' } } });
+    refused(review(BACKEND_TLS, RUNNER_B, policy('alpha-svc')), 'reference.cross-environment', /spec\.targetRefs\[0\]: names Service alpha-svc, which belongs to another environment/);
+    admitted(review(BACKEND_TLS, RUNNER_A, policy('alpha-svc')));
+    admitted(review(BACKEND_TLS, RUNNER_B, policy('beta-svc')));
+  });
+
+  test("a backend of a kind Deed does not read comes only from the platform's principals, as a scale target's does", () => {
+    const imported = route({ group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'alpha-svc' });
+    refused(review(HTTPROUTES, RUNNER_B, imported), 'reference.unknown', /names ServiceImport alpha-svc \(multicluster\.x-k8s\.io\), a kind Deed does not read/);
+    // A group the API does not call the core group is not one.
+    refused(review(HTTPROUTES, RUNNER_B, route({ group: 'core', kind: 'Service', name: 'beta-svc' })), 'reference.unknown', /names Service beta-svc \(core\), a kind Deed does not read/);
+    admitted(review(HTTPROUTES, ARGO, imported));
+  });
+
+  test('a backend that does not exist is refused, and one Deed cannot read now is refused (fail closed)', () => {
+    refused(review(HTTPROUTES, RUNNER_B, route({ name: 'gone-svc' })), 'reference.unknown', /cannot tell which environment Service gone-svc belongs to: not in the test table/);
+    const absent = answer('admit', review(HTTPROUTES, RUNNER_B, route({ name: 'gone-svc' })), lookupOf({ ...CLUSTER, 'services/shared/gone-svc': null }));
+    assert.equal(absent.allowed, false);
+    assert.match(absent.status?.message ?? '', /\[reference\.absent\] spec\.rules\[0\]\.backendRefs\[0\]: names Service gone-svc, which does not exist/);
+    refused(review(HTTPROUTES, RUNNER_B, route({ name: 'slow-svc' })), 'reference.unknown', /timed out after 2000 ms/);
+  });
+
+  test('a reference to another namespace is judged there, by what the object is there; outside the review scope it is the platform\'s', () => {
+    const into = (name: string, namespace: string) => route({ name, namespace });
+    refused(review(HTTPROUTES, RUNNER_B, into('alpha-api', 'sandbox-a')), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service sandbox-a\/alpha-api, which belongs to another environment/);
+    // Unstamped in alpha's bound namespace: alpha's by the binding.
+    refused(review(HTTPROUTES, RUNNER_B, into('alpha-plain', 'sandbox-a')), 'reference.cross-environment', /names Service sandbox-a\/alpha-plain, which belongs to another environment/);
+    refused(review(GATEWAYS, RUNNER_B, gateway({ name: 'beta-tls', namespace: NS }, { name: 'alpha-cert', kind: 'Secret', namespace: 'sandbox-a' })), 'reference.cross-environment', /certificateRefs\[1\]: names Secret sandbox-a\/alpha-cert, which belongs to another environment/);
+    admitted(review(GATEWAYS, RUNNER_A, gateway({ name: 'alpha-cert', namespace: 'sandbox-a' })));
+    admitted(review(HTTPROUTES, RUNNER_A, into('alpha-api', 'sandbox-a')));
+    admitted(review(HTTPROUTES, RUNNER_A, into('alpha-plain', 'sandbox-a')));
+    // The object's own namespace, named, is the same reference as none.
+    refused(review(HTTPROUTES, RUNNER_B, into('alpha-svc', NS)), 'reference.cross-environment', /backendRefs\[0\]: names Service alpha-svc, which belongs/);
+    const body = review(HTTPROUTES, RUNNER_B, into('alpha-api', 'sandbox-a'));
+    assert.ok(lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).some((k) => k.resource === 'services' && k.namespace === 'sandbox-a' && k.name === 'alpha-api'), 'read in the namespace it names');
+    // Outside the review scope Deed reads nothing and no environment's object is stamped; a namespace whose place is not known yet is refused.
+    const scope: ReviewScope = { of: (ns) => (ns === 'platform-infra' ? { state: 'out', why: 'not labelled' } : ns === 'limbo' ? { state: 'unknown', reason: 'the opted-in namespaces have not been listed yet' } : { state: 'in' }) };
+    const inScope = (b: Review) => decide('admit', b, { ...testContext(POLICY, NOW, undefined, lookupOf(CLUSTER)), scope });
+    const out = inScope(review(HTTPROUTES, RUNNER_B, into('oauth-proxy', 'platform-infra')));
+    assert.ok(out.kind === 'review' && out.response.response.allowed, JSON.stringify(out));
+    const limbo = inScope(review(HTTPROUTES, RUNNER_B, into('oauth-proxy', 'limbo')));
+    assert.ok(limbo.kind === 'review' && !limbo.response.response.allowed);
+    assert.match(limbo.response.response.status?.message ?? '', /\[reference\.unknown\] spec\.rules\[0\]\.backendRefs\[0\]: cannot tell which environment Service limbo\/oauth-proxy belongs to: whether namespace limbo is in the review scope is not known/);
+  });
+
+  test("an UPDATE that points beta's route at alpha's Service is refused; one that keeps its backends reads nothing", () => {
+    refused(review(HTTPROUTES, RUNNER_B, route({ name: 'alpha-svc' }), { operation: 'UPDATE', old: route({ name: 'beta-svc' }) }), 'reference.cross-environment');
+    // The same Service in another namespace is another reference.
+    refused(review(HTTPROUTES, RUNNER_B, route({ name: 'alpha-api', namespace: 'sandbox-a' }), { operation: 'UPDATE', old: route({ name: 'alpha-api' }) }), 'reference.cross-environment', /Service sandbox-a\/alpha-api/);
+    const lookup = lookupOf({});
+    const body = review(HTTPROUTES, RUNNER_B, { spec: { ...route({ name: 'beta-svc' }).spec, hostnames: ['beta2.example.com'] } }, { operation: 'UPDATE', old: route({ name: 'beta-svc' }) });
+    body.request.oldObject.metadata = { ...body.request.oldObject.metadata, ...owned('HTTPRoute', 'beta').metadata };
+    body.request.object.metadata = body.request.oldObject.metadata;
+    assert.equal(answer('validate', body, lookup).allowed, true);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('services/')), []);
+  });
+
+  test('the references of routes and Gateways are found with their defaults, namespaces and paths; a hostile shape reads as none', () => {
+    const refs = (g: Gvr, obj: Record<string, unknown>) => objectReferences(g, { apiVersion: apiVersion(g), kind: g.kind, metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name]);
+    assert.deepEqual(refs(HTTPROUTES, { spec: { rules: [{ filters: [{ requestMirror: { backendRef: { name: 'm', namespace: 'other' } } }], backendRefs: [{ name: 'a' }, { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'b' }, { name: 'c', filters: [{ requestMirror: { backendRef: { kind: 'Service', name: 'd' } } }] }] }] } }), [
+      ['spec.rules[0].backendRefs[0]', '', 'Service', '', 'a'],
+      ['spec.rules[0].backendRefs[1]', 'multicluster.x-k8s.io', 'ServiceImport', '', 'b'],
+      ['spec.rules[0].backendRefs[2]', '', 'Service', '', 'c'],
+      ['spec.rules[0].filters[0].requestMirror.backendRef', '', 'Service', 'other', 'm'],
+      ['spec.rules[0].backendRefs[2].filters[0].requestMirror.backendRef', '', 'Service', '', 'd'],
+    ]);
+    assert.deepEqual(refs(GATEWAYS, { spec: { ...gateway({ name: 'tls' }, { name: 'x', namespace: 'certs' }).spec, tls: { backend: { clientCertificateRef: { name: 'client' } } } } }), [
+      ['spec.listeners[0].tls.certificateRefs[0]', '', 'Secret', '', 'tls'],
+      ['spec.listeners[0].tls.certificateRefs[1]', '', 'Secret', 'certs', 'x'],
+      ['spec.tls.backend.clientCertificateRef', '', 'Secret', '', 'client'],
+    ]);
+    for (const spec of [null, 'x', { rules: 'x' }, { rules: [null, { backendRefs: [{ name: 7 }, { name: '' }, 'svc', null] }] }, { listeners: [{ tls: { certificateRefs: [{ kind: 'Secret' }] } }] }])
+      for (const g of [HTTPROUTES, GATEWAYS]) assert.deepEqual(refs(g, { spec }), []);
+  });
+});
+
 describe("a service account's stamps say whose credential it is", () => {
   const tokenRequest = (userInfo: UserInfo, account: string) =>
     review(SERVICE_ACCOUNTS, userInfo, { spec: { audiences: ['api'] } }, { subResource: 'token', name: account, requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } });
@@ -510,6 +639,8 @@ describe('the read plan reads what the reference rules judge, and nothing else',
     ['an autoscaler', review(HPA, RUNNER_B, hpa('Deployment', 'alpha-web'))],
     ['an Ingress with two backends', review(INGRESS, RUNNER_B, { spec: { defaultBackend: { service: { name: 'beta-svc', port: { number: 80 } } }, ...ingress('alpha-svc').spec } })],
     ['an EndpointSlice', review(SLICE, RUNNER_B, slice('alpha-svc'))],
+    ['an HTTPRoute with a mirror and a backend in another namespace', review(HTTPROUTES, RUNNER_B, { spec: { rules: [{ ...mirrored('beta-svc', { name: 'alpha-svc' }).spec.rules[0], backendRefs: [{ name: 'alpha-api', namespace: 'sandbox-a', port: 80 }] }] } })],
+    ['a Gateway', review(GATEWAYS, RUNNER_B, gateway({ name: 'alpha-tls' }, { name: 'beta-tls' }))],
     ['a pod with a controller', review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'), { serviceAccountName: 'alpha-sa' }))],
     ['a pod of a DRA claim', review(PODS, RUNNER_B, pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: 'alpha-gpu' }] }))],
     ['a token request', review(SERVICE_ACCOUNTS, RUNNER_B, { spec: {} }, { subResource: 'token', name: 'alpha-sa', requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } })],

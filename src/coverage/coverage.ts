@@ -123,10 +123,11 @@ function resourceEntries(r: Served): ResourceEntry[] {
 
 /** How Deed handles one found field. */
 export function classifyField(f: FoundField): Classified {
-  if (f.custom) return CUSTOM_RESOURCE_FIELD;
   const row = kindRowNamed(f.group, f.kind);
   const direct = referenceAt(row, f.path);
   if (direct !== undefined) return { class: 'judged', reason: `reference.* (the kind table's references): ${direct}` };
+  // A custom resource's field the kind table names (a Gateway API route's backendRefs) is judged above; its others are its operator's.
+  if (f.custom) return CUSTOM_RESOURCE_FIELD;
   // A workload's pod template: the pods its controller makes are judged as pods when made.
   for (const template of row?.templates?.pods ?? []) {
     if (!f.path.startsWith(`${template}.spec.`)) continue;

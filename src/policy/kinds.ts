@@ -8,6 +8,7 @@
 import type { GroupVersionResource } from '../admission/types.js';
 
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
+export const GATEWAY_API = 'gateway.networking.k8s.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
 export type DoorKind =
@@ -99,12 +100,15 @@ export interface ReferenceFacts {
   /**
    * `name`: the field holds the name of an object of `kind`; `label`: the label `label`
    * holds it (`path` is `metadata.labels`); `object-ref`: the field is a typed reference
-   * ({apiVersion or apiGroup, kind, name}) and names its kind itself.
+   * ({apiVersion or apiGroup, kind, name}) and names its kind itself; `gateway-ref`: a
+   * Gateway API reference ({group?, kind?, name, namespace?}: a route's backendRef, a
+   * listener's certificateRef), whose group and kind default to `kind`'s and whose
+   * namespace defaults to the object's own.
    */
-  by: 'name' | 'label' | 'object-ref';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref';
   /** The label key, for `label`. */
   label?: string;
-  /** The kind named, for `name` and `label` (a kind of this table, in its `group`). */
+  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref`, the kind a reference that gives none names. */
   kind?: { group: string; kind: string };
   /** Who acts on the object named, for messages and the docs. */
   follower: string;
@@ -186,6 +190,17 @@ const SELECTOR = { path: 'spec.selector', form: 'label-selector', unset: 'all' }
 const WORKLOAD_STAMPS = { ownerReference: false, activeDeadline: false, expiresAt: false } as const;
 const WITH_STATUS = { status: 'workload' } as const;
 const WITH_STATUS_AND_SCALE = { status: 'workload', scale: 'workload-scale' } as const;
+
+const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
+/** A Gateway API route's backends: the gateway controller sends its traffic there, on the hostnames of the Gateways it attaches to. */
+const ROUTE_BACKENDS = [
+  { path: 'spec.rules[].backendRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's traffic to the backend, on the hostnames of the Gateways it attaches to" },
+] as const;
+/** An HTTPRoute's or GRPCRoute's RequestMirror filters, of a rule or of one backend: a copy of every request goes there. */
+const ROUTE_MIRRORS = [
+  { path: 'spec.rules[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
+  { path: 'spec.rules[].backendRefs[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
+] as const;
 
 /**
  * The rows, in the order the install renders them. `as const` keeps each row's `kind` a
@@ -467,6 +482,35 @@ export const KIND_TABLE = [
       { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
       { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts" },
     ],
+  },
+  // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
+  // webhook rule and no read of their own, they say what the routes and Gateways name).
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_BACKENDS, ...ROUTE_MIRRORS] },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_BACKENDS, ...ROUTE_MIRRORS] },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_BACKENDS },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_BACKENDS },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_BACKENDS },
+  {
+    kind: 'Gateway',
+    group: GATEWAY_API,
+    version: 'v1',
+    resource: 'gateways',
+    namespaced: true,
+    references: [
+      { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" },
+      // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
+      { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
+      { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
+    ],
+  },
+  // Its target Service is connected to with its TLS settings (CA, hostname), by every route's gateway.
+  {
+    kind: 'BackendTLSPolicy',
+    group: GATEWAY_API,
+    version: 'v1',
+    resource: 'backendtlspolicies',
+    namespaced: true,
+    references: [{ path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it" }],
   },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },
   { kind: 'RoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },

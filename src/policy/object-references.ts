@@ -13,6 +13,8 @@ export interface ObjectReference {
   group: string;
   kind: string;
   name: string;
+  /** The namespace it is named in, where the reference gives one other than the object's own (a Gateway API reference's `namespace`). */
+  namespace?: string;
   /** The field that names it, with list indexes (`spec.rules[0].http.paths[1].backend.service.name`). */
   path: string;
   /** Who acts on the object named. */
@@ -46,7 +48,7 @@ export function changedReferences(resource: { group: string; resource: string },
   return referencesOf(newObj, facts).filter((r) => !before.has(referenceKey(r)));
 }
 
-const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.name}`;
+const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.namespace ?? ''}\u0000${r.name}`;
 
 /** The row Deed reads a referenced kind by, if it reads it at all (a namespaced row with a lookup). */
 export function readableRow(group: string, kind: string): (KindRow & { lookup: string }) | undefined {
@@ -54,17 +56,18 @@ export function readableRow(group: string, kind: string): (KindRow & { lookup: s
   return row?.lookup !== undefined && row.namespaced ? (row as KindRow & { lookup: string }) : undefined;
 }
 
-/** The distinct objects to read for a list of references, bounded; kinds Deed does not read are left out. */
+/** The distinct objects to read for a list of references, each in the namespace it is named in, bounded; kinds Deed does not read are left out. */
 export function referenceReads(refs: ObjectReference[], namespace: string): Array<{ resource: LookupResource; namespace: string; name: string }> {
   const seen = new Set<string>();
   const out: Array<{ resource: LookupResource; namespace: string; name: string }> = [];
   for (const r of refs) {
     const row = readableRow(r.group, r.kind);
     if (row === undefined) continue;
-    const key = `${row.resource}/${r.name}`;
+    const at = r.namespace ?? namespace;
+    const key = `${row.resource}/${at}/${r.name}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ resource: row.resource as LookupResource, namespace, name: r.name });
+    out.push({ resource: row.resource as LookupResource, namespace: at, name: r.name });
   }
   return out.slice(0, MAX_REFERENCE_READS);
 }
@@ -80,10 +83,30 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower });
       continue;
     }
-    const ref = typedReference(value);
+    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : typedReference(value);
     if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower });
   }
   return out;
+}
+
+/**
+ * `{group?, kind?, name, namespace?}` (Gateway API's BackendObjectReference and
+ * SecretObjectReference): an absent group or kind is the row's default (`group: ""` is the
+ * core group, as the API says), an absent namespace the object's own. A kind or group Deed
+ * does not read (a ServiceImport, `group: core`) is returned as given, and judged as such.
+ */
+function gatewayReference(value: unknown, defaults: { group: string; kind: string } | undefined): { group: string; kind: string; name: string; namespace?: string } | undefined {
+  if (!isRec(value) || defaults === undefined) return undefined;
+  const name = text(value, 'name');
+  if (name === undefined || name === '') return undefined;
+  const kind = text(value, 'kind');
+  const namespace = text(value, 'namespace');
+  return {
+    group: text(value, 'group') ?? defaults.group,
+    kind: kind === undefined || kind === '' ? defaults.kind : kind,
+    name,
+    ...(namespace !== undefined && namespace !== '' ? { namespace } : {}),
+  };
 }
 
 /** `{apiVersion, kind, name}` (a scale target) or `{apiGroup, kind, name}` (a TypedLocalObjectReference). */

@@ -1,6 +1,7 @@
 // reference.*: what an object points at is its writer's to use (docs/security-model.md,
 // "What an object points at"). A HorizontalPodAutoscaler's target is scaled by the HPA
-// controller, an Ingress backend published by the ingress controller, an EndpointSlice's
+// controller, an Ingress backend (or a Gateway API route's) published by the ingress (or
+// gateway) controller, an EndpointSlice's
 // Service routed to by kube-proxy, an object's controller counts, adopts and deletes what
 // names it as controller: each acts later, unreviewed, for whoever wrote the reference. So
 // every reference the kind table lists (object-references.ts), and the controlling owner
@@ -196,8 +197,10 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
   const findings: Finding[] = [];
   const judged = new Set<string>();
   for (const ref of refs) {
-    const what = `${ref.kind} ${ref.name}`;
-    const key = `${ref.group}/${what}`;
+    // A Gateway API reference may name another namespace: the object is judged there, as it is stamped there.
+    const at = ref.namespace ?? namespace;
+    const what = at === namespace ? `${ref.kind} ${ref.name}` : `${ref.kind} ${at}/${ref.name}`;
+    const key = `${ref.group}/${ref.kind} ${at}/${ref.name}`;
     if (judged.has(key)) continue;
     judged.add(key);
     const row = readableRow(ref.group, ref.kind);
@@ -206,11 +209,22 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `names ${what}${group}, a kind Deed does not read, so whose it is cannot be known (${ref.follower}); only the platform's principals may write this reference` });
       continue;
     }
+    if (at !== namespace) {
+      const scope = ctx.scope.of(at);
+      // Outside the review scope no environment's object is stamped and Deed reads nothing: the
+      // namespace is the platform's, and Gateway API follows the reference only where a
+      // ReferenceGrant written there (RBAC's to allow) consents.
+      if (scope.state === 'out') continue;
+      if (scope.state === 'unknown') {
+        findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: whether namespace ${at} is in the review scope is not known (${scope.reason})` });
+        continue;
+      }
+    }
     if (judged.size > MAX_REFERENCE_READS) {
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `names more than ${MAX_REFERENCE_READS} objects; Deed reads at most that many for one object, so whose ${what} is was not read` });
       continue;
     }
-    const verdict = judgeReference(ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], namespace, ref.name), row.kind, namespace, reach, ctx);
+    const verdict = judgeReference(ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], at, ref.name), row.kind, at, reach, ctx);
     if (verdict.kind === 'allowed') continue;
     if (verdict.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: ${verdict.reason}` });
     else if (verdict.kind === 'unverifiable')
