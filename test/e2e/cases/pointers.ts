@@ -6,7 +6,8 @@
 // alpha's object: a HorizontalPodAutoscaler's target, an Ingress backend, an EndpointSlice's
 // or an Endpoints' Service, a controller owner reference (a pod to alpha's Job, a Job to
 // alpha's CronJob), a token of (or a pod running as) the service account alpha created, and
-// the /scale of alpha's custom resource. Alpha's own use of each keeps working.
+// the /scale of alpha's custom resource; and Gateway API's: an HTTPRoute's backend or mirror
+// naming alpha's Service, a Gateway serving alpha's TLS Secret. Alpha's own use of each keeps working.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { renderManifests } from '../../../src/install/manifests.js';
@@ -63,6 +64,38 @@ const slice = (name: string, svc: string) => ({ apiVersion: 'discovery.k8s.io/v1
 const claimSpec = { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.e2e.deed.dev' } }] } };
 const claim = (name: string) => ({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name }, spec: claimSpec });
 const controlledBy = (apiVersion: string, kind: string, name: string, uid: string) => ({ ownerReferences: [{ apiVersion, kind, name, uid, controller: true }] });
+
+// Gateway API: minimal stand-ins for its CRDs (the real ones carry full schemas; the suite
+// installs nothing from the network). Only what the API server needs to serve the kinds,
+// and the approval annotation every CRD of a *.k8s.io group must carry.
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+const GW_NS = 'shared-gateways';
+const ROUTES = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/httproutes`;
+const GATEWAYS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/gateways`;
+const gatewayCrd = (plural: string, kind: string) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.${GATEWAY_GROUP}`, annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' } },
+  spec: {
+    group: GATEWAY_GROUP,
+    scope: 'Namespaced',
+    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+});
+/** An HTTPRoute attached to the namespace's shared Gateway, one rule with these backendRefs (`{name}` alone: a Service, by default). */
+const httpRoute = (name: string, ...backendRefs: Any[]) => ({
+  apiVersion: `${GATEWAY_GROUP}/v1`,
+  kind: 'HTTPRoute',
+  metadata: { name },
+  spec: { parentRefs: [{ name: 'shared-gw' }], hostnames: [`${name}.example.com`], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: backendRefs.map((b) => ({ port: 80, ...b })) }] },
+});
+const gateway = (name: string, ...certificateRefs: Any[]) => ({
+  apiVersion: `${GATEWAY_GROUP}/v1`,
+  kind: 'Gateway',
+  metadata: { name },
+  spec: { gatewayClassName: 'shared', listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: `${name}.example.com`, tls: { mode: 'Terminate', certificateRefs } }] },
+});
 
 export function pointerCases(suite: () => Suite): void {
   let tenant: Identity; // sandbox-b:ptr-tenant: acts for beta, the tenant role in NS
@@ -189,6 +222,76 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 200, own.text);
       const glass = await s.api(s.admin, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 2 } }, MERGE);
       assert.equal(glass.status, 200, glass.text);
+    });
+  });
+
+  // Gateway API routes and Gateways, in a namespace alpha and beta share. The tenant role is
+  // Kubernetes' edit role, which grants no Gateway API kinds: each identity here holds a
+  // namespace-admin Role (every verb on every resource of the namespace) instead.
+  describe("a Gateway API route or Gateway names only what its writer environment may use", () => {
+    let beta: Identity; // sandbox-b:gw-admin: acts for beta
+    let alpha: Identity; // sandbox-a:runner: alpha's runner
+
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${GW_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
+      beta = await s.newIdentity('sandbox-b', 'gw-admin');
+      alpha = s.runnerA.identity;
+      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${GW_NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${GW_NS}/rolebindings`, {
+        metadata: { name: 'gw-admins' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'gw-admin']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      // And Services in alpha's own namespace, for a route that names one across namespaces.
+      ok('service writer role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles', { metadata: { name: 'gw-services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] }));
+      ok('service writers', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', { metadata: { name: 'gw-services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gw-services' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }));
+      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(GW_NS))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(GW_NS))).status === 200);
+      for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create routes in ${GW_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROUTES(GW_NS)}?dryRun=All`, httpRoute('rbac-probe'))).text));
+      await eventually('RBAC lets alpha create Services in sandbox-a', async () => !/cannot create resource/.test((await s.api(alpha, 'POST', '/api/v1/namespaces/sandbox-a/services?dryRun=All', service('rbac-probe'))).text));
+      await createStamped(s, alpha, 'alpha', [
+        ['service', `/api/v1/namespaces/${GW_NS}/services`, service('alpha-svc', { app: 'alpha-web' })],
+        ['service in its own namespace', '/api/v1/namespaces/sandbox-a/services', service('alpha-api', { app: 'alpha-api' })],
+        ['TLS Secret', PATHS.Secret(GW_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
+      ], {});
+      await createStamped(s, beta, 'beta', [
+        ['service', `/api/v1/namespaces/${GW_NS}/services`, service('beta-svc', { app: 'beta-web' })],
+        ['TLS Secret', PATHS.Secret(GW_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
+      ], {});
+    });
+
+    test("beta's HTTPRoute to alpha's Service is refused, defaulted or explicit, as a backend or a mirror; alpha's own route and beta's to its own Service are stored", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-route', { name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service alpha-svc, which belongs to another environment \(the gateway controller sends the route's traffic to the backend/);
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-route', { group: '', kind: 'Service', name: 'alpha-svc' })), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]: names Service alpha-svc/);
+      const plain = httpRoute('beta-mirror', { name: 'beta-svc' });
+      const mirror = { ...plain, spec: { ...plain.spec, rules: [{ ...plain.spec.rules[0], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'alpha-svc', port: 80 } } }] }] } };
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), mirror), 'reference.cross-environment', /spec\.rules\[0\]\.filters\[0\]\.requestMirror\.backendRef: names Service alpha-svc/);
+      const own = await s.api(alpha, 'POST', ROUTES(GW_NS), httpRoute('alpha-route', { name: 'alpha-svc' }));
+      assert.equal(own.status, 201, own.text);
+      const betas = await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-own', { group: '', kind: 'Service', name: 'beta-svc' }));
+      assert.equal(betas.status, 201, betas.text);
+      // An UPDATE that points beta's stored route at alpha's Service.
+      refused(await s.api(beta, 'PATCH', `${ROUTES(GW_NS)}/beta-own`, { spec: { rules: [{ backendRefs: [{ name: 'alpha-svc', port: 80 }] }] } }, MERGE), 'reference.cross-environment', /names Service alpha-svc/);
+    });
+
+    test("beta's route to alpha's Service in alpha's own namespace is judged there and refused; alpha's is stored", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-across', { name: 'alpha-api', namespace: 'sandbox-a' })), 'reference.cross-environment', /names Service sandbox-a\/alpha-api, which belongs to another environment/);
+      const own = await s.api(alpha, 'POST', ROUTES(GW_NS), httpRoute('alpha-across', { name: 'alpha-api', namespace: 'sandbox-a' }));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's Gateway that would serve alpha's TLS certificate and key is refused; alpha's Gateway and beta's of its own Secret are stored", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('beta-gw', { name: 'alpha-tls' })), 'reference.cross-environment', /spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: names Secret alpha-tls, which belongs to another environment/);
+      refused(await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('beta-gw', { group: '', kind: 'Secret', name: 'alpha-tls' })), 'reference.cross-environment');
+      const own = await s.api(alpha, 'POST', GATEWAYS(GW_NS), gateway('alpha-gw', { name: 'alpha-tls' }));
+      assert.equal(own.status, 201, own.text);
+      const betas = await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('beta-gw', { kind: 'Secret', name: 'beta-tls' }));
+      assert.equal(betas.status, 201, betas.text);
     });
   });
 }
