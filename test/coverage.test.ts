@@ -84,7 +84,8 @@ describe('deed coverage on the recorded envtest documents', () => {
     assert.equal(at('HTTPRoute', 'spec.rules[].backendRefs[]').class, 'judged');
     assert.equal(at('HTTPRoute', 'spec.rules[].filters[].requestMirror.backendRef').class, 'judged');
     assert.equal(at('Gateway', 'spec.listeners[].tls.certificateRefs[]').class, 'judged');
-    assert.equal(at('HTTPRoute', 'spec.parentRefs[]').class, 'unjudged');
+    assert.equal(at('HTTPRoute', 'spec.parentRefs[]').class, 'judged');
+    assert.equal(at('HTTPRoute', 'spec.rules[].filters[].extensionRef').class, 'unjudged');
   });
 
   test('status is not walked, and a reference is found by its shape', () => {

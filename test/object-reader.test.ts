@@ -37,6 +37,13 @@ describe('the object reader', () => {
     assert.equal((await reader.read([{ resource: 'leases', namespace: 'shared', name: 'run-42' }], 2000)).get('leases', 'shared', 'run-42').state, 'unknown');
   });
 
+  test("reads a route's parent Gateway by its group's path, as metadata only (its stamps)", async () => {
+    // The fake serves no Gateway API: the request is what is checked (test/e2e/cases/pointers.ts reads real ones).
+    await createObjectReader(server.kubeConfig()).read([{ resource: 'gateways', namespace: 'shared', name: 'edge' }], 2000);
+    const read = server.requests.find((r) => r.path === '/apis/gateway.networking.k8s.io/v1/namespaces/shared/gateways/edge')!;
+    assert.match(read.accept, /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/);
+  });
+
   test('a claim read fresh carries its creation time; read otherwise, what a cached one holds', async () => {
     server.put('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'ws', namespace: 'shared', creationTimestamp: '2026-11-29T17:00:00Z', labels: { 'deed.dev/environment': 'beta' } }, spec: {} } as never);
     const reader = createObjectReader(server.kubeConfig());

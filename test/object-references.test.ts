@@ -46,6 +46,8 @@ const VMS: Gvr = { group: 'labs.example.com', version: 'v1', resource: 'virtualm
 const HTTPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'httproutes', kind: 'HTTPRoute' };
 const GRPCROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'grpcroutes', kind: 'GRPCRoute' };
 const TCPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2', resource: 'tcproutes', kind: 'TCPRoute' };
+const TLSROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2', resource: 'tlsroutes', kind: 'TLSRoute' };
+const UDPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2', resource: 'udproutes', kind: 'UDPRoute' };
 const GATEWAYS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', kind: 'Gateway' };
 const BACKEND_TLS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'backendtlspolicies', kind: 'BackendTLSPolicy' };
 
@@ -90,6 +92,13 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'secrets/shared/alpha-tls': owned('Secret', 'alpha'),
   'secrets/shared/beta-tls': owned('Secret', 'beta'),
   'services/shared/platform-svc': { metadata: { uid: 'platform-svc-uid' } },
+  // The namespace's Gateway, the platform's (unstamped), and the environments' own.
+  'gateways/shared/shared-gw': { metadata: { uid: 'shared-gw-uid' } },
+  'gateways/shared/alpha-gw': owned('Gateway', 'alpha'),
+  'gateways/shared/beta-gw': owned('Gateway', 'beta'),
+  'gateways/shared/gone-gw': null,
+  'gateways/sandbox-a/alpha-edge': stampedMetadata('Gateway', 'alpha', 'sandbox-a'),
+  'gateways/sandbox-a/gone-gw': null,
   // In alpha's bound namespace: stamped there, and unstamped (the binding's).
   'services/sandbox-a/alpha-api': stampedMetadata('Service', 'alpha', 'sandbox-a'),
   'services/sandbox-a/alpha-plain': { metadata: { uid: 'alpha-plain-uid' } },
@@ -169,6 +178,8 @@ const slice = (service: string) => ({ metadata: { labels: { 'kubernetes.io/servi
 /** An HTTPRoute (or GRPCRoute, TCPRoute) attached to the namespace's shared Gateway, with one rule of these backendRefs (`{name}` alone: Service, as defaulted). */
 const route = (...backends: Array<Record<string, unknown>>) => ({ spec: { parentRefs: [{ name: 'shared-gw' }], hostnames: ['beta.example.com'], rules: [{ backendRefs: backends.map((b) => ({ port: 80, ...b })) }] } });
 const mirrored = (backend: string, mirror: Record<string, unknown>) => ({ spec: { parentRefs: [{ name: 'shared-gw' }], rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { port: 80, ...mirror } } }], backendRefs: [{ name: backend, port: 80 }] }] } });
+/** A route attached to these parents (`{name}` alone: a Gateway, as defaulted) that redirects alpha's host's /login elsewhere: no backend to judge. */
+const attached = (...parents: Array<Record<string, unknown>>) => ({ spec: { parentRefs: parents, hostnames: ['alpha.example.com'], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/login' } }], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'beta.example.com' } }] }] } });
 const gateway = (...certificateRefs: Array<Record<string, unknown>>) => ({ spec: { gatewayClassName: 'shared', listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'beta.example.com', tls: { mode: 'Terminate', certificateRefs } }] } });
 const controlledBy = (kind: string, name: string, uid: string, group = 'batch/v1') => ({ ownerReferences: [{ apiVersion: group, kind, name, uid, controller: true }] });
 const pod = (meta: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({ metadata: meta, spec: { containers: [{ name: 'main', image: 'registry.example/agent:1' }], ...spec } });
@@ -477,7 +488,54 @@ describe('a Gateway API route or Gateway names only what its writer environment 
     assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('services/')), []);
   });
 
+  test("beta's route may not attach to alpha's Gateway (and take over its hostnames); the platform's Gateway and alpha's own are attachable", () => {
+    refused(review(HTTPROUTES, RUNNER_B, attached({ name: 'alpha-gw' })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Gateway alpha-gw, which belongs to another environment \(the gateway controller serves the route on the parent Gateway's listeners/);
+    refused(review(HTTPROUTES, NONE, attached({ name: 'alpha-gw' })), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    // Explicit group and kind, a listener named, in every route kind.
+    refused(review(HTTPROUTES, RUNNER_B, attached({ name: 'shared-gw' }, { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'alpha-gw', sectionName: 'https' })), 'reference.cross-environment', /spec\.parentRefs\[1\]: names Gateway alpha-gw/);
+    for (const g of [GRPCROUTES, TCPROUTES, TLSROUTES, UDPROUTES]) refused(review(g, RUNNER_B, attached({ name: 'alpha-gw', port: 443 })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Gateway alpha-gw/);
+    admitted(review(HTTPROUTES, RUNNER_A, attached({ name: 'alpha-gw' })));
+    admitted(review(HTTPROUTES, RUNNER_B, attached({ name: 'beta-gw' }, { name: 'shared-gw', sectionName: 'http' })));
+    admitted(review(HTTPROUTES, NONE, attached({ name: 'shared-gw' })));
+    admitted(review(HTTPROUTES, ARGO, attached({ name: 'alpha-gw' })));
+  });
+
+  test("in mesh mode, beta's route may not take a Service of alpha's as its parent (and steer alpha's clients)", () => {
+    refused(review(HTTPROUTES, RUNNER_B, attached({ group: '', kind: 'Service', name: 'alpha-svc', port: 80 })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Service alpha-svc, which belongs to another environment \(the gateway controller serves the route on the parent Gateway's listeners \(for a Service parent, the mesh steers the Service's clients by it\)\)/);
+    refused(review(GRPCROUTES, RUNNER_B, attached({ group: '', kind: 'Service', name: 'alpha-api', namespace: 'sandbox-a' })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Service sandbox-a\/alpha-api/);
+    admitted(review(HTTPROUTES, RUNNER_A, attached({ group: '', kind: 'Service', name: 'alpha-svc' })));
+    admitted(review(HTTPROUTES, RUNNER_B, attached({ group: '', kind: 'Service', name: 'beta-svc' })));
+  });
+
+  test("a parent Gateway in another namespace is judged there; outside the review scope it is the platform's; one that does not exist is refused but where the writer's environment is bound", () => {
+    refused(review(HTTPROUTES, RUNNER_B, attached({ name: 'alpha-edge', namespace: 'sandbox-a' })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Gateway sandbox-a\/alpha-edge, which belongs to another environment/);
+    admitted(review(HTTPROUTES, RUNNER_A, attached({ name: 'alpha-edge', namespace: 'sandbox-a' })));
+    const scope: ReviewScope = { of: (ns) => (ns === 'gateway-infra' ? { state: 'out', why: 'not labelled' } : { state: 'in' }) };
+    const lookup = lookupOf(CLUSTER);
+    const out = decide('admit', review(HTTPROUTES, RUNNER_B, attached({ name: 'public', namespace: 'gateway-infra' })), { ...testContext(POLICY, NOW, undefined, lookup), scope });
+    assert.ok(out.kind === 'review' && out.response.response.allowed, JSON.stringify(out));
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('gateways/')), [], 'nothing read outside the scope');
+    // Absent in the shared namespace: whoever creates it under that name later would take the route; in alpha's bound namespace, only alpha can.
+    refused(review(HTTPROUTES, RUNNER_B, attached({ name: 'gone-gw' })), 'reference.absent', /spec\.parentRefs\[0\]: names Gateway gone-gw, which does not exist/);
+    admitted(review(HTTPROUTES, RUNNER_A, attached({ name: 'gone-gw' }), { namespace: 'sandbox-a' }));
+  });
+
+  test("a Gateway, now read, is judged as a controller too: what names alpha's Gateway as its controller comes from alpha (a gateway controller that owns its proxies by the Gateway runs as the platform's)", () => {
+    const ownedBy = (name: string, uid: string) => ({ metadata: controlledBy('Gateway', name, uid, 'gateway.networking.k8s.io/v1'), data: {} });
+    refused(review(CONFIGMAPS_, NONE, ownedBy('alpha-gw', 'Gateway-uid')), 'reference.cross-environment', /the controller reference names Gateway shared\/alpha-gw, which belongs to another environment/);
+    admitted(review(CONFIGMAPS_, NONE, ownedBy('shared-gw', 'shared-gw-uid')));
+    admitted(review(CONFIGMAPS_, ARGO, ownedBy('alpha-gw', 'Gateway-uid')));
+  });
+
   test('the references of routes and Gateways are found with their defaults, namespaces and paths; a hostile shape reads as none', () => {
+    assert.deepEqual(
+      objectReferences(HTTPROUTES, { apiVersion: apiVersion(HTTPROUTES), kind: 'HTTPRoute', metadata: {}, spec: { parentRefs: [{ name: 'gw' }, { kind: 'Gateway', name: 'edge', namespace: 'infra', sectionName: 'https' }, { group: '', kind: 'Service', name: 'mesh-svc', port: 80 }, { name: '' }, 'gw'] } } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name]),
+      [
+        ['spec.parentRefs[0]', 'gateway.networking.k8s.io', 'Gateway', '', 'gw'],
+        ['spec.parentRefs[1]', 'gateway.networking.k8s.io', 'Gateway', 'infra', 'edge'],
+        ['spec.parentRefs[2]', '', 'Service', '', 'mesh-svc'],
+      ],
+    );
     const refs = (g: Gvr, obj: Record<string, unknown>) => objectReferences(g, { apiVersion: apiVersion(g), kind: g.kind, metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name]);
     assert.deepEqual(refs(HTTPROUTES, { spec: { rules: [{ filters: [{ requestMirror: { backendRef: { name: 'm', namespace: 'other' } } }], backendRefs: [{ name: 'a' }, { group: 'multicluster.x-k8s.io', kind: 'ServiceImport', name: 'b' }, { name: 'c', filters: [{ requestMirror: { backendRef: { kind: 'Service', name: 'd' } } }] }] }] } }), [
       ['spec.rules[0].backendRefs[0]', '', 'Service', '', 'a'],
@@ -641,6 +699,7 @@ describe('the read plan reads what the reference rules judge, and nothing else',
     ['an EndpointSlice', review(SLICE, RUNNER_B, slice('alpha-svc'))],
     ['an HTTPRoute with a mirror and a backend in another namespace', review(HTTPROUTES, RUNNER_B, { spec: { rules: [{ ...mirrored('beta-svc', { name: 'alpha-svc' }).spec.rules[0], backendRefs: [{ name: 'alpha-api', namespace: 'sandbox-a', port: 80 }] }] } })],
     ['a Gateway', review(GATEWAYS, RUNNER_B, gateway({ name: 'alpha-tls' }, { name: 'beta-tls' }))],
+    ['a route attached to Gateways and a mesh Service', review(HTTPROUTES, RUNNER_B, attached({ name: 'alpha-gw' }, { name: 'shared-gw' }, { name: 'alpha-edge', namespace: 'sandbox-a' }, { group: '', kind: 'Service', name: 'alpha-svc' }))],
     ['a pod with a controller', review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'), { serviceAccountName: 'alpha-sa' }))],
     ['a pod of a DRA claim', review(PODS, RUNNER_B, pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: 'alpha-gpu' }] }))],
     ['a token request', review(SERVICE_ACCOUNTS, RUNNER_B, { spec: {} }, { subResource: 'token', name: 'alpha-sa', requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } })],

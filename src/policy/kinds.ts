@@ -192,8 +192,14 @@ const WITH_STATUS = { status: 'workload' } as const;
 const WITH_STATUS_AND_SCALE = { status: 'workload', scale: 'workload-scale' } as const;
 
 const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
-/** A Gateway API route's backends: the gateway controller sends its traffic there, on the hostnames of the Gateways it attaches to. */
-const ROUTE_BACKENDS = [
+/**
+ * Every route's parents and backends. A parent is a Gateway (a listener's default
+ * `allowedRoutes` accepts every route of its namespace: another environment's route would
+ * take over or add to the Gateway's hostnames) or, in mesh mode (GAMMA), a Service given as
+ * `{group: "", kind: Service}`, whose clients' requests the route then steers.
+ */
+const ROUTE_REFERENCES = [
+  { path: 'spec.parentRefs[]', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller serves the route on the parent Gateway's listeners (for a Service parent, the mesh steers the Service's clients by it)" },
   { path: 'spec.rules[].backendRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's traffic to the backend, on the hostnames of the Gateways it attaches to" },
 ] as const;
 /** An HTTPRoute's or GRPCRoute's RequestMirror filters, of a rule or of one backend: a copy of every request goes there. */
@@ -484,18 +490,20 @@ export const KIND_TABLE = [
     ],
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
-  // webhook rule and no read of their own, they say what the routes and Gateways name).
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_BACKENDS, ...ROUTE_MIRRORS] },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_BACKENDS, ...ROUTE_MIRRORS] },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_BACKENDS },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_BACKENDS },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_BACKENDS },
+  // webhook rule, they say what the routes and Gateways name; a Gateway is read when a route names it).
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS] },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS] },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES },
   {
     kind: 'Gateway',
     group: GATEWAY_API,
     version: 'v1',
     resource: 'gateways',
     namespaced: true,
+    // Read (metadata only) when a route names one as its parent: its stamps say whose listeners they are.
+    lookup: 'get',
     references: [
       { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" },
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).

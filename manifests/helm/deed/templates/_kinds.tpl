@@ -213,6 +213,9 @@
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaims"]
   verbs: ["get"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways"]
+  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
@@ -240,6 +243,9 @@
   verbs: ["get"]
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaims"]
+  verbs: ["get"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
