@@ -70,6 +70,7 @@ const controlledBy = (apiVersion: string, kind: string, name: string, uid: strin
 // and the approval annotation every CRD of a *.k8s.io group must carry.
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const GW_NS = 'shared-gateways';
+const GW_INFRA = 'gateway-infra';
 const ROUTES = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/httproutes`;
 const GATEWAYS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/gateways`;
 const gatewayCrd = (plural: string, kind: string) => ({
@@ -236,6 +237,8 @@ export function pointerCases(suite: () => Suite): void {
       const s = suite();
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${GW_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      // The platform's infrastructure namespace, outside the review scope (not opted in).
+      ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_INFRA } }));
       for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
       beta = await s.newIdentity('sandbox-b', 'gw-admin');
       alpha = s.runnerA.identity;
@@ -249,6 +252,8 @@ export function pointerCases(suite: () => Suite): void {
       ok('service writer role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles', { metadata: { name: 'gw-services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] }));
       ok('service writers', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', { metadata: { name: 'gw-services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gw-services' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }));
       await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(GW_NS))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(GW_NS))).status === 200);
+      // The namespace's shared Gateway, the platform's (unstamped): every route here attaches to it.
+      ok('shared Gateway', await s.api(s.admin, 'POST', GATEWAYS(GW_NS), { ...gateway('shared-gw'), spec: { gatewayClassName: 'shared', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } }));
       for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create routes in ${GW_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROUTES(GW_NS)}?dryRun=All`, httpRoute('rbac-probe'))).text));
       await eventually('RBAC lets alpha create Services in sandbox-a', async () => !/cannot create resource/.test((await s.api(alpha, 'POST', '/api/v1/namespaces/sandbox-a/services?dryRun=All', service('rbac-probe'))).text));
       await createStamped(s, alpha, 'alpha', [
@@ -292,6 +297,27 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
       const betas = await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('beta-gw', { kind: 'Secret', name: 'beta-tls' }));
       assert.equal(betas.status, 201, betas.text);
+    });
+
+    test("beta's route may not attach to alpha's Gateway nor, in mesh mode, to alpha's Service; to the platform's Gateway, here or outside the scope, it may", async () => {
+      const s = suite();
+      // alpha's host, a more specific path: a listener's default allowedRoutes (Same namespace) would take it.
+      const hijack = (name: string, ...parentRefs: Any[]) => ({ ...httpRoute(name, { name: 'beta-svc' }), spec: { ...httpRoute(name, { name: 'beta-svc' }).spec, parentRefs, hostnames: ['alpha-gw.example.com'] } });
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), hijack('beta-hijack', { name: 'alpha-gw' })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Gateway alpha-gw, which belongs to another environment \(the gateway controller serves the route on the parent Gateway's listeners/);
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), hijack('beta-hijack', { name: 'shared-gw' }, { group: GATEWAY_GROUP, kind: 'Gateway', name: 'alpha-gw', sectionName: 'https' })), 'reference.cross-environment', /spec\.parentRefs\[1\]: names Gateway alpha-gw/);
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), hijack('beta-mesh', { group: '', kind: 'Service', name: 'alpha-svc', port: 80 })), 'reference.cross-environment', /spec\.parentRefs\[0\]: names Service alpha-svc, which belongs to another environment/);
+      // An UPDATE that moves beta's stored route onto alpha's Gateway.
+      refused(await s.api(beta, 'PATCH', `${ROUTES(GW_NS)}/beta-own`, { spec: { parentRefs: [{ name: 'alpha-gw' }] } }, MERGE), 'reference.cross-environment', /names Gateway alpha-gw/);
+      for (const [name, parents] of [
+        ['beta-shared', [{ name: 'shared-gw' }]],
+        ['beta-own-gw', [{ name: 'beta-gw' }, { group: '', kind: 'Service', name: 'beta-svc' }]],
+        ['beta-infra', [{ name: 'public', namespace: GW_INFRA }]],
+      ] as const) {
+        const stored = await s.api(beta, 'POST', ROUTES(GW_NS), { ...httpRoute(name, { name: 'beta-svc' }), spec: { ...httpRoute(name, { name: 'beta-svc' }).spec, parentRefs: parents } });
+        assert.equal(stored.status, 201, `${name}: ${stored.text}`);
+      }
+      const own = await s.api(alpha, 'POST', ROUTES(GW_NS), { ...httpRoute('alpha-on-own', { name: 'alpha-svc' }), spec: { ...httpRoute('alpha-on-own', { name: 'alpha-svc' }).spec, parentRefs: [{ name: 'alpha-gw' }, { group: '', kind: 'Service', name: 'alpha-svc' }] } });
+      assert.equal(own.status, 201, own.text);
     });
   });
 }
