@@ -108,9 +108,10 @@ export function controllerOf(obj: KubeObject | null | undefined): ControllerRef 
   return controllerRefOf(obj?.metadata?.ownerReferences);
 }
 
-/** The kind-table row a reference names, when Deed can read it (a row with a lookup). */
+/** The kind-table row an owner reference names, when Deed reads it as an owner (a row with a lookup, not read as a reference's target only). */
 function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefined {
-  return readableRow(groupOf(ref.apiVersion), ref.kind);
+  const row = readableRow(groupOf(ref.apiVersion), ref.kind);
+  return row?.readAsTargetOnly === true ? undefined : row;
 }
 
 /** The read that answers whose the object a controller reference names is. */

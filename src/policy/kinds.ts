@@ -138,6 +138,12 @@ export interface KindRow {
    * (cached unless the install turns the cache off: RBAC cannot grant metadata only), `get`.
    */
   lookup?: 'cache' | 'cache-optional' | 'get';
+  /**
+   * Read only as what a reference names (a route's parent Gateway): as an owner it stays what an
+   * unread custom resource is, its operator's (a gateway controller owns the proxies it deploys
+   * by the Gateway), so reading it for routes refuses none of its operator's writes.
+   */
+  readAsTargetOnly?: true;
   /** The reaper lists, gets and deletes it. */
   reaped?: boolean;
   /**
@@ -504,6 +510,7 @@ export const KIND_TABLE = [
     namespaced: true,
     // Read (metadata only) when a route names one as its parent: its stamps say whose listeners they are.
     lookup: 'get',
+    readAsTargetOnly: true,
     references: [
       { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" },
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
