@@ -12,11 +12,11 @@
 // Usage: npx tsx bench/ceilings.ts [--no-build] [--review mutate|validate|admit|label-update] [--rounds 5] [--duration 3]
 // Prints figures; asserts nothing. See docs/performance.md, "What the targets leave".
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './args.js';
-import { ROOT } from './processes.js';
+import { editedBuild, ROOT, type Edit } from './processes.js';
 
 const { values: flags } = benchArgs(import.meta.url, {
   options: {
@@ -35,7 +35,6 @@ const DECISION_ONCE =
   `let decision = globalThis.__deedOnce?.get(${ONCE_KEY}); ` +
   `if (decision === undefined) { decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded); (globalThis.__deedOnce ??= new Map()).set(${ONCE_KEY}, decision); }`;
 const DECIDED = `globalThis.__deedOnce?.has(${ONCE_KEY})`;
-type Edit = [from: string, to: string];
 const VARIANTS: Record<string, Edit[]> = {
   'decision-once': [[DECISION, DECISION_ONCE]],
   transport: [
@@ -49,23 +48,12 @@ const VARIANTS: Record<string, Edit[]> = {
 };
 
 if (!flags['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-const route = readFileSync(join(ROOT, 'dist/server/app.js'), 'utf8');
 const top = mkdtempSync(join(tmpdir(), 'deed-ceilings-'));
 const dirs: string[] = [];
 try {
   for (const [name, edits] of Object.entries(VARIANTS)) {
     const dir = join(top, name);
-    cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
-    cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
-    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    let text = route;
-    for (const [from, to] of edits) {
-      const at = text.split(from).length - 1;
-      if (at !== 1) throw new Error(`${name}: the line to replace occurs ${at} times in dist/server/app.js (the route changed; update bench/ceilings.ts): ${from}`);
-      text = text.replace(from, to);
-    }
-    writeFileSync(join(dir, 'dist/server/app.js'), text);
+    editedBuild(dir, { 'dist/server/app.js': edits }, `bench/ceilings.ts, ${name}`);
     dirs.push(dir);
     process.stdout.write(`${name}: ${dir}\n`);
   }

@@ -1,7 +1,7 @@
 // The processes a benchmark drives: `deed serve` as an operator runs it (compiled, one
 // child process), and the no-op baseline server. Both print their URL on stdout.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,29 @@ import { stringify } from 'yaml';
 import { getPlain } from '../test/serve-process.js';
 
 export const ROOT = join(import.meta.dirname, '..');
+
+/** A replacement of one line of compiled code: `from` must occur exactly once. */
+export type Edit = [from: string, to: string];
+
+/**
+ * A copy of this checkout's build in `dir` (dist/, bin/, package.json, node_modules linked)
+ * with lines of its compiled files replaced, for benches that measure a variant of the build
+ * (bench/ceilings.ts, bench/stages.ts). A line not found once is an error naming `bench`, not
+ * a silent measurement of something else; the shipped code is untouched.
+ */
+export function editedBuild(dir: string, edits: Record<string, Edit[]>, bench: string): void {
+  for (const part of ['dist', 'bin', 'package.json']) cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  for (const [file, replacements] of Object.entries(edits)) {
+    let text = readFileSync(join(ROOT, file), 'utf8');
+    for (const [from, to] of replacements) {
+      const at = text.split(from).length - 1;
+      if (at !== 1) throw new Error(`the line to replace occurs ${at} times in ${file} (the code changed; update ${bench}): ${from}`);
+      text = text.replace(from, to);
+    }
+    writeFileSync(join(dir, file), text);
+  }
+}
 
 /** The fixtures' policy: the runner service account acts for `alpha`, so the pod review is stamped. */
 export const BENCH_POLICY = {

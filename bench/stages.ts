@@ -9,12 +9,12 @@
 // Usage: npx tsx bench/stages.ts [--no-build] [--review admit|mutate|validate|label-update] [--duration 10]
 // Prints figures; asserts nothing.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './args.js';
 import { cannon, median } from './load.js';
-import { benchDir, ROOT, startDeed, withCpuPerReview } from './processes.js';
+import { benchDir, editedBuild, type Edit, ROOT, startDeed, withCpuPerReview } from './processes.js';
 import { benchCluster, benchReviews, clusterArgs, REVIEW_NAMES, verdictCheck } from './reviews.js';
 
 const { values: flags } = benchArgs(import.meta.url, {
@@ -39,7 +39,7 @@ const PARSE = "const parsed = JSON.parse(body.toString('utf8'));";
 const PLAN = 'const plan = opts.reader ? planLookups(req.body, webhook, opts.ctx.policy.keys, opts.ctx.policy) : { lookups: [] };';
 const DECISION = 'const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);';
 const OVERHEAD = 'const overhead = parseOverhead(body, most - length + 1);';
-const EDITS: Record<string, Array<[string, string]>> = {
+const EDITS: Record<string, Edit[]> = {
   'dist/server/app.js': [
     ["done(null, JSON.parse(body.toString('utf8')));", `${REPORT} ${timed('parse', PARSE)} ${add('reviews', '1n')} done(null, parsed);`],
     [PLAN, timed('plan', PLAN)],
@@ -53,17 +53,7 @@ const copy = mkdtempSync(join(tmpdir(), 'deed-stages-'));
 const { dir, certDir, policy } = benchDir();
 const cluster = await benchCluster();
 try {
-  for (const part of ['dist', 'bin', 'package.json']) cpSync(join(ROOT, part), join(copy, part), { recursive: true });
-  symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
-  for (const [file, edits] of Object.entries(EDITS)) {
-    let text = readFileSync(join(ROOT, file), 'utf8');
-    for (const [from, to] of edits) {
-      const at = text.split(from).length - 1;
-      if (at !== 1) throw new Error(`the line to time occurs ${at} times in ${file} (the code changed; update bench/stages.ts): ${from}`);
-      text = text.replace(from, to);
-    }
-    writeFileSync(join(copy, file), text);
-  }
+  editedBuild(copy, EDITS, 'bench/stages.ts');
   const served = await startDeed({ entry: 'dist', root: copy, certDir, policy, extraArgs: clusterArgs(cluster, join(dir, 'kubeconfig')) });
   try {
     const review = (await benchReviews(served, cluster)).find((r) => r.name === flags.review);
