@@ -50,6 +50,8 @@ const TLSROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2'
 const UDPROUTES: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1alpha2', resource: 'udproutes', kind: 'UDPRoute' };
 const GATEWAYS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'gateways', kind: 'Gateway' };
 const BACKEND_TLS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'backendtlspolicies', kind: 'BackendTLSPolicy' };
+const LISTENER_SETS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'listenersets', kind: 'ListenerSet' };
+const X_LISTENER_SETS: Gvr = { group: 'gateway.networking.x-k8s.io', version: 'v1alpha1', resource: 'xlistenersets', kind: 'XListenerSet' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -99,6 +101,8 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'gateways/shared/gone-gw': null,
   'gateways/sandbox-a/alpha-edge': stampedMetadata('Gateway', 'alpha', 'sandbox-a'),
   'gateways/sandbox-a/gone-gw': null,
+  'listenersets/shared/alpha-ls': owned('ListenerSet', 'alpha'),
+  'listenersets/shared/beta-ls': owned('ListenerSet', 'beta'),
   // In alpha's bound namespace: stamped there, and unstamped (the binding's).
   'services/sandbox-a/alpha-api': stampedMetadata('Service', 'alpha', 'sandbox-a'),
   'services/sandbox-a/alpha-plain': { metadata: { uid: 'alpha-plain-uid' } },
@@ -518,6 +522,21 @@ describe('a Gateway API route or Gateway names only what its writer environment 
     // Absent in the shared namespace: whoever creates it under that name later would take the route; in alpha's bound namespace, only alpha can.
     refused(review(HTTPROUTES, RUNNER_B, attached({ name: 'gone-gw' })), 'reference.absent', /spec\.parentRefs\[0\]: names Gateway gone-gw, which does not exist/);
     admitted(review(HTTPROUTES, RUNNER_A, attached({ name: 'gone-gw' }), { namespace: 'sandbox-a' }));
+  });
+
+  test("beta's ListenerSet may not add listeners to alpha's Gateway nor serve alpha's certificate; a route may not attach to alpha's ListenerSet", () => {
+    const listenerSet = (parentRef: Record<string, unknown>, ...certificateRefs: Array<Record<string, unknown>>) => ({ spec: { parentRef, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'beta.example.com', tls: { mode: 'Terminate', certificateRefs } }] } });
+    for (const g of [LISTENER_SETS, X_LISTENER_SETS]) {
+      refused(review(g, RUNNER_B, listenerSet({ name: 'alpha-gw' }, { name: 'beta-tls' })), 'reference.cross-environment', /spec\.parentRef: names Gateway alpha-gw, which belongs to another environment \(the gateway controller adds the set's listeners to the parent Gateway\)/);
+      refused(review(g, RUNNER_B, listenerSet({ name: 'shared-gw' }, { name: 'alpha-tls' })), 'reference.cross-environment', /spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: names Secret alpha-tls, which belongs to another environment/);
+      admitted(review(g, RUNNER_B, listenerSet({ name: 'shared-gw' }, { name: 'beta-tls' })));
+      admitted(review(g, RUNNER_A, listenerSet({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'alpha-gw' }, { name: 'alpha-tls' })));
+    }
+    // A route's parent ListenerSet is read, and judged as a Gateway is.
+    const onSet = (name: string) => attached({ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name, sectionName: 'https' });
+    refused(review(HTTPROUTES, RUNNER_B, onSet('alpha-ls')), 'reference.cross-environment', /spec\.parentRefs\[0\]: names ListenerSet alpha-ls, which belongs to another environment/);
+    admitted(review(HTTPROUTES, RUNNER_B, onSet('beta-ls')));
+    admitted(review(HTTPROUTES, RUNNER_A, onSet('alpha-ls')));
   });
 
   test("a Gateway read for routes stays, as an owner, its operator's: a gateway controller of no environment may own its proxies by alpha's Gateway, and nothing reads it for that", () => {

@@ -198,6 +198,24 @@ const WITH_STATUS = { status: 'workload' } as const;
 const WITH_STATUS_AND_SCALE = { status: 'workload', scale: 'workload-scale' } as const;
 
 const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
+export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
+/** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
+const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" } as const;
+/**
+ * A ListenerSet's (Gateway API v1.5) references: its parent Gateway, to which the gateway
+ * controller adds the set's listeners (hostnames, ports) where the Gateway's `allowedListeners`
+ * takes the set's namespace, and its listeners' certificates. Read when a route names one as
+ * its parent, as a Gateway is. The experimental channel's XListenerSet has the same shape.
+ */
+const LISTENER_SET = {
+  namespaced: true,
+  lookup: 'get',
+  readAsTargetOnly: true,
+  references: [
+    { path: 'spec.parentRef', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller adds the set's listeners to the parent Gateway" },
+    LISTENER_CERTIFICATES,
+  ],
+} as const;
 /**
  * Every route's parents and backends. A parent is a Gateway (a listener's default
  * `allowedRoutes` accepts every route of its namespace: another environment's route would
@@ -512,12 +530,14 @@ export const KIND_TABLE = [
     lookup: 'get',
     readAsTargetOnly: true,
     references: [
-      { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" },
+      LISTENER_CERTIFICATES,
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
       { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
       { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
     ],
   },
+  { kind: 'ListenerSet', group: GATEWAY_API, version: 'v1', resource: 'listenersets', ...LISTENER_SET },
+  { kind: 'XListenerSet', group: GATEWAY_API_EXPERIMENTAL, version: 'v1alpha1', resource: 'xlistenersets', ...LISTENER_SET },
   // Its target Service is connected to with its TLS settings (CA, hostname), by every route's gateway.
   {
     kind: 'BackendTLSPolicy',

@@ -73,6 +73,7 @@ const GW_NS = 'shared-gateways';
 const GW_INFRA = 'gateway-infra';
 const ROUTES = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/httproutes`;
 const GATEWAYS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/gateways`;
+const LISTENER_SETS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/listenersets`;
 const gatewayCrd = (plural: string, kind: string) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
@@ -239,7 +240,7 @@ export function pointerCases(suite: () => Suite): void {
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${GW_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       // The platform's infrastructure namespace, outside the review scope (not opted in).
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_INFRA } }));
-      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
+      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
       beta = await s.newIdentity('sandbox-b', 'gw-admin');
       alpha = s.runnerA.identity;
       ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${GW_NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
@@ -251,7 +252,7 @@ export function pointerCases(suite: () => Suite): void {
       // And Services in alpha's own namespace, for a route that names one across namespaces.
       ok('service writer role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles', { metadata: { name: 'gw-services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] }));
       ok('service writers', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', { metadata: { name: 'gw-services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gw-services' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }));
-      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(GW_NS))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(GW_NS))).status === 200);
+      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(GW_NS))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(GW_NS))).status === 200 && (await s.api(s.admin, 'GET', LISTENER_SETS(GW_NS))).status === 200);
       // The namespace's shared Gateway, the platform's (unstamped): every route here attaches to it.
       ok('shared Gateway', await s.api(s.admin, 'POST', GATEWAYS(GW_NS), { ...gateway('shared-gw'), spec: { gatewayClassName: 'shared', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } }));
       for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create routes in ${GW_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROUTES(GW_NS)}?dryRun=All`, httpRoute('rbac-probe'))).text));
@@ -317,6 +318,27 @@ export function pointerCases(suite: () => Suite): void {
         assert.equal(stored.status, 201, `${name}: ${stored.text}`);
       }
       const own = await s.api(alpha, 'POST', ROUTES(GW_NS), { ...httpRoute('alpha-on-own', { name: 'alpha-svc' }), spec: { ...httpRoute('alpha-on-own', { name: 'alpha-svc' }).spec, parentRefs: [{ name: 'alpha-gw' }, { group: '', kind: 'Service', name: 'alpha-svc' }] } });
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's ListenerSet may not add listeners to alpha's Gateway nor serve alpha's certificate, nor may beta's route attach to alpha's ListenerSet; each one's own is stored", async () => {
+      const s = suite();
+      const listenerSet = (name: string, parent: string, secret: string) => ({
+        apiVersion: `${GATEWAY_GROUP}/v1`,
+        kind: 'ListenerSet',
+        metadata: { name },
+        spec: { parentRef: { name: parent }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: `${name}.example.com`, tls: { mode: 'Terminate', certificateRefs: [{ name: secret }] } }] },
+      });
+      refused(await s.api(beta, 'POST', LISTENER_SETS(GW_NS), listenerSet('beta-ls', 'alpha-gw', 'beta-tls')), 'reference.cross-environment', /spec\.parentRef: names Gateway alpha-gw, which belongs to another environment \(the gateway controller adds the set's listeners to the parent Gateway\)/);
+      refused(await s.api(beta, 'POST', LISTENER_SETS(GW_NS), listenerSet('beta-ls', 'shared-gw', 'alpha-tls')), 'reference.cross-environment', /spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: names Secret alpha-tls, which belongs to another environment/);
+      for (const [who, name, parent, secret] of [[alpha, 'alpha-ls', 'alpha-gw', 'alpha-tls'], [beta, 'beta-ls', 'shared-gw', 'beta-tls']] as const) {
+        const stored = await s.api(who, 'POST', LISTENER_SETS(GW_NS), listenerSet(name, parent, secret));
+        assert.equal(stored.status, 201, `${name}: ${stored.text}`);
+      }
+      // A route's parent ListenerSet is read (get on listenersets, from the rendered ClusterRole) and judged as a Gateway is.
+      const onSet = (name: string, set: string) => ({ ...httpRoute(name, { name: 'beta-svc' }), spec: { ...httpRoute(name, { name: 'beta-svc' }).spec, parentRefs: [{ group: GATEWAY_GROUP, kind: 'ListenerSet', name: set, sectionName: 'https' }] } });
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), onSet('beta-on-alpha-ls', 'alpha-ls')), 'reference.cross-environment', /spec\.parentRefs\[0\]: names ListenerSet alpha-ls, which belongs to another environment/);
+      const own = await s.api(beta, 'POST', ROUTES(GW_NS), onSet('beta-on-own-ls', 'beta-ls'));
       assert.equal(own.status, 201, own.text);
     });
   });

@@ -214,7 +214,10 @@
   resources: ["resourceclaims"]
   verbs: ["get"]
 - apiGroups: ["gateway.networking.k8s.io"]
-  resources: ["gateways"]
+  resources: ["gateways", "listenersets"]
+  verbs: ["get"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  resources: ["xlistenersets"]
   verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
@@ -245,7 +248,10 @@
   resources: ["resourceclaims"]
   verbs: ["get"]
 - apiGroups: ["gateway.networking.k8s.io"]
-  resources: ["gateways"]
+  resources: ["gateways", "listenersets"]
+  verbs: ["get"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  resources: ["xlistenersets"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
