@@ -425,6 +425,16 @@ describe('a Gateway API route or Gateway names only what its writer environment 
     admitted(review(HTTPROUTES, RUNNER_A, mirrored('alpha-svc', { name: 'alpha-svc' })));
   });
 
+  test("an HTTPRoute's ExternalAuth filter may not send beta's requests to alpha's Service; alpha's may", () => {
+    const authed = (at: 'rule' | 'backend', service: string) => {
+      const filters = [{ type: 'ExternalAuth', externalAuth: { protocol: 'HTTP', backendRef: { name: service, port: 8080 } } }];
+      return { spec: { rules: [at === 'rule' ? { filters, backendRefs: [{ name: 'beta-svc', port: 80 }] } : { backendRefs: [{ name: 'beta-svc', port: 80, filters }] }] } };
+    };
+    refused(review(HTTPROUTES, RUNNER_B, authed('rule', 'alpha-svc')), 'reference.cross-environment', /spec\.rules\[0\]\.filters\[0\]\.externalAuth\.backendRef: names Service alpha-svc, which belongs to another environment \(the gateway controller sends the route's requests to the backend to authorize them\)/);
+    refused(review(HTTPROUTES, RUNNER_B, authed('backend', 'alpha-svc')), 'reference.cross-environment', /spec\.rules\[0\]\.backendRefs\[0\]\.filters\[0\]\.externalAuth\.backendRef: names Service alpha-svc/);
+    admitted(review(HTTPROUTES, RUNNER_B, authed('rule', 'beta-svc')));
+  });
+
   test("beta's Gateway that would serve alpha's TLS certificate and key is refused; alpha's is admitted", () => {
     refused(review(GATEWAYS, RUNNER_B, gateway({ name: 'alpha-tls' })), 'reference.cross-environment', /spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: names Secret alpha-tls, which belongs to another environment \(the gateway controller serves the Secret's certificate and key on the listener\)/);
     refused(review(GATEWAYS, RUNNER_B, gateway({ name: 'beta-tls' }, { group: '', kind: 'Secret', name: 'alpha-tls' })), 'reference.cross-environment', /certificateRefs\[1\]: names Secret alpha-tls/);

@@ -231,6 +231,14 @@ const ROUTE_MIRRORS = [
   { path: 'spec.rules[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
   { path: 'spec.rules[].backendRefs[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
 ] as const;
+/**
+ * An HTTPRoute's ExternalAuth filters (Gateway API v1.3, experimental): the gateway sends every
+ * request's headers (its credentials) to the backend and lets it decide, as it sends a backend traffic.
+ */
+const ROUTE_EXTERNAL_AUTH = [
+  { path: 'spec.rules[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
+  { path: 'spec.rules[].backendRefs[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
+] as const;
 
 /**
  * The rows, in the order the install renders them. `as const` keeps each row's `kind` a
@@ -515,7 +523,7 @@ export const KIND_TABLE = [
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
   // webhook rule, they say what the routes and Gateways name; a Gateway is read when a route names it).
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS] },
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH] },
   { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS] },
   { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES },
   { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES },

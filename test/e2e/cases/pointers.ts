@@ -275,6 +275,8 @@ export function pointerCases(suite: () => Suite): void {
       const plain = httpRoute('beta-mirror', { name: 'beta-svc' });
       const mirror = { ...plain, spec: { ...plain.spec, rules: [{ ...plain.spec.rules[0], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'alpha-svc', port: 80 } } }] }] } };
       refused(await s.api(beta, 'POST', ROUTES(GW_NS), mirror), 'reference.cross-environment', /spec\.rules\[0\]\.filters\[0\]\.requestMirror\.backendRef: names Service alpha-svc/);
+      const authed = { ...plain, metadata: { name: 'beta-authed' }, spec: { ...plain.spec, rules: [{ ...plain.spec.rules[0], filters: [{ type: 'ExternalAuth', externalAuth: { protocol: 'HTTP', backendRef: { name: 'alpha-svc', port: 80 } } }] }] } };
+      refused(await s.api(beta, 'POST', ROUTES(GW_NS), authed), 'reference.cross-environment', /spec\.rules\[0\]\.filters\[0\]\.externalAuth\.backendRef: names Service alpha-svc/);
       const own = await s.api(alpha, 'POST', ROUTES(GW_NS), httpRoute('alpha-route', { name: 'alpha-svc' }));
       assert.equal(own.status, 201, own.text);
       const betas = await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-own', { group: '', kind: 'Service', name: 'beta-svc' }));
