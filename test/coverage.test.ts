@@ -86,6 +86,12 @@ describe('deed coverage on the recorded envtest documents', () => {
     assert.equal(at('Gateway', 'spec.listeners[].tls.certificateRefs[]').class, 'judged');
     assert.equal(at('HTTPRoute', 'spec.parentRefs[]').class, 'judged');
     assert.equal(at('HTTPRoute', 'spec.rules[].filters[].extensionRef').class, 'unjudged');
+    // The autoscalers' and rollout controllers' targets, and their other fields.
+    const of = (group: string, kind: string, path: string) => classifyField({ group, version: 'v1', kind, path, key: `${group}/${kind}.${path}`, shape: 'object-reference', custom: true }).class;
+    assert.equal(of('autoscaling.k8s.io', 'VerticalPodAutoscaler', 'spec.targetRef'), 'judged');
+    assert.equal(of('keda.sh', 'ScaledObject', 'spec.scaleTargetRef'), 'judged');
+    assert.equal(of('argoproj.io', 'Rollout', 'spec.workloadRef'), 'judged');
+    assert.equal(of('keda.sh', 'ScaledObject', 'spec.triggers[].authenticationRef'), 'unjudged');
   });
 
   test('status is not walked, and a reference is found by its shape', () => {

@@ -52,6 +52,9 @@ const GATEWAYS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resou
 const BACKEND_TLS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'backendtlspolicies', kind: 'BackendTLSPolicy' };
 const LISTENER_SETS: Gvr = { group: 'gateway.networking.k8s.io', version: 'v1', resource: 'listenersets', kind: 'ListenerSet' };
 const X_LISTENER_SETS: Gvr = { group: 'gateway.networking.x-k8s.io', version: 'v1alpha1', resource: 'xlistenersets', kind: 'XListenerSet' };
+const VPAS: Gvr = { group: 'autoscaling.k8s.io', version: 'v1', resource: 'verticalpodautoscalers', kind: 'VerticalPodAutoscaler' };
+const SCALED_OBJECTS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'scaledobjects', kind: 'ScaledObject' };
+const ROLLOUTS: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'rollouts', kind: 'Rollout' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -185,6 +188,12 @@ const mirrored = (backend: string, mirror: Record<string, unknown>) => ({ spec: 
 /** A route attached to these parents (`{name}` alone: a Gateway, as defaulted) that redirects alpha's host's /login elsewhere: no backend to judge. */
 const attached = (...parents: Array<Record<string, unknown>>) => ({ spec: { parentRefs: parents, hostnames: ['alpha.example.com'], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/login' } }], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'beta.example.com' } }] }] } });
 const gateway = (...certificateRefs: Array<Record<string, unknown>>) => ({ spec: { gatewayClassName: 'shared', listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'beta.example.com', tls: { mode: 'Terminate', certificateRefs } }] } });
+/** A workload reference as the HPA's: `{apiVersion, kind, name}`. */
+const target = (name: string, kind = 'Deployment', apiVersion = 'apps/v1') => ({ apiVersion, kind, name });
+/** A VPA that holds its target's pods to at least 64 CPUs. */
+const vpa = (targetRef: Record<string, unknown>) => ({ spec: { targetRef, updatePolicy: { updateMode: 'Recreate' }, resourcePolicy: { containerPolicies: [{ containerName: '*', minAllowed: { cpu: '64' } }] } } });
+const scaledObject = (scaleTargetRef: Record<string, unknown>) => ({ spec: { scaleTargetRef, minReplicaCount: 0, triggers: [{ type: 'cron', metadata: { timezone: 'Etc/UTC', start: '0 0 * * *', end: '1 0 * * *', desiredReplicas: '1' } }] } });
+const rollout = (workloadRef: Record<string, unknown>) => ({ spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, workloadRef, strategy: { canary: { steps: [{ setWeight: 20 }] } } } });
 const controlledBy = (kind: string, name: string, uid: string, group = 'batch/v1') => ({ ownerReferences: [{ apiVersion: group, kind, name, uid, controller: true }] });
 const pod = (meta: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({ metadata: meta, spec: { containers: [{ name: 'main', image: 'registry.example/agent:1' }], ...spec } });
 
@@ -585,6 +594,74 @@ describe('a Gateway API route or Gateway names only what its writer environment 
   });
 });
 
+describe('a VPA, a KEDA ScaledObject or an Argo Rollout names only a workload its writer environment may use', () => {
+  const kinds: Array<[Gvr, string, (ref: Record<string, unknown>) => Record<string, unknown>, RegExp]> = [
+    [VPAS, 'spec.targetRef', vpa, /the VPA updater evicts the target's pods and the VPA admission controller rewrites their resource requests/],
+    [SCALED_OBJECTS, 'spec.scaleTargetRef', scaledObject, /the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates/],
+    [ROLLOUTS, 'spec.workloadRef', rollout, /the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero/],
+  ];
+
+  test("beta's naming alpha's Deployment is refused at the field, naming who acts on it; alpha's and beta's own are admitted", () => {
+    for (const [g, path, make, follower] of kinds) {
+      const message = refused(review(g, RUNNER_B, make(target('alpha-web'))), 'reference.cross-environment', new RegExp(`${path.replace('.', '\\.')}: names Deployment alpha-web, which belongs to another environment`));
+      assert.match(message, follower);
+      assert.match(message, /environment "beta" may not/);
+      admitted(review(g, RUNNER_A, make(target('alpha-web'))));
+      admitted(review(g, RUNNER_B, make(target('beta-web'))));
+    }
+  });
+
+  test("a principal of no environment may name an unstamped Deployment, not alpha's; the platform's writes are not judged", () => {
+    for (const [g, , make] of kinds) {
+      admitted(review(g, NONE, make(target('platform-web'))));
+      refused(review(g, NONE, make(target('alpha-web'))), 'reference.cross-environment', /stranger acts for no environment and may not/);
+      admitted(review(g, ARGO, make(target('alpha-web'))));
+      admitted(review(g, ADMIN, make(target('alpha-web'))));
+    }
+  });
+
+  test("a ScaledObject's target without apiVersion or kind is KEDA's default, an apps/v1 Deployment, and judged as one", () => {
+    for (const ref of [{ name: 'alpha-web' }, { kind: 'Deployment', name: 'alpha-web' }, { apiVersion: 'apps/v1', name: 'alpha-web' }, { apiVersion: '', kind: '', name: 'alpha-web' }])
+      refused(review(SCALED_OBJECTS, RUNNER_B, scaledObject(ref)), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment/);
+    admitted(review(SCALED_OBJECTS, RUNNER_A, scaledObject({ name: 'alpha-web' })));
+    admitted(review(SCALED_OBJECTS, RUNNER_B, scaledObject({ name: 'beta-web' })));
+    const refs = (obj: Record<string, unknown>) => objectReferences(SCALED_OBJECTS, { apiVersion: apiVersion(SCALED_OBJECTS), kind: 'ScaledObject', metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.name]);
+    assert.deepEqual(refs(scaledObject({ name: 'web' })), [['spec.scaleTargetRef', 'apps', 'Deployment', 'web']]);
+    // Each default stands alone, as KEDA reads them: a kind without apiVersion is of group apps, an apiVersion without kind names a Deployment.
+    assert.deepEqual(refs(scaledObject({ kind: 'StatefulSet', name: 'db' })), [['spec.scaleTargetRef', 'apps', 'StatefulSet', 'db']]);
+    assert.deepEqual(refs(scaledObject({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'web' })), [['spec.scaleTargetRef', 'argoproj.io', 'Rollout', 'web']]);
+    for (const spec of [null, 'x', { scaleTargetRef: 'web' }, { scaleTargetRef: { name: '' } }, { scaleTargetRef: { kind: 'Deployment' } }, { scaleTargetRef: { name: 7 } }]) assert.deepEqual(refs({ spec }), []);
+    // The HPA's, and the other rows' without a default, still name nothing without a kind.
+    assert.deepEqual(objectReferences(HPA, { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: {}, spec: { scaleTargetRef: { name: 'web' } } } as KubeObject), []);
+    assert.deepEqual(objectReferences(VPAS, { apiVersion: apiVersion(VPAS), kind: 'VerticalPodAutoscaler', metadata: {}, spec: { targetRef: { name: 'web' } } } as KubeObject), []);
+  });
+
+  test("a target of a kind Deed does not read comes only from the platform's principals, as the HPA's does", () => {
+    for (const [g, , make] of kinds) {
+      refused(review(g, RUNNER_B, make(target('web', 'Rollout', 'argoproj.io/v1alpha1'))), 'reference.unknown', /names Rollout web \(argoproj\.io\), a kind Deed does not read/);
+      admitted(review(g, ARGO, make(target('web', 'Rollout', 'argoproj.io/v1alpha1'))));
+    }
+  });
+
+  test('a target that does not exist is refused, and one Deed cannot read now is refused (fail closed)', () => {
+    for (const [g, , make] of kinds) {
+      refused(review(g, RUNNER_B, make(target('gone'))), 'reference.absent', /names Deployment gone, which does not exist; create it first/);
+      refused(review(g, RUNNER_B, make(target('unlisted'))), 'reference.unknown', /cannot tell which environment Deployment unlisted belongs to: not in the test table/);
+    }
+  });
+
+  test("an UPDATE that retargets beta's to alpha's Deployment is refused; one that keeps the target, or spells out KEDA's defaults, reads nothing", () => {
+    for (const [g, , make] of kinds) refused(review(g, RUNNER_B, make(target('alpha-web')), { operation: 'UPDATE', old: make(target('beta-web')) }), 'reference.cross-environment');
+    refused(review(SCALED_OBJECTS, RUNNER_B, scaledObject({ name: 'alpha-web' }), { operation: 'UPDATE', old: scaledObject({ name: 'beta-web' }) }), 'reference.cross-environment');
+    const lookup = lookupOf({});
+    const body = review(SCALED_OBJECTS, RUNNER_B, { spec: { ...scaledObject(target('beta-web')).spec, minReplicaCount: 1 } }, { operation: 'UPDATE', old: scaledObject({ name: 'beta-web' }) });
+    body.request.oldObject.metadata = { ...body.request.oldObject.metadata, ...owned('ScaledObject', 'beta').metadata };
+    body.request.object.metadata = body.request.oldObject.metadata;
+    assert.equal(answer('validate', body, lookup).allowed, true);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('deployments/')), []);
+  });
+});
+
 describe("a service account's stamps say whose credential it is", () => {
   const tokenRequest = (userInfo: UserInfo, account: string) =>
     review(SERVICE_ACCOUNTS, userInfo, { spec: { audiences: ['api'] } }, { subResource: 'token', name: account, requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } });
@@ -730,6 +807,9 @@ describe('the read plan reads what the reference rules judge, and nothing else',
     ['an EndpointSlice', review(SLICE, RUNNER_B, slice('alpha-svc'))],
     ['an HTTPRoute with a mirror and a backend in another namespace', review(HTTPROUTES, RUNNER_B, { spec: { rules: [{ ...mirrored('beta-svc', { name: 'alpha-svc' }).spec.rules[0], backendRefs: [{ name: 'alpha-api', namespace: 'sandbox-a', port: 80 }] }] } })],
     ['a Gateway', review(GATEWAYS, RUNNER_B, gateway({ name: 'alpha-tls' }, { name: 'beta-tls' }))],
+    ['a VerticalPodAutoscaler', review(VPAS, RUNNER_B, vpa(target('alpha-web')))],
+    ['a ScaledObject of the default target kind', review(SCALED_OBJECTS, RUNNER_B, scaledObject({ name: 'alpha-web' }))],
+    ['a Rollout with a workloadRef', review(ROLLOUTS, RUNNER_B, rollout(target('alpha-web')))],
     ['a route attached to Gateways and a mesh Service', review(HTTPROUTES, RUNNER_B, attached({ name: 'alpha-gw' }, { name: 'shared-gw' }, { name: 'alpha-edge', namespace: 'sandbox-a' }, { group: '', kind: 'Service', name: 'alpha-svc' }))],
     ['a pod with a controller', review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'), { serviceAccountName: 'alpha-sa' }))],
     ['a pod of a DRA claim', review(PODS, RUNNER_B, pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: 'alpha-gpu' }] }))],

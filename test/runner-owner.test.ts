@@ -143,6 +143,8 @@ describe('guard.runner-owner', () => {
     admitted(body);
     assert.deepEqual(reads(body), []);
     refused(review(MANAGER, [{ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', name: 'np', uid: LEASE_UID }]), /a kind Deed does not read/);
+    // One the kind table names only for what it points at (an Argo Rollout, a KEDA ScaledObject) is a custom resource still.
+    for (const [apiVersion, kind] of [['argoproj.io/v1alpha1', 'Rollout'], ['keda.sh/v1alpha1', 'ScaledObject']] as const) admitted(review(MANAGER, [{ apiVersion, kind, name: 'owner', uid: LEASE_UID }]));
   });
 
   test('a pod of no mapped account with the same unstamped owner is admitted, and reads no owner', () => {

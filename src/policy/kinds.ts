@@ -100,7 +100,9 @@ export interface ReferenceFacts {
   /**
    * `name`: the field holds the name of an object of `kind`; `label`: the label `label`
    * holds it (`path` is `metadata.labels`); `object-ref`: the field is a typed reference
-   * ({apiVersion or apiGroup, kind, name}) and names its kind itself; `gateway-ref`: a
+   * ({apiVersion or apiGroup, kind, name}) and names its kind itself, or, with `kind`, the
+   * group of `kind` when it gives no apiVersion and the kind `kind` when it gives no kind (a
+   * KEDA ScaledObject's scaleTargetRef, which KEDA takes for an apps/v1 Deployment so); `gateway-ref`: a
    * Gateway API reference ({group?, kind?, name, namespace?}: a route's backendRef, a
    * listener's certificateRef), whose group and kind default to `kind`'s and whose
    * namespace defaults to the object's own.
@@ -108,7 +110,7 @@ export interface ReferenceFacts {
   by: 'name' | 'label' | 'object-ref' | 'gateway-ref';
   /** The label key, for `label`. */
   label?: string;
-  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref`, the kind a reference that gives none names. */
+  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
   kind?: { group: string; kind: string };
   /** Who acts on the object named, for messages and the docs. */
   follower: string;
@@ -499,6 +501,34 @@ export const KIND_TABLE = [
     resource: 'horizontalpodautoscalers',
     namespaced: true,
     references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', follower: "the horizontal-pod-autoscaler controller writes the target's /scale" }],
+  },
+  // The autoscalers and rollout controllers clusters commonly run (custom resources, installed or
+  // not): each acts on the workload it names, as the HPA controller does. The rows add no webhook
+  // rule and no read of their own (the default row reviews them; their targets are workloads).
+  {
+    kind: 'VerticalPodAutoscaler',
+    group: 'autoscaling.k8s.io',
+    version: 'v1',
+    resource: 'verticalpodautoscalers',
+    namespaced: true,
+    references: [{ path: 'spec.targetRef', by: 'object-ref', follower: "the VPA updater evicts the target's pods and the VPA admission controller rewrites their resource requests" }],
+  },
+  {
+    kind: 'ScaledObject',
+    group: 'keda.sh',
+    version: 'v1alpha1',
+    resource: 'scaledobjects',
+    namespaced: true,
+    // KEDA takes a target without apiVersion as of group apps, one without kind as a Deployment.
+    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }],
+  },
+  {
+    kind: 'Rollout',
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    resource: 'rollouts',
+    namespaced: true,
+    references: [{ path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" }],
   },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },

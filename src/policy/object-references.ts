@@ -83,7 +83,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower });
       continue;
     }
-    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : typedReference(value);
+    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : typedReference(value, facts.kind);
     if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower });
   }
   return out;
@@ -109,14 +109,21 @@ function gatewayReference(value: unknown, defaults: { group: string; kind: strin
   };
 }
 
-/** `{apiVersion, kind, name}` (a scale target) or `{apiGroup, kind, name}` (a TypedLocalObjectReference). */
-function typedReference(value: unknown): { group: string; kind: string; name: string } | undefined {
+/**
+ * `{apiVersion, kind, name}` (a scale target) or `{apiGroup, kind, name}` (a TypedLocalObjectReference).
+ * With `defaults` (a KEDA scaleTargetRef), an absent or empty apiVersion names the defaults'
+ * group and an absent or empty kind their kind, as the follower reads it; without, a reference
+ * that gives no kind names nothing.
+ */
+function typedReference(value: unknown, defaults?: { group: string; kind: string }): { group: string; kind: string; name: string } | undefined {
   if (!isRec(value)) return undefined;
-  const kind = text(value, 'kind');
+  const given = text(value, 'kind');
+  const kind = given === undefined || given === '' ? defaults?.kind : given;
   const name = text(value, 'name');
-  if (kind === undefined || kind === '' || name === undefined || name === '') return undefined;
+  if (kind === undefined || name === undefined || name === '') return undefined;
   const apiVersion = text(value, 'apiVersion');
-  const group = apiVersion !== undefined ? (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') : (text(value, 'apiGroup') ?? '');
+  const defaulted = defaults !== undefined && (apiVersion === undefined || apiVersion === '');
+  const group = defaulted ? defaults.group : apiVersion !== undefined ? (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') : (text(value, 'apiGroup') ?? '');
   return { group, kind, name };
 }
 

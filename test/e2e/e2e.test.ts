@@ -41,6 +41,7 @@ import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
 import { coverageCases } from './cases/coverage.js';
 import { runnerOwnerCases } from './cases/runner-owners.js';
+import { scaleTargetCases } from './cases/scale-targets.js';
 import { largeMetadataCases } from './cases/large-metadata.js';
 
 const found = assets();
@@ -100,6 +101,7 @@ describe('Deed in a real API server', { skip }, () => {
   namespaceWideCases(get, tools);
   realWorkloadCases(get, tools);
   runnerOwnerCases(get);
+  scaleTargetCases(get);
   // After every case that installs a CRD: their kinds must classify too.
   coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.

@@ -86,8 +86,9 @@ export function runnerOwnerFindings(req: AdmissionRequest, namespace: string, re
     const key = ownerLookupKey(ref, namespace);
     if (key === undefined) {
       const row = kindRowNamed(groupOf(ref.apiVersion), ref.kind);
-      // A Kubernetes kind of a namespace Deed does not read (a NetworkPolicy, an Event) is one tenants may delete.
-      if (row !== undefined ? row.namespaced : isKubernetesGroup(groupOf(ref.apiVersion))) refuse(`is a ${ref.kind} (${ref.apiVersion}), a kind Deed does not read, so whose it is cannot be told`);
+      // A Kubernetes kind of a namespace Deed does not read (a NetworkPolicy, an Event) is one tenants may delete;
+      // a custom resource is its operator's, whether or not the table names it for its references (a Rollout).
+      if ((row?.namespaced ?? true) && isKubernetesGroup(groupOf(ref.apiVersion))) refuse(`is a ${ref.kind} (${ref.apiVersion}), a kind Deed does not read, so whose it is cannot be told`);
       continue;
     }
     if (!readable.has(`${key.resource}/${key.name}`)) {

@@ -1,0 +1,155 @@
+// The workload autoscalers and rollout controllers clusters commonly run, in the real API
+// server (docs/security-model.md, "What an object points at"): each acts on the workload its
+// object names, later and unreviewed, for whoever wrote the reference, as the HPA controller
+// does. In a namespace alpha and beta share, beta's VerticalPodAutoscaler (the VPA updater
+// evicts the target's pods, its admission controller rewrites their requests), KEDA
+// ScaledObject (the operator scales the target, to zero when idle) and Argo Rollouts Rollout
+// with a workloadRef (it takes the Deployment's pod template and scales it down) naming
+// alpha's Deployment are refused as beta's HPA is; beta's own, and a principal of no
+// environment's naming the platform's unstamped Deployment, are stored.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { Identity } from '../client.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, refusedBy as refused } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const NS = 'shared-scalers';
+const MERGE = 'application/merge-patch+json';
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = Record<string, any>;
+
+// Stand-ins for the projects' CRDs (the real ones carry full schemas; the suite installs
+// nothing from the network): only what the API server needs to serve the kinds, and the
+// approval annotation a CRD of a *.k8s.io group must carry (the VPA's own).
+const KINDS = [
+  { group: 'autoscaling.k8s.io', version: 'v1', plural: 'verticalpodautoscalers', kind: 'VerticalPodAutoscaler', approval: 'https://github.com/kubernetes/kubernetes/pull/63797' },
+  { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects', kind: 'ScaledObject' },
+  { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' },
+] as const;
+const standInCrd = (k: (typeof KINDS)[number]) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${k.plural}.${k.group}`, ...('approval' in k ? { annotations: { 'api-approved.kubernetes.io': k.approval } } : {}) },
+  spec: {
+    group: k.group,
+    scope: 'Namespaced',
+    names: { plural: k.plural, singular: k.kind.toLowerCase(), kind: k.kind, listKind: `${k.kind}List` },
+    versions: [{ name: k.version, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+});
+const path = (k: (typeof KINDS)[number]) => `/apis/${k.group}/${k.version}/namespaces/${NS}/${k.plural}`;
+const [VPA, KEDA, ARGO] = KINDS;
+const VPAS = path(VPA);
+const SCALED_OBJECTS = path(KEDA);
+const ROLLOUTS = path(ARGO);
+
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } },
+});
+/** A VPA that would hold the target's pods to at least 64 CPUs: unschedulable. */
+const vpa = (name: string, target: string) => ({
+  apiVersion: `${VPA.group}/${VPA.version}`,
+  kind: VPA.kind,
+  metadata: { name },
+  spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: target }, updatePolicy: { updateMode: 'Recreate' }, resourcePolicy: { containerPolicies: [{ containerName: '*', minAllowed: { cpu: '64' } }] } },
+});
+/** A ScaledObject with this scaleTargetRef (`{name}` alone: KEDA's default, an apps/v1 Deployment). */
+const scaledObject = (name: string, scaleTargetRef: Any) => ({
+  apiVersion: `${KEDA.group}/${KEDA.version}`,
+  kind: KEDA.kind,
+  metadata: { name },
+  spec: { scaleTargetRef, minReplicaCount: 0, triggers: [{ type: 'cron', metadata: { timezone: 'Etc/UTC', start: '0 0 1 1 *', end: '1 0 1 1 *', desiredReplicas: '1' } }] },
+});
+const rollout = (name: string, target: string) => ({
+  apiVersion: `${ARGO.group}/${ARGO.version}`,
+  kind: ARGO.kind,
+  metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: target, scaleDown: 'onsuccess' }, strategy: { canary: { steps: [{ setWeight: 20 }] } } },
+});
+
+export function scaleTargetCases(suite: () => Suite): void {
+  // The tenant role is Kubernetes' edit role, which grants none of these custom resources:
+  // each identity here holds a namespace-admin Role (every verb on every resource of NS).
+  describe("a VPA, a KEDA ScaledObject or an Argo Rollout names only a workload its writer environment may use", () => {
+    let beta: Identity; // sandbox-b:scale-admin: acts for beta
+    let alpha: Identity; // sandbox-a:runner: alpha's runner
+    let stranger: Identity; // plain:scale-stranger: acts for no environment
+
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      for (const k of KINDS) ok(`CRD ${k.plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd(k)));
+      beta = await s.newIdentity('sandbox-b', 'scale-admin');
+      stranger = await s.newIdentity('plain', 'scale-stranger');
+      alpha = s.runnerA.identity;
+      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'scale-admins' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'scale-admin'], ['plain', 'scale-stranger']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      await eventually('the stand-in kinds are served', async () => (await Promise.all(KINDS.map(async (k) => (await s.api(s.admin, 'GET', path(k))).status))).every((st) => st === 200));
+      for (const who of [alpha, beta, stranger])
+        await eventually(`RBAC lets ${who.name} create rollouts in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROLLOUTS}?dryRun=All`, rollout('rbac-probe', 'rbac-probe'))).text));
+      await createStamped(s, alpha, 'alpha', [['deployment', collectionPath('Deployment', NS), deployment('alpha-web')]], {});
+      await createStamped(s, beta, 'beta', [['deployment', collectionPath('Deployment', NS), deployment('beta-web')]], {});
+      // The platform's, created by the administrator (break-glass, no environment): unstamped.
+      ok('platform deployment', await s.api(s.admin, 'POST', collectionPath('Deployment', NS), deployment('platform-web')));
+    });
+
+    test("beta's VerticalPodAutoscaler of alpha's Deployment is refused; alpha's of its own is stored", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', VPAS, vpa('beta-vpa', 'alpha-web')), 'reference.cross-environment', /spec\.targetRef: names Deployment alpha-web, which belongs to another environment \(the VPA updater evicts the target's pods/);
+      const own = await s.api(alpha, 'POST', VPAS, vpa('alpha-vpa', 'alpha-web'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's ScaledObject of alpha's Deployment is refused, with KEDA's defaulted target as with an explicit one", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', SCALED_OBJECTS, scaledObject('beta-so', { apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web' })), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment \(the KEDA operator scales the target/);
+      // No apiVersion and no kind: KEDA takes an apps/v1 Deployment.
+      refused(await s.api(beta, 'POST', SCALED_OBJECTS, scaledObject('beta-so', { name: 'alpha-web' })), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment/);
+      refused(await s.api(beta, 'POST', SCALED_OBJECTS, scaledObject('beta-so', { kind: 'Deployment', name: 'alpha-web' })), 'reference.cross-environment', /names Deployment alpha-web/);
+      const own = await s.api(alpha, 'POST', SCALED_OBJECTS, scaledObject('alpha-so', { name: 'alpha-web' }));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's Rollout that takes over alpha's Deployment by workloadRef is refused; alpha's is stored", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', ROLLOUTS, rollout('beta-ro', 'alpha-web')), 'reference.cross-environment', /spec\.workloadRef: names Deployment alpha-web, which belongs to another environment \(the Argo Rollouts controller runs the Deployment's pod template/);
+      const own = await s.api(alpha, 'POST', ROLLOUTS, rollout('alpha-ro', 'alpha-web'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's of its own Deployment are stored, and an UPDATE that retargets one to alpha's is refused", async () => {
+      const s = suite();
+      for (const [what, at, body] of [
+        ['VPA', VPAS, vpa('beta-own-vpa', 'beta-web')],
+        ['ScaledObject', SCALED_OBJECTS, scaledObject('beta-own-so', { name: 'beta-web' })],
+        ['Rollout', ROLLOUTS, rollout('beta-own-ro', 'beta-web')],
+      ] as const) {
+        const own = await s.api(beta, 'POST', at, body);
+        assert.equal(own.status, 201, `${what}: ${own.text}`);
+      }
+      refused(await s.api(beta, 'PATCH', `${SCALED_OBJECTS}/beta-own-so`, { spec: { scaleTargetRef: { name: 'alpha-web' } } }, MERGE), 'reference.cross-environment', /names Deployment alpha-web/);
+      refused(await s.api(beta, 'PATCH', `${VPAS}/beta-own-vpa`, { spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web' } } }, MERGE), 'reference.cross-environment', /names Deployment alpha-web/);
+    });
+
+    test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
+      const s = suite();
+      for (const [what, at, body] of [
+        ['VPA', VPAS, vpa('platform-vpa', 'platform-web')],
+        ['ScaledObject', SCALED_OBJECTS, scaledObject('platform-so', { name: 'platform-web' })],
+        ['Rollout', ROLLOUTS, rollout('platform-ro', 'platform-web')],
+      ] as const) {
+        const stored = await s.api(stranger, 'POST', at, body);
+        assert.equal(stored.status, 201, `${what}: ${stored.text}`);
+      }
+      refused(await s.api(stranger, 'POST', SCALED_OBJECTS, scaledObject('stranger-so', { name: 'alpha-web' })), 'reference.cross-environment', /acts for no environment and may not/);
+    });
+  });
+}
