@@ -94,6 +94,14 @@ describe('deed coverage on the recorded envtest documents', () => {
     assert.equal(of('keda.sh', 'ScaledObject', 'spec.triggers[].authenticationRef'), 'unjudged');
   });
 
+  test("cert-manager's issuerRef and a Certificate's secretName are judged; an Issuer's own Secrets are its operator's", () => {
+    const at = (kind: string, path: string) => classifyField({ group: 'cert-manager.io', version: 'v1', kind, path, key: `cert-manager.io/${kind}.${path}`, shape: 'object-reference', custom: true });
+    assert.equal(at('Certificate', 'spec.issuerRef').class, 'judged');
+    assert.equal(at('Certificate', 'spec.secretName').class, 'judged');
+    assert.equal(at('CertificateRequest', 'spec.issuerRef').class, 'judged');
+    assert.equal(at('Issuer', 'spec.ca.secretName').class, 'unjudged');
+  });
+
   test('status is not walked, and a reference is found by its shape', () => {
     const pod = referenceFields({ group: '', version: 'v1', kind: 'Pod' }, docs().openapi)!;
     assert.ok(pod.every((f) => !f.path.startsWith('status')));

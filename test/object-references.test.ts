@@ -55,6 +55,8 @@ const X_LISTENER_SETS: Gvr = { group: 'gateway.networking.x-k8s.io', version: 'v
 const VPAS: Gvr = { group: 'autoscaling.k8s.io', version: 'v1', resource: 'verticalpodautoscalers', kind: 'VerticalPodAutoscaler' };
 const SCALED_OBJECTS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'scaledobjects', kind: 'ScaledObject' };
 const ROLLOUTS: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'rollouts', kind: 'Rollout' };
+const CERTIFICATES: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'certificates', kind: 'Certificate' };
+const CERTIFICATE_REQUESTS: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'certificaterequests', kind: 'CertificateRequest' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -110,6 +112,14 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'services/sandbox-a/alpha-api': stampedMetadata('Service', 'alpha', 'sandbox-a'),
   'services/sandbox-a/alpha-plain': { metadata: { uid: 'alpha-plain-uid' } },
   'secrets/sandbox-a/alpha-cert': stampedMetadata('Secret', 'alpha', 'sandbox-a'),
+  // cert-manager's Issuers: alpha's CA, beta's, the platform's (unstamped), one not made yet.
+  'issuers/shared/alpha-ca': owned('Issuer', 'alpha'),
+  'issuers/shared/beta-ca': owned('Issuer', 'beta'),
+  'issuers/shared/platform-ca': { metadata: { uid: 'platform-ca-uid' } },
+  'issuers/shared/gone-ca': null,
+  'issuers/sandbox-a/gone-ca': null,
+  // A Certificate's Secret that cert-manager has not made yet.
+  'secrets/shared/new-tls': null,
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -662,6 +672,108 @@ describe('a VPA, a KEDA ScaledObject or an Argo Rollout names only a workload it
   });
 });
 
+describe("a cert-manager Certificate, CertificateRequest or issuer annotation names only what its writer environment may use", () => {
+  const CERT_MANAGER_SA: UserInfo = { username: 'system:serviceaccount:cert-manager:cert-manager', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+  /** A Certificate for beta's host, signed by this issuerRef (`{name}` alone: an Issuer, as defaulted), into `secretName`. */
+  const certificate = (issuerRef: Record<string, unknown>, secretName = 'new-tls') => ({ spec: { secretName, dnsNames: ['beta.example.com'], issuerRef } });
+  const request = (issuerRef: Record<string, unknown>) => ({ spec: { request: 'LS0tLS1CRUdJTi...', usages: ['server auth'], issuerRef } });
+  const annotated = (annotations: Record<string, string>) => ({ metadata: { annotations }, ...ingress('beta-svc') });
+
+  test("beta's Certificate signed by alpha's Issuer is refused at issuerRef, defaulted or explicit; alpha's own, beta's own and the platform's Issuer are admitted", () => {
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'alpha-ca' })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs to another environment \(cert-manager has the issuer sign the Certificate's key/);
+    // cert-manager reads an empty group as its own, and an empty kind as Issuer.
+    for (const explicit of [{ kind: 'Issuer', group: 'cert-manager.io' }, { kind: 'Issuer' }, { group: '' }, { kind: '', group: '' }])
+      refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'alpha-ca', ...explicit })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca/);
+    // An issuerRef has no namespace: cert-manager reads the Issuer in the Certificate's own, whatever the reference holds.
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'alpha-ca', namespace: 'sandbox-b' })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs/);
+    refused(review(CERTIFICATES, NONE, certificate({ name: 'alpha-ca' })), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    admitted(review(CERTIFICATES, RUNNER_A, certificate({ name: 'alpha-ca' })));
+    admitted(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca', kind: 'Issuer', group: 'cert-manager.io' })));
+    // A tenant of no environment on the platform's unstamped Issuer; the platform's writes are not judged.
+    admitted(review(CERTIFICATES, NONE, certificate({ name: 'platform-ca' })));
+    admitted(review(CERTIFICATES, ARGO, certificate({ name: 'alpha-ca' })));
+  });
+
+  test("beta's CertificateRequest to alpha's Issuer is refused (cert-manager's approver approves every request); alpha's is admitted", () => {
+    refused(review(CERTIFICATE_REQUESTS, RUNNER_B, request({ name: 'alpha-ca' })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs to another environment \(cert-manager approves the request and has the issuer sign it/);
+    admitted(review(CERTIFICATE_REQUESTS, RUNNER_A, request({ name: 'alpha-ca', kind: 'Issuer' })));
+    admitted(review(CERTIFICATE_REQUESTS, RUNNER_B, request({ name: 'beta-ca' })));
+  });
+
+  test('a ClusterIssuer is the platform\'s: any writer may name one, and nothing is read for it', () => {
+    for (const who of [RUNNER_A, RUNNER_B, NONE]) {
+      const lookup = lookupOf(CLUSTER);
+      admitted(review(CERTIFICATES, who, certificate({ name: 'letsencrypt', kind: 'ClusterIssuer' })), lookup);
+      admitted(review(CERTIFICATE_REQUESTS, who, request({ name: 'letsencrypt', kind: 'ClusterIssuer', group: 'cert-manager.io' })), lookup);
+      assert.deepEqual([...lookup.reads].filter((k) => k.includes('issuers/')), []);
+    }
+  });
+
+  test("beta's Certificate may not have cert-manager overwrite alpha's TLS Secret; a Secret that does not exist yet is cert-manager's to make", () => {
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca' }, 'alpha-tls')), 'reference.cross-environment', /spec\.secretName: names Secret alpha-tls, which belongs to another environment \(cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds\)/);
+    admitted(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca' }, 'new-tls')));
+    admitted(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca' }, 'beta-tls')));
+    admitted(review(CERTIFICATES, RUNNER_A, certificate({ name: 'alpha-ca' }, 'alpha-tls')));
+    // One Deed cannot read now is refused (fail closed).
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca' }, 'unread-tls')), 'reference.unknown', /cannot tell which environment Secret unread-tls belongs to/);
+  });
+
+  test("an Issuer that does not exist is refused but where the writer's environment is bound; one Deed cannot read is refused", () => {
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'gone-ca' })), 'reference.absent', /spec\.issuerRef: names Issuer gone-ca, which does not exist; create it first/);
+    admitted(review(CERTIFICATES, RUNNER_A, certificate({ name: 'gone-ca' }, 'alpha-new'), { namespace: 'sandbox-a' }), lookupOf({ ...CLUSTER, 'secrets/sandbox-a/alpha-new': null }));
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'unread-ca' })), 'reference.unknown', /cannot tell which environment Issuer unread-ca belongs to/);
+  });
+
+  test("an issuer of a kind Deed does not read (an external issuer's) comes only from the platform's principals", () => {
+    const external = certificate({ name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' });
+    refused(review(CERTIFICATES, RUNNER_B, external), 'reference.unknown', /spec\.issuerRef: names AWSPCAIssuer pca \(awspca\.cert-manager\.io\), a kind Deed does not read/);
+    admitted(review(CERTIFICATES, ARGO, external));
+  });
+
+  test("an UPDATE that moves beta's Certificate onto alpha's Issuer or Secret is refused; one that keeps them reads nothing", () => {
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'alpha-ca' }), { operation: 'UPDATE', old: certificate({ name: 'beta-ca' }) }), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca/);
+    refused(review(CERTIFICATES, RUNNER_B, certificate({ name: 'beta-ca' }, 'alpha-tls'), { operation: 'UPDATE', old: certificate({ name: 'beta-ca' }) }), 'reference.cross-environment', /spec\.secretName: names Secret alpha-tls/);
+    const lookup = lookupOf({});
+    const body = review(CERTIFICATES, RUNNER_B, { spec: { ...certificate({ name: 'beta-ca' }).spec, dnsNames: ['beta2.example.com'] } }, { operation: 'UPDATE', old: certificate({ name: 'beta-ca' }) });
+    body.request.oldObject.metadata = { ...body.request.oldObject.metadata, ...owned('Certificate', 'beta').metadata };
+    body.request.object.metadata = body.request.oldObject.metadata;
+    assert.equal(answer('validate', body, lookup).allowed, true);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('issuers/') || k.startsWith('secrets/')), []);
+  });
+
+  test("the ingress-shim's Certificate is cert-manager's, not the Ingress's environment's: the issuer annotation of beta's Ingress or Gateway is judged where beta writes it", () => {
+    // What the shim makes, owned by beta's Ingress: judged as cert-manager's own (no environment), not as beta's.
+    const shimmed = (issuer: string) => ({ metadata: controlledBy('Ingress', 'beta-web', 'beta-web-uid', 'networking.k8s.io/v1'), ...certificate({ name: issuer, kind: 'Issuer' }, 'beta-web-tls') });
+    refused(review(CERTIFICATES, CERT_MANAGER_SA, shimmed('beta-ca')), 'reference.cross-environment', /spec\.issuerRef: names Issuer beta-ca, which belongs to another environment .*cert-manager acts for no environment and may not/);
+    // So cert-manager's controller runs as a platform principal, unjudged: the annotation is where the issuer is chosen.
+    refused(review(INGRESS, RUNNER_B, annotated({ 'cert-manager.io/issuer': 'alpha-ca' })), 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/issuer"\]: names Issuer alpha-ca, which belongs to another environment \(cert-manager's ingress-shim makes a Certificate that the issuer signs/);
+    // issuer-kind replaces the kind of either annotation, as the shim reads it (an empty one is an Issuer).
+    refused(review(INGRESS, RUNNER_B, annotated({ 'cert-manager.io/cluster-issuer': 'alpha-ca', 'cert-manager.io/issuer-kind': 'Issuer' })), 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/cluster-issuer"\]: names Issuer alpha-ca/);
+    refused(review(INGRESS, RUNNER_B, annotated({ 'cert-manager.io/cluster-issuer': 'alpha-ca', 'cert-manager.io/issuer-kind': '', 'cert-manager.io/issuer-group': '' })), 'reference.cross-environment', /names Issuer alpha-ca/);
+    refused(review(GATEWAYS, RUNNER_B, { metadata: { annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, ...gateway({ name: 'beta-tls' }) }), 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/issuer"\]: names Issuer alpha-ca/);
+    admitted(review(INGRESS, RUNNER_B, annotated({ 'cert-manager.io/issuer': 'beta-ca' })));
+    admitted(review(INGRESS, RUNNER_B, annotated({ 'cert-manager.io/cluster-issuer': 'letsencrypt' })));
+    admitted(review(INGRESS, RUNNER_A, { ...annotated({ 'cert-manager.io/issuer': 'alpha-ca' }), ...ingress('alpha-svc') }));
+    admitted(review(GATEWAYS, RUNNER_B, { metadata: { annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } }, ...gateway({ name: 'beta-tls' }) }));
+  });
+
+  test('issuerRefs and issuer annotations are found with their defaults and paths; a hostile shape reads as none', () => {
+    const refs = (g: Gvr, obj: Record<string, unknown>) => objectReferences(g, { apiVersion: apiVersion(g), kind: g.kind, metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name, r.absentAllowed ?? false]);
+    assert.deepEqual(refs(CERTIFICATES, certificate({ name: 'ca', namespace: 'elsewhere' }, 'tls')), [
+      ['spec.issuerRef', 'cert-manager.io', 'Issuer', '', 'ca', false],
+      ['spec.secretName', '', 'Secret', '', 'tls', true],
+    ]);
+    assert.deepEqual(refs(CERTIFICATE_REQUESTS, request({ name: 'pca', kind: 'AWSPCAClusterIssuer', group: 'awspca.cert-manager.io' })), [['spec.issuerRef', 'awspca.cert-manager.io', 'AWSPCAClusterIssuer', '', 'pca', false]]);
+    assert.deepEqual(refs(INGRESS, { metadata: { annotations: { 'cert-manager.io/issuer': 'a', 'cert-manager.io/cluster-issuer': 'b', 'cert-manager.io/issuer-group': 'example.com' } } }), [
+      ['metadata.annotations["cert-manager.io/issuer"]', 'example.com', 'Issuer', '', 'a', false],
+      ['metadata.annotations["cert-manager.io/cluster-issuer"]', 'example.com', 'ClusterIssuer', '', 'b', false],
+    ]);
+    for (const spec of [null, 'x', { issuerRef: 'ca' }, { issuerRef: { name: 7 } }, { issuerRef: { name: '' }, secretName: '' }, { issuerRef: null, secretName: 5 }])
+      for (const g of [CERTIFICATES, CERTIFICATE_REQUESTS]) assert.deepEqual(refs(g, { spec }), []);
+    for (const annotations of [null, 'x', { 'cert-manager.io/issuer': '' }, { 'cert-manager.io/issuer': 7 }, { 'cert-manager.io/issuer-kind': 'Issuer' }]) assert.deepEqual(refs(INGRESS, { metadata: { annotations } }), []);
+  });
+});
+
 describe("a service account's stamps say whose credential it is", () => {
   const tokenRequest = (userInfo: UserInfo, account: string) =>
     review(SERVICE_ACCOUNTS, userInfo, { spec: { audiences: ['api'] } }, { subResource: 'token', name: account, requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } });
@@ -811,6 +923,9 @@ describe('the read plan reads what the reference rules judge, and nothing else',
     ['a ScaledObject of the default target kind', review(SCALED_OBJECTS, RUNNER_B, scaledObject({ name: 'alpha-web' }))],
     ['a Rollout with a workloadRef', review(ROLLOUTS, RUNNER_B, rollout(target('alpha-web')))],
     ['a route attached to Gateways and a mesh Service', review(HTTPROUTES, RUNNER_B, attached({ name: 'alpha-gw' }, { name: 'shared-gw' }, { name: 'alpha-edge', namespace: 'sandbox-a' }, { group: '', kind: 'Service', name: 'alpha-svc' }))],
+    ['a Certificate', review(CERTIFICATES, RUNNER_B, { spec: { secretName: 'alpha-tls', issuerRef: { name: 'alpha-ca' } } })],
+    ['a CertificateRequest', review(CERTIFICATE_REQUESTS, RUNNER_B, { spec: { request: 'x', issuerRef: { name: 'beta-ca', kind: 'Issuer' } } })],
+    ['an Ingress with an issuer annotation', review(INGRESS, RUNNER_B, { metadata: { annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, ...ingress('beta-svc') })],
     ['a pod with a controller', review(PODS, RUNNER_B, pod(controlledBy('Job', 'alpha-job', 'alpha-job-uid'), { serviceAccountName: 'alpha-sa' }))],
     ['a pod of a DRA claim', review(PODS, RUNNER_B, pod({}, { resourceClaims: [{ name: 'gpu', resourceClaimName: 'alpha-gpu' }] }))],
     ['a token request', review(SERVICE_ACCOUNTS, RUNNER_B, { spec: {} }, { subResource: 'token', name: 'alpha-sa', requestKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } })],

@@ -9,6 +9,7 @@ import type { GroupVersionResource } from '../admission/types.js';
 
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 export const GATEWAY_API = 'gateway.networking.k8s.io';
+export const CERT_MANAGER = 'cert-manager.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
 export type DoorKind =
@@ -105,17 +106,29 @@ export interface ReferenceFacts {
    * KEDA ScaledObject's scaleTargetRef, which KEDA takes for an apps/v1 Deployment so); `gateway-ref`: a
    * Gateway API reference ({group?, kind?, name, namespace?}: a route's backendRef, a
    * listener's certificateRef), whose group and kind default to `kind`'s and whose
-   * namespace defaults to the object's own.
+   * namespace defaults to the object's own; `issuer-ref`: cert-manager's issuerRef
+   * ({name, kind?, group?}), always in the object's own namespace, an absent or empty group
+   * or kind being `kind`'s (cert-manager reads `group: ""` as its own group, not the core
+   * group); `issuer-annotations`: cert-manager's ingress-shim annotations (`path` is
+   * `metadata.annotations`): `cert-manager.io/issuer` names an Issuer,
+   * `cert-manager.io/cluster-issuer` a ClusterIssuer, and `cert-manager.io/issuer-kind` and
+   * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them.
    */
-  by: 'name' | 'label' | 'object-ref' | 'gateway-ref';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'issuer-ref' | 'issuer-annotations';
   /** The label key, for `label`. */
   label?: string;
-  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
+  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` and `issuer-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
   kind?: { group: string; kind: string };
   /** Who acts on the object named, for messages and the docs. */
   follower: string;
   /** The API server refuses any change of it after CREATE (a pod's spec): judged at CREATE only, and an UPDATE plans no read for it. */
   immutable?: boolean;
+  /**
+   * The follower creates the object when none has the name (cert-manager writes a
+   * Certificate's key pair into its `secretName`, creating the Secret): one that does not
+   * exist is admitted, one that exists is judged (the follower would overwrite it).
+   */
+  absentAllowed?: true;
 }
 
 export interface KindRow {
@@ -241,6 +254,18 @@ const ROUTE_EXTERNAL_AUTH = [
   { path: 'spec.rules[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
   { path: 'spec.rules[].backendRefs[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
 ] as const;
+
+/**
+ * cert-manager's ingress-shim makes a Certificate for an Ingress or a Gateway that names an
+ * issuer in these annotations, owned by it, as cert-manager's own principal (whose writes
+ * are the platform's): so the annotation is judged where it is written, as the Certificate's
+ * issuerRef would be (its TLS Secret is the Ingress's or the listener's, judged already).
+ */
+const ISSUER_ANNOTATIONS = {
+  path: 'metadata.annotations',
+  by: 'issuer-annotations',
+  follower: "cert-manager's ingress-shim makes a Certificate that the issuer signs, for the object's hosts",
+} as const;
 
 /**
  * The rows, in the order the install renders them. `as const` keeps each row's `kind` a
@@ -549,6 +574,7 @@ export const KIND_TABLE = [
       { path: 'spec.rules[].http.paths[].backend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
       { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts" },
+      ISSUER_ANNOTATIONS,
     ],
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
@@ -572,6 +598,7 @@ export const KIND_TABLE = [
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
       { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
       { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
+      ISSUER_ANNOTATIONS,
     ],
   },
   { kind: 'ListenerSet', group: GATEWAY_API, version: 'v1', resource: 'listenersets', ...LISTENER_SET },
@@ -585,6 +612,34 @@ export const KIND_TABLE = [
     namespaced: true,
     references: [{ path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it" }],
   },
+  // cert-manager (custom resources, installed or not). Its controller acts on what a
+  // Certificate or a CertificateRequest names, for whoever wrote it: the issuer signs (its
+  // approver approves every request), and a Certificate's key pair is written into its Secret.
+  {
+    kind: 'Certificate',
+    group: CERT_MANAGER,
+    version: 'v1',
+    resource: 'certificates',
+    namespaced: true,
+    references: [
+      { path: 'spec.issuerRef', by: 'issuer-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
+      // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.
+      { path: 'spec.secretName', by: 'name', kind: { group: '', kind: 'Secret' }, absentAllowed: true, follower: 'cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds' },
+    ],
+  },
+  {
+    kind: 'CertificateRequest',
+    group: CERT_MANAGER,
+    version: 'v1',
+    resource: 'certificaterequests',
+    namespaced: true,
+    references: [{ path: 'spec.issuerRef', by: 'issuer-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager approves the request and has the issuer sign it, for whoever holds the request's key" }],
+  },
+  // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
+  // its stamps say whose CA (or account) signs. As an owner it stays its operator's.
+  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true },
+  // Cluster-scoped: the platform's (Deed stamps no cluster-scoped object), so a reference to one is admitted unread.
+  { kind: 'ClusterIssuer', group: CERT_MANAGER, version: 'v1', resource: 'clusterissuers', namespaced: false },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },
   { kind: 'RoleBinding', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespaced: true },
   { kind: 'ClusterRole', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespaced: false },

@@ -4,7 +4,7 @@
 // (rules/reference-scope.ts) judges them; both take them from here, so a reference the rule
 // judges is always one the plan read.
 import type { KubeObject } from '../admission/types.js';
-import { kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
+import { CERT_MANAGER, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
 import { entryOf, field, isRec, stringMap, text, type Rec } from './unstructured.js';
 
 /** One object a field names. */
@@ -19,6 +19,8 @@ export interface ObjectReference {
   path: string;
   /** Who acts on the object named. */
   follower: string;
+  /** The follower creates it when absent (a Certificate's Secret): only one that exists is judged. */
+  absentAllowed?: true;
 }
 
 /**
@@ -77,14 +79,60 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
     const value = facts.label === undefined ? undefined : entryOf(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'labels'), facts.label);
     return value === undefined || value === '' || facts.kind === undefined ? [] : [{ ...facts.kind, name: value, path: `metadata.labels["${facts.label}"]`, follower: facts.follower }];
   }
+  if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   const out: ObjectReference[] = [];
+  const absent = facts.absentAllowed === true ? { absentAllowed: true as const } : {};
   for (const [value, path] of valuesAt(obj, facts.path.split('.'), '')) {
     if (facts.by === 'name') {
-      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower });
+      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...absent });
       continue;
     }
-    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : typedReference(value, facts.kind);
-    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower });
+    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'issuer-ref' ? issuerReference(value, facts.kind) : typedReference(value, facts.kind);
+    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...absent });
+  }
+  return out;
+}
+
+/**
+ * cert-manager's issuerRef `{name, kind?, group?}`: an absent or empty kind or group is the
+ * row's default (Issuer, cert-manager.io: cert-manager reads `group: ""` as its own). It has
+ * no namespace: cert-manager reads an Issuer in the object's own namespace, whatever else the
+ * reference holds. Another group (an external issuer's kind) is returned as given.
+ */
+function issuerReference(value: unknown, defaults: { group: string; kind: string } | undefined): { group: string; kind: string; name: string } | undefined {
+  if (!isRec(value) || defaults === undefined) return undefined;
+  const name = text(value, 'name');
+  if (name === undefined || name === '') return undefined;
+  const kind = text(value, 'kind');
+  const group = text(value, 'group');
+  return { group: group === undefined || group === '' ? defaults.group : group, kind: kind === undefined || kind === '' ? defaults.kind : kind, name };
+}
+
+const SHIM_ISSUER = 'cert-manager.io/issuer';
+const SHIM_CLUSTER_ISSUER = 'cert-manager.io/cluster-issuer';
+
+/**
+ * The issuer cert-manager's ingress-shim names in the Certificate it makes for an Ingress or a
+ * Gateway, read as the shim reads it: `cert-manager.io/issuer` is an Issuer's name,
+ * `cert-manager.io/cluster-issuer` a ClusterIssuer's, and `cert-manager.io/issuer-kind` and
+ * `cert-manager.io/issuer-group`, when present, replace the kind and group of either (an empty
+ * one is cert-manager's default, an Issuer of cert-manager.io). Both names given is an error
+ * to the shim; each is judged all the same.
+ */
+function issuerAnnotations(annotations: Record<string, string>, follower: string): ObjectReference[] {
+  const kind = entryOf(annotations, 'cert-manager.io/issuer-kind');
+  const group = entryOf(annotations, 'cert-manager.io/issuer-group');
+  const out: ObjectReference[] = [];
+  for (const [key, named] of [[SHIM_ISSUER, 'Issuer'], [SHIM_CLUSTER_ISSUER, 'ClusterIssuer']] as const) {
+    const name = entryOf(annotations, key);
+    if (name === undefined || name === '') continue;
+    out.push({
+      group: group === undefined || group === '' ? CERT_MANAGER : group,
+      kind: kind === undefined ? named : kind === '' ? 'Issuer' : kind,
+      name,
+      path: `metadata.annotations["${key}"]`,
+      follower,
+    });
   }
   return out;
 }

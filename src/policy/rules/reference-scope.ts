@@ -14,6 +14,7 @@ import { ownershipOfFound } from '../ownership.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
 import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
+import { kindRowNamed } from '../kinds.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
@@ -203,6 +204,8 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
     const key = `${ref.group}/${ref.kind} ${at}/${ref.name}`;
     if (judged.has(key)) continue;
     judged.add(key);
+    // A cluster-scoped kind the table knows (a ClusterIssuer) is the platform's: Deed stamps no cluster-scoped object.
+    if (kindRowNamed(ref.group, ref.kind)?.namespaced === false) continue;
     const row = readableRow(ref.group, ref.kind);
     if (row === undefined) {
       const group = ref.group === '' ? '' : ` (${ref.group})`;
@@ -225,7 +228,8 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       continue;
     }
     const verdict = judgeReference(ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], at, ref.name), row.kind, at, reach, ctx);
-    if (verdict.kind === 'allowed') continue;
+    // What the follower creates when absent (a Certificate's Secret) is judged only if it exists.
+    if (verdict.kind === 'allowed' || (verdict.kind === 'absent' && ref.absentAllowed === true)) continue;
     if (verdict.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: ${verdict.reason}` });
     else if (verdict.kind === 'unverifiable')
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `${what} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown` });

@@ -219,6 +219,9 @@
 - apiGroups: ["gateway.networking.x-k8s.io"]
   resources: ["xlistenersets"]
   verbs: ["get"]
+- apiGroups: ["cert-manager.io"]
+  resources: ["issuers"]
+  verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
@@ -252,6 +255,9 @@
   verbs: ["get"]
 - apiGroups: ["gateway.networking.x-k8s.io"]
   resources: ["xlistenersets"]
+  verbs: ["get"]
+- apiGroups: ["cert-manager.io"]
+  resources: ["issuers"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}
