@@ -99,6 +99,32 @@ const gateway = (name: string, ...certificateRefs: Any[]) => ({
   spec: { gatewayClassName: 'shared', listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: `${name}.example.com`, tls: { mode: 'Terminate', certificateRefs } }] },
 });
 
+// cert-manager: stand-ins for its CRDs (certificates, certificaterequests and issuers of
+// cert-manager.io; the real ones carry full schemas and the suite installs nothing from the
+// network), enough for the API server to serve the kinds. No cert-manager controller runs:
+// what is checked is what Deed lets be stored for it to act on.
+const CERT_GROUP = 'cert-manager.io';
+const CM_NS = 'shared-certs';
+const CM_INFRA = 'cert-infra';
+const CERTIFICATES = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/certificates`;
+const CERTIFICATE_REQUESTS = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/certificaterequests`;
+const ISSUERS = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/issuers`;
+const certManagerCrd = (plural: string, kind: string) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.${CERT_GROUP}` },
+  spec: {
+    group: CERT_GROUP,
+    scope: 'Namespaced',
+    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+});
+/** A CA Issuer: it signs with the key pair in `spec.ca.secretName`. */
+const issuer = (name: string) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { ca: { secretName: `${name}-key` } } });
+/** A Certificate signed by `issuerRef` (`{name}` alone: an Issuer of the Certificate's namespace), its key pair written into `secretName`. */
+const certificate = (name: string, issuerRef: Any, secretName = `${name}-tls`) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', metadata: { name }, spec: { secretName, dnsNames: [`${name}.example.com`], issuerRef } });
+
 export function pointerCases(suite: () => Suite): void {
   let tenant: Identity; // sandbox-b:ptr-tenant: acts for beta, the tenant role in NS
   let admin: Identity; // sandbox-b:ptr-admin: acts for beta, a namespace-admin Role in NS
@@ -342,6 +368,83 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', ROUTES(GW_NS), onSet('beta-on-alpha-ls', 'alpha-ls')), 'reference.cross-environment', /spec\.parentRefs\[0\]: names ListenerSet alpha-ls, which belongs to another environment/);
       const own = await s.api(beta, 'POST', ROUTES(GW_NS), onSet('beta-on-own-ls', 'beta-ls'));
       assert.equal(own.status, 201, own.text);
+    });
+  });
+  // cert-manager in a namespace alpha and beta share. The tenant role is Kubernetes' edit
+  // role as the install renders it, without cert-manager's aggregated rules: each identity
+  // here holds a namespace-admin Role instead.
+  describe("a cert-manager Certificate, CertificateRequest or issuer annotation names only its writer environment's Issuers and Secrets", () => {
+    let beta: Identity; // sandbox-b:cm-admin: acts for beta
+    let alpha: Identity; // sandbox-a:runner: alpha's runner
+    let tenant: Identity; // plain:cm-tenant: acts for no environment
+
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CM_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${CM_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      // A Helm chart's namespace, outside the review scope (not opted in).
+      ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CM_INFRA } }));
+      for (const [plural, kind] of [['certificates', 'Certificate'], ['certificaterequests', 'CertificateRequest'], ['issuers', 'Issuer']] as const)
+        ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', certManagerCrd(plural, kind)));
+      beta = await s.newIdentity('sandbox-b', 'cm-admin');
+      tenant = await s.newIdentity('plain', 'cm-tenant');
+      alpha = s.runnerA.identity;
+      for (const ns of [CM_NS, CM_INFRA]) {
+        ok(`namespace-admin role in ${ns}`, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+        ok(`namespace admins in ${ns}`, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+          metadata: { name: 'cm-admins' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
+          subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'cm-admin'], ['plain', 'cm-tenant']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+        }));
+      }
+      await eventually('the cert-manager kinds are served', async () => (await s.api(s.admin, 'GET', CERTIFICATES(CM_NS))).status === 200 && (await s.api(s.admin, 'GET', CERTIFICATE_REQUESTS(CM_NS))).status === 200 && (await s.api(s.admin, 'GET', ISSUERS(CM_NS))).status === 200);
+      for (const who of [alpha, beta, tenant]) await eventually(`RBAC lets ${who.name} create Issuers in ${CM_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ISSUERS(CM_NS)}?dryRun=All`, issuer('rbac-probe'))).text));
+      await eventually(`RBAC lets ${tenant.name} create Certificates in ${CM_INFRA}`, async () => !/cannot create resource/.test((await s.api(tenant, 'POST', `${CERTIFICATES(CM_INFRA)}?dryRun=All`, certificate('rbac-probe', { name: 'x' }))).text));
+      // The platform's CA Issuer of the namespace (unstamped), and each environment's own.
+      ok('platform Issuer', await s.api(s.admin, 'POST', ISSUERS(CM_NS), issuer('platform-ca')));
+      await createStamped(s, alpha, 'alpha', [
+        ['CA Issuer', ISSUERS(CM_NS), issuer('alpha-ca')],
+        ['TLS Secret', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
+      ], {});
+      await createStamped(s, beta, 'beta', [
+        ['CA Issuer', ISSUERS(CM_NS), issuer('beta-ca')],
+        ['TLS Secret', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
+      ], {});
+    });
+
+    test("beta's Certificate, CertificateRequest or Ingress annotation signed by alpha's Issuer is refused, and so is its Certificate written into alpha's TLS Secret", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-as-alpha', { name: 'alpha-ca' })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs to another environment \(cert-manager has the issuer sign the Certificate's key/);
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-as-alpha', { name: 'alpha-ca', kind: 'Issuer', group: CERT_GROUP })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca/);
+      const csr = { apiVersion: `${CERT_GROUP}/v1`, kind: 'CertificateRequest', metadata: { name: 'beta-csr' }, spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', usages: ['server auth'], issuerRef: { name: 'alpha-ca' } } };
+      refused(await s.api(beta, 'POST', CERTIFICATE_REQUESTS(CM_NS), csr), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs to another environment/);
+      // What cert-manager's ingress-shim would make a Certificate of, for beta's Ingress.
+      const annotated = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'beta-web', annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, spec: { tls: [{ hosts: ['beta-web.example.com'], secretName: 'beta-tls' }], rules: [{ host: 'beta-web.example.com' }] } };
+      refused(await s.api(beta, 'POST', collectionPath('Ingress', CM_NS), annotated), 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/issuer"\]: names Issuer alpha-ca, which belongs to another environment/);
+      // cert-manager would overwrite alpha's certificate and key with beta's.
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-over-alpha', { name: 'beta-ca' }, 'alpha-tls')), 'reference.cross-environment', /spec\.secretName: names Secret alpha-tls, which belongs to another environment \(cert-manager writes the issued certificate and private key into the Secret/);
+      // An UPDATE that moves beta's stored Certificate onto alpha's Issuer.
+      ok("beta's own Certificate", await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-moved', { name: 'beta-ca' })));
+      refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { issuerRef: { name: 'alpha-ca' } } }, MERGE), 'reference.cross-environment', /names Issuer alpha-ca/);
+    });
+
+    test("alpha's Certificate of its own Issuer, anyone's of a ClusterIssuer, a tenant's of the platform's Issuer, one whose Secret does not exist yet and a chart's outside the scope are stored", async () => {
+      const s = suite();
+      for (const [what, who, ns, body] of [
+        ["alpha's of its own Issuer, into its own Secret", alpha, CM_NS, certificate('alpha-web', { name: 'alpha-ca' }, 'alpha-tls')],
+        ["beta's of a ClusterIssuer", beta, CM_NS, certificate('beta-public', { name: 'letsencrypt', kind: 'ClusterIssuer', group: CERT_GROUP })],
+        ["the tenant's (no environment) of the platform's Issuer", tenant, CM_NS, certificate('tenant-web', { name: 'platform-ca' })],
+        ["beta's of its own Issuer, whose Secret cert-manager will make", beta, CM_NS, certificate('beta-web', { name: 'beta-ca', kind: 'Issuer' }, 'beta-web-tls')],
+        // A Helm chart's Certificate created before its Issuer, where Deed reviews nothing.
+        ["a chart's outside the review scope", tenant, CM_INFRA, certificate('chart-webhook', { name: 'chart-selfsigned' })],
+      ] as const) {
+        const stored = await s.api(who, 'POST', CERTIFICATES(ns), body);
+        assert.equal(stored.status, 201, `${what}: ${stored.text}`);
+      }
+      const ownCsr = await s.api(alpha, 'POST', CERTIFICATE_REQUESTS(CM_NS), { apiVersion: `${CERT_GROUP}/v1`, kind: 'CertificateRequest', metadata: { name: 'alpha-csr' }, spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', issuerRef: { name: 'alpha-ca' } } });
+      assert.equal(ownCsr.status, 201, ownCsr.text);
+      const ownIngress = await s.api(beta, 'POST', collectionPath('Ingress', CM_NS), { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'beta-shimmed', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } }, spec: { rules: [{ host: 'beta-shimmed.example.com' }] } });
+      assert.equal(ownIngress.status, 201, ownIngress.text);
     });
   });
 }
