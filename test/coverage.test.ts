@@ -91,15 +91,20 @@ describe('deed coverage on the recorded envtest documents', () => {
     assert.equal(of('autoscaling.k8s.io', 'VerticalPodAutoscaler', 'spec.targetRef'), 'judged');
     assert.equal(of('keda.sh', 'ScaledObject', 'spec.scaleTargetRef'), 'judged');
     assert.equal(of('argoproj.io', 'Rollout', 'spec.workloadRef'), 'judged');
-    assert.equal(of('keda.sh', 'ScaledObject', 'spec.triggers[].authenticationRef'), 'unjudged');
+    assert.equal(of('keda.sh', 'ScaledObject', 'spec.triggers[].authenticationRef'), 'judged');
+    assert.equal(of('keda.sh', 'TriggerAuthentication', 'spec.secretTargetRef[].name'), 'judged');
+    // A token KEDA requests for a service account it names is the token-request door's (its operator is the platform's).
+    assert.equal(of('keda.sh', 'TriggerAuthentication', 'spec.boundServiceAccountToken[]'), 'unjudged');
   });
 
-  test("cert-manager's issuerRef and a Certificate's secretName are judged; an Issuer's own Secrets are its operator's", () => {
+  test("cert-manager's issuerRef, a Certificate's secretName and an Issuer's own Secrets are judged; the service account it asks Vault tokens for is its operator's", () => {
     const at = (kind: string, path: string) => classifyField({ group: 'cert-manager.io', version: 'v1', kind, path, key: `cert-manager.io/${kind}.${path}`, shape: 'object-reference', custom: true });
     assert.equal(at('Certificate', 'spec.issuerRef').class, 'judged');
     assert.equal(at('Certificate', 'spec.secretName').class, 'judged');
     assert.equal(at('CertificateRequest', 'spec.issuerRef').class, 'judged');
-    assert.equal(at('Issuer', 'spec.ca.secretName').class, 'unjudged');
+    assert.equal(at('Issuer', 'spec.ca.secretName').class, 'judged');
+    assert.equal(at('Issuer', 'spec.acme.solvers[].dns01.cloudflare.apiTokenSecretRef.name').class, 'judged');
+    assert.equal(at('Issuer', 'spec.vault.auth.kubernetes.serviceAccountRef').class, 'unjudged');
   });
 
   test('status is not walked, and a reference is found by its shape', () => {

@@ -57,6 +57,9 @@ const SCALED_OBJECTS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: '
 const ROLLOUTS: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'rollouts', kind: 'Rollout' };
 const CERTIFICATES: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'certificates', kind: 'Certificate' };
 const CERTIFICATE_REQUESTS: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'certificaterequests', kind: 'CertificateRequest' };
+const ISSUERS: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'issuers', kind: 'Issuer' };
+const TRIGGER_AUTHS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'triggerauthentications', kind: 'TriggerAuthentication' };
+const SCALED_JOBS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', kind: 'ScaledJob' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -120,6 +123,10 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'issuers/sandbox-a/gone-ca': null,
   // A Certificate's Secret that cert-manager has not made yet.
   'secrets/shared/new-tls': null,
+  'secrets/shared/new-account': null,
+  'configmaps/shared/alpha-settings': owned('ConfigMap', 'alpha'),
+  'triggerauthentications/shared/alpha-auth': owned('TriggerAuthentication', 'alpha'),
+  'triggerauthentications/shared/beta-auth': owned('TriggerAuthentication', 'beta'),
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -669,6 +676,38 @@ describe('a VPA, a KEDA ScaledObject or an Argo Rollout names only a workload it
     body.request.object.metadata = body.request.oldObject.metadata;
     assert.equal(answer('validate', body, lookup).allowed, true);
     assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('deployments/')), []);
+  });
+});
+
+describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its writer environment's credentials", () => {
+  test("beta's Issuer may not sign with alpha's CA key, nor act with alpha's ACME, DNS or Vault credentials; its own, and an ACME key not made yet, are admitted", () => {
+    refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'alpha-tls' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-tls, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
+    admitted(review(ISSUERS, RUNNER_A, { spec: { ca: { secretName: 'alpha-tls' } } }));
+    admitted(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'beta-tls' } } }));
+    const acme = (extra: Record<string, unknown>) => ({ spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'new-account' }, ...extra } } });
+    admitted(review(ISSUERS, RUNNER_B, acme({})));
+    refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'alpha-tls' } })), 'reference.cross-environment', /spec\.acme\.privateKeySecretRef\.name: names Secret alpha-tls/);
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'alpha-tls', key: 'token' } } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[1\]\.dns01\.cloudflare\.apiTokenSecretRef\.name: names Secret alpha-tls/);
+    refused(review(ISSUERS, RUNNER_B, { spec: { vault: { server: 'https://vault.example', path: 'pki/sign/x', auth: { tokenSecretRef: { name: 'alpha-tls', key: 'token' } } } } }), 'reference.cross-environment', /spec\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-tls/);
+    // A CA key that does not exist yet could be alpha's, made later under that name.
+    refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'new-tls' } } }), 'reference.absent', /spec\.ca\.secretName: names Secret new-tls, which does not exist/);
+  });
+
+  test("beta's TriggerAuthentication may not hand KEDA alpha's Secret or ConfigMap; a trigger may not name alpha's TriggerAuthentication", () => {
+    refused(review(TRIGGER_AUTHS, RUNNER_B, { spec: { secretTargetRef: [{ parameter: 'authHeader', name: 'alpha-tls', key: 'token' }] } }), 'reference.cross-environment', /spec\.secretTargetRef\[0\]\.name: names Secret alpha-tls, which belongs to another environment \(the KEDA operator reads the Secret's key/);
+    refused(review(TRIGGER_AUTHS, RUNNER_B, { spec: { configMapTargetRef: [{ parameter: 'host', name: 'alpha-settings', key: 'host' }] } }), 'reference.cross-environment', /spec\.configMapTargetRef\[0\]\.name: names ConfigMap alpha-settings/);
+    admitted(review(TRIGGER_AUTHS, RUNNER_A, { spec: { secretTargetRef: [{ parameter: 'authHeader', name: 'alpha-tls', key: 'token' }] } }));
+    const triggered = (authenticationRef: Record<string, unknown>, target = 'beta-web') => ({ spec: { ...scaledObject({ name: target }).spec, triggers: [{ type: 'metrics-api', metadata: { url: 'https://beta.example/metrics', targetValue: '1', authMode: 'bearer' }, authenticationRef }] } });
+    for (const g of [SCALED_OBJECTS, SCALED_JOBS]) {
+      refused(review(g, RUNNER_B, triggered({ name: 'alpha-auth' })), 'reference.cross-environment', /spec\.triggers\[0\]\.authenticationRef: names TriggerAuthentication alpha-auth, which belongs to another environment \(the KEDA operator hands the credentials it holds to the trigger's scaler/);
+      refused(review(g, RUNNER_B, triggered({ name: 'alpha-auth', kind: 'TriggerAuthentication' })), 'reference.cross-environment', /names TriggerAuthentication alpha-auth/);
+      admitted(review(g, RUNNER_B, triggered({ name: 'beta-auth' })));
+      admitted(review(g, RUNNER_A, triggered({ name: 'alpha-auth' }, 'alpha-web')));
+    }
+    // A ClusterTriggerAuthentication is the platform's: admitted, nothing read.
+    const lookup = lookupOf(CLUSTER);
+    admitted(review(SCALED_OBJECTS, RUNNER_B, triggered({ name: 'global', kind: 'ClusterTriggerAuthentication' })), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('triggerauthentications/')), []);
   });
 });
 

@@ -106,18 +106,18 @@ export interface ReferenceFacts {
    * KEDA ScaledObject's scaleTargetRef, which KEDA takes for an apps/v1 Deployment so); `gateway-ref`: a
    * Gateway API reference ({group?, kind?, name, namespace?}: a route's backendRef, a
    * listener's certificateRef), whose group and kind default to `kind`'s and whose
-   * namespace defaults to the object's own; `issuer-ref`: cert-manager's issuerRef
-   * ({name, kind?, group?}), always in the object's own namespace, an absent or empty group
-   * or kind being `kind`'s (cert-manager reads `group: ""` as its own group, not the core
-   * group); `issuer-annotations`: cert-manager's ingress-shim annotations (`path` is
+   * namespace defaults to the object's own; `local-ref`: a reference always to the object's
+   * own namespace ({name, kind?, group?}: cert-manager's issuerRef, KEDA's authenticationRef),
+   * an absent or empty group or kind being `kind`'s (cert-manager reads `group: ""` as its own
+   * group, not the core group); `issuer-annotations`: cert-manager's ingress-shim annotations (`path` is
    * `metadata.annotations`): `cert-manager.io/issuer` names an Issuer,
    * `cert-manager.io/cluster-issuer` a ClusterIssuer, and `cert-manager.io/issuer-kind` and
    * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them.
    */
-  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'issuer-ref' | 'issuer-annotations';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations';
   /** The label key, for `label`. */
   label?: string;
-  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` and `issuer-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
+  /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` and `local-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
   kind?: { group: string; kind: string };
   /** Who acts on the object named, for messages and the docs. */
   follower: string;
@@ -213,6 +213,12 @@ const WITH_STATUS = { status: 'workload' } as const;
 const WITH_STATUS_AND_SCALE = { status: 'workload', scale: 'workload-scale' } as const;
 
 const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
+/**
+ * A KEDA trigger's authenticationRef (`{name, kind?}`, a TriggerAuthentication of the object's
+ * namespace by default): the operator hands the scaler the credentials it holds, and the
+ * scaler sends them where the trigger's metadata says (a metrics-api trigger's URL).
+ */
+const KEDA_AUTHENTICATION = { path: 'spec.triggers[].authenticationRef', by: 'local-ref', kind: { group: 'keda.sh', kind: 'TriggerAuthentication' }, follower: "the KEDA operator hands the credentials it holds to the trigger's scaler, which sends them where the trigger says" } as const;
 export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
 const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" } as const;
@@ -253,6 +259,30 @@ const ROUTE_MIRRORS = [
 const ROUTE_EXTERNAL_AUTH = [
   { path: 'spec.rules[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
   { path: 'spec.rules[].backendRefs[].filters[].externalAuth.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's requests to the backend to authorize them" },
+] as const;
+
+/**
+ * The Secrets an Issuer signs or authenticates with: cert-manager reads each with its own
+ * rights and acts with it for whoever names the Issuer. A CA Issuer naming another
+ * environment's CA key signs with it; an ACME, Vault or Venafi Issuer naming another's
+ * credentials acts (solves DNS challenges, asks Vault or Venafi) as that environment. An ACME
+ * account key that does not exist yet is cert-manager's to create.
+ */
+const ISSUER_SECRET = { group: '', kind: 'Secret' } as const;
+const issuerSecret = (path: string, follower: string, absentAllowed?: true) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...(absentAllowed ? { absentAllowed } : {}) }) as const;
+const DNS01_CREDENTIALS = 'cert-manager solves ACME challenges with the credentials in the Secret, for whoever names the Issuer';
+const ISSUER_SECRETS = [
+  issuerSecret('spec.ca.secretName', "cert-manager signs every Certificate that names the Issuer with the Secret's CA key"),
+  issuerSecret('spec.acme.privateKeySecretRef.name', 'cert-manager registers and acts as the ACME account whose key the Secret holds', true),
+  issuerSecret('spec.acme.externalAccountBinding.keySecretRef.name', "cert-manager binds the ACME account to the external account whose key the Secret holds"),
+  ...['cloudflare.apiTokenSecretRef', 'cloudflare.apiKeySecretRef', 'route53.accessKeyIDSecretRef', 'route53.secretAccessKeySecretRef', 'cloudDNS.serviceAccountSecretRef', 'azureDNS.clientSecretSecretRef', 'digitalocean.tokenSecretRef', 'rfc2136.tsigSecretSecretRef', 'acmeDNS.accountSecretRef', 'akamai.clientTokenSecretRef', 'akamai.clientSecretSecretRef', 'akamai.accessTokenSecretRef'].map((at) =>
+    issuerSecret(`spec.acme.solvers[].dns01.${at}.name`, DNS01_CREDENTIALS),
+  ),
+  ...['auth.tokenSecretRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef', 'auth.clientCertificate.secretName', 'caBundleSecretRef', 'clientCertSecretRef', 'clientKeySecretRef'].map((at) =>
+    issuerSecret(`spec.vault.${at}${at.endsWith('secretName') ? '' : '.name'}`, "cert-manager authenticates to Vault with the Secret's credentials, for whoever names the Issuer"),
+  ),
+  issuerSecret('spec.venafi.tpp.credentialsRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
+  issuerSecret('spec.venafi.cloud.apiTokenSecretRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
 ] as const;
 
 /**
@@ -545,8 +575,25 @@ export const KIND_TABLE = [
     resource: 'scaledobjects',
     namespaced: true,
     // KEDA takes a target without apiVersion as of group apps, one without kind as a Deployment.
-    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }],
+    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }, KEDA_AUTHENTICATION],
   },
+  { kind: 'ScaledJob', group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', namespaced: true, references: [KEDA_AUTHENTICATION] },
+  // Read (metadata only) when a trigger names one: its stamps say whose credentials it hands the operator.
+  {
+    kind: 'TriggerAuthentication',
+    group: 'keda.sh',
+    version: 'v1alpha1',
+    resource: 'triggerauthentications',
+    namespaced: true,
+    lookup: 'get',
+    readAsTargetOnly: true,
+    references: [
+      { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
+      { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
+    ],
+  },
+  // Cluster-scoped: the platform's.
+  { kind: 'ClusterTriggerAuthentication', group: 'keda.sh', version: 'v1alpha1', resource: 'clustertriggerauthentications', namespaced: false },
   {
     kind: 'Rollout',
     group: 'argoproj.io',
@@ -622,7 +669,7 @@ export const KIND_TABLE = [
     resource: 'certificates',
     namespaced: true,
     references: [
-      { path: 'spec.issuerRef', by: 'issuer-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
+      { path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
       // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.
       { path: 'spec.secretName', by: 'name', kind: { group: '', kind: 'Secret' }, absentAllowed: true, follower: 'cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds' },
     ],
@@ -633,11 +680,11 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificaterequests',
     namespaced: true,
-    references: [{ path: 'spec.issuerRef', by: 'issuer-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager approves the request and has the issuer sign it, for whoever holds the request's key" }],
+    references: [{ path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager approves the request and has the issuer sign it, for whoever holds the request's key" }],
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.
-  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true },
+  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ISSUER_SECRETS },
   // Cluster-scoped: the platform's (Deed stamps no cluster-scoped object), so a reference to one is admitted unread.
   { kind: 'ClusterIssuer', group: CERT_MANAGER, version: 'v1', resource: 'clusterissuers', namespaced: false },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },

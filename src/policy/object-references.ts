@@ -87,19 +87,20 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...absent });
       continue;
     }
-    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'issuer-ref' ? issuerReference(value, facts.kind) : typedReference(value, facts.kind);
+    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'local-ref' ? localReference(value, facts.kind) : typedReference(value, facts.kind);
     if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...absent });
   }
   return out;
 }
 
 /**
- * cert-manager's issuerRef `{name, kind?, group?}`: an absent or empty kind or group is the
- * row's default (Issuer, cert-manager.io: cert-manager reads `group: ""` as its own). It has
- * no namespace: cert-manager reads an Issuer in the object's own namespace, whatever else the
- * reference holds. Another group (an external issuer's kind) is returned as given.
+ * A reference that is always to the object's own namespace, `{name, kind?, group?}`: an
+ * absent or empty kind or group is the row's default (cert-manager's issuerRef reads
+ * `group: ""` as cert-manager.io; KEDA's authenticationRef has no group). A namespace it holds
+ * is ignored, as its follower ignores it. Another group (an external issuer's kind) is
+ * returned as given.
  */
-function issuerReference(value: unknown, defaults: { group: string; kind: string } | undefined): { group: string; kind: string; name: string } | undefined {
+function localReference(value: unknown, defaults: { group: string; kind: string } | undefined): { group: string; kind: string; name: string } | undefined {
   if (!isRec(value) || defaults === undefined) return undefined;
   const name = text(value, 'name');
   if (name === undefined || name === '') return undefined;

@@ -403,10 +403,14 @@ export function pointerCases(suite: () => Suite): void {
       // The platform's CA Issuer of the namespace (unstamped), and each environment's own.
       ok('platform Issuer', await s.api(s.admin, 'POST', ISSUERS(CM_NS), issuer('platform-ca')));
       await createStamped(s, alpha, 'alpha', [
+        // The CA key first: an Issuer names it, and one not there yet is refused in a shared namespace.
+        ['CA key', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-ca-key' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
         ['CA Issuer', ISSUERS(CM_NS), issuer('alpha-ca')],
         ['TLS Secret', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
       ], {});
       await createStamped(s, beta, 'beta', [
+        // The CA key first: an Issuer names it, and one not there yet is refused in a shared namespace.
+        ['CA key', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-ca-key' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
         ['CA Issuer', ISSUERS(CM_NS), issuer('beta-ca')],
         ['TLS Secret', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }],
       ], {});
@@ -426,6 +430,12 @@ export function pointerCases(suite: () => Suite): void {
       // An UPDATE that moves beta's stored Certificate onto alpha's Issuer.
       ok("beta's own Certificate", await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-moved', { name: 'beta-ca' })));
       refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { issuerRef: { name: 'alpha-ca' } } }, MERGE), 'reference.cross-environment', /names Issuer alpha-ca/);
+    });
+
+    test("beta's Issuer may not sign with alpha's CA key; one whose CA key does not exist yet is refused in the shared namespace", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', ISSUERS(CM_NS), { ...issuer('beta-stolen'), spec: { ca: { secretName: 'alpha-ca-key' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-ca-key, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
+      refused(await s.api(beta, 'POST', ISSUERS(CM_NS), issuer('beta-early')), 'reference.absent', /spec\.ca\.secretName: names Secret beta-early-key, which does not exist/);
     });
 
     test("alpha's Certificate of its own Issuer, anyone's of a ClusterIssuer, a tenant's of the platform's Issuer, one whose Secret does not exist yet and a chart's outside the scope are stored", async () => {

@@ -25,6 +25,7 @@ const KINDS = [
   { group: 'autoscaling.k8s.io', version: 'v1', plural: 'verticalpodautoscalers', kind: 'VerticalPodAutoscaler', approval: 'https://github.com/kubernetes/kubernetes/pull/63797' },
   { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects', kind: 'ScaledObject' },
   { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' },
+  { group: 'keda.sh', version: 'v1alpha1', plural: 'triggerauthentications', kind: 'TriggerAuthentication' },
 ] as const;
 const standInCrd = (k: (typeof KINDS)[number]) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -38,7 +39,8 @@ const standInCrd = (k: (typeof KINDS)[number]) => ({
   },
 });
 const path = (k: (typeof KINDS)[number]) => `/apis/${k.group}/${k.version}/namespaces/${NS}/${k.plural}`;
-const [VPA, KEDA, ARGO] = KINDS;
+const [VPA, KEDA, ARGO, KEDA_AUTH] = KINDS;
+const TRIGGER_AUTHS = path(KEDA_AUTH);
 const VPAS = path(VPA);
 const SCALED_OBJECTS = path(KEDA);
 const ROLLOUTS = path(ARGO);
@@ -62,6 +64,13 @@ const scaledObject = (name: string, scaleTargetRef: Any) => ({
   kind: KEDA.kind,
   metadata: { name },
   spec: { scaleTargetRef, minReplicaCount: 0, triggers: [{ type: 'cron', metadata: { timezone: 'Etc/UTC', start: '0 0 1 1 *', end: '1 0 1 1 *', desiredReplicas: '1' } }] },
+});
+/** A TriggerAuthentication that hands KEDA's scaler the Secret's `token` as a bearer token. */
+const triggerAuth = (name: string, secret: string) => ({
+  apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`,
+  kind: KEDA_AUTH.kind,
+  metadata: { name },
+  spec: { secretTargetRef: [{ parameter: 'token', name: secret, key: 'token' }] },
 });
 const rollout = (name: string, target: string) => ({
   apiVersion: `${ARGO.group}/${ARGO.version}`,
@@ -95,7 +104,11 @@ export function scaleTargetCases(suite: () => Suite): void {
       await eventually('the stand-in kinds are served', async () => (await Promise.all(KINDS.map(async (k) => (await s.api(s.admin, 'GET', path(k))).status))).every((st) => st === 200));
       for (const who of [alpha, beta, stranger])
         await eventually(`RBAC lets ${who.name} create rollouts in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROLLOUTS}?dryRun=All`, rollout('rbac-probe', 'rbac-probe'))).text));
-      await createStamped(s, alpha, 'alpha', [['deployment', collectionPath('Deployment', NS), deployment('alpha-web')]], {});
+      await createStamped(s, alpha, 'alpha', [
+        ['deployment', collectionPath('Deployment', NS), deployment('alpha-web')],
+        ['Secret', collectionPath('Secret', NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-token' }, type: 'Opaque', stringData: { token: 'alpha-s-credential' } }],
+        ['TriggerAuthentication', TRIGGER_AUTHS, triggerAuth('alpha-auth', 'alpha-token')],
+      ], {});
       await createStamped(s, beta, 'beta', [['deployment', collectionPath('Deployment', NS), deployment('beta-web')]], {});
       // The platform's, created by the administrator (break-glass, no environment): unstamped.
       ok('platform deployment', await s.api(s.admin, 'POST', collectionPath('Deployment', NS), deployment('platform-web')));
@@ -137,6 +150,16 @@ export function scaleTargetCases(suite: () => Suite): void {
       }
       refused(await s.api(beta, 'PATCH', `${SCALED_OBJECTS}/beta-own-so`, { spec: { scaleTargetRef: { name: 'alpha-web' } } }, MERGE), 'reference.cross-environment', /names Deployment alpha-web/);
       refused(await s.api(beta, 'PATCH', `${VPAS}/beta-own-vpa`, { spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web' } } }, MERGE), 'reference.cross-environment', /names Deployment alpha-web/);
+    });
+
+    test("beta's TriggerAuthentication may not hand KEDA alpha's Secret, nor beta's trigger send alpha's TriggerAuthentication's credentials to beta's URL", async () => {
+      const s = suite();
+      refused(await s.api(beta, 'POST', TRIGGER_AUTHS, triggerAuth('beta-auth', 'alpha-token')), 'reference.cross-environment', /spec\.secretTargetRef\[0\]\.name: names Secret alpha-token, which belongs to another environment \(the KEDA operator reads the Secret's key/);
+      // A metrics-api trigger at beta's URL, authenticated by alpha's TriggerAuthentication (read with get, from the rendered ClusterRole).
+      const exfiltrating = { ...scaledObject('beta-exfil', { name: 'beta-web' }), spec: { scaleTargetRef: { name: 'beta-web' }, triggers: [{ type: 'metrics-api', metadata: { url: 'https://beta.example/metrics', valueLocation: 'v', targetValue: '1', authMode: 'bearer' }, authenticationRef: { name: 'alpha-auth' } }] } };
+      refused(await s.api(beta, 'POST', SCALED_OBJECTS, exfiltrating), 'reference.cross-environment', /spec\.triggers\[0\]\.authenticationRef: names TriggerAuthentication alpha-auth, which belongs to another environment/);
+      const own = await s.api(alpha, 'POST', SCALED_OBJECTS, { ...exfiltrating, metadata: { name: 'alpha-metrics' }, spec: { ...exfiltrating.spec, scaleTargetRef: { name: 'alpha-web' } } });
+      assert.equal(own.status, 201, own.text);
     });
 
     test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
