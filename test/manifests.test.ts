@@ -442,7 +442,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -458,6 +458,7 @@ describe('deed manifests', () => {
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
+      { apiGroups: ['external-secrets.io'], resources: ['secretstores'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['issuers'], verbs: ['get'] },
@@ -634,6 +635,7 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
+      { apiGroups: ['external-secrets.io'], resources: ['secretstores'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['issuers'], verbs: ['get'] },

@@ -60,6 +60,9 @@ const CERTIFICATE_REQUESTS: Gvr = { group: 'cert-manager.io', version: 'v1', res
 const ISSUERS: Gvr = { group: 'cert-manager.io', version: 'v1', resource: 'issuers', kind: 'Issuer' };
 const TRIGGER_AUTHS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'triggerauthentications', kind: 'TriggerAuthentication' };
 const SCALED_JOBS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', kind: 'ScaledJob' };
+const EXTERNAL_SECRETS: Gvr = { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets', kind: 'ExternalSecret' };
+const PUSH_SECRETS: Gvr = { group: 'external-secrets.io', version: 'v1alpha1', resource: 'pushsecrets', kind: 'PushSecret' };
+const SECRET_STORES: Gvr = { group: 'external-secrets.io', version: 'v1', resource: 'secretstores', kind: 'SecretStore' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -127,6 +130,9 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'configmaps/shared/alpha-settings': owned('ConfigMap', 'alpha'),
   'triggerauthentications/shared/alpha-auth': owned('TriggerAuthentication', 'alpha'),
   'triggerauthentications/shared/beta-auth': owned('TriggerAuthentication', 'beta'),
+  'secretstores/shared/alpha-vault': owned('SecretStore', 'alpha'),
+  'secretstores/shared/beta-vault': owned('SecretStore', 'beta'),
+  'secrets/shared/db-creds': null,
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -708,6 +714,36 @@ describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its 
     const lookup = lookupOf(CLUSTER);
     admitted(review(SCALED_OBJECTS, RUNNER_B, triggered({ name: 'global', kind: 'ClusterTriggerAuthentication' })), lookup);
     assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('triggerauthentications/')), []);
+  });
+});
+
+describe("an ExternalSecret, a PushSecret or a SecretStore uses only its writer environment's stores and credentials", () => {
+  const externalSecret = (store: Record<string, unknown>, target = 'db-creds') => ({ spec: { refreshInterval: '1h', secretStoreRef: store, target: { name: target }, data: [{ secretKey: 'password', remoteRef: { key: 'db/password' } }] } });
+
+  test("beta's ExternalSecret may not fetch through alpha's SecretStore, nor write into alpha's Secret; its own, and a ClusterSecretStore, are admitted", () => {
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'alpha-vault' })), 'reference.cross-environment', /spec\.secretStoreRef: names SecretStore alpha-vault, which belongs to another environment \(the External Secrets operator fetches with the store's credentials/);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'alpha-vault', kind: 'SecretStore' })), 'reference.cross-environment', /names SecretStore alpha-vault/);
+    // A per-item store overrides the object's.
+    const perItem = { spec: { ...externalSecret({ name: 'beta-vault' }).spec, dataFrom: [{ extract: { key: 'db' }, sourceRef: { storeRef: { name: 'alpha-vault' } } }] } };
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, perItem), 'reference.cross-environment', /spec\.dataFrom\[0\]\.sourceRef\.storeRef: names SecretStore alpha-vault/);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'beta-vault' }, 'alpha-tls')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment/);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'beta-vault' })));
+    admitted(review(EXTERNAL_SECRETS, RUNNER_A, externalSecret({ name: 'alpha-vault' }, 'alpha-tls')));
+    const lookup = lookupOf(CLUSTER);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'global', kind: 'ClusterSecretStore' })), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('secretstores/')), []);
+  });
+
+  test("beta's PushSecret may not push alpha's Secret out, nor push through alpha's store; beta's SecretStore may not authenticate with alpha's credentials", () => {
+    const push = (store: string, secret: string) => ({ spec: { secretStoreRefs: [{ name: store, kind: 'SecretStore' }], selector: { secret: { name: secret } }, data: [{ match: { secretKey: 'tls.key', remoteRef: { remoteKey: 'copied' } } }] } });
+    refused(review(PUSH_SECRETS, RUNNER_B, push('beta-vault', 'alpha-tls')), 'reference.cross-environment', /spec\.selector\.secret\.name: names Secret alpha-tls, which belongs to another environment \(the External Secrets operator reads the Secret and pushes its data/);
+    refused(review(PUSH_SECRETS, RUNNER_B, push('alpha-vault', 'beta-tls')), 'reference.cross-environment', /spec\.secretStoreRefs\[0\]: names SecretStore alpha-vault/);
+    admitted(review(PUSH_SECRETS, RUNNER_B, push('beta-vault', 'beta-tls')));
+    const vault = (secret: string) => ({ spec: { provider: { vault: { server: 'https://vault.example', path: 'secret', auth: { tokenSecretRef: { name: secret, key: 'token' } } } } } });
+    refused(review(SECRET_STORES, RUNNER_B, vault('alpha-tls')), 'reference.cross-environment', /spec\.provider\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-tls, which belongs to another environment \(the External Secrets operator authenticates with the Secret's credentials/);
+    refused(review(SECRET_STORES, RUNNER_B, { spec: { provider: { aws: { service: 'SecretsManager', region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: 'beta-tls', key: 'id' }, secretAccessKeySecretRef: { name: 'alpha-tls', key: 'key' } } } } } } }), 'reference.cross-environment', /spec\.provider\.aws\.auth\.secretRef\.secretAccessKeySecretRef\.name: names Secret alpha-tls/);
+    admitted(review(SECRET_STORES, RUNNER_B, vault('beta-tls')));
+    admitted(review(SECRET_STORES, RUNNER_A, vault('alpha-tls')));
   });
 });
 

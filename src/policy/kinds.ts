@@ -10,6 +10,7 @@ import type { GroupVersionResource } from '../admission/types.js';
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 export const GATEWAY_API = 'gateway.networking.k8s.io';
 export const CERT_MANAGER = 'cert-manager.io';
+export const EXTERNAL_SECRETS = 'external-secrets.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
 export type DoorKind =
@@ -284,6 +285,28 @@ const ISSUER_SECRETS = [
   issuerSecret('spec.venafi.tpp.credentialsRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
   issuerSecret('spec.venafi.cloud.apiTokenSecretRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
 ] as const;
+
+/**
+ * External Secrets Operator: an ExternalSecret or a PushSecret names the SecretStore it fetches
+ * from or pushes to (`{name, kind?}`, a SecretStore of its namespace by default; a
+ * ClusterSecretStore is the platform's). The operator uses the store's credentials for
+ * whoever names it: another environment's store would fetch that environment's secrets into
+ * the writer's Secret.
+ */
+const ESO_STORE = { group: EXTERNAL_SECRETS, kind: 'SecretStore' } as const;
+const ESO_FETCH = 'the External Secrets operator fetches with the store\'s credentials and writes what it fetches into the ExternalSecret\'s target Secret';
+/**
+ * The Secrets a SecretStore authenticates with, for its most used providers: the operator
+ * reads each with its own rights and fetches with it for every ExternalSecret that names the store.
+ */
+const ESO_STORE_SECRETS = [
+  ...['auth.tokenSecretRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.jwt.secretRef', 'auth.cert.clientCert', 'auth.cert.secretRef'].map((at) => `vault.${at}`),
+  ...['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'].map((at) => `aws.${at}`),
+  ...['authSecretRef.clientId', 'authSecretRef.clientSecret', 'authSecretRef.clientCertificate'].map((at) => `azurekv.${at}`),
+  'gcpsm.auth.secretRef.secretAccessKeySecretRef',
+  ...['auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey'].map((at) => `kubernetes.${at}`),
+  'onepassword.auth.secretRef.connectTokenSecretRef',
+].map((at) => ({ path: `spec.provider.${at}.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator authenticates with the Secret's credentials, for every ExternalSecret that names the store" }) as const);
 
 /**
  * cert-manager's ingress-shim makes a Certificate for an Ingress or a Gateway that names an
@@ -592,6 +615,36 @@ export const KIND_TABLE = [
       { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
     ],
   },
+  // External Secrets Operator (custom resources, installed or not).
+  {
+    kind: 'ExternalSecret',
+    group: EXTERNAL_SECRETS,
+    version: 'v1',
+    resource: 'externalsecrets',
+    namespaced: true,
+    references: [
+      { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
+      { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
+      { path: 'spec.dataFrom[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
+      // Created by the operator when absent (the ordinary case); one that exists would be written over, or merged into.
+      { path: 'spec.target.name', by: 'name', kind: { group: '', kind: 'Secret' }, absentAllowed: true, follower: 'the External Secrets operator writes what it fetches into the Secret' },
+    ],
+  },
+  {
+    kind: 'PushSecret',
+    group: EXTERNAL_SECRETS,
+    version: 'v1alpha1',
+    resource: 'pushsecrets',
+    namespaced: true,
+    references: [
+      { path: 'spec.secretStoreRefs[]', by: 'local-ref', kind: ESO_STORE, follower: "the External Secrets operator pushes the Secret's data to the store, with the store's credentials" },
+      { path: 'spec.selector.secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and pushes its data to the PushSecret's stores" },
+    ],
+  },
+  // Read (metadata only) when an ExternalSecret or a PushSecret names one: its stamps say whose credentials it holds.
+  { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ESO_STORE_SECRETS },
+  // Cluster-scoped: the platform's.
+  { kind: 'ClusterSecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'clustersecretstores', namespaced: false },
   // Cluster-scoped: the platform's.
   { kind: 'ClusterTriggerAuthentication', group: 'keda.sh', version: 'v1alpha1', resource: 'clustertriggerauthentications', namespaced: false },
   {

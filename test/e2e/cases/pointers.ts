@@ -125,6 +125,18 @@ const issuer = (name: string) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issue
 /** A Certificate signed by `issuerRef` (`{name}` alone: an Issuer of the Certificate's namespace), its key pair written into `secretName`. */
 const certificate = (name: string, issuerRef: Any, secretName = `${name}-tls`) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', metadata: { name }, spec: { secretName, dnsNames: [`${name}.example.com`], issuerRef } });
 
+// External Secrets Operator: stand-ins for its CRDs (externalsecrets and secretstores of
+// external-secrets.io), as above. No operator runs: what is checked is what Deed lets be stored.
+const ESO_GROUP = 'external-secrets.io';
+const ESO_NS = 'shared-eso';
+const EXTERNAL_SECRETS = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/externalsecrets`;
+const SECRET_STORES = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/secretstores`;
+const esoCrd = (plural: string, kind: string) => ({ ...certManagerCrd(plural, kind), metadata: { name: `${plural}.${ESO_GROUP}` }, spec: { ...certManagerCrd(plural, kind).spec, group: ESO_GROUP } });
+/** A SecretStore that authenticates to Vault with the token in `secret`. */
+const secretStore = (name: string, secret: string) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'SecretStore', metadata: { name }, spec: { provider: { vault: { server: 'https://vault.example', path: 'secret', auth: { tokenSecretRef: { name: secret, key: 'token' } } } } } });
+/** An ExternalSecret that fetches through `store` into the Secret `target`. */
+const externalSecret = (name: string, store: string, target = `${name}-fetched`) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'ExternalSecret', metadata: { name }, spec: { refreshInterval: '1h', secretStoreRef: { name: store, kind: 'SecretStore' }, target: { name: target }, data: [{ secretKey: 'password', remoteRef: { key: 'db/password' } }] } });
+
 export function pointerCases(suite: () => Suite): void {
   let tenant: Identity; // sandbox-b:ptr-tenant: acts for beta, the tenant role in NS
   let admin: Identity; // sandbox-b:ptr-admin: acts for beta, a namespace-admin Role in NS
@@ -455,6 +467,49 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(ownCsr.status, 201, ownCsr.text);
       const ownIngress = await s.api(beta, 'POST', collectionPath('Ingress', CM_NS), { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'beta-shimmed', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } }, spec: { rules: [{ host: 'beta-shimmed.example.com' }] } });
       assert.equal(ownIngress.status, 201, ownIngress.text);
+    });
+  });
+  // The tenant role grants no External Secrets kinds: each identity holds a namespace-admin Role here.
+  describe("an ExternalSecret or a SecretStore uses only its writer environment's stores and credentials", () => {
+    let beta: Identity; // sandbox-b:eso-admin: acts for beta
+    let alpha: Identity; // sandbox-a:runner: alpha's runner
+
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ESO_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${ESO_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      for (const [plural, kind] of [['externalsecrets', 'ExternalSecret'], ['secretstores', 'SecretStore']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', esoCrd(plural, kind)));
+      beta = await s.newIdentity('sandbox-b', 'eso-admin');
+      alpha = s.runnerA.identity;
+      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ESO_NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ESO_NS}/rolebindings`, {
+        metadata: { name: 'eso-admins' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
+        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'eso-admin']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      await eventually('the External Secrets kinds are served', async () => (await s.api(s.admin, 'GET', EXTERNAL_SECRETS(ESO_NS))).status === 200 && (await s.api(s.admin, 'GET', SECRET_STORES(ESO_NS))).status === 200);
+      for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create SecretStores in ${ESO_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${SECRET_STORES(ESO_NS)}?dryRun=All`, secretStore('rbac-probe', 'x'))).text));
+      const token = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: { token: `${name}-value` } });
+      await createStamped(s, alpha, 'alpha', [
+        ['Vault token', PATHS.Secret(ESO_NS), token('alpha-vault-token')],
+        ['SecretStore', SECRET_STORES(ESO_NS), secretStore('alpha-vault', 'alpha-vault-token')],
+      ], {});
+      await createStamped(s, beta, 'beta', [
+        ['Vault token', PATHS.Secret(ESO_NS), token('beta-vault-token')],
+        ['SecretStore', SECRET_STORES(ESO_NS), secretStore('beta-vault', 'beta-vault-token')],
+      ], {});
+    });
+
+    test("beta's ExternalSecret may not fetch through alpha's SecretStore nor write into alpha's Secret, and beta's SecretStore may not use alpha's Vault token; each one's own is stored", async () => {
+      const s = suite();
+      // The store is read with get, from the rendered ClusterRole.
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('beta-db', 'alpha-vault')), 'reference.cross-environment', /spec\.secretStoreRef: names SecretStore alpha-vault, which belongs to another environment \(the External Secrets operator fetches with the store's credentials/);
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('beta-db', 'beta-vault', 'alpha-vault-token')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-vault-token, which belongs to another environment/);
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), secretStore('beta-borrowed', 'alpha-vault-token')), 'reference.cross-environment', /spec\.provider\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-vault-token, which belongs to another environment/);
+      for (const [who, name, store] of [[beta, 'beta-db', 'beta-vault'], [alpha, 'alpha-db', 'alpha-vault']] as const) {
+        const stored = await s.api(who, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret(name, store));
+        assert.equal(stored.status, 201, `${name}: ${stored.text}`);
+      }
     });
   });
 }
