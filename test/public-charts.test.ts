@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
+import { workloadKindNamed } from '../src/policy/kinds.js';
+import { affinityTerms } from '../src/policy/pod/affinity-terms.js';
 import { FIXTURE_POLICY } from './helpers.js';
 import { ROOT } from './serve-process.js';
 
@@ -22,6 +24,7 @@ const PLATFORM_DEPLOYER = 'system:serviceaccount:argocd:argocd-application-contr
 const RUNNER_A = ['--as', 'system:serviceaccount:sandbox-a:runner', '--pod-name', 'runner-0', '--pod-uid', '144baa57-4863-4fb3-a622-a0c0ecb4a7ff'];
 const MARK = 'deed.dev/no-environment';
 const ENVIRONMENT = 'deed.dev/environment';
+const RUNNER = 'deed.dev/runner';
 
 const dir = mkdtempSync(join(tmpdir(), 'deed-public-charts-'));
 const policyFile = join(dir, 'policy.yaml');
@@ -149,6 +152,27 @@ function comparable(o: KubeObject): unknown {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- reading deep into specs
 type Spec = Record<string, any>;
 const spec = (o: KubeObject): Spec => (o.spec ?? {}) as Spec;
+
+/** The labelSelectors of an object's pod affinity terms (a Pod's own, its pod templates'), as they stand in it. */
+function termSelectors(o: KubeObject): Spec[] {
+  const at = o.kind === 'Pod' ? ['spec'] : (workloadKindNamed(o.kind ?? '')?.podTemplates ?? []).map((p) => `${p}.spec`);
+  return at.flatMap((path) => {
+    const s = path.split('.').reduce<Spec | undefined>((v, k) => v?.[k], o as Spec);
+    return s !== undefined && typeof s === 'object' ? affinityTerms(s, path).flatMap((t) => (t.labelSelector !== undefined ? [t.labelSelector as Spec] : [])) : [];
+  });
+}
+
+const doesNotExist = (selector: Spec, key: string) => (selector.matchExpressions ?? []).some((e: Spec) => e.key === key && e.operator === 'DoesNotExist');
+
+/** A copy of `o` without what Deed adds to its pod affinity terms (rules/affinity-scope.ts): `<prefix>/environment` and `<prefix>/runner` DoesNotExist. */
+function unscopedTerms(o: KubeObject): KubeObject {
+  const c = structuredClone(o);
+  for (const selector of termSelectors(c)) {
+    selector.matchExpressions = (selector.matchExpressions ?? []).filter((e: Spec) => !([ENVIRONMENT, RUNNER].includes(e.key) && e.operator === 'DoesNotExist'));
+    if (selector.matchExpressions.length === 0) delete selector.matchExpressions;
+  }
+  return c;
+}
 const WORKLOADS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']);
 const isWorkload = (o: KubeObject) => WORKLOADS.has(o.kind ?? '');
 const selects = (selector: Record<string, string>, labels: Record<string, string> | undefined) =>
@@ -195,8 +219,13 @@ describe('public charts, as a declared platform deployer installs them into a na
       assert.equal(o.metadata.labels?.[ENVIRONMENT], undefined, `${what} is not stamped`);
       const written = structuredClone(given[i]!);
       if (o.metadata.namespace === undefined) delete written.metadata.namespace; // cluster-scoped: the API server drops it
-      assert.deepEqual(comparable(o), comparable(written), `${what} is as written, but for the mark`);
+      assert.deepEqual(comparable(unscopedTerms(o)), comparable(written), `${what} is as written, but for the mark and its pod affinity terms' scope`);
     }
+    // Their pod affinity terms (a chart spreading its own replicas) select pods of no environment only; the platform's may still reach runners.
+    const terms = printed.flatMap(termSelectors);
+    assert.equal(terms.length, given.flatMap(termSelectors).length);
+    assert.ok(terms.length > 0, 'the corpus spreads replicas by pod anti-affinity');
+    assert.deepEqual(terms.filter((t) => !doesNotExist(t, ENVIRONMENT) || doesNotExist(t, RUNNER)), []);
     const marked = (o: KubeObject) => {
       const s = spec(o);
       if (isWorkload(o)) return s.selector.matchLabels?.[MARK] === 'true' && s.template.metadata.labels[MARK] === 'true';
@@ -223,6 +252,8 @@ describe('public charts, as a declared platform deployer installs them into a na
       const c = structuredClone(o);
       const selector = c.kind === 'PodDisruptionBudget' ? spec(c).selector : c.kind === 'NetworkPolicy' ? spec(c).podSelector : undefined;
       if (selector !== undefined) selector.matchExpressions = [...(selector.matchExpressions ?? []), { key: 'deed.dev/runner', operator: 'DoesNotExist' }];
+      // And so do its pods' affinity terms.
+      for (const term of termSelectors(c)) term.matchExpressions = [...(term.matchExpressions ?? []), { key: RUNNER, operator: 'DoesNotExist' }];
       return comparable(c);
     };
     assert.deepEqual(parse(again.stdout).map(comparable), printed.map(asTenant), 'the same objects, the same marks');

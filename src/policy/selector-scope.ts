@@ -49,6 +49,9 @@ interface Site extends PodSelectorFacts {
   templates: readonly string[];
 }
 
+/** The form of a LabelSelector written anywhere else (a pod affinity term's: rules/affinity-scope.ts). */
+export const LABEL_SELECTOR = { form: 'label-selector' } as const satisfies Pick<Site, 'form'>;
+
 function siteOf(resource: Resource): Site | undefined {
   const row = kindRow(resource);
   return row?.podSelector === undefined ? undefined : { ...row.podSelector, kind: row.kind, templates: row.templates?.pods ?? [] };
@@ -71,7 +74,7 @@ function written(obj: KubeObject, site: Site): Written {
 }
 
 /** The labels a selector requires by equality: a map's entries, a LabelSelector's matchLabels. */
-function required(selector: Rec, site: Site): Record<string, string> {
+function required(selector: Rec, site: Pick<Site, 'form'>): Record<string, string> {
   return site.form === 'map' ? stringMap({ selector }, 'selector') : stringMap(selector, 'matchLabels');
 }
 
@@ -80,7 +83,7 @@ function pinPath(site: Site, key: string): string {
 }
 
 /** The environments whose pods the selector is limited to; [] for none; undefined when it may select any pod. */
-function scopeOf(selector: Rec, site: Site, key: string): string[] | undefined {
+export function scopeOf(selector: Rec, site: Pick<Site, 'form'>, key: string): string[] | undefined {
   const pinned = entryOf(required(selector, site), key);
   if (pinned !== undefined) return [pinned];
   if (site.form === 'map') return undefined;
@@ -94,12 +97,12 @@ function scopeOf(selector: Rec, site: Site, key: string): string[] | undefined {
   return undefined;
 }
 
-function pointer(path: readonly string[]): string {
+export function pointer(path: readonly string[]): string {
   return `/${path.map(jsonpatch.escapePathComponent).join('/')}`;
 }
 
 /** A JSON Patch that sets the value at `path` (existing parents kept, missing ones made); undefined when it is already there. */
-function setOp(obj: unknown, path: readonly string[], value: unknown): PatchOperation | undefined {
+export function setOp(obj: unknown, path: readonly string[], value: unknown): PatchOperation | undefined {
   let at: unknown = obj;
   for (let i = 0; i < path.length; i++) {
     const next = isRec(at) ? field(at, path[i]!) : undefined;
@@ -168,7 +171,7 @@ export function scopeSelector(obj: KubeObject, resource: Resource, environment: 
 }
 
 /** Whether the selector has a term on the environment key (any operator): it names environments. */
-function namesEnvironment(selector: Rec, site: Site, key: string): boolean {
+export function namesEnvironment(selector: Rec, site: Pick<Site, 'form'>, key: string): boolean {
   if (entryOf(required(selector, site), key) !== undefined) return true;
   return site.form !== 'map' && recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === key);
 }
@@ -217,7 +220,7 @@ function withLabel(obj: KubeObject, key: string): KubeObject {
 }
 
 /** Whose LabelSelectors of no environment exclude runners (or name only the runners of environments it manages): any but a trusted or platform principal's. */
-function excludesRunnersOf(requester: Requester, policy: Policy): boolean {
+export function excludesRunnersOf(requester: Requester, policy: Policy): boolean {
   return !isTrusted(requester, policy) && !isPlatform(requester, policy);
 }
 
@@ -237,12 +240,12 @@ export function runnerScope(selector: Rec, policy: Policy): 'excluded' | string[
   return 'open';
 }
 
-function runnerExclusion(policy: Policy): Rec {
+export function runnerExclusion(policy: Policy): Rec {
   return { key: policy.keys.runner, operator: 'DoesNotExist' };
 }
 
 /** Whether a LabelSelector excludes runner pods (`<prefix>/runner DoesNotExist`). */
-function excludesRunners(selector: Rec, policy: Policy): boolean {
+export function excludesRunners(selector: Rec, policy: Policy): boolean {
   return recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === policy.keys.runner && text(e, 'operator') === 'DoesNotExist');
 }
 
@@ -341,13 +344,13 @@ function runnerExclusionDue(selector: Rec, site: Site, policy: Policy): boolean 
 }
 
 /** Whether a selector requires an environment's label (by equality or `In`): it selects that environment's pods, and no runner (runners carry none). */
-function requiresEnvironment(selector: Rec, site: Site, policy: Policy): boolean {
+export function requiresEnvironment(selector: Rec, site: Pick<Site, 'form'>, policy: Policy): boolean {
   const environments = scopeOf(selector, site, policy.keys.environment);
   return environments !== undefined && environments.length > 0;
 }
 
 /** Whether a LabelSelector selects runner pods only: it requires `<prefix>/runner` (by equality, `In` or `Exists`). */
-function requiresRunners(selector: Rec, policy: Policy): boolean {
+export function requiresRunners(selector: Rec, policy: Policy): boolean {
   const key = policy.keys.runner;
   return entryOf(stringMap(selector, 'matchLabels'), key) !== undefined || recs(field(selector, 'matchExpressions')).some((e) => text(e, 'key') === key && (text(e, 'operator') === 'In' || text(e, 'operator') === 'Exists'));
 }
@@ -373,7 +376,7 @@ function runnerFindings(selector: Rec, site: Site, requester: Requester, policy:
  * no one's (stamps that do not verify: only trusted principals may change it) or the
  * namespace's (unstamped in a namespace bound to one environment, whose pods are all its own).
  */
-function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext, creator: CreatorIdentity | undefined): { environment: string | undefined } | 'skip' {
+export function judgedFor(req: AdmissionRequest, kind: string, namespace: string, requester: Requester, ctx: DecisionContext, creator: CreatorIdentity | undefined): { environment: string | undefined } | 'skip' {
   const { policy } = ctx;
   if (req.operation === 'CREATE') {
     const obj = req.object!;

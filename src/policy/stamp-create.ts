@@ -26,6 +26,7 @@ import { noEnvironmentScope, scopeSelector } from './selector-scope.js';
 import { ephemeralStampOps, isOwnTemplateStamps, stampedFor } from './pod/claim-templates.js';
 import { noEnvironmentMark } from './rules/no-environment-mark.js';
 import { runnerMarkOps } from './pod/runner-mark.js';
+import { podAffinityScope } from './rules/affinity-scope.js';
 import { keptOnUpdate } from './stamps/kept-stamps.js';
 
 /**
@@ -73,9 +74,11 @@ export function stampCreate(
     const verdict = enforce(gate.verdict.findings, ctx.policy, gate.verdict.warnings);
     // Allowed, it acts for no environment here: its pods and selectors are marked as such.
     if (!verdict.allowed || controllerMade) return verdict;
-    if (requester.environment.kind === 'none') return patched(noEnvironmentScope(obj, req.resource, namespace, requester, ctx.policy), verdict.warnings, verdict.auditAnnotations);
+    // A pod's affinity terms select pods of no environment only (rules/affinity-scope.ts).
+    const affinity = kind.kind === 'Pod' ? podAffinityScope(obj, namespace, requester, undefined, ctx.policy).ops : [];
+    if (requester.environment.kind === 'none') return patched([...noEnvironmentScope(obj, req.resource, namespace, requester, ctx.policy), ...affinity], verdict.warnings, verdict.auditAnnotations);
     // An environment's pod let through unstamped (a gate rule that only warns) that runs as a mapped account is a runner all the same.
-    return kind.kind === 'Pod' ? patched(runnerMarkOps(obj, namespace, ctx.policy), verdict.warnings, verdict.auditAnnotations) : verdict;
+    return kind.kind === 'Pod' ? patched([...runnerMarkOps(obj, namespace, ctx.policy), ...affinity], verdict.warnings, verdict.auditAnnotations) : verdict;
   }
   const { environment } = gate;
 
@@ -157,6 +160,9 @@ export function stampCreate(
   // An environment's selectors select only its own pods (selector-scope.ts).
   const scoped = scopeSelector(obj, req.resource, environment, ctx.policy);
   findings.push(...scoped.findings);
+  // And so do a pod's affinity terms (rules/affinity-scope.ts); a controller-made pod's are its template's, judged when written.
+  const affinity = kind.kind === 'Pod' && !controllerMade ? podAffinityScope(obj, namespace, requester, environment, ctx.policy) : { ops: [], findings: [] };
+  findings.push(...affinity.findings);
 
   // The stamping's findings are conflicts with what Deed writes; an object stamped without
   // one has nothing to enforce here but Deed's own warnings, and its findings as stamped are
@@ -188,7 +194,7 @@ export function stampCreate(
   if (automountOff) spec.automountServiceAccountToken = false;
   const tokenOps = automountOff ? tokenVolumeRemoval(obj.spec!).ops : [];
   // The template ops first: they address volumes by their index before the token volume comes out.
-  return patched([...ephemeral.ops, ...tokenOps, ...scoped.ops, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
+  return patched([...ephemeral.ops, ...tokenOps, ...scoped.ops, ...affinity.ops, ...stampPatch(base, newLabels, newAnnotations, newRefs, spec)], enforced.warnings, enforced.auditAnnotations);
 }
 
 /**

@@ -30,6 +30,7 @@ import { fromClusterCases } from './cases/from-cluster.js';
 import { connectCases } from './cases/connect.js';
 import { scopeSwitchCases } from './cases/scope-switch.js';
 import { selectorCases } from './cases/selectors.js';
+import { affinityCases } from './cases/affinity.js';
 import { configMapCases } from './cases/configmaps.js';
 import { devCases } from './cases/dev.js';
 import { throttlingCases } from './cases/throttling.js';
@@ -81,6 +82,7 @@ describe('Deed in a real API server', { skip }, () => {
   workloadCases(get, tools);
   controllerMadeCases(get, tools);
   selectorCases(get, tools);
+  affinityCases(get);
   defaultRowCases(get);
   stampedKindsCases(get);
   scopeCases(get);

@@ -24,6 +24,7 @@ import { addedReferences, referenceFindings } from '../pod/named-references.js';
 import { boundByScheduler, type NamedReference, type Reach } from '../pod/reference-owner.js';
 import { unmarkedWorkspace, workspaceClaims, workspaceMark } from '../pod/workspace-claims.js';
 import { selectorScope } from '../selector-scope.js';
+import { affinityScope } from '../rules/affinity-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
@@ -57,7 +58,7 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
     const { request: req, door, requester } = facts;
     const kind = door.sandboxKind;
     if (req.operation === 'CREATE')
-      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
+      return validateCreate(req.object!, kind, namespace, requester, ctx, req.dryRun, [...selectorScope(req, namespace, requester, ctx, facts.identity), ...affinityScope(req, namespace, requester, ctx, facts.identity), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx)], undefined, false, createGateOf(facts, namespace, req.object!, ctx.policy), facts);
     return validateChange(req, kind, namespace, requester, ctx);
   },
   controllerWrite: {

@@ -4,7 +4,7 @@
 // as the pods and claims they make (workload/review.ts). A ReplicaSet a Deployment's
 // controller creates, or a Job a CronJob's, is stamped and judged as its controlling owner's
 // environment's (controller-write.ts).
-import { allowed, denied, patched } from '../../admission/verdict.js';
+import { allowed, denied, patched, type Verdict } from '../../admission/verdict.js';
 import { enforce } from '../rules/enforcement.js';
 import { createIdentity } from '../create-gate.js';
 import { accountKeys, objectReads } from '../reads.js';
@@ -13,6 +13,7 @@ import { podTemplates } from '../workload/kinds.js';
 import { noEnvironmentScope, selectorScope } from '../selector-scope.js';
 import { keptOnUpdate } from '../stamps/kept-stamps.js';
 import { referenceScope } from '../rules/reference-scope.js';
+import { affinityScope, templateAffinityScope } from '../rules/affinity-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
 import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
@@ -40,7 +41,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     const mismatch = facts.kindMismatch;
     if (mismatch) return enforce([mismatch], ctx.policy);
     if (req.namespace === undefined) return allowed();
-    const templates = mutateWorkload(req, door.workload, req.namespace, ctx, requester, facts.identity);
+    const templates = withAffinityScope(mutateWorkload(req, door.workload, req.namespace, ctx, requester, facts.identity), () => templateAffinityScope(req, req.namespace!, requester, ctx, facts.identity));
     // A workload is stamped like a sandbox object (workload/stamps.ts); its templates' ephemeral claims too.
     const row = workloadStampRow(door.workload);
     const kept = templates.allowed ? keptOnUpdate(req, ctx, facts.requester) : undefined;
@@ -58,6 +59,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
       // A client's change of a workload's controlling owner (a Deployment adopting a ReplicaSet): within one environment.
       ...adoptionOfUpdate(req, door.workload.kind, namespace, requester, ctx),
       ...selectorScope(req, namespace, requester, ctx, facts.identity),
+      ...affinityScope(req, namespace, requester, ctx, facts.identity),
       ...referenceScope(req, namespace, requester, ctx),
     ];
     return validateWorkload(req, door.workload, namespace, requester, ctx, own, facts.identity, facts);
@@ -82,3 +84,11 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
   carries: (door) => door.workload.kind,
 };
 
+/** The templates' own ops and the scope of their pod affinity terms (rules/affinity-scope.ts): both, or the first refusal. */
+function withAffinityScope(templates: Verdict, affinity: () => Verdict): Verdict {
+  if (!templates.allowed) return templates;
+  const scoped = affinity();
+  if (!scoped.allowed) return scoped;
+  if (scoped.patch === undefined) return templates;
+  return patched([...(templates.patch ?? []), ...scoped.patch], [...templates.warnings, ...scoped.warnings], templates.auditAnnotations);
+}

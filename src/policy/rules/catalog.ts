@@ -378,6 +378,16 @@ export const RULES = {
     overridable: true,
     example: 'spec.selector.matchLabels["deed.dev/environment"]: selects pods of environment "alpha"; environment "beta" selects only its own pods (deed.dev/environment: beta)',
   }),
+  selectorAffinityScope: rule({
+    id: 'selector.affinity-scope',
+    webhook: 'both',
+    checks:
+      "Every pod affinity term a requester writes (`spec.affinity.podAffinity` and `.podAntiAffinity`, required and preferred, in a Pod and in every pod template of a workload) selects only pods of environments it acts for, as a selector does (`selector.scope`): kube-scheduler holds every incoming pod off the nodes of the existing pods whose required anti-affinity selects it, so one pod of beta's selecting alpha's pods would keep alpha's off every node. An environment's term gets `<prefix>/environment: <id>` added to its labelSelector's matchLabels at CREATE (a changed pod template's terms again on UPDATE); one that requires or `In`-lists another environment is refused. A requester of no environment's term that names no environment gets `{key: <prefix>/environment, operator: DoesNotExist}`, and, but a platform principal's, `{key: <prefix>/runner, operator: DoesNotExist}` unless it requires `<prefix>/runner` of environments its writer manages; one that names environments names only environments it manages (a platform principal's may name any). A term without a labelSelector selects no pod and is left alone. Except break-glass and system principals' terms and a manager's in a namespace bound to its environment. Fix: leave the environment out of the term (Deed adds it), or name only your own environments.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: selects pods of environment "alpha"; environment "beta" selects only its own pods: leave deed.dev/environment out (the mutating webhook adds deed.dev/environment: beta)',
+  }),
   secretServiceAccountToken: rule({
     id: 'secret.service-account-token',
     webhook: 'validate',
