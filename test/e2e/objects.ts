@@ -179,6 +179,23 @@ export function collectionPath(kind: string, namespace: string): string {
   return `${row.group === '' ? `/api/${row.version}` : `/apis/${row.group}/${row.version}`}/namespaces/${namespace}/${row.resource}`;
 }
 
+/**
+ * Every verb on every resource of `namespace` for these service accounts (`[namespace, name]`),
+ * bound as `binding`: the tenant role (Kubernetes' edit) grants no custom resources, so a case
+ * that writes them gives its identities a namespace-admin Role instead.
+ */
+export async function namespaceAdmins(s: Suite, namespace: string, binding: string, accounts: ReadonlyArray<readonly [string, string]>): Promise<void> {
+  createdOrThere(`namespace-admin role in ${namespace}`, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
+  createdOrThere(
+    `namespace admins in ${namespace}`,
+    await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/rolebindings`, {
+      metadata: { name: binding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
+      subjects: accounts.map(([ns, name]) => ({ kind: 'ServiceAccount', namespace: ns, name })),
+    }),
+  );
+}
+
 /** `collectionPath` for each of these kinds, by kind. */
 export function collectionPaths<K extends string>(kinds: readonly K[]): Record<K, (namespace: string) => string> {
   return Object.fromEntries(kinds.map((k) => [k, (namespace: string) => collectionPath(k, namespace)])) as Record<K, (namespace: string) => string>;

@@ -14,7 +14,7 @@ import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-pointers';
@@ -281,12 +281,7 @@ export function pointerCases(suite: () => Suite): void {
       for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
       beta = await s.newIdentity('sandbox-b', 'gw-admin');
       alpha = s.runnerA.identity;
-      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${GW_NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
-      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${GW_NS}/rolebindings`, {
-        metadata: { name: 'gw-admins' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
-        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'gw-admin']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
-      }));
+      await namespaceAdmins(s, GW_NS, 'gw-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'gw-admin']]);
       // And Services in alpha's own namespace, for a route that names one across namespaces.
       ok('service writer role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles', { metadata: { name: 'gw-services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] }));
       ok('service writers', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', { metadata: { name: 'gw-services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gw-services' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }));
@@ -401,14 +396,7 @@ export function pointerCases(suite: () => Suite): void {
       beta = await s.newIdentity('sandbox-b', 'cm-admin');
       tenant = await s.newIdentity('plain', 'cm-tenant');
       alpha = s.runnerA.identity;
-      for (const ns of [CM_NS, CM_INFRA]) {
-        ok(`namespace-admin role in ${ns}`, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
-        ok(`namespace admins in ${ns}`, await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
-          metadata: { name: 'cm-admins' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
-          subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'cm-admin'], ['plain', 'cm-tenant']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
-        }));
-      }
+      for (const ns of [CM_NS, CM_INFRA]) await namespaceAdmins(s, ns, 'cm-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'cm-admin'], ['plain', 'cm-tenant']]);
       await eventually('the cert-manager kinds are served', async () => (await s.api(s.admin, 'GET', CERTIFICATES(CM_NS))).status === 200 && (await s.api(s.admin, 'GET', CERTIFICATE_REQUESTS(CM_NS))).status === 200 && (await s.api(s.admin, 'GET', ISSUERS(CM_NS))).status === 200);
       for (const who of [alpha, beta, tenant]) await eventually(`RBAC lets ${who.name} create Issuers in ${CM_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ISSUERS(CM_NS)}?dryRun=All`, issuer('rbac-probe'))).text));
       await eventually(`RBAC lets ${tenant.name} create Certificates in ${CM_INFRA}`, async () => !/cannot create resource/.test((await s.api(tenant, 'POST', `${CERTIFICATES(CM_INFRA)}?dryRun=All`, certificate('rbac-probe', { name: 'x' }))).text));
@@ -481,12 +469,7 @@ export function pointerCases(suite: () => Suite): void {
       for (const [plural, kind] of [['externalsecrets', 'ExternalSecret'], ['secretstores', 'SecretStore']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', esoCrd(plural, kind)));
       beta = await s.newIdentity('sandbox-b', 'eso-admin');
       alpha = s.runnerA.identity;
-      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ESO_NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
-      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ESO_NS}/rolebindings`, {
-        metadata: { name: 'eso-admins' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
-        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'eso-admin']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
-      }));
+      await namespaceAdmins(s, ESO_NS, 'eso-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'eso-admin']]);
       await eventually('the External Secrets kinds are served', async () => (await s.api(s.admin, 'GET', EXTERNAL_SECRETS(ESO_NS))).status === 200 && (await s.api(s.admin, 'GET', SECRET_STORES(ESO_NS))).status === 200);
       for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create SecretStores in ${ESO_NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${SECRET_STORES(ESO_NS)}?dryRun=All`, secretStore('rbac-probe', 'x'))).text));
       const token = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: { token: `${name}-value` } });

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, refusedBy as refused } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, refusedBy as refused } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-scalers';
@@ -95,12 +95,7 @@ export function scaleTargetCases(suite: () => Suite): void {
       beta = await s.newIdentity('sandbox-b', 'scale-admin');
       stranger = await s.newIdentity('plain', 'scale-stranger');
       alpha = s.runnerA.identity;
-      ok('namespace-admin role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'namespace-admin' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }));
-      ok('namespace admins', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
-        metadata: { name: 'scale-admins' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'namespace-admin' },
-        subjects: [['sandbox-a', 'runner'], ['sandbox-b', 'scale-admin'], ['plain', 'scale-stranger']].map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
-      }));
+      await namespaceAdmins(s, NS, 'scale-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'scale-admin'], ['plain', 'scale-stranger']]);
       await eventually('the stand-in kinds are served', async () => (await Promise.all(KINDS.map(async (k) => (await s.api(s.admin, 'GET', path(k))).status))).every((st) => st === 200));
       for (const who of [alpha, beta, stranger])
         await eventually(`RBAC lets ${who.name} create rollouts in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROLLOUTS}?dryRun=All`, rollout('rbac-probe', 'rbac-probe'))).text));
