@@ -133,6 +133,9 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'secretstores/shared/alpha-vault': owned('SecretStore', 'alpha'),
   'secretstores/shared/beta-vault': owned('SecretStore', 'beta'),
   'secrets/shared/db-creds': null,
+  // An operator's output for an environment (cert-manager's, External Secrets'), made as a platform principal: unstamped.
+  'secrets/shared/operator-made': { metadata: { uid: 'operator-made-uid' } },
+  'secrets/sandbox-a/alpha-plain-tls': { metadata: { uid: 'alpha-plain-tls-uid' } },
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
@@ -747,6 +750,40 @@ describe("an ExternalSecret, a PushSecret or a SecretStore uses only its writer 
   });
 });
 
+describe("what an operator writes into, and what a selector chooses for it", () => {
+  test("a Certificate, an ExternalSecret or an ACME account key may not have its operator write over an unstamped Secret outside a bound namespace; one not there yet, or one in its own bound namespace, may", () => {
+    const certificate = (secretName: string) => ({ spec: { secretName, dnsNames: ['beta.example.com'], issuerRef: { name: 'beta-ca' } } });
+    for (const who of [RUNNER_B, NONE])
+      refused(review(CERTIFICATES, who, certificate('operator-made')), 'reference.cross-environment', /spec\.secretName: names Secret operator-made, which carries no stamps: the platform's, or what an operator made for an environment \(cert-manager writes the issued certificate and private key into the Secret/);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, { spec: { secretStoreRef: { name: 'beta-vault' }, target: { name: 'operator-made', creationPolicy: 'Merge' } } }), 'reference.cross-environment', /spec\.target\.name: names Secret operator-made, which carries no stamps/);
+    refused(review(ISSUERS, RUNNER_B, { spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'operator-made' } } } }), 'reference.cross-environment', /spec\.acme\.privateKeySecretRef\.name: names Secret operator-made, which carries no stamps/);
+    admitted(review(CERTIFICATES, RUNNER_B, certificate('new-tls')));
+    admitted(review(CERTIFICATES, ARGO, certificate('operator-made')));
+    // In alpha's bound namespace an unstamped Secret is alpha's.
+    admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } }, { namespace: 'sandbox-a' }));
+  });
+
+  test("an ExternalSecret without a target name writes the Secret named as itself: that one is judged", () => {
+    const named = (name: string, target?: Record<string, unknown>) => ({ metadata: { name }, spec: { secretStoreRef: { name: 'beta-vault' }, ...(target !== undefined ? { target } : {}), data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] } });
+    for (const target of [undefined, {}, { name: '' }, { creationPolicy: 'Merge' }])
+      refused(review(EXTERNAL_SECRETS, RUNNER_B, named('alpha-tls', target)), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment \(the External Secrets operator writes what it fetches into the Secret \(without target\.name, the one named as the ExternalSecret\)\)/);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, named('db-creds')));
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, named('alpha-tls', { name: 'db-creds' })));
+  });
+
+  test("a PushSecret's stores and Secrets are named, not chosen by label, but by the platform; its dataTo stores are judged", () => {
+    const push = (spec: Record<string, unknown>) => ({ spec: { secretStoreRefs: [{ name: 'beta-vault' }], selector: { secret: { name: 'beta-tls' } }, ...spec } });
+    refused(review(PUSH_SECRETS, RUNNER_B, push({ secretStoreRefs: [{ labelSelector: { matchLabels: { 'deed.dev/environment': 'alpha' } } }] })), 'reference.unknown', /spec\.secretStoreRefs\[0\]\.labelSelector: chooses SecretStores by label, so whose each one is cannot be known/);
+    refused(review(PUSH_SECRETS, NONE, push({ selector: { secret: { selector: { matchLabels: { app: 'alpha' } } } } })), 'reference.unknown', /spec\.selector\.secret\.selector: chooses Secrets by label/);
+    refused(review(PUSH_SECRETS, RUNNER_B, push({ dataTo: [{ storeRef: { name: 'alpha-vault' } }] })), 'reference.cross-environment', /spec\.dataTo\[0\]\.storeRef: names SecretStore alpha-vault, which belongs to another environment/);
+    admitted(review(PUSH_SECRETS, RUNNER_B, push({ dataTo: [{ storeRef: { name: 'beta-vault' } }] })));
+    admitted(review(PUSH_SECRETS, ARGO, push({ secretStoreRefs: [{ labelSelector: { matchLabels: { team: 'x' } } }] })));
+    // A selector changed by an UPDATE is judged again.
+    const stored = push({ selector: { secret: { selector: { matchLabels: { app: 'beta' } } } } });
+    refused(review(PUSH_SECRETS, RUNNER_B, push({ selector: { secret: { selector: { matchLabels: { app: 'alpha' } } } } }), { operation: 'UPDATE', old: stored }), 'reference.unknown', /chooses Secrets by label/);
+  });
+});
+
 describe("a cert-manager Certificate, CertificateRequest or issuer annotation names only what its writer environment may use", () => {
   const CERT_MANAGER_SA: UserInfo = { username: 'system:serviceaccount:cert-manager:cert-manager', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
   /** A Certificate for beta's host, signed by this issuerRef (`{name}` alone: an Issuer, as defaulted), into `secretName`. */
@@ -833,7 +870,7 @@ describe("a cert-manager Certificate, CertificateRequest or issuer annotation na
   });
 
   test('issuerRefs and issuer annotations are found with their defaults and paths; a hostile shape reads as none', () => {
-    const refs = (g: Gvr, obj: Record<string, unknown>) => objectReferences(g, { apiVersion: apiVersion(g), kind: g.kind, metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name, r.absentAllowed ?? false]);
+    const refs = (g: Gvr, obj: Record<string, unknown>) => objectReferences(g, { apiVersion: apiVersion(g), kind: g.kind, metadata: {}, ...obj } as KubeObject).map((r) => [r.path, r.group, r.kind, r.namespace ?? '', r.name, r.writes ?? false]);
     assert.deepEqual(refs(CERTIFICATES, certificate({ name: 'ca', namespace: 'elsewhere' }, 'tls')), [
       ['spec.issuerRef', 'cert-manager.io', 'Issuer', '', 'ca', false],
       ['spec.secretName', '', 'Secret', '', 'tls', true],

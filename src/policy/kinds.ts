@@ -125,11 +125,22 @@ export interface ReferenceFacts {
   /** The API server refuses any change of it after CREATE (a pod's spec): judged at CREATE only, and an UPDATE plans no read for it. */
   immutable?: boolean;
   /**
-   * The follower creates the object when none has the name (cert-manager writes a
-   * Certificate's key pair into its `secretName`, creating the Secret): one that does not
-   * exist is admitted, one that exists is judged (the follower would overwrite it).
+   * The follower writes into the object, creating it when none has the name (cert-manager
+   * writes a Certificate's key pair into its `secretName`): one that does not exist is
+   * admitted; one that exists is judged, and one that carries no stamps outside a bound
+   * namespace (the platform's, or what an operator made for an environment, unstamped) is
+   * refused but to the platform's principals, as an environment may not write it directly
+   * (guard.shared-input) and the follower writes with rights of its own.
    */
-  absentAllowed?: true;
+  writes?: true;
+  /** Absent or empty, the field defaults to the object's own name (an ExternalSecret's target Secret). */
+  orOwnName?: true;
+  /**
+   * `path` holds a label selector choosing objects of `kind` (a PushSecret's stores or
+   * Secrets): whose each one is cannot be told at admission, so only the platform's
+   * principals may write one.
+   */
+  selects?: true;
 }
 
 export interface KindRow {
@@ -270,7 +281,7 @@ const ROUTE_EXTERNAL_AUTH = [
  * account key that does not exist yet is cert-manager's to create.
  */
 const ISSUER_SECRET = { group: '', kind: 'Secret' } as const;
-const issuerSecret = (path: string, follower: string, absentAllowed?: true) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...(absentAllowed ? { absentAllowed } : {}) }) as const;
+const issuerSecret = (path: string, follower: string, writes?: true) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...(writes ? { writes } : {}) }) as const;
 const DNS01_CREDENTIALS = 'cert-manager solves ACME challenges with the credentials in the Secret, for whoever names the Issuer';
 const ISSUER_SECRETS = [
   issuerSecret('spec.ca.secretName', "cert-manager signs every Certificate that names the Issuer with the Secret's CA key"),
@@ -627,7 +638,7 @@ export const KIND_TABLE = [
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.dataFrom[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       // Created by the operator when absent (the ordinary case); one that exists would be written over, or merged into.
-      { path: 'spec.target.name', by: 'name', kind: { group: '', kind: 'Secret' }, absentAllowed: true, follower: 'the External Secrets operator writes what it fetches into the Secret' },
+      { path: 'spec.target.name', by: 'name', kind: { group: '', kind: 'Secret' }, writes: true, orOwnName: true, follower: 'the External Secrets operator writes what it fetches into the Secret (without target.name, the one named as the ExternalSecret)' },
     ],
   },
   {
@@ -638,7 +649,10 @@ export const KIND_TABLE = [
     namespaced: true,
     references: [
       { path: 'spec.secretStoreRefs[]', by: 'local-ref', kind: ESO_STORE, follower: "the External Secrets operator pushes the Secret's data to the store, with the store's credentials" },
+      { path: 'spec.secretStoreRefs[].labelSelector', by: 'name', kind: ESO_STORE, selects: true, follower: "the External Secrets operator pushes the Secret's data to every store the selector chooses, with their credentials" },
+      { path: 'spec.dataTo[].storeRef', by: 'local-ref', kind: ESO_STORE, follower: "the External Secrets operator pushes the Secret's data to the store, with the store's credentials" },
       { path: 'spec.selector.secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and pushes its data to the PushSecret's stores" },
+      { path: 'spec.selector.secret.selector', by: 'name', kind: { group: '', kind: 'Secret' }, selects: true, follower: "the External Secrets operator reads every Secret the selector chooses and pushes its data to the PushSecret's stores" },
     ],
   },
   // Read (metadata only) when an ExternalSecret or a PushSecret names one: its stamps say whose credentials it holds.
@@ -724,7 +738,7 @@ export const KIND_TABLE = [
     references: [
       { path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
       // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.
-      { path: 'spec.secretName', by: 'name', kind: { group: '', kind: 'Secret' }, absentAllowed: true, follower: 'cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds' },
+      { path: 'spec.secretName', by: 'name', kind: { group: '', kind: 'Secret' }, writes: true, follower: 'cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds' },
     ],
   },
   {

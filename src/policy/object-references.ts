@@ -19,8 +19,10 @@ export interface ObjectReference {
   path: string;
   /** Who acts on the object named. */
   follower: string;
-  /** The follower creates it when absent (a Certificate's Secret): only one that exists is judged. */
-  absentAllowed?: true;
+  /** The follower writes into it, creating it when absent (a Certificate's Secret): kinds.ts `ReferenceFacts.writes`. */
+  writes?: true;
+  /** A label selector chooses the objects (kinds.ts `ReferenceFacts.selects`): `name` is the selector as written (so an UPDATE that changes it is judged again), not a name. */
+  selects?: true;
 }
 
 /**
@@ -63,7 +65,7 @@ export function referenceReads(refs: ObjectReference[], namespace: string): Arra
   const seen = new Set<string>();
   const out: Array<{ resource: LookupResource; namespace: string; name: string }> = [];
   for (const r of refs) {
-    const row = readableRow(r.group, r.kind);
+    const row = r.selects === true ? undefined : readableRow(r.group, r.kind); // a selector names nothing to read
     if (row === undefined) continue;
     const at = r.namespace ?? namespace;
     const key = `${row.resource}/${at}/${r.name}`;
@@ -81,14 +83,24 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   }
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   const out: ObjectReference[] = [];
-  const absent = facts.absentAllowed === true ? { absentAllowed: true as const } : {};
+  const writes = facts.writes === true ? { writes: true as const } : {};
   for (const [value, path] of valuesAt(obj, facts.path.split('.'), '')) {
+    if (facts.selects === true) {
+      // Any selector, even `{}` (every object): which it chooses is not known at admission.
+      if (isRec(value) && facts.kind !== undefined) out.push({ ...facts.kind, name: JSON.stringify(value), path, follower: facts.follower, selects: true });
+      continue;
+    }
     if (facts.by === 'name') {
-      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...absent });
+      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes });
       continue;
     }
     const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'local-ref' ? localReference(value, facts.kind) : typedReference(value, facts.kind);
-    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...absent });
+    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...writes });
+  }
+  // Absent or empty, the follower takes the object's own name (an ExternalSecret's target).
+  if (facts.orOwnName === true && out.length === 0 && facts.kind !== undefined && isRec(obj.metadata)) {
+    const own = text(obj.metadata, 'name');
+    if (own !== undefined && own !== '') out.push({ ...facts.kind, name: own, path: facts.path, follower: facts.follower, ...writes });
   }
   return out;
 }

@@ -204,6 +204,10 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
     const key = `${ref.group}/${ref.kind} ${at}/${ref.name}`;
     if (judged.has(key)) continue;
     judged.add(key);
+    if (ref.selects === true) {
+      findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `chooses ${ref.kind}s by label, so whose each one is cannot be known (${ref.follower}); name each one instead: only the platform's principals may write a selector here` });
+      continue;
+    }
     // A cluster-scoped kind the table knows (a ClusterIssuer) is the platform's: Deed stamps no cluster-scoped object.
     if (kindRowNamed(ref.group, ref.kind)?.namespaced === false) continue;
     const row = readableRow(ref.group, ref.kind);
@@ -227,9 +231,19 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `names more than ${MAX_REFERENCE_READS} objects; Deed reads at most that many for one object, so whose ${what} is was not read` });
       continue;
     }
-    const verdict = judgeReference(ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], at, ref.name), row.kind, at, reach, ctx);
-    // What the follower creates when absent (a Certificate's Secret) is judged only if it exists.
-    if (verdict.kind === 'allowed' || (verdict.kind === 'absent' && ref.absentAllowed === true)) continue;
+    const found = ctx.lookup.get(row.resource as Parameters<DecisionContext['lookup']['get']>[0], at, ref.name);
+    const verdict = judgeReference(found, row.kind, at, reach, ctx);
+    if (ref.writes === true) {
+      // What the follower writes into: it creates one that does not exist yet; one that carries
+      // no stamps outside a bound namespace is the platform's, or what an operator made for an
+      // environment, and only the platform may have the follower write over it.
+      if (found.state === 'absent') continue;
+      if (found.state === 'found' && verdict.kind === 'allowed' && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
+        findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps: the platform's, or what an operator made for an environment (${ref.follower}); ${reach.requester.username} may not have it written over: name one that does not exist yet` });
+        continue;
+      }
+    }
+    if (verdict.kind === 'allowed') continue;
     if (verdict.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: ${verdict.reason}` });
     else if (verdict.kind === 'unverifiable')
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `${what} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown` });

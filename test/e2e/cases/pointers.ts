@@ -432,6 +432,14 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { issuerRef: { name: 'alpha-ca' } } }, MERGE), 'reference.cross-environment', /names Issuer alpha-ca/);
     });
 
+    test("beta's Certificate may not have cert-manager write over the unstamped Secret cert-manager made for alpha", async () => {
+      const s = suite();
+      // What cert-manager made for alpha's Certificate, as a platform principal (the admin stands in): unstamped.
+      ok('operator-made Secret', await s.api(s.admin, 'POST', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-issued-tls' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }));
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-over', { name: 'beta-ca' }, 'alpha-issued-tls')), 'reference.cross-environment', /spec\.secretName: names Secret alpha-issued-tls, which carries no stamps: the platform's, or what an operator made for an environment/);
+      refused(await s.api(tenant, 'POST', CERTIFICATES(CM_NS), certificate('tenant-over', { name: 'platform-ca' }, 'alpha-issued-tls')), 'reference.cross-environment', /which carries no stamps/);
+    });
+
     test("beta's Issuer may not sign with alpha's CA key; one whose CA key does not exist yet is refused in the shared namespace", async () => {
       const s = suite();
       refused(await s.api(beta, 'POST', ISSUERS(CM_NS), { ...issuer('beta-stolen'), spec: { ca: { secretName: 'alpha-ca-key' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-ca-key, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
@@ -488,6 +496,9 @@ export function pointerCases(suite: () => Suite): void {
       // The store is read with get, from the rendered ClusterRole.
       refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('beta-db', 'alpha-vault')), 'reference.cross-environment', /spec\.secretStoreRef: names SecretStore alpha-vault, which belongs to another environment \(the External Secrets operator fetches with the store's credentials/);
       refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('beta-db', 'beta-vault', 'alpha-vault-token')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-vault-token, which belongs to another environment/);
+      // Without target.name the operator writes into the Secret named as the ExternalSecret.
+      const untargeted = externalSecret('alpha-vault-token', 'beta-vault');
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), { ...untargeted, spec: { ...untargeted.spec, target: { creationPolicy: 'Merge' } } }), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-vault-token, which belongs to another environment/);
       refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), secretStore('beta-borrowed', 'alpha-vault-token')), 'reference.cross-environment', /spec\.provider\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-vault-token, which belongs to another environment/);
       for (const [who, name, store] of [[beta, 'beta-db', 'beta-vault'], [alpha, 'alpha-db', 'alpha-vault']] as const) {
         const stored = await s.api(who, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret(name, store));
