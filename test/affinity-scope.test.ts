@@ -205,6 +205,16 @@ describe('every pod affinity term is scoped to its writer\'s environment', () =>
     for (const r of [POD, DEPLOYMENT]) for (const at of specPaths(r)) assert.deepEqual(affinityOf(stored(r, MANAGER, withAffinity(r, affinity), undefined, 'sandbox-a'), at), affinity, at);
   });
 
+  test("a manager's term in its bound namespace that reaches other namespaces (namespaceSelector, namespaces) selects its environment's pods only", () => {
+    const reaching = (extra: Spec) => ({ podAntiAffinity: { [REQUIRED]: [{ labelSelector: {}, topologyKey: 'kubernetes.io/os', ...extra }] } });
+    for (const extra of [{ namespaceSelector: {} }, { namespaces: ['shared'] }])
+      for (const r of [POD, DEPLOYMENT])
+        for (const at of specPaths(r)) assert.deepEqual(affinityOf(stored(r, MANAGER, withAffinity(r, reaching(extra)), undefined, 'sandbox-a'), at), { podAntiAffinity: { [REQUIRED]: [{ labelSelector: { matchLabels: { [ENV]: 'alpha' } }, topologyKey: 'kubernetes.io/os', ...extra }] } }, `${r.kind} ${JSON.stringify(extra)}`);
+    // Its own namespace named is no reach beyond it.
+    const own = reaching({ namespaces: ['sandbox-a'] });
+    assert.deepEqual(affinityOf(stored(POD, MANAGER, withAffinity(POD, own), undefined, 'sandbox-a'), 'spec'), own);
+  });
+
   for (const [who, added] of [[TENANT, [NO_ENVIRONMENT, NO_RUNNERS]], [RUNNER_A, undefined]] as const)
     test(`a Deployment UPDATE whose template drops what was added (a server-side apply of the chart as written) gets it back: ${who.username}`, () => {
       const before = stored(DEPLOYMENT, who, withAffinity(DEPLOYMENT, { podAntiAffinity: spreading }));

@@ -27,8 +27,13 @@ import { entryOf, field, isRec, stringMap, type Rec } from '../unstructured.js';
 import { enforce } from './enforcement.js';
 import { RULES } from './catalog.js';
 
-/** Whom a write's terms are scoped for: an environment, or a requester of none (`bound`: in a namespace bound to an environment, where Deed adds nothing). */
-type Scope = { environment: string } | { requester: Requester; bound: boolean };
+/**
+ * Whom a write's terms are scoped for: an environment, or a requester of none (`bound`: in a
+ * namespace bound to an environment, where Deed adds nothing). `within`: only the terms that
+ * reach beyond that namespace (a manager's in the namespace bound to its environment, whose
+ * pods there are all its environment's).
+ */
+type Scope = { environment: string; within?: string } | { requester: Requester; bound: boolean };
 
 /** The terms a write adds or changes: a Pod's at CREATE (immutable after), those of the pod templates a workload's CREATE or UPDATE writes. */
 export function writtenTerms(req: AdmissionRequest): AffinityTerm[] {
@@ -50,14 +55,31 @@ function scopeOfWrite(req: AdmissionRequest, namespace: string, requester: Reque
   const { policy } = ctx;
   if (isTrusted(requester, policy)) return 'skip';
   const judged = judgedFor(req, kindRow(req.resource)?.kind ?? '', namespace, requester, ctx, creator);
-  if (judged === 'skip') return 'skip';
+  if (judged === 'skip') return boundManager(namespace, requester, policy);
   return judged.environment !== undefined ? { environment: judged.environment } : noEnvironment(namespace, requester, policy);
 }
 
 function noEnvironment(namespace: string, requester: Requester, policy: Policy): Scope | 'skip' {
   const bound = policy.envByBoundNamespace.get(namespace);
-  if (bound !== undefined && isManager(requester, bound, policy)) return 'skip';
+  if (bound !== undefined && isManager(requester, bound, policy)) return boundManager(namespace, requester, policy);
   return { requester, bound: bound !== undefined };
+}
+
+/**
+ * A manager writing in the namespace bound to its environment: the pods there are all its
+ * environment's, but a term with `namespaces` or `namespaceSelector` reaches others' pods in
+ * other namespaces, so such a term selects that environment's pods only.
+ */
+function boundManager(namespace: string, requester: Requester, policy: Policy): Scope | 'skip' {
+  const bound = policy.envByBoundNamespace.get(namespace);
+  return bound !== undefined && isManager(requester, bound, policy) ? { environment: bound, within: namespace } : 'skip';
+}
+
+/** Whether a term selects pods outside `namespace`: any `namespaceSelector` (`{}` is every namespace), or another namespace listed. */
+function reachesBeyond(t: AffinityTerm, namespace: string): boolean {
+  if (isRec(field(t.term, 'namespaceSelector'))) return true;
+  const listed = field(t.term, 'namespaces');
+  return Array.isArray(listed) && listed.some((n) => typeof n === 'string' && n !== '' && n !== namespace);
 }
 
 /** An environment other than `environment` that the selector requires by `matchLabels` or lists in `In`. */
@@ -86,6 +108,7 @@ function termScope(t: AffinityTerm, scope: Scope, policy: Policy): { ops: PatchO
   const selector = t.labelSelector;
   const key = policy.keys.environment;
   if (selector === undefined) return { ops: [], findings: [] }; // selects no pod
+  if ('environment' in scope && scope.within !== undefined && !reachesBeyond(t, scope.within)) return { ops: [], findings: [] };
   if ('environment' in scope) {
     const { environment } = scope;
     if (entryOf(stringMap(selector, 'matchLabels'), key) === environment) return { ops: [], findings: [] };
@@ -159,6 +182,7 @@ function termFindings(t: AffinityTerm, selector: Rec, scope: Scope, policy: Poli
   const key = policy.keys.environment;
   const rule = RULES.selectorAffinityScope.id;
   const path = `${t.at}.labelSelector`;
+  if ('environment' in scope && scope.within !== undefined && !reachesBeyond(t, scope.within)) return [];
   if ('environment' in scope) {
     const { environment } = scope;
     if (entryOf(stringMap(selector, 'matchLabels'), key) === environment) return [];
