@@ -215,6 +215,28 @@ describe('every pod affinity term is scoped to its writer\'s environment', () =>
     assert.deepEqual(affinityOf(stored(POD, MANAGER, withAffinity(POD, own), undefined, 'sandbox-a'), 'spec'), own);
   });
 
+  test("a custom resource's pod template its operator copies (an Argo Rollout's, a KEDA ScaledJob's) is scoped where it is written, at CREATE and when an UPDATE changes it", () => {
+    const hostileTerm = { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' } })] } };
+    const cases: Array<[KindRow, string]> = [[rowOf('Rollout'), 'spec.template.spec'], [rowOf('ScaledJob'), 'spec.jobTargetRef.template.spec']];
+    for (const [r, at] of cases) {
+      const make = (affinity: unknown): KubeObject => {
+        const obj: Spec = { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { name: 'web', namespace: 'shared' } };
+        put(obj, at, podSpec(affinity));
+        return obj as KubeObject;
+      };
+      const scoped = stored(r, RUNNER_B, make(hostileTerm));
+      assert.deepEqual(affinityOf(scoped, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web', [ENV]: 'beta' } })] } }, r.kind);
+      refused(answer('mutate', review(r, RUNNER_B, make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'alpha' } })] } }))), /\[selector\.affinity-scope\] .*selects pods of environment "alpha"/);
+      const byTenant = stored(r, TENANT, make(hostileTerm));
+      assert.deepEqual(affinityOf(byTenant, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' }, matchExpressions: [NO_ENVIRONMENT, NO_RUNNERS] })] } }, r.kind);
+      // An UPDATE that changes the template is scoped again; the validating side holds it.
+      const changed = make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'api' } })] } });
+      const again = stored(r, RUNNER_B, changed, scoped);
+      assert.deepEqual(affinityOf(again, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'api', [ENV]: 'beta' } })] } }, r.kind);
+      refused(answer('validate', review(r, RUNNER_B, changed, scoped)), /\[selector\.affinity-scope\]/);
+    }
+  });
+
   for (const [who, added] of [[TENANT, [NO_ENVIRONMENT, NO_RUNNERS]], [RUNNER_A, undefined]] as const)
     test(`a Deployment UPDATE whose template drops what was added (a server-side apply of the chart as written) gets it back: ${who.username}`, () => {
       const before = stored(DEPLOYMENT, who, withAffinity(DEPLOYMENT, { podAntiAffinity: spreading }));

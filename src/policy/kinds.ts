@@ -158,6 +158,12 @@ export interface KindRow {
   stamps?: StampFacts;
   /** Present: its controller makes pods (and claims) from these templates. */
   templates?: TemplateFacts;
+  /**
+   * A custom resource's pod specs (dotted paths) that its operator copies into the workloads or
+   * pods it makes, as a platform principal Deed does not judge: their pod affinity terms are
+   * scoped where they are written (rules/affinity-scope.ts).
+   */
+  podSpecs?: readonly string[];
   /** Present: it acts on the pods this selector selects; with `templates`, the pods its controller makes must match it. */
   podSelector?: PodSelectorFacts;
   /**
@@ -611,7 +617,7 @@ export const KIND_TABLE = [
     // KEDA takes a target without apiVersion as of group apps, one without kind as a Deployment.
     references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }, KEDA_AUTHENTICATION],
   },
-  { kind: 'ScaledJob', group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', namespaced: true, references: [KEDA_AUTHENTICATION] },
+  { kind: 'ScaledJob', group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', namespaced: true, references: [KEDA_AUTHENTICATION], podSpecs: ['spec.jobTargetRef.template.spec'] },
   // Read (metadata only) when a trigger names one: its stamps say whose credentials it hands the operator.
   {
     kind: 'TriggerAuthentication',
@@ -668,6 +674,7 @@ export const KIND_TABLE = [
     resource: 'rollouts',
     namespaced: true,
     references: [{ path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" }],
+    podSpecs: ['spec.template.spec'],
   },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },

@@ -8,6 +8,7 @@ import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { objectReads } from '../reads.js';
 import { selectorScope } from '../selector-scope.js';
+import { affinityScope, templateAffinityScope, withAffinityScope } from '../rules/affinity-scope.js';
 import { enforceCreate } from '../dry-run.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { referenceScope } from '../rules/reference-scope.js';
@@ -25,16 +26,21 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
   // A workload controller's writes are not judged here, nor what it makes stamped as its owner's (the object and workload doors do that).
   needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: false, stampsAsOwners: false }),
   stamp: (facts, ctx) =>
-    stampAtCreate(facts, ctx, (namespace) => {
-      const { request: req, door } = facts;
-      return namespace === undefined ? allowed() : stampCreate(req.object!, door.row, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
-    }),
+    withAffinityScope(
+      stampAtCreate(facts, ctx, (namespace) => {
+        const { request: req, door } = facts;
+        return namespace === undefined ? allowed() : stampCreate(req.object!, door.row, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
+      }),
+      // A custom resource's pod specs (an Argo Rollout's template), at CREATE and where an UPDATE changes them.
+      () => (facts.request.namespace === undefined ? allowed() : templateAffinityScope(facts.request, facts.request.namespace, facts.requester, ctx, facts.identity)),
+    ),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
     return enforceCreate(
       [
         ...stampedObjectFindings(req, door.row, namespace, requester, ctx, true, facts.identity),
         ...selectorScope(req, namespace, requester, ctx, facts.identity),
+        ...affinityScope(req, namespace, requester, ctx, facts.identity),
         ...referenceScope(req, namespace, requester, ctx),
         ...adoption(req, door.row.kind, namespace, requester, ctx),
         ...copiedMetadataStamps(req, ctx.policy),

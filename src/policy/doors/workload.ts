@@ -4,7 +4,7 @@
 // as the pods and claims they make (workload/review.ts). A ReplicaSet a Deployment's
 // controller creates, or a Job a CronJob's, is stamped and judged as its controlling owner's
 // environment's (controller-write.ts).
-import { allowed, denied, patched, type Verdict } from '../../admission/verdict.js';
+import { allowed, denied, patched } from '../../admission/verdict.js';
 import { enforce } from '../rules/enforcement.js';
 import { createIdentity } from '../create-gate.js';
 import { accountKeys, objectReads } from '../reads.js';
@@ -13,7 +13,7 @@ import { podTemplates } from '../workload/kinds.js';
 import { noEnvironmentScope, selectorScope } from '../selector-scope.js';
 import { keptOnUpdate } from '../stamps/kept-stamps.js';
 import { referenceScope } from '../rules/reference-scope.js';
-import { affinityScope, templateAffinityScope } from '../rules/affinity-scope.js';
+import { affinityScope, templateAffinityScope, withAffinityScope } from '../rules/affinity-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
 import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
@@ -83,12 +83,3 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
   judgesCreateWhole: true,
   carries: (door) => door.workload.kind,
 };
-
-/** The templates' own ops and the scope of their pod affinity terms (rules/affinity-scope.ts): both, or the first refusal. */
-function withAffinityScope(templates: Verdict, affinity: () => Verdict): Verdict {
-  if (!templates.allowed) return templates;
-  const scoped = affinity();
-  if (!scoped.allowed) return scoped;
-  if (scoped.patch === undefined) return templates;
-  return patched([...(templates.patch ?? []), ...scoped.patch], [...templates.warnings, ...scoped.warnings], templates.auditAnnotations);
-}

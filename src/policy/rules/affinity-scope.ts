@@ -13,6 +13,7 @@
 // in the pod templates a write changes (workload/kinds.ts podTemplates), so a server-side
 // apply that drops what was added gets it back. Controller-made pods copy their template,
 // judged when it was written.
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { allowed, patched, type Finding, type PatchOperation, type Verdict } from '../../admission/verdict.js';
 import type { CreatorIdentity } from '../create-gate.js';
@@ -39,11 +40,34 @@ type Scope = { environment: string; within?: string } | { requester: Requester; 
 export function writtenTerms(req: AdmissionRequest): AffinityTerm[] {
   const obj = req.object;
   if (!obj || req.subResource !== undefined || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return [];
-  if (kindRow(req.resource)?.kind === 'Pod') return req.operation === 'CREATE' ? podTerms(obj) : [];
-  const workload = workloadKind(req.resource);
+  const row = kindRow(req.resource);
+  if (row?.kind === 'Pod') return req.operation === 'CREATE' ? podTerms(obj) : [];
   const old = req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined;
-  if (workload === undefined || (req.operation === 'UPDATE' && old === undefined)) return [];
+  if (req.operation === 'UPDATE' && old === undefined) return [];
+  // A custom resource's pod specs, which its operator copies as a platform principal: those a write changes.
+  if (row?.podSpecs !== undefined)
+    return row.podSpecs.flatMap((at) => {
+      const spec = valueAt(obj, at);
+      return isRec(spec) && (old === undefined || !isDeepStrictEqual(spec, valueAt(old, at))) ? affinityTerms(spec, at) : [];
+    });
+  const workload = workloadKind(req.resource);
+  if (workload === undefined) return [];
   return podTemplates(obj, workload, old).flatMap((t) => (t.hasSpec ? affinityTerms(t.spec, `${t.at}.spec`) : []));
+}
+
+function valueAt(obj: unknown, path: string): unknown {
+  let v = obj;
+  for (const key of path.split('.')) v = isRec(v) ? field(v, key) : undefined;
+  return v;
+}
+
+/** A door's mutating verdict and the scope of the pod affinity terms its write carries: both, or the first refusal. */
+export function withAffinityScope(verdict: Verdict, affinity: () => Verdict): Verdict {
+  if (!verdict.allowed) return verdict;
+  const scoped = affinity();
+  if (!scoped.allowed) return scoped;
+  if (scoped.patch === undefined) return verdict;
+  return patched([...(verdict.patch ?? []), ...scoped.patch], [...verdict.warnings, ...scoped.warnings], verdict.auditAnnotations);
 }
 
 function podTerms(pod: KubeObject): AffinityTerm[] {

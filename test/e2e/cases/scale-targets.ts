@@ -157,6 +157,16 @@ export function scaleTargetCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("a Rollout's pod template, which the Argo Rollouts controller copies as a platform principal, has its affinity terms scoped where beta writes it", async () => {
+      const s = suite();
+      const hostile = (matchLabels: Any) => ({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } });
+      const templated = (name: string, affinity: Any) => ({ ...rollout(name, 'beta-web'), spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, affinity, containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } } });
+      refused(await s.api(beta, 'POST', ROLLOUTS, templated('beta-hold', hostile({ 'deed.dev/environment': 'alpha' }))), 'selector.affinity-scope', /spec\.template\.spec\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]\.labelSelector: selects pods of environment "alpha"/);
+      const stored = await s.api(beta, 'POST', ROLLOUTS, templated('beta-spread', hostile({ app: 'beta-spread' })));
+      assert.equal(stored.status, 201, stored.text);
+      assert.deepEqual(stored.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
+    });
+
     test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
       const s = suite();
       for (const [what, at, body] of [
