@@ -698,6 +698,10 @@ describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its 
     refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'alpha-tls' } })), 'reference.cross-environment', /spec\.acme\.privateKeySecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'alpha-tls', key: 'token' } } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[1\]\.dns01\.cloudflare\.apiTokenSecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, { spec: { vault: { server: 'https://vault.example', path: 'pki/sign/x', auth: { tokenSecretRef: { name: 'alpha-tls', key: 'token' } } } } }), 'reference.cross-environment', /spec\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-tls/);
+    // An HTTP01 solver may not publish its challenge on alpha's Gateway (a public CA would then issue for alpha's hostnames), nor edit an Ingress.
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'alpha-gw', sectionName: 'http' }] } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[0\]\.http01\.gatewayHTTPRoute\.parentRefs\[0\]: names Gateway alpha-gw, which belongs to another environment \(cert-manager attaches its challenge route to the Gateway/);
+    admitted(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'shared-gw' }] } } }] })));
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'alpha-web' } } }] })), 'reference.unknown', /spec\.acme\.solvers\[0\]\.http01\.ingress\.name: names Ingress alpha-web \(networking\.k8s\.io\), a kind Deed does not read/);
     // A CA key that does not exist yet could be alpha's, made later under that name.
     refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'new-tls' } } }), 'reference.absent', /spec\.ca\.secretName: names Secret new-tls, which does not exist/);
   });

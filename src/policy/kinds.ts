@@ -280,8 +280,8 @@ const ROUTE_EXTERNAL_AUTH = [
 ] as const;
 
 /**
- * The Secrets an Issuer signs or authenticates with: cert-manager reads each with its own
- * rights and acts with it for whoever names the Issuer. A CA Issuer naming another
+ * What an Issuer signs or authenticates with, and where its HTTP01 solver publishes: cert-manager
+ * reads each Secret with its own rights and acts with it for whoever names the Issuer. A CA Issuer naming another
  * environment's CA key signs with it; an ACME, Vault or Venafi Issuer naming another's
  * credentials acts (solves DNS challenges, asks Vault or Venafi) as that environment. An ACME
  * account key that does not exist yet is cert-manager's to create.
@@ -289,7 +289,7 @@ const ROUTE_EXTERNAL_AUTH = [
 const ISSUER_SECRET = { group: '', kind: 'Secret' } as const;
 const issuerSecret = (path: string, follower: string, writes?: true) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...(writes ? { writes } : {}) }) as const;
 const DNS01_CREDENTIALS = 'cert-manager solves ACME challenges with the credentials in the Secret, for whoever names the Issuer';
-const ISSUER_SECRETS = [
+const ISSUER_REFERENCES = [
   issuerSecret('spec.ca.secretName', "cert-manager signs every Certificate that names the Issuer with the Secret's CA key"),
   issuerSecret('spec.acme.privateKeySecretRef.name', 'cert-manager registers and acts as the ACME account whose key the Secret holds', true),
   issuerSecret('spec.acme.externalAccountBinding.keySecretRef.name', "cert-manager binds the ACME account to the external account whose key the Secret holds"),
@@ -301,6 +301,10 @@ const ISSUER_SECRETS = [
   ),
   issuerSecret('spec.venafi.tpp.credentialsRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
   issuerSecret('spec.venafi.cloud.apiTokenSecretRef.name', "cert-manager authenticates to Venafi with the Secret's credentials, for whoever names the Issuer"),
+  // An HTTP01 solver publishes the challenge on the Gateway it attaches its route to, or in the Ingress it edits: a
+  // public CA then issues for whatever hostnames that Gateway or Ingress serves.
+  { path: 'spec.acme.solvers[].http01.gatewayHTTPRoute.parentRefs[]', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "cert-manager attaches its challenge route to the Gateway, and the ACME CA issues for the Gateway's hostnames" },
+  { path: 'spec.acme.solvers[].http01.ingress.name', by: 'name', kind: { group: 'networking.k8s.io', kind: 'Ingress' }, follower: "cert-manager adds its challenge path to the Ingress, and the ACME CA issues for the Ingress's hostnames" },
 ] as const;
 
 /**
@@ -758,7 +762,8 @@ export const KIND_TABLE = [
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.
-  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ISSUER_SECRETS },
+  // Its ACME HTTP01 solver's pod template goes into the solver pods cert-manager makes.
+  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ISSUER_REFERENCES, podSpecs: ['spec.acme.solvers[].http01.ingress.podTemplate.spec', 'spec.acme.solvers[].http01.gatewayHTTPRoute.podTemplate.spec'] },
   // Cluster-scoped: the platform's (Deed stamps no cluster-scoped object), so a reference to one is admitted unread.
   { kind: 'ClusterIssuer', group: CERT_MANAGER, version: 'v1', resource: 'clusterissuers', namespaced: false },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },

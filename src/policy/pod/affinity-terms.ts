@@ -19,11 +19,13 @@ const KINDS = ['podAffinity', 'podAntiAffinity'] as const;
 const REQUIRED = 'requiredDuringSchedulingIgnoredDuringExecution';
 const PREFERRED = 'preferredDuringSchedulingIgnoredDuringExecution';
 
-/** The pod affinity terms of the pod spec `spec`, which stands at the field path `at` (`spec`, `spec.template.spec`). */
-export function affinityTerms(spec: Rec, at: string): AffinityTerm[] {
+/**
+ * The pod affinity terms of the pod spec `spec`, which stands at the field path `at` (`spec`,
+ * `spec.template.spec`); `base`: its keys from the object's root, where `at` has list indexes.
+ */
+export function affinityTerms(spec: Rec, at: string, base: readonly string[] = at.split('.')): AffinityTerm[] {
   const affinity = field(spec, 'affinity');
   if (!isRec(affinity)) return [];
-  const base = at.split('.');
   const out: AffinityTerm[] = [];
   const add = (term: unknown, path: string, keys: string[]) => {
     if (!isRec(term)) return;

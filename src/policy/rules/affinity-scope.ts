@@ -46,19 +46,28 @@ export function writtenTerms(req: AdmissionRequest): AffinityTerm[] {
   if (req.operation === 'UPDATE' && old === undefined) return [];
   // A custom resource's pod specs, which its operator copies as a platform principal: those a write changes.
   if (row?.podSpecs !== undefined)
-    return row.podSpecs.flatMap((at) => {
-      const spec = valueAt(obj, at);
-      return isRec(spec) && (old === undefined || !isDeepStrictEqual(spec, valueAt(old, at))) ? affinityTerms(spec, at) : [];
-    });
+    return row.podSpecs.flatMap((path) =>
+      specsAt(obj, path.split('.')).flatMap(({ spec, at, keys }) => {
+        const before = old === undefined ? undefined : keys.reduce<unknown>((v, k) => (isRec(v) ? field(v, k) : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), old);
+        return old === undefined || !isDeepStrictEqual(spec, before) ? affinityTerms(spec, at, keys) : [];
+      }),
+    );
   const workload = workloadKind(req.resource);
   if (workload === undefined) return [];
   return podTemplates(obj, workload, old).flatMap((t) => (t.hasSpec ? affinityTerms(t.spec, `${t.at}.spec`) : []));
 }
 
-function valueAt(obj: unknown, path: string): unknown {
-  let v = obj;
-  for (const key of path.split('.')) v = isRec(v) ? field(v, key) : undefined;
-  return v;
+/** The pod specs at a dotted path, `[]` stepping into each item of a list (an Issuer's solvers), each with its field path and keys. */
+function specsAt(node: unknown, segments: string[], at = '', keys: string[] = []): Array<{ spec: Rec; at: string; keys: string[] }> {
+  if (segments.length === 0) return isRec(node) ? [{ spec: node, at, keys }] : [];
+  if (!isRec(node)) return [];
+  const [head, ...rest] = segments as [string, ...string[]];
+  const list = head.endsWith('[]');
+  const key = list ? head.slice(0, -2) : head;
+  const child = field(node, key);
+  const here = at === '' ? key : `${at}.${key}`;
+  if (!list) return specsAt(child, rest, here, [...keys, key]);
+  return Array.isArray(child) ? child.flatMap((item: unknown, i) => specsAt(item, rest, `${here}[${i}]`, [...keys, key, String(i)])) : [];
 }
 
 /** A door's mutating verdict and the scope of the pod affinity terms its write carries: both, or the first refusal. */

@@ -440,6 +440,15 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(tenant, 'POST', CERTIFICATES(CM_NS), certificate('tenant-over', { name: 'platform-ca' }, 'alpha-issued-tls')), 'reference.cross-environment', /which carries no stamps/);
     });
 
+    test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal)", async () => {
+      const s = suite();
+      const acme = (name: string, matchLabels: Any) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: `${name}-account` }, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
+      refused(await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-hold', { 'deed.dev/environment': 'alpha' })), 'selector.affinity-scope', /spec\.acme\.solvers\[0\]\.http01\.ingress\.podTemplate\.spec\.affinity\.podAntiAffinity/);
+      const stored = await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-acme', { app: 'solver' }));
+      assert.equal(stored.status, 201, stored.text);
+      assert.deepEqual(stored.body.spec.acme.solvers[0].http01.ingress.podTemplate.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector, { matchLabels: { app: 'solver', 'deed.dev/environment': 'beta' } });
+    });
+
     test("beta's Issuer may not sign with alpha's CA key; one whose CA key does not exist yet is refused in the shared namespace", async () => {
       const s = suite();
       refused(await s.api(beta, 'POST', ISSUERS(CM_NS), { ...issuer('beta-stolen'), spec: { ca: { secretName: 'alpha-ca-key' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-ca-key, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
