@@ -634,6 +634,10 @@ export const KIND_TABLE = [
     references: [
       { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
       { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
+      // The cloud secret managers' credentials: the operator signs in with them and fetches what the TriggerAuthentication asks.
+      ...['azureKeyVault.credentials.clientSecret', 'gcpSecretManager.credentials.clientSecret', 'awsSecretManager.credentials.accessKey', 'awsSecretManager.credentials.accessSecretKey', 'awsSecretManager.credentials.accessToken'].map(
+        (at) => ({ path: `spec.${at}.valueFrom.secretKeyRef.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator signs in to the secret manager with the Secret's credentials and hands what it fetches to the trigger's scaler" }) as const,
+      ),
     ],
   },
   // External Secrets Operator (custom resources, installed or not).
