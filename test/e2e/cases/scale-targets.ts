@@ -165,6 +165,10 @@ export function scaleTargetCases(suite: () => Suite): void {
       const stored = await s.api(beta, 'POST', ROLLOUTS, templated('beta-spread', hostile({ app: 'beta-spread' })));
       assert.equal(stored.status, 201, stored.text);
       assert.deepEqual(stored.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
+      // GitOps re-applies the chart's affinity as written: stored (a custom resource's UPDATE reaches no mutating webhook); one naming alpha is refused.
+      const reapplied = await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'beta-spread' }) } } } }, MERGE);
+      assert.equal(reapplied.status, 200, reapplied.text);
+      refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ 'deed.dev/environment': 'alpha' }) } } } }, MERGE), 'selector.affinity-scope', /selects pods of environment "alpha"/);
     });
 
     test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
