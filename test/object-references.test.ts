@@ -739,6 +739,11 @@ describe("an ExternalSecret, a PushSecret or a SecretStore uses only its writer 
     refused(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'beta-vault' }, 'alpha-tls')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment/);
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'beta-vault' })));
     admitted(review(EXTERNAL_SECRETS, RUNNER_A, externalSecret({ name: 'alpha-vault' }, 'alpha-tls')));
+    // A template's sources are read into the target: beta's may not read alpha's Secret or ConfigMap.
+    const templated = (templateFrom: unknown[]) => ({ spec: { ...externalSecret({ name: 'beta-vault' }).spec, target: { name: 'db-creds', template: { templateFrom } } } });
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, templated([{ secret: { name: 'alpha-tls', items: [{ key: 'tls.key' }] } }])), 'reference.cross-environment', /spec\.target\.template\.templateFrom\[0\]\.secret\.name: names Secret alpha-tls, which belongs to another environment/);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, templated([{ configMap: { name: 'alpha-settings', items: [{ key: 'host' }] } }])), 'reference.cross-environment', /templateFrom\[0\]\.configMap\.name: names ConfigMap alpha-settings/);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, templated([{ secret: { name: 'beta-tls', items: [{ key: 'tls.crt' }] } }])));
     const lookup = lookupOf(CLUSTER);
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret({ name: 'global', kind: 'ClusterSecretStore' })), lookup);
     assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('secretstores/')), []);

@@ -652,6 +652,9 @@ export const KIND_TABLE = [
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.dataFrom[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       // Created by the operator when absent (the ordinary case); one that exists would be written over, or merged into.
+      // A template's sources: the operator reads them and writes what they hold into the target.
+      { path: 'spec.target.template.templateFrom[].secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and writes what it holds into the ExternalSecret's target" },
+      { path: 'spec.target.template.templateFrom[].configMap.name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the External Secrets operator reads the ConfigMap and writes what it holds into the ExternalSecret's target" },
       { path: 'spec.target.name', by: 'name', kind: { group: '', kind: 'Secret' }, writes: true, orOwnName: true, follower: 'the External Secrets operator writes what it fetches into the Secret (without target.name, the one named as the ExternalSecret)' },
     ],
   },

@@ -508,6 +508,9 @@ export function pointerCases(suite: () => Suite): void {
       // Without target.name the operator writes into the Secret named as the ExternalSecret.
       const untargeted = externalSecret('alpha-vault-token', 'beta-vault');
       refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), { ...untargeted, spec: { ...untargeted.spec, target: { creationPolicy: 'Merge' } } }), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-vault-token, which belongs to another environment/);
+      // Nor read alpha's Secret into its own target through a template.
+      const templated = externalSecret('beta-templated', 'beta-vault');
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), { ...templated, spec: { ...templated.spec, target: { name: 'beta-templated-fetched', template: { templateFrom: [{ secret: { name: 'alpha-vault-token', items: [{ key: 'token' }] } }] } } } }), 'reference.cross-environment', /spec\.target\.template\.templateFrom\[0\]\.secret\.name: names Secret alpha-vault-token/);
       refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), secretStore('beta-borrowed', 'alpha-vault-token')), 'reference.cross-environment', /spec\.provider\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-vault-token, which belongs to another environment/);
       for (const [who, name, store] of [[beta, 'beta-db', 'beta-vault'], [alpha, 'alpha-db', 'alpha-vault']] as const) {
         const stored = await s.api(who, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret(name, store));
