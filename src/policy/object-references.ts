@@ -5,7 +5,7 @@
 // judges is always one the plan read.
 import type { KubeObject } from '../admission/types.js';
 import { CERT_MANAGER, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
-import { entryOf, field, isRec, stringMap, text, type Rec } from './unstructured.js';
+import { entryOf, isRec, stringMap, text, valuesAt, type Rec } from './unstructured.js';
 
 /** One object a field names. */
 export interface ObjectReference {
@@ -84,7 +84,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   const out: ObjectReference[] = [];
   const writes = facts.writes === true ? { writes: true as const } : {};
-  for (const [value, path] of valuesAt(obj, facts.path.split('.'), '')) {
+  for (const { value, at: path } of valuesAt(obj, facts.path)) {
     if (facts.selects === true) {
       // Any selector, even `{}` (every object): which it chooses is not known at admission.
       if (isRec(value) && facts.kind !== undefined) out.push({ ...facts.kind, name: JSON.stringify(value), path, follower: facts.follower, selects: true });
@@ -186,18 +186,4 @@ function typedReference(value: unknown, defaults?: { group: string; kind: string
   const defaulted = defaults !== undefined && (apiVersion === undefined || apiVersion === '');
   const group = defaulted ? defaults.group : apiVersion !== undefined ? (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') : (text(value, 'apiGroup') ?? '');
   return { group, kind, name };
-}
-
-/** Every value at a dotted path, `seg[]` stepping into each item of a list, with its concrete path. */
-function valuesAt(node: unknown, segments: string[], at: string): Array<[unknown, string]> {
-  if (segments.length === 0) return [[node, at]];
-  if (!isRec(node)) return [];
-  const [head, ...rest] = segments as [string, ...string[]];
-  const list = head.endsWith('[]');
-  const key = list ? head.slice(0, -2) : head;
-  const child = field(node, key);
-  const here = at === '' ? key : `${at}.${key}`;
-  if (!list) return child === undefined ? [] : valuesAt(child, rest, here);
-  if (!Array.isArray(child)) return [];
-  return child.flatMap((item, i) => valuesAt(item, rest, `${here}[${i}]`));
 }

@@ -54,3 +54,24 @@ function put(out: Rec, key: string, value: unknown): void {
 export function entryOf(map: Record<string, string>, key: string): string | undefined {
   return Object.hasOwn(map, key) ? map[key] : undefined;
 }
+
+/**
+ * Every value at a dotted path, `seg[]` stepping into each item of a list, with its concrete
+ * field path (`spec.rules[0].backendRefs[1]`) and its keys from the root (for a JSON pointer).
+ */
+export function valuesAt(node: unknown, path: string): Array<{ value: unknown; at: string; keys: string[] }> {
+  return valuesAlong(node, path.split('.'), '', []);
+}
+
+function valuesAlong(node: unknown, segments: string[], at: string, keys: string[]): Array<{ value: unknown; at: string; keys: string[] }> {
+  if (segments.length === 0) return [{ value: node, at, keys }];
+  if (!isRec(node)) return [];
+  const [head, ...rest] = segments as [string, ...string[]];
+  const list = head.endsWith('[]');
+  const key = list ? head.slice(0, -2) : head;
+  const child = field(node, key);
+  const here = at === '' ? key : `${at}.${key}`;
+  if (!list) return child === undefined ? [] : valuesAlong(child, rest, here, [...keys, key]);
+  if (!Array.isArray(child)) return [];
+  return child.flatMap((item: unknown, i) => valuesAlong(item, rest, `${here}[${i}]`, [...keys, key, String(i)]));
+}

@@ -24,7 +24,7 @@ import { affinityTerms, type AffinityTerm } from '../pod/affinity-terms.js';
 import type { Requester } from '../requester/identity.js';
 import { isManager, isPlatform, isTrusted } from '../requester/principals.js';
 import { excludesRunnersOf, judgedFor, LABEL_SELECTOR, namesEnvironment, pointer, requiresEnvironment, runnerExclusion, runnerScope, scopeOf, setOp } from '../selector-scope.js';
-import { entryOf, field, isRec, stringMap, type Rec } from '../unstructured.js';
+import { entryOf, field, isRec, stringMap, valuesAt, type Rec } from '../unstructured.js';
 import { enforce } from './enforcement.js';
 import { RULES } from './catalog.js';
 
@@ -47,7 +47,8 @@ export function writtenTerms(req: AdmissionRequest): AffinityTerm[] {
   // A custom resource's pod specs, which its operator copies as a platform principal: those a write changes.
   if (row?.podSpecs !== undefined)
     return row.podSpecs.flatMap((path) =>
-      specsAt(obj, path.split('.')).flatMap(({ spec, at, keys }) => {
+      valuesAt(obj, path).flatMap(({ value: spec, at, keys }) => {
+        if (!isRec(spec)) return [];
         const before = old === undefined ? undefined : keys.reduce<unknown>((v, k) => (isRec(v) ? field(v, k) : Array.isArray(v) ? (v as unknown[])[Number(k)] : undefined), old);
         return old === undefined || !isDeepStrictEqual(spec, before) ? affinityTerms(spec, at, keys) : [];
       }),
@@ -55,19 +56,6 @@ export function writtenTerms(req: AdmissionRequest): AffinityTerm[] {
   const workload = workloadKind(req.resource);
   if (workload === undefined) return [];
   return podTemplates(obj, workload, old).flatMap((t) => (t.hasSpec ? affinityTerms(t.spec, `${t.at}.spec`) : []));
-}
-
-/** The pod specs at a dotted path, `[]` stepping into each item of a list (an Issuer's solvers), each with its field path and keys. */
-function specsAt(node: unknown, segments: string[], at = '', keys: string[] = []): Array<{ spec: Rec; at: string; keys: string[] }> {
-  if (segments.length === 0) return isRec(node) ? [{ spec: node, at, keys }] : [];
-  if (!isRec(node)) return [];
-  const [head, ...rest] = segments as [string, ...string[]];
-  const list = head.endsWith('[]');
-  const key = list ? head.slice(0, -2) : head;
-  const child = field(node, key);
-  const here = at === '' ? key : `${at}.${key}`;
-  if (!list) return specsAt(child, rest, here, [...keys, key]);
-  return Array.isArray(child) ? child.flatMap((item: unknown, i) => specsAt(item, rest, `${here}[${i}]`, [...keys, key, String(i)])) : [];
 }
 
 /** A door's mutating verdict and the scope of the pod affinity terms its write carries: both, or the first refusal. */
