@@ -333,7 +333,7 @@ export const configSchema = z
       .strict()
       .default({ users: [...DEFAULT_WORKLOAD_CONTROLLERS], perControllerCredentials: true })
       .describe(
-        "Controllers that create pods, ReplicaSets and Jobs for a workload's owner. What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
+        "Controllers that create pods, ReplicaSets and Jobs for a workload's owner, and operators that make Secrets for the resources they reconcile (cert-manager's controller for Certificates, the External Secrets operator for ExternalSecrets). What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps; for cert-manager, the Certificate its annotation names), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system, and those operators, here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
       ),
     rules: z
       .record(z.string(), enforcementMode)

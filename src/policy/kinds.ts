@@ -177,6 +177,14 @@ export interface KindRow {
    * by the Gateway), so reading it for routes refuses none of its operator's writes.
    */
   readAsTargetOnly?: true;
+  /**
+   * The annotation its operator writes, with the object's name, on the objects of kind `on` it
+   * makes for it without a controller reference (cert-manager's `cert-manager.io/certificate-name`
+   * on a Certificate's Secret): such an object a listed controller (`workloadControllers`)
+   * creates is the named object's, of its namespace, as if that were its controller
+   * (controller-made.ts).
+   */
+  madeForAnnotation?: { annotation: string; on: string };
   /** The reaper lists, gets and deletes it. */
   reaped?: boolean;
   /**
@@ -647,6 +655,8 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'externalsecrets',
     namespaced: true,
+    // Read (metadata only) as the controlling owner of the Secret the operator makes for it.
+    lookup: 'get',
     references: [
       { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
@@ -753,6 +763,9 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificates',
     namespaced: true,
+    // Read (metadata only) as the owner of what cert-manager makes for it (its Secret, its next private key).
+    lookup: 'get',
+    madeForAnnotation: { annotation: 'cert-manager.io/certificate-name', on: 'Secret' },
     references: [
       { path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
       // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.

@@ -10,7 +10,7 @@ import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from './
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
-import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
+import { addedBlockingOwners, controllerOf, judgesAdoptionBy, madeForOf, ownerLookupKey, sameController } from './controller-made.js';
 import { cronJobNamesakeKey, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -126,6 +126,11 @@ interface OwnerReads {
 function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string): LookupKey[] {
   const after = controllerOf(req.object);
   const made = req.operation === 'CREATE' && req.subResource === undefined && (judged.made || judged.controllerMade);
+  // What a listed controller made is whose the object it was made for is: an operator may name that by annotation (controller-made.ts madeForOf).
+  if (made && judged.controllerMade && after === undefined) {
+    const key = ownerLookupKey(madeForOf(req.object), namespace);
+    return key ? [key] : [];
+  }
   // A status write changes the controller too, where the kind's status strategy keeps owner references.
   // A reference that keeps the uid under another kind or name is a change of controller too (adoptionFindings).
   const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && !sameController(controllerOf(req.oldObject), after);

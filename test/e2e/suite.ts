@@ -15,12 +15,14 @@ import { api, kubectl, type ApiAnswer, type Identity, type Run } from './client.
 import { startControlPlane, writeKubeconfig, type ControlPlane } from './control-plane.js';
 import { adopt, freePort } from './processes.js';
 import { eventually } from './objects.js';
+import { DEFAULT_WORKLOAD_CONTROLLERS } from '../../src/config/schema.js';
 
 export const DEED_NAMESPACE = 'deed-system';
 /**
  * alpha: sandbox-a's runner (and shared-owners' runner, for cases/runner-owners.ts alone),
  * sandbox-a bound to it, platform:runner-controller its manager; beta: every service account of sandbox-b, granted host networking; the
- * administrator is break-glass; platform:gitops a declared platform deployer (GitOps, Helm).
+ * administrator is break-glass; platform:gitops a declared platform deployer (GitOps, Helm);
+ * platform:cert-manager and platform:external-secrets operators listed with the workload controllers.
  */
 export const E2E_POLICY = `labelPrefix: deed.dev
 environments:
@@ -37,6 +39,11 @@ breakGlass:
 platform:
   users: ["system:serviceaccount:platform:gitops"]
   groups: ["system:masters"]
+workloadControllers:
+  users:
+${DEFAULT_WORKLOAD_CONTROLLERS.map((u) => `    - ${u}`).join('\n')}
+    - system:serviceaccount:platform:cert-manager
+    - system:serviceaccount:platform:external-secrets
 `;
 
 export interface Runner {

@@ -28,7 +28,8 @@ import { affinityScope } from '../rules/affinity-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
-import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
+import { adoptionFindings, actingFor, controllerMadeRow, environmentOfController, madeForOf } from '../controller-made.js';
+import { RULES } from '../rules/catalog.js';
 import { workloadKindNamed, type SandboxKind } from '../kinds.js';
 import { annotationPath, isManaged } from '../stamps/identity-stamps.js';
 import { createIdentity, missingNamespace, type CreateGate } from '../create-gate.js';
@@ -48,8 +49,13 @@ import type { Door } from './door.js';
 
 type ObjectDoor = Extract<Door, { kind: 'object' }>;
 
-/** Of the sandbox kinds, a workload controller makes pods alone: stamped as its owner's (its claims are stamped in the templates). */
-const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' ? door.sandboxKind : undefined);
+/**
+ * Of the sandbox kinds, what a listed controller makes is stamped as its owner's: a workload
+ * controller's pods (its claims are stamped in the templates), and an operator's Secrets (a
+ * Certificate's key pair, an ExternalSecret's target), which it would otherwise write
+ * unstamped for every environment's pods to read.
+ */
+const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || door.sandboxKind.kind === 'Secret' ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
@@ -63,7 +69,7 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   },
   controllerWrite: {
     stamp: (facts, ctx) => stampControllerMade(facts, controllerMadeStamps(facts.door), ctx),
-    judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (controllerMadeStamps(facts.door) !== undefined ? judgeControllerPod(facts, obj, namespace, ctx) : allowed())),
+    judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (controllerMadeStamps(facts.door) !== undefined ? judgeControllerMade(facts, obj, namespace, ctx) : allowed())),
   },
   judgesCreateWhole: true,
   carries: (door) => door.sandboxKind.kind,
@@ -76,20 +82,20 @@ function stampNewObject(facts: DoorFacts<ObjectDoor>, namespace: string | undefi
   return stampCreate(req.object!, door.sandboxKind, namespace, req, ctx, facts.requester, createGateOf(facts, namespace, req.object!, ctx.policy));
 }
 
-/** A pod a workload controller creates: judged by the pod rules as for its controlling owner's own pods. */
-function judgeControllerPod(facts: DoorFacts<ObjectDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
+/** A pod a workload controller creates, a Secret an operator does: judged by the object's rules as for its owner's own (a pod's, as its controlling owner's pods). */
+function judgeControllerMade(facts: DoorFacts<ObjectDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
   const { request: req, door, requester } = facts;
-  const ref = controllerOf(obj);
+  const ref = madeForOf(obj);
   const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
-  const made = environmentOfController(ref, namespace, 'the Pod its controller creates', ctx);
+  const made = environmentOfController(ref, namespace, `the ${door.sandboxKind.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   // The pod rules as for the owner's own pods: a Job's pods' restartPolicy is the Job's.
   const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);
   const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
   const acting = actingFor(requester, made.environment);
   // Its claim templates' claims are its environment's alone, not shared inputs (one squatted under the name is mounted in their place).
-  const squatted = ref !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, ref, made.environment, namespace, ctx) : [];
+  const squatted = ref?.uid !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, { ...ref, uid: ref.uid }, made.environment, namespace, ctx) : [];
   return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx), ...squatted], source, true, undefined, facts);
 }
 

@@ -16,7 +16,8 @@ import { referenceScope } from '../rules/reference-scope.js';
 import { affinityScope, templateAffinityScope, withAffinityScope } from '../rules/affinity-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
-import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
+import { actingFor, adoptionOfUpdate, controllerMadeRow, environmentOfController, madeForOf } from '../controller-made.js';
+import { RULES } from '../rules/catalog.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
@@ -69,12 +70,12 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     judge: (facts, namespace, ctx) =>
       judgeControllerWrite(facts, namespace, ctx, facts.door.workload.kind, (obj) => {
         const { request: req, door, requester } = facts;
-        const ref = controllerOf(obj);
+        const ref = madeForOf(obj);
         const row = workloadStampRow(door.workload);
         const mismatch = facts.kindMismatch;
         if (mismatch) return denied([mismatch]);
         if (row === undefined) return allowed();
-        const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
+        const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
         if ('finding' in made) return enforce([made.finding], ctx.policy);
         const acting = actingFor(requester, made.environment);
         return validateWorkload(req, door.workload, namespace, acting, ctx, [...stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false), ...selectorScope(req, namespace, acting, ctx)], undefined, facts);

@@ -287,7 +287,7 @@ function controllerReference(obj: KubeObject | null | undefined, namespace: stri
     {
       rule: RULES.referenceCrossEnvironment.id,
       path: 'metadata.ownerReferences',
-      message: `the controller reference names ${ref.kind} ${namespace}/${ref.name}, which belongs to ${environment === undefined ? 'no environment' : 'another environment'} (its controller would count, adopt or delete this object as its own); ${whoMayNot(reach)}; drop the reference`,
+      message: `the controller reference names ${ref.kind} ${namespace}/${ref.name}, which belongs to ${environment === undefined ? 'no environment' : 'another environment'} (its controller would count, adopt or delete this object as its own); ${whoMayNot(reach)}; drop the reference${reach.requester.environment.kind === 'none' ? ' (an operator that makes objects for the resources it reconciles is listed in workloadControllers.users: what it makes is then its resource\'s environment\'s)' : ''}`,
     },
   ];
 }

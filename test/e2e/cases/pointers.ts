@@ -440,6 +440,24 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(tenant, 'POST', CERTIFICATES(CM_NS), certificate('tenant-over', { name: 'platform-ca' }, 'alpha-issued-tls')), 'reference.cross-environment', /which carries no stamps/);
     });
 
+    test("what cert-manager (a listed controller) makes for alpha's Certificate is alpha's: beta's pods may not mount it, beta's Certificate may not write into it, alpha's may again", async () => {
+      const s = suite();
+      const operator = await s.newIdentity('platform', 'cert-manager');
+      await namespaceAdmins(s, CM_NS, 'cm-operator', [['platform', 'cert-manager']]);
+      ok("alpha's Certificate", await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned', { name: 'alpha-ca' }, 'alpha-owned-tls')));
+      // As cert-manager writes it: its annotations name the Certificate, no owner reference.
+      const issuedSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-owned-tls', annotations: { 'cert-manager.io/certificate-name': 'alpha-owned', 'cert-manager.io/issuer-name': 'alpha-ca' } }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } };
+      let made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret);
+      await eventually('RBAC lets cert-manager create Secrets', async () => made.status === 201 || !/cannot create resource/.test((made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret)).text));
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
+      refused(await s.api(beta, 'POST', PATHS.Pod(CM_NS), sandboxPod('beta-reads-cert', { spec: { volumes: [{ name: 'tls', secret: { secretName: 'alpha-owned-tls' } }] } })), 'secret-ref.cross-environment', /alpha-owned-tls/);
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-takes', { name: 'beta-ca' }, 'alpha-owned-tls')), 'reference.cross-environment', /spec\.secretName: names Secret alpha-owned-tls, which belongs to another environment/);
+      ok("alpha's Certificate deleted", await s.api(alpha, 'DELETE', `${CERTIFICATES(CM_NS)}/alpha-owned`));
+      const again = await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned', { name: 'alpha-ca' }, 'alpha-owned-tls'));
+      assert.equal(again.status, 201, again.text);
+    });
+
     test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal)", async () => {
       const s = suite();
       const acme = (name: string, matchLabels: Any) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: `${name}-account` }, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
@@ -516,6 +534,25 @@ export function pointerCases(suite: () => Suite): void {
         const stored = await s.api(who, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret(name, store));
         assert.equal(stored.status, 201, `${name}: ${stored.text}`);
       }
+    });
+
+    test("what External Secrets (a listed controller) makes for alpha's ExternalSecret is alpha's: beta's pods may not mount it, beta's ExternalSecret may not write into it, alpha's may", async () => {
+      const s = suite();
+      const operator = await s.newIdentity('platform', 'external-secrets');
+      await namespaceAdmins(s, ESO_NS, 'eso-operator', [['platform', 'external-secrets']]);
+      const owner = await s.api(alpha, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('alpha-made', 'alpha-vault'));
+      assert.equal(owner.status, 201, owner.text);
+      // As the operator writes it (creationPolicy Owner): the ExternalSecret is its controller.
+      const target = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-made-fetched', ownerReferences: [{ apiVersion: `${ESO_GROUP}/v1`, kind: 'ExternalSecret', name: 'alpha-made', uid: owner.body.metadata.uid, controller: true, blockOwnerDeletion: true }] }, type: 'Opaque', stringData: { password: 'fetched' } };
+      let made = await s.api(operator, 'POST', PATHS.Secret(ESO_NS), target);
+      await eventually('RBAC lets External Secrets create Secrets', async () => made.status === 201 || !/cannot create resource/.test((made = await s.api(operator, 'POST', PATHS.Secret(ESO_NS), target)).text));
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
+      refused(await s.api(beta, 'POST', PATHS.Pod(ESO_NS), sandboxPod('beta-reads-fetched', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'alpha-made-fetched', key: 'password' } } }] }] } })), 'secret-ref.cross-environment', /alpha-made-fetched/);
+      const merged = (name: string, store: string) => ({ ...externalSecret(name, store, 'alpha-made-fetched'), spec: { ...externalSecret(name, store).spec, target: { name: 'alpha-made-fetched', creationPolicy: 'Merge' } } });
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), merged('beta-merge', 'beta-vault')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-made-fetched, which belongs to another environment/);
+      const own = await s.api(alpha, 'POST', EXTERNAL_SECRETS(ESO_NS), merged('alpha-merge', 'alpha-vault'));
+      assert.equal(own.status, 201, own.text);
     });
   });
 }

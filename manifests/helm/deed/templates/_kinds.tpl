@@ -217,7 +217,7 @@
   resources: ["triggerauthentications"]
   verbs: ["get"]
 - apiGroups: ["external-secrets.io"]
-  resources: ["secretstores"]
+  resources: ["externalsecrets", "secretstores"]
   verbs: ["get"]
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["gateways", "listenersets"]
@@ -226,7 +226,7 @@
   resources: ["xlistenersets"]
   verbs: ["get"]
 - apiGroups: ["cert-manager.io"]
-  resources: ["issuers"]
+  resources: ["certificates", "issuers"]
   verbs: ["get"]
 {{- else -}}
 - apiGroups: [""]
@@ -260,7 +260,7 @@
   resources: ["triggerauthentications"]
   verbs: ["get"]
 - apiGroups: ["external-secrets.io"]
-  resources: ["secretstores"]
+  resources: ["externalsecrets", "secretstores"]
   verbs: ["get"]
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["gateways", "listenersets"]
@@ -269,7 +269,7 @@
   resources: ["xlistenersets"]
   verbs: ["get"]
 - apiGroups: ["cert-manager.io"]
-  resources: ["issuers"]
+  resources: ["certificates", "issuers"]
   verbs: ["get"]
 {{- end -}}
 {{- end -}}

@@ -1,0 +1,149 @@
+// What an operator listed in workloadControllers makes for an environment's resource is that
+// environment's (src/policy/controller-made.ts): the Secret External Secrets writes for an
+// ExternalSecret (its controller), the Secret cert-manager writes for a Certificate (named by
+// annotation, without an owner reference). Unstamped, such a Secret was every environment's
+// pods' to read. Decided without a cluster; the same in a real API server in
+// test/e2e/cases/pointers.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import jsonpatch from 'fast-json-patch';
+import { decide } from '../src/admission/decide.js';
+import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
+import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
+import { stampKeys } from '../src/policy/stamps/keys.js';
+import { gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { DEFAULT_WORKLOAD_CONTROLLERS } from '../src/config/schema.js';
+import { decodePatch, fixture, FIXTURE_POLICY, NO_READERS, testContext, TEST_RING, type Review } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies as the API server sends them
+type Spec = Record<string, any>;
+
+const KEYS = stampKeys('deed.dev');
+const NS = 'shared';
+const operator = (ns: string, name: string): UserInfo => ({ username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'], extra: {} });
+const ESO = operator('external-secrets', 'external-secrets');
+const CERT_MANAGER = operator('cert-manager', 'cert-manager');
+const UNLISTED = operator('other-operator', 'controller');
+const BETA = operator('sandbox-b', 'lab');
+const POLICY = { ...FIXTURE_POLICY, workloadControllers: { users: [...DEFAULT_WORKLOAD_CONTROLLERS, ESO.username, CERT_MANAGER.username] } };
+
+function stampsOf(kind: string, environment: string): Spec {
+  const nonce = 'c'.repeat(64);
+  return { labels: { [KEYS.managed]: 'true', [KEYS.environment]: environment }, annotations: { [KEYS.createNonce]: nonce, [KEYS.attestation]: signStamps(TEST_RING, { kind, namespace: NS, environment, nonce }) } };
+}
+
+/** The operators' resources as a read answers: anything not listed is absent. */
+function lookup(table: Record<string, Lookup>): ObjectLookup {
+  const gathered = gatheredLookup(new Map(Object.entries(table)), 'unlisted');
+  return { readers: NO_READERS, get: (resource, namespace, name) => (Object.hasOwn(table, lookupKey({ resource, namespace, name })) ? gathered.get(resource, namespace, name) : { state: 'absent' }) };
+}
+const at = (resource: string, name: string) => lookupKey({ resource: resource as never, namespace: NS, name });
+const found = (metadata: Spec): Lookup => ({ state: 'found', metadata: metadata as Extract<Lookup, { state: 'found' }>['metadata'] });
+const OWNERS = lookup({
+  [at('externalsecrets', 'alpha-db')]: found({ uid: 'es-1', ...stampsOf('ExternalSecret', 'alpha') }),
+  [at('externalsecrets', 'platform-db')]: found({ uid: 'es-2' }),
+  [at('certificates', 'alpha-web')]: found({ uid: 'crt-1', ...stampsOf('Certificate', 'alpha') }),
+});
+
+const esOwner = (name: string, uid: string) => ({ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', name, uid, controller: true, blockOwnerDeletion: true });
+function secret(name: string, meta: Spec = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS, ...meta }, type: 'Opaque', data: { password: 'c2VjcmV0' } } as KubeObject;
+}
+/** What cert-manager writes for a Certificate: its annotations name it, no owner reference. */
+const issued = (name: string, certificate: string, meta: Spec = {}) =>
+  secret(name, { ...meta, annotations: { 'cert-manager.io/certificate-name': certificate, 'cert-manager.io/issuer-name': 'ca', ...meta.annotations } });
+
+function review(obj: KubeObject, userInfo: UserInfo): Review {
+  const body = fixture('validate-create-pod-by-runner.json');
+  const resource = obj.kind === 'Pod' ? 'pods' : 'secrets';
+  body.request = { ...body.request, kind: { group: '', version: 'v1', kind: obj.kind }, resource: { group: '', version: 'v1', resource }, requestKind: undefined, requestResource: undefined, name: obj.metadata.name, namespace: NS, userInfo, subResource: undefined, operation: 'CREATE', object: obj, oldObject: null };
+  return body;
+}
+
+function answer(webhook: 'mutate' | 'validate', body: Review, l: ObjectLookup = OWNERS): AdmissionResponse {
+  const d = decide(webhook, body, testContext(POLICY, undefined, undefined, l));
+  if (d.kind !== 'review') throw new Error(d.message);
+  return d.response.response;
+}
+
+/** Mutated then validated, as the API server would store it; throws on a refusal. */
+function made(obj: KubeObject, userInfo: UserInfo, l: ObjectLookup = OWNERS): KubeObject {
+  const m = answer('mutate', review(obj, userInfo), l);
+  assert.equal(m.allowed, true, m.status?.message);
+  const stored = m.patch ? (jsonpatch.applyPatch(structuredClone(obj), decodePatch({ response: m } as never)).newDocument as KubeObject) : obj;
+  const v = answer('validate', review(stored, userInfo), l);
+  assert.equal(v.allowed, true, v.status?.message);
+  return stored;
+}
+
+function refusedBoth(obj: KubeObject, userInfo: UserInfo, pattern: RegExp, l: ObjectLookup = OWNERS): void {
+  for (const webhook of ['mutate', 'validate'] as const) {
+    const r = answer(webhook, review(obj, userInfo), l);
+    assert.equal(r.allowed, false, `${webhook}: expected a refusal`);
+    assert.match(r.status?.message ?? '', pattern, webhook);
+  }
+}
+
+describe("what an operator listed in workloadControllers makes for an environment's resource is that environment's", () => {
+  test("External Secrets' Secret for alpha's ExternalSecret carries alpha's stamps, read from the ExternalSecret (its controller); no runner, no deadline", () => {
+    const obj = secret('alpha-db', { ownerReferences: [esOwner('alpha-db', 'es-1')] });
+    assert.deepEqual(planLookups(review(obj, ESO), 'mutate', KEYS).lookups, [{ resource: 'externalsecrets', namespace: NS, name: 'alpha-db' }]);
+    const stored = made(obj, ESO);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.equal(stored.metadata.labels?.[KEYS.managed], 'true');
+    assert.equal(stored.metadata.annotations?.[KEYS.expiresAt], undefined);
+    assert.deepEqual(stored.metadata.ownerReferences, [esOwner('alpha-db', 'es-1')], 'the ExternalSecret stays its only owner');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
+  });
+
+  test("cert-manager's Secret for alpha's Certificate, which names it by annotation alone, carries alpha's stamps", () => {
+    const obj = issued('alpha-web-tls', 'alpha-web');
+    assert.deepEqual(planLookups(review(obj, CERT_MANAGER), 'mutate', KEYS).lookups, [{ resource: 'certificates', namespace: NS, name: 'alpha-web' }]);
+    const stored = made(obj, CERT_MANAGER);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
+    assert.equal(stored.metadata.annotations?.['cert-manager.io/certificate-name'], 'alpha-web');
+  });
+
+  test('stamps the Secret arrives with are never the operator\'s claim: a template\'s beta stamps become alpha\'s, and a resource of no environment makes an unstamped Secret', () => {
+    const forged = stampsOf('Secret', 'beta');
+    const stored = made(secret('alpha-db', { labels: forged.labels, annotations: forged.annotations, ownerReferences: [esOwner('alpha-db', 'es-1')] }), ESO);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
+    const platform = made(secret('platform-db', { labels: forged.labels, annotations: forged.annotations, ownerReferences: [esOwner('platform-db', 'es-2')] }), ESO);
+    assert.equal(platform.metadata.labels?.[KEYS.environment], undefined);
+    assert.equal(platform.metadata.annotations?.[KEYS.attestation], undefined);
+    const plain = made(secret('plain'), ESO);
+    assert.equal(plain.metadata.labels?.[KEYS.environment], undefined);
+  });
+
+  test('a resource that does not exist, is another object than the reference names, or cannot be read refuses the Secret: the operator retries', () => {
+    refusedBoth(secret('gone', { ownerReferences: [esOwner('gone', 'es-9')] }), ESO, /\[guard\.controller-owner\] .*ExternalSecret shared\/gone does not exist/);
+    refusedBoth(secret('alpha-db', { ownerReferences: [esOwner('alpha-db', 'es-other')] }), ESO, /is another object than the reference names/);
+    refusedBoth(issued('gone-tls', 'gone'), CERT_MANAGER, /Certificate shared\/gone does not exist/);
+    const unreadable: ObjectLookup = { readers: NO_READERS, get: () => ({ state: 'unknown', reason: 'the API server did not answer' }) };
+    refusedBoth(issued('alpha-web-tls', 'alpha-web'), CERT_MANAGER, /cannot tell whose Certificate shared\/alpha-web is \(the API server did not answer\)/, unreadable);
+  });
+
+  test("the annotation is a listed operator's word only: beta's own Secret naming alpha's Certificate is beta's", () => {
+    const m = answer('mutate', review(issued('beta-tls', 'alpha-web'), BETA));
+    assert.equal(m.allowed, true, m.status?.message);
+    const stored = jsonpatch.applyPatch(structuredClone(issued('beta-tls', 'alpha-web')), decodePatch({ response: m } as never)).newDocument as KubeObject;
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'beta');
+  });
+
+  test("an operator not listed may not make a Secret controlled by alpha's ExternalSecret", () => {
+    const r = answer('validate', review(secret('alpha-db', { ownerReferences: [esOwner('alpha-db', 'es-1')] }), UNLISTED));
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /names ExternalSecret shared\/alpha-db, which belongs to another environment .*listed in workloadControllers\.users/);
+  });
+
+  test("a listed operator's pod for its own resource, of a kind Deed does not read (an ACME solver's Challenge), is of no environment, not refused", () => {
+    const challenge = { apiVersion: 'acme.cert-manager.io/v1', kind: 'Challenge', name: 'web-1', uid: 'ch-1', controller: true, blockOwnerDeletion: true };
+    const solver = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'cm-acme-http-solver-', namespace: NS, ownerReferences: [challenge] }, spec: { automountServiceAccountToken: false, containers: [{ name: 'acmesolver', image: 'quay.io/jetstack/cert-manager-acmesolver:v1.19.1' }] } } as KubeObject;
+    const stored = made(solver, CERT_MANAGER);
+    assert.equal(stored.metadata.labels?.[KEYS.environment], undefined);
+    assert.equal(stored.metadata.labels?.[KEYS.noEnvironment], 'true');
+  });
+});
