@@ -147,3 +147,42 @@ describe("what an operator listed in workloadControllers makes for an environmen
     assert.equal(stored.metadata.labels?.[KEYS.noEnvironment], 'true');
   });
 });
+
+describe("what an operator copies onto the Secrets it makes carries none of Deed's stamps", () => {
+  const update = (before: KubeObject, after: KubeObject, userInfo: UserInfo): Review => {
+    const body = review(after, userInfo);
+    body.request.operation = 'UPDATE';
+    body.request.oldObject = before;
+    return body;
+  };
+
+  test("cert-manager's later update of alpha's Secret keeps the stamps it was made with: a template's labels may not rewrite them", () => {
+    const stored = made(issued('alpha-web-tls', 'alpha-web'), CERT_MANAGER);
+    const renewed = { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, team: 'web' } }, data: { 'tls.crt': 'bmV3' } } as KubeObject;
+    const ok = answer('validate', update(stored, renewed, CERT_MANAGER));
+    assert.equal(ok.allowed, true, ok.status?.message);
+    const rewritten = { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, [KEYS.environment]: 'beta' } } } as KubeObject;
+    const r = answer('validate', update(stored, rewritten, CERT_MANAGER));
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/environment"\]: is frozen at "alpha", got "beta"/);
+  });
+
+  test("a Certificate's secretTemplate and an ExternalSecret's target template may not carry Deed's stamps, from anyone", () => {
+    const copied = stampsOf('Secret', 'alpha');
+    const certificate = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'beta-web', namespace: NS }, spec: { secretName: 'beta-web-tls', issuerRef: { name: 'letsencrypt', kind: 'ClusterIssuer' }, secretTemplate: { labels: copied.labels, annotations: { team: 'web' } } } } as KubeObject;
+    const externalSecret = { apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'beta-db', namespace: NS }, spec: { secretStoreRef: { name: 'vault', kind: 'ClusterSecretStore' }, target: { name: 'beta-db', template: { metadata: { annotations: copied.annotations } } } } } as KubeObject;
+    for (const [obj, resource, pattern] of [
+      [certificate, { group: 'cert-manager.io', version: 'v1', resource: 'certificates' }, /\[stamp\.template\] spec\.secretTemplate\.labels\["deed\.dev\/environment"\]/],
+      [externalSecret, { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' }, /\[stamp\.template\] spec\.target\.template\.metadata\.annotations\["deed\.dev\/attestation"\]/],
+    ] as const) {
+      for (const userInfo of [BETA, UNLISTED]) {
+        const body = review(obj, userInfo);
+        body.request.kind = { group: resource.group, version: 'v1', kind: obj.kind };
+        body.request.resource = resource;
+        const r = answer('validate', body);
+        assert.equal(r.allowed, false, `${obj.kind} by ${userInfo.username}`);
+        assert.match(r.status?.message ?? '', pattern);
+      }
+    }
+  });
+});

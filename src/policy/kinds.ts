@@ -657,6 +657,8 @@ export const KIND_TABLE = [
     namespaced: true,
     // Read (metadata only) as the controlling owner of the Secret the operator makes for it.
     lookup: 'get',
+    // Copied onto its target Secret by the operator.
+    metadataTemplates: ['spec.target.template.metadata'],
     references: [
       { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
@@ -766,6 +768,8 @@ export const KIND_TABLE = [
     // Read (metadata only) as the owner of what cert-manager makes for it (its Secret, its next private key).
     lookup: 'get',
     madeForAnnotation: { annotation: 'cert-manager.io/certificate-name', on: 'Secret' },
+    // Copied onto its Secret's labels and annotations by cert-manager.
+    metadataTemplates: ['spec.secretTemplate'],
     references: [
       { path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
       // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.

@@ -7,6 +7,7 @@ import { allowed, patched, type Verdict } from '../../admission/verdict.js';
 import type { StampRow } from '../kinds.js';
 import type { DecisionContext } from '../policy.js';
 import { enforce } from '../rules/enforcement.js';
+import { frozenStamps } from '../rules/frozen-stamps.js';
 import { stampCreate, stampPatch } from '../stamp-create.js';
 import { actingFor, adoptionFindings, controllerMadeRow, environmentOfController, madeForOf, withoutStamps } from '../controller-made.js';
 import { RULES } from '../rules/catalog.js';
@@ -61,7 +62,13 @@ export function judgeControllerWrite(facts: DoorFacts<Door>, namespace: string, 
   const { request: req, requester } = facts;
   const obj = req.object;
   if (req.subResource !== undefined || !obj) return allowed();
-  if (req.operation === 'UPDATE') return !req.oldObject ? allowed() : enforce(adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ctx.policy);
+  if (req.operation === 'UPDATE') {
+    if (!req.oldObject) return allowed();
+    // An operator rewrites its Secrets' labels and annotations from a template (a Certificate's
+    // secretTemplate) on every update: the stamps it made the Secret with stay as they are.
+    const frozen = kind === 'Secret' ? frozenStamps(req.oldObject, obj, ctx.policy.keys, requester.username) : [];
+    return enforce([...adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ...frozen], ctx.policy);
+  }
   if (req.operation !== 'CREATE') return allowed();
   return create(obj);
 }

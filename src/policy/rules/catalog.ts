@@ -94,7 +94,7 @@ export const RULES = {
     id: 'stamp.template',
     webhook: 'both',
     checks:
-      "Pod templates (of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates) and claim templates (a pod's ephemeral `volumeClaimTemplate`, a StatefulSet's `volumeClaimTemplates`) carry no admission-owned key Deed did not write: their controllers copy the template's metadata unreviewed. Deed writes a sandbox pod's ephemeral claim stamps itself, and the environment label into the pod templates of an environment's workload (its scoped selector requires it, `selector.scope`): that label, of the workload's own environment, is the one a pod template may carry.",
+      "Pod templates (of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs, ReplicationControllers, PodTemplates) and claim templates (a pod's ephemeral `volumeClaimTemplate`, a StatefulSet's `volumeClaimTemplates`), and the metadata templates controllers and operators copy onto what they make (a ResourceClaimTemplate's `spec.metadata`, a cert-manager Certificate's `spec.secretTemplate`, an External Secrets ExternalSecret's `spec.target.template.metadata`), carry no admission-owned key Deed did not write: their controllers copy the template's metadata unreviewed. Deed writes a sandbox pod's ephemeral claim stamps itself, and the environment label into the pod templates of an environment's workload (its scoped selector requires it, `selector.scope`): that label, of the workload's own environment, is the one a pod template may carry.",
     defaultMode: 'deny',
     overridable: false,
     example: 'deed.dev/environment is admission-owned; the ephemeral-volume controller would copy it onto the claim unreviewed',
