@@ -38,6 +38,26 @@ export function refusedBy(a: { status: number; text: string; body: { message?: u
 }
 
 /** A pod the default template accepts: a main container, no token automount. */
+/**
+ * A stand-in CRD for a custom kind the suite needs served (the real ones carry full schemas,
+ * and the suite installs nothing from the network): namespaced, one version with a status
+ * subresource (and `scale` where given), any fields. A kind of a `*.k8s.io` group carries the
+ * approval annotation the API server asks of it (`approval`).
+ */
+export function standInCrd(k: { group: string; version: string; plural: string; kind: string; approval?: string; scale?: Record<string, string> }) {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${k.plural}.${k.group}`, ...(k.approval !== undefined ? { annotations: { 'api-approved.kubernetes.io': k.approval } } : {}) },
+    spec: {
+      group: k.group,
+      scope: 'Namespaced',
+      names: { plural: k.plural, singular: k.kind.toLowerCase(), kind: k.kind, listKind: `${k.kind}List` },
+      versions: [{ name: k.version, served: true, storage: true, subresources: { status: {}, ...(k.scale !== undefined ? { scale: k.scale } : {}) }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
 export function sandboxPod(name: string, patch: { annotations?: Record<string, string>; spec?: Record<string, unknown> } = {}) {
   return {
     apiVersion: 'v1',

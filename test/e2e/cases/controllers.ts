@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { attested, claim, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
+import { attested, claim, collectionPaths, eventually, KEYS, label, PATHS, sandboxPod, standInCrd, workspaceClaim } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 import type { Tools } from './admission.js';
@@ -69,19 +69,9 @@ function stampsOf(obj: KubeObject): { labels: Record<string, string>; annotation
   };
 }
 
-const MINIMAL_SNAPSHOT_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  // A k8s.io group: the real CRD carries this approval too.
-  metadata: { name: 'volumesnapshots.snapshot.storage.k8s.io', annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-csi/external-snapshotter/pull/814' } },
-  spec: {
-    group: 'snapshot.storage.k8s.io',
-    scope: 'Namespaced',
-    names: { plural: 'volumesnapshots', singular: 'volumesnapshot', kind: 'VolumeSnapshot', listKind: 'VolumeSnapshotList' },
-    // With its status subresource, as the real CRD: the status names the content a restore reads.
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
+// A k8s.io group: the real CRD carries this approval too. With its status subresource, as the
+// real CRD: the status names the content a restore reads.
+const MINIMAL_SNAPSHOT_CRD = standInCrd({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', kind: 'VolumeSnapshot', approval: 'https://github.com/kubernetes-csi/external-snapshotter/pull/814' });
 
 function snapshot(name: string, source: string): Spec {
   return { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name }, spec: { source: { persistentVolumeClaimName: source } } };

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { attested, eventually, KEYS, label } from '../objects.js';
+import { attested, eventually, KEYS, label, standInCrd } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 
@@ -16,17 +16,7 @@ export const VMS = (ns: string) => `/apis/${GROUP}/v1/namespaces/${ns}/virtualma
 const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
 const MERGE = 'application/merge-patch+json';
 
-export const VM_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `virtualmachines.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { plural: 'virtualmachines', singular: 'virtualmachine', kind: 'VirtualMachine', listKind: 'VirtualMachineList' },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
+export const VM_CRD = standInCrd({ group: GROUP, version: 'v1', plural: 'virtualmachines', kind: 'VirtualMachine' });
 
 export function vm(name: string, meta: Record<string, unknown> = {}) {
   return { apiVersion: `${GROUP}/v1`, kind: 'VirtualMachine', metadata: { name, ...meta }, spec: { running: true } };

@@ -14,7 +14,7 @@ import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, PATHS, refusedBy as refused, sandboxPod, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-pointers';
@@ -28,25 +28,7 @@ const MERGE = 'application/merge-patch+json';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = Record<string, any>;
 
-const CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `pools.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { plural: 'pools', singular: 'pool', kind: 'Pool', listKind: 'PoolList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-};
+const CRD = standInCrd({ group: GROUP, version: 'v1', plural: 'pools', kind: 'Pool', scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } });
 
 const template = (name: string) => ({ metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.example/agent:1' }] } });
 const deployment = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { ...template(name), spec: { ...template(name).spec, restartPolicy: 'Always' } } } });
@@ -74,17 +56,7 @@ const GW_INFRA = 'gateway-infra';
 const ROUTES = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/httproutes`;
 const GATEWAYS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/gateways`;
 const LISTENER_SETS = (ns: string) => `/apis/${GATEWAY_GROUP}/v1/namespaces/${ns}/listenersets`;
-const gatewayCrd = (plural: string, kind: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${GATEWAY_GROUP}`, annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' } },
-  spec: {
-    group: GATEWAY_GROUP,
-    scope: 'Namespaced',
-    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-});
+const gatewayCrd = (plural: string, kind: string) => standInCrd({ group: GATEWAY_GROUP, version: 'v1', plural, kind, approval: 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' });
 /** An HTTPRoute attached to the namespace's shared Gateway, one rule with these backendRefs (`{name}` alone: a Service, by default). */
 const httpRoute = (name: string, ...backendRefs: Any[]) => ({
   apiVersion: `${GATEWAY_GROUP}/v1`,
@@ -109,17 +81,7 @@ const CM_INFRA = 'cert-infra';
 const CERTIFICATES = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/certificates`;
 const CERTIFICATE_REQUESTS = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/certificaterequests`;
 const ISSUERS = (ns: string) => `/apis/${CERT_GROUP}/v1/namespaces/${ns}/issuers`;
-const certManagerCrd = (plural: string, kind: string) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.${CERT_GROUP}` },
-  spec: {
-    group: CERT_GROUP,
-    scope: 'Namespaced',
-    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-});
+const certManagerCrd = (plural: string, kind: string) => standInCrd({ group: CERT_GROUP, version: 'v1', plural, kind });
 /** A CA Issuer: it signs with the key pair in `spec.ca.secretName`. */
 const issuer = (name: string) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { ca: { secretName: `${name}-key` } } });
 /** A Certificate signed by `issuerRef` (`{name}` alone: an Issuer of the Certificate's namespace), its key pair written into `secretName`. */
@@ -131,7 +93,7 @@ const ESO_GROUP = 'external-secrets.io';
 const ESO_NS = 'shared-eso';
 const EXTERNAL_SECRETS = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/externalsecrets`;
 const SECRET_STORES = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/secretstores`;
-const esoCrd = (plural: string, kind: string) => ({ ...certManagerCrd(plural, kind), metadata: { name: `${plural}.${ESO_GROUP}` }, spec: { ...certManagerCrd(plural, kind).spec, group: ESO_GROUP } });
+const esoCrd = (plural: string, kind: string) => standInCrd({ group: ESO_GROUP, version: 'v1', plural, kind });
 /** A SecretStore that authenticates to Vault with the token in `secret`. */
 const secretStore = (name: string, secret: string) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'SecretStore', metadata: { name }, spec: { provider: { vault: { server: 'https://vault.example', path: 'secret', auth: { tokenSecretRef: { name: secret, key: 'token' } } } } } });
 /** An ExternalSecret that fetches through `store` into the Secret `target`. */

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, refusedBy as refused } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, refusedBy as refused, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-scalers';
@@ -27,17 +27,6 @@ const KINDS = [
   { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' },
   { group: 'keda.sh', version: 'v1alpha1', plural: 'triggerauthentications', kind: 'TriggerAuthentication' },
 ] as const;
-const standInCrd = (k: (typeof KINDS)[number]) => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${k.plural}.${k.group}`, ...('approval' in k ? { annotations: { 'api-approved.kubernetes.io': k.approval } } : {}) },
-  spec: {
-    group: k.group,
-    scope: 'Namespaced',
-    names: { plural: k.plural, singular: k.kind.toLowerCase(), kind: k.kind, listKind: `${k.kind}List` },
-    versions: [{ name: k.version, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-});
 const path = (k: (typeof KINDS)[number]) => `/apis/${k.group}/${k.version}/namespaces/${NS}/${k.plural}`;
 const [VPA, KEDA, ARGO, KEDA_AUTH] = KINDS;
 const TRIGGER_AUTHS = path(KEDA_AUTH);
