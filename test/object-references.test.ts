@@ -796,6 +796,25 @@ describe("what an operator writes into, and what a selector chooses for it", () 
   });
 });
 
+describe("an environment's change of an unstamped object is judged on the references it keeps", () => {
+  const externalSecret = (store: string, target: string, metadata: Record<string, unknown> = {}) => ({ metadata, spec: { secretStoreRef: { name: store }, target: { name: target, creationPolicy: 'Merge' }, data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] } });
+  const certificate = (issuer: string, secretName: string, metadata: Record<string, unknown> = {}) => ({ metadata, spec: { secretName, dnsNames: ['web.example.com'], issuerRef: { name: issuer } } });
+
+  test("beta may not move the platform's ExternalSecret into alpha's Secret onto its own store, nor alpha the platform's Certificate onto its own Issuer", () => {
+    // The platform's (unstamped): it fetches with the platform's store into alpha's Secret, or issues into the platform's Secret.
+    const platformEs = externalSecret('platform-vault', 'alpha-tls');
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret('beta-vault', 'alpha-tls'), { operation: 'UPDATE', old: platformEs }), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment .*shared\/obj carries no stamps \(the platform's, or of no environment\), and its follower would act on what it names with what system:serviceaccount:sandbox-b:runner changes: create your own/);
+    refused(review(CERTIFICATES, RUNNER_A, certificate('alpha-ca', 'operator-made'), { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made') }), 'reference.cross-environment', /spec\.secretName: names Secret operator-made, which carries no stamps.*create your own/);
+  });
+
+  test("an environment's change of its own stamped object, a change by a principal of no environment and one in a bound namespace judge only what they change", () => {
+    const betaEs = externalSecret('beta-vault', 'beta-tls', owned('ExternalSecret', 'beta').metadata);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, { ...betaEs, spec: { ...betaEs.spec, refreshInterval: '5m' } }, { operation: 'UPDATE', old: betaEs }));
+    admitted(review(CERTIFICATES, NONE, certificate('platform-ca', 'operator-made'), { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made', { labels: { team: 'web' } }) }));
+    admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, duration: '24h' } }, { namespace: 'sandbox-a', operation: 'UPDATE', old: { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } } }));
+  });
+});
+
 describe("a cert-manager Certificate, CertificateRequest or issuer annotation names only what its writer environment may use", () => {
   const CERT_MANAGER_SA: UserInfo = { username: 'system:serviceaccount:cert-manager:cert-manager', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
   /** A Certificate for beta's host, signed by this issuerRef (`{name}` alone: an Issuer, as defaulted), into `secretName`. */

@@ -52,7 +52,8 @@ export function changedReferences(resource: { group: string; resource: string },
   return referencesOf(newObj, facts).filter((r) => !before.has(referenceKey(r)));
 }
 
-const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.namespace ?? ''}\u0000${r.name}`;
+/** A reference's identity: where it stands and what it names. */
+export const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.namespace ?? ''}\u0000${r.name}`;
 
 /** The row Deed reads a referenced kind by, if it reads it at all (a namespaced row with a lookup). */
 export function readableRow(group: string, kind: string): (KindRow & { lookup: string }) | undefined {

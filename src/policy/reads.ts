@@ -11,7 +11,7 @@ import { isExemptReference, referencedNamesOf, referencedResource } from './pod/
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
 import { addedBlockingOwners, controllerOf, judgesAdoptionBy, madeForOf, ownerLookupKey, sameController } from './controller-made.js';
-import { cronJobNamesakeKey, judgesReferencesOf } from './rules/reference-scope.js';
+import { cronJobNamesakeKey, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
@@ -107,7 +107,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, who?.facts.requester, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
 }
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
@@ -138,10 +138,10 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
   return key ? [key] : [];
 }
 
-/** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes. */
-function tableReferenceKeys(req: AdmissionRequest, namespace: string): LookupKey[] {
+/** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes, or all (`kept`: judgesKeptReferences). */
+function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: boolean): LookupKey[] {
   if (req.subResource !== undefined) return [];
-  const refs = req.operation === 'CREATE' ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
+  const refs = req.operation === 'CREATE' || kept ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];
   const cronJob = cronJobNamesakeKey(req, namespace);

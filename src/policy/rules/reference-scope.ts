@@ -13,7 +13,9 @@ import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { ownershipOfFound } from '../ownership.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
 import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
-import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, type ObjectReference } from '../object-references.js';
+import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, referenceKey, type ObjectReference } from '../object-references.js';
+import { isManaged } from '../stamps/identity-stamps.js';
+import type { StampKeys } from '../stamps/keys.js';
 import { kindRowNamed } from '../kinds.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
@@ -46,11 +48,36 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
   if (req.operation === 'UPDATE')
     return [
       ...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx),
+      ...keptReferenceFindings(req, namespace, reach, ctx),
       ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
       ...jobClaim(req, req.oldObject),
       ...cronJobNamesake(req, namespace, reach, ctx),
     ];
   return [];
+}
+
+/**
+ * Whether an UPDATE is judged on the references it keeps too: an environment's change of an
+ * object that carries no stamps outside a bound namespace (the platform's, or one of no
+ * environment). Its references were judged for their writer, who may name what the
+ * environment may not (the platform's ExternalSecret writing into alpha's Secret, its route
+ * publishing alpha's Service); what the environment changes beside them (the store the
+ * secret is fetched from, the issuer that signs, the hostnames) would act on them for it.
+ * Unknown requester or policy (the read plan's): judged, so the plan reads them.
+ */
+export function judgesKeptReferences(req: AdmissionRequest, namespace: string, requester: Requester | undefined, keys: StampKeys, policy: Policy | undefined): boolean {
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return false;
+  if (requester !== undefined && requester.environment.kind !== 'one') return false;
+  return policy?.envByBoundNamespace.has(namespace) !== true && !isManaged(req.oldObject.metadata?.labels, keys);
+}
+
+/** The references an environment's UPDATE of an unstamped object keeps (judgesKeptReferences), judged as its own. */
+function keptReferenceFindings(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  if (!judgesKeptReferences(req, namespace, reach.requester, ctx.policy.keys, ctx.policy)) return [];
+  const changed = new Set(changedReferences(req.resource, req.oldObject, req.object).map(referenceKey));
+  const kept = objectReferences(req.resource, req.object).filter((r) => !changed.has(referenceKey(r)));
+  const why = `; ${namespace}/${req.oldObject?.metadata?.name ?? ''} carries no stamps (the platform's, or of no environment), and its follower would act on what it names with what ${reach.requester.username} changes: create your own`;
+  return tableReferences(kept, namespace, reach, ctx).map((f) => ({ ...f, message: `${f.message}${why}` }));
 }
 
 /**

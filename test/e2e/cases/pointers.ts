@@ -498,6 +498,16 @@ export function pointerCases(suite: () => Suite): void {
       }
     });
 
+    test("beta may not move the platform's ExternalSecret, which writes into alpha's Secret, onto its own store", async () => {
+      const s = suite();
+      // The platform's (the admin's, unstamped): it may name alpha's Secret.
+      const platform = { ...externalSecret('platform-into-alpha', 'beta-vault', 'alpha-vault-token'), spec: { ...externalSecret('x', 'beta-vault').spec, secretStoreRef: { name: 'global', kind: 'ClusterSecretStore' }, target: { name: 'alpha-vault-token', creationPolicy: 'Merge' } } };
+      ok("the platform's ExternalSecret", await s.api(s.admin, 'POST', EXTERNAL_SECRETS(ESO_NS), platform));
+      refused(await s.api(beta, 'PATCH', `${EXTERNAL_SECRETS(ESO_NS)}/platform-into-alpha`, { spec: { secretStoreRef: { name: 'beta-vault', kind: 'SecretStore' } } }, 'application/merge-patch+json'), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-vault-token, which belongs to another environment .*carries no stamps \(the platform's, or of no environment\)/);
+      const labelled = await s.api(s.admin, 'PATCH', `${EXTERNAL_SECRETS(ESO_NS)}/platform-into-alpha`, { metadata: { labels: { team: 'data' } } }, 'application/merge-patch+json');
+      assert.equal(labelled.status, 200, labelled.text);
+    });
+
     test("what External Secrets (a listed controller) makes for alpha's ExternalSecret is alpha's: beta's pods may not mount it, beta's ExternalSecret may not write into it, alpha's may", async () => {
       const s = suite();
       const operator = await s.newIdentity('platform', 'external-secrets');
