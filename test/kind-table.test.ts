@@ -58,7 +58,7 @@ describe('the kind table', () => {
         }
   });
 
-  test('the stamped kinds are the rows with stamps; the mutating webhook gets their CREATEs and the workloads, and the UPDATEs of their pod selectors', () => {
+  test('the stamped kinds are the rows with stamps; the mutating webhook gets their CREATEs and the workloads, and the UPDATEs of their pod selectors and custom pod specs', () => {
     assert.deepEqual(STAMPED_KINDS, KIND_TABLE.filter((r) => 'stamps' in r).map((r) => r.kind));
     for (const row of kindRows()) {
       // A stamped workload's door is the workload door; sandboxKind() names the stamped kinds reviewed as objects.
@@ -70,9 +70,9 @@ describe('the kind table', () => {
     assert.deepEqual(mutated.sort(), [...kindRows().filter((r) => r.stamps !== undefined || r.templates !== undefined).map((r) => `${r.group}/${r.resource}`), ...selectors].sort());
     const updated = mutatingRules().filter((r) => r.operations!.includes('UPDATE')).flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((res) => `${g}/${res}`)));
     assert.deepEqual(updated.sort(), kindRows().filter((r) => r.templates !== undefined || (r.podSelector !== undefined && r.door === 'object')).map((r) => `${r.group}/${r.resource}`).sort());
-    // The default row's selectors (a Service's, a budget's): its mutating webhook sees their UPDATEs.
+    // The default row's selectors (a Service's, a budget's) and custom resources' pod specs (a Rollout's template): its mutating webhook sees their UPDATEs.
     const defaultUpdated = defaultRowRules('mutating').filter((r) => r.operations!.includes('UPDATE')).flatMap((r) => r.apiGroups!.flatMap((g) => r.resources!.map((res) => `${g}/${res}`)));
-    assert.deepEqual(defaultUpdated.sort(), kindRows().filter((r) => r.podSelector !== undefined && r.door === undefined).map((r) => `${r.group}/${r.resource}`).sort());
+    assert.deepEqual(defaultUpdated.sort(), kindRows().filter((r) => (r.podSelector !== undefined || r.podSpecs !== undefined) && r.door === undefined).map((r) => `${r.group}/${r.resource}`).sort());
   });
 
   test('the reaper, the audit and key usage list the reaped rows', () => {

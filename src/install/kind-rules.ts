@@ -83,9 +83,11 @@ export function stampedCreateMatch(): { resourceRules: V1RuleWithOperations[]; e
  * the validating webhook every later write, its status, and its scale (guard.custom-scale).
  */
 export function defaultRowRules(webhook: 'mutating' | 'validating'): V1RuleWithOperations[] {
-  // The mutating webhook sees its selectors' UPDATEs too: it keeps their scope (selector-scope.ts, keepSelectorScope).
+  // The mutating webhook sees its selectors' UPDATEs too: it keeps their scope (selector-scope.ts, keepSelectorScope),
+  // and a custom resource's pod specs' affinity terms (rules/affinity-scope.ts), which its operator copies.
   return webhook === 'mutating'
-    ? [everyResource(['CREATE']), ...webhookRules(['UPDATE'], rows((r) => r.podSelector !== undefined && r.door === undefined))]
+    ? // Any version: custom resources serve their own (argoproj.io/v1alpha1), and a rule of v1 alone matches none of them.
+      [everyResource(['CREATE']), ...webhookRules(['UPDATE'], rows((r) => (r.podSelector !== undefined || r.podSpecs !== undefined) && r.door === undefined)).map((r) => ({ ...r, apiVersions: ['*'] }))]
     : [everyResource(['UPDATE', 'DELETE']), everyResource(['UPDATE'], ['*/status', '*/scale'])];
 }
 

@@ -196,14 +196,10 @@ export function affinityScope(req: AdmissionRequest, namespace: string, requeste
   if (terms.length === 0) return [];
   const scope = scopeOfWrite(req, namespace, requester, ctx, creator);
   if (scope === 'skip') return [];
-  // A custom resource's UPDATE reaches no mutating webhook (only its CREATE does): there a term
-  // is refused only where it names environments its writer may not, and is not asked to carry
-  // what the mutating side would have added.
-  const named = req.operation === 'UPDATE' && kindRow(req.resource)?.podSpecs !== undefined;
-  return terms.flatMap((t) => termFindings(t, t.labelSelector!, scope, ctx.policy, named));
+  return terms.flatMap((t) => termFindings(t, t.labelSelector!, scope, ctx.policy));
 }
 
-function termFindings(t: AffinityTerm, selector: Rec, scope: Scope, policy: Policy, namedOnly = false): Finding[] {
+function termFindings(t: AffinityTerm, selector: Rec, scope: Scope, policy: Policy): Finding[] {
   const key = policy.keys.environment;
   const rule = RULES.selectorAffinityScope.id;
   const path = `${t.at}.labelSelector`;
@@ -212,7 +208,6 @@ function termFindings(t: AffinityTerm, selector: Rec, scope: Scope, policy: Poli
     const { environment } = scope;
     if (entryOf(stringMap(selector, 'matchLabels'), key) === environment) return [];
     const other = otherEnvironment(selector, environment, key);
-    if (namedOnly && other === undefined) return [];
     const what = other !== undefined ? `selects pods of environment ${quote(other)}` : 'may select pods of any environment';
     return [{ rule, path, message: `${what}; a pod affinity term of environment "${environment}" selects only its pods: matchLabels["${key}"] must be "${environment}" (the mutating webhook adds it; was it bypassed?)` }];
   }
@@ -222,10 +217,10 @@ function termFindings(t: AffinityTerm, selector: Rec, scope: Scope, policy: Poli
     const environments = scopeOf(selector, LABEL_SELECTOR, key);
     if (!isPlatform(requester, policy) && !(environments !== undefined && environments.every((e) => isManager(requester, e, policy))))
       findings.push({ rule, path, message: `selects pods of environments it does not manage; ${requester.username} acts for no environment here: name none (the mutating webhook adds {key: ${key}, operator: DoesNotExist}) or only environments it manages` });
-  } else if (!bound && !namedOnly)
+  } else if (!bound)
     findings.push({ rule, path, message: `may select pods of any environment; ${requester.username} acts for none here: add {key: ${key}, operator: DoesNotExist} (the mutating webhook adds it to a term that names no environment; was it bypassed?) or require ${key}: an environment it manages` });
   // Runners are of no environment too: a tenant's term excludes them, or names only those of environments it manages.
-  if (!bound && !namedOnly && excludesRunnersOf(requester, policy) && !requiresEnvironment(selector, LABEL_SELECTOR, policy)) {
+  if (!bound && excludesRunnersOf(requester, policy) && !requiresEnvironment(selector, LABEL_SELECTOR, policy)) {
     const runners = runnerScope(selector, policy);
     if (runners === 'open' || (runners !== 'excluded' && !runners.every((e) => isManager(requester, e, policy)))) {
       const runner = policy.keys.runner;

@@ -154,9 +154,14 @@ export function scaleTargetCases(suite: () => Suite): void {
       const stored = await s.api(beta, 'POST', ROLLOUTS, templated('beta-spread', hostile({ app: 'beta-spread' })));
       assert.equal(stored.status, 201, stored.text);
       assert.deepEqual(stored.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
-      // GitOps re-applies the chart's affinity as written: stored (a custom resource's UPDATE reaches no mutating webhook); one naming alpha is refused.
+      // GitOps re-applies the chart's affinity as written: the mutating webhook scopes it again; one naming alpha is refused.
       const reapplied = await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'beta-spread' }) } } } }, MERGE);
       assert.equal(reapplied.status, 200, reapplied.text);
+      assert.deepEqual(reapplied.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
+      // An UPDATE that adds a term of its own: scoped too, not stored as written for the Argo Rollouts controller to copy.
+      const added = await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'web' }) } } } }, MERGE);
+      assert.equal(added.status, 200, added.text);
+      assert.deepEqual(added.body.spec.template.spec.affinity, hostile({ app: 'web', 'deed.dev/environment': 'beta' }));
       refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ 'deed.dev/environment': 'alpha' }) } } } }, MERGE), 'selector.affinity-scope', /selects pods of environment "alpha"/);
     });
 

@@ -119,13 +119,28 @@
   scope: Namespaced
 - operations: ["UPDATE"]
   apiGroups: [""]
-  apiVersions: ["v1"]
+  apiVersions: ["*"]
   resources: ["services"]
   scope: Namespaced
 - operations: ["UPDATE"]
   apiGroups: ["policy"]
-  apiVersions: ["v1"]
+  apiVersions: ["*"]
   resources: ["poddisruptionbudgets"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["keda.sh"]
+  apiVersions: ["*"]
+  resources: ["scaledjobs"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["argoproj.io"]
+  apiVersions: ["*"]
+  resources: ["rollouts"]
+  scope: Namespaced
+- operations: ["UPDATE"]
+  apiGroups: ["cert-manager.io"]
+  apiVersions: ["*"]
+  resources: ["issuers"]
   scope: Namespaced
 {{- end -}}
 
