@@ -807,10 +807,16 @@ describe("an environment's change of an unstamped object is judged on the refere
     refused(review(CERTIFICATES, RUNNER_A, certificate('alpha-ca', 'operator-made'), { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made') }), 'reference.cross-environment', /spec\.secretName: names Secret operator-made, which carries no stamps.*create your own/);
   });
 
-  test("an environment's change of its own stamped object, a change by a principal of no environment and one in a bound namespace judge only what they change", () => {
+  test("a principal of no environment may not either; it may still change its own unstamped Certificate whose unstamped Secret cert-manager writes", () => {
+    refused(review(EXTERNAL_SECRETS, NONE, externalSecret('beta-vault', 'alpha-tls'), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment.*carries no stamps/);
+    admitted(review(CERTIFICATES, NONE, { spec: { ...certificate('platform-ca', 'operator-made').spec, duration: '24h' } }, { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made') }));
+  });
+
+  test("an environment's change of its own stamped object, a change of metadata alone and one in a bound namespace judge only what they change", () => {
     const betaEs = externalSecret('beta-vault', 'beta-tls', owned('ExternalSecret', 'beta').metadata);
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, { ...betaEs, spec: { ...betaEs.spec, refreshInterval: '5m' } }, { operation: 'UPDATE', old: betaEs }));
-    admitted(review(CERTIFICATES, NONE, certificate('platform-ca', 'operator-made'), { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made', { labels: { team: 'web' } }) }));
+    // The platform's ExternalSecret into alpha's Secret, labelled by beta: nothing its operator follows changes.
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret('platform-vault', 'alpha-tls', { labels: { team: 'web' } }), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }));
     admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, duration: '24h' } }, { namespace: 'sandbox-a', operation: 'UPDATE', old: { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } } }));
   });
 });

@@ -1,8 +1,9 @@
 // What an operator listed in workloadControllers makes for an environment's resource is that
 // environment's (src/policy/controller-made.ts): the Secret External Secrets writes for an
-// ExternalSecret (its controller), the Secret cert-manager writes for a Certificate (named by
-// annotation, without an owner reference). Unstamped, such a Secret was every environment's
-// pods' to read. Decided without a cluster; the same in a real API server in
+// ExternalSecret, the Secret cert-manager writes for a Certificate (with
+// --enable-certificate-owner-ref), each its controller. Unstamped, such a Secret was every
+// environment's pods' to read. An annotation naming a Certificate is no evidence: another
+// listed operator copies annotations from its tenants' templates. Decided without a cluster; the same in a real API server in
 // test/e2e/cases/pointers.ts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,9 +51,10 @@ const esOwner = (name: string, uid: string) => ({ apiVersion: 'external-secrets.
 function secret(name: string, meta: Spec = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS, ...meta }, type: 'Opaque', data: { password: 'c2VjcmV0' } } as KubeObject;
 }
-/** What cert-manager writes for a Certificate: its annotations name it, no owner reference. */
-const issued = (name: string, certificate: string, meta: Spec = {}) =>
-  secret(name, { ...meta, annotations: { 'cert-manager.io/certificate-name': certificate, 'cert-manager.io/issuer-name': 'ca', ...meta.annotations } });
+const certOwner = (name: string, uid: string) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name, uid, controller: true, blockOwnerDeletion: true });
+/** What cert-manager writes for a Certificate: its annotations name it; with --enable-certificate-owner-ref the Certificate is its controller. */
+const issued = (name: string, certificate: string, uid: string | undefined, meta: Spec = {}) =>
+  secret(name, { ...meta, ...(uid !== undefined ? { ownerReferences: [certOwner(certificate, uid)] } : {}), annotations: { 'cert-manager.io/certificate-name': certificate, 'cert-manager.io/issuer-name': 'ca', ...meta.annotations } });
 
 function review(obj: KubeObject, userInfo: UserInfo): Review {
   const body = fixture('validate-create-pod-by-runner.json');
@@ -97,8 +99,8 @@ describe("what an operator listed in workloadControllers makes for an environmen
     assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
   });
 
-  test("cert-manager's Secret for alpha's Certificate, which names it by annotation alone, carries alpha's stamps", () => {
-    const obj = issued('alpha-web-tls', 'alpha-web');
+  test("cert-manager's Secret for alpha's Certificate (its controller, with --enable-certificate-owner-ref) carries alpha's stamps", () => {
+    const obj = issued('alpha-web-tls', 'alpha-web', 'crt-1');
     assert.deepEqual(planLookups(review(obj, CERT_MANAGER), 'mutate', KEYS).lookups, [{ resource: 'certificates', namespace: NS, name: 'alpha-web' }]);
     const stored = made(obj, CERT_MANAGER);
     assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
@@ -121,16 +123,24 @@ describe("what an operator listed in workloadControllers makes for an environmen
   test('a resource that does not exist, is another object than the reference names, or cannot be read refuses the Secret: the operator retries', () => {
     refusedBoth(secret('gone', { ownerReferences: [esOwner('gone', 'es-9')] }), ESO, /\[guard\.controller-owner\] .*ExternalSecret shared\/gone does not exist/);
     refusedBoth(secret('alpha-db', { ownerReferences: [esOwner('alpha-db', 'es-other')] }), ESO, /is another object than the reference names/);
-    refusedBoth(issued('gone-tls', 'gone'), CERT_MANAGER, /Certificate shared\/gone does not exist/);
+    refusedBoth(issued('gone-tls', 'gone', 'crt-9'), CERT_MANAGER, /Certificate shared\/gone does not exist/);
     const unreadable: ObjectLookup = { readers: NO_READERS, get: () => ({ state: 'unknown', reason: 'the API server did not answer' }) };
-    refusedBoth(issued('alpha-web-tls', 'alpha-web'), CERT_MANAGER, /cannot tell whose Certificate shared\/alpha-web is \(the API server did not answer\)/, unreadable);
+    refusedBoth(issued('alpha-web-tls', 'alpha-web', 'crt-1'), CERT_MANAGER, /cannot tell whose Certificate shared\/alpha-web is \(the API server did not answer\)/, unreadable);
   });
 
-  test("the annotation is a listed operator's word only: beta's own Secret naming alpha's Certificate is beta's", () => {
-    const m = answer('mutate', review(issued('beta-tls', 'alpha-web'), BETA));
+  test("an annotation naming alpha's Certificate makes no Secret alpha's: beta's own is beta's, and a listed operator's without a controller (an Orphan target whose template beta wrote) is of no environment", () => {
+    const m = answer('mutate', review(issued('beta-tls', 'alpha-web', undefined), BETA));
     assert.equal(m.allowed, true, m.status?.message);
-    const stored = jsonpatch.applyPatch(structuredClone(issued('beta-tls', 'alpha-web')), decodePatch({ response: m } as never)).newDocument as KubeObject;
+    const stored = jsonpatch.applyPatch(structuredClone(issued('beta-tls', 'alpha-web', undefined)), decodePatch({ response: m } as never)).newDocument as KubeObject;
     assert.equal(stored.metadata.labels?.[KEYS.environment], 'beta');
+    for (const who of [ESO, CERT_MANAGER]) {
+      const planted = made(issued('planted', 'alpha-web', undefined), who);
+      assert.equal(planted.metadata.labels?.[KEYS.environment], undefined, who.username);
+      assert.equal(planted.metadata.annotations?.[KEYS.attestation], undefined, who.username);
+    }
+    // Nor beside an owner reference that is not the controller's.
+    const beside = made(issued('planted', 'alpha-web', undefined, { ownerReferences: [{ ...esOwner('beta-db', 'es-3'), controller: false }] }), ESO);
+    assert.equal(beside.metadata.labels?.[KEYS.environment], undefined);
   });
 
   test("an operator not listed may not make a Secret controlled by alpha's ExternalSecret", () => {
@@ -157,7 +167,7 @@ describe("what an operator copies onto the Secrets it makes carries none of Deed
   };
 
   test("cert-manager's later update of alpha's Secret keeps the stamps it was made with: a template's labels may not rewrite them", () => {
-    const stored = made(issued('alpha-web-tls', 'alpha-web'), CERT_MANAGER);
+    const stored = made(issued('alpha-web-tls', 'alpha-web', 'crt-1'), CERT_MANAGER);
     const renewed = { ...stored, metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, team: 'web' } }, data: { 'tls.crt': 'bmV3' } } as KubeObject;
     const ok = answer('validate', update(stored, renewed, CERT_MANAGER));
     assert.equal(ok.allowed, true, ok.status?.message);

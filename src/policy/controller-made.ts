@@ -17,7 +17,7 @@
 // the object's environment. Pure: what it knows of owners comes from ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import { kindRows, type KindRow, type LookupResource, type StampRow } from './kinds.js';
+import type { KindRow, LookupResource, StampRow } from './kinds.js';
 import { readableRow } from './object-references.js';
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
@@ -108,39 +108,14 @@ export function controllerOf(obj: KubeObject | null | undefined): ControllerRef 
   return controllerRefOf(obj?.metadata?.ownerReferences);
 }
 
-/** The object a controller-made object was made for: its controller, or one named by the annotation a row's operator writes (no uid to compare). */
-export type MadeForRef = Omit<ControllerRef, 'uid'> & { uid: string | undefined };
-
-/** The rows whose operators name them on what they make by annotation (kinds.ts `madeForAnnotation`). */
-const ANNOTATED_SOURCES = kindRows().filter((r): r is KindRow & { madeForAnnotation: { annotation: string; on: string } } => r.madeForAnnotation !== undefined);
-
-/**
- * What a listed controller made `obj` for: its controlling owner, or, without one, the object
- * an operator's annotation names (cert-manager writes a Certificate's Secret without an owner
- * reference unless told to, naming the Certificate by annotation). The requester is a listed
- * controller, so the annotation is its own word, not a client's claim.
- */
-export function madeForOf(obj: KubeObject | null | undefined): MadeForRef | undefined {
-  const ref = controllerOf(obj);
-  if (ref !== undefined || obj === null || obj === undefined) return ref;
-  const annotations: unknown = obj.metadata?.annotations;
-  if (annotations === null || typeof annotations !== 'object') return undefined;
-  for (const row of ANNOTATED_SOURCES) {
-    if (row.madeForAnnotation.on !== obj.kind) continue;
-    const name = (annotations as Record<string, unknown>)[row.madeForAnnotation.annotation];
-    if (typeof name === 'string' && name !== '') return { apiVersion: row.group === '' ? row.version : `${row.group}/${row.version}`, kind: row.kind, name, uid: undefined };
-  }
-  return undefined;
-}
-
 /** The kind-table row an owner reference names, when Deed reads it as an owner (a row with a lookup, not read as a reference's target only). */
-function ownerRow(ref: MadeForRef): (KindRow & { lookup: string }) | undefined {
+function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefined {
   const row = readableRow(groupOf(ref.apiVersion), ref.kind);
   return row?.readAsTargetOnly === true ? undefined : row;
 }
 
 /** The read that answers whose the object a controller reference names is. */
-export function ownerLookupKey(ref: MadeForRef | undefined, namespace: string): { resource: LookupResource; namespace: string; name: string } | undefined {
+export function ownerLookupKey(ref: ControllerRef | undefined, namespace: string): { resource: LookupResource; namespace: string; name: string } | undefined {
   const row = ref === undefined ? undefined : ownerRow(ref);
   return row === undefined ? undefined : { resource: row.resource as LookupResource, namespace, name: ref!.name };
 }
@@ -155,7 +130,7 @@ export type MadeFor = { environment: string | undefined } | { finding: Finding }
  * for what a listed controller creates (`unread: 'unowned'`), an operator's own resource: the
  * object is of the bound namespace's environment or of none, as an unowned one.
  */
-export function environmentOfController(ref: MadeForRef | undefined, namespace: string, what: string, ctx: DecisionContext, rule = RULES.guardControllerOwner.id, unread: 'refused' | 'unowned' = 'refused'): MadeFor {
+export function environmentOfController(ref: ControllerRef | undefined, namespace: string, what: string, ctx: DecisionContext, rule = RULES.guardControllerOwner.id, unread: 'refused' | 'unowned' = 'refused'): MadeFor {
   const bound = ctx.policy.envByBoundNamespace.get(namespace);
   let current = ref;
   for (let depth = 0; current !== undefined; depth++) {
@@ -168,7 +143,7 @@ export function environmentOfController(ref: MadeForRef | undefined, namespace: 
     const found = ctx.lookup.get(row.resource as LookupResource, namespace, current.name);
     if (found.state === 'unknown') return { finding: { rule, message: `cannot tell whose ${name} is (${found.reason}); refusing ${what}` } };
     if (found.state === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
-    if (found.metadata.uid !== undefined && current.uid !== undefined && found.metadata.uid !== current.uid)
+    if (found.metadata.uid !== undefined && found.metadata.uid !== current.uid)
       return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
     const owner: Ownership = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
     if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };

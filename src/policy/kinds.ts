@@ -177,14 +177,6 @@ export interface KindRow {
    * by the Gateway), so reading it for routes refuses none of its operator's writes.
    */
   readAsTargetOnly?: true;
-  /**
-   * The annotation its operator writes, with the object's name, on the objects of kind `on` it
-   * makes for it without a controller reference (cert-manager's `cert-manager.io/certificate-name`
-   * on a Certificate's Secret): such an object a listed controller (`workloadControllers`)
-   * creates is the named object's, of its namespace, as if that were its controller
-   * (controller-made.ts).
-   */
-  madeForAnnotation?: { annotation: string; on: string };
   /** The reaper lists, gets and deletes it. */
   reaped?: boolean;
   /**
@@ -765,9 +757,9 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificates',
     namespaced: true,
-    // Read (metadata only) as the owner of what cert-manager makes for it (its Secret, its next private key).
+    // Read (metadata only) as the controlling owner of what cert-manager makes for it: its next
+    // private key, and its Secret with --enable-certificate-owner-ref.
     lookup: 'get',
-    madeForAnnotation: { annotation: 'cert-manager.io/certificate-name', on: 'Secret' },
     // Copied onto its Secret's labels and annotations by cert-manager.
     metadataTemplates: ['spec.secretTemplate'],
     references: [

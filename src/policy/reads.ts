@@ -10,7 +10,7 @@ import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from './
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
-import { addedBlockingOwners, controllerOf, judgesAdoptionBy, madeForOf, ownerLookupKey, sameController } from './controller-made.js';
+import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
 import { cronJobNamesakeKey, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -107,7 +107,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const { claims, references, accounts, owners: given = [] } = named();
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, who?.facts.requester, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace), ...referenceKeys(references, namespace, policy), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
 }
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
@@ -126,11 +126,6 @@ interface OwnerReads {
 function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string): LookupKey[] {
   const after = controllerOf(req.object);
   const made = req.operation === 'CREATE' && req.subResource === undefined && (judged.made || judged.controllerMade);
-  // What a listed controller made is whose the object it was made for is: an operator may name that by annotation (controller-made.ts madeForOf).
-  if (made && judged.controllerMade && after === undefined) {
-    const key = ownerLookupKey(madeForOf(req.object), namespace);
-    return key ? [key] : [];
-  }
   // A status write changes the controller too, where the kind's status strategy keeps owner references.
   // A reference that keeps the uid under another kind or name is a change of controller too (adoptionFindings).
   const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && !sameController(controllerOf(req.oldObject), after);

@@ -9,7 +9,7 @@ import type { DecisionContext } from '../policy.js';
 import { enforce } from '../rules/enforcement.js';
 import { frozenStamps } from '../rules/frozen-stamps.js';
 import { stampCreate, stampPatch } from '../stamp-create.js';
-import { actingFor, adoptionFindings, controllerMadeRow, environmentOfController, madeForOf, withoutStamps } from '../controller-made.js';
+import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from '../controller-made.js';
 import { RULES } from '../rules/catalog.js';
 import type { DoorFacts } from './door-review.js';
 import type { Door } from './door.js';
@@ -18,9 +18,8 @@ import { entryOf } from '../unstructured.js';
 
 /**
  * What a workload controller creates (controller-made.ts): a pod, a Deployment's
- * ReplicaSet, a CronJob's Job, an operator's Secret is stamped as the environment of what it
- * was made for (its controlling owner, or the object an operator's annotation names), in place
- * of whatever stamps it arrived with; an owner of no environment, or of a kind Deed does not
+ * ReplicaSet, a CronJob's Job, an operator's Secret is stamped as its controlling owner's
+ * environment's, in place of whatever stamps it arrived with; an owner of no environment, or of a kind Deed does not
  * read (an operator's own resource), makes an unstamped one. Anything else a controller writes
  * is not Deed's to stamp. `row`: the stamps of what the
  * door carries, undefined where the door's controller-made objects are not stamped.
@@ -33,7 +32,7 @@ export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | unde
   const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);
   const obj = req.object;
-  const made = environmentOfController(madeForOf(obj), namespace, `the ${row.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
+  const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   const bare = withoutStamps(obj, ctx.policy);
   if (made.environment === undefined) {

@@ -28,7 +28,7 @@ import { affinityScope } from '../rules/affinity-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
-import { adoptionFindings, actingFor, controllerMadeRow, environmentOfController, madeForOf } from '../controller-made.js';
+import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { RULES } from '../rules/catalog.js';
 import { workloadKindNamed, type SandboxKind } from '../kinds.js';
 import { annotationPath, isManaged } from '../stamps/identity-stamps.js';
@@ -85,7 +85,7 @@ function stampNewObject(facts: DoorFacts<ObjectDoor>, namespace: string | undefi
 /** A pod a workload controller creates, a Secret an operator does: judged by the object's rules as for its owner's own (a pod's, as its controlling owner's pods). */
 function judgeControllerMade(facts: DoorFacts<ObjectDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
   const { request: req, door, requester } = facts;
-  const ref = madeForOf(obj);
+  const ref = controllerOf(obj);
   const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
   const made = environmentOfController(ref, namespace, `the ${door.sandboxKind.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
@@ -95,7 +95,7 @@ function judgeControllerMade(facts: DoorFacts<ObjectDoor>, obj: KubeObject, name
   const source = { kind: 'Pod', controller: false, ownsRestartPolicy: ownerKind?.ownsRestartPolicy ?? false };
   const acting = actingFor(requester, made.environment);
   // Its claim templates' claims are its environment's alone, not shared inputs (one squatted under the name is mounted in their place).
-  const squatted = ref?.uid !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, { ...ref, uid: ref.uid }, made.environment, namespace, ctx) : [];
+  const squatted = ref !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, ref, made.environment, namespace, ctx) : [];
   return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx), ...squatted], source, true, undefined, facts);
 }
 

@@ -16,7 +16,7 @@ import { referenceScope } from '../rules/reference-scope.js';
 import { affinityScope, templateAffinityScope, withAffinityScope } from '../rules/affinity-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
-import { actingFor, adoptionOfUpdate, controllerMadeRow, environmentOfController, madeForOf } from '../controller-made.js';
+import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { RULES } from '../rules/catalog.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { stampCreate } from '../stamp-create.js';
@@ -70,7 +70,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
     judge: (facts, namespace, ctx) =>
       judgeControllerWrite(facts, namespace, ctx, facts.door.workload.kind, (obj) => {
         const { request: req, door, requester } = facts;
-        const ref = madeForOf(obj);
+        const ref = controllerOf(obj);
         const row = workloadStampRow(door.workload);
         const mismatch = facts.kindMismatch;
         if (mismatch) return denied([mismatch]);

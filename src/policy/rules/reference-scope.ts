@@ -9,6 +9,7 @@
 // of none, when it acts for none): judged at CREATE, and on UPDATE for what the UPDATE adds
 // or changes (a change of controller is guard.adoption's). Whose the named object is comes
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { ownershipOfFound } from '../ownership.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
@@ -57,27 +58,34 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
 }
 
 /**
- * Whether an UPDATE is judged on the references it keeps too: an environment's change of an
- * object that carries no stamps outside a bound namespace (the platform's, or one of no
- * environment). Its references were judged for their writer, who may name what the
- * environment may not (the platform's ExternalSecret writing into alpha's Secret, its route
- * publishing alpha's Service); what the environment changes beside them (the store the
- * secret is fetched from, the issuer that signs, the hostnames) would act on them for it.
- * Unknown requester or policy (the read plan's): judged, so the plan reads them.
+ * Whether an UPDATE is judged on the references it keeps too: a change beyond its metadata of
+ * an object that carries no stamps outside a bound namespace (the platform's, or one of no
+ * environment). Its references were judged for their writer, who may name what the requester
+ * may not (the platform's ExternalSecret writing into alpha's Secret, its route publishing
+ * alpha's Service); what the requester changes beside them (the store the secret is fetched
+ * from, the issuer that signs, the hostnames) would act on them for it. A change of metadata
+ * alone changes none of that (a reference held in metadata is judged where it changes). Who
+ * asks is judgesReferencesOf's; the read plan, not knowing the policy, reads them.
  */
-export function judgesKeptReferences(req: AdmissionRequest, namespace: string, requester: Requester | undefined, keys: StampKeys, policy: Policy | undefined): boolean {
-  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !req.oldObject || !req.object) return false;
-  if (requester !== undefined && requester.environment.kind !== 'one') return false;
-  return policy?.envByBoundNamespace.has(namespace) !== true && !isManaged(req.oldObject.metadata?.labels, keys);
+export function judgesKeptReferences(req: AdmissionRequest, namespace: string, keys: StampKeys, policy: Policy | undefined): boolean {
+  const { oldObject: before, object: after } = req;
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !before || !after) return false;
+  if (policy?.envByBoundNamespace.has(namespace) === true || isManaged(before.metadata?.labels, keys)) return false;
+  try {
+    return !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined });
+  } catch {
+    return true; // nested past the comparison's stack (a hostile body): judged
+  }
 }
 
-/** The references an environment's UPDATE of an unstamped object keeps (judgesKeptReferences), judged as its own. */
+/** The references an UPDATE of an unstamped object keeps (judgesKeptReferences), judged as the requester's own. */
 function keptReferenceFindings(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
-  if (!judgesKeptReferences(req, namespace, reach.requester, ctx.policy.keys, ctx.policy)) return [];
+  if (!judgesKeptReferences(req, namespace, ctx.policy.keys, ctx.policy)) return [];
   const changed = new Set(changedReferences(req.resource, req.oldObject, req.object).map(referenceKey));
   const kept = objectReferences(req.resource, req.object).filter((r) => !changed.has(referenceKey(r)));
   const why = `; ${namespace}/${req.oldObject?.metadata?.name ?? ''} carries no stamps (the platform's, or of no environment), and its follower would act on what it names with what ${reach.requester.username} changes: create your own`;
-  return tableReferences(kept, namespace, reach, ctx).map((f) => ({ ...f, message: `${f.message}${why}` }));
+  // A principal of no environment may rewrite an unstamped Secret itself (guard.shared-input): an unstamped one it keeps having written into is no finding.
+  return tableReferences(kept, namespace, reach, ctx, reach.environment === undefined).map((f) => ({ ...f, message: `${f.message}${why}` }));
 }
 
 /**
@@ -221,7 +229,7 @@ function jobClaim(req: AdmissionRequest, before: KubeObject | null | undefined):
     }));
 }
 
-function tableReferences(refs: ObjectReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+function tableReferences(refs: ObjectReference[], namespace: string, reach: Reach, ctx: DecisionContext, unstampedWritable = false): Finding[] {
   const findings: Finding[] = [];
   const judged = new Set<string>();
   for (const ref of refs) {
@@ -265,7 +273,7 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       // no stamps outside a bound namespace is the platform's, or what an operator made for an
       // environment, and only the platform may have the follower write over it.
       if (found.state === 'absent') continue;
-      if (found.state === 'found' && verdict.kind === 'allowed' && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
+      if (!unstampedWritable && found.state === 'found' && verdict.kind === 'allowed' && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
         findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps: the platform's, or what an operator made for an environment (${ref.follower}); ${reach.requester.username} may not have it written over: name one that does not exist yet` });
         continue;
       }

@@ -402,22 +402,33 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(tenant, 'POST', CERTIFICATES(CM_NS), certificate('tenant-over', { name: 'platform-ca' }, 'alpha-issued-tls')), 'reference.cross-environment', /which carries no stamps/);
     });
 
-    test("what cert-manager (a listed controller) makes for alpha's Certificate is alpha's: beta's pods may not mount it, beta's Certificate may not write into it, alpha's may again", async () => {
+    test("what cert-manager (a listed controller, with owner references) makes for alpha's Certificate is alpha's: beta's pods may not mount it, beta's Certificate may not write into it, alpha's may again", async () => {
       const s = suite();
       const operator = await s.newIdentity('platform', 'cert-manager');
       await namespaceAdmins(s, CM_NS, 'cm-operator', [['platform', 'cert-manager']]);
-      ok("alpha's Certificate", await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned', { name: 'alpha-ca' }, 'alpha-owned-tls')));
-      // As cert-manager writes it: its annotations name the Certificate, no owner reference.
-      const issuedSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-owned-tls', annotations: { 'cert-manager.io/certificate-name': 'alpha-owned', 'cert-manager.io/issuer-name': 'alpha-ca' } }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } };
+      const owner = await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned', { name: 'alpha-ca' }, 'alpha-owned-tls'));
+      assert.equal(owner.status, 201, owner.text);
+      // As cert-manager writes it with --enable-certificate-owner-ref: the Certificate is its controller.
+      const issuedSecret = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'alpha-owned-tls', annotations: { 'cert-manager.io/certificate-name': 'alpha-owned', 'cert-manager.io/issuer-name': 'alpha-ca' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-owned', uid: owner.body.metadata.uid, controller: true, blockOwnerDeletion: true }] },
+        type: 'kubernetes.io/tls',
+        stringData: { 'tls.crt': 'x', 'tls.key': 'y' },
+      };
       let made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret);
       await eventually('RBAC lets cert-manager create Secrets', async () => made.status === 201 || !/cannot create resource/.test((made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret)).text));
       assert.equal(made.status, 201, made.text);
       assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
       refused(await s.api(beta, 'POST', PATHS.Pod(CM_NS), sandboxPod('beta-reads-cert', { spec: { volumes: [{ name: 'tls', secret: { secretName: 'alpha-owned-tls' } }] } })), 'secret-ref.cross-environment', /alpha-owned-tls/);
       refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-takes', { name: 'beta-ca' }, 'alpha-owned-tls')), 'reference.cross-environment', /spec\.secretName: names Secret alpha-owned-tls, which belongs to another environment/);
-      ok("alpha's Certificate deleted", await s.api(alpha, 'DELETE', `${CERTIFICATES(CM_NS)}/alpha-owned`));
-      const again = await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned', { name: 'alpha-ca' }, 'alpha-owned-tls'));
+      // Alpha may name it again (a Certificate re-created under another name over its own Secret).
+      const again = await s.api(alpha, 'POST', CERTIFICATES(CM_NS), certificate('alpha-owned-2', { name: 'alpha-ca' }, 'alpha-owned-tls'));
       assert.equal(again.status, 201, again.text);
+      // An annotation naming alpha's Certificate is no evidence: what cert-manager writes without an owner reference is of no environment.
+      const unowned = await s.api(operator, 'POST', PATHS.Secret(CM_NS), { ...issuedSecret, metadata: { name: 'planted-tls', annotations: issuedSecret.metadata.annotations } });
+      assert.equal(unowned.status, 201, unowned.text);
+      assert.equal(unowned.body.metadata.labels?.['deed.dev/environment'], undefined);
     });
 
     test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal)", async () => {
