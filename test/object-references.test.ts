@@ -775,6 +775,15 @@ describe("what an operator writes into, and what a selector chooses for it", () 
     admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } }, { namespace: 'sandbox-a' }));
   });
 
+  test("an ExternalSecret that merges into its target names one that exists: whoever created one under that name later would have its Secret merged into", () => {
+    const merging = (target: string, creationPolicy: string) => ({ spec: { secretStoreRef: { name: 'beta-vault' }, target: { name: target, creationPolicy }, data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] } });
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, merging('db-creds', 'Merge')), 'reference.absent', /spec\.target\.name: names Secret db-creds, which does not exist; create it first/);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, merging('db-creds', 'Owner')));
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, merging('beta-tls', 'Merge')));
+    // An UPDATE that turns an Owner target into a merged one is judged again.
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, merging('db-creds', 'Merge'), { operation: 'UPDATE', old: merging('db-creds', 'Owner') }), 'reference.absent', /names Secret db-creds, which does not exist/);
+  });
+
   test("an ExternalSecret without a target name writes the Secret named as itself: that one is judged", () => {
     const named = (name: string, target?: Record<string, unknown>) => ({ metadata: { name }, spec: { secretStoreRef: { name: 'beta-vault' }, ...(target !== undefined ? { target } : {}), data: [{ secretKey: 'k', remoteRef: { key: 'k' } }] } });
     for (const target of [undefined, {}, { name: '' }, { creationPolicy: 'Merge' }])

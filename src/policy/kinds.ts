@@ -133,6 +133,13 @@ export interface ReferenceFacts {
    * (guard.shared-input) and the follower writes with rights of its own.
    */
   writes?: true;
+  /**
+   * With `writes`: the follower writes only into one that exists when the field `path` holds
+   * one of `values` (an ExternalSecret's `spec.target.creationPolicy: Merge`). A name that does
+   * not exist is then refused as any reference's: whoever creates it later would have the
+   * follower merge into it.
+   */
+  mergesWhen?: { path: string; values: readonly string[] };
   /** Absent or empty, the field defaults to the object's own name (an ExternalSecret's target Secret). */
   orOwnName?: true;
   /**
@@ -659,7 +666,15 @@ export const KIND_TABLE = [
       // A template's sources: the operator reads them and writes what they hold into the target.
       { path: 'spec.target.template.templateFrom[].secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and writes what it holds into the ExternalSecret's target" },
       { path: 'spec.target.template.templateFrom[].configMap.name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the External Secrets operator reads the ConfigMap and writes what it holds into the ExternalSecret's target" },
-      { path: 'spec.target.name', by: 'name', kind: { group: '', kind: 'Secret' }, writes: true, orOwnName: true, follower: 'the External Secrets operator writes what it fetches into the Secret (without target.name, the one named as the ExternalSecret)' },
+      {
+        path: 'spec.target.name',
+        by: 'name',
+        kind: { group: '', kind: 'Secret' },
+        writes: true,
+        mergesWhen: { path: 'spec.target.creationPolicy', values: ['Merge'] },
+        orOwnName: true,
+        follower: 'the External Secrets operator writes what it fetches into the Secret (without target.name, the one named as the ExternalSecret)',
+      },
     ],
   },
   {
