@@ -819,6 +819,8 @@ describe("an environment's change of an unstamped object is judged on the refere
   test("a principal of no environment may not either; it may still change its own unstamped Certificate whose unstamped Secret cert-manager writes", () => {
     refused(review(EXTERNAL_SECRETS, NONE, externalSecret('beta-vault', 'alpha-tls'), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-tls, which belongs to another environment.*carries no stamps/);
     admitted(review(CERTIFICATES, NONE, { spec: { ...certificate('platform-ca', 'operator-made').spec, duration: '24h' } }, { operation: 'UPDATE', old: certificate('platform-ca', 'operator-made') }));
+    // A kept reference to what does not exist (an Ingress whose Service was deleted) is not this change's to refuse.
+    admitted(review(INGRESS, NONE, { spec: { ...ingress('gone-svc').spec, ingressClassName: 'shared' } }, { operation: 'UPDATE', old: ingress('gone-svc') }), lookupOf({ ...CLUSTER, 'services/shared/gone-svc': null }));
   });
 
   test("an environment's change of its own stamped object, a change of metadata alone and one in a bound namespace judge only what they change", () => {

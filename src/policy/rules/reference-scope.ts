@@ -85,7 +85,10 @@ function keptReferenceFindings(req: AdmissionRequest, namespace: string, reach: 
   const kept = objectReferences(req.resource, req.object).filter((r) => !changed.has(referenceKey(r)));
   const why = `; ${namespace}/${req.oldObject?.metadata?.name ?? ''} carries no stamps (the platform's, or of no environment), and its follower would act on what it names with what ${reach.requester.username} changes: create your own`;
   // A principal of no environment may rewrite an unstamped Secret itself (guard.shared-input): an unstamped one it keeps having written into is no finding.
-  return tableReferences(kept, namespace, reach, ctx, reach.environment === undefined).map((f) => ({ ...f, message: `${f.message}${why}` }));
+  // A kept reference to what does not exist was as open to a later squat before the change as after: not this change's finding.
+  return tableReferences(kept, namespace, reach, ctx, reach.environment === undefined)
+    .filter((f) => f.rule !== RULES.referenceAbsent.id)
+    .map((f) => ({ ...f, message: `${f.message}${why}` }));
 }
 
 /**
