@@ -14,7 +14,7 @@ import { auditArgs, defaultRowExcluded, REAPER_NODE_OPTIONS, renderManifests, SE
 import type { V1Deployment } from '@kubernetes/client-node';
 import { HELM_CRD_FILE, helmCrdFileText } from '../src/install/policy-report-crd.js';
 import { ROOT } from './cli-process.js';
-import { keepStampsCondition } from '../src/install/kind-rules.js';
+import { keepStampsCondition, operatorStampsCondition } from '../src/install/kind-rules.js';
 
 const CHART = join(ROOT, 'manifests/helm/deed');
 const TEMPLATES = join(CHART, 'templates');
@@ -206,8 +206,10 @@ describe('the Helm chart', () => {
   test('both webhook configurations carry the cainjector annotation in certManager mode and the shared rules', () => {
     const text = templates.get('webhooks.yaml')!;
     assert.equal(text.match(/cert-manager\.io\/inject-ca-from/g)?.length, 2);
-    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 5, "the first pair, the default row's, and the one that keeps stamps");
+    assert.equal(text.match(/include "deed\.webhookCommon"/g)?.length, 6, "the first pair, the default row's, and the two that keep stamps");
     assert.match(text, /include "deed\.keepStampsCondition"/);
+    assert.match(text, /include "deed\.operatorStampsCondition"/);
+    assert.ok(templates.get('_helpers.tpl')!.includes(operatorStampsCondition('LABEL-PREFIX', ['CONTROLLERS']).replace('["CONTROLLERS"]', '{{ include "deed.celList" (include "deed.workloadControllers" . | fromJsonArray) }}').replace('LABEL-PREFIX', '{{ .Values.policy.labelPrefix }}')), "the chart's operator condition is deed manifests' own");
     assert.ok(templates.get('_kinds.tpl')!.includes(keepStampsCondition('LABEL-PREFIX')), "the chart's condition is deed manifests' own, under its label prefix");
     assert.equal(text.match(/include "deed\.defaultRowExclusion"/g)?.length, 2);
     assert.ok(templates.get('_kinds.tpl')!.includes(`in [${defaultRowExcluded().map((r) => `'${r}'`).join(', ')}])`), "the chart's default-row exclusions are deed manifests' own");

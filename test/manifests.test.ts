@@ -21,7 +21,7 @@ import type {
   V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { loadConfig, parseConfigText } from '../src/config/load.js';
-import { ringKeyFile } from '../src/config/schema.js';
+import { DEFAULT_WORKLOAD_CONTROLLERS, ringKeyFile } from '../src/config/schema.js';
 import { renderManifests, DEFAULT_POLICY, REAPER_NODE_OPTIONS, SERVE_ARGS } from '../src/install/manifests.js';
 import { policyReportCrd } from '../src/install/policy-report-crd.js';
 import { resolveRequester } from '../src/policy/requester/identity.js';
@@ -29,7 +29,7 @@ import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
 import { FIXTURE_POLICY, toCel } from './helpers.js';
-import { keepStampsCondition } from '../src/install/kind-rules.js';
+import { keepStampsCondition, operatorStampsCondition } from '../src/install/kind-rules.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;
 type Webhook = V1MutatingWebhookConfiguration['webhooks'] extends (infer W)[] | undefined ? W : never;
@@ -77,9 +77,12 @@ const WORKLOADS = [
 /** The webhook that keeps Deed's stamps where a write drops every one (src/policy/stamps/kept-stamps.ts). */
 const KEEPS_STAMPS = 'stamps.mutate.deed.dev';
 
-/** A webhook's conditions on the request alone: the keeper's condition on the objects is tested on its own (test/kept-stamps.test.ts). */
+/** The webhook that keeps Deed's stamps on a listed operator's refresh of what it made (kept-stamps.ts keptOperatorStamps). */
+const KEEPS_OPERATOR_STAMPS = 'operator-stamps.mutate.deed.dev';
+
+/** A webhook's conditions on the request alone: the keepers' conditions on the objects are tested on their own (test/kept-stamps.test.ts, test/operator-made.test.ts). */
 function requesterConditions(hook: Webhook) {
-  return (hook.matchConditions ?? []).filter((c) => c.name !== 'drops-every-stamp');
+  return (hook.matchConditions ?? []).filter((c) => c.name !== 'drops-every-stamp' && c.name !== 'listed-operator');
 }
 
 function serviceAccountUser(namespace: string, name: string) {
@@ -148,7 +151,7 @@ describe('deed manifests', () => {
 
   test('both webhooks take v1 reviews, declare no side effects, fail closed, time out under 10 s and match equivalent versions', () => {
     const hooks = webhooksOf(objects);
-    assert.equal(hooks.length, 5, "the first pair, the default row's, and the one that keeps stamps");
+    assert.equal(hooks.length, 6, "the first pair, the default row's, and the two that keep stamps");
     for (const { kind, hook } of hooks) {
       assert.deepEqual(hook.admissionReviewVersions, ['v1'], kind);
       assert.equal(hook.sideEffects, 'None', kind);
@@ -201,6 +204,14 @@ describe('deed manifests', () => {
   test('without a CA bundle no caBundle is rendered, to be injected or patched in', () => {
     const plain = renderManifests({ namespace: NS, image: 'x' }) as Obj[];
     for (const { kind, hook } of webhooksOf(plain)) assert.equal(hook.clientConfig.caBundle, undefined, kind);
+  });
+
+  test("the operators' stamps keeper sees UPDATEs of Secrets on /admit, and only a listed controller's of an environment's", () => {
+    const hook = find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks!.find((w) => w.name === KEEPS_OPERATOR_STAMPS)!;
+    assert.deepEqual(hook.rules, [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], scope: 'Namespaced' }]);
+    assert.equal(hook.clientConfig.service?.path, '/admit');
+    assert.deepEqual(hook.matchConditions?.find((c) => c.name === 'listed-operator')?.expression, operatorStampsCondition('deed.dev', DEFAULT_WORKLOAD_CONTROLLERS));
+    assert.deepEqual(requesterConditions(hook), find<V1MutatingWebhookConfiguration>(objects, 'MutatingWebhookConfiguration').webhooks![0]!.matchConditions);
   });
 
   test('the stamps keeper sees every namespaced UPDATE of an object itself, on /admit, and only those that drop every one of its stamps', () => {
@@ -298,7 +309,7 @@ describe('deed manifests', () => {
         assert.equal(results.every((r) => r === true), reviewed, `${hook.name}: ${group}/${resource}`);
       }
     }
-    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.') && hook.name !== KEEPS_STAMPS);
+    const main = webhooksOf(objects).filter(({ hook }) => !hook.name.startsWith('default.') && hook.name !== KEEPS_STAMPS && hook.name !== KEEPS_OPERATOR_STAMPS);
     for (const { hook } of main) assert.ok(!(hook.rules ?? []).some((r) => r.resources?.includes('*')), `${hook.name} names its kinds`);
   });
 

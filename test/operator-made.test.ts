@@ -8,6 +8,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import jsonpatch from 'fast-json-patch';
+import { run as runCel } from '@bufbuild/cel';
+import { operatorStampsCondition } from '../src/install/kind-rules.js';
 import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
@@ -15,7 +17,7 @@ import { stampKeys } from '../src/policy/stamps/keys.js';
 import { gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../src/config/schema.js';
-import { decodePatch, fixture, FIXTURE_POLICY, NO_READERS, testContext, TEST_RING, type Review } from './helpers.js';
+import { decodePatch, fixture, FIXTURE_POLICY, NO_READERS, testContext, toCel, TEST_RING, type Review } from './helpers.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies as the API server sends them
 type Spec = Record<string, any>;
@@ -175,6 +177,32 @@ describe("what an operator copies onto the Secrets it makes carries none of Deed
     const r = answer('validate', update(stored, rewritten, CERT_MANAGER));
     assert.equal(r.allowed, false);
     assert.match(r.status?.message ?? '', /\[frozen\.stamps\] metadata\.labels\["deed\.dev\/environment"\]: is frozen at "alpha", got "beta"/);
+  });
+
+  test("External Secrets' refresh, which merges the ExternalSecret's own labels and annotations (Deed's stamps for it) or drops those its field manager owns, keeps the Secret's stamps as stored", () => {
+    const stored = made(secret('alpha-db', { labels: { app: 'db' }, ownerReferences: [esOwner('alpha-db', 'es-1')] }), ESO);
+    const owner = stampsOf('ExternalSecret', 'alpha');
+    const refresh = (labels: Record<string, string>, annotations: Record<string, string> | undefined) =>
+      ({ ...stored, metadata: { ...stored.metadata, labels, ...(annotations === undefined ? { annotations: undefined } : { annotations }) }, data: { password: 'cm90YXRlZA==' } }) as KubeObject;
+    for (const [what, written] of [
+      ["the ExternalSecret's own stamps merged in", refresh({ ...stored.metadata.labels, ...owner.labels }, { ...stored.metadata.annotations, ...owner.annotations })],
+      ['the keys its field manager owns dropped', refresh({ app: 'db' }, undefined)],
+    ] as const) {
+      const body = update(stored, written, ESO);
+      assert.equal(runCel(operatorStampsCondition('deed.dev', POLICY.workloadControllers.users), { request: { userInfo: { username: ESO.username } }, oldObject: toCel(stored), object: toCel(written) } as never), true, `${what}: the install sends it`);
+      const m = answer('mutate', body);
+      assert.equal(m.allowed, true, m.status?.message);
+      const kept = (m.patch ? jsonpatch.applyPatch(structuredClone(written), decodePatch({ response: m } as never)).newDocument : written) as KubeObject;
+      for (const key of [KEYS.environment, KEYS.managed]) assert.equal(kept.metadata.labels?.[key], stored.metadata.labels?.[key], `${what}: ${key}`);
+      for (const key of [KEYS.createNonce, KEYS.attestation]) assert.equal(kept.metadata.annotations?.[key], stored.metadata.annotations?.[key], `${what}: ${key}`);
+      assert.ok(verifyObject(TEST_RING, kept, KEYS, 'Secret', NS).ok, what);
+      const v = answer('validate', update(stored, kept, ESO));
+      assert.equal(v.allowed, true, `${what}: ${v.status?.message}`);
+    }
+    // Not sent: another requester's write, or a Secret of no environment.
+    assert.equal(runCel(operatorStampsCondition('deed.dev', POLICY.workloadControllers.users), { request: { userInfo: { username: BETA.username } }, oldObject: toCel(stored), object: toCel(stored) } as never), false);
+    const plain = made(secret('plain'), ESO);
+    assert.equal(runCel(operatorStampsCondition('deed.dev', POLICY.workloadControllers.users), { request: { userInfo: { username: ESO.username } }, oldObject: toCel(plain), object: toCel(plain) } as never), false);
   });
 
   test("a Certificate's secretTemplate and an ExternalSecret's target template may not carry Deed's stamps, from anyone", () => {

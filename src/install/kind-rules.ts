@@ -179,6 +179,25 @@ export function keepStampsCondition(prefix: string): string {
   return `has(oldObject.metadata.labels) && '${keys.managed}' in oldObject.metadata.labels && ${none('labels', stampedLabelKeys(keys))} && ${none('annotations', stampedAnnotationKeys(keys))}`;
 }
 
+/**
+ * The UPDATEs that reach `operator-stamps.mutate.deed.dev`: of the Secrets a listed operator
+ * makes (doors/object.ts controllerMadeStamps). Its matchCondition (operatorStampsCondition)
+ * lets through only a listed controller's write of an environment's object, whose stamps the
+ * webhook puts back as stored (src/policy/stamps/kept-stamps.ts keptOperatorStamps).
+ */
+export function operatorStampsRules(): V1RuleWithOperations[] {
+  return webhookRules(['UPDATE'], rows((r) => r.operatorMade === true));
+}
+
+/**
+ * The CEL that sends `operator-stamps.mutate.deed.dev` a listed controller's UPDATE of an
+ * environment's object: an operator rewrites its Secrets' labels and annotations from what it
+ * reconciles (External Secrets merges the ExternalSecret's own, Deed's stamps for it included).
+ */
+export function operatorStampsCondition(prefix: string, controllers: readonly string[]): string {
+  return `request.userInfo.username in [${controllers.map((c) => JSON.stringify(c)).join(', ')}] && has(oldObject.metadata.labels) && '${stampKeys(prefix).managed}' in oldObject.metadata.labels`;
+}
+
 function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
   return byGroup(entries).map(([group, resources]) => ({ apiGroups: [group], resources, verbs }));
 }
@@ -266,6 +285,7 @@ export function helmKindsTemplate(): string {
     define('deed.auditKindRules', policyRulesYaml(auditKindRules())),
     define('deed.defaultRowExclusion', defaultRowExclusion()),
     define('deed.keptStampsRules', webhookRulesYaml(keptStampsRules())),
+    define('deed.operatorStampsRules', webhookRulesYaml(operatorStampsRules())),
     // Rendered with the chart's label prefix (a DNS subdomain: nothing in it needs escaping in CEL).
     define('deed.keepStampsCondition', `{{- \`${keepStampsCondition(PREFIX_PLACEHOLDER)}\` | replace ${JSON.stringify(PREFIX_PLACEHOLDER)} .Values.policy.labelPrefix -}}`),
     define('deed.defaultWorkloadControllers', JSON.stringify(DEFAULT_WORKLOAD_CONTROLLERS)),

@@ -33,7 +33,7 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
-import { auditKindRules, defaultRowExclusion, defaultRowRules, keepStampsCondition, keptStampsRules, mutatingRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
+import { auditKindRules, defaultRowExclusion, defaultRowRules, keepStampsCondition, keptStampsRules, mutatingRules, operatorStampsCondition, operatorStampsRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
@@ -492,6 +492,11 @@ export function mutatingWebhooks(namespace: string, caBundle: string | undefined
         matchConditions: [...common.matchConditions, { name: 'drops-every-stamp', expression: keepStampsCondition(labelPrefix) }],
         rules: keptStampsRules(),
       },
+      // Only a listed controller's UPDATE of an environment's Secret it made (an operator's
+      // refresh, which rewrites labels and annotations): Deed keeps its stamps as stored.
+      ...(controllers.length === 0
+        ? []
+        : [{ name: 'operator-stamps.mutate.deed.dev', ...common, matchConditions: [...common.matchConditions, { name: 'listed-operator', expression: operatorStampsCondition(labelPrefix, controllers) }], rules: operatorStampsRules() }]),
     ],
   };
 }

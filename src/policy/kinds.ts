@@ -184,6 +184,12 @@ export interface KindRow {
    * by the Gateway), so reading it for routes refuses none of its operator's writes.
    */
   readAsTargetOnly?: true;
+  /**
+   * An operator listed in `workloadControllers` makes it for the resource it reconciles (a
+   * Certificate's Secret, an ExternalSecret's): stamped as its controlling owner's environment
+   * (doors/object.ts), and its stamps kept as stored on the operator's later writes.
+   */
+  operatorMade?: true;
   /** The reaper lists, gets and deletes it. */
   reaped?: boolean;
   /**
@@ -395,6 +401,7 @@ export const KIND_TABLE = [
     namespaced: true,
     door: 'object',
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: true },
+    operatorMade: true,
     lookup: 'cache-optional',
     reaped: true,
     podInput: true,

@@ -7,6 +7,8 @@ import { allowed, patched, type Verdict } from '../../admission/verdict.js';
 import type { StampRow } from '../kinds.js';
 import type { DecisionContext } from '../policy.js';
 import { enforce } from '../rules/enforcement.js';
+import { keptOperatorStamps } from '../stamps/kept-stamps.js';
+import { kindRowNamed } from '../kinds.js';
 import { frozenStamps } from '../rules/frozen-stamps.js';
 import { stampCreate, stampPatch } from '../stamp-create.js';
 import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from '../controller-made.js';
@@ -27,8 +29,10 @@ import { entryOf } from '../unstructured.js';
 export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | undefined, ctx: DecisionContext): Verdict {
   const { request: req, requester } = facts;
   const namespace = req.namespace;
-  if (req.operation !== 'CREATE' || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
-  if (row === undefined) return allowed();
+  if (row === undefined || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
+  // An operator's later write of what it made keeps the stamps it was made with (frozen.stamps holds it on the validating side).
+  if (req.operation === 'UPDATE') return req.oldObject && kindRowNamed('', row.kind)?.operatorMade === true ? keptOperatorStamps(req.oldObject, req.object, ctx.policy.keys) : allowed();
+  if (req.operation !== 'CREATE') return allowed();
   const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);
   const obj = req.object;

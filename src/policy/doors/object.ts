@@ -30,7 +30,7 @@ import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
 import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
 import { RULES } from '../rules/catalog.js';
-import { workloadKindNamed, type SandboxKind } from '../kinds.js';
+import { kindRowNamed, workloadKindNamed, type SandboxKind } from '../kinds.js';
 import { annotationPath, isManaged } from '../stamps/identity-stamps.js';
 import { createIdentity, missingNamespace, type CreateGate } from '../create-gate.js';
 import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
@@ -55,7 +55,7 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
  * Certificate's key pair, an ExternalSecret's target), which it would otherwise write
  * unstamped for every environment's pods to read.
  */
-const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || door.sandboxKind.kind === 'Secret' ? door.sandboxKind : undefined);
+const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || kindRowNamed('', door.sandboxKind.kind)?.operatorMade === true ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),

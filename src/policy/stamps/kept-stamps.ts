@@ -54,6 +54,39 @@ export function keptStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): V
 }
 
 /**
+ * What a listed operator's UPDATE of an environment's object it made keeps (doors/
+ * controller-write.ts): Deed's stamps and the intents frozen with them as stored, whatever the
+ * write carries in their place. External Secrets merges the ExternalSecret's own labels and
+ * annotations into its Secret on every refresh (Deed's stamps for the ExternalSecret among
+ * them), or drops the keys its field manager owns, which include the stamps the webhook added
+ * at its CREATE. The install sends these UPDATEs (operatorStampsCondition).
+ */
+export function keptOperatorStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): Verdict {
+  if (entryOf(old.metadata.labels ?? {}, keys.managed) === undefined) return allowed();
+  const ops: PatchOperation[] = [];
+  const restore = (at: string, before: Record<string, string>, after: Record<string, string> | undefined, list: string[]) => {
+    const wanted: Record<string, string> = {};
+    for (const key of list) {
+      const value = entryOf(before, key);
+      if (value !== undefined) wanted[key] = value;
+    }
+    if (after === undefined) {
+      if (Object.keys(wanted).length > 0) ops.push({ op: 'add', path: at, value: wanted });
+      return;
+    }
+    for (const key of list) {
+      const [was, is] = [wanted[key], entryOf(after, key)];
+      if (was === is) continue;
+      const path = `${at}/${jsonpatch.escapePathComponent(key)}`;
+      ops.push(was === undefined ? { op: 'remove', path } : { op: 'add', path, value: was });
+    }
+  };
+  restore('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)]);
+  restore('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys), keys.terminal]);
+  return ops.length === 0 ? allowed() : patched(ops);
+}
+
+/**
  * What the mutating side keeps on an UPDATE of a stamped object itself (undefined for any
  * other request): the scope its selector was stored with (selector-scope.ts), and Deed's
  * stamps where the write dropped every one. The object, workload and default doors' stamping.

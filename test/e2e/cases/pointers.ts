@@ -531,6 +531,14 @@ export function pointerCases(suite: () => Suite): void {
       await eventually('RBAC lets External Secrets create Secrets', async () => made.status === 201 || !/cannot create resource/.test((made = await s.api(operator, 'POST', PATHS.Secret(ESO_NS), target)).text));
       assert.equal(made.status, 201, made.text);
       assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
+      // Its refresh merges the ExternalSecret's own labels and annotations (Deed's stamps for it among them): the Secret keeps its own.
+      const es = (await s.api(s.admin, 'GET', `${EXTERNAL_SECRETS(ESO_NS)}/alpha-made`)).body;
+      const refreshed = { ...made.body, metadata: { ...made.body.metadata, labels: { ...made.body.metadata.labels, ...es.metadata.labels }, annotations: { ...made.body.metadata.annotations, ...es.metadata.annotations } }, data: { password: Buffer.from('rotated').toString('base64') } };
+      delete refreshed.stringData;
+      const synced = await s.api(operator, 'PUT', `${PATHS.Secret(ESO_NS)}/alpha-made-fetched`, refreshed);
+      assert.equal(synced.status, 200, synced.text);
+      for (const key of ['deed.dev/create-nonce', 'deed.dev/attestation']) assert.equal(synced.body.metadata.annotations?.[key], made.body.metadata.annotations?.[key], key);
+      assert.equal(Buffer.from(synced.body.data.password, 'base64').toString(), 'rotated');
       refused(await s.api(beta, 'POST', PATHS.Pod(ESO_NS), sandboxPod('beta-reads-fetched', { spec: { containers: [{ name: 'main', image: 'registry.example/agent:1', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'alpha-made-fetched', key: 'password' } } }] }] } })), 'secret-ref.cross-environment', /alpha-made-fetched/);
       const merged = (name: string, store: string) => ({ ...externalSecret(name, store, 'alpha-made-fetched'), spec: { ...externalSecret(name, store).spec, target: { name: 'alpha-made-fetched', creationPolicy: 'Merge' } } });
       refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), merged('beta-merge', 'beta-vault')), 'reference.cross-environment', /spec\.target\.name: names Secret alpha-made-fetched, which belongs to another environment/);

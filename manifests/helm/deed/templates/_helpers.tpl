@@ -155,6 +155,18 @@ matchConditions:
 {{- end -}}
 {{- end -}}
 
+{{- /* The policy's workloadControllers.users, as a JSON list (the defaults where it names none). */ -}}
+{{- define "deed.workloadControllers" -}}
+{{- $controllers := include "deed.defaultWorkloadControllers" . | fromJsonArray -}}
+{{- with .Values.policy.workloadControllers }}{{ if hasKey . "users" }}{{ $controllers = .users }}{{ end }}{{ end -}}
+{{- toJson $controllers -}}
+{{- end -}}
+
+{{- /* A listed controller's UPDATE of an environment's object (src/install/kind-rules.ts operatorStampsCondition). */ -}}
+{{- define "deed.operatorStampsCondition" -}}
+request.userInfo.username in {{ include "deed.celList" (include "deed.workloadControllers" . | fromJsonArray) }} && has(oldObject.metadata.labels) && '{{ .Values.policy.labelPrefix }}/managed' in oldObject.metadata.labels
+{{- end -}}
+
 {{- /* A CEL list of string literals: JSON's string escapes are CEL's too. */ -}}
 {{- define "deed.celList" -}}
 [{{- range $i, $v := . }}{{ if $i }}, {{ end }}{{ toJson $v }}{{ end -}}]

@@ -334,6 +334,14 @@
   scope: Namespaced
 {{- end -}}
 
+{{- define "deed.operatorStampsRules" -}}
+- operations: ["UPDATE"]
+  apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["secrets"]
+  scope: Namespaced
+{{- end -}}
+
 {{- define "deed.keepStampsCondition" -}}
 {{- `has(oldObject.metadata.labels) && 'LABEL-PREFIX/managed' in oldObject.metadata.labels && !(has(object.metadata.labels) && ['LABEL-PREFIX/managed', 'LABEL-PREFIX/environment', 'LABEL-PREFIX/owner-uid'].exists(k, k in object.metadata.labels)) && !(has(object.metadata.annotations) && ['LABEL-PREFIX/owner', 'LABEL-PREFIX/create-nonce', 'LABEL-PREFIX/expires-at', 'LABEL-PREFIX/attestation'].exists(k, k in object.metadata.annotations))` | replace "LABEL-PREFIX" .Values.policy.labelPrefix -}}
 {{- end -}}
