@@ -830,6 +830,17 @@ describe("an environment's change of an unstamped object is judged on the refere
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret('platform-vault', 'alpha-tls', { labels: { team: 'web' } }), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }));
     admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, duration: '24h' } }, { namespace: 'sandbox-a', operation: 'UPDATE', old: { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } } }));
   });
+
+  test("the ingress-shim annotations beside a kept issuer annotation shape what it signs: changing them on the platform's Ingress is judged on the kept issuer", () => {
+    const shimmed = (more: Record<string, string>) => ({ metadata: { annotations: { 'cert-manager.io/issuer': 'alpha-ca', ...more } }, spec: { tls: [{ hosts: ['web.example.com'], secretName: 'new-tls' }], rules: [{ host: 'web.example.com' }] } });
+    // review() gives the old object the new one's metadata: the old annotations are the platform's here.
+    const body = review(INGRESS, NONE, shimmed({ 'cert-manager.io/common-name': 'alpha-db.internal', 'cert-manager.io/usages': 'client auth' }), { operation: 'UPDATE' });
+    body.request.oldObject = { ...body.request.object, metadata: { ...body.request.object.metadata, annotations: { 'cert-manager.io/issuer': 'alpha-ca' } } };
+    refused(body, 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/issuer"\]: names Issuer alpha-ca, which belongs to another environment.*carries no stamps/);
+    const labelled = review(INGRESS, NONE, shimmed({}), { operation: 'UPDATE' });
+    labelled.request.oldObject = { ...labelled.request.object, metadata: { ...labelled.request.object.metadata, labels: { team: 'web' } } };
+    admitted(labelled);
+  });
 });
 
 describe("a cert-manager Certificate, CertificateRequest or issuer annotation names only what its writer environment may use", () => {

@@ -17,7 +17,7 @@ import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, is
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, referenceKey, type ObjectReference } from '../object-references.js';
 import { isManaged } from '../stamps/identity-stamps.js';
 import type { StampKeys } from '../stamps/keys.js';
-import { kindRowNamed } from '../kinds.js';
+import { kindRow, kindRowNamed } from '../kinds.js';
 import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
@@ -72,10 +72,21 @@ export function judgesKeptReferences(req: AdmissionRequest, namespace: string, k
   if (req.operation !== 'UPDATE' || req.subResource !== undefined || !before || !after) return false;
   if (policy?.envByBoundNamespace.has(namespace) === true || isManaged(before.metadata?.labels, keys)) return false;
   try {
-    return !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined });
+    return !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined }) || !isDeepStrictEqual(followedAnnotations(req, before), followedAnnotations(req, after));
   } catch {
     return true; // nested past the comparison's stack (a hostile body): judged
   }
+}
+
+/** cert-manager's ingress-shim annotations beside the issuer's (common name, usages, duration...): they shape what the kept issuer signs. */
+const SHIM_PREFIX = 'cert-manager.io/';
+
+/** The annotations a follower of the object's kind reads, where its row names any (kinds.ts `issuer-annotations`). */
+function followedAnnotations(req: AdmissionRequest, obj: KubeObject): Record<string, unknown> {
+  if (kindRow(req.resource)?.references?.some((r) => r.by === 'issuer-annotations') !== true) return {};
+  const annotations: unknown = obj.metadata?.annotations;
+  if (annotations === null || typeof annotations !== 'object') return {};
+  return Object.fromEntries(Object.entries(annotations).filter(([k]) => k.startsWith(SHIM_PREFIX)));
 }
 
 /** The references an UPDATE of an unstamped object keeps (judgesKeptReferences), judged as the requester's own. */
