@@ -7,6 +7,7 @@ import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } fr
 import { DEFAULT_ROW_EXCEPTIONS, kindRows, type KindRow } from '../policy/kinds.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
+import { celList } from './admission-policy.js';
 
 type Entry = { group: string; resource: string };
 
@@ -186,7 +187,7 @@ export function keepStampsCondition(prefix: string): string {
  * webhook puts back as stored (src/policy/stamps/kept-stamps.ts keptOperatorStamps).
  */
 export function operatorStampsRules(): V1RuleWithOperations[] {
-  return webhookRules(['UPDATE'], rows((r) => r.operatorMade === true));
+  return webhookRules(['UPDATE'], rows((r) => r.operatorMade === true && r.door === 'object'));
 }
 
 /**
@@ -195,7 +196,7 @@ export function operatorStampsRules(): V1RuleWithOperations[] {
  * reconciles (External Secrets merges the ExternalSecret's own, Deed's stamps for it included).
  */
 export function operatorStampsCondition(prefix: string, controllers: readonly string[]): string {
-  return `request.userInfo.username in [${controllers.map((c) => JSON.stringify(c)).join(', ')}] && has(oldObject.metadata.labels) && '${stampKeys(prefix).managed}' in oldObject.metadata.labels`;
+  return `request.userInfo.username in ${celList(controllers)} && has(oldObject.metadata.labels) && '${stampKeys(prefix).managed}' in oldObject.metadata.labels`;
 }
 
 function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {

@@ -33,6 +33,7 @@ import { resolveRequester } from '../policy/requester/identity.js';
 import { compilePolicy } from '../policy/policy.js';
 import { REPORT_APIS, type ReportApi } from '../audit/report.js';
 import { policyReportCrd } from './policy-report-crd.js';
+import { celList } from './admission-policy.js';
 import { auditKindRules, defaultRowExclusion, defaultRowRules, keepStampsCondition, keptStampsRules, mutatingRules, operatorStampsCondition, operatorStampsRules, reaperKindRules, reaperScopeKindRules, validatingRules, webhookLookupRules } from './kind-rules.js';
 export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules.js';
 import { reviewScopePolicy } from './review-scope-policy.js';
@@ -441,7 +442,7 @@ export function kubeSystemExclusion(controllers: readonly string[]): string {
   const refs = (o: string) => `(has(${o}.metadata.ownerReferences) ? ${o}.metadata.ownerReferences : [])`;
   return (
     `${excluded} || ` +
-    `(request.userInfo.username in [${controllers.map((c) => JSON.stringify(c)).join(', ')}] && (!has(request.subResource) || request.subResource == '') && ` +
+    `(request.userInfo.username in ${celList(controllers)} && (!has(request.subResource) || request.subResource == '') && ` +
     `(request.operation == 'CREATE' || (request.operation == 'UPDATE' && ${refs('object')} != ${refs('oldObject')})))`
   );
 }

@@ -158,6 +158,14 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
 }
 
 /**
+ * Whose an object a listed controller creates is (environmentOfController): an owner of a kind
+ * Deed does not read is the operator's own resource, whose objects are unowned ones.
+ */
+export function environmentOfControllerMade(ref: ControllerRef | undefined, namespace: string, what: string, ctx: DecisionContext): MadeFor {
+  return environmentOfController(ref, namespace, what, ctx, RULES.guardControllerOwner.id, 'unowned');
+}
+
+/**
  * The stamps of a controller-made object: the environment's labels, a nonce and an
  * attestation, but no owner reference to a runner (its controller owns it), no deadline
  * and no expiry (its workload's lifetime is its own).

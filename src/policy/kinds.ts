@@ -885,6 +885,13 @@ export function kindRow(resource: Pick<GroupVersionResource, 'group' | 'resource
   return BY_RESOURCE.get(key(resource.group, resource.resource));
 }
 
+/** The stamped kinds a listed operator makes for what it reconciles (`operatorMade`): stamped as their controlling owner's, their stamps kept on its later writes. */
+const OPERATOR_MADE: ReadonlySet<string> = new Set(ROWS.filter((r) => r.operatorMade === true && r.door === 'object').map((r) => r.kind));
+
+export function isOperatorMade(kind: string): boolean {
+  return OPERATOR_MADE.has(kind);
+}
+
 /** The row of a kind by API group and kind name, if Deed knows it. */
 export function kindRowNamed(group: string, kind: string): KindRow | undefined {
   return BY_GROUP_KIND.get(key(group, kind));

@@ -4,39 +4,38 @@
 // stamping, and what a controller's other writes are, is the same through both.
 import type { KubeObject } from '../../admission/types.js';
 import { allowed, patched, type Verdict } from '../../admission/verdict.js';
-import type { StampRow } from '../kinds.js';
+import { isOperatorMade, type StampRow } from '../kinds.js';
 import type { DecisionContext } from '../policy.js';
 import { enforce } from '../rules/enforcement.js';
 import { keptOperatorStamps } from '../stamps/kept-stamps.js';
-import { kindRowNamed } from '../kinds.js';
 import { frozenStamps } from '../rules/frozen-stamps.js';
 import { stampCreate, stampPatch } from '../stamp-create.js';
-import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfController, withoutStamps } from '../controller-made.js';
-import { RULES } from '../rules/catalog.js';
+import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfControllerMade, withoutStamps } from '../controller-made.js';
 import type { DoorFacts } from './door-review.js';
 import type { Door } from './door.js';
 import { runnerMarkFindings, runnerOf } from '../pod/runner-mark.js';
 import { entryOf } from '../unstructured.js';
 
 /**
- * What a workload controller creates (controller-made.ts): a pod, a Deployment's
- * ReplicaSet, a CronJob's Job, an operator's Secret is stamped as its controlling owner's
- * environment's, in place of whatever stamps it arrived with; an owner of no environment, or of a kind Deed does not
- * read (an operator's own resource), makes an unstamped one. Anything else a controller writes
- * is not Deed's to stamp. `row`: the stamps of what the
- * door carries, undefined where the door's controller-made objects are not stamped.
+ * What a workload controller creates (controller-made.ts): a pod, a Deployment's ReplicaSet, a
+ * CronJob's Job, an operator's Secret is stamped as its controlling owner's environment's, in
+ * place of whatever stamps it arrived with; an owner of no environment, or of a kind Deed does
+ * not read (an operator's own resource), makes an unstamped one. An operator's later write of
+ * what it made keeps its stamps. Anything else a controller writes is not Deed's to stamp.
+ * `row`: the stamps of what the door carries, undefined where the door's controller-made
+ * objects are not stamped.
  */
 export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | undefined, ctx: DecisionContext): Verdict {
   const { request: req, requester } = facts;
   const namespace = req.namespace;
   if (row === undefined || req.subResource !== undefined || namespace === undefined || !req.object) return allowed();
   // An operator's later write of what it made keeps the stamps it was made with (frozen.stamps holds it on the validating side).
-  if (req.operation === 'UPDATE') return req.oldObject && kindRowNamed('', row.kind)?.operatorMade === true ? keptOperatorStamps(req.oldObject, req.object, ctx.policy.keys) : allowed();
+  if (req.operation === 'UPDATE') return req.oldObject && isOperatorMade(row.kind) ? keptOperatorStamps(req.oldObject, req.object, ctx.policy.keys) : allowed();
   if (req.operation !== 'CREATE') return allowed();
   const mismatch = facts.kindMismatch;
   if (mismatch) return enforce([mismatch], ctx.policy);
   const obj = req.object;
-  const made = environmentOfController(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
+  const made = environmentOfControllerMade(controllerOf(obj), namespace, `the ${row.kind} its controller creates`, ctx);
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   const bare = withoutStamps(obj, ctx.policy);
   if (made.environment === undefined) {
@@ -69,7 +68,7 @@ export function judgeControllerWrite(facts: DoorFacts<Door>, namespace: string, 
     if (!req.oldObject) return allowed();
     // An operator rewrites its Secrets' labels and annotations from a template (a Certificate's
     // secretTemplate) on every update: the stamps it made the Secret with stay as they are.
-    const frozen = kind === 'Secret' ? frozenStamps(req.oldObject, obj, ctx.policy.keys, requester.username) : [];
+    const frozen = isOperatorMade(kind) ? frozenStamps(req.oldObject, obj, ctx.policy.keys, requester.username) : [];
     return enforce([...adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ...frozen], ctx.policy);
   }
   if (req.operation !== 'CREATE') return allowed();

@@ -28,9 +28,8 @@ import { affinityScope } from '../rules/affinity-scope.js';
 import { runnerMarkFindings } from '../pod/runner-mark.js';
 import { enforceCreate } from '../dry-run.js';
 import { SERVICE_ACCOUNT_NAME, serviceAccountGuard, tokenAccount } from '../rules/service-account-guard.js';
-import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
-import { RULES } from '../rules/catalog.js';
-import { kindRowNamed, workloadKindNamed, type SandboxKind } from '../kinds.js';
+import { adoptionFindings, actingFor, controllerMadeRow, controllerOf, environmentOfControllerMade } from '../controller-made.js';
+import { isOperatorMade, workloadKindNamed, type SandboxKind } from '../kinds.js';
 import { annotationPath, isManaged } from '../stamps/identity-stamps.js';
 import { createIdentity, missingNamespace, type CreateGate } from '../create-gate.js';
 import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
@@ -55,7 +54,7 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
  * Certificate's key pair, an ExternalSecret's target), which it would otherwise write
  * unstamped for every environment's pods to read.
  */
-const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || kindRowNamed('', door.sandboxKind.kind)?.operatorMade === true ? door.sandboxKind : undefined);
+const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || isOperatorMade(door.sandboxKind.kind) ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
@@ -88,7 +87,7 @@ function judgeControllerMade(facts: DoorFacts<ObjectDoor>, obj: KubeObject, name
   const ref = controllerOf(obj);
   const mismatch = facts.kindMismatch;
   if (mismatch) return denied([mismatch]);
-  const made = environmentOfController(ref, namespace, `the ${door.sandboxKind.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
+  const made = environmentOfControllerMade(ref, namespace, `the ${door.sandboxKind.kind} its controller creates`, ctx);
   if ('finding' in made) return enforce([made.finding], ctx.policy);
   // The pod rules as for the owner's own pods: a Job's pods' restartPolicy is the Job's.
   const ownerKind = ref === undefined ? undefined : workloadKindNamed(ref.kind);

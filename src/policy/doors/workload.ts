@@ -16,8 +16,7 @@ import { referenceScope } from '../rules/reference-scope.js';
 import { affinityScope, templateAffinityScope, withAffinityScope } from '../rules/affinity-scope.js';
 import { mutateWorkload, validateWorkload, workloadNamesOf } from '../workload/review.js';
 import { withTemplateOps, workloadStampFindings, workloadStampRow } from '../workload/stamps.js';
-import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfController } from '../controller-made.js';
-import { RULES } from '../rules/catalog.js';
+import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfControllerMade } from '../controller-made.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
@@ -75,7 +74,7 @@ export const WORKLOAD_DOOR: DoorReview<WorkloadDoor> = {
         const mismatch = facts.kindMismatch;
         if (mismatch) return denied([mismatch]);
         if (row === undefined) return allowed();
-        const made = environmentOfController(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx, RULES.guardControllerOwner.id, 'unowned');
+        const made = environmentOfControllerMade(ref, namespace, `the ${door.workload.kind} its controller creates`, ctx);
         if ('finding' in made) return enforce([made.finding], ctx.policy);
         const acting = actingFor(requester, made.environment);
         return validateWorkload(req, door.workload, namespace, acting, ctx, [...stampedObjectFindings(req, controllerMadeRow(row), namespace, acting, ctx, false), ...selectorScope(req, namespace, acting, ctx)], undefined, facts);

@@ -25,6 +25,11 @@ export function dropsEveryStamp(old: KubeObject, obj: KubeObject, keys: StampKey
   return stampedLabelKeys(keys).every((k) => entryOf(labels, k) === undefined) && stampedAnnotationKeys(keys).every((k) => entryOf(annotations, k) === undefined);
 }
 
+/** The keys a kept write gets back as stored: Deed's stamps, the intents frozen with them, and the terminal mark. */
+function keptKeys(keys: StampKeys): { labels: string[]; annotations: string[] } {
+  return { labels: [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)], annotations: [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys), keys.terminal] };
+}
+
 /** What an UPDATE that drops every stamp keeps of `old`: the patch and its warning; allowed unchanged for any other write. */
 export function keptStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): Verdict {
   if (!dropsEveryStamp(old, obj, keys)) return allowed();
@@ -40,8 +45,9 @@ export function keptStamps(old: KubeObject, obj: KubeObject, keys: StampKeys): V
     if (after === undefined) ops.push({ op: 'add', path: at, value: back });
     else for (const [key, value] of Object.entries(back)) ops.push({ op: 'add', path: `${at}/${jsonpatch.escapePathComponent(key)}`, value });
   };
-  keep('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)]);
-  keep('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys), keys.terminal]);
+  const kept = keptKeys(keys);
+  keep('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, kept.labels);
+  keep('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, kept.annotations);
   // The reference admission added is the Pod reference whose uid the owner-uid label names (frozen-stamps.ts).
   const ownerUid = entryOf(old.metadata.labels ?? {}, keys.ownerUid);
   const ownRef = (refs: OwnerReference[] | undefined) => (refs ?? []).find((r) => r.kind === 'Pod' && r.uid === ownerUid);
@@ -81,8 +87,9 @@ export function keptOperatorStamps(old: KubeObject, obj: KubeObject, keys: Stamp
       ops.push(was === undefined ? { op: 'remove', path } : { op: 'add', path, value: was });
     }
   };
-  restore('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, [...stampedLabelKeys(keys), ...frozenIntentLabelKeys(keys)]);
-  restore('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, [...stampedAnnotationKeys(keys), ...frozenIntentAnnotationKeys(keys), keys.terminal]);
+  const kept = keptKeys(keys);
+  restore('/metadata/labels', old.metadata.labels ?? {}, obj.metadata.labels, kept.labels);
+  restore('/metadata/annotations', old.metadata.annotations ?? {}, obj.metadata.annotations, kept.annotations);
   return ops.length === 0 ? allowed() : patched(ops);
 }
 
