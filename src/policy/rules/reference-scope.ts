@@ -46,14 +46,16 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...cronJobNamesake(req, namespace, reach, ctx),
       ...liveReaderFindings(req, namespace, reach, ctx),
     ];
-  if (req.operation === 'UPDATE')
+  if (req.operation === 'UPDATE') {
+    const changed = changedReferences(req.resource, req.oldObject, req.object);
     return [
-      ...tableReferences(changedReferences(req.resource, req.oldObject, req.object), namespace, reach, ctx),
-      ...keptReferenceFindings(req, namespace, reach, ctx),
+      ...tableReferences(changed, namespace, reach, ctx),
+      ...keptReferenceFindings(req, changed, namespace, reach, ctx),
       ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
       ...jobClaim(req, req.oldObject),
       ...cronJobNamesake(req, namespace, reach, ctx),
     ];
+  }
   return [];
 }
 
@@ -70,6 +72,8 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
 export function judgesKeptReferences(req: AdmissionRequest, namespace: string, keys: StampKeys, policy: Policy | undefined): boolean {
   const { oldObject: before, object: after } = req;
   if (req.operation !== 'UPDATE' || req.subResource !== undefined || !before || !after) return false;
+  // A kind that names nothing keeps nothing: no comparison of the two objects on its UPDATEs.
+  if ((kindRow(req.resource)?.references?.length ?? 0) === 0) return false;
   if (policy?.envByBoundNamespace.has(namespace) === true || isManaged(before.metadata?.labels, keys)) return false;
   try {
     return !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined }) || !isDeepStrictEqual(followedAnnotations(req, before), followedAnnotations(req, after));
@@ -89,11 +93,11 @@ function followedAnnotations(req: AdmissionRequest, obj: KubeObject): Record<str
   return Object.fromEntries(Object.entries(annotations).filter(([k]) => k.startsWith(SHIM_PREFIX)));
 }
 
-/** The references an UPDATE of an unstamped object keeps (judgesKeptReferences), judged as the requester's own. */
-function keptReferenceFindings(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+/** The references an UPDATE of an unstamped object keeps (judgesKeptReferences) beside those it `changed`, judged as the requester's own. */
+function keptReferenceFindings(req: AdmissionRequest, changed: ObjectReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
   if (!judgesKeptReferences(req, namespace, ctx.policy.keys, ctx.policy)) return [];
-  const changed = new Set(changedReferences(req.resource, req.oldObject, req.object).map(referenceKey));
-  const kept = objectReferences(req.resource, req.object).filter((r) => !changed.has(referenceKey(r)));
+  const judged = new Set(changed.map(referenceKey));
+  const kept = objectReferences(req.resource, req.object).filter((r) => !judged.has(referenceKey(r)));
   const why = `; ${namespace}/${req.oldObject?.metadata?.name ?? ''} carries no stamps (the platform's, or of no environment), and its follower would act on what it names with what ${reach.requester.username} changes: create your own`;
   // A principal of no environment may rewrite an unstamped Secret itself (guard.shared-input): an unstamped one it keeps having written into is no finding.
   // A kept reference to what does not exist was as open to a later squat before the change as after: not this change's finding.
