@@ -224,3 +224,40 @@ describe("what an operator copies onto the Secrets it makes carries none of Deed
     }
   });
 });
+
+describe("what an environment asks an operator to make with no owner reference (guard.unowned-output)", () => {
+  const ES = { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets' };
+  // beta's namespace sandbox-b is bound to it: only its pods run there.
+  const BOUND = { ...POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }, { id: 'beta', serviceAccounts: ['sandbox-b:*'], namespaces: ['sandbox-b'] }] };
+  const externalSecret = (creationPolicy: string | undefined, namespace = NS, labels: Spec = {}): KubeObject =>
+    ({ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name: 'db', namespace, labels }, spec: { secretStoreRef: { name: 'vault', kind: 'ClusterSecretStore' }, target: { name: 'db', ...(creationPolicy !== undefined ? { creationPolicy } : {}) } } }) as KubeObject;
+  function write(webhook: 'admit' | 'validate', userInfo: UserInfo, obj: KubeObject, old?: KubeObject, policy = POLICY): AdmissionResponse {
+    const body = review(obj, userInfo);
+    body.request = { ...body.request, kind: { group: ES.group, version: 'v1', kind: 'ExternalSecret' }, resource: ES, namespace: obj.metadata.namespace, ...(old !== undefined ? { operation: 'UPDATE', oldObject: old } : {}) };
+    const d = decide(webhook, body, testContext(policy, undefined, undefined, OWNERS));
+    if (d.kind !== 'review') throw new Error(d.message);
+    return d.response.response;
+  }
+  const unowned = (r: AdmissionResponse) => /\[guard\.unowned-output\]/.test(r.status?.message ?? '');
+
+  test("beta's ExternalSecret with creationPolicy Orphan in a shared namespace is refused, at /admit and at /validate, and the message names the fix", () => {
+    for (const webhook of ['admit', 'validate'] as const) {
+      const r = write(webhook, BETA, externalSecret('Orphan'));
+      assert.equal(r.allowed, false, webhook);
+      assert.match(r.status?.message ?? '', /\[guard\.unowned-output\] spec\.target\.creationPolicy: system:serviceaccount:sandbox-b:lab may not create ExternalSecret shared\/db with spec\.target\.creationPolicy Orphan: the External Secrets operator would write its target Secret with no owner reference.*leave creationPolicy unset \(Owner, the default\)/);
+    }
+  });
+
+  test('an UPDATE into Orphan is refused; one that keeps an admitted Orphan, Owner, Merge and None are not judged by it', () => {
+    assert.ok(unowned(write('validate', BETA, externalSecret('Orphan'), externalSecret(undefined))));
+    assert.ok(unowned(write('validate', BETA, externalSecret('Orphan'), externalSecret('Owner'))));
+    assert.ok(!unowned(write('validate', BETA, externalSecret('Orphan', NS, { team: 'db' }), externalSecret('Orphan'))), 'a label change of an object admitted as it is');
+    for (const policy of [undefined, 'Owner', 'Merge', 'None']) assert.ok(!unowned(write('validate', BETA, externalSecret(policy))), String(policy));
+  });
+
+  test('in a namespace bound to beta, and for requesters of no environment, Orphan passes this rule', () => {
+    assert.ok(!unowned(write('validate', BETA, externalSecret('Orphan', 'sandbox-b'), undefined, BOUND)));
+    assert.ok(unowned(write('validate', BETA, externalSecret('Orphan'), undefined, BOUND)), 'a shared namespace is still shared');
+    assert.ok(!unowned(write('validate', UNLISTED, externalSecret('Orphan'))), 'it may write an unstamped Secret itself');
+  });
+});

@@ -225,6 +225,14 @@ export interface KindRow {
    * environments share they are the platform's (rules/namespace-wide.ts).
    */
   namespaceWide?: boolean;
+  /**
+   * Values of a field under which its operator makes what it writes with no owner reference
+   * (an ExternalSecret's `spec.target.creationPolicy: Orphan`): nothing the cluster records
+   * then ties the output to the environment that asked, so no door stamps it as that
+   * environment's, and in a shared namespace every environment's pods may read it
+   * (rules/unowned-output.ts). `fix` is what the refusal asks for instead.
+   */
+  unownedOutputWhen?: { path: string; values: readonly string[]; output: string; fix: string };
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -665,6 +673,8 @@ export const KIND_TABLE = [
     lookup: 'get',
     // Copied onto its target Secret by the operator.
     metadataTemplates: ['spec.target.template.metadata'],
+    // Orphan: the operator writes the target with no owner reference (Owner, the default, makes the ExternalSecret its controller).
+    unownedOutputWhen: { path: 'spec.target.creationPolicy', values: ['Orphan'], output: 'the External Secrets operator would write its target Secret', fix: 'leave creationPolicy unset (Owner, the default) so the Secret is stamped as your environment\'s' },
     references: [
       { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
@@ -968,6 +978,11 @@ export function podSelectorOf(resource: Pick<GroupVersionResource, 'group' | 're
 /** Whether a resource's objects act on a whole namespace (the `namespaceWide` facet). */
 export function isNamespaceWide(resource: Pick<GroupVersionResource, 'group' | 'resource'>): boolean {
   return kindRow(resource)?.namespaceWide === true;
+}
+
+/** What an object of this kind may ask its operator to make with no owner reference (rules/unowned-output.ts). */
+export function unownedOutputOf(resource: Pick<GroupVersionResource, 'group' | 'resource'>): KindRow['unownedOutputWhen'] {
+  return kindRow(resource)?.unownedOutputWhen;
 }
 
 /** The workloads a /scale names (rows with a `workload-scale` subresource): the webhook looks each up. */

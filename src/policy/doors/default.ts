@@ -17,6 +17,7 @@ import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
 import { mappedAccountWrite } from '../rules/mapped-account.js';
+import { unownedOutput } from '../rules/unowned-output.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
 import type { DoorReview } from './door-review.js';
@@ -49,6 +50,8 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
         ...serviceExternalIps(req, requester, ctx.policy),
         // A service account the policy maps to an environment is that environment's identity.
         ...mappedAccountWrite(req, namespace, requester, ctx.policy),
+        // What an environment asks an operator to make must be tied to it by an owner reference.
+        ...unownedOutput(req, namespace, requester, ctx.policy),
       ],
       ctx.policy,
       req.dryRun,

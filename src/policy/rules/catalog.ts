@@ -64,6 +64,16 @@ export const RULES = {
     example:
       'system:serviceaccount:sandbox-b:janitor may not create ResourceQuota shared/freeze: a ResourceQuota acts on every environment\'s objects in namespace shared, so it is the platform\'s; ask the platform to write it, or use a namespace bound to your environment',
   }),
+  guardUnownedOutput: rule({
+    id: 'guard.unowned-output',
+    webhook: 'both',
+    checks:
+      "An environment's object may not ask its operator to make what it writes with no owner reference (the kind table's `unownedOutputWhen`: an External Secrets ExternalSecret's `spec.target.creationPolicy: Orphan`), at CREATE or by an UPDATE that changes that field, except in a namespace bound to that environment. With no owner reference nothing ties the output to the environment, so it is written unstamped, as the platform's, and every environment's pods in the namespace may mount it.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      "system:serviceaccount:sandbox-b:lab may not create ExternalSecret shared/db with spec.target.creationPolicy Orphan: the External Secrets operator would write its target Secret with no owner reference, so of no environment, for every environment's pods in shared to read; leave creationPolicy unset (Owner, the default) so the Secret is stamped as your environment's, or use a namespace bound to your environment",
+  }),
   serviceExternalIps: rule({
     id: 'service.external-ips',
     webhook: 'both',

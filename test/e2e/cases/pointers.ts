@@ -545,5 +545,21 @@ export function pointerCases(suite: () => Suite): void {
       const own = await s.api(alpha, 'POST', EXTERNAL_SECRETS(ESO_NS), merged('alpha-merge', 'alpha-vault'));
       assert.equal(own.status, 201, own.text);
     });
+
+    test("beta may not ask External Secrets for a target of no environment (creationPolicy Orphan) in a shared namespace, by create, patch or apply; its Owner one is stored", async () => {
+      const s = suite();
+      const orphan = (name: string) => ({ ...externalSecret(name, 'beta-vault'), spec: { ...externalSecret(name, 'beta-vault').spec, target: { name: `${name}-fetched`, creationPolicy: 'Orphan' } } });
+      const fix = /with spec\.target\.creationPolicy Orphan: the External Secrets operator would write its target Secret with no owner reference.*leave creationPolicy unset \(Owner, the default\)/;
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), orphan('beta-orphan')), 'guard.unowned-output', fix);
+      refused(await s.api(beta, 'POST', `${EXTERNAL_SECRETS(ESO_NS)}?dryRun=All`, orphan('beta-orphan')), 'guard.unowned-output', fix);
+      const owned = await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret('beta-owned', 'beta-vault'));
+      assert.equal(owned.status, 201, owned.text);
+      refused(await s.api(beta, 'PATCH', `${EXTERNAL_SECRETS(ESO_NS)}/beta-owned`, { spec: { target: { creationPolicy: 'Orphan' } } }, 'application/merge-patch+json'), 'guard.unowned-output', fix);
+      refused(await s.api(beta, 'PATCH', `${EXTERNAL_SECRETS(ESO_NS)}/beta-owned?fieldManager=beta&force=true`, orphan('beta-owned'), 'application/apply-patch+yaml'), 'guard.unowned-output', fix);
+      const kept = (await s.api(s.admin, 'GET', `${EXTERNAL_SECRETS(ESO_NS)}/beta-owned`)).body;
+      assert.equal(kept.spec.target.creationPolicy, undefined, 'the stored ExternalSecret is unchanged');
+      // The platform's may (it writes unstamped Secrets itself).
+      ok("the platform's Orphan ExternalSecret", await s.api(s.admin, 'POST', EXTERNAL_SECRETS(ESO_NS), { ...orphan('platform-orphan'), spec: { ...orphan('platform-orphan').spec, secretStoreRef: { name: 'global', kind: 'ClusterSecretStore' } } }));
+    });
   });
 }
