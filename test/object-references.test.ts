@@ -689,12 +689,13 @@ describe('a VPA, a KEDA ScaledObject or an Argo Rollout names only a workload it
 });
 
 describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its writer environment's credentials", () => {
-  test("beta's Issuer may not sign with alpha's CA key, nor act with alpha's ACME, DNS or Vault credentials; its own, and an ACME key not made yet, are admitted", () => {
+  test("beta's Issuer may not sign with alpha's CA key, nor act with alpha's ACME, DNS or Vault credentials; its own are admitted; an ACME account key not made yet is refused (cert-manager would make it of no environment)", () => {
     refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'alpha-tls' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-tls, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
     admitted(review(ISSUERS, RUNNER_A, { spec: { ca: { secretName: 'alpha-tls' } } }));
     admitted(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'beta-tls' } } }));
-    const acme = (extra: Record<string, unknown>) => ({ spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'new-account' }, ...extra } } });
-    admitted(review(ISSUERS, RUNNER_B, acme({})));
+    const acme = (extra: Record<string, unknown>) => ({ spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'beta-tls' }, ...extra } } });
+    refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'new-account' } })), 'reference.absent', /spec\.acme\.privateKeySecretRef\.name: names Secret new-account, which does not exist; create it first.*creates one that does not exist with no owner reference, of no environment/);
+    admitted(review(ISSUERS, RUNNER_B, acme({ disableAccountKeyGeneration: true })));
     refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'alpha-tls' } })), 'reference.cross-environment', /spec\.acme\.privateKeySecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'alpha-tls', key: 'token' } } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[1\]\.dns01\.cloudflare\.apiTokenSecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, { spec: { vault: { server: 'https://vault.example', path: 'pki/sign/x', auth: { tokenSecretRef: { name: 'alpha-tls', key: 'token' } } } } }), 'reference.cross-environment', /spec\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-tls/);

@@ -140,6 +140,13 @@ export interface ReferenceFacts {
    * follower merge into it.
    */
   mergesWhen?: { path: string; values: readonly string[] };
+  /**
+   * With `writes`: one the follower creates when absent carries no owner reference (an ACME
+   * Issuer's account key), so of no environment, mountable by every environment's pods in a
+   * shared namespace. A name that does not exist is then refused as any reference's: the
+   * writer creates it first, stamped as its own.
+   */
+  createsUnowned?: true;
   /** Absent or empty, the field defaults to the object's own name (an ExternalSecret's target Secret). */
   orOwnName?: true;
   /**
@@ -305,14 +312,15 @@ const ROUTE_EXTERNAL_AUTH = [
  * reads each Secret with its own rights and acts with it for whoever names the Issuer. A CA Issuer naming another
  * environment's CA key signs with it; an ACME, Vault or Venafi Issuer naming another's
  * credentials acts (solves DNS challenges, asks Vault or Venafi) as that environment. An ACME
- * account key that does not exist yet is cert-manager's to create.
+ * account key that does not exist yet cert-manager creates with no owner reference, so it must
+ * exist: its writer creates it first.
  */
 const ISSUER_SECRET = { group: '', kind: 'Secret' } as const;
-const issuerSecret = (path: string, follower: string, writes?: true) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...(writes ? { writes } : {}) }) as const;
+const issuerSecret = (path: string, follower: string, writes?: { writes: true; createsUnowned: true }) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...writes }) as const;
 const DNS01_CREDENTIALS = 'cert-manager solves ACME challenges with the credentials in the Secret, for whoever names the Issuer';
 const ISSUER_REFERENCES = [
   issuerSecret('spec.ca.secretName', "cert-manager signs every Certificate that names the Issuer with the Secret's CA key"),
-  issuerSecret('spec.acme.privateKeySecretRef.name', 'cert-manager registers and acts as the ACME account whose key the Secret holds', true),
+  issuerSecret('spec.acme.privateKeySecretRef.name', 'cert-manager registers and acts as the ACME account whose key the Secret holds, and creates one that does not exist with no owner reference, of no environment', { writes: true, createsUnowned: true }),
   issuerSecret('spec.acme.externalAccountBinding.keySecretRef.name', "cert-manager binds the ACME account to the external account whose key the Secret holds"),
   ...['cloudflare.apiTokenSecretRef', 'cloudflare.apiKeySecretRef', 'route53.accessKeyIDSecretRef', 'route53.secretAccessKeySecretRef', 'cloudDNS.serviceAccountSecretRef', 'azureDNS.clientSecretSecretRef', 'digitalocean.tokenSecretRef', 'rfc2136.tsigSecretSecretRef', 'acmeDNS.accountSecretRef', 'akamai.clientTokenSecretRef', 'akamai.clientSecretSecretRef', 'akamai.accessTokenSecretRef'].map((at) =>
     issuerSecret(`spec.acme.solvers[].dns01.${at}.name`, DNS01_CREDENTIALS),

@@ -505,7 +505,7 @@ export const RULES = {
     id: 'reference.absent',
     webhook: 'validate',
     checks:
-      "Every object a reference names exists when the reference is written, except in a namespace bound to an environment the requester acts for: an object another environment creates under that name later would be acted on. What the follower itself creates when absent (a cert-manager Certificate's Secret) may not exist yet; what it only merges into (an ExternalSecret's target with `creationPolicy: Merge`) must. On a dry run it is a warning.",
+      "Every object a reference names exists when the reference is written, except in a namespace bound to an environment the requester acts for: an object another environment creates under that name later would be acted on. What the follower itself creates when absent (a cert-manager Certificate's Secret) may not exist yet; what it only merges into (an ExternalSecret's target with `creationPolicy: Merge`), or creates with no owner reference (an ACME Issuer's account key, which would be of no environment), must. On a dry run it is a warning.",
     defaultMode: 'deny',
     overridable: true,
     example: 'spec.rules[0].http.paths[0].backend.service.name names Service web, which does not exist; create the Service first, or one another environment creates under that name later would be published',

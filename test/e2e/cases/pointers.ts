@@ -431,13 +431,16 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(unowned.body.metadata.labels?.['deed.dev/environment'], undefined);
     });
 
-    test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal)", async () => {
+    test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal); its account key must exist (cert-manager would make it of no environment)", async () => {
       const s = suite();
-      const acme = (name: string, matchLabels: Any) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: `${name}-account` }, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
+      // beta's own account key, stamped as beta's: cert-manager uses the key it finds.
+      ok("beta's ACME account key", await s.api(beta, 'POST', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-acme-account' }, type: 'Opaque', stringData: { 'tls.key': 'placeholder' } }));
+      const acme = (name: string, matchLabels: Any, account = 'beta-acme-account') => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: account }, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
       refused(await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-hold', { 'deed.dev/environment': 'alpha' })), 'selector.affinity-scope', /spec\.acme\.solvers\[0\]\.http01\.ingress\.podTemplate\.spec\.affinity\.podAntiAffinity/);
       const stored = await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-acme', { app: 'solver' }));
       assert.equal(stored.status, 201, stored.text);
       assert.deepEqual(stored.body.spec.acme.solvers[0].http01.ingress.podTemplate.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector, { matchLabels: { app: 'solver', 'deed.dev/environment': 'beta' } });
+      refused(await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-keyless', { app: 'solver' }, 'beta-keyless-account')), 'reference.absent', /spec\.acme\.privateKeySecretRef\.name: names Secret beta-keyless-account, which does not exist; create it first.*creates one that does not exist with no owner reference, of no environment/);
     });
 
     test("beta's Issuer may not sign with alpha's CA key; one whose CA key does not exist yet is refused in the shared namespace", async () => {
