@@ -224,24 +224,25 @@ describe('every pod affinity term is scoped to its writer\'s environment', () =>
     const at = 'spec.acme.solvers.1.http01.ingress.podTemplate.spec';
     assert.deepEqual(affinityOf(stored(issuerRow, RUNNER_B, solver({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' } })] } })), at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web', [ENV]: 'beta' } })] } });
     refused(answer('mutate', review(issuerRow, RUNNER_B, solver({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'alpha' } })] } }))), /\[selector\.affinity-scope\] spec\.acme\.solvers\[1\]\.http01\.ingress\.podTemplate\.spec\.affinity/);
+    // An environment writes these only in a namespace bound to it (guard.operator-pods): alpha's sandbox-a here.
     for (const [r, at] of cases) {
-      const make = (affinity: unknown): KubeObject => {
-        const obj: Spec = { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { name: 'web', namespace: 'shared' } };
+      const make = (affinity: unknown, namespace = 'sandbox-a'): KubeObject => {
+        const obj: Spec = { apiVersion: apiVersionOf(r), kind: r.kind, metadata: { name: 'web', namespace } };
         put(obj, at, podSpec(affinity));
         return obj as KubeObject;
       };
-      const scoped = stored(r, RUNNER_B, make(hostileTerm));
-      assert.deepEqual(affinityOf(scoped, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web', [ENV]: 'beta' } })] } }, r.kind);
-      refused(answer('mutate', review(r, RUNNER_B, make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'alpha' } })] } }))), /\[selector\.affinity-scope\] .*selects pods of environment "alpha"/);
-      const byTenant = stored(r, TENANT, make(hostileTerm));
+      const scoped = stored(r, RUNNER_A, make(hostileTerm), undefined, 'sandbox-a');
+      assert.deepEqual(affinityOf(scoped, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web', [ENV]: 'alpha' } })] } }, r.kind);
+      refused(answer('mutate', review(r, RUNNER_A, make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'beta' } })] } }), undefined, 'sandbox-a')), /\[selector\.affinity-scope\] .*selects pods of environment "beta"/);
+      const byTenant = stored(r, TENANT, make(hostileTerm, 'shared'));
       assert.deepEqual(affinityOf(byTenant, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' }, matchExpressions: [NO_ENVIRONMENT, NO_RUNNERS] })] } }, r.kind);
       // An UPDATE that changes the template is scoped again; the validating side holds it.
       const changed = make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'api' } })] } });
-      const again = stored(r, RUNNER_B, changed, scoped);
-      assert.deepEqual(affinityOf(again, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'api', [ENV]: 'beta' } })] } }, r.kind);
+      const again = stored(r, RUNNER_A, changed, scoped, 'sandbox-a');
+      assert.deepEqual(affinityOf(again, at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'api', [ENV]: 'alpha' } })] } }, r.kind);
       // The install sends a custom resource's UPDATE to the mutating webhook too: the validating side holds a term naming another environment, or one it did not scope.
-      refused(answer('validate', review(r, RUNNER_B, make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'alpha' } })] } }), scoped)), /\[selector\.affinity-scope\] .*selects pods of environment "alpha"/);
-      refused(answer('validate', review(r, RUNNER_B, { ...changed, metadata: scoped.metadata }, scoped)), /\[selector\.affinity-scope\] .*may select pods of any environment.*was it bypassed/);
+      refused(answer('validate', review(r, RUNNER_A, make({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { [ENV]: 'beta' } })] } }), scoped, 'sandbox-a')), /\[selector\.affinity-scope\] .*selects pods of environment "beta"/);
+      refused(answer('validate', review(r, RUNNER_A, { ...changed, metadata: scoped.metadata }, scoped, 'sandbox-a')), /\[selector\.affinity-scope\] .*may select pods of any environment.*was it bypassed/);
     }
   });
 

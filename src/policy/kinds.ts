@@ -178,6 +178,13 @@ export interface KindRow {
    * scoped where they are written (rules/affinity-scope.ts).
    */
   podSpecs?: readonly string[];
+  /**
+   * With `podSpecs`: its operator makes workloads from them (ReplicaSets, Jobs) as a principal of
+   * its own, so their pods are of no environment: an environment may write such pod specs only
+   * in a namespace bound to it (rules/operator-pods.ts). `operator` says what the operator makes,
+   * `instead` what the environment may use in their place; both for the refusal.
+   */
+  operatorPods?: { operator: string; instead: string };
   /** Present: it acts on the pods this selector selects; with `templates`, the pods its controller makes must match it. */
   podSelector?: PodSelectorFacts;
   /**
@@ -651,7 +658,16 @@ export const KIND_TABLE = [
     // KEDA takes a target without apiVersion as of group apps, one without kind as a Deployment.
     references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }, KEDA_AUTHENTICATION],
   },
-  { kind: 'ScaledJob', group: 'keda.sh', version: 'v1alpha1', resource: 'scaledjobs', namespaced: true, references: [KEDA_AUTHENTICATION], podSpecs: ['spec.jobTargetRef.template.spec'] },
+  {
+    kind: 'ScaledJob',
+    group: 'keda.sh',
+    version: 'v1alpha1',
+    resource: 'scaledjobs',
+    namespaced: true,
+    references: [KEDA_AUTHENTICATION],
+    podSpecs: ['spec.jobTargetRef.template.spec'],
+    operatorPods: { operator: 'the KEDA operator makes its Jobs', instead: 'a Job, or a ScaledObject that scales your own Deployment' },
+  },
   // Read (metadata only) when a trigger names one: its stamps say whose credentials it hands the operator.
   {
     kind: 'TriggerAuthentication',
@@ -730,6 +746,7 @@ export const KIND_TABLE = [
     namespaced: true,
     references: [{ path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" }],
     podSpecs: ['spec.template.spec'],
+    operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: "a Deployment, and a Rollout that names it by workloadRef (the controller then runs the Deployment's judged template)" },
   },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },

@@ -18,6 +18,7 @@ import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
 import { mappedAccountWrite } from '../rules/mapped-account.js';
 import { unownedOutput } from '../rules/unowned-output.js';
+import { operatorPods } from '../rules/operator-pods.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
 import type { DoorReview } from './door-review.js';
@@ -52,6 +53,8 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
         ...mappedAccountWrite(req, namespace, requester, ctx.policy),
         // What an environment asks an operator to make must be tied to it by an owner reference.
         ...unownedOutput(req, namespace, requester, ctx.policy),
+        // Nor have an operator run its code in pods of no environment.
+        ...operatorPods(req, namespace, requester, ctx.policy),
       ],
       ctx.policy,
       req.dryRun,

@@ -33,6 +33,8 @@ const TRIGGER_AUTHS = path(KEDA_AUTH);
 const VPAS = path(VPA);
 const SCALED_OBJECTS = path(KEDA);
 const ROLLOUTS = path(ARGO);
+/** Rollouts in sandbox-a, bound to alpha: there an environment's Rollout may carry a pod template. */
+const BOUND_ROLLOUTS = `/apis/${ARGO.group}/${ARGO.version}/namespaces/sandbox-a/${ARGO.plural}`;
 
 const deployment = (name: string) => ({
   apiVersion: 'apps/v1',
@@ -61,6 +63,13 @@ const triggerAuth = (name: string, secret: string) => ({
   metadata: { name },
   spec: { secretTargetRef: [{ parameter: 'token', name: secret, key: 'token' }] },
 });
+/** A Rollout with its own pod template (no workloadRef), with these affinity terms. */
+const templated = (name: string, affinity?: Any) => ({
+  apiVersion: `${ARGO.group}/${ARGO.version}`,
+  kind: ARGO.kind,
+  metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, ...(affinity !== undefined ? { affinity } : {}), containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } },
+});
 const rollout = (name: string, target: string) => ({
   apiVersion: `${ARGO.group}/${ARGO.version}`,
   kind: ARGO.kind,
@@ -86,6 +95,9 @@ export function scaleTargetCases(suite: () => Suite): void {
       alpha = s.runnerA.identity;
       await namespaceAdmins(s, NS, 'scale-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'scale-admin'], ['plain', 'scale-stranger']]);
       await eventually('the stand-in kinds are served', async () => (await Promise.all(KINDS.map(async (k) => (await s.api(s.admin, 'GET', path(k))).status))).every((st) => st === 200));
+      ok('rollouts role in sandbox-a', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/roles', { metadata: { name: 'rollouts' }, rules: [{ apiGroups: [ARGO.group], resources: [ARGO.plural], verbs: ['*'] }] }));
+      ok('rollouts binding in sandbox-a', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', { metadata: { name: 'rollouts' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'rollouts' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] }));
+      await eventually('RBAC lets alpha create rollouts in sandbox-a', async () => !/cannot create resource/.test((await s.api(alpha, 'POST', `${BOUND_ROLLOUTS}?dryRun=All`, rollout('rbac-probe', 'rbac-probe'))).text));
       for (const who of [alpha, beta, stranger])
         await eventually(`RBAC lets ${who.name} create rollouts in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${ROLLOUTS}?dryRun=All`, rollout('rbac-probe', 'rbac-probe'))).text));
       await createStamped(s, alpha, 'alpha', [
@@ -146,23 +158,37 @@ export function scaleTargetCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
-    test("a Rollout's pod template, which the Argo Rollouts controller copies as a platform principal, has its affinity terms scoped where beta writes it", async () => {
+    test("beta may not give a Rollout in a shared namespace a pod template (the Argo Rollouts controller's pods of it would be of no environment), by create, patch or apply", async () => {
+      const s = suite();
+      const fix = /may not (create|change) Rollout shared-scalers\/beta-templated with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment.*use a Deployment, and a Rollout that names it by workloadRef/;
+      refused(await s.api(beta, 'POST', ROLLOUTS, templated('beta-templated')), 'guard.operator-pods', fix);
+      refused(await s.api(beta, 'POST', `${ROLLOUTS}?dryRun=All`, templated('beta-templated')), 'guard.operator-pods', fix);
+      // Its workloadRef Rollout (stored above) may not be given one later.
+      const stored = await s.api(beta, 'POST', ROLLOUTS, { ...rollout('beta-templated', 'beta-web') });
+      assert.equal(stored.status, 201, stored.text);
+      refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-templated`, { spec: { template: templated('x').spec.template } }, MERGE), 'guard.operator-pods', fix);
+      refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-templated?fieldManager=beta&force=true`, { ...templated('beta-templated'), apiVersion: `${ARGO.group}/${ARGO.version}`, kind: ARGO.kind }, 'application/apply-patch+yaml'), 'guard.operator-pods', fix);
+      assert.equal((await s.api(s.admin, 'GET', `${ROLLOUTS}/beta-templated`)).body.spec.template, undefined, 'the stored Rollout is unchanged');
+      // A principal of no environment makes pods of no environment itself.
+      ok("the stranger's templated Rollout", await s.api(stranger, 'POST', ROLLOUTS, templated('stranger-templated')));
+    });
+
+    test("a Rollout's pod template, which the Argo Rollouts controller copies as a principal of its own, has its affinity terms scoped where alpha writes it in its bound namespace", async () => {
       const s = suite();
       const hostile = (matchLabels: Any) => ({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } });
-      const templated = (name: string, affinity: Any) => ({ ...rollout(name, 'beta-web'), spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, affinity, containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } } });
-      refused(await s.api(beta, 'POST', ROLLOUTS, templated('beta-hold', hostile({ 'deed.dev/environment': 'alpha' }))), 'selector.affinity-scope', /spec\.template\.spec\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]\.labelSelector: selects pods of environment "alpha"/);
-      const stored = await s.api(beta, 'POST', ROLLOUTS, templated('beta-spread', hostile({ app: 'beta-spread' })));
+      refused(await s.api(alpha, 'POST', BOUND_ROLLOUTS, templated('alpha-hold', hostile({ 'deed.dev/environment': 'beta' }))), 'selector.affinity-scope', /spec\.template\.spec\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]\.labelSelector: selects pods of environment "beta"/);
+      const stored = await s.api(alpha, 'POST', BOUND_ROLLOUTS, templated('alpha-spread', hostile({ app: 'alpha-spread' })));
       assert.equal(stored.status, 201, stored.text);
-      assert.deepEqual(stored.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
-      // GitOps re-applies the chart's affinity as written: the mutating webhook scopes it again; one naming alpha is refused.
-      const reapplied = await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'beta-spread' }) } } } }, MERGE);
+      assert.deepEqual(stored.body.spec.template.spec.affinity, hostile({ app: 'alpha-spread', 'deed.dev/environment': 'alpha' }));
+      // GitOps re-applies the chart's affinity as written: the mutating webhook scopes it again; one naming beta is refused.
+      const reapplied = await s.api(alpha, 'PATCH', `${BOUND_ROLLOUTS}/alpha-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'alpha-spread' }) } } } }, MERGE);
       assert.equal(reapplied.status, 200, reapplied.text);
-      assert.deepEqual(reapplied.body.spec.template.spec.affinity, hostile({ app: 'beta-spread', 'deed.dev/environment': 'beta' }));
+      assert.deepEqual(reapplied.body.spec.template.spec.affinity, hostile({ app: 'alpha-spread', 'deed.dev/environment': 'alpha' }));
       // An UPDATE that adds a term of its own: scoped too, not stored as written for the Argo Rollouts controller to copy.
-      const added = await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'web' }) } } } }, MERGE);
+      const added = await s.api(alpha, 'PATCH', `${BOUND_ROLLOUTS}/alpha-spread`, { spec: { template: { spec: { affinity: hostile({ app: 'web' }) } } } }, MERGE);
       assert.equal(added.status, 200, added.text);
-      assert.deepEqual(added.body.spec.template.spec.affinity, hostile({ app: 'web', 'deed.dev/environment': 'beta' }));
-      refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-spread`, { spec: { template: { spec: { affinity: hostile({ 'deed.dev/environment': 'alpha' }) } } } }, MERGE), 'selector.affinity-scope', /selects pods of environment "alpha"/);
+      assert.deepEqual(added.body.spec.template.spec.affinity, hostile({ app: 'web', 'deed.dev/environment': 'alpha' }));
+      refused(await s.api(alpha, 'PATCH', `${BOUND_ROLLOUTS}/alpha-spread`, { spec: { template: { spec: { affinity: hostile({ 'deed.dev/environment': 'beta' }) } } } }, MERGE), 'selector.affinity-scope', /selects pods of environment "beta"/);
     });
 
     test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
