@@ -29,6 +29,8 @@ import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
 import { FIXTURE_POLICY, toCel } from './helpers.js';
+/** The External Secrets generators an ExternalSecret's generatorRef may name (kinds.ts), read with get. */
+const GENERATORS = ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'githubaccesstokens', 'gitlabdeploytokens', 'vaultdynamicsecrets', 'webhooks', 'grafanas', 'mfas', 'quayaccesstokens', 'cloudsmithaccesstokens', 'passwords', 'uuids', 'sshkeys', 'fakes'];
 import { keepStampsCondition, operatorStampsCondition } from '../src/install/kind-rules.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;
@@ -470,6 +472,7 @@ describe('deed manifests', () => {
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
+      { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
@@ -647,6 +650,7 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
+      { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },

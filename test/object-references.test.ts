@@ -63,6 +63,8 @@ const SCALED_JOBS: Gvr = { group: 'keda.sh', version: 'v1alpha1', resource: 'sca
 const EXTERNAL_SECRETS: Gvr = { group: 'external-secrets.io', version: 'v1', resource: 'externalsecrets', kind: 'ExternalSecret' };
 const PUSH_SECRETS: Gvr = { group: 'external-secrets.io', version: 'v1alpha1', resource: 'pushsecrets', kind: 'PushSecret' };
 const SECRET_STORES: Gvr = { group: 'external-secrets.io', version: 'v1', resource: 'secretstores', kind: 'SecretStore' };
+const ECR_TOKENS: Gvr = { group: 'generators.external-secrets.io', version: 'v1alpha1', resource: 'ecrauthorizationtokens', kind: 'ECRAuthorizationToken' };
+const VAULT_DYNAMIC: Gvr = { group: 'generators.external-secrets.io', version: 'v1alpha1', resource: 'vaultdynamicsecrets', kind: 'VaultDynamicSecret' };
 
 const apiVersion = (g: Gvr) => (g.group === '' ? g.version : `${g.group}/${g.version}`);
 
@@ -132,6 +134,9 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'triggerauthentications/shared/beta-auth': owned('TriggerAuthentication', 'beta'),
   'secretstores/shared/alpha-vault': owned('SecretStore', 'alpha'),
   'secretstores/shared/beta-vault': owned('SecretStore', 'beta'),
+  'ecrauthorizationtokens/shared/alpha-ecr': owned('ECRAuthorizationToken', 'alpha'),
+  'ecrauthorizationtokens/shared/beta-ecr': owned('ECRAuthorizationToken', 'beta'),
+  'passwords/shared/beta-password': owned('Password', 'beta'),
   'secrets/shared/db-creds': null,
   // An operator's output for an environment (cert-manager's, External Secrets'), made as a platform principal: unstamped.
   'secrets/shared/operator-made': { metadata: { uid: 'operator-made-uid' } },
@@ -760,6 +765,32 @@ describe("an ExternalSecret, a PushSecret or a SecretStore uses only its writer 
     refused(review(SECRET_STORES, RUNNER_B, { spec: { provider: { aws: { service: 'SecretsManager', region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: 'beta-tls', key: 'id' }, secretAccessKeySecretRef: { name: 'alpha-tls', key: 'key' } } } } } } }), 'reference.cross-environment', /spec\.provider\.aws\.auth\.secretRef\.secretAccessKeySecretRef\.name: names Secret alpha-tls/);
     admitted(review(SECRET_STORES, RUNNER_B, vault('beta-tls')));
     admitted(review(SECRET_STORES, RUNNER_A, vault('alpha-tls')));
+  });
+});
+
+describe("an ExternalSecret runs only its writer environment's generators, and a generator authenticates only with its credentials", () => {
+  const generated = (generatorRef: Record<string, unknown>, at: 'dataFrom' | 'data' = 'dataFrom') => ({
+    spec: { refreshInterval: '1h', target: { name: 'new-tls' }, [at]: [{ ...(at === 'data' ? { secretKey: 'token', remoteRef: { key: 'x' } } : {}), sourceRef: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', ...generatorRef } } }] },
+  });
+
+  test("beta's ExternalSecret may not run alpha's generator (alpha's cloud credentials would make beta's token); its own, and a ClusterGenerator, are admitted; a generator kind Deed does not read is the platform's to name", () => {
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'alpha-ecr' })), 'reference.cross-environment', /spec\.dataFrom\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator, with the credentials it names/);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'alpha-ecr' }, 'data')), 'reference.cross-environment', /spec\.data\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr/);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'beta-ecr' })));
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'Password', name: 'beta-password' })));
+    const lookup = lookupOf(CLUSTER);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ClusterGenerator', name: 'registry' })), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('clustergenerators/')), []);
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'BeyondtrustWorkloadCredentialsDynamicSecret', name: 'beta-bt' })), 'reference.unknown', /names BeyondtrustWorkloadCredentialsDynamicSecret beta-bt \(generators\.external-secrets\.io\), a kind Deed does not read/);
+  });
+
+  test("beta's generator may not authenticate with alpha's Secret; its own credentials are admitted", () => {
+    const ecr = (id: string, key: string) => ({ spec: { region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: id, key: 'id' }, secretAccessKeySecretRef: { name: key, key: 'key' } } } } });
+    refused(review(ECR_TOKENS, RUNNER_B, ecr('beta-tls', 'alpha-tls')), 'reference.cross-environment', /spec\.auth\.secretRef\.secretAccessKeySecretRef\.name: names Secret alpha-tls, which belongs to another environment \(the External Secrets operator generates with the Secret's credentials/);
+    admitted(review(ECR_TOKENS, RUNNER_B, ecr('beta-tls', 'beta-tls')));
+    const vault = (secret: string) => ({ spec: { path: 'database/creds/app', method: 'GET', provider: { server: 'https://vault.example', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', secretRef: { name: secret, key: 'token' } } } } } });
+    refused(review(VAULT_DYNAMIC, RUNNER_B, vault('alpha-tls')), 'reference.cross-environment', /spec\.provider\.auth\.kubernetes\.secretRef\.name: names Secret alpha-tls/);
+    admitted(review(VAULT_DYNAMIC, RUNNER_A, vault('alpha-tls')));
   });
 });
 

@@ -366,6 +366,32 @@ const ESO_STORE_SECRETS = [
 ].map((at) => ({ path: `spec.provider.${at}.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator authenticates with the Secret's credentials, for every ExternalSecret that names the store" }) as const);
 
 /**
+ * External Secrets generators (`generators.external-secrets.io`): an ExternalSecret's
+ * `dataFrom[].sourceRef.generatorRef` has the operator run one and write what it generates (a
+ * registry or API token made with the generator's credentials, a dynamic Vault secret, a
+ * password) into the ExternalSecret's target. A generator authenticates with the Secrets it
+ * names, for every ExternalSecret that names it; each is read (metadata only) when an
+ * ExternalSecret names it. A kind not listed here is refused as any unread kind's reference
+ * (`reference.unknown`); a ClusterGenerator is the platform's. Service accounts a generator
+ * asks tokens for are judged at the operator's TokenRequest (`guard.service-account`).
+ */
+const ESO_GENERATORS = 'generators.external-secrets.io';
+const GENERATE = "the External Secrets operator generates with the Secret's credentials, for every ExternalSecret that names the generator, and writes what it generates into that ExternalSecret's target";
+const AWS_AUTH_SECRETS = ['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'];
+const VAULT_AUTH_SECRETS = ['auth.tokenSecretRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.jwt.secretRef', 'auth.cert.clientCert', 'auth.cert.secretRef'];
+const generatorRow = <K extends string, R extends string>(kind: K, resource: R, secrets: readonly string[] = []) =>
+  ({
+    kind,
+    group: ESO_GENERATORS,
+    version: 'v1alpha1',
+    resource,
+    namespaced: true,
+    lookup: 'get',
+    readAsTargetOnly: true,
+    references: secrets.map((at) => ({ path: `spec.${at}.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: GENERATE }) as const),
+  }) as const;
+
+/**
  * cert-manager's ingress-shim makes a Certificate for an Ingress or a Gateway that names an
  * issuer in these annotations, owned by it, as cert-manager's own principal (whose writes
  * are the platform's): so the annotation is judged where it is written, as the Certificate's
@@ -703,6 +729,8 @@ export const KIND_TABLE = [
       { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.dataFrom[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
+      { path: 'spec.dataFrom[].sourceRef.generatorRef', by: 'object-ref', follower: "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target" },
+      { path: 'spec.data[].sourceRef.generatorRef', by: 'object-ref', follower: "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target" },
       // Created by the operator when absent (the ordinary case); one that exists would be written over, or merged into.
       // A template's sources: the operator reads them and writes what they hold into the target.
       { path: 'spec.target.template.templateFrom[].secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and writes what it holds into the ExternalSecret's target" },
@@ -734,6 +762,24 @@ export const KIND_TABLE = [
   },
   // Read (metadata only) when an ExternalSecret or a PushSecret names one: its stamps say whose credentials it holds.
   { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ESO_STORE_SECRETS },
+  generatorRow('ACRAccessToken', 'acraccesstokens', ['auth.servicePrincipal.secretRef.clientId', 'auth.servicePrincipal.secretRef.clientSecret']),
+  generatorRow('ECRAuthorizationToken', 'ecrauthorizationtokens', AWS_AUTH_SECRETS),
+  generatorRow('STSSessionToken', 'stssessiontokens', AWS_AUTH_SECRETS),
+  generatorRow('GCRAccessToken', 'gcraccesstokens', ['auth.secretRef.secretAccessKeySecretRef']),
+  generatorRow('GithubAccessToken', 'githubaccesstokens', ['auth.privateKey.secretRef']),
+  generatorRow('GitlabDeployToken', 'gitlabdeploytokens', ['auth.token.secretRef']),
+  generatorRow('VaultDynamicSecret', 'vaultdynamicsecrets', VAULT_AUTH_SECRETS.map((at) => `provider.${at}`)),
+  generatorRow('Webhook', 'webhooks', ['secrets[].secretRef', 'auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret']),
+  generatorRow('Grafana', 'grafanas', ['auth.token', 'auth.basic.password']),
+  generatorRow('MFA', 'mfas', ['secret']),
+  generatorRow('QuayAccessToken', 'quayaccesstokens'),
+  generatorRow('CloudsmithAccessToken', 'cloudsmithaccesstokens'),
+  generatorRow('Password', 'passwords'),
+  generatorRow('UUID', 'uuids'),
+  generatorRow('SSHKey', 'sshkeys'),
+  generatorRow('Fake', 'fakes'),
+  // Cluster-scoped: the platform's.
+  { kind: 'ClusterGenerator', group: ESO_GENERATORS, version: 'v1alpha1', resource: 'clustergenerators', namespaced: false },
   // Cluster-scoped: the platform's.
   { kind: 'ClusterSecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'clustersecretstores', namespaced: false },
   // Cluster-scoped: the platform's.

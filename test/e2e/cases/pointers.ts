@@ -94,6 +94,10 @@ const ESO_NS = 'shared-eso';
 const EXTERNAL_SECRETS = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/externalsecrets`;
 const SECRET_STORES = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/secretstores`;
 const esoCrd = (plural: string, kind: string) => standInCrd({ group: ESO_GROUP, version: 'v1', plural, kind });
+const GENERATORS_GROUP = 'generators.external-secrets.io';
+const ECR_TOKENS = (ns: string) => `/apis/${GENERATORS_GROUP}/v1alpha1/namespaces/${ns}/ecrauthorizationtokens`;
+/** An ECR generator authenticating with these Secrets' AWS keys. */
+const ecrToken = (name: string, secret: string) => ({ apiVersion: `${GENERATORS_GROUP}/v1alpha1`, kind: 'ECRAuthorizationToken', metadata: { name }, spec: { region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: secret, key: 'token' }, secretAccessKeySecretRef: { name: secret, key: 'token' } } } } });
 /** A SecretStore that authenticates to Vault with the token in `secret`. */
 const secretStore = (name: string, secret: string) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'SecretStore', metadata: { name }, spec: { provider: { vault: { server: 'https://vault.example', path: 'secret', auth: { tokenSecretRef: { name: secret, key: 'token' } } } } } });
 /** An ExternalSecret that fetches through `store` into the Secret `target`. */
@@ -478,6 +482,7 @@ export function pointerCases(suite: () => Suite): void {
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ESO_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${ESO_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       for (const [plural, kind] of [['externalsecrets', 'ExternalSecret'], ['secretstores', 'SecretStore']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', esoCrd(plural, kind)));
+      ok('CRD ecrauthorizationtokens', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: GENERATORS_GROUP, version: 'v1alpha1', plural: 'ecrauthorizationtokens', kind: 'ECRAuthorizationToken' })));
       beta = await s.newIdentity('sandbox-b', 'eso-admin');
       alpha = s.runnerA.identity;
       await namespaceAdmins(s, ESO_NS, 'eso-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'eso-admin']]);
@@ -510,6 +515,19 @@ export function pointerCases(suite: () => Suite): void {
         const stored = await s.api(who, 'POST', EXTERNAL_SECRETS(ESO_NS), externalSecret(name, store));
         assert.equal(stored.status, 201, `${name}: ${stored.text}`);
       }
+    });
+
+    test("beta's ExternalSecret may not run alpha's generator, nor beta's generator authenticate with alpha's credentials; each one's own is stored", async () => {
+      const s = suite();
+      await eventually('the generator kind is served', async () => (await s.api(s.admin, 'GET', ECR_TOKENS(ESO_NS))).status === 200);
+      // The generator is read with get, from the rendered ClusterRole.
+      ok("alpha's generator", await s.api(alpha, 'POST', ECR_TOKENS(ESO_NS), ecrToken('alpha-ecr', 'alpha-vault-token')));
+      refused(await s.api(beta, 'POST', ECR_TOKENS(ESO_NS), ecrToken('beta-borrowed-ecr', 'alpha-vault-token')), 'reference.cross-environment', /spec\.auth\.secretRef\.accessKeyIDSecretRef\.name: names Secret alpha-vault-token, which belongs to another environment \(the External Secrets operator generates with the Secret's credentials/);
+      ok("beta's generator", await s.api(beta, 'POST', ECR_TOKENS(ESO_NS), ecrToken('beta-ecr', 'beta-vault-token')));
+      const generated = (name: string, generator: string) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'ExternalSecret', metadata: { name }, spec: { refreshInterval: '1h', target: { name: `${name}-token` }, dataFrom: [{ sourceRef: { generatorRef: { apiVersion: `${GENERATORS_GROUP}/v1alpha1`, kind: 'ECRAuthorizationToken', name: generator } } }] } });
+      refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), generated('beta-registry', 'alpha-ecr')), 'reference.cross-environment', /spec\.dataFrom\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator/);
+      const own = await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), generated('beta-registry', 'beta-ecr'));
+      assert.equal(own.status, 201, own.text);
     });
 
     test("beta may not move the platform's ExternalSecret, which writes into alpha's Secret, onto its own store", async () => {
