@@ -219,7 +219,7 @@ describe('every pod affinity term is scoped to its writer\'s environment', () =>
     const hostileTerm = { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' } })] } };
     const cases: Array<[KindRow, string]> = [[rowOf('Rollout'), 'spec.template.spec'], [rowOf('ScaledJob'), 'spec.jobTargetRef.template.spec']];
     // cert-manager's ACME HTTP01 solver pods, from a pod template under a list of solvers.
-    const solver = (affinity: unknown) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'acme', namespace: 'shared' }, spec: { acme: { server: 'https://acme.example/directory', solvers: [{ dns01: {} }, { http01: { ingress: { podTemplate: { spec: { affinity } } } } }] } } }) as unknown as KubeObject;
+    const solver = (affinity: unknown) => ({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'acme', namespace: 'shared' }, spec: { acme: { server: 'https://acme.example/directory', disableAccountKeyGeneration: true, solvers: [{ dns01: {} }, { http01: { ingress: { podTemplate: { spec: { affinity } } } } }] } } }) as unknown as KubeObject;
     const issuerRow = rowOf('Issuer');
     const at = 'spec.acme.solvers.1.http01.ingress.podTemplate.spec';
     assert.deepEqual(affinityOf(stored(issuerRow, RUNNER_B, solver({ podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web' } })] } })), at), { podAntiAffinity: { [REQUIRED]: [hostile({ matchLabels: { app: 'web', [ENV]: 'beta' } })] } });

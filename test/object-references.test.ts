@@ -698,9 +698,15 @@ describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its 
     refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'alpha-tls' } } }), 'reference.cross-environment', /spec\.ca\.secretName: names Secret alpha-tls, which belongs to another environment \(cert-manager signs every Certificate that names the Issuer with the Secret's CA key\)/);
     admitted(review(ISSUERS, RUNNER_A, { spec: { ca: { secretName: 'alpha-tls' } } }));
     admitted(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'beta-tls' } } }));
-    const acme = (extra: Record<string, unknown>) => ({ spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'beta-tls' }, ...extra } } });
+    const acme = (extra: Record<string, unknown>) => ({ spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'beta-tls' }, disableAccountKeyGeneration: true, ...extra } } });
     refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'new-account' } })), 'reference.absent', /spec\.acme\.privateKeySecretRef\.name: names Secret new-account, which does not exist; create it first.*creates one that does not exist with no owner reference, of no environment/);
-    admitted(review(ISSUERS, RUNNER_B, acme({ disableAccountKeyGeneration: true })));
+    admitted(review(ISSUERS, RUNNER_B, acme({})));
+    // Without disableAccountKeyGeneration, cert-manager re-creates the key, ownerless, whenever it is deleted.
+    refused(review(ISSUERS, RUNNER_B, acme({ disableAccountKeyGeneration: false })), 'guard.unowned-output', /spec\.acme\.disableAccountKeyGeneration: system:serviceaccount:sandbox-b:runner may not create Issuer shared\/obj with spec\.acme\.disableAccountKeyGeneration false: cert-manager would create its ACME account key Secret .* set disableAccountKeyGeneration: true/);
+    const unflagged = { spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'beta-tls' } } } };
+    refused(review(ISSUERS, RUNNER_B, unflagged), 'guard.unowned-output', /disableAccountKeyGeneration unset/);
+    // A requester of no environment makes objects of none: cert-manager's ordinary flow, a key generated for it, passes.
+    admitted(review(ISSUERS, NONE, { spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: 'new-account' } } } }));
     refused(review(ISSUERS, RUNNER_B, acme({ privateKeySecretRef: { name: 'alpha-tls' } })), 'reference.cross-environment', /spec\.acme\.privateKeySecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'alpha-tls', key: 'token' } } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[1\]\.dns01\.cloudflare\.apiTokenSecretRef\.name: names Secret alpha-tls/);
     refused(review(ISSUERS, RUNNER_B, { spec: { vault: { server: 'https://vault.example', path: 'pki/sign/x', auth: { tokenSecretRef: { name: 'alpha-tls', key: 'token' } } } } }), 'reference.cross-environment', /spec\.vault\.auth\.tokenSecretRef\.name: names Secret alpha-tls/);

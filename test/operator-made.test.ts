@@ -248,10 +248,13 @@ describe("what an environment asks an operator to make with no owner reference (
     }
   });
 
-  test('an UPDATE into Orphan is refused; one that keeps an admitted Orphan, Owner, Merge and None are not judged by it', () => {
+  test('an UPDATE into Orphan, or of the spec of an admitted Orphan one, is refused; a label change of one, Owner, Merge and None are not judged by it', () => {
     assert.ok(unowned(write('validate', BETA, externalSecret('Orphan'), externalSecret(undefined))));
     assert.ok(unowned(write('validate', BETA, externalSecret('Orphan'), externalSecret('Owner'))));
     assert.ok(!unowned(write('validate', BETA, externalSecret('Orphan', NS, { team: 'db' }), externalSecret('Orphan'))), 'a label change of an object admitted as it is');
+    const repointed = externalSecret('Orphan');
+    (repointed.spec as Spec).secretStoreRef = { name: 'other', kind: 'ClusterSecretStore' };
+    assert.ok(unowned(write('validate', BETA, repointed, externalSecret('Orphan'))), 'a spec change of an admitted Orphan one asks again');
     for (const policy of [undefined, 'Owner', 'Merge', 'None']) assert.ok(!unowned(write('validate', BETA, externalSecret(policy))), String(policy));
   });
 

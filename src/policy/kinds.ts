@@ -244,9 +244,19 @@ export interface KindRow {
    * (an ExternalSecret's `spec.target.creationPolicy: Orphan`): nothing the cluster records
    * then ties the output to the environment that asked, so no door stamps it as that
    * environment's, and in a shared namespace every environment's pods may read it
-   * (rules/unowned-output.ts). `fix` is what the refusal asks for instead.
+   * (rules/unowned-output.ts). An ACME Issuer without `disableAccountKeyGeneration: true` has
+   * cert-manager create its account key Secret, ownerless, whenever that Secret is missing (after
+   * it is deleted, too). `fix` is what the refusal asks for instead.
    */
-  unownedOutputWhen?: { path: string; values: readonly string[]; output: string; fix: string };
+  unownedOutputWhen?: {
+    /** Where the operator's output is asked for at all (an Issuer's `spec.acme`); absent: always. */
+    within?: string;
+    path: string;
+    /** The values (undefined: the field absent) under which the output has no owner reference. */
+    values: readonly unknown[];
+    output: string;
+    fix: string;
+  };
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -323,6 +333,14 @@ const ROUTE_EXTERNAL_AUTH = [
  * exist: its writer creates it first.
  */
 const ISSUER_SECRET = { group: '', kind: 'Secret' } as const;
+/** An ACME Issuer that lets cert-manager generate its account key (rules/unowned-output.ts). */
+const ACME_ACCOUNT_KEY = {
+  within: 'spec.acme',
+  path: 'spec.acme.disableAccountKeyGeneration',
+  values: [undefined, false],
+  output: 'cert-manager would create its ACME account key Secret (spec.acme.privateKeySecretRef), whenever it is missing,',
+  fix: 'create the account key Secret yourself (a PEM private key under tls.key) and set disableAccountKeyGeneration: true',
+} as const;
 const issuerSecret = (path: string, follower: string, writes?: { writes: true; createsUnowned: true }) => ({ path, by: 'name', kind: ISSUER_SECRET, follower, ...writes }) as const;
 const DNS01_CREDENTIALS = 'cert-manager solves ACME challenges with the credentials in the Secret, for whoever names the Issuer';
 const ISSUER_REFERENCES = [
@@ -364,6 +382,16 @@ const ESO_STORE_SECRETS = [
   ...['auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey'].map((at) => `kubernetes.${at}`),
   'onepassword.auth.secretRef.connectTokenSecretRef',
 ].map((at) => ({ path: `spec.provider.${at}.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator authenticates with the Secret's credentials, for every ExternalSecret that names the store" }) as const);
+
+/**
+ * Argo Rollouts' analysis: a job metric's Job (`spec.metrics[].provider.job`) is made by the
+ * controller from the pod template it holds, and an argument's `valueFrom.secretKeyRef` is read
+ * by the controller, with its own rights, and handed to the metric's provider (a web metric's
+ * URL or headers, a job's arguments).
+ */
+const ARGO_JOB_POD = 'spec.metrics[].provider.job.spec.template.spec';
+const ARGO_JOBS = { operator: 'the Argo Rollouts controller makes its job metrics\' Jobs', instead: 'a metric of another provider, or a Job of your own' } as const;
+const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the Argo Rollouts controller reads the Secret's key and hands it to the analysis's metrics (a web metric's URL or headers, a job's arguments)" } as const;
 
 /**
  * External Secrets generators (`generators.external-secrets.io`): an ExternalSecret's
@@ -784,6 +812,22 @@ export const KIND_TABLE = [
   { kind: 'ClusterSecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'clustersecretstores', namespaced: false },
   // Cluster-scoped: the platform's.
   { kind: 'ClusterTriggerAuthentication', group: 'keda.sh', version: 'v1alpha1', resource: 'clustertriggerauthentications', namespaced: false },
+  // Argo Rollouts' analysis and experiments: the controller runs a job metric's Job, and an
+  // experiment's ReplicaSets, from pod templates they hold, and reads an argument's Secret.
+  { kind: 'AnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', namespaced: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
+  { kind: 'AnalysisRun', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysisruns', namespaced: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
+  {
+    kind: 'Experiment',
+    group: 'argoproj.io',
+    version: 'v1alpha1',
+    resource: 'experiments',
+    namespaced: true,
+    references: [{ ...ARGO_SECRET_ARGS, path: 'spec.analyses[].args[].valueFrom.secretKeyRef.name' }],
+    podSpecs: ['spec.templates[].template.spec'],
+    operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: 'a Deployment' },
+  },
+  // Cluster-scoped: the platform's.
+  { kind: 'ClusterAnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'clusteranalysistemplates', namespaced: false },
   {
     kind: 'Rollout',
     group: 'argoproj.io',
@@ -792,7 +836,7 @@ export const KIND_TABLE = [
     namespaced: true,
     references: [{ path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" }],
     podSpecs: ['spec.template.spec'],
-    operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: "a Deployment, and a Rollout that names it by workloadRef (the controller then runs the Deployment's judged template)" },
+    operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: 'a Deployment' },
   },
   { kind: 'PersistentVolume', group: '', version: 'v1', resource: 'persistentvolumes', namespaced: false },
   { kind: 'Namespace', group: '', version: 'v1', resource: 'namespaces', namespaced: false },
@@ -882,7 +926,8 @@ export const KIND_TABLE = [
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.
   // Its ACME HTTP01 solver's pod template goes into the solver pods cert-manager makes.
-  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ISSUER_REFERENCES, podSpecs: ['spec.acme.solvers[].http01.ingress.podTemplate.spec', 'spec.acme.solvers[].http01.gatewayHTTPRoute.podTemplate.spec'] },
+  { kind: 'Issuer', group: CERT_MANAGER, version: 'v1', resource: 'issuers', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ISSUER_REFERENCES,
+    unownedOutputWhen: ACME_ACCOUNT_KEY, podSpecs: ['spec.acme.solvers[].http01.ingress.podTemplate.spec', 'spec.acme.solvers[].http01.gatewayHTTPRoute.podTemplate.spec'] },
   // Cluster-scoped: the platform's (Deed stamps no cluster-scoped object), so a reference to one is admitted unread.
   { kind: 'ClusterIssuer', group: CERT_MANAGER, version: 'v1', resource: 'clusterissuers', namespaced: false },
   { kind: 'Role', group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', namespaced: true },

@@ -21,11 +21,10 @@ export interface ObjectReference {
   follower: string;
   /** The follower writes into it, creating it when absent (a Certificate's Secret): kinds.ts `ReferenceFacts.writes`. */
   writes?: true;
-  /**
-   * With `writes`: it must exist, as the follower merges into it and creates none (kinds.ts
-   * `ReferenceFacts.mergesWhen`), or creates it with no owner reference (`createsUnowned`).
-   */
-  mustExist?: true;
+  /** With `writes`: the follower merges into it and creates none (kinds.ts `ReferenceFacts.mergesWhen`), so it must exist. */
+  merges?: true;
+  /** With `writes`: the follower creates it with no owner reference (kinds.ts `ReferenceFacts.createsUnowned`): for an environment it must exist. */
+  createsUnowned?: true;
   /** A label selector chooses the objects (kinds.ts `ReferenceFacts.selects`): `name` is the selector as written (so an UPDATE that changes it is judged again), not a name. */
   selects?: true;
 }
@@ -58,7 +57,7 @@ export function changedReferences(resource: { group: string; resource: string },
 }
 
 /** A reference's identity: where it stands and what it names. */
-export const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.namespace ?? ''}\u0000${r.name}\u0000${r.mustExist === true ? 'must-exist' : ''}`;
+export const referenceKey = (r: ObjectReference) => `${r.path}\u0000${r.group}\u0000${r.kind}\u0000${r.namespace ?? ''}\u0000${r.name}\u0000${r.merges === true ? 'merges' : ''}`;
 
 /** The row Deed reads a referenced kind by, if it reads it at all (a namespaced row with a lookup). */
 export function readableRow(group: string, kind: string): (KindRow & { lookup: string }) | undefined {
@@ -90,7 +89,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   const out: ObjectReference[] = [];
   const merges = facts.mergesWhen !== undefined && facts.mergesWhen.values.includes(String(valuesAt(obj, facts.mergesWhen.path)[0]?.value));
-  const writes = facts.writes === true ? { writes: true as const, ...(merges || facts.createsUnowned === true ? { mustExist: true as const } : {}) } : {};
+  const writes = facts.writes === true ? { writes: true as const, ...(merges ? { merges: true as const } : {}), ...(facts.createsUnowned === true ? { createsUnowned: true as const } : {}) } : {};
   for (const { value, at: path } of valuesAt(obj, facts.path)) {
     if (facts.selects === true) {
       // Any selector, even `{}` (every object): which it chooses is not known at admission.

@@ -78,11 +78,11 @@ export const RULES = {
     id: 'guard.operator-pods',
     webhook: 'both',
     checks:
-      "An environment's custom resource may not carry a pod spec its operator makes workloads from (the kind table's `operatorPods`: an Argo Rollout's `spec.template`, a KEDA ScaledJob's `spec.jobTargetRef.template`), at CREATE or by an UPDATE that changes it, except in a namespace bound to that environment. The operator creates the ReplicaSets or Jobs as a principal of its own, so their pods are of no environment: outside the environment's sandbox template (a service account token, any command), the NetworkPolicies that select its label and its pod rules. A Rollout that names a Deployment by `workloadRef` carries no pod spec, and runs the Deployment's judged template.",
+      "An environment's custom resource may not carry a pod spec its operator makes workloads from (the kind table's `operatorPods`: an Argo Rollout's `spec.template`, an Argo Experiment's `spec.templates[].template`, an Argo AnalysisTemplate's or AnalysisRun's job metrics, a KEDA ScaledJob's `spec.jobTargetRef.template`), at CREATE or by an UPDATE that changes it, except in a namespace bound to that environment. The operator creates the ReplicaSets or Jobs as a principal of its own, so their pods are of no environment: outside the environment's sandbox template (a service account token, any command), the NetworkPolicies that select its label and its pod rules.",
     defaultMode: 'deny',
     overridable: true,
     example:
-      "system:serviceaccount:sandbox-b:lab may not create Rollout shared/web with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment, outside your environment's sandbox template and rules; use a Deployment, and a Rollout that names it by workloadRef (the controller then runs the Deployment's judged template), whose pods Deed stamps and judges as your environment's, or a namespace bound to your environment",
+      "system:serviceaccount:sandbox-b:lab may not create Rollout shared/web with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment, outside your environment's sandbox template and rules; use a Deployment, whose pods Deed stamps and judges as your environment's, or a namespace bound to your environment",
   }),
   serviceExternalIps: rule({
     id: 'service.external-ips',

@@ -1,5 +1,6 @@
 // guard.operator-pods: a custom resource whose operator makes workloads from a pod template it
-// holds (an Argo Rollout's `spec.template`, a KEDA ScaledJob's `spec.jobTargetRef.template`)
+// holds (an Argo Rollout's `spec.template`, an Argo Experiment's templates and an analysis's job
+// metrics, a KEDA ScaledJob's `spec.jobTargetRef.template`)
 // runs its writer's code in pods Deed cannot give the writer's environment: the operator
 // creates the ReplicaSets or Jobs as a principal of its own, so nothing the cluster records
 // ties them to the environment, and their pods are of no environment. Such pods carry none of
@@ -30,7 +31,9 @@ export function operatorPods(req: AdmissionRequest, namespace: string, requester
   return row.podSpecs.flatMap((path) => {
     const specs = valuesAt(req.object, path);
     if (specs.length === 0) return [];
-    if (req.operation === 'UPDATE' && isDeepStrictEqual(specs.map((s) => s.value), valuesAt(req.oldObject, path).map((s) => s.value))) return [];
+    // The whole template: its metadata (labels, annotations) is the pods' too.
+    const template = path.replace(/\.spec$/, '');
+    if (req.operation === 'UPDATE' && isDeepStrictEqual(valuesAt(req.object, template).map((s) => s.value), valuesAt(req.oldObject, template).map((s) => s.value))) return [];
     return [
       {
         rule: RULES.guardOperatorPods.id,

@@ -290,9 +290,11 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       // What the follower writes into: it creates one that does not exist yet; one that carries
       // no stamps outside a bound namespace is the platform's, or what an operator made for an
       // environment, and only the platform may have the follower write over it.
-      // Merged into (an ExternalSecret's Merge), or created with no owner (an ACME account key), it
-      // must exist: the reference's own rules judge one that does not.
-      if (found.state === 'absent' && ref.mustExist !== true) continue;
+      // Merged into (an ExternalSecret's Merge), it must exist; created with no owner (an ACME
+      // account key), it must for an environment, whose key it would otherwise not be: the
+      // reference's own rules judge one that does not.
+      const mustExist = ref.merges === true || (ref.createsUnowned === true && reach.requester.environment.kind !== 'none');
+      if (found.state === 'absent' && !mustExist) continue;
       if (!unstampedWritable && found.state === 'found' && verdict.kind === 'allowed' && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
         findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps: the platform's, or what an operator made for an environment (${ref.follower}); ${reach.requester.username} may not have it written over: name one that does not exist yet` });
         continue;

@@ -439,12 +439,20 @@ export function pointerCases(suite: () => Suite): void {
       const s = suite();
       // beta's own account key, stamped as beta's: cert-manager uses the key it finds.
       ok("beta's ACME account key", await s.api(beta, 'POST', PATHS.Secret(CM_NS), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'beta-acme-account' }, type: 'Opaque', stringData: { 'tls.key': 'placeholder' } }));
-      const acme = (name: string, matchLabels: Any, account = 'beta-acme-account') => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: account }, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
+      const acme = (name: string, matchLabels: Any, account = 'beta-acme-account') => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'Issuer', metadata: { name }, spec: { acme: { server: 'https://acme.example/directory', privateKeySecretRef: { name: account }, disableAccountKeyGeneration: true, solvers: [{ http01: { ingress: { ingressClassName: 'shared', podTemplate: { spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } } } } } } }] } } });
       refused(await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-hold', { 'deed.dev/environment': 'alpha' })), 'selector.affinity-scope', /spec\.acme\.solvers\[0\]\.http01\.ingress\.podTemplate\.spec\.affinity\.podAntiAffinity/);
       const stored = await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-acme', { app: 'solver' }));
       assert.equal(stored.status, 201, stored.text);
       assert.deepEqual(stored.body.spec.acme.solvers[0].http01.ingress.podTemplate.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector, { matchLabels: { app: 'solver', 'deed.dev/environment': 'beta' } });
       refused(await s.api(beta, 'POST', ISSUERS(CM_NS), acme('beta-keyless', { app: 'solver' }, 'beta-keyless-account')), 'reference.absent', /spec\.acme\.privateKeySecretRef\.name: names Secret beta-keyless-account, which does not exist; create it first.*creates one that does not exist with no owner reference, of no environment/);
+      // Without disableAccountKeyGeneration cert-manager would re-create the key, ownerless, once it is deleted.
+      const generating = acme('beta-generating', { app: 'solver' });
+      delete (generating.spec.acme as Any).disableAccountKeyGeneration;
+      refused(await s.api(beta, 'POST', ISSUERS(CM_NS), generating), 'guard.unowned-output', /with spec\.acme\.disableAccountKeyGeneration unset: cert-manager would create its ACME account key Secret .*set disableAccountKeyGeneration: true/);
+      // A tenant of no environment makes objects of none: cert-manager's ordinary flow passes.
+      const tenants = acme('tenant-acme', { app: 'solver' }, 'tenant-acme-account');
+      delete (tenants.spec.acme as Any).disableAccountKeyGeneration;
+      ok("the tenant's ACME Issuer", await s.api(tenant, 'POST', ISSUERS(CM_NS), tenants));
     });
 
     test("beta's Issuer may not sign with alpha's CA key; one whose CA key does not exist yet is refused in the shared namespace", async () => {

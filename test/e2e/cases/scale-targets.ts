@@ -26,9 +26,10 @@ const KINDS = [
   { group: 'keda.sh', version: 'v1alpha1', plural: 'scaledobjects', kind: 'ScaledObject' },
   { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts', kind: 'Rollout' },
   { group: 'keda.sh', version: 'v1alpha1', plural: 'triggerauthentications', kind: 'TriggerAuthentication' },
+  { group: 'argoproj.io', version: 'v1alpha1', plural: 'analysistemplates', kind: 'AnalysisTemplate' },
 ] as const;
 const path = (k: (typeof KINDS)[number]) => `/apis/${k.group}/${k.version}/namespaces/${NS}/${k.plural}`;
-const [VPA, KEDA, ARGO, KEDA_AUTH] = KINDS;
+const [VPA, KEDA, ARGO, KEDA_AUTH, ANALYSIS] = KINDS;
 const TRIGGER_AUTHS = path(KEDA_AUTH);
 const VPAS = path(VPA);
 const SCALED_OBJECTS = path(KEDA);
@@ -160,7 +161,7 @@ export function scaleTargetCases(suite: () => Suite): void {
 
     test("beta may not give a Rollout in a shared namespace a pod template (the Argo Rollouts controller's pods of it would be of no environment), by create, patch or apply", async () => {
       const s = suite();
-      const fix = /may not (create|change) Rollout shared-scalers\/beta-templated with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment.*use a Deployment, and a Rollout that names it by workloadRef/;
+      const fix = /may not (create|change) Rollout shared-scalers\/beta-templated with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment.*use a Deployment, whose pods Deed stamps and judges as your environment's/;
       refused(await s.api(beta, 'POST', ROLLOUTS, templated('beta-templated')), 'guard.operator-pods', fix);
       refused(await s.api(beta, 'POST', `${ROLLOUTS}?dryRun=All`, templated('beta-templated')), 'guard.operator-pods', fix);
       // Its workloadRef Rollout (stored above) may not be given one later.
@@ -169,6 +170,9 @@ export function scaleTargetCases(suite: () => Suite): void {
       refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-templated`, { spec: { template: templated('x').spec.template } }, MERGE), 'guard.operator-pods', fix);
       refused(await s.api(beta, 'PATCH', `${ROLLOUTS}/beta-templated?fieldManager=beta&force=true`, { ...templated('beta-templated'), apiVersion: `${ARGO.group}/${ARGO.version}`, kind: ARGO.kind }, 'application/apply-patch+yaml'), 'guard.operator-pods', fix);
       assert.equal((await s.api(s.admin, 'GET', `${ROLLOUTS}/beta-templated`)).body.spec.template, undefined, 'the stored Rollout is unchanged');
+      // Nor an analysis whose job metric the controller runs as a Job of its own.
+      const analysis = { apiVersion: `${ANALYSIS.group}/${ANALYSIS.version}`, kind: ANALYSIS.kind, metadata: { name: 'beta-smoke' }, spec: { metrics: [{ name: 'smoke', provider: { job: { spec: { backoffLimit: 0, template: templated('x').spec.template } } } }] } };
+      refused(await s.api(beta, 'POST', path(ANALYSIS), analysis), 'guard.operator-pods', /may not create AnalysisTemplate shared-scalers\/beta-smoke with a pod spec: the Argo Rollouts controller makes its job metrics' Jobs/);
       // A principal of no environment makes pods of no environment itself.
       ok("the stranger's templated Rollout", await s.api(stranger, 'POST', ROLLOUTS, templated('stranger-templated')));
     });

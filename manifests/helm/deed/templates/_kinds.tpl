@@ -135,7 +135,7 @@
 - operations: ["UPDATE"]
   apiGroups: ["argoproj.io"]
   apiVersions: ["*"]
-  resources: ["rollouts"]
+  resources: ["analysistemplates", "analysisruns", "experiments", "rollouts"]
   scope: Namespaced
 - operations: ["UPDATE"]
   apiGroups: ["cert-manager.io"]
