@@ -137,6 +137,9 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'ecrauthorizationtokens/shared/alpha-ecr': owned('ECRAuthorizationToken', 'alpha'),
   'ecrauthorizationtokens/shared/beta-ecr': owned('ECRAuthorizationToken', 'beta'),
   'passwords/shared/beta-password': owned('Password', 'beta'),
+  'analysistemplates/shared/alpha-check': owned('AnalysisTemplate', 'alpha'),
+  'analysistemplates/shared/beta-check': owned('AnalysisTemplate', 'beta'),
+  'analysistemplates/shared/platform-check': { metadata: { uid: 'platform-check-uid' } },
   'secrets/shared/db-creds': null,
   // An operator's output for an environment (cert-manager's, External Secrets'), made as a platform principal: unstamped.
   'secrets/shared/operator-made': { metadata: { uid: 'operator-made-uid' } },
@@ -797,6 +800,29 @@ describe("an ExternalSecret runs only its writer environment's generators, and a
     const vault = (secret: string) => ({ spec: { path: 'database/creds/app', method: 'GET', provider: { server: 'https://vault.example', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', secretRef: { name: secret, key: 'token' } } } } } });
     refused(review(VAULT_DYNAMIC, RUNNER_B, vault('alpha-tls')), 'reference.cross-environment', /spec\.provider\.auth\.kubernetes\.secretRef\.name: names Secret alpha-tls/);
     admitted(review(VAULT_DYNAMIC, RUNNER_A, vault('alpha-tls')));
+  });
+});
+
+describe("a Rollout's or an Experiment's analysis runs only its writer environment's analysis templates", () => {
+  const canary = (templates: unknown[]) => ({ spec: { replicas: 1, workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'beta-web' }, strategy: { canary: { steps: [{ setWeight: 20 }, { analysis: { templates, args: [{ name: 'url', value: 'https://beta.example/collect' }] } }] } } } });
+  const EXPERIMENTS: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'experiments', kind: 'Experiment' };
+  const ANALYSIS_TEMPLATES: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', kind: 'AnalysisTemplate' };
+
+  test("beta's Rollout may not run alpha's AnalysisTemplate (with beta's arguments, over alpha's Secrets); its own, the platform's and a ClusterAnalysisTemplate are admitted", () => {
+    refused(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'alpha-check' }])), 'reference.cross-environment', /spec\.strategy\.canary\.steps\[1\]\.analysis\.templates\[0\]: names AnalysisTemplate alpha-check, which belongs to another environment \(the Argo Rollouts controller runs the template's metrics for the referrer/);
+    const blueGreen = { spec: { replicas: 1, workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'beta-web' }, strategy: { blueGreen: { activeService: 'beta-svc', prePromotionAnalysis: { templates: [{ templateName: 'alpha-check' }] } } } } };
+    refused(review(ROLLOUTS, RUNNER_B, blueGreen), 'reference.cross-environment', /spec\.strategy\.blueGreen\.prePromotionAnalysis\.templates\[0\]: names AnalysisTemplate alpha-check/);
+    refused(review(EXPERIMENTS, RUNNER_B, { spec: { templates: [], analyses: [{ name: 'a', templateName: 'alpha-check' }] } }), 'reference.cross-environment', /spec\.analyses\[0\]: names AnalysisTemplate alpha-check/);
+    admitted(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'beta-check' }, { templateName: 'platform-check' }])));
+    const lookup = lookupOf(CLUSTER);
+    admitted(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'beta-check', clusterScope: true }])), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('analysistemplates/')), []);
+  });
+
+  test("beta's AnalysisTemplate may not hand alpha's Secret to its metrics", () => {
+    const web = (secret: string) => ({ spec: { args: [{ name: 'token', valueFrom: { secretKeyRef: { name: secret, key: 'token' } } }], metrics: [{ name: 'probe', provider: { web: { url: 'https://beta.example/?t={{args.token}}' } } }] } });
+    refused(review(ANALYSIS_TEMPLATES, RUNNER_B, web('alpha-tls')), 'reference.cross-environment', /spec\.args\[0\]\.valueFrom\.secretKeyRef\.name: names Secret alpha-tls, which belongs to another environment \(the Argo Rollouts controller reads the Secret's key and hands it to the analysis's metrics/);
+    admitted(review(ANALYSIS_TEMPLATES, RUNNER_B, web('beta-tls')));
   });
 });
 

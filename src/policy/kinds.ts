@@ -113,9 +113,12 @@ export interface ReferenceFacts {
    * group, not the core group); `issuer-annotations`: cert-manager's ingress-shim annotations (`path` is
    * `metadata.annotations`): `cert-manager.io/issuer` names an Issuer,
    * `cert-manager.io/cluster-issuer` a ClusterIssuer, and `cert-manager.io/issuer-kind` and
-   * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them.
+   * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them;
+   * `analysis-ref`: an Argo Rollouts analysis template reference ({templateName, clusterScope?}),
+   * an AnalysisTemplate of the object's namespace, or with `clusterScope: true` a
+   * ClusterAnalysisTemplate (the platform's).
    */
-  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations' | 'analysis-ref';
   /** The label key, for `label`. */
   label?: string;
   /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` and `local-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
@@ -391,6 +394,13 @@ const ESO_STORE_SECRETS = [
  */
 const ARGO_JOB_POD = 'spec.metrics[].provider.job.spec.template.spec';
 const ARGO_JOBS = { operator: 'the Argo Rollouts controller makes its job metrics\' Jobs', instead: 'a metric of another provider, or a Job of your own' } as const;
+/**
+ * The analysis templates a Rollout's or an Experiment's analysis runs: the controller makes an
+ * AnalysisRun of the template's metrics, with the arguments the template's `secretKeyRef`s
+ * read and the ones the referrer passes (a web metric's URL among them), for whoever names it.
+ */
+const ARGO_ANALYSIS = "the Argo Rollouts controller runs the template's metrics for the referrer, with the Secrets its arguments read and the arguments the referrer passes";
+const argoAnalyses = (paths: readonly string[]) => paths.map((path) => ({ path, by: 'analysis-ref', follower: ARGO_ANALYSIS }) as const);
 const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the Argo Rollouts controller reads the Secret's key and hands it to the analysis's metrics (a web metric's URL or headers, a job's arguments)" } as const;
 
 /**
@@ -814,7 +824,8 @@ export const KIND_TABLE = [
   { kind: 'ClusterTriggerAuthentication', group: 'keda.sh', version: 'v1alpha1', resource: 'clustertriggerauthentications', namespaced: false },
   // Argo Rollouts' analysis and experiments: the controller runs a job metric's Job, and an
   // experiment's ReplicaSets, from pod templates they hold, and reads an argument's Secret.
-  { kind: 'AnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', namespaced: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
+  // Read (metadata only) when a Rollout's or an Experiment's analysis names one.
+  { kind: 'AnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
   { kind: 'AnalysisRun', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysisruns', namespaced: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
   {
     kind: 'Experiment',
@@ -822,7 +833,7 @@ export const KIND_TABLE = [
     version: 'v1alpha1',
     resource: 'experiments',
     namespaced: true,
-    references: [{ ...ARGO_SECRET_ARGS, path: 'spec.analyses[].args[].valueFrom.secretKeyRef.name' }],
+    references: [{ ...ARGO_SECRET_ARGS, path: 'spec.analyses[].args[].valueFrom.secretKeyRef.name' }, ...argoAnalyses(['spec.analyses[]'])],
     podSpecs: ['spec.templates[].template.spec'],
     operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: 'a Deployment' },
   },
@@ -834,7 +845,16 @@ export const KIND_TABLE = [
     version: 'v1alpha1',
     resource: 'rollouts',
     namespaced: true,
-    references: [{ path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" }],
+    references: [
+      { path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" },
+      ...argoAnalyses([
+        'spec.strategy.canary.analysis.templates[]',
+        'spec.strategy.canary.steps[].analysis.templates[]',
+        'spec.strategy.canary.steps[].experiment.analyses[]',
+        'spec.strategy.blueGreen.prePromotionAnalysis.templates[]',
+        'spec.strategy.blueGreen.postPromotionAnalysis.templates[]',
+      ]),
+    ],
     podSpecs: ['spec.template.spec'],
     operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: 'a Deployment' },
   },

@@ -5,7 +5,7 @@
 // judges is always one the plan read.
 import type { KubeObject } from '../admission/types.js';
 import { CERT_MANAGER, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
-import { entryOf, isRec, stringMap, text, valuesAt, type Rec } from './unstructured.js';
+import { entryOf, field, isRec, stringMap, text, valuesAt, type Rec } from './unstructured.js';
 
 /** One object a field names. */
 export interface ObjectReference {
@@ -100,7 +100,8 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes });
       continue;
     }
-    const ref = facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'local-ref' ? localReference(value, facts.kind) : typedReference(value, facts.kind);
+    const ref =
+      facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'local-ref' ? localReference(value, facts.kind) : facts.by === 'analysis-ref' ? analysisReference(value) : typedReference(value, facts.kind);
     if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...writes });
   }
   // Absent or empty, the follower takes the object's own name (an ExternalSecret's target).
@@ -125,6 +126,14 @@ function localReference(value: unknown, defaults: { group: string; kind: string 
   const kind = text(value, 'kind');
   const group = text(value, 'group');
   return { group: group === undefined || group === '' ? defaults.group : group, kind: kind === undefined || kind === '' ? defaults.kind : kind, name };
+}
+
+/** An Argo Rollouts analysis template reference, `{templateName, clusterScope?}`: a ClusterAnalysisTemplate with clusterScope, else an AnalysisTemplate of the object's namespace. */
+function analysisReference(value: unknown): { group: string; kind: string; name: string } | undefined {
+  if (!isRec(value)) return undefined;
+  const name = text(value, 'templateName');
+  if (name === undefined || name === '') return undefined;
+  return { group: 'argoproj.io', kind: field(value, 'clusterScope') === true ? 'ClusterAnalysisTemplate' : 'AnalysisTemplate', name };
 }
 
 const SHIM_ISSUER = 'cert-manager.io/issuer';

@@ -177,6 +177,19 @@ export function scaleTargetCases(suite: () => Suite): void {
       ok("the stranger's templated Rollout", await s.api(stranger, 'POST', ROLLOUTS, templated('stranger-templated')));
     });
 
+    test("beta's Rollout may not run alpha's AnalysisTemplate, whose arguments read alpha's Secret; its own is stored", async () => {
+      const s = suite();
+      const template = (name: string, secret: string) => ({ apiVersion: `${ANALYSIS.group}/${ANALYSIS.version}`, kind: ANALYSIS.kind, metadata: { name }, spec: { args: [{ name: 'url' }, { name: 'token', valueFrom: { secretKeyRef: { name: secret, key: 'token' } } }], metrics: [{ name: 'probe', provider: { web: { url: '{{args.url}}', headers: [{ key: 'Authorization', value: 'Bearer {{args.token}}' }] } } }] } });
+      // Read with get, from the rendered ClusterRole.
+      ok("alpha's AnalysisTemplate", await s.api(alpha, 'POST', path(ANALYSIS), template('alpha-check', 'alpha-token')));
+      refused(await s.api(beta, 'POST', path(ANALYSIS), template('beta-borrowed', 'alpha-token')), 'reference.cross-environment', /spec\.args\[1\]\.valueFrom\.secretKeyRef\.name: names Secret alpha-token, which belongs to another environment/);
+      const analysed = (name: string, templateName: string) => ({ ...rollout(name, 'beta-web'), spec: { ...rollout(name, 'beta-web').spec, strategy: { canary: { steps: [{ setWeight: 20 }, { analysis: { templates: [{ templateName }], args: [{ name: 'url', value: 'https://beta.example/collect' }] } }] } } } });
+      refused(await s.api(beta, 'POST', ROLLOUTS, analysed('beta-analysed', 'alpha-check')), 'reference.cross-environment', /spec\.strategy\.canary\.steps\[1\]\.analysis\.templates\[0\]: names AnalysisTemplate alpha-check, which belongs to another environment/);
+      ok("beta's AnalysisTemplate", await s.api(beta, 'POST', path(ANALYSIS), { ...template('beta-check', 'alpha-token'), spec: { metrics: [{ name: 'probe', provider: { web: { url: 'https://beta.example/health' } } }] } }));
+      const own = await s.api(beta, 'POST', ROLLOUTS, analysed('beta-analysed', 'beta-check'));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("a Rollout's pod template, which the Argo Rollouts controller copies as a principal of its own, has its affinity terms scoped where alpha writes it in its bound namespace", async () => {
       const s = suite();
       const hostile = (matchLabels: Any) => ({ podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/os' }] } });
