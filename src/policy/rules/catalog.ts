@@ -68,7 +68,7 @@ export const RULES = {
     id: 'guard.unowned-output',
     webhook: 'both',
     checks:
-      "An environment's object may not ask its operator to make what it writes with no owner reference (the kind table's `unownedOutputWhen`: an External Secrets ExternalSecret's `spec.target.creationPolicy: Orphan`), at CREATE or by an UPDATE that changes that field, except in a namespace bound to that environment. With no owner reference nothing ties the output to the environment, so it is written unstamped, as the platform's, and every environment's pods in the namespace may mount it.",
+      "An environment's object may not ask its operator to make what it writes with no owner reference (the kind table's `unownedOutputWhen`: an External Secrets ExternalSecret's `spec.target.creationPolicy: Orphan`; a cert-manager ACME Issuer without `spec.acme.disableAccountKeyGeneration: true`, whose account key cert-manager creates whenever it is missing), at CREATE or by an UPDATE that changes its spec, except in a namespace bound to that environment. With no owner reference nothing ties the output to the environment, so it is written unstamped, as the platform's, and every environment's pods in the namespace may mount it.",
     defaultMode: 'deny',
     overridable: true,
     example:

@@ -1,8 +1,8 @@
 // guard.operator-pods: a custom resource whose operator makes workloads from a pod template it
-// holds (an Argo Rollout's `spec.template`, an Argo Experiment's templates and an analysis's job
-// metrics, a KEDA ScaledJob's `spec.jobTargetRef.template`)
-// runs its writer's code in pods Deed cannot give the writer's environment: the operator
-// creates the ReplicaSets or Jobs as a principal of its own, so nothing the cluster records
+// holds (an Argo Rollout's `spec.template`, an Argo Experiment's templates and an analysis's
+// job metrics, a KEDA ScaledJob's `spec.jobTargetRef.template`) runs its writer's code in pods
+// Deed cannot give the writer's environment: the operator creates the ReplicaSets or Jobs as
+// a principal of its own, so nothing the cluster records
 // ties them to the environment, and their pods are of no environment. Such pods carry none of
 // the environment's restrictions: not its sandbox template (a service account token, any
 // command), not the NetworkPolicies that select its label, not the pod rules Deed applies to
