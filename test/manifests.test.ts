@@ -29,8 +29,8 @@ import { compilePolicy } from '../src/policy/policy.js';
 import { generateCertificates } from '../src/server/certificates.js';
 import { deed } from './cli-process.js';
 import { FIXTURE_POLICY, toCel } from './helpers.js';
-/** The External Secrets generators an ExternalSecret's generatorRef may name (kinds.ts), read with get. */
-const GENERATORS = ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'githubaccesstokens', 'gitlabdeploytokens', 'vaultdynamicsecrets', 'webhooks', 'grafanas', 'mfas', 'quayaccesstokens', 'cloudsmithaccesstokens', 'passwords', 'uuids', 'sshkeys', 'fakes'];
+/** The External Secrets generators an ExternalSecret's generatorRef may name (kinds.ts), read with get: those that hold credentials. */
+const GENERATORS = ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'githubaccesstokens', 'gitlabdeploytokens', 'vaultdynamicsecrets', 'webhooks', 'grafanas', 'mfas', 'quayaccesstokens', 'cloudsmithaccesstokens'];
 import { keepStampsCondition, operatorStampsCondition } from '../src/install/kind-rules.js';
 
 type Obj = KubernetesObject & Record<string, unknown>;

@@ -782,14 +782,21 @@ describe("an ExternalSecret runs only its writer environment's generators, and a
     spec: { refreshInterval: '1h', target: { name: 'new-tls' }, [at]: [{ ...(at === 'data' ? { secretKey: 'token', remoteRef: { key: 'x' } } : {}), sourceRef: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', ...generatorRef } } }] },
   });
 
-  test("beta's ExternalSecret may not run alpha's generator (alpha's cloud credentials would make beta's token); its own, and a ClusterGenerator, are admitted; a generator kind Deed does not read is the platform's to name", () => {
+  test("beta's ExternalSecret may not run alpha's generator (alpha's cloud credentials would make beta's token); its own, and a Password generator not made yet, are admitted; a ClusterGenerator only in a bound namespace; a generator kind Deed does not read is the platform's to name", () => {
     refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'alpha-ecr' })), 'reference.cross-environment', /spec\.dataFrom\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator, with the credentials it names/);
     refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'alpha-ecr' }, 'data')), 'reference.cross-environment', /spec\.data\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr/);
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ECRAuthorizationToken', name: 'beta-ecr' })));
-    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'Password', name: 'beta-password' })));
+    // A Password generator holds no credentials: not read, and a chart may create it after the ExternalSecret.
     const lookup = lookupOf(CLUSTER);
-    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ClusterGenerator', name: 'registry' })), lookup);
-    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('clustergenerators/')), []);
+    admitted(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'Password', name: 'not-made-yet' })), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('passwords/') || k.startsWith('clustergenerators/')), []);
+    // A ClusterGenerator's credentials are read in the ExternalSecret's namespace: in a shared one, possibly alpha's.
+    refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'ClusterGenerator', name: 'registry' })), 'reference.unknown', /spec\.dataFrom\[0\]\.sourceRef\.generatorRef: names ClusterGenerator registry, cluster-scoped, whose Secrets are read by name in namespace shared, where one may be another environment's/);
+    refused(review(EXTERNAL_SECRETS, NONE, generated({ kind: 'ClusterGenerator', name: 'registry' })), 'reference.unknown', /names ClusterGenerator registry, cluster-scoped/);
+    const bound = review(EXTERNAL_SECRETS, RUNNER_A, generated({ kind: 'ClusterGenerator', name: 'registry' }));
+    bound.request.namespace = 'sandbox-a';
+    bound.request.object!.metadata.namespace = 'sandbox-a';
+    assert.ok(!(answer('validate', bound).status?.message ?? '').includes('ClusterGenerator'), 'in its bound namespace its Secrets are its own');
     refused(review(EXTERNAL_SECRETS, RUNNER_B, generated({ kind: 'BeyondtrustWorkloadCredentialsDynamicSecret', name: 'beta-bt' })), 'reference.unknown', /names BeyondtrustWorkloadCredentialsDynamicSecret beta-bt \(generators\.external-secrets\.io\), a kind Deed does not read/);
   });
 
@@ -800,6 +807,12 @@ describe("an ExternalSecret runs only its writer environment's generators, and a
     const vault = (secret: string) => ({ spec: { path: 'database/creds/app', method: 'GET', provider: { server: 'https://vault.example', auth: { kubernetes: { mountPath: 'kubernetes', role: 'app', secretRef: { name: secret, key: 'token' } } } } } });
     refused(review(VAULT_DYNAMIC, RUNNER_B, vault('alpha-tls')), 'reference.cross-environment', /spec\.provider\.auth\.kubernetes\.secretRef\.name: names Secret alpha-tls/);
     admitted(review(VAULT_DYNAMIC, RUNNER_A, vault('alpha-tls')));
+    // What goes to the server as it is (an AppRole's role id, an IAM access key id) and the client certificate: in a generator and in a store.
+    const sending = (provider: Record<string, unknown>) => ({ spec: { path: 'x', provider: { server: 'https://beta.example', auth: { appRole: { path: 'approle', secretRef: { name: 'beta-tls', key: 'secret' } } }, ...provider } } });
+    refused(review(VAULT_DYNAMIC, RUNNER_B, sending({ auth: { appRole: { path: 'approle', roleRef: { name: 'alpha-tls', key: 'password' }, secretRef: { name: 'beta-tls', key: 'secret' } } } })), 'reference.cross-environment', /spec\.provider\.auth\.appRole\.roleRef\.name: names Secret alpha-tls/);
+    refused(review(VAULT_DYNAMIC, RUNNER_B, sending({ auth: { iam: { secretRef: { accessKeyIDSecretRef: { name: 'alpha-tls', key: 'password' } } } } })), 'reference.cross-environment', /spec\.provider\.auth\.iam\.secretRef\.accessKeyIDSecretRef\.name: names Secret alpha-tls/);
+    refused(review(VAULT_DYNAMIC, RUNNER_B, sending({ tls: { certSecretRef: { name: 'alpha-tls', key: 'tls.crt' } } })), 'reference.cross-environment', /spec\.provider\.tls\.certSecretRef\.name: names Secret alpha-tls/);
+    refused(review(SECRET_STORES, RUNNER_B, { spec: { provider: { vault: { server: 'https://beta.example', auth: { appRole: { path: 'approle', roleRef: { name: 'alpha-tls', key: 'password' }, secretRef: { name: 'beta-tls', key: 's' } } } } } } }), 'reference.cross-environment', /spec\.provider\.vault\.auth\.appRole\.roleRef\.name: names Secret alpha-tls/);
   });
 });
 
@@ -808,15 +821,14 @@ describe("a Rollout's or an Experiment's analysis runs only its writer environme
   const EXPERIMENTS: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'experiments', kind: 'Experiment' };
   const ANALYSIS_TEMPLATES: Gvr = { group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', kind: 'AnalysisTemplate' };
 
-  test("beta's Rollout may not run alpha's AnalysisTemplate (with beta's arguments, over alpha's Secrets); its own, the platform's and a ClusterAnalysisTemplate are admitted", () => {
+  test("beta's Rollout may not run alpha's AnalysisTemplate (with beta's arguments, over alpha's Secrets); its own and the platform's are admitted, a ClusterAnalysisTemplate only in a bound namespace", () => {
     refused(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'alpha-check' }])), 'reference.cross-environment', /spec\.strategy\.canary\.steps\[1\]\.analysis\.templates\[0\]: names AnalysisTemplate alpha-check, which belongs to another environment \(the Argo Rollouts controller runs the template's metrics for the referrer/);
     const blueGreen = { spec: { replicas: 1, workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'beta-web' }, strategy: { blueGreen: { activeService: 'beta-svc', prePromotionAnalysis: { templates: [{ templateName: 'alpha-check' }] } } } } };
     refused(review(ROLLOUTS, RUNNER_B, blueGreen), 'reference.cross-environment', /spec\.strategy\.blueGreen\.prePromotionAnalysis\.templates\[0\]: names AnalysisTemplate alpha-check/);
     refused(review(EXPERIMENTS, RUNNER_B, { spec: { templates: [], analyses: [{ name: 'a', templateName: 'alpha-check' }] } }), 'reference.cross-environment', /spec\.analyses\[0\]: names AnalysisTemplate alpha-check/);
     admitted(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'beta-check' }, { templateName: 'platform-check' }])));
-    const lookup = lookupOf(CLUSTER);
-    admitted(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'beta-check', clusterScope: true }])), lookup);
-    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('analysistemplates/')), []);
+    // A ClusterAnalysisTemplate's argument Secrets are read in the AnalysisRun's namespace: in a shared one, possibly alpha's.
+    refused(review(ROLLOUTS, RUNNER_B, canary([{ templateName: 'global-check', clusterScope: true }])), 'reference.unknown', /names ClusterAnalysisTemplate global-check, cluster-scoped, whose Secrets are read by name in namespace shared/);
   });
 
   test("beta's AnalysisTemplate may not hand alpha's Secret to its metrics", () => {

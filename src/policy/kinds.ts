@@ -202,6 +202,15 @@ export interface KindRow {
    */
   readAsTargetOnly?: true;
   /**
+   * As a reference's target, beside what its stamps say: `nothing`, naming one hands the
+   * referrer nothing of another environment's (a Password generator holds no credentials), so
+   * it is not read and may not exist yet; `referrer-namespace`, cluster-scoped (the platform's)
+   * but its operator reads the Secrets it names in the referrer's namespace (a ClusterGenerator,
+   * a ClusterAnalysisTemplate), where one may be another environment's: named only in a
+   * namespace bound to the requester's environment (rules/reference-scope.ts).
+   */
+  asTarget?: 'nothing' | 'referrer-namespace';
+  /**
    * An operator listed in `workloadControllers` makes it for the resource it reconciles (a
    * Certificate's Secret, an ExternalSecret's): stamped as its controlling owner's environment
    * (doors/object.ts), and its stamps kept as stored on the operator's later writes.
@@ -377,8 +386,29 @@ const ESO_FETCH = 'the External Secrets operator fetches with the store\'s crede
  * The Secrets a SecretStore authenticates with, for its most used providers: the operator
  * reads each with its own rights and fetches with it for every ExternalSecret that names the store.
  */
+/**
+ * The Secrets a Vault provider (a SecretStore's, a VaultDynamicSecret generator's) authenticates
+ * with or sends: an AppRole's role id and an IAM access key id go to the server as they are,
+ * so a server of the writer's choosing would receive whatever key of whatever Secret they name.
+ */
+const VAULT_AUTH_SECRETS = [
+  'auth.tokenSecretRef',
+  'auth.appRole.secretRef',
+  'auth.appRole.roleRef',
+  'auth.kubernetes.secretRef',
+  'auth.ldap.secretRef',
+  'auth.userPass.secretRef',
+  'auth.jwt.secretRef',
+  'auth.cert.clientCert',
+  'auth.cert.secretRef',
+  'auth.iam.secretRef.accessKeyIDSecretRef',
+  'auth.iam.secretRef.secretAccessKeySecretRef',
+  'auth.iam.secretRef.sessionTokenSecretRef',
+  'tls.certSecretRef',
+  'tls.keySecretRef',
+];
 const ESO_STORE_SECRETS = [
-  ...['auth.tokenSecretRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.jwt.secretRef', 'auth.cert.clientCert', 'auth.cert.secretRef'].map((at) => `vault.${at}`),
+  ...VAULT_AUTH_SECRETS.map((at) => `vault.${at}`),
   ...['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'].map((at) => `aws.${at}`),
   ...['authSecretRef.clientId', 'authSecretRef.clientSecret', 'authSecretRef.clientCertificate'].map((at) => `azurekv.${at}`),
   'gcpsm.auth.secretRef.secretAccessKeySecretRef',
@@ -416,7 +446,6 @@ const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 
 const ESO_GENERATORS = 'generators.external-secrets.io';
 const GENERATE = "the External Secrets operator generates with the Secret's credentials, for every ExternalSecret that names the generator, and writes what it generates into that ExternalSecret's target";
 const AWS_AUTH_SECRETS = ['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'];
-const VAULT_AUTH_SECRETS = ['auth.tokenSecretRef', 'auth.appRole.secretRef', 'auth.kubernetes.secretRef', 'auth.ldap.secretRef', 'auth.userPass.secretRef', 'auth.jwt.secretRef', 'auth.cert.clientCert', 'auth.cert.secretRef'];
 const generatorRow = <K extends string, R extends string>(kind: K, resource: R, secrets: readonly string[] = []) =>
   ({
     kind,
@@ -812,12 +841,10 @@ export const KIND_TABLE = [
   generatorRow('MFA', 'mfas', ['secret']),
   generatorRow('QuayAccessToken', 'quayaccesstokens'),
   generatorRow('CloudsmithAccessToken', 'cloudsmithaccesstokens'),
-  generatorRow('Password', 'passwords'),
-  generatorRow('UUID', 'uuids'),
-  generatorRow('SSHKey', 'sshkeys'),
-  generatorRow('Fake', 'fakes'),
-  // Cluster-scoped: the platform's.
-  { kind: 'ClusterGenerator', group: ESO_GENERATORS, version: 'v1alpha1', resource: 'clustergenerators', namespaced: false },
+  // They hold no credentials: not read, and a chart may create them after the ExternalSecret.
+  ...(['Password', 'UUID', 'SSHKey', 'Fake'] as const).map((kind) => ({ kind, group: ESO_GENERATORS, version: 'v1alpha1', resource: `${kind.toLowerCase()}s`, namespaced: true, asTarget: 'nothing' }) as const),
+  // Cluster-scoped, the platform's; the operator resolves what it names in the ExternalSecret's namespace.
+  { kind: 'ClusterGenerator', group: ESO_GENERATORS, version: 'v1alpha1', resource: 'clustergenerators', namespaced: false, asTarget: 'referrer-namespace' },
   // Cluster-scoped: the platform's.
   { kind: 'ClusterSecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'clustersecretstores', namespaced: false },
   // Cluster-scoped: the platform's.
@@ -837,8 +864,8 @@ export const KIND_TABLE = [
     podSpecs: ['spec.templates[].template.spec'],
     operatorPods: { operator: 'the Argo Rollouts controller makes its ReplicaSets', instead: 'a Deployment' },
   },
-  // Cluster-scoped: the platform's.
-  { kind: 'ClusterAnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'clusteranalysistemplates', namespaced: false },
+  // Cluster-scoped, the platform's; the controller reads its arguments' Secrets in the AnalysisRun's namespace.
+  { kind: 'ClusterAnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'clusteranalysistemplates', namespaced: false, asTarget: 'referrer-namespace' },
   {
     kind: 'Rollout',
     group: 'argoproj.io',

@@ -261,8 +261,17 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `chooses ${ref.kind}s by label, so whose each one is cannot be known (${ref.follower}); name each one instead: only the platform's principals may write a selector here` });
       continue;
     }
+    const target = kindRowNamed(ref.group, ref.kind);
+    // Naming one hands over nothing of anyone's (a Password generator).
+    if (target?.asTarget === 'nothing') continue;
     // A cluster-scoped kind the table knows (a ClusterIssuer) is the platform's: Deed stamps no cluster-scoped object.
-    if (kindRowNamed(ref.group, ref.kind)?.namespaced === false) continue;
+    if (target?.namespaced === false) {
+      // But one whose operator reads the Secrets it names in the referrer's namespace reads them, in a shared namespace, wherever they belong.
+      const env = reach.requester.environment;
+      if (target.asTarget === 'referrer-namespace' && !(env.kind === 'one' && ctx.policy.envByBoundNamespace.get(namespace) === env.id))
+        findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `names ${ref.kind} ${ref.name}, cluster-scoped, whose Secrets are read by name in namespace ${namespace}, where one may be another environment's (${ref.follower}); name one of your own namespace instead, or use a namespace bound to your environment` });
+      continue;
+    }
     const row = readableRow(ref.group, ref.kind);
     if (row === undefined) {
       const group = ref.group === '' ? '' : ` (${ref.group})`;
