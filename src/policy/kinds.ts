@@ -391,6 +391,9 @@ const ESO_FETCH = 'the External Secrets operator fetches with the store\'s crede
  * with or sends: an AppRole's role id and an IAM access key id go to the server as they are,
  * so a server of the writer's choosing would receive whatever key of whatever Secret they name.
  */
+/** AWS static keys, under a provider's or a generator's `auth`: an access key id, its secret, a session token. */
+const AWS_KEY_SECRETS = ['secretRef.accessKeyIDSecretRef', 'secretRef.secretAccessKeySecretRef', 'secretRef.sessionTokenSecretRef'];
+const AWS_AUTH_SECRETS = AWS_KEY_SECRETS.map((at) => `auth.${at}`);
 const VAULT_AUTH_SECRETS = [
   'auth.tokenSecretRef',
   'auth.appRole.secretRef',
@@ -401,15 +404,13 @@ const VAULT_AUTH_SECRETS = [
   'auth.jwt.secretRef',
   'auth.cert.clientCert',
   'auth.cert.secretRef',
-  'auth.iam.secretRef.accessKeyIDSecretRef',
-  'auth.iam.secretRef.secretAccessKeySecretRef',
-  'auth.iam.secretRef.sessionTokenSecretRef',
+  ...AWS_KEY_SECRETS.map((at) => `auth.iam.${at}`),
   'tls.certSecretRef',
   'tls.keySecretRef',
 ];
 const ESO_STORE_SECRETS = [
   ...VAULT_AUTH_SECRETS.map((at) => `vault.${at}`),
-  ...['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'].map((at) => `aws.${at}`),
+  ...AWS_AUTH_SECRETS.map((at) => `aws.${at}`),
   ...['authSecretRef.clientId', 'authSecretRef.clientSecret', 'authSecretRef.clientCertificate'].map((at) => `azurekv.${at}`),
   'gcpsm.auth.secretRef.secretAccessKeySecretRef',
   ...['auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey'].map((at) => `kubernetes.${at}`),
@@ -440,12 +441,13 @@ const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 
  * password) into the ExternalSecret's target. A generator authenticates with the Secrets it
  * names, for every ExternalSecret that names it; each is read (metadata only) when an
  * ExternalSecret names it. A kind not listed here is refused as any unread kind's reference
- * (`reference.unknown`); a ClusterGenerator is the platform's. Service accounts a generator
+ * (`reference.unknown`); a ClusterGenerator reads what it names in the referrer's namespace
+ * (`asTarget`). Service accounts a generator
  * asks tokens for are judged at the operator's TokenRequest (`guard.service-account`).
  */
 const ESO_GENERATORS = 'generators.external-secrets.io';
+const ESO_RUN_GENERATOR = "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target";
 const GENERATE = "the External Secrets operator generates with the Secret's credentials, for every ExternalSecret that names the generator, and writes what it generates into that ExternalSecret's target";
-const AWS_AUTH_SECRETS = ['auth.secretRef.accessKeyIDSecretRef', 'auth.secretRef.secretAccessKeySecretRef', 'auth.secretRef.sessionTokenSecretRef'];
 const generatorRow = <K extends string, R extends string>(kind: K, resource: R, secrets: readonly string[] = []) =>
   ({
     kind,
@@ -796,8 +798,7 @@ export const KIND_TABLE = [
       { path: 'spec.secretStoreRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.data[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
       { path: 'spec.dataFrom[].sourceRef.storeRef', by: 'local-ref', kind: ESO_STORE, follower: ESO_FETCH },
-      { path: 'spec.dataFrom[].sourceRef.generatorRef', by: 'object-ref', follower: "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target" },
-      { path: 'spec.data[].sourceRef.generatorRef', by: 'object-ref', follower: "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target" },
+      ...['spec.dataFrom[]', 'spec.data[]'].map((at) => ({ path: `${at}.sourceRef.generatorRef`, by: 'object-ref', follower: ESO_RUN_GENERATOR }) as const),
       // Created by the operator when absent (the ordinary case); one that exists would be written over, or merged into.
       // A template's sources: the operator reads them and writes what they hold into the target.
       { path: 'spec.target.template.templateFrom[].secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and writes what it holds into the ExternalSecret's target" },

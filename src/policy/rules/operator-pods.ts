@@ -18,27 +18,26 @@ import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { valuesAt } from '../unstructured.js';
 import { RULES } from './catalog.js';
-import { writeVerb, writtenName } from './written-object.js';
+import { environmentWriteOutsideBinding } from './written-object.js';
 
 export function operatorPods(req: AdmissionRequest, namespace: string, requester: Requester, policy: Policy): Finding[] {
   const row = kindRow(req.resource);
   const runs = row?.operatorPods;
-  const env = requester.environment;
-  if (runs === undefined || row?.podSpecs === undefined || env.kind !== 'one' || req.subResource !== undefined || !req.object) return [];
-  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return [];
-  if (policy.envByBoundNamespace.get(namespace) === env.id) return [];
-  const what = `${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''}`;
-  return row.podSpecs.flatMap((path) => {
-    const specs = valuesAt(req.object, path);
+  const specPaths = row?.podSpecs;
+  if (runs === undefined || specPaths === undefined) return [];
+  const write = environmentWriteOutsideBinding(req, namespace, requester, policy);
+  if (write === undefined) return [];
+  return specPaths.flatMap((path) => {
+    const specs = valuesAt(write.object, path);
     if (specs.length === 0) return [];
     // The whole template: its metadata (labels, annotations) is the pods' too.
     const template = path.replace(/\.spec$/, '');
-    if (req.operation === 'UPDATE' && isDeepStrictEqual(valuesAt(req.object, template).map((s) => s.value), valuesAt(req.oldObject, template).map((s) => s.value))) return [];
+    if (req.operation === 'UPDATE' && isDeepStrictEqual(valuesAt(write.object, template).map((s) => s.value), valuesAt(req.oldObject, template).map((s) => s.value))) return [];
     return [
       {
         rule: RULES.guardOperatorPods.id,
         path: specs[0]!.at,
-        message: `${requester.username} may not ${writeVerb(req)} ${what} with a pod spec: ${runs.operator} from it as a principal of its own, so their pods would be of no environment, outside your environment's sandbox template and rules; use ${runs.instead}, whose pods Deed stamps and judges as your environment's, or a namespace bound to your environment`,
+        message: `${requester.username} may not ${write.verb} ${write.what} with a pod spec: ${runs.operator} from it as a principal of its own, so their pods would be of no environment, outside your environment's sandbox template and rules; use ${runs.instead}, whose pods Deed stamps and judges as your environment's, or a namespace bound to your environment`,
       },
     ];
   });

@@ -17,25 +17,23 @@ import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { valuesAt } from '../unstructured.js';
 import { RULES } from './catalog.js';
-import { writeVerb, writtenName } from './written-object.js';
+import { environmentWriteOutsideBinding } from './written-object.js';
 
 export function unownedOutput(req: AdmissionRequest, namespace: string, requester: Requester, policy: Policy): Finding[] {
   const asks = unownedOutputOf(req.resource);
-  const env = requester.environment;
-  if (asks === undefined || env.kind !== 'one' || req.subResource !== undefined || !req.object) return [];
-  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return [];
-  if (policy.envByBoundNamespace.get(namespace) === env.id) return [];
-  if (asks.within !== undefined && valuesAt(req.object, asks.within).length === 0) return [];
-  const asked = valuesAt(req.object, asks.path)[0]?.value;
+  if (asks === undefined) return [];
+  const write = environmentWriteOutsideBinding(req, namespace, requester, policy);
+  if (write === undefined) return [];
+  if (asks.within !== undefined && valuesAt(write.object, asks.within).length === 0) return [];
+  const asked = valuesAt(write.object, asks.path)[0]?.value;
   if (!asks.values.includes(asked)) return [];
   // An UPDATE that leaves the spec as it was (a GitOps re-apply, a label change of an object admitted before this rule) asks for nothing new.
-  if (req.operation === 'UPDATE' && isDeepStrictEqual(req.object.spec, req.oldObject?.spec)) return [];
-  const what = `${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''}`;
+  if (req.operation === 'UPDATE' && isDeepStrictEqual(write.object.spec, req.oldObject?.spec)) return [];
   return [
     {
       rule: RULES.guardUnownedOutput.id,
       path: asks.path,
-      message: `${requester.username} may not ${writeVerb(req)} ${what} with ${asks.path} ${asked === undefined ? 'unset' : String(asked)}: ${asks.output} with no owner reference, so of no environment, for every environment's pods in ${namespace} to read; ${asks.fix}, or use a namespace bound to your environment`,
+      message: `${requester.username} may not ${write.verb} ${write.what} with ${asks.path} ${asked === undefined ? 'unset' : String(asked)}: ${asks.output} with no owner reference, so of no environment, for every environment's pods in ${namespace} to read; ${asks.fix}, or use a namespace bound to your environment`,
     },
   ];
 }
