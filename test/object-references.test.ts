@@ -10,7 +10,7 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
-import { objectReferences } from '../src/policy/object-references.js';
+import { changedReferences, objectReferences, referenceReads } from '../src/policy/object-references.js';
 import type { ReviewScope } from '../src/policy/review-scope.js';
 import { FIXTURE_KEYS, fixture, NOW, stampedMetadata, testContext, type Review, NO_READERS } from './helpers.js';
 import { ADMIN, RUNNER_A, RUNNER_B } from './validate-helpers.js';
@@ -774,6 +774,53 @@ describe("an ExternalSecret, a PushSecret or a SecretStore uses only its writer 
     refused(review(SECRET_STORES, RUNNER_B, { spec: { provider: { aws: { service: 'SecretsManager', region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: 'beta-tls', key: 'id' }, secretAccessKeySecretRef: { name: 'alpha-tls', key: 'key' } } } } } } }), 'reference.cross-environment', /spec\.provider\.aws\.auth\.secretRef\.secretAccessKeySecretRef\.name: names Secret alpha-tls/);
     admitted(review(SECRET_STORES, RUNNER_B, vault('beta-tls')));
     admitted(review(SECRET_STORES, RUNNER_A, vault('alpha-tls')));
+  });
+});
+
+describe("a SecretStore of any provider names only its writer environment's Secrets, and one whose fields Deed does not know is written only where every Secret is the writer's", () => {
+  const store = (provider: Record<string, unknown>) => ({ spec: { provider } });
+  const webhook = (secret: string) => ({ webhook: { url: 'https://collector.example/{{ .remoteRef.key }}', headers: { Authorization: 'Bearer {{ .auth.token }}' }, secrets: [{ name: 'auth', secretRef: { name: secret } }] } });
+
+  test("beta's webhook, GitLab, Infisical or OpenBao store may not send alpha's Secret to a server of beta's choosing; its own Secret it may", () => {
+    refused(review(SECRET_STORES, RUNNER_B, store(webhook('alpha-tls'))), 'reference.cross-environment', /spec\.provider\.webhook\.secrets\[0\]\.secretRef\.name: names Secret alpha-tls, which belongs to another environment \(the External Secrets operator authenticates with the Secret's credentials/);
+    refused(review(SECRET_STORES, RUNNER_B, store({ gitlab: { url: 'https://gitlab.beta.example', auth: { SecretRef: { accessToken: { name: 'alpha-tls', key: 'token' } } } } })), 'reference.cross-environment', /spec\.provider\.gitlab\.auth\.SecretRef\.accessToken\.name: names Secret alpha-tls/);
+    refused(review(SECRET_STORES, RUNNER_B, store({ infisical: { hostAPI: 'https://beta.example', auth: { universalAuthCredentials: { clientId: { name: 'beta-tls', key: 'id' }, clientSecret: { name: 'alpha-tls', key: 'secret' } } } } })), 'reference.cross-environment', /spec\.provider\.infisical\.auth\.universalAuthCredentials\.clientSecret\.name: names Secret alpha-tls/);
+    refused(review(SECRET_STORES, RUNNER_B, store({ openBao: { server: 'https://bao.beta.example', auth: { tokenSecretRef: { name: 'alpha-tls', key: 'token' } } } })), 'reference.cross-environment', /spec\.provider\.openBao\.auth\.tokenSecretRef\.name: names Secret alpha-tls/);
+    admitted(review(SECRET_STORES, RUNNER_B, store(webhook('beta-tls'))));
+    admitted(review(SECRET_STORES, RUNNER_B, store({ fake: { data: [{ key: 'k', value: 'v' }] } })));
+  });
+
+  test('a provider Deed does not list is refused in a shared namespace, to an environment and to a requester of none; in a namespace bound to the writer\'s environment, and from the platform, it is admitted', () => {
+    const unknown = store({ futurevault: { server: 'https://x.example', auth: { apiKey: { name: 'alpha-tls', key: 'k' } } } });
+    refused(review(SECRET_STORES, RUNNER_B, unknown), 'reference.unknown', /spec\.provider\.futurevault: is a provider whose fields Deed does not know, so which Secrets it names, and whose they are, cannot be known/);
+    refused(review(SECRET_STORES, NONE, unknown), 'reference.unknown', /spec\.provider\.futurevault: is a provider whose fields Deed does not know/);
+    // Beside a listed one, the unlisted key is still judged (the operator refuses two providers, but Deed does not rely on it).
+    refused(review(SECRET_STORES, RUNNER_B, store({ ...webhook('beta-tls'), 'odd key': {} })), 'reference.unknown', /spec\.provider\["odd key"\]: is a provider whose fields Deed does not know/);
+    admitted(review(SECRET_STORES, RUNNER_A, unknown, { namespace: 'sandbox-a' }));
+    admitted(review(SECRET_STORES, ARGO, unknown));
+  });
+
+  test('an UPDATE judges an unlisted provider again only when what it holds changes', () => {
+    const before = { metadata: { name: 's' }, spec: { provider: { futurevault: { auth: { apiKey: { name: 'beta-tls' } } } } } } as unknown as KubeObject;
+    const relabelled = { ...before, metadata: { name: 's', labels: { team: 'x' } } } as KubeObject;
+    assert.deepEqual(changedReferences(SECRET_STORES, before, relabelled), []);
+    const repointed = { ...before, spec: { provider: { futurevault: { auth: { apiKey: { name: 'alpha-tls' } } } } } } as unknown as KubeObject;
+    assert.deepEqual(changedReferences(SECRET_STORES, before, repointed).map((r) => [r.path, r.unlisted]), [['spec.provider.futurevault', true]]);
+    assert.deepEqual(referenceReads(objectReferences(SECRET_STORES, repointed), NS), [], 'an unlisted key names nothing to read');
+  });
+
+  test("beta's PushSecret may not push what alpha's generator makes; its own generator's it may", () => {
+    const push = (generator: string) => ({ spec: { secretStoreRefs: [{ name: 'beta-vault', kind: 'SecretStore' }], selector: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'ECRAuthorizationToken', name: generator } }, data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'pushed' } } }] } });
+    refused(review(PUSH_SECRETS, RUNNER_B, push('alpha-ecr')), 'reference.cross-environment', /spec\.selector\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator, with the credentials it names, and pushes what it generates/);
+    admitted(review(PUSH_SECRETS, RUNNER_B, push('beta-ecr')));
+  });
+
+  test("beta's Certificate may not encrypt its keystore with alpha's password Secret; with its own, or a literal password, it may", () => {
+    const keystore = (store: 'jks' | 'pkcs12', ref: Record<string, unknown>) => ({ spec: { secretName: 'new-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, keystores: { [store]: { create: true, ...ref } } } });
+    refused(review(CERTIFICATES, RUNNER_B, keystore('pkcs12', { passwordSecretRef: { name: 'alpha-tls', key: 'password' } })), 'reference.cross-environment', /spec\.keystores\.pkcs12\.passwordSecretRef\.name: names Secret alpha-tls, which belongs to another environment \(cert-manager encrypts the keystore/);
+    refused(review(CERTIFICATES, RUNNER_B, keystore('jks', { passwordSecretRef: { name: 'alpha-tls', key: 'password' } })), 'reference.cross-environment', /spec\.keystores\.jks\.passwordSecretRef\.name: names Secret alpha-tls/);
+    admitted(review(CERTIFICATES, RUNNER_B, keystore('jks', { passwordSecretRef: { name: 'beta-tls', key: 'password' } })));
+    admitted(review(CERTIFICATES, RUNNER_B, keystore('pkcs12', { password: 'changeit' })));
   });
 });
 

@@ -116,9 +116,13 @@ export interface ReferenceFacts {
    * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them;
    * `analysis-ref`: an Argo Rollouts analysis template reference ({templateName, clusterScope?}),
    * an AnalysisTemplate of the object's namespace, or with `clusterScope: true` a
-   * ClusterAnalysisTemplate (the platform's).
+   * ClusterAnalysisTemplate (the platform's); `unlisted-keys`: the field holds an object whose
+   * keys choose what the follower does (an External Secrets store's provider), and a key not in
+   * `listed` is one whose fields the table does not list, so what it names cannot be known.
    */
-  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations' | 'analysis-ref';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations' | 'analysis-ref' | 'unlisted-keys';
+  /** For `unlisted-keys`: the keys whose references the row lists under their own paths. */
+  listed?: readonly string[];
   /** The label key, for `label`. */
   label?: string;
   /** The kind named, for `name` and `label` (a kind of this table, in its `group`); for `gateway-ref` and `local-ref` (and `object-ref`, where given), the kind a reference that gives none names. */
@@ -383,10 +387,6 @@ const ISSUER_REFERENCES = [
 const ESO_STORE = { group: EXTERNAL_SECRETS, kind: 'SecretStore' } as const;
 const ESO_FETCH = 'the External Secrets operator fetches with the store\'s credentials and writes what it fetches into the ExternalSecret\'s target Secret';
 /**
- * The Secrets a SecretStore authenticates with, for its most used providers: the operator
- * reads each with its own rights and fetches with it for every ExternalSecret that names the store.
- */
-/**
  * The Secrets a Vault provider (a SecretStore's, a VaultDynamicSecret generator's) authenticates
  * with or sends: an AppRole's role id and an IAM access key id go to the server as they are,
  * so a server of the writer's choosing would receive whatever key of whatever Secret they name.
@@ -405,17 +405,82 @@ const VAULT_AUTH_SECRETS = [
   'auth.cert.clientCert',
   'auth.cert.secretRef',
   ...AWS_KEY_SECRETS.map((at) => `auth.iam.${at}`),
+  'auth.gcp.secretRef.secretAccessKeySecretRef',
   'tls.certSecretRef',
   'tls.keySecretRef',
 ];
+/**
+ * The Secrets a SecretStore authenticates with or sends, for every provider of External Secrets'
+ * v1 API (read at its commit cc5bfbc, 2026-08-08): the operator reads each with its own rights
+ * and fetches with it for every ExternalSecret that names the store, from a server the store
+ * chooses. A provider this list does not know (a later release's) names what cannot be found:
+ * `ESO_PROVIDERS`.
+ */
 const ESO_STORE_SECRETS = [
   ...VAULT_AUTH_SECRETS.map((at) => `vault.${at}`),
+  ...['auth.appRole.roleRef', 'auth.appRole.secretRef', 'auth.tokenSecretRef', 'auth.userPass.secretRef'].map((at) => `openBao.${at}`),
   ...AWS_AUTH_SECRETS.map((at) => `aws.${at}`),
-  ...['authSecretRef.clientId', 'authSecretRef.clientSecret', 'authSecretRef.clientCertificate'].map((at) => `azurekv.${at}`),
+  ...['clientId', 'tenantId', 'clientSecret', 'clientCertificate'].map((at) => `azurekv.authSecretRef.${at}`),
+  ...['secretRef.accessID', 'secretRef.accessType', 'secretRef.accessTypeParam', 'kubernetesAuth.secretRef'].map((at) => `akeyless.authSecretRef.${at}`),
+  'bitwardensecretsmanager.auth.secretRef.credentials',
+  ...['mtls.certSecretRef', 'mtls.keySecretRef', 'token.tokenSecretRef'].map((at) => `ovh.auth.${at}`),
   'gcpsm.auth.secretRef.secretAccessKeySecretRef',
-  ...['auth.token.bearerToken', 'auth.cert.clientCert', 'auth.cert.clientKey'].map((at) => `kubernetes.${at}`),
+  'gcpsm.auth.workloadIdentityFederation.awsSecurityCredentials.awsCredentialsSecretRef',
+  ...['privatekey', 'fingerprint'].map((at) => `oracle.auth.secretRef.${at}`),
+  'ibm.auth.secretRef.secretApiKeySecretRef',
+  ...['yandexcertificatemanager', 'yandexlockbox'].flatMap((p) => [`${p}.auth.authorizedKeySecretRef`, `${p}.caProvider.certSecretRef`]),
+  'github.auth.privateKey',
+  'gitlab.auth.SecretRef.accessToken',
   'onepassword.auth.secretRef.connectTokenSecretRef',
+  'onepasswordSDK.auth.serviceAccountSecretRef',
+  // The webhook provider templates each Secret's keys into its requests, to the URL the store gives.
+  ...['auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret', 'secrets[].secretRef'].map((at) => `webhook.${at}`),
+  ...['kubernetes', 'crd'].flatMap((p) => ['auth.cert.clientCert', 'auth.cert.clientKey', 'auth.token.bearerToken', 'authRef'].map((at) => `${p}.${at}`)),
+  'senhasegura.auth.clientSecretSecretRef',
+  ...['accessKey.secretRef', 'secretKey.secretRef'].map((at) => `scaleway.${at}`),
+  'doppler.auth.secretRef.dopplerToken',
+  'previder.auth.secretRef.accessToken',
+  ...['apiKeyRef', 'passcodeRef'].map((at) => `onboardbase.auth.${at}`),
+  'keepersecurity.authRef',
+  ...['apikey.userRef', 'apikey.apiKeyRef', 'jwt.secretRef', 'cert.clientCertRef', 'cert.clientKeyRef'].map((at) => `conjur.auth.${at}`),
+  ...['clientId.secretRef', 'clientSecret.secretRef'].map((at) => `delinea.${at}`),
+  ...['username.secretRef', 'password.secretRef', 'token.secretRef'].map((at) => `secretserver.${at}`),
+  'chef.auth.secretRef.privateKeySecretRef',
+  ...['auth.accessToken.secretRef', 'accessToken.secretRef'].map((at) => `pulumi.${at}`),
+  'fortanix.apiKey.secretRef',
+  'passworddepot.auth.secretRef.credentials',
+  ...['passwordSecretRef', 'privateKeySecretRef'].map((at) => `passbolt.auth.${at}`),
+  ...['appId', 'appSecret'].map((at) => `dvls.auth.secretRef.${at}`),
+  ...[
+    'universalAuthCredentials.clientId',
+    'universalAuthCredentials.clientSecret',
+    'azureAuthCredentials.identityId',
+    'azureAuthCredentials.resource',
+    'gcpIdTokenAuthCredentials.identityId',
+    'gcpIamAuthCredentials.identityId',
+    'gcpIamAuthCredentials.serviceAccountKeyFilePath',
+    'jwtAuthCredentials.identityId',
+    'jwtAuthCredentials.jwt',
+    'ldapAuthCredentials.identityId',
+    'ldapAuthCredentials.ldapPassword',
+    'ldapAuthCredentials.ldapUsername',
+    ...['identityId', 'privateKey', 'privateKeyPassphrase', 'fingerprint', 'userId', 'tenancyId', 'region'].map((at) => `ociAuthCredentials.${at}`),
+    'kubernetesAuthCredentials.identityId',
+    'kubernetesAuthCredentials.serviceAccountTokenPath',
+    'awsAuthCredentials.identityId',
+    'tokenAuthCredentials.accessToken',
+  ].map((at) => `infisical.auth.${at}`),
+  ...['apiKey', 'clientId', 'clientSecret', 'certificate', 'certificateKey'].map((at) => `beyondtrust.auth.${at}.secretRef`),
+  'beyondtrustworkloadcredentials.auth.apikey.token',
+  ...['accessKeyIDSecretRef', 'accessKeySecretSecretRef'].map((at) => `cloudrusm.auth.secretRef.${at}`),
+  ...['accessKeyID', 'secretAccessKey', 'token'].map((at) => `volcengine.auth.secretRef.${at}`),
+  'ngrok.auth.apiKey.secretRef',
+  ...['username.secretRef', 'password.secretRef'].map((at) => `barbican.auth.${at}`),
+  ...['auth.serviceAccountCredsSecretRef', 'auth.tokenSecretRef', 'caProvider.certSecretRef'].map((at) => `nebiusmysterybox.${at}`),
 ].map((at) => ({ path: `spec.provider.${at}.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator authenticates with the Secret's credentials, for every ExternalSecret that names the store" }) as const);
+/** The providers whose Secrets `ESO_STORE_SECRETS` lists (and `fake`, which names none). */
+const ESO_PROVIDERS = [...new Set(ESO_STORE_SECRETS.map((r) => r.path.split('.')[2]!)), 'fake'];
+const ESO_UNLISTED_PROVIDER = { path: 'spec.provider', by: 'unlisted-keys', listed: ESO_PROVIDERS, kind: { group: '', kind: 'Secret' }, follower: 'the External Secrets operator authenticates with what the provider names, for every ExternalSecret that names the store' } as const;
 
 /**
  * Argo Rollouts' analysis: a job metric's Job (`spec.metrics[].provider.job`) is made by the
@@ -826,10 +891,11 @@ export const KIND_TABLE = [
       { path: 'spec.dataTo[].storeRef', by: 'local-ref', kind: ESO_STORE, follower: "the External Secrets operator pushes the Secret's data to the store, with the store's credentials" },
       { path: 'spec.selector.secret.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the External Secrets operator reads the Secret and pushes its data to the PushSecret's stores" },
       { path: 'spec.selector.secret.selector', by: 'name', kind: { group: '', kind: 'Secret' }, selects: true, follower: "the External Secrets operator reads every Secret the selector chooses and pushes its data to the PushSecret's stores" },
+      { path: 'spec.selector.generatorRef', by: 'object-ref', follower: "the External Secrets operator runs the generator, with the credentials it names, and pushes what it generates to the PushSecret's stores" },
     ],
   },
   // Read (metadata only) when an ExternalSecret or a PushSecret names one: its stamps say whose credentials it holds.
-  { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: ESO_STORE_SECRETS },
+  { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [...ESO_STORE_SECRETS, ESO_UNLISTED_PROVIDER] },
   generatorRow('ACRAccessToken', 'acraccesstokens', ['auth.servicePrincipal.secretRef.clientId', 'auth.servicePrincipal.secretRef.clientSecret']),
   generatorRow('ECRAuthorizationToken', 'ecrauthorizationtokens', AWS_AUTH_SECRETS),
   generatorRow('STSSessionToken', 'stssessiontokens', AWS_AUTH_SECRETS),
@@ -961,6 +1027,9 @@ export const KIND_TABLE = [
       { path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager has the issuer sign the Certificate's key, and the Certificate's holder can then pass as whoever the issuer's certificates vouch for" },
       // Created by cert-manager when absent (the ordinary case); one that exists would be overwritten with this Certificate's key pair.
       { path: 'spec.secretName', by: 'name', kind: { group: '', kind: 'Secret' }, writes: true, follower: 'cert-manager writes the issued certificate and private key into the Secret, overwriting what it holds' },
+      ...['jks', 'pkcs12'].map(
+        (store) => ({ path: `spec.keystores.${store}.passwordSecretRef.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "cert-manager encrypts the keystore it writes into the Certificate's Secret with the Secret's password, which whoever reads that Secret can then guess at offline" }) as const,
+      ),
     ],
   },
   {

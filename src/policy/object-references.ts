@@ -4,6 +4,7 @@
 // (rules/reference-scope.ts) judges them; both take them from here, so a reference the rule
 // judges is always one the plan read.
 import type { KubeObject } from '../admission/types.js';
+import { quoted } from '../admission/verdict.js';
 import { CERT_MANAGER, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
 import { entryOf, field, isRec, stringMap, text, valuesAt, type Rec } from './unstructured.js';
 
@@ -27,6 +28,8 @@ export interface ObjectReference {
   createsUnowned?: true;
   /** A label selector chooses the objects (kinds.ts `ReferenceFacts.selects`): `name` is the selector as written (so an UPDATE that changes it is judged again), not a name. */
   selects?: true;
+  /** Keys whose fields the table does not list (kinds.ts `unlisted-keys`): `name` is what they hold as written (so an UPDATE that changes it is judged again), not a name. */
+  unlisted?: true;
 }
 
 /**
@@ -70,7 +73,7 @@ export function referenceReads(refs: ObjectReference[], namespace: string): Arra
   const seen = new Set<string>();
   const out: Array<{ resource: LookupResource; namespace: string; name: string }> = [];
   for (const r of refs) {
-    const row = r.selects === true ? undefined : readableRow(r.group, r.kind); // a selector names nothing to read
+    const row = r.selects === true || r.unlisted === true ? undefined : readableRow(r.group, r.kind); // a selector, or an unlisted key, names nothing to read
     if (row === undefined) continue;
     const at = r.namespace ?? namespace;
     const key = `${row.resource}/${at}/${r.name}`;
@@ -87,6 +90,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
     return value === undefined || value === '' || facts.kind === undefined ? [] : [{ ...facts.kind, name: value, path: `metadata.labels["${facts.label}"]`, follower: facts.follower }];
   }
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
+  if (facts.by === 'unlisted-keys') return unlistedKeys(obj, facts);
   const out: ObjectReference[] = [];
   const merges = facts.mergesWhen !== undefined && facts.mergesWhen.values.includes(String(valuesAt(obj, facts.mergesWhen.path)[0]?.value));
   const writes = facts.writes === true ? { writes: true as const, ...(merges ? { merges: true as const } : {}), ...(facts.createsUnowned === true ? { createsUnowned: true as const } : {}) } : {};
@@ -134,6 +138,25 @@ function analysisReference(value: unknown): { group: string; kind: string; name:
   const name = text(value, 'templateName');
   if (name === undefined || name === '') return undefined;
   return { group: 'argoproj.io', kind: field(value, 'clusterScope') === true ? 'ClusterAnalysisTemplate' : 'AnalysisTemplate', name };
+}
+
+/**
+ * One reference for the keys of each object at `facts.path` that `facts.listed` does not name,
+ * at the first of them: the table lists no field of theirs, so what they name cannot be
+ * found. Its `name` is those keys with what they hold, as written.
+ */
+function unlistedKeys(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
+  const listed = new Set(facts.listed ?? []);
+  const out: ObjectReference[] = [];
+  for (const { value, at } of valuesAt(obj, facts.path)) {
+    if (!isRec(value) || facts.kind === undefined) continue;
+    const unlisted = Object.keys(value).filter((k) => !listed.has(k));
+    if (unlisted.length === 0) continue;
+    const first = unlisted[0]!;
+    const path = /^[A-Za-z0-9_-]+$/.test(first) ? `${at}.${first}` : `${at}[${quoted(first)}]`;
+    out.push({ ...facts.kind, name: JSON.stringify(unlisted.map((k) => [k, value[k]])), path, follower: facts.follower, unlisted: true });
+  }
+  return out;
 }
 
 const SHIM_ISSUER = 'cert-manager.io/issuer';

