@@ -273,6 +273,25 @@ export interface KindRow {
     output: string;
     fix: string;
   };
+  /**
+   * Configurations under which its operator authenticates with its own identity (its service
+   * account token, its cloud role), for whoever wrote the object (rules/operator-identity.ts).
+   */
+  operatorIdentity?: readonly OperatorIdentityUse[];
+}
+
+/** One configuration an operator authenticates for with its own identity: `within` is present, `when` holds, and none of `unless` is set. */
+export interface OperatorIdentityUse {
+  /** The configuration (a provider's auth block); the rule applies only where it is present. */
+  within: string;
+  /** Only when this field under `within` holds one of `values` (undefined: the field absent). */
+  when?: { path: string; values: readonly unknown[] };
+  /** Fields under `within` that name a credential of the writer's own: any one set, the operator uses it instead. */
+  unless?: readonly string[];
+  /** What the operator then uses, and where it goes, for the refusal. */
+  identity: string;
+  /** What to write instead. */
+  fix: string;
 }
 
 const POD_TEMPLATE = ['spec.template'];
@@ -482,6 +501,27 @@ const ESO_STORE_SECRETS = [
 const ESO_PROVIDERS = [...new Set(ESO_STORE_SECRETS.map((r) => r.path.split('.')[2]!)), 'fake'];
 const ESO_UNLISTED_PROVIDER = { path: 'spec.provider', by: 'unlisted-keys', listed: ESO_PROVIDERS, kind: { group: '', kind: 'Secret' }, follower: 'the External Secrets operator authenticates with what the provider names, for every ExternalSecret that names the store' } as const;
 
+/** Where External Secrets' Vault client signs in as the controller itself (`prefix`: a store's `spec.provider.vault`, a VaultDynamicSecret's `spec.provider`). */
+const esoVaultIdentity = (prefix: string): OperatorIdentityUse[] => [
+  { within: `${prefix}.auth.kubernetes`, unless: ['serviceAccountRef', 'secretRef'], identity: "the External Secrets controller would send its own service account token to the Vault server", fix: 'name a service account (serviceAccountRef) or a token Secret (secretRef) of your own' },
+  { within: `${prefix}.auth.iam`, unless: ['jwt', 'secretRef'], identity: "the External Secrets controller would sign in to the Vault server with its own AWS identity", fix: 'name a service account (jwt.serviceAccountRef) or access keys (secretRef) of your own' },
+  { within: `${prefix}.auth.gcp`, unless: ['secretRef', 'workloadIdentity', 'serviceAccountRef'], identity: "the External Secrets controller would sign in to the Vault server with its own Google credentials", fix: 'name a service account (serviceAccountRef, workloadIdentity) or a key Secret (secretRef) of your own' },
+];
+/** The AWS SDK's default chain, where `auth` names neither a service account nor keys (a store's provider, an ECR or STS generator). */
+const esoAwsIdentity = (within: string): OperatorIdentityUse => ({ within, unless: ['auth.jwt', 'auth.secretRef'], identity: "the External Secrets controller would fetch with its own AWS identity (its IRSA or Pod Identity role, or the node's)", fix: 'name a service account (auth.jwt.serviceAccountRef) or access keys (auth.secretRef) of your own' });
+/** Where a store's provider signs in as the controller: its cloud identity, or its token sent to the store's server. */
+const ESO_STORE_IDENTITY: readonly OperatorIdentityUse[] = [
+  ...esoVaultIdentity('spec.provider.vault'),
+  esoAwsIdentity('spec.provider.aws'),
+  {
+    within: 'spec.provider.gcpsm',
+    unless: ['auth.secretRef', 'auth.workloadIdentity', 'auth.workloadIdentityFederation.serviceAccountRef', 'auth.workloadIdentityFederation.awsSecurityCredentials'],
+    identity: "the External Secrets controller would fetch with its own Google credentials (its Application Default Credentials, or its token through a credential configuration)",
+    fix: 'name a service account (auth.workloadIdentity, auth.workloadIdentityFederation.serviceAccountRef) or a key Secret (auth.secretRef) of your own',
+  },
+  { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['ManagedIdentity'] }, identity: "the External Secrets controller would fetch with its own (or its node's) managed identity", fix: 'use authType ServicePrincipal with a Secret of your own, or WorkloadIdentity with a serviceAccountRef' },
+  { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['WorkloadIdentity'] }, unless: ['serviceAccountRef'], identity: "the External Secrets controller would fetch with its own federated token", fix: 'name a service account of your own (serviceAccountRef)' },
+];
 /**
  * Argo Rollouts' analysis: a job metric's Job (`spec.metrics[].provider.job`) is made by the
  * controller from the pod template it holds, and an argument's `valueFrom.secretKeyRef` is read
@@ -513,8 +553,9 @@ const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 
 const ESO_GENERATORS = 'generators.external-secrets.io';
 const ESO_RUN_GENERATOR = "the External Secrets operator runs the generator, with the credentials it names, and writes what it generates into the ExternalSecret's target";
 const GENERATE = "the External Secrets operator generates with the Secret's credentials, for every ExternalSecret that names the generator, and writes what it generates into that ExternalSecret's target";
-const generatorRow = <K extends string, R extends string>(kind: K, resource: R, secrets: readonly string[] = []) =>
+const generatorRow = <K extends string, R extends string>(kind: K, resource: R, secrets: readonly string[] = [], operatorIdentity?: readonly OperatorIdentityUse[]) =>
   ({
+    ...(operatorIdentity !== undefined ? { operatorIdentity } : {}),
     kind,
     group: ESO_GENERATORS,
     version: 'v1alpha1',
@@ -837,6 +878,16 @@ export const KIND_TABLE = [
     namespaced: true,
     lookup: 'get',
     readAsTargetOnly: true,
+    // Kubernetes auth to Vault without a service account of the namespace sends the KEDA operator's own token (a file of its pod) to `address`.
+    operatorIdentity: [
+      {
+        within: 'spec.hashiCorpVault',
+        when: { path: 'authentication', values: ['kubernetes'] },
+        unless: ['credential.serviceAccountName'],
+        identity: "the KEDA operator would send its own service account token (credential.serviceAccount, a file of its pod, by default its token) to the Vault address",
+        fix: 'name a service account of your namespace in credential.serviceAccountName',
+      },
+    ],
     references: [
       { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
       { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
@@ -895,14 +946,19 @@ export const KIND_TABLE = [
     ],
   },
   // Read (metadata only) when an ExternalSecret or a PushSecret names one: its stamps say whose credentials it holds.
-  { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [...ESO_STORE_SECRETS, ESO_UNLISTED_PROVIDER] },
-  generatorRow('ACRAccessToken', 'acraccesstokens', ['auth.servicePrincipal.secretRef.clientId', 'auth.servicePrincipal.secretRef.clientSecret']),
-  generatorRow('ECRAuthorizationToken', 'ecrauthorizationtokens', AWS_AUTH_SECRETS),
-  generatorRow('STSSessionToken', 'stssessiontokens', AWS_AUTH_SECRETS),
-  generatorRow('GCRAccessToken', 'gcraccesstokens', ['auth.secretRef.secretAccessKeySecretRef']),
+  { kind: 'SecretStore', group: EXTERNAL_SECRETS, version: 'v1', resource: 'secretstores', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [...ESO_STORE_SECRETS, ESO_UNLISTED_PROVIDER], operatorIdentity: ESO_STORE_IDENTITY },
+  generatorRow('ACRAccessToken', 'acraccesstokens', ['auth.servicePrincipal.secretRef.clientId', 'auth.servicePrincipal.secretRef.clientSecret'], [
+    { within: 'spec.auth.managedIdentity', identity: "the External Secrets controller would sign in to the registry with its own (or its node's) managed identity", fix: 'use auth.servicePrincipal with a Secret of your own, or auth.workloadIdentity with a serviceAccountRef' },
+    { within: 'spec.auth.workloadIdentity', unless: ['serviceAccountRef'], identity: 'the External Secrets controller would sign in to the registry with its own federated token', fix: 'name a service account of your own (serviceAccountRef)' },
+  ]),
+  generatorRow('ECRAuthorizationToken', 'ecrauthorizationtokens', AWS_AUTH_SECRETS, [esoAwsIdentity('spec')]),
+  generatorRow('STSSessionToken', 'stssessiontokens', AWS_AUTH_SECRETS, [esoAwsIdentity('spec')]),
+  generatorRow('GCRAccessToken', 'gcraccesstokens', ['auth.secretRef.secretAccessKeySecretRef'], [
+    { within: 'spec', unless: ['auth.secretRef', 'auth.workloadIdentity', 'auth.workloadIdentityFederation.serviceAccountRef', 'auth.workloadIdentityFederation.awsSecurityCredentials'], identity: 'the External Secrets controller would sign in to the registry with its own Google credentials', fix: 'name a service account (auth.workloadIdentity) or a key Secret (auth.secretRef) of your own' },
+  ]),
   generatorRow('GithubAccessToken', 'githubaccesstokens', ['auth.privateKey.secretRef']),
   generatorRow('GitlabDeployToken', 'gitlabdeploytokens', ['auth.token.secretRef']),
-  generatorRow('VaultDynamicSecret', 'vaultdynamicsecrets', VAULT_AUTH_SECRETS.map((at) => `provider.${at}`)),
+  generatorRow('VaultDynamicSecret', 'vaultdynamicsecrets', VAULT_AUTH_SECRETS.map((at) => `provider.${at}`), esoVaultIdentity('spec.provider')),
   generatorRow('Webhook', 'webhooks', ['secrets[].secretRef', 'auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret']),
   generatorRow('Grafana', 'grafanas', ['auth.token', 'auth.basic.password']),
   generatorRow('MFA', 'mfas', ['secret']),

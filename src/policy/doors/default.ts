@@ -18,6 +18,7 @@ import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
 import { mappedAccountWrite } from '../rules/mapped-account.js';
 import { unownedOutput } from '../rules/unowned-output.js';
+import { operatorIdentity } from '../rules/operator-identity.js';
 import { operatorPods } from '../rules/operator-pods.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
@@ -55,6 +56,8 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
         ...unownedOutput(req, namespace, requester, ctx.policy),
         // Nor have an operator run its code in pods of no environment.
         ...operatorPods(req, namespace, requester, ctx.policy),
+        // Nor authenticate with its own identity, which acts for every environment.
+        ...operatorIdentity(req, namespace, requester, ctx.policy),
       ],
       ctx.policy,
       req.dryRun,

@@ -74,6 +74,16 @@ export const RULES = {
     example:
       "system:serviceaccount:sandbox-b:lab may not create ExternalSecret shared/db with spec.target.creationPolicy Orphan: the External Secrets operator would write its target Secret with no owner reference, so of no environment, for every environment's pods in shared to read; leave creationPolicy unset (Owner, the default) so the Secret is stamped as your environment's, or use a namespace bound to your environment",
   }),
+  guardOperatorIdentity: rule({
+    id: 'guard.operator-identity',
+    webhook: 'both',
+    checks:
+      "An object may not have its operator authenticate with the operator's own identity (the kind table's `operatorIdentity`): an External Secrets SecretStore's Vault `auth.kubernetes` without `serviceAccountRef` or `secretRef` (the controller sends its own service account token to the store's server), Vault `auth.iam` or `auth.gcp` without a credential, an AWS provider without `auth.jwt` or `auth.secretRef`, a GCP provider without a key, a workload identity or a federation's service account, an Azure provider with `authType: ManagedIdentity` or `WorkloadIdentity` without `serviceAccountRef`; the same in the ECR, STS, GCR, ACR and VaultDynamicSecret generators; a KEDA TriggerAuthentication's `hashiCorpVault` with `authentication: kubernetes` and no `credential.serviceAccountName` (KEDA sends its own token to the `address`). At CREATE, or by an UPDATE that changes that configuration, from anyone but the platform's principals, system controllers and break-glass, in any namespace: the operator's identity acts for every environment and the platform. Fix: name a credential of your own (a service account of your namespace, a Secret), or have the platform provide a ClusterSecretStore or ClusterTriggerAuthentication.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      "system:serviceaccount:sandbox-b:lab may not create SecretStore shared/vault with spec.provider.vault.auth.kubernetes as written: the External Secrets controller would send its own service account token to the Vault server, which acts for every environment and the platform; name a service account (serviceAccountRef) or a token Secret (secretRef) of your own (only the platform's principals may have the operator use its own)",
+  }),
   guardOperatorPods: rule({
     id: 'guard.operator-pods',
     webhook: 'both',

@@ -567,6 +567,20 @@ export function pointerCases(suite: () => Suite): void {
       ok("beta's PushSecret of its own generator", await s.api(beta, 'POST', PUSH_SECRETS(ESO_NS), push('beta-push', 'beta-push-ecr')));
     });
 
+    test("no store of beta's may have External Secrets sign in as itself (its token sent to beta's Vault, its AWS role); with beta's own service account, and the platform's, it may", async () => {
+      const s = suite();
+      const store = (name: string, provider: Record<string, unknown>) => ({ apiVersion: `${ESO_GROUP}/v1`, kind: 'SecretStore', metadata: { name }, spec: { provider } });
+      const kubernetesAuth = (auth: Record<string, unknown>) => ({ vault: { server: 'https://vault.beta.example', path: 'secret', auth: { kubernetes: { mountPath: 'kubernetes', role: 'reader', ...auth } } } });
+      const fix = /with spec\.provider\.vault\.auth\.kubernetes as written: the External Secrets controller would send its own service account token to the Vault server, which acts for every environment and the platform; name a service account \(serviceAccountRef\) or a token Secret \(secretRef\) of your own/;
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-ambient', kubernetesAuth({}))), 'guard.operator-identity', fix);
+      refused(await s.api(beta, 'POST', `${SECRET_STORES(ESO_NS)}?dryRun=All`, store('beta-ambient', kubernetesAuth({}))), 'guard.operator-identity', fix);
+      refused(await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-aws', { aws: { service: 'SecretsManager', region: 'eu-west-1' } })), 'guard.operator-identity', /spec\.provider\.aws as written: the External Secrets controller would fetch with its own AWS identity/);
+      ok("beta's store of its own service account", await s.api(beta, 'POST', SECRET_STORES(ESO_NS), store('beta-own-sa', kubernetesAuth({ serviceAccountRef: { name: 'default' } }))));
+      // Nor drop the account later.
+      refused(await s.api(beta, 'PATCH', `${SECRET_STORES(ESO_NS)}/beta-own-sa`, { spec: { provider: { vault: { auth: { kubernetes: { serviceAccountRef: null } } } } } }, 'application/merge-patch+json'), 'guard.operator-identity', fix);
+      ok("the platform's store of the controller's own token", await s.api(s.admin, 'POST', SECRET_STORES(ESO_NS), store('platform-ambient', kubernetesAuth({}))));
+    });
+
     test("beta may not move the platform's ExternalSecret, which writes into alpha's Secret, onto its own store", async () => {
       const s = suite();
       // The platform's (the admin's, unstamped): it may name alpha's Secret.

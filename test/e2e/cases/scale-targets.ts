@@ -159,6 +159,15 @@ export function scaleTargetCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("beta's TriggerAuthentication may not have KEDA send its own token to beta's Vault address; with a service account of the namespace it may", async () => {
+      const s = suite();
+      const vault = (name: string, credential?: Record<string, unknown>) => ({ apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`, kind: KEDA_AUTH.kind, metadata: { name }, spec: { hashiCorpVault: { address: 'https://vault.beta.example', authentication: 'kubernetes', role: 'keda', mount: 'kubernetes', ...(credential !== undefined ? { credential } : {}), secrets: [{ parameter: 'token', path: 'secret/data/x', key: 'token' }] } } });
+      const fix = /spec\.hashiCorpVault as written: the KEDA operator would send its own service account token .* to the Vault address.*name a service account of your namespace in credential\.serviceAccountName/;
+      refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault')), 'guard.operator-identity', fix);
+      refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount/token' })), 'guard.operator-identity', fix);
+      ok("beta's of a service account of the namespace", await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccountName: 'default' })));
+    });
+
     test("beta may not give a Rollout in a shared namespace a pod template (the Argo Rollouts controller's pods of it would be of no environment), by create, patch or apply", async () => {
       const s = suite();
       const fix = /may not (create|change) Rollout shared-scalers\/beta-templated with a pod spec: the Argo Rollouts controller makes its ReplicaSets from it as a principal of its own, so their pods would be of no environment.*use a Deployment, whose pods Deed stamps and judges as your environment's/;

@@ -1,0 +1,44 @@
+// guard.operator-identity: an operator that authenticates for the objects it reconciles falls
+// back to its own identity where the object names no credential: External Secrets' Vault
+// Kubernetes auth reads the controller's own service account token and sends it to the store's
+// server, its AWS, GCP and Azure providers sign in as the controller (its IRSA or Pod Identity
+// role, its Application Default Credentials, its managed identity), and KEDA's HashiCorp Vault
+// authentication sends the KEDA operator's own token to the TriggerAuthentication's address.
+// That identity is the operator's, granted for every environment and the platform: a server of
+// the writer's choosing receives a token that acts as the operator, and a cloud secret manager
+// hands over whatever the operator may read. So only the platform's principals (a
+// ClusterSecretStore, a ClusterTriggerAuthentication, or their namespaced kinds) may write such
+// a configuration; everyone else names a credential of their own. Which configurations fall
+// back is the kind table's `operatorIdentity` (kinds.ts). A configuration an UPDATE leaves as it
+// was is not a new one (an object stored before this rule keeps passing until it changes).
+import { isDeepStrictEqual } from 'node:util';
+import type { AdmissionRequest } from '../../admission/types.js';
+import type { Finding } from '../../admission/verdict.js';
+import { kindRow } from '../kinds.js';
+import type { Policy } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
+import { isPlatform, isTrusted } from '../requester/principals.js';
+import { valuesAt } from '../unstructured.js';
+import { RULES } from './catalog.js';
+import { writeVerb, writtenName } from './written-object.js';
+
+export function operatorIdentity(req: AdmissionRequest, namespace: string, requester: Requester, policy: Policy): Finding[] {
+  const uses = kindRow(req.resource)?.operatorIdentity;
+  if (uses === undefined || req.subResource !== undefined || !req.object || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return [];
+  if (isPlatform(requester, policy) || isTrusted(requester, policy)) return [];
+  const findings: Finding[] = [];
+  for (const use of uses) {
+    const at = valuesAt(req.object, use.within)[0];
+    if (at === undefined) continue;
+    if (use.when !== undefined && !use.when.values.includes(valuesAt(at.value, use.when.path)[0]?.value)) continue;
+    if (use.unless?.some((path) => valuesAt(at.value, path).some((v) => v.value !== undefined && v.value !== null)) === true) continue;
+    // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
+    if (req.operation === 'UPDATE' && req.oldObject && isDeepStrictEqual(valuesAt(req.oldObject, use.within)[0]?.value, at.value)) continue;
+    findings.push({
+      rule: RULES.guardOperatorIdentity.id,
+      path: use.within,
+      message: `${requester.username} may not ${writeVerb(req)} ${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''} with ${use.within} as written: ${use.identity}, which acts for every environment and the platform; ${use.fix} (only the platform's principals may have the operator use its own)`,
+    });
+  }
+  return findings;
+}
