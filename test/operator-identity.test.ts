@@ -77,6 +77,11 @@ describe("an operator authenticates with its own identity only for the platform'
     assert.equal(refused({ provider: { azurekv: { vaultUrl: 'https://v.vault.azure.net', authSecretRef: { clientId: { name: 'c', key: 'id' }, clientSecret: { name: 'c', key: 's' } } } } }), undefined, 'a service principal (the default) of its own Secret');
     assert.match(refused(vaultStore({ iam: { region: 'eu-west-1', vaultRole: 'r' } })) ?? '', /spec\.provider\.vault\.auth\.iam as written: the External Secrets controller would sign in to the Vault server with its own AWS identity/);
     assert.match(refused(vaultStore({ gcp: { role: 'r' } })) ?? '', /spec\.provider\.vault\.auth\.gcp as written/);
+    assert.match(refused(vaultStore({ kubernetes: { role: 'r', serviceAccountRef: {}, secretRef: {} } })) ?? '', /spec\.provider\.vault\.auth\.kubernetes as written/, 'empty references name nothing');
+    assert.equal(refused(vaultStore({ kubernetes: null, tokenSecretRef: { name: 't', key: 'k' } })), undefined, 'null is absent to the operator');
+    // A kubeconfig's tokenFile or exec plugin is in the Secret's data, which Deed does not read.
+    assert.match(refused({ provider: { kubernetes: { remoteNamespace: 'x', authRef: { name: 'kubeconfig', key: 'config' } } } }) ?? '', /spec\.provider\.kubernetes\.authRef as written: the External Secrets controller would use the kubeconfig in the Secret as written, whose tokenFile may name its own service account token.*use auth\.token or auth\.cert/);
+    assert.equal(refused({ provider: { kubernetes: { remoteNamespace: 'x', server: { url: 'https://k.example' }, auth: { token: { bearerToken: { name: 'tok', key: 't' } } } } } }), undefined);
   });
 
   test('the generators that sign in as the controller: an ECR token without auth, an ACR token of the managed identity, a Vault dynamic secret of the Kubernetes auth', () => {
@@ -90,6 +95,8 @@ describe("an operator authenticates with its own identity only for the platform'
     const vault = (credential?: Record<string, unknown>, authentication = 'kubernetes') => ({ hashiCorpVault: { address: 'https://vault.beta.example', authentication, role: 'keda', mount: 'kubernetes', ...(credential !== undefined ? { credential } : {}), secrets: [] } });
     assert.match(refusal(answer(BETA, 'TriggerAuthentication', vault())) ?? '', /spec\.hashiCorpVault as written: the KEDA operator would send its own service account token .*name a service account of your namespace in credential\.serviceAccountName/);
     assert.match(refusal(answer(BETA, 'TriggerAuthentication', vault({ serviceAccount: '/var/run/secrets/eks.amazonaws.com/serviceaccount/token' }))) ?? '', /the KEDA operator would send its own service account token/);
+    // KEDA takes an empty serviceAccountName for unset, and reads the file.
+    assert.match(refusal(answer(BETA, 'TriggerAuthentication', vault({ serviceAccountName: '', serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount/token' }))) ?? '', /the KEDA operator would send its own service account token/);
     assert.equal(refusal(answer(BETA, 'TriggerAuthentication', vault({ serviceAccountName: 'reader' }))), undefined);
     assert.equal(refusal(answer(BETA, 'TriggerAuthentication', vault({ token: 'hvs.x' }, 'token'))), undefined, 'token auth sends what the writer gives');
   });

@@ -521,6 +521,12 @@ const ESO_STORE_IDENTITY: readonly OperatorIdentityUse[] = [
   },
   { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['ManagedIdentity'] }, identity: "the External Secrets controller would fetch with its own (or its node's) managed identity", fix: 'use authType ServicePrincipal with a Secret of your own, or WorkloadIdentity with a serviceAccountRef' },
   { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['WorkloadIdentity'] }, unless: ['serviceAccountRef'], identity: "the External Secrets controller would fetch with its own federated token", fix: 'name a service account of your own (serviceAccountRef)' },
+  // A kubeconfig is read whole by client-go: its tokenFile may name the controller's own token, its exec plugin run a command in the controller's pod. Deed does not read Secrets' data.
+  ...['kubernetes', 'crd'].map((p) => ({
+    within: `spec.provider.${p}.authRef`,
+    identity: "the External Secrets controller would use the kubeconfig in the Secret as written, whose tokenFile may name its own service account token (sent to the kubeconfig's server) and whose exec plugin would run in its pod",
+    fix: 'use auth.token or auth.cert with Secrets of your own',
+  })),
 ];
 /**
  * Argo Rollouts' analysis: a job metric's Job (`spec.metrics[].provider.job`) is made by the

@@ -29,9 +29,9 @@ export function operatorIdentity(req: AdmissionRequest, namespace: string, reque
   const findings: Finding[] = [];
   for (const use of uses) {
     const at = valuesAt(req.object, use.within)[0];
-    if (at === undefined) continue;
+    if (at === undefined || at.value === null) continue; // null is absent to the operator (a nil pointer)
     if (use.when !== undefined && !use.when.values.includes(valuesAt(at.value, use.when.path)[0]?.value)) continue;
-    if (use.unless?.some((path) => valuesAt(at.value, path).some((v) => v.value !== undefined && v.value !== null)) === true) continue;
+    if (use.unless?.some((path) => valuesAt(at.value, path).some((v) => given(v.value))) === true) continue;
     // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
     if (req.operation === 'UPDATE' && req.oldObject && isDeepStrictEqual(valuesAt(req.oldObject, use.within)[0]?.value, at.value)) continue;
     findings.push({
@@ -41,4 +41,12 @@ export function operatorIdentity(req: AdmissionRequest, namespace: string, reque
     });
   }
   return findings;
+}
+
+/** Whether a credential field names something: an empty string or object is as good as absent (KEDA takes `serviceAccountName: ""` for unset, and falls back). */
+function given(value: unknown): boolean {
+  if (typeof value === 'string') return value !== '';
+  if (Array.isArray(value)) return value.length > 0;
+  if (value !== null && typeof value === 'object') return Object.keys(value).length > 0;
+  return value !== undefined && value !== null && value !== false;
 }
