@@ -809,6 +809,13 @@ describe("a SecretStore of any provider names only its writer environment's Secr
     assert.deepEqual(referenceReads(objectReferences(SECRET_STORES, repointed), NS), [], 'an unlisted key names nothing to read');
   });
 
+  test("beta's service account may not list alpha's Secret, which an operator signing in as the account reads with its own rights; its image pull Secrets are judged in the pods they are copied into", () => {
+    refused(review(SERVICE_ACCOUNTS, RUNNER_B, { secrets: [{ name: 'alpha-tls' }] }), 'reference.cross-environment', /secrets\[0\]\.name: names Secret alpha-tls, which belongs to another environment \(an operator that authenticates as the account/);
+    admitted(review(SERVICE_ACCOUNTS, RUNNER_B, { secrets: [{ name: 'beta-tls' }] }));
+    // A chart's account may name its pull Secret before the chart creates it (Helm installs ServiceAccounts before Secrets).
+    admitted(review(SERVICE_ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'alpha-tls' }, { name: 'not-made-yet' }] }));
+  });
+
   test("beta's PushSecret may not push what alpha's generator makes; its own generator's it may", () => {
     const push = (generator: string) => ({ spec: { secretStoreRefs: [{ name: 'beta-vault', kind: 'SecretStore' }], selector: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'ECRAuthorizationToken', name: generator } }, data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'pushed' } } }] } });
     refused(review(PUSH_SECRETS, RUNNER_B, push('alpha-ecr')), 'reference.cross-environment', /spec\.selector\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator, with the credentials it names, and pushes what it generates/);

@@ -82,6 +82,16 @@ describe("an operator authenticates with its own identity only for the platform'
     // A kubeconfig's tokenFile or exec plugin is in the Secret's data, which Deed does not read.
     assert.match(refused({ provider: { kubernetes: { remoteNamespace: 'x', authRef: { name: 'kubeconfig', key: 'config' } } } }) ?? '', /spec\.provider\.kubernetes\.authRef as written: the External Secrets controller would use the kubeconfig in the Secret as written, whose tokenFile may name its own service account token.*use auth\.token or auth\.cert/);
     assert.equal(refused({ provider: { kubernetes: { remoteNamespace: 'x', server: { url: 'https://k.example' }, auth: { token: { bearerToken: { name: 'tok', key: 't' } } } } } }), undefined);
+    // Providers whose other logins take the controller's own token or cloud identity (helper-61).
+    for (const at of ['kubernetesAuthCredentials', 'azureAuthCredentials', 'awsAuthCredentials', 'gcpIdTokenAuthCredentials', 'gcpIamAuthCredentials'])
+      assert.match(refused({ provider: { infisical: { hostAPI: 'https://evil.example/api', auth: { [at]: { identityId: { name: 'beta-id', key: 'id' } } } } } }) ?? '', new RegExp(`spec\\.provider\\.infisical\\.auth\\.${at} as written: the External Secrets controller would sign in to the store's Infisical server with its own`), at);
+    assert.equal(refused({ provider: { infisical: { hostAPI: 'https://i.example/api', auth: { universalAuthCredentials: { clientId: { name: 'c', key: 'i' }, clientSecret: { name: 'c', key: 's' } } } } } }), undefined);
+    assert.match(refused({ provider: { ibm: { serviceUrl: 'https://sm.example', auth: { containerAuth: { profile: 'p', iamEndpoint: 'https://evil.example', tokenLocation: '/var/run/secrets/kubernetes.io/serviceaccount/token' } } } } }) ?? '', /spec\.provider\.ibm\.auth\.containerAuth as written: the External Secrets controller would read a token file of its own pod/);
+    assert.match(refused({ provider: { oracle: { vault: 'ocid1.vault.x', region: 'r' } } }) ?? '', /spec\.provider\.oracle as written: the External Secrets controller would fetch as its node's instance principal/);
+    assert.match(refused({ provider: { oracle: { vault: 'ocid1.vault.x', region: 'r', principalType: 'InstancePrincipal', auth: { user: 'u', tenancy: 't', secretRef: { privatekey: { name: 'k', key: 'k' }, fingerprint: { name: 'k', key: 'f' } } } } } }) ?? '', /instance principal/);
+    assert.match(refused({ provider: { oracle: { vault: 'ocid1.vault.x', region: 'r', principalType: 'Workload' } } }) ?? '', /its own pod's service account/);
+    assert.equal(refused({ provider: { oracle: { vault: 'ocid1.vault.x', region: 'r', auth: { user: 'u', tenancy: 't', secretRef: { privatekey: { name: 'k', key: 'k' }, fingerprint: { name: 'k', key: 'f' } } } } } }), undefined, 'a user principal of its own key');
+    assert.match(refused({ provider: { volcengine: { region: 'r' } } }) ?? '', /spec\.provider\.volcengine as written: the External Secrets controller would fetch with its own OIDC identity/);
   });
 
   test('the generators that sign in as the controller: an ECR token without auth, an ACR token of the managed identity, a Vault dynamic secret of the Kubernetes auth', () => {
@@ -99,6 +109,12 @@ describe("an operator authenticates with its own identity only for the platform'
     assert.match(refusal(answer(BETA, 'TriggerAuthentication', vault({ serviceAccountName: '', serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount/token' }))) ?? '', /the KEDA operator would send its own service account token/);
     assert.equal(refusal(answer(BETA, 'TriggerAuthentication', vault({ serviceAccountName: 'reader' }))), undefined);
     assert.equal(refusal(answer(BETA, 'TriggerAuthentication', vault({ token: 'hvs.x' }, 'token'))), undefined, 'token auth sends what the writer gives');
+    assert.match(refusal(answer(BETA, 'TriggerAuthentication', vault(undefined, 'token'))) ?? '', /the KEDA operator would send its own Vault token/, 'without one, the operator\'s VAULT_TOKEN');
+    // KEDA's own cloud identity (helper-61).
+    assert.match(refusal(answer(BETA, 'TriggerAuthentication', { podIdentity: { provider: 'gcp' } })) ?? '', /spec\.podIdentity as written: the KEDA operator would hand its own cloud token to the trigger's scaler/);
+    assert.match(refusal(answer(BETA, 'TriggerAuthentication', { podIdentity: { provider: 'azure-workload' } })) ?? '', /its own cloud token/);
+    assert.match(refusal(answer(BETA, 'TriggerAuthentication', { awsSecretManager: { podIdentity: { provider: 'aws' }, secrets: [{ parameter: 'p', name: 'platform/db' }] } })) ?? '', /spec\.awsSecretManager\.podIdentity as written: the KEDA operator would fetch the secrets with its own cloud identity/);
+    assert.equal(refusal(answer(BETA, 'TriggerAuthentication', { podIdentity: { provider: 'none' } })), undefined);
   });
 
   test('an UPDATE is judged when it changes the configuration, not when it keeps one stored before', () => {

@@ -521,6 +521,17 @@ const ESO_STORE_IDENTITY: readonly OperatorIdentityUse[] = [
   },
   { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['ManagedIdentity'] }, identity: "the External Secrets controller would fetch with its own (or its node's) managed identity", fix: 'use authType ServicePrincipal with a Secret of your own, or WorkloadIdentity with a serviceAccountRef' },
   { within: 'spec.provider.azurekv', when: { path: 'authType', values: ['WorkloadIdentity'] }, unless: ['serviceAccountRef'], identity: "the External Secrets controller would fetch with its own federated token", fix: 'name a service account of your own (serviceAccountRef)' },
+  // Infisical's cloud and Kubernetes logins take the controller's own token or cloud identity (its token path, from the Secret, is read in the controller's pod) and send it to hostAPI.
+  ...['kubernetesAuthCredentials', 'azureAuthCredentials', 'awsAuthCredentials', 'gcpIdTokenAuthCredentials', 'gcpIamAuthCredentials'].map((at) => ({
+    within: `spec.provider.infisical.auth.${at}`,
+    identity: "the External Secrets controller would sign in to the store's Infisical server with its own service account token or cloud identity",
+    fix: 'use auth.universalAuthCredentials or auth.tokenAuthCredentials with Secrets of your own',
+  })),
+  { within: 'spec.provider.ibm.auth.containerAuth', identity: "the External Secrets controller would read a token file of its own pod (tokenLocation) and send it to the store's IAM endpoint", fix: 'use auth.secretRef with an API key Secret of your own' },
+  { within: 'spec.provider.oracle', when: { path: 'principalType', values: ['InstancePrincipal'] }, identity: "the External Secrets controller would fetch as its node's instance principal", fix: 'use principalType UserPrincipal with auth of your own, or Workload with a serviceAccountRef' },
+  { within: 'spec.provider.oracle', when: { path: 'principalType', values: [undefined, ''] }, unless: ['auth'], identity: "the External Secrets controller would fetch as its node's instance principal", fix: 'give auth of your own (or principalType Workload with a serviceAccountRef)' },
+  { within: 'spec.provider.oracle', when: { path: 'principalType', values: ['Workload'] }, unless: ['serviceAccountRef'], identity: "the External Secrets controller would fetch with its own pod's service account", fix: 'name a service account of your own (serviceAccountRef)' },
+  { within: 'spec.provider.volcengine', unless: ['auth.secretRef'], identity: "the External Secrets controller would fetch with its own OIDC identity", fix: 'name access keys of your own (auth.secretRef)' },
   // A kubeconfig is read whole by client-go: its tokenFile may name the controller's own token, its exec plugin run a command in the controller's pod. Deed does not read Secrets' data.
   ...['kubernetes', 'crd'].map((p) => ({
     within: `spec.provider.${p}.authRef`,
@@ -685,7 +696,22 @@ export const KIND_TABLE = [
   // A TokenRequest hands out a token of the account it names. Its own writes are the default
   // row's (stamped, guarded); it is cached (metadata only) because its verified stamps say
   // whose credential it is: for a TokenRequest, a token Secret and every pod that runs as it.
-  { kind: 'ServiceAccount', group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true, subresources: { token: 'token-request' }, lookup: 'cache', podInput: true },
+  {
+    kind: 'ServiceAccount',
+    group: '',
+    version: 'v1',
+    resource: 'serviceaccounts',
+    namespaced: true,
+    subresources: { token: 'token-request' },
+    lookup: 'cache',
+    podInput: true,
+    // What an operator that authenticates as the account reads with its own rights (External Secrets' Akeyless and Vault
+    // providers read the token key of each Secret it lists). Its imagePullSecrets are not: the ServiceAccount admission
+    // plugin copies them into each pod that runs as it before Deed sees the pod, which judges them as its own.
+    references: [
+      { path: 'secrets[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "an operator that authenticates as the account (External Secrets' Akeyless and Vault providers) reads the token in the Secret with its own rights and sends it to its server" },
+    ],
+  },
   // Workloads: stamped (WORKLOAD_STAMPS above), with their templates.
   {
     kind: 'Deployment',
@@ -893,6 +919,16 @@ export const KIND_TABLE = [
         identity: "the KEDA operator would send its own service account token (credential.serviceAccount, a file of its pod, by default its token) to the Vault address",
         fix: 'name a service account of your namespace in credential.serviceAccountName',
       },
+      // Without a token of the writer's, the Vault client takes the operator's own (VAULT_TOKEN in its environment).
+      { within: 'spec.hashiCorpVault', when: { path: 'authentication', values: ['token'] }, unless: ['credential.token'], identity: "the KEDA operator would send its own Vault token (its environment's) to the Vault address", fix: 'give the token in credential.token' },
+      // KEDA's own cloud identity: the gcp and azure-workload tokens go to the trigger's server as bearer tokens; the secret managers fetch with it.
+      { within: 'spec.podIdentity', when: { path: 'provider', values: ['gcp', 'azure-workload'] }, identity: "the KEDA operator would hand its own cloud token to the trigger's scaler, which sends it to the trigger's server", fix: "use a Secret of your own (secretTargetRef), or the platform's ClusterTriggerAuthentication where the platform trusts its triggers" },
+      ...['awsSecretManager', 'azureKeyVault', 'gcpSecretManager'].map((at) => ({
+        within: `spec.${at}.podIdentity`,
+        when: { path: 'provider', values: ['aws', 'aws-eks', 'aws-kiam', 'azure-workload', 'gcp'] },
+        identity: "the KEDA operator would fetch the secrets with its own cloud identity and hand them to the trigger's scaler",
+        fix: `sign in with credentials of your own (${at}.credentials)`,
+      })),
     ],
     references: [
       { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },

@@ -579,6 +579,8 @@ export function pointerCases(suite: () => Suite): void {
       // Nor drop the account later.
       refused(await s.api(beta, 'PATCH', `${SECRET_STORES(ESO_NS)}/beta-own-sa`, { spec: { provider: { vault: { auth: { kubernetes: { serviceAccountRef: null } } } } } }, 'application/merge-patch+json'), 'guard.operator-identity', fix);
       ok("the platform's store of the controller's own token", await s.api(s.admin, 'POST', SECRET_STORES(ESO_NS), store('platform-ambient', kubernetesAuth({}))));
+      // Nor lure an operator that signs in as beta's account into reading alpha's token Secret, which the account lists.
+      refused(await s.api(beta, 'POST', `/api/v1/namespaces/${ESO_NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'lure' }, secrets: [{ name: 'alpha-vault-token' }] }), 'reference.cross-environment', /secrets\[0\]\.name: names Secret alpha-vault-token, which belongs to another environment/);
     });
 
     test("beta may not move the platform's ExternalSecret, which writes into alpha's Secret, onto its own store", async () => {

@@ -166,6 +166,8 @@ export function scaleTargetCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault')), 'guard.operator-identity', fix);
       refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount/token' })), 'guard.operator-identity', fix);
       ok("beta's of a service account of the namespace", await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccountName: 'default' })));
+      // Nor hand KEDA's own cloud token to its trigger's server.
+      refused(await s.api(beta, 'POST', TRIGGER_AUTHS, { apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`, kind: KEDA_AUTH.kind, metadata: { name: 'beta-gcp' }, spec: { podIdentity: { provider: 'gcp' } } }), 'guard.operator-identity', /spec\.podIdentity as written: the KEDA operator would hand its own cloud token/);
     });
 
     test("beta may not give a Rollout in a shared namespace a pod template (the Argo Rollouts controller's pods of it would be of no environment), by create, patch or apply", async () => {
