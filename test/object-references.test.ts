@@ -816,6 +816,13 @@ describe("a SecretStore of any provider names only its writer environment's Secr
     admitted(review(SERVICE_ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'alpha-tls' }, { name: 'not-made-yet' }] }));
   });
 
+  test("beta's TriggerAuthentication may not send alpha's Secret as its OAuth2 client secret, nor beta's analysis query Datadog with alpha's keys", () => {
+    refused(review(TRIGGER_AUTHS, RUNNER_B, { spec: { oauth2: { type: 'clientCredentials', clientId: 'x', tokenUrl: 'https://beta.example/token', clientSecret: { valueFrom: { secretKeyRef: { name: 'alpha-tls', key: 'k' } } } } } }), 'reference.cross-environment', /spec\.oauth2\.clientSecret\.valueFrom\.secretKeyRef\.name: names Secret alpha-tls, which belongs to another environment \(the KEDA operator reads the Secret's key and sends it as the OAuth2 client secret/);
+    const datadog = (name: string) => ({ spec: { metrics: [{ name: 'm', provider: { datadog: { apiVersion: 'v2', query: 'avg:x{*}', secretRef: { name, namespaced: true } } } }] } });
+    refused(review({ group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', kind: 'AnalysisTemplate' }, RUNNER_B, datadog('alpha-tls')), 'reference.cross-environment', /spec\.metrics\[0\]\.provider\.datadog\.secretRef\.name: names Secret alpha-tls, which belongs to another environment/);
+    admitted(review({ group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', kind: 'AnalysisTemplate' }, RUNNER_B, datadog('beta-tls')));
+  });
+
   test("beta's PushSecret may not push what alpha's generator makes; its own generator's it may", () => {
     const push = (generator: string) => ({ spec: { secretStoreRefs: [{ name: 'beta-vault', kind: 'SecretStore' }], selector: { generatorRef: { apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'ECRAuthorizationToken', name: generator } }, data: [{ match: { secretKey: 'password', remoteRef: { remoteKey: 'pushed' } } }] } });
     refused(review(PUSH_SECRETS, RUNNER_B, push('alpha-ecr')), 'reference.cross-environment', /spec\.selector\.generatorRef: names ECRAuthorizationToken alpha-ecr, which belongs to another environment \(the External Secrets operator runs the generator, with the credentials it names, and pushes what it generates/);

@@ -31,6 +31,7 @@ const RESOURCES = {
   ACRAccessToken: { group: 'generators.external-secrets.io', version: 'v1alpha1', resource: 'acraccesstokens' },
   VaultDynamicSecret: { group: 'generators.external-secrets.io', version: 'v1alpha1', resource: 'vaultdynamicsecrets' },
   TriggerAuthentication: { group: 'keda.sh', version: 'v1alpha1', resource: 'triggerauthentications' },
+  AnalysisTemplate: { group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates' },
 } as const;
 type Kind = keyof typeof RESOURCES;
 
@@ -50,7 +51,7 @@ const vaultStore = (auth: Record<string, unknown>) => ({ provider: { vault: { se
 
 describe("an operator authenticates with its own identity only for the platform's objects", () => {
   test("the kind table's operatorIdentity rows are External Secrets' store and credential generators and KEDA's TriggerAuthentication", () => {
-    assert.deepEqual(kindRows().filter((r) => r.operatorIdentity !== undefined).map((r) => r.kind).sort(), ['ACRAccessToken', 'ECRAuthorizationToken', 'GCRAccessToken', 'STSSessionToken', 'SecretStore', 'TriggerAuthentication', 'VaultDynamicSecret']);
+    assert.deepEqual(kindRows().filter((r) => r.operatorIdentity !== undefined).map((r) => r.kind).sort(), ['ACRAccessToken', 'AnalysisRun', 'AnalysisTemplate', 'ECRAuthorizationToken', 'GCRAccessToken', 'STSSessionToken', 'SecretStore', 'TriggerAuthentication', 'VaultDynamicSecret']);
   });
 
   test("a store whose Vault Kubernetes auth names no account or token has External Secrets send its own token to the store's server: refused to an environment, in its bound namespace too, and to a tenant of none", () => {
@@ -115,6 +116,20 @@ describe("an operator authenticates with its own identity only for the platform'
     assert.match(refusal(answer(BETA, 'TriggerAuthentication', { podIdentity: { provider: 'azure-workload' } })) ?? '', /its own cloud token/);
     assert.match(refusal(answer(BETA, 'TriggerAuthentication', { awsSecretManager: { podIdentity: { provider: 'aws' }, secrets: [{ parameter: 'p', name: 'platform/db' }] } })) ?? '', /spec\.awsSecretManager\.podIdentity as written: the KEDA operator would fetch the secrets with its own cloud identity/);
     assert.equal(refusal(answer(BETA, 'TriggerAuthentication', { podIdentity: { provider: 'none' } })), undefined);
+  });
+
+  test("an analysis's metrics that query with the Argo Rollouts controller's own credentials, each of them", () => {
+    const web = { name: 'health', provider: { web: { url: 'https://beta.example/health' } } };
+    const datadog = (secretRef?: Record<string, unknown>) => ({ name: 'errors', provider: { datadog: { apiVersion: 'v2', query: 'avg:errors{*}', ...(secretRef !== undefined ? { secretRef } : {}) } } });
+    const analysis = (...metrics: unknown[]) => ({ metrics });
+    assert.match(refusal(answer(BETA, 'AnalysisTemplate', analysis(web, datadog()))) ?? '', /with spec\.metrics\[1\]\.provider\.datadog as written: the Argo Rollouts controller would query Datadog with its own credentials.*secretRef\.namespaced: true/);
+    assert.match(refusal(answer(BETA, 'AnalysisTemplate', analysis(datadog({ name: 'dd', namespaced: false })))) ?? '', /its own credentials/);
+    assert.equal(refusal(answer(BETA, 'AnalysisTemplate', analysis(web, datadog({ name: 'beta-dd', namespaced: true })))), undefined);
+    for (const provider of [{ newRelic: { query: 'x' } }, { wavefront: { query: 'x' } }, { influxdb: { query: 'x' } }, { cloudWatch: { metricDataQueries: [] } }, { prometheus: { address: 'https://aps-workspaces.eu-west-1.amazonaws.com/x', query: 'up', authentication: { sigv4: { region: 'eu-west-1' } } } }])
+      assert.match(refusal(answer(BETA, 'AnalysisTemplate', analysis({ name: 'm', provider }))) ?? '', /with spec\.metrics\[0\]\.provider\.\w+/, JSON.stringify(provider));
+    // An UPDATE judges each metric against what the stored analysis held at the same place.
+    assert.equal(refusal(answer(BETA, 'AnalysisTemplate', analysis(datadog(), web), { old: analysis(datadog()) })), undefined, 'the stored metric kept, a web metric added');
+    assert.ok(refusal(answer(BETA, 'AnalysisTemplate', analysis(web, datadog()), { old: analysis(datadog()) })), 'moved to another place it is new there');
   });
 
   test('an UPDATE is judged when it changes the configuration, not when it keeps one stored before', () => {

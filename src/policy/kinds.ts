@@ -554,6 +554,21 @@ const ARGO_JOBS = { operator: 'the Argo Rollouts controller makes its job metric
  */
 const ARGO_ANALYSIS = "the Argo Rollouts controller runs the template's metrics for the referrer, with the Secrets its arguments read and the arguments the referrer passes";
 const argoAnalyses = (paths: readonly string[]) => paths.map((path) => ({ path, by: 'analysis-ref', follower: ARGO_ANALYSIS }) as const);
+/**
+ * An analysis's metric providers that query with the Argo Rollouts controller's own credentials
+ * (read at argo-rollouts 9f8d111): Datadog without a Secret of the analysis's namespace, New
+ * Relic, Wavefront and InfluxDB (Secrets of the controller's namespace), CloudWatch and an
+ * Amazon Managed Prometheus (its AWS identity). The query is the writer's, and its results land
+ * in the writer's AnalysisRun.
+ */
+const ARGO_METRIC = 'spec.metrics[].provider';
+const ARGO_IDENTITY: readonly OperatorIdentityUse[] = [
+  { within: `${ARGO_METRIC}.datadog`, when: { path: 'secretRef.namespaced', values: [undefined, false] }, identity: "the Argo Rollouts controller would query Datadog with its own credentials (its namespace's Secret, or its environment)", fix: 'name a Secret of your namespace with secretRef.namespaced: true' },
+  ...(['newRelic', 'wavefront', 'influxdb'] as const).map((p) => ({ within: `${ARGO_METRIC}.${p}`, identity: `the Argo Rollouts controller would query with its own credentials (a Secret of its namespace)`, fix: 'use a web metric with headers from a Secret of your own (args valueFrom.secretKeyRef), or a Datadog metric with secretRef.namespaced: true' })),
+  { within: `${ARGO_METRIC}.cloudWatch`, identity: 'the Argo Rollouts controller would query CloudWatch with its own AWS identity', fix: 'use a metric with credentials of your own' },
+  { within: `${ARGO_METRIC}.prometheus.authentication.sigv4`, identity: 'the Argo Rollouts controller would sign its queries with its own AWS identity', fix: 'use a Prometheus without sigv4, or a metric with credentials of your own' },
+];
+const ARGO_DATADOG_SECRET = { path: `${ARGO_METRIC}.datadog.secretRef.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the Argo Rollouts controller queries Datadog with the Secret's keys (with secretRef.namespaced, a Secret of the analysis's namespace) and writes the results into the AnalysisRun" } as const;
 const ARGO_SECRET_ARGS = { path: 'spec.args[].valueFrom.secretKeyRef.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the Argo Rollouts controller reads the Secret's key and hands it to the analysis's metrics (a web metric's URL or headers, a job's arguments)" } as const;
 
 /**
@@ -934,6 +949,8 @@ export const KIND_TABLE = [
       { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
       { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
       // The cloud secret managers' credentials: the operator signs in with them and fetches what the TriggerAuthentication asks.
+      // An OAuth2 client secret: sent, with the trigger's client id, to the tokenUrl the TriggerAuthentication gives.
+      { path: 'spec.oauth2.clientSecret.valueFrom.secretKeyRef.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and sends it as the OAuth2 client secret to the TriggerAuthentication's tokenUrl" },
       ...['azureKeyVault.credentials.clientSecret', 'gcpSecretManager.credentials.clientSecret', 'awsSecretManager.credentials.accessKey', 'awsSecretManager.credentials.accessSecretKey', 'awsSecretManager.credentials.accessToken'].map(
         (at) => ({ path: `spec.${at}.valueFrom.secretKeyRef.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator signs in to the secret manager with the Secret's credentials and hands what it fetches to the trigger's scaler" }) as const,
       ),
@@ -1017,8 +1034,8 @@ export const KIND_TABLE = [
   // Argo Rollouts' analysis and experiments: the controller runs a job metric's Job, and an
   // experiment's ReplicaSets, from pod templates they hold, and reads an argument's Secret.
   // Read (metadata only) when a Rollout's or an Experiment's analysis names one.
-  { kind: 'AnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
-  { kind: 'AnalysisRun', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysisruns', namespaced: true, references: [ARGO_SECRET_ARGS], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS },
+  { kind: 'AnalysisTemplate', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysistemplates', namespaced: true, lookup: 'get', readAsTargetOnly: true, references: [ARGO_SECRET_ARGS, ARGO_DATADOG_SECRET], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS, operatorIdentity: ARGO_IDENTITY },
+  { kind: 'AnalysisRun', group: 'argoproj.io', version: 'v1alpha1', resource: 'analysisruns', namespaced: true, references: [ARGO_SECRET_ARGS, ARGO_DATADOG_SECRET], podSpecs: [ARGO_JOB_POD], operatorPods: ARGO_JOBS, operatorIdentity: ARGO_IDENTITY },
   {
     kind: 'Experiment',
     group: 'argoproj.io',

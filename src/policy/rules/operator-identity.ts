@@ -28,17 +28,20 @@ export function operatorIdentity(req: AdmissionRequest, namespace: string, reque
   if (isPlatform(requester, policy) || isTrusted(requester, policy)) return [];
   const findings: Finding[] = [];
   for (const use of uses) {
-    const at = valuesAt(req.object, use.within)[0];
-    if (at === undefined || at.value === null) continue; // null is absent to the operator (a nil pointer)
-    if (use.when !== undefined && !use.when.values.includes(valuesAt(at.value, use.when.path)[0]?.value)) continue;
-    if (use.unless?.some((path) => valuesAt(at.value, path).some((v) => given(v.value))) === true) continue;
-    // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
-    if (req.operation === 'UPDATE' && req.oldObject && isDeepStrictEqual(valuesAt(req.oldObject, use.within)[0]?.value, at.value)) continue;
-    findings.push({
-      rule: RULES.guardOperatorIdentity.id,
-      path: use.within,
-      message: `${requester.username} may not ${writeVerb(req)} ${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''} with ${use.within} as written: ${use.identity}, which acts for every environment and the platform; ${use.fix} (only the platform's principals may have the operator use its own)`,
-    });
+    // Every place the configuration stands (each of an analysis's metrics), with what the stored object held there.
+    const before = req.operation === 'UPDATE' && req.oldObject ? new Map(valuesAt(req.oldObject, use.within).map((v) => [v.at, v.value])) : undefined;
+    for (const { value, at } of valuesAt(req.object, use.within)) {
+      if (value === null) continue; // null is absent to the operator (a nil pointer)
+      if (use.when !== undefined && !use.when.values.includes(valuesAt(value, use.when.path)[0]?.value)) continue;
+      if (use.unless?.some((path) => valuesAt(value, path).some((v) => given(v.value))) === true) continue;
+      // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
+      if (before !== undefined && isDeepStrictEqual(before.get(at), value)) continue;
+      findings.push({
+        rule: RULES.guardOperatorIdentity.id,
+        path: at,
+        message: `${requester.username} may not ${writeVerb(req)} ${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''} with ${at} as written: ${use.identity}, which acts for every environment and the platform; ${use.fix} (only the platform's principals may have the operator use its own)`,
+      });
+    }
   }
   return findings;
 }

@@ -159,13 +159,19 @@ export function scaleTargetCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
-    test("beta's TriggerAuthentication may not have KEDA send its own token to beta's Vault address; with a service account of the namespace it may", async () => {
+    test("beta's TriggerAuthentication may not have KEDA send its own token to beta's Vault address, nor alpha's Secret to beta's OAuth2 token URL, nor beta's analysis query with the Argo controller's credentials; with a service account of the namespace it may", async () => {
       const s = suite();
       const vault = (name: string, credential?: Record<string, unknown>) => ({ apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`, kind: KEDA_AUTH.kind, metadata: { name }, spec: { hashiCorpVault: { address: 'https://vault.beta.example', authentication: 'kubernetes', role: 'keda', mount: 'kubernetes', ...(credential !== undefined ? { credential } : {}), secrets: [{ parameter: 'token', path: 'secret/data/x', key: 'token' }] } } });
       const fix = /spec\.hashiCorpVault as written: the KEDA operator would send its own service account token .* to the Vault address.*name a service account of your namespace in credential\.serviceAccountName/;
       refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault')), 'guard.operator-identity', fix);
       refused(await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccount: '/var/run/secrets/kubernetes.io/serviceaccount/token' })), 'guard.operator-identity', fix);
       ok("beta's of a service account of the namespace", await s.api(beta, 'POST', TRIGGER_AUTHS, vault('beta-vault', { serviceAccountName: 'default' })));
+      // Nor send alpha's Secret as its OAuth2 client secret to beta's token URL.
+      refused(await s.api(beta, 'POST', TRIGGER_AUTHS, { apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`, kind: KEDA_AUTH.kind, metadata: { name: 'beta-oauth' }, spec: { oauth2: { type: 'clientCredentials', clientId: 'x', tokenUrl: 'https://beta.example/token', clientSecret: { valueFrom: { secretKeyRef: { name: 'alpha-token', key: 'token' } } } } } }), 'reference.cross-environment', /spec\.oauth2\.clientSecret\.valueFrom\.secretKeyRef\.name: names Secret alpha-token, which belongs to another environment/);
+      // Nor have the Argo Rollouts controller query with its own credentials, or with alpha's Datadog keys.
+      const datadog = (name: string, secretRef?: Record<string, unknown>) => ({ apiVersion: `${ANALYSIS.group}/${ANALYSIS.version}`, kind: ANALYSIS.kind, metadata: { name }, spec: { metrics: [{ name: 'errors', provider: { datadog: { apiVersion: 'v2', query: 'avg:errors{*}', ...(secretRef !== undefined ? { secretRef } : {}) } } }] } });
+      refused(await s.api(beta, 'POST', path(ANALYSIS), datadog('beta-dd')), 'guard.operator-identity', /spec\.metrics\[0\]\.provider\.datadog as written: the Argo Rollouts controller would query Datadog with its own credentials/);
+      refused(await s.api(beta, 'POST', path(ANALYSIS), datadog('beta-dd', { name: 'alpha-token', namespaced: true })), 'reference.cross-environment', /spec\.metrics\[0\]\.provider\.datadog\.secretRef\.name: names Secret alpha-token/);
       // Nor hand KEDA's own cloud token to its trigger's server.
       refused(await s.api(beta, 'POST', TRIGGER_AUTHS, { apiVersion: `${KEDA_AUTH.group}/${KEDA_AUTH.version}`, kind: KEDA_AUTH.kind, metadata: { name: 'beta-gcp' }, spec: { podIdentity: { provider: 'gcp' } } }), 'guard.operator-identity', /spec\.podIdentity as written: the KEDA operator would hand its own cloud token/);
     });
