@@ -2,13 +2,14 @@
 // back to its own identity where the object names no credential: External Secrets' Vault
 // Kubernetes auth reads the controller's own service account token and sends it to the store's
 // server, its AWS, GCP and Azure providers sign in as the controller (its IRSA or Pod Identity
-// role, its Application Default Credentials, its managed identity), and KEDA's HashiCorp Vault
-// authentication sends the KEDA operator's own token to the TriggerAuthentication's address.
-// That identity is the operator's, granted for every environment and the platform: a server of
-// the writer's choosing receives a token that acts as the operator, and a cloud secret manager
-// hands over whatever the operator may read. So only the platform's principals (a
-// ClusterSecretStore, a ClusterTriggerAuthentication, or their namespaced kinds) may write such
-// a configuration; everyone else names a credential of their own. Which configurations fall
+// role, its Application Default Credentials, its managed identity), KEDA's HashiCorp Vault
+// authentication sends the KEDA operator's own token to the TriggerAuthentication's address,
+// and an Argo Rollouts analysis's New Relic or CloudWatch metric queries with the controller's
+// credentials. That identity is the operator's, granted for every environment and the
+// platform: a server of the writer's choosing receives a token that acts as the operator, and
+// a cloud secret manager or metrics account hands over whatever the operator may read. So only
+// the platform's principals may write such a configuration; everyone else names a credential
+// of their own (a service account of the namespace, a Secret). Which configurations fall
 // back is the kind table's `operatorIdentity` (kinds.ts). A configuration an UPDATE leaves as it
 // was is not a new one (an object stored before this rule keeps passing until it changes).
 import { isDeepStrictEqual } from 'node:util';
