@@ -405,14 +405,18 @@ const ISSUER_REFERENCES = [
  */
 const ESO_STORE = { group: EXTERNAL_SECRETS, kind: 'SecretStore' } as const;
 const ESO_FETCH = 'the External Secrets operator fetches with the store\'s credentials and writes what it fetches into the ExternalSecret\'s target Secret';
+/** AWS static keys, under a provider's or a generator's `auth`: an access key id, its secret, a session token. */
+const AWS_KEY_SECRETS = ['secretRef.accessKeyIDSecretRef', 'secretRef.secretAccessKeySecretRef', 'secretRef.sessionTokenSecretRef'];
+const AWS_AUTH_SECRETS = AWS_KEY_SECRETS.map((at) => `auth.${at}`);
+/** The webhook provider's and the Webhook generator's Secrets: it templates each one's keys into its requests, to the URL it gives. */
+const WEBHOOK_SECRETS = ['auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret', 'secrets[].secretRef'];
+/** What names a Google credential of the writer's own, under a provider's or a GCR generator's `auth` parent: without one, the controller's own is used. */
+const GCP_OWN_CREDENTIALS = ['auth.secretRef', 'auth.workloadIdentity', 'auth.workloadIdentityFederation.serviceAccountRef', 'auth.workloadIdentityFederation.awsSecurityCredentials'];
 /**
  * The Secrets a Vault provider (a SecretStore's, a VaultDynamicSecret generator's) authenticates
  * with or sends: an AppRole's role id and an IAM access key id go to the server as they are,
  * so a server of the writer's choosing would receive whatever key of whatever Secret they name.
  */
-/** AWS static keys, under a provider's or a generator's `auth`: an access key id, its secret, a session token. */
-const AWS_KEY_SECRETS = ['secretRef.accessKeyIDSecretRef', 'secretRef.secretAccessKeySecretRef', 'secretRef.sessionTokenSecretRef'];
-const AWS_AUTH_SECRETS = AWS_KEY_SECRETS.map((at) => `auth.${at}`);
 const VAULT_AUTH_SECRETS = [
   'auth.tokenSecretRef',
   'auth.appRole.secretRef',
@@ -452,8 +456,7 @@ const ESO_STORE_SECRETS = [
   'gitlab.auth.SecretRef.accessToken',
   'onepassword.auth.secretRef.connectTokenSecretRef',
   'onepasswordSDK.auth.serviceAccountSecretRef',
-  // The webhook provider templates each Secret's keys into its requests, to the URL the store gives.
-  ...['auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret', 'secrets[].secretRef'].map((at) => `webhook.${at}`),
+  ...WEBHOOK_SECRETS.map((at) => `webhook.${at}`),
   ...['kubernetes', 'crd'].flatMap((p) => ['auth.cert.clientCert', 'auth.cert.clientKey', 'auth.token.bearerToken', 'authRef'].map((at) => `${p}.${at}`)),
   'senhasegura.auth.clientSecretSecretRef',
   ...['accessKey.secretRef', 'secretKey.secretRef'].map((at) => `scaleway.${at}`),
@@ -515,7 +518,7 @@ const ESO_STORE_IDENTITY: readonly OperatorIdentityUse[] = [
   esoAwsIdentity('spec.provider.aws'),
   {
     within: 'spec.provider.gcpsm',
-    unless: ['auth.secretRef', 'auth.workloadIdentity', 'auth.workloadIdentityFederation.serviceAccountRef', 'auth.workloadIdentityFederation.awsSecurityCredentials'],
+    unless: GCP_OWN_CREDENTIALS,
     identity: "the External Secrets controller would fetch with its own Google credentials (its Application Default Credentials, or its token through a credential configuration)",
     fix: 'name a service account (auth.workloadIdentity, auth.workloadIdentityFederation.serviceAccountRef) or a key Secret (auth.secretRef) of your own',
   },
@@ -948,9 +951,9 @@ export const KIND_TABLE = [
     references: [
       { path: 'spec.secretTargetRef[].name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
       { path: 'spec.configMapTargetRef[].name', by: 'name', kind: { group: '', kind: 'ConfigMap' }, follower: "the KEDA operator reads the ConfigMap's key and hands it to the scaler of every trigger that names the TriggerAuthentication" },
-      // The cloud secret managers' credentials: the operator signs in with them and fetches what the TriggerAuthentication asks.
       // An OAuth2 client secret: sent, with the trigger's client id, to the tokenUrl the TriggerAuthentication gives.
       { path: 'spec.oauth2.clientSecret.valueFrom.secretKeyRef.name', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator reads the Secret's key and sends it as the OAuth2 client secret to the TriggerAuthentication's tokenUrl" },
+      // The cloud secret managers' credentials: the operator signs in with them and fetches what the TriggerAuthentication asks.
       ...['azureKeyVault.credentials.clientSecret', 'gcpSecretManager.credentials.clientSecret', 'awsSecretManager.credentials.accessKey', 'awsSecretManager.credentials.accessSecretKey', 'awsSecretManager.credentials.accessToken'].map(
         (at) => ({ path: `spec.${at}.valueFrom.secretKeyRef.name`, by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the KEDA operator signs in to the secret manager with the Secret's credentials and hands what it fetches to the trigger's scaler" }) as const,
       ),
@@ -1013,12 +1016,12 @@ export const KIND_TABLE = [
   generatorRow('ECRAuthorizationToken', 'ecrauthorizationtokens', AWS_AUTH_SECRETS, [esoAwsIdentity('spec')]),
   generatorRow('STSSessionToken', 'stssessiontokens', AWS_AUTH_SECRETS, [esoAwsIdentity('spec')]),
   generatorRow('GCRAccessToken', 'gcraccesstokens', ['auth.secretRef.secretAccessKeySecretRef'], [
-    { within: 'spec', unless: ['auth.secretRef', 'auth.workloadIdentity', 'auth.workloadIdentityFederation.serviceAccountRef', 'auth.workloadIdentityFederation.awsSecurityCredentials'], identity: 'the External Secrets controller would sign in to the registry with its own Google credentials', fix: 'name a service account (auth.workloadIdentity) or a key Secret (auth.secretRef) of your own' },
+    { within: 'spec', unless: GCP_OWN_CREDENTIALS, identity: 'the External Secrets controller would sign in to the registry with its own Google credentials', fix: 'name a service account (auth.workloadIdentity) or a key Secret (auth.secretRef) of your own' },
   ]),
   generatorRow('GithubAccessToken', 'githubaccesstokens', ['auth.privateKey.secretRef']),
   generatorRow('GitlabDeployToken', 'gitlabdeploytokens', ['auth.token.secretRef']),
   generatorRow('VaultDynamicSecret', 'vaultdynamicsecrets', VAULT_AUTH_SECRETS.map((at) => `provider.${at}`), esoVaultIdentity('spec.provider')),
-  generatorRow('Webhook', 'webhooks', ['secrets[].secretRef', 'auth.ntlm.usernameSecret', 'auth.ntlm.passwordSecret']),
+  generatorRow('Webhook', 'webhooks', WEBHOOK_SECRETS),
   generatorRow('Grafana', 'grafanas', ['auth.token', 'auth.basic.password']),
   generatorRow('MFA', 'mfas', ['secret']),
   generatorRow('QuayAccessToken', 'quayaccesstokens'),
