@@ -940,7 +940,7 @@ export const KIND_TABLE = [
       // Without a token of the writer's, the Vault client takes the operator's own (VAULT_TOKEN in its environment).
       { within: 'spec.hashiCorpVault', when: { path: 'authentication', values: ['token'] }, unless: ['credential.token'], identity: "the KEDA operator would send its own Vault token (its environment's) to the Vault address", fix: 'give the token in credential.token' },
       // KEDA's own cloud identity: the gcp and azure-workload tokens go to the trigger's server as bearer tokens; the secret managers fetch with it.
-      { within: 'spec.podIdentity', when: { path: 'provider', values: ['gcp', 'azure-workload'] }, identity: "the KEDA operator would hand its own cloud token to the trigger's scaler, which sends it to the trigger's server", fix: "use a Secret of your own (secretTargetRef), or the platform's ClusterTriggerAuthentication where the platform trusts its triggers" },
+      { within: 'spec.podIdentity', when: { path: 'provider', values: ['gcp', 'azure-workload'] }, identity: "the KEDA operator would hand its own cloud token to the trigger's scaler, which sends it to the trigger's server", fix: 'use a Secret of your own (secretTargetRef)' },
       ...['awsSecretManager', 'azureKeyVault', 'gcpSecretManager'].map((at) => ({
         within: `spec.${at}.podIdentity`,
         when: { path: 'provider', values: ['aws', 'aws-eks', 'aws-kiam', 'azure-workload', 'gcp'] },
