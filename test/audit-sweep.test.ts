@@ -11,7 +11,7 @@ import { KubeError } from '../src/kube/errors.js';
 import type { ReportStore } from '../src/kube/reports.js';
 import { compilePolicy } from '../src/policy/policy.js';
 import { ReportApiNotServed } from '../src/audit/report.js';
-import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
+import { FIXTURE_POLICY, NOW, stampedMetadata, TEST_RING } from './helpers.js';
 import type { LeaseRecord } from '../src/reaper/verdict.js';
 import { iso, RUNNER, stamped, stampedLease } from './reaper-helpers.js';
 
@@ -30,6 +30,11 @@ function cluster(objects: Array<{ kind: ReapKind; obj: KubeObject }>, failing: {
     },
     async *listPodSpecPages(ns) {
       yield of('Pod', ns);
+    },
+    // No operator's CRD is served but those a test gives (the API server's plain 404).
+    // eslint-disable-next-line require-yield
+    async *listSpecPages(resource) {
+      throw new KubeError('Other', `list ${resource.resource}: HTTP 404 without a NotFound status`, 404);
     },
     getLease: async (ns, name) => {
       leases.reads?.push(`${ns}/${name}`);
@@ -167,6 +172,61 @@ describe('an audit run', () => {
     assert.equal(reports.written.size, 0);
     assert.equal(summary.objects, 0);
     assert.equal(summary.reportErrors, 1);
+  });
+
+  test("stores stored before guard.operator-identity: one stamped for an environment that has External Secrets sign in as itself fails, an unstamped one (maybe the platform's) warns, one naming its own account passes; operators not installed are skipped without an error", async () => {
+    const store_ = (name: string, auth: Record<string, unknown>, metadata: KubeObject['metadata'] = {}): KubeObject => ({
+      apiVersion: 'external-secrets.io/v1',
+      kind: 'SecretStore',
+      metadata: { ...metadata, name, namespace: 'sandbox-a', uid: `uid-${name}` },
+      spec: { provider: { vault: { server: 'https://vault.example', path: 'secret', auth } } },
+    });
+    const stores = [
+      store_('alpha-own-token', { kubernetes: { role: 'reader' } }, stampedMetadata('SecretStore', 'alpha', 'sandbox-a').metadata),
+      store_('unstamped-own-token', { kubernetes: { role: 'reader' } }),
+      store_('named-account', { kubernetes: { role: 'reader', serviceAccountRef: { name: 'reader' } } }),
+    ];
+    const listed: string[] = [];
+    const base = cluster([]);
+    const client: KubeClient = {
+      ...base,
+      async *listSpecPages(resource, ns) {
+        listed.push(`${resource.resource}/${ns}`);
+        if (resource.resource !== 'secretstores') yield* base.listSpecPages(resource, ns);
+        else yield stores.filter((o) => o.metadata.namespace === ns);
+      },
+    };
+    const reports = store([]);
+    const { summary, errors } = await run(client, reports);
+    assert.deepEqual(errors, []);
+    const report = reports.written.get('sandbox-a') as { results: Array<{ rule: string; result: string; message: string; properties?: Record<string, string>; resources: Array<{ name: string; kind: string; apiVersion: string }> }> };
+    const of = (name: string) => report.results.filter((r) => r.resources[0]!.name === name).map((r) => [r.rule, r.result, r.properties?.path]);
+    assert.deepEqual(of('alpha-own-token'), [['guard.operator-identity', 'fail', 'spec.provider.vault.auth.kubernetes']]);
+    assert.deepEqual(of('unstamped-own-token'), [['guard.operator-identity', 'warn', 'spec.provider.vault.auth.kubernetes']]);
+    assert.deepEqual(of('named-account'), [['rules.operator-config', 'pass', undefined]]);
+    const alpha = report.results.find((r) => r.resources[0]!.name === 'alpha-own-token')!;
+    assert.deepEqual(alpha.resources[0], { apiVersion: 'external-secrets.io/v1', kind: 'SecretStore', namespace: 'sandbox-a', name: 'alpha-own-token', uid: 'uid-alpha-own-token' });
+    assert.match(alpha.message, /External Secrets controller would send its own service account token to the Vault server.*name a service account \(serviceAccountRef\).*Stamped for environment "alpha"/);
+    assert.equal(summary.objects, 3);
+    // A kind found not served is not asked again in the next namespace (only sandbox-a is in scope here).
+    assert.equal(listed.filter((l) => l.startsWith('secretstores/')).length, 1);
+  });
+
+  test("a forbidden list of an operator's kind (an install whose RBAC predates it) is an error result for that kind, and the run says so", async () => {
+    const base = cluster([]);
+    const client: KubeClient = {
+      ...base,
+      async *listSpecPages(resource, ns) {
+        if (resource.resource === 'triggerauthentications') throw new KubeError('Other', `list triggerauthentications.keda.sh in ${ns}: HTTP 403: forbidden`, 403);
+        yield* base.listSpecPages(resource, ns);
+      },
+    };
+    const reports = store([]);
+    const { summary, errors } = await run(client, reports);
+    assert.deepEqual(errors, ['list triggerauthentications.keda.sh in sandbox-a: HTTP 403: forbidden']);
+    const report = reports.written.get('sandbox-a') as { results: Array<{ rule: string; result: string; properties?: Record<string, string> }> };
+    assert.deepEqual(report.results.map((r) => [r.rule, r.result, r.properties?.kind]), [['audit.list', 'error', 'TriggerAuthentication']]);
+    assert.equal(summary.error, 1);
   });
 
   test('when the list outside the scope fails, Deed\'s reports there are kept, and the run says so', async () => {

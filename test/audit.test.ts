@@ -4,12 +4,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../src/admission/types.js';
-import { judgeObject, ownerToLookUp, type AuditContext, type AuditResult } from '../src/audit/judge.js';
+import { judgeObject, judgeOperatorConfig, ownerToLookUp, type AuditContext, type AuditResult } from '../src/audit/judge.js';
+import { operatorConfigRows } from '../src/policy/kinds.js';
 import { buildReport, MAX_REPORT_RESULTS, NamespaceResults, REPORT_LABELS, REPORT_NAME } from '../src/audit/report.js';
 import { formatObject } from '../src/cli/audit.js';
 import { parseConfig } from '../src/config/load.js';
 import { compilePolicy } from '../src/policy/policy.js';
-import { FIXTURE_POLICY, NOW, TEST_RING } from './helpers.js';
+import { FIXTURE_POLICY, NOW, stampedMetadata, TEST_RING } from './helpers.js';
 import { RUNNER, stamped } from './reaper-helpers.js';
 
 function ctx(rules: Record<string, string> = {}): AuditContext {
@@ -161,5 +162,29 @@ describe('deed audit output', () => {
     assert.match(text, /^pass Pod sandbox-a\/agent \[stamps\.attestation\] verifies$/m);
     const json = JSON.parse(formatObject(audit, 'json')) as { type: string; object: { name: string } };
     assert.deepEqual([json.type, json.object.name], ['object', 'agent']);
+  });
+});
+
+describe("the audit's verdict on an operator's configuration", () => {
+  const acr = (auth: Record<string, unknown>, metadata: KubeObject['metadata'] = {}): KubeObject => ({ apiVersion: 'generators.external-secrets.io/v1alpha1', kind: 'ACRAccessToken', metadata: { ...metadata, name: 'acr', namespace: 'sandbox-a', uid: 'u' }, spec: { registry: 'r.azurecr.io', auth } });
+  const row = operatorConfigRows().find((r) => r.kind === 'ACRAccessToken')!;
+  const stampedFor = (environment: string) => stampedMetadata('ACRAccessToken', environment, 'sandbox-a').metadata;
+
+  test('each place the operator signs in as itself is one result; stamped for an environment it fails, in the rule\'s warn mode it warns', () => {
+    const both = acr({ managedIdentity: {}, workloadIdentity: {} }, stampedFor('alpha'));
+    assert.deepEqual(judgeOperatorConfig(both, row, ctx()).results.map((r) => [r.rule, r.result, r.properties?.path, r.properties?.environment]), [
+      ['guard.operator-identity', 'fail', 'spec.auth.managedIdentity', 'alpha'],
+      ['guard.operator-identity', 'fail', 'spec.auth.workloadIdentity', 'alpha'],
+    ]);
+    assert.deepEqual(judgeOperatorConfig(both, row, ctx({ 'guard.operator-identity': 'warn' })).results.map((r) => [r.result, r.properties?.mode]), [['warn', 'warn'], ['warn', 'warn']]);
+  });
+
+  test('stamps that do not verify (copied onto another kind) prove no environment: it warns, as an unstamped one does', () => {
+    const copied = acr({ managedIdentity: {} }, stampedMetadata('Secret', 'alpha', 'sandbox-a').metadata);
+    assert.deepEqual(judgeOperatorConfig(copied, row, ctx()).results.map((r) => [r.result, r.properties?.environment]), [['warn', undefined]]);
+  });
+
+  test('a configuration naming its own credential passes', () => {
+    assert.deepEqual(judgeOperatorConfig(acr({ workloadIdentity: { serviceAccountRef: { name: 'reader' } } }), row, ctx()).results.map((r) => [r.rule, r.result]), [['rules.operator-config', 'pass']]);
   });
 });

@@ -533,12 +533,15 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test('the audit may list the five kinds and namespaces, get a pod (an owner) and a run lease, and write only its reports', () => {
+    test("the audit may list the five kinds, namespaces and operators' configurations, get a pod (an owner) and a run lease, and write only its reports", () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
       const expected = ['/namespaces:list', '/pods:get', '/pods:list', '/secrets:list', '/configmaps:list', '/persistentvolumeclaims:list', 'networking.k8s.io/networkpolicies:list', 'coordination.k8s.io/leases:get'];
       for (const v of ['get', 'list', 'create', 'update', 'delete']) expected.push(`wgpolicyk8s.io/policyreports:${v}`);
+      // Configurations that name credentials, never hold them (guard.operator-identity's kinds).
+      expected.push('external-secrets.io/secretstores:list', 'keda.sh/triggerauthentications:list', 'argoproj.io/analysistemplates:list', 'argoproj.io/analysisruns:list');
+      for (const g of ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'vaultdynamicsecrets']) expected.push(`generators.external-secrets.io/${g}:list`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
       assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'deed-audit', namespace: NS }]);

@@ -8,7 +8,9 @@ import { jobUidClaims } from '../policy/rules/reference-scope.js';
 import { quoted } from '../admission/verdict.js';
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
-import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type ReapedKindName } from '../policy/kinds.js';
+import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type OperatorConfigRow, type ReapedKindName } from '../policy/kinds.js';
+import { operatorIdentityUses } from '../policy/rules/operator-identity.js';
+import { RULES } from '../policy/rules/catalog.js';
 import { noLookup } from '../policy/lookup.js';
 import { EVERY_NAMESPACE } from '../policy/review-scope.js';
 import type { DecisionContext, Policy } from '../policy/policy.js';
@@ -16,7 +18,7 @@ import { modeOf } from '../policy/rules/enforcement.js';
 import { presentOwnedKeys } from '../policy/stamps/identity-stamps.js';
 import { entryOf } from '../policy/unstructured.js';
 import { objectRules } from '../policy/object-rules.js';
-import { ownershipOfObject } from '../policy/ownership.js';
+import { ownershipOf, ownershipOfObject } from '../policy/ownership.js';
 import { reaperNeeds, reaperVerdict, type LeaseLookup, type Needs, type OwnerLookup, type OwnerRef, type PodClockLookup, type ReaperFacts } from './reaper-verdict.js';
 import { isWellKnownConfigMap } from '../policy/pod/configmap-references.js';
 
@@ -46,6 +48,7 @@ export const AUDIT_CHECKS = {
   jobClaim: 'rules.job-claim',
   contentRules: 'rules.content',
   reaper: 'reaper.verdict',
+  operatorConfig: 'rules.operator-config',
   listFailed: 'audit.list',
 } as const;
 
@@ -60,7 +63,8 @@ export interface AuditResult {
 
 export interface ObjectRef {
   apiVersion: string;
-  kind: ReapedKindName;
+  /** A reaped kind, or an operator configuration's (a SecretStore, a TriggerAuthentication). */
+  kind: string;
   namespace: string;
   name: string;
   uid: string;
@@ -238,7 +242,41 @@ function reaperResult(obj: KubeObject, kind: ReapedKindName, ctx: AuditContext, 
   return { policy: AUDIT_POLICIES.reaper, rule: AUDIT_CHECKS.reaper, result, message: `${v.action}: ${v.reason}`, properties: { action: v.action, code: v.code } };
 }
 
+/**
+ * An operator configuration stored in the review scope (a SecretStore, a generator, a
+ * TriggerAuthentication, an analysis), judged as `guard.operator-identity` judges a write of
+ * it: each place the operator would sign in as itself for whoever wrote the object. Admission
+ * let an object stored before that rule keep it (an UPDATE that leaves it passes), so the
+ * audit is where it shows. The writer is not known here: an object an environment's
+ * stamps claim was written for that environment, and fails; an unstamped one may be the
+ * platform's own (which the rule lets through), and warns.
+ */
+export function judgeOperatorConfig(obj: KubeObject, row: OperatorConfigRow, ctx: AuditContext): ObjectAudit {
+  const meta = obj.metadata;
+  const ref: ObjectRef = { apiVersion: apiVersionOf(row), kind: row.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
+  const uses = operatorIdentityUses(obj, row.operatorIdentity);
+  if (uses.length === 0)
+    return { object: ref, results: [{ policy: AUDIT_POLICIES.rules, rule: AUDIT_CHECKS.operatorConfig, result: 'pass', message: 'no configuration has the operator sign in as itself' }] };
+  const owner = ownershipOf({ kind: row.kind, namespace: ref.namespace, metadata: meta }, ctx.policy, ctx.keyRing);
+  const mode = modeOf(RULES.guardOperatorIdentity.id, ctx.policy);
+  const environment = owner.kind === 'stamped' ? owner.environment : undefined;
+  return {
+    object: ref,
+    results: uses.map(({ at, use }) => ({
+      policy: AUDIT_POLICIES.rules,
+      rule: RULES.guardOperatorIdentity.id,
+      result: environment !== undefined && mode !== 'warn' ? 'fail' : 'warn',
+      message:
+        `${at}: ${use.identity}, which acts for every environment and the platform; ${use.fix}. ` +
+        (environment !== undefined
+          ? `Stamped for environment "${environment}": written for a sandbox, stored before Deed refused this`
+          : `Carries no environment's stamps: if the platform did not write it, it was stored before Deed refused this to everyone else`),
+      properties: { mode, path: at, ...(environment !== undefined ? { environment } : {}) },
+    })),
+  };
+}
+
 /** A list that failed: nothing of this kind was judged in the namespace. */
-export function listFailure(kind: ReapedKindName, namespace: string, message: string): AuditResult {
+export function listFailure(kind: string, namespace: string, message: string): AuditResult {
   return { policy: AUDIT_POLICIES.audit, rule: AUDIT_CHECKS.listFailed, result: 'error', message: `could not list ${kind} objects in ${namespace} (${message}); none were judged this run`, properties: { kind } };
 }

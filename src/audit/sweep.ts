@@ -1,5 +1,6 @@
 // One audit run: find the namespaces Deed reviews, judge every object of the reaped kinds
-// there (pods with their specs, the rest as metadata), page by page; find objects that
+// there (pods with their specs, the rest as metadata) and the operator configurations whose
+// CRDs are served (with their specs), page by page; find objects that
 // carry Deed's stamps elsewhere; and, with a report store, write each namespace's report
 // as soon as its namespace is judged, then delete Deed's reports where nothing remains.
 // Memory holds one page and one namespace's (bounded) results, whatever the object count.
@@ -13,7 +14,9 @@ import { Clock } from '../reaper/owner-facts.js';
 import { Slots } from '../reaper/slots.js';
 import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
-import { judgeObject, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
+import { judgeObject, judgeOperatorConfig, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
+import { operatorConfigRows, type OperatorConfigRow } from '../policy/kinds.js';
+import { KubeError } from '../kube/errors.js';
 import type { LeaseLookup, LeaseRef } from './reaper-verdict.js';
 import { buildReport, emptySummary, NamespaceResults, ReportApiNotServed, rfc3339, type ReportApi, type RunSummary } from './report.js';
 
@@ -103,6 +106,9 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     return summary(0);
   }
   const scoped = new Set(inScope);
+  // Operators' configurations (stores, TriggerAuthentications, analyses), where their CRDs are served.
+  const configRows = operatorConfigRows();
+  const unserved = new Set<OperatorConfigRow>();
   const existing = new Set<string>();
   if (o.reports) {
     try {
@@ -151,6 +157,29 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
       } catch (err) {
         const message = (err as Error).message;
         results.add(listFailure(kind, namespace, message));
+        o.onError(message);
+      }
+    }
+    for (const row of configRows) {
+      if (unserved.has(row)) continue;
+      try {
+        for await (const page of o.client.listSpecPages(row, namespace)) {
+          for (const obj of page) {
+            const result = judgeOperatorConfig(obj, row, ctx());
+            objects++;
+            results.addObject(result);
+            o.onObject(result);
+          }
+        }
+      } catch (err) {
+        // Not served (its operator is not installed; the API server answers an unknown group's
+        // path with a plain 404): nothing to judge, in any namespace, this run.
+        if (err instanceof KubeError && err.status === 404) {
+          unserved.add(row);
+          continue;
+        }
+        const message = (err as Error).message;
+        results.add(listFailure(row.kind, namespace, message));
         o.onError(message);
       }
     }

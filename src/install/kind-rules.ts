@@ -4,7 +4,7 @@
 // helmKindsTemplate() renders the same lists as the chart's generated helpers
 // (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
 import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
-import { DEFAULT_ROW_EXCEPTIONS, kindRows, type KindRow } from '../policy/kinds.js';
+import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, type KindRow } from '../policy/kinds.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 import { celList } from './admission-policy.js';
@@ -232,11 +232,15 @@ export function reaperScopeKindRules(): V1PolicyRule[] {
   return policyRules(['get'], rows((r) => r.audited?.getsOne === true));
 }
 
-/** The audit lists the kinds it judges (metadata only) and gets an owner pod; it gets run leases for the reaper's verdict. */
+/**
+ * The audit lists the kinds it judges (metadata only) and gets an owner pod; it gets run
+ * leases for the reaper's verdict; it lists operators' configurations (which name
+ * credentials, never hold them) where their CRDs are served.
+ */
 export function auditKindRules(): V1PolicyRule[] {
   return [
     ...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)),
-    ...policyRules(['list'], rows((r) => r.audited !== undefined && r.audited.getsOne !== true)),
+    ...policyRules(['list'], rows((r) => (r.audited !== undefined && r.audited.getsOne !== true) || isOperatorConfig(r))),
     ...runLeaseRules(),
   ];
 }

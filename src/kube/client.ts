@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { KubeObject } from '../admission/types.js';
-import { REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
+import { apiVersionOf, REAPED_KINDS, stampedRow, type ReapedKindName } from '../policy/kinds.js';
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
@@ -75,6 +75,13 @@ export interface KubeClient {
    * is never read.
    */
   listPodSpecPages(namespace: string): AsyncIterable<KubeObject[]>;
+  /**
+   * The objects of a namespaced resource with their specs (metadata and spec; status is
+   * dropped), a page at a time: for the audit's reading of operator configurations (stores,
+   * TriggerAuthentications), which hold names of credentials, not credentials. A resource the
+   * API server does not serve (its CRD is not installed) is a KubeError with status 404.
+   */
+  listSpecPages(resource: { group: string; version: string; resource: string; kind: string }, namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
   /**
    * One Lease by name: Deed's stamps and the times that say whether it is renewed (nothing
@@ -240,6 +247,12 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     async *listPodSpecPages(namespace) {
       for await (const items of pages(`list pods in ${namespace}`, listPath('Pod', namespace), undefined, undefined))
         yield items.map((item) => ({ ...metadataOnly('Pod', item.metadata), apiVersion: 'v1', spec: item.spec ?? {} }));
+    },
+
+    async *listSpecPages(resource, namespace) {
+      const apiVersion = apiVersionOf(resource);
+      for await (const items of pages(`list ${resource.resource}.${resource.group} in ${namespace}`, collectionPath(resource, namespace), undefined, undefined))
+        yield items.map((item) => ({ ...metadataOnly(resource.kind, item.metadata), apiVersion, spec: (item as { spec?: Record<string, unknown> }).spec ?? {} }));
     },
 
     async *listNamespaces(labelSelector) {
@@ -429,7 +442,7 @@ function leaseRecord(item: { metadata?: V1ObjectMeta; spec?: { renewTime?: Date 
   };
 }
 
-function metadataOnly(kind: ReapKind, m: Meta | undefined): KubeObject {
+function metadataOnly(kind: string, m: Meta | undefined): KubeObject {
   return {
     kind,
     metadata: {

@@ -1301,6 +1301,17 @@ export function sandboxKindsProse(): string {
 /** The kinds the audit lists. */
 export const AUDITED_KINDS: readonly ReapedKindName[] = ROWS.filter((r) => r.audited !== undefined).map((r) => r.kind as ReapedKindName);
 
+/** The kinds whose configuration may have their operator sign in as itself: the audit lists them, where served, to report the ones stored before Deed refused that. */
+export function operatorConfigRows(): ReadonlyArray<OperatorConfigRow> {
+  return ROWS.filter(isOperatorConfig);
+}
+
+export type OperatorConfigRow = KindRow & { operatorIdentity: readonly OperatorIdentityUse[] };
+
+export function isOperatorConfig(row: KindRow): row is OperatorConfigRow {
+  return row.operatorIdentity !== undefined && row.namespaced;
+}
+
 /** Whether the audit runs the content rules on a stored object of this kind. */
 export function auditJudgesContent(kind: ReapedKindName): boolean {
   return stampedRow(kind).audited?.judgesContent === true;

@@ -13,9 +13,9 @@
 // back is the kind table's `operatorIdentity` (kinds.ts). A configuration an UPDATE leaves as it
 // was is not a new one (an object stored before this rule keeps passing until it changes).
 import { isDeepStrictEqual } from 'node:util';
-import type { AdmissionRequest } from '../../admission/types.js';
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { kindRow } from '../kinds.js';
+import { kindRow, type OperatorIdentityUse } from '../kinds.js';
 import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { isPlatform, isTrusted } from '../requester/principals.js';
@@ -27,24 +27,33 @@ export function operatorIdentity(req: AdmissionRequest, namespace: string, reque
   const uses = kindRow(req.resource)?.operatorIdentity;
   if (uses === undefined || req.subResource !== undefined || !req.object || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return [];
   if (isPlatform(requester, policy) || isTrusted(requester, policy)) return [];
-  const findings: Finding[] = [];
+  // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
+  const stored = req.operation === 'UPDATE' ? (req.oldObject ?? undefined) : undefined;
+  return operatorIdentityUses(req.object, uses, stored).map(({ at, use }) => ({
+    rule: RULES.guardOperatorIdentity.id,
+    path: at,
+    message: `${requester.username} may not ${writeVerb(req)} ${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object!.metadata.generateName ?? ''} with ${at} as written: ${use.identity}, which acts for every environment and the platform; ${use.fix} (only the platform's principals may have the operator use its own)`,
+  }));
+}
+
+/**
+ * Each place in `object` where a configuration of `uses` has the operator sign in as itself
+ * (every one of an analysis's metrics), but those `stored` holds as they are: what the rule
+ * refuses at a write, and what `deed audit` reports on an object stored before it.
+ */
+export function operatorIdentityUses(object: KubeObject, uses: readonly OperatorIdentityUse[], stored?: KubeObject): Array<{ at: string; use: OperatorIdentityUse }> {
+  const found: Array<{ at: string; use: OperatorIdentityUse }> = [];
   for (const use of uses) {
-    // Every place the configuration stands (each of an analysis's metrics), with what the stored object held there.
-    const before = req.operation === 'UPDATE' && req.oldObject ? new Map(valuesAt(req.oldObject, use.within).map((v) => [v.at, v.value])) : undefined;
-    for (const { value, at } of valuesAt(req.object, use.within)) {
+    const before = stored !== undefined ? new Map(valuesAt(stored, use.within).map((v) => [v.at, v.value])) : undefined;
+    for (const { value, at } of valuesAt(object, use.within)) {
       if (value === null) continue; // null is absent to the operator (a nil pointer)
       if (use.when !== undefined && !use.when.values.includes(valuesAt(value, use.when.path)[0]?.value)) continue;
       if (use.unless?.some((path) => valuesAt(value, path).some((v) => given(v.value))) === true) continue;
-      // A GitOps re-apply, or a label change of an object stored before this rule, asks for nothing new.
       if (before !== undefined && isDeepStrictEqual(before.get(at), value)) continue;
-      findings.push({
-        rule: RULES.guardOperatorIdentity.id,
-        path: at,
-        message: `${requester.username} may not ${writeVerb(req)} ${req.kind.kind} ${namespace}/${writtenName(req) ?? req.object.metadata.generateName ?? ''} with ${at} as written: ${use.identity}, which acts for every environment and the platform; ${use.fix} (only the platform's principals may have the operator use its own)`,
-      });
+      found.push({ at, use });
     }
   }
-  return findings;
+  return found;
 }
 
 /** Whether a credential field names something: an empty string or object is as good as absent (KEDA takes `serviceAccountName: ""` for unset, and falls back). */

@@ -12,7 +12,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { AUDIT_NAME, renderManifests } from '../../../src/install/manifests.js';
 import { policyReportCrd } from '../../../src/install/policy-report-crd.js';
 import { run, type Identity } from '../client.js';
-import { eventually, KEYS, PATHS, sandboxPod, secret } from '../objects.js';
+import { eventually, KEYS, PATHS, sandboxPod, secret, standInCrd } from '../objects.js';
 import { DEED_NAMESPACE, type Runner, type Suite } from '../suite.js';
 import { helm } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
@@ -175,6 +175,48 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
       const counted = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 } as Record<string, number>;
       for (const x of live.results) counted[x.result]!++;
       assert.deepEqual(live.summary, counted);
+    });
+
+    test("an operator's configuration stored before guard.operator-identity is reported: stamped for an environment, it fails; unstamped (perhaps the platform's), it warns; one naming its own account passes", async () => {
+      const s = suite();
+      // ACRAccessToken: an External Secrets generator no other case installs.
+      const group = 'generators.external-secrets.io';
+      const path = `/apis/${group}/v1alpha1/namespaces/${LIVE}/acraccesstokens`;
+      const crd = await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group, version: 'v1alpha1', plural: 'acraccesstokens', kind: 'ACRAccessToken' }));
+      assert.equal(crd.status, 201, crd.text);
+      await eventually('the ACRAccessToken API is served', async () => (await s.api(s.admin, 'GET', path)).status === 200);
+      const role = { metadata: { name: 'audit-acr-writer' }, rules: [{ apiGroups: [group], resources: ['acraccesstokens'], verbs: ['*'] }] };
+      assert.equal((await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${LIVE}/roles`, role)).status, 201);
+      const binding = { metadata: { name: 'audit-acr-writer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'audit-acr-writer' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] };
+      assert.equal((await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${LIVE}/rolebindings`, binding)).status, 201);
+      await s.awaitAccess('sandbox-a:runner', { namespace: LIVE, verb: 'create', group, resource: 'acraccesstokens' });
+      const token = (name: string, auth: Record<string, unknown>) => ({ apiVersion: `${group}/v1alpha1`, kind: 'ACRAccessToken', metadata: { name }, spec: { registry: 'r.azurecr.io', auth } });
+      const workload = (account?: string) => ({ workloadIdentity: account === undefined ? {} : { serviceAccountRef: { name: account } } });
+
+      // Alpha's, stamped, once naming its own account; then the platform (break-glass here) takes
+      // the account out, as an older Deed let anyone do. Alpha may not write that itself now.
+      const stamped = await s.api(s.runnerA.identity, 'POST', path, token('alpha-acr', workload('reader')));
+      assert.equal(stamped.status, 201, stamped.text);
+      assert.equal(stamped.body.metadata.labels[KEYS.environment], 'alpha');
+      const refused = await s.api(s.runnerA.identity, 'POST', path, token('alpha-acr-own', workload()));
+      assert.equal(refused.status, 403, refused.text);
+      assert.match(refused.text, /guard\.operator-identity/);
+      const patched = await s.api(s.admin, 'PATCH', `${path}/alpha-acr`, { spec: { auth: { workloadIdentity: { serviceAccountRef: null } } } }, 'application/merge-patch+json');
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.metadata.labels[KEYS.environment], 'alpha', 'the stamps stay');
+      assert.equal((await s.api(s.admin, 'POST', path, token('unstamped-acr', workload()))).status, 201);
+      assert.equal((await s.api(s.runnerA.identity, 'POST', path, token('named-acr', workload('reader')))).status, 201);
+
+      const result = await audit(s, auditor, ['--namespace', LIVE]);
+      assert.equal(result.code, 0, result.stderr);
+      const live = await liveReport(s);
+      const alpha = about(live, 'alpha-acr').get('guard.operator-identity')!;
+      assert.equal(alpha.result, 'fail');
+      assert.deepEqual(alpha.properties, { mode: 'deny', path: 'spec.auth.workloadIdentity', environment: 'alpha' });
+      assert.match(alpha.message, /sign in to the registry with its own federated token.*name a service account of your own \(serviceAccountRef\)\. Stamped for environment "alpha"/);
+      assert.equal(alpha.resources![0]!.kind, 'ACRAccessToken');
+      assert.equal(about(live, 'unstamped-acr').get('guard.operator-identity')!.result, 'warn');
+      assert.equal(about(live, 'named-acr').get('rules.operator-config')!.result, 'pass');
     });
 
     test('a second run replaces the report: one report of Deed\'s per namespace, written again', async () => {
