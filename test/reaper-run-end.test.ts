@@ -121,6 +121,17 @@ describe('a passed deadline is evidence by itself', () => {
       assert.equal(verdict(late(), 'Pod', reaperContext(), gone, undefined, clockOf({ startTime: iso(-60) })).code, 'owner-gone');
     });
 
+    test("a pod's passed deadline is judged before its run lease, as any object's is: a lease unread, unreadable, past the sweep's bound or signed by a retired key does not keep it", () => {
+      const leased = () => stamped({ kind: 'Pod', name: 'sbx-late', expiresAt: iso(-3600), uid: 'sbx-uid', runLease: 'run-1' });
+      const over = clockOf({ phase: 'Pending' });
+      const doubts: Array<LeaseLookup | undefined> = [undefined, { state: 'error', message: 'timed out' }, { state: 'bounded', limit: MAX_LEASE_READS_PER_NAMESPACE }, leaseAt(-5, { signingKey: Buffer.from('a-retired-key-0123456789abcdef0123') })];
+      for (const lease of doubts) {
+        assert.equal(verdict(leased(), 'Pod', reaperContext(), running, lease, over).code, 'deadline-passed', JSON.stringify(lease));
+        // Its own clock not yet over: the lease decides, as before.
+        assert.notEqual(verdict(leased(), 'Pod', reaperContext(), running, lease, clockOf({ startTime: iso(-60) })).code, 'deadline-passed');
+      }
+    });
+
     test('with no owner stamp, the deadline at all, and the clock too', () => {
       const orphan = stamped({ kind: 'Pod', name: 'sbx-late', owner: null, expiresAt: iso(-60), uid: 'sbx-uid' });
       assert.equal(verdict(orphan, 'Pod', reaperContext(), undefined, undefined, clockOf({ startTime: iso(-600) })).code, 'deadline-from-start');

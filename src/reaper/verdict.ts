@@ -139,6 +139,12 @@ export function ownerToRead(obj: KubeObject, kind: SandboxKind['kind'], ctx: Rea
 export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext, owner?: OwnerLookup, lease?: LeaseLookup, pod?: PodClockLookup): ReapVerdict {
   const a = assess(obj, kind, ctx);
   if ('verdict' in a) return a.verdict;
+  // A pod's deadline long past ends its run whatever its runner does, once its own clock
+  // agrees: judged before the lease, as an object's passed deadline is (assess), so no doubt
+  // about the lease (unreadable, past the sweep's bound, signed by a retired key) keeps it.
+  const clock = a.pod === undefined ? undefined : podClock(a.pod, pod);
+  if (a.deadlineEnds && clock !== undefined && clock.endedAt !== undefined && ctx.now >= clock.endedAt + ctx.deadlineGraceSeconds * 1000)
+    return v('deadline-passed', `its deadline ${a.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does, and ${clock.reason}`);
   // Any doubt about the lease keeps: an error reading it is never evidence of an end.
   let leaseHeld: string | undefined;
   if (a.lease !== undefined) {
@@ -152,10 +158,6 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     if (held.verdict) return held.verdict;
     leaseHeld = held.reason;
   }
-  // A pod's deadline long past ends its run whatever its runner does, once its own clock agrees.
-  const clock = a.pod === undefined ? undefined : podClock(a.pod, pod);
-  if (a.deadlineEnds && clock !== undefined && clock.endedAt !== undefined && ctx.now >= clock.endedAt + ctx.deadlineGraceSeconds * 1000)
-    return v('deadline-passed', `its deadline ${a.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does, and ${clock.reason}`);
   if (a.owner === undefined) {
     if (a.expiresAt === undefined) return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
     const deadline = deadlineState(a.expiresAt, ctx.now, 0);
