@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { decide, type Webhook } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
+import { followUpLookups, lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
+import { controllerRefOf } from '../src/policy/controller-made.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { changedReferences, objectReferences, referenceReads } from '../src/policy/object-references.js';
 import type { ReviewScope } from '../src/policy/review-scope.js';
@@ -87,10 +88,14 @@ function lookupOf(objects: Record<string, KubeObject | null | string>): ObjectLo
       const value = objects[key];
       if (typeof value === 'string') return { state: 'unknown', reason: value };
       if (value === null || value === undefined) return { state: 'absent' };
-      return { state: 'found', metadata: value.metadata };
+      const controller = controllerRefOf(value.metadata.ownerReferences);
+      return { state: 'found', metadata: value.metadata, ...(controller !== undefined ? { controller } : {}) };
     },
   };
 }
+
+/** Unstamped, made by a controller for pod `pod` (uid `uid`): a ResourceClaim from its template, an ephemeral volume's claim. */
+const madeFor = (pod: string, uid: string): KubeObject => ({ metadata: { uid: `${pod}-made`, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid, controller: true, blockOwnerDeletion: true }] } });
 
 const CLUSTER: Record<string, KubeObject | null | string> = {
   'deployments/shared/alpha-web': owned('Deployment', 'alpha'),
@@ -152,6 +157,14 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'pods/shared/beta-bot': { ...owned('Pod', 'beta'), spec: { serviceAccountName: 'alpha-sa' } } as KubeObject,
   'pods/shared/stranger-bot': { metadata: { uid: 'stranger-bot-uid' }, spec: { serviceAccountName: 'alpha-sa' } } as KubeObject,
   'pods/shared/slow-bot': 'timed out after 2000 ms',
+  'pods/shared/gone-bot': null,
+  // Claims the resourceclaim and ephemeral volume controllers made for pods: unstamped, each pod's own.
+  'resourceclaims/shared/alpha-bot-gpu-x7k2q': madeFor('alpha-bot', 'Pod-uid'),
+  'resourceclaims/shared/stranger-bot-gpu-p9d4m': madeFor('stranger-bot', 'stranger-bot-uid'),
+  'resourceclaims/shared/gone-bot-gpu-aaaaa': madeFor('gone-bot', 'gone-uid'),
+  'resourceclaims/shared/old-bot-gpu-bbbbb': madeFor('alpha-bot', 'an-earlier-pod-uid'),
+  'resourceclaims/shared/slow-bot-gpu-ccccc': madeFor('slow-bot', 'slow-uid'),
+  'persistentvolumeclaims/shared/alpha-bot-scratch': madeFor('alpha-bot', 'Pod-uid'),
 };
 
 interface Options {
@@ -432,12 +445,60 @@ describe('dynamic resource allocation: claims and their templates', () => {
     admitted(review(PODS, RUNNER_A, claimPod('alpha-gpu')));
   });
 
+  test("a claim a controller made for alpha's pod (from its ResourceClaimTemplate, or its ephemeral volume) is that pod's environment's: beta's pod may not share its devices or mount it", () => {
+    refused(review(PODS, RUNNER_B, claimPod('alpha-bot-gpu-x7k2q')), 'reference.cross-environment', /names ResourceClaim alpha-bot-gpu-x7k2q, which belongs to another environment/);
+    refused(review(PODS, NONE, claimPod('alpha-bot-gpu-x7k2q')), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    admitted(review(PODS, RUNNER_A, claimPod('alpha-bot-gpu-x7k2q')));
+    const mounts = pod({}, { volumes: [{ name: 'scratch', persistentVolumeClaim: { claimName: 'alpha-bot-scratch' } }] });
+    refused(review(PODS, RUNNER_B, mounts), 'claim.cross-environment', /volume "scratch" mounts claim alpha-bot-scratch, which belongs to another environment/);
+    // Made for a pod of no environment: no one's, as any unstamped object outside a bound namespace.
+    admitted(review(PODS, RUNNER_B, claimPod('stranger-bot-gpu-p9d4m')));
+  });
+
+  test('a claim made for a pod that is gone, replaced, or cannot be read is refused: whose it was cannot be told', () => {
+    refused(review(PODS, RUNNER_B, claimPod('gone-bot-gpu-aaaaa')), 'reference.unknown', /it was made for pod gone-bot \(uid gone-uid\), which is gone/);
+    refused(review(PODS, RUNNER_A, claimPod('old-bot-gpu-bbbbb')), 'reference.unknown', /made for pod alpha-bot \(uid an-earlier-pod-uid\), which is gone/);
+    refused(review(PODS, RUNNER_B, claimPod('slow-bot-gpu-ccccc')), 'reference.unknown', /made for pod slow-bot, and whose that pod is cannot be told: timed out after 2000 ms/);
+  });
+
+  test('the pod a claim was made for is read after the claim, as a snapshot\'s source claim is', () => {
+    const first = lookupOf(CLUSTER);
+    const read: LookupKey[] = [
+      { resource: 'resourceclaims', namespace: NS, name: 'alpha-bot-gpu-x7k2q' },
+      { resource: 'persistentvolumeclaims', namespace: NS, name: 'alpha-bot-scratch' },
+      { resource: 'resourceclaims', namespace: NS, name: 'alpha-gpu' },
+    ];
+    assert.deepEqual(followUpLookups(read, first), [{ resource: 'pods', namespace: NS, name: 'alpha-bot' }]);
+  });
+
   test("a ResourceClaimTemplate that carries Deed's stamps in spec.metadata (copied from alpha's claim) is refused, from anyone", () => {
     const copied = owned('ResourceClaim', 'alpha').metadata;
     const template = { spec: { metadata: { labels: copied.labels, annotations: copied.annotations }, spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } } } };
     refused(review(RCT, RUNNER_B, template), 'stamp.template', /spec\.metadata\.labels\["deed\.dev\/environment"\]: deed\.dev\/environment is admission-owned; its controller copies spec\.metadata onto the objects it makes/);
     refused(review(RCT, ADMIN, template), 'stamp.template');
     admitted(review(RCT, RUNNER_B, { spec: { metadata: { labels: { app: 'lab' } }, spec: template.spec.spec } }));
+  });
+});
+
+describe("a claim a volume populator fills (a data source of another kind than a claim or a VolumeSnapshot) copies what Deed cannot read", () => {
+  const PVCS: Gvr = { group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim' };
+  const populated = (source: Record<string, unknown>, key = 'dataSourceRef') => ({ spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, [key]: source } });
+  const cdi = { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeCloneSource', name: 'grab' };
+
+  test("beta's claim, or its pod's ephemeral volume, filled by KubeVirt CDI's VolumeCloneSource (which may copy alpha's claim) is refused, from a tenant of no environment too", () => {
+    refused(review(PVCS, RUNNER_B, populated(cdi)), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which a volume populator reads and Deed does not/);
+    // Named in dataSource alone: the API server copies it into dataSourceRef, where the refusal names it.
+    refused(review(PVCS, NONE, populated(cdi, 'dataSource')), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from/);
+    const ephemeral = pod({}, { volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: populated(cdi).spec } } }] });
+    refused(review(PODS, RUNNER_B, ephemeral), 'claim.unknown', /spec\.volumes\[name=data\]\.ephemeral\.volumeClaimTemplate\.spec\.dataSourceRef: volume "data" is filled from VolumeCloneSource/);
+    // A VolumeSnapshot of another group is not the snapshot Deed reads.
+    refused(review(PVCS, RUNNER_B, populated({ apiGroup: 'backup.example.com', kind: 'VolumeSnapshot', name: 'nightly' })), 'claim.unknown', /VolumeSnapshot\.backup\.example\.com\/nightly/);
+  });
+
+  test("the platform fills one anywhere, and an environment in its bound namespace", () => {
+    admitted(review(PVCS, ARGO, populated(cdi)));
+    admitted(review(PVCS, RUNNER_A, populated(cdi), { namespace: 'sandbox-a' }));
+    refused(review(PVCS, RUNNER_A, populated(cdi)), 'claim.unknown');
   });
 });
 

@@ -13,6 +13,7 @@ import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { podReadKeys } from './rules/binding-reads.js';
 import { kindRows } from './kinds.js';
 import { ownerLookupKey } from './controller-made.js';
+import { madeForPod } from './pod/reference-owner.js';
 import type { StampKeys } from './stamps/keys.js';
 import { doorReview, judgedWhole, reviewFacts } from './door-reviews.js';
 import type { DecodedWithFacts, ReviewFacts } from './review-facts.js';
@@ -71,6 +72,12 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>):
     // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
     return answer.sourceClaim === undefined ? [] : [{ resource: 'persistentvolumeclaims', namespace, name: answer.sourceClaim, fresh: true }];
   if (key.resource === 'pods') return key.withReads === true ? podReadKeys(answer.reads, namespace) : [];
+  // A claim a controller made for one pod (a ResourceClaim from the pod's template, an
+  // ephemeral volume's PVC) is that pod's: whose the pod is decides whose the claim is.
+  if (POD_MADE_RESOURCES.has(key.resource)) {
+    const pod = madeForPod(answer.controller);
+    return pod === undefined ? [] : [{ resource: 'pods', namespace, name: pod.name }];
+  }
   // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
   // carrying its Deployment's copied annotations): its owner too.
   const owner = OWNER_RESOURCES.has(key.resource) ? ownerLookupKey(answer.controller, namespace) : undefined;
@@ -90,6 +97,7 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
 }
 
 /** The workloads whose own controlling owner is followed (controller-made.ts). */
+const POD_MADE_RESOURCES = new Set<string>(['resourceclaims', 'persistentvolumeclaims']);
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
 
 export interface ReadPlan {

@@ -7,7 +7,9 @@
 // (reference-owner.ts says where that cannot happen).
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { clonedClaim, ephemeralClaimSpec, restoredSnapshot } from './spec.js';
+import { clonedClaim, ephemeralClaimSpec, populatorSource, restoredSnapshot } from './spec.js';
+import { isWorkloadController } from '../controller-made.js';
+import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
@@ -17,7 +19,7 @@ import { absentAllowed, judgeReference, type Reach } from './reference-owner.js'
  * A claim reached by name, or through a VolumeSnapshot of it (judged by the snapshot's
  * source claim, which a second lookup reads).
  */
-export type ClaimReference = ({ claim: string } | { snapshot: string }) & {
+export type ClaimReference = ({ claim: string } | { snapshot: string } | { populator: string }) & {
   /** The field that names the claim or snapshot, by volume name. */
   path: string;
   /** What the reference does, for messages: `volume "ws" mounts`. */
@@ -45,6 +47,8 @@ export function claimSpecClaims(spec: Rec, at: string, who: string): ClaimRefere
   if (source !== undefined) out.push({ claim: source.name, path: `${at}.${source.key}`, subject: `${who} clones` });
   const snapshot = restoredSnapshot(spec);
   if (snapshot !== undefined) out.push({ snapshot: snapshot.name, path: `${at}.${snapshot.key}`, subject: `${who} restores` });
+  const populator = populatorSource(spec);
+  if (populator !== undefined) out.push({ populator: populator.source, path: `${at}.${populator.key}`, subject: `${who} is filled from` });
   return out;
 }
 
@@ -65,7 +69,7 @@ export function referencedNames(refs: ClaimReference[]): { claims: string[]; sna
   const claims = new Set<string>();
   const snapshots = new Set<string>();
   for (const r of refs) if ('claim' in r) claims.add(r.claim);
-  else snapshots.add(r.snapshot);
+  else if ('snapshot' in r) snapshots.add(r.snapshot);
   return { claims: [...claims], snapshots: [...snapshots] };
 }
 
@@ -75,6 +79,10 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, reac
   for (const ref of refs) {
     if ('claim' in ref) {
       findings.push(...judgeClaim(ref.claim, ref, namespace, reach, ctx, undefined));
+      continue;
+    }
+    if ('populator' in ref) {
+      findings.push(...populatedFrom(ref.populator, ref, namespace, reach, ctx));
       continue;
     }
     const found = ctx.lookup.get('volumesnapshots', namespace, ref.snapshot);
@@ -89,6 +97,27 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, reac
     }
   }
   return findings;
+}
+
+/**
+ * A volume populator fills the claim from what its custom resource names (a VolumeCloneSource's
+ * claim, a backup), with the populator's rights, and Deed does not read those kinds: whose data
+ * it copies cannot be told. So only where no other environment's data can be named, as for any
+ * reference to a kind Deed does not read: the platform's principals and system controllers, a
+ * workload controller making what a template judged here already named, and a namespace bound
+ * to an environment the requester acts for.
+ */
+function populatedFrom(source: string, ref: { path: string; subject: string }, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const { requester } = reach;
+  const bound = ctx.policy.envByBoundNamespace.get(namespace);
+  if (isPlatform(requester, ctx.policy) || isTrusted(requester, ctx.policy) || isWorkloadController(requester, ctx.policy) || (bound !== undefined && actsFor(requester, bound, ctx.policy))) return [];
+  return [
+    {
+      rule: RULES.claimUnknown.id,
+      path: ref.path,
+      message: `${ref.subject} ${source}, which a volume populator reads and Deed does not, so whose data the claim would hold cannot be told; clone a claim or restore a VolumeSnapshot instead, or fill it in a namespace bound to your environment`,
+    },
+  ];
 }
 
 /**

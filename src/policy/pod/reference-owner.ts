@@ -9,8 +9,8 @@
 // again on what the pod reads (reference.at-binding). So is one in a namespace bound to an
 // environment the requester acts for, where no other environment can create it.
 import type { Requester } from '../requester/identity.js';
-import { ownershipOfFound } from '../ownership.js';
-import type { DecisionContext, Lookup } from '../policy.js';
+import { ownershipOfFound, type Ownership } from '../ownership.js';
+import type { ControllerRef, DecisionContext, Lookup } from '../policy.js';
 import { actsFor } from '../requester/principals.js';
 
 /** The kinds a pod names by reference whose data the kubelet hands to it (named-references.ts). */
@@ -47,12 +47,38 @@ export function judgeReference(found: Lookup, kind: string, namespace: string, r
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };
-  const owner = ownershipOfFound(found, kind, namespace, policy, ctx.keyRing);
-  if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
+  let owner = ownershipOfFound(found, kind, namespace, policy, ctx.keyRing);
+  if (owner.kind === 'runner') return { kind: 'allowed' }; // a runner pod itself, named: the platform's
+  const pod = owner.kind === 'unowned' ? madeForPod(found.controller) : undefined;
+  if (pod !== undefined) {
+    const made = podOwnership(pod, namespace, ctx);
+    if ('reason' in made) return { kind: 'unknown', reason: made.reason };
+    owner = made;
+  }
+  if (owner.kind === 'unowned') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
   if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
   const environment = owner.environment;
   if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return { kind: 'allowed' };
   return { kind: 'foreign', environment };
+}
+
+/**
+ * The pod a controller made this object for: its controlling owner reference names a Pod (the
+ * resourceclaim controller's claim from the pod's ResourceClaimTemplate, the ephemeral volume
+ * controller's claim). Unstamped, since Deed does not stamp what those controllers create, it is
+ * still that pod's alone: another pod naming it would share its devices or mount its data.
+ */
+export function madeForPod(controller: ControllerRef | undefined): ControllerRef | undefined {
+  return controller !== undefined && controller.kind === 'Pod' && controller.apiVersion === 'v1' ? controller : undefined;
+}
+
+/** Whose the pod is that an object was made for, read by name (lookup.ts reads it after the object); its uid must be the one the reference names. */
+function podOwnership(pod: ControllerRef, namespace: string, ctx: DecisionContext): Ownership | { reason: string } {
+  const found = ctx.lookup.get('pods', namespace, pod.name);
+  if (found.state === 'unknown') return { reason: `it was made for pod ${pod.name}, and whose that pod is cannot be told: ${found.reason}` };
+  // Gone (the garbage collector deletes what it made), or another pod under its name: no one's to hand on.
+  if (found.state === 'absent' || found.metadata.uid !== pod.uid) return { reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
+  return ownershipOfFound(found, 'Pod', namespace, ctx.policy, ctx.keyRing);
 }
 
 /** In a namespace bound to an environment the requester acts for, no other environment can create what is missing. */

@@ -112,6 +112,24 @@ export function restoredSnapshot(pvcSpec: Rec): { name: string; key: 'dataSource
   return undefined;
 }
 
+/**
+ * A data source that is neither a claim nor a VolumeSnapshot (dataSourceRef or dataSource,
+ * `Kind.group/name`): a volume populator's custom resource (KubeVirt CDI's VolumeCloneSource,
+ * a backup tool's restore), whose controller fills the new volume from whatever it names.
+ * Deed does not read those kinds.
+ */
+export function populatorSource(pvcSpec: Rec): { source: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
+  for (const key of ['dataSourceRef', 'dataSource'] as const) {
+    const ref = field(pvcSpec, key);
+    if (!isRec(ref)) continue;
+    const kind = text(ref, 'kind');
+    const group = text(ref, 'apiGroup') ?? '';
+    if (kind === undefined || kind === '' || kind === 'PersistentVolumeClaim' || (kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP)) continue;
+    return { source: `${kind}${group !== '' ? `.${group}` : ''}/${text(ref, 'name') ?? ''}`, key };
+  }
+  return undefined;
+}
+
 /** The claim template spec of a generic ephemeral volume. */
 export function ephemeralClaimSpec(volume: Rec): Rec | undefined {
   const ephemeral = field(volume, 'ephemeral');

@@ -219,6 +219,33 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("a claim a controller made for alpha's pod (a ResourceClaim from its template, an ephemeral volume's PVC) is alpha's: beta's pod may neither share its devices nor mount it", async () => {
+      const s = suite();
+      const created = await s.api(alpha, 'POST', PATHS.Pod(NS), sandboxPod('alpha-gpu-user'));
+      assert.equal(created.status, 201, created.text);
+      const owner = controlledBy('v1', 'Pod', 'alpha-gpu-user', created.body.metadata.uid as string);
+      // What the resourceclaim and ephemeral volume controllers make, unstamped (break-glass stands in for them here).
+      const made = await s.api(s.admin, 'POST', CLAIMS(NS), { ...claim('alpha-gpu-user-gpu-x7k2q'), metadata: { name: 'alpha-gpu-user-gpu-x7k2q', ...owner } });
+      assert.equal(made.status, 201, made.text);
+      const scratch = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'alpha-gpu-user-scratch', ...owner }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+      assert.equal((await s.api(s.admin, 'POST', PATHS.PersistentVolumeClaim(NS), scratch)).status, 201);
+      const usesClaim = (name: string, claimName: string) => sandboxPod(name, { spec: { resourceClaims: [{ name: 'gpu', resourceClaimName: claimName }], containers: [{ name: 'main', image: 'registry.example/agent:1', resources: { claims: [{ name: 'gpu' }] } }] } });
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), usesClaim('beta-takes-gpu', 'alpha-gpu-user-gpu-x7k2q')), 'reference.cross-environment', /names ResourceClaim alpha-gpu-user-gpu-x7k2q, which belongs to another environment/);
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-takes-scratch', { spec: { volumes: [{ name: 'scratch', persistentVolumeClaim: { claimName: 'alpha-gpu-user-scratch' } }] } })), 'claim.cross-environment', /volume "scratch" mounts claim alpha-gpu-user-scratch, which belongs to another environment/);
+      const own = await s.api(alpha, 'POST', PATHS.Pod(NS), usesClaim('alpha-shares-gpu', 'alpha-gpu-user-gpu-x7k2q'));
+      assert.equal(own.status, 201, own.text);
+    });
+
+    test("beta's claim filled by a volume populator (KubeVirt CDI's VolumeCloneSource, which may copy alpha's claim) is refused; alpha fills one in its bound namespace", async () => {
+      const s = suite();
+      const populated = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, dataSourceRef: { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeCloneSource', name: 'grab' } } });
+      refused(await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), populated('beta-populated')), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which a volume populator reads and Deed does not/);
+      const ephemeral = sandboxPod('beta-populated-pod', { spec: { volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: populated('x').spec } } }] } });
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), ephemeral), 'claim.unknown', /volume "data" is filled from VolumeCloneSource/);
+      const own = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), populated('alpha-populated'));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {
       const s = suite();
       for (const who of [tenant, admin]) refusedOrForbidden(await s.api(who, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 0 } }, MERGE), 'guard.custom-scale');
