@@ -93,6 +93,15 @@ describe('validating webhook over the captured fixtures', () => {
     body.request.object.spec.ephemeralContainers[0].volumeMounts = [{ name: 'auth', mountPath: '/var/run/secrets/deed' }];
     assert.match(denies(body, 'workspace.init-or-ephemeral'), /ephemeral container "dbg" may not mount the auth volume/);
   });
+
+  test('an ephemeral container added reading the runtime volume through fileKeyRef, with no mount, is denied', () => {
+    const body = fixture('validate-update-pod-ephemeralcontainers.json');
+    body.request.oldObject = stamped(body, body.request.oldObject);
+    body.request.object.metadata = { ...body.request.object.metadata, labels: body.request.oldObject.metadata.labels, annotations: body.request.oldObject.metadata.annotations, ownerReferences: body.request.oldObject.metadata.ownerReferences };
+    body.request.object.spec.activeDeadlineSeconds = body.request.oldObject.spec.activeDeadlineSeconds;
+    body.request.object.spec.ephemeralContainers[0].env = [{ name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'runtime', path: 'session.env', key: 'TOKEN' } } }];
+    assert.match(denies(body, 'workspace.init-or-ephemeral'), /ephemeral container "dbg" may not read the runtime volume \(a variable's value, through fileKeyRef\)/);
+  });
 });
 
 describe('stamp integrity at CREATE', () => {
@@ -252,6 +261,9 @@ describe('workspace grants and mounts', () => {
     ['a sidecar mounting without a grant', (o) => o.spec.containers.push({ name: 'sidecar', image: 'x', volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }), 'workspace.undeclared-mount', /"sidecar" mounts the workspace without a grant/],
     ['a second mount of the workspace', (o) => o.spec.containers[0].volumeMounts.push({ name: 'workspace', mountPath: '/workspace2' }), 'workspace.mount-path', /mounts the workspace 2 times/],
     ['an init container with the workspace', (o) => (o.spec.initContainers = [{ name: 'setup', image: 'x', volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }] }]), 'workspace.init-or-ephemeral', /init container "setup" may not mount the workspace volume/],
+    // A variable read from a file of the runtime volume (fileKeyRef) reaches it without a mount.
+    ['a sidecar reading the runtime volume through fileKeyRef', (o) => (o.spec.containers[1].env = [{ name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'runtime', path: 'session.env', key: 'TOKEN' } } }]), 'template.reserved-mount', /spec\.containers\[name=indexer\]\.env\[name=TOKEN\]\.valueFrom\.fileKeyRef\.volumeName: only the main container may read the runtime volume \(here a variable's value, through fileKeyRef\)/],
+    ['an init (sidecar) container reading the runtime volume through fileKeyRef', (o) => (o.spec.initContainers = [{ name: 'proxy', image: 'x', restartPolicy: 'Always', env: [{ name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'runtime', path: 'session.env', key: 'TOKEN' } } }] }]), 'workspace.init-or-ephemeral', /init container "proxy" may not read the runtime volume \(a variable's value, through fileKeyRef\)/],
     ['the workspace at /workspace/', (o) => (o.spec.containers[1].volumeMounts[0].mountPath = '/workspace/'), 'workspace.mount-path', /must be exactly "\/workspace", got "\/workspace\/"/],
     ['the workspace at /workspace/sub', (o) => (o.spec.containers[1].volumeMounts[0].mountPath = '/workspace/sub'), 'workspace.mount-path'],
     ['a subPath on the workspace', (o) => (o.spec.containers[1].volumeMounts[0].subPath = 'x'), 'workspace.subpath'],

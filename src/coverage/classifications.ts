@@ -132,7 +132,7 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   'core.EphemeralContainer.targetContainerName': judged('workspace.init-or-ephemeral', "a container of the same pod, whose processes (and through /proc its files) the ephemeral container shares: never the main container, nor one that mounts the workspace, runtime or auth volume"),
   'core.ResourceFieldSelector.containerName': exempt('a container of the same pod'),
   'batch.PodFailurePolicyOnExitCodesRequirement.containerName': exempt("a container of the Job's own pods"),
-  'core.FileKeySelector.volumeName': exempt('a volume of the same pod'),
+  'core.FileKeySelector.volumeName': judged('template.reserved-mount, workspace.init-or-ephemeral', 'a variable read from a file of the pod\'s volume reaches it as a mount does'),
   'core.ScopedResourceSelectorRequirement.scopeName': exempt('a quota scope, not an object'),
   'core.ServiceSpec.externalName': exempt('a DNS name the cluster DNS answers with a CNAME; anyone may resolve any name'),
   'core.WindowsSecurityContextOptions.runAsUserName': exempt('a Windows user inside the container'),

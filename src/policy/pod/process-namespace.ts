@@ -9,7 +9,7 @@
 import { field } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
-import { containers, mainContainerOf, mounts } from './spec.js';
+import { containers, mainContainerOf, volumesReached } from './spec.js';
 import { platformVolumesOf, workspaceVolumes } from './workspace-mounts.js';
 import type { PodSpecSubject } from './pod-spec-subject.js';
 
@@ -30,7 +30,7 @@ export const processNamespaceRule: Rule<PodSpecSubject> = {
     const t = policy.config.template;
     const all = containers(spec, at);
     const held = platformVolumesOf(workspaceVolumes(spec, podName, policy.config, workspaceClaims), policy.config);
-    const reached = [...new Set(all.flatMap((c) => mounts(c).flatMap((m) => held.get(m.name) ?? [])))];
+    const reached = [...new Set(all.flatMap((c) => volumesReached(c).flatMap((name) => held.get(name) ?? [])))];
     if (mainContainerOf(all, t.mainContainer) !== undefined) reached.unshift("the main container's files");
     if (reached.length === 0) return [];
     return [

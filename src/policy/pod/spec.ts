@@ -58,6 +58,25 @@ export function mounts(c: Container): Mount[] {
 }
 
 /**
+ * The volumes a container reads a variable's value from (`env[].valueFrom.fileKeyRef`): the
+ * kubelet reads the file from the pod's volume for it, mounted in that container or not, so
+ * it reaches the volume's data as a mount would.
+ */
+export function fileKeyReads(c: Container): Array<{ name: string; path: string }> {
+  return recs(field(c.spec, 'env')).flatMap((e) => {
+    const from = field(e, 'valueFrom');
+    const ref = isRec(from) ? field(from, 'fileKeyRef') : undefined;
+    const name = isRec(ref) ? text(ref, 'volumeName') : undefined;
+    return name === undefined || name === '' ? [] : [{ name, path: `${c.path}.env[name=${text(e, 'name') ?? ''}].valueFrom.fileKeyRef.volumeName` }];
+  });
+}
+
+/** The names of the volumes a container reaches: those it mounts or attaches, and those it reads variables from. */
+export function volumesReached(c: Container): string[] {
+  return [...new Set([...mounts(c).map((m) => m.name), ...fileKeyReads(c).map((r) => r.name)])];
+}
+
+/**
  * A path as the container sees it: `.`, `..`, repeated and trailing slashes resolved, so
  * `/x/../workspace/.git/` is `/workspace/.git` before any comparison. The runtime resolves a
  * relative path from the root, so it is taken as absolute.

@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { containers, mainContainerOf, mounts, volumeSource } from './spec.js';
+import { containers, fileKeyReads, mainContainerOf, mounts, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
 import { rule } from '../rules/rule-info.js';
@@ -50,7 +50,7 @@ export const TEMPLATE_COLLISION_RULES = {
   templateReservedMount: rule({
     id: 'template.reserved-mount',
     webhook: 'validate',
-    checks: 'The runtime and auth volumes are mounted only by the main container, at their owned paths.',
+    checks: 'The runtime and auth volumes are mounted only by the main container, at their owned paths; no other container reads a variable from them either (`env[].valueFrom.fileKeyRef`, which the kubelet resolves without a mount).',
     defaultMode: 'deny',
     overridable: true,
     example: 'only the main container may mount the runtime volume',
@@ -189,6 +189,11 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
         if (c !== main) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedMount.id, path: m.path, message: `only the main container may mount the ${def.name} volume` });
         else if (m.givenPath !== def.mountPath) findings.push(owned(TEMPLATE_COLLISION_RULES.templateReservedMount.id, `${m.path}.mountPath`, def.mountPath, m.givenPath));
       }
+  // A variable read from a file of the volume (fileKeyRef) reaches it without a mount.
+  for (const c of all.filter((x) => x.list === 'containers' && x !== main))
+    for (const r of fileKeyReads(c))
+      for (const def of [volumes.runtime, volumes.auth])
+        if (r.name === def.name) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateReservedMount.id, path: r.path, message: `only the main container may read the ${def.name} volume (here a variable's value, through fileKeyRef)` });
 
   const restartPolicy = field(spec, 'restartPolicy');
   if (main !== undefined && restartPolicy !== undefined && restartPolicy !== t.restartPolicy) findings.push(owned(TEMPLATE_COLLISION_RULES.templateRestartPolicy.id, `${at}.restartPolicy`, t.restartPolicy, restartPolicy));

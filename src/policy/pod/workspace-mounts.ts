@@ -11,7 +11,7 @@
 // volumeDevices reach a volume as mounts do, and paths are compared normalised.
 import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { clonedClaim, containers, ephemeralClaimSpec, mainContainerOf, mounts, segments, volumeSource } from './spec.js';
+import { clonedClaim, containers, ephemeralClaimSpec, fileKeyReads, mainContainerOf, mounts, segments, volumeSource, volumesReached } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
@@ -95,7 +95,7 @@ export const WORKSPACE_MOUNT_RULES = {
     id: 'workspace.init-or-ephemeral',
     webhook: 'validate',
     checks:
-      "Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included), nor does an ephemeral container target (`targetContainerName`, `kubectl debug --target`) the main container or a container that mounts one: it would share that container's processes and read its files, those volumes and the main container's environment, through /proc/<pid>/root.",
+      "Init and ephemeral containers never mount the workspace, runtime or auth volumes (pods/ephemeralcontainers included) nor read a variable from one (`env[].valueFrom.fileKeyRef`), nor does an ephemeral container target (`targetContainerName`, `kubectl debug --target`) the main container or a container that mounts one: it would share that container's processes and read its files, those volumes and the main container's environment, through /proc/<pid>/root.",
     defaultMode: 'deny',
     overridable: true,
     example: 'ephemeral container "dbg" may not mount the auth volume',
@@ -227,6 +227,13 @@ export function workspaceMounts(
       if (hasWorkspace && !workspace.has(m.name) && overlaps(m.mountPath, ws.mountPath))
         findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceOverlap.id, path: m.path, message: `volume "${m.name}" mounted at "${m.mountPath}" overlaps the workspace at "${ws.mountPath}"` });
     }
+    // A variable read from a file of the volume (fileKeyRef) reaches it without a mount.
+    if (c.list !== 'containers')
+      for (const r of fileKeyReads(c)) {
+        const role = platformVolumes.get(r.name);
+        if (role !== undefined)
+          findings.push({ rule: WORKSPACE_MOUNT_RULES.workspaceInitOrEphemeral.id, path: r.path, message: `${c.list === 'initContainers' ? 'init' : 'ephemeral'} container "${c.name}" may not read ${role} (a variable's value, through fileKeyRef)` });
+      }
   }
 
   // An ephemeral container that targets a container shares its process namespace: /proc/<pid>/root
@@ -236,7 +243,7 @@ export function workspaceMounts(
     const target = text(c.spec, 'targetContainerName');
     const held = target === undefined ? undefined : holding.get(target);
     if (held === undefined) continue;
-    const reached = [...new Set(mounts(held).flatMap((m) => platformVolumes.get(m.name) ?? []))];
+    const reached = [...new Set(volumesReached(held).flatMap((name) => platformVolumes.get(name) ?? []))];
     if (held.list === 'containers' && target === t.mainContainer) reached.unshift("the main container's environment");
     if (reached.length > 0)
       findings.push({

@@ -46,6 +46,22 @@ export function podEvasionCases(suite: () => Suite): void {
       assert.equal(plain.status, 200, plain.text);
     });
 
+    test('a sidecar, or an ephemeral container added later, reading the runtime volume through env fileKeyRef (no mount) is refused as a mount is', async () => {
+      const s = suite();
+      const runner = s.runnerB.identity;
+      const RUNTIME = { name: 'runtime', emptyDir: { medium: 'Memory' } };
+      const fileKey = { name: 'TOKEN', valueFrom: { fileKeyRef: { volumeName: 'runtime', path: 'session.env', key: 'TOKEN' } } };
+      const mainRuntime = { ...MAIN_WS, volumeMounts: [...MAIN_WS.volumeMounts, { name: 'runtime', mountPath: '/run/deed' }] };
+      const sidecar = sandboxPod('evade-filekey', { spec: { containers: [mainRuntime], initContainers: [{ name: 'proxy', image: 'busybox', restartPolicy: 'Always', env: [fileKey] }], volumes: [WORKSPACE, RUNTIME] } });
+      refusedBy(await s.api(runner, 'POST', PATHS.Pod(NS), sidecar), 'workspace.init-or-ephemeral', /init container "proxy" may not read the runtime volume \(a variable's value, through fileKeyRef\)/);
+      const second = sandboxPod('evade-filekey-2', { spec: { containers: [mainRuntime, { name: 'helper', image: 'busybox', env: [fileKey] }], volumes: [WORKSPACE, RUNTIME] } });
+      refusedBy(await s.api(runner, 'POST', PATHS.Pod(NS), second), 'template.reserved-mount', /only the main container may read the runtime volume/);
+      assert.equal((await s.api(runner, 'POST', PATHS.Pod(NS), sandboxPod('evade-filekey-3', { spec: { containers: [mainRuntime], volumes: [WORKSPACE, RUNTIME] } }))).status, 201);
+      const stored = (await s.api(runner, 'GET', `${PATHS.Pod(NS)}/evade-filekey-3`)).body;
+      const added = { ...stored, spec: { ...stored.spec, ephemeralContainers: [{ name: 'dbg', image: 'busybox', env: [fileKey] }] } };
+      refusedBy(await s.api(runner, 'PUT', `${PATHS.Pod(NS)}/evade-filekey-3/ephemeralcontainers`, added), 'workspace.init-or-ephemeral', /ephemeral container "dbg" may not read the runtime volume/);
+    });
+
     test("the main container's own restartPolicy and restartPolicyRules are refused as spec.restartPolicy is", async () => {
       const s = suite();
       const never = sandboxPod('evade-restart', { spec: { containers: [{ ...MAIN, restartPolicy: 'Never' }] } });
