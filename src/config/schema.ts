@@ -156,7 +156,7 @@ export const templateSchema = z
       .array(z.string().min(1))
       .default([])
       .describe(
-        "Audiences a projected serviceAccountToken volume may request (say, an external vault's). Never list one the API server accepts: such a token acts for the pod's service account (rule `template.service-account-token`).",
+        "Audiences a projected serviceAccountToken volume may request (say, an external vault's). Never list one the API server accepts: such a token acts for the pod's service account (rule `template.service-account-token`). Webhooks that add such a volume to every pod need theirs listed, or their pods are refused in opted-in namespaces: Istio's sidecar injector (`istio-ca`), the EKS Pod Identity and IRSA webhook (`sts.amazonaws.com`).",
       ),
     wellKnownConfigMaps: z
       .array(dnsSubdomainName())
