@@ -9,7 +9,7 @@ import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { factsFromStored, factsOf, foundLookup, readsOfStored, storedFactsOf } from '../src/kube/lookup-facts.js';
-import { followUpLookups, gatheredLookup, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
+import { followUpLookups, gatheredLookup, gatherLookups, lookupKey, lookupsNeeded } from '../src/policy/lookup.js';
 import { podReadsOf, type PodReads } from '../src/policy/pod/pod-reads.js';
 import type { Lookup } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
@@ -98,6 +98,31 @@ describe('a binding is judged on what the pod reads once bound', () => {
     refused({ 'pods/job-7': pendingPod('beta', { configMaps: ['settings'] }), 'configmaps/settings': owned('ConfigMap', 'alpha') }, /names ConfigMap settings/);
     refused({ 'pods/job-7': pendingPod('beta', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': owned('ResourceClaim', 'alpha') }, /names ResourceClaim gpu/);
     bound({ 'pods/job-7': pendingPod('alpha', { claims: ['data'] }), 'persistentvolumeclaims/data': owned('PersistentVolumeClaim', 'gamma') });
+  });
+
+  test("a ResourceClaim the resourceclaim controller made for alpha's pod is alpha's: beta's pending pod naming it is not bound, alpha's is; one whose pod cannot be read is refused", () => {
+    const madeFor = (pod: string, uid: string): Lookup => ({ state: 'found', metadata: { uid: `${pod}-gpu` }, controller: { apiVersion: 'v1', kind: 'Pod', name: pod, uid } });
+    const objects = { 'resourceclaims/gpu': madeFor('alpha-lab', 'Pod-alpha'), 'pods/alpha-lab': owned('Pod', 'alpha') };
+    refused({ 'pods/job-7': pendingPod('beta', { resourceClaims: ['gpu'] }), ...objects }, /\(environment "beta"\) names ResourceClaim gpu, which belongs to another environment/);
+    bound({ 'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }), ...objects });
+    refused({ 'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': madeFor('alpha-lab', 'Pod-alpha') }, /cannot tell which environment ResourceClaim gpu, which pod shared\/job-7 reads once bound, belongs to: it was made for pod alpha-lab, and whose that pod is cannot be told: not in the test table/);
+  });
+
+  test('the server reads in rounds: the pod, what it names, then the pod a claim was made for', async () => {
+    const objects: Record<string, Lookup> = {
+      'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }),
+      'resourceclaims/gpu': { state: 'found', metadata: { uid: 'g' }, controller: { apiVersion: 'v1', kind: 'Pod', name: 'alpha-lab', uid: 'Pod-alpha' } },
+      'pods/alpha-lab': owned('Pod', 'alpha'),
+    };
+    const rounds: string[][] = [];
+    const all = cluster(objects);
+    const found = await gatherLookups(lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS), async (keys) => {
+      rounds.push(keys.map((k) => `${k.resource}/${k.name}`));
+      return cluster(Object.fromEntries(keys.map((k) => [`${k.resource}/${k.name}`, all.get(k.resource, k.namespace, k.name)])));
+    });
+    assert.deepEqual(rounds, [['pods/job-7'], ['resourceclaims/gpu'], ['pods/alpha-lab']]);
+    const d = decide('validate', binding('job-7'), testContext(POLICY, undefined, undefined, found));
+    assert.ok(d.kind === 'review' && d.response.response.allowed, d.kind === 'review' ? d.response.response.status?.message : d.kind);
   });
 
   test('a pod of no environment (a tenant acting for none) is not bound to an environment\'s Secret either', () => {

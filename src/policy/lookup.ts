@@ -84,6 +84,26 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>):
   return owner === undefined ? [] : [owner];
 }
 
+/**
+ * How many rounds of reads a review makes: what it names, what those answers make necessary,
+ * and theirs (a pending pod's binding reads the pod, then the claims it names, then the pod a
+ * claim was made for; a restore reads the snapshot, its source claim, then that claim's pod).
+ */
+export const LOOKUP_ROUNDS = 3;
+
+/** Reads `needed`, then each round's follow-ups (followUpLookups), at most LOOKUP_ROUNDS rounds: `read` does the I/O. */
+export async function gatherLookups(needed: LookupKey[], read: (keys: LookupKey[]) => Promise<ObjectLookup>): Promise<ObjectLookup> {
+  let asked = needed;
+  let found = await read(needed);
+  for (let round = 1; round < LOOKUP_ROUNDS; round++) {
+    const next = followUpLookups(asked, found);
+    if (next.length === 0) break;
+    found = combinedLookup(found, await read(next));
+    asked = [...asked, ...next];
+  }
+  return found;
+}
+
 /** Answers from the follow-up reads (`second`: a fresh read of an object the first read too wins), and from the first what they did not read. */
 export function combinedLookup(first: ObjectLookup, second: ObjectLookup): ObjectLookup {
   return {

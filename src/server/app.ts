@@ -12,7 +12,7 @@ import { createMetrics, outcomeOf, recordBreakGlass, recordRequest, recordReview
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './connections.js';
 import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } from './body-budget.js';
-import { combinedLookup, followUpLookups, planLookups, type LookupKey } from '../policy/lookup.js';
+import { gatherLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { registerRequestHooks, type RequestHooks } from './request-hooks.js';
 
@@ -205,12 +205,10 @@ export function buildApp(opts: AppOptions): DeedApp {
     void reply.code(statusCode).send({ code: statusCode, message: statusCode === 500 ? 'internal error' : err.message });
   });
 
-  /** Reads what a review needs, then what those answers make necessary (a snapshot's source claim), within half the review's budget. */
+  /** Reads what a review needs, then what those answers make necessary (a snapshot's source claim, a claim's pod), within half the review's budget. */
   const gather = async (reader: ObjectReader, needed: LookupKey[], deadline: ReturnType<typeof reviewDeadline>) => {
     const budget = () => Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())));
-    const first = await reader.read(needed, budget());
-    const next = followUpLookups(needed, first);
-    return next.length === 0 ? first : combinedLookup(first, await reader.read(next, budget()));
+    return gatherLookups(needed, (keys) => reader.read(keys, budget()));
   };
 
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {

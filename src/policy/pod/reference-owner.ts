@@ -47,15 +47,10 @@ export function judgeReference(found: Lookup, kind: string, namespace: string, r
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };
-  let owner = ownershipOfFound(found, kind, namespace, policy, ctx.keyRing);
-  if (owner.kind === 'runner') return { kind: 'allowed' }; // a runner pod itself, named: the platform's
-  const pod = owner.kind === 'unowned' ? madeForPod(found.controller) : undefined;
-  if (pod !== undefined) {
-    const made = podOwnership(pod, namespace, ctx);
-    if ('reason' in made) return { kind: 'unknown', reason: made.reason };
-    owner = made;
-  }
-  if (owner.kind === 'unowned') return { kind: 'allowed' }; // unmanaged, outside a bound namespace: usable by all
+  const owner = referencedOwnership(found, kind, namespace, ctx);
+  if (owner.kind === 'unknown') return { kind: 'unknown', reason: owner.reason };
+  // Unmanaged, outside a bound namespace: usable by all (a runner pod itself, named: the platform's).
+  if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' };
   if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
   const environment = owner.environment;
   if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return { kind: 'allowed' };
@@ -72,13 +67,23 @@ export function madeForPod(controller: ControllerRef | undefined): ControllerRef
   return controller !== undefined && controller.kind === 'Pod' && controller.apiVersion === 'v1' ? controller : undefined;
 }
 
-/** Whose the pod is that an object was made for, read by name (lookup.ts reads it after the object); its uid must be the one the reference names. */
-function podOwnership(pod: ControllerRef, namespace: string, ctx: DecisionContext): Ownership | { reason: string } {
-  const found = ctx.lookup.get('pods', namespace, pod.name);
-  if (found.state === 'unknown') return { reason: `it was made for pod ${pod.name}, and whose that pod is cannot be told: ${found.reason}` };
+/**
+ * Whose an object a pod names is, as `kind` in `namespace`: its verified stamps or its
+ * namespace's binding (ownership.ts), or, unstamped and made by a controller for one pod,
+ * that pod's environment (a runner's: its service account's). A pod it was made for that is
+ * gone, replaced or unreadable leaves it unknown.
+ */
+export function referencedOwnership(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, ctx: DecisionContext): Ownership | { kind: 'unknown'; reason: string } {
+  const owner = ownershipOfFound(found, kind, namespace, ctx.policy, ctx.keyRing);
+  const pod = owner.kind === 'unowned' ? madeForPod(found.controller) : undefined;
+  if (pod === undefined) return owner;
+  const podFound = ctx.lookup.get('pods', namespace, pod.name);
+  if (podFound.state === 'unknown') return { kind: 'unknown', reason: `it was made for pod ${pod.name}, and whose that pod is cannot be told: ${podFound.reason}` };
   // Gone (the garbage collector deletes what it made), or another pod under its name: no one's to hand on.
-  if (found.state === 'absent' || found.metadata.uid !== pod.uid) return { reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
-  return ownershipOfFound(found, 'Pod', namespace, ctx.policy, ctx.keyRing);
+  if (podFound.state === 'absent' || podFound.metadata.uid !== pod.uid) return { kind: 'unknown', reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
+  const made = ownershipOfFound(podFound, 'Pod', namespace, ctx.policy, ctx.keyRing);
+  // Made for a runner: its environment's, as what the runner's own stamps would say.
+  return made.kind === 'runner' ? { kind: 'stamped', environment: made.environment } : made;
 }
 
 /** In a namespace bound to an environment the requester acts for, no other environment can create what is missing. */

@@ -7,6 +7,7 @@
 // would take what is made under the name later all the same (docs/security-model.md).
 import type { Finding } from '../../admission/verdict.js';
 import { ownershipOfFound } from '../ownership.js';
+import { referencedOwnership } from '../pod/reference-owner.js';
 import { POD_READS, type PodReads } from '../pod/pod-reads.js';
 import type { DecisionContext, Lookup } from '../policy.js';
 import type { LookupKey } from '../reads.js';
@@ -46,7 +47,11 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
         continue;
       }
       if (found.state === 'absent') continue;
-      const owner = ownershipOfFound(found, r.kind, namespace, policy, keyRing);
+      const owner = referencedOwnership(found, r.kind, namespace, ctx);
+      if (owner.kind === 'unknown') {
+        findings.push({ rule, message: `cannot tell which environment ${what}, which pod ${namespace}/${podName} reads once bound, belongs to: ${owner.reason}` });
+        continue;
+      }
       if (owner.kind === 'unowned' || owner.kind === 'runner') continue;
       if (owner.kind === 'unverifiable') {
         findings.push({ rule, message: `${what}, which pod ${namespace}/${podName} reads once bound, carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
