@@ -53,6 +53,16 @@ describe('the object reader', () => {
     assert.equal(plain.state === 'found' ? plain.created : 'not found', undefined);
   });
 
+  test("a claim read live carries its controlling owner, as a cached one does: one the ephemeral volume controller made for a pod is that pod's", async () => {
+    const owner = { apiVersion: 'v1', kind: 'Pod', name: 'alpha-lab', uid: 'pod-uid', controller: true };
+    server.put('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'alpha-lab-scratch', namespace: 'shared', creationTimestamp: '2026-11-29T17:00:00Z', ownerReferences: [owner] }, spec: {} } as never);
+    const reader = createObjectReader(server.kubeConfig());
+    for (const fresh of [true, false]) {
+      const found = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'shared', name: 'alpha-lab-scratch', ...(fresh ? { fresh } : {}) }], 2000)).get('persistentvolumeclaims', 'shared', 'alpha-lab-scratch');
+      assert.deepEqual(found.state === 'found' ? found.controller : undefined, { apiVersion: 'v1', kind: 'Pod', name: 'alpha-lab', uid: 'pod-uid' }, `fresh: ${fresh}`);
+    }
+  });
+
   test('a missing Secret is absent; a server that cannot answer with metadata only leaves it unknown', async () => {
     const reader = createObjectReader(server.kubeConfig());
     assert.equal((await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'gone' }], 2000)).get('secrets', 'shared', 'gone').state, 'absent');

@@ -49,7 +49,9 @@ function readPlan(key: LookupKey): { path: string; accept: string | undefined; c
     // Metadata only: a Secret's data never crosses the wire to Deed.
     case 'secrets':
       return { path: at('v1'), accept: SECRET_METADATA };
+    // A claim's controlling owner too: one the ephemeral volume controller made for a pod is that pod's.
     case 'persistentvolumeclaims':
+      return { path: at('v1'), accept: METADATA_ONE, controller: true };
     case 'configmaps':
     case 'services':
     case 'serviceaccounts':

@@ -143,7 +143,9 @@ export function populatorSource(pvcSpec: Rec): { source: string; key: 'dataSourc
     if (!isRec(ref)) continue;
     const kind = text(ref, 'kind');
     const group = text(ref, 'apiGroup') ?? '';
-    if (kind === undefined || kind === '' || kind === 'PersistentVolumeClaim' || (kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP)) continue;
+    const claim = kind === 'PersistentVolumeClaim'; // cloned (clonedClaim), of any group
+    const snapshot = kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP; // restored (restoredSnapshot)
+    if (kind === undefined || kind === '' || claim || snapshot) continue;
     return { source: `${kind}${group !== '' ? `.${group}` : ''}/${text(ref, 'name') ?? ''}`, key };
   }
   return undefined;

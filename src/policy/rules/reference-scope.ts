@@ -18,7 +18,7 @@ import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, 
 import { isManaged } from '../stamps/identity-stamps.js';
 import type { StampKeys } from '../stamps/keys.js';
 import { kindRow, kindRowNamed } from '../kinds.js';
-import { judgeReference, whoMayNot, type Reach } from '../pod/reference-owner.js';
+import { judgeReference, referencedOwnership, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
@@ -142,9 +142,10 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
     else if (found.state === 'absent' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid))
       findings.push({ rule: RULES.referenceUnknown.id, path, message: `blocks the deletion of ${what} by a uid it does not have (the garbage collector finds dependents by uid); name the owner's own uid, or drop blockOwnerDeletion` });
     else {
-      const owner = ownershipOfFound(found, ref.kind, namespace, ctx.policy, ctx.keyRing);
+      const owner = referencedOwnership(found, ref.kind, namespace, ctx);
       const environment = owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
-      if (owner.kind === 'unverifiable') findings.push({ rule: RULES.referenceUnknown.id, path, message: `${what} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
+      if (owner.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path, message: `cannot tell which environment ${what} belongs to: ${owner.reason}` });
+      else if (owner.kind === 'unverifiable') findings.push({ rule: RULES.referenceUnknown.id, path, message: `${what} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
       else if (environment !== undefined && environment !== reach.environment && !actsFor(reach.requester, environment, ctx.policy))
         findings.push({ rule: RULES.referenceCrossEnvironment.id, path, message: `blocks the deletion of ${what}, which belongs to another environment (a finalizer here would hold it Terminating); ${whoMayNot(reach)}; drop blockOwnerDeletion or the reference` });
     }

@@ -14,7 +14,8 @@
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { madeBefore, snapshotClaims } from '../pod/claim-environment.js';
-import { ownershipOfFound, type Ownership } from '../ownership.js';
+import type { Ownership } from '../ownership.js';
+import { referencedOwnership } from '../pod/reference-owner.js';
 import type { DecisionContext } from '../policy.js';
 import type { LookupKey } from '../reads.js';
 import type { Requester } from '../requester/identity.js';
@@ -44,7 +45,9 @@ function snapshotOwner(old: KubeObject, namespace: string, ctx: DecisionContext)
   if (found.state === 'absent') return fallback(`it was taken of claim ${claim}, which no longer exists`);
   const created = typeof old.metadata.creationTimestamp === 'string' ? old.metadata.creationTimestamp : undefined;
   if (!madeBefore(found.created, created)) return fallback(`claim ${claim} was made after it (deleted and made again since), or when either was made is not known`);
-  const owner = ownershipOfFound(found, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
+  // A claim made for a pod (an ephemeral volume's) is that pod's: read after the claim.
+  const owner = referencedOwnership(found, 'PersistentVolumeClaim', namespace, ctx);
+  if (owner.kind === 'unknown') return { kind: 'unread', reason: `cannot tell whose its source claim ${claim} is: ${owner.reason}` };
   // A claim whose stamps do not verify tells no environment either.
   if (owner.kind === 'unverifiable') return fallback(`the stamps of its source claim ${claim} do not verify (${owner.reason})`);
   return { kind: 'owner', owner };

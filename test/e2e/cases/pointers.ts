@@ -236,6 +236,28 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("a snapshot of a claim made for alpha's pod is alpha's: beta may neither restore it nor change or delete it; alpha restores it", async () => {
+      const s = suite();
+      ok('CRD volumesnapshots', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', kind: 'VolumeSnapshot', approval: 'https://github.com/kubernetes-csi/external-snapshotter/pull/814' })));
+      const SNAPSHOTS = `/apis/snapshot.storage.k8s.io/v1/namespaces/${NS}/volumesnapshots`;
+      await eventually('snapshots are served', async () => (await s.api(s.admin, 'GET', SNAPSHOTS)).status === 200);
+      const created = await s.api(alpha, 'POST', PATHS.Pod(NS), sandboxPod('alpha-snapped'));
+      assert.equal(created.status, 201, created.text);
+      const pvc = (name: string, extra: Any = {}) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, ...extra }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      // The ephemeral volume controller's claim for alpha's pod, unstamped (break-glass stands in for it).
+      assert.equal((await s.api(s.admin, 'POST', PATHS.PersistentVolumeClaim(NS), pvc('alpha-snapped-data', controlledBy('v1', 'Pod', 'alpha-snapped', created.body.metadata.uid as string)))).status, 201);
+      const snapshot = await s.api(alpha, 'POST', SNAPSHOTS, { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'alpha-snapped-1' }, spec: { source: { persistentVolumeClaimName: 'alpha-snapped-data' } } });
+      assert.equal(snapshot.status, 201, snapshot.text);
+      const restore = (name: string) => ({ ...pvc(name), spec: { ...pvc(name).spec, dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'alpha-snapped-1' } } });
+      refused(await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), restore('beta-restores')), 'claim.cross-environment', /this claim restores snapshot alpha-snapped-1 of claim alpha-snapped-data, which belongs to another environment/);
+      // Whose a snapshot is, is its source claim's: alpha's, through the pod it was made for.
+      refused(await s.api(admin, 'PATCH', `${SNAPSHOTS}/alpha-snapped-1`, { metadata: { labels: { taken: 'by-beta' } } }, MERGE), 'guard.cross-environment');
+      refused(await s.api(admin, 'PATCH', `${SNAPSHOTS}/alpha-snapped-1/status`, { status: { readyToUse: true } }, MERGE), 'guard.cross-environment');
+      refused(await s.api(admin, 'DELETE', `${SNAPSHOTS}/alpha-snapped-1`), 'guard.cross-environment');
+      const own = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), restore('alpha-restores'));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("beta's claim filled by a volume populator (KubeVirt CDI's VolumeCloneSource, which may copy alpha's claim) is refused; alpha fills one in its bound namespace", async () => {
       const s = suite();
       const populated = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, dataSourceRef: { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeCloneSource', name: 'grab' } } });
