@@ -486,11 +486,13 @@ describe("a claim a volume populator fills (a data source of another kind than a
   const cdi = { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeCloneSource', name: 'grab' };
 
   test("beta's claim, or its pod's ephemeral volume, filled by KubeVirt CDI's VolumeCloneSource (which may copy alpha's claim) is refused, from a tenant of no environment too", () => {
-    refused(review(PVCS, RUNNER_B, populated(cdi)), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which a volume populator reads and Deed does not/);
+    refused(review(PVCS, RUNNER_B, populated(cdi)), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which Deed does not read \(a volume populator's source/);
     // Named in dataSource alone: the API server copies it into dataSourceRef, where the refusal names it.
     refused(review(PVCS, NONE, populated(cdi, 'dataSource')), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from/);
     const ephemeral = pod({}, { volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: populated(cdi).spec } } }] });
     refused(review(PODS, RUNNER_B, ephemeral), 'claim.unknown', /spec\.volumes\[name=data\]\.ephemeral\.volumeClaimTemplate\.spec\.dataSourceRef: volume "data" is filled from VolumeCloneSource/);
+    // Another namespace's claim (CrossNamespaceVolumeDataSource): not one Deed reads for this one.
+    refused(review(PVCS, RUNNER_B, populated({ kind: 'PersistentVolumeClaim', name: 'ws', namespace: 'sandbox-a' })), 'claim.unknown', /this claim is filled from PersistentVolumeClaim sandbox-a\/ws/);
     // A VolumeSnapshot of another group is not the snapshot Deed reads.
     refused(review(PVCS, RUNNER_B, populated({ apiGroup: 'backup.example.com', kind: 'VolumeSnapshot', name: 'nightly' })), 'claim.unknown', /VolumeSnapshot\.backup\.example\.com\/nightly/);
   });

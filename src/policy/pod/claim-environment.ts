@@ -115,7 +115,7 @@ function populatedFrom(source: string, ref: { path: string; subject: string }, n
     {
       rule: RULES.claimUnknown.id,
       path: ref.path,
-      message: `${ref.subject} ${source}, which a volume populator reads and Deed does not, so whose data the claim would hold cannot be told; clone a claim or restore a VolumeSnapshot instead, or fill it in a namespace bound to your environment`,
+      message: `${ref.subject} ${source}, which Deed does not read (a volume populator's source, or another namespace's), so whose data the claim would hold cannot be told; clone a claim or restore a VolumeSnapshot of this namespace instead, or fill it in a namespace bound to your environment`,
     },
   ];
 }

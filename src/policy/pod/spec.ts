@@ -132,10 +132,10 @@ export function restoredSnapshot(pvcSpec: Rec): { name: string; key: 'dataSource
 }
 
 /**
- * A data source that is neither a claim nor a VolumeSnapshot (dataSourceRef or dataSource,
- * `Kind.group/name`): a volume populator's custom resource (KubeVirt CDI's VolumeCloneSource,
- * a backup tool's restore), whose controller fills the new volume from whatever it names.
- * Deed does not read those kinds.
+ * A data source that is neither a claim nor a VolumeSnapshot of this namespace (dataSourceRef
+ * or dataSource, `Kind.group/name`): a volume populator's custom resource (KubeVirt CDI's
+ * VolumeCloneSource, a backup tool's restore), whose controller fills the new volume from
+ * whatever it names, or a source in another namespace. Deed reads neither.
  */
 export function populatorSource(pvcSpec: Rec): { source: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
   for (const key of ['dataSourceRef', 'dataSource'] as const) {
@@ -143,6 +143,10 @@ export function populatorSource(pvcSpec: Rec): { source: string; key: 'dataSourc
     if (!isRec(ref)) continue;
     const kind = text(ref, 'kind');
     const group = text(ref, 'apiGroup') ?? '';
+    // Another namespace's source (CrossNamespaceVolumeDataSource, behind a ReferenceGrant there):
+    // not one of this namespace's claims or snapshots, whatever its kind.
+    const namespace = text(ref, 'namespace') ?? '';
+    if (kind !== undefined && kind !== '' && namespace !== '') return { source: `${kind}${group !== '' ? `.${group}` : ''} ${namespace}/${text(ref, 'name') ?? ''}`, key };
     const claim = kind === 'PersistentVolumeClaim'; // cloned (clonedClaim), of any group
     const snapshot = kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP; // restored (restoredSnapshot)
     if (kind === undefined || kind === '' || claim || snapshot) continue;

@@ -324,7 +324,7 @@ export const RULES = {
     id: 'claim.unknown',
     webhook: 'validate',
     checks:
-      'The environment of every claim a pod mounts or clones (or a snapshot copied) can be known: Deed could look it up (a snapshot whose source claim is gone, or was made again under its name since the snapshot, by its creation time, cannot tell), and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed). A claim filled by a volume populator (a `dataSourceRef` or `dataSource` of another kind than a claim or a snapshot.storage.k8s.io VolumeSnapshot, such as KubeVirt CDI\'s VolumeCloneSource) copies what Deed does not read: only the platform\'s principals, system and workload controllers, or an environment in its bound namespace name one.',
+      'The environment of every claim a pod mounts or clones (or a snapshot copied) can be known: Deed could look it up (a snapshot whose source claim is gone, or was made again under its name since the snapshot, by its creation time, cannot tell), and a claim carrying Deed\'s stamps has an attestation that verifies (fail closed). A claim filled by a volume populator (a `dataSourceRef` or `dataSource` of another kind than a claim or a snapshot.storage.k8s.io VolumeSnapshot, such as KubeVirt CDI\'s VolumeCloneSource), or from a source in another namespace, copies what Deed does not read: only the platform\'s principals, system and workload controllers, or an environment in its bound namespace name one.',
     defaultMode: 'deny',
     overridable: true,
     example: 'cannot tell which environment claim sbx-1-workspace belongs to: no cluster is available to look up persistentvolumeclaims sandbox-a/sbx-1-workspace',

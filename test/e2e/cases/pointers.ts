@@ -261,7 +261,7 @@ export function pointerCases(suite: () => Suite): void {
     test("beta's claim filled by a volume populator (KubeVirt CDI's VolumeCloneSource, which may copy alpha's claim) is refused; alpha fills one in its bound namespace", async () => {
       const s = suite();
       const populated = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, dataSourceRef: { apiGroup: 'cdi.kubevirt.io', kind: 'VolumeCloneSource', name: 'grab' } } });
-      refused(await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), populated('beta-populated')), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which a volume populator reads and Deed does not/);
+      refused(await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), populated('beta-populated')), 'claim.unknown', /spec\.dataSourceRef: this claim is filled from VolumeCloneSource\.cdi\.kubevirt\.io\/grab, which Deed does not read \(a volume populator's source/);
       const ephemeral = sandboxPod('beta-populated-pod', { spec: { volumes: [{ name: 'data', ephemeral: { volumeClaimTemplate: { spec: populated('x').spec } } }] } });
       refused(await s.api(admin, 'POST', PATHS.Pod(NS), ephemeral), 'claim.unknown', /volume "data" is filled from VolumeCloneSource/);
       const own = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim('sandbox-a'), populated('alpha-populated'));
