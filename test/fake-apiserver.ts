@@ -17,10 +17,22 @@ import { stringify } from 'yaml';
 import type { KubeObject } from '../src/admission/types.js';
 import { apiVersionOf, kindRowNamed, kindRows, REAPED_KINDS, stampedRow, type KIND_TABLE } from '../src/policy/kinds.js';
 
-/** What it serves: the kinds the reaper lists, the run leases it reads (from the kind table), and namespaces (the review scope). */
-export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true }>['resource'] | 'namespaces';
+/**
+ * What it serves: the kinds the reaper lists, the run leases it reads (from the kind table),
+ * namespaces (the review scope), and one custom resource no table knows (`widgets.example.com`,
+ * which the default row stamps), each also in discovery (/api, /api/v1, /apis, /apis/GROUP/VERSION).
+ */
+export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true }>['resource'] | 'namespaces' | 'widgets';
 
-const SERVED = [...REAPED_KINDS.map(stampedRow), ...kindRows().filter((r) => r.runLease === true), kindRowNamed('', 'Namespace')!];
+/** A CRD's kind, served as kube-apiserver serves one: namespaced, every verb. */
+export const WIDGETS = { kind: 'Widget', group: 'example.com', version: 'v1', resource: 'widgets', namespaced: true } as const;
+
+const SERVED: ReadonlyArray<{ kind: string; group: string; version: string; resource: string; namespaced: boolean }> = [
+  ...REAPED_KINDS.map(stampedRow),
+  ...kindRows().filter((r) => r.runLease === true),
+  kindRowNamed('', 'Namespace')!,
+  WIDGETS,
+];
 const RESOURCES = Object.fromEntries(SERVED.map((r) => [r.resource, { kind: r.kind, apiVersion: apiVersionOf(r) }])) as Record<Resource, { kind: string; apiVersion: string }>;
 
 export const RESOURCE_OF_KIND: Record<string, Resource> = Object.fromEntries(REAPED_KINDS.map((k) => [k, stampedRow(k).resource as Resource]));
@@ -212,6 +224,7 @@ export class FakeApiServer {
   }
 
   private route(req: RecordedRequest, res: ServerResponse): void {
+    if (req.method === 'GET' && this.discovery(req.path, res)) return;
     if (req.path === '/api/v1/namespaces' && req.method === 'GET') return this.listNamespaces(res, req.query);
     // The PolicyReport CRD installed and no report stored: what `deed audit` lists first.
     if (req.path === '/apis/wgpolicyk8s.io/v1alpha2/policyreports' && req.method === 'GET')
@@ -232,6 +245,34 @@ export class FakeApiServer {
     if (name !== undefined && namespace !== undefined && req.method === 'GET') return this.read(res, resource, namespace, name, this.wantsMetadata(req, 'PartialObjectMetadata'));
     if (name !== undefined && namespace !== undefined && req.method === 'DELETE') return this.delete(res, resource, namespace, name, req.body);
     send(res, 405, statusBody(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+  }
+
+  /** Legacy discovery of what it serves, each group at one (preferred) version; pods' status subresource too, as the API server lists it. */
+  private discovery(path: string, res: ServerResponse): boolean {
+    const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+    const resources = (group: string, version: string) =>
+      SERVED.filter((r) => r.group === group && r.version === version).flatMap((r) => [
+        { name: r.resource, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs },
+        ...(r.resource === 'pods' ? [{ name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] }] : []),
+      ]);
+    if (path === '/api') {
+      send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+      return true;
+    }
+    if (path === '/api/v1') {
+      send(res, 200, { kind: 'APIResourceList', groupVersion: 'v1', resources: resources('', 'v1') });
+      return true;
+    }
+    const groups = [...new Map(SERVED.filter((r) => r.group !== '').map((r) => [r.group, r.version])).entries()];
+    if (path === '/apis') {
+      const gv = (group: string, version: string) => ({ groupVersion: `${group}/${version}`, version });
+      send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(([name, version]) => ({ name, versions: [gv(name, version)], preferredVersion: gv(name, version) })) });
+      return true;
+    }
+    const one = groups.find(([group, version]) => path === `/apis/${group}/${version}`);
+    if (one === undefined) return false;
+    send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${one[0]}/${one[1]}`, resources: resources(one[0], one[1]) });
+    return true;
   }
 
   /** Create, get, replace and delete of a (mutating or validating) webhook configuration. */

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { registerKeys } from '../src/cli/keys.js';
 import { signV1, signV2 } from '../src/policy/stamps/attestation.js';
 import type { KeyUsage } from '../src/keys/usage.js';
+import type { KubeObject } from '../src/admission/types.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { KEYS, stamped } from './reaper-helpers.js';
 
@@ -51,6 +52,8 @@ beforeEach(() => {
   for (const [resource, name] of [['pods', 'v1-pod'], ['pods', 'key-pod'], ['secrets', 'next-secret'], ['persistentvolumeclaims', 'next-pvc'], ['pods', 'beta-pod'], ['pods', 'gone-pod'], ['pods', 'tampered'], ['secrets', 'bare']] as const)
     server.remove(resource, name === 'beta-pod' ? 'sandbox-b' : 'sandbox-a', name);
   for (const namespace of ['tenant-c', 'deed-system']) server.remove('pods', namespace, 'planted');
+  server.remove('leases', 'sandbox-a', 'run-42');
+  server.remove('widgets', 'sandbox-a', 'w');
   server.put('pods', stamped({ kind: 'Pod', name: 'v1-pod', signingKey: OLD }));
   server.put('pods', stamped({ kind: 'Pod', name: 'key-pod', attest: (s) => signV2(OLD, 'key', s) }));
   server.put('secrets', stamped({ kind: 'Secret', name: 'next-secret', attest: (s) => signV2(NEW, 'next', s) }));
@@ -64,6 +67,11 @@ beforeEach(() => {
   delete bare.metadata.annotations![KEYS.attestation];
   server.put('secrets', bare);
 });
+
+/** An object of `kind` stamped for alpha (no owner) and signed v2 by `key` under `id`: a run Lease, a custom resource. */
+function stampedAs(kind: string, name: string, key: Buffer, id: string): KubeObject {
+  return stamped({ kind: 'Pod', name, owner: null, attest: (s) => signV2(key, id, { ...s, kind }) });
+}
 
 function usage(args: string[]): Promise<InProcessResult> {
   return runInProcess(registerKeys, ['keys', 'usage', '--kubeconfig', kubeconfig, ...args]);
@@ -86,14 +94,18 @@ describe('deed keys usage', () => {
     assert.equal('objects' in u, false, 'objects only with --show-objects');
   });
 
-  test('reads metadata only, by the managed label alone (all environments), in all namespaces, after the opted-in namespaces', async () => {
+  test('reads metadata only, by the managed label alone (all environments), in all namespaces, of every namespaced kind discovery serves, after the opted-in namespaces', async () => {
     await usage(['--config', STEP2]);
-    const [namespaces, ...lists] = server.requests.filter((r) => r.method === 'GET');
+    const [namespaces, ...rest] = server.requests.filter((r) => r.method === 'GET');
     assert.equal(namespaces!.path, '/api/v1/namespaces');
     assert.equal(namespaces!.query.get('labelSelector'), 'deed.dev/sandbox=enabled');
+    const discovery = rest.filter((r) => /^\/api(s)?(\/[^/]+)?(\/v1)?$/.test(r.path) && !r.path.endsWith('/namespaces'));
+    assert.deepEqual(discovery.map((r) => r.path).sort(), ['/api/v1', '/apis', '/apis/coordination.k8s.io/v1', '/apis/example.com/v1', '/apis/networking.k8s.io/v1']);
+    const lists = rest.filter((r) => !discovery.includes(r));
     assert.deepEqual(
-      lists.map((r) => r.path),
-      ['/api/v1/pods', '/api/v1/secrets', '/api/v1/configmaps', '/apis/networking.k8s.io/v1/networkpolicies', '/api/v1/persistentvolumeclaims'],
+      lists.map((r) => r.path).sort(),
+      ['/api/v1/configmaps', '/api/v1/persistentvolumeclaims', '/api/v1/pods', '/api/v1/secrets', '/apis/coordination.k8s.io/v1/leases', '/apis/example.com/v1/widgets', '/apis/networking.k8s.io/v1/networkpolicies'],
+      'every namespaced kind with the list verb: no Namespaces (cluster-scoped), no pods/status (a subresource)',
     );
     for (const r of lists) {
       assert.equal(r.query.get('labelSelector'), 'deed.dev/managed=true');
@@ -107,6 +119,46 @@ describe('deed keys usage', () => {
     assert.match(run.stdout, /^key +verify-only +0 +0$/m);
     assert.match(run.stdout, /^next +signing +3 +0$/m);
     assert.match(run.stdout, /^retirable: key \(verify-only, carried by no managed object\)$/m);
+  });
+
+  test('a run Lease signed by the verify-only key keeps it in use, though every sandbox kind has moved on (a retired key would make its run lease-foreign)', async () => {
+    for (const name of ['v1-pod', 'key-pod']) server.remove('pods', 'sandbox-a', name);
+    server.put('leases', stampedAs('Lease', 'run-42', OLD, 'key'));
+    const run = await usage(['--config', STEP2, '--show-objects']);
+    assert.equal(run.exitCode, undefined, 'exit 0');
+    assert.match(run.stdout, /^key +verify-only +1 +0$/m);
+    assert.match(run.stdout, /^retirable: none$/m);
+    assert.match(run.stdout, /^verified Lease\.coordination\.k8s\.io sandbox-a\/run-42 \S+ key=key format=v2$/m);
+  });
+
+  test('so does a custom resource (the default row stamps it) signed by the verify-only key', async () => {
+    for (const name of ['v1-pod', 'key-pod']) server.remove('pods', 'sandbox-a', name);
+    server.put('widgets', stampedAs('Widget', 'w', OLD, 'key'));
+    const u = JSON.parse((await usage(['--config', STEP2, '-o', 'json', '--show-objects'])).stdout) as KeyUsage;
+    assert.deepEqual(u.keys[0], { key: 'key', role: 'verify-only', objects: 1, v1: 0 });
+    assert.deepEqual(u.retirable, []);
+    assert.deepEqual(
+      u.objects.filter((o) => o.kind === 'Widget').map((o) => [o.group, o.name, o.status, o.key]),
+      [['example.com', 'w', 'verified', 'key']],
+    );
+  });
+
+  test('a group version whose kinds cannot be discovered makes the counts incomplete: exit 1, it is named, and no key is retirable', async () => {
+    for (const name of ['v1-pod', 'key-pod']) server.remove('pods', 'sandbox-a', name);
+    server.faults.push({ method: 'GET', path: /^\/apis\/example\.com\/v1$/, answer: { status: 503, reason: 'ServiceUnavailable', message: 'the server is currently unable to handle the request' } });
+    const run = await usage(['--config', STEP2]);
+    assert.equal(run.exitCode, 1);
+    assert.match(run.stdout, /^error: could not list the kinds of example\.com\/v1 in the cluster: .*HTTP 503.*the counts are incomplete$/m);
+    assert.doesNotMatch(run.stdout, /retirable/);
+  });
+
+  test('a custom kind whose list is refused is named in the error, and no key is retirable', async () => {
+    for (const name of ['v1-pod', 'key-pod']) server.remove('pods', 'sandbox-a', name);
+    server.faults.push({ method: 'GET', path: /\/widgets$/, answer: { status: 403, reason: 'Forbidden', message: 'cannot list widgets' } });
+    const run = await usage(['--config', STEP2]);
+    assert.equal(run.exitCode, 1);
+    assert.match(run.stdout, /^error: could not list Widget\.example\.com in \*: .*cannot list widgets; the counts are incomplete$/m);
+    assert.doesNotMatch(run.stdout, /retirable/);
   });
 
   test('--show-objects lists each object with its key and why it does not verify', async () => {

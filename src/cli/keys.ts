@@ -50,7 +50,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
       const [{ createKubeClient }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
       const client = createKubeClient(await loadKube(), { timeoutMs: o.timeout * 1000, impersonate: o.as, onRetry });
-      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace });
+      const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace, keepObjects: o.showObjects });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;
     });

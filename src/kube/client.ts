@@ -1,5 +1,6 @@
 // A thin client for the calls the reaper makes: list the sandbox kinds (the kind table's
-// reaped rows) by label selector, get a Pod, delete with preconditions. Lists are read over
+// reaped rows) by label selector, get a Pod, delete with preconditions; and, for `deed keys
+// usage`, discovery of every listable namespaced kind and its lists. Lists are read over
 // api-connection.ts, each page bounded in bytes as it arrives; the rest through
 // @kubernetes/client-node. Every call has a deadline, and every failure comes out as a
 // classified KubeError. Only metadata leaves this module: a Secret's data is dropped as soon
@@ -92,6 +93,37 @@ export interface KubeClient {
   canDelete(kind: ReapKind, namespace: string): Promise<{ allowed: boolean; reason?: string }>;
 }
 
+/** A namespaced resource the API server serves, at its group's preferred version, as discovery names it. */
+export interface ServedResource {
+  group: string;
+  version: string;
+  /** The plural, as in the path (`leases`). */
+  resource: string;
+  kind: string;
+}
+
+/** What discovery found: the resources, and the group versions it could not read (their resources are unknown). */
+export interface ServedResources {
+  resources: ServedResource[];
+  errors: Array<{ groupVersion: string; message: string }>;
+}
+
+/**
+ * Lists of any kind the API server serves, not only the kind table's reaped rows: for
+ * `deed keys usage`, which must see every object Deed stamped (run Leases, workloads, the
+ * default row's kinds, custom resources included) before it calls a key unused.
+ */
+export interface ServedKindLister {
+  /**
+   * Every namespaced resource the API server serves with the `list` verb, from discovery
+   * (/api/v1 and each group's preferred version under /apis), subresources left out. A group
+   * version whose discovery fails (an aggregated API that is down) is in `errors`.
+   */
+  listableResources(): Promise<ServedResources>;
+  /** The objects of `resource` matching `labelSelector` (metadata only), page by page, as listPages() reads a reaped kind. */
+  listMetadataPages(resource: ServedResource, namespace: string | undefined, labelSelector: string): AsyncIterable<KubeObject[]>;
+}
+
 export interface KubeClientOptions {
   /** Deadline of each API call, connection to decoded body. */
   timeoutMs: number;
@@ -163,6 +195,10 @@ type Meta = Omit<V1ObjectMeta, 'deletionTimestamp'> & { deletionTimestamp?: Date
 /** A list answer as the API server writes it (read through api-connection.ts, not decoded by client-node). */
 type Page = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta; spec?: Record<string, unknown> }> | null };
 
+/** Discovery's answers, as far as they are read: /apis, and a group version's resources. */
+type ApiGroupList = { groups?: Array<{ name?: string; preferredVersion?: { version?: string }; versions?: Array<{ version?: string }> }> };
+type ApiResourceList = { resources?: Array<{ name: string; kind?: string; namespaced?: boolean; verbs?: string[] }> };
+
 /** The API client binding of a reaped kind's delete: the one place besides its row a new kind is added (lists follow the row's path). */
 interface KindApi {
   delete(namespace: string, name: string, body: V1DeleteOptions, o: ConfigurationOptions): Promise<unknown>;
@@ -173,7 +209,7 @@ function listPath(kind: ReapKind, namespace: string | undefined): string {
   return collectionPath(stampedRow(kind), namespace);
 }
 
-export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient {
+export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient & ServedKindLister {
   const prefix = options.labelPrefix ?? 'deed.dev';
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
@@ -264,6 +300,38 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
       const out: KubeObject[] = [];
       for await (const page of this.listPages(kind, namespace, labelSelector)) out.push(...page);
       return out;
+    },
+
+    async listableResources() {
+      const discover = <T>(path: string) =>
+        throttle.run(`discover ${path}`, () => getJsonOnce<T>(conn, path, { what: `discover ${path}`, timeoutMs: options.timeoutMs, impersonate: options.impersonate }));
+      const out: ServedResources = { resources: [], errors: [] };
+      const groupVersions: Array<{ group: string; version: string; path: string }> = [{ group: '', version: 'v1', path: '/api/v1' }];
+      try {
+        const groups = await discover<ApiGroupList>('/apis');
+        for (const g of groups.groups ?? []) {
+          const version = g.preferredVersion?.version ?? g.versions?.[0]?.version;
+          if (g.name && version) groupVersions.push({ group: g.name, version, path: `/apis/${g.name}/${version}` });
+        }
+      } catch (err) {
+        out.errors.push({ groupVersion: 'the API groups (/apis)', message: (err as Error).message });
+      }
+      for (const gv of groupVersions) {
+        try {
+          const list = await discover<ApiResourceList>(gv.path);
+          for (const r of list.resources ?? [])
+            if (r.namespaced === true && !r.name.includes('/') && r.verbs?.includes('list') && r.kind)
+              out.resources.push({ group: gv.group, version: gv.version, resource: r.name, kind: r.kind });
+        } catch (err) {
+          out.errors.push({ groupVersion: gv.group === '' ? gv.version : `${gv.group}/${gv.version}`, message: (err as Error).message });
+        }
+      }
+      return out;
+    },
+
+    async *listMetadataPages(resource, namespace, labelSelector) {
+      const what = `list ${resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`} in ${namespace ?? 'all namespaces'}`;
+      for await (const items of pages(what, collectionPath(resource, namespace), METADATA_LIST, labelSelector)) yield items.map((item) => metadataOnly(resource.kind, item.metadata));
     },
 
     async getLease(namespace, name) {
