@@ -2,8 +2,8 @@
 // server: from the pre-ring keyFile (v1), add a key (verify only), make it the signing key,
 // retire the old one. At every step the owner's UPDATEs and finalizer removals go through,
 // the reaper reaps leaks the old key signed, and at the end `deed keys usage` reports the
-// old key unused and no object unverifiable. `deed serve` is restarted with each step's
-// policy, as a rollout would replace the pods.
+// old key unused and no object unverifiable; a run Lease the old key signed keeps it in use.
+// `deed serve` is restarted with each step's policy, as a rollout would replace the pods.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { runInProcess } from '../../cli-process.js';
 import { registerKeys } from '../../../src/cli/keys.js';
 import { registerReap } from '../../../src/cli/reap.js';
 import { get } from '../../serve-process.js';
-import { annotation, KEYS, PATHS, secret } from '../objects.js';
+import { annotation, KEYS, LEASES, PATHS, runLease, secret } from '../objects.js';
 import type { Runner, Suite } from '../suite.js';
 
 const NS = 'rotation';
@@ -144,6 +144,23 @@ export function rotationCases(suite: () => Suite): void {
       assert.equal(report.unverifiable, 0);
       assert.equal(report.unattested, 0);
       for (const name of lasting) await finish(s, name);
+    });
+
+    test('a run Lease the old key signed keeps it in use: no key is retirable until the Lease is gone', async () => {
+      // Retired with the Lease still there, its run would turn lease-foreign: kept for ever,
+      // and its environment could no longer renew or delete it.
+      const s = suite();
+      await s.restartDeed(policies[1]); // key signs
+      const made = await s.api(runner.identity, 'POST', LEASES(NS), runLease({ name: 'run-rotation', renewTime: new Date() }));
+      assert.equal(made.status, 201, made.text);
+      assert.ok(annotation(made.body as KubeObject, KEYS.attestation)!.startsWith('v2:key:'), 'the run Lease is signed by key');
+      await s.restartDeed(policies[2]); // next signs, key verifies only
+      const held = await usage(s);
+      assert.deepEqual(held.keys.find((k) => k.key === 'key'), { key: 'key', role: 'verify-only', objects: 1, v1: 0 }, JSON.stringify(held));
+      assert.deepEqual(held.retirable, []);
+      const gone = await s.api(runner.identity, 'DELETE', `${LEASES(NS)}/run-rotation`);
+      assert.equal(gone.status, 200, gone.text);
+      assert.deepEqual((await usage(s)).retirable, ['key']);
     });
   });
 }
