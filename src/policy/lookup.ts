@@ -116,8 +116,9 @@ export function combinedLookup(first: ObjectLookup, second: ObjectLookup): Objec
   };
 }
 
-/** The workloads whose own controlling owner is followed (controller-made.ts). */
+/** What a controller makes for one pod, whose pod is read after it (pod/reference-owner.ts, referencedOwnership). */
 const POD_MADE_RESOURCES = new Set<string>(['resourceclaims', 'persistentvolumeclaims']);
+/** The workloads whose own controlling owner is followed (controller-made.ts). */
 const OWNER_RESOURCES = new Set<string>(kindRows().filter((r) => r.templates !== undefined && r.lookup !== undefined).map((r) => r.resource));
 
 export interface ReadPlan {

@@ -101,8 +101,8 @@ export function claimEnvironment(refs: ClaimReference[], namespace: string, reac
 
 /**
  * A volume populator fills the claim from what its custom resource names (a VolumeCloneSource's
- * claim, a backup), with the populator's rights, and Deed does not read those kinds: whose data
- * it copies cannot be told. So only where no other environment's data can be named, as for any
+ * claim, a backup), with the populator's rights, and Deed does not read those kinds, nor a
+ * source in another namespace: whose data it copies cannot be told. So only where no other environment's data can be named, as for any
  * reference to a kind Deed does not read: the platform's principals and system controllers, a
  * workload controller making what a template judged here already named, and a namespace bound
  * to an environment the requester acts for.
