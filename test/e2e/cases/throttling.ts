@@ -226,7 +226,10 @@ export function throttlingCases(suite: () => Suite): void {
       const audit = renderManifests({ namespace: DEED_NAMESPACE, image: 'deed:e2e', audit: {} }).find((o) => o.kind === 'ClusterRole' && o.metadata?.name === AUDIT_NAME) as KubernetesObject & { rules: unknown[] };
       const made = await s.api(s.admin, 'POST', `${RBAC}/clusterroles`, { metadata: { name: `${PRINCIPAL}-audit` }, rules: audit.rules });
       assert.ok(made.status === 201 || made.status === 409, made.text);
-      for (const role of ['deed-reaper', `${PRINCIPAL}-audit`]) {
+      // deed keys usage lists every namespaced kind the API server serves (docs/operations.md).
+      const keys = await s.api(s.admin, 'POST', `${RBAC}/clusterroles`, { metadata: { name: `${PRINCIPAL}-keys` }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['list'] }] });
+      assert.ok(keys.status === 201 || keys.status === 409, keys.text);
+      for (const role of ['deed-reaper', `${PRINCIPAL}-audit`, `${PRINCIPAL}-keys`]) {
         const bound = await s.api(s.admin, 'POST', `${RBAC}/clusterrolebindings`, {
           metadata: { name: `${PRINCIPAL}-${role}` },
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
