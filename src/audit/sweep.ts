@@ -56,16 +56,20 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const readLease = (ref: LeaseRef, obj: KubeObject, seenAt: number): Promise<LeaseLookup> =>
     leases.read(ref, seenAt, `${ref.namespace}/${entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? ''}`);
 
+  /** One object judged: counted, and its results (if any) added to its namespace's and told to the caller. */
+  const record = (result: ObjectAudit | undefined, into: NamespaceResults) => {
+    objects++;
+    if (result === undefined) return;
+    into.addObject(result);
+    o.onObject(result);
+  };
+
   /** `seenAt`: the tick at which the object's page arrived. */
   const judge = async (obj: KubeObject, kind: ReapKind, inScope: boolean, into: NamespaceResults, seenAt: number) => {
     const c = ctx();
     const reads = readsFor(obj, kind, inScope, c);
     const [owner, lease, pod] = await Promise.all([reads.owner && owners.read(reads.owner, seenAt), reads.lease && readLease(reads.lease, obj, seenAt), reads.pod && lookupPodClock(o.client, reads.pod)]);
-    const result = judgeObject(obj, kind, inScope, c, owner, lease, pod);
-    objects++;
-    if (result === undefined) return;
-    into.addObject(result);
-    o.onObject(result);
+    record(judgeObject(obj, kind, inScope, c, owner, lease, pod), into);
   };
 
   const finish = async (ns: NamespaceResults, hadReport: boolean) => {
@@ -163,14 +167,7 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
     for (const row of configRows) {
       if (unserved.has(row)) continue;
       try {
-        for await (const page of o.client.listSpecPages(row, namespace)) {
-          for (const obj of page) {
-            const result = judgeOperatorConfig(obj, row, ctx());
-            objects++;
-            results.addObject(result);
-            o.onObject(result);
-          }
-        }
+        for await (const page of o.client.listSpecPages(row, namespace)) for (const obj of page) record(judgeOperatorConfig(obj, row, ctx()), results);
       } catch (err) {
         // Not served (its operator is not installed; the API server answers an unknown group's
         // path with a plain 404): nothing to judge, in any namespace, this run.

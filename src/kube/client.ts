@@ -82,7 +82,7 @@ export interface KubeClient {
    * TriggerAuthentications), which hold names of credentials, not credentials. A resource the
    * API server does not serve (its CRD is not installed) is a KubeError with status 404.
    */
-  listSpecPages(resource: { group: string; version: string; resource: string; kind: string }, namespace: string): AsyncIterable<KubeObject[]>;
+  listSpecPages(resource: ServedResource, namespace: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
   /**
    * One Lease by name: Deed's stamps and the times that say whether it is renewed (nothing
@@ -287,8 +287,8 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 
     async *listSpecPages(resource, namespace) {
       const apiVersion = apiVersionOf(resource);
-      for await (const items of pages(`list ${resource.resource}.${resource.group} in ${namespace}`, collectionPath(resource, namespace), undefined, undefined))
-        yield items.map((item) => ({ ...metadataOnly(resource.kind, item.metadata), apiVersion, spec: (item as { spec?: Record<string, unknown> }).spec ?? {} }));
+      for await (const items of pages(`list ${resourceName(resource)} in ${namespace}`, collectionPath(resource, namespace), undefined, undefined))
+        yield items.map((item) => ({ ...metadataOnly(resource.kind, item.metadata), apiVersion, spec: item.spec ?? {} }));
     },
 
     async *listNamespaces(labelSelector) {
@@ -330,7 +330,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
     },
 
     async *listMetadataPages(resource, namespace, labelSelector) {
-      const what = `list ${resource.group === '' ? resource.resource : `${resource.resource}.${resource.group}`} in ${namespace ?? 'all namespaces'}`;
+      const what = `list ${resourceName(resource)} in ${namespace ?? 'all namespaces'}`;
       for await (const items of pages(what, collectionPath(resource, namespace), METADATA_LIST, labelSelector)) yield items.map((item) => metadataOnly(resource.kind, item.metadata));
     },
 
@@ -508,6 +508,11 @@ function leaseRecord(item: { metadata?: V1ObjectMeta; spec?: { renewTime?: Date 
     ...(renewedAt !== undefined ? { renewedAt } : {}),
     ...(typeof duration === 'number' ? { leaseDurationSeconds: duration } : {}),
   };
+}
+
+/** A resource as kubectl names it: `leases.coordination.k8s.io`, `pods` in the core group. */
+function resourceName(r: Pick<ServedResource, 'group' | 'resource'>): string {
+  return r.group === '' ? r.resource : `${r.resource}.${r.group}`;
 }
 
 function metadataOnly(kind: string, m: Meta | undefined): KubeObject {
