@@ -141,6 +141,8 @@ describe('deed manifests', () => {
         'ValidatingAdmissionPolicy/deed-create-stamps',
         'ValidatingAdmissionPolicyBinding/deed-create-stamps',
         'ClusterRole/deed-reaper',
+        'ValidatingAdmissionPolicy/deed-reaper-delete',
+        'ValidatingAdmissionPolicyBinding/deed-reaper-delete',
         'ServiceAccount/deed-reaper-alpha',
         'ClusterRoleBinding/deed-reaper-alpha',
         'CronJob/deed-reaper-alpha',

@@ -39,6 +39,8 @@ export { defaultRowExcluded, mutatingRules, validatingRules } from './kind-rules
 import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
 import { namespaceDeletePolicy } from './namespace-delete-policy.js';
+import { reaperDeletePolicy } from './reaper-delete-policy.js';
+import { stampKeys } from '../policy/stamps/keys.js';
 import { tenantClusterRole } from './tenant-role.js';
 
 export const NAME = 'deed';
@@ -147,6 +149,9 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   if (reapers.length > 0) {
     objects.push(reaperClusterRole());
     if (scoped.size > 0) objects.push(reaperScopeClusterRole());
+    // RBAC lets a reaper delete; this holds its deletes to its environment's objects in the review scope.
+    const accounts = reapers.map((env) => ({ username: `system:serviceaccount:${namespace}:${reaperName(env)}`, environment: env }));
+    objects.push(...reaperDeletePolicy(NAME, namespace, accounts, stampKeys(config.labelPrefix), labels('reaper')));
     for (const env of reapers) {
       const sweeps = scoped.get(env);
       // Named namespaces: delete only there; owners (get pods) and the review scope (list namespaces) cluster-wide.

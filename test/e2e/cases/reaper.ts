@@ -2,7 +2,8 @@
 // precondition (read back from the API server's audit log), kinds with no objects (the
 // API server answers "items": null), an owner replaced under the same name, an owner read
 // that fails; the runner recreated mid-sweep (a proxy holds a list meanwhile), stamps
-// outside the review scope, and deletes throttled by API Priority and Fairness.
+// outside the review scope, the reaper-delete policy that holds its token to its own objects
+// in the scope, and deletes throttled by API Priority and Fairness.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -189,6 +190,39 @@ export function reaperScaleCases(suite: () => Suite): void {
       assert.equal(about(result.lines, 'twin-creds')?.outcome, 'deleted');
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/twin-creds`)).status, 404);
       assert.equal(s.cp.audit().filter((e) => e.verb === 'delete' && e.objectRef?.name === 'planted-creds').length, 0, 'no delete was even tried');
+    });
+
+    test("the reaper's own token deletes only its environment's objects in the review scope: the API server refuses the rest (deed-reaper-delete)", async () => {
+      const s = suite();
+      const key = readKey(s);
+      const goneOwner = { namespace: 'sandbox-a', name: 'runner-never', uid: '0c0ffee0-0000-4000-8000-000000000003' };
+      const refusal = (why: string) => new RegExp(`ValidatingAdmissionPolicy 'deed-reaper-delete' with binding 'deed-reaper-delete' denied request: Deed's reaper for environment alpha ${why}`);
+      // Stamps that verify for alpha, where no webhook reviews the delete: RBAC lets the
+      // reaper's token delete Secrets in every namespace, kube-system's included.
+      for (const ns of ['plain', 'kube-system']) {
+        const planted = await s.api(s.admin, 'POST', PATHS.Secret(ns), signedSecret(key, { namespace: ns, name: 'reaper-bait', environment: 'alpha', owner: goneOwner }));
+        assert.equal(planted.status, 201, planted.text);
+        const taken = await s.api(s.reaperA, 'DELETE', `${PATHS.Secret(ns)}/reaper-bait`);
+        assert.equal(taken.status, 403, taken.text);
+        assert.match(taken.text, refusal(`deletes only in the review scope \\(namespaces labelled deed\\.dev/sandbox=enabled, not kube-system nor deed-system\\): namespace ${ns} is outside it`));
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret(ns)}/reaper-bait`)).status, 200);
+        assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Secret(ns)}/reaper-bait`)).status, 200);
+      }
+      // In the scope: beta's Secret, and one of no environment.
+      const betas = await s.api(s.runnerB.identity, 'POST', PATHS.Secret('sandbox-b'), secret('beta-not-alphas'));
+      assert.equal(betas.status, 201, betas.text);
+      const platforms = await s.api(s.admin, 'POST', PATHS.Secret('sandbox-b'), secret('no-ones'));
+      assert.equal(platforms.status, 201, platforms.text);
+      for (const name of ['beta-not-alphas', 'no-ones']) {
+        const taken = await s.api(s.reaperA, 'DELETE', `${PATHS.Secret('sandbox-b')}/${name}`);
+        assert.equal(taken.status, 403, taken.text);
+        assert.match(taken.text, refusal(`deletes only objects stamped for it \\(deed\\.dev/managed=true, deed\\.dev/environment=alpha\\); ${name} is not`));
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/${name}`)).status, 200);
+      }
+      // Its own environment's object in the scope it deletes, as every sweep above did.
+      const alphas = await s.api(s.runnerA.identity, 'POST', PATHS.Secret('sandbox-a'), secret('alphas-own'));
+      assert.equal(alphas.status, 201, alphas.text);
+      assert.equal((await s.api(s.reaperA, 'DELETE', `${PATHS.Secret('sandbox-a')}/alphas-own`)).status, 200);
     });
 
     test('deletes throttled by API Priority and Fairness (429 with Retry-After) are retried: every orphan is deleted, with no error', async () => {
