@@ -7,7 +7,7 @@
 // (reference-owner.ts says where that cannot happen).
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { clonedClaim, ephemeralClaimSpec, populatorSource, restoredSnapshot } from './spec.js';
+import { dataSources, ephemeralClaimSpec } from './spec.js';
 import { isWorkloadController } from '../controller-made.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
@@ -43,11 +43,9 @@ export function podClaims(spec: Rec, at: string): ClaimReference[] {
 /** The claim a PersistentVolumeClaim spec (at `at`) clones, or the snapshot it restores. */
 export function claimSpecClaims(spec: Rec, at: string, who: string): ClaimReference[] {
   const out: ClaimReference[] = [];
-  const source = clonedClaim(spec);
-  if (source !== undefined) out.push({ claim: source.name, path: `${at}.${source.key}`, subject: `${who} clones` });
-  const snapshot = restoredSnapshot(spec);
-  if (snapshot !== undefined) out.push({ snapshot: snapshot.name, path: `${at}.${snapshot.key}`, subject: `${who} restores` });
-  const populator = populatorSource(spec);
+  const { clone, restore, populator } = dataSources(spec);
+  if (clone !== undefined) out.push({ claim: clone.name, path: `${at}.${clone.key}`, subject: `${who} clones` });
+  if (restore !== undefined) out.push({ snapshot: restore.name, path: `${at}.${restore.key}`, subject: `${who} restores` });
   if (populator !== undefined) out.push({ populator: populator.source, path: `${at}.${populator.key}`, subject: `${who} is filled from` });
   return out;
 }

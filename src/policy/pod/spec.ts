@@ -96,63 +96,46 @@ export function segments(path: string): string[] {
   return path.split('/').filter((s) => s !== '' && s !== '.');
 }
 
+type SourceKey = 'dataSourceRef' | 'dataSource';
+
 /**
- * The claim a PersistentVolumeClaim spec clones: its dataSourceRef or dataSource naming a
- * PersistentVolumeClaim of the same namespace, and the key that names it. Whatever its
- * `apiGroup`: the API server keeps a dataSourceRef of any group, and the CSI
- * external-provisioner clones on the kind alone, so a group would otherwise hide a clone.
+ * What fills a new PersistentVolumeClaim, by its dataSourceRef and dataSource (the first of
+ * each class, dataSourceRef first; the API server usually copies one into the other):
+ * - `clone`: a PersistentVolumeClaim of this namespace, whatever its `apiGroup` (the API
+ *   server keeps a dataSourceRef of any group, and the CSI external-provisioner clones on the
+ *   kind alone, so a group would otherwise hide a clone);
+ * - `restore`: a VolumeSnapshot of snapshot.storage.k8s.io in this namespace;
+ * - `populator`: anything else, as `Kind.group/name`: a volume populator's custom resource
+ *   (KubeVirt CDI's VolumeCloneSource, a backup tool's restore), whose controller fills the
+ *   volume from whatever it names, or a source of any kind in another namespace
+ *   (CrossNamespaceVolumeDataSource, behind a ReferenceGrant there). Deed reads neither.
+ * A source without a kind, or a claim or snapshot without a name, fills nothing.
  */
-export function clonedClaim(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
-  for (const key of ['dataSourceRef', 'dataSource'] as const) {
-    const ref = field(pvcSpec, key);
-    if (!isRec(ref) || text(ref, 'kind') !== 'PersistentVolumeClaim') continue;
-    const namespace = text(ref, 'namespace');
-    if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant; not this pod's claims
-    const name = text(ref, 'name');
-    if (name !== undefined && name !== '') return { name, key };
-  }
-  return undefined;
+export interface DataSources {
+  clone?: { name: string; key: SourceKey };
+  restore?: { name: string; key: SourceKey };
+  populator?: { source: string; key: SourceKey };
 }
 
-
-/**
- * The VolumeSnapshot a PersistentVolumeClaim spec restores (dataSourceRef or dataSource
- * of kind VolumeSnapshot in snapshot.storage.k8s.io, same namespace), and the key that names it.
- */
-export function restoredSnapshot(pvcSpec: Rec): { name: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
-  for (const key of ['dataSourceRef', 'dataSource'] as const) {
-    const ref = field(pvcSpec, key);
-    if (!isRec(ref) || text(ref, 'kind') !== 'VolumeSnapshot' || text(ref, 'apiGroup') !== SNAPSHOT_GROUP) continue;
-    const namespace = text(ref, 'namespace');
-    if (namespace !== undefined && namespace !== '') continue; // a cross-namespace source needs a ReferenceGrant
-    const name = text(ref, 'name');
-    if (name !== undefined && name !== '') return { name, key };
-  }
-  return undefined;
-}
-
-/**
- * A data source that is neither a claim nor a VolumeSnapshot of this namespace (dataSourceRef
- * or dataSource, `Kind.group/name`): a volume populator's custom resource (KubeVirt CDI's
- * VolumeCloneSource, a backup tool's restore), whose controller fills the new volume from
- * whatever it names, or a source in another namespace. Deed reads neither.
- */
-export function populatorSource(pvcSpec: Rec): { source: string; key: 'dataSourceRef' | 'dataSource' } | undefined {
+export function dataSources(pvcSpec: Rec): DataSources {
+  const out: DataSources = {};
   for (const key of ['dataSourceRef', 'dataSource'] as const) {
     const ref = field(pvcSpec, key);
     if (!isRec(ref)) continue;
-    const kind = text(ref, 'kind');
+    const kind = text(ref, 'kind') ?? '';
+    if (kind === '') continue;
     const group = text(ref, 'apiGroup') ?? '';
-    // Another namespace's source (CrossNamespaceVolumeDataSource, behind a ReferenceGrant there):
-    // not one of this namespace's claims or snapshots, whatever its kind.
     const namespace = text(ref, 'namespace') ?? '';
-    if (kind !== undefined && kind !== '' && namespace !== '') return { source: `${kind}${group !== '' ? `.${group}` : ''} ${namespace}/${text(ref, 'name') ?? ''}`, key };
-    const claim = kind === 'PersistentVolumeClaim'; // cloned (clonedClaim), of any group
-    const snapshot = kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP; // restored (restoredSnapshot)
-    if (kind === undefined || kind === '' || claim || snapshot) continue;
-    return { source: `${kind}${group !== '' ? `.${group}` : ''}/${text(ref, 'name') ?? ''}`, key };
+    const name = text(ref, 'name') ?? '';
+    const named = `${kind}${group !== '' ? `.${group}` : ''}`;
+    if (namespace !== '') out.populator ??= { source: `${named} ${namespace}/${name}`, key };
+    else if (kind === 'PersistentVolumeClaim') {
+      if (name !== '') out.clone ??= { name, key };
+    } else if (kind === 'VolumeSnapshot' && group === SNAPSHOT_GROUP) {
+      if (name !== '') out.restore ??= { name, key };
+    } else out.populator ??= { source: `${named}/${name}`, key };
   }
-  return undefined;
+  return out;
 }
 
 /** The claim template spec of a generic ephemeral volume. */

@@ -11,7 +11,7 @@
 // volumeDevices reach a volume as mounts do, and paths are compared normalised.
 import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
-import { clonedClaim, containers, ephemeralClaimSpec, fileKeyReads, mainContainerOf, mounts, segments, volumeSource, volumesReached } from './spec.js';
+import { containers, dataSources, ephemeralClaimSpec, fileKeyReads, mainContainerOf, mounts, segments, volumeSource, volumesReached } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
@@ -184,7 +184,7 @@ export function workspaceVolumes(spec: Rec, podName: string | undefined, config:
 
 function clonedClaimOf(volume: Rec): string | undefined {
   const spec = ephemeralClaimSpec(volume);
-  return spec === undefined ? undefined : clonedClaim(spec)?.name;
+  return spec === undefined ? undefined : dataSources(spec).clone?.name;
 }
 
 export function workspaceMounts(
