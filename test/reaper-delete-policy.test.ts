@@ -49,7 +49,7 @@ function verdict(policy: V1ValidatingAdmissionPolicy, userInfo: unknown, ns: Ret
 describe('the reaper-delete policy', () => {
   test('it matches every DELETE of every kind, fails closed and is bound with Deny', () => {
     const [policy, binding] = ours() as [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding];
-    assert.deepEqual(policy.spec!.matchConstraints!.resourceRules, [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], operations: ['DELETE'] }]);
+    assert.deepEqual(policy.spec!.matchConstraints!.resourceRules, [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], operations: ['DELETE'] }]);
     assert.equal(policy.spec!.failurePolicy, 'Fail');
     assert.equal(binding.spec!.policyName, 'deed-reaper-delete');
     assert.deepEqual(binding.spec!.validationActions, ['Deny']);

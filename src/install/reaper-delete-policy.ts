@@ -38,8 +38,8 @@ export function reaperDeletePolicy(name: string, deedNamespace: string, accounts
   const scope = `${SANDBOX_LABEL}=${SANDBOX_LABEL_VALUE}, not ${excluded.join(' nor ')}`;
   return denyingPolicy(`${name}-${REAPER_DELETE_POLICY_SUFFIX}`, labels, {
     matchConstraints: {
-      // Every kind, so a ClusterRole widened by hand gains the reaper nothing either.
-      resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'], operations: ['DELETE'] }],
+      // Every kind and subresource, so a ClusterRole widened by hand gains the reaper nothing either.
+      resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], operations: ['DELETE'] }],
     },
     // A map's `in` tests its keys: only the reapers' own deletes are evaluated.
     matchConditions: [{ name: 'reaper', expression: `request.userInfo.username in ${reapers}` }],
