@@ -570,3 +570,61 @@ describe('a stored snapshot is changed or deleted only by the environment of the
     assert.deepEqual(planLookups(review(SNAPSHOTS, stored('a-ws'), RUNNER_B), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'persistentvolumeclaims', namespace: 'sandbox-b', name: 'a-ws' }]);
   });
 });
+
+describe('what a new claim is filled from is judged where no binding follows', () => {
+  const PODS = { group: '', resource: 'pods', kind: 'Pod' };
+  const PVCS = { group: '', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim' };
+  const STATEFULSET_CONTROLLER: UserInfo = { username: 'system:serviceaccount:kube-system:statefulset-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+  const sources: Record<string, Spec> = {
+    clones: { kind: 'PersistentVolumeClaim', name: 'later-ws' },
+    restores: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'later-snap' },
+  };
+  const nothing = (): ObjectLookup => gatheredLookup(new Map([['persistentvolumeclaims/sandbox-b/later-ws', { state: 'absent' }], ['volumesnapshots/sandbox-b/later-snap', { state: 'absent' }], ['persistentvolumeclaims/sandbox-b/mounted-later', { state: 'absent' }]]), 'not read');
+  const { labels, annotations } = claimOf('alpha', 'sandbox-b').metadata;
+  const alphas: Lookup = { state: 'found', metadata: { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+  const betas: Lookup = { state: 'found', metadata: { labels: claimOf('beta', 'sandbox-b').metadata.labels!, annotations: claimOf('beta', 'sandbox-b').metadata.annotations! } };
+
+  for (const [how, dataSource] of Object.entries(sources)) {
+    test(`a pod the scheduler binds may not have its ephemeral volume's claim filled from what does not exist yet (${how}); it may still mount a claim that does not exist yet`, () => {
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: podSpec({ volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], dataSource } } } }] }) } as KubeObject;
+      denied(afterMutation(review(PODS, pod, RUNNER_B)), new RegExp(`\\[claim\\.absent\\] spec\\.volumes\\[name=scratch\\]\\.ephemeral\\.volumeClaimTemplate\\.spec\\.dataSource: .*does not exist; create it first`), nothing());
+      const mounting = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: podSpec({ volumes: [{ name: 'later', persistentVolumeClaim: { claimName: 'mounted-later' } }] }) } as KubeObject;
+      allowed(afterMutation(review(PODS, mounting, RUNNER_B)), nothing());
+    });
+
+    test(`a StatefulSet's claim template may not be filled from what does not exist yet (${how})`, () => {
+      const obj = workload('StatefulSet', podSpec()) as Spec;
+      obj.spec.volumeClaimTemplates = [{ metadata: { name: 'd' }, spec: { accessModes: ['ReadWriteOnce'], dataSource } }];
+      denied(afterMutation(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B)), /\[claim\.absent\] spec\.volumeClaimTemplates\[name=d\]\.spec\.dataSource: .*does not exist; create it first/, nothing());
+    });
+  }
+
+  /** The claim the statefulset controller makes for replica 1 from beta's StatefulSet: the template's metadata, which Deed stamped for beta. */
+  const madeClaim = (dataSource: Spec): KubeObject => {
+    const obj = workload('StatefulSet', podSpec()) as Spec;
+    obj.spec.volumeClaimTemplates = [{ metadata: { name: 'd' }, spec: { accessModes: ['ReadWriteOnce'], dataSource } }];
+    const stamped = afterMutation(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B)).request.object as Spec;
+    const { labels: l, annotations: a } = stamped.spec.volumeClaimTemplates[0].metadata;
+    return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd-w-1', labels: l, annotations: a }, spec: { accessModes: ['ReadWriteOnce'], dataSource } } as KubeObject;
+  };
+
+  test("a claim the statefulset controller makes from beta's template is refused once its source is alpha's (deleted and made again since the StatefulSet), or gone; from beta's own it is made", () => {
+    const claim = madeClaim(sources.clones!);
+    const body = review(PVCS, claim, STATEFULSET_CONTROLLER);
+    denied(body, /\[claim\.cross-environment\] spec\.dataSource: this claim clones claim later-ws, which belongs to another environment; environment "beta" may not/, gatheredLookup(new Map([['persistentvolumeclaims/sandbox-b/later-ws', alphas]]), 'not read'));
+    denied(body, /\[claim\.absent\] spec\.dataSource: claim later-ws does not exist/, nothing());
+    allowed(body, gatheredLookup(new Map([['persistentvolumeclaims/sandbox-b/later-ws', betas]]), 'not read'));
+    // The read is planned for the controller's CREATE.
+    assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups.map(lookupKey), ['persistentvolumeclaims/sandbox-b/later-ws']);
+  });
+
+  test('a claim the statefulset controller makes with stamps that do not verify is refused; one with no data source is made unread', () => {
+    const claim = madeClaim(sources.clones!);
+    claim.metadata.labels = { ...claim.metadata.labels, [KEYS.environment]: 'alpha' };
+    denied(review(PVCS, claim, STATEFULSET_CONTROLLER), /\[claim\.unknown\] metadata: this claim carries Deed's stamps but they do not verify/, gatheredLookup(new Map([['persistentvolumeclaims/sandbox-b/later-ws', alphas]]), 'not read'));
+    const plain = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'd-w-2' }, spec: { accessModes: ['ReadWriteOnce'] } } as KubeObject;
+    const body = review(PVCS, plain, STATEFULSET_CONTROLLER);
+    assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups, []);
+    allowed(body);
+  });
+});

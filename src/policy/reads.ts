@@ -75,6 +75,8 @@ export interface NamedObjects {
 export interface ControllerWrites {
   judged: boolean;
   stampsAsOwners: boolean;
+  /** A controller's new object is judged on the claims it is filled from (a StatefulSet's claims): those are read. */
+  sourcesOfMade?: boolean;
 }
 
 /**
@@ -94,7 +96,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   if (controller === true) {
     if (!controllers.judged || req.subResource !== undefined) return [];
     if (req.operation === 'UPDATE') return ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace);
-    if (!controllers.stampsAsOwners) return [];
+    if (!controllers.stampsAsOwners) return controllers.sourcesOfMade === true && req.operation === 'CREATE' && req.object ? claimKeys(named().claims, namespace) : [];
   }
   const judged: OwnerReads = {
     made: judges && (who === undefined || judgesReferencesOf(who.facts.requester, who.policy)),

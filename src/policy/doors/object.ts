@@ -11,6 +11,7 @@ import { ownershipOfObject } from '../ownership.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { isTrusted } from '../requester/principals.js';
 import { enforce } from '../rules/enforcement.js';
+import { RULES } from '../rules/catalog.js';
 import { stampedWriteFindings } from '../rules/stamped-writes.js';
 import { ownerAcrossNamespaces, stampIntegrity } from '../rules/stamp-integrity.js';
 import type { PodSpecSubject } from '../pod/sandbox-pod-rules.js';
@@ -57,7 +58,12 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
 const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || isOperatorMade(door.sandboxKind.kind) ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
-  needs: (read) => objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), { judged: true, stampsAsOwners: controllerMadeStamps(read.door) !== undefined }),
+  needs: (read) =>
+    objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), {
+      judged: true,
+      stampsAsOwners: controllerMadeStamps(read.door) !== undefined,
+      sourcesOfMade: read.door.sandboxKind.kind === 'PersistentVolumeClaim',
+    }),
   stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
@@ -68,7 +74,10 @@ export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   },
   controllerWrite: {
     stamp: (facts, ctx) => stampControllerMade(facts, controllerMadeStamps(facts.door), ctx),
-    judge: (facts, namespace, ctx) => judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) => (controllerMadeStamps(facts.door) !== undefined ? judgeControllerMade(facts, obj, namespace, ctx) : allowed())),
+    judge: (facts, namespace, ctx) =>
+      judgeControllerWrite(facts, namespace, ctx, facts.door.sandboxKind.kind, (obj) =>
+        controllerMadeStamps(facts.door) !== undefined ? judgeControllerMade(facts, obj, namespace, ctx) : facts.door.sandboxKind.kind === 'PersistentVolumeClaim' ? judgeControllerMadeClaim(facts, obj, namespace, ctx) : allowed(),
+      ),
   },
   judgesCreateWhole: true,
   carries: (door) => door.sandboxKind.kind,
@@ -96,6 +105,24 @@ function judgeControllerMade(facts: DoorFacts<ObjectDoor>, obj: KubeObject, name
   // Its claim templates' claims are its environment's alone, not shared inputs (one squatted under the name is mounted in their place).
   const squatted = ref !== undefined && made.environment !== undefined ? statefulSetTemplateFindings(obj, ref, made.environment, namespace, ctx) : [];
   return validateCreate(obj, controllerMadeRow(door.sandboxKind), namespace, acting, ctx, req.dryRun, [...selectorScope(req, namespace, acting, ctx), ...referenceScope(req, namespace, acting, ctx), ...squatted], source, true, undefined, facts);
+}
+
+/**
+ * A claim a workload controller makes from a claim template (the statefulset controller's, per
+ * replica, whenever it scales up): filled from its data source when its volume is provisioned,
+ * so that source must be one the claim's environment may use now, not only when the template
+ * was written: a source deleted since and made again under its name by another environment
+ * would be copied. Its environment is what its own stamps say (copied from the template Deed
+ * stamped); unstamped, it is no environment's. A claim that cannot be made stops its workload
+ * at that replica, as a squatted one does (rules/statefulset-template.ts).
+ */
+function judgeControllerMadeClaim(facts: DoorFacts<ObjectDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
+  const sources = pvcClaims(obj);
+  if (sources.length === 0) return allowed();
+  const owner = ownershipOfObject(obj, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unverifiable') return enforce([{ rule: RULES.claimUnknown.id, path: 'metadata', message: `this claim carries Deed's stamps but they do not verify (${owner.reason}), so whose data it may be filled from cannot be told` }], ctx.policy);
+  const environment = owner.kind === 'unowned' ? undefined : owner.environment;
+  return enforce(claimEnvironment(sources, namespace, { requester: facts.requester, environment }, ctx), ctx.policy);
 }
 
 function validateCreate(

@@ -24,6 +24,13 @@ export type ClaimReference = ({ claim: string } | { snapshot: string } | { popul
   path: string;
   /** What the reference does, for messages: `volume "ws" mounts`. */
   subject: string;
+  /**
+   * A new claim's data source: what it is filled from when its volume is provisioned, which
+   * may be long after (the ephemeral volume controller makes a pod's claim at once; the
+   * statefulset controller makes a claim per replica, whenever it scales up). No binding
+   * judges it again, so one that does not exist yet is never left for later.
+   */
+  fills?: true;
 };
 
 /** Claims a pod mounts (persistentVolumeClaim volumes) or clones or restores (ephemeral volumes with a data source). */
@@ -44,8 +51,8 @@ export function podClaims(spec: Rec, at: string): ClaimReference[] {
 export function claimSpecClaims(spec: Rec, at: string, who: string): ClaimReference[] {
   const out: ClaimReference[] = [];
   const { clone, restore, populator } = dataSources(spec);
-  if (clone !== undefined) out.push({ claim: clone.name, path: `${at}.${clone.key}`, subject: `${who} clones` });
-  if (restore !== undefined) out.push({ snapshot: restore.name, path: `${at}.${restore.key}`, subject: `${who} restores` });
+  if (clone !== undefined) out.push({ claim: clone.name, path: `${at}.${clone.key}`, subject: `${who} clones`, fills: true });
+  if (restore !== undefined) out.push({ snapshot: restore.name, path: `${at}.${restore.key}`, subject: `${who} restores`, fills: true });
   if (populator !== undefined) out.push({ populator: populator.source, path: `${at}.${populator.key}`, subject: `${who} is filled from` });
   return out;
 }
@@ -72,9 +79,11 @@ export function referencedNames(refs: ClaimReference[]): { claims: string[]; sna
 }
 
 /** Every claim (or snapshot's source claim) the object names must be one `reach` may use; see reference-owner.ts. */
-export function claimEnvironment(refs: ClaimReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+export function claimEnvironment(refs: ClaimReference[], namespace: string, given: Reach, ctx: DecisionContext): Finding[] {
   const findings: Finding[] = [];
   for (const ref of refs) {
+    // A pod's binding judges again what it mounts, not what its claims are filled from.
+    const reach = ref.fills === true && given.boundLater === true ? { ...given, boundLater: false } : given;
     if ('claim' in ref) {
       findings.push(...judgeClaim(ref.claim, ref, namespace, reach, ctx, undefined));
       continue;

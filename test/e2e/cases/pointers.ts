@@ -268,6 +268,43 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("what beta's claims are filled from must be beta's whenever they are made: no source that does not exist yet in a pod's ephemeral volume or a StatefulSet's claim template, and the statefulset controller's claim of a scale-up is refused once its source is alpha's", async () => {
+      const s = suite();
+      const STATEFULSETS = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+      const filledFrom = (name: string) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, dataSource: { kind: 'PersistentVolumeClaim', name } });
+      const statefulSet = (name: string, source: string) => ({
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name },
+        spec: { replicas: 1, podManagementPolicy: 'Parallel', serviceName: name, selector: { matchLabels: { app: name } }, template: { ...template(name), spec: { ...template(name).spec, restartPolicy: 'Always' } }, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: filledFrom(source) }] },
+      });
+      // The ephemeral volume controller makes the pod's claim at once, and no binding judges
+      // what it is filled from: a name alpha creates later would be copied (201 before).
+      const pod = sandboxPod('beta-fills-later', { spec: { volumes: [{ name: 'ws', ephemeral: { volumeClaimTemplate: { spec: filledFrom('fill-later') } } }] } });
+      refused(await s.api(admin, 'POST', PATHS.Pod(NS), pod), 'claim.absent', /volumes\[name=ws\]\.ephemeral\.volumeClaimTemplate\.spec\.dataSource: claim fill-later does not exist; create it first/);
+      refused(await s.api(admin, 'POST', STATEFULSETS, statefulSet('beta-fills-later', 'fill-later')), 'claim.absent', /volumeClaimTemplates\[name=d\]\.spec\.dataSource: claim fill-later does not exist/);
+      // From beta's own claim: admitted, and the controller makes replica 0's claim from it.
+      ok("beta's source claim", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'fill-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
+      const made = await s.api(admin, 'POST', STATEFULSETS, statefulSet('beta-fill', 'fill-src'));
+      assert.equal(made.status, 201, made.text);
+      await eventually("replica 0's claim", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/d-beta-fill-0`)).status === 200);
+      // Beta's source goes; alpha makes a claim under its name; beta scales up (before: the
+      // controller made replica 1's claim, a clone of alpha's).
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status, 200);
+      await eventually("beta's source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status === 404);
+      const alphas = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'fill-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      assert.equal(alphas.status, 201, alphas.text);
+      assert.equal((await s.api(admin, 'PATCH', `${STATEFULSETS}/beta-fill/scale`, { spec: { replicas: 2 } }, MERGE)).status, 200);
+      let refusal = '';
+      await eventually("the statefulset controller's claim of replica 1 refused", async () => {
+        const events = await s.api(s.admin, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3Dbeta-fill`);
+        refusal = ((events.body.items ?? []) as Array<{ reason: string; message: string }>).find((e) => e.reason === 'FailedCreate' && /d-beta-fill-1/.test(e.message))?.message ?? '';
+        return refusal !== '';
+      });
+      assert.match(refusal, /claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim fill-src, which belongs to another environment; environment "beta" may not/);
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/d-beta-fill-1`)).status, 404);
+    });
+
     test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {
       const s = suite();
       for (const who of [tenant, admin]) refusedOrForbidden(await s.api(who, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 0 } }, MERGE), 'guard.custom-scale');
