@@ -175,6 +175,18 @@ describe('the lookup cache keeps what a pod reads, bound or not', () => {
     // A workload's spec lists no containers at its top: nothing kept for it.
     assert.equal(podReadsOf({ template: pod().spec }), undefined);
   });
+
+  test("an ephemeral volume's clone source is read by name until the pod is bound: beta's pending pod is not bound once the name is alpha's, and alpha may not take the name meanwhile", () => {
+    const spec = { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: 'swap-ws' } } } } }] };
+    const podReads = podReadsOf(spec);
+    assert.deepEqual(podReads, { claims: ['swap-ws'], secrets: [], configMaps: [], resourceClaims: [] });
+    // Beta's own claim deleted since the pod's CREATE, and alpha's made under the name.
+    refused({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim swap-ws, which belongs to another environment/);
+    bound({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'beta') });
+    // A restore reads a snapshot, which the pod's reads do not keep: the ephemeral claim's own name is the pod's.
+    const restoring = { ...spec, volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' } } } } }] };
+    assert.equal(podReadsOf(restoring), undefined);
+  });
 });
 
 describe("deed review's lookups give a pod what the webhook's do", () => {

@@ -1,5 +1,5 @@
-// What a pod reads by name: the claims it mounts, the Secrets and ConfigMaps it names, the
-// ResourceClaims it names. A pod's names are judged at its CREATE, but nothing holds what
+// What a pod reads by name: the claims it mounts or its ephemeral volumes clone, the Secrets
+// and ConfigMaps it names, the ResourceClaims it names. A pod's names are judged at its CREATE, but nothing holds what
 // they name after: the API server keeps a claim only for a scheduled pod (pvc-protection), a
 // Secret or a ConfigMap never. So what its writer deletes can be created again under the name
 // by another environment, and the kubelet hands the pod that one: at its binding, and to a
@@ -10,6 +10,7 @@
 // pod (kube/lookup-facts.ts, KEPT_READS_BYTES; past it the names are kept as hashes, and the
 // pod itself is read live when looked up).
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
+import { dataSources, ephemeralClaimSpec } from './spec.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
 import type { PodReads } from '../policy.js';
@@ -56,10 +57,17 @@ export function readsName(reads: PodReads | undefined, resource: LookupResource,
   return row !== undefined && reads?.[row.field].includes(name) === true;
 }
 
-/** A volume's claim by name (an ephemeral volume's claim is made for the pod, owned by it, by the ephemeral-volume controller). */
+/**
+ * The claim a volume reads by name: the one it mounts, or the one an ephemeral volume's claim
+ * (made for the pod, owned by it, by the ephemeral-volume controller) clones. That copy is made
+ * when the claim's volume is provisioned, as late as the pod's scheduling: until then whatever
+ * stands under the name is what it copies.
+ */
 function claimName(volume: Rec): string | undefined {
   const pvc = field(volume, 'persistentVolumeClaim');
-  return isRec(pvc) ? text(pvc, 'claimName') : undefined;
+  if (isRec(pvc)) return text(pvc, 'claimName');
+  const template = ephemeralClaimSpec(volume);
+  return template === undefined ? undefined : dataSources(template).clone?.name;
 }
 
 function distinct(names: Array<string | undefined>): string[] {

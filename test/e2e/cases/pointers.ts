@@ -303,6 +303,15 @@ export function pointerCases(suite: () => Suite): void {
       });
       assert.match(refusal, /claim\.cross-environment\] spec\.dataSource(Ref)?: this claim clones claim fill-src, which belongs to another environment; environment "beta" may not/);
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/d-beta-fill-1`)).status, 404);
+      // A pending pod's ephemeral volume copies its source when the pod is scheduled: while the
+      // pod lives the name is one it reads, and alpha may not take it once beta's claim is gone
+      // (before: 201, and the copy would have been alpha's).
+      ok("beta's second source claim", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'swap-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
+      const swapper = await s.api(admin, 'POST', PATHS.Pod(NS), sandboxPod('beta-swapper', { spec: { volumes: [{ name: 'ws', ephemeral: { volumeClaimTemplate: { spec: filledFrom('swap-src') } } }] } }));
+      assert.equal(swapper.status, 201, swapper.text);
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/swap-src`)).status, 200);
+      await eventually("beta's second source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/swap-src`)).status === 404);
+      refused(await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'swap-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }), 'reference.live-reader');
     });
 
     test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {
