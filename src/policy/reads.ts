@@ -96,7 +96,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   if (controller === true) {
     if (!controllers.judged || req.subResource !== undefined) return [];
     if (req.operation === 'UPDATE') return ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace);
-    if (!controllers.stampsAsOwners) return controllers.sourcesOfMade === true && req.operation === 'CREATE' && req.object ? claimKeys(named().claims, namespace) : [];
+    if (!controllers.stampsAsOwners) return judges && controllers.sourcesOfMade === true && req.operation === 'CREATE' && req.object ? claimKeys(named().claims, namespace) : [];
   }
   const judged: OwnerReads = {
     made: judges && (who === undefined || judgesReferencesOf(who.facts.requester, who.policy)),
