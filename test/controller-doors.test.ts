@@ -618,6 +618,14 @@ describe('what a new claim is filled from is judged where no binding follows', (
     assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups.map(lookupKey), ['persistentvolumeclaims/sandbox-b/later-ws']);
   });
 
+  test("the refusal of a controller's claim says that its template cannot change and what to do; in beta's bound namespace a source that does not exist yet is beta's to make, as at the StatefulSet's CREATE", () => {
+    const body = review(PVCS, madeClaim(sources.clones!), STATEFULSET_CONTROLLER);
+    denied(body, /environment "beta" may not \(policy: environments\[\]\.claimsFrom\)\. system:serviceaccount:kube-system:statefulset-controller makes this claim from its workload's claim template, which cannot change: create the workload again with a source of its own environment/, gatheredLookup(new Map([['persistentvolumeclaims/sandbox-b/later-ws', alphas]]), 'not read'));
+    const bound: ConfigInput = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'] }, { id: 'beta', serviceAccounts: ['sandbox-b:*'], namespaces: ['sandbox-b'] }] };
+    const r = answer(body, nothing(), 'validate', bound);
+    assert.equal(r.allowed, true, r.status?.message);
+  });
+
   test('a claim the statefulset controller makes with stamps that do not verify is refused; one with no data source is made unread', () => {
     const claim = madeClaim(sources.clones!);
     claim.metadata.labels = { ...claim.metadata.labels, [KEYS.environment]: 'alpha' };

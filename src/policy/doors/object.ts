@@ -120,9 +120,15 @@ function judgeControllerMadeClaim(facts: DoorFacts<ObjectDoor>, obj: KubeObject,
   const sources = pvcClaims(obj);
   if (sources.length === 0) return allowed();
   const owner = ownershipOfObject(obj, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
-  if (owner.kind === 'unverifiable') return enforce([{ rule: RULES.claimUnknown.id, path: 'metadata', message: `this claim carries Deed's stamps but they do not verify (${owner.reason}), so whose data it may be filled from cannot be told` }], ctx.policy);
+  if (owner.kind === 'unverifiable')
+    return enforce(
+      [{ rule: RULES.claimUnknown.id, path: 'metadata', message: `this claim carries Deed's stamps but they do not verify (${owner.reason}), so whose data it may be filled from cannot be told; its workload's claim template was stamped with them: keep the key that signed it in the ring until the workload is replaced (deed keys usage)` }],
+      ctx.policy,
+    );
   const environment = owner.kind === 'unowned' ? undefined : owner.environment;
-  return enforce(claimEnvironment(sources, namespace, { requester: facts.requester, environment }, ctx), ctx.policy);
+  const findings = claimEnvironment(sources, namespace, { requester: actingFor(facts.requester, environment), environment }, ctx);
+  // The controller retries; only its workload's writer can change what it makes.
+  return enforce(findings.map((f) => ({ ...f, message: `${f.message}. ${facts.requester.username} makes this claim from its workload's claim template, which cannot change: create the workload again with a source of its own environment` })), ctx.policy);
 }
 
 function validateCreate(
