@@ -1,11 +1,12 @@
 // What a pod reads by name: the claims it mounts or its ephemeral volumes clone, the Secrets
-// and ConfigMaps it names, the ResourceClaims it names. A pod's names are judged at its CREATE, but nothing holds what
-// they name after: the API server keeps a claim only for a scheduled pod (pvc-protection), a
-// Secret or a ConfigMap never. So what its writer deletes can be created again under the name
-// by another environment, and the kubelet hands the pod that one: at its binding, and to a
-// running pod at the next volume refresh or container restart. So the binding is judged
-// again on these names (rules/binding-reads.ts), and the CREATE of an object under a name a
-// live pod reads is judged against that pod (rules/live-readers.ts); the lookup cache keeps
+// and ConfigMaps it names, the ResourceClaims it names. A pod's names are judged at its
+// CREATE, but nothing holds what they name after: the API server keeps a claim only for a
+// scheduled pod (pvc-protection), a Secret or a ConfigMap never. So what its writer deletes
+// can be created again under the name by another environment, and the kubelet hands the pod
+// that one (or the provisioner copies it): at its binding, and to a running pod at the next
+// volume refresh or container restart. So the binding is judged again on these names
+// (rules/binding-reads.ts), and the CREATE of an object under a name a live pod reads is
+// judged against that pod (rules/live-readers.ts); the lookup cache keeps
 // them for every pod, and an index of them by name (kube/pod-readers.ts), up to a bound per
 // pod (kube/lookup-facts.ts, KEPT_READS_BYTES; past it the names are kept as hashes, and the
 // pod itself is read live when looked up).
