@@ -181,7 +181,7 @@ describe('the lookup cache keeps what a pod reads, bound or not', () => {
     const podReads = podReadsOf(spec);
     assert.deepEqual(podReads, { claims: ['swap-ws'], secrets: [], configMaps: [], resourceClaims: [] });
     // Beta's own claim deleted since the pod's CREATE, and alpha's made under the name.
-    refused({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim swap-ws, which belongs to another environment/);
+    refused({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim swap-ws, which belongs to another environment: once bound, the kubelet would hand it to this pod \(or, for the claim an ephemeral volume clones, the provisioner would copy it into the pod's claim\)\. Delete the pod/);
     bound({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'beta') });
     // A restore reads a snapshot, which the pod's reads do not keep: the ephemeral claim's own name is the pod's.
     const restoring = { ...spec, volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's' } } } } }] };
