@@ -12,6 +12,11 @@ export function celList(values: readonly string[]): string {
   return `[${values.map(celString).join(', ')}]`;
 }
 
+/** The CEL: does `obj` (`oldObject`, `namespaceObject`) carry label `key` with the CEL value `value`. */
+export function celLabelIs(obj: string, key: string, value: string): string {
+  return `has(${obj}.metadata.labels) && ${celString(key)} in ${obj}.metadata.labels && ${obj}.metadata.labels[${celString(key)}] == ${value}`;
+}
+
 /** The CEL: is the requester one of these users, or in one of these groups. Shared with the chart's templates (test/helm-chart.test.ts). */
 export function requesterIsOneOf(users: readonly string[], groups: readonly string[]): string {
   return `request.userInfo.username in ${celList(users)} || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ${celList(groups)}))`;

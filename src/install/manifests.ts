@@ -118,6 +118,11 @@ export function reaperName(environment: string): string {
   return `${NAME}-reaper-${environment}`;
 }
 
+/** What the API server calls a reaper's token. */
+export function reaperServiceAccount(namespace: string, environment: string): string {
+  return `system:serviceaccount:${namespace}:${reaperName(environment)}`;
+}
+
 /** Renders every object of the install, in the order `kubectl apply` should create them. */
 export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
   const namespace = opts.namespace;
@@ -150,7 +155,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     objects.push(reaperClusterRole());
     if (scoped.size > 0) objects.push(reaperScopeClusterRole());
     // RBAC lets a reaper delete; this holds its deletes to its environment's objects in the review scope.
-    const accounts = reapers.map((env) => ({ username: `system:serviceaccount:${namespace}:${reaperName(env)}`, environment: env }));
+    const accounts = reapers.map((env) => ({ username: reaperServiceAccount(namespace, env), environment: env }));
     objects.push(...reaperDeletePolicy(NAME, namespace, accounts, stampKeys(config.labelPrefix), labels('reaper')));
     for (const env of reapers) {
       const sweeps = scoped.get(env);
@@ -218,7 +223,7 @@ export function clusterPolicy(text: string, namespace: string, reapers: string[]
   const after = compilePolicy(parseConfig(doc.toJS({ maxAliasCount: 100 }), 'the policy'));
   for (const env of reapers) {
     // What the API server will say about the reaper's token: it must act for its own environment only.
-    const username = `system:serviceaccount:${namespace}:${reaperName(env)}`;
+    const username = reaperServiceAccount(namespace, env);
     const groups = ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
     const acts = resolveRequester({ username, groups, extra: {} } satisfies UserInfo, after).environment;
     if (acts.kind !== 'one') {

@@ -13,7 +13,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
-import { celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
+import { celLabelIs, celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 import { actsForExpression } from './create-stamps-policy.js';
 import { scopeAdmins } from './review-scope-policy.js';
 
@@ -39,7 +39,7 @@ export function namespaceDeletePolicy(name: string, config: Config, labels: Reco
       { name: 'scopeAdmin', expression: requesterIsOneOf(admins.users, admins.groups) },
       {
         name: 'optedIn',
-        expression: `oldObject != null && has(oldObject.metadata.labels) && ${celString(SANDBOX_LABEL)} in oldObject.metadata.labels && oldObject.metadata.labels[${celString(SANDBOX_LABEL)}] == ${celString(SANDBOX_LABEL_VALUE)}`,
+        expression: `oldObject != null && ${celLabelIs('oldObject', SANDBOX_LABEL, celString(SANDBOX_LABEL_VALUE))}`,
       },
       // The namespace controller's own deletes come after the decision that started them.
       { name: 'terminating', expression: 'oldObject != null && has(oldObject.metadata.deletionTimestamp)' },

@@ -12,7 +12,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { StampKeys } from '../policy/stamps/keys.js';
 import { excludedNamespaces, SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
-import { celList, celString, denyingPolicy } from './admission-policy.js';
+import { celLabelIs as labelIs, celList, celString, denyingPolicy } from './admission-policy.js';
 
 export const REAPER_DELETE_POLICY_SUFFIX = 'reaper-delete';
 
@@ -27,10 +27,6 @@ export function reaperAccountsMap(accounts: readonly ReaperAccount[]): string {
   const sorted = [...accounts].sort((a, b) => (a.username < b.username ? -1 : a.username > b.username ? 1 : 0));
   return `{${sorted.map((a) => `${celString(a.username)}:${celString(a.environment)}`).join(',')}}`;
 }
-
-/** The CEL: does this labelled object (`oldObject`, `namespaceObject`) carry `key` with `value`. */
-const labelIs = (obj: string, key: string, value: string) =>
-  `has(${obj}.metadata.labels) && ${celString(key)} in ${obj}.metadata.labels && ${obj}.metadata.labels[${celString(key)}] == ${value}`;
 
 export function reaperDeletePolicy(name: string, deedNamespace: string, accounts: readonly ReaperAccount[], keys: Pick<StampKeys, 'managed' | 'environment'>, labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
   const reapers = reaperAccountsMap(accounts);
