@@ -36,7 +36,7 @@ function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: strin
 }
 
 /** An API server as a table; every read is recorded. Readers asked for are those of `readers`, with their stamps whole. */
-function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', pods: [] }): ObjectReader & { reads: string[] } {
+function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', readers: [] }): ObjectReader & { reads: string[] } {
   const reads: string[] = [];
   return {
     reads,
@@ -165,17 +165,17 @@ describe('the cached reader', () => {
     const key: LookupKey = { resource: 'secrets', namespace: 'sandbox-a', name: 'creds', readers: true };
     const cachedPod: ObjectFacts = { ...STAMPED, uid: 'p1', deleting: false, serviceAccountName: 'ci' };
     const live = fakeLive({});
-    const reader = createCachedReader(fakeCache({}, { readers: () => [{ name: 'job-1', facts: cachedPod }] }), live, 'deed.dev', createMetrics());
+    const reader = createCachedReader(fakeCache({}, { readers: () => [{ kind: 'Pod', name: 'job-1', facts: cachedPod }] }), live, 'deed.dev', createMetrics());
     const cached = (await reader.read([key], 1000)).readers('secrets', 'sandbox-a', 'creds');
-    assert.deepEqual(cached.state === 'known' ? cached.pods.map((p) => [p.name, p.pod.serviceAccountName]) : cached, [['job-1', 'ci']]);
+    assert.deepEqual(cached.state === 'known' ? cached.readers.map((p) => [p.name, p.found.serviceAccountName]) : cached, [['job-1', 'ci']]);
     assert.deepEqual(live.reads, []);
     // Not current: read live, and a pod's other labels and annotations are dropped as the cache drops them.
-    const listed: Readers = { state: 'known', pods: [{ name: 'job-2', pod: { state: 'found', metadata: { uid: 'p2', labels: { ...STAMPED.labels, app: 'x' } } } }] };
+    const listed: Readers = { state: 'known', readers: [{ kind: 'Pod', name: 'job-2', found: { state: 'found', metadata: { uid: 'p2', labels: { ...STAMPED.labels, app: 'x' } } } }] };
     const live2 = fakeLive({}, listed);
     const uncached = await createCachedReader(fakeCache({}), live2, 'deed.dev', createMetrics()).read([key], 1000);
     assert.deepEqual(live2.reads, ['secrets/sandbox-a/creds readers']);
     const answer = uncached.readers('secrets', 'sandbox-a', 'creds');
-    assert.deepEqual(answer.state === 'known' ? answer.pods.map((p) => p.pod.metadata.labels) : answer, [STAMPED.labels]);
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((p) => p.found.metadata.labels) : answer, [STAMPED.labels]);
     // The object itself is another read: not answered by the readers'.
     assert.equal(uncached.get('secrets', 'sandbox-a', 'creds').state, 'unknown');
     // Outside the scope nothing is read.

@@ -16,7 +16,7 @@ import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../src/admis
 import type { PatchOperation } from '../src/admission/verdict.js';
 
 /** A lookup's answer where no live pod reads the name asked for (unit tests that do not judge reference.live-reader). */
-export const NO_READERS = (): Readers => ({ state: 'known', pods: [] });
+export const NO_READERS = (): Readers => ({ state: 'known', readers: [] });
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures', 'admission');
 

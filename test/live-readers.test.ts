@@ -2,14 +2,15 @@
 // name a live pod of another environment reads. The attack it closes: beta's running pod
 // names beta's Secret `creds`; beta deletes it; alpha creates `creds`; the kubelet refreshes
 // beta's volume from alpha's Secret. And the index of readers the lookup cache keeps for it
-// (kube/pod-readers.ts), which must follow every put, replace and removal of a pod.
+// (kube/name-readers.ts), which must follow every put, replace and removal of a pod.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { storedFactsOf } from '../src/kube/lookup-facts.js';
-import { PodReaders } from '../src/kube/pod-readers.js';
+import { beyondMetadata, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { claimReadsOf, readingKinds } from '../src/policy/pod/pod-reads.js';
+import { NameReaders } from '../src/kube/name-readers.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
@@ -62,7 +63,7 @@ const pod = (env: string | undefined): Extract<Lookup, { state: 'found' }> =>
 
 /** A lookup whose readers of every name are `pods`; every object is absent. */
 function readersOf(pods: Readers): ObjectLookup {
-  return { get: (): Lookup => ({ state: 'absent' }), readers: (_resource, _namespace, name) => (name === 'creds' || name === 'data' ? pods : { state: 'known', pods: [] }) };
+  return { get: (): Lookup => ({ state: 'absent' }), readers: (_resource, _namespace, name) => (name === 'creds' || name === 'data' ? pods : { state: 'known', readers: [] }) };
 }
 
 function verdict(review: Review, readers: Readers) {
@@ -79,7 +80,7 @@ const passes = (review: Review, readers: Readers) => {
   const v = verdict(review, readers);
   assert.deepEqual(v.findings.filter((f) => f.rule === 'reference.live-reader'), []);
 };
-const known = (...envs: Array<string | undefined>): Readers => ({ state: 'known', pods: envs.map((e, i) => ({ name: `job-${i}`, pod: pod(e) })) });
+const known = (...envs: Array<string | undefined>): Readers => ({ state: 'known', readers: envs.map((e, i) => ({ kind: 'Pod' as const, name: `job-${i}`, found: pod(e) })) });
 
 describe('reference.live-reader: what an environment creates takes no name a live pod of another reads', () => {
   test("alpha's Secret under the name beta's running pod reads is refused, without naming the pod or beta", () => {
@@ -99,7 +100,7 @@ describe('reference.live-reader: what an environment creates takes no name a liv
     // Beta's stamps relabelled alpha's: the attestation no longer verifies.
     const stamps = stampedMetadata('Pod', 'beta', NS).metadata;
     const forged = { state: 'found', metadata: { ...stamps, labels: { ...stamps.labels, [FIXTURE_KEYS.environment]: 'alpha' } } } as Extract<Lookup, { state: 'found' }>;
-    refusedBy(create('Secret', 'creds'), { state: 'known', pods: [{ name: 'job', pod: forged }] }, /reads Secret creds/);
+    refusedBy(create('Secret', 'creds'), { state: 'known', readers: [{ kind: 'Pod', name: 'job', found: forged }] }, /reads Secret creds/);
   });
 
   test("alpha's own readers, a claim alpha's pods take from gamma, and names no pod reads pass", () => {
@@ -185,6 +186,60 @@ describe("reference.live-reader on a rewrite: an unstamped input a live pod read
   });
 });
 
+describe('reference.live-reader: a claim not yet provisioned reads the claim it clones', () => {
+  // Beta's claim `copy` clones beta's `data`, and its volume is not provisioned yet (WaitForFirstConsumer: as late
+  // as its first pod's scheduling). Beta deletes `data`; alpha creates `data`: the provisioner would copy alpha's.
+  const claimSpec = (source: Record<string, unknown>, volumeName?: string) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...source, ...(volumeName ? { volumeName } : {}) });
+  const clone = { dataSource: { kind: 'PersistentVolumeClaim', name: 'data' } };
+  const claim = (env: string): Extract<Lookup, { state: 'found' }> => ({ state: 'found', metadata: { ...stampedMetadata('PersistentVolumeClaim', env, NS).metadata, uid: `claim-${env}` } });
+  const cloning = (env: string): Readers => ({ state: 'known', readers: [{ kind: 'PersistentVolumeClaim', name: 'copy', found: claim(env) }] });
+
+  test('what it reads: the claim it clones (either spelling), until provisioned; not a restore, a populator, or a pod', () => {
+    assert.deepEqual(claimReadsOf(claimSpec(clone)), { claims: ['data'], secrets: [], configMaps: [], resourceClaims: [] });
+    assert.deepEqual(claimReadsOf(claimSpec({ dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'data' } }))?.claims, ['data']);
+    assert.equal(claimReadsOf(claimSpec(clone, 'pv-1')), undefined);
+    assert.equal(claimReadsOf(claimSpec({ dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } })), undefined);
+    assert.equal(claimReadsOf(claimSpec({})), undefined);
+    assert.equal(claimReadsOf({ containers: [], ...clone }), undefined);
+    // As the lookups keep it, cached or read live (kube/lookup-facts.ts).
+    assert.deepEqual(beyondMetadata({ spec: claimSpec(clone) }).reads?.claims, ['data']);
+  });
+
+  test("alpha's claim under the name beta's unprovisioned claim clones is refused, saying why and what to do; beta's own, and a Secret of that name, pass", () => {
+    refusedBy(create('PersistentVolumeClaim', 'data'), cloning('beta'), /a claim of another environment \(or of none\) in namespace shared clones PersistentVolumeClaim data and is not provisioned yet, so its provisioner would copy this one: choose a name of this run's own, or create it once that claim is provisioned or deleted/);
+    passes(create('PersistentVolumeClaim', 'data'), cloning('alpha'));
+    // Alpha takes claims from gamma, not gamma from alpha: gamma's claim may not be filled from alpha's.
+    refusedBy(create('PersistentVolumeClaim', 'data'), cloning('gamma'), /clones PersistentVolumeClaim data/);
+    // A tenant of no environment writes beta's claim's input too; beta's manager may.
+    refusedBy(create('PersistentVolumeClaim', 'data', STRANGER), cloning('beta'), /a claim of an environment this requester does not act for/);
+    passes(create('PersistentVolumeClaim', 'data', BETA_MANAGER), cloning('beta'));
+  });
+
+  test('the read plan asks for the readers of a claim as of a Secret, and the claims are listed with the pods only for a claim', () => {
+    assert.deepEqual(readingKinds('persistentvolumeclaims').map(([kind]) => kind), ['Pod', 'PersistentVolumeClaim']);
+    assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod']);
+  });
+
+  test('the index follows a claim until it is provisioned', () => {
+    const index = new NameReaders();
+    const claimObject = (volumeName?: string): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'copy', namespace: NS, uid: 'copy' }, spec: claimSpec(clone, volumeName) });
+    index.update(NS, 'copy', undefined, storedFactsOf(claimObject(), 'deed.dev'));
+    assert.deepEqual(index.readers('persistentvolumeclaims', NS, 'data'), ['copy']);
+    index.update(NS, 'copy', storedFactsOf(claimObject(), 'deed.dev'), storedFactsOf(claimObject('pv-1'), 'deed.dev'));
+    assert.deepEqual(index.readers('persistentvolumeclaims', NS, 'data'), []);
+    assert.equal(index.bytes, 0);
+  });
+
+  test("deed review: a claim reviewed before, not provisioned, reads its source", () => {
+    const reviewed = new ReviewedObjects();
+    const copy: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { ...stampedMetadata('PersistentVolumeClaim', 'beta', NS).metadata, name: 'copy', namespace: NS, uid: 'claim-beta' }, spec: claimSpec(clone) };
+    reviewed.remember({ stored: copy, deleted: null });
+    const readers = reviewed.lookup.readers('persistentvolumeclaims', NS, 'data');
+    assert.deepEqual(readers.state === 'known' ? readers.readers.map((r) => [r.kind, r.name]) : readers, [['PersistentVolumeClaim', 'copy']]);
+    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'data'), { state: 'known', readers: [] });
+  });
+});
+
 describe('the index of which pods read a name', () => {
   const podObject = (name: string, secrets: string[], configMaps: string[] = []): KubeObject => ({
     apiVersion: 'v1',
@@ -199,7 +254,7 @@ describe('the index of which pods read a name', () => {
   const stored = (name: string, secrets: string[], configMaps: string[] = []) => storedFactsOf(podObject(name, secrets, configMaps), 'deed.dev');
 
   test('follows puts, replacements and removals, leaves the well-known ConfigMaps out, and forgets a pod that has finished', () => {
-    const index = new PodReaders(new Set(['kube-root-ca.crt']));
+    const index = new NameReaders(new Set(['kube-root-ca.crt']));
     index.update(NS, 'a', undefined, stored('a', ['creds'], ['kube-root-ca.crt', 'settings']));
     index.update(NS, 'b', undefined, stored('b', ['creds']));
     assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'b']);
@@ -227,7 +282,7 @@ describe('the index of which pods read a name', () => {
   });
 
   test("a pod whose names its record does not keep is answered from their hashes: a reader of what it names, of nothing else, and its namespace's other pods as ever", () => {
-    const index = new PodReaders();
+    const index = new NameReaders();
     /** 256 Secret names of 253 characters: what one pod may name. */
     const long = Array.from({ length: 256 }, (_, i) => `${i}-`.padEnd(253, 'x'));
     index.update(NS, 'a', undefined, stored('a', ['creds']));
@@ -290,9 +345,9 @@ describe("deed review's readers are the pods it reviewed or was given", () => {
     reviewed.remember({ stored: beta, deleted: null });
     const readers = reviewed.lookup.readers('secrets', NS, 'creds');
     assert.equal(readers.state, 'known');
-    assert.deepEqual(readers.state === 'known' ? readers.pods.map((p) => p.name) : [], ['job']);
-    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'other'), { state: 'known', pods: [] });
+    assert.deepEqual(readers.state === 'known' ? readers.readers.map((p) => p.name) : [], ['job']);
+    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'other'), { state: 'known', readers: [] });
     reviewed.remember({ stored: null, deleted: beta });
-    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'creds'), { state: 'known', pods: [] });
+    assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'creds'), { state: 'known', readers: [] });
   });
 });

@@ -158,6 +158,25 @@ describe('the lookup cache', () => {
     assert.ok(cache.bytes().pods > 0);
   });
 
+  test("the readers of a claim's name are the pods that mount it and the claims not yet provisioned that clone it, until provisioned", async () => {
+    await until('claims current', () => cache.current('persistentvolumeclaims'));
+    const copy = (volumeName?: string): Obj => ({ ...sec('a', 'copy'), spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: 'data' }, ...(volumeName ? { volumeName } : {}) } }) as Obj;
+    const readers = () => (cache.readers('persistentvolumeclaims', 'a', 'data') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
+    api.emit('persistentvolumeclaims', 'ADDED', copy());
+    api.emit('pods', 'ADDED', { ...sec('a', 'mounts'), spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } } as Obj);
+    await until('both read data', () => readers().length === 2);
+    assert.deepEqual(readers(), ['PersistentVolumeClaim copy', 'Pod mounts']);
+    assert.deepEqual(cache.readers('persistentvolumeclaims', 'a', 'data')?.find((r) => r.kind === 'PersistentVolumeClaim')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    // A Secret's readers are pods only.
+    assert.deepEqual(cache.readers('secrets', 'a', 'data'), []);
+    assert.ok(cache.bytes().persistentvolumeclaims > 0);
+    api.emit('persistentvolumeclaims', 'MODIFIED', copy('pv-1'));
+    await until('the provisioned claim reads nothing', () => readers().length === 1);
+    assert.deepEqual(readers(), ['Pod mounts']);
+    api.emit('pods', 'DELETED', sec('a', 'mounts'));
+    await until('nothing reads data', () => readers().length === 0);
+  });
+
   test("a pod naming more than the cache keeps of one pod's reads: its namespace's readers are still told from the index, the pod by the hashes of its names", async () => {
     await until('pods current', () => cache.current('pods'));
     api.emit('namespaces', 'ADDED', ns('other'));

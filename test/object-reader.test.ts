@@ -82,9 +82,9 @@ describe('the object reader', () => {
       const answer = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds', readers: true }], 2000)).readers('secrets', 'shared', 'creds');
       assert.equal(answer.state, 'known');
       if (answer.state !== 'known') return;
-      assert.deepEqual(answer.pods.map((p) => p.name), ['reads-0', 'reads-2', 'reads-4']);
-      assert.equal(answer.pods[0]!.pod.serviceAccountName, 'ci');
-      assert.deepEqual(answer.pods[0]!.pod.metadata.labels, { 'deed.dev/environment': 'beta' });
+      assert.deepEqual(answer.readers.map((p) => p.name), ['reads-0', 'reads-2', 'reads-4']);
+      assert.equal(answer.readers[0]!.found.serviceAccountName, 'ci');
+      assert.deepEqual(answer.readers[0]!.found.metadata.labels, { 'deed.dev/environment': 'beta' });
       assert.ok(server.requests.filter((r) => r.path === '/api/v1/namespaces/shared/pods').length >= 3, 'paged');
       server.faults.push({ path: /namespaces\/shared\/pods$/, times: 10, answer: { status: 503, reason: 'ServiceUnavailable', message: 'injected' } });
       const failed = (await reader.read([{ resource: 'secrets', namespace: 'shared', name: 'creds', readers: true }], 500)).readers('secrets', 'shared', 'creds');
@@ -92,5 +92,24 @@ describe('the object reader', () => {
     } finally {
       server.maxPage = Infinity;
     }
+  });
+
+  test("the readers of a claim's name, read live: the pods that mount it and the claims not yet provisioned that clone it; a claim read alone says what it clones, as the cache keeps it", async () => {
+    const claim = (name: string, source: string, volumeName?: string) =>
+      ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'live', uid: name, labels: { 'deed.dev/environment': 'beta' } }, spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: source }, ...(volumeName ? { volumeName } : {}) } }) as never;
+    server.put('persistentvolumeclaims', claim('copy', 'data'));
+    server.put('persistentvolumeclaims', claim('copied', 'data', 'pv-1'));
+    server.put('persistentvolumeclaims', claim('other', 'elsewhere'));
+    server.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mounts', namespace: 'live', uid: 'mounts' }, spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } } as never);
+    const reader = createObjectReader(server.kubeConfig());
+    const answer = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'live', name: 'data', readers: true }], 2000)).readers('persistentvolumeclaims', 'live', 'data');
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => `${r.kind} ${r.name}`) : answer, ['Pod mounts', 'PersistentVolumeClaim copy']);
+    assert.deepEqual(answer.state === 'known' ? answer.readers[1]!.found.metadata.labels : undefined, { 'deed.dev/environment': 'beta' });
+    // A Secret's readers are the pods only: no claim is listed.
+    const before = server.requests.filter((r) => r.path === '/api/v1/namespaces/live/persistentvolumeclaims').length;
+    await reader.read([{ resource: 'secrets', namespace: 'live', name: 'data', readers: true }], 2000);
+    assert.equal(server.requests.filter((r) => r.path === '/api/v1/namespaces/live/persistentvolumeclaims').length, before);
+    const one = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'live', name: 'copy' }], 2000)).get('persistentvolumeclaims', 'live', 'copy');
+    assert.deepEqual(one.state === 'found' ? one.reads?.claims : one, ['data']);
   });
 });

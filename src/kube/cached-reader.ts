@@ -10,9 +10,9 @@
 // - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts, it
 //   keeps their hashes, which answer "does it read this name" but cannot give the names) is
 //   read: a binding is judged on what it reads, which the cache cannot say.
-// - The pods that read an object by name come from the index kept beside the pods' store
-//   while it is current and holds all of the namespace's pods; otherwise the namespace's
-//   pods are listed (object-reader.ts).
+// - The pods (and claims not yet provisioned) that read an object by name come from the
+//   index kept beside their store while it is current and holds all of the namespace's;
+//   otherwise the namespace's pods (and claims) are listed (object-reader.ts).
 // - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
 //   snapshot's source claim follows); the rest are unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's
@@ -50,11 +50,11 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           continue;
         }
         if (key.readers === true) {
-          const pods = cache.readers(key.resource, key.namespace, key.name);
-          if (pods !== undefined) {
-            readers.set(id, { state: 'known', pods: pods.map((p) => ({ name: p.name, pod: foundLookup(p.facts) })) });
+          const cached = cache.readers(key.resource, key.namespace, key.name);
+          if (cached !== undefined) {
+            readers.set(id, { state: 'known', readers: cached.map((r) => ({ kind: r.kind, name: r.name, found: foundLookup(r.facts) })) });
             metrics.lookups.inc({ resource: 'pods', source: 'cache' });
-          } else toRead.push(key); // a list of the namespace's pods: one read, whatever the bound below
+          } else toRead.push(key); // a list of the namespace's pods (and claims): one read, whatever the bound below
           continue;
         }
         const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
@@ -92,10 +92,10 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
   };
 }
 
-/** Pods listed live, cut to what the cache keeps of each, as sameFacts does for one object. */
+/** Readers listed live, cut to what the cache keeps of each, as sameFacts does for one object. */
 function sameReaders(answer: Readers, prefix: string): Readers {
   if (answer.state === 'unknown') return answer;
-  return { state: 'known', pods: answer.pods.map(({ name, pod }) => ({ name, pod: sameFacts(pod, prefix) as Extract<Lookup, { state: 'found' }> })) };
+  return { state: 'known', readers: answer.readers.map(({ kind, name, found }) => ({ kind, name, found: sameFacts(found, prefix) as Extract<Lookup, { state: 'found' }> })) };
 }
 
 /**

@@ -9,7 +9,8 @@ import type { LookupResource } from '../policy/lookup.js';
 import { excludedNamespaces, OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
 import type { ObjectFacts, StoredFacts } from './lookup-facts.js';
-import { PodReaders } from './pod-readers.js';
+import { NameReaders } from './name-readers.js';
+import { readingKinds, type ReaderKind } from '../policy/pod/pod-reads.js';
 import { onePageAtATime, Reflector, type CachedResource } from './reflector.js';
 import type { RetryNotice } from './retry-notice.js';
 
@@ -54,12 +55,13 @@ export interface LookupCache {
   /** The facts of an object, when its kind is cached and current; undefined otherwise (a miss). */
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
   /**
-   * The cached pods of `namespace` that read `resource` `name` (pod-readers.ts), with their
-   * facts; undefined unless the pods' store is current and holds all of that namespace's
+   * The cached objects of `namespace` that read `resource` `name` (name-readers.ts: pods, and
+   * for a claim's name the claims not yet provisioned that clone it), with their facts;
+   * undefined unless each reading kind's store is current and holds all of that namespace's
    * (then read live). A pod past KEPT_READS_BYTES (lookup-facts.ts) is answered for every name
    * whose hash its record keeps: a collision makes it one reader more, never one less.
    */
-  readers(resource: LookupResource, namespace: string, name: string): Array<{ name: string; facts: ObjectFacts }> | undefined;
+  readers(resource: LookupResource, namespace: string, name: string): Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> | undefined;
   /** Cached pods whose reads are past what the cache keeps of one pod: their names kept as hashes, the pod read live when looked up. */
   readsNotKept(): number;
   /** Whether this kind is kept and its store is current. */
@@ -124,22 +126,26 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // before the next page is parsed (none waits, alive, behind another kind's), and the API
   // server sees one list request of Deed's at a time. The namespaces list on their own.
   const pageGate = onePageAtATime();
-  const podReaders = new PodReaders(new Set(o.wellKnownConfigMaps ?? []));
+  // What reads a name: the pods, and the claims not yet provisioned (the claim each clones), an index beside each store.
+  const readerIndexes = new Map<CachedResource, NameReaders>(
+    (['pods', 'persistentvolumeclaims'] as const).filter((r) => kept.some((k) => k.resource === r)).map((r) => [r, new NameReaders(new Set(o.wellKnownConfigMaps ?? []))]),
+  );
   const kinds = kept.map(
     ({ resource, kind }) =>
       new Reflector({
         kc: o.kc,
         resource: resource as Exclude<CachedResource, 'namespaces'>,
-        // A pod's service account decides whose an unstamped runner pod is, and it is in the spec.
-        metadataOnly: resource !== 'pods',
+        // A pod's service account decides whose an unstamped runner pod is, and it is in the spec; so
+        // are what a pod reads and the claim a claim not yet provisioned clones (lookup-facts.ts).
+        metadataOnly: !readerIndexes.has(resource as CachedResource),
         prefix: o.prefix,
         ...(o.verifyStamps ? { verify: (namespace: string, facts: ObjectFacts) => o.verifyStamps!(kind, namespace, facts) } : {}),
         keeps: inScope,
         pageGate,
-        ...(resource === 'pods'
+        ...(readerIndexes.has(resource as CachedResource)
           ? {
               onStored: (namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined) => {
-                if (podReaders.update(namespace, name, before, after)) o.onReadsNotKept?.(namespace, name);
+                if (readerIndexes.get(resource as CachedResource)!.update(namespace, name, before, after)) o.onReadsNotKept?.(namespace, name);
               },
             }
           : {}),
@@ -157,8 +163,8 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // makes Deed read live (slower, never wrong), never run out of memory. The namespaces,
   // which make the review scope, are never shed.
   const shed = new Set<CachedResource>();
-  // The index of readers is the pods' too: it is weighed, counted and shed with them.
-  const held = (k: Reflector) => k.bytes + (k.resource === 'pods' ? podReaders.bytes : 0);
+  // An index of readers is its kind's too: it is weighed, counted and shed with it.
+  const held = (k: Reflector) => k.bytes + (readerIndexes.get(k.resource)?.bytes ?? 0);
   const weigh = () => {
     const budget = o.memoryBudgetBytes;
     if (budget === undefined) return;
@@ -168,7 +174,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       if (largest === undefined || held(largest) === 0) return;
       const bytes = held(largest);
       largest.shed();
-      if (largest.resource === 'pods') podReaders.clear();
+      readerIndexes.get(largest.resource)?.clear();
       shed.add(largest.resource);
       total -= bytes;
       o.onShed?.(largest.resource, { bytes, total, budget });
@@ -189,16 +195,21 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       return kind?.current ? kind.get(namespace, name) : undefined;
     },
     readers(resource, namespace, name) {
-      const pods = byResource.get('pods');
-      // Not while the namespace's pods are still being listed (it entered the scope a moment ago), or failed to be:
-      // an absent reader cannot be told from one not listed yet.
-      if (pods === undefined || !pods.current || !pods.listedIn(namespace)) return undefined;
-      return podReaders.readers(resource, namespace, name).flatMap((pod) => {
-        const facts = pods.get(namespace, pod);
-        return facts === undefined ? [] : [{ name: pod, facts }];
-      });
+      const found: Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> = [];
+      for (const [kind, by] of readingKinds(resource)) {
+        const store = byResource.get(by);
+        const index = readerIndexes.get(by);
+        // Not while the namespace's objects are still being listed (it entered the scope a moment ago), or failed to be:
+        // an absent reader cannot be told from one not listed yet.
+        if (store === undefined || index === undefined || !store.current || !store.listedIn(namespace)) return undefined;
+        for (const reader of index.readers(resource, namespace, name)) {
+          const facts = store.get(namespace, reader);
+          if (facts !== undefined) found.push({ kind, name: reader, facts });
+        }
+      }
+      return found;
     },
-    readsNotKept: () => podReaders.readsNotKept,
+    readsNotKept: () => readerIndexes.get('pods')?.readsNotKept ?? 0,
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,
     bytes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, held(k)])) as Record<CachedResource, number>,

@@ -9,7 +9,7 @@ import type { LookupResource } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { POD_READS, podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
+import { claimReadsOf, POD_READS, podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -17,7 +17,7 @@ export interface ObjectFacts {
   annotations?: Record<string, string>;
   /** Pods only: spec.serviceAccountName (immutable for the pod's life). */
   serviceAccountName?: string;
-  /** Pods only: what the pod reads by name (its binding and the CREATE of what it names are judged on them). */
+  /** Pods: what the pod reads by name (its binding and the CREATE of what it names are judged on them); claims not yet provisioned: the claim they clone. */
   reads?: PodReads;
   /**
    * Pods only, from the lookup cache: the pod reads more than it keeps (KEPT_READS_BYTES; its
@@ -55,11 +55,14 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown; stat
   };
 }
 
-/** What a lookup keeps of an object besides its uid, labels and annotations: a pod's service account and what it reads; its controlling owner. */
+/**
+ * What a lookup keeps of an object besides its uid, labels and annotations: a pod's service
+ * account and what it reads, or the claim a claim not yet provisioned clones; its controlling owner.
+ */
 export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown; status?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-  const reads = podReadsOf(obj.spec, obj.status);
+  const reads = podReadsOf(obj.spec, obj.status) ?? claimReadsOf(obj.spec);
   const controller = controllerRefOf(obj.metadata?.ownerReferences);
   return { ...(sa ? { serviceAccountName: sa } : {}), ...(reads ? { reads } : {}), ...(controller ? { controller } : {}) };
 }
@@ -134,7 +137,7 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
 /**
  * The most a pod's reads may weigh in the cache and still be kept: its names' characters and,
  * per name, ENTRY_BYTES_PER_READ (each name is an entry of the index of readers too,
- * pod-readers.ts, whose own cost outweighs a short name's). A pod may name 256 of each kind
+ * name-readers.ts, whose own cost outweighs a short name's). A pod may name 256 of each kind
  * (read-bounds.ts), each up to 253 characters: some 260 KB twice over (record and index), so a
  * few hundred such pods of one tenant would fill the cache's budget and shed every
  * namespace's pods. Ordinary pods name a handful (the fixtures and the real workloads at most
@@ -146,7 +149,7 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
  * give, is read live when looked up (cached-reader.ts).
  */
 export const KEPT_READS_BYTES = 4096;
-/** What one name a pod reads weighs besides its characters (pod-readers.ts estimates an index entry at this). */
+/** What one name a pod reads weighs besides its characters (name-readers.ts estimates an index entry at this). */
 export const ENTRY_BYTES_PER_READ = 48;
 /** A pod's reads past KEPT_READS_BYTES, in its record: neither 0 (reads nothing) nor the names. */
 const READS_NOT_KEPT = 1;
@@ -244,7 +247,7 @@ export function factsFromStored(stored: StoredFacts, prefix: string): ObjectFact
 }
 
 /**
- * Only what a pod's record says it reads (the index of readers, pod-readers.ts): no LRU entry,
+ * Only what a pod's record says it reads (the index of readers, name-readers.ts): no LRU entry,
  * nothing else decoded into objects. Past KEPT_READS_BYTES the sorted hashes of its names
  * (readHash); past MAX_HASHED_READS too, READS_ANY_NAME.
  */

@@ -5,19 +5,19 @@
 // deadline, answered as a Lookup. Only a Status with reason NotFound is "absent" (for a
 // snapshot, also when the snapshot CRD is not installed); any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
-// decides whose a runner is), snapshots too (their source claim); claims, Secrets, ConfigMaps,
-// Leases and workloads (the one a scale names, a controller-made object's owner) as metadata
-// only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
+// decides whose a runner is), claims too (the claim one not yet provisioned clones), and
+// snapshots (their source claim); Secrets, ConfigMaps, Leases and workloads (the one a scale
+// names, a controller-made object's owner) as metadata only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
 // it can first.
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
-import type { ControllerRef, Lookup, ObjectLookup, Readers } from '../policy/policy.js';
+import type { ControllerRef, Lookup, ObjectLookup, Reader, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
 import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
-import { POD_READS, readsName } from '../policy/pod/pod-reads.js';
+import { POD_READS, readingKinds, readsName } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from './lookup-facts.js';
 
 /**
@@ -49,9 +49,10 @@ function readPlan(key: LookupKey): { path: string; accept: string | undefined; c
     // Metadata only: a Secret's data never crosses the wire to Deed.
     case 'secrets':
       return { path: at('v1'), accept: SECRET_METADATA };
-    // A claim's controlling owner too: one the ephemeral volume controller made for a pod is that pod's.
+    // A claim whole: the claim it clones until provisioned, as the cache keeps it; and its controlling
+    // owner: one the ephemeral volume controller made for a pod is that pod's.
     case 'persistentvolumeclaims':
-      return { path: at('v1'), accept: METADATA_ONE, controller: true };
+      return { path: at('v1'), accept: undefined, controller: true };
     case 'configmaps':
     case 'services':
     case 'serviceaccounts':
@@ -79,8 +80,8 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
       return {
         state: 'found',
         metadata: metadataOf(read.metadata),
-        // A pod: its account, what it reads and its controller, as the cache keeps them (lookup-facts.ts).
-        ...(key.resource === 'pods' ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
+        // A pod: its account, what it reads and its controller; a claim: what it clones and its controller; as the cache keeps them (lookup-facts.ts).
+        ...(READERS.has(key.resource) ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
         ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
         ...(typeof created === 'string' && created !== '' ? { created } : {}),
       };
@@ -90,32 +91,35 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
     }
   };
   /**
-   * The pods of a namespace that read `key`'s object by name: the namespace's pods listed a
-   * page at a time (whole: what a pod reads is in its spec), each page bounded in bytes, the
-   * rest of each pod dropped as its page is read. Read when the cache cannot answer.
+   * What reads `key`'s object by name in its namespace (readingKinds: the pods, and for a
+   * claim the claims not yet provisioned): each kind listed a page at a time (whole: what an
+   * object reads is in its spec), each page bounded in bytes, the rest of each object dropped
+   * as its page is read. Read when the cache cannot answer.
    */
   const readersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     if (!POD_READS.some((r) => r.resource === key.resource)) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
     const deadline = Date.now() + timeoutMs;
-    const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
-    const path = collectionPath({ group: '', version: 'v1', resource: 'pods' }, key.namespace);
-    let next: string | undefined;
-    let limit = READER_PAGE;
+    const readers: Reader[] = [];
     try {
-      do {
-        const cont = next;
-        const read = await boundedPage(limit, (l) =>
-          getJson<PodList>(conn, path, { what: `list pods in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
-        );
-        limit = read.limit;
-        for (const pod of read.page.items ?? []) {
-          const name = pod.metadata?.name;
-          const beyond = beyondMetadata(pod);
-          if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) pods.push({ name, pod: { state: 'found', metadata: metadataOf(pod.metadata), ...beyond } });
-        }
-        next = read.page.metadata?.continue || undefined;
-      } while (next !== undefined);
-      return { state: 'known', pods };
+      for (const [kind, resource] of readingKinds(key.resource)) {
+        const path = collectionPath({ group: '', version: 'v1', resource }, key.namespace);
+        let next: string | undefined;
+        let limit = READER_PAGE;
+        do {
+          const cont = next;
+          const read = await boundedPage(limit, (l) =>
+            getJson<ObjectList>(conn, path, { what: `list ${resource} in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
+          );
+          limit = read.limit;
+          for (const item of read.page.items ?? []) {
+            const name = item.metadata?.name;
+            const beyond = beyondMetadata(item);
+            if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
+          }
+          next = read.page.metadata?.continue || undefined;
+        } while (next !== undefined);
+      }
+      return { state: 'known', readers };
     } catch (err) {
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
     }
@@ -129,10 +133,12 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
   };
 }
 
-/** Pods per page of a live list of a namespace's pods (each page bounded in bytes besides). */
+/** Objects per page of a live list of a namespace's pods or claims (each page bounded in bytes besides). */
 const READER_PAGE = 250;
+/** The kinds read whole for what they read by name (lookup-facts.ts, beyondMetadata). */
+const READERS: ReadonlySet<string> = new Set(['pods', 'persistentvolumeclaims']);
 
-type PodList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown }> | null };
+type ObjectList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown }> | null };
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };

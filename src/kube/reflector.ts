@@ -19,7 +19,7 @@ export interface ReflectorOptions {
   /** The API server: a connection, or a client-node KubeConfig a caller already loaded. */
   kc: ApiSource;
   resource: CachedResource;
-  /** Ask for PartialObjectMetadata (everything but pods, whose service account is in the spec). */
+  /** Ask for PartialObjectMetadata (everything but pods, whose service account and reads are in the spec, and claims, whose clone source is). */
   metadataOnly: boolean;
   labelSelector?: string;
   /** Deed's label prefix: the labels and annotations kept. */

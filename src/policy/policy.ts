@@ -108,16 +108,20 @@ export type Lookup =
   | { state: 'unknown'; reason: string };
 
 /**
- * The live pods of a namespace that read an object by name (pod/pod-reads.ts), whether or
- * not it exists: a Secret, ConfigMap, claim or ResourceClaim created under the name is handed
- * to them by the kubelet (rules/live-readers.ts).
+ * What reads an object by name in a namespace (pod/pod-reads.ts), whether or not it exists:
+ * the live pods, to which the kubelet hands a Secret, ConfigMap, claim or ResourceClaim
+ * created under the name, and the claims not yet provisioned that clone a claim of that name,
+ * into which the provisioner copies it (rules/live-readers.ts).
  */
-export type Readers = { state: 'known'; pods: ReadonlyArray<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> } | { state: 'unknown'; reason: string };
+export type Readers = { state: 'known'; readers: ReadonlyArray<Reader> } | { state: 'unknown'; reason: string };
+export type Reader = { kind: ReaderKind; name: string; found: Extract<Lookup, { state: 'found' }> };
+/** The kinds whose objects read a name (pod/pod-reads.ts). */
+export type ReaderKind = 'Pod' | 'PersistentVolumeClaim';
 
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */
   get(resource: LookupResource, namespace: string, name: string): Lookup;
-  /** The live pods that read `resource` `name` in `namespace`, as gathered by a key with `readers` (reads.ts). */
+  /** What reads `resource` `name` in `namespace` (live pods, claims not yet provisioned), as gathered by a key with `readers` (reads.ts). */
   readers(resource: LookupResource, namespace: string, name: string): Readers;
 }
 

@@ -11,9 +11,9 @@ import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
-import { readsName } from '../policy/pod/pod-reads.js';
+import { readingKinds, readsName } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from '../kube/lookup-facts.js';
-import type { DecisionContext, Lookup, ObjectLookup } from '../policy/policy.js';
+import type { DecisionContext, Lookup, ObjectLookup, Reader } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 import { excludedNamespaces, inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
 import { allowed as allowedVerdict } from '../admission/verdict.js';
@@ -155,15 +155,17 @@ export class ReviewedObjects {
     this.facts,
     'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
   );
-  /** The pods that read an object are those reviewed or given that name it: the files are all deed review knows of the cluster. */
+  /** What reads an object is what was reviewed or given that names it (pods, claims not yet provisioned): the files are all deed review knows of the cluster. */
   readonly lookup: ObjectLookup = {
     get: (resource, namespace, name) => this.gathered.get(resource, namespace, name),
     readers: (resource, namespace, name) => {
-      const prefix = lookupKey({ resource: 'pods', namespace, name: '' });
-      const pods: Array<{ name: string; pod: Extract<Lookup, { state: 'found' }> }> = [];
-      for (const [key, pod] of this.facts)
-        if (key.startsWith(prefix) && !key.slice(prefix.length).includes('/') && pod.state === 'found' && readsName(pod.reads, resource, name)) pods.push({ name: key.slice(prefix.length), pod });
-      return { state: 'known', pods };
+      const readers: Reader[] = [];
+      for (const [kind, by] of readingKinds(resource)) {
+        const prefix = lookupKey({ resource: by, namespace, name: '' });
+        for (const [key, found] of this.facts)
+          if (key.startsWith(prefix) && !key.slice(prefix.length).includes('/') && found.state === 'found' && readsName(found.reads, resource, name)) readers.push({ kind, name: key.slice(prefix.length), found });
+      }
+      return { state: 'known', readers };
     },
   };
 
@@ -213,13 +215,13 @@ export class ReviewedObjects {
       const source = resource === 'volumesnapshots' ? snapshotClaims(obj)[0] : undefined;
       const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
       // What the webhook's lookups give besides metadata, as they give it (kube/lookup-facts.ts): a
-      // pod's account (whose runner it is) and what it reads; any object's controller.
+      // pod's account (whose runner it is) and what it reads, the claim a claim not yet provisioned clones; any object's controller.
       const { serviceAccountName, reads, controller } = beyondMetadata(obj);
       const found: Lookup = {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
         ...(resource === 'pods' && serviceAccountName !== undefined ? { serviceAccountName } : {}),
-        ...(resource === 'pods' && reads !== undefined ? { reads } : {}),
+        ...((resource === 'pods' || resource === 'persistentvolumeclaims') && reads !== undefined ? { reads } : {}),
         ...(controller !== undefined ? { controller } : {}),
         ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
         ...(created !== undefined ? { created } : {}),

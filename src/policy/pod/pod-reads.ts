@@ -7,14 +7,14 @@
 // volume refresh or container restart. So the binding is judged again on these names
 // (rules/binding-reads.ts), and the CREATE of an object under a name a live pod reads is
 // judged against that pod (rules/live-readers.ts); the lookup cache keeps
-// them for every pod, and an index of them by name (kube/pod-readers.ts), up to a bound per
+// them for every pod, and an index of them by name (kube/name-readers.ts), up to a bound per
 // pod (kube/lookup-facts.ts, KEPT_READS_BYTES; past it the names are kept as hashes, and the
 // pod itself is read live when looked up).
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
 import { dataSources, ephemeralClaimSpec } from './spec.js';
 import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
-import type { PodReads } from '../policy.js';
+import type { PodReads, ReaderKind } from '../policy.js';
 import type { KubeObject } from '../../admission/types.js';
 import { objectReferences } from '../object-references.js';
 import type { LookupResource } from '../kinds.js';
@@ -22,7 +22,7 @@ import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '..
 
 const PODS = { group: '', resource: 'pods' };
 
-export type { PodReads };
+export type { PodReads, ReaderKind };
 
 /** What a pod reads, by the kind it is looked up as, and the most of each judged (the read plan's bounds). */
 export const POD_READS: ReadonlyArray<{ field: keyof PodReads; resource: LookupResource; kind: string; max: number }> = [
@@ -50,6 +50,29 @@ export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefine
     resourceClaims: distinct(objectReferences(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec } as KubeObject).filter((r) => r.group === 'resource.k8s.io' && r.kind === 'ResourceClaim').map((r) => r.name)),
   };
   return reads.claims.length + reads.secrets.length + reads.configMaps.length + reads.resourceClaims.length === 0 ? undefined : reads;
+}
+
+/** The kinds that read a name of `resource`, with their resources: pods, and for a claim's name, the claims not yet provisioned (claimReadsOf). */
+export function readingKinds(resource: LookupResource): ReadonlyArray<readonly [ReaderKind, 'pods' | 'persistentvolumeclaims']> {
+  return resource === 'persistentvolumeclaims' ? CLAIM_READERS : POD_READERS;
+}
+const POD_READERS = [['Pod', 'pods']] as const;
+const CLAIM_READERS = [['Pod', 'pods'], ['PersistentVolumeClaim', 'persistentvolumeclaims']] as const;
+
+/**
+ * What a claim not yet provisioned reads by name: the claim it clones. The provisioner copies
+ * whatever stands under that name when it provisions the claim's volume, as late as its first
+ * pod's scheduling (WaitForFirstConsumer), and nothing holds the name until then: its writer
+ * may delete it, and another environment create one under the name. So such a claim reads
+ * its source as a pod reads what it mounts (rules/live-readers.ts). Once provisioned
+ * (`spec.volumeName`, never unset) it reads nothing again; undefined too for a spec that is a
+ * pod's, or clones nothing (a restore's snapshot and a populator's source are not kept).
+ */
+export function claimReadsOf(spec: unknown): PodReads | undefined {
+  if (!isRec(spec) || Array.isArray(field(spec, 'containers'))) return undefined;
+  if ((text(spec, 'volumeName') ?? '') !== '') return undefined;
+  const clone = dataSources(spec).clone?.name;
+  return clone === undefined ? undefined : { claims: [clone], secrets: [], configMaps: [], resourceClaims: [] };
 }
 
 /** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */

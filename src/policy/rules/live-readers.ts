@@ -1,13 +1,15 @@
 // reference.live-reader: an object created under a name a live pod reads is handed to that
 // pod by the kubelet (a volume is refreshed from it, `env` is read again when a container
-// restarts, a pod waiting for it starts with it). A pod's names are judged when the pod is
-// written, but nothing holds what they name after: its writer may delete it, and another
-// create one under the name. So the CREATE of a Secret, ConfigMap, claim or ResourceClaim is
-// refused while a live pod reads the name that the object's writer may not reach: for an
-// environment, a pod of another environment (or of none), which would read its object; for
-// a principal of no environment (a tenant, a manager), a pod of an environment it does not
-// act for, whose input it would write. The platform's principals, system controllers and
-// break-glass are not judged (reference-scope.ts).
+// restarts, a pod waiting for it starts with it); a claim created under the name that a
+// claim not yet provisioned clones is what the provisioner copies into it (pod/pod-reads.ts,
+// claimReadsOf). Their names are judged when they are written, but nothing holds what they
+// name after: its writer may delete it, and another create one under the name. So the
+// CREATE of a Secret, ConfigMap, claim or ResourceClaim is refused while a reader of the
+// name is one the object's writer may not reach: for an environment, a pod or claim of
+// another environment (or of none), which would read its object; for a principal of no
+// environment (a tenant, a manager), one of an environment it does not act for, whose input
+// it would write. The platform's principals, system controllers and break-glass are not
+// judged (reference-scope.ts).
 // An unstamped Secret or ConfigMap (the platform's, any environment's pods may read it) is
 // written in place too: an UPDATE that changes what it holds by a principal of no
 // environment is judged as its CREATE would be, since the kubelet hands the live pods that
@@ -19,7 +21,7 @@ import type { Finding } from '../../admission/verdict.js';
 import { ownershipOfFound, type Ownership } from '../ownership.js';
 import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
-import type { DecisionContext, Policy } from '../policy.js';
+import type { DecisionContext, Policy, ReaderKind } from '../policy.js';
 import type { LookupResource } from '../kinds.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import type { Requester } from '../requester/identity.js';
@@ -87,23 +89,31 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
   const what = `${row.kind} ${name}`;
   const readers = ctx.lookup.readers(row.resource, namespace, name);
   if (readers.state === 'unknown') return [{ rule, path: req.operation === 'UPDATE' ? 'data' : 'metadata.name', message: `cannot tell whether a live pod of another environment reads ${what} in namespace ${namespace}: ${readers.reason}` }];
-  for (const { pod } of readers.pods) {
-    const owner = ownershipOfFound(pod, 'Pod', namespace, ctx.policy, ctx.keyRing);
-    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment);
+  for (const reader of readers.readers) {
+    const owner = ownershipOfFound(reader.found, reader.kind, namespace, ctx.policy, ctx.keyRing);
+    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment, reader.kind);
     const of = owner.kind === 'unowned' ? undefined : owner.environment;
     if (of === environment) continue;
     // A principal of no environment writes for the pods of those it acts for (a manager's); an environment's claim
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment, req.operation === 'UPDATE');
+    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE');
   }
   return [];
 }
 
-/** Which pod reads the name, and whose, is not told: the requester acts for none of them. */
-function foreign(rule: string, namespace: string, what: string, environment: string | undefined, rewrite = false): Finding[] {
+/** Which pod or claim reads the name, and whose, is not told: the requester acts for none of them. */
+function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false): Finding[] {
   const whose = environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
+  if (by === 'PersistentVolumeClaim')
+    return [
+      {
+        rule,
+        path: 'metadata.name',
+        message: `a claim ${whose} in namespace ${namespace} clones ${what} and is not provisioned yet, so its provisioner would copy this one: choose a name of this run's own, or create it once that claim is provisioned or deleted`,
+      },
+    ];
   return [
     rewrite
       ? {

@@ -288,11 +288,22 @@ export function pointerCases(suite: () => Suite): void {
       const made = await s.api(admin, 'POST', STATEFULSETS, statefulSet('beta-fill', 'fill-src'));
       assert.equal(made.status, 201, made.text);
       await eventually("replica 0's claim", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/d-beta-fill-0`)).status === 200);
-      // Beta's source goes; alpha makes a claim under its name; beta scales up (before: the
-      // controller made replica 1's claim, a clone of alpha's).
+      // Beta's source goes. While replica 0's claim is not provisioned it reads the name, and
+      // alpha may not take it (before: 201, and the provisioner would copy alpha's claim).
+      const sourceClaim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'fill-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
       assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status, 200);
       await eventually("beta's source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status === 404);
-      const alphas = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'fill-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      refused(await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), sourceClaim), 'reference.live-reader', /a claim of another environment \(or of none\) in namespace \S+ clones PersistentVolumeClaim fill-src and is not provisioned yet/);
+      // Beta may: the controller's claim is beta's (its stamps verify as the claim's own).
+      ok("beta's source again", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), sourceClaim));
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status, 200);
+      await eventually("beta's source gone again", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/fill-src`)).status === 404);
+      // Once it is provisioned (its volume bound: by hand here, where no provisioner runs), alpha
+      // makes a claim under the name; beta scales up (before: the controller made replica 1's
+      // claim, a clone of alpha's).
+      assert.equal((await s.api(s.admin, 'PATCH', `${PATHS.PersistentVolumeClaim(NS)}/d-beta-fill-0`, { spec: { volumeName: 'pv-beta-fill-0' } }, MERGE)).status, 200);
+      let alphas = { status: 0, text: '' };
+      await eventually("alpha's claim once replica 0's is provisioned", async () => (alphas = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), sourceClaim)).status !== 403 || !/reference\.live-reader/.test(alphas.text));
       assert.equal(alphas.status, 201, alphas.text);
       assert.equal((await s.api(admin, 'PATCH', `${STATEFULSETS}/beta-fill/scale`, { spec: { replicas: 2 } }, MERGE)).status, 200);
       let refusal = '';
@@ -312,6 +323,21 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/swap-src`)).status, 200);
       await eventually("beta's second source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/swap-src`)).status === 404);
       refused(await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'swap-src' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }), 'reference.live-reader');
+    });
+
+    test("a claim not yet provisioned reads the claim it clones: with the tenant role, alpha may not take the name beta's source leaves while beta's copy is pending; beta may make it again", async () => {
+      const s = suite();
+      const source = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+      ok("beta's source", await s.api(tenant, 'POST', PATHS.PersistentVolumeClaim(NS), source('copy-src')));
+      const copy = { ...source('beta-copy'), spec: { ...source('beta-copy').spec, dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'copy-src' } } };
+      ok("beta's copy", await s.api(tenant, 'POST', PATHS.PersistentVolumeClaim(NS), copy));
+      // No provisioner runs here: the copy stays pending, as it does under a WaitForFirstConsumer
+      // class until a pod that mounts it is scheduled, which beta may hold back.
+      assert.equal((await s.api(tenant, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/copy-src`)).status, 200);
+      await eventually("beta's source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/copy-src`)).status === 404);
+      // Before: 201, and the provisioner would have copied alpha's claim into beta's.
+      refused(await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), source('copy-src')), 'reference.live-reader', /clones PersistentVolumeClaim copy-src and is not provisioned yet, so its provisioner would copy this one: choose a name of this run's own, or create it once that claim is provisioned or deleted/);
+      ok("beta's source again", await s.api(tenant, 'POST', PATHS.PersistentVolumeClaim(NS), source('copy-src')));
     });
 
     test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {

@@ -1,10 +1,11 @@
-// Which cached pods read an object by name (pod/pod-reads.ts), per namespace: the CREATE of
-// a Secret, ConfigMap, claim or ResourceClaim is judged against the live pods that read its
-// name (rules/live-readers.ts), and scanning a namespace's pods per CREATE would cost what
-// the namespace holds. Kept beside the pods' store, following each record as it is put,
-// replaced or removed (reflector.ts, onStored); it holds names only, and the pods' facts
-// stay in the store. Well-known ConfigMaps (every pod's `kube-root-ca.crt`) are left out:
-// no rule asks for their readers.
+// Which cached objects read an object by name, per namespace: the pods (pod/pod-reads.ts),
+// and the claims not yet provisioned that clone one. The CREATE of a Secret, ConfigMap,
+// claim or ResourceClaim is judged against what reads its name (rules/live-readers.ts), and
+// scanning a namespace's pods or claims per CREATE would cost what the namespace holds. One
+// index is kept beside each kind's store, following each record as it is put, replaced or
+// removed (reflector.ts, onStored); it holds names only, and the readers' facts stay in the
+// store. Well-known ConfigMaps (every pod's `kube-root-ca.crt`) are left out: no rule asks
+// for their readers.
 //
 // Sized for hundreds of thousands of pods: most names are read by one pod (its claim, its
 // run's Secret), so an entry holds that pod's name itself (the store's own string, shared),
@@ -35,8 +36,8 @@ type Readers = string | Set<string>;
 /** What is kept of a pod whose names are not: their hashes, or that it may read any name. */
 type Hashed = Uint32Array | typeof READS_ANY_NAME;
 
-export class PodReaders {
-  /** namespace → resource → name → the pod, or the pods, that read it. */
+export class NameReaders {
+  /** namespace → resource → name → the reader, or the readers, of it (a pod's or a claim's name: one index per kind). */
   private readonly byNamespace = new Map<string, Map<LookupResource, Map<string, Readers>>>();
   /** namespace → the pods whose names their records do not keep → the hashes of their names. */
   private readonly hashed = new Map<string, Map<string, Hashed>>();
@@ -56,8 +57,9 @@ export class PodReaders {
   }
 
   /**
-   * A pod's record was put, replaced or removed. Answers whether this made the first pod of
-   * its namespace whose names are kept as hashes (for the operator to hear of it once).
+   * A reader's record (a pod's, a claim's) was put, replaced or removed. Answers whether this
+   * made the first pod of its namespace whose names are kept as hashes (for the operator to
+   * hear of it once; a claim reads one name, always kept).
    */
   update(namespace: string, pod: string, before: StoredFacts | undefined, after: StoredFacts | undefined): boolean {
     const was = before === undefined ? [] : this.readsOf(before);
@@ -78,7 +80,7 @@ export class PodReaders {
     return false;
   }
 
-  /** Forget everything (the pods' store was shed). */
+  /** Forget everything (its kind's store was shed). */
   clear(): void {
     this.byNamespace.clear();
     this.hashed.clear();
@@ -87,7 +89,7 @@ export class PodReaders {
   }
 
   /**
-   * The pods of `namespace` that read `resource` `name`: those indexed by it, and those whose
+   * The readers in `namespace` of `resource` `name`: those indexed by it, and the pods whose
    * names are kept as hashes and hold its hash (or may read any name).
    */
   readers(resource: LookupResource, namespace: string, name: string): string[] {
