@@ -41,6 +41,7 @@ import { createStampsPolicy } from './create-stamps-policy.js';
 import { namespaceDeletePolicy } from './namespace-delete-policy.js';
 import { reaperDeletePolicy } from './reaper-delete-policy.js';
 import { stampKeys } from '../policy/stamps/keys.js';
+import { VOLUME_BINDER } from '../policy/rules/claim-binding.js';
 import { tenantClusterRole } from './tenant-role.js';
 
 export const NAME = 'deed';
@@ -447,7 +448,7 @@ export function matchConditions(namespace: string, controllers: readonly string[
  * request of a write to the object itself has no subResource key at all.
  */
 export function kubeSystemExclusion(controllers: readonly string[]): string {
-  const excluded = "!('system:serviceaccounts:kube-system' in request.userInfo.groups)";
+  const excluded = `!('system:serviceaccounts:kube-system' in request.userInfo.groups) || ${VOLUME_BINDING}`;
   if (controllers.length === 0) return excluded;
   const refs = (o: string) => `(has(${o}.metadata.ownerReferences) ? ${o}.metadata.ownerReferences : [])`;
   return (
@@ -456,6 +457,14 @@ export function kubeSystemExclusion(controllers: readonly string[]): string {
     `(request.operation == 'CREATE' || (request.operation == 'UPDATE' && ${refs('object')} != ${refs('oldObject')})))`
   );
 }
+
+/**
+ * The PV controller's binding of a claim to its volume (rules/claim-binding.ts): an UPDATE of
+ * the claim itself that sets `spec.volumeName`, empty before. Once in a claim's life.
+ */
+const VOLUME_BINDING =
+  `(request.userInfo.username == '${VOLUME_BINDER}' && request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims' && request.operation == 'UPDATE' && (!has(request.subResource) || request.subResource == '') && ` +
+  "has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))";
 
 function webhookCommon(namespace: string, path: string, caBundle: string | undefined, controllers: readonly string[]) {
   return {

@@ -127,9 +127,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // server sees one list request of Deed's at a time. The namespaces list on their own.
   const pageGate = onePageAtATime();
   // What reads a name: the pods, and the claims not yet provisioned (the claim each clones), an index beside each store.
-  const readerIndexes = new Map<CachedResource, NameReaders>(
-    (['pods', 'persistentvolumeclaims'] as const).filter((r) => kept.some((k) => k.resource === r)).map((r) => [r, new NameReaders(new Set(o.wellKnownConfigMaps ?? []))]),
-  );
+  const readerIndexes = new Map<CachedResource, NameReaders>(kept.filter((k) => k.readsByName !== undefined).map((k) => [k.resource as CachedResource, new NameReaders(new Set(o.wellKnownConfigMaps ?? []))]));
   const kinds = kept.map(
     ({ resource, kind }) =>
       new Reflector({
@@ -198,7 +196,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       const found: Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> = [];
       for (const [kind, by] of readingKinds(resource)) {
         const store = byResource.get(by);
-        const index = readerIndexes.get(by);
+        const index = readerIndexes.get(by as CachedResource);
         // Not while the namespace's objects are still being listed (it entered the scope a moment ago), or failed to be:
         // an absent reader cannot be told from one not listed yet.
         if (store === undefined || index === undefined || !store.current || !store.listedIn(namespace)) return undefined;

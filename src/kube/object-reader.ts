@@ -17,7 +17,7 @@ import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type 
 import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
-import { POD_READS, readingKinds, readsName } from '../policy/pod/pod-reads.js';
+import { POD_READS, readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from './lookup-facts.js';
 
 /**
@@ -81,7 +81,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
         state: 'found',
         metadata: metadataOf(read.metadata),
         // A pod: its account, what it reads and its controller; a claim: what it clones and its controller; as the cache keeps them (lookup-facts.ts).
-        ...(READERS.has(key.resource) ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
+        ...(readsByName(key.resource) ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
         ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
         ...(typeof created === 'string' && created !== '' ? { created } : {}),
       };
@@ -135,8 +135,6 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
 
 /** Objects per page of a live list of a namespace's pods or claims (each page bounded in bytes besides). */
 const READER_PAGE = 250;
-/** The kinds read whole for what they read by name (lookup-facts.ts, beyondMetadata). */
-const READERS: ReadonlySet<string> = new Set(['pods', 'persistentvolumeclaims']);
 
 type ObjectList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown }> | null };
 

@@ -250,6 +250,13 @@ export interface KindRow {
    */
   podInput?: boolean;
   /**
+   * Its objects read these kinds by name while they live (pod/pod-reads.ts): a pod what it
+   * mounts and names, a claim not yet provisioned the claim it clones. The CREATE of one
+   * under such a name is judged against them (rules/live-readers.ts); so its store keeps what
+   * each reads, indexed by name (kube/name-readers.ts), and it is listed and read whole.
+   */
+  readsByName?: readonly string[];
+  /**
    * Its objects act on every object of the namespace, whoever's they are (a quota that
    * admits no pods, a limit range that caps every container): in a namespace several
    * environments share they are the platform's (rules/namespace-wide.ts).
@@ -626,6 +633,7 @@ export const KIND_TABLE = [
     resource: 'pods',
     namespaced: true,
     door: 'object',
+    readsByName: ['persistentvolumeclaims', 'secrets', 'configmaps', 'resourceclaims'],
     // status writes may change metadata too; ephemeralcontainers adds containers (kubectl debug).
     subresources: {
       ephemeralcontainers: 'object',
@@ -706,6 +714,7 @@ export const KIND_TABLE = [
     lookup: 'cache',
     reaped: true,
     podInput: true,
+    readsByName: ['persistentvolumeclaims'],
     audited: { judgesContent: true },
   },
   // The legacy `bindings` resource binds the pod named by the Binding (and copies the

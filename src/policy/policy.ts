@@ -115,8 +115,8 @@ export type Lookup =
  */
 export type Readers = { state: 'known'; readers: ReadonlyArray<Reader> } | { state: 'unknown'; reason: string };
 export type Reader = { kind: ReaderKind; name: string; found: Extract<Lookup, { state: 'found' }> };
-/** The kinds whose objects read a name (pod/pod-reads.ts). */
-export type ReaderKind = 'Pod' | 'PersistentVolumeClaim';
+/** A kind whose objects read a name (the kind table's `readsByName`, pod/pod-reads.ts). */
+export type ReaderKind = string;
 
 export interface ObjectLookup {
   /** Synchronous: answered from facts gathered before the decision (a cache, or the files given to `deed review`). */

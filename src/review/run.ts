@@ -11,7 +11,7 @@ import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRows } from '../policy/kinds.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
-import { readingKinds, readsName } from '../policy/pod/pod-reads.js';
+import { readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
 import { beyondMetadata } from '../kube/lookup-facts.js';
 import type { DecisionContext, Lookup, ObjectLookup, Reader } from '../policy/policy.js';
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
@@ -221,7 +221,7 @@ export class ReviewedObjects {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },
         ...(resource === 'pods' && serviceAccountName !== undefined ? { serviceAccountName } : {}),
-        ...((resource === 'pods' || resource === 'persistentvolumeclaims') && reads !== undefined ? { reads } : {}),
+        ...(readsByName(resource) && reads !== undefined ? { reads } : {}),
         ...(controller !== undefined ? { controller } : {}),
         ...(source !== undefined && 'claim' in source ? { sourceClaim: source.claim } : {}),
         ...(created !== undefined ? { created } : {}),

@@ -44,7 +44,7 @@ export interface AuditEvent {
   objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   requestObject?: any;
-  responseStatus?: { code?: number };
+  responseStatus?: { code?: number; message?: string };
   /** Webhooks' audit annotations, keyed `<webhook name>/<key>`. */
   annotations?: Record<string, string>;
 }
@@ -52,13 +52,15 @@ export interface AuditEvent {
 /** The reaped kinds of the kind table, grouped as an audit policy names resources. */
 const REAPED_RESOURCES = [...new Set(REAPED_KINDS.map((k) => stampedRow(k).group))].map((group) => ({ group, resources: REAPED_KINDS.map(stampedRow).filter((r) => r.group === group).map((r) => r.resource) }));
 
-// Deletes of the reaped kinds at Request level (their DeleteOptions, preconditions included); nothing else.
+// Deletes of the reaped kinds at Request level (their DeleteOptions, preconditions included), the PV controller's updates of claims; nothing else.
 const AUDIT_POLICY = {
   apiVersion: 'audit.k8s.io/v1',
   kind: 'Policy',
   omitStages: ['RequestReceived'],
   rules: [
     { level: 'Request', verbs: ['delete', 'deletecollection'], resources: REAPED_RESOURCES },
+    // The PV controller's writes of claims: whether Deed refused its binding.
+    { level: 'Metadata', verbs: ['update'], users: ['system:serviceaccount:kube-system:persistent-volume-binder'], resources: [{ group: '', resources: ['persistentvolumeclaims'] }] },
     { level: 'None' },
   ],
 };
@@ -157,6 +159,8 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
           'deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,ephemeral-volume-controller',
           // PodDisruptionBudgets' status, which evictions are held to (cases/selectors.ts).
           'disruption-controller',
+          // The PV controller: it binds a claim to a volume made for it (cases/pointers.ts).
+          'persistentvolume-binder-controller',
         ].join(','),
         `--service-account-private-key-file=${join(pki, 'sa.key')}`,
         `--root-ca-file=${ca}`,

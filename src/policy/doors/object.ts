@@ -38,6 +38,7 @@ import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
 import { referenceScope } from '../rules/reference-scope.js';
 import { liveReaderWriteFindings } from '../rules/live-readers.js';
+import { claimBindingFindings, claimBindingKeys, isVolumeBinderBinding } from '../rules/claim-binding.js';
 import { runnerOwnerFindings, runnerOwnerKeys } from '../rules/runner-owner.js';
 import { stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { objectRules, podWorkspace } from '../object-rules.js';
@@ -58,12 +59,15 @@ type ObjectDoor = Extract<Door, { kind: 'object' }>;
 const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (door.sandboxKind.kind === 'Pod' || isOperatorMade(door.sandboxKind.kind) ? door.sandboxKind : undefined);
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
-  needs: (read) =>
-    objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), {
+  needs: (read) => [
+    ...objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), {
       judged: true,
       stampsAsOwners: controllerMadeStamps(read.door) !== undefined,
       sourcesOfMade: read.door.sandboxKind.kind === 'PersistentVolumeClaim',
     }),
+    // A claim's binding to its volume, whoever binds it (not a workload controller's write).
+    ...(read.judges && read.facts?.controller !== true ? claimBindingKeys(read.req, read.namespace, read.policy) : []),
+  ],
   stamp: (facts, ctx) => stampAtCreate(facts, ctx, (namespace) => stampNewObject(facts, namespace, ctx)),
   judge(facts, namespace, ctx) {
     const { request: req, door, requester } = facts;
@@ -196,6 +200,8 @@ function validateCreate(
 
 function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: string, requester: Requester, ctx: DecisionContext): Verdict {
   const { policy } = ctx;
+  // The PV controller acts for every claim it binds: its binding is judged on what the claim is filled from alone.
+  if (isVolumeBinderBinding(req, requester)) return enforce(claimBindingFindings(req, namespace, requester, ctx), policy);
   const oldObj = req.oldObject!;
   const newObj = req.operation === 'UPDATE' ? req.object! : undefined;
   const findings: Finding[] = [];
@@ -231,6 +237,7 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
       findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester), boundLater: boundByScheduler(spec) }, ctx));
     }
     findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx));
+    findings.push(...claimBindingFindings(req, namespace, requester, ctx));
   }
   return enforce(findings, policy);
 }

@@ -17,7 +17,7 @@ import { podSecrets } from './secret-references.js';
 import type { PodReads, ReaderKind } from '../policy.js';
 import type { KubeObject } from '../../admission/types.js';
 import { objectReferences } from '../object-references.js';
-import type { LookupResource } from '../kinds.js';
+import { kindRows, type LookupResource } from '../kinds.js';
 import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '../read-bounds.js';
 
 const PODS = { group: '', resource: 'pods' };
@@ -52,12 +52,15 @@ export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefine
   return reads.claims.length + reads.secrets.length + reads.configMaps.length + reads.resourceClaims.length === 0 ? undefined : reads;
 }
 
-/** The kinds that read a name of `resource`, with their resources: pods, and for a claim's name, the claims not yet provisioned (claimReadsOf). */
-export function readingKinds(resource: LookupResource): ReadonlyArray<readonly [ReaderKind, 'pods' | 'persistentvolumeclaims']> {
-  return resource === 'persistentvolumeclaims' ? CLAIM_READERS : POD_READERS;
+/** The kinds whose objects read a name of `resource`, with their resources (the kind table's `readsByName`): pods, and for a claim's name the claims not yet provisioned (claimReadsOf). */
+export function readingKinds(resource: LookupResource): ReadonlyArray<readonly [ReaderKind, LookupResource]> {
+  return kindRows().flatMap((r) => (r.readsByName?.includes(resource) === true ? [[r.kind, r.resource as LookupResource] as const] : []));
 }
-const POD_READERS = [['Pod', 'pods']] as const;
-const CLAIM_READERS = [['Pod', 'pods'], ['PersistentVolumeClaim', 'persistentvolumeclaims']] as const;
+
+/** Whether a kind's objects read others by name (the kind table's `readsByName`): they are kept, listed and read whole. */
+export function readsByName(resource: string): boolean {
+  return kindRows().some((r) => r.resource === resource && r.readsByName !== undefined);
+}
 
 /**
  * What a claim not yet provisioned reads by name: the claim it clones. The provisioner copies

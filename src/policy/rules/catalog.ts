@@ -347,6 +347,16 @@ export const RULES = {
     overridable: true,
     example: 'claim sbx-1-workspace does not exist; create it first, or a claim another environment creates under that name later would be used',
   }),
+  claimAtBinding: rule({
+    id: 'claim.at-binding',
+    webhook: 'validate',
+    checks:
+      "A claim's binding to its volume (the UPDATE that sets `spec.volumeName`, whoever sends it: the PV controller, a system principal) is judged again on what the claim is filled from (the claim it clones, the VolumeSnapshot it restores): the provisioner copies whatever stands under that name when it provisions the volume, as late as the claim's first pod's scheduling, and the source judged at the claim's CREATE may have been deleted and made again since, by another environment or a controller for one. A source made no later than the claim is the one judged then; a newer one must be one the claim's own environment may use (its stamps, or the pod an ephemeral volume's claim was made for), as at the CREATE; one that is gone or cannot be read is refused, since what was copied cannot be told. Refused, the claim stays unbound and the copy is never mounted. Not judged in a namespace bound to an environment, for a break-glass principal, nor for a volume populator's source (judged at the CREATE only).",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'claim data, which this claim is filled from, was made after the claim (deleted and made again under its name), and the provisioner copied it into the volume this binding would hand over: this claim clones claim data, which belongs to another environment; environment "beta" may not (policy: environments[].claimsFrom). Delete this claim and create it again from a source of its own environment',
+  }),
   secretRefCrossEnvironment: rule({
     id: 'secret-ref.cross-environment',
     webhook: 'validate',

@@ -149,10 +149,15 @@ matchConditions:
 {{- $controllers := include "deed.defaultWorkloadControllers" . | fromJsonArray -}}
 {{- with .Values.policy.workloadControllers }}{{ if hasKey . "users" }}{{ $controllers = .users }}{{ end }}{{ end -}}
 {{- if $controllers -}}
-!('system:serviceaccounts:kube-system' in request.userInfo.groups) || (request.userInfo.username in {{ include "deed.celList" $controllers }} && (!has(request.subResource) || request.subResource == '') && (request.operation == 'CREATE' || (request.operation == 'UPDATE' && (has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) != (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []))))
+!('system:serviceaccounts:kube-system' in request.userInfo.groups) || {{ include "deed.volumeBinding" . }} || (request.userInfo.username in {{ include "deed.celList" $controllers }} && (!has(request.subResource) || request.subResource == '') && (request.operation == 'CREATE' || (request.operation == 'UPDATE' && (has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) != (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []))))
 {{- else -}}
-!('system:serviceaccounts:kube-system' in request.userInfo.groups)
+!('system:serviceaccounts:kube-system' in request.userInfo.groups) || {{ include "deed.volumeBinding" . }}
 {{- end -}}
+{{- end -}}
+
+{{- /* The PV controller's binding of a claim to its volume, judged on what the claim is filled from (claim.at-binding). */ -}}
+{{- define "deed.volumeBinding" -}}
+(request.userInfo.username == 'system:serviceaccount:kube-system:persistent-volume-binder' && request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims' && request.operation == 'UPDATE' && (!has(request.subResource) || request.subResource == '') && has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))
 {{- end -}}
 
 {{- /* The policy's workloadControllers.users, as a JSON list (the defaults where it names none). */ -}}

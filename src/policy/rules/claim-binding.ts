@@ -1,0 +1,143 @@
+// claim.at-binding: a claim's data source is judged again when the claim is bound to its
+// volume. The provisioner copies the source when it provisions the volume (at once, or at the
+// claim's first pod's scheduling under WaitForFirstConsumer, which the claim's writer can
+// hold back), and copies whatever stands under the source's name then. The source was judged
+// at the claim's CREATE; one made under its name since (its writer deleted it, and another
+// environment, a controller for one, or the platform made one) is not what was judged, and
+// no admission review sees the copy. What follows it does: the PV controller binds the claim
+// to the volume with an UPDATE that sets `spec.volumeName`. So that UPDATE, whoever sends it
+// (the PV controller is a system principal), is judged by whose the claim is: a source made
+// no later than the claim is the one judged at its CREATE; a newer one is judged as at the
+// CREATE, for the claim's own environment; one that is gone or cannot be read is refused,
+// since what was copied cannot be told. Refused, the claim stays unbound and the copy is
+// never mounted. The name itself is kept from other environments meanwhile
+// (rules/live-readers.ts); this is what holds where that cannot: a system controller's
+// create, and the watch's delay. In a namespace bound to an environment only it (and
+// whoever acts for it) writes there: nothing to judge.
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
+import type { Finding } from '../../admission/verdict.js';
+import { controllerOf } from '../controller-made.js';
+import { ownershipOfFound, ownershipOfObject } from '../ownership.js';
+import { claimEnvironment, madeBefore, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
+import { madeForPod } from '../pod/reference-owner.js';
+import type { DecisionContext, Policy } from '../policy.js';
+import type { LookupKey } from '../reads.js';
+import type { Requester } from '../requester/identity.js';
+import { isRec, text } from '../unstructured.js';
+import { isBreakGlassPrincipal } from '../requester/principals.js';
+import { RULES } from './catalog.js';
+
+/**
+ * The PV controller, as it acts with its own service account (the controller manager's
+ * `--use-service-account-credentials`, kubeadm's and the managed offerings' default). Its
+ * writes are not sent to Deed, as no kube-system account's are, but for its bindings of a
+ * claim (install/manifests.ts, kubeSystemExclusion); it acts for every claim, so a binding of
+ * its is judged on the claim's data source alone (doors/object.ts). Without its own account it
+ * acts as `system:kube-controller-manager`, a system principal, and every write of its is sent.
+ */
+export const VOLUME_BINDER = 'system:serviceaccount:kube-system:persistent-volume-binder';
+
+/** Whether `req` is the PV controller's binding of a claim to its volume (VOLUME_BINDER). */
+export function isVolumeBinderBinding(req: AdmissionRequest, requester: Requester): boolean {
+  return requester.username === VOLUME_BINDER && bindsVolume(req);
+}
+
+/** Whether `req` binds a claim to its volume: an UPDATE of the claim itself that sets `spec.volumeName`, empty before. */
+function bindsVolume(req: AdmissionRequest): boolean {
+  if (req.operation !== 'UPDATE' || req.subResource !== undefined || req.resource.group !== '' || req.resource.resource !== 'persistentvolumeclaims') return false;
+  return volumeName(req.oldObject) === '' && volumeName(req.object) !== '';
+}
+
+function volumeName(obj: KubeObject | null | undefined): string {
+  return isRec(obj?.spec) ? (text(obj.spec, 'volumeName') ?? '') : '';
+}
+
+/** Whether a binding of a claim in `namespace` is judged: not in a namespace bound to an environment (only it writes there). */
+function judged(req: AdmissionRequest, namespace: string, policy: Policy | undefined): boolean {
+  return bindsVolume(req) && policy?.envByBoundNamespace.get(namespace) === undefined;
+}
+
+/**
+ * What a binding reads: the claim it clones, fresh (its creation time says whether it is the
+ * one judged at the CREATE), or the snapshot it restores (always read live, with its own);
+ * and the pod an unstamped claim was made for (an ephemeral volume's), whose it is.
+ */
+export function claimBindingKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined): LookupKey[] {
+  if (!judged(req, namespace, policy)) return [];
+  const obj = req.object!;
+  const keys = pvcClaims(obj).flatMap((ref) => sourceKey(ref, namespace) ?? []);
+  const pod = keys.length > 0 ? madeForPod(controllerOf(obj)) : undefined;
+  return pod === undefined ? keys : [...keys, { resource: 'pods', namespace, name: pod.name }];
+}
+
+/** Where a binding reads a source: a claim fresh (its creation time), a snapshot (always read live, with its own); a populator's is not read. */
+function sourceKey(ref: ClaimReference, namespace: string): LookupKey | undefined {
+  if ('claim' in ref) return { resource: 'persistentvolumeclaims', namespace, name: ref.claim, fresh: true };
+  if ('snapshot' in ref) return { resource: 'volumesnapshots', namespace, name: ref.snapshot };
+  return undefined;
+}
+
+/** The findings of a binding of a claim to its volume by `requester` (see the top of this file); a break-glass principal's are not judged. */
+export function claimBindingFindings(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  if (!judged(req, namespace, ctx.policy) || isBreakGlassPrincipal(requester, ctx.policy)) return [];
+  const obj = req.object!;
+  const rule = RULES.claimAtBinding.id;
+  const name = obj.metadata.name ?? req.name ?? '';
+  const created = obj.metadata.creationTimestamp;
+  const sources = pvcClaims(obj).flatMap((ref) => {
+    const key = sourceKey(ref, namespace);
+    return key === undefined ? [] : [{ ref, key, what: 'claim' in ref ? `claim ${ref.claim}` : `snapshot ${key.name}` }];
+  });
+  if (sources.length === 0) return [];
+  const whose = claimEnvironmentOf(obj, namespace, ctx);
+  if ('reason' in whose) return [{ rule, path: 'spec.volumeName', message: `claim ${namespace}/${name} is being bound to the volume provisioned from its data source, and whose the claim is cannot be told (${whose.reason}), so neither can whether it may hold that copy` }];
+  const findings: Finding[] = [];
+  for (const { ref, key, what } of sources) {
+    const found = ctx.lookup.get(key.resource, namespace, key.name);
+    if (found.state === 'unknown') {
+      findings.push({ rule, path: ref.path, message: `cannot tell whether ${what}, which this claim is filled from, is the one judged when the claim was made: ${found.reason}` });
+      continue;
+    }
+    if (found.state === 'absent') {
+      findings.push({ rule, path: ref.path, message: `${what}, which this claim is filled from, no longer exists, so what the provisioner copied into its volume cannot be told: delete this claim and create it again from a source that exists` });
+      continue;
+    }
+    // The object judged at the claim's CREATE (it had to exist then): nothing to judge again.
+    if (madeBefore(found.created, typeof created === 'string' ? created : undefined)) continue;
+    // Made under the name since: judged as the CREATE would judge it, for the claim's own environment.
+    const reach = { requester: claimItself(name, namespace, whose.environment), environment: whose.environment };
+    for (const f of claimEnvironment([ref], namespace, reach, ctx))
+      findings.push({
+        rule,
+        path: f.path ?? ref.path,
+        message: `${what}, which this claim is filled from, was made after the claim (deleted and made again under its name), and the provisioner copied it into the volume this binding would hand over: ${f.message}. Delete this claim and create it again from a source of its own environment`,
+      });
+  }
+  return findings;
+}
+
+/**
+ * Whose a claim being bound is: its stamps, or, unstamped and made for a pod (an ephemeral
+ * volume's claim), that pod's (read, and the same pod by uid).
+ */
+function claimEnvironmentOf(obj: KubeObject, namespace: string, ctx: DecisionContext): { environment: string | undefined } | { reason: string } {
+  const owner = ownershipOfObject(obj, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unverifiable') return { reason: `its stamps do not verify: ${owner.reason}` };
+  if ('environment' in owner) return { environment: owner.environment };
+  const pod = madeForPod(controllerOf(obj));
+  if (pod === undefined) return { environment: undefined };
+  const found = ctx.lookup.get('pods', namespace, pod.name);
+  if (found.state === 'unknown') return { reason: `it was made for pod ${pod.name}, which cannot be read: ${found.reason}` };
+  if (found.state === 'absent' || found.metadata.uid !== pod.uid) return { reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
+  const made = ownershipOfFound(found, 'Pod', namespace, ctx.policy, ctx.keyRing);
+  if (made.kind === 'unverifiable') return { reason: `the pod it was made for carries stamps that do not verify: ${made.reason}` };
+  return { environment: made.kind === 'unowned' ? undefined : made.environment };
+}
+
+/**
+ * The claim itself as the one whose source is judged: of its environment, and no principal the
+ * policy names (whoever binds it, the PV controller, is a system principal that acts for all).
+ */
+function claimItself(name: string, namespace: string, environment: string | undefined): Requester {
+  return { username: `persistentvolumeclaim:${namespace}:${name}`, groups: [], environment: environment === undefined ? { kind: 'none' } : { kind: 'one', id: environment } };
+}
