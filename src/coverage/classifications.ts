@@ -112,7 +112,7 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   'core.PodSpec.schedulerName': rbac('a scheduler the platform runs, not an object'),
   'core.PersistentVolumeClaimSpec.storageClassName': rbac('a StorageClass (cluster-scoped): the platform\'s'),
   'core.PersistentVolumeClaimSpec.volumeAttributesClassName': rbac('a VolumeAttributesClass (cluster-scoped): the platform\'s'),
-  'core.PersistentVolumeClaimSpec.volumeName': rbac('a PersistentVolume (cluster-scoped): the platform\'s storage; a bound volume is bound to one claim'),
+  'core.PersistentVolumeClaimSpec.volumeName': judged('claim.at-binding', 'setting it binds the claim to the volume provisioned (and copied) for it: what the claim is filled from is judged again; the PersistentVolume it names is the platform\'s storage (cluster-scoped, by RBAC), bound to one claim'),
   'core.EndpointAddress.nodeName': rbac('a Node (cluster-scoped): a topology hint for kube-proxy'),
   'discovery.Endpoint.nodeName': rbac('a Node (cluster-scoped): a topology hint for kube-proxy'),
   'core.Binding.target': rbac('the Node the pod is bound to (cluster-scoped); the Binding itself is a door (pod-by-name)'),

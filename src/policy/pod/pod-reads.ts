@@ -54,8 +54,12 @@ export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefine
 
 /** The kinds whose objects read a name of `resource`, with their resources (the kind table's `readsByName`): pods, and for a claim's name the claims not yet provisioned (claimReadsOf). */
 export function readingKinds(resource: LookupResource): ReadonlyArray<readonly [ReaderKind, LookupResource]> {
-  return kindRows().flatMap((r) => (r.readsByName?.includes(resource) === true ? [[r.kind, r.resource as LookupResource] as const] : []));
+  let kinds = READING_KINDS.get(resource);
+  if (kinds === undefined) READING_KINDS.set(resource, (kinds = kindRows().flatMap((r) => (r.readsByName?.includes(resource) === true ? [[r.kind, r.resource as LookupResource] as const] : []))));
+  return kinds;
 }
+/** readingKinds' answers, per resource: asked on every CREATE of what a pod reads. */
+const READING_KINDS = new Map<LookupResource, ReadonlyArray<readonly [ReaderKind, LookupResource]>>();
 
 /** Whether a kind's objects read others by name (the kind table's `readsByName`): they are kept, listed and read whole. */
 export function readsByName(resource: string): boolean {
