@@ -79,43 +79,58 @@ function passes(body: Review, read: ObjectLookup, config?: ConfigInput): void {
   assert.equal(r.allowed, true, r.status?.message);
 }
 
-describe('claim.at-binding: a claim is bound to its copy only if what it was filled from is the source judged, or one its environment may use', () => {
-  test("the PV controller's binding of beta's claim, filled from a claim alpha's since (made after beta's claim), is refused, saying why and what to do", () => {
-    refused(
-      binding(pending(clone)),
-      source(claim('alpha', LATER)),
-      /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, was made after the claim \(deleted and made again under its name\), and the provisioner copied it into the volume this binding would hand over: this claim clones claim data, which belongs to another environment; environment "beta" may not .*Delete this claim and create it again from a source of its own environment/,
-    );
+describe('claim.at-binding: a claim is bound to its copy only if what it was filled from is the source judged at its CREATE', () => {
+  test("the PV controller's binding of beta's claim filled from a source made after it is refused whoever's that is now: what was copied cannot be told", () => {
+    for (const now of ['alpha', 'beta', undefined])
+      refused(
+        binding(pending(clone)),
+        source(claim(now, LATER)),
+        /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, was made after the claim \(2026-12-06T06:00:00Z; the claim 2026-12-06T05:00:00Z\): it was deleted and made again under its name since the claim was judged.*Delete this claim and create it again from a source that stays until the claim is bound/,
+      );
     // As the controller manager's own identity too (a system principal, judged as any binder).
     refused(binding(pending(clone), CONTROLLER_MANAGER), source(claim('alpha', LATER)), /\[claim\.at-binding\]/);
   });
 
-  test('the source judged at the CREATE (made no later than the claim), a newer one of beta or of no environment, and a claim with no data source are bound', () => {
+  test("a source made in the claim's own second is judged for the claim's environment: alpha's is refused, beta's and one of no environment are bound (a manifest that makes both at once)", () => {
+    refused(
+      binding(pending(clone)),
+      source(claim('alpha', CREATED)),
+      /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, was made in the same second as the claim, .*this claim clones claim data, which belongs to another environment; environment "beta" may not .*Delete this claim and create it again from a source of its own environment/,
+    );
+    passes(binding(pending(clone)), source(claim('beta', CREATED)));
+    passes(binding(pending(clone)), source(claim(undefined, CREATED)));
+  });
+
+  test('a source made before the claim is the one judged at its CREATE, whoever could tell whose the claim is; a claim with no data source reads nothing', () => {
     passes(binding(pending(clone)), source(claim('alpha', EARLIER)));
-    passes(binding(pending(clone)), source(claim('alpha', CREATED)));
-    passes(binding(pending(clone)), source(claim('beta', LATER)));
-    passes(binding(pending(clone)), source(claim(undefined, LATER)));
+    passes(binding(pending(clone)), source(claim('beta', EARLIER)));
+    // Stamps that no longer verify (a key retired while the claim waited) do not matter then.
+    const relabelled = claimOf('beta', NS).metadata;
+    passes(binding(pending(clone, { ...relabelled, labels: { ...relabelled.labels, 'deed.dev/environment': 'gamma' } }), BINDER), source(claim('beta', EARLIER)));
     passes(binding(pending({})), lookup({}));
   });
 
   test('a source that is gone, cannot be read, or whose creation time is unknown is refused: what was copied cannot be told', () => {
     refused(binding(pending(clone)), source({ state: 'absent' }), /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, no longer exists/);
     refused(binding(pending(clone)), source({ state: 'unknown', reason: 'timed out' }), /cannot tell whether claim data, which this claim is filled from, is the one judged when the claim was made: timed out/);
-    refused(binding(pending(clone)), source({ state: 'found', metadata: claimOf('alpha', NS).metadata }), /was made after the claim/);
+    refused(binding(pending(clone)), source({ state: 'found', metadata: claimOf('beta', NS).metadata }), /was made after the claim \(when is not known/);
   });
 
-  test('a restore: a snapshot made after the claim is judged by the claim it was taken of; one made before passes', () => {
+  test('a restore: a snapshot made after the claim is refused, one made in its second is judged by the claim it was taken of, one made before passes', () => {
     const snapshot = (created: string): Lookup => ({ state: 'found', metadata: { uid: 's' }, sourceClaim: 'alphas', created });
-    refused(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(LATER), 'persistentvolumeclaims/shared/alphas': claim('alpha', EARLIER) }), /\[claim\.at-binding\] spec\.dataSource: snapshot snap, which this claim is filled from, was made after the claim/);
+    refused(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(LATER), 'persistentvolumeclaims/shared/alphas': claim('beta', EARLIER) }), /\[claim\.at-binding\] spec\.dataSource: snapshot snap, which this claim is filled from, was made after the claim/);
+    refused(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(CREATED), 'persistentvolumeclaims/shared/alphas': claim('alpha', EARLIER) }), /snapshot snap, which this claim is filled from, was made in the same second as the claim.*belongs to another environment/);
     passes(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(EARLIER) }));
   });
 
-  test("an ephemeral volume's claim (unstamped, made for beta's pod) is beta's pod's: beta's newer source passes, alpha's does not, and a pod that is gone leaves it unknown", () => {
+  test("an ephemeral volume's claim (unstamped, made for beta's pod) is beta's pod's: a source of beta's made in its second passes, alpha's does not, and a pod that is gone leaves it unknown", () => {
     const made = pending(clone, { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'lab', uid: 'lab-uid', controller: true, blockOwnerDeletion: true }] });
     const pod: Lookup = { state: 'found', metadata: { ...stampedMetadata('Pod', 'beta', NS).metadata, uid: 'lab-uid' } };
-    passes(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', LATER), 'pods/shared/lab': pod }));
-    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', LATER), 'pods/shared/lab': pod }), /environment "beta" may not/);
-    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', LATER), 'pods/shared/lab': { state: 'absent' } }), /whose the claim is cannot be told \(it was made for pod lab \(uid lab-uid\), which is gone\)/);
+    passes(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': pod }));
+    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', CREATED), 'pods/shared/lab': pod }), /environment "beta" may not/);
+    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': { state: 'absent' } }), /whose the claim is cannot be told \(it was made for pod lab \(uid lab-uid\), which is gone\)/);
+    // A source made before it: the pod is not asked.
+    passes(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', EARLIER), 'pods/shared/lab': { state: 'absent' } }));
   });
 
   test('a break-glass principal binds it anyway (the override is logged)', () => {
@@ -155,8 +170,12 @@ describe("the webhooks' matchCondition sends the PV controller's binding of a cl
   const after = structuredClone(before);
   bind(after);
 
-  test('the binding is sent; the same change of a bound claim, its status, another change, and the binder on another kind are not', () => {
+  test('the binding of a claim filled from a data source is sent; of one with none, the same change of a bound claim, its status, another change, and the binder on another kind are not', () => {
     assert.equal(matches(request(BINDER), after, before), true);
+    const plain = pending({});
+    const plainBound = structuredClone(plain);
+    bind(plainBound);
+    assert.equal(matches(request(BINDER), plainBound, plain), false);
     assert.equal(matches(request(BINDER), after, after), false);
     assert.equal(matches(request(BINDER, { subResource: 'status' }), after, before), false);
     assert.equal(matches(request(BINDER), { ...before, metadata: { ...before.metadata, labels: { tier: 'x' } } }, before), false);

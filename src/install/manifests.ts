@@ -459,12 +459,14 @@ export function kubeSystemExclusion(controllers: readonly string[]): string {
 }
 
 /**
- * The PV controller's binding of a claim to its volume (rules/claim-binding.ts): an UPDATE of
- * the claim itself that sets `spec.volumeName`, empty before. Once in a claim's life.
+ * The PV controller's binding of a claim filled from a data source to its volume
+ * (rules/claim-binding.ts): an UPDATE of the claim itself that sets `spec.volumeName`, empty
+ * before. Once in such a claim's life; the bindings of every other claim are not sent, so
+ * they do not wait for Deed.
  */
 const VOLUME_BINDING =
   `(request.userInfo.username == '${VOLUME_BINDER}' && request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims' && request.operation == 'UPDATE' && (!has(request.subResource) || request.subResource == '') && ` +
-  "has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))";
+  "(has(object.spec.dataSource) || has(object.spec.dataSourceRef)) && has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))";
 
 function webhookCommon(namespace: string, path: string, caBundle: string | undefined, controllers: readonly string[]) {
   return {

@@ -6,19 +6,22 @@
 // environment, a controller for one, or the platform made one) is not what was judged, and
 // no admission review sees the copy. What follows it does: the PV controller binds the claim
 // to the volume with an UPDATE that sets `spec.volumeName`. So that UPDATE, whoever sends it
-// (the PV controller is a system principal), is judged by whose the claim is: a source made
-// no later than the claim is the one judged at its CREATE; a newer one is judged as at the
-// CREATE, for the claim's own environment; one that is gone or cannot be read is refused,
-// since what was copied cannot be told. Refused, the claim stays unbound and the copy is
-// never mounted. The name itself is kept from other environments meanwhile
-// (rules/live-readers.ts); this is what holds where that cannot: a system controller's
-// create, and the watch's delay. In a namespace bound to an environment only it (and
-// whoever acts for it) writes there: nothing to judge.
+// (the PV controller is a system principal), is judged by when the source was made: before
+// the claim's second, it is the one judged at the CREATE (it existed then, and a successor
+// can only be made after the claim); in the claim's own second it may be a successor, so it
+// must be one the claim's own environment may use, as at the CREATE (a manifest that makes a
+// source and its clone together lands here); after it, or gone, or unreadable, what was
+// copied cannot be told, whoever's the source is now (a successor of the claim's own
+// environment may follow another's that was copied), and the binding is refused. Refused,
+// the claim stays unbound and the copy is never mounted. The name itself is kept from other
+// environments meanwhile (rules/live-readers.ts); this holds where that cannot: a system
+// controller's create, and the watch's delay. In a namespace bound to an environment only it
+// (and whoever acts for it) writes there: nothing to judge.
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { controllerOf } from '../controller-made.js';
 import { ownershipOfFound, ownershipOfObject } from '../ownership.js';
-import { claimEnvironment, madeBefore, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
+import { claimEnvironment, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
 import { madeForPod } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import type { LookupKey } from '../reads.js';
@@ -89,9 +92,9 @@ export function claimBindingFindings(req: AdmissionRequest, namespace: string, r
     return key === undefined ? [] : [{ ref, key, what: 'claim' in ref ? `claim ${ref.claim}` : `snapshot ${key.name}` }];
   });
   if (sources.length === 0) return [];
-  const whose = claimEnvironmentOf(obj, namespace, ctx);
-  if ('reason' in whose) return [{ rule, path: 'spec.volumeName', message: `claim ${namespace}/${name} is being bound to the volume provisioned from its data source, and whose the claim is cannot be told (${whose.reason}), so neither can whether it may hold that copy` }];
   const findings: Finding[] = [];
+  const when = typeof created === 'string' ? created : undefined;
+  let whose: ReturnType<typeof claimEnvironmentOf> | undefined;
   for (const { ref, key, what } of sources) {
     const found = ctx.lookup.get(key.resource, namespace, key.name);
     if (found.state === 'unknown') {
@@ -99,21 +102,42 @@ export function claimBindingFindings(req: AdmissionRequest, namespace: string, r
       continue;
     }
     if (found.state === 'absent') {
-      findings.push({ rule, path: ref.path, message: `${what}, which this claim is filled from, no longer exists, so what the provisioner copied into its volume cannot be told: delete this claim and create it again from a source that exists` });
+      findings.push({ rule, path: ref.path, message: `${what}, which this claim is filled from, no longer exists, so what the provisioner copied into its volume cannot be told: delete this claim and create it again from a source that stays until the claim is bound` });
       continue;
     }
-    // The object judged at the claim's CREATE (it had to exist then): nothing to judge again.
-    if (madeBefore(found.created, typeof created === 'string' ? created : undefined)) continue;
-    // Made under the name since: judged as the CREATE would judge it, for the claim's own environment.
+    const made = secondOf(found.created);
+    const claimMade = secondOf(when);
+    // Made before the claim's second: the object judged at its CREATE.
+    if (made !== undefined && claimMade !== undefined && made < claimMade) continue;
+    if (made === undefined || claimMade === undefined || made > claimMade) {
+      findings.push({
+        rule,
+        path: ref.path,
+        message: `${what}, which this claim is filled from, was made after the claim (${found.created ?? 'when is not known'}; the claim ${when ?? 'when is not known'}): it was deleted and made again under its name since the claim was judged, and the provisioner copied whatever stood there then, which cannot be told. Delete this claim and create it again from a source that stays until the claim is bound`,
+      });
+      continue;
+    }
+    // Made in the claim's own second: the one judged, or a successor; judged as at the CREATE, for the claim's own environment.
+    whose ??= claimEnvironmentOf(obj, namespace, ctx);
+    if ('reason' in whose) {
+      findings.push({ rule, path: ref.path, message: `${what}, which this claim is filled from, was made in the same second as the claim, and whose the claim is cannot be told (${whose.reason}), so neither can whether it may hold that copy` });
+      continue;
+    }
     const reach = { requester: claimItself(name, namespace, whose.environment), environment: whose.environment };
     for (const f of claimEnvironment([ref], namespace, reach, ctx))
       findings.push({
         rule,
         path: f.path ?? ref.path,
-        message: `${what}, which this claim is filled from, was made after the claim (deleted and made again under its name), and the provisioner copied it into the volume this binding would hand over: ${f.message}. Delete this claim and create it again from a source of its own environment`,
+        message: `${what}, which this claim is filled from, was made in the same second as the claim, so it may have been deleted and made again under its name since the claim was judged, and the provisioner copied it into the volume this binding would hand over: ${f.message}. Delete this claim and create it again from a source of its own environment`,
       });
   }
   return findings;
+}
+
+/** An RFC 3339 time of the API server's, to the second (creation times carry no finer part). */
+function secondOf(time: string | undefined): number | undefined {
+  const ms = time === undefined ? NaN : Date.parse(time);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
 }
 
 /**

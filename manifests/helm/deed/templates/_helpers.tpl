@@ -155,9 +155,9 @@ matchConditions:
 {{- end -}}
 {{- end -}}
 
-{{- /* The PV controller's binding of a claim to its volume, judged on what the claim is filled from (claim.at-binding). */ -}}
+{{- /* The PV controller's binding of a claim filled from a data source to its volume, judged on that source (claim.at-binding). */ -}}
 {{- define "deed.volumeBinding" -}}
-(request.userInfo.username == 'system:serviceaccount:kube-system:persistent-volume-binder' && request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims' && request.operation == 'UPDATE' && (!has(request.subResource) || request.subResource == '') && has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))
+(request.userInfo.username == 'system:serviceaccount:kube-system:persistent-volume-binder' && request.resource.group == '' && request.resource.resource == 'persistentvolumeclaims' && request.operation == 'UPDATE' && (!has(request.subResource) || request.subResource == '') && (has(object.spec.dataSource) || has(object.spec.dataSourceRef)) && has(object.spec.volumeName) && object.spec.volumeName != '' && (!has(oldObject.spec.volumeName) || oldObject.spec.volumeName == ''))
 {{- end -}}
 
 {{- /* The policy's workloadControllers.users, as a JSON list (the defaults where it names none). */ -}}
