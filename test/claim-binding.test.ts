@@ -85,7 +85,7 @@ describe('claim.at-binding: a claim is bound to its copy only if what it was fil
       refused(
         binding(pending(clone)),
         source(claim(now, LATER)),
-        /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, was made after the claim \(2026-12-06T06:00:00Z; the claim 2026-12-06T05:00:00Z\): it was deleted and made again under its name since the claim was judged.*Delete this claim and create it again from a source that stays until the claim is bound/,
+        /\[claim\.at-binding\] spec\.dataSource: claim data, which this claim is filled from, was made after the claim \(2026-12-06T06:00:00Z; the claim 2026-12-06T05:00:00Z\): it was deleted and made again under its name since it was judged.*Delete this claim and create it again from a source that stays until the claim is bound/,
       );
     // As the controller manager's own identity too (a system principal, judged as any binder).
     refused(binding(pending(clone), CONTROLLER_MANAGER), source(claim('alpha', LATER)), /\[claim\.at-binding\]/);
@@ -116,21 +116,32 @@ describe('claim.at-binding: a claim is bound to its copy only if what it was fil
     refused(binding(pending(clone)), source({ state: 'found', metadata: claimOf('beta', NS).metadata }), /was made after the claim \(when is not known/);
   });
 
-  test('a restore: a snapshot made after the claim is refused, one made in its second is judged by the claim it was taken of, one made before passes', () => {
-    const snapshot = (created: string): Lookup => ({ state: 'found', metadata: { uid: 's' }, sourceClaim: 'alphas', created });
-    refused(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(LATER), 'persistentvolumeclaims/shared/alphas': claim('beta', EARLIER) }), /\[claim\.at-binding\] spec\.dataSource: snapshot snap, which this claim is filled from, was made after the claim/);
-    refused(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(CREATED), 'persistentvolumeclaims/shared/alphas': claim('alpha', EARLIER) }), /snapshot snap, which this claim is filled from, was made in the same second as the claim.*belongs to another environment/);
-    passes(binding(pending(restore)), lookup({ 'volumesnapshots/shared/snap': snapshot(EARLIER) }));
+  test('a restore is judged through its snapshot whenever that was made (a snapshot is taken of whatever claim stands under its source\'s name): a source claim of alpha\'s, or made after the snapshot, is refused; one of beta\'s made before it passes; a snapshot made after the claim is refused', () => {
+    const snapshot = (created: string): Lookup => ({ state: 'found', metadata: { uid: 's' }, sourceClaim: 'taken', created });
+    const restoring = (snap: string, taken: Lookup) => lookup({ 'volumesnapshots/shared/snap': snapshot(snap), 'persistentvolumeclaims/shared/taken': taken });
+    passes(binding(pending(restore)), restoring(EARLIER, claim('beta', '2026-12-06T03:00:00Z')));
+    refused(binding(pending(restore)), restoring(EARLIER, claim('alpha', '2026-12-06T03:00:00Z')), /\[claim\.at-binding\] spec\.dataSource: snapshot snap, which this claim is filled from, copies whatever claim stands under its source's name when it is taken.*belongs to another environment/);
+    // Beta's pending source deleted and made again by alpha after the snapshot, before it was taken.
+    refused(binding(pending(restore)), restoring(EARLIER, claim('alpha', '2026-12-06T04:30:00Z')), /snapshot snap was taken of claim taken, which has since been deleted and made again/);
+    refused(binding(pending(restore)), restoring(LATER, claim('beta', '2026-12-06T03:00:00Z')), /snapshot snap, which this claim is filled from, was made after the claim/);
   });
 
-  test("an ephemeral volume's claim (unstamped, made for beta's pod) is beta's pod's: a source of beta's made in its second passes, alpha's does not, and a pod that is gone leaves it unknown", () => {
-    const made = pending(clone, { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'lab', uid: 'lab-uid', controller: true, blockOwnerDeletion: true }] });
-    const pod: Lookup = { state: 'found', metadata: { ...stampedMetadata('Pod', 'beta', NS).metadata, uid: 'lab-uid' } };
-    passes(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': pod }));
-    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', CREATED), 'pods/shared/lab': pod }), /environment "beta" may not/);
-    refused(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': { state: 'absent' } }), /whose the claim is cannot be told \(it was made for pod lab \(uid lab-uid\), which is gone\)/);
-    // A source made before it: the pod is not asked.
-    passes(binding(made), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', EARLIER), 'pods/shared/lab': { state: 'absent' } }));
+  test("an ephemeral volume's claim (made for beta's pod, by its controller, unreviewed, as late as it takes the name) is judged from its pod's CREATE, where its source was: a source made after the pod is refused even if the claim is later still", () => {
+    const claimAt = (created: string): KubeObject => {
+      const c = pending(clone, { ...claimOf('beta', NS).metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'lab', uid: 'lab-uid', controller: true, blockOwnerDeletion: true }] });
+      c.metadata.creationTimestamp = created;
+      return c;
+    };
+    const pod: Lookup = { state: 'found', metadata: { ...stampedMetadata('Pod', 'beta', NS).metadata, uid: 'lab-uid' }, created: CREATED };
+    // The claim made an hour after the pod (its name held by another claim till then); alpha's source made in between.
+    refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', '2026-12-06T05:30:00Z'), 'pods/shared/lab': pod }), /claim data, which this claim is filled from, was made after pod lab \(2026-12-06T05:30:00Z; pod lab 2026-12-06T05:00:00Z\)/);
+    passes(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', EARLIER), 'pods/shared/lab': pod }));
+    // In the pod's second: judged for the claim's environment.
+    passes(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': pod }));
+    refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', CREATED), 'pods/shared/lab': pod }), /environment "beta" may not/);
+    // Its pod gone (an Orphan delete) or another under its name: when its source was judged cannot be told.
+    refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', EARLIER), 'pods/shared/lab': { state: 'absent' } }), /when that source was judged cannot be told \(it was made for pod lab \(uid lab-uid\), which is gone\)/);
+    refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', EARLIER), 'pods/shared/lab': { ...pod, metadata: { ...pod.metadata, uid: 'other' } } as Lookup }), /which is gone/);
   });
 
   test('a break-glass principal binds it anyway (the override is logged)', () => {
@@ -147,12 +158,12 @@ describe('claim.at-binding: a claim is bound to its copy only if what it was fil
     assert.deepEqual(planLookups(relabel, 'validate', FIXTURE_KEYS, testContext().policy).lookups.map(lookupKey), []);
   });
 
-  test('the read plan reads the source fresh (its creation time), and the pod an unstamped claim was made for', () => {
+  test('the read plan reads the source fresh (its creation time), and the pod a claim was made for, fresh too', () => {
     const keys = (body: Review) => planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups;
     assert.deepEqual(keys(binding(pending(clone))), [{ resource: 'persistentvolumeclaims', namespace: NS, name: 'data', fresh: true }]);
     assert.deepEqual(keys(binding(pending(restore))).map(lookupKey), ['volumesnapshots/shared/snap']);
     const made = pending(clone, { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'lab', uid: 'lab-uid', controller: true }] });
-    assert.deepEqual(keys(binding(made)).map(lookupKey), ['persistentvolumeclaims/shared/data', 'pods/shared/lab']);
+    assert.deepEqual(keys(binding(made)), [{ resource: 'persistentvolumeclaims', namespace: NS, name: 'data', fresh: true }, { resource: 'pods', namespace: NS, name: 'lab', fresh: true }]);
   });
 
   test("the PV controller's binding is judged on the source alone: it acts for no environment, and no guarded write refuses it", () => {

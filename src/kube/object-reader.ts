@@ -7,8 +7,8 @@
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
 // decides whose a runner is), claims too (the claim one not yet provisioned clones), and
 // snapshots (their source claim); Secrets, ConfigMaps, Leases and workloads (the one a scale
-// names, a controller-made object's owner) as metadata only. Nothing read is kept here: the cache in front of it (cached-reader.ts) answers what
-// it can first.
+// names, a controller-made object's owner) as metadata only. Nothing read is kept here: the
+// cache in front of it (cached-reader.ts) answers what it can first.
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';

@@ -6,13 +6,16 @@
 // environment, a controller for one, or the platform made one) is not what was judged, and
 // no admission review sees the copy. What follows it does: the PV controller binds the claim
 // to the volume with an UPDATE that sets `spec.volumeName`. So that UPDATE, whoever sends it
-// (the PV controller is a system principal), is judged by when the source was made: before
-// the claim's second, it is the one judged at the CREATE (it existed then, and a successor
-// can only be made after the claim); in the claim's own second it may be a successor, so it
-// must be one the claim's own environment may use, as at the CREATE (a manifest that makes a
-// source and its clone together lands here); after it, or gone, or unreadable, what was
-// copied cannot be told, whoever's the source is now (a successor of the claim's own
-// environment may follow another's that was copied), and the binding is refused. Refused,
+// (the PV controller is a system principal), is judged by when the source was made, against
+// when it was judged: the claim's CREATE, or for an ephemeral volume's claim (its controller
+// makes it unreviewed, as late as it can take the name) its pod's. Before that second, a
+// source claim is the one judged (it existed then, and a successor can only be made after);
+// in that second it may be a successor, so it must be one the claim's own environment may
+// use, as at the CREATE (a manifest that makes a source and its clone together lands here);
+// after it, or gone, or unreadable, what was copied cannot be told, whoever's the source is
+// now (a successor of the claim's own environment may follow another's that was copied), and
+// the binding is refused. A snapshot is taken of whatever claim stands under its source's
+// name when it is taken: a restore is judged through it as at the CREATE whenever it was made. Refused,
 // the claim stays unbound and the copy is never mounted. The name itself is kept from other
 // environments meanwhile (rules/live-readers.ts); this holds where that cannot: a system
 // controller's create, and the watch's delay. In a namespace bound to an environment only it
@@ -62,15 +65,16 @@ function judged(req: AdmissionRequest, namespace: string, policy: Policy | undef
 
 /**
  * What a binding reads: the claim it clones, fresh (its creation time says whether it is the
- * one judged at the CREATE), or the snapshot it restores (always read live, with its own);
- * and the pod an unstamped claim was made for (an ephemeral volume's), whose it is.
+ * one judged), or the snapshot it restores (always read live, with its own, and then the
+ * claim it was taken of); and the pod a claim was made for (an ephemeral volume's), fresh:
+ * its creation is when the source was judged, and whose it is may be that pod's.
  */
 export function claimBindingKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined): LookupKey[] {
   if (!judged(req, namespace, policy)) return [];
   const obj = req.object!;
   const keys = pvcClaims(obj).flatMap((ref) => sourceKey(ref, namespace) ?? []);
   const pod = keys.length > 0 ? madeForPod(controllerOf(obj)) : undefined;
-  return pod === undefined ? keys : [...keys, { resource: 'pods', namespace, name: pod.name }];
+  return pod === undefined ? keys : [...keys, { resource: 'pods', namespace, name: pod.name, fresh: true }];
 }
 
 /** Where a binding reads a source: a claim fresh (its creation time), a snapshot (always read live, with its own); a populator's is not read. */
@@ -86,19 +90,19 @@ export function claimBindingFindings(req: AdmissionRequest, namespace: string, r
   const obj = req.object!;
   const rule = RULES.claimAtBinding.id;
   const name = obj.metadata.name ?? req.name ?? '';
-  const created = obj.metadata.creationTimestamp;
   const sources = pvcClaims(obj).flatMap((ref) => {
     const key = sourceKey(ref, namespace);
     return key === undefined ? [] : [{ ref, key, what: 'claim' in ref ? `claim ${ref.claim}` : `snapshot ${key.name}` }];
   });
   if (sources.length === 0) return [];
+  const judgedAt = whenJudged(obj, namespace, ctx);
+  if ('reason' in judgedAt) return [{ rule, path: 'spec.volumeName', message: `claim ${namespace}/${name} is being bound to the volume provisioned from its data source, and when that source was judged cannot be told (${judgedAt.reason}), so neither can whether it was copied from the one judged` }];
   const findings: Finding[] = [];
-  const when = typeof created === 'string' ? created : undefined;
   let whose: ReturnType<typeof claimEnvironmentOf> | undefined;
   for (const { ref, key, what } of sources) {
     const found = ctx.lookup.get(key.resource, namespace, key.name);
     if (found.state === 'unknown') {
-      findings.push({ rule, path: ref.path, message: `cannot tell whether ${what}, which this claim is filled from, is the one judged when the claim was made: ${found.reason}` });
+      findings.push({ rule, path: ref.path, message: `cannot tell whether ${what}, which this claim is filled from, is the one judged when ${judgedAt.what} was made: ${found.reason}` });
       continue;
     }
     if (found.state === 'absent') {
@@ -106,32 +110,49 @@ export function claimBindingFindings(req: AdmissionRequest, namespace: string, r
       continue;
     }
     const made = secondOf(found.created);
-    const claimMade = secondOf(when);
-    // Made before the claim's second: the object judged at its CREATE.
-    if (made !== undefined && claimMade !== undefined && made < claimMade) continue;
-    if (made === undefined || claimMade === undefined || made > claimMade) {
+    const since = secondOf(judgedAt.time);
+    if (made === undefined || since === undefined || made > since) {
       findings.push({
         rule,
         path: ref.path,
-        message: `${what}, which this claim is filled from, was made after the claim (${found.created ?? 'when is not known'}; the claim ${when ?? 'when is not known'}): it was deleted and made again under its name since the claim was judged, and the provisioner copied whatever stood there then, which cannot be told. Delete this claim and create it again from a source that stays until the claim is bound`,
+        message: `${what}, which this claim is filled from, was made after ${judgedAt.what} (${found.created ?? 'when is not known'}; ${judgedAt.what} ${judgedAt.time ?? 'when is not known'}): it was deleted and made again under its name since it was judged, and the provisioner copied whatever stood there then, which cannot be told. Delete this claim and create it again from a source that stays until the claim is bound`,
       });
       continue;
     }
-    // Made in the claim's own second: the one judged, or a successor; judged as at the CREATE, for the claim's own environment.
+    // Made before that second, a claim is the one judged. A snapshot is taken of whatever
+    // claim stands under its source's name when it is taken: judged through it, as at the
+    // CREATE, whenever it was made; and so is a source made in that second, which may be a successor.
+    if (made < since && 'claim' in ref) continue;
     whose ??= claimEnvironmentOf(obj, namespace, ctx);
     if ('reason' in whose) {
-      findings.push({ rule, path: ref.path, message: `${what}, which this claim is filled from, was made in the same second as the claim, and whose the claim is cannot be told (${whose.reason}), so neither can whether it may hold that copy` });
+      findings.push({ rule, path: ref.path, message: `whose this claim is cannot be told (${whose.reason}), so neither can whether it may hold what ${what} copies` });
       continue;
     }
     const reach = { requester: claimItself(name, namespace, whose.environment), environment: whose.environment };
+    const why = made === since ? `was made in the same second as ${judgedAt.what}, so it may have been deleted and made again under its name since it was judged` : 'copies whatever claim stands under its source\'s name when it is taken';
     for (const f of claimEnvironment([ref], namespace, reach, ctx))
       findings.push({
         rule,
         path: f.path ?? ref.path,
-        message: `${what}, which this claim is filled from, was made in the same second as the claim, so it may have been deleted and made again under its name since the claim was judged, and the provisioner copied it into the volume this binding would hand over: ${f.message}. Delete this claim and create it again from a source of its own environment`,
+        message: `${what}, which this claim is filled from, ${why}, and the provisioner copied it into the volume this binding would hand over: ${f.message}. Delete this claim and create it again from a source of its own environment`,
       });
   }
   return findings;
+}
+
+/**
+ * When a claim's source was judged: at the claim's CREATE, or, for a claim made for a pod
+ * (an ephemeral volume's, which its controller makes unreviewed, as late as it can take the
+ * name), at that pod's (read fresh, and the same pod by uid).
+ */
+function whenJudged(obj: KubeObject, namespace: string, ctx: DecisionContext): { what: string; time: string | undefined } | { reason: string } {
+  const pod = madeForPod(controllerOf(obj));
+  const own = obj.metadata.creationTimestamp;
+  if (pod === undefined) return { what: 'the claim', time: typeof own === 'string' ? own : undefined };
+  const found = ctx.lookup.get('pods', namespace, pod.name);
+  if (found.state === 'unknown') return { reason: `it was made for pod ${pod.name}, which cannot be read: ${found.reason}` };
+  if (found.state === 'absent' || found.metadata.uid !== pod.uid) return { reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
+  return { what: `pod ${pod.name}`, time: found.created };
 }
 
 /** An RFC 3339 time of the API server's, to the second (creation times carry no finer part). */

@@ -378,6 +378,49 @@ export function pointerCases(suite: () => Suite): void {
       await eventually('bound', async () => (await volumeName('bind-ok')) === 'pv-bind-ok');
     });
 
+    test("an ephemeral volume's claim the controller makes late, and a restore from a snapshot of a claim whose name alpha took before it was taken, are not bound (helper-70's ways past the first binding rule)", async () => {
+      const s = suite();
+      const claim = (name: string, extra: Any = {}) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...extra } });
+      const volumeFor = (name: string) => ({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `pv-${name}` }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/${name}` }, claimRef: { namespace: NS, name } } });
+      const get = async (name: string) => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/${name}`)).body;
+      const refusals = (name: string) => s.cp.audit().filter((e) => e.verb === 'update' && e.objectRef?.name === name && e.stage === 'ResponseComplete' && e.responseStatus?.code === 403);
+      const statefulSet = (name: string) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name }, spec: { replicas: 1, serviceName: name, selector: { matchLabels: { app: name } }, template: { ...template(name), spec: { ...template(name).spec, restartPolicy: 'Always' } }, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: claim('d').spec }] } });
+      const boundOrRefused = async (name: string) => {
+        ok(`a volume for ${name}`, await s.api(s.admin, 'POST', '/api/v1/persistentvolumes', volumeFor(name)));
+        await eventually(`${name} bound or refused`, async () => refusals(name).length > 0 || ((await get(name)).spec?.volumeName ?? '') !== '', 60_000);
+        assert.equal((await get(name)).spec?.volumeName ?? '', '', `${name} not bound`);
+        return refusals(name)[0]?.responseStatus?.message ?? '';
+      };
+      // An ephemeral claim: beta holds the name `<pod>-<volume>` with a claim of its own, so the controller makes the
+      // pod's claim only once beta deletes it, after alpha's StatefulSet made its claim under the source's name.
+      ok("beta's source", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), claim('d-alpha-eph-0')));
+      ok("beta's claim under the ephemeral claim's name", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), claim('late-ws')));
+      ok("beta's pod", await s.api(admin, 'POST', PATHS.Pod(NS), sandboxPod('late', { spec: { volumes: [{ name: 'ws', ephemeral: { volumeClaimTemplate: { spec: { ...claim('x').spec, dataSource: { kind: 'PersistentVolumeClaim', name: 'd-alpha-eph-0' } } } } }] } })));
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/d-alpha-eph-0`)).status, 200);
+      await eventually("beta's source gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/d-alpha-eph-0`)).status === 404);
+      ok("alpha's StatefulSet", await s.api(alpha, 'POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, statefulSet('alpha-eph')));
+      await eventually("alpha's claim", async () => (await get('d-alpha-eph-0')).metadata?.labels?.['deed.dev/environment'] === 'alpha');
+      await new Promise((r) => setTimeout(r, 1100));
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/late-ws`)).status, 200);
+      await eventually('the controller makes the ephemeral claim', async () => ((await get('late-ws')).metadata?.ownerReferences ?? []).some((o: Any) => o.kind === 'Pod'), 90_000);
+      // Before: bound (the claim was made after alpha's source, which the rule took for the one judged).
+      assert.match(await boundOrRefused('late-ws'), /\[claim\.at-binding\] spec\.dataSource(Ref)?: claim d-alpha-eph-0, which this claim is filled from, was made (after|in the same second as) pod late/);
+      // A restore: beta's snapshot of its own claim, not taken yet (its claim is not bound); beta deletes the claim,
+      // and alpha makes one under its name (a snapshot is no reader of a name): the snapshot would be taken of alpha's.
+      ok('CRD volumesnapshots', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: 'snapshot.storage.k8s.io', version: 'v1', plural: 'volumesnapshots', kind: 'VolumeSnapshot', approval: 'https://github.com/kubernetes-csi/external-snapshotter/pull/814' })));
+      const SNAPSHOTS = `/apis/snapshot.storage.k8s.io/v1/namespaces/${NS}/volumesnapshots`;
+      await eventually('snapshots are served', async () => (await s.api(s.admin, 'GET', SNAPSHOTS)).status === 200);
+      ok("beta's claim", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), claim('snap-src')));
+      ok("beta's snapshot", await s.api(admin, 'POST', SNAPSHOTS, { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'beta-snap' }, spec: { source: { persistentVolumeClaimName: 'snap-src' } } }));
+      await new Promise((r) => setTimeout(r, 1100));
+      ok("beta's restore", await s.api(admin, 'POST', PATHS.PersistentVolumeClaim(NS), claim('beta-restore', { dataSourceRef: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'beta-snap' } })));
+      assert.equal((await s.api(admin, 'DELETE', `${PATHS.PersistentVolumeClaim(NS)}/snap-src`)).status, 200);
+      await eventually("beta's claim gone", async () => (await s.api(s.admin, 'GET', `${PATHS.PersistentVolumeClaim(NS)}/snap-src`)).status === 404);
+      ok("alpha's claim under its name", await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(NS), claim('snap-src')));
+      // Before: bound (the snapshot was made before the restore).
+      assert.match(await boundOrRefused('beta-restore'), /\[claim\.at-binding\] spec\.dataSource(Ref)?: snapshot beta-snap, which this claim is filled from, copies whatever claim stands under its source's name when it is taken.*snapshot beta-snap was taken of claim snap-src, which has since been deleted and made again/);
+    });
+
     test("beta may not scale alpha's custom resource through /scale; alpha changes its replicas by an UPDATE, break-glass may scale", async () => {
       const s = suite();
       for (const who of [tenant, admin]) refusedOrForbidden(await s.api(who, 'PATCH', `${POOLS(NS)}/alpha-pool/scale`, { spec: { replicas: 0 } }, MERGE), 'guard.custom-scale');
