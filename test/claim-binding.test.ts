@@ -166,6 +166,22 @@ describe('claim.at-binding: a claim is bound to its copy only if what it was fil
     assert.deepEqual(keys(binding(made)), [{ resource: 'persistentvolumeclaims', namespace: NS, name: 'data', fresh: true }, { resource: 'pods', namespace: NS, name: 'lab', fresh: true }]);
   });
 
+  test("a new claim's source is read fresh where it is judged (the binding compares with what stands under the name), a claim a pod mounts from the cache", () => {
+    const create = (obj: KubeObject): Review => {
+      const body = binding(obj, BETA_RUNNER);
+      body.request = { ...body.request, operation: 'CREATE', object: obj, oldObject: null };
+      return body;
+    };
+    const copy = pending(clone, {});
+    for (const webhook of ['admit', 'validate'] as const) {
+      const keys = planLookups(create(copy), webhook, FIXTURE_KEYS, testContext().policy).lookups.filter((k) => k.resource === 'persistentvolumeclaims' && k.readers !== true);
+      assert.deepEqual(keys, [{ resource: 'persistentvolumeclaims', namespace: NS, name: 'data', fresh: true }], webhook);
+    }
+    const pod = fixture('mutate-create-pod-by-runner.json');
+    const mounted = planLookups(pod, 'admit', FIXTURE_KEYS, testContext().policy).lookups.filter((k) => k.resource === 'persistentvolumeclaims');
+    assert.ok(mounted.length > 0 && mounted.every((k) => k.fresh === undefined), JSON.stringify(mounted));
+  });
+
   test("the PV controller's binding is judged on the source alone: it acts for no environment, and no guarded write refuses it", () => {
     passes(binding(pending(clone)), source(claim('beta', EARLIER)));
     // Any other write of its to beta's claim is not sent to Deed; if one were, it is a principal of no environment's.

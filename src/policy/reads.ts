@@ -175,9 +175,11 @@ function referenceKeys(refs: NamedReference[], namespace: string, policy: Policy
 
 export function claimKeys(refs: ClaimReference[], namespace: string): LookupKey[] {
   const { claims, snapshots } = referencedNames(refs);
+  // A claim a new claim is filled from, fresh: its binding takes one made after it for a successor (rules/claim-binding.ts), so it is judged as it stands, not as the watch last told.
+  const fills = new Set(refs.flatMap((r) => ('claim' in r && r.fills === true ? [r.claim] : [])));
   return [
     ...snapshots.map((name) => ({ resource: 'volumesnapshots' as const, namespace, name })),
-    ...claims.map((name) => ({ resource: 'persistentvolumeclaims' as const, namespace, name })),
+    ...claims.map((name) => ({ resource: 'persistentvolumeclaims' as const, namespace, name, ...(fills.has(name) ? { fresh: true as const } : {}) })),
   ].slice(0, MAX_CLAIM_LOOKUPS);
 }
 
