@@ -273,9 +273,9 @@ describe('claims of another environment', () => {
       body.request.object.spec[key] = { apiGroup: 'x.example.com', kind: 'PersistentVolumeClaim', name: 'sbx-1-workspace' };
       body.request.object = stamped(body, RUNNER_B, FIXTURE_POLICY);
       denies(body, 'claim.cross-environment', new RegExp(`spec\\.${key}: this claim clones claim sbx-1-workspace, which belongs to another environment`));
-      // And the pods that read the new claim's name (reference.live-reader).
+      // Read fresh, as what a new claim is filled from (its binding compares with it: rules/claim-binding.ts); and the pods that read the new claim's name (reference.live-reader).
       assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [
-        { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
+        { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace', fresh: true },
         { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'loot', readers: true },
       ]);
     }
@@ -293,8 +293,9 @@ describe('claims of another environment', () => {
 describe('the server reads the claims a review names before deciding', () => {
   test('a pod CREATE on the validating webhook needs its claims (each once); the mutating webhook and an UPDATE need none', () => {
     const body = createPod((o) => o.spec.volumes.push(ALIAS, { ...CLONE, name: 'copy' }, { name: 'cache', persistentVolumeClaim: { claimName: 'cache' } }));
+    // The workspace is mounted and cloned: read once, fresh (what an ephemeral claim is filled from); the cache from the cache.
     assert.deepEqual(planLookups(body, 'validate', FIXTURE_KEYS).lookups, [
-      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace' },
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'sbx-1-workspace', fresh: true },
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'cache' },
     ]);
     assert.deepEqual(planLookups(body, 'mutate', FIXTURE_KEYS).lookups, []);
@@ -305,7 +306,7 @@ describe('the server reads the claims a review names before deciding', () => {
     const pvc = fixture('validate-create-pvc-by-runner.json');
     pvc.request.object.spec.dataSourceRef = { kind: 'PersistentVolumeClaim', name: 'source' };
     assert.deepEqual(planLookups(pvc, 'validate', FIXTURE_KEYS).lookups, [
-      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source' },
+      { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: 'source', fresh: true },
       { resource: 'persistentvolumeclaims', namespace: 'sandbox-a', name: pvc.request.object.metadata.name, readers: true },
     ]);
     const many = createPod((o) => { for (let i = 0; i < MAX_CLAIM_LOOKUPS + 40; i++) o.spec.volumes.push({ name: `v${i}`, persistentVolumeClaim: { claimName: `c${i}` } }); });
