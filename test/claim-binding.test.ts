@@ -139,6 +139,11 @@ describe('claim.at-binding: a claim is bound to its copy only if what it was fil
     // In the pod's second: judged for the claim's environment.
     passes(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': pod }));
     refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', CREATED), 'pods/shared/lab': pod }), /environment "beta" may not/);
+    // Unstamped (made before the namespace opted in), it is its pod's: beta's.
+    const unstamped = claimAt(LATER);
+    unstamped.metadata = { ...unstamped.metadata, labels: {}, annotations: {} };
+    passes(binding(unstamped), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', CREATED), 'pods/shared/lab': pod }));
+    refused(binding(unstamped), lookup({ 'persistentvolumeclaims/shared/data': claim('alpha', CREATED), 'pods/shared/lab': pod }), /environment "beta" may not/);
     // Its pod gone (an Orphan delete) or another under its name: when its source was judged cannot be told.
     refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', EARLIER), 'pods/shared/lab': { state: 'absent' } }), /when that source was judged cannot be told \(it was made for pod lab \(uid lab-uid\), which is gone\)/);
     refused(binding(claimAt(LATER)), lookup({ 'persistentvolumeclaims/shared/data': claim('beta', EARLIER), 'pods/shared/lab': { ...pod, metadata: { ...pod.metadata, uid: 'other' } } as Lookup }), /which is gone/);

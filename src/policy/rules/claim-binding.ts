@@ -23,9 +23,8 @@
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { controllerOf } from '../controller-made.js';
-import { ownershipOfFound, ownershipOfObject } from '../ownership.js';
 import { claimEnvironment, pvcClaims, type ClaimReference } from '../pod/claim-environment.js';
-import { madeForPod } from '../pod/reference-owner.js';
+import { madeForPod, referencedOwnership } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import type { LookupKey } from '../reads.js';
 import type { Requester } from '../requester/identity.js';
@@ -162,21 +161,17 @@ function secondOf(time: string | undefined): number | undefined {
 }
 
 /**
- * Whose a claim being bound is: its stamps, or, unstamped and made for a pod (an ephemeral
- * volume's claim), that pod's (read, and the same pod by uid).
+ * Whose a claim being bound is, as whose a claim a pod names is (reference-owner.ts,
+ * referencedOwnership): its stamps, or, unstamped and made for a pod (an ephemeral volume's
+ * claim), that pod's.
  */
 function claimEnvironmentOf(obj: KubeObject, namespace: string, ctx: DecisionContext): { environment: string | undefined } | { reason: string } {
-  const owner = ownershipOfObject(obj, 'PersistentVolumeClaim', namespace, ctx.policy, ctx.keyRing);
-  if (owner.kind === 'unverifiable') return { reason: `its stamps do not verify: ${owner.reason}` };
-  if ('environment' in owner) return { environment: owner.environment };
-  const pod = madeForPod(controllerOf(obj));
-  if (pod === undefined) return { environment: undefined };
-  const found = ctx.lookup.get('pods', namespace, pod.name);
-  if (found.state === 'unknown') return { reason: `it was made for pod ${pod.name}, which cannot be read: ${found.reason}` };
-  if (found.state === 'absent' || found.metadata.uid !== pod.uid) return { reason: `it was made for pod ${pod.name} (uid ${pod.uid}), which is gone` };
-  const made = ownershipOfFound(found, 'Pod', namespace, ctx.policy, ctx.keyRing);
-  if (made.kind === 'unverifiable') return { reason: `the pod it was made for carries stamps that do not verify: ${made.reason}` };
-  return { environment: made.kind === 'unowned' ? undefined : made.environment };
+  const { uid, labels, annotations } = obj.metadata;
+  const controller = controllerOf(obj);
+  const found = { state: 'found' as const, metadata: { ...(uid ? { uid } : {}), ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) }, ...(controller ? { controller } : {}) };
+  const owner = referencedOwnership(found, 'PersistentVolumeClaim', namespace, ctx);
+  if (owner.kind === 'unknown' || owner.kind === 'unverifiable') return { reason: owner.reason };
+  return { environment: owner.kind === 'unowned' ? undefined : owner.environment };
 }
 
 /**
