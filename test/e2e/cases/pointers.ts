@@ -371,6 +371,10 @@ export function pointerCases(suite: () => Suite): void {
       await eventually('the PV controller tried again', async () => refusals().length > before || (await volumeName('bind-copy')) !== '', 60_000);
       assert.equal(await volumeName('bind-copy'), '', 'still not bound');
       assert.match(refusals().at(-1)?.responseStatus?.message ?? '', /claim d-alpha-bind-0, which this claim is filled from, was made after the claim/);
+      // Beta binding its copy itself, by merge patch or server-side apply with the tenant role: judged the same.
+      refused(await s.api(tenant, 'PATCH', `${PATHS.PersistentVolumeClaim(NS)}/bind-copy`, { spec: { volumeName: 'pv-bind-copy' } }, MERGE), 'claim.at-binding', /was made after the claim/);
+      refused(await s.api(tenant, 'PATCH', `${PATHS.PersistentVolumeClaim(NS)}/bind-copy?fieldManager=beta&force=true`, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'bind-copy' }, spec: { volumeName: 'pv-bind-copy' } }, 'application/apply-patch+yaml'), 'claim.at-binding');
+      assert.equal(await volumeName('bind-copy'), '', 'still not bound');
       // Beta's own, untouched source: bound.
       ok("beta's second source", await s.api(tenant, 'POST', PATHS.PersistentVolumeClaim(NS), claim('bind-ok-src')));
       ok("beta's second copy", await s.api(tenant, 'POST', PATHS.PersistentVolumeClaim(NS), claim('bind-ok', 'bind-ok-src')));
