@@ -151,6 +151,29 @@ describe('the reflector', () => {
     assert.equal(reflector.size, 0);
   });
 
+  test('shed while a list page is in flight: that page is not kept, so a shed kind holds nothing', async () => {
+    // The cache sheds a kind from another kind's page (its weight is weighed there), between
+    // two of this kind's pages: the page that answers next belongs to a list that no longer is.
+    let pages = 0;
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      const from = Number(url.searchParams.get('continue') ?? '0');
+      if (++pages === 2) reflector.shed(); // the server answers only after \`reflector\` started it
+      const items = [0, 1, 2].map((k) => ({ metadata: { name: `web-${from + k}`, namespace: 'sandbox-a' } }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '10', ...(from === 0 ? { continue: '3' } : {}) }, items }));
+    });
+    const reflector = metadataReflector(await listening(server), { pageSize: 3 });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('the second page served', () => pages === 2);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(reflector.current, false);
+    assert.equal(reflector.size, 0, 'no object of the page that arrived after the shed is kept');
+    assert.equal(reflector.bytes, 0);
+    assert.equal(reflector.get('sandbox-a', 'web-3'), undefined);
+  });
+
   test('kinds that share a page gate never have two list pages in flight at once; without it they do', async () => {
     let inFlight = 0;
     let most = 0;

@@ -263,6 +263,8 @@ export class Reflector {
     let rv: string;
     try {
       rv = await this.listPages(undefined, (items) => {
+        // Shed or stopped while this page was on its way: it belongs to a list that no longer is.
+        if (generation !== this.generation || this.stopped) return false;
         for (const item of items) {
           const namespace = item.metadata?.namespace ?? '';
           const name = item.metadata?.name;
