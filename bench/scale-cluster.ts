@@ -12,7 +12,7 @@
 //   a watch from an older resourceVersion gets one at once, so each kind lists again), and
 //   GET /_bench/stats.
 // Prints its URL on stdout, then nothing.
-//   node --import tsx bench/scale-cluster.ts --objects N --namespaces K [--key-file F]
+//   node --import tsx bench/scale-cluster.ts --objects N --namespaces K [--key-file F] [--pending-clones]
 import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,12 +26,13 @@ const { values: flags } = benchArgs(import.meta.url, {
     'key-file': { type: 'string' },
     'bookmark-seconds': { type: 'string', default: '10' },
     'deed-namespace': { type: 'string', default: 'deed-system' },
+    'pending-clones': { type: 'boolean', default: false },
   },
 });
 const K = Number(flags.namespaces);
 // Deed reads its generated key as the file's bytes (the hex text itself).
 const key = flags['key-file'] ? Buffer.from(readFileSync(flags['key-file'], 'latin1').replace(/\r?\n$/, ''), 'latin1') : undefined;
-const gen = generator(Number(flags.objects), K, key);
+const gen = generator(Number(flags.objects), K, key, flags['pending-clones'] ? 'pending-clones' : 'bound');
 const bookmarkMs = Number(flags['bookmark-seconds']) * 1000;
 
 type Obj = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string; [k: string]: unknown }; [k: string]: unknown };

@@ -106,7 +106,7 @@ export interface Generator {
  * `key`: the attestation key Deed verifies with (its --cert-dir's attestation.key), so the
  * stamps verify; without it, a well-formed attestation that does not.
  */
-export function generator(total: number, namespaces: number, key: Buffer | undefined): Generator {
+export function generator(total: number, namespaces: number, key: Buffer | undefined, claims: ClaimShape = 'bound'): Generator {
   const counts = objectMix(total, namespaces);
   const kinds = cachedKinds();
   const byResource = new Map(kinds.map((k) => [k.resource, k]));
@@ -172,14 +172,21 @@ export function generator(total: number, namespaces: number, key: Buffer | undef
     };
     if (metadataOnly) return { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata };
     if (resource === 'pods') metadata.managedFields = [{ manager: 'runner', operation: 'Update', apiVersion: 'v1', time: metadata.creationTimestamp, fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:deed.dev/run-id': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"main"}': { '.': {}, 'f:image': {}, 'f:name': {} } } } } }];
-    const whole: Record<string, unknown> = { apiVersion: info.apiVersion, kind: info.kind, metadata, ...body(resource, i, name, namespace, runner) };
+    const whole: Record<string, unknown> = { apiVersion: info.apiVersion, kind: info.kind, metadata, ...body(resource, i, name, namespace, runner, claims) };
     return whole;
   };
   return { counts, kinds, namespaceOf, object, nameOf, indexOf };
 }
 
+/**
+ * How the claims stand: `bound` to a volume, or `pending-clones`, each waiting to be filled
+ * from a source claim of the longest name a claim can have (253 characters): the one fact
+ * Deed keeps of a claim beyond its metadata, at its largest.
+ */
+export type ClaimShape = 'bound' | 'pending-clones';
+
 /** What follows the metadata in a whole object: a realistic pod; a token of 200 bytes; a near-empty spec for the rest. */
-function body(resource: string, i: number, name: string, namespace: string, runner: boolean): Record<string, unknown> {
+function body(resource: string, i: number, name: string, namespace: string, runner: boolean, claims: ClaimShape): Record<string, unknown> {
   const t = '2026-12-01T08:00:00Z';
   switch (resource) {
     case 'pods':
@@ -255,6 +262,8 @@ function body(resource: string, i: number, name: string, namespace: string, runn
     case 'configmaps':
       return { data: { 'run.json': JSON.stringify({ run: i, namespace }) } };
     case 'persistentvolumeclaims':
+      if (claims === 'pending-clones')
+        return { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, storageClassName: 'standard', volumeMode: 'Filesystem', dataSource: { kind: 'PersistentVolumeClaim', name: `golden-${i}-`.padEnd(253, 'x') } }, status: { phase: 'Pending' } };
       return { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, storageClassName: 'standard', volumeMode: 'Filesystem', volumeName: `pvc-${i}` }, status: { phase: 'Bound' } };
     default:
       return { spec: {} };
