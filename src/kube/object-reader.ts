@@ -12,7 +12,7 @@
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
-import type { ControllerRef, Lookup, ObjectLookup, Reader, Readers } from '../policy/policy.js';
+import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
 import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
@@ -99,27 +99,30 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
   const readersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     if (!POD_READS.some((r) => r.resource === key.resource)) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
     const deadline = Date.now() + timeoutMs;
-    const readers: Reader[] = [];
+    // Each reading kind listed at once: the review waits for the longer list, not for both.
+    const readersAs = async (kind: ReaderKind, resource: string): Promise<Reader[]> => {
+      const readers: Reader[] = [];
+      const path = collectionPath({ group: '', version: 'v1', resource }, key.namespace);
+      let next: string | undefined;
+      let limit = READER_PAGE;
+      do {
+        const cont = next;
+        const read = await boundedPage(limit, (l) =>
+          getJson<ObjectList>(conn, path, { what: `list ${resource} in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
+        );
+        limit = read.limit;
+        for (const item of read.page.items ?? []) {
+          const name = item.metadata?.name;
+          const beyond = beyondMetadata(item);
+          if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
+        }
+        next = read.page.metadata?.continue || undefined;
+      } while (next !== undefined);
+      return readers;
+    };
     try {
-      for (const [kind, resource] of readingKinds(key.resource)) {
-        const path = collectionPath({ group: '', version: 'v1', resource }, key.namespace);
-        let next: string | undefined;
-        let limit = READER_PAGE;
-        do {
-          const cont = next;
-          const read = await boundedPage(limit, (l) =>
-            getJson<ObjectList>(conn, path, { what: `list ${resource} in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
-          );
-          limit = read.limit;
-          for (const item of read.page.items ?? []) {
-            const name = item.metadata?.name;
-            const beyond = beyondMetadata(item);
-            if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
-          }
-          next = read.page.metadata?.continue || undefined;
-        } while (next !== undefined);
-      }
-      return { state: 'known', readers };
+      const perKind = await Promise.all(readingKinds(key.resource).map(([kind, resource]) => readersAs(kind, resource)));
+      return { state: 'known', readers: perKind.flat() };
     } catch (err) {
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
     }
