@@ -25,7 +25,8 @@ const POLICY: ConfigInput = {
 const NS = 'shared';
 const SCHEDULER: UserInfo = { username: 'system:kube-scheduler', groups: ['system:authenticated'], extra: {} };
 
-function binding(pod: string, subResource = true): Review {
+/** A binding as the scheduler sends it: it gives the pod's uid. */
+function binding(pod: string, subResource = true, uid: string | null = `uid-${pod}`): Review {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -38,7 +39,7 @@ function binding(pod: string, subResource = true): Review {
       namespace: NS,
       operation: 'CREATE',
       userInfo: SCHEDULER,
-      object: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, namespace: NS }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } },
+      object: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod, namespace: NS, ...(uid !== null ? { uid } : {}) }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } },
       oldObject: null,
       dryRun: false,
       options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
@@ -80,7 +81,10 @@ function bound(objects: Record<string, Lookup>) {
 describe('a binding is judged on what the pod reads once bound', () => {
   test('the plan reads the pod, then what it names; an eviction reads the pod alone', () => {
     const plan = lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS);
-    assert.deepEqual(plan, [{ resource: 'pods', namespace: NS, name: 'job-7', withReads: true }]);
+    // The pod of the binding's uid: a cached record of another (deleted, made again under the name) is read live.
+    assert.deepEqual(plan, [{ resource: 'pods', namespace: NS, name: 'job-7', withReads: true, uid: 'uid-job-7' }]);
+    // A binding that gives no uid reads the pod from the API server.
+    assert.deepEqual(lookupsNeeded(binding('job-7', true, null).request, 'validate', FIXTURE_KEYS), [{ resource: 'pods', namespace: NS, name: 'job-7', withReads: true, fresh: true }]);
     const first = cluster({ 'pods/job-7': pendingPod('beta', { claims: ['data'], secrets: ['creds'], configMaps: ['kube-root-ca.crt', 'settings'], resourceClaims: ['gpu'] }) });
     assert.deepEqual(
       followUpLookups(plan, first).map((k) => `${k.resource}/${k.name}`),

@@ -72,6 +72,35 @@ describe('the cached reader', () => {
     assert.equal(await count(metrics, 'deed_lookup_live_reads_total', { resource: 'persistentvolumeclaims', result: 'absent' }), 1);
   });
 
+  test('a record of another uid than the request names is read again: deleted and made again under its name, the watch behind', async () => {
+    // beta's pod deleted, alpha's made under the name; the cache still holds beta's (u1), the binding names alpha's (u2).
+    const live = fakeLive({ [lookupKey({ resource: 'pods', namespace: 'sandbox-a', name: 'p' })]: { state: 'found', metadata: { uid: 'u2', labels: { 'deed.dev/environment': 'alpha' } } } });
+    const reader = createCachedReader(fakeCache({ [lookupKey({ resource: 'pods', namespace: 'sandbox-a', name: 'p' })]: { ...STAMPED, uid: 'u1', deleting: false } }), live, 'deed.dev', createMetrics());
+    const answer = (await reader.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'p', uid: 'u2' }], 1000)).get('pods', 'sandbox-a', 'p');
+    assert.equal(answer.state === 'found' && answer.metadata.uid, 'u2');
+    assert.deepEqual(live.reads, ['pods/sandbox-a/p']);
+    // The record of the uid named is answered from the cache.
+    const same = fakeLive({});
+    const cached = createCachedReader(fakeCache({ [lookupKey({ resource: 'pods', namespace: 'sandbox-a', name: 'p' })]: { ...STAMPED, uid: 'u1', deleting: false } }), same, 'deed.dev', createMetrics());
+    assert.equal((await cached.read([{ resource: 'pods', namespace: 'sandbox-a', name: 'p', uid: 'u1' }], 1000)).get('pods', 'sandbox-a', 'p').state, 'found');
+    assert.deepEqual(same.reads, []);
+  });
+
+  test('two asks for one object are one read: fresh if either is, and two different uids make it fresh', async () => {
+    const key = { resource: 'pods' as const, namespace: 'sandbox-a', name: 'p' };
+    const objects = { [lookupKey(key)]: { ...STAMPED, uid: 'u1', deleting: false } };
+    for (const [asks, reads] of [
+      [[key, { ...key, fresh: true as const }], 1],
+      [[{ ...key, fresh: true as const }, key], 1],
+      [[{ ...key, uid: 'u1' }, { ...key, uid: 'u9' }], 1],
+      [[{ ...key, uid: 'u1' }, key], 0],
+    ] as Array<[LookupKey[], number]>) {
+      const live = fakeLive({ [lookupKey(key)]: { state: 'found', metadata: { uid: 'u1' } } });
+      await createCachedReader(fakeCache(objects), live, 'deed.dev', createMetrics()).read(asks, 1000);
+      assert.equal(live.reads.length, reads, JSON.stringify(asks));
+    }
+  });
+
   test('an object the cache saw marked for deletion is read again: it may be gone or replaced by another environment', async () => {
     const live = fakeLive({ [lookupKey(claimKey('ws'))]: { state: 'found', metadata: { uid: 'u2', labels: { 'deed.dev/environment': 'beta' } } } });
     const reader = createCachedReader(fakeCache({ [lookupKey(claimKey('ws'))]: { ...STAMPED, uid: 'u1', deleting: true } }), live, 'deed.dev', createMetrics());

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { decide, type Webhook } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { followUpLookups, lookupKey, lookupsNeeded, type LookupKey } from '../src/policy/lookup.js';
+import { followUpLookups, lookupKey, lookupsNeeded, planLookups, type LookupKey } from '../src/policy/lookup.js';
 import { controllerRefOf } from '../src/policy/controller-made.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { changedReferences, objectReferences, referenceReads } from '../src/policy/object-references.js';
@@ -1152,6 +1152,20 @@ describe("a service account's stamps say whose credential it is", () => {
   test("beta may not request a token of the service account alpha created; alpha may", () => {
     refused(tokenRequest(RUNNER_B, 'alpha-sa'), 'guard.service-account', /service account shared:alpha-sa is stamped for environment "alpha"; system:serviceaccount:sandbox-b:runner does not act for it, and may not request a token of it/);
     admitted(tokenRequest(RUNNER_A, 'alpha-sa'));
+  });
+
+  test("a token is handed out at once, so a judged requester's account is read from the API server; the kubelet's refresh from the cache, its pod by the token's uid", () => {
+    const policy = testContext().policy;
+    const plan = (body: Review) => planLookups(body, 'validate', FIXTURE_KEYS, policy).lookups;
+    // beta's: the cache may still hold beta's account deleted since, alpha's made under the name.
+    assert.deepEqual(plan(tokenRequest(RUNNER_B, 'alpha-sa')), [{ resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa', fresh: true }]);
+    const KUBELET: UserInfo = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'], extra: {} };
+    const refresh = tokenRequest(KUBELET, 'alpha-sa');
+    (refresh.request.object as { spec: Record<string, unknown> }).spec.boundObjectRef = { apiVersion: 'v1', kind: 'Pod', name: 'alpha-bot', uid: 'alpha-bot-uid' };
+    assert.deepEqual(plan(refresh), [
+      { resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa' },
+      { resource: 'pods', namespace: 'shared', name: 'alpha-bot', uid: 'alpha-bot-uid' },
+    ]);
   });
 
   test('an account of no environment stays usable by all, and one Deed cannot read is refused', () => {

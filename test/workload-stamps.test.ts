@@ -9,7 +9,7 @@ import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import { verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
-import { gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
+import { gatheredLookup, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { decodePatch, fixture, FIXTURE_KEYS, testContext, TEST_RING, type Review } from './helpers.js';
 
@@ -260,9 +260,12 @@ describe("every door of a stamped workload is guarded", () => {
 
   test("a scale names the workload, whose stamps are looked up: beta's is refused, alpha's admitted, an unknown owner refused", () => {
     const stored = alphas();
-    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'lab', namespace: 'sandbox-a' }, spec: { replicas: 0 } };
+    // The API server gives the Scale the workload's uid: the cache answers only for that workload.
+    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'lab', namespace: 'sandbox-a', uid: 'lab-uid' }, spec: { replicas: 0 } };
     const body = (who: UserInfo) => review('Deployment', who, { operation: 'UPDATE', subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, object: scale, oldObject: scale });
-    assert.deepEqual(planLookups(body(JANITOR_B), 'validate', FIXTURE_KEYS).lookups.map(lookupKey), ['deployments/sandbox-a/lab']);
+    assert.deepEqual(planLookups(body(JANITOR_B), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'deployments', namespace: 'sandbox-a', name: 'lab', uid: 'lab-uid' }]);
+    const noUid = { ...scale, metadata: { name: 'lab', namespace: 'sandbox-a' } };
+    assert.deepEqual(planLookups(review('Deployment', JANITOR_B, { operation: 'UPDATE', subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, object: noUid, oldObject: noUid }), 'validate', FIXTURE_KEYS).lookups, [{ resource: 'deployments', namespace: 'sandbox-a', name: 'lab', fresh: true }]);
     const found = gatheredLookup(new Map([['deployments/sandbox-a/lab', { state: 'found', metadata: stored.metadata } as Lookup]]), 'not read');
     refused(answer('validate', body(JANITOR_B), found), /\[guard\.cross-environment\] system:serviceaccount:sandbox-b:janitor acts for "beta", and this object belongs to another environment/);
     assert.equal(answer('validate', body(RUNNER_A), found).allowed, true);

@@ -7,6 +7,10 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
+// - An object the request gives a uid (a Scale, a Binding, a token's bound pod) whose record
+//   has another uid is read: it was deleted and made again under its name since the watch
+//   last told. What a request names by name alone and acts on at once (an eviction, a
+//   CONNECT, a token of an account) is read fresh by its door.
 // - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts, it
 //   keeps their hashes, which answer "does it read this name" but cannot give the names) is
 //   read: a binding is judged on what it reads, which the cache cannot say.
@@ -38,7 +42,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
       const facts = new Map<string, Lookup>();
       const readers = new Map<string, Readers>();
       const toRead: LookupKey[] = [];
-      const unique = [...new Map(keys.map((k) => [lookupKey(k), k])).values()];
+      const unique = distinctKeys(keys);
       for (const key of unique) {
         const id = lookupKey(key);
         const scope = cache.scope.of(key.namespace);
@@ -59,7 +63,8 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
         }
         const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
         // Not a pod whose reads were not kept: its absent `reads` would pass for "reads nothing".
-        if (cached !== undefined && !cached.deleting && cached.readsNotKept !== true) {
+        // Not a record of another uid than the request names: that object is gone, the watch behind.
+        if (cached !== undefined && !cached.deleting && cached.readsNotKept !== true && (key.uid === undefined || cached.uid === key.uid)) {
           facts.set(id, foundLookup(cached));
           metrics.lookups.inc({ resource: key.resource, source: 'cache' });
           continue;
@@ -90,6 +95,27 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
       return gatheredLookup(facts, 'not read before the decision', readers);
     },
   };
+}
+
+/**
+ * One key per object a review reads: two asks for the same object (a pod a binding names and
+ * the pod a token is bound to) are one read, fresh if either asks for it fresh, of a uid if
+ * either names one (two different uids cannot both be the cached record: read it live).
+ */
+function distinctKeys(keys: LookupKey[]): LookupKey[] {
+  const byId = new Map<string, LookupKey>();
+  for (const k of keys) {
+    const id = lookupKey(k);
+    const seen = byId.get(id);
+    if (seen === undefined) {
+      byId.set(id, k);
+      continue;
+    }
+    const fresh = seen.fresh === true || k.fresh === true || (seen.uid !== undefined && k.uid !== undefined && seen.uid !== k.uid);
+    const uid = seen.uid ?? k.uid;
+    byId.set(id, { ...seen, ...k, ...(fresh ? { fresh: true as const } : {}), ...(uid !== undefined ? { uid } : {}) });
+  }
+  return [...byId.values()];
 }
 
 /** Readers listed live, cut to what the cache keeps of each, as sameFacts does for one object. */

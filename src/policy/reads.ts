@@ -28,6 +28,12 @@ export interface LookupKey {
   name: string;
   /** Read from the API server whatever the cache holds, with the object's creation time (a snapshot's source claim). */
   fresh?: true;
+  /**
+   * The uid the request gives the object (a Scale's, a Binding's, a token's bound pod): a
+   * cached record of another uid is of an object deleted since and made again under the name,
+   * which the watch has not delivered yet, so it is read from the API server.
+   */
+  uid?: string;
   /** A pod whose binding is judged: what it reads once bound is read next (rules/binding-reads.ts). */
   withReads?: true;
   /** Not the object: the live pods that read it by name (ObjectLookup's `readers`, rules/live-readers.ts). */

@@ -34,6 +34,14 @@ export interface ApiProxy {
    * 410 and reason Expired ("too old resource version"), then the end of the answer.
    */
   release(o?: { gone?: boolean }): void;
+  /**
+   * Review helper: from now on the events of every watch (open or new) whose path is in `paths`
+   * are kept back, the connection left open (a watch slower than its writes, as a stalled TCP
+   * stream or a lagging watch cache makes it): the watcher stays current and stale.
+   */
+  stall(paths: string[]): void;
+  /** Sends on what stall() kept back, in order, and stops keeping. */
+  flow(): void;
   close(): Promise<void>;
 }
 
@@ -45,6 +53,8 @@ export async function startApiProxy(upstream: { server: string; ca: string }): P
   const waiting = new Map<ProxiedRequest, (gone: boolean) => void>();
   const requests: ProxiedRequest[] = [];
   let holding = false;
+  const stalled = new Set<string>();
+  const kept: Array<{ path: string; res: ServerResponse; chunks: Buffer[]; ended: boolean }> = [];
 
   const forward = (req: IncomingMessage, res: ServerResponse, url: URL, seen: ProxiedRequest): ClientRequest => {
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !HOP_BY_HOP.includes(k)));
@@ -57,7 +67,20 @@ export async function startApiProxy(upstream: { server: string; ca: string }): P
       answer.on('data', (chunk: Buffer) => {
         if (recorded.head.length < 2000) recorded.head += chunk.toString('utf8');
       });
-      answer.pipe(res);
+      if (url.searchParams.get('watch') !== 'true') {
+        answer.pipe(res);
+        return;
+      }
+      const entry = { path: url.pathname, res, chunks: [] as Buffer[], ended: false };
+      kept.push(entry);
+      answer.on('data', (chunk: Buffer) => {
+        if (stalled.has(entry.path) || entry.chunks.length > 0) entry.chunks.push(chunk);
+        else res.write(chunk);
+      });
+      answer.on('end', () => {
+        if (stalled.has(entry.path) || entry.chunks.length > 0) entry.ended = true;
+        else res.end();
+      });
     });
     up.on('error', () => res.destroy());
     if (req.method === 'GET' || req.method === 'HEAD') up.end();
@@ -120,6 +143,16 @@ export async function startApiProxy(upstream: { server: string; ca: string }): P
       const go = [...waiting.values()];
       waiting.clear();
       for (const g of go) g(o.gone === true);
+    },
+    stall(paths) {
+      for (const p of paths) stalled.add(p);
+    },
+    flow() {
+      stalled.clear();
+      for (const e of kept) {
+        for (const c of e.chunks.splice(0)) if (!e.res.destroyed) e.res.write(c);
+        if (e.ended && !e.res.destroyed) e.res.end();
+      }
     },
     async close() {
       holding = false;

@@ -18,11 +18,24 @@ type PodByNameDoor = Extract<Door, { kind: 'pod-by-name' }>;
 export const POD_BY_NAME_DOOR: DoorReview<PodByNameDoor> = {
   // Only the validating webhook judges them (the mutating webhooks' rules send it none).
   // A binding's pod, then what it reads once bound (rules/binding-reads.ts).
-  needs: ({ door, namespace, judges }) => (door.pod !== undefined && judges ? [{ resource: 'pods', namespace, name: door.pod, ...(door.action === 'binding' ? { withReads: true as const } : {}) }] : []),
+  needs: ({ req, door, namespace, judges }) => (door.pod !== undefined && judges ? [{ resource: 'pods', namespace, name: door.pod, ...podAsNamed(req, door) }] : []),
   stamp: () => allowed(),
   judge: (facts, namespace, ctx) => validatePodByName(facts.request, facts.door, namespace, facts.requester, ctx),
   judgesCreateWhole: false,
 };
+
+/**
+ * How the pod is read. The review names it by name, and the request acts at once on the pod
+ * standing under it: one deleted and made again by another environment within the watch's
+ * delay would be judged by the cache as the one before. A binding gives the pod's uid (the
+ * scheduler's always does): the cache answers only for that pod. An eviction or a CONNECT, or
+ * a binding without it, reads the pod from the API server.
+ */
+function podAsNamed(req: AdmissionRequest, door: PodByNameDoor): { withReads?: true; uid?: string; fresh?: true } {
+  if (door.action !== 'binding') return { fresh: true };
+  const uid = (req.object as { metadata?: { uid?: unknown } } | null | undefined)?.metadata?.uid;
+  return typeof uid === 'string' && uid !== '' ? { withReads: true, uid } : { withReads: true, fresh: true };
+}
 
 /**
  * An eviction, a binding or a CONNECT into a pod: the review names the pod, so whose it is

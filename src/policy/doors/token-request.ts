@@ -6,18 +6,25 @@ import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { serviceAccountGuard } from '../rules/service-account-guard.js';
-import { boundPodGuard, boundPodOf, stampedAccountGuard } from '../rules/service-account-stamps.js';
+import { boundPodGuard, boundPodOf, boundPodUidOf, stampedAccountGuard } from '../rules/service-account-stamps.js';
+import { isTrusted } from '../requester/principals.js';
 import { accountKeys } from '../reads.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const TOKEN_REQUEST_DOOR: DoorReview<Extract<Door, { kind: 'token-request' }>> = {
   // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
-  needs: ({ req, door, namespace, judges }) => {
+  // A token is handed out at once: the account is read from the API server for a requester its
+  // stamps judge (one deleted and made again by another environment within the watch's delay
+  // would be judged as the one before); the kubelet's refreshes, which only the bound pod
+  // judges, are answered from the cache. The bound pod is the one of the token's uid.
+  needs: ({ req, door, namespace, judges, policy, facts }) => {
     if (!judges) return [];
-    const account = accountKeys(door.serviceAccount, namespace);
+    const judged = facts === undefined || policy === undefined || !isTrusted(facts.requester, policy);
+    const account = accountKeys(door.serviceAccount, namespace).map((k) => (judged ? { ...k, fresh: true as const } : k));
     const pod = boundPodOf(req.object);
-    return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, name: pod }] : account;
+    const uid = boundPodUidOf(req.object);
+    return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, name: pod, ...(uid !== undefined ? { uid } : {}) }] : account;
   },
   stamp: () => allowed(),
   judge: (facts, namespace, ctx) => validateTokenRequest(facts.door.serviceAccount, boundPodOf(facts.request.object), namespace, facts.requester, ctx),

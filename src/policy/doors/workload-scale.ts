@@ -9,8 +9,14 @@ import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
 export const WORKLOAD_SCALE_DOOR: DoorReview<Extract<Door, { kind: 'workload-scale' }>> = {
-  // A scale names the workload, whose stamps are looked up.
-  needs: ({ door, namespace, judges }) => (judges && door.name !== undefined && SCALED_RESOURCES.includes(door.resource) ? [{ resource: door.resource as LookupResource, namespace, name: door.name }] : []),
+  // A scale names the workload, whose stamps are looked up: the one of the Scale's uid (the API
+  // server gives it the workload's), so a cached record of one deleted and made again under the
+  // name is not taken for it.
+  needs: ({ req, door, namespace, judges }) => {
+    if (!judges || door.name === undefined || !SCALED_RESOURCES.includes(door.resource)) return [];
+    const uid = (req.object as { metadata?: { uid?: unknown } } | null | undefined)?.metadata?.uid;
+    return [{ resource: door.resource as LookupResource, namespace, name: door.name, ...(typeof uid === 'string' && uid !== '' ? { uid } : { fresh: true as const }) }];
+  },
   stamp: () => allowed(),
   judge: (facts, namespace, ctx) => enforce(scaleFindings(facts.door.workload, facts.door.resource, facts.door.name, namespace, facts.requester, ctx), ctx.policy),
   judgesCreateWhole: false,

@@ -61,6 +61,12 @@ export function boundPodOf(tokenRequest: unknown): string | undefined {
   return ref?.kind === 'Pod' && typeof ref.name === 'string' && ref.name !== '' ? ref.name : undefined;
 }
 
+/** The uid of the pod a token is bound to, when the request gives one (the kubelet's does). */
+export function boundPodUidOf(tokenRequest: unknown): string | undefined {
+  const ref = (tokenRequest as { spec?: { boundObjectRef?: { kind?: unknown; uid?: unknown } } } | undefined)?.spec?.boundObjectRef;
+  return ref?.kind === 'Pod' && typeof ref.uid === 'string' && ref.uid !== '' ? ref.uid : undefined;
+}
+
 export function boundPodGuard(namespace: string, account: string, pod: string, ctx: DecisionContext): Finding[] {
   const owner = accountOwner(namespace, account, ctx);
   const name = `service account ${namespace}:${account}`;

@@ -35,7 +35,7 @@ import { NAME } from '../../../src/install/manifests.js';
 import { get } from '../../serve-process.js';
 import { startApiProxy, type ApiProxy } from '../api-proxy.js';
 import type { ApiAnswer, Identity } from '../client.js';
-import { claim, eventually, KEYS, label, PATHS, sandboxPod, secret } from '../objects.js';
+import { claim, eventually, KEYS, label, namespaceAdmins, PATHS, sandboxPod, secret } from '../objects.js';
 import { DEED_NAMESPACE, type Suite } from '../suite.js';
 
 const NS = 'lookup-cache';
@@ -341,6 +341,85 @@ export function lookupCacheCases(suite: () => Suite): void {
           assert.ok(Number(listedAt) > Number(resumed.query.get('resourceVersion')), 'past the one that was gone');
         } finally {
           proxy.release(); // a failed case leaves no watch held for the next
+        }
+      });
+    });
+    // A watch slower than the writes (a stalled stream, a lagging watch cache): its kind stays
+    // current and stale. The proxy holds back the events of Deed's open watches, the connection
+    // left open, while beta frees a name and alpha takes it: what a request acts on at once is
+    // not judged by the record of the object that stood there before.
+    describe('a watch that lags behind its writes: a request that acts at once on a name is judged by what stands under it now', () => {
+      let proxy: ApiProxy;
+      before(async () => {
+        const s = suite();
+        proxy = await startApiProxy({ server: s.cp.server, ca: s.cp.ca });
+        const kubeconfig = JSON.parse(readFileSync(join(s.cp.dir, 'deed', 'deed.kubeconfig'), 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+        kubeconfig.clusters[0]!.cluster = { server: proxy.url };
+        const file = join(s.cp.dir, 'deed', 'deed-via-stalling-proxy.kubeconfig');
+        writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
+        await s.restartDeed(undefined, ['--kubeconfig', file]);
+        for (const resource of ['pods', 'serviceaccounts', 'deployments']) await eventually(`${resource} current through the proxy`, async () => (await metric(s, 'deed_lookup_cache_current', { resource })) === 1);
+      });
+      after(async () => {
+        proxy?.flow();
+        await suite().restartDeed();
+        await proxy?.close();
+      });
+      const current = async (s: Suite, resource: string) => (await metric(s, 'deed_lookup_cache_current', { resource })) === 1;
+
+      test("beta frees a pod's name and alpha takes it: beta's eviction of and exec into it are refused while the cache still holds beta's", async () => {
+        const s = suite();
+        const beta = s.janitorB;
+        const before = await metric(s, 'deed_lookup_cache_objects', { resource: 'pods' });
+        assert.equal((await s.api(beta, 'POST', PATHS.Pod(NS), sandboxPod('lc-lag-name'))).status, 201);
+        await eventually("the cache holds beta's pod", async () => (await metric(s, 'deed_lookup_cache_objects', { resource: 'pods' })) > before);
+        proxy.stall(['/api/v1/pods']);
+        try {
+          assert.equal((await s.api(beta, 'DELETE', `${PATHS.Pod(NS)}/lc-lag-name?gracePeriodSeconds=0`)).status, 200);
+          assert.equal((await s.api(s.runnerA.identity, 'POST', PATHS.Pod(NS), sandboxPod('lc-lag-name'))).status, 201);
+          assert.ok(await current(s, 'pods'), 'the pods watch is open and its store stale: the window is open');
+          const exec = await s.api(beta, 'POST', `${PATHS.Pod(NS)}/lc-lag-name/exec?command=true&stdout=true&container=main`);
+          assert.equal(exec.status, 403, exec.text);
+          assert.match(messageOf(exec), /\[guard\.connect\]/);
+          const evict = await s.api(beta, 'POST', `${PATHS.Pod(NS)}/lc-lag-name/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'lc-lag-name' } });
+          assert.equal(evict.status, 403, evict.text);
+          assert.match(messageOf(evict), /\[guard\.cross-environment\]/);
+          assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/lc-lag-name`)).body?.metadata?.deletionTimestamp, undefined, "alpha's pod stands");
+        } finally {
+          proxy.flow();
+        }
+      });
+
+      test("beta frees a service account's and a Deployment's names and alpha takes them: beta's token of the account and scale of the Deployment are refused", async () => {
+        const s = suite();
+        const alpha = s.runnerA.identity;
+        const badmin = await s.newIdentity('sandbox-b', 'lc-lag-admin');
+        await namespaceAdmins(s, NS, 'lc-lag-admins', [['sandbox-b', 'lc-lag-admin'], ['sandbox-a', 'runner']]);
+        const SAS = `/api/v1/namespaces/${NS}/serviceaccounts`;
+        const DEPS = `/apis/apps/v1/namespaces/${NS}/deployments`;
+        const dep = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, containers: [{ ...MAIN }] } } } });
+        const token = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['https://kubernetes.default.svc'], expirationSeconds: 600 } };
+        for (const who of [badmin, alpha]) await eventually(`RBAC lets ${who.name} create service accounts`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${SAS}?dryRun=All`, { metadata: { name: 'probe' } })).text));
+        assert.equal((await s.api(badmin, 'POST', SAS, { metadata: { name: 'lc-lag-sa' } })).status, 201);
+        assert.equal((await s.api(badmin, 'POST', DEPS, dep('lc-lag-lab'))).status, 201);
+        // beta's own, through the cache: a token and a scale pass.
+        await eventually("beta's own token and scale pass", async () => (await s.api(badmin, 'POST', `${SAS}/lc-lag-sa/token`, token)).status === 201 && (await s.api(badmin, 'PATCH', `${DEPS}/lc-lag-lab/scale`, { spec: { replicas: 1 } }, 'application/merge-patch+json')).status === 200);
+        proxy.stall(['/api/v1/serviceaccounts', '/apis/apps/v1/deployments']);
+        try {
+          assert.equal((await s.api(badmin, 'DELETE', `${SAS}/lc-lag-sa`)).status, 200);
+          assert.equal((await s.api(badmin, 'DELETE', `${DEPS}/lc-lag-lab`)).status, 200);
+          assert.equal((await s.api(alpha, 'POST', SAS, { metadata: { name: 'lc-lag-sa' } })).status, 201);
+          assert.equal((await s.api(alpha, 'POST', DEPS, dep('lc-lag-lab'))).status, 201);
+          assert.ok((await current(s, 'serviceaccounts')) && (await current(s, 'deployments')), 'both watches open and stale');
+          const t = await s.api(badmin, 'POST', `${SAS}/lc-lag-sa/token`, token);
+          assert.equal(t.status, 403, t.text);
+          assert.match(messageOf(t), /\[guard\.service-account\] service account lookup-cache:lc-lag-sa is stamped for environment "alpha"/);
+          const scaled = await s.api(badmin, 'PATCH', `${DEPS}/lc-lag-lab/scale`, { spec: { replicas: 0 } }, 'application/merge-patch+json');
+          assert.equal(scaled.status, 403, scaled.text);
+          assert.match(messageOf(scaled), /\[guard\.cross-environment\]/);
+          assert.equal((await s.api(s.admin, 'GET', `${DEPS}/lc-lag-lab`)).body?.spec?.replicas, 2, "alpha's Deployment keeps its replicas");
+        } finally {
+          proxy.flow();
         }
       });
     });
