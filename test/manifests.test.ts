@@ -138,6 +138,8 @@ describe('deed manifests', () => {
         'ValidatingAdmissionPolicyBinding/deed-review-scope',
         'ValidatingAdmissionPolicy/deed-namespace-delete',
         'ValidatingAdmissionPolicyBinding/deed-namespace-delete',
+        'ValidatingAdmissionPolicy/deed-namespace-labels',
+        'ValidatingAdmissionPolicyBinding/deed-namespace-labels',
         'ValidatingAdmissionPolicy/deed-create-stamps',
         'ValidatingAdmissionPolicyBinding/deed-create-stamps',
         'ClusterRole/deed-reaper',

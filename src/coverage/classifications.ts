@@ -53,7 +53,7 @@ export const SUBRESOURCES: Readonly<Record<string, Classified>> = {
  * namespaced objects only) and RBAC's; these say what guards them besides.
  */
 export const CLUSTER_SCOPED: Readonly<Record<string, string>> = {
-  '/namespaces': "the review scope's switch: its opt-in label is guarded in the API server by the ValidatingAdmissionPolicy deed-review-scope (status and finalize too)",
+  '/namespaces': "the review scope's switch: its opt-in label is guarded in the API server by the ValidatingAdmissionPolicy deed-review-scope (status and finalize too); an opted-in namespace's other labels and annotations by deed-namespace-labels, its deletion by deed-namespace-delete",
   'admissionregistration.k8s.io/validatingwebhookconfigurations': "Deed's own webhooks: their UPDATE and DELETE are guarded by the ValidatingAdmissionPolicy deed-review-scope",
   'admissionregistration.k8s.io/mutatingwebhookconfigurations': "Deed's own webhooks: their UPDATE and DELETE are guarded by the ValidatingAdmissionPolicy deed-review-scope",
   'admissionregistration.k8s.io/validatingadmissionpolicies': 'deed-review-scope itself: the platform\'s, by RBAC',
