@@ -23,6 +23,7 @@ const DOOMED = 'shared-doomed';
 const PLAIN = 'wide-plain';
 const MERGE = 'application/merge-patch+json';
 const VAP = /ValidatingAdmissionPolicy 'deed-namespace-delete'.*denied request/;
+const LABELS_VAP = /ValidatingAdmissionPolicy 'deed-namespace-labels' with binding 'deed-namespace-labels' denied request/;
 const QUOTAS = (ns: string) => collectionPath('ResourceQuota', ns);
 const LIMITS = (ns: string) => collectionPath('LimitRange', ns);
 const SERVICES = (ns: string) => collectionPath('Service', ns);
@@ -78,7 +79,7 @@ export function namespaceWideCases(suite: () => Suite, tools: Tools): void {
         metadata: { name: 'wide-quotas' },
         rules: [
           { apiGroups: [''], resources: ['resourcequotas', 'resourcequotas/status', 'limitranges'], verbs: ['*'] },
-          { apiGroups: [''], resources: ['namespaces'], verbs: ['delete'] },
+          { apiGroups: [''], resources: ['namespaces'], verbs: ['delete', 'patch'] },
         ],
       }));
       ok('quota binding in sandbox-a', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/sandbox-a/rolebindings', {
@@ -101,6 +102,8 @@ export function namespaceWideCases(suite: () => Suite, tools: Tools): void {
         [['sandbox-a', 'runner'], { namespace: NS, verb: 'create', resource: 'limitranges' }],
         [['sandbox-a', 'runner'], { namespace: 'sandbox-a', verb: 'delete', resource: 'namespaces', name: 'sandbox-a' }],
         [['platform', 'runner-controller'], { namespace: 'sandbox-a', verb: 'create', resource: 'resourcequotas' }],
+        [['platform', 'runner-controller'], { namespace: 'sandbox-a', verb: 'patch', resource: 'namespaces', name: 'sandbox-a' }],
+        [['sandbox-b', 'wide-admin'], { namespace: NS, verb: 'patch', resource: 'namespaces', name: NS }],
       ];
       for (const [sa, attrs] of checks) await eventually(`RBAC lets ${sa.join(':')} ${attrs.verb} ${attrs.resource} in ${attrs.namespace}`, async () => (await may(sa, attrs)).body?.status?.allowed === true);
     });
@@ -186,6 +189,66 @@ export function namespaceWideCases(suite: () => Suite, tools: Tools): void {
       assert.equal(relabel.status, 200, relabel.text);
       refusedBy(await s.api(tenant, 'PATCH', `${SERVICES(NS)}/platform-ingress`, { spec: { externalIPs: ['203.0.113.7', '203.0.113.8'] } }, MERGE), 'service.external-ips');
       assert.deepEqual((await s.api(s.admin, 'GET', `${SERVICES(NS)}/platform-ingress`)).body.spec.externalIPs, ['203.0.113.7']);
+    });
+
+    test("the shared namespace's labels and annotations are the platform's: beta's namespace-admin may not label it for DRA admin access or privileged pods; the platform may, and a change of neither passes", async () => {
+      const s = suite();
+      const path = `/api/v1/namespaces/${NS}`;
+      const labelsNow = async () => (await s.api(s.admin, 'GET', path)).body.metadata.labels as Record<string, string>;
+      // helper-72's F2: with either label, every tenant of the namespace may claim devices in use, or run privileged pods.
+      for (const [key, value] of [['resource.kubernetes.io/admin-access', 'true'], ['pod-security.kubernetes.io/enforce', 'privileged']] as const) {
+        for (const at of [path, `${path}?dryRun=All`]) {
+          const answer = await s.api(nsAdmin, 'PATCH', at, { metadata: { labels: { [key]: value } } }, MERGE);
+          assert.equal(answer.status, 403, `${key} ${at}: ${answer.text}`);
+          assert.match(answer.body.message, LABELS_VAP);
+          assert.ok(String(answer.body.message).includes(`namespace ${NS} is opted in to Deed (deed.dev/sandbox=enabled) and its labels and annotations act on every environment's objects in it (here ${key}): only the platform and break-glass principals of Deed's policy may add, change or remove them: ask the platform to label or annotate the namespace.`), answer.body.message);
+        }
+        refusedByRbac(await s.api(tenant, 'PATCH', path, { metadata: { labels: { [key]: value } } }, MERGE), 'patch', 'namespaces');
+      }
+      // Any other label or annotation too, and alpha's runner (a namespace-admin here as well) is no different.
+      for (const [who, body] of [[nsAdmin, { metadata: { labels: { team: 'beta' } } }], [nsAdmin, { metadata: { annotations: { note: 'beta' } } }], [s.runnerA.identity, { metadata: { labels: { team: 'alpha' } } }]] as const) {
+        const answer = await s.api(who, 'PATCH', path, body, MERGE);
+        assert.equal(answer.status, 403, `${who.name}: ${answer.text}`);
+        assert.match(answer.body.message, LABELS_VAP);
+      }
+      const labels = await labelsNow();
+      assert.equal(labels['resource.kubernetes.io/admin-access'], undefined);
+      assert.equal(labels['pod-security.kubernetes.io/enforce'], undefined);
+      // The platform (kubectl label, a GitOps annotation) may; labels and annotations it wrote are as much the platform's.
+      const labelled = await s.kubectl(s.admin, ['label', 'namespace', NS, 'pod-security.kubernetes.io/warn=restricted']);
+      assert.equal(labelled.code, 0, labelled.stderr);
+      const annotated = await s.api(s.admin, 'PATCH', path, { metadata: { annotations: { 'platform.example/owner': 'team-platform' } } }, MERGE);
+      assert.equal(annotated.status, 200, annotated.text);
+      const removal = await s.api(nsAdmin, 'PATCH', path, { metadata: { labels: { 'pod-security.kubernetes.io/warn': null } } }, MERGE);
+      assert.equal(removal.status, 403, removal.text);
+      assert.match(removal.body.message, LABELS_VAP);
+      // What changes neither labels nor annotations is RBAC's: beta's namespace-admin adds and removes a finalizer.
+      const held = await s.api(nsAdmin, 'PATCH', path, { metadata: { finalizers: ['example.com/hold'] } }, MERGE);
+      assert.equal(held.status, 200, held.text);
+      const released = await s.api(nsAdmin, 'PATCH', path, { metadata: { finalizers: null } }, MERGE);
+      assert.equal(released.status, 200, released.text);
+      const cleared = await s.api(s.admin, 'PATCH', path, { metadata: { labels: { 'pod-security.kubernetes.io/warn': null }, annotations: { 'platform.example/owner': null } } }, MERGE);
+      assert.equal(cleared.status, 200, cleared.text);
+    });
+
+    test("alpha's bound namespace: alpha's runner and manager may label it, but not with Pod Security's or DRA admin access's keys; beta may not label it", async () => {
+      const s = suite();
+      const path = '/api/v1/namespaces/sandbox-a';
+      for (const [who, value] of [[s.runnerA.identity, 'x'], [s.runnerController, 'y']] as const) {
+        const own = await s.api(who, 'PATCH', path, { metadata: { labels: { team: value } } }, MERGE);
+        assert.equal(own.status, 200, `${who.name}: ${own.text}`);
+        for (const key of ['pod-security.kubernetes.io/enforce', 'resource.kubernetes.io/admin-access']) {
+          const answer = await s.api(who, 'PATCH', path, { metadata: { labels: { [key]: key.startsWith('pod-security') ? 'privileged' : 'true' } } }, MERGE);
+          assert.equal(answer.status, 403, `${who.name} ${key}: ${answer.text}`);
+          assert.match(answer.body.message, LABELS_VAP);
+          assert.ok(String(answer.body.message).includes(`namespace sandbox-a: ${key} acts beyond one environment's objects`), answer.body.message);
+        }
+      }
+      const beta = await s.api(nsAdmin, 'PATCH', path, { metadata: { labels: { team: 'beta' } } }, MERGE);
+      assert.equal(beta.status, 403, beta.text);
+      assert.match(beta.body.message, LABELS_VAP);
+      assert.equal((await s.api(s.admin, 'GET', path)).body.metadata.labels.team, 'y');
+      assert.equal((await s.api(s.runnerA.identity, 'PATCH', path, { metadata: { labels: { team: null } } }, MERGE)).status, 200);
     });
 
     test('beta may not delete the shared namespace, by RBAC with the tenant role and by the API server\'s own policy with a namespace-admin Role; alpha\'s objects stay', async () => {
