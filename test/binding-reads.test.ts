@@ -49,7 +49,7 @@ function binding(pod: string, subResource = true, uid: string | null = `uid-${po
 
 const owned = (kind: string, env: string): Lookup => ({ state: 'found', metadata: { ...stampedMetadata(kind, env, NS).metadata, uid: `${kind}-${env}` } });
 const unowned: Lookup = { state: 'found', metadata: { uid: 'u' } };
-const reads = (r: Partial<PodReads>): PodReads => ({ claims: [], secrets: [], configMaps: [], resourceClaims: [], ...r });
+const reads = (r: Partial<PodReads>): PodReads => ({ claims: [], secrets: [], configMaps: [], resourceClaims: [], resourceClaimTemplates: [], ...r });
 const pendingPod = (env: string | undefined, r: Partial<PodReads>): Lookup => ({
   ...(env === undefined ? unowned : owned('Pod', env)),
   reads: reads(r),
@@ -97,10 +97,12 @@ describe('a binding is judged on what the pod reads once bound', () => {
     refused({ 'pods/job-7': pendingPod('beta', { secrets: ['creds'] }), 'secrets/creds': owned('Secret', 'alpha') }, /pod shared\/job-7 \(environment "beta"\) names Secret creds, which belongs to another environment: once bound, the kubelet would hand it to this pod/);
   });
 
-  test('so with a claim, a ConfigMap and a ResourceClaim; a claim of an environment in claimsFrom is not refused', () => {
+  test('so with a claim, a ConfigMap, a ResourceClaim and a ResourceClaimTemplate; a claim of an environment in claimsFrom is not refused', () => {
     refused({ 'pods/job-7': pendingPod('beta', { claims: ['data'] }), 'persistentvolumeclaims/data': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim data/);
     refused({ 'pods/job-7': pendingPod('beta', { configMaps: ['settings'] }), 'configmaps/settings': owned('ConfigMap', 'alpha') }, /names ConfigMap settings/);
     refused({ 'pods/job-7': pendingPod('beta', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': owned('ResourceClaim', 'alpha') }, /names ResourceClaim gpu/);
+    refused({ 'pods/job-7': pendingPod('beta', { resourceClaimTemplates: ['net'] }), 'resourceclaimtemplates/net': owned('ResourceClaimTemplate', 'alpha') }, /names ResourceClaimTemplate net, which belongs to another environment: the resourceclaim controller would make this pod's claim from it\. Delete the pod/);
+    bound({ 'pods/job-7': pendingPod('beta', { resourceClaimTemplates: ['net'] }), 'resourceclaimtemplates/net': owned('ResourceClaimTemplate', 'beta') });
     bound({ 'pods/job-7': pendingPod('alpha', { claims: ['data'] }), 'persistentvolumeclaims/data': owned('PersistentVolumeClaim', 'gamma') });
   });
 
@@ -168,7 +170,7 @@ describe('the lookup cache keeps what a pod reads, bound or not', () => {
   });
 
   test('a pod\'s names survive the cache\'s record, a bound pod\'s too (its CREATE-time names are judged at the CREATE of what they name)', () => {
-    const expected: PodReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'] };
+    const expected: PodReads = { claims: ['data'], secrets: ['creds'], configMaps: ['settings'], resourceClaims: ['gpu-1'], resourceClaimTemplates: ['tpl'] };
     assert.deepEqual(podReadsOf(pod().spec), expected);
     const stored = storedFactsOf(pod(), 'deed.dev');
     assert.deepEqual(factsFromStored(stored, 'deed.dev'), factsOf(pod(), 'deed.dev'));
@@ -183,7 +185,7 @@ describe('the lookup cache keeps what a pod reads, bound or not', () => {
   test("an ephemeral volume's clone source is read by name until the pod is bound: beta's pending pod is not bound once the name is alpha's, and alpha may not take the name meanwhile", () => {
     const spec = { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'scratch', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: 'swap-ws' } } } } }] };
     const podReads = podReadsOf(spec);
-    assert.deepEqual(podReads, { claims: ['swap-ws'], secrets: [], configMaps: [], resourceClaims: [] });
+    assert.deepEqual(podReads, { claims: ['swap-ws'], secrets: [], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] });
     // Beta's own claim deleted since the pod's CREATE, and alpha's made under the name.
     refused({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'alpha') }, /names PersistentVolumeClaim swap-ws, which belongs to another environment: once bound, the kubelet would hand it to this pod \(or, for the claim an ephemeral volume clones, the provisioner would copy it into the pod's claim\)\. Delete the pod/);
     bound({ 'pods/job-7': pendingPod('beta', podReads!), 'persistentvolumeclaims/swap-ws': owned('PersistentVolumeClaim', 'beta') });
@@ -207,7 +209,7 @@ describe("deed review's lookups give a pod what the webhook's do", () => {
     assert.equal(found.state, 'found');
     if (found.state !== 'found') return;
     assert.equal(found.serviceAccountName, 'ci');
-    assert.deepEqual(found.reads, { claims: [], secrets: ['creds'], configMaps: [], resourceClaims: [] });
+    assert.deepEqual(found.reads, { claims: [], secrets: ['creds'], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] });
     assert.equal(found.controller?.name, 'job');
   });
 });

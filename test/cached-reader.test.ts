@@ -111,7 +111,7 @@ describe('the cached reader', () => {
 
   test("a pod whose reads the cache did not keep is read again: its binding is judged on what it reads, not on 'reads nothing'", async () => {
     const podKey: LookupKey = { resource: 'pods', namespace: 'sandbox-a', name: 'wide', withReads: true };
-    const reads = { claims: [], secrets: ['creds', 'other'], configMaps: [], resourceClaims: [] };
+    const reads = { claims: [], secrets: ['creds', 'other'], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] };
     const live = fakeLive({ [lookupKey(podKey)]: { state: 'found', metadata: { uid: 'p1', ...STAMPED }, serviceAccountName: 'ci', reads } });
     const cache = fakeCache({ [lookupKey(podKey)]: { ...STAMPED, uid: 'p1', deleting: false, serviceAccountName: 'ci', readsNotKept: true } });
     const answer = (await createCachedReader(cache, live, 'deed.dev', createMetrics()).read([podKey], 1000)).get('pods', 'sandbox-a', 'wide');

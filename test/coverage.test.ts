@@ -60,6 +60,11 @@ describe('deed coverage on the recorded envtest documents', () => {
     const claims = field(report, 'core.PodResourceClaim.resourceClaimName');
     assert.deepEqual(claims.map((f) => f.class), ['judged', 'judged']);
     assert.ok(claims.some((f) => f.at.some((a) => a.kind === 'Deployment' && a.path === 'spec.template.spec.resourceClaims[].resourceClaimName')));
+    // The template a pod's claim is made from, judged as the claim it names.
+    const templates = field(report, 'core.PodResourceClaim.resourceClaimTemplateName');
+    assert.deepEqual(templates.map((f) => f.class), ['judged', 'judged']);
+    assert.ok(templates.some((f) => f.at.some((a) => a.kind === 'Pod' && a.path === 'spec.resourceClaims[].resourceClaimTemplateName') && /resourceclaim controller/.test(f.reason)));
+    assert.ok(templates.some((f) => f.at.some((a) => a.kind === 'Deployment' && a.path === 'spec.template.spec.resourceClaims[].resourceClaimTemplateName')));
     const secret = field(report, 'core.SecretVolumeSource.secretName')[0]!;
     assert.equal(secret.class, 'judged');
     assert.ok(secret.at.some((a) => a.kind === 'CronJob' && a.path === 'spec.jobTemplate.spec.template.spec.volumes[].secret.secretName'));

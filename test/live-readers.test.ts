@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { beyondMetadata, storedFactsOf } from '../src/kube/lookup-facts.js';
+import { beyondMetadata, MAX_HASHED_READS, storedFactsOf } from '../src/kube/lookup-facts.js';
 import { claimReadsOf, readingKinds } from '../src/policy/pod/pod-reads.js';
 import { NameReaders } from '../src/kube/name-readers.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
@@ -31,13 +31,13 @@ const PLATFORM: UserInfo = { username: 'platform-deployer', groups: ['system:aut
 const STRANGER: UserInfo = { username: 'system:serviceaccount:plain:stranger', groups: ['system:serviceaccounts'], extra: {} };
 const BETA_MANAGER: UserInfo = { username: 'system:serviceaccount:platform:beta-manager', groups: ['system:serviceaccounts'], extra: {} };
 
-function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'ResourceClaim', name: string, user: UserInfo = ALPHA, group = kind === 'ResourceClaim' ? 'resource.k8s.io' : ''): Review {
-  const resource = { Secret: 'secrets', ConfigMap: 'configmaps', PersistentVolumeClaim: 'persistentvolumeclaims', ResourceClaim: 'resourceclaims' }[kind];
+function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'ResourceClaim' | 'ResourceClaimTemplate', name: string, user: UserInfo = ALPHA, group = kind.startsWith('ResourceClaim') ? 'resource.k8s.io' : ''): Review {
+  const resource = { Secret: 'secrets', ConfigMap: 'configmaps', PersistentVolumeClaim: 'persistentvolumeclaims', ResourceClaim: 'resourceclaims', ResourceClaimTemplate: 'resourceclaimtemplates' }[kind];
   const object: KubeObject = {
     apiVersion: group === '' ? 'v1' : `${group}/v1`,
     kind,
     metadata: { name, namespace: NS },
-    ...(kind === 'PersistentVolumeClaim' ? { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } : kind === 'ResourceClaim' ? { spec: { devices: {} } } : {}),
+    ...(kind === 'PersistentVolumeClaim' ? { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } : kind === 'ResourceClaim' ? { spec: { devices: {} } } : kind === 'ResourceClaimTemplate' ? { spec: { spec: { devices: {} } } } : {}),
   };
   return {
     apiVersion: 'admission.k8s.io/v1',
@@ -95,6 +95,20 @@ describe('reference.live-reader: what an environment creates takes no name a liv
     refusedBy(create('ResourceClaim', 'creds'), known('beta'), /reads ResourceClaim creds/);
   });
 
+  test("a ResourceClaimTemplate under the name beta's live pod makes its claim from is refused, saying what the controller would do and what to do instead", () => {
+    refusedBy(
+      create('ResourceClaimTemplate', 'creds'),
+      known('beta'),
+      /a live pod of another environment \(or of none\) in namespace shared reads ResourceClaimTemplate creds by name, and the resourceclaim controller would make that pod's claim from this one \(its devices, their configuration, its metadata\): choose a name of this run's own, or create it once no such pod is left/,
+    );
+    refusedBy(create('ResourceClaimTemplate', 'creds', STRANGER), known('beta'), /a live pod of an environment this requester does not act for in namespace shared reads ResourceClaimTemplate creds/);
+    refusedBy(create('ResourceClaimTemplate', 'creds'), { state: 'unknown', reason: 'the pods could not be listed' }, /cannot tell whether a live pod of another environment reads ResourceClaimTemplate creds/);
+    passes(create('ResourceClaimTemplate', 'creds'), known('alpha'));
+    passes(create('ResourceClaimTemplate', 'other'), known('beta'));
+    // A custom resource that shares the plural is not one.
+    passes(create('ResourceClaimTemplate', 'creds', ALPHA, 'example.com'), known('beta'));
+  });
+
   test("a pod of no environment, or one whose stamps do not verify, is another's too", () => {
     refusedBy(create('Secret', 'creds'), known(undefined), /reads Secret creds/);
     // Beta's stamps relabelled alpha's: the attestation no longer verifies.
@@ -134,6 +148,7 @@ describe('reference.live-reader: what an environment creates takes no name a liv
     const keys = (r: Review) => lookupsNeeded(r.request, 'validate', FIXTURE_KEYS).filter((k) => k.readers === true).map(lookupKey);
     assert.deepEqual(keys(create('Secret', 'creds')), ['secrets/shared/creds readers']);
     assert.deepEqual(keys(create('ResourceClaim', 'creds')), ['resourceclaims/shared/creds readers']);
+    assert.deepEqual(keys(create('ResourceClaimTemplate', 'creds')), ['resourceclaimtemplates/shared/creds readers']);
     const update = create('Secret', 'creds');
     update.request.operation = 'UPDATE';
     update.request.oldObject = update.request.object;
@@ -195,7 +210,7 @@ describe('reference.live-reader: a claim not yet provisioned reads the claim it 
   const cloning = (env: string): Readers => ({ state: 'known', readers: [{ kind: 'PersistentVolumeClaim', name: 'copy', found: claim(env) }] });
 
   test('what it reads: the claim it clones (either spelling), until provisioned; not a restore, a populator, or a pod', () => {
-    assert.deepEqual(claimReadsOf(claimSpec(clone)), { claims: ['data'], secrets: [], configMaps: [], resourceClaims: [] });
+    assert.deepEqual(claimReadsOf(claimSpec(clone)), { claims: ['data'], secrets: [], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] });
     assert.deepEqual(claimReadsOf(claimSpec({ dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'data' } }))?.claims, ['data']);
     assert.equal(claimReadsOf(claimSpec(clone, 'pv-1')), undefined);
     assert.equal(claimReadsOf(claimSpec({ dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'snap' } })), undefined);
@@ -218,6 +233,7 @@ describe('reference.live-reader: a claim not yet provisioned reads the claim it 
   test('the read plan asks for the readers of a claim as of a Secret, and the claims are listed with the pods only for a claim', () => {
     assert.deepEqual(readingKinds('persistentvolumeclaims').map(([kind]) => kind), ['Pod', 'PersistentVolumeClaim']);
     assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod']);
+    assert.deepEqual(readingKinds('resourceclaimtemplates').map(([kind]) => kind), ['Pod']);
   });
 
   test('the index follows a claim until it is provisioned', () => {
@@ -281,6 +297,27 @@ describe('the index of which pods read a name', () => {
     assert.equal(index.bytes, 0);
   });
 
+  test("a pod's ResourceClaimTemplates are indexed by name, apart from its ResourceClaims, until it finishes", () => {
+    const index = new NameReaders();
+    const dra = (status?: Record<string, unknown>): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'gpu-job', namespace: NS, uid: 'gpu-job' },
+      spec: { containers: [{ name: 'c', image: 'i' }], resourceClaims: [{ name: 'net', resourceClaimTemplateName: 'net' }, { name: 'gpu', resourceClaimName: 'gpu' }] },
+      ...(status ? { status } : {}),
+    });
+    index.update(NS, 'gpu-job', undefined, storedFactsOf(dra(), 'deed.dev'));
+    assert.deepEqual(index.readers('resourceclaimtemplates', NS, 'net'), ['gpu-job']);
+    assert.deepEqual(index.readers('resourceclaimtemplates', NS, 'gpu'), []);
+    assert.deepEqual(index.readers('resourceclaims', NS, 'net'), []);
+    assert.deepEqual(index.readers('resourceclaims', NS, 'gpu'), ['gpu-job']);
+    index.update(NS, 'gpu-job', storedFactsOf(dra(), 'deed.dev'), storedFactsOf(dra({ phase: 'Failed' }), 'deed.dev'));
+    assert.deepEqual(index.readers('resourceclaimtemplates', NS, 'net'), []);
+    assert.equal(index.bytes, 0);
+    // Read live (the cache's fallback lists the pods): the same names.
+    assert.deepEqual(beyondMetadata(dra()).reads?.resourceClaimTemplates, ['net']);
+  });
+
   test("a pod whose names its record does not keep is answered from their hashes: a reader of what it names, of nothing else, and its namespace's other pods as ever", () => {
     const index = new NameReaders();
     /** 256 Secret names of 253 characters: what one pod may name. */
@@ -323,7 +360,7 @@ describe('the index of which pods read a name', () => {
     assert.deepEqual(index.readers('secrets', NS, 'token'), []);
     assert.equal(index.bytes, one, 'all it held is given back');
     // A pod naming more than the hashes keep (made past admission): a reader of any name of its namespace, fail closed.
-    const most = Array.from({ length: 1025 }, (_, i) => `s-${i}`);
+    const most = Array.from({ length: MAX_HASHED_READS + 1 }, (_, i) => `s-${i}`);
     index.update(NS, 'beyond', undefined, stored('beyond', most));
     assert.deepEqual(index.readers('secrets', NS, 'creds').sort(), ['a', 'beyond']);
     assert.deepEqual(index.readers('configmaps', NS, 'anything'), ['beyond']);

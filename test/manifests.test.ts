@@ -459,7 +459,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims and claim templates, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -473,7 +473,7 @@ describe('deed manifests', () => {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
       // What a reference names (rules/reference-scope.ts): an Ingress's, an EndpointSlice's Service, a pod's DRA claim, a route's Gateway, a Certificate's Issuer; and the owner of what a listed operator makes (a Certificate, an ExternalSecret).
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
@@ -655,7 +655,7 @@ describe('deed manifests without the Secret cache', () => {
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },

@@ -150,6 +150,13 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'secrets/shared/operator-made': { metadata: { uid: 'operator-made-uid' } },
   'secrets/sandbox-a/alpha-plain-tls': { metadata: { uid: 'alpha-plain-tls-uid' } },
   'resourceclaims/shared/beta-gpu': owned('ResourceClaim', 'beta'),
+  // ResourceClaimTemplates: alpha's (its device configuration: alpha's network), beta's, the platform's (unstamped), none under `gpu`.
+  'resourceclaimtemplates/shared/alpha-net': owned('ResourceClaimTemplate', 'alpha'),
+  'resourceclaimtemplates/shared/beta-net': owned('ResourceClaimTemplate', 'beta'),
+  'resourceclaimtemplates/shared/platform-net': { metadata: { uid: 'platform-net-uid' } },
+  'resourceclaimtemplates/shared/gpu': null,
+  'resourceclaimtemplates/shared/slow-net': 'timed out after 2000 ms',
+  'resourceclaimtemplates/sandbox-a/gpu': null,
   'serviceaccounts/shared/plain-sa': { metadata: { uid: 'plain' } },
   'serviceaccounts/shared/slow-sa': 'timed out after 2000 ms',
   // Pods that run as alpha-sa: alpha's own, and two that kept the name from before alpha created it.
@@ -459,6 +466,30 @@ describe('dynamic resource allocation: claims and their templates', () => {
     refused(review(PODS, RUNNER_B, claimPod('gone-bot-gpu-aaaaa')), 'reference.unknown', /it was made for pod gone-bot \(uid gone-uid\), which is gone/);
     refused(review(PODS, RUNNER_A, claimPod('old-bot-gpu-bbbbb')), 'reference.unknown', /made for pod alpha-bot \(uid an-earlier-pod-uid\), which is gone/);
     refused(review(PODS, RUNNER_B, claimPod('slow-bot-gpu-ccccc')), 'reference.unknown', /made for pod slow-bot, and whose that pod is cannot be told: timed out after 2000 ms/);
+  });
+
+  test("a pod's ResourceClaimTemplate is judged as its ResourceClaim: beta's pod may not have its claim made from alpha's template, and no pod names one that does not exist yet", () => {
+    const templatePod = (template: string) => pod({}, { resourceClaims: [{ name: 'net', resourceClaimTemplateName: template }] });
+    // The resourceclaim controller would copy alpha's devices, their configuration (alpha's network) and its metadata into beta's claim.
+    refused(
+      review(PODS, RUNNER_B, templatePod('alpha-net')),
+      'reference.cross-environment',
+      /spec\.resourceClaims\[0\]\.resourceClaimTemplateName: names ResourceClaimTemplate alpha-net, which belongs to another environment \(the resourceclaim controller makes the pod's claim from whatever template stands under the name: its devices, their configuration and its metadata\); environment "beta" may not/,
+    );
+    refused(review(PODS, NONE, templatePod('alpha-net')), 'reference.cross-environment', /stranger acts for no environment and may not/);
+    // A name no template holds yet: whoever creates one under it later would configure the pod's claim.
+    refused(review(PODS, RUNNER_A, templatePod('gpu')), 'reference.absent', /spec\.resourceClaims\[0\]\.resourceClaimTemplateName: names ResourceClaimTemplate gpu, which does not exist; create it first, or one another environment creates under that name later would be acted on/);
+    refused(review(PODS, RUNNER_B, templatePod('slow-net')), 'reference.unknown', /cannot tell which environment ResourceClaimTemplate slow-net belongs to: timed out after 2000 ms/);
+    // Its own, the platform's (unstamped, outside a bound namespace), and one not yet made in alpha's own namespace.
+    admitted(review(PODS, RUNNER_A, templatePod('alpha-net')));
+    admitted(review(PODS, RUNNER_B, templatePod('beta-net')));
+    admitted(review(PODS, RUNNER_B, templatePod('platform-net')));
+    admitted(review(PODS, NONE, templatePod('platform-net')));
+    admitted(review(PODS, RUNNER_A, templatePod('gpu'), { namespace: 'sandbox-a' }));
+    // The read plan reads it, as the ResourceClaim a pod names.
+    const lookup = lookupOf(CLUSTER);
+    answer('admit', review(PODS, RUNNER_B, templatePod('beta-net')), lookup);
+    assert.ok(lookup.reads.has('resourceclaimtemplates/shared/beta-net'), [...lookup.reads].join(', '));
   });
 
   test('the pod a claim was made for is read after the claim, as a snapshot\'s source claim is', () => {

@@ -151,7 +151,6 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   'autoscaling.ObjectMetricSource.describedObject': exempt('the metrics adapter reads a metric about it; nothing is written to it (the HPA writes only its scaleTargetRef\'s /scale, judged)'),
   'core.ServiceAccount.secrets[]': exempt('the legacy token controller\'s bookkeeping: since bound tokens nothing mounts from it; a token Secret naming an account is judged (guard.service-account)'),
   // Known gaps: references Deed does not judge yet.
-  'core.PodResourceClaim.resourceClaimTemplateName': unjudged("the resourceclaim controller makes the pod's own claim from the template's spec (its metadata is judged: copied-metadata); the template is configuration, not data, but another environment's may be used"),
   'core.PodSchedulingGroup.podGroupName': unjudged('the scheduler places the pod with its group; another environment\'s group could be joined (alpha scheduling API, not served by default)'),
 };
 

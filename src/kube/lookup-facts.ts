@@ -129,10 +129,10 @@ const SUFFIX_CODE = new Map(STAMP_SUFFIXES.map((suffix, i) => [suffix, i]));
 
 /**
  * [uid, serviceAccountName, deleting, controller [apiVersion, kind, name, uid] or 0, labels [key, value, ...], annotations [...], stamps verified,
- * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims], or 0 for none, or past KEPT_READS_BYTES [READS_NOT_KEPT, base64 of the sorted
+ * a pod's reads [claims, Secrets, ConfigMaps, ResourceClaims, ResourceClaimTemplates], or 0 for none, or past KEPT_READS_BYTES [READS_NOT_KEPT, base64 of the sorted
  * Uint32Array of their hashes (readHash)], or READS_NOT_KEPT alone past MAX_HASHED_READS]; a key is a suffix's code or the suffix.
  */
-type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[]] | [typeof READS_NOT_KEPT, string] | 0 | typeof READS_NOT_KEPT];
+type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] | 0, Array<string | number>, Array<string | number>, 0 | 1, [string[], string[], string[], string[], string[]] | [typeof READS_NOT_KEPT, string] | 0 | typeof READS_NOT_KEPT];
 
 /**
  * The most a pod's reads may weigh in the cache and still be kept: its names' characters and,
@@ -143,7 +143,7 @@ type Packed = [string | 0, string | 0, 0 | 1, [string, string, string, string] |
  * namespace's pods. Ordinary pods name a handful (the fixtures and the real workloads at most
  * 3 names, 35 characters: a weight of 179); 4 KiB keeps some 50 names of 30 characters.
  * Past it the record keeps a 32-bit hash of each name instead (readHash; at most
- * MAX_HASHED_READS, 4 KiB, some 5.5 KB as base64): the index of readers answers the pod as a
+ * MAX_HASHED_READS, 5 KiB, some 7 KB as base64): the index of readers answers the pod as a
  * reader of every name whose hash it holds (a collision only makes it one more reader: the
  * CREATE is judged against it, never passed), and the pod itself, whose names a hash cannot
  * give, is read live when looked up (cached-reader.ts).
@@ -220,7 +220,7 @@ export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown
   const dropped = verified ? new Set([attestation, `${prefix}${SUFFIXES.createNonce}`]) : undefined;
   const pairs = (map: Record<string, string> | undefined) =>
     Object.entries(map ?? {}).flatMap(([key, value]) => (dropped?.has(key) ? [] : [SUFFIX_CODE.get(key.slice(skip)) ?? key.slice(skip), value]));
-  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p === undefined ? 0 : readsPastBound(p) ? hashedReads(p) : [p.claims, p.secrets, p.configMaps, p.resourceClaims]];
+  const packed: Packed = [f.uid ?? 0, f.serviceAccountName ?? 0, f.deleting ? 1 : 0, c ? [c.apiVersion, c.kind, c.name, c.uid] : 0, pairs(f.labels), pairs(f.annotations), verified ? 1 : 0, p === undefined ? 0 : readsPastBound(p) ? hashedReads(p) : [p.claims, p.secrets, p.configMaps, p.resourceClaims, p.resourceClaimTemplates]];
   const stored = JSON.stringify(packed);
   // V8 builds a long JSON.stringify result as a tree of pieces (a cons string) that costs half
   // as much again as the text; reading a character flattens it into one string.
@@ -256,7 +256,12 @@ export function readsOfStored(stored: StoredFacts): PodReads | Uint32Array | typ
   if (p === 0) return undefined;
   if (p === READS_NOT_KEPT) return READS_ANY_NAME;
   if (p[0] === READS_NOT_KEPT) return hashesOf(p[1]);
-  return { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] };
+  return unpackedReads(p);
+}
+
+/** A record's names, as packed. */
+function unpackedReads(p: [string[], string[], string[], string[], string[]]): PodReads {
+  return { claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3], resourceClaimTemplates: p[4] };
 }
 
 function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
@@ -274,7 +279,7 @@ function decodeStored(stored: StoredFacts, prefix: string): ObjectFacts {
     ...(labels.length > 0 ? { labels: Object.freeze(map(labels)) } : {}),
     ...(annotations.length > 0 ? { annotations: Object.freeze(map(annotations)) } : {}),
     ...(sa !== 0 ? { serviceAccountName: sa } : {}),
-    ...(p === READS_NOT_KEPT || (p !== 0 && p[0] === READS_NOT_KEPT) ? { readsNotKept: true as const } : p !== 0 ? { reads: Object.freeze({ claims: p[0], secrets: p[1], configMaps: p[2], resourceClaims: p[3] }) } : {}),
+    ...(p === READS_NOT_KEPT || (p !== 0 && p[0] === READS_NOT_KEPT) ? { readsNotKept: true as const } : p !== 0 ? { reads: Object.freeze(unpackedReads(p)) } : {}),
     ...(c !== 0 ? { controller: Object.freeze({ apiVersion: c[0], kind: c[1], name: c[2], uid: c[3] }) } : {}),
     deleting: deleting === 1,
     ...(verified === 1 ? { stampsVerified: true as const } : {}),

@@ -633,7 +633,7 @@ export const KIND_TABLE = [
     resource: 'pods',
     namespaced: true,
     door: 'object',
-    readsByName: ['persistentvolumeclaims', 'secrets', 'configmaps', 'resourceclaims'],
+    readsByName: ['persistentvolumeclaims', 'secrets', 'configmaps', 'resourceclaims', 'resourceclaimtemplates'],
     // status writes may change metadata too; ephemeralcontainers adds containers (kubectl debug).
     subresources: {
       ephemeralcontainers: 'object',
@@ -656,6 +656,13 @@ export const KIND_TABLE = [
         by: 'name',
         kind: { group: 'resource.k8s.io', kind: 'ResourceClaim' },
         follower: "the scheduler and the DRA driver give the pod the claim's allocated devices",
+        immutable: true,
+      },
+      {
+        path: 'spec.resourceClaims[].resourceClaimTemplateName',
+        by: 'name',
+        kind: { group: 'resource.k8s.io', kind: 'ResourceClaimTemplate' },
+        follower: "the resourceclaim controller makes the pod's claim from whatever template stands under the name: its devices, their configuration and its metadata",
         immutable: true,
       },
     ],
@@ -889,7 +896,8 @@ export const KIND_TABLE = [
   // Dynamic resource allocation: a pod shares the devices of the claims it names; the
   // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
   { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get', podInput: true },
-  { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, metadataTemplates: ['spec.metadata'], podInput: true },
+  // Read (metadata only) when a pod names one: its claim is made from it, devices, configuration and metadata.
+  { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, lookup: 'get', metadataTemplates: ['spec.metadata'], podInput: true },
   {
     kind: 'HorizontalPodAutoscaler',
     group: 'autoscaling',

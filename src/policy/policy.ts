@@ -78,6 +78,8 @@ export interface PodReads {
   secrets: string[];
   configMaps: string[];
   resourceClaims: string[];
+  /** The ResourceClaimTemplates it names: the resourceclaim controller makes its claims from whatever stands under those names. */
+  resourceClaimTemplates: string[];
 }
 
 export type Lookup =

@@ -172,7 +172,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRing): Promise<{ cache: LookupCache; reader: ObjectReader; stop(): void } | undefined> {
   const { logger } = opts;
   if (opts.kubeConfig === undefined && opts.kubeconfig === undefined && opts.context === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
-    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, new pods that mount claims, and what an environment creates that a pod may read by name (Secrets, ConfigMaps, claims, ResourceClaims), are refused, since Deed cannot tell whose the pod or claim is, nor which pods read the name');
+    logger.warn('no API-server credentials (--kubeconfig, or in-cluster): every namespace is taken as in the review scope; evictions and bindings of pods, new pods that mount claims, and what an environment creates that a pod may read by name (Secrets, ConfigMaps, claims, ResourceClaims, ResourceClaimTemplates), are refused, since Deed cannot tell whose the pod or claim is, nor which pods read the name');
     return undefined;
   }
   // Not client-node: api-connection.ts reads the kubeconfig forms a webhook meets without it.

@@ -1,5 +1,8 @@
 // What a pod reads by name: the claims it mounts or its ephemeral volumes clone, the Secrets
-// and ConfigMaps it names, the ResourceClaims it names. A pod's names are judged at its
+// and ConfigMaps it names, the ResourceClaims it names and the ResourceClaimTemplates its
+// claims are made from (the resourceclaim controller copies whatever template stands under
+// the name when it makes the pod's claim, and again if that claim is gone while the pod has
+// not started). A pod's names are judged at its
 // CREATE, but nothing holds what they name after: the API server keeps a claim only for a
 // scheduled pod (pvc-protection), a Secret or a ConfigMap never. So what its writer deletes
 // can be created again under the name by another environment, and the kubelet hands the pod
@@ -30,6 +33,7 @@ export const POD_READS: ReadonlyArray<{ field: keyof PodReads; resource: LookupR
   { field: 'secrets', resource: 'secrets', kind: 'Secret', max: MAX_SECRET_LOOKUPS },
   { field: 'configMaps', resource: 'configmaps', kind: 'ConfigMap', max: MAX_CONFIGMAP_LOOKUPS },
   { field: 'resourceClaims', resource: 'resourceclaims', kind: 'ResourceClaim', max: MAX_CLAIM_LOOKUPS },
+  { field: 'resourceClaimTemplates', resource: 'resourceclaimtemplates', kind: 'ResourceClaimTemplate', max: MAX_CLAIM_LOOKUPS },
 ];
 
 /**
@@ -42,14 +46,16 @@ export function podReadsOf(spec: unknown, status?: unknown): PodReads | undefine
   if (!isRec(spec) || !Array.isArray(field(spec, 'containers'))) return undefined;
   const phase = isRec(status) ? field(status, 'phase') : undefined;
   if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+  const dra = objectReferences(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec } as KubeObject);
   const reads: PodReads = {
     claims: distinct(recs(field(spec, 'volumes')).map((v) => claimName(v))),
     secrets: distinct(podSecrets(spec, 'spec').map((r) => r.name)),
     configMaps: distinct(podConfigMaps(spec, 'spec').map((r) => r.name)),
     // As the kind table names them (a pod's row, `references`): the table's and the binding's cannot part.
-    resourceClaims: distinct(objectReferences(PODS, { apiVersion: 'v1', kind: 'Pod', metadata: {}, spec } as KubeObject).filter((r) => r.group === 'resource.k8s.io' && r.kind === 'ResourceClaim').map((r) => r.name)),
+    resourceClaims: draNames(dra, 'ResourceClaim'),
+    resourceClaimTemplates: draNames(dra, 'ResourceClaimTemplate'),
   };
-  return reads.claims.length + reads.secrets.length + reads.configMaps.length + reads.resourceClaims.length === 0 ? undefined : reads;
+  return POD_READS.every((r) => reads[r.field].length === 0) ? undefined : reads;
 }
 
 /** The kinds whose objects read a name of `resource`, with their resources (the kind table's `readsByName`): pods, and for a claim's name the claims not yet provisioned (claimReadsOf). */
@@ -79,7 +85,7 @@ export function claimReadsOf(spec: unknown): PodReads | undefined {
   if (!isRec(spec) || Array.isArray(field(spec, 'containers'))) return undefined;
   if ((text(spec, 'volumeName') ?? '') !== '') return undefined;
   const clone = dataSources(spec).clone?.name;
-  return clone === undefined ? undefined : { claims: [clone], secrets: [], configMaps: [], resourceClaims: [] };
+  return clone === undefined ? undefined : { claims: [clone], secrets: [], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] };
 }
 
 /** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */
@@ -99,6 +105,11 @@ function claimName(volume: Rec): string | undefined {
   if (isRec(pvc)) return text(pvc, 'claimName');
   const template = ephemeralClaimSpec(volume);
   return template === undefined ? undefined : dataSources(template).clone?.name;
+}
+
+/** The names of `kind` (of resource.k8s.io) among a pod's references. */
+function draNames(refs: ReturnType<typeof objectReferences>, kind: 'ResourceClaim' | 'ResourceClaimTemplate'): string[] {
+  return distinct(refs.filter((r) => r.group === 'resource.k8s.io' && r.kind === kind).map((r) => r.name));
 }
 
 function distinct(names: Array<string | undefined>): string[] {

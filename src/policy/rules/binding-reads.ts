@@ -60,7 +60,7 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
       if (owner.environment === environment || (r.field === 'claims' && alsoFrom?.has(owner.environment) === true)) continue;
       findings.push({
         rule,
-        message: `pod ${namespace}/${podName} (${whose}) names ${what}, which belongs to another environment: once bound, the kubelet would hand it to this pod${r.field === 'claims' ? ' (or, for the claim an ephemeral volume clones, the provisioner would copy it into the pod\'s claim)' : ''}. Delete the pod and create it again naming its own run's objects`,
+        message: `pod ${namespace}/${podName} (${whose}) names ${what}, which belongs to another environment: ${r.field === 'resourceClaimTemplates' ? "the resourceclaim controller would make this pod's claim from it" : `once bound, the kubelet would hand it to this pod${r.field === 'claims' ? ' (or, for the claim an ephemeral volume clones, the provisioner would copy it into the pod\'s claim)' : ''}`}. Delete the pod and create it again naming its own run's objects`,
       });
     }
   }

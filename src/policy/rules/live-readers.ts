@@ -4,7 +4,9 @@
 // claim not yet provisioned clones is what the provisioner copies into it (pod/pod-reads.ts,
 // claimReadsOf). Their names are judged when they are written, but nothing holds what they
 // name after: its writer may delete it, and another create one under the name. So the
-// CREATE of a Secret, ConfigMap, claim or ResourceClaim is refused while a reader of the
+// CREATE of a Secret, ConfigMap, claim, ResourceClaim or ResourceClaimTemplate (the
+// resourceclaim controller makes a pod's claim from whatever template stands under the name
+// the pod gives) is refused while a reader of the
 // name is one the object's writer may not reach: for an environment, a pod or claim of
 // another environment (or of none), which would read its object; for a principal of no
 // environment (a tenant, a manager), one of an environment it does not act for, whose input
@@ -27,9 +29,12 @@ import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import type { Requester } from '../requester/identity.js';
 import { RULES } from './catalog.js';
 
+/** What a pod reads by name in resource.k8s.io; the rest are core kinds. */
+const DRA_RESOURCES: ReadonlySet<string> = new Set(['resourceclaims', 'resourceclaimtemplates']);
+
 /**
  * The kind a pod reads by name that `req` creates, and the name, when judged: the CREATE of
- * the object itself (of the core kinds, or of resource.k8s.io's ResourceClaim: a custom
+ * the object itself (of the core kinds, or of resource.k8s.io's ResourceClaim and ResourceClaimTemplate: a custom
  * resource may share a plural), not a well-known ConfigMap. The name is the object's: under
  * `generateName` the request's is empty, and the object's is empty too before the API server
  * names it (at the mutating webhook); a name it makes up is no pod's to read.
@@ -38,7 +43,7 @@ function judged(req: AdmissionRequest, policy: Policy | undefined): { row: (type
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.subResource !== undefined) return undefined;
   const name = req.object?.metadata?.name || req.name;
   if (typeof name !== 'string' || name === '') return undefined;
-  const row = POD_READS.find((r) => r.resource === req.resource.resource && req.resource.group === (r.resource === 'resourceclaims' ? 'resource.k8s.io' : ''));
+  const row = POD_READS.find((r) => r.resource === req.resource.resource && req.resource.group === (DRA_RESOURCES.has(r.resource) ? 'resource.k8s.io' : ''));
   if (row === undefined) return undefined;
   // An UPDATE writes a pod's input where it changes a Secret's or a ConfigMap's content (a claim's is written by the pods that mount it).
   if (req.operation === 'UPDATE' && ((row.field !== 'secrets' && row.field !== 'configMaps') || !changesContent(req.oldObject, req.object))) return undefined;
@@ -98,13 +103,13 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE');
+    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates');
   }
   return [];
 }
 
 /** Which pod or claim reads the name, and whose, is not told: the requester acts for none of them. */
-function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false): Finding[] {
+function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false, template = false): Finding[] {
   const whose = environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
   if (by === 'PersistentVolumeClaim')
     return [
@@ -124,7 +129,7 @@ function foreign(rule: string, namespace: string, what: string, environment: str
       : {
           rule,
           path: 'metadata.name',
-          message: `a live pod ${whose} in namespace ${namespace} reads ${what} by name, and the kubelet would hand it this one: choose a name of this run's own, or create it once no such pod is left`,
+          message: `a live pod ${whose} in namespace ${namespace} reads ${what} by name, and ${template ? "the resourceclaim controller would make that pod's claim from this one (its devices, their configuration, its metadata)" : 'the kubelet would hand it this one'}: choose a name of this run's own, or create it once no such pod is left`,
         },
   ];
 }
