@@ -161,6 +161,8 @@ export async function startControlPlane(bin: string, withControllers: boolean): 
           'disruption-controller',
           // The PV controller: it binds a claim to a volume made for it (cases/pointers.ts).
           'persistentvolume-binder-controller',
+          // The resourceclaim controller: it makes a pod's claim from the template it names (cases/claim-templates.ts).
+          'resourceclaim-controller',
         ].join(','),
         `--service-account-private-key-file=${join(pki, 'sa.key')}`,
         `--root-ca-file=${ca}`,

@@ -37,6 +37,7 @@ import { throttlingCases } from './cases/throttling.js';
 import { lookupCacheCases } from './cases/lookup-cache.js';
 import { oneCallCases } from './cases/one-call.js';
 import { pointerCases } from './cases/pointers.js';
+import { claimTemplateCases } from './cases/claim-templates.js';
 import { blockingOwnerCases } from './cases/blocking-owners.js';
 import { namespaceWideCases } from './cases/namespace-wide.js';
 import { realWorkloadCases } from './cases/real-workloads.js';
@@ -99,6 +100,7 @@ describe('Deed in a real API server', { skip }, () => {
   lookupCacheCases(get);
   oneCallCases(get);
   pointerCases(get);
+  claimTemplateCases(get, tools);
   blockingOwnerCases(get, tools);
   namespaceWideCases(get, tools);
   realWorkloadCases(get, tools);
