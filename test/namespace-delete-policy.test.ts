@@ -5,18 +5,14 @@
 // (test/e2e/cases/namespace-wide.ts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { existsSync } from 'node:fs';
+import { stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { run as runCel } from '@bufbuild/cel';
 import { renderManifests } from '../src/install/manifests.js';
-import { ROOT } from './cli-process.js';
 import { toCel } from './helpers.js';
+import { assertChartRendersAsOurs, HELM } from './chart-render.js';
 
-const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
 const POLICY = {
   environments: [
     { id: 'alpha', serviceAccounts: ['sandbox-a:runner', 'ci:*'], groups: ['team-a'], namespaces: ['sandbox-a', 'lab-a'], managers: { users: ['system:serviceaccount:platform:runner-controller'], groups: ['alpha-ops'] } },
@@ -99,16 +95,6 @@ describe('the namespace-delete policy', () => {
   });
 
   test('the chart renders the same objects as deed manifests', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'deed-namespace-delete-'));
-    for (const policy of [POLICY, { environments: [{ id: 'default', groups: ['system:serviceaccounts'] }] }]) {
-      const values = join(dir, 'values.yaml');
-      writeFileSync(values, stringify({ policy }));
-      const out = execFileSync(HELM, ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', 'deed-system', '-f', values, '-s', 'templates/namespace-delete-policy.yaml'], { encoding: 'utf8' });
-      const chart = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; spec: unknown });
-      const mine = ours(policy);
-      assert.deepEqual(chart.map((o) => o.kind), ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
-      assert.deepEqual(chart[0]!.spec, JSON.parse(JSON.stringify(mine[0].spec)));
-      assert.deepEqual(chart[1]!.spec, JSON.parse(JSON.stringify(mine[1].spec)));
-    }
+    assertChartRendersAsOurs('namespace-delete-policy.yaml', [POLICY, { environments: [{ id: 'default', groups: ['system:serviceaccounts'] }] }], (policy) => ours(policy));
   });
 });

@@ -98,6 +98,20 @@ function shedAlertFiring(samples: Sample[]): string[] {
   return [...groups.values()].filter((g) => g.max > threshold).map((g) => g.labels.resource!).sort();
 }
 
+/**
+ * A proxy between Deed and the API server, and Deed restarted to read through it with its own
+ * kubeconfig (the suite's), pointed at the proxy: same token, plain HTTP on the loopback.
+ */
+async function deedThroughProxy(s: Suite, kubeconfigName: string): Promise<ApiProxy> {
+  const proxy = await startApiProxy({ server: s.cp.server, ca: s.cp.ca });
+  const kubeconfig = JSON.parse(readFileSync(join(s.cp.dir, 'deed', 'deed.kubeconfig'), 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
+  kubeconfig.clusters[0]!.cluster = { server: proxy.url };
+  const file = join(s.cp.dir, 'deed', kubeconfigName);
+  writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
+  await s.restartDeed(undefined, ['--kubeconfig', file]);
+  return proxy;
+}
+
 const messageOf = (a: ApiAnswer) => (typeof a.body?.message === 'string' ? (a.body.message as string) : '');
 
 /**
@@ -217,13 +231,7 @@ export function lookupCacheCases(suite: () => Suite): void {
 
       before(async () => {
         const s = suite();
-        proxy = await startApiProxy({ server: s.cp.server, ca: s.cp.ca });
-        // Deed's own kubeconfig (the suite's), pointed at the proxy: same token, plain HTTP on the loopback.
-        const kubeconfig = JSON.parse(readFileSync(join(s.cp.dir, 'deed', 'deed.kubeconfig'), 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
-        kubeconfig.clusters[0]!.cluster = { server: proxy.url };
-        const file = join(s.cp.dir, 'deed', 'deed-via-proxy.kubeconfig');
-        writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
-        await s.restartDeed(undefined, ['--kubeconfig', file]);
+        proxy = await deedThroughProxy(s, 'deed-via-proxy.kubeconfig');
         // Ready means the namespaces are listed; the Secrets' list and watch follow (slower on a loaded machine).
         await eventually('Deed reads the API server through the proxy (its watch of Secrets)', async () => proxy.requests.some((r) => r.path === '/api/v1/secrets' && r.query.get('watch') === 'true'));
       });
@@ -352,12 +360,7 @@ export function lookupCacheCases(suite: () => Suite): void {
       let proxy: ApiProxy;
       before(async () => {
         const s = suite();
-        proxy = await startApiProxy({ server: s.cp.server, ca: s.cp.ca });
-        const kubeconfig = JSON.parse(readFileSync(join(s.cp.dir, 'deed', 'deed.kubeconfig'), 'utf8')) as { clusters: Array<{ cluster: Record<string, unknown> }> };
-        kubeconfig.clusters[0]!.cluster = { server: proxy.url };
-        const file = join(s.cp.dir, 'deed', 'deed-via-stalling-proxy.kubeconfig');
-        writeFileSync(file, JSON.stringify(kubeconfig), { mode: 0o600 });
-        await s.restartDeed(undefined, ['--kubeconfig', file]);
+        proxy = await deedThroughProxy(s, 'deed-via-stalling-proxy.kubeconfig');
         for (const resource of ['pods', 'serviceaccounts', 'deployments']) await eventually(`${resource} current through the proxy`, async () => (await metric(s, 'deed_lookup_cache_current', { resource })) === 1);
       });
       after(async () => {

@@ -1,0 +1,29 @@
+// The Helm chart's rendering of one admission policy template, held equal to what
+// `deed manifests` renders from the same policy (the chart writes the CEL twice: in
+// TypeScript and in its templates).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import { ROOT } from './cli-process.js';
+
+/** helm from the envtest assets; tests that need it are skipped without it. */
+export const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
+
+/** For each policy, `templates/<template>` renders a ValidatingAdmissionPolicy and its binding whose specs are `ours(policy)`'s. */
+export function assertChartRendersAsOurs(template: string, policies: unknown[], ours: (policy: unknown) => [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding]): void {
+  const dir = mkdtempSync(join(tmpdir(), `deed-${template.replace(/\.yaml$/, '')}-`));
+  for (const policy of policies) {
+    const values = join(dir, 'values.yaml');
+    writeFileSync(values, stringify({ policy }));
+    const out = execFileSync(HELM, ['template', 'deed', join(ROOT, 'manifests/helm/deed'), '-n', 'deed-system', '-f', values, '-s', `templates/${template}`], { encoding: 'utf8' });
+    const chart = parseAllDocuments(out).map((d) => d.toJS() as { kind: string; spec: unknown });
+    const mine = ours(policy);
+    assert.deepEqual(chart.map((o) => o.kind), ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    assert.deepEqual(chart[0]!.spec, JSON.parse(JSON.stringify(mine[0].spec)));
+    assert.deepEqual(chart[1]!.spec, JSON.parse(JSON.stringify(mine[1].spec)));
+  }
+}
