@@ -8,7 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import { renderManifests } from '../src/install/manifests.js';
 import { ROOT } from './cli-process.js';
+
+/** A policy for the namespace policies' tests: alpha bound to two namespaces, with managers; beta bound to none; a platform and break-glass. */
+export const NAMESPACE_POLICY = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner', 'ci:*'], groups: ['team-a'], namespaces: ['sandbox-a', 'lab-a'], managers: { users: ['system:serviceaccount:platform:runner-controller'], groups: ['alpha-ops'] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  platform: { users: ['argocd'], groups: ['platform-admins'] },
+  breakGlass: { users: ['oncall'], groups: [] },
+};
 
 /** helm from the envtest assets; tests that need it are skipped without it. */
 export const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
@@ -26,4 +37,10 @@ export function assertChartRendersAsOurs(template: string, policies: unknown[], 
     assert.deepEqual(chart[0]!.spec, JSON.parse(JSON.stringify(mine[0].spec)));
     assert.deepEqual(chart[1]!.spec, JSON.parse(JSON.stringify(mine[1].spec)));
   }
+}
+
+/** The admission policy `name` and its binding as `deed manifests` renders them from `policy`. */
+export function renderedPolicy(name: string, policy: unknown, namespace = 'deed-system'): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
+  const objects = renderManifests({ namespace, image: 'x', policy: stringify(policy) }).filter((o) => o.metadata?.name === name);
+  return [objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy, objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as V1ValidatingAdmissionPolicyBinding];
 }

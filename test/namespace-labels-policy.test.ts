@@ -6,27 +6,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { stringify } from 'yaml';
-import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
 import { run as runCel } from '@bufbuild/cel';
-import { renderManifests } from '../src/install/manifests.js';
 import { PLATFORM_NAMESPACE_KEYS } from '../src/install/namespace-labels-policy.js';
 import { toCel } from './helpers.js';
-import { assertChartRendersAsOurs, HELM } from './chart-render.js';
+import { assertChartRendersAsOurs, HELM, NAMESPACE_POLICY, renderedPolicy } from './chart-render.js';
 
-const POLICY = {
-  environments: [
-    { id: 'alpha', serviceAccounts: ['sandbox-a:runner', 'ci:*'], groups: ['team-a'], namespaces: ['sandbox-a', 'lab-a'], managers: { users: ['system:serviceaccount:platform:runner-controller'], groups: ['alpha-ops'] } },
-    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
-  ],
-  platform: { users: ['argocd'], groups: ['platform-admins'] },
-  breakGlass: { users: ['oncall'], groups: [] },
-};
+const POLICY = NAMESPACE_POLICY;
 
-function ours(policy: unknown = POLICY, namespace = 'deed-system'): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
-  const objects = renderManifests({ namespace, image: 'x', policy: stringify(policy) }).filter((o) => o.metadata?.name === 'deed-namespace-labels');
-  return [objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy, objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as V1ValidatingAdmissionPolicyBinding];
-}
+const ours = (policy: unknown = POLICY, namespace = 'deed-system') => renderedPolicy('deed-namespace-labels', policy, namespace);
 
 type Meta = { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
 const sa = (ns: string, name: string) => ({ username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] });
