@@ -40,6 +40,16 @@ export interface LookupKey {
   readers?: true;
 }
 
+/**
+ * How an object a request acts on at once is read: as the one of the uid the request gives
+ * it (a Binding's pod, a Scale's workload; the cache answers only with a record of that uid),
+ * or, where it gives none, from the API server.
+ */
+export function asRequested(object: unknown): { uid: string } | { fresh: true } {
+  const uid = (object as { metadata?: { uid?: unknown } } | null | undefined)?.metadata?.uid;
+  return typeof uid === 'string' && uid !== '' ? { uid } : { fresh: true };
+}
+
 /** A key's identity among a review's reads: the readers of an object are a read of their own. */
 export function lookupKey(k: LookupKey): string {
   return `${k.resource}/${k.namespace}/${k.name}${k.readers === true ? ' readers' : ''}`;

@@ -10,6 +10,7 @@ import { enforce } from '../rules/enforcement.js';
 import { frozenBindingAnnotations } from '../rules/frozen-stamps.js';
 import { namedPodGuard } from '../rules/named-pod.js';
 import { bindingReads } from '../rules/binding-reads.js';
+import { asRequested } from '../reads.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
@@ -32,9 +33,7 @@ export const POD_BY_NAME_DOOR: DoorReview<PodByNameDoor> = {
  * a binding without it, reads the pod from the API server.
  */
 function podAsNamed(req: AdmissionRequest, door: PodByNameDoor): { withReads?: true; uid?: string; fresh?: true } {
-  if (door.action !== 'binding') return { fresh: true };
-  const uid = (req.object as { metadata?: { uid?: unknown } } | null | undefined)?.metadata?.uid;
-  return typeof uid === 'string' && uid !== '' ? { withReads: true, uid } : { withReads: true, fresh: true };
+  return door.action === 'binding' ? { withReads: true, ...asRequested(req.object) } : { fresh: true };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { DecisionContext } from '../policy.js';
 import { RULES } from '../rules/catalog.js';
 import { enforce } from '../rules/enforcement.js';
 import { serviceAccountGuard } from '../rules/service-account-guard.js';
-import { boundPodGuard, boundPodOf, boundPodUidOf, stampedAccountGuard } from '../rules/service-account-stamps.js';
+import { boundPodGuard, boundPodOf, stampedAccountGuard } from '../rules/service-account-stamps.js';
 import { isTrusted } from '../requester/principals.js';
 import { accountKeys } from '../reads.js';
 import type { DoorReview } from './door-review.js';
@@ -23,11 +23,10 @@ export const TOKEN_REQUEST_DOOR: DoorReview<Extract<Door, { kind: 'token-request
     const judged = facts === undefined || policy === undefined || !isTrusted(facts.requester, policy);
     const account = accountKeys(door.serviceAccount, namespace).map((k) => (judged ? { ...k, fresh: true as const } : k));
     const pod = boundPodOf(req.object);
-    const uid = boundPodUidOf(req.object);
-    return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, name: pod, ...(uid !== undefined ? { uid } : {}) }] : account;
+    return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, ...pod }] : account;
   },
   stamp: () => allowed(),
-  judge: (facts, namespace, ctx) => validateTokenRequest(facts.door.serviceAccount, boundPodOf(facts.request.object), namespace, facts.requester, ctx),
+  judge: (facts, namespace, ctx) => validateTokenRequest(facts.door.serviceAccount, boundPodOf(facts.request.object)?.name, namespace, facts.requester, ctx),
   judgesCreateWhole: false,
 };
 

@@ -5,6 +5,7 @@ import { allowed } from '../../admission/verdict.js';
 import { SCALED_RESOURCES, type LookupResource } from '../kinds.js';
 import { enforce } from '../rules/enforcement.js';
 import { scaleFindings } from '../workload/stamps.js';
+import { asRequested } from '../reads.js';
 import type { DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
@@ -14,8 +15,7 @@ export const WORKLOAD_SCALE_DOOR: DoorReview<Extract<Door, { kind: 'workload-sca
   // name is not taken for it.
   needs: ({ req, door, namespace, judges }) => {
     if (!judges || door.name === undefined || !SCALED_RESOURCES.includes(door.resource)) return [];
-    const uid = (req.object as { metadata?: { uid?: unknown } } | null | undefined)?.metadata?.uid;
-    return [{ resource: door.resource as LookupResource, namespace, name: door.name, ...(typeof uid === 'string' && uid !== '' ? { uid } : { fresh: true as const }) }];
+    return [{ resource: door.resource as LookupResource, namespace, name: door.name, ...asRequested(req.object) }];
   },
   stamp: () => allowed(),
   judge: (facts, namespace, ctx) => enforce(scaleFindings(facts.door.workload, facts.door.resource, facts.door.name, namespace, facts.requester, ctx), ctx.policy),

@@ -85,7 +85,7 @@ export function claimReadsOf(spec: unknown): PodReads | undefined {
   if (!isRec(spec) || Array.isArray(field(spec, 'containers'))) return undefined;
   if ((text(spec, 'volumeName') ?? '') !== '') return undefined;
   const clone = dataSources(spec).clone?.name;
-  return clone === undefined ? undefined : { claims: [clone], secrets: [], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] };
+  return clone === undefined ? undefined : { ...noReads(), claims: [clone] };
 }
 
 /** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */
@@ -105,6 +105,11 @@ function claimName(volume: Rec): string | undefined {
   if (isRec(pvc)) return text(pvc, 'claimName');
   const template = ephemeralClaimSpec(volume);
   return template === undefined ? undefined : dataSources(template).clone?.name;
+}
+
+/** Reads of no name, one empty list per kind of POD_READS. */
+function noReads(): PodReads {
+  return Object.fromEntries(POD_READS.map((r) => [r.field, []])) as unknown as PodReads;
 }
 
 /** The names of `kind` (of resource.k8s.io) among a pod's references. */

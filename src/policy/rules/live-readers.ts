@@ -24,13 +24,10 @@ import { ownershipOfFound, type Ownership } from '../ownership.js';
 import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy, ReaderKind } from '../policy.js';
-import type { LookupResource } from '../kinds.js';
+import { kindRow, type LookupResource } from '../kinds.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import type { Requester } from '../requester/identity.js';
 import { RULES } from './catalog.js';
-
-/** What a pod reads by name in resource.k8s.io; the rest are core kinds. */
-const DRA_RESOURCES: ReadonlySet<string> = new Set(['resourceclaims', 'resourceclaimtemplates']);
 
 /**
  * The kind a pod reads by name that `req` creates, and the name, when judged: the CREATE of
@@ -43,7 +40,9 @@ function judged(req: AdmissionRequest, policy: Policy | undefined): { row: (type
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.subResource !== undefined) return undefined;
   const name = req.object?.metadata?.name || req.name;
   if (typeof name !== 'string' || name === '') return undefined;
-  const row = POD_READS.find((r) => r.resource === req.resource.resource && req.resource.group === (DRA_RESOURCES.has(r.resource) ? 'resource.k8s.io' : ''));
+  // The kind the kind table knows under the request's group and plural: a custom resource sharing a plural is none of these.
+  const kind = kindRow(req.resource)?.kind;
+  const row = POD_READS.find((r) => r.resource === req.resource.resource && r.kind === kind);
   if (row === undefined) return undefined;
   // An UPDATE writes a pod's input where it changes a Secret's or a ConfigMap's content (a claim's is written by the pods that mount it).
   if (req.operation === 'UPDATE' && ((row.field !== 'secrets' && row.field !== 'configMaps') || !changesContent(req.oldObject, req.object))) return undefined;

@@ -56,15 +56,11 @@ export function stampedAccountGuard(namespace: string, account: string, requeste
  * would get the environment's credential at its next refresh. So a stamped account's token is
  * bound only to a pod of its environment, whoever asks.
  */
-export function boundPodOf(tokenRequest: unknown): string | undefined {
-  const ref = (tokenRequest as { spec?: { boundObjectRef?: { kind?: unknown; name?: unknown } } } | undefined)?.spec?.boundObjectRef;
-  return ref?.kind === 'Pod' && typeof ref.name === 'string' && ref.name !== '' ? ref.name : undefined;
-}
-
-/** The uid of the pod a token is bound to, when the request gives one (the kubelet's does). */
-export function boundPodUidOf(tokenRequest: unknown): string | undefined {
-  const ref = (tokenRequest as { spec?: { boundObjectRef?: { kind?: unknown; uid?: unknown } } } | undefined)?.spec?.boundObjectRef;
-  return ref?.kind === 'Pod' && typeof ref.uid === 'string' && ref.uid !== '' ? ref.uid : undefined;
+export function boundPodOf(tokenRequest: unknown): { name: string; uid?: string } | undefined {
+  const ref = (tokenRequest as { spec?: { boundObjectRef?: { kind?: unknown; name?: unknown; uid?: unknown } } } | undefined)?.spec?.boundObjectRef;
+  if (ref?.kind !== 'Pod' || typeof ref.name !== 'string' || ref.name === '') return undefined;
+  // The uid, when the request gives one (the kubelet's does).
+  return typeof ref.uid === 'string' && ref.uid !== '' ? { name: ref.name, uid: ref.uid } : { name: ref.name };
 }
 
 export function boundPodGuard(namespace: string, account: string, pod: string, ctx: DecisionContext): Finding[] {
