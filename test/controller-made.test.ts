@@ -9,7 +9,10 @@ import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
-import { followUpLookups, gatheredLookup, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import { followUpLookups, gatherLookups, gatheredLookup, lookupKey, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import { createCachedReader } from '../src/kube/cached-reader.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { fakeCache, fakeLive } from './cache-fakes.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { decodePatch, fixture, FIXTURE_POLICY, kubeSystem, testContext, TEST_RING, type Review, NO_READERS } from './helpers.js';
 import { stampedTemplateMetadata } from '../src/policy/pod/claim-templates.js';
@@ -326,7 +329,7 @@ describe('adoption and release stay within one environment', () => {
       const old = jsonpatch.applyPatch(structuredClone(created), decodePatch({ response: m } as never)).newDocument as KubeObject;
       const status = { operation: 'UPDATE', oldObject: old, subResource: 'status' };
       const handed = as(adopt(old, sweep), status);
-      assert.deepEqual(planLookups(handed, 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'sweep' }], `${kind}: the new controller is read`);
+      assert.deepEqual(planLookups(handed, 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'sweep', uid: 'rs-b' }], `${kind}: the new controller is read`);
       const refused = answer('validate', handed, owners);
       assert.equal(refused.allowed, false, kind);
       assert.match(refused.status?.message ?? '', new RegExp(`\\[guard\\.adoption\\] metadata\\.ownerReferences: ${kind} sandbox-a/o is not of the environment of ReplicaSet sandbox-a/sweep`));
@@ -370,15 +373,37 @@ describe('adoption and release stay within one environment', () => {
 describe('the reads a controller-made object needs are planned', () => {
   test("a pod with a controller reference plans its owner on both webhooks, and the owner's own controller follows", () => {
     const body = review(pod(RS_A), RS_CONTROLLER);
-    const rsKey: LookupKey = { resource: 'replicasets', namespace: NS, name: 'lab-7d9' };
+    const rsKey: LookupKey = { resource: 'replicasets', namespace: NS, name: 'lab-7d9', uid: 'rs-a' };
     for (const webhook of ['mutate', 'validate'] as const) assert.deepEqual(planLookups(body, webhook, KEYS).lookups, [rsKey], webhook);
     const first = lookup({ [lookupKey(rsKey)]: found({ uid: 'rs-a' }, ref('Deployment', 'lab', 'dep-a')) });
-    assert.deepEqual(followUpLookups([rsKey], first), [{ resource: 'deployments', namespace: NS, name: 'lab' }]);
+    assert.deepEqual(followUpLookups([rsKey], first), [{ resource: 'deployments', namespace: NS, name: 'lab', uid: 'dep-a' }]);
+  });
+
+  test("an owner the cache still records under an earlier uid (deleted and made again, the watch behind) is read from the API server, not refused as another object", async () => {
+    const rs = (uid: string) => ({ uid, ...stampsOf('ReplicaSet', 'alpha') });
+    const cache = fakeCache({ [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: { ...rs('rs-old'), deleting: false } }, { inScope: [NS], current: ['replicasets'] });
+    const live = fakeLive({ [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found(rs('rs-a')) });
+    const reader = createCachedReader(cache, live, 'deed.dev', createMetrics());
+    const judged = async (webhook: 'mutate' | 'validate', body: Review, from: typeof reader) =>
+      answer(webhook, body, await gatherLookups(planLookups(body, webhook, KEYS).lookups, (keys) => from.read(keys, 1000)));
+    const m = await judged('mutate', review(pod(RS_A), RS_CONTROLLER), reader);
+    assert.equal(m.allowed, true, m.status?.message);
+    const stored = jsonpatch.applyPatch(pod(RS_A), decodePatch({ response: m } as never)).newDocument as KubeObject;
+    const v = await judged('validate', review(stored, RS_CONTROLLER), reader);
+    assert.equal(v.allowed, true, v.status?.message);
+    assert.deepEqual(live.reads, ['replicasets/sandbox-a/lab-7d9', 'replicasets/sandbox-a/lab-7d9']);
+    // The record of the uid the reference names is the cache's to answer, with no read.
+    const current = createCachedReader(fakeCache({ [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: { ...rs('rs-a'), deleting: false } }, { inScope: [NS], current: ['replicasets'] }), live, 'deed.dev', createMetrics());
+    assert.equal((await judged('validate', review(stored, RS_CONTROLLER), current)).allowed, true);
+    assert.equal(live.reads.length, 2);
+    // Made again in the API server too: another object than the reference names, refused.
+    const replaced = createCachedReader(cache, fakeLive({ [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found(rs('rs-new')) }), 'deed.dev', createMetrics());
+    assert.match((await judged('validate', review(stored, RS_CONTROLLER), replaced)).status?.message ?? '', /another object than the reference names \(uid rs-new, not rs-a\)/);
   });
 
   test('an UPDATE that changes the controller reference plans the new owner; one that keeps it plans none', () => {
     const old = pod(undefined);
-    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'lab-7d9' }]);
+    assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: old, name: 'p' }), 'validate', KEYS).lookups, [{ resource: 'replicasets', namespace: NS, name: 'lab-7d9', uid: 'rs-a' }]);
     assert.deepEqual(planLookups(review(pod(RS_A), RS_CONTROLLER, { operation: 'UPDATE', oldObject: pod(RS_A), name: 'p' }), 'validate', KEYS).lookups, []);
   });
 });

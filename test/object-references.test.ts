@@ -499,7 +499,7 @@ describe('dynamic resource allocation: claims and their templates', () => {
       { resource: 'persistentvolumeclaims', namespace: NS, name: 'alpha-bot-scratch' },
       { resource: 'resourceclaims', namespace: NS, name: 'alpha-gpu' },
     ];
-    assert.deepEqual(followUpLookups(read, first), [{ resource: 'pods', namespace: NS, name: 'alpha-bot' }]);
+    assert.deepEqual(followUpLookups(read, first), [{ resource: 'pods', namespace: NS, name: 'alpha-bot', uid: 'Pod-uid' }]);
   });
 
   test("a ResourceClaimTemplate that carries Deed's stamps in spec.metadata (copied from alpha's claim) is refused, from anyone", () => {

@@ -92,7 +92,7 @@ function refusedBoth(obj: KubeObject, userInfo: UserInfo, pattern: RegExp, l: Ob
 describe("what an operator listed in workloadControllers makes for an environment's resource is that environment's", () => {
   test("External Secrets' Secret for alpha's ExternalSecret carries alpha's stamps, read from the ExternalSecret (its controller); no runner, no deadline", () => {
     const obj = secret('alpha-db', { ownerReferences: [esOwner('alpha-db', 'es-1')] });
-    assert.deepEqual(planLookups(review(obj, ESO), 'mutate', KEYS).lookups, [{ resource: 'externalsecrets', namespace: NS, name: 'alpha-db' }]);
+    assert.deepEqual(planLookups(review(obj, ESO), 'mutate', KEYS).lookups, [{ resource: 'externalsecrets', namespace: NS, name: 'alpha-db', uid: 'es-1' }]);
     const stored = made(obj, ESO);
     assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
     assert.equal(stored.metadata.labels?.[KEYS.managed], 'true');
@@ -103,7 +103,7 @@ describe("what an operator listed in workloadControllers makes for an environmen
 
   test("cert-manager's Secret for alpha's Certificate (its controller, with --enable-certificate-owner-ref) carries alpha's stamps", () => {
     const obj = issued('alpha-web-tls', 'alpha-web', 'crt-1');
-    assert.deepEqual(planLookups(review(obj, CERT_MANAGER), 'mutate', KEYS).lookups, [{ resource: 'certificates', namespace: NS, name: 'alpha-web' }]);
+    assert.deepEqual(planLookups(review(obj, CERT_MANAGER), 'mutate', KEYS).lookups, [{ resource: 'certificates', namespace: NS, name: 'alpha-web', uid: 'crt-1' }]);
     const stored = made(obj, CERT_MANAGER);
     assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
     assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);

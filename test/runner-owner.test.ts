@@ -154,7 +154,7 @@ describe('guard.runner-owner', () => {
   });
 
   test("the runner pod's owners are in the read plan", () => {
-    assert.deepEqual(reads(review(MANAGER, [lease('unstamped')])), [{ resource: 'leases', namespace: 'shared', name: 'unstamped' }]);
+    assert.deepEqual(reads(review(MANAGER, [lease('unstamped')])), [{ resource: 'leases', namespace: 'shared', name: 'unstamped', uid: '11111111-1111-4111-8111-111111111111' }]);
   });
 
   test('an UPDATE that adds such an owner is refused; one that keeps it is not judged again', () => {

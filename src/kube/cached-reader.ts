@@ -7,10 +7,12 @@
 //   the watch has delivered; "absent" always comes from the API server.
 // - A kind whose store is not current (not listed yet, or its watch is down) is read.
 // - An object the cache saw marked for deletion is read: it may be gone, or replaced.
-// - An object the request gives a uid (a Scale, a Binding, a token's bound pod) whose record
-//   has another uid is read: it was deleted and made again under its name since the watch
-//   last told. What a request names by name alone and acts on at once (an eviction, a
-//   CONNECT, a token of an account) is read fresh by its door.
+// - An object the request gives a uid (a Scale, a Binding, a token's bound pod) or an owner
+//   reference names by uid, whose record has another uid, is read: it was deleted and made
+//   again under its name since the watch last told (and the reference is judged by what
+//   stands there now, not refused on the cache's word). What a request names by name alone
+//   and acts on at once (an eviction, a CONNECT, a token of an account) is read fresh by
+//   its door.
 // - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts, it
 //   keeps their hashes, which answer "does it read this name" but cannot give the names) is
 //   read: a binding is judged on what it reads, which the cache cannot say.

@@ -114,10 +114,19 @@ function ownerRow(ref: ControllerRef): (KindRow & { lookup: string }) | undefine
   return row?.readAsTargetOnly === true ? undefined : row;
 }
 
-/** The read that answers whose the object a controller reference names is. */
-export function ownerLookupKey(ref: ControllerRef | undefined, namespace: string): { resource: LookupResource; namespace: string; name: string } | undefined {
+/**
+ * The read that answers whose the object a controller reference names is: of the reference's
+ * uid, so a cached record of an owner deleted and made again under its name is read again,
+ * not taken for the owner the reference names.
+ */
+export function ownerLookupKey(ref: ControllerRef | undefined, namespace: string): { resource: LookupResource; namespace: string; name: string; uid?: string } | undefined {
   const row = ref === undefined ? undefined : ownerRow(ref);
-  return row === undefined ? undefined : { resource: row.resource as LookupResource, namespace, name: ref!.name };
+  return row === undefined ? undefined : { resource: row.resource as LookupResource, namespace, name: ref!.name, ...ofUid(ref!.uid) };
+}
+
+/** A key's `uid`, where the reference gives one. */
+export function ofUid(uid: string | undefined): { uid: string } | Record<string, never> {
+  return typeof uid === 'string' && uid !== '' ? { uid } : {};
 }
 
 /** Whose a controller-made object is: an environment, none, or a finding that refuses it. */

@@ -12,7 +12,7 @@ import { doorOf, type Door } from './doors/door.js';
 import type { Lookup, ObjectLookup, Policy } from './policy.js';
 import { podReadKeys } from './rules/binding-reads.js';
 import { kindRows } from './kinds.js';
-import { ownerLookupKey } from './controller-made.js';
+import { ofUid, ownerLookupKey } from './controller-made.js';
 import { madeForPod } from './pod/reference-owner.js';
 import type { StampKeys } from './stamps/keys.js';
 import { doorReview, judgedWhole, reviewFacts } from './door-reviews.js';
@@ -51,7 +51,8 @@ function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: Loo
 export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupKey[] {
   // A fresh read is made even of an object read before from the cache (a claim a pod both
   // mounts and restores a snapshot of): the cache keeps no creation time.
-  const id = (k: LookupKey) => `${lookupKey(k)}${k.fresh === true ? ' fresh' : ''}`;
+  // And of a uid: the owner a reference names is read again when the first read found another.
+  const id = (k: LookupKey) => `${lookupKey(k)}${k.fresh === true ? ' fresh' : ''}${k.uid !== undefined ? ` uid ${k.uid}` : ''}`;
   const known = new Set(read.map(id));
   const out: LookupKey[] = [];
   for (const key of read) {
@@ -76,7 +77,7 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>):
   // ephemeral volume's PVC) is that pod's: whose the pod is decides whose the claim is.
   if (POD_MADE_RESOURCES.has(key.resource)) {
     const pod = madeForPod(answer.controller);
-    return pod === undefined ? [] : [{ resource: 'pods', namespace, name: pod.name }];
+    return pod === undefined ? [] : [{ resource: 'pods', namespace, name: pod.name, ...ofUid(pod.uid) }];
   }
   // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
   // carrying its Deployment's copied annotations): its owner too.

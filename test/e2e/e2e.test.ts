@@ -97,7 +97,7 @@ describe('Deed in a real API server', { skip }, () => {
   scopeSwitchCases(get);
   configMapCases(get);
   throttlingCases(get);
-  lookupCacheCases(get);
+  lookupCacheCases(get, tools);
   oneCallCases(get);
   pointerCases(get);
   claimTemplateCases(get, tools);

@@ -55,11 +55,11 @@ export function judgesRunnerOwnersOf(requester: Requester, policy: Policy): bool
 }
 
 /** The reads the rule makes (the read plan, reads.ts): the owners of readable kinds a judged write of a runner pod introduces. */
-export function runnerOwnerKeys(req: AdmissionRequest, namespace: string, requester: Requester | undefined, policy: Policy): Array<{ resource: LookupResource; namespace: string; name: string }> {
+export function runnerOwnerKeys(req: AdmissionRequest, namespace: string, requester: Requester | undefined, policy: Policy): Array<{ resource: LookupResource; namespace: string; name: string; uid?: string }> {
   // A break-glass principal's plan is anyone's: its decision is made again as if it were none.
   if (requester !== undefined && isSystem(requester, policy) && !isBreakGlassPrincipal(requester, policy)) return [];
   const seen = new Set<string>();
-  const keys: Array<{ resource: LookupResource; namespace: string; name: string }> = [];
+  const keys: Array<{ resource: LookupResource; namespace: string; name: string; uid?: string }> = [];
   for (const ref of judgedRunnerOwners(req, namespace, requester, policy)) {
     const key = ownerLookupKey(ref, namespace);
     if (key === undefined || seen.has(`${key.resource}/${key.name}`)) continue;

@@ -1,0 +1,42 @@
+// A lookup cache and an API server as tables, for the cached reader (src/kube/cached-reader.ts)
+// and for decisions made on what it answers.
+import type { LookupCache } from '../src/kube/lookup-cache.js';
+import type { ObjectFacts } from '../src/kube/lookup-facts.js';
+import type { ObjectReader } from '../src/kube/object-reader.js';
+import { gatheredLookup, lookupKey, type LookupKey, type LookupResource } from '../src/policy/lookup.js';
+import type { Lookup, Readers } from '../src/policy/policy.js';
+import { scopeAnswer } from '../src/policy/review-scope.js';
+
+/** A cache holding `objects` (by lookupKey), current for `current` kinds, reviewing the namespaces `inScope`. */
+export function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[]; readers?: LookupCache['readers'] } = {}): LookupCache {
+  const inScope = new Set(opts.inScope ?? ['sandbox-a']);
+  const current = new Set(opts.current ?? ['pods', 'persistentvolumeclaims', 'secrets']);
+  const none = { pods: 0, persistentvolumeclaims: 0, secrets: 0, configmaps: 0, namespaces: 0, deployments: 0, replicasets: 0, statefulsets: 0, daemonsets: 0, jobs: 0, cronjobs: 0, replicationcontrollers: 0, serviceaccounts: 0 };
+  return {
+    scope: { of: (ns) => scopeAnswer(inScope.has(ns) ? { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } : undefined, 'deed-system') },
+    get: (resource, namespace, name) => (current.has(resource) ? objects[lookupKey({ resource, namespace, name })] : undefined),
+    readers: opts.readers ?? (() => undefined),
+    readsNotKept: () => 0,
+    current: (resource) => current.has(resource),
+    sizes: () => none,
+    bytes: () => none,
+    shed: () => [],
+    scopeKnown: async () => {},
+    awaitScope: async () => {},
+    start: () => {},
+    stop: () => {},
+  };
+}
+
+/** An API server as a table; every read is recorded. Readers asked for are those of `readers`, with their stamps whole. */
+export function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', readers: [] }): ObjectReader & { reads: string[] } {
+  const reads: string[] = [];
+  return {
+    reads,
+    async read(keys: LookupKey[]) {
+      for (const k of keys) reads.push(lookupKey(k));
+      const asked = keys.filter((k) => k.readers === true);
+      return gatheredLookup(new Map(keys.filter((k) => k.readers !== true).map((k) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }])), 'not read', new Map(asked.map((k) => [lookupKey(k), readers])));
+    },
+  };
+}
