@@ -91,6 +91,8 @@ describe('a binding is judged on what the pod reads once bound', () => {
       ['persistentvolumeclaims/data', 'secrets/creds', 'configmaps/kube-root-ca.crt', 'configmaps/settings', 'resourceclaims/gpu'],
     );
     assert.deepEqual(followUpLookups([{ resource: 'pods', namespace: NS, name: 'job-7' }], first), [], 'only a binding follows a pod\'s reads');
+    // The kubelet acts on a binding at once: what the pod reads is read from the API server, as far as the review's live reads go.
+    assert.ok(followUpLookups(plan, first).every((k) => k.preferFresh === true && k.fresh === undefined));
   });
 
   test('beta\'s pending pod naming a Secret alpha made under the name since is not bound', () => {

@@ -1185,7 +1185,7 @@ describe("a service account's stamps say whose credential it is", () => {
     admitted(tokenRequest(RUNNER_A, 'alpha-sa'));
   });
 
-  test("a token is handed out at once, so a judged requester's account is read from the API server; the kubelet's refresh from the cache, its pod by the token's uid", () => {
+  test("a token is handed out at once, so its account is read from the API server for a judged requester and for a token bound to a pod (the kubelet's); the pod by the token's uid", () => {
     const policy = testContext().policy;
     const plan = (body: Review) => planLookups(body, 'validate', FIXTURE_KEYS, policy).lookups;
     // beta's: the cache may still hold beta's account deleted since, alpha's made under the name.
@@ -1193,10 +1193,13 @@ describe("a service account's stamps say whose credential it is", () => {
     const KUBELET: UserInfo = { username: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'], extra: {} };
     const refresh = tokenRequest(KUBELET, 'alpha-sa');
     (refresh.request.object as { spec: Record<string, unknown> }).spec.boundObjectRef = { apiVersion: 'v1', kind: 'Pod', name: 'alpha-bot', uid: 'alpha-bot-uid' };
+    // The kubelet's, for a pod that may run as a name another environment has just taken: what the bound pod judges is the account standing now.
     assert.deepEqual(plan(refresh), [
-      { resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa' },
+      { resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa', fresh: true },
       { resource: 'pods', namespace: 'shared', name: 'alpha-bot', uid: 'alpha-bot-uid' },
     ]);
+    // A trusted requester's token bound to nothing is the cache's.
+    assert.deepEqual(plan(tokenRequest(KUBELET, 'alpha-sa')), [{ resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa' }]);
   });
 
   test('an account of no environment stays usable by all, and one Deed cannot read is refused', () => {

@@ -52,7 +52,7 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup): LookupK
   // A fresh read is made even of an object read before from the cache (a claim a pod both
   // mounts and restores a snapshot of): the cache keeps no creation time.
   // And of a uid: the owner a reference names is read again when the first read found another.
-  const id = (k: LookupKey) => `${lookupKey(k)}${k.fresh === true ? ' fresh' : ''}${k.uid !== undefined ? ` uid ${k.uid}` : ''}`;
+  const id = (k: LookupKey) => `${lookupKey(k)}${k.fresh === true ? ' fresh' : k.preferFresh === true ? ' prefer-fresh' : ''}${k.uid !== undefined ? ` uid ${k.uid}` : ''}`;
   const known = new Set(read.map(id));
   const out: LookupKey[] = [];
   for (const key of read) {

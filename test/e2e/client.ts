@@ -11,6 +11,8 @@ export interface Identity {
   token: string;
   /** kubeconfig file for kubectl and `deed reap`, written by the suite. */
   kubeconfig?: string;
+  /** Act as this user (the kubelet, the scheduler): the token's holder impersonating it (raw calls only). */
+  impersonate?: { user: string; groups: string[] };
 }
 
 export interface Server {
@@ -47,6 +49,7 @@ export function api(
         headers: {
           authorization: `Bearer ${who.token}`,
           accept,
+          ...(who.impersonate === undefined ? {} : { 'impersonate-user': who.impersonate.user, 'impersonate-group': who.impersonate.groups }),
           ...(payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) }),
         },
       },

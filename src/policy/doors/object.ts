@@ -60,7 +60,7 @@ const controllerMadeStamps = (door: ObjectDoor): SandboxKind | undefined => (doo
 
 export const OBJECT_DOOR: DoorReview<ObjectDoor> = {
   needs: (read) => [
-    ...objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read) }), {
+    ...objectReads(read, () => ({ claims: claimReferences(read), references: referencesNamed(read), accounts: credentialAccountKeys(read), owners: runnerOwnersToRead(read), atOnce: kubeletActsAtOnce(read) }), {
       judged: true,
       stampsAsOwners: controllerMadeStamps(read.door) !== undefined,
       sourcesOfMade: read.door.sandboxKind.kind === 'PersistentVolumeClaim',
@@ -299,6 +299,13 @@ function claimReferences({ req, door, facts }: ReadInput<ObjectDoor>): ClaimRefe
   // An ephemeral container may mount a volume on a claim that is a workspace.
   if (isEphemeralContainerWrite(req, door) && isRec(obj.spec)) return podClaims(obj.spec, 'spec');
   return [];
+}
+
+/** A pod created on its node (no binding follows to judge what it reads again), or an ephemeral container added to a pod: the kubelet acts at once. */
+function kubeletActsAtOnce({ req, door }: ReadInput<ObjectDoor>): boolean {
+  const obj = req.object!;
+  if (door.sandboxKind.kind !== 'Pod' || !isRec(obj.spec)) return false;
+  return (req.operation === 'CREATE' && req.subResource === undefined && !boundByScheduler(obj.spec)) || isEphemeralContainerWrite(req, door);
 }
 
 function isEphemeralContainerWrite(req: AdmissionRequest, door: ObjectDoor): boolean {

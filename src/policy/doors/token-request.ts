@@ -14,15 +14,17 @@ import type { Door } from './door.js';
 
 export const TOKEN_REQUEST_DOOR: DoorReview<Extract<Door, { kind: 'token-request' }>> = {
   // A TokenRequest hands out a token of the account it names, whose stamps say whose it is.
-  // A token is handed out at once: the account is read from the API server for a requester its
-  // stamps judge (one deleted and made again by another environment within the watch's delay
-  // would be judged as the one before); the kubelet's refreshes, which only the bound pod
-  // judges, are answered from the cache. The bound pod is the one of the token's uid.
+  // A token is handed out at once: the account is read from the API server (one deleted and
+  // made again by another environment within the watch's delay would be judged as the one
+  // before) for a requester its stamps judge, and for a token bound to a pod, which the
+  // bound pod judges: the kubelet's, for a pod that runs as the name another environment
+  // has just taken. Only a trusted requester's unbound token is the cache's. The bound pod
+  // is the one of the token's uid.
   needs: ({ req, door, namespace, judges, policy, facts }) => {
     if (!judges) return [];
-    const judged = facts === undefined || policy === undefined || !isTrusted(facts.requester, policy);
-    const account = accountKeys(door.serviceAccount, namespace).map((k) => (judged ? { ...k, fresh: true as const } : k));
     const pod = boundPodOf(req.object);
+    const judged = facts === undefined || policy === undefined || !isTrusted(facts.requester, policy);
+    const account = accountKeys(door.serviceAccount, namespace).map((k) => (judged || pod !== undefined ? { ...k, fresh: true as const } : k));
     return account.length > 0 && pod !== undefined ? [...account, { resource: 'pods', namespace, ...pod }] : account;
   },
   stamp: () => allowed(),

@@ -13,10 +13,15 @@ import type { DecisionContext, Lookup } from '../policy.js';
 import type { LookupKey } from '../reads.js';
 import { RULES } from './catalog.js';
 
-/** The reads that follow a pending pod's, when its binding is judged (lookup.ts, followUpLookups). */
+/**
+ * The reads that follow a pending pod's, when its binding is judged (lookup.ts,
+ * followUpLookups): from the API server, as far as the review's live reads go. The kubelet
+ * acts on the binding at once, and an object deleted and made again under its name by another
+ * environment within the watch's delay would be judged as the one before.
+ */
 export function podReadKeys(pending: PodReads | undefined, namespace: string): LookupKey[] {
   if (pending === undefined) return [];
-  return POD_READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name })));
+  return POD_READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name, preferFresh: true as const })));
 }
 
 /** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */

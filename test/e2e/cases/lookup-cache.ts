@@ -368,7 +368,7 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
       before(async () => {
         const s = suite();
         proxy = await deedThroughProxy(s, 'deed-via-stalling-proxy.kubeconfig');
-        for (const resource of ['pods', 'serviceaccounts', 'deployments']) await eventually(`${resource} current through the proxy`, async () => (await metric(s, 'deed_lookup_cache_current', { resource })) === 1);
+        for (const resource of ['pods', 'serviceaccounts', 'deployments', 'persistentvolumeclaims']) await eventually(`${resource} current through the proxy`, async () => (await metric(s, 'deed_lookup_cache_current', { resource })) === 1);
       });
       after(async () => {
         proxy?.flow();
@@ -428,6 +428,76 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
           assert.equal(scaled.status, 403, scaled.text);
           assert.match(messageOf(scaled), /\[guard\.cross-environment\]/);
           assert.equal((await s.api(s.admin, 'GET', `${DEPS}/lc-lag-lab`)).body?.spec?.replicas, 2, "alpha's Deployment keeps its replicas");
+        } finally {
+          proxy.flow();
+        }
+      });
+
+      test("beta frees a service account's name and alpha takes it: the kubelet's token of it, for beta's pod that ran as the name and for one made since, is refused", async () => {
+        const s = suite();
+        const alpha = s.runnerA.identity;
+        const badmin = await s.newIdentity('sandbox-b', 'lc-kubelet-admin');
+        await namespaceAdmins(s, NS, 'lc-kubelet-admins', [['sandbox-b', 'lc-kubelet-admin'], ['sandbox-a', 'runner']]);
+        // The kubelet of node-1, with the right the Node authorizer would give it (this control plane runs RBAC alone).
+        const NODE = 'system:node:node-1';
+        const kubelet: Identity = { name: 'kubelet', token: s.admin.token, impersonate: { user: NODE, groups: ['system:nodes', 'system:authenticated'] } };
+        const RBAC = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}`;
+        await s.api(s.admin, 'POST', `${RBAC}/roles`, { metadata: { name: 'lc-kubelet' }, rules: [{ apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] }] });
+        await s.api(s.admin, 'POST', `${RBAC}/rolebindings`, { metadata: { name: 'lc-kubelet' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lc-kubelet' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: NODE }] });
+        const SAS = `/api/v1/namespaces/${NS}/serviceaccounts`;
+        const onNode = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'node-1', serviceAccountName: 'lc-kubelet-sa', automountServiceAccountToken: false, containers: [{ ...MAIN }] } });
+        const tokenFor = (pod: ApiAnswer) => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.body.metadata.name, uid: pod.body.metadata.uid } } });
+        await eventually(`RBAC lets ${badmin.name} create service accounts`, async () => !/cannot create resource/.test((await s.api(badmin, 'POST', `${SAS}?dryRun=All`, { metadata: { name: 'probe' } })).text));
+        assert.equal((await s.api(badmin, 'POST', SAS, { metadata: { name: 'lc-kubelet-sa' } })).status, 201);
+        let own: ApiAnswer | undefined;
+        await eventually("beta's pod runs as its own account", async () => (own = await s.api(badmin, 'POST', PATHS.Pod(NS), onNode('lc-kubelet-own'))).status === 201);
+        await eventually("the kubelet's token of beta's account for beta's pod passes", async () => (await s.api(kubelet, 'POST', `${SAS}/lc-kubelet-sa/token`, tokenFor(own!))).status === 201);
+        proxy.stall(['/api/v1/serviceaccounts']);
+        try {
+          assert.equal((await s.api(badmin, 'DELETE', `${SAS}/lc-kubelet-sa`)).status, 200);
+          assert.equal((await s.api(alpha, 'POST', SAS, { metadata: { name: 'lc-kubelet-sa' } })).status, 201);
+          assert.ok(await current(s, 'serviceaccounts'), 'the serviceaccounts watch is open and stale');
+          const refresh = await s.api(kubelet, 'POST', `${SAS}/lc-kubelet-sa/token`, tokenFor(own!));
+          assert.equal(refresh.status, 403, refresh.text);
+          assert.match(messageOf(refresh), /\[guard\.service-account\]/);
+          // A pod made since runs as the name (judged from the cache: nothing is handed over
+          // at its CREATE), and the kubelet's first token for it is refused.
+          const thief = await s.api(badmin, 'POST', PATHS.Pod(NS), onNode('lc-kubelet-new'));
+          if (thief.status === 201) {
+            const t = await s.api(kubelet, 'POST', `${SAS}/lc-kubelet-sa/token`, tokenFor(thief));
+            assert.equal(t.status, 403, t.text);
+            assert.match(messageOf(t), /\[guard\.service-account\]/);
+          } else assert.equal(thief.status, 403, thief.text);
+        } finally {
+          proxy.flow();
+        }
+      });
+
+      test("beta frees a claim's name and alpha takes it: beta's pod naming it is not bound by the scheduler, and not created on its node", async () => {
+        const s = suite();
+        const beta = s.janitorB;
+        const CLAIMS = PATHS.PersistentVolumeClaim(NS);
+        const mounting = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { automountServiceAccountToken: false, containers: [{ ...MAIN, volumeMounts: [{ name: 'ws', mountPath: '/ws' }] }], volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'lc-lag-ws' } }], ...spec } });
+        const before = await metric(s, 'deed_lookup_cache_objects', { resource: 'persistentvolumeclaims' });
+        assert.equal((await s.api(beta, 'POST', CLAIMS, claim('lc-lag-ws'))).status, 201);
+        await eventually("the cache holds beta's claim", async () => (await metric(s, 'deed_lookup_cache_objects', { resource: 'persistentvolumeclaims' })) > before);
+        proxy.stall(['/api/v1/persistentvolumeclaims']);
+        try {
+          assert.equal((await s.api(beta, 'DELETE', `${CLAIMS}/lc-lag-ws`)).status, 200);
+          await eventually("beta's claim is gone", async () => (await s.api(s.admin, 'GET', `${CLAIMS}/lc-lag-ws`)).status === 404);
+          assert.equal((await s.api(s.runnerA.identity, 'POST', CLAIMS, claim('lc-lag-ws'))).status, 201);
+          assert.ok(await current(s, 'persistentvolumeclaims'), 'the claims watch is open and stale');
+          // Judged from the cache at its CREATE, and again, as it stands, when bound.
+          const pending = await s.api(beta, 'POST', PATHS.Pod(NS), mounting('lc-lag-mounts'));
+          assert.equal(pending.status, 201, pending.text);
+          const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'lc-lag-mounts', uid: pending.body.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } };
+          const bound = await s.api(s.admin, 'POST', `${PATHS.Pod(NS)}/lc-lag-mounts/binding`, binding);
+          assert.equal(bound.status, 403, bound.text);
+          assert.match(messageOf(bound), /\[reference\.at-binding\] .*PersistentVolumeClaim lc-lag-ws, which belongs to another environment/);
+          // No binding follows a pod made on its node: its CREATE is judged as it stands.
+          const placed = await s.api(beta, 'POST', PATHS.Pod(NS), mounting('lc-lag-placed', { nodeName: 'node-1' }));
+          assert.equal(placed.status, 403, placed.text);
+          assert.match(messageOf(placed), /\[claim\.cross-environment\]/);
         } finally {
           proxy.flow();
         }
