@@ -14,6 +14,9 @@ import { podReadsOf, type PodReads } from '../src/policy/pod/pod-reads.js';
 import type { Lookup } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
 import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
+import { createCachedReader, MAX_LIVE_READS_PER_REVIEW } from '../src/kube/cached-reader.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { fakeCache, fakeLive } from './cache-fakes.js';
 
 const POLICY: ConfigInput = {
   environments: [
@@ -91,8 +94,12 @@ describe('a binding is judged on what the pod reads once bound', () => {
       ['persistentvolumeclaims/data', 'secrets/creds', 'configmaps/kube-root-ca.crt', 'configmaps/settings', 'resourceclaims/gpu'],
     );
     assert.deepEqual(followUpLookups([{ resource: 'pods', namespace: NS, name: 'job-7' }], first), [], 'only a binding follows a pod\'s reads');
-    // The kubelet acts on a binding at once: what the pod reads is read from the API server, as far as the review's live reads go.
-    assert.ok(followUpLookups(plan, first).every((k) => k.preferFresh === true && k.fresh === undefined));
+    // The kubelet acts on a binding at once: what the pod reads is read from the API server; the well-known ConfigMaps, never judged, are not read.
+    assert.ok(followUpLookups(plan, first).every((k) => k.fresh === true));
+    assert.deepEqual(
+      followUpLookups(plan, first, testContext(POLICY).policy.config.template.wellKnownConfigMaps).map((k) => `${k.resource}/${k.name}`),
+      ['persistentvolumeclaims/data', 'secrets/creds', 'configmaps/settings', 'resourceclaims/gpu'],
+    );
   });
 
   test('beta\'s pending pod naming a Secret alpha made under the name since is not bound', () => {
@@ -114,6 +121,28 @@ describe('a binding is judged on what the pod reads once bound', () => {
     refused({ 'pods/job-7': pendingPod('beta', { resourceClaims: ['gpu'] }), ...objects }, /\(environment "beta"\) names ResourceClaim gpu, which belongs to another environment/);
     bound({ 'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }), ...objects });
     refused({ 'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': madeFor('alpha-lab', 'Pod-alpha') }, /cannot tell which environment ResourceClaim gpu, which pod shared\/job-7 reads once bound, belongs to: it was made for pod alpha-lab, and whose that pod is cannot be told: not in the test table/);
+  });
+
+  test("what a binding hands its pod is read from the API server: beta's pod padded past the live reads with names of its own choosing is not bound on the cache's stale record of the name it targets", async () => {
+    const policy = testContext(POLICY).policy;
+    const key = (resource: 'pods' | 'secrets' | 'configmaps', name: string) => lookupKey({ resource, namespace: NS, name });
+    const pad = Array.from({ length: MAX_LIVE_READS_PER_REVIEW }, (_, i) => `pad-${i}`);
+    const judged = async (padding: string[]) => {
+      const pod = { ...owned('Pod', 'beta'), reads: reads({ secrets: padding, configMaps: ['settings'] }) } as Lookup;
+      // The cache still holds beta's ConfigMap `settings`; alpha's stands under the name now. The padding does not exist.
+      const cache = fakeCache({ [key('configmaps', 'settings')]: { ...stampedMetadata('ConfigMap', 'beta', NS).metadata, uid: 'cm-beta', deleting: false } }, { inScope: [NS], current: ['configmaps', 'secrets'] });
+      const live = fakeLive({ [key('pods', 'job-7')]: pod, [key('configmaps', 'settings')]: owned('ConfigMap', 'alpha') });
+      const reader = createCachedReader(cache, live, 'deed.dev', createMetrics());
+      const found = await gatherLookups(lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS), (keys) => reader.read(keys, 1000), policy.config.template.wellKnownConfigMaps);
+      const d = decide('validate', binding('job-7'), testContext(POLICY, undefined, undefined, found));
+      return d.kind === 'review' ? d.response.response : undefined!;
+    };
+    const plain = await judged([]);
+    assert.equal(plain.allowed, false);
+    assert.match(plain.status?.message ?? '', /\[reference\.at-binding\] .*names ConfigMap settings, which belongs to another environment/);
+    const padded = await judged(pad);
+    assert.equal(padded.allowed, false, 'padded past the live reads, the name it targets is not answered from the cache');
+    assert.match(padded.status?.message ?? '', /\[reference\.at-binding\] cannot tell which environment ConfigMap settings, which pod shared\/job-7 reads once bound, belongs to: Deed reads at most 32 objects/);
   });
 
   test('the server reads in rounds: the pod, what it names, then the pod a claim was made for', async () => {

@@ -188,27 +188,27 @@ describe('every read the plan names is used by a rule', () => {
 });
 
 // What the kubelet acts on as soon as the request is stored, with no binding judged after,
-// is read from the API server as far as the review's live reads go: the cache may still hold
-// an object another environment has since deleted and made again under the name.
+// is read from the API server: the cache may still hold an object another environment has
+// since deleted and made again under the name.
 describe('what the kubelet acts on at once is read from the API server', () => {
   const pod = (spec: Spec): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'sandbox-a' }, spec });
   const plan = (body: Review) => planLookups(body, 'validate', FIXTURE_KEYS, testContext().policy).lookups;
   const named = (keys: LookupKey[]) => keys.filter((k) => k.resource === 'secrets' || k.resource === 'persistentvolumeclaims');
 
-  test("a pod created on its node (spec.nodeName) reads what it names preferring the API server; one the scheduler binds reads it from the cache, judged again at its binding", () => {
+  test("a pod created on its node (spec.nodeName) reads what it names from the API server; one the scheduler binds reads it from the cache, judged again at its binding", () => {
     const onNode = named(plan(review('', 'pods', 'Pod', pod({ ...REFERENCING_SPEC, nodeName: 'node-1' }), RUNNER_A)));
     assert.deepEqual(onNode.map((k) => `${k.resource}/${k.name}`).sort(), ['persistentvolumeclaims/data', 'persistentvolumeclaims/seed', 'secrets/creds', 'secrets/pull', 'secrets/token']);
     // The claim an ephemeral volume clones is read fresh whatever the pod: its creation time is judged.
-    assert.ok(onNode.every((k) => (k.name === 'seed' ? k.fresh === true : k.preferFresh === true)), JSON.stringify(onNode));
+    assert.ok(onNode.every((k) => k.fresh === true), JSON.stringify(onNode));
     const scheduled = named(plan(review('', 'pods', 'Pod', pod(REFERENCING_SPEC), RUNNER_A)));
     assert.equal(scheduled.length, onNode.length);
-    assert.ok(scheduled.every((k) => k.preferFresh === undefined), JSON.stringify(scheduled));
+    assert.ok(scheduled.every((k) => k.fresh === undefined || k.name === 'seed'), JSON.stringify(scheduled));
   });
 
-  test('an ephemeral container added to a running pod reads the Secrets it adds preferring the API server', () => {
+  test('an ephemeral container added to a running pod reads the Secrets it adds from the API server', () => {
     const before = { containers: [{ name: 'main', image: 'agent:1' }], nodeName: 'node-1' };
     const after = { ...before, ephemeralContainers: [{ name: 'debug', image: 'busybox', env: [{ name: 'T', valueFrom: { secretKeyRef: { name: 'debug-token', key: 't' } } }] }] };
     const keys = named(plan(review('', 'pods', 'Pod', pod(after), RUNNER_A, { operation: 'UPDATE', subResource: 'ephemeralcontainers', oldObject: pod(before) })));
-    assert.deepEqual(keys, [{ resource: 'secrets', namespace: 'sandbox-a', name: 'debug-token', preferFresh: true }]);
+    assert.deepEqual(keys, [{ resource: 'secrets', namespace: 'sandbox-a', name: 'debug-token', fresh: true }]);
   });
 });

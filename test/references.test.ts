@@ -197,7 +197,7 @@ describe('Secret references are guarded like claims', () => {
     const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'beta-creds' } }] }] } };
     const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] };
     const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
-    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds', preferFresh: true }]);
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds', fresh: true }]);
     refused(body, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds, which belongs to another environment/);
   });
 });
@@ -286,7 +286,7 @@ describe('ConfigMap references are judged as Secret references are', () => {
     const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ configMapRef: { name: 'shared-settings' } }] }] } };
     const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ configMapRef: { name: 'alpha-script' } }] }] };
     const body = review(RUNNER_B, spec, { old, subResource: 'ephemeralcontainers' });
-    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'configmaps', namespace: 'shared', name: 'alpha-script', preferFresh: true }]);
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'configmaps', namespace: 'shared', name: 'alpha-script', fresh: true }]);
     refused(body, 'configmap-ref.cross-environment', /container "dbg" reads ConfigMap alpha-script, which belongs to another environment/);
   });
 });

@@ -12,8 +12,8 @@
 //   again under its name since the watch last told (and the reference is judged by what
 //   stands there now, not refused on the cache's word). What a request names by name alone
 //   and acts on at once (an eviction, a CONNECT, a token of an account) is read fresh by
-//   its door. What a binding hands its pod is read too, as far as the review's live reads go
-//   (past them, a pod reading that many names is judged from the cache, as before).
+//   its door, and so is what a binding, a pod made on its node or an ephemeral container
+//   hands the pod.
 // - A pod whose reads the cache did not keep (past KEPT_READS_BYTES, lookup-facts.ts, it
 //   keeps their hashes, which answer "does it read this name" but cannot give the names) is
 //   read: a binding is judged on what it reads, which the cache cannot say.
@@ -64,8 +64,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           } else toRead.push(key); // a list of the namespace's pods (and claims): one read, whatever the bound below
           continue;
         }
-        const live = key.fresh === true || (key.preferFresh === true && toRead.length < MAX_LIVE_READS_PER_REVIEW);
-        const cached = live ? undefined : cache.get(key.resource, key.namespace, key.name);
+        const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
         // Not a pod whose reads were not kept: its absent `reads` would pass for "reads nothing".
         // Not a record of another uid than the request names: that object is gone, the watch behind.
         if (cached !== undefined && !cached.deleting && cached.readsNotKept !== true && (key.uid === undefined || cached.uid === key.uid)) {

@@ -3,7 +3,8 @@
  * At most this many claims are looked up for one review: a pod that names more is refused for
  * the rest (their environment stays unknown) rather than fanning out without bound. The cache
  * answers what it holds; of the rest, the reader reads at most 32 from the API server
- * (MAX_LIVE_READS_PER_REVIEW): a pod naming 40 ConfigMaps is judged when the cache is current.
+ * (MAX_LIVE_READS_PER_REVIEW): a pod naming 40 ConfigMaps is judged at its CREATE when the
+ * cache is current, and is not bound: its binding reads what it names from the API server.
  */
 export const MAX_CLAIM_LOOKUPS = 256;
 

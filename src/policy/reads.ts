@@ -26,7 +26,12 @@ export interface LookupKey {
   resource: LookupResource;
   namespace: string;
   name: string;
-  /** Read from the API server whatever the cache holds, with the object's creation time (a snapshot's source claim). */
+  /**
+   * Read from the API server whatever the cache holds, with the object's creation time (a
+   * snapshot's source claim): what is handed over at once (a token's account, what a binding
+   * or a pod made on its node hands the pod). Past the review's live reads (cached-reader.ts,
+   * MAX_LIVE_READS_PER_REVIEW) it is unknown, and refused: the cache's record may be stale.
+   */
   fresh?: true;
   /**
    * The uid the request gives the object (a Scale's, a Binding's, a token's bound pod): a
@@ -34,12 +39,6 @@ export interface LookupKey {
    * which the watch has not delivered yet, so it is read from the API server.
    */
   uid?: string;
-  /**
-   * Read from the API server while the review's live reads last (MAX_LIVE_READS_PER_REVIEW,
-   * cached-reader.ts), and past them answered as any key: what a binding hands its pod at once
-   * (rules/binding-reads.ts), where a pod reading more names than that must still be scheduled.
-   */
-  preferFresh?: true;
   /** A pod whose binding is judged: what it reads once bound is read next (rules/binding-reads.ts). */
   withReads?: true;
   /** Not the object: the live pods that read it by name (ObjectLookup's `readers`, rules/live-readers.ts). */
@@ -89,7 +88,7 @@ export interface NamedObjects {
   /**
    * The kubelet acts on what `claims` and `references` name as soon as the request is stored
    * (a pod created on its node, an ephemeral container added), with no binding judged after:
-   * they are read from the API server as far as the review's live reads go (`preferFresh`).
+   * they are read from the API server (`fresh`).
    */
   atOnce?: boolean;
 }
@@ -135,7 +134,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const owners = ownerKeys(req, judged, namespace);
   if (!judges || !req.object) return owners;
   const { claims, references, accounts, owners: given = [], atOnce } = named();
-  const asNamed = (k: LookupKey): LookupKey => (atOnce === true && k.fresh !== true ? { ...k, preferFresh: true } : k);
+  const asNamed = (k: LookupKey): LookupKey => (atOnce === true ? { ...k, fresh: true } : k);
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
   return [...owners, ...claimKeys(claims, namespace).map(asNamed), ...referenceKeys(references, namespace, policy).map(asNamed), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];

@@ -15,13 +15,20 @@ import { RULES } from './catalog.js';
 
 /**
  * The reads that follow a pending pod's, when its binding is judged (lookup.ts,
- * followUpLookups): from the API server, as far as the review's live reads go. The kubelet
- * acts on the binding at once, and an object deleted and made again under its name by another
- * environment within the watch's delay would be judged as the one before.
+ * followUpLookups): from the API server. The kubelet acts on the binding at once, and an
+ * object deleted and made again under its name by another environment within the watch's
+ * delay would be judged as the one before. Past the review's live reads the rest are unknown
+ * and the binding refused: answered from the cache instead, 32 names of the pod's own choosing
+ * would put the one it targets there. The well-known ConfigMaps are not judged, so not read.
  */
-export function podReadKeys(pending: PodReads | undefined, namespace: string): LookupKey[] {
+export function podReadKeys(pending: PodReads | undefined, namespace: string, wellKnownConfigMaps: readonly string[]): LookupKey[] {
   if (pending === undefined) return [];
-  return POD_READS.flatMap((r) => pending[r.field].slice(0, r.max).map((name) => ({ resource: r.resource, namespace, name, preferFresh: true as const })));
+  return POD_READS.flatMap((r) =>
+    pending[r.field]
+      .slice(0, r.max)
+      .filter((name) => r.field !== 'configMaps' || !wellKnownConfigMaps.includes(name))
+      .map((name) => ({ resource: r.resource, namespace, name, fresh: true as const })),
+  );
 }
 
 /** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */
