@@ -97,7 +97,7 @@ describe('a binding is judged on what the pod reads once bound', () => {
     // The kubelet acts on a binding at once: what the pod reads is read from the API server; the well-known ConfigMaps, never judged, are not read.
     assert.ok(followUpLookups(plan, first).every((k) => k.fresh === true));
     assert.deepEqual(
-      followUpLookups(plan, first, testContext(POLICY).policy.config.template.wellKnownConfigMaps).map((k) => `${k.resource}/${k.name}`),
+      followUpLookups(plan, first, testContext(POLICY).policy).map((k) => `${k.resource}/${k.name}`),
       ['persistentvolumeclaims/data', 'secrets/creds', 'configmaps/settings', 'resourceclaims/gpu'],
     );
   });
@@ -133,7 +133,7 @@ describe('a binding is judged on what the pod reads once bound', () => {
       const cache = fakeCache({ [key('configmaps', 'settings')]: { ...stampedMetadata('ConfigMap', 'beta', NS).metadata, uid: 'cm-beta', deleting: false } }, { inScope: [NS], current: ['configmaps', 'secrets'] });
       const live = fakeLive({ [key('pods', 'job-7')]: pod, [key('configmaps', 'settings')]: owned('ConfigMap', 'alpha') });
       const reader = createCachedReader(cache, live, 'deed.dev', createMetrics());
-      const found = await gatherLookups(lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS), (keys) => reader.read(keys, 1000), policy.config.template.wellKnownConfigMaps);
+      const found = await gatherLookups(lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS), (keys) => reader.read(keys, 1000), policy);
       const d = decide('validate', binding('job-7'), testContext(POLICY, undefined, undefined, found));
       return d.kind === 'review' ? d.response.response : undefined!;
     };

@@ -48,7 +48,7 @@ function readsOf(req: AdmissionRequest, door: Door, whole: boolean, webhook: Loo
  * restored from a snapshot is judged by the claim the snapshot copied), the owner of a
  * controller-made object's owner, and what a pending pod whose binding is judged reads.
  */
-export function followUpLookups(read: LookupKey[], found: ObjectLookup, wellKnownConfigMaps: readonly string[] = []): LookupKey[] {
+export function followUpLookups(read: LookupKey[], found: ObjectLookup, policy?: Policy): LookupKey[] {
   // A fresh read is made even of an object read before from the cache (a claim a pod both
   // mounts and restores a snapshot of): the cache keeps no creation time.
   // And of a uid: the owner a reference names is read again when the first read found another.
@@ -58,7 +58,7 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup, wellKnow
   for (const key of read) {
     const answer = found.get(key.resource, key.namespace, key.name);
     if (answer.state !== 'found') continue;
-    for (const next of nextReads(key, answer, wellKnownConfigMaps)) {
+    for (const next of nextReads(key, answer, policy)) {
       if (known.has(id(next))) continue;
       known.add(id(next));
       out.push(next);
@@ -67,12 +67,12 @@ export function followUpLookups(read: LookupKey[], found: ObjectLookup, wellKnow
   return out;
 }
 
-function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>, wellKnownConfigMaps: readonly string[]): LookupKey[] {
+function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>, policy: Policy | undefined): LookupKey[] {
   const namespace = key.namespace;
   if (key.resource === 'volumesnapshots')
     // Fresh: whether it is the claim the snapshot copied, or one made under its name since, is in its creation time.
     return answer.sourceClaim === undefined ? [] : [{ resource: 'persistentvolumeclaims', namespace, name: answer.sourceClaim, fresh: true }];
-  if (key.resource === 'pods') return key.withReads === true ? podReadKeys(answer.reads, namespace, wellKnownConfigMaps) : [];
+  if (key.resource === 'pods') return key.withReads === true ? podReadKeys(answer.reads, namespace, policy) : [];
   // A claim a controller made for one pod (a ResourceClaim from the pod's template, an
   // ephemeral volume's PVC) is that pod's: whose the pod is decides whose the claim is.
   if (POD_MADE_RESOURCES.has(key.resource)) {
@@ -92,12 +92,12 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>, 
  */
 export const LOOKUP_ROUNDS = 3;
 
-/** Reads `needed`, then each round's follow-ups (followUpLookups), at most LOOKUP_ROUNDS rounds: `read` does the I/O. `wellKnownConfigMaps` are not judged, so not read. */
-export async function gatherLookups(needed: LookupKey[], read: (keys: LookupKey[]) => Promise<ObjectLookup>, wellKnownConfigMaps: readonly string[] = []): Promise<ObjectLookup> {
+/** Reads `needed`, then each round's follow-ups (followUpLookups), at most LOOKUP_ROUNDS rounds: `read` does the I/O. With the policy, what no rule judges is not read. */
+export async function gatherLookups(needed: LookupKey[], read: (keys: LookupKey[]) => Promise<ObjectLookup>, policy?: Policy): Promise<ObjectLookup> {
   let asked = needed;
   let found = await read(needed);
   for (let round = 1; round < LOOKUP_ROUNDS; round++) {
-    const next = followUpLookups(asked, found, wellKnownConfigMaps);
+    const next = followUpLookups(asked, found, policy);
     if (next.length === 0) break;
     found = combinedLookup(found, await read(next));
     asked = [...asked, ...next];

@@ -208,7 +208,7 @@ export function buildApp(opts: AppOptions): DeedApp {
   /** Reads what a review needs, then what those answers make necessary (a snapshot's source claim, a claim's pod), within half the review's budget. */
   const gather = async (reader: ObjectReader, needed: LookupKey[], deadline: ReturnType<typeof reviewDeadline>) => {
     const budget = () => Math.max(0, Math.min(LOOKUP_TIMEOUT_MS, deadline.budgetMs / 2 - elapsedMs(deadline, clock())));
-    return gatherLookups(needed, (keys) => reader.read(keys, budget()), opts.ctx.policy.config.template.wellKnownConfigMaps);
+    return gatherLookups(needed, (keys) => reader.read(keys, budget()), opts.ctx.policy);
   };
 
   for (const webhook of Object.keys(HANDLERS) as Webhook[]) {

@@ -9,7 +9,8 @@ import type { Finding } from '../../admission/verdict.js';
 import { ownershipOfFound } from '../ownership.js';
 import { referencedOwnership } from '../pod/reference-owner.js';
 import { POD_READS, type PodReads } from '../pod/pod-reads.js';
-import type { DecisionContext, Lookup } from '../policy.js';
+import type { DecisionContext, Lookup, Policy } from '../policy.js';
+import { isWellKnownConfigMap } from '../pod/configmap-references.js';
 import type { LookupKey } from '../reads.js';
 import { RULES } from './catalog.js';
 
@@ -19,16 +20,21 @@ import { RULES } from './catalog.js';
  * object deleted and made again under its name by another environment within the watch's
  * delay would be judged as the one before. Past the review's live reads the rest are unknown
  * and the binding refused: answered from the cache instead, 32 names of the pod's own choosing
- * would put the one it targets there. The well-known ConfigMaps are not judged, so not read.
+ * would put the one it targets there. What is not judged (notJudged) is not read.
  */
-export function podReadKeys(pending: PodReads | undefined, namespace: string, wellKnownConfigMaps: readonly string[]): LookupKey[] {
+export function podReadKeys(pending: PodReads | undefined, namespace: string, policy: Policy | undefined): LookupKey[] {
   if (pending === undefined) return [];
   return POD_READS.flatMap((r) =>
     pending[r.field]
       .slice(0, r.max)
-      .filter((name) => r.field !== 'configMaps' || !wellKnownConfigMaps.includes(name))
+      .filter((name) => policy === undefined || !notJudged(r, name, policy))
       .map((name) => ({ resource: r.resource, namespace, name, fresh: true as const })),
   );
+}
+
+/** A name every pod may read whoever's it is (a well-known ConfigMap): neither read nor judged at binding. */
+function notJudged(r: (typeof POD_READS)[number], name: string, policy: Policy): boolean {
+  return r.field === 'configMaps' && isWellKnownConfigMap(name, policy);
 }
 
 /** The findings of a binding of `pod`, as the lookup found it: each object it reads once bound must be one its environment may use. */
@@ -46,7 +52,7 @@ export function bindingReads(pod: Lookup, podName: string, namespace: string, ct
   const findings: Finding[] = [];
   for (const r of POD_READS) {
     for (const [i, name] of pending[r.field].entries()) {
-      if (r.field === 'configMaps' && policy.config.template.wellKnownConfigMaps.includes(name)) continue;
+      if (notJudged(r, name, policy)) continue;
       if (i >= r.max) {
         // Not read (podReadKeys reads as many): what it is cannot be told, as at the pod's CREATE.
         findings.push({ rule, message: `cannot tell which environment ${r.kind} ${name}, which pod ${namespace}/${podName} reads once bound, belongs to: Deed reads at most ${r.max} ${r.kind} names of one pod` });

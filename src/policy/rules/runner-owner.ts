@@ -15,7 +15,8 @@
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { groupOf, ownerLookupKey, ownerReferencesOf, type OwnerReference } from '../controller-made.js';
-import { kindRowNamed, type LookupResource } from '../kinds.js';
+import { kindRowNamed } from '../kinds.js';
+import type { LookupKey } from '../reads.js';
 import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { runnerOf } from '../pod/runner-mark.js';
@@ -55,11 +56,11 @@ export function judgesRunnerOwnersOf(requester: Requester, policy: Policy): bool
 }
 
 /** The reads the rule makes (the read plan, reads.ts): the owners of readable kinds a judged write of a runner pod introduces. */
-export function runnerOwnerKeys(req: AdmissionRequest, namespace: string, requester: Requester | undefined, policy: Policy): Array<{ resource: LookupResource; namespace: string; name: string; uid?: string }> {
+export function runnerOwnerKeys(req: AdmissionRequest, namespace: string, requester: Requester | undefined, policy: Policy): LookupKey[] {
   // A break-glass principal's plan is anyone's: its decision is made again as if it were none.
   if (requester !== undefined && isSystem(requester, policy) && !isBreakGlassPrincipal(requester, policy)) return [];
   const seen = new Set<string>();
-  const keys: Array<{ resource: LookupResource; namespace: string; name: string; uid?: string }> = [];
+  const keys: LookupKey[] = [];
   for (const ref of judgedRunnerOwners(req, namespace, requester, policy)) {
     const key = ownerLookupKey(ref, namespace);
     if (key === undefined || seen.has(`${key.resource}/${key.name}`)) continue;
