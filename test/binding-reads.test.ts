@@ -123,26 +123,31 @@ describe('a binding is judged on what the pod reads once bound', () => {
     refused({ 'pods/job-7': pendingPod('alpha', { resourceClaims: ['gpu'] }), 'resourceclaims/gpu': madeFor('alpha-lab', 'Pod-alpha') }, /cannot tell which environment ResourceClaim gpu, which pod shared\/job-7 reads once bound, belongs to: it was made for pod alpha-lab, and whose that pod is cannot be told: not in the test table/);
   });
 
-  test("what a binding hands its pod is read from the API server: beta's pod padded past the live reads with names of its own choosing is not bound on the cache's stale record of the name it targets", async () => {
+  test("what a binding hands its pod is read from the API server: beta's pod padded past the review's GETs with names of its own choosing is judged on what stands under the name it targets, listed, not on the cache's stale record", async () => {
     const policy = testContext(POLICY).policy;
     const key = (resource: 'pods' | 'secrets' | 'configmaps', name: string) => lookupKey({ resource, namespace: NS, name });
     const pad = Array.from({ length: MAX_LIVE_READS_PER_REVIEW }, (_, i) => `pad-${i}`);
-    const judged = async (padding: string[]) => {
+    const judged = async (padding: string[], settings: Lookup) => {
       const pod = { ...owned('Pod', 'beta'), reads: reads({ secrets: padding, configMaps: ['settings'] }) } as Lookup;
-      // The cache still holds beta's ConfigMap `settings`; alpha's stands under the name now. The padding does not exist.
+      // The cache still holds beta's ConfigMap `settings`; what stands under the name now is `settings`. The padding does not exist.
       const cache = fakeCache({ [key('configmaps', 'settings')]: { ...stampedMetadata('ConfigMap', 'beta', NS).metadata, uid: 'cm-beta', deleting: false } }, { inScope: [NS], current: ['configmaps', 'secrets'] });
-      const live = fakeLive({ [key('pods', 'job-7')]: pod, [key('configmaps', 'settings')]: owned('ConfigMap', 'alpha') });
+      const live = fakeLive({ [key('pods', 'job-7')]: pod, [key('configmaps', 'settings')]: settings });
       const reader = createCachedReader(cache, live, 'deed.dev', createMetrics());
       const found = await gatherLookups(lookupsNeeded(binding('job-7').request, 'validate', FIXTURE_KEYS), (keys) => reader.read(keys, 1000), policy);
       const d = decide('validate', binding('job-7'), testContext(POLICY, undefined, undefined, found));
-      return d.kind === 'review' ? d.response.response : undefined!;
+      return { answer: d.kind === 'review' ? d.response.response : undefined!, listed: live.listed };
     };
-    const plain = await judged([]);
-    assert.equal(plain.allowed, false);
-    assert.match(plain.status?.message ?? '', /\[reference\.at-binding\] .*names ConfigMap settings, which belongs to another environment/);
-    const padded = await judged(pad);
-    assert.equal(padded.allowed, false, 'padded past the live reads, the name it targets is not answered from the cache');
-    assert.match(padded.status?.message ?? '', /\[reference\.at-binding\] cannot tell which environment ConfigMap settings, which pod shared\/job-7 reads once bound, belongs to: Deed reads at most 32 objects/);
+    const alphas = owned('ConfigMap', 'alpha');
+    const plain = await judged([], alphas);
+    assert.equal(plain.answer.allowed, false);
+    assert.match(plain.answer.status?.message ?? '', /\[reference\.at-binding\] .*names ConfigMap settings, which belongs to another environment/);
+    const padded = await judged(pad, alphas);
+    assert.equal(padded.answer.allowed, false, 'padded past the GETs, the name it targets is not answered from the cache');
+    assert.match(padded.answer.status?.message ?? '', /\[reference\.at-binding\] .*names ConfigMap settings, which belongs to another environment/);
+    assert.ok(padded.listed.includes(key('configmaps', 'settings')), 'the ConfigMap, named last, was listed');
+    // Its own ConfigMap under the name, past 32 names: bound.
+    const own = await judged(pad, owned('ConfigMap', 'beta'));
+    assert.equal(own.answer.allowed, true, own.answer.status?.message);
   });
 
   test('the server reads in rounds: the pod, what it names, then the pod a claim was made for', async () => {

@@ -28,15 +28,25 @@ export function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?
   };
 }
 
-/** An API server as a table; every read is recorded. Readers asked for are those of `readers`, with their stamps whole. */
-export function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', readers: [] }): ObjectReader & { reads: string[] } {
+/**
+ * An API server as a table; every read is recorded (`reads`; what is listed in `listed`, by
+ * key). Readers asked for are those of `readers`, with their stamps whole.
+ */
+export function fakeLive(answers: Record<string, Lookup>, readers: Readers = { state: 'known', readers: [] }): ObjectReader & { reads: string[]; listed: string[] } {
   const reads: string[] = [];
+  const listed: string[] = [];
+  const answer = (k: LookupKey) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }] as const;
   return {
     reads,
+    listed,
     async read(keys: LookupKey[]) {
       for (const k of keys) reads.push(lookupKey(k));
       const asked = keys.filter((k) => k.readers === true);
-      return gatheredLookup(new Map(keys.filter((k) => k.readers !== true).map((k) => [lookupKey(k), answers[lookupKey(k)] ?? { state: 'absent' }])), 'not read', new Map(asked.map((k) => [lookupKey(k), readers])));
+      return gatheredLookup(new Map(keys.filter((k) => k.readers !== true).map(answer)), 'not read', new Map(asked.map((k) => [lookupKey(k), readers])));
+    },
+    async readListed(keys: LookupKey[]) {
+      for (const k of keys) listed.push(lookupKey(k));
+      return gatheredLookup(new Map(keys.map(answer)), 'not read', new Map());
     },
   };
 }

@@ -51,18 +51,36 @@ describe('the cached reader', () => {
     assert.deepEqual(same.reads, []);
   });
 
-  test("keys read fresh (what is handed over at once) past the review's live reads are unknown, never the cache's record: 32 names of a pod's choosing would put the one it targets there", async () => {
+  test("keys read fresh (what is handed over at once) past the review's GETs are listed, never the cache's record: 32 names of a pod's choosing would put the one it targets there", async () => {
     const keys: LookupKey[] = Array.from({ length: MAX_LIVE_READS_PER_REVIEW + 3 }, (_, i) => ({ resource: 'secrets', namespace: 'sandbox-a', name: `s${i}`, fresh: true }));
     const cached = Object.fromEntries(keys.map((k) => [lookupKey(k), { ...STAMPED, uid: `old-${k.name}`, deleting: false }]));
     const live = fakeLive(Object.fromEntries(keys.map((k) => [lookupKey(k), { state: 'found', metadata: { uid: `now-${k.name}` } }])));
-    const answers = await createCachedReader(fakeCache(cached), live, 'deed.dev', createMetrics()).read(keys, 1000);
+    const metrics = createMetrics();
+    const answers = await createCachedReader(fakeCache(cached), live, 'deed.dev', metrics).read(keys, 1000);
     assert.equal(live.reads.length, MAX_LIVE_READS_PER_REVIEW);
+    assert.deepEqual(live.listed, keys.slice(MAX_LIVE_READS_PER_REVIEW).map(lookupKey));
     const uids = keys.map((k) => {
       const a = answers.get('secrets', 'sandbox-a', k.name);
       return a.state === 'found' ? a.metadata.uid : a.state;
     });
-    assert.deepEqual(uids.slice(0, MAX_LIVE_READS_PER_REVIEW), keys.slice(0, MAX_LIVE_READS_PER_REVIEW).map((k) => `now-${k.name}`));
-    assert.deepEqual(uids.slice(MAX_LIVE_READS_PER_REVIEW), ['unknown', 'unknown', 'unknown']);
+    assert.deepEqual(uids, keys.map((k) => `now-${k.name}`));
+    assert.equal(await count(metrics, 'deed_lookups_total', { resource: 'secrets', source: 'listed' }), 3);
+  });
+
+  test("past the review's GETs, what a pod names is listed and nothing else is: a pod's own account keeps its GET however many names come first, and a key of another kind past them is unknown", async () => {
+    const named: LookupKey[] = Array.from({ length: MAX_LIVE_READS_PER_REVIEW + 1 }, (_, i) => ({ resource: 'configmaps', namespace: 'sandbox-a', name: `c${i}`, fresh: true }));
+    const account: LookupKey = { resource: 'serviceaccounts', namespace: 'sandbox-a', name: 'runner', fresh: true };
+    const live = fakeLive({});
+    await createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics()).read([...named, account], 1000);
+    assert.equal(live.reads[0], lookupKey(account), 'the account is read by GET first');
+    assert.equal(live.reads.length, MAX_LIVE_READS_PER_REVIEW);
+    assert.deepEqual(live.listed, named.slice(MAX_LIVE_READS_PER_REVIEW - 1).map(lookupKey));
+    // Leases are no pod's reads: past the GETs they are unknown, not listed.
+    const leases: LookupKey[] = Array.from({ length: MAX_LIVE_READS_PER_REVIEW + 1 }, (_, i) => ({ resource: 'leases', namespace: 'sandbox-a', name: `l${i}` }));
+    const other = fakeLive({});
+    const answers = await createCachedReader(fakeCache({}), other, 'deed.dev', createMetrics()).read(leases, 1000);
+    assert.deepEqual(other.listed, []);
+    assert.match(JSON.stringify(answers.get('leases', 'sandbox-a', `l${MAX_LIVE_READS_PER_REVIEW}`)), /Deed reads at most 32 objects/);
   });
 
   test('two asks for one object are one read: fresh if either is, and two different uids make it fresh', async () => {
@@ -117,13 +135,16 @@ describe('the cached reader', () => {
     assert.equal(await count(metrics, 'deed_lookups_total', { source: 'skipped', resource: 'pods' }), 1);
   });
 
-  test(`at most ${MAX_LIVE_READS_PER_REVIEW} reads for one review; the rest are unknown, so refused`, async () => {
+  test(`at most ${MAX_LIVE_READS_PER_REVIEW} GETs for one review; what a pod names past them is listed, and unknown (so refused) by a reader that cannot list`, async () => {
     const live = fakeLive({});
     const reader = createCachedReader(fakeCache({}), live, 'deed.dev', createMetrics());
     const keys = Array.from({ length: MAX_LIVE_READS_PER_REVIEW + 5 }, (_, i) => claimKey(`c${i}`));
     const lookup = await reader.read([...keys, ...keys], 1000);
     assert.equal(live.reads.length, MAX_LIVE_READS_PER_REVIEW, 'duplicates are read once, and the bound holds');
-    const last = lookup.get('persistentvolumeclaims', 'sandbox-a', `c${MAX_LIVE_READS_PER_REVIEW + 4}`);
+    assert.equal(live.listed.length, 5, 'the rest, once each, by list');
+    assert.equal(lookup.get('persistentvolumeclaims', 'sandbox-a', `c${MAX_LIVE_READS_PER_REVIEW + 4}`).state, 'absent');
+    const getsOnly = fakeLive({});
+    const last = (await createCachedReader(fakeCache({}), { read: getsOnly.read }, 'deed.dev', createMetrics()).read(keys, 1000)).get('persistentvolumeclaims', 'sandbox-a', `c${MAX_LIVE_READS_PER_REVIEW + 4}`);
     assert.match(last.state === 'unknown' ? last.reason : '', /reads at most 32 objects/);
   });
 

@@ -471,9 +471,8 @@ describe('deed manifests', () => {
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
-      // What a reference names (rules/reference-scope.ts): an Ingress's, an EndpointSlice's Service, a pod's DRA claim, a route's Gateway, a Certificate's Issuer; and the owner of what a listed operator makes (a Certificate, an ExternalSecret).
+      // What a reference names (rules/reference-scope.ts): an Ingress's, an EndpointSlice's Service, a pod's DRA claim (below), a route's Gateway, a Certificate's Issuer; and the owner of what a listed operator makes (a Certificate, an ExternalSecret).
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
@@ -481,6 +480,8 @@ describe('deed manifests', () => {
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
+      // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -655,7 +656,6 @@ describe('deed manifests without the Secret cache', () => {
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get'] },
       { apiGroups: [''], resources: ['services'], verbs: ['get'] },
-      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get'] },
       { apiGroups: ['keda.sh'], resources: ['triggerauthentications'], verbs: ['get'] },
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
@@ -663,6 +663,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
+      // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

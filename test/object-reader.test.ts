@@ -3,7 +3,7 @@
 // anything else unknown.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createObjectReader } from '../src/kube/object-reader.js';
+import { createObjectReader, MAX_LISTED_OBJECTS, MAX_LISTS_IN_FLIGHT } from '../src/kube/object-reader.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
 describe('the object reader', () => {
@@ -111,5 +111,80 @@ describe('the object reader', () => {
     assert.equal(server.requests.filter((r) => r.path === '/api/v1/namespaces/live/persistentvolumeclaims').length, before);
     const one = (await reader.read([{ resource: 'persistentvolumeclaims', namespace: 'live', name: 'copy' }], 2000)).get('persistentvolumeclaims', 'live', 'copy');
     assert.deepEqual(one.state === 'found' ? one.reads?.claims : one, ['data']);
+  });
+  test("what a pod names past a review's GETs, listed: one list per kind and namespace, page by page, Secrets as metadata only with no fallback, a name the list lacks absent", async () => {
+    const secret = (name: string, namespace = 'listed') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, uid: name, creationTimestamp: '2026-12-06T10:00:00Z', labels: { 'deed.dev/environment': 'beta' } }, data: { token: 'c2VjcmV0' } }) as never;
+    for (const name of ['a', 'b', 'c', 'd']) server.put('secrets', secret(name));
+    server.put('secrets', secret('elsewhere', 'other-ns'));
+    server.put('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'listed', uid: 'x' }, data: { k: 'v' } } as never);
+    server.maxPage = 2;
+    try {
+      const reader = createObjectReader(server.kubeConfig());
+      const keys = [
+        { resource: 'secrets' as const, namespace: 'listed', name: 'a', fresh: true as const },
+        { resource: 'secrets' as const, namespace: 'listed', name: 'd', fresh: true as const },
+        { resource: 'secrets' as const, namespace: 'listed', name: 'missing', fresh: true as const },
+        { resource: 'secrets' as const, namespace: 'listed', name: 'elsewhere', fresh: true as const },
+        { resource: 'configmaps' as const, namespace: 'listed', name: 'x' },
+      ];
+      const before = server.requests.length;
+      const lookup = await reader.readListed!(keys, 2000);
+      const a = lookup.get('secrets', 'listed', 'a');
+      assert.deepEqual(a, { state: 'found', metadata: { uid: 'a', labels: { 'deed.dev/environment': 'beta' } }, created: '2026-12-06T10:00:00Z' });
+      assert.equal(lookup.get('secrets', 'listed', 'd').state, 'found', 'on the second page');
+      assert.equal(lookup.get('secrets', 'listed', 'missing').state, 'absent');
+      assert.equal(lookup.get('secrets', 'listed', 'elsewhere').state, 'absent', "another namespace's is not listed");
+      assert.equal(lookup.get('configmaps', 'listed', 'x').state, 'found');
+      assert.equal(JSON.stringify([...keys.map((k) => lookup.get(k.resource, k.namespace, k.name))]).includes('c2VjcmV0'), false);
+      const sent = server.requests.slice(before);
+      assert.deepEqual([...new Set(sent.map((r) => r.path))].sort(), ['/api/v1/namespaces/listed/configmaps', '/api/v1/namespaces/listed/secrets']);
+      assert.equal(sent.filter((r) => r.path.endsWith('/secrets')).length, 2, 'two pages of two');
+      for (const r of sent.filter((r) => r.path.endsWith('/secrets'))) assert.equal(r.accept, 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1', 'no fallback to whole Secrets');
+      server.faults.push({ path: /namespaces\/listed\/secrets$/, times: 10, answer: { status: 503, reason: 'ServiceUnavailable', message: 'injected' } });
+      assert.equal((await reader.readListed!(keys.slice(0, 1), 300)).get('secrets', 'listed', 'a').state, 'unknown', 'a list that fails answers unknown');
+    } finally {
+      server.maxPage = Infinity;
+      server.faults.length = 0;
+    }
+  });
+
+  test(`a list goes through at most ${MAX_LISTED_OBJECTS} objects: past them, its names are unknown`, async () => {
+    for (let i = 0; i <= MAX_LISTED_OBJECTS; i++) server.put('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'big', uid: `cm-${i}` } } as never);
+    server.maxPage = 500;
+    try {
+      const answer = (await createObjectReader(server.kubeConfig()).readListed!([{ resource: 'configmaps', namespace: 'big', name: `cm-${MAX_LISTED_OBJECTS}` }], 5000)).get('configmaps', 'big', `cm-${MAX_LISTED_OBJECTS}`);
+      assert.match(answer.state === 'unknown' ? answer.reason : answer.state, new RegExp(`lists at most ${MAX_LISTED_OBJECTS} configmaps of a namespace for one review`));
+    } finally {
+      server.maxPage = Infinity;
+    }
+  });
+
+  test(`at most ${MAX_LISTS_IN_FLIGHT} lists at once: the next waits its turn, and one whose review cannot wait that long is unknown`, async () => {
+    const own = await new FakeApiServer().start();
+    try {
+      for (const ns of ['n1', 'n2', 'n3']) own.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns, uid: ns } } as never);
+      own.faults.push({ path: /namespaces\/n[12]\/secrets$/, answer: { delayMs: 400 } });
+      const reader = createObjectReader(own.kubeConfig());
+      const key = (namespace: string) => ({ resource: 'secrets' as const, namespace, name: 's' });
+      const slow = reader.readListed!([key('n1'), key('n2')], 5000);
+      await new Promise((r) => setTimeout(r, 50));
+      const hurried = await reader.readListed!([key('n3')], 100);
+      const n3 = hurried.get('secrets', 'n3', 's');
+      assert.match(n3.state === 'unknown' ? n3.reason : n3.state, /listing secrets for other reviews/);
+      const patient = reader.readListed!([key('n3')], 5000);
+      const [both, later] = await Promise.all([slow, patient]);
+      assert.equal(both.get('secrets', 'n1', 's').state, 'found');
+      assert.equal(both.get('secrets', 'n2', 's').state, 'found');
+      assert.equal(later.get('secrets', 'n3', 's').state, 'found', 'its turn came');
+      assert.equal(own.maxInFlight.get('GET'), MAX_LISTS_IN_FLIGHT);
+    } finally {
+      await own.close();
+    }
+  });
+  test('without --cache-secrets (RBAC grants get alone on Secrets) no Secret is listed: past the gets, a Secret is unknown, and says why', async () => {
+    const before = server.requests.length;
+    const answer = (await createObjectReader(server.kubeConfig(), { listSecrets: false }).readListed!([{ resource: 'secrets', namespace: 'shared', name: 'creds' }], 1000)).get('secrets', 'shared', 'creds');
+    assert.match(answer.state === 'unknown' ? answer.reason : answer.state, /does not list secrets \(--cache-secrets=false\)/);
+    assert.equal(server.requests.length, before);
   });
 });

@@ -8,6 +8,7 @@ import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, type KindRow } from
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 import { celList } from './admission-policy.js';
+import { POD_READS } from '../policy/pod/pod-reads.js';
 
 type Entry = { group: string; resource: string };
 
@@ -199,6 +200,9 @@ export function operatorStampsCondition(prefix: string, controllers: readonly st
   return `request.userInfo.username in ${celList(controllers)} && has(oldObject.metadata.labels) && '${stampKeys(prefix).managed}' in oldObject.metadata.labels`;
 }
 
+/** A kind a pod names (pod-reads.ts): a ResourceClaim, a ResourceClaimTemplate. */
+const podReads = (r: KindRow) => POD_READS.some((p) => p.resource === r.resource && p.kind === r.kind);
+
 function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
   return byGroup(entries).map(([group, resources]) => ({ apiGroups: [group], resources, verbs }));
 }
@@ -207,6 +211,8 @@ function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
  * The webhook's reads: a cache kept by list and watch (get on a miss); Secrets cached only
  * when `cacheSecrets` (RBAC cannot grant metadata only: list and watch on Secrets can read
  * their data), get alone otherwise. `namespaces` is the review scope, not a kind it judges.
+ * The kinds a pod names that are read by get are listed too: what a pod names past a
+ * review's gets is read by one list of each kind (object-reader.ts, readListed).
  */
 export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
   return [
@@ -215,7 +221,8 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
     { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
     // Snapshots first, then the workloads a scale names (their metadata: the stamps decide whose a workload is).
     ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door === 'snapshot')),
-    ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door !== 'snapshot')),
+    ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door !== 'snapshot' && !podReads(r))),
+    ...policyRules(['get', 'list'], rows((r) => r.lookup === 'get' && podReads(r))),
   ];
 }
 

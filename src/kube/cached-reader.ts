@@ -20,8 +20,12 @@
 // - The pods (and claims not yet provisioned) that read an object by name come from the
 //   index kept beside their store while it is current and holds all of the namespace's;
 //   otherwise the namespace's pods (and claims) are listed (object-reader.ts).
-// - At most MAX_LIVE_READS_PER_REVIEW reads per call (a review makes one, or two when a
-//   snapshot's source claim follows); the rest are unknown (refused).
+// - At most MAX_LIVE_READS_PER_REVIEW GETs per call (a review makes one, or two when a
+//   snapshot's source claim follows). The claims, Secrets, ConfigMaps and ResourceClaims a
+//   pod names past them are read by one list per kind and namespace (object-reader.ts,
+//   readListed, with its own bounds); they take the GETs last, so a review's other reads (a
+//   pod's account, its run lease) are not crowded out by what it names. Anything else past
+//   the GETs is unknown (refused).
 // What remains is a found object deleted, or deleted and recreated, within the watch's
 // delay; see the docs for who can open that window and what it allows.
 import type { LookupKey } from '../policy/lookup.js';
@@ -30,7 +34,7 @@ import type { Lookup, Readers } from '../policy/policy.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { LookupCache } from './lookup-cache.js';
 import { factsOf, foundLookup } from './lookup-facts.js';
-import type { ObjectReader } from './object-reader.js';
+import { LISTED_RESOURCES, type ObjectReader } from './object-reader.js';
 
 /**
  * Reads from the API server per review: the claims a pod names are bounded at 32 when
@@ -45,8 +49,11 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
       const facts = new Map<string, Lookup>();
       const readers = new Map<string, Readers>();
       const toRead: LookupKey[] = [];
+      const listed: LookupKey[] = [];
       const unique = distinctKeys(keys);
-      for (const key of unique) {
+      // What a pod names last: past the GETs it is listed, what else the review reads is not.
+      const ordered = [...unique.filter((k) => !LISTED_RESOURCES.has(k.resource)), ...unique.filter((k) => LISTED_RESOURCES.has(k.resource))];
+      for (const key of ordered) {
         const id = lookupKey(key);
         const scope = cache.scope.of(key.namespace);
         if (scope.state !== 'in') {
@@ -72,6 +79,10 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'cache' });
           continue;
         }
+        if (toRead.length >= MAX_LIVE_READS_PER_REVIEW && live.readListed !== undefined && LISTED_RESOURCES.has(key.resource)) {
+          listed.push(key);
+          continue;
+        }
         if (toRead.length >= MAX_LIVE_READS_PER_REVIEW) {
           facts.set(id, { state: 'unknown', reason: `Deed reads at most ${MAX_LIVE_READS_PER_REVIEW} objects from the API server for one review` });
           metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
@@ -79,8 +90,11 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
         }
         toRead.push(key);
       }
-      if (toRead.length > 0) {
-        const answers = await live.read(toRead, timeoutMs);
+      const [answers, listedAnswers] = await Promise.all([
+        toRead.length > 0 ? live.read(toRead, timeoutMs) : undefined,
+        listed.length > 0 ? live.readListed?.(listed, timeoutMs) : undefined,
+      ]);
+      if (answers !== undefined) {
         for (const key of toRead) {
           if (key.readers === true) {
             readers.set(lookupKey(key), sameReaders(answers.readers(key.resource, key.namespace, key.name), prefix));
@@ -91,6 +105,14 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'live' });
           metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
           // The same facts as a cached answer, so no decision depends on where one came from.
+          facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
+        }
+      }
+      if (listedAnswers !== undefined) {
+        for (const key of listed) {
+          const answer = listedAnswers.get(key.resource, key.namespace, key.name);
+          metrics.lookups.inc({ resource: key.resource, source: 'listed' });
+          metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
           facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
         }
       }

@@ -2,7 +2,8 @@
 // binding names, the claims, Secrets, ConfigMaps and snapshots a new object reaches, the run lease it
 // names, a controller-made object's owner, the Service or workload a reference names, the
 // service account a token is asked for): one GET per object, under the review's own
-// deadline, answered as a Lookup. Only a Status with reason NotFound is "absent" (for a
+// deadline, answered as a Lookup (past a review's GETs, what a pod names is read by one list
+// of each kind in its namespace: readListed). Only a Status with reason NotFound is "absent" (for a
 // snapshot, also when the snapshot CRD is not installed); any other failure is "unknown",
 // and the policy refuses what it cannot judge. Pods are read whole (their service account
 // decides whose a runner is), claims too (the claim one not yet provisioned clones), and
@@ -13,7 +14,7 @@ import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
-import { boundedPage, collectionPath, getJson, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
 import { MAX_PAGE_BYTES } from './reflector.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
@@ -25,69 +26,147 @@ import { beyondMetadata } from './lookup-facts.js';
  * reaches Deed (a server that cannot answer this way fails the read: unknown, refused).
  */
 const SECRET_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+/** A list of Secrets' metadata and nothing else, likewise. */
+const SECRET_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 export interface ObjectReader {
   /** Reads every key at once; each read gets at most `timeoutMs`. */
   read(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
+  /**
+   * Reads keys of LISTED_RESOURCES by one list of each kind and namespace they name (bounded:
+   * MAX_LISTED_OBJECTS, MAX_LISTS_IN_FLIGHT), with the same answers as `read`'s. A reader
+   * without it answers them unknown.
+   */
+  readListed?(keys: LookupKey[], timeoutMs: number): Promise<ObjectLookup>;
 }
 
 type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown; creationTimestamp?: unknown };
 type Read = { metadata?: Meta; spec?: { source?: { persistentVolumeClaimName?: unknown } }; status?: unknown };
 
-/** Where one object of `resource` is read, and in which form: whole, or its metadata only. */
-function readPlan(key: LookupKey): { path: string; accept: string | undefined; controller?: true } | undefined {
-  const at = (groupVersion: string) => `${groupVersion === 'v1' ? '/api/v1' : `/apis/${groupVersion}`}/namespaces/${encodeURIComponent(key.namespace)}/${key.resource}/${encodeURIComponent(key.name)}`;
-  switch (key.resource) {
+/**
+ * Where objects of `resource` are read, and in which form: whole, or their metadata only.
+ * `list`: the form of a list of them, for the kinds a pod names that are read past the
+ * review's GETs (readListed).
+ */
+function readPlan(resource: string): { collection: (namespace: string) => string; accept: string | undefined; list?: string | undefined; controller?: true } | undefined {
+  const at = (groupVersion: string) => (namespace: string) => `${groupVersion === 'v1' ? '/api/v1' : `/apis/${groupVersion}`}/namespaces/${encodeURIComponent(namespace)}/${resource}`;
+  switch (resource) {
     // A pod whole: its service account decides whose a runner is. A snapshot whole: its source claim.
     case 'pods':
-      return { path: at('v1'), accept: undefined, controller: true };
+      return { collection: at('v1'), accept: undefined, controller: true };
     case 'volumesnapshots':
-      return { path: at(`${SNAPSHOT_GROUP}/v1`), accept: undefined };
+      return { collection: at(`${SNAPSHOT_GROUP}/v1`), accept: undefined };
     // The run lease a new object names: whose it is is in its stamps (metadata only).
     case 'leases':
-      return { path: at('coordination.k8s.io/v1'), accept: METADATA_ONE };
+      return { collection: at('coordination.k8s.io/v1'), accept: METADATA_ONE };
     // Metadata only: a Secret's data never crosses the wire to Deed.
     case 'secrets':
-      return { path: at('v1'), accept: SECRET_METADATA };
+      return { collection: at('v1'), accept: SECRET_METADATA, list: SECRET_METADATA_LIST };
     // A claim whole: the claim it clones until provisioned, as the cache keeps it; and its controlling
     // owner: one the ephemeral volume controller made for a pod is that pod's.
     case 'persistentvolumeclaims':
-      return { path: at('v1'), accept: undefined, controller: true };
+      return { collection: at('v1'), accept: undefined, list: undefined, controller: true };
     case 'configmaps':
+      return { collection: at('v1'), accept: METADATA_ONE, list: METADATA_LIST };
     case 'services':
     case 'serviceaccounts':
-      return { path: at('v1'), accept: METADATA_ONE };
+      return { collection: at('v1'), accept: METADATA_ONE };
   }
   // A workload (a scale names it, a controller-made object's owner is one), or another kind
   // of an API group a reference names (a DRA ResourceClaim): its stamps and its own
   // controlling owner are in its metadata.
-  const row = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
-  return row === undefined ? undefined : { path: at(row.group === '' ? 'v1' : `${row.group}/${row.version}`), accept: METADATA_ONE, controller: true };
+  const row = kindRows().find((r) => r.resource === resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
+  if (row === undefined) return undefined;
+  const listed = LISTED_RESOURCES.has(resource) ? { list: METADATA_LIST } : {};
+  return { collection: at(row.group === '' ? 'v1' : `${row.group}/${row.version}`), accept: METADATA_ONE, controller: true, ...listed };
 }
 
-/** `extras.onRetry` hears of each read sent again after a 429. */
-export function createObjectReader(source: ApiSource, extras: CallExtras = {}): ObjectReader {
+/**
+ * The kinds a pod names that are listed, a namespace's at a time, once a review has used its
+ * GETs (cached-reader.ts): what a binding hands its pod is read from the API server, and a
+ * pod may name more objects than a review GETs.
+ */
+export const LISTED_RESOURCES: ReadonlySet<string> = new Set(POD_READS.map((r) => r.resource));
+/** Objects a list for one review goes through, per kind and namespace, before its names are answered unknown (refused). */
+export const MAX_LISTED_OBJECTS = 5_000;
+/** Lists for reviews in flight at once, process-wide: more wait their turn within their review's time, then are refused. */
+export const MAX_LISTS_IN_FLIGHT = 2;
+
+/**
+ * `extras.onRetry` hears of each read sent again after a 429. `listSecrets`: whether Secrets
+ * may be listed (`--cache-secrets`: without it Deed's RBAC grants get alone on Secrets, since
+ * a list of them can read their data); when not, a Secret past the gets is unknown.
+ */
+export function createObjectReader(source: ApiSource, extras: CallExtras & { listSecrets?: boolean } = {}): ObjectReader {
   const conn = toConnection(source);
+  const listable = (resource: string) => LISTED_RESOURCES.has(resource) && (resource !== 'secrets' || extras.listSecrets !== false);
+  /** A read object's facts, as `key` asks for them and as the cache keeps them (lookup-facts.ts). */
+  const foundOf = (key: LookupKey, read: Read, controller: boolean): Lookup => {
+    const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
+    // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
+    const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
+    return {
+      state: 'found',
+      metadata: metadataOf(read.metadata),
+      // A pod: its account, what it reads and its controller; a claim: what it clones and its controller.
+      ...(readsByName(key.resource) ? beyondMetadata(read) : controller ? controllerOfMeta(read.metadata) : {}),
+      ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
+      ...(typeof created === 'string' && created !== '' ? { created } : {}),
+    };
+  };
   const readOne = async (key: LookupKey, timeoutMs: number): Promise<Lookup> => {
     const what = `get ${key.resource} ${key.namespace}/${key.name}`;
-    const plan = readPlan(key);
+    const plan = readPlan(key.resource);
     if (plan === undefined) return { state: 'unknown', reason: `Deed does not read ${key.resource}` };
     try {
-      const read = await getJson<Read>(conn, plan.path, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
-      const source = key.resource === 'volumesnapshots' ? read.spec?.source?.persistentVolumeClaimName : undefined;
-      // When it was made: a snapshot's, and its source claim's (read fresh), tell whether that claim is the one it copied.
-      const created = key.resource === 'volumesnapshots' || key.fresh === true ? read.metadata?.creationTimestamp : undefined;
-      return {
-        state: 'found',
-        metadata: metadataOf(read.metadata),
-        // A pod: its account, what it reads and its controller; a claim: what it clones and its controller; as the cache keeps them (lookup-facts.ts).
-        ...(readsByName(key.resource) ? beyondMetadata(read) : plan.controller ? controllerOfMeta(read.metadata) : {}),
-        ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
-        ...(typeof created === 'string' && created !== '' ? { created } : {}),
-      };
+      const read = await getJson<Read>(conn, `${plan.collection(key.namespace)}/${encodeURIComponent(key.name)}`, { what, accept: plan.accept, timeoutMs, impersonate: extras.impersonate, onRetry: extras.onRetry });
+      return foundOf(key, read, plan.controller === true);
     } catch (err) {
       if (err instanceof KubeError && err.reason === 'NotFound') return { state: 'absent' };
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
+    }
+  };
+  const lists = new Slots(MAX_LISTS_IN_FLIGHT);
+  /**
+   * `keys` (one kind, one namespace) answered by one list of that kind in that namespace, a
+   * page at a time, each page bounded in bytes, only the named objects kept. A list is read
+   * from the API server as a GET is, so a name it does not hold is absent. Past
+   * MAX_LISTED_OBJECTS, or when no list slot frees within the time, every name is unknown.
+   */
+  const listNamed = async (keys: LookupKey[], timeoutMs: number): Promise<Array<readonly [string, Lookup]>> => {
+    const { resource, namespace } = keys[0]!;
+    const plan = readPlan(resource);
+    const unknown = (reason: string) => keys.map((k) => [lookupKey(k), { state: 'unknown', reason } as Lookup] as const);
+    if (plan === undefined || !listable(resource) || !('list' in plan)) return unknown(`Deed reads no more ${resource} for one review: it has used its gets, and does not list ${resource}${resource === 'secrets' ? ' (--cache-secrets=false)' : ''}`);
+    const deadline = Date.now() + timeoutMs;
+    const release = await lists.take(timeoutMs);
+    if (release === undefined) return unknown(`Deed was listing ${resource} for other reviews for as long as this one could wait`);
+    try {
+      const wanted = new Map(keys.map((k) => [k.name, k]));
+      const found = new Map<string, Lookup>();
+      let seen = 0;
+      let next: string | undefined;
+      let limit = READER_PAGE;
+      do {
+        const cont = next;
+        const read = await boundedPage(limit, (l) =>
+          getJson<ObjectList>(conn, plan.collection(namespace), { what: `list ${resource} in ${namespace}`, accept: plan.list, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
+        );
+        limit = read.limit;
+        const items = read.page.items ?? [];
+        seen += items.length;
+        for (const item of items) {
+          const key = item.metadata?.name === undefined ? undefined : wanted.get(item.metadata.name);
+          if (key !== undefined) found.set(key.name, foundOf(key, item as Read, plan.controller === true));
+        }
+        next = read.page.metadata?.continue || undefined;
+        if (next !== undefined && seen >= MAX_LISTED_OBJECTS) return unknown(`Deed lists at most ${MAX_LISTED_OBJECTS} ${resource} of a namespace for one review, and ${namespace} holds more`);
+      } while (next !== undefined);
+      return keys.map((k) => [lookupKey(k), found.get(k.name) ?? { state: 'absent' }] as const);
+    } catch (err) {
+      return unknown(err instanceof Error ? err.message : String(err));
+    } finally {
+      release();
     }
   };
   /**
@@ -133,7 +212,49 @@ export function createObjectReader(source: ApiSource, extras: CallExtras = {}): 
       const readers = await Promise.all(keys.filter((k) => k.readers === true).map(async (k) => [lookupKey(k), await readersOf(k, timeoutMs)] as const));
       return gatheredLookup(new Map(answers), 'not read before the decision', new Map(readers));
     },
+    async readListed(keys, timeoutMs) {
+      const groups = new Map<string, LookupKey[]>();
+      for (const k of keys) {
+        const group = `${k.resource}/${k.namespace}`;
+        groups.set(group, [...(groups.get(group) ?? []), k]);
+      }
+      const answers = await Promise.all([...groups.values()].map((group) => listNamed(group, timeoutMs)));
+      return gatheredLookup(new Map(answers.flat()), 'not read before the decision', new Map());
+    },
   };
+}
+
+/** At most `size` holders at once; the rest wait their turn, in order, or give up after their time. */
+class Slots {
+  private held = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly size: number) {}
+
+  /** A release function once a slot is held, or undefined when none freed within `timeoutMs`. */
+  async take(timeoutMs: number): Promise<(() => void) | undefined> {
+    if (this.held >= this.size) {
+      const turn = await new Promise<boolean>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(wake), 1);
+          resolve(false);
+        }, timeoutMs);
+        this.waiting.push(wake);
+      });
+      if (!turn) return undefined;
+    } else this.held++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next !== undefined) next(); // the slot passes to the next in line
+      else this.held--;
+    };
+  }
 }
 
 /** Objects per page of a live list of a namespace's pods or claims (each page bounded in bytes besides). */

@@ -136,7 +136,7 @@ export function createMetrics(): Metrics {
     }),
     lookups: new Counter({
       name: 'deed_lookups_total',
-      help: 'Objects a review looked up, by resource (pods, persistentvolumeclaims, secrets) and source: cache (the watch-backed cache), live (a read from the API server: a miss, a cached object being deleted, or a kind not current), skipped (outside the review scope, or past the per-review bound: answered unknown without a read).',
+      help: 'Objects a review looked up, by resource (pods, persistentvolumeclaims, secrets) and source: cache (the watch-backed cache), live (a read from the API server: a miss, a cached object being deleted, or a kind not current), listed (what a pod names past the per-review reads, read by one list of its kind in its namespace), skipped (outside the review scope, or past the per-review bound: answered unknown without a read).',
       labelNames: ['resource', 'source'] as const,
       registers,
     }),

@@ -2,9 +2,9 @@
 /**
  * At most this many claims are looked up for one review: a pod that names more is refused for
  * the rest (their environment stays unknown) rather than fanning out without bound. The cache
- * answers what it holds; of the rest, the reader reads at most 32 from the API server
- * (MAX_LIVE_READS_PER_REVIEW): a pod naming 40 ConfigMaps is judged at its CREATE when the
- * cache is current, and is not bound: its binding reads what it names from the API server.
+ * answers what it holds; of the rest, the reader reads at most 32 by GET
+ * (MAX_LIVE_READS_PER_REVIEW) and what a pod names past them by one list per kind and
+ * namespace (object-reader.ts, readListed, with its own bounds).
  */
 export const MAX_CLAIM_LOOKUPS = 256;
 

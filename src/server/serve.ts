@@ -228,7 +228,7 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
   logger.info({ server: kc.server, cacheSecrets: opts.cacheSecrets ?? true, cacheBudgetBytes: budget.bytes, cacheBudgetFrom: budget.source }, 'lookups from a watch-backed cache, misses read from the API server');
   return {
     cache,
-    reader: createCachedReader(cache, createObjectReader(kc, { onRetry }), opts.config.labelPrefix, metrics),
+    reader: createCachedReader(cache, createObjectReader(kc, { onRetry, listSecrets: opts.cacheSecrets ?? true }), opts.config.labelPrefix, metrics),
     stop: () => {
       clearInterval(sizes);
       cache.stop();

@@ -503,6 +503,36 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
         }
       });
 
+      test("a pod made on its node naming more objects than a review gets is judged on all of them, read from the API server: its own is made, and beta's padding does not put alpha's Secret under a stale record", async () => {
+        const s = suite();
+        const beta = s.janitorB;
+        const SECRETS = PATHS.Secret(NS);
+        const pads = Array.from({ length: 33 }, (_, i) => `lc-pad-${i}`);
+        for (const name of [...pads, 'lc-pad-own']) {
+          const made = await s.api(beta, 'POST', SECRETS, { metadata: { name }, stringData: { k: 'v' } });
+          assert.equal(made.status, 201, made.text);
+        }
+        const naming = (name: string, last: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'node-1', automountServiceAccountToken: false, containers: [{ ...MAIN, envFrom: [...pads, last].map((n) => ({ secretRef: { name: n } })) }] } });
+        const own = await s.api(beta, 'POST', PATHS.Pod(NS), naming('lc-pad-own', 'lc-pad-own'));
+        assert.equal(own.status, 201, own.text);
+        const before = await metric(s, 'deed_lookup_cache_objects', { resource: 'secrets' });
+        assert.equal((await s.api(beta, 'POST', SECRETS, { metadata: { name: 'lc-lag-secret' }, stringData: { k: 'beta' } })).status, 201);
+        await eventually("the cache holds beta's Secret", async () => (await metric(s, 'deed_lookup_cache_objects', { resource: 'secrets' })) > before);
+        proxy.stall(['/api/v1/secrets']);
+        try {
+          assert.equal((await s.api(beta, 'DELETE', `${SECRETS}/lc-lag-secret`)).status, 200);
+          assert.equal((await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'lc-lag-secret' }, stringData: { k: 'alpha' } })).status, 201);
+          assert.ok(await current(s, 'secrets'), 'the Secrets watch is open and stale');
+          const placed = await s.api(beta, 'POST', PATHS.Pod(NS), naming('lc-pad-stale', 'lc-lag-secret'));
+          assert.equal(placed.status, 403, placed.text);
+          assert.match(messageOf(placed), /\[secret-ref\.cross-environment\]/);
+          assert.doesNotMatch(messageOf(placed), /reads at most/);
+        } finally {
+          proxy.flow();
+        }
+        assert.ok((await metric(s, 'deed_lookups_total', { resource: 'secrets', source: 'listed' })) >= 2, 'past the gets, the Secrets were listed');
+      });
+
       test("alpha deletes its Deployment and applies it again: the controllers' ReplicaSet and pods are admitted at once, their owner read from the API server, not refused while the cache holds the deleted one", { skip: needsControllers }, async () => {
         const s = suite();
         const alpha = s.runnerA.identity;

@@ -225,9 +225,6 @@
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get"]
-- apiGroups: ["resource.k8s.io"]
-  resources: ["resourceclaims", "resourceclaimtemplates"]
-  verbs: ["get"]
 - apiGroups: ["keda.sh"]
   resources: ["triggerauthentications"]
   verbs: ["get"]
@@ -249,6 +246,9 @@
 - apiGroups: ["cert-manager.io"]
   resources: ["certificates", "issuers"]
   verbs: ["get"]
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourceclaims", "resourceclaimtemplates"]
+  verbs: ["get", "list"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
@@ -274,9 +274,6 @@
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get"]
-- apiGroups: ["resource.k8s.io"]
-  resources: ["resourceclaims", "resourceclaimtemplates"]
-  verbs: ["get"]
 - apiGroups: ["keda.sh"]
   resources: ["triggerauthentications"]
   verbs: ["get"]
@@ -298,6 +295,9 @@
 - apiGroups: ["cert-manager.io"]
   resources: ["certificates", "issuers"]
   verbs: ["get"]
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourceclaims", "resourceclaimtemplates"]
+  verbs: ["get", "list"]
 {{- end -}}
 {{- end -}}
 
