@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { decide, type Webhook } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
-import { followUpLookups, lookupKey, lookupsNeeded, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import { followUpLookups, gatherLookups, lookupKey, lookupsNeeded, planLookups, type LookupKey } from '../src/policy/lookup.js';
+import { createCachedReader } from '../src/kube/cached-reader.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { fakeCache, fakeLive } from './cache-fakes.js';
 import { controllerRefOf } from '../src/policy/controller-made.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { changedReferences, objectReferences, referenceReads } from '../src/policy/object-references.js';
@@ -254,6 +257,36 @@ const pod = (meta: Record<string, unknown> = {}, spec: Record<string, unknown> =
 describe('what an object points at is its writer environment\'s to use', () => {
   test("beta's HorizontalPodAutoscaler aimed at alpha's Deployment is refused, naming the field and who would act on it", () => {
     refused(review(HPA, RUNNER_B, hpa('Deployment', 'alpha-web')), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment alpha-web, which belongs to another environment \(the horizontal-pod-autoscaler controller writes the target's \/scale\); environment "beta" may not/);
+  });
+
+  test("what a reference names is read from the API server, not the lookup cache: its follower acts on it at once, so beta's HPA and Ingress do not reach alpha's Deployment and Secret made under names the cache still holds as beta's", async () => {
+    const policy = testContext(POLICY).policy;
+    const autoscaler = review(HPA, RUNNER_B, hpa('Deployment', 'web'));
+    const tls = review(INGRESS, RUNNER_B, { spec: { tls: [{ hosts: ['beta.example.com'], secretName: 'tls' }], ...ingress('beta-svc').spec } });
+    assert.deepEqual(planLookups(autoscaler, 'admit', FIXTURE_KEYS, policy).lookups.filter((k) => k.resource === 'deployments'), [{ resource: 'deployments', namespace: NS, name: 'web', fresh: true }]);
+    // The cache still holds beta's Deployment and Secret under the names; beta deleted them and alpha made its own there.
+    const cache = fakeCache(
+      {
+        [lookupKey({ resource: 'deployments', namespace: NS, name: 'web' })]: { ...owned('Deployment', 'beta', 'web-beta').metadata, uid: 'web-beta', deleting: false },
+        [lookupKey({ resource: 'secrets', namespace: NS, name: 'tls' })]: { ...owned('Secret', 'beta', 'tls-beta').metadata, uid: 'tls-beta', deleting: false },
+      },
+      { inScope: [NS], current: ['deployments', 'secrets'] },
+    );
+    const live = fakeLive({
+      [lookupKey({ resource: 'deployments', namespace: NS, name: 'web' })]: { state: 'found', metadata: owned('Deployment', 'alpha', 'web-alpha').metadata },
+      [lookupKey({ resource: 'secrets', namespace: NS, name: 'tls' })]: { state: 'found', metadata: owned('Secret', 'alpha', 'tls-alpha').metadata },
+      [lookupKey({ resource: 'services', namespace: NS, name: 'beta-svc' })]: { state: 'found', metadata: owned('Service', 'beta').metadata },
+    });
+    for (const [body, pattern] of [
+      [autoscaler, /spec\.scaleTargetRef: names Deployment web, which belongs to another environment/],
+      [tls, /spec\.tls\[0\]\.secretName: names Secret tls, which belongs to another environment/],
+    ] as const) {
+      const reader = createCachedReader(cache, live, 'deed.dev', createMetrics());
+      const found = await gatherLookups(lookupsNeeded(body.request, webhookOf(body), FIXTURE_KEYS, policy), (keys) => reader.read(keys, 1000), policy);
+      const r = answer(webhookOf(body), body, found);
+      assert.equal(r.allowed, false, 'judged on what stands under the name now');
+      assert.match(r.status?.message ?? '', pattern);
+    }
   });
 
   test("alpha's HorizontalPodAutoscaler of its own Deployment is admitted, and beta's of its own", () => {

@@ -170,7 +170,11 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: bool
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];
   const cronJob = cronJobNamesakeKey(req, namespace);
-  return [...referenceReads(refs, namespace), ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
+  // Read from the API server, not the lookup cache: its follower acts on the reference at once (the HPA controller scales
+  // the target, the ingress controller serves the Secret), so a record of an object deleted and made again under the name
+  // by another environment since the watch last told would let the reference reach that environment's object.
+  const named = referenceReads(refs, namespace).map((k): LookupKey => ({ ...k, fresh: true }));
+  return [...named, ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
 }
 
 /** The live pods that read what an environment creates (rules/live-readers.ts). */

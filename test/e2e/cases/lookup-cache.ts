@@ -400,7 +400,7 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
         }
       });
 
-      test("beta frees a service account's and a Deployment's names and alpha takes them: beta's token of the account and scale of the Deployment are refused", async () => {
+      test("beta frees a service account's and a Deployment's names and alpha takes them: beta's token of the account, scale of the Deployment and HPA aimed at it are refused", async () => {
         const s = suite();
         const alpha = s.runnerA.identity;
         const badmin = await s.newIdentity('sandbox-b', 'lc-lag-admin');
@@ -428,6 +428,11 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
           assert.equal(scaled.status, 403, scaled.text);
           assert.match(messageOf(scaled), /\[guard\.cross-environment\]/);
           assert.equal((await s.api(s.admin, 'GET', `${DEPS}/lc-lag-lab`)).body?.spec?.replicas, 2, "alpha's Deployment keeps its replicas");
+          // A reference is followed at once too (the HPA controller scales its target): beta's HPA naming the name is judged by what stands there now.
+          const hpa = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'lc-lag-hpa' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'lc-lag-lab' }, minReplicas: 1, maxReplicas: 2 } };
+          const aimed = await s.api(badmin, 'POST', `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`, hpa);
+          assert.equal(aimed.status, 403, aimed.text);
+          assert.match(messageOf(aimed), /\[reference\.cross-environment\] spec\.scaleTargetRef: names Deployment lc-lag-lab, which belongs to another environment/);
         } finally {
           proxy.flow();
         }
