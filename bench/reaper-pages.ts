@@ -66,7 +66,7 @@ if (flags.serve) {
   );
   const kc = new KubeConfig();
   kc.loadFromOptions({ clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'c', cluster: 'fake', user: 'u' }], currentContext: 'c' });
-  const client = createKubeClient(kc, { timeoutMs: 60_000 });
+  const client = createKubeClient(kc, { timeoutMs: 60_000, labelPrefix: 'deed.dev' });
   let heapPeak = 0;
   const sample = setInterval(() => (heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed)), 5);
   const started = Date.now();

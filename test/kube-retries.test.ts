@@ -73,7 +73,7 @@ describe('a 429 that does not clear', () => {
   test("the reaper's client retries after each Retry-After, tells of each retry, and gives up after its retries in one line that says so", async () => {
     cluster.server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: FOREVER });
     const retries: RetryNotice[] = [];
-    const client = createKubeClient(cluster.server.kubeConfig(), { timeoutMs: 2500, maxRetries: 2, onRetry: (r) => retries.push(r) });
+    const client = createKubeClient(cluster.server.kubeConfig(), { timeoutMs: 2500, maxRetries: 2, labelPrefix: 'deed.dev', onRetry: (r) => retries.push(r) });
     const started = Date.now();
     try {
       await assert.rejects(client.getPod('sandbox-a', 'runner-0'), (err: unknown) => {

@@ -264,7 +264,7 @@ describe('run leases in a sweep, over the API wire format', () => {
   const run = async (apply = true, maxLeaseReadsPerNamespace?: number) => {
     const decisions: Decision[] = [];
     const summary = await sweep({
-      client: createKubeClient(server.kubeConfig(), { timeoutMs: 10_000 }),
+      client: createKubeClient(server.kubeConfig(), { timeoutMs: 10_000, labelPrefix: 'deed.dev' }),
       environment: ENV,
       keys: KEYS,
       keyRing: TEST_RING,

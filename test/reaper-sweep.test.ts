@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 function client(timeoutMs = TIMEOUT_MS, pageSize?: number): KubeClient {
-  return createKubeClient(server.kubeConfig(), { timeoutMs, ...(pageSize ? { pageSize } : {}) });
+  return createKubeClient(server.kubeConfig(), { timeoutMs, labelPrefix: 'deed.dev', ...(pageSize ? { pageSize } : {}) });
 }
 
 interface SweepResult {
@@ -648,7 +648,7 @@ describe('at scale: streaming, bounded concurrency, throttling, stopping', () =>
   test('an owner read answered 429 throughout keeps the object as unreadable', async () => {
     server.put('pods', stamped({ kind: 'Pod', name: 'sbx-1' }));
     server.faults.push({ method: 'GET', path: /\/pods\/runner-0$/, answer: { status: 429, reason: 'TooManyRequests', message: 'too many requests', headers: { 'Retry-After': '0' } } });
-    const result = await run({ client: createKubeClient(server.kubeConfig(), { timeoutMs: TIMEOUT_MS, maxRetries: 2 }) });
+    const result = await run({ client: createKubeClient(server.kubeConfig(), { timeoutMs: TIMEOUT_MS, maxRetries: 2, labelPrefix: 'deed.dev' }) });
     const d = decision(result, 'Pod', 'sbx-1');
     assert.equal(d.code, 'owner-unreadable');
     assert.match(d.reason, /HTTP 429/);

@@ -81,7 +81,7 @@ export function registerAudit(program: Command, write: (text: string) => void = 
       const kc = await loadKube();
       let failures = 0;
       const summary = await audit({
-        client: createKubeClient(kc, { timeoutMs, impersonate: o.as, onRetry }),
+        client: createKubeClient(kc, { timeoutMs, impersonate: o.as, labelPrefix: config.labelPrefix, onRetry }),
         ctx: { policy: compilePolicy(config), keyRing: keyRing! },
         now: Date.now,
         deedNamespace: o.deedNamespace,

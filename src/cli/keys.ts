@@ -49,7 +49,7 @@ export function registerKeys(program: Command, write: (text: string) => void = (
       const ringIds = o.attestationKey !== undefined ? [LEGACY_KEY_ID] : a.keys !== undefined ? a.keys.map((k) => k.id) : a.keyFile !== undefined ? [LEGACY_KEY_ID] : [];
       const signingKey = o.attestationKey !== undefined || a.keys === undefined ? ringIds[0] : (a.signingKey ?? ringIds[0]);
       const [{ createKubeClient }, { keyUsage, formatUsage }] = await Promise.all([import('../kube/client.js'), import('../keys/usage.js')]);
-      const client = createKubeClient(await loadKube(), { timeoutMs: o.timeout * 1000, impersonate: o.as, onRetry });
+      const client = createKubeClient(await loadKube(), { timeoutMs: o.timeout * 1000, impersonate: o.as, labelPrefix: config.labelPrefix, onRetry });
       const usage = await keyUsage({ client, keys: stampKeys(config.labelPrefix), ring, ringIds, signingKey, namespaces: o.namespace, deedNamespace: o.deedNamespace, keepObjects: o.showObjects });
       write(formatUsage(usage, o.output, o.showObjects));
       if (usage.errors.length > 0) process.exitCode = 1;

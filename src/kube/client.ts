@@ -135,8 +135,8 @@ export interface KubeClientOptions {
   onRetry?: (retry: RetryNotice) => void;
   /** Ends throttle waits early (a stopping sweep sends nothing more). */
   signal?: AbortSignal;
-  /** The policy's label prefix: of a Lease, only the labels and annotations under it are kept. */
-  labelPrefix?: string;
+  /** The policy's label prefix: of a Lease, only the labels and annotations under it are kept (required: a default would drop a custom prefix's stamps, and the run's Lease would read as replaced). */
+  labelPrefix: string;
   /** `--as USER`: every call impersonates this user (the kubeconfig's identity needs `impersonate` rights), as kubectl's `--as` does. */
   impersonate?: string | undefined;
 }
@@ -210,7 +210,7 @@ function listPath(kind: ReapKind, namespace: string | undefined): string {
 }
 
 export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): KubeClient & ServedKindLister {
-  const prefix = options.labelPrefix ?? 'deed.dev';
+  const prefix = options.labelPrefix;
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);

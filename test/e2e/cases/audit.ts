@@ -6,13 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { AUDIT_NAME, renderManifests } from '../../../src/install/manifests.js';
 import { policyReportCrd } from '../../../src/install/policy-report-crd.js';
 import { run, type Identity } from '../client.js';
-import { eventually, KEYS, PATHS, sandboxPod, secret, standInCrd } from '../objects.js';
+import { eventually, KEYS, LEASES, PATHS, runLease, sandboxPod, secret, standInCrd } from '../objects.js';
+import { about as reapedAbout, reap } from './reaper.js';
 import { DEED_NAMESPACE, type Runner, type Suite } from '../suite.js';
 import { helm } from '../helm.js';
 import { ROOT } from '../../serve-process.js';
@@ -301,6 +302,40 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
       const applied = await s.kubectl(s.admin, ['apply', '--dry-run=server', '-n', ns, '-f', '-'], rendered.stdout);
       assert.equal(applied.code, 0, applied.stderr);
       assert.match(applied.stdout, /cronjob\.batch\/chart-audit-deed-audit created \(server dry run\)/);
+    });
+  });
+
+  describe('deed audit and deed reap under a custom label prefix', () => {
+    const NS = 'audit-prefix';
+    const PREFIX = 'sandbox.example.com';
+    let runner: Runner;
+    let original: string;
+
+    before(async () => {
+      const s = suite();
+      original = readFileSync(s.policyFile, 'utf8');
+      await s.restartDeed(stringify({ ...(parse(original) as Record<string, unknown>), labelPrefix: PREFIX }));
+      const made = await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } });
+      assert.equal(made.status, 201, made.text);
+      if (!s.cp.controllers) assert.equal((await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } })).status, 201);
+      await s.bindSandboxRole(NS, [['sandbox-a', 'runner']]);
+      runner = await s.newRunner('sandbox-a', 'runner-audit-prefix');
+    });
+    after(async () => suite().restartDeed(original));
+
+    test("a live object naming its run's freshly renewed Lease: both keep it (the audit read the Lease's stamps under the policy's prefix, not deed.dev's)", async () => {
+      const s = suite();
+      const lease = await s.api(runner.identity, 'POST', LEASES(NS), runLease({ name: 'prefix-run', renewTime: new Date(), durationSeconds: 3600 }));
+      assert.equal(lease.status, 201, lease.text);
+      assert.equal(lease.body.metadata.labels?.[`${PREFIX}/environment`], 'alpha');
+      const creds = await s.api(runner.identity, 'POST', PATHS.Secret(NS), secret('prefix-live-creds', { [`${PREFIX}/run-lease`]: 'prefix-run' }));
+      assert.equal(creds.status, 201, creds.text);
+      const reaped = await reap(s, s.admin.kubeconfig!, ['--namespace', NS]);
+      assert.equal(reapedAbout(reaped.lines, 'prefix-live-creds')?.code, 'owner-running');
+      const audited = await run(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'audit', '--kubeconfig', s.admin.kubeconfig!, '--config', s.policyFile, '--deed-namespace', DEED_NAMESPACE, '-o', 'json', '--timeout', '10', '--namespace', NS]);
+      const line = audited.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; object?: { name: string }; results?: Result[] }).find((o) => o.type === 'object' && o.object?.name === 'prefix-live-creds');
+      const verdict = line?.results?.find((r) => r.properties?.code !== undefined);
+      assert.deepEqual([verdict?.properties?.action, verdict?.properties?.code], ['keep', 'owner-running'], JSON.stringify(verdict));
     });
   });
 }
