@@ -206,11 +206,17 @@ describe('run leases', () => {
     assert.match(v.reason, /already read 10000 run leases in sandbox-a, its bound/);
   });
 
-  test('a Lease of that name whose stamps do not verify keeps', () => {
+  test('a Lease of that name whose stamps do not verify is no evidence either way: it keeps what nothing else ends, and an owner proven gone still ends the run', () => {
     const forged = leaseAt(-10_000, { signingKey: Buffer.from('not-deeds-key-but-long-enough-0123456789abcdef') });
-    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, forged).code, 'lease-foreign');
     const otherForged = leaseAt(-10_000, { environment: 'beta', signingKey: Buffer.from('not-deeds-key-but-long-enough-0123456789abcdef') });
-    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, otherForged).code, 'lease-foreign', "another environment's label on stamps that do not verify");
+    for (const l of [forged, otherForged]) {
+      assert.equal(verdict(withLease({ owner: null, expiresAt: undefined }), 'Secret', reaperContext(), undefined, l).code, 'lease-foreign');
+      const kept = verdict(withLease(), 'Secret', reaperContext(), running, l);
+      assert.equal(kept.code, 'owner-running');
+      assert.match(kept.reason, /stamps do not verify|does not verify|not verify/);
+      const ended = verdict(withLease({ expiresAt: undefined }), 'Secret', reaperContext(), gone, l);
+      assert.deepEqual([ended.action, ended.code], ['reap', 'owner-gone']);
+    }
   });
 
   test("a Lease recreated under the run lease's name by another environment, or by anyone with no stamps, is another Lease: the run's was deleted, and its objects are reaped", () => {
@@ -223,10 +229,13 @@ describe('run leases', () => {
     assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, bare).code, 'lease-replaced');
   });
 
-  test('a lease with no renewal time is never counted expired', () => {
+  test('a lease with no renewal time is never counted expired, nor does it keep a run whose owner is proven gone (a renewer that crashed before its first renewal)', () => {
     const l = leaseAt(-10_000);
     if (l.state === 'present') delete l.lease.renewedAt;
-    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, l).code, 'lease-undated');
+    assert.equal(verdict(withLease({ owner: null, expiresAt: undefined }), 'Secret', reaperContext(), undefined, l).code, 'lease-undated');
+    assert.equal(verdict(withLease(), 'Secret', reaperContext(), running, l).code, 'owner-running');
+    const ended = verdict(withLease({ expiresAt: undefined }), 'Secret', reaperContext(), gone, l);
+    assert.deepEqual([ended.action, ended.code], ['reap', 'owner-gone']);
   });
 
   test('the lease is judged as of the list that was read, not as of a later clock', () => {

@@ -147,6 +147,10 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     return v('deadline-passed', `its deadline ${a.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does, and ${clock.reason}`);
   // Any doubt about the lease keeps: an error reading it is never evidence of an end.
   let leaseHeld: string | undefined;
+  // A Lease that says nothing (no time, or stamps that do not verify) is no evidence either
+  // way: it keeps what nothing else ends, but an owner proven gone still ends the run, as it
+  // does past a lease still renewed.
+  let leaseMute: ReapVerdict | undefined;
   if (a.lease !== undefined) {
     const named = `run lease ${a.lease.namespace}/${a.lease.name}`;
     if (lease === undefined) return v('lease-not-read', `${named} was not read`);
@@ -156,10 +160,12 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     if (lease.state === 'absent') return v('lease-gone', `${named} is gone (NotFound, read at ${new Date(lease.readAt).toISOString()})`);
     const held = leaseState(lease.lease, lease.readAt, a.lease, ctx);
     if (held.verdict) return held.verdict;
-    leaseHeld = held.reason;
+    if (held.mute) leaseMute = held.mute;
+    else leaseHeld = held.reason;
   }
   if (a.owner === undefined) {
-    if (a.expiresAt === undefined) return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
+    if (a.expiresAt === undefined)
+      return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : leaseMute !== undefined ? { ...leaseMute, reason: `${leaseMute.reason}, and no owner stamp or deadline` } : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
     const deadline = deadlineState(a.expiresAt, ctx.now, 0);
     if (deadline !== 'passed') return leaseHeld !== undefined && deadline.code === 'deadline-pending' ? v('lease-held', `${leaseHeld}, and ${deadline.reason}`) : v(deadline.code, `no owner stamp, and ${deadline.reason}`);
     if (clock !== undefined) return clock.endedAt !== undefined && ctx.now >= clock.endedAt ? v('deadline-passed', `no owner stamp, its deadline ${a.expiresAt} passed, and ${clock.reason}`) : clock.keep(`no owner stamp, and its deadline ${a.expiresAt} passed`);
@@ -170,7 +176,7 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
   if (owner.state === 'error') return v('owner-unreadable', `could not read ${named} (${owner.message}); kept, retried next sweep`);
   if (owner.state === 'present' && owner.uid === a.owner.uid) {
     if (a.deadlineEnds && clock !== undefined) return clock.keep(`its deadline ${a.expiresAt} passed, and ${named} still exists with uid ${a.owner.uid}`);
-    return v('owner-running', `${named} still exists with uid ${a.owner.uid}${leaseHeld !== undefined ? `, and ${leaseHeld}` : ''}`);
+    return v('owner-running', `${named} still exists with uid ${a.owner.uid}${leaseHeld !== undefined ? `, and ${leaseHeld}` : leaseMute !== undefined ? `; ${leaseMute.reason}` : ''}`);
   }
   const gone: ReapVerdict =
     owner.state === 'absent'
@@ -247,7 +253,12 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
  * must verify for this environment: only then are its deletes and renewals guarded to the
  * environment's own principals. holderIdentity is client-written and decides nothing.
  */
-function leaseState(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: ReaperContext): { verdict: ReapVerdict; reason?: never } | { verdict?: never; reason: string } {
+function leaseState(
+  lease: LeaseRecord,
+  readAt: number,
+  ref: LeaseRef,
+  ctx: ReaperContext,
+): { verdict: ReapVerdict; reason?: never; mute?: never } | { verdict?: never; reason: string; mute?: never } | { verdict?: never; reason?: never; mute: ReapVerdict } {
   const named = `run lease ${ref.namespace}/${ref.name}`;
   const obj: KubeObject = { metadata: { labels: lease.labels ?? {}, annotations: lease.annotations ?? {} } };
   const stamps = readStamps(obj, ctx.keys, 'Lease', ref.namespace);
@@ -262,11 +273,11 @@ function leaseState(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: Reap
     // recreating the name.
     if (presentOwnedKeys(lease.labels ?? {}, lease.annotations ?? {}, ctx.keys).length === 0 || verification?.ok === true)
       return { verdict: v('lease-replaced', `${named} was replaced: the Lease under that name is not the run's (${environment === undefined ? 'it carries no stamps' : 'it is another environment\'s'})`) };
-    return { verdict: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}, and its stamps do not verify`) };
+    return { mute: v('lease-foreign', `${named} exists but is not stamped for environment ${JSON.stringify(ctx.environment)}, and its stamps do not verify`) };
   }
-  if (!verification!.ok) return { verdict: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification!.reason}`) };
+  if (!verification!.ok) return { mute: v('lease-foreign', `${named} exists but its ${ctx.keys.attestation} ${verification!.reason}`) };
   const lapse = lapsesAt(lease, ctx.leaseGraceSeconds);
-  if (lapse === undefined) return { verdict: v('lease-undated', `${named} has no renewTime or acquireTime, or no leaseDurationSeconds: nothing says when it lapses`) };
+  if (lapse === undefined) return { mute: v('lease-undated', `${named} has no renewTime or acquireTime, or no leaseDurationSeconds: nothing says when it lapses`) };
   const when = lease.renewedAt!;
   if (readAt > lapse)
     return { verdict: v('lease-expired', `${named} was last renewed at ${when}: not renewed for more than its ${lease.leaseDurationSeconds} s plus ${ctx.leaseGraceSeconds} s (reaper.leaseGraceSeconds)`) };

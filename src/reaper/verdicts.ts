@@ -32,8 +32,8 @@ export const VERDICTS = {
   'lease-not-read': { action: 'keep', means: 'the run lease was not read' },
   'lease-unreadable': { action: 'keep', means: 'reading the run lease failed (timeout, 5xx, 403, ...: anything but NotFound)' },
   'lease-bounded': { action: 'keep', means: 'the run lease was not read: the sweep had read its bound of distinct run leases in that namespace' },
-  'lease-foreign': { action: 'keep', means: "a Lease of that name exists but carries stamps that do not verify (tampered, or signed by a key no longer in the ring)" },
-  'lease-undated': { action: 'keep', means: 'the run lease has no renewTime or acquireTime, or no leaseDurationSeconds' },
+  'lease-foreign': { action: 'keep', means: "an object with no owner stamp and no deadline whose run lease exists but carries stamps that do not verify (tampered, or signed by a key no longer in the ring): no evidence either way" },
+  'lease-undated': { action: 'keep', means: 'an object with no owner stamp and no deadline whose run lease has no renewTime or acquireTime, or no leaseDurationSeconds: no evidence either way' },
   'lease-held': { action: 'keep', means: 'the run lease is being renewed, and nothing else shows the run over' },
   'deadline-from-start': {
     action: 'keep',

@@ -13,7 +13,7 @@ import { before, describe, test } from 'node:test';
 import { generateCertificates } from '../../../src/server/certificates.js';
 import { run } from '../client.js';
 import { writeKubeconfig } from '../control-plane.js';
-import { networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
+import { LEASES, networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
 import { readKey, withoutWebhooks } from '../suite.js';
 import type { Runner, Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
@@ -115,6 +115,23 @@ export function reaperCases(suite: () => Suite): void {
       assert.equal(deletes.length, 1);
       assert.equal(deletes[0]!.user.username, 'system:serviceaccount:deed-system:deed-reaper-alpha');
       assert.equal(deletes[0]!.requestObject?.preconditions?.uid, leakUid);
+    });
+
+    test("a run lease that says nothing (created, never renewed: the renewer crashed) does not keep a run whose runner is gone: its Secret is reaped as owner-gone", async () => {
+      const s = suite();
+      const crashed = await s.newRunner('sandbox-a', 'runner-undated');
+      const lease = await s.api(crashed.identity, 'POST', LEASES('sandbox-b'), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'undated-run' }, spec: { holderIdentity: 'runner-undated', leaseDurationSeconds: 20 } });
+      assert.equal(lease.status, 201, lease.text);
+      const named = await s.api(crashed.identity, 'POST', PATHS.Secret('sandbox-b'), secret('undated-creds', { 'deed.dev/run-lease': 'undated-run' }));
+      assert.equal(named.status, 201, named.text);
+      const kept = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'sandbox-b']);
+      assert.equal(about(kept.lines, 'undated-creds')?.code, 'owner-running', 'kept while its runner lives');
+      assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/runner-undated`, { gracePeriodSeconds: 0 })).status, 200);
+      const applied = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'sandbox-b', '--apply']);
+      assert.equal(applied.code, 0, applied.stderr);
+      const line = about(applied.lines, 'undated-creds');
+      assert.deepEqual([line?.action, line?.code, line?.outcome], ['reap', 'owner-gone', 'deleted'], JSON.stringify(line));
+      assert.equal(about(applied.lines, 'live-creds')?.action, 'keep');
     });
   });
 }

@@ -147,7 +147,7 @@ export function rotationCases(suite: () => Suite): void {
     });
 
     test('a run Lease the old key signed keeps it in use: no key is retirable until the Lease is gone', async () => {
-      // Retired with the Lease still there, its run would turn lease-foreign: kept for ever,
+      // Retired with the Lease still there, its run's Lease would be no evidence (lease-foreign),
       // and its environment could no longer renew or delete it.
       const s = suite();
       await s.restartDeed(policies[1]); // key signs
