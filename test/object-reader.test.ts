@@ -148,6 +148,16 @@ describe('the object reader', () => {
     }
   });
 
+  test("a claim listed past the gets carries what a claim read by get does: its controlling owner and the claim it clones", async () => {
+    const owner = { apiVersion: 'v1', kind: 'Pod', name: 'alpha-lab', uid: 'pod-uid', controller: true };
+    server.put('persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'listed-scratch', namespace: 'claims-listed', uid: 'c1', ownerReferences: [owner] }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'data' } } } as never);
+    const key = { resource: 'persistentvolumeclaims' as const, namespace: 'claims-listed', name: 'listed-scratch' };
+    const [listed, got] = [(await createObjectReader(server.kubeConfig()).readListed!([key], 2000)).get(key.resource, key.namespace, key.name), (await createObjectReader(server.kubeConfig()).read([key], 2000)).get(key.resource, key.namespace, key.name)];
+    assert.equal(listed.state, 'found');
+    assert.deepEqual(listed, got);
+    assert.deepEqual(listed.state === 'found' ? listed.controller : undefined, { apiVersion: 'v1', kind: 'Pod', name: 'alpha-lab', uid: 'pod-uid' });
+  });
+
   test(`a list goes through at most ${MAX_LISTED_OBJECTS} objects: past them, its names are unknown`, async () => {
     for (let i = 0; i <= MAX_LISTED_OBJECTS; i++) server.put('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'big', uid: `cm-${i}` } } as never);
     server.maxPage = 500;
