@@ -197,4 +197,38 @@ describe('the object reader', () => {
     assert.match(answer.state === 'unknown' ? answer.reason : answer.state, /does not list secrets \(--cache-secrets=false\)/);
     assert.equal(server.requests.length, before);
   });
+  test("a few large objects cost a few small pages, not every page after them: the next page is sized from the last's objects", async () => {
+    const own = await new FakeApiServer().start();
+    try {
+      const pad = 'x'.repeat(300 * 1024);
+      // A tenant's 40 Secrets of 300 KiB of metadata, listed first (the API server lists by key), then 1,000 small ones.
+      for (let i = 0; i < 40; i++) own.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: `a-big-${String(i).padStart(2, '0')}`, namespace: 'shared', uid: `big-${i}`, annotations: { pad } } } as never);
+      for (let i = 0; i < 1000; i++) own.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: `b-${String(i).padStart(4, '0')}`, namespace: 'shared', uid: `s-${i}` } } as never);
+      const lookup = await createObjectReader(own.kubeConfig()).readListed!([{ resource: 'secrets', namespace: 'shared', name: 'b-0999', fresh: true }], 20_000);
+      assert.equal(lookup.get('secrets', 'shared', 'b-0999').state, 'found');
+      // A first page too large for the bound, asked again smaller; a page per large object (each fills a page's
+      // 96 KiB); then pages of the small ones at full size. 349 requests when a shrunk limit stayed for the rest.
+      assert.ok(own.requests.length <= 40 + 15, `${own.requests.length} requests for one list`);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test("one namespace's lists take one turn at a time: a tenant's slow lists in its namespace leave the other turn to another namespace's review", async () => {
+    const own = await new FakeApiServer().start();
+    try {
+      for (const ns of ['slow', 'other']) own.put('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: ns, uid: ns } } as never);
+      own.faults.push({ path: /namespaces\/slow\/secrets$/, answer: { delayMs: 500 } });
+      const reader = createObjectReader(own.kubeConfig());
+      const key = (namespace: string) => ({ resource: 'secrets' as const, namespace, name: 's' });
+      const slow = Array.from({ length: 4 }, () => reader.readListed!([key('slow')], 3000));
+      await new Promise((r) => setTimeout(r, 50));
+      const other = (await reader.readListed!([key('other')], 200)).get('secrets', 'other', 's');
+      assert.equal(other.state, 'found', JSON.stringify(other));
+      for (const answer of await Promise.all(slow)) assert.equal(answer.get('secrets', 'slow', 's').state, 'found', 'each in its turn');
+      assert.equal(own.maxInFlight.get('GET'), MAX_LISTS_IN_FLIGHT, 'no more lists at once than the bound');
+    } finally {
+      await own.close();
+    }
+  });
 });

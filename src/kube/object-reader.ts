@@ -15,7 +15,8 @@ import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
-import { MAX_PAGE_BYTES } from './reflector.js';
+import { MAX_PAGE_BYTES, nextPageSize } from './reflector.js';
+import { KeyedSlots, Slots } from './slots.js';
 import type { CallExtras } from './client.js';
 import { KubeError } from './errors.js';
 import { POD_READS, readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
@@ -126,12 +127,40 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
     }
   };
-  const lists = new Slots(MAX_LISTS_IN_FLIGHT);
   /**
-   * `keys` (one kind, one namespace) answered by one list of that kind in that namespace, a
-   * page at a time, each page bounded in bytes, only the named objects kept. A list is read
-   * from the API server as a GET is, so a name it does not hold is absent. Past
-   * MAX_LISTED_OBJECTS, or when no list slot frees within the time, every name is unknown.
+   * `path` listed a page at a time, each page bounded in bytes and the next sized from the
+   * last's objects (reflector.ts, nextPageSize: a few large objects cost a few small pages, not
+   * every page after them), each handed to `take` before the next is read. At most `most`
+   * objects: answers false when more remained past them.
+   */
+  const listPages = async (path: string, what: string, accept: string | undefined, deadline: number, take: (items: ListItem[]) => void, most = Infinity): Promise<boolean> => {
+    let next: string | undefined;
+    let limit = READER_PAGE;
+    let chars = 0;
+    let seen = 0;
+    do {
+      if (seen >= most) return false;
+      const cont = next;
+      const read = await boundedPage(Math.min(limit, most - seen), (l) =>
+        getJson<ObjectList>(conn, path, { what, accept, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, onText: (n) => (chars = n), impersonate: extras.impersonate, onRetry: extras.onRetry }),
+      );
+      const items = read.page.items ?? [];
+      seen += items.length;
+      limit = nextPageSize(chars, items.length, read.limit);
+      take(items);
+      next = read.page.metadata?.continue || undefined;
+    } while (next !== undefined);
+    return true;
+  };
+  // Lists for reviews: a few at once process-wide, and one at a time per namespace, so one
+  // namespace's slow lists (a tenant's large objects) do not hold every turn.
+  const lists = new Slots(MAX_LISTS_IN_FLIGHT);
+  const namespaceLists = new KeyedSlots();
+  /**
+   * `keys` (one kind, one namespace) answered by one list of that kind in that namespace, only
+   * the named objects kept. A list is read from the API server as a GET is, so a name it does
+   * not hold is absent. Past MAX_LISTED_OBJECTS, or when no turn comes within the time, every
+   * name is unknown.
    */
   const listNamed = async (keys: LookupKey[], timeoutMs: number): Promise<Array<readonly [string, Lookup]>> => {
     const { resource, namespace } = keys[0]!;
@@ -139,34 +168,37 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     const unknown = (reason: string) => keys.map((k) => [lookupKey(k), { state: 'unknown', reason } as Lookup] as const);
     if (plan === undefined || !listable(resource) || !('list' in plan)) return unknown(`Deed reads no more ${resource} for one review: it has used its gets, and does not list ${resource}${resource === 'secrets' ? ' (--cache-secrets=false)' : ''}`);
     const deadline = Date.now() + timeoutMs;
-    const release = await lists.take(timeoutMs);
-    if (release === undefined) return unknown(`Deed was listing ${resource} for other reviews for as long as this one could wait`);
+    const busy = `Deed was listing ${resource} for other reviews for as long as this one could wait`;
+    const inNamespace = await namespaceLists.take(namespace, timeoutMs);
+    if (inNamespace === undefined) return unknown(busy);
+    const release = await lists.take(Math.max(0, deadline - Date.now()));
+    if (release === undefined) {
+      inNamespace();
+      return unknown(busy);
+    }
     try {
       const wanted = new Map(keys.map((k) => [k.name, k]));
       const found = new Map<string, Lookup>();
-      let seen = 0;
-      let next: string | undefined;
-      let limit = READER_PAGE;
-      do {
-        const cont = next;
-        const read = await boundedPage(limit, (l) =>
-          getJson<ObjectList>(conn, plan.collection(namespace), { what: `list ${resource} in ${namespace}`, accept: plan.list, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
-        );
-        limit = read.limit;
-        const items = read.page.items ?? [];
-        seen += items.length;
-        for (const item of items) {
-          const key = item.metadata?.name === undefined ? undefined : wanted.get(item.metadata.name);
-          if (key !== undefined) found.set(key.name, foundOf(key, item as Read, plan.controller === true));
-        }
-        next = read.page.metadata?.continue || undefined;
-        if (next !== undefined && seen >= MAX_LISTED_OBJECTS) return unknown(`Deed lists at most ${MAX_LISTED_OBJECTS} ${resource} of a namespace for one review, and ${namespace} holds more`);
-      } while (next !== undefined);
+      const whole = await listPages(
+        plan.collection(namespace),
+        `list ${resource} in ${namespace}`,
+        plan.list,
+        deadline,
+        (items) => {
+          for (const item of items) {
+            const key = item.metadata?.name === undefined ? undefined : wanted.get(item.metadata.name);
+            if (key !== undefined) found.set(key.name, foundOf(key, item as Read, plan.controller === true));
+          }
+        },
+        MAX_LISTED_OBJECTS,
+      );
+      if (!whole) return unknown(`Deed lists at most ${MAX_LISTED_OBJECTS} ${resource} of a namespace for one review, and ${namespace} holds more`);
       return keys.map((k) => [lookupKey(k), found.get(k.name) ?? { state: 'absent' }] as const);
     } catch (err) {
       return unknown(err instanceof Error ? err.message : String(err));
     } finally {
       release();
+      inNamespace();
     }
   };
   /**
@@ -181,22 +213,13 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     // Each reading kind listed at once: the review waits for the longer list, not for both.
     const readersAs = async (kind: ReaderKind, resource: string): Promise<Reader[]> => {
       const readers: Reader[] = [];
-      const path = collectionPath({ group: '', version: 'v1', resource }, key.namespace);
-      let next: string | undefined;
-      let limit = READER_PAGE;
-      do {
-        const cont = next;
-        const read = await boundedPage(limit, (l) =>
-          getJson<ObjectList>(conn, path, { what: `list ${resource} in ${key.namespace}`, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, impersonate: extras.impersonate, onRetry: extras.onRetry }),
-        );
-        limit = read.limit;
-        for (const item of read.page.items ?? []) {
+      await listPages(collectionPath({ group: '', version: 'v1', resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
+        for (const item of items) {
           const name = item.metadata?.name;
           const beyond = beyondMetadata(item);
           if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
         }
-        next = read.page.metadata?.continue || undefined;
-      } while (next !== undefined);
+      });
       return readers;
     };
     try {
@@ -224,43 +247,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
   };
 }
 
-/** At most `size` holders at once; the rest wait their turn, in order, or give up after their time. */
-class Slots {
-  private held = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(private readonly size: number) {}
-
-  /** A release function once a slot is held, or undefined when none freed within `timeoutMs`. */
-  async take(timeoutMs: number): Promise<(() => void) | undefined> {
-    if (this.held >= this.size) {
-      const turn = await new Promise<boolean>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        const timer = setTimeout(() => {
-          this.waiting.splice(this.waiting.indexOf(wake), 1);
-          resolve(false);
-        }, timeoutMs);
-        this.waiting.push(wake);
-      });
-      if (!turn) return undefined;
-    } else this.held++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next !== undefined) next(); // the slot passes to the next in line
-      else this.held--;
-    };
-  }
-}
-
-/** Objects per page of a live list of a namespace's pods or claims (each page bounded in bytes besides). */
+/** Objects on the first page of a live list (each page bounded in bytes besides; the next sized from it). */
 const READER_PAGE = 250;
 
-type ObjectList = { metadata?: { continue?: string }; items?: Array<{ metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown }> | null };
+type ListItem = { metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown };
+type ObjectList = { metadata?: { continue?: string }; items?: ListItem[] | null };
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {
   return { ...(m?.uid ? { uid: m.uid } : {}), ...(m?.labels ? { labels: m.labels } : {}), ...(m?.annotations ? { annotations: m.annotations } : {}) };
