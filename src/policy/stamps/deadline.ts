@@ -28,10 +28,22 @@ export function deadlineSeconds(budget: number | undefined, marginSeconds: numbe
   return capSeconds !== undefined && seconds > capSeconds ? capSeconds : seconds;
 }
 
+const EXPIRY_MEMO = 8;
+const expiryMemo: Array<{ at: number; text: string }> = [];
+let nextExpiry = 0;
+
 /** RFC 3339 UTC, whole seconds: `2026-11-29T16:00:00Z`. */
 export function expiresAt(nowMs: number, seconds: number): string {
+  const at = Math.floor(nowMs / 1000) * 1000 + seconds * 1000;
+  // The text is a function of `at` alone, and a review asks for the same few instants as the
+  // reviews of the same second (the stamp, and the two bounds of a fresh expiry): the last
+  // EXPIRY_MEMO are kept. NaN never equals itself, so it is formatted, and throws, as before.
+  for (let i = 0; i < expiryMemo.length; i++) if (expiryMemo[i]!.at === at) return expiryMemo[i]!.text;
   // toISOString always ends in `.sssZ`: dropping those five characters is the regex's replace, without a regex per review.
-  return `${new Date(Math.floor(nowMs / 1000) * 1000 + seconds * 1000).toISOString().slice(0, -5)}Z`;
+  const text = `${new Date(at).toISOString().slice(0, -5)}Z`;
+  expiryMemo[nextExpiry] = { at, text };
+  nextExpiry = (nextExpiry + 1) % EXPIRY_MEMO;
+  return text;
 }
 
 /** The deadline a budget annotation asks for under the policy's margin and cap (undefined seconds: none). */
