@@ -538,6 +538,41 @@ export function lookupCacheCases(suite: () => Suite, tools: Tools): void {
         assert.ok((await metric(s, 'deed_lookups_total', { resource: 'secrets', source: 'listed' })) >= 2, 'past the gets, the Secrets were listed');
       });
 
+      test("beta's pending pod naming 33 pads and a Secret beta frees and alpha takes is not bound: past the GETs the binding's list, not the stale record, answers", async () => {
+        const s = suite();
+        const beta = s.janitorB;
+        const SECRETS = PATHS.Secret(NS);
+        const pads = Array.from({ length: 33 }, (_, i) => `lc-bpad-${i}`);
+        for (const name of pads) {
+          const made = await s.api(beta, 'POST', SECRETS, { metadata: { name }, stringData: { k: 'v' } });
+          assert.ok(made.status === 201 || made.status === 409, made.text);
+        }
+        const before = await metric(s, 'deed_lookup_cache_objects', { resource: 'secrets' });
+        assert.equal((await s.api(beta, 'POST', SECRETS, { metadata: { name: 'lc-bind-lag' }, stringData: { k: 'beta' } })).status, 201);
+        await eventually("the cache holds beta's Secret", async () => (await metric(s, 'deed_lookup_cache_objects', { resource: 'secrets' })) > before);
+        const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'lc-bind-pending' }, spec: { automountServiceAccountToken: false, containers: [{ ...MAIN, envFrom: [...pads, 'lc-bind-lag'].map((n) => ({ secretRef: { name: n } })) }] } };
+        const listedBefore = await metric(s, 'deed_lookups_total', { resource: 'secrets', source: 'listed' });
+        // Both watches held: the readers index does not see beta's pending pod (the documented
+        // window), so alpha may take the name; the binding must read it as it stands now.
+        proxy.stall(['/api/v1/secrets', '/api/v1/pods']);
+        try {
+          const pending = await s.api(beta, 'POST', PATHS.Pod(NS), pod);
+          assert.equal(pending.status, 201, pending.text);
+          assert.equal((await s.api(beta, 'DELETE', `${SECRETS}/lc-bind-lag`)).status, 200);
+          const taken = await s.api(s.runnerA.identity, 'POST', SECRETS, { metadata: { name: 'lc-bind-lag' }, stringData: { k: 'alpha' } });
+          assert.equal(taken.status, 201, taken.text);
+          assert.ok(await current(s, 'secrets'), 'the Secrets watch is open and stale');
+          const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'lc-bind-pending', uid: pending.body.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' } };
+          const bound = await s.api(s.admin, 'POST', `${PATHS.Pod(NS)}/lc-bind-pending/binding`, binding);
+          assert.equal(bound.status, 403, bound.text);
+          assert.match(messageOf(bound), /\[reference\.at-binding\] .*Secret lc-bind-lag, which/);
+          assert.doesNotMatch(messageOf(bound), /reads at most/);
+        } finally {
+          proxy.flow();
+        }
+        assert.ok((await metric(s, 'deed_lookups_total', { resource: 'secrets', source: 'listed' })) > listedBefore, 'the binding listed its Secrets past the gets');
+      });
+
       test("alpha deletes its Deployment and applies it again: the controllers' ReplicaSet and pods are admitted at once, their owner read from the API server, not refused while the cache holds the deleted one", { skip: needsControllers }, async () => {
         const s = suite();
         const alpha = s.runnerA.identity;
