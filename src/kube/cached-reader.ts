@@ -79,17 +79,23 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           metrics.lookups.inc({ resource: key.resource, source: 'cache' });
           continue;
         }
-        if (toRead.length >= MAX_LIVE_READS_PER_REVIEW && live.readListed !== undefined && LISTED_RESOURCES.has(key.resource)) {
-          listed.push(key);
-          continue;
-        }
         if (toRead.length >= MAX_LIVE_READS_PER_REVIEW) {
+          if (live.readListed !== undefined && LISTED_RESOURCES.has(key.resource)) {
+            listed.push(key);
+            continue;
+          }
           facts.set(id, { state: 'unknown', reason: `Deed reads at most ${MAX_LIVE_READS_PER_REVIEW} objects from the API server for one review` });
           metrics.lookups.inc({ resource: key.resource, source: 'skipped' });
           continue;
         }
         toRead.push(key);
       }
+      /** A live answer, cut to the same facts as a cached one so no decision depends on where one came from. */
+      const record = (key: LookupKey, answer: Lookup, source: 'live' | 'listed') => {
+        metrics.lookups.inc({ resource: key.resource, source });
+        metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
+        facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
+      };
       const [answers, listedAnswers] = await Promise.all([
         toRead.length > 0 ? live.read(toRead, timeoutMs) : undefined,
         listed.length > 0 ? live.readListed?.(listed, timeoutMs) : undefined,
@@ -101,21 +107,10 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
             metrics.lookups.inc({ resource: 'pods', source: 'live' });
             continue;
           }
-          const answer = answers.get(key.resource, key.namespace, key.name);
-          metrics.lookups.inc({ resource: key.resource, source: 'live' });
-          metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
-          // The same facts as a cached answer, so no decision depends on where one came from.
-          facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
+          record(key, answers.get(key.resource, key.namespace, key.name), 'live');
         }
       }
-      if (listedAnswers !== undefined) {
-        for (const key of listed) {
-          const answer = listedAnswers.get(key.resource, key.namespace, key.name);
-          metrics.lookups.inc({ resource: key.resource, source: 'listed' });
-          metrics.liveReads.inc({ resource: key.resource, result: answer.state === 'unknown' ? 'failed' : answer.state });
-          facts.set(lookupKey(key), answer.state === 'found' ? sameFacts(answer, prefix) : answer);
-        }
-      }
+      if (listedAnswers !== undefined) for (const key of listed) record(key, listedAnswers.get(key.resource, key.namespace, key.name), 'listed');
       if (unique.length > 0) metrics.reviewLookups.observe(unique.length);
       return gatheredLookup(facts, 'not read before the decision', readers);
     },

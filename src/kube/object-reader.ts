@@ -44,12 +44,8 @@ export interface ObjectReader {
 type Meta = { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: unknown; creationTimestamp?: unknown };
 type Read = { metadata?: Meta; spec?: { source?: { persistentVolumeClaimName?: unknown } }; status?: unknown };
 
-/**
- * Where objects of `resource` are read, and in which form: whole, or their metadata only.
- * `list`: the form of a list of them, for the kinds a pod names that are read past the
- * review's GETs (readListed).
- */
-function readPlan(resource: string): { collection: (namespace: string) => string; accept: string | undefined; list?: string | undefined; controller?: true } | undefined {
+/** Where objects of `resource` are read, and in which form: whole, or their metadata only. */
+function readPlan(resource: string): { collection: (namespace: string) => string; accept: string | undefined; controller?: true } | undefined {
   const at = (groupVersion: string) => (namespace: string) => `${groupVersion === 'v1' ? '/api/v1' : `/apis/${groupVersion}`}/namespaces/${encodeURIComponent(namespace)}/${resource}`;
   switch (resource) {
     // A pod whole: its service account decides whose a runner is. A snapshot whole: its source claim.
@@ -62,13 +58,12 @@ function readPlan(resource: string): { collection: (namespace: string) => string
       return { collection: at('coordination.k8s.io/v1'), accept: METADATA_ONE };
     // Metadata only: a Secret's data never crosses the wire to Deed.
     case 'secrets':
-      return { collection: at('v1'), accept: SECRET_METADATA, list: SECRET_METADATA_LIST };
+      return { collection: at('v1'), accept: SECRET_METADATA };
     // A claim whole: the claim it clones until provisioned, as the cache keeps it; and its controlling
     // owner: one the ephemeral volume controller made for a pod is that pod's.
     case 'persistentvolumeclaims':
-      return { collection: at('v1'), accept: undefined, list: undefined, controller: true };
+      return { collection: at('v1'), accept: undefined, controller: true };
     case 'configmaps':
-      return { collection: at('v1'), accept: METADATA_ONE, list: METADATA_LIST };
     case 'services':
     case 'serviceaccounts':
       return { collection: at('v1'), accept: METADATA_ONE };
@@ -77,10 +72,15 @@ function readPlan(resource: string): { collection: (namespace: string) => string
   // of an API group a reference names (a DRA ResourceClaim): its stamps and its own
   // controlling owner are in its metadata.
   const row = kindRows().find((r) => r.resource === resource && r.lookup !== undefined && (r.templates !== undefined || r.group !== ''));
-  if (row === undefined) return undefined;
-  const listed = LISTED_RESOURCES.has(resource) ? { list: METADATA_LIST } : {};
-  return { collection: at(row.group === '' ? 'v1' : `${row.group}/${row.version}`), accept: METADATA_ONE, controller: true, ...listed };
+  return row === undefined ? undefined : { collection: at(row.group === '' ? 'v1' : `${row.group}/${row.version}`), accept: METADATA_ONE, controller: true };
 }
+
+/** A list's form for an object's (readPlan's `accept`): whole stays whole, metadata only stays metadata only, a Secret's with no fallback. */
+const LIST_FORM: ReadonlyMap<string | undefined, string | undefined> = new Map([
+  [undefined, undefined],
+  [METADATA_ONE, METADATA_LIST],
+  [SECRET_METADATA, SECRET_METADATA_LIST],
+]);
 
 /**
  * The kinds a pod names that are listed, a namespace's at a time, once a review has used its
@@ -166,7 +166,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     const { resource, namespace } = keys[0]!;
     const plan = readPlan(resource);
     const unknown = (reason: string) => keys.map((k) => [lookupKey(k), { state: 'unknown', reason } as Lookup] as const);
-    if (plan === undefined || !listable(resource) || !('list' in plan)) return unknown(`Deed reads no more ${resource} for one review: it has used its gets, and does not list ${resource}${resource === 'secrets' ? ' (--cache-secrets=false)' : ''}`);
+    if (plan === undefined || !listable(resource) || !LIST_FORM.has(plan.accept)) return unknown(`Deed reads no more ${resource} for one review: it has used its gets, and does not list ${resource}${resource === 'secrets' ? ' (--cache-secrets=false)' : ''}`);
     const deadline = Date.now() + timeoutMs;
     const busy = `Deed was listing ${resource} for other reviews for as long as this one could wait`;
     const inNamespace = await namespaceLists.take(namespace, timeoutMs);
@@ -182,7 +182,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       const whole = await listPages(
         plan.collection(namespace),
         `list ${resource} in ${namespace}`,
-        plan.list,
+        LIST_FORM.get(plan.accept),
         deadline,
         (items) => {
           for (const item of items) {
@@ -239,7 +239,9 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       const groups = new Map<string, LookupKey[]>();
       for (const k of keys) {
         const group = `${k.resource}/${k.namespace}`;
-        groups.set(group, [...(groups.get(group) ?? []), k]);
+        const same = groups.get(group);
+        if (same === undefined) groups.set(group, [k]);
+        else same.push(k);
       }
       const answers = await Promise.all([...groups.values()].map((group) => listNamed(group, timeoutMs)));
       return gatheredLookup(new Map(answers.flat()), 'not read before the decision', new Map());

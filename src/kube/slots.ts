@@ -43,11 +43,6 @@ export class Slots {
 export class KeyedSlots {
   private readonly byKey = new Map<string, Slots>();
 
-  /** Keys someone holds or waits for. */
-  get size(): number {
-    return this.byKey.size;
-  }
-
   async take(key: string, timeoutMs: number): Promise<(() => void) | undefined> {
     let slots = this.byKey.get(key);
     if (slots === undefined) this.byKey.set(key, (slots = new Slots(1)));

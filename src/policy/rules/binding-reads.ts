@@ -18,9 +18,10 @@ import { RULES } from './catalog.js';
  * The reads that follow a pending pod's, when its binding is judged (lookup.ts,
  * followUpLookups): from the API server. The kubelet acts on the binding at once, and an
  * object deleted and made again under its name by another environment within the watch's
- * delay would be judged as the one before. Past the review's live reads the rest are unknown
- * and the binding refused: answered from the cache instead, 32 names of the pod's own choosing
- * would put the one it targets there. What is not judged (notJudged) is not read.
+ * delay would be judged as the one before. Never from the cache: past the review's GETs the
+ * rest are listed (object-reader.ts, readListed) or unknown, and answered from the cache, 32
+ * names of the pod's own choosing would put the one it targets there. What is not judged
+ * (notJudged) is not read.
  */
 export function podReadKeys(pending: PodReads | undefined, namespace: string, policy: Policy | undefined): LookupKey[] {
   if (pending === undefined) return [];
