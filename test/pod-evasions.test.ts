@@ -172,6 +172,13 @@ describe('envFrom without a prefix (template.reserved-env)', () => {
     assert.match(message, /spec\.containers\[name=indexer\]\.envFrom\[0\]: container "indexer" takes every key of secretRef "p8-env" as a variable without a prefix, so it could be given a reserved one \(DEED_\*\); set a prefix no reserved name or prefix starts with \(say "APP_"\), or name the keys in env/);
   });
 
+  test("is one finding per container, naming the first source and counting the rest (a container of thousands cost a message each)", () => {
+    const sources = Array.from({ length: 30 }, (_, i) => (i % 2 ? { secretRef: { name: `s-${i}` } } : { configMapRef: { name: `c-${i}` } }));
+    const message = denies(createPod((o) => (o.spec.containers[1].envFrom = sources)), 'template.reserved-env');
+    assert.equal(message.match(/takes every key of/g)?.length, 1, message);
+    assert.match(message, /envFrom\[0\]: container "indexer" takes every key of configMapRef "c-0" \(and 29 more sources without a prefix\) as a variable without a prefix/);
+  });
+
   test('is refused for a ConfigMap, on an init container and in a Deployment template', () => {
     denies(createPod((o) => (o.spec.initContainers = [{ name: 'setup', image: 'x', envFrom: [{ configMapRef: { name: 'settings' } }] }])), /envFrom\[0\]: container "setup" takes every key of configMapRef "settings"/);
     denies(createDeployment((o) => (o.spec.containers[1].envFrom = [{ configMapRef: { name: 'settings' } }])), /spec\.template\.spec\.containers\[name=indexer\]\.envFrom\[0\]/);

@@ -193,6 +193,32 @@ describe('Secret references are guarded like claims', () => {
     assert.equal(new Set(secrets.map((k) => k.name)).size, MAX_SECRET_LOOKUPS);
   });
 
+  test('past MAX_SECRET_LOOKUPS and MAX_CONFIGMAP_LOOKUPS, the names a pod gives are one finding of each kind, not one each', () => {
+    // A pod of thousands of names cost a judgement and a message each, and every review behind it waited.
+    const past = 40;
+    const secrets = Array.from({ length: MAX_SECRET_LOOKUPS + past }, (_, i) => ({ secretRef: { name: `s-${i}` } }));
+    const configMaps = Array.from({ length: MAX_CONFIGMAP_LOOKUPS + past }, (_, i) => ({ configMapRef: { name: `c-${i}` } }));
+    const body = review(RUNNER_A, { containers: [{ ...MAIN, envFrom: [...secrets, ...configMaps].map((s) => ({ ...s, prefix: 'APP_' })) }] });
+    // Every name the plan reads is alpha's own; the rest were not read, as the server's gathered lookup answers them.
+    const own = secretOf('alpha', 'shared');
+    const cm = secretOf('alpha', 'shared', 'ConfigMap');
+    const read = (name: string) => Number(name.slice(2)) < MAX_SECRET_LOOKUPS;
+    const lookup: ObjectLookup = {
+      readers: NO_READERS,
+      get: (resource, _namespace, name) =>
+        read(name) ? { state: 'found', metadata: { labels: (resource === 'secrets' ? own : cm).metadata.labels!, annotations: (resource === 'secrets' ? own : cm).metadata.annotations! } } : { state: 'unknown', reason: 'not read before the decision' },
+    };
+    const d = decide('validate', body, testContext(POLICY, NOW, undefined, lookup));
+    assert.equal(d.kind, 'review');
+    if (d.kind !== 'review') return;
+    const byRule = (rule: string) => d.verdict.findings.filter((f) => f.rule === rule);
+    assert.equal(byRule('secret-ref.unknown').length, 1, d.response.response.status?.message);
+    assert.equal(byRule('configmap-ref.unknown').length, 1);
+    assert.match(byRule('secret-ref.unknown')[0]!.message, new RegExp(`names more than ${MAX_SECRET_LOOKUPS} Secrets, and Deed reads at most ${MAX_SECRET_LOOKUPS} for one object.*Secret s-${MAX_SECRET_LOOKUPS} the first of them`));
+    assert.equal(byRule('secret-ref.unknown')[0]!.path, `spec.containers[name=main].envFrom[${MAX_SECRET_LOOKUPS}].secretRef.name`);
+    assert.equal(d.response.response.allowed, false);
+  });
+
   test('an ephemeral container that names another environment\'s Secret is refused; the Secrets the pod already named are not read again', () => {
     const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'obj', namespace: 'shared' }, spec: { containers: [{ ...MAIN, envFrom: [{ secretRef: { name: 'beta-creds' } }] }] } };
     const spec = { ...old.spec, ephemeralContainers: [{ name: 'dbg', image: 'x', envFrom: [{ secretRef: { name: 'alpha-creds' } }] }] };

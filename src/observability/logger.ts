@@ -53,6 +53,14 @@ export function standardOutput(fd = 1): DestinationStream {
   };
 }
 
+/** The most characters of one value a review line copies from the request (a name, a username): a forged review's megabyte field would otherwise be a megabyte line. */
+export const MAX_LOGGED_VALUE = 256;
+
+/** A value the request gives, as a review line holds it: whole up to MAX_LOGGED_VALUE characters, else its start and its length. */
+export function clipped(value: string | undefined): string | undefined {
+  return value === undefined || value.length <= MAX_LOGGED_VALUE ? value : `${value.slice(0, MAX_LOGGED_VALUE)}... (${value.length} characters)`;
+}
+
 export function createLogger(destination: DestinationStream = standardOutput(), level = process.env.DEED_LOG_LEVEL ?? 'info', format: LogFormat = 'json'): Logger {
   const iso = format === 'iso' ? { timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } } : {};
   return pino({ level, base: { service: 'deed' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, ...iso }, destination);

@@ -7,7 +7,7 @@ import type { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { HANDLERS, type Webhook } from '../admission/decide.js';
 import type { DecisionContext } from '../policy/policy.js';
-import type { Logger } from '../observability/logger.js';
+import { clipped, type Logger } from '../observability/logger.js';
 import { createMetrics, outcomeOf, recordBreakGlass, recordRequest, recordReview, type Metrics } from '../observability/metrics.js';
 import { decideWithin, elapsedMs, reviewDeadline } from './deadline.js';
 import { DEFAULT_LIMITS, peerOf, serverOptions, type ConnectionLimits } from './connections.js';
@@ -241,18 +241,20 @@ export function buildApp(opts: AppOptions): DeedApp {
       lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
           webhook,
-          uid: decision.uid,
-          kind: request?.kind.kind,
-          namespace: request?.namespace,
-          name: request?.name ?? request?.object?.metadata.generateName,
+          uid: clipped(decision.uid),
+          // What the request gives is clipped (logger.ts): a forged review needs no credential.
+          kind: clipped(request?.kind.kind),
+          namespace: clipped(request?.namespace),
+          name: clipped(request?.name ?? request?.object?.metadata.generateName),
           operation: request?.operation,
-          subResource: request?.subResource,
-          requester: request?.userInfo.username,
+          subResource: clipped(request?.subResource),
+          requester: clipped(request?.userInfo.username),
           dryRun: request?.dryRun,
           // The API server speaks HTTP/2 when offered; this shows which one a review came over.
           httpVersion: req.raw.httpVersion,
           decision: outcome,
-          rules: verdict.findings.length > 0 ? verdict.findings.map((f) => f.rule) : undefined,
+          // Each rule once: a pod naming thousands of objects makes a finding of each.
+          rules: verdict.findings.length > 0 ? [...new Set(verdict.findings.map((f) => f.rule))] : undefined,
           reason: verdict.allowed ? undefined : verdict.message,
           warnings: verdict.warnings.length > 0 ? verdict.warnings.length : undefined,
           breakGlass: decision.breakGlass,

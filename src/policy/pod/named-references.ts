@@ -12,6 +12,7 @@
 import type { Finding } from '../../admission/verdict.js';
 import type { LookupResource } from '../kinds.js';
 import type { DecisionContext, Policy } from '../policy.js';
+import { MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '../read-bounds.js';
 import { RULES } from '../rules/catalog.js';
 import { isWellKnownConfigMap, podConfigMaps } from './configmap-references.js';
 import { judgeReference, whoMayNot, type NamedReference, type Reach, type ReferencedKind } from './reference-owner.js';
@@ -20,6 +21,8 @@ import { isRec, type Rec } from '../unstructured.js';
 
 interface ReferencedRow {
   resource: LookupResource;
+  /** The most distinct names of one pod the read plan reads (reads.ts): past them the rest cannot be told. */
+  max: number;
   rules: { crossEnvironment: string; unknown: string; absent: string };
   /** A name every pod may use whoever's it is (a ConfigMap a cluster component puts in every namespace). */
   exempt(name: string, policy: Policy): boolean;
@@ -28,11 +31,13 @@ interface ReferencedRow {
 const REFERENCED: Readonly<Record<ReferencedKind, ReferencedRow>> = {
   Secret: {
     resource: 'secrets',
+    max: MAX_SECRET_LOOKUPS,
     rules: { crossEnvironment: RULES.secretRefCrossEnvironment.id, unknown: RULES.secretRefUnknown.id, absent: RULES.secretRefAbsent.id },
     exempt: () => false,
   },
   ConfigMap: {
     resource: 'configmaps',
+    max: MAX_CONFIGMAP_LOOKUPS,
     rules: { crossEnvironment: RULES.configMapRefCrossEnvironment.id, unknown: RULES.configMapRefUnknown.id, absent: RULES.configMapRefAbsent.id },
     exempt: isWellKnownConfigMap,
   },
@@ -66,15 +71,29 @@ export function addedReferences(oldSpec: unknown, newSpec: unknown): NamedRefere
   return isRec(newSpec) ? podReferences(newSpec, 'spec').filter((r) => !before.has(objectKey(r))) : [];
 }
 
-/** Each object named once: the first reference to it speaks for all (one lookup, one finding). */
+/**
+ * Each object named once: the first reference to it speaks for all (one lookup, one finding).
+ * Past the names of a kind the read plan reads (`max`), the rest are one finding: a pod naming
+ * thousands would otherwise cost a judgement and a message each, and every review behind it
+ * would wait (a 1.7 MiB pod naming 50,000 took some 700 ms of the event loop).
+ */
 export function referenceFindings(refs: NamedReference[], namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
   const findings: Finding[] = [];
   const judged = new Set<string>();
+  const counted: Record<ReferencedKind, number> = { Secret: 0, ConfigMap: 0 };
+  const past: Partial<Record<ReferencedKind, NamedReference>> = {};
   for (const ref of refs) {
-    if (judged.has(objectKey(ref))) continue;
-    judged.add(objectKey(ref));
+    // Past its kind's bound, a name is not looked at: a pod's Secrets come before its ConfigMaps, thousands of each.
+    if (past[ref.kind] !== undefined) continue;
+    const key = objectKey(ref);
+    if (judged.has(key)) continue;
+    judged.add(key);
     const row = REFERENCED[ref.kind];
     if (row.exempt(ref.name, ctx.policy)) continue;
+    if (++counted[ref.kind] > row.max) {
+      past[ref.kind] = ref;
+      continue;
+    }
     const what = `${ref.kind} ${ref.name}`;
     const verdict = judgeReference(ctx.lookup.get(row.resource, namespace, ref.name), ref.kind, namespace, reach, ctx);
     if (verdict.kind === 'allowed') continue;
@@ -88,6 +107,10 @@ export function referenceFindings(refs: NamedReference[], namespace: string, rea
         message: `${what} does not exist; create it first, or a ${ref.kind} another environment creates under that name later would be used`,
       });
     else findings.push({ rule: row.rules.crossEnvironment, path: ref.path, message: `${ref.subject} ${what}, which belongs to another environment; ${whoMayNot(reach)}` });
+  }
+  for (const [kind, first] of Object.entries(past) as Array<[ReferencedKind, NamedReference]>) {
+    const { max, rules } = REFERENCED[kind];
+    findings.push({ rule: rules.unknown, path: first.path, message: `this names more than ${max} ${kind}s, and Deed reads at most ${max} for one object, so which environment the rest belong to cannot be told (${kind} ${first.name} the first of them): name at most ${max}` });
   }
   return findings;
 }
