@@ -4,7 +4,7 @@ import type { KubeObject } from '../src/admission/types.js';
 import { admitted, buildReview, forCreate, forUpdate, InputError, placeInNamespace, requesterFor, stored, type ReviewOperation } from '../src/review/build-review.js';
 import { readObjects } from '../src/review/read-objects.js';
 import { reviewObject } from '../src/review/run.js';
-import { fixture, NOW, testContext } from './helpers.js';
+import { fixture, FIXTURE_POLICY, NOW, testContext } from './helpers.js';
 
 const RUNNER_A = { as: 'system:serviceaccount:sandbox-a:runner', groups: [], podName: 'runner-0', podUid: '144baa57-4863-4fb3-a622-a0c0ecb4a7ff' };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -157,11 +157,13 @@ describe('the review runner', () => {
 
   test('an UPDATE goes to the mutating webhook, then the validating one (a label change comes out as written); a DELETE to the validating webhook only', () => {
     const body = fixture('validate-update-pod-label-by-runner.json').request;
-    const update = reviewObject({ operation: 'UPDATE', object: body.object, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, testContext());
+    // The captured pod carries no attestation: in sandbox-a bound to alpha it is alpha's (in a shared namespace, the platform's).
+    const ctx = testContext({ ...FIXTURE_POLICY, environments: FIXTURE_POLICY.environments!.map((e) => (e.id === 'alpha' ? { ...e, namespaces: ['sandbox-a'] } : e)) });
+    const update = reviewObject({ operation: 'UPDATE', object: body.object, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, ctx);
     assert.deepEqual(update.steps.map((s) => s.webhook), ['mutate', 'validate']);
     assert.deepEqual(update.patch, []);
     assert.deepEqual(update.result, body.object);
-    const del = reviewObject({ operation: 'DELETE', object: null, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, testContext());
+    const del = reviewObject({ operation: 'DELETE', object: null, oldObject: body.oldObject, userInfo: requesterFor(RUNNER_A, 'sandbox-a') }, ctx);
     assert.deepEqual(del.steps.map((s) => s.webhook), ['validate']);
     assert.equal(del.result, null);
   });

@@ -278,10 +278,11 @@ describe('runner pods belong to the environment their service account acts for',
     allows(remove(runner(), { ...ADMIN, groups: [...ADMIN.groups, 'platform-oncall'] }), POLICY);
   });
 
-  test('a pod of a service account no environment maps is nobody\'s', () => {
+  test("a pod of a service account no environment maps is no environment's: the platform's, which no environment's principal deletes; a principal of no environment may", () => {
     const pod = runner();
     pod.spec!.serviceAccountName = 'builder';
-    allows(remove(pod, JANITOR_B), POLICY);
+    denies(remove(pod, JANITOR_B), 'guard.shared-input', POLICY);
+    allows(remove(pod, ADMIN), POLICY);
   });
 });
 

@@ -1288,6 +1288,24 @@ describe("the platform's unstamped inputs are no environment's to rewrite", () =
     refused(rewrite(CLAIMS, RUNNER_A), 'guard.shared-input', /ResourceClaim shared\/settings carries no stamps/);
   });
 
+  test("beta may neither change nor delete the platform's unstamped Deployment, Service or Ingress: what it runs, serves or routes reaches every environment", () => {
+    // rev-82: beta's image in the platform's Deployment, behind the platform's Service, received alpha's sandboxes' calls.
+    const DEPLOYMENTS: Gvr = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' };
+    const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services', kind: 'Service' };
+    const INGRESSES: Gvr = { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses', kind: 'Ingress' };
+    const template = (image: string) => ({ spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image }] } } } });
+    const image = (who: UserInfo) => review(DEPLOYMENTS, who, template('registry.example/beta-mitm:1'), { operation: 'UPDATE', old: template('registry.example/web:1'), name: 'platform-web', namespace: NS });
+    refused(image(RUNNER_B), 'guard.shared-input', /Deployment shared\/platform-web carries no stamps: it is the platform's, and what it runs, serves or routes reaches every environment; system:serviceaccount:sandbox-b:runner acts for "beta" and may not change or delete it/);
+    const selector = review(SERVICES, RUNNER_B, { spec: { selector: { app: 'beta-web' } } }, { operation: 'UPDATE', old: { spec: { selector: { app: 'web' } } }, name: 'platform-web', namespace: NS });
+    refused(selector, 'guard.shared-input', /Service shared\/platform-web carries no stamps/);
+    const del = review(INGRESSES, RUNNER_B, { spec: {} }, { operation: 'UPDATE', old: { spec: {} }, name: 'platform-web', namespace: NS });
+    del.request.operation = 'DELETE';
+    del.request.object = null;
+    refused(del, 'guard.shared-input', /Ingress shared\/platform-web carries no stamps/);
+    // A principal of no environment (the platform's deployers, a tenant's own chart) still may; so may alpha in a namespace bound to it.
+    admitted(image(NONE));
+  });
+
   test("beta may not add its pull secret to the namespace's default service account, whose image pull secrets the API server copies into every pod that runs as it, nor replace the platform's ResourceClaimTemplate", () => {
     const ACCOUNTS: Gvr = { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount' };
     const pull = review(ACCOUNTS, RUNNER_B, { imagePullSecrets: [{ name: 'beta-pull' }] }, { operation: 'UPDATE', old: {}, name: 'default', namespace: NS });

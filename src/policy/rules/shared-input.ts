@@ -29,9 +29,20 @@ export function sharedInputGuard(
   write?: { before: KubeObject; after: KubeObject | undefined },
 ): Finding[] {
   const row = kindRow(resource);
-  if (owner.kind !== 'unowned' || row?.podInput !== true) return [];
+  if (owner.kind !== 'unowned') return [];
   const env = requester.environment;
   if (isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  // Any other kind: what the platform runs, serves or routes (its Deployment behind its Service,
+  // that Service, its Ingress), whose callers include every environment's sandboxes.
+  if (row?.podInput !== true)
+    return env.kind === 'one'
+      ? [
+          {
+            rule: RULES.guardSharedInput.id,
+            message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and what it runs, serves or routes reaches every environment; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+          },
+        ]
+      : [];
   // A service account the policy maps to an environment (`sandbox-b:*`, its `default` too) is
   // that environment's identity, not a shared input: rules/mapped-account.ts judges its writes.
   if (row.kind === 'ServiceAccount' && serviceAccountEnvironment(object.namespace, object.name, policy) !== undefined) return [];

@@ -119,6 +119,26 @@ export function configMapCases(suite: () => Suite): void {
       }
     });
 
+    test("beta (the tenant role) may neither rewrite nor delete the platform's Deployment behind the platform's Service, nor that Service; a principal of no environment may", async () => {
+      // rev-82: beta's image in the platform's unstamped Deployment received the platform Service's callers, alpha's sandboxes among them.
+      const s = suite();
+      const web = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'platform-web' }, spec: { replicas: 0, selector: { matchLabels: { app: 'platform-web' } }, template: { metadata: { labels: { app: 'platform-web' } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'web', image: 'registry.example/platform-web:1' }] } } } };
+      ok('platform Deployment', await s.api(s.admin, 'POST', DEPLOYMENTS(NS), web));
+      ok('platform Service', await s.api(s.admin, 'POST', collectionPath('Service', NS), { apiVersion: 'v1', kind: 'Service', metadata: { name: 'platform-web' }, spec: { selector: { app: 'platform-web' }, ports: [{ port: 80 }] } }));
+      const path = `${DEPLOYMENTS(NS)}/platform-web`;
+      const template = ((await s.api(s.admin, 'GET', path)).body as Spec).spec.template;
+      const mitm = { spec: { template: { ...template, spec: { ...template.spec, containers: [{ name: 'web', image: 'registry.example/beta-mitm:1' }] } } } };
+      const platform = /\[guard\.shared-input\] Deployment shared-scripts\/platform-web carries no stamps: it is the platform's, and what it runs, serves or routes reaches every environment; system:serviceaccount:sandbox-b:tenant acts for "beta" and may not change or delete it/;
+      refused(await s.api(beta, 'PATCH', path, mitm, MERGE), 'guard.shared-input', platform);
+      refused(await s.api(beta, 'DELETE', path), 'guard.shared-input', platform);
+      refused(await s.api(beta, 'PATCH', `${collectionPath('Service', NS)}/platform-web`, { spec: { selector: { app: 'beta-web' } } }, MERGE), 'guard.shared-input', /Service shared-scripts\/platform-web carries no stamps/);
+      const images = ((await s.api(s.admin, 'GET', path)).body as Spec).spec.template.spec.containers.map((c: Spec) => c.image);
+      assert.deepEqual(images, ['registry.example/platform-web:1']);
+      // The tenant of no environment (a chart's own deployer) still changes it.
+      const own = await s.api(stranger, 'PATCH', path, { spec: { template: { metadata: { annotations: { 'example.com/restarted': '1' } } } } }, MERGE);
+      assert.equal(own.status, 200, own.text);
+    });
+
     test("beta's forged stamps on its own ConfigMap are refused at CREATE, and its stamps are frozen after", async () => {
       const s = suite();
       const forged = configMap('beta-forged');
