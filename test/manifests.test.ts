@@ -100,6 +100,15 @@ function podSpecs(objects: Obj[]): Array<{ owner: string; spec: V1PodSpec }> {
   return out;
 }
 
+
+/** The kinds the webhook lists, never watches: their live objects name a Service or a workload (kinds.ts `followsByName`). */
+const FOLLOWED_BY_NAME = [
+  { apiGroups: [''], resources: ['endpoints'], verbs: ['list'] },
+  { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
+  { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['list'] },
+];
+
 describe('deed manifests', () => {
   let objects: Obj[];
   let caPem: string;
@@ -482,6 +491,8 @@ describe('deed manifests', () => {
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
+      // What names a Service or a workload and is followed there, listed at the CREATE of one (reference.live-reader).
+      ...FOLLOWED_BY_NAME,
     ]);
     assert.equal(find<V1ServiceAccount>(objects, 'ServiceAccount', 'deed').automountServiceAccountToken, false, 'a token only where a pod asks for one');
     for (const { owner, spec } of podSpecs(objects)) assert.equal(spec.automountServiceAccountToken, true, owner);
@@ -665,6 +676,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
+      // What names a Service or a workload and is followed there, listed at the CREATE of one (reference.live-reader).
+      ...FOLLOWED_BY_NAME,
     ]);
     const deployment = find<V1Deployment>(objects, 'Deployment', 'deed');
     assert.deepEqual(deployment.spec!.template.spec!.containers[0]!.args, [...SERVE_ARGS, '--no-cache-secrets']);

@@ -526,7 +526,11 @@ describe('Secret references in workload templates', () => {
 
   test("a template naming another environment's Secret is refused at the template's path, for beta and for a requester of no environment", () => {
     const body = reviewOf(RUNNER_B, deployment('alpha-creds'));
-    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [{ resource: 'secrets', namespace: 'shared', name: 'alpha-creds' }]);
+    // And the HPAs of the namespace that name it (reference.live-reader).
+    assert.deepEqual(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS), [
+      { resource: 'secrets', namespace: 'shared', name: 'alpha-creds' },
+      { resource: 'deployments', namespace: 'shared', name: 'd', readers: true },
+    ]);
     refused(body, 'secret-ref.cross-environment', /spec\.template\.spec\.containers\[name=main\]\.env\[name=T\]\.valueFrom\.secretKeyRef\.name: container "main" reads Secret alpha-creds/);
     refused(reviewOf(NONE, deployment('alpha-creds')), 'secret-ref.cross-environment');
     admitted(reviewOf(RUNNER_A, deployment('alpha-creds')));

@@ -125,7 +125,9 @@ describe('one review computes its facts once (issue 37)', () => {
     });
     const { calls, allowed } = await countAdmit(body);
     assert.equal(allowed, true);
-    assert.ok(entries(calls) <= 3, `entered src/policy ${entries(calls)} times`);
+    // planLookups, mutateAndJudge, and gatherLookups (counted twice: it resumes after its read): a Deployment
+    // reads the HPAs of its namespace that name it (reference.live-reader), which the pod above does not.
+    assert.ok(entries(calls) <= 4, `entered src/policy ${entries(calls)} times`);
     assertCeilings(calls, {
       'door-reviews.ts|reviewFacts': 1,
       'doors/door.ts|doorOf': 1,

@@ -19,7 +19,9 @@
 //   read: a binding is judged on what it reads, which the cache cannot say.
 // - The pods (and claims not yet provisioned) that read an object by name come from the
 //   index kept beside their store while it is current and holds all of the namespace's;
-//   otherwise the namespace's pods (and claims) are listed (object-reader.ts).
+//   otherwise the namespace's pods (and claims) are listed (object-reader.ts);
+//   what names a Service or a workload and is followed there (an EndpointSlice, an HPA:
+//   policy/referrers.ts) is listed always, the cache keeping none of those kinds.
 // - At most MAX_LIVE_READS_PER_REVIEW GETs per call (a review makes one, or two when a
 //   snapshot's source claim follows). The claims, Secrets, ConfigMaps and ResourceClaims a
 //   pod names past them are read by one list per kind and namespace (object-reader.ts,
@@ -35,6 +37,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { LookupCache } from './lookup-cache.js';
 import { factsOf, foundLookup } from './lookup-facts.js';
 import { LISTED_RESOURCES, type ObjectReader } from './object-reader.js';
+import { isReferredTarget } from '../policy/referrers.js';
 
 /**
  * Reads from the API server per review: the claims a pod names are bounded at 32 when
@@ -64,7 +67,8 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           continue;
         }
         if (key.readers === true) {
-          const cached = cache.readers(key.resource, key.namespace, key.name);
+          // What names a Service or a workload (an EndpointSlice, an HPA) is no kind the cache keeps: listed live, always.
+          const cached = isReferredTarget(key.resource) ? undefined : cache.readers(key.resource, key.namespace, key.name);
           if (cached !== undefined) {
             readers.set(id, { state: 'known', readers: cached.map((r) => ({ kind: r.kind, name: r.name, found: foundLookup(r.facts) })) });
             metrics.lookups.inc({ resource: 'pods', source: 'cache' });
@@ -104,7 +108,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
         for (const key of toRead) {
           if (key.readers === true) {
             readers.set(lookupKey(key), sameReaders(answers.readers(key.resource, key.namespace, key.name), prefix));
-            metrics.lookups.inc({ resource: 'pods', source: 'live' });
+            metrics.lookups.inc({ resource: isReferredTarget(key.resource) ? key.resource : 'pods', source: 'live' });
             continue;
           }
           record(key, answers.get(key.resource, key.namespace, key.name), 'live');
@@ -141,7 +145,7 @@ function distinctKeys(keys: LookupKey[]): LookupKey[] {
 /** Readers listed live, cut to what the cache keeps of each, as sameFacts does for one object. */
 function sameReaders(answer: Readers, prefix: string): Readers {
   if (answer.state === 'unknown') return answer;
-  return { state: 'known', readers: answer.readers.map(({ kind, name, found }) => ({ kind, name, found: sameFacts(found, prefix) as Extract<Lookup, { state: 'found' }> })) };
+  return { state: 'known', readers: answer.readers.map(({ kind, name, found, reference }) => ({ kind, name, found: sameFacts(found, prefix) as Extract<Lookup, { state: 'found' }>, ...(reference !== undefined ? { reference } : {}) })) };
 }
 
 /**

@@ -11,7 +11,9 @@
 // names, a controller-made object's owner) as metadata only. Nothing read is kept here: the
 // cache in front of it (cached-reader.ts) answers what it can first.
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
-import { kindRows, SNAPSHOT_GROUP } from '../policy/kinds.js';
+import { kindRows, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
+import type { KubeObject } from '../admission/types.js';
+import { isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
@@ -208,6 +210,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
    * as its page is read. Read when the cache cannot answer.
    */
   const readersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
+    if (isReferredTarget(key.resource)) return referrersOf(key, timeoutMs);
     if (!POD_READS.some((r) => r.resource === key.resource)) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
     const deadline = Date.now() + timeoutMs;
     // Each reading kind listed at once: the review waits for the longer list, not for both.
@@ -224,6 +227,33 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     };
     try {
       const perKind = await Promise.all(readingKinds(key.resource).map(([kind, resource]) => readersAs(kind, resource)));
+      return { state: 'known', readers: perKind.flat() };
+    } catch (err) {
+      return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };
+    }
+  };
+  /**
+   * What names `key`'s object in its namespace and is followed there (referrers.ts: the
+   * EndpointSlices, Endpoints and Ingresses that name a Service, the HPAs that name a
+   * workload): each referring kind listed whole (what it names is in its labels or spec) a page
+   * at a time, each page bounded in bytes, only the metadata of the objects that name it kept.
+   * Never answered from the lookup cache, which keeps none of these kinds.
+   */
+  const referrersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
+    const deadline = Date.now() + timeoutMs;
+    const referrersAs = async (row: KindRow): Promise<Reader[]> => {
+      const readers: Reader[] = [];
+      await listPages(collectionPath({ group: row.group, version: row.version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, undefined, deadline, (items) => {
+        for (const item of items) {
+          const name = item.metadata?.name;
+          const ref = referenceNaming(row, item as KubeObject, key.namespace, key.resource, key.name);
+          if (name !== undefined && ref !== undefined) readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower } });
+        }
+      });
+      return readers;
+    };
+    try {
+      const perKind = await Promise.all(referringKinds(key.resource).map((row) => referrersAs(row)));
       return { state: 'known', readers: perKind.flat() };
     } catch (err) {
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };

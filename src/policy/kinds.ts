@@ -257,6 +257,21 @@ export interface KindRow {
    */
   readsByName?: readonly string[];
   /**
+   * Its references (above) name objects of these resources, and their follower acts, for as
+   * long as it lives, on whatever stands under the name, whoever created it: kube-proxy routes a
+   * Service by the EndpointSlices labelled with its name, the HPA controller scales the workload
+   * its scaleTargetRef names. Judged when written, but nothing holds the target after: its
+   * writer may delete it and another environment create one under the name. So the CREATE of
+   * one under a name that a live object of this kind names is judged against it
+   * (rules/live-readers.ts); they are listed live from the API server, one list of this kind
+   * per such CREATE (kube/object-reader.ts), never cached, so Deed's RBAC lists this kind.
+   * Only the targets listed here are judged: the Secrets an Ingress names for TLS are not
+   * (every Secret CREATE in a namespace would list its Ingresses), nor the Gateway API's
+   * routes or an operator's custom resources (a list of a kind not installed would refuse
+   * every create of the target).
+   */
+  followsByName?: readonly string[];
+  /**
    * Its objects act on every object of the namespace, whoever's they are (a quota that
    * admits no pods, a limit range that caps every container): in a namespace several
    * environments share they are the platform's (rules/namespace-wide.ts).
@@ -884,6 +899,8 @@ export const KIND_TABLE = [
     resource: 'endpoints',
     namespaced: true,
     references: [{ path: 'metadata.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses' }],
+
+    followsByName: ['services'],
   },
   {
     kind: 'EndpointSlice',
@@ -892,6 +909,8 @@ export const KIND_TABLE = [
     resource: 'endpointslices',
     namespaced: true,
     references: [{ path: 'metadata.labels', by: 'label', label: 'kubernetes.io/service-name', kind: { group: '', kind: 'Service' }, follower: "kube-proxy sends the Service's traffic to its endpoints" }],
+
+    followsByName: ['services'],
   },
   // Dynamic resource allocation: a pod shares the devices of the claims it names; the
   // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
@@ -905,6 +924,8 @@ export const KIND_TABLE = [
     resource: 'horizontalpodautoscalers',
     namespaced: true,
     references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', follower: "the horizontal-pod-autoscaler controller writes the target's /scale" }],
+
+    followsByName: ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers'],
   },
   // The autoscalers and rollout controllers clusters commonly run (custom resources, installed or
   // not): each acts on the workload it names, as the HPA controller does. The rows add no webhook
@@ -1108,6 +1129,9 @@ export const KIND_TABLE = [
       { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts" },
       ISSUER_ANNOTATIONS,
     ],
+
+    // Its Services; not the Secrets it names for TLS (followsByName above).
+    followsByName: ['services'],
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
   // webhook rule, they say what the routes and Gateways name; a Gateway is read when a route names it).

@@ -113,10 +113,18 @@ export type Lookup =
  * What reads an object by name in a namespace (pod/pod-reads.ts), whether or not it exists:
  * the live pods, to which the kubelet hands a Secret, ConfigMap, claim or ResourceClaim
  * created under the name, and the claims not yet provisioned that clone a claim of that name,
- * into which the provisioner copies it (rules/live-readers.ts).
+ * into which the provisioner copies it (rules/live-readers.ts); and for a Service or a
+ * workload, the live objects that name it and are followed there (referrers.ts: an
+ * EndpointSlice, an Endpoints, an Ingress, a HorizontalPodAutoscaler).
  */
 export type Readers = { state: 'known'; readers: ReadonlyArray<Reader> } | { state: 'unknown'; reason: string };
-export type Reader = { kind: ReaderKind; name: string; found: Extract<Lookup, { state: 'found' }> };
+export type Reader = {
+  kind: ReaderKind;
+  name: string;
+  found: Extract<Lookup, { state: 'found' }>;
+  /** Where a referrer (the kind table's `followsByName`: an EndpointSlice, an HPA) names the object, and who follows it (referrers.ts); absent for a pod or a claim. */
+  reference?: { path: string; follower: string };
+};
 /** A kind whose objects read a name (the kind table's `readsByName`, pod/pod-reads.ts). */
 export type ReaderKind = string;
 

@@ -20,6 +20,7 @@ import { changedReferences, objectReferences, referenceReads } from './object-re
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import type { LookupResource } from './kinds.js';
 import { liveReaderRead } from './rules/live-readers.js';
+import { isReferredTarget } from './referrers.js';
 import type { Requester } from './requester/identity.js';
 
 export interface LookupKey {
@@ -137,7 +138,7 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const asNamed = (k: LookupKey): LookupKey => (atOnce === true ? { ...k, fresh: true } : k);
   // What is created for an environment: the requester's, or a controller's owner's (known only once read).
   const leases = who === undefined || controller === true || (who.facts.identity !== undefined && 'environment' in who.facts.identity) ? runLeaseKeys(req, namespace, keys) : [];
-  return [...owners, ...claimKeys(claims, namespace).map(asNamed), ...referenceKeys(references, namespace, policy).map(asNamed), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester) : []), ...accounts, ...given];
+  return [...owners, ...claimKeys(claims, namespace).map(asNamed), ...referenceKeys(references, namespace, policy).map(asNamed), ...leases, ...(judged.made ? tableReferenceKeys(req, namespace, judgesKeptReferences(req, namespace, keys, policy)) : []), ...(judged.made ? liveReaderKeys(req, namespace, policy, who?.facts.requester, controller === true) : []), ...accounts, ...given];
 }
 
 /** Which of a controlling owner's reads a rule will use for this requester: at CREATE, where judged (`made`) or followed (`controllerMade`); on UPDATE (`adopted`). */
@@ -177,10 +178,14 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: bool
   return [...named, ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
 }
 
-/** The live pods that read what an environment creates (rules/live-readers.ts). */
-function liveReaderKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined, requester: Requester | undefined): LookupKey[] {
+/**
+ * The live pods that read what an environment creates, or the live referrers that name it (a
+ * Service's EndpointSlices, a workload's HPAs: rules/live-readers.ts); not for what a workload
+ * controller makes (its writes are judged by judgeControllerWrite, which no referrer concerns).
+ */
+function liveReaderKeys(req: AdmissionRequest, namespace: string, policy: Policy | undefined, requester: Requester | undefined, controller: boolean): LookupKey[] {
   const read = liveReaderRead(req, policy, requester);
-  return read === undefined ? [] : [{ ...read, namespace, readers: true }];
+  return read === undefined || (controller && isReferredTarget(read.resource)) ? [] : [{ ...read, namespace, readers: true }];
 }
 
 /** A service account whose stamps say whose credential it is (rules/service-account-stamps.ts). */

@@ -8,7 +8,8 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import { apiVersionOf, kindRows } from '../policy/kinds.js';
+import { apiVersionOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
+import { isReferredTarget, referenceNaming } from '../policy/referrers.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import { readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
@@ -156,10 +157,19 @@ export class ReviewedObjects {
     'it is not among the objects reviewed before this one or given with --existing, and deed review has no cluster to ask; give it first in the same file, or with --existing',
   );
   /** What reads an object is what was reviewed or given that names it (pods, claims not yet provisioned): the files are all deed review knows of the cluster. */
+  /** The objects reviewed or given that are followed by what they name (an EndpointSlice, an HPA: policy/referrers.ts), by `resource/namespace/name`. */
+  private readonly referrers = new Map<string, { row: KindRow; object: KubeObject; found: Extract<Lookup, { state: 'found' }> }>();
   readonly lookup: ObjectLookup = {
     get: (resource, namespace, name) => this.gathered.get(resource, namespace, name),
     readers: (resource, namespace, name) => {
       const readers: Reader[] = [];
+      if (isReferredTarget(resource)) {
+        for (const { row, object, found } of this.referrers.values()) {
+          const ref = object.metadata.namespace === namespace ? referenceNaming(row, object, namespace, resource, name) : undefined;
+          if (ref !== undefined) readers.push({ kind: row.kind, name: object.metadata.name ?? '', found, reference: { path: ref.path, follower: ref.follower } });
+        }
+        return { state: 'known', readers };
+      }
       for (const [kind, by] of readingKinds(resource)) {
         const prefix = lookupKey({ resource: by, namespace, name: '' });
         for (const [key, found] of this.facts)
@@ -201,12 +211,29 @@ export class ReviewedObjects {
     return lines;
   }
 
+  /** Keeps (or forgets, `gone`) an object of a kind followed by what it names (`followsByName`): what names a Service or a workload created later in the run. */
+  private rememberReferrer(obj: KubeObject | null | undefined, gone: boolean): void {
+    // By group and kind, any version (an HPA of autoscaling/v1 names its target as one of v2 does).
+    const apiVersion = String(obj?.apiVersion ?? '');
+    const row = obj ? kindRowNamed(apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', String(obj.kind)) : undefined;
+    if (!obj || row?.followsByName === undefined || obj.metadata.namespace === undefined || obj.metadata.name === undefined) return;
+    const key = `${row.resource}/${obj.metadata.namespace}/${obj.metadata.name}`;
+    if (gone) {
+      this.referrers.delete(key);
+      return;
+    }
+    const { uid, labels, annotations } = obj.metadata;
+    const found = { state: 'found' as const, metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) } };
+    this.referrers.set(key, { row, object: obj, found });
+  }
+
   /** Records what a review stored or deleted, so later reviews in the same run can look it up. */
   remember<R extends Pick<ObjectReview, 'stored' | 'deleted'>>(review: R): R {
     for (const [obj, gone] of [
       [review.stored, false],
       [review.deleted, true],
     ] as const) {
+      this.rememberReferrer(obj, gone);
       const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
       if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
       const { uid, labels, annotations, creationTimestamp } = obj.metadata;

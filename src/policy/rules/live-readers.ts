@@ -17,13 +17,22 @@
 // environment is judged as its CREATE would be, since the kubelet hands the live pods that
 // read it the new content as it would a new object's (an environment's principal may not
 // change one at all: guard.shared-input).
+// So too for what a live object of another kind names and is followed by (referrers.ts, the
+// kind table's `followsByName`): an EndpointSlice or an Endpoints routes the Service of its
+// name, an Ingress publishes the Services it names, an HPA scales the workload it names, each
+// whoever created that object. So the CREATE of a Service, Deployment, StatefulSet,
+// ReplicaSet or ReplicationController is refused while such a referrer of the name is one its
+// writer may not reach, with the same reach as a pod's. An EndpointSlice or Endpoints the
+// controllers made for a Service of the name is not skipped: once that Service is deleted
+// they are too, and a CREATE in between is refused (fail closed) for no longer than that.
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { ownershipOfFound, type Ownership } from '../ownership.js';
 import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
-import type { DecisionContext, Policy, ReaderKind } from '../policy.js';
+import type { DecisionContext, Policy, Reader, ReaderKind } from '../policy.js';
+import { isReferredTarget, referringKinds } from '../referrers.js';
 import { kindRow, type LookupResource } from '../kinds.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import type { Requester } from '../requester/identity.js';
@@ -63,6 +72,8 @@ function changesContent(before: KubeObject | null | undefined, after: KubeObject
  * no environment only (liveReaderWriteFindings).
  */
 export function liveReaderRead(req: AdmissionRequest, policy: Policy | undefined, requester?: Requester): { resource: LookupResource; name: string } | undefined {
+  const target = referredTarget(req);
+  if (target !== undefined) return target;
   if (req.operation === 'UPDATE' && requester !== undefined && policy !== undefined && !rewritesFor(requester, policy)) return undefined;
   const it = judged(req, policy);
   return it === undefined ? undefined : { resource: it.row.resource, name: it.name };
@@ -83,8 +94,62 @@ export function liveReaderWriteFindings(req: AdmissionRequest, namespace: string
   return liveReaderFindings(req, namespace, { requester, environment: undefined }, ctx);
 }
 
+/**
+ * The kind that a live referrer names that `req` creates, and the name, when judged: the
+ * CREATE of the object itself (a Service, a workload: referrers.ts), of the kind table's row
+ * under the request's group (a custom resource may share a plural); named as judged() names.
+ */
+function referredTarget(req: AdmissionRequest): { resource: LookupResource; name: string } | undefined {
+  if (req.operation !== 'CREATE' || req.subResource !== undefined || !isReferredTarget(req.resource.resource) || kindRow(req.resource) === undefined) return undefined;
+  const name = req.object?.metadata?.name || req.name;
+  return typeof name !== 'string' || name === '' ? undefined : { resource: req.resource.resource, name };
+}
+
+/** The findings of a CREATE by `reach`: each live referrer that names it must be one whose environment the object's writer may reach. */
+function referrerFindings(req: AdmissionRequest, target: { resource: LookupResource; name: string }, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const rule = RULES.referenceLiveReader.id;
+  const kind = kindRow(req.resource)?.kind ?? target.resource;
+  const what = `${kind} ${target.name}`;
+  const whose = reach.environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
+  const referrers = ctx.lookup.readers(target.resource, namespace, target.name);
+  if (referrers.state === 'unknown') {
+    const kinds = referringKinds(target.resource).map((r) => r.kind).join(', ');
+    return [{ rule, path: 'metadata.name', message: `cannot tell whether an object ${whose} in namespace ${namespace} (${kinds}) names ${what}: ${referrers.reason}` }];
+  }
+  for (const referrer of referrers.readers) {
+    if (mayReach(referrer, namespace, reach, ctx)) continue;
+    const where = referrer.reference === undefined ? '' : ` (${placeOf(referrer.reference.path)})`;
+    const follows = referrer.reference === undefined ? '' : `, and once this one stands ${referrer.reference.follower}`;
+    return [
+      {
+        rule,
+        path: 'metadata.name',
+        message: `${referrer.kind} ${namespace}/${referrer.name} ${whose} names ${what}${where}${follows}: choose a name of this run's own, or create it once that ${referrer.kind} is deleted`,
+      },
+    ];
+  }
+  return [];
+}
+
+/** Where a reference stands, as a person reads it: a label by its key, a field by its path. */
+function placeOf(path: string): string {
+  const label = /^metadata\.labels\["(.*)"\]$/.exec(path);
+  return label !== null ? `label ${label[1]}` : path === 'metadata.name' ? 'its own name' : path;
+}
+
+/** Whether the writer (`reach`) may create what `reader` reads or names: it is the writer's environment's, or, for a principal of no environment, one it acts for. */
+function mayReach(reader: Reader, namespace: string, reach: Reach, ctx: DecisionContext): boolean {
+  const owner = ownershipOfFound(reader.found, reader.kind, namespace, ctx.policy, ctx.keyRing);
+  if (owner.kind === 'unverifiable') return false;
+  const of = owner.kind === 'unowned' ? undefined : owner.environment;
+  if (of === reach.environment) return true;
+  return of !== undefined && reach.environment === undefined && actsFor(reach.requester, of, ctx.policy);
+}
+
 /** The findings of a CREATE by `reach`: each live pod that reads the name must be one whose environment the object's writer may reach. */
 export function liveReaderFindings(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const target = referredTarget(req);
+  if (target !== undefined) return referrerFindings(req, target, namespace, reach, ctx);
   const it = judged(req, ctx.policy);
   if (it === undefined) return [];
   const { row, name } = it;

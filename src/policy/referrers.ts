@@ -1,0 +1,36 @@
+// The objects that name another by name for as long as they live, and whose follower acts on
+// whatever stands under that name (the kind table's `followsByName`): an EndpointSlice or an
+// Endpoints routes the Service of its name, an Ingress publishes the Services it names, an HPA
+// scales the workload its scaleTargetRef names. What each names is what the kind table's
+// references say it names (objectReferences, referenceReads), read the same way as where the
+// reference is judged when written (rules/reference-scope.ts): one table of kinds.
+import type { KubeObject } from '../admission/types.js';
+import { kindRows, type KindRow, type LookupResource } from './kinds.js';
+import { objectReferences, referenceReads, type ObjectReference } from './object-references.js';
+
+/** The rows whose live objects name objects of `resource` and are followed there (`followsByName`); empty for a resource none does. */
+export function referringKinds(resource: string): readonly KindRow[] {
+  let rows = REFERRING.get(resource);
+  if (rows === undefined) REFERRING.set(resource, (rows = kindRows().filter((r) => r.followsByName?.includes(resource) === true)));
+  return rows;
+}
+/** referringKinds' answers, per resource: asked on every CREATE of a Service or a workload. */
+const REFERRING = new Map<string, readonly KindRow[]>();
+
+/** Whether a live object of another kind names `resource`'s objects and is followed there: their CREATE is judged against those (rules/live-readers.ts). */
+export function isReferredTarget(resource: string): resource is LookupResource {
+  return referringKinds(resource).length > 0;
+}
+
+/**
+ * The reference by which `obj`, an object of `row` in `namespace`, names `resource` `name` in
+ * that namespace, if it does: the first of its references (as the kind table reads them) whose
+ * read is that object.
+ */
+export function referenceNaming(row: Pick<KindRow, 'group' | 'resource'>, obj: KubeObject | null | undefined, namespace: string, resource: string, name: string): ObjectReference | undefined {
+  for (const ref of objectReferences(row, obj)) {
+    const read = referenceReads([ref], namespace)[0];
+    if (read !== undefined && read.resource === resource && read.namespace === namespace && read.name === name) return ref;
+  }
+  return undefined;
+}
