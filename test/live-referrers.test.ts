@@ -1,0 +1,240 @@
+// reference.live-reader for what a live referrer names (policy/referrers.ts, the kind table's
+// `followsByName`): a Service or a workload an environment creates takes no name that a live
+// EndpointSlice, Endpoints, Ingress or HPA of another environment (or of none) names. The
+// attack it closes: in a shared namespace beta creates its Service `api` and an EndpointSlice
+// labelled `kubernetes.io/service-name: api` pointing at beta's pod; beta deletes the Service
+// (the slice stays: no owner); alpha creates Service `api`, and kube-proxy sends alpha's traffic
+// to beta's endpoint. Likewise beta's HPA naming a Deployment beta deleted scales alpha's.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { createCachedReader } from '../src/kube/cached-reader.js';
+import { webhookLookupRules } from '../src/install/kind-rules.js';
+import { kindRows } from '../src/policy/kinds.js';
+import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
+import { objectReferences } from '../src/policy/object-references.js';
+import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
+import { isReferredTarget, referenceNaming, referringKinds } from '../src/policy/referrers.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { ReviewedObjects } from '../src/review/run.js';
+import { fakeCache, fakeLive } from './cache-fakes.js';
+import { FIXTURE_KEYS, kubeSystem, stampedMetadata, testContext, type Review } from './helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'] },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'], managers: { users: ['system:serviceaccount:platform:beta-manager'] } },
+  ],
+  platform: { users: ['platform-deployer'] },
+};
+const NS = 'shared';
+const ALPHA: UserInfo = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts'], extra: {} };
+const PLATFORM: UserInfo = { username: 'platform-deployer', groups: ['system:authenticated'], extra: {} };
+const STRANGER: UserInfo = { username: 'system:serviceaccount:plain:stranger', groups: ['system:serviceaccounts'], extra: {} };
+const BETA_MANAGER: UserInfo = { username: 'system:serviceaccount:platform:beta-manager', groups: ['system:serviceaccounts'], extra: {} };
+
+type Target = 'Service' | 'Deployment' | 'StatefulSet' | 'ReplicaSet' | 'ReplicationController';
+const TARGETS: Record<Target, { group: string; resource: string }> = {
+  Service: { group: '', resource: 'services' },
+  Deployment: { group: 'apps', resource: 'deployments' },
+  StatefulSet: { group: 'apps', resource: 'statefulsets' },
+  ReplicaSet: { group: 'apps', resource: 'replicasets' },
+  ReplicationController: { group: '', resource: 'replicationcontrollers' },
+};
+
+function create(kind: Target, name: string, user: UserInfo = ALPHA, group = TARGETS[kind].group): Review {
+  const { resource } = TARGETS[kind];
+  const template = { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'app:1' }] } };
+  const spec =
+    kind === 'Service'
+      ? { selector: { app: name }, ports: [{ port: 80 }] }
+      : kind === 'ReplicationController'
+        ? { replicas: 1, selector: { app: name }, template }
+        : { replicas: 1, selector: { matchLabels: { app: name } }, template, ...(kind === 'StatefulSet' ? { serviceName: name } : {}) };
+  const object: KubeObject = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name, namespace: NS }, spec };
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: '5d6e7f80-0000-4000-8000-0000000000d1',
+      kind: { group, version: 'v1', kind },
+      resource: { group, version: 'v1', resource },
+      name,
+      namespace: NS,
+      operation: 'CREATE',
+      userInfo: user,
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  };
+}
+
+const stamped = (kind: string, env: string | undefined): Extract<Lookup, { state: 'found' }> =>
+  env === undefined ? { state: 'found', metadata: { uid: `${kind}-none` } } : { state: 'found', metadata: { ...stampedMetadata(kind, env, NS).metadata, uid: `${kind}-${env}` } };
+
+const SLICE = { path: 'metadata.labels["kubernetes.io/service-name"]', follower: "kube-proxy sends the Service's traffic to its endpoints" };
+const HPA = { path: 'spec.scaleTargetRef', follower: "the horizontal-pod-autoscaler controller writes the target's /scale" };
+
+/** Readers of `api` (of the name asked for) as the live list gives them: `kind` objects of `envs`. */
+const referrers = (kind: string, reference: { path: string; follower: string }, ...envs: Array<string | undefined>): Readers => ({
+  state: 'known',
+  readers: envs.map((e, i) => ({ kind, name: `${kind.toLowerCase()}-${i}`, found: stamped(kind, e), reference })),
+});
+
+function lookupOf(readers: Readers): ObjectLookup {
+  return { get: (): Lookup => ({ state: 'absent' }), readers: (_resource, _namespace, name) => (name === 'api' ? readers : { state: 'known', readers: [] }) };
+}
+
+function findings(review: Review, readers: Readers) {
+  const decision = decide('validate', review, { ...testContext(POLICY), lookup: lookupOf(readers) });
+  assert.ok(decision.kind === 'review');
+  return decision.verdict.findings.filter((f) => f.rule === 'reference.live-reader');
+}
+const refusedBy = (review: Review, readers: Readers, message: RegExp) => {
+  const found = findings(review, readers);
+  assert.ok(found.some((f) => message.test(f.message)), JSON.stringify(found));
+};
+const passes = (review: Review, readers: Readers) => assert.deepEqual(findings(review, readers), []);
+
+describe('reference.live-reader: a Service or workload takes no name a live referrer of another environment names', () => {
+  test("alpha's Service under the name beta's EndpointSlice names is refused, saying what kube-proxy would do and what to do instead", () => {
+    refusedBy(
+      create('Service', 'api'),
+      referrers('EndpointSlice', SLICE, 'beta'),
+      /^EndpointSlice shared\/endpointslice-0 of another environment \(or of none\) names Service api \(label kubernetes\.io\/service-name\), and once this one stands kube-proxy sends the Service's traffic to its endpoints: choose a name of this run's own, or create it once that EndpointSlice is deleted$/,
+    );
+  });
+
+  test("an Endpoints (by its own name) and an Ingress backend of beta's are refused too", () => {
+    refusedBy(create('Service', 'api'), referrers('Endpoints', { path: 'metadata.name', follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses' }, 'beta'), /^Endpoints shared\/endpoints-0 of another environment \(or of none\) names Service api \(its own name\)/);
+    refusedBy(create('Service', 'api'), referrers('Ingress', { path: 'spec.rules[0].http.paths[0].backend.service.name', follower: 'the ingress controller publishes the Service on its routes' }, 'beta'), /^Ingress shared\/ingress-0 .* names Service api \(spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name\), and once this one stands the ingress controller publishes the Service on its routes/);
+  });
+
+  test("a Deployment, StatefulSet, ReplicaSet or ReplicationController under the name beta's HPA scales is refused", () => {
+    for (const kind of ['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'] as const)
+      refusedBy(create(kind, 'api'), referrers('HorizontalPodAutoscaler', HPA, 'beta'), new RegExp(`^HorizontalPodAutoscaler shared/horizontalpodautoscaler-0 of another environment \\(or of none\\) names ${kind} api \\(spec\\.scaleTargetRef\\), and once this one stands the horizontal-pod-autoscaler controller writes the target's /scale`));
+  });
+
+  test('a referrer of no environment, or whose stamps do not verify, is another\'s too; what cannot be told is refused', () => {
+    refusedBy(create('Service', 'api'), referrers('EndpointSlice', SLICE, undefined), /names Service api/);
+    const stamps = stamped('EndpointSlice', 'beta');
+    const forged = { ...stamps, metadata: { ...stamps.metadata, labels: { ...stamps.metadata.labels, 'deed.dev/environment': 'alpha' } } };
+    refusedBy(create('Service', 'api'), { state: 'known', readers: [{ kind: 'EndpointSlice', name: 'x', found: forged, reference: SLICE }] }, /names Service api/);
+    refusedBy(create('Service', 'api'), { state: 'unknown', reason: 'the EndpointSlices could not be listed' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared \(Endpoints, EndpointSlice, Ingress\) names Service api: the EndpointSlices could not be listed$/);
+    refusedBy(create('Deployment', 'api'), { state: 'unknown', reason: 'no turn' }, /\(HorizontalPodAutoscaler\) names Deployment api: no turn/);
+  });
+
+  test("alpha's own referrers, a name none names, and the platform's create pass", () => {
+    passes(create('Service', 'api'), referrers('EndpointSlice', SLICE, 'alpha', 'alpha'));
+    passes(create('Service', 'web'), referrers('EndpointSlice', SLICE, 'beta'));
+    passes(create('Deployment', 'api'), referrers('HorizontalPodAutoscaler', HPA, 'alpha'));
+    passes(create('Service', 'api', PLATFORM), referrers('EndpointSlice', SLICE, 'beta'));
+  });
+
+  test("a tenant of no environment may not take a name beta's referrer names; beta's manager may, and one of no environment is anyone's", () => {
+    refusedBy(create('Service', 'api', STRANGER), referrers('EndpointSlice', SLICE, 'beta'), /^EndpointSlice shared\/endpointslice-0 of an environment this requester does not act for names Service api/);
+    passes(create('Service', 'api', STRANGER), referrers('EndpointSlice', SLICE, undefined));
+    passes(create('Service', 'api', BETA_MANAGER), referrers('EndpointSlice', SLICE, 'beta', undefined));
+    passes(create('Deployment', 'api', BETA_MANAGER), referrers('HorizontalPodAutoscaler', HPA, 'beta'));
+    refusedBy(create('Service', 'api', BETA_MANAGER), referrers('EndpointSlice', SLICE, 'alpha'), /names Service api/);
+  });
+
+  test('a custom resource sharing a plural, an UPDATE and a ReplicaSet the deployment controller makes are not judged', () => {
+    passes(create('Service', 'api', ALPHA, 'example.com'), referrers('EndpointSlice', SLICE, 'beta'));
+    const update = create('Service', 'api');
+    update.request.operation = 'UPDATE';
+    update.request.oldObject = update.request.object;
+    update.request.options = { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' };
+    passes(update, referrers('EndpointSlice', SLICE, 'beta'));
+    const made = create('ReplicaSet', 'api', kubeSystem('deployment-controller'));
+    made.request.object.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: 'd-1', controller: true }];
+    passes(made, referrers('HorizontalPodAutoscaler', HPA, 'beta'));
+    const keys = planLookups(made, 'validate', FIXTURE_KEYS, testContext(POLICY).policy).lookups.filter((k) => k.readers === true);
+    assert.deepEqual(keys, []);
+  });
+});
+
+describe('the read plan and the reads of referrers', () => {
+  const readerKeys = (r: Review) => lookupsNeeded(r.request, 'validate', FIXTURE_KEYS).filter((k) => k.readers === true).map(lookupKey);
+
+  test("the plan asks for the referrers of a new Service or workload, of the object's own name, and not at an UPDATE or for the platform", () => {
+    assert.deepEqual(readerKeys(create('Service', 'api')), ['services/shared/api readers']);
+    assert.deepEqual(readerKeys(create('Deployment', 'web')), ['deployments/shared/web readers']);
+    assert.deepEqual(readerKeys(create('StatefulSet', 'db')), ['statefulsets/shared/db readers']);
+    assert.deepEqual(readerKeys(create('ReplicationController', 'rc')), ['replicationcontrollers/shared/rc readers']);
+    const update = create('Service', 'api');
+    update.request.operation = 'UPDATE';
+    update.request.oldObject = update.request.object;
+    assert.deepEqual(readerKeys(update), []);
+    assert.deepEqual(readerKeys(create('Service', 'api', ALPHA, 'example.com')), []);
+    const planned = (r: Review) => planLookups(r, 'validate', FIXTURE_KEYS, testContext(POLICY).policy).lookups.filter((k) => k.readers === true).map(lookupKey);
+    assert.deepEqual(planned(create('Service', 'api', PLATFORM)), []);
+    assert.deepEqual(planned(create('Service', 'api', STRANGER)), ['services/shared/api readers']);
+  });
+
+  test('which kinds refer to a resource comes from the kind table: its built-in referrers, none for a Secret', () => {
+    assert.deepEqual(referringKinds('services').map((r) => r.kind), ['Endpoints', 'EndpointSlice', 'Ingress']);
+    for (const resource of ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers']) assert.deepEqual(referringKinds(resource).map((r) => r.kind), ['HorizontalPodAutoscaler']);
+    for (const resource of ['secrets', 'configmaps', 'daemonsets', 'jobs', 'pods']) assert.equal(isReferredTarget(resource), false, resource);
+  });
+
+  test("each row's followsByName is what its references can name, of a kind Deed reads; the webhook may list (never watch) those rows", () => {
+    const listed = webhookLookupRules(true).filter((r) => r.verbs.length === 1 && r.verbs[0] === 'list').flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`));
+    for (const row of kindRows().filter((r) => r.followsByName !== undefined)) {
+      assert.ok(listed.includes(`${row.group}/${row.resource}`), `${row.kind} is listed`);
+      for (const resource of row.followsByName!) {
+        const target = kindRows().find((r) => r.resource === resource && r.group !== undefined && r.lookup !== undefined)!;
+        assert.ok(target !== undefined, `${resource} is read`);
+        const names = (row.references ?? []).some((f) => f.by === 'object-ref' || f.kind?.kind === target.kind);
+        assert.ok(names, `${row.kind}'s references can name ${target.kind}`);
+      }
+    }
+  });
+
+  test('what a referrer names is what the kind table reads from it', () => {
+    const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'api-x', namespace: NS, labels: { 'kubernetes.io/service-name': 'api' } } } as KubeObject;
+    assert.equal(referenceNaming({ group: 'discovery.k8s.io', resource: 'endpointslices' }, slice, NS, 'services', 'api')?.path, 'metadata.labels["kubernetes.io/service-name"]');
+    assert.equal(referenceNaming({ group: 'discovery.k8s.io', resource: 'endpointslices' }, slice, NS, 'services', 'web'), undefined);
+    const endpoints = { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'api', namespace: NS } } as KubeObject;
+    assert.equal(referenceNaming({ group: '', resource: 'endpoints' }, endpoints, NS, 'services', 'api')?.path, 'metadata.name');
+    const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'edge', namespace: NS }, spec: { tls: [{ secretName: 'api' }], rules: [{ http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'api', port: { number: 80 } } } }] } }] } } as KubeObject;
+    assert.equal(referenceNaming({ group: 'networking.k8s.io', resource: 'ingresses' }, ingress, NS, 'services', 'api')?.path, 'spec.rules[0].http.paths[0].backend.service.name');
+    // Its TLS Secret is named, but no Secret's CREATE is judged against it (not followsByName).
+    assert.ok(objectReferences({ group: 'networking.k8s.io', resource: 'ingresses' }, ingress).some((r) => r.kind === 'Secret'));
+    const hpa = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'api', namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' }, maxReplicas: 3 } } as KubeObject;
+    const row = { group: 'autoscaling', resource: 'horizontalpodautoscalers' };
+    assert.equal(referenceNaming(row, hpa, NS, 'deployments', 'api')?.follower, HPA.follower);
+    assert.equal(referenceNaming(row, hpa, NS, 'statefulsets', 'api'), undefined);
+  });
+
+  test('the referrers are listed live whatever the lookup cache answers, and keep where they name it', async () => {
+    const key = { resource: 'services' as const, namespace: 'sandbox-a', name: 'api', readers: true as const };
+    const listed: Readers = { state: 'known', readers: [{ kind: 'EndpointSlice', name: 'api-x', found: { state: 'found', metadata: { uid: 's', labels: { 'deed.dev/environment': 'beta', other: 'x' } } }, reference: SLICE }] };
+    const live = fakeLive({}, listed);
+    const cache = fakeCache({}, { readers: () => [] });
+    const answer = (await createCachedReader(cache, live, 'deed.dev', createMetrics()).read([key], 1000)).readers('services', 'sandbox-a', 'api');
+    assert.deepEqual(live.reads, ['services/sandbox-a/api readers']);
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => [r.kind, r.name, r.reference?.path, r.found.metadata.labels]) : answer, [['EndpointSlice', 'api-x', SLICE.path, { 'deed.dev/environment': 'beta' }]]);
+  });
+
+  test('deed review: an EndpointSlice or HPA reviewed before names what is created after it, until it is deleted', () => {
+    const reviewed = new ReviewedObjects();
+    const slice: KubeObject = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { ...stampedMetadata('EndpointSlice', 'beta', NS).metadata, name: 'api-x', namespace: NS, labels: { ...stampedMetadata('EndpointSlice', 'beta', NS).metadata.labels, 'kubernetes.io/service-name': 'api' } } };
+    const hpa: KubeObject = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web', namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 2 } };
+    reviewed.remember({ stored: slice, deleted: null });
+    reviewed.remember({ stored: hpa, deleted: null });
+    const names = (resource: 'services' | 'deployments', name: string) => {
+      const r = reviewed.lookup.readers(resource, NS, name);
+      return r.state === 'known' ? r.readers.map((x) => `${x.kind} ${x.name}`) : r;
+    };
+    assert.deepEqual(names('services', 'api'), ['EndpointSlice api-x']);
+    assert.deepEqual(names('services', 'web'), []);
+    assert.deepEqual(names('deployments', 'web'), ['HorizontalPodAutoscaler web']);
+    reviewed.remember({ stored: null, deleted: slice });
+    assert.deepEqual(names('services', 'api'), []);
+  });
+});
