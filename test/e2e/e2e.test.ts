@@ -45,6 +45,7 @@ import { coverageCases } from './cases/coverage.js';
 import { runnerOwnerCases } from './cases/runner-owners.js';
 import { scaleTargetCases } from './cases/scale-targets.js';
 import { largeMetadataCases } from './cases/large-metadata.js';
+import { keptReferrerCases } from './cases/kept-referrers.js';
 
 const found = assets();
 const skip =
@@ -106,6 +107,7 @@ describe('Deed in a real API server', { skip }, () => {
   realWorkloadCases(get, tools);
   runnerOwnerCases(get);
   scaleTargetCases(get);
+  keptReferrerCases(get);
   // After every case that installs a CRD: their kinds must classify too.
   coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.

@@ -1,0 +1,113 @@
+// A reference kept across a delete (docs/security-model.md, "kept across a delete"): in a
+// namespace alpha and beta share, beta's EndpointSlice (or HPA) names beta's own Service (or
+// Deployment), and stays when beta deletes it; alpha then creates one under the name, and
+// kube-proxy would send alpha's Service traffic to beta's endpoints (the HPA controller would
+// scale alpha's Deployment). Deed refuses that CREATE (reference.live-reader), reading the
+// namespace's referrers live from the API server; one environment's ordinary manifest (a
+// Service, its Deployment, an HPA and an Ingress, created in any order) is admitted.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { Identity } from '../client.js';
+import { collectionPath, createdOrThere as ok, eventually, namespaceAdmins, refusedBy as refused } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const NS = 'shared-kept';
+const HPAS = `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = Record<string, any>;
+
+const service = (name: string, selector?: Any) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], ...(selector ? { selector } : {}) } });
+const slice = (name: string, svc: string) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, labels: { 'kubernetes.io/service-name': svc } }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.9'] }], ports: [{ port: 80 }] });
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } },
+});
+const hpa = (name: string, target: string) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: target }, minReplicas: 1, maxReplicas: 2 } });
+const ingress = (name: string, svc: string) => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name },
+  spec: { rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: svc, port: { number: 80 } } } }] } }] },
+});
+
+export function keptReferrerCases(suite: () => Suite): void {
+  let alpha: Identity; // sandbox-a:runner
+  let beta: Identity; // sandbox-b:kept-admin: acts for beta
+
+  describe('a referrer kept across a delete holds its name against another environment', () => {
+    before(async () => {
+      const s = suite();
+      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      alpha = s.runnerA.identity;
+      beta = await s.newIdentity('sandbox-b', 'kept-admin');
+      await namespaceAdmins(s, NS, 'kept-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'kept-admin']]);
+      for (const who of [alpha, beta]) await eventually(`RBAC lets ${who.name} create autoscalers in ${NS}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${HPAS}?dryRun=All`, hpa('rbac-probe', 'rbac-probe'))).text));
+    });
+
+    test("alpha's Service under the name of beta's deleted Service, whose EndpointSlice beta kept, is refused; under another name it is stored", async () => {
+      const s = suite();
+      const own = await s.api(beta, 'POST', collectionPath('Service', NS), service('api'));
+      assert.equal(own.status, 201, own.text);
+      const kept = await s.api(beta, 'POST', collectionPath('EndpointSlice', NS), slice('api-hijack', 'api'));
+      assert.equal(kept.status, 201, `beta's slice of its own Service: ${kept.text}`);
+      assert.equal((await s.api(beta, 'DELETE', `${collectionPath('Service', NS)}/api`)).status, 200);
+      assert.equal((await s.api(s.admin, 'GET', `${collectionPath('EndpointSlice', NS)}/api-hijack`)).status, 200, 'the slice stays: nothing owns it');
+      refused(
+        await s.api(alpha, 'POST', collectionPath('Service', NS), service('api', { app: 'alpha-api' })),
+        'reference.live-reader',
+        /EndpointSlice shared-kept\/api-hijack of another environment \(or of none\) names Service api \(label kubernetes\.io\/service-name\), and once this one stands kube-proxy sends the Service's traffic to its endpoints: choose a name of this run's own, or create it once that EndpointSlice is deleted/,
+      );
+      const other = await s.api(alpha, 'POST', collectionPath('Service', NS), service('alpha-api', { app: 'alpha-api' }));
+      assert.equal(other.status, 201, other.text);
+    });
+
+    test("alpha's Deployment under the name of beta's deleted Deployment, whose HPA beta kept, is refused", async () => {
+      const s = suite();
+      const own = await s.api(beta, 'POST', collectionPath('Deployment', NS), deployment('web'));
+      assert.equal(own.status, 201, own.text);
+      const kept = await s.api(beta, 'POST', HPAS, hpa('web', 'web'));
+      assert.equal(kept.status, 201, `beta's HPA of its own Deployment: ${kept.text}`);
+      assert.equal((await s.api(beta, 'DELETE', `${collectionPath('Deployment', NS)}/web`)).status, 200);
+      refused(
+        await s.api(alpha, 'POST', collectionPath('Deployment', NS), deployment('web')),
+        'reference.live-reader',
+        /HorizontalPodAutoscaler shared-kept\/web of another environment \(or of none\) names Deployment web \(spec\.scaleTargetRef\), and once this one stands the horizontal-pod-autoscaler controller writes the target's \/scale/,
+      );
+    });
+
+    test("one environment's Service, Deployment, HPA and Ingress are admitted in any order its references allow, and made again under their names", async () => {
+      const s = suite();
+      const create = async (what: string, path: string, body: Any) => {
+        const a = await s.api(alpha, 'POST', path, body);
+        assert.equal(a.status, 201, `${what}: ${a.text}`);
+      };
+      // A referrer before what it names is reference.absent's to refuse (in a shared namespace), not this rule's.
+      for (const [n, order] of [
+        ['one', ['service', 'deployment', 'hpa', 'ingress']],
+        ['two', ['deployment', 'hpa', 'service', 'ingress']],
+        ['three', ['service', 'ingress', 'deployment', 'hpa']],
+      ] as const) {
+        for (const step of order) {
+          if (step === 'service') await create(`${n} service`, collectionPath('Service', NS), service(`app-${n}`, { app: `app-${n}` }));
+          if (step === 'deployment') await create(`${n} deployment`, collectionPath('Deployment', NS), deployment(`app-${n}`));
+          if (step === 'hpa') await create(`${n} hpa`, HPAS, hpa(`app-${n}`, `app-${n}`));
+          if (step === 'ingress') await create(`${n} ingress`, collectionPath('Ingress', NS), ingress(`app-${n}`, `app-${n}`));
+        }
+      }
+      // The Service and the Deployment deleted, the HPA and the Ingress kept: alpha's own referrers hold the names for alpha.
+      assert.equal((await s.api(alpha, 'DELETE', `${collectionPath('Service', NS)}/app-one`)).status, 200);
+      assert.equal((await s.api(alpha, 'DELETE', `${collectionPath('Deployment', NS)}/app-one`)).status, 200);
+      // What the controllers made for the Service (of no environment) goes with it; until then its name is refused (fail closed).
+      await eventually("the controllers' EndpointSlices and Endpoints of app-one are gone", async () => {
+        const slices = await s.api(s.admin, 'GET', `${collectionPath('EndpointSlice', NS)}?labelSelector=${encodeURIComponent('kubernetes.io/service-name=app-one')}`);
+        const endpoints = await s.api(s.admin, 'GET', `${collectionPath('Endpoints', NS)}/app-one`);
+        return slices.status === 200 && (slices.body.items as unknown[]).length === 0 && endpoints.status === 404;
+      });
+      await create('service again', collectionPath('Service', NS), service('app-one', { app: 'app-one' }));
+      await create('deployment again', collectionPath('Deployment', NS), deployment('app-one'));
+    });
+  });
+}
