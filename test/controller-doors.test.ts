@@ -98,7 +98,7 @@ function allowed(body: Review, lookup?: ObjectLookup): void {
 }
 
 /** A lookup that answers these service accounts (a review reads the one a template runs as). */
-const accounts = (entries: Record<string, Lookup>): ObjectLookup => gatheredLookup(new Map(Object.entries(entries)), 'not read in this test');
+const accounts = (entries: Record<string, Lookup>): ObjectLookup => ({ ...gatheredLookup(new Map(Object.entries(entries)), 'not read in this test'), readers: NO_READERS }); // no HPA names the workload (reference.live-reader)
 
 describe('workload templates are judged as the pods their writer would create', () => {
   for (const [kind, r] of Object.entries(RESOURCES)) {
@@ -236,7 +236,8 @@ describe('workload templates are judged as the pods their writer would create', 
     const obj = workload('StatefulSet', podSpec({ volumes: [{ name: 'ws', persistentVolumeClaim: { claimName: 'c1' } }] })) as Spec;
     obj.spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 's1' } } }];
     const plan = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B), 'validate', FIXTURE_KEYS);
-    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s1', 'persistentvolumeclaims/sandbox-b/c1']);
+    // And the HPAs of the namespace that name it (reference.live-reader).
+    assert.deepEqual(plan.lookups.map(lookupKey), ['volumesnapshots/sandbox-b/s1', 'persistentvolumeclaims/sandbox-b/c1', 'statefulsets/sandbox-b/w readers']);
     const update = planLookups(review(RESOURCES.StatefulSet!, obj as KubeObject, RUNNER_B, { operation: 'UPDATE', oldObject: structuredClone(obj) }), 'validate', FIXTURE_KEYS);
     assert.deepEqual(update.lookups, []);
   });

@@ -138,7 +138,8 @@ describe("one call per create of a default-row kind (a Service)", () => {
   test("a Service naming a run lease Deed cannot find: admit plans the Lease's read and refuses as the validating webhook did (run-lease.*)", () => {
     const body = service('mutate-create-pod-by-runner.json');
     body.request.object.metadata.annotations = { [FIXTURE_KEYS.runLease]: 'run-7' };
-    assert.deepEqual(planLookups(body, 'admit', FIXTURE_KEYS).lookups, [{ resource: 'leases', namespace: 'sandbox-a', name: 'run-7' }]);
+    // And what names the Service (reference.live-reader): EndpointSlices, Endpoints, Ingresses.
+    assert.deepEqual(planLookups(body, 'admit', FIXTURE_KEYS).lookups, [{ resource: 'leases', namespace: 'sandbox-a', name: 'run-7' }, { resource: 'services', namespace: 'sandbox-a', name: 'web', readers: true }]);
     assert.deepEqual(planLookups(body, 'mutate', FIXTURE_KEYS).lookups, []);
     const validated = chain(body);
     assert.equal(validated.response.allowed, false);
