@@ -6,6 +6,9 @@
 // (the slice stays: no owner); alpha creates Service `api`, and kube-proxy sends alpha's traffic
 // to beta's endpoint. Likewise beta's HPA naming a Deployment beta deleted scales alpha's.
 import { describe, test } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
@@ -236,5 +239,82 @@ describe('the read plan and the reads of referrers', () => {
     assert.deepEqual(names('deployments', 'web'), ['HorizontalPodAutoscaler web']);
     reviewed.remember({ stored: null, deleted: slice });
     assert.deepEqual(names('services', 'api'), []);
+  });
+});
+
+describe('the live list of referrers (kube/object-reader.ts)', () => {
+  /** An API server of lists only: each collection path to its objects, served `limit` at a time with a `continue` offset; every request recorded. */
+  async function listServer(collections: Record<string, object[]>): Promise<{ kc: KubeConfig; requests: string[]; close: () => Promise<void> }> {
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      requests.push(`${url.pathname}?limit=${url.searchParams.get('limit') ?? ''}&continue=${url.searchParams.get('continue') ?? ''}`);
+      const items = collections[url.pathname];
+      if (items === undefined) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not served' }));
+        return;
+      }
+      const from = Number(url.searchParams.get('continue') || '0');
+      const limit = Number(url.searchParams.get('limit') || String(items.length));
+      const page = items.slice(from, from + limit);
+      const next = from + limit < items.length ? String(from + limit) : undefined;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: next ? { continue: next } : {}, items: page }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'lists', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'deed', token: 't' }],
+      contexts: [{ name: 'lists', cluster: 'lists', user: 'deed' }],
+      currentContext: 'lists',
+    });
+    return { kc, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+  const beta = stampedMetadata('EndpointSlice', 'beta', NS).metadata;
+
+  test("a Service's EndpointSlices, Endpoints and Ingresses are each listed page by page in its namespace; those that name it kept with their metadata and where they name it", async () => {
+    const slices = Array.from({ length: 300 }, (_, i) => ({ metadata: { name: `s-${i}`, namespace: NS, uid: `s-${i}`, labels: { ...beta.labels, 'kubernetes.io/service-name': i % 100 === 0 ? 'api' : 'web' }, annotations: beta.annotations }, endpoints: [{ addresses: ['10.0.0.9'] }] }));
+    const api = await listServer({
+      [`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`]: slices,
+      [`/api/v1/namespaces/${NS}/endpoints`]: [{ metadata: { name: 'api', namespace: NS } }, { metadata: { name: 'web', namespace: NS } }],
+      [`/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`]: [{ metadata: { name: 'edge', namespace: NS }, spec: { tls: [{ secretName: 'api' }], rules: [{ http: { paths: [{ backend: { service: { name: 'api' } } }] } }] } }],
+    });
+    try {
+      const { createObjectReader } = await import('../src/kube/object-reader.js');
+      const answer = (await createObjectReader(api.kc).read([{ resource: 'services', namespace: NS, name: 'api', readers: true }], 2000)).readers('services', NS, 'api');
+      assert.equal(answer.state, 'known', JSON.stringify(answer));
+      if (answer.state !== 'known') return;
+      assert.deepEqual(answer.readers.map((r) => `${r.kind} ${r.name} ${r.reference?.path}`), [
+        'Endpoints api metadata.name',
+        'EndpointSlice s-0 metadata.labels["kubernetes.io/service-name"]',
+        'EndpointSlice s-100 metadata.labels["kubernetes.io/service-name"]',
+        'EndpointSlice s-200 metadata.labels["kubernetes.io/service-name"]',
+        'Ingress edge spec.rules[0].http.paths[0].backend.service.name',
+      ]);
+      // Its stamps, and nothing past its metadata (an EndpointSlice's endpoints are not kept).
+      const slice = answer.readers.find((r) => r.kind === 'EndpointSlice')!;
+      assert.deepEqual(slice.found, { state: 'found', metadata: { uid: 's-0', labels: { ...beta.labels, 'kubernetes.io/service-name': 'api' }, annotations: beta.annotations } });
+      // No pod is listed for a Service's name, and the slices were read a page at a time.
+      assert.ok(!api.requests.some((r) => r.includes('/pods')), api.requests.join(', '));
+      assert.ok(api.requests.filter((r) => r.includes('/endpointslices')).length >= 2, `paged: ${api.requests.join(', ')}`);
+    } finally {
+      await api.close();
+    }
+  });
+
+  test("a workload's HPAs, by the kind and group their scaleTargetRef names; a list that fails leaves it unknown", async () => {
+    const hpa = (name: string, kind: string, target: string) => ({ metadata: { name, namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind, name: target } } });
+    const api = await listServer({ [`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`]: [hpa('a', 'Deployment', 'web'), hpa('b', 'StatefulSet', 'web'), hpa('c', 'Deployment', 'other')] });
+    try {
+      const { createObjectReader } = await import('../src/kube/object-reader.js');
+      const reader = createObjectReader(api.kc);
+      const answer = (await reader.read([{ resource: 'deployments', namespace: NS, name: 'web', readers: true }], 2000)).readers('deployments', NS, 'web');
+      assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => r.name) : answer, ['a']);
+      // Another namespace serves no HPAs here: the list fails, and what names the workload cannot be told.
+      const failed = (await reader.read([{ resource: 'deployments', namespace: 'elsewhere', name: 'web', readers: true }], 2000)).readers('deployments', 'elsewhere', 'web');
+      assert.equal(failed.state, 'unknown');
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -9,7 +9,9 @@
 // decides whose a runner is), claims too (the claim one not yet provisioned clones), and
 // snapshots (their source claim); Secrets, ConfigMaps, Leases and workloads (the one a scale
 // names, a controller-made object's owner) as metadata only. Nothing read is kept here: the
-// cache in front of it (cached-reader.ts) answers what it can first.
+// cache in front of it (cached-reader.ts) answers what it can first. What names a new Service
+// or workload and is followed there (an EndpointSlice, an Endpoints, an Ingress, an HPA:
+// policy/referrers.ts) is listed whole, a kind at a time, and only ever here.
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
 import type { KubeObject } from '../admission/types.js';
