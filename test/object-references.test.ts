@@ -1429,3 +1429,89 @@ describe('the read plan reads what the reference rules judge, and nothing else',
       assert.deepEqual(objectReferences({ group: 'networking.k8s.io', resource: 'ingresses' }, { apiVersion: 'v1', kind: 'Ingress', metadata: {}, spec } as unknown as KubeObject), []);
   });
 });
+
+describe('references written through /status are judged as an UPDATE of the metadata the API server keeps', () => {
+  const SERVICES: Gvr = { group: '', version: 'v1', resource: 'services', kind: 'Service' };
+  /** A status write of the object `name`: `before` and `after` its metadata (the API server has already put back the old spec). */
+  function statusWrite(g: Gvr, userInfo: UserInfo, base: Record<string, unknown>, before: Record<string, unknown>, after: Record<string, unknown>): Review {
+    const body = review(g, userInfo, base, { operation: 'UPDATE', old: {}, subResource: 'status', name: 'obj' });
+    const meta = body.request.object.metadata;
+    body.request.oldObject = { ...body.request.object, metadata: { ...meta, ...before } };
+    body.request.object = { ...body.request.object, metadata: { ...meta, ...after }, status: { loadBalancer: { ingress: [{ ip: '10.0.0.7' }] } } };
+    return body;
+  }
+  const betaOwn = (kind: string) => owned(kind, 'beta', `beta-${kind}-uid`).metadata;
+  const svc = { spec: { ports: [{ port: 80 }] } };
+  const blocking = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'alpha-web', uid: 'Deployment-uid', blockOwnerDeletion: true };
+  const hold = { apiVersion: 'hold.example.com/v1', kind: 'Hold', name: 'anything', uid: 'Secret-uid', blockOwnerDeletion: true };
+  const namesake = { apiVersion: 'v1', kind: 'ConfigMap', name: 'alpha-cron', uid: 'beta-cm-uid', controller: true };
+  const job = { spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } } };
+  const withNamesake = lookupOf({ ...CLUSTER, 'configmaps/shared/alpha-cron': owned('ConfigMap', 'beta', 'beta-cm-uid') });
+
+  test("beta's blocking owner reference to alpha's Deployment, or to alpha's uid under a kind Deed does not read, is refused through services/status", () => {
+    const own = betaOwn('Service');
+    refused(statusWrite(SERVICES, RUNNER_B, svc, own, { ...own, ownerReferences: [blocking] }), 'reference.cross-environment', /metadata\.ownerReferences\[0\]: blocks the deletion of Deployment shared\/alpha-web, which belongs to another environment/);
+    refused(statusWrite(SERVICES, RUNNER_B, svc, own, { ...own, ownerReferences: [hold] }), 'reference.unknown', /blocks the deletion of the object of uid Secret-uid, named as Hold shared\/anything \(hold\.example\.com\/v1\), a kind Deed does not read/);
+    // Kept by a status write, not judged again; alpha's own, admitted.
+    admitted(statusWrite(SERVICES, RUNNER_B, svc, { ...own, ownerReferences: [hold] }, { ...own, ownerReferences: [hold] }));
+    const alphaOwn = owned('Service', 'alpha', 'alpha-svc-uid').metadata;
+    admitted(statusWrite(SERVICES, RUNNER_A, svc, alphaOwn, { ...alphaOwn, ownerReferences: [blocking] }));
+  });
+
+  test("beta's Job may not take alpha's CronJob's name into its controller reference through jobs/status", () => {
+    const own = betaOwn('Job');
+    const body = statusWrite(JOBS, RUNNER_B, job, own, { ...own, ownerReferences: [namesake] });
+    const r = answer('validate', body, withNamesake);
+    assert.equal(r.allowed, false);
+    assert.match(r.status?.message ?? '', /\[reference\.cross-environment\] metadata\.ownerReferences: the controller reference carries the name of CronJob shared\/alpha-cron, which belongs to another environment/);
+    // A status write that keeps it (the job controller's, or beta's own of its finished Job) is not judged again.
+    assert.equal(answer('validate', statusWrite(JOBS, RUNNER_B, job, { ...own, ownerReferences: [namesake] }, { ...own, ownerReferences: [namesake] }), withNamesake).allowed, true);
+  });
+
+  test("beta's Ingress may not name alpha's Issuer in cert-manager's annotation through ingresses/status, nor change the shim's annotations beside the platform's kept issuer", () => {
+    const own = betaOwn('Ingress');
+    const web = { spec: { rules: [{ host: 'beta-web.example.com' }] } };
+    const annotated = (issuer: string) => ({ ...own, annotations: { ...(own.annotations as Record<string, string>), 'cert-manager.io/issuer': issuer } });
+    refused(statusWrite(INGRESS, RUNNER_B, web, own, annotated('alpha-ca')), 'reference.cross-environment', /metadata\.annotations\["cert-manager\.io\/issuer"\]: names Issuer alpha-ca, which belongs to another environment/);
+    admitted(statusWrite(INGRESS, RUNNER_B, web, own, annotated('beta-ca')));
+    // The platform's unstamped Ingress, whose kept issuer is alpha's: the shim's annotations beside it are judged on it.
+    const platform = { annotations: { 'cert-manager.io/issuer': 'alpha-ca' } };
+    refused(statusWrite(INGRESS, NONE, web, platform, { annotations: { ...platform.annotations, 'cert-manager.io/common-name': 'alpha-db.internal' } }), 'reference.cross-environment', /names Issuer alpha-ca, which belongs to another environment.*carries no stamps/);
+  });
+
+  test("a controller's status write that adds no reference is admitted: an ingress controller of no environment writing the load balancer of the platform's Ingress, alpha's writing its own, the job controller's", () => {
+    const platform = { annotations: { 'cert-manager.io/issuer': 'alpha-ca' } };
+    const lookup = lookupOf(CLUSTER);
+    admitted(statusWrite(INGRESS, NONE, ingress('alpha-svc'), platform, platform), lookup);
+    assert.deepEqual([...lookup.reads].filter((k) => k.startsWith('issuers/') || k.startsWith('services/')), [], 'kept references are not read again for a status write');
+    // alpha's runner writing its own Ingress's status, which names alpha's Issuer and Service: kept, nothing judged.
+    const alphaIng = owned('Ingress', 'alpha', 'alpha-ing-uid').metadata;
+    const kept = { ...alphaIng, annotations: { ...(alphaIng.annotations as Record<string, string>), 'cert-manager.io/issuer': 'alpha-ca' } };
+    admitted(statusWrite(INGRESS, RUNNER_A, ingress('alpha-svc'), kept, kept));
+    // beta's status write of its own Ingress that keeps alpha's Issuer (written before Deed judged annotations): not this write's to refuse.
+    const betaIng = betaOwn('Ingress');
+    const held = { ...betaIng, annotations: { ...(betaIng.annotations as Record<string, string>), 'cert-manager.io/issuer': 'alpha-ca' } };
+    admitted(statusWrite(INGRESS, RUNNER_B, ingress('beta-svc'), held, held));
+    const JOB_CONTROLLER: UserInfo = { username: 'system:serviceaccount:kube-system:job-controller', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+    const job2 = betaOwn('Job');
+    assert.equal(answer('validate', statusWrite(JOBS, JOB_CONTROLLER, job, { ...job2, ownerReferences: [namesake] }, { ...job2, ownerReferences: [namesake] }), withNamesake).allowed, true);
+  });
+
+  const own = betaOwn('Service');
+  const cases: Array<[string, Review]> = [
+    ['a blocking owner reference through services/status', statusWrite(SERVICES, RUNNER_B, svc, own, { ...own, ownerReferences: [blocking] })],
+    ['a CronJob namesake through jobs/status', statusWrite(JOBS, RUNNER_B, job, betaOwn('Job'), { ...betaOwn('Job'), ownerReferences: [namesake] })],
+    ['an issuer annotation through ingresses/status', statusWrite(INGRESS, RUNNER_B, { spec: { rules: [{ host: 'b.example.com' }] } }, betaOwn('Ingress'), { ...betaOwn('Ingress'), annotations: { ...(betaOwn('Ingress').annotations as Record<string, string>), 'cert-manager.io/issuer': 'alpha-ca' } })],
+    ["the shim's annotations beside the platform Ingress's kept issuer, through ingresses/status", statusWrite(INGRESS, NONE, ingress('alpha-svc'), { annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, { annotations: { 'cert-manager.io/issuer': 'alpha-ca', 'cert-manager.io/common-name': 'x' } })],
+  ];
+  for (const [what, body] of cases) {
+    test(`the read plan reads what is judged of ${what}`, () => {
+      const planned = new Set(lookupsNeeded(body.request, 'validate', FIXTURE_KEYS).map((k: LookupKey) => lookupKey(k)));
+      const lookup = lookupOf({ ...CLUSTER, 'configmaps/shared/alpha-cron': owned('ConfigMap', 'beta', 'beta-cm-uid') });
+      answer('validate', body, lookup);
+      const unplanned = [...lookup.reads].filter((k) => !planned.has(k));
+      assert.deepEqual(unplanned, [], `read but not planned: ${unplanned.join(', ')}`);
+      assert.ok(lookup.reads.size > 0, 'the decision read something');
+    });
+  }
+});

@@ -11,7 +11,7 @@ import { isExemptReference, referencedNamesOf, referencedResource } from './pod/
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
 import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
-import { cronJobNamesakeKey, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
+import { cronJobNamesakeKey, isStatusWrite, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
@@ -166,7 +166,8 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
 
 /** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes, or all (`kept`: judgesKeptReferences). */
 function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: boolean): LookupKey[] {
-  if (req.subResource !== undefined) return [];
+  // A status write is judged as an UPDATE of the metadata it keeps (rules/reference-scope.ts, isStatusWrite).
+  if (req.subResource !== undefined && !isStatusWrite(req)) return [];
   const refs = req.operation === 'CREATE' || kept ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];

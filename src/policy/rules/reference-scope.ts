@@ -7,7 +7,8 @@
 // every reference the kind table lists (object-references.ts), and the controlling owner
 // reference of any object, names only an object of an environment its writer acts for (or
 // of none, when it acts for none): judged at CREATE, and on UPDATE for what the UPDATE adds
-// or changes (a change of controller is guard.adoption's). Whose the named object is comes
+// or changes (a change of controller is guard.adoption's), a write through /status too (its
+// metadata changes are kept: isStatusWrite). Whose the named object is comes
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
@@ -30,12 +31,20 @@ export function judgesReferencesOf(requester: Requester, policy: Policy): boolea
   return !isTrusted(requester, policy) && !isPlatform(requester, policy);
 }
 
-/** The findings of a write of an object itself (not a subresource) by `requester`. */
+/**
+ * Whether a request is a write of its object's status: the API server's status strategies drop
+ * its spec changes before the validating webhook but keep (for most kinds: a Service's, a
+ * Job's, an Ingress's, a pod's) its metadata changes, owner references, labels and annotations
+ * among them. So what the write changes is metadata and status, judged as an UPDATE's.
+ */
+export function isStatusWrite(req: AdmissionRequest): boolean {
+  return req.subResource === 'status' && req.operation === 'UPDATE';
+}
+
+/** The findings of a write of an object itself, or of its status (isStatusWrite), by `requester`. */
 export function referenceScope(req: AdmissionRequest, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   if (!judgesReferencesOf(requester, ctx.policy)) return [];
-  // A pod's status write keeps label changes: the labels a Job's selector matches are judged there too.
-  if (req.subResource === 'status' && req.operation === 'UPDATE') return jobClaim(req, req.oldObject);
-  if (req.subResource !== undefined) return [];
+  if (req.subResource !== undefined && !isStatusWrite(req)) return [];
   const reach: Reach = { requester, environment: environmentId(requester) };
   if (req.operation === 'CREATE')
     return [
@@ -66,17 +75,21 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
  * may not (the platform's ExternalSecret writing into alpha's Secret, its route publishing
  * alpha's Service); what the requester changes beside them (the store the secret is fetched
  * from, the issuer that signs, the hostnames) would act on them for it. A change of metadata
- * alone changes none of that (a reference held in metadata is judged where it changes). Who
+ * alone changes none of that (a reference held in metadata is judged where it changes); nor
+ * does a status write's, but for the ingress-shim's annotations it changes beside a kept
+ * issuer (its spec changes are dropped before the validating webhook). Who
  * asks is judgesReferencesOf's; the read plan, not knowing the policy, reads them.
  */
 export function judgesKeptReferences(req: AdmissionRequest, namespace: string, keys: StampKeys, policy: Policy | undefined): boolean {
   const { oldObject: before, object: after } = req;
-  if (req.operation !== 'UPDATE' || req.subResource !== undefined || !before || !after) return false;
+  const status = isStatusWrite(req);
+  if (req.operation !== 'UPDATE' || (req.subResource !== undefined && !status) || !before || !after) return false;
   // A kind that names nothing keeps nothing: no comparison of the two objects on its UPDATEs.
   if ((kindRow(req.resource)?.references?.length ?? 0) === 0) return false;
   if (policy?.envByBoundNamespace.has(namespace) === true || isManaged(before.metadata?.labels, keys)) return false;
   try {
-    return !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined }) || !isDeepStrictEqual(followedAnnotations(req, before), followedAnnotations(req, after));
+    // A status write's spec changes are dropped before the validating webhook, and no follower acts on a status: only the annotations it follows.
+    return (!status && !isDeepStrictEqual({ ...before, metadata: undefined }, { ...after, metadata: undefined })) || !isDeepStrictEqual(followedAnnotations(req, before), followedAnnotations(req, after));
   } catch {
     return true; // nested past the comparison's stack (a hostile body): judged
   }
@@ -182,7 +195,7 @@ export function claimTemplateOwners(metadata: Record<string, unknown>, at: strin
  * not judged again.
  */
 export function cronJobNamesakeKey(req: AdmissionRequest, namespace: string): { resource: 'cronjobs'; namespace: string; name: string } | undefined {
-  if (req.resource.group !== 'batch' || req.resource.resource !== 'jobs' || req.subResource !== undefined) return undefined;
+  if (req.resource.group !== 'batch' || req.resource.resource !== 'jobs' || (req.subResource !== undefined && !isStatusWrite(req))) return undefined;
   const ref = controllerOf(req.object);
   if (ref === undefined || (ref.kind === 'CronJob' && groupOf(ref.apiVersion) === 'batch')) return undefined;
   if (req.operation === 'UPDATE' && sameController(controllerOf(req.oldObject), ref)) return undefined;
