@@ -44,6 +44,7 @@ import { realWorkloadCases } from './cases/real-workloads.js';
 import { coverageCases } from './cases/coverage.js';
 import { runnerOwnerCases } from './cases/runner-owners.js';
 import { scaleTargetCases } from './cases/scale-targets.js';
+import { statusReferenceCases } from './cases/status-references.js';
 import { largeMetadataCases } from './cases/large-metadata.js';
 import { keptReferrerCases } from './cases/kept-referrers.js';
 
@@ -108,6 +109,7 @@ describe('Deed in a real API server', { skip }, () => {
   runnerOwnerCases(get);
   scaleTargetCases(get);
   keptReferrerCases(get);
+  statusReferenceCases(get, tools);
   // After every case that installs a CRD: their kinds must classify too.
   coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.
