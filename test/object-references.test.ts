@@ -1090,8 +1090,9 @@ describe("an environment's change of an unstamped object is judged on the refere
   test("an environment's change of its own stamped object, a change of metadata alone and one in a bound namespace judge only what they change", () => {
     const betaEs = externalSecret('beta-vault', 'beta-tls', owned('ExternalSecret', 'beta').metadata);
     admitted(review(EXTERNAL_SECRETS, RUNNER_B, { ...betaEs, spec: { ...betaEs.spec, refreshInterval: '5m' } }, { operation: 'UPDATE', old: betaEs }));
-    // The platform's ExternalSecret into alpha's Secret, labelled by beta: nothing its operator follows changes.
-    admitted(review(EXTERNAL_SECRETS, RUNNER_B, externalSecret('platform-vault', 'alpha-tls', { labels: { team: 'web' } }), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }));
+    // The platform's ExternalSecret into alpha's Secret, labelled by a principal of no environment: nothing its operator follows changes
+    // (an environment may not change the platform's object at all: guard.shared-input).
+    admitted(review(EXTERNAL_SECRETS, NONE, externalSecret('platform-vault', 'alpha-tls', { labels: { team: 'web' } }), { operation: 'UPDATE', old: externalSecret('platform-vault', 'alpha-tls') }));
     admitted(review(CERTIFICATES, RUNNER_A, { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, duration: '24h' } }, { namespace: 'sandbox-a', operation: 'UPDATE', old: { spec: { secretName: 'alpha-plain-tls', issuerRef: { name: 'ca', kind: 'ClusterIssuer' } } } }));
   });
 

@@ -373,8 +373,9 @@ describe("a bound namespace's unstamped objects are its environment's", () => {
     admitted(update(MANAGER));
   });
 
-  test('outside a bound namespace an unstamped object stays anyone\'s', () => {
-    admitted(review(RUNNER_B, { containers: [MAIN] }, { old: { ...old, metadata: { ...old.metadata, namespace: 'shared' } } }));
+  test("outside a bound namespace an unstamped object is the platform's: no environment changes it, a principal of no environment may", () => {
+    refused(review(RUNNER_B, { containers: [MAIN] }, { old: { ...old, metadata: { ...old.metadata, namespace: 'shared' } } }), 'guard.shared-input', /Pod shared\/obj carries no stamps: it is the platform's/);
+    admitted(review(NONE, { containers: [MAIN] }, { old: { ...old, metadata: { ...old.metadata, namespace: 'shared' } } }));
   });
 });
 

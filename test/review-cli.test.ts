@@ -426,13 +426,14 @@ const EXPECTED: Record<string, Expected> = {
   'validate-create-secret-by-runner.json': { allowed: false, rule: 'stamp.missing' },
   'validate-create-networkpolicy-by-runner.json': { allowed: false, rule: 'stamp.missing' },
   'validate-create-pvc-by-runner.json': { allowed: false, rule: 'stamp.missing' },
-  'validate-update-pod-label-by-runner.json': { allowed: true },
-  'validate-update-pod-ephemeralcontainers.json': { allowed: true },
+  'validate-update-pod-label-by-runner.json': { allowed: false, rule: 'guard.shared-input' },
+  'validate-update-pod-ephemeralcontainers.json': { allowed: false, rule: 'guard.shared-input' },
   'validate-delete-secret-by-garbage-collector.json': { allowed: true },
-  'validate-delete-pod-by-runner.json': { allowed: true },
+  // An unstamped pod in a namespace bound to no environment is the platform's (guard.shared-input).
+  'validate-delete-pod-by-runner.json': { allowed: false, rule: 'guard.shared-input' },
   // "Denied once the object is stamped alpha": as captured it is not stamped, so the
   // guard does not apply; the stamped case is replayed in the next describe block.
-  'validate-update-pod-annotation-by-other-runner.json': { allowed: true },
+  'validate-update-pod-annotation-by-other-runner.json': { allowed: false, rule: 'guard.shared-input' },
   // Unstamped in a namespace bound to no environment: the platform's, which no environment may delete.
   'validate-delete-secret-by-other-janitor.json': { allowed: false, rule: 'guard.shared-input' },
 };

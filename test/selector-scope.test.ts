@@ -301,7 +301,8 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
 
     test("an update that leaves the selector alone is not judged by it: a selector admitted before the rule stands until it changes", () => {
       const r = row('ReplicaSet');
-      const before = selecting(r) as Spec;
+      // Beta's own (stamped) ReplicaSet whose selector predates the rule (an unstamped one is the platform's: guard.shared-input).
+      const before = { ...selecting(r), metadata: stored(r, RUNNER_B, selecting(r)).metadata } as Spec;
       const after = structuredClone(before);
       after.spec.replicas = 3;
       assert.equal(answer('validate', review(r, RUNNER_B, after as KubeObject, before as KubeObject)).allowed, true);

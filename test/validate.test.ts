@@ -52,8 +52,8 @@ describe('validating webhook over the captured fixtures', () => {
     assert.match(message, /acts for "beta", and this object belongs to another environment/);
   });
 
-  test('the same UPDATE of an object admitted without stamps is not guarded', () => {
-    allows(fixture('validate-update-pod-annotation-by-other-runner.json'));
+  test("the same UPDATE of an object admitted without stamps, in a namespace bound to no environment, is refused as the platform's", () => {
+    assert.match(denies(fixture('validate-update-pod-annotation-by-other-runner.json'), 'guard.shared-input'), /Pod sandbox-a\/sbx-1 carries no stamps: it is the platform's/);
   });
 
   test('a DELETE of an alpha Secret by the sandbox-b janitor is denied', () => {

@@ -287,10 +287,10 @@ describe("every door of a stamped workload is guarded", () => {
     refused(answer('validate', review('Job', RUNNER_A, { operation: 'UPDATE', object: orphaned, oldObject: job })), /\[frozen\.owner-reference\]/);
   });
 
-  test('a workload created before the upgrade (no stamps) stays anyone\'s in an unbound namespace, and its bound environment\'s in a bound one', () => {
+  test("a workload created before the upgrade (no stamps) is the platform's in an unbound namespace (no environment deletes it), and its bound environment's in a bound one", () => {
     const old = workload('Deployment');
     const body = review('Deployment', JANITOR_B, { operation: 'DELETE', object: null, oldObject: old });
-    assert.equal(answer('validate', body).allowed, true);
+    refused(answer('validate', body), /\[guard\.shared-input\] Deployment sandbox-a\/.* carries no stamps: it is the platform's/);
     const bound = decide('validate', body, testContext({ environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'] }, { id: 'beta', serviceAccounts: ['sandbox-b:*'] }] }));
     assert.ok(bound.kind === 'review');
     refused(bound.response.response, /\[guard\.cross-environment\] .* acts for "beta", and this object belongs to another environment/);
