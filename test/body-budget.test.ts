@@ -8,15 +8,17 @@ import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { PassThrough } from 'node:stream';
-import { Accounts, BodyBudget, bodyBudgetLimits, parseOverhead, readBody, type BodyError } from '../src/server/body-budget.js';
+import { Accounts, BodyBudget, bodyBudgetLimits, parseOverhead, readBody, REQUEST_COST_BYTES, type BodyError } from '../src/server/body-budget.js';
 import { eventually, FIXTURES } from './helpers.js';
 import { get, startServe, type ServeProcess } from './serve-process.js';
 
 const MiB = 1024 * 1024;
+/** What each request holds besides its body, from before its first chunk. */
+const COST = REQUEST_COST_BYTES;
 const REVIEW = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'), 'utf8');
 
 describe('the body budget', () => {
-  const limits = { totalBytes: 100, perPeerBytes: 60, perConnectionBytes: 40, perStreamBytes: 40, waitMs: 60_000 };
+  const limits = { totalBytes: 100, perPeerBytes: 60, perConnectionBytes: 40, perStreamBytes: 40, perRequestBytes: 0, waitMs: 60_000 };
   const a1 = { connection: {}, peer: 'a' };
   const a2 = { connection: {}, peer: 'a' };
   const b1 = { connection: {}, peer: 'b' };
@@ -103,7 +105,7 @@ describe('the body budget', () => {
         assert.equal(parseOverhead(body), plain(body), `${name} from byte ${cut}`);
       }
 
-    const budget = new BodyBudget({ totalBytes: 10_000, perPeerBytes: 10_000, perConnectionBytes: 10_000, perStreamBytes: 400, waitMs: 60_000 });
+    const budget = new BodyBudget({ totalBytes: 10_000, perPeerBytes: 10_000, perConnectionBytes: 10_000, perStreamBytes: 400, perRequestBytes: 0, waitMs: 60_000 });
     const accounts = new Accounts(budget);
     const readOf = (body: Buffer, account = accounts.open(a1, () => {})) => {
       const payload = new PassThrough();
@@ -111,17 +113,76 @@ describe('the body budget', () => {
       return { account, read: readBody({ payload, contentLength: String(body.length), account, timeoutMs: 1000, onRefused: () => {}, maxParsedBytes: 400 }, 400) };
     };
     const small = readOf(Buffer.from('{"a":[1,2]}'));
-    assert.equal((await small.read).toString(), '{"a":[1,2]}');
-    assert.equal(small.account.held, 11 + 2 * 96 + 16, 'its bytes, its two containers and one further value');
+    assert.equal((await small.read).text, '{"a":[1,2]}');
+    assert.equal(small.account.held, 3 * 11 + 2 * 96 + 16, 'its bytes, its text, its parsed strings (as much again), its two containers and one further value');
     accounts.close(small.account);
     const refused = readOf(Buffer.from('[{},{},{}]'));
-    await assert.rejects(refused.read, (err: BodyError) => err.statusCode === 413 && /would take more than 400 bytes once parsed/.test(err.message));
+    await assert.rejects(refused.read, (err: BodyError) => err.statusCode === 413 && /too large to parse: its 10 bytes would take more than 400 bytes of memory once decoded and parsed \(it is made of many small objects/.test(err.message));
     assert.equal(budget.held, 0, 'a refused body gives its memory back');
   });
 
+  test('a body holds its bytes, its text and its parsed strings: one byte a character, two once a character is past U+00FF or escapes one', async () => {
+    const budget = new BodyBudget({ totalBytes: 1_000_000, perPeerBytes: 1_000_000, perConnectionBytes: 1_000_000, perStreamBytes: 100_000, perRequestBytes: 0, waitMs: 60_000 });
+    const accounts = new Accounts(budget);
+    const granted = async (json: string) => {
+      const payload = new PassThrough();
+      payload.end(Buffer.from(json));
+      const account = accounts.open(a1, () => {});
+      const { bytes, text } = await readBody({ payload, contentLength: undefined, account, timeoutMs: 1000, onRefused: () => {}, maxParsedBytes: 1_000_000 }, 100_000);
+      assert.equal(text, json, 'decoded once, as UTF-8');
+      const held = account.held - parseOverhead(bytes);
+      accounts.close(account);
+      return { bytes: bytes.length, chars: text.length, held };
+    };
+    const body = (s: string) => `{"apiVersion":"admission.k8s.io/v1","request":{"object":{"data":{"a":${s}}}}}`;
+    const ascii = await granted(body(JSON.stringify('x'.repeat(1000))));
+    assert.equal(ascii.held, 3 * ascii.bytes, 'ASCII: bytes, text and parsed strings, one byte each');
+    const latin1 = await granted(body(JSON.stringify('é'.repeat(1000))));
+    assert.equal(latin1.held, latin1.bytes + 2 * latin1.chars, 'Latin-1: its text and strings stay one byte a character');
+    const oneWide = await granted(body(JSON.stringify('x'.repeat(999) + '\u4e2d')));
+    assert.equal(oneWide.held, oneWide.bytes + 2 * 2 * oneWide.chars, 'one character past U+00FF: the whole text two bytes a character, and every string parsed from it');
+    const emoji = await granted(body(JSON.stringify('x'.repeat(999) + '\u{1f600}')));
+    assert.equal(emoji.held, emoji.bytes + 4 * emoji.chars, 'an emoji (a surrogate pair) the same');
+    const wideEscape = await granted(body(`"${'x'.repeat(999)}\\u4e2d"`));
+    assert.equal(wideEscape.chars, wideEscape.bytes, 'an ASCII body');
+    assert.equal(wideEscape.held, wideEscape.bytes + wideEscape.chars + 2 * wideEscape.chars, 'a \\u escape past U+00FF: its text one byte a character, its parsed string two');
+    const goEscapes = await granted(body(`"${'x'.repeat(999)}\\u003c\\u003e\\u0026\\u00e9"`));
+    assert.equal(goEscapes.held, 3 * goEscapes.bytes, "Go's escapes of <, > and & (and Latin-1 ones) stay one byte");
+    const cjk = await granted(body(JSON.stringify('\u4e2d\u6587'.repeat(500))));
+    assert.ok(cjk.bytes > 3 * 1000, 'three bytes a character in UTF-8');
+    assert.equal(cjk.held, cjk.bytes + 2 * 2 * cjk.chars, 'all CJK: its text and its strings two bytes a character, fewer than its bytes');
+    assert.equal(budget.held, 0);
+  });
+
+  test('each request holds its cost from before its first chunk until its account is closed; one that cannot get it waits, then is refused', async () => {
+    const budget = new BodyBudget({ totalBytes: 10_000, perPeerBytes: 10_000, perConnectionBytes: 10_000, perStreamBytes: 1000, perRequestBytes: 0, waitMs: 50 });
+    const accounts = new Accounts(budget);
+    const payload = new PassThrough();
+    const account = accounts.open(a1, () => {});
+    const read = readBody({ payload, contentLength: '2', account, timeoutMs: 1000, onRefused: () => {}, maxParsedBytes: 10_000, requestBytes: 4000 }, 1000);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(account.held, 4000, 'taken before any byte arrived');
+    assert.equal(budget.held, 4000);
+    payload.end('{}');
+    await read;
+    assert.equal(account.held, 4000 + 3 * 2 + 96, 'its cost, then its body');
+    const refusals: string[] = [];
+    const third = accounts.open(a2, () => {});
+    assert.equal(third.tryTake(4000), true);
+    const starved = new PassThrough();
+    const waited = readBody({ payload: starved, contentLength: '2', account: accounts.open(a2, () => {}), timeoutMs: 1000, onRefused: (r) => refusals.push(r), requestBytes: 4000 }, 1000);
+    await assert.rejects(waited, (err: BodyError) => err.statusCode === 429);
+    assert.deepEqual(refusals, ['budget'], 'no memory for its cost: 429, counted');
+    assert.equal(starved.readableFlowing, null, 'never read: flow control holds its body back');
+    accounts.close(third);
+    accounts.close(account);
+    assert.equal(budget.held, 0, 'given back when the request is answered');
+  });
+
   test('the shares derive from the total, never below one whole body, and the total cannot be smaller than one', () => {
-    assert.deepEqual(bodyBudgetLimits(48 * MiB, 8 * MiB), { totalBytes: 48 * MiB, perPeerBytes: 24 * MiB, perConnectionBytes: 16 * MiB, perStreamBytes: 8 * MiB, waitMs: 1000 });
-    assert.deepEqual(bodyBudgetLimits(8 * MiB, 8 * MiB), { totalBytes: 8 * MiB, perPeerBytes: 8 * MiB, perConnectionBytes: 8 * MiB, perStreamBytes: 8 * MiB, waitMs: 1000 });
+    assert.deepEqual(bodyBudgetLimits(48 * MiB, 8 * MiB), { totalBytes: 48 * MiB, perPeerBytes: 24 * MiB, perConnectionBytes: 16 * MiB, perStreamBytes: 8 * MiB, perRequestBytes: COST, waitMs: 1000 });
+    assert.deepEqual(bodyBudgetLimits(16 * MiB, 8 * MiB), { totalBytes: 16 * MiB, perPeerBytes: 8 * MiB + COST, perConnectionBytes: 8 * MiB + COST, perStreamBytes: 8 * MiB, perRequestBytes: COST, waitMs: 1000 }, 'a whole body and its request cost');
+    assert.deepEqual(bodyBudgetLimits(8 * MiB, 8 * MiB), { totalBytes: 8 * MiB, perPeerBytes: 8 * MiB, perConnectionBytes: 8 * MiB, perStreamBytes: 8 * MiB, perRequestBytes: COST, waitMs: 1000 });
     assert.throws(() => bodyBudgetLimits(4 * MiB, 8 * MiB), /cannot be smaller than the largest body/);
   });
 });
@@ -180,7 +241,7 @@ async function metric(server: ServeProcess, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
-describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 MiB) and a body deadline of 4 s', () => {
+describe('deed serve with a body budget of 16 MiB (a peer and a connection 8 MiB and a request cost) and a body deadline of 4 s', () => {
   let server: ServeProcess;
   before(async () => {
     server = await startServe(['--body-budget', '16', '--body-timeout', '4']);
@@ -194,7 +255,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
     const other = await session(server, '127.0.0.2');
     const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2); // all but its last byte, then stalls
     // The server grants and releases memory in its own time: wait for the gauge, then read it.
-    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2 + COST, 3_000);
     const refused = await post(other, 1024, 1024).outcome; // the peer's share is taken, on another connection too
     assert.equal(refused.status, 429);
     assert.equal(refused.retryAfter, '1');
@@ -217,7 +278,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
   test('a declared length holds nothing until its bytes arrive: an upload that never comes takes no memory', async () => {
     const attacker = await session(server, '127.0.0.2');
     const stalled = [post(attacker, 8 * MiB - 1, 64 * 1024), post(attacker, 8 * MiB - 1, 0)];
-    await eventually('the first grant', async () => (await metric(server, 'deed_request_body_bytes')) === 64 * 1024, 3_000);
+    await eventually('the first grant', async () => (await metric(server, 'deed_request_body_bytes')) === 64 * 1024 + 2 * COST, 3_000);
     const other = await session(server, '127.0.0.2');
     const answered = await post(other, 1024, 1024).outcome;
     assert.equal(answered.status, 400, `the peer still has room: granted and read, just not a review (${answered.status} ${answered.body})`);
@@ -231,7 +292,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
     const before = await metric(server, 'deed_request_bodies_refused_total{reason="timeout"}');
     const started = Date.now();
     const stalled = post(attacker, 2 * MiB, MiB);
-    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === MiB, 3_000);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === MiB + COST, 3_000);
     const outcome = await stalled.outcome;
     assert.equal(outcome.status, 408, outcome.body);
     assert.match(outcome.body, /did not arrive within 4 s/);
@@ -245,7 +306,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
   test("a refused stream is reset once answered, so the client's never-ending body stops", async () => {
     const attacker = await session(server, '127.0.0.2');
     const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2);
-    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2 + COST, 3_000);
     const refused = post(attacker, 7 * MiB, 64 * 1024, false); // no declared length, never ends
     const outcome = await refused.outcome;
     assert.equal(outcome.status, 429);
@@ -257,7 +318,7 @@ describe('deed serve with a body budget of 16 MiB (a peer 8 MiB, a connection 8 
   test('a stream waiting for memory is not read: flow control lets through no more than its window', async () => {
     const attacker = await session(server, '127.0.0.2');
     const held = post(attacker, 8 * MiB - 1, 8 * MiB - 2);
-    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2, 3_000);
+    await eventually('the grant', async () => (await metric(server, 'deed_request_body_bytes')) === 8 * MiB - 2 + COST, 3_000);
     const stream = attacker.request({ ':method': 'POST', ':path': '/mutate?timeout=10s', 'content-type': 'application/json' });
     stream.on('error', () => {});
     stream.resume();

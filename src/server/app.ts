@@ -170,8 +170,16 @@ export function buildApp(opts: AppOptions): DeedApp {
     const session = raw.stream?.session;
     const connection: EventEmitter = session ?? raw.socket;
     const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
-    readBody({ payload, contentLength: req.headers['content-length'], account, timeoutMs: limits.bodyTimeoutMs, onRefused: (reason) => metrics.bodiesRefused.inc({ reason }), maxParsedBytes: accounts.budget.limits.perConnectionBytes }, bodyLimit).then(
-      (body) => {
+    // The request's cost is held until it is answered; a body is held as bytes, text and
+    // parsed review until then (readBody). The most one request may hold is a connection's
+    // share (it could never be granted more): at the default budget 16 MiB, so a body of
+    // about 5.3 MiB of ASCII (three times its size, and its structure), 3.2 MiB with one
+    // character past U+00FF (five times: its text and its parsed strings two bytes a
+    // character) or 6.8 MiB of CJK text (three bytes a character in UTF-8, two once decoded).
+    // The largest the API server sends, an UPDATE of a 1.5 MiB object (3.1 MiB), fits in each.
+    const budget = accounts.budget.limits;
+    readBody({ payload, contentLength: req.headers['content-length'], account, timeoutMs: limits.bodyTimeoutMs, onRefused: (reason) => metrics.bodiesRefused.inc({ reason }), maxParsedBytes: budget.perConnectionBytes, requestBytes: budget.perRequestBytes }, bodyLimit).then(
+      ({ text }) => {
         const release = () => {
           accounts.close(account); // the parsed review is held until it is answered
           settle(req.raw);
@@ -182,7 +190,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         if (answerGone(answer)) release();
         else answer.once('close', release);
         try {
-          done(null, JSON.parse(body.toString('utf8')));
+          done(null, JSON.parse(text));
         } catch (err) {
           done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
         }

@@ -17,6 +17,13 @@
 // credential without --client-ca), and every review of the API server waited, then failed.
 // Now holding the budget costs uploading it again every deadline (48 MiB per 2 s), and the
 // API server, which sends each body at once, is never the one holding a stalled grant.
+//
+// What is counted is what a request holds, not only its bytes: each request a fixed cost
+// (perRequestBytes) from before its first chunk until it is answered, and a body, once
+// whole, what decoding and parsing it will add (the text, the parsed strings, the structure:
+// readBody). Counting bytes alone let 10,000 small HTTP/2 requests from one address take
+// 442 MiB, and a parsed 8 MiB body with one character past U+00FF hold five times its size.
+import { isAscii } from 'node:buffer';
 import { constants, type Http2Stream } from 'node:http2';
 import type { Readable } from 'node:stream';
 
@@ -29,6 +36,8 @@ export interface BodyBudgetLimits {
   perConnectionBytes: number;
   /** One request's body (the body limit: larger is answered 413). */
   perStreamBytes: number;
+  /** What each request holds besides its body, from before its first chunk until it is answered (REQUEST_COST_BYTES). */
+  perRequestBytes: number;
   /** How long a request may wait for a grant before it is answered 429. */
   waitMs: number;
 }
@@ -37,11 +46,11 @@ export interface BodyBudgetLimits {
 export type BodyRefusal = 'budget' | 'timeout';
 
 // The chart gives Deed 256 MiB; idle it holds about 100 MiB, and a body read is held as
-// bytes, then as a string and a parsed object for the length of its review (two to four
-// times its size, briefly; what parsing adds is granted too, estimated: parseOverhead).
-// 48 MiB of bodies keeps the peak well under the limit, and is still several of the largest
-// reviews (an UPDATE of a 3 MiB object: 2 x 3 MiB, and what parsing it takes) or thousands
-// of ordinary ones (a few KiB each) at once.
+// bytes, then as text and a parsed object for the length of its review: three times its
+// size and its structure, five times with one character past U+00FF (readBody grants all
+// of it, and each request's cost). 48 MiB keeps the peak well under the limit, and is still
+// several of the largest reviews (an UPDATE of a 1.5 MiB object, 3.1 MiB: 9.5 MiB held, 16
+// MiB with one emoji) or hundreds of ordinary ones (a few KiB each, and 32 KiB a request).
 export const DEFAULT_BODY_BUDGET_BYTES = 48 * 1024 * 1024;
 /** Long enough for a review ahead to finish; far shorter than the API server's timeout, which then retries or fails by policy. */
 export const DEFAULT_BODY_WAIT_MS = 1_000;
@@ -57,18 +66,31 @@ const MAX_WAITING_PER_CONNECTION = 4;
  * link (8 MiB, the largest body, at 32 Mbit/s) and keeps a stalled upload's hold short.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 2_000;
+/**
+ * What one request holds besides its body: its HTTP/2 stream or HTTP/1.1 request state, the
+ * fastify request and reply, their listeners and closures. Measured 16 to 36 KiB each
+ * (scripts/rev83/h2-streams.ts: 10,000 small requests in flight from one address took
+ * `deed serve` from 82 to 442 MiB RSS, 36 KiB a request, the bodies a few KiB of it). 32 KiB
+ * a request: the budget's 48 MiB is then at most 1,536 requests in flight, a peer's half 768
+ * (the API server's own address keeps the other half: hundreds of reviews at once, each
+ * with its body), a connection's third 512 (an HTTP/2 session carries at most 100 streams).
+ */
+export const REQUEST_COST_BYTES = 32 * 1024;
 
 /**
  * Shares derived from the total: one peer half of it (so a second peer, the API server,
- * always has the other half), one connection a third; never less than one whole body.
+ * always has the other half), one connection a third; never less than one whole body and
+ * its request's cost (nor more than the total).
  */
-export function bodyBudgetLimits(totalBytes: number, perStreamBytes: number, waitMs = DEFAULT_BODY_WAIT_MS): BodyBudgetLimits {
+export function bodyBudgetLimits(totalBytes: number, perStreamBytes: number, waitMs = DEFAULT_BODY_WAIT_MS, perRequestBytes = REQUEST_COST_BYTES): BodyBudgetLimits {
   if (totalBytes < perStreamBytes) throw new Error(`the body budget (--body-budget, ${totalBytes} bytes) cannot be smaller than the largest body (${perStreamBytes} bytes)`);
+  const least = Math.min(totalBytes, perStreamBytes + perRequestBytes);
   return {
     totalBytes,
-    perPeerBytes: Math.max(perStreamBytes, Math.floor(totalBytes / 2)),
-    perConnectionBytes: Math.max(perStreamBytes, Math.floor(totalBytes / 3)),
+    perPeerBytes: Math.max(least, Math.floor(totalBytes / 2)),
+    perConnectionBytes: Math.max(least, Math.floor(totalBytes / 3)),
     perStreamBytes,
+    perRequestBytes,
     waitMs,
   };
 }
@@ -265,10 +287,20 @@ export interface BodyRequest {
   /** Counts a request refused for want of memory (429) or of its body in time (408). */
   onRefused: (reason: BodyRefusal) => void;
   /**
-   * The most one body may take, its bytes and what parsing it adds (parseOverhead); past it
-   * the body is refused (413) before it is parsed. Unbounded when undefined.
+   * The most one request may hold: its cost, its bytes, its text and what parsing adds
+   * (heldOnceParsed); past it the body is refused (413) before it is parsed. Unbounded when
+   * undefined.
    */
   maxParsedBytes?: number;
+  /** What the request holds besides its body, taken before its first chunk (0 when undefined). */
+  requestBytes?: number;
+}
+
+/** A body read whole, decoded: the text JSON.parse is handed (it is not decoded again). */
+export interface ReadBody {
+  /** The body's bytes (held until the review is answered, as far as the budget knows). */
+  bytes: Buffer;
+  text: string;
 }
 
 /** What parsing makes of each `{` or `[` (an object or array, V8: 8 MiB of `{},` took 288 MiB) and of each `,` (a slot). */
@@ -313,13 +345,52 @@ export function parseOverhead(body: Uint8Array, max = Infinity): number {
   return units * BYTES_PER_VALUE;
 }
 
+/** `\u`: where a JSON escape may start. */
+const BACKSLASH_U = Buffer.from('\\u');
+/** A character past U+00FF: V8 then keeps the whole string two bytes a character. */
+const WIDE = /[\u0100-\uffff]/;
+
+/** A body decoded, and what its text and its parsed strings take (V8: one byte a character, or two). */
+export interface Decoded {
+  text: string;
+  /** The text: its length if every character fits a byte (Latin-1), twice its length otherwise. */
+  textBytes: number;
+  /**
+   * The parsed strings at most: as the text (V8 makes every string parsed from a two-byte
+   * text two-byte, an ASCII one included: 4 MiB of `a` then parse to 8 MiB), and twice the
+   * text's length when a one-byte text escapes a character past U+00FF (`\u4e2d` makes its
+   * string two-byte). Go's encoder escapes <, > and & (`\u003c`): those stay one byte.
+   */
+  stringBytes: number;
+}
+
 /**
- * Reads a body within the budget, into bytes `account` holds: each chunk is granted as it
- * arrives. Rejects with a BodyError: 413 too large, 400 longer or shorter than declared,
+ * Decodes a body once, and sizes what it will hold: an ASCII body (every ordinary review)
+ * costs one `isAscii` pass (SIMD) and a search for `\u`; only a body of other characters
+ * is searched for one past U+00FF.
+ */
+export function decodeBody(body: Buffer): Decoded {
+  const ascii = isAscii(body);
+  const text = body.toString(ascii ? 'latin1' : 'utf8');
+  const n = text.length;
+  if (!ascii && WIDE.test(text)) return { text, textBytes: 2 * n, stringBytes: 2 * n };
+  return { text, textBytes: n, stringBytes: escapesWide(body) ? 2 * n : n };
+}
+
+/** Whether a body escapes a character past U+00FF (`\u` not followed by `00`; an escaped backslash before a `u` counts too: an overestimate, never an under). */
+function escapesWide(body: Buffer): boolean {
+  for (let i = body.indexOf(BACKSLASH_U); i >= 0; i = body.indexOf(BACKSLASH_U, i + 2)) if (body[i + 2] !== 0x30 || body[i + 3] !== 0x30) return true;
+  return false;
+}
+
+/**
+ * Reads a body within the budget, into bytes `account` holds: the request's cost first,
+ * then each chunk is granted as it arrives, then what the body will hold once decoded and
+ * parsed (its text, its parsed strings, its structure) before it is handed back to parse. Rejects with a BodyError: 413 too large, 400 longer or shorter than declared,
  * 429 no memory in time, 408 not complete by the deadline; what the account took is then
  * given back.
  */
-export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<Buffer> {
+export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<ReadBody> {
   const declared = r.contentLength === undefined ? undefined : Number(r.contentLength);
   if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) throw new BodyError('the content-length header is not a length', 400);
   if (declared !== undefined && declared > perStreamBytes) throw new BodyError(`the body is too large: ${declared} bytes, the limit is ${perStreamBytes}`, 413);
@@ -357,6 +428,8 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
 
   let timer: NodeJS.Timeout | undefined;
   try {
+    // The request's own cost, before any chunk: a request that sends next to nothing still holds it.
+    if (r.requestBytes !== undefined && r.requestBytes > 0) await grow(r.requestBytes);
     // Chunks are copied into buffers of Deed's own: one an HTTP/2 stream hands over is a
     // view into the session's larger read buffer, which keeping it would keep alive.
     const chunks: Buffer[] = [];
@@ -406,13 +479,20 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
     });
     if (declared !== undefined && length !== declared) throw new BodyError(`the body is shorter than its content-length (${declared} bytes)`, 400);
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-    // What it will take once parsed is held too: the budget bounds memory, not bytes received.
+    // What it will take once decoded and parsed is held too: the budget bounds memory, not
+    // bytes received. The text is made before it is granted (its size is its length), and
+    // dropped at once if refused.
     const most = r.maxParsedBytes ?? Infinity;
-    const overhead = parseOverhead(body, most - length + 1);
-    if (length + overhead > most)
-      throw new BodyError(`the body's ${length} bytes would take more than ${most} bytes once parsed: it is made of many small objects, arrays or values, which an admission review is not`, 413);
-    await grow(overhead);
-    return body;
+    const { text, textBytes, stringBytes } = decodeBody(body);
+    const before = account.held + textBytes + stringBytes;
+    const overhead = parseOverhead(body, most - before + 1);
+    if (before + overhead > most) {
+      const wide = textBytes > text.length ? 'it holds a character past U+00FF, so its text and its parsed strings take two bytes a character' : stringBytes > text.length ? 'it escapes a character past U+00FF, so its parsed strings take two bytes a character' : undefined;
+      const why = before <= most ? 'it is made of many small objects, arrays or values, which an admission review is not' : `its bytes, its text (${textBytes} bytes) and its parsed strings (${stringBytes}) are held together${wide === undefined ? '' : `; ${wide}`}`;
+      throw new BodyError(`the body is too large to parse: its ${length} bytes would take more than ${most} bytes of memory once decoded and parsed (${why})`, 413);
+    }
+    await grow(textBytes + stringBytes + overhead);
+    return { bytes: body, text };
   } catch (err) {
     account.release();
     throw err;
