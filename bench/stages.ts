@@ -1,5 +1,5 @@
 // Where one review's time goes inside the server: a copy of the build whose route times the
-// body's JSON.parse, its parse-overhead count (body-budget.ts), the read plan and the decision,
+// body's sizing (sizeOfBody: its text and parsed strings) and decoding, its JSON.parse, its parse-overhead count (body-budget.ts), the read plan and the decision,
 // each review, under load (8 connections, as bench/compare.ts), beside the server's CPU per
 // review. The hot loop of bench/micro.ts times the same stages far lower: inside the server
 // they run between the HTTP, TLS and socket work of other reviews. The copy is made in a
@@ -25,7 +25,7 @@ const { values: flags } = benchArgs(import.meta.url, {
   },
 });
 
-const STAGES = ['parse', 'parse-overhead', 'plan', 'decision'] as const;
+const STAGES = ['size', 'decode', 'parse', 'parse-overhead', 'plan', 'decision'] as const;
 // Each timed statement adds its nanoseconds to a global of the copy; once a second the sums
 // go to stderr (Deed's log file) as one line, and start again.
 const add = (key: string, value: string) => `(globalThis.__deedStages ??= {})[${JSON.stringify(key)}] = (globalThis.__deedStages[${JSON.stringify(key)}] ?? 0n) + ${value};`;
@@ -35,17 +35,23 @@ const timed = (stage: (typeof STAGES)[number], statement: string) => {
 };
 const REPORT =
   "globalThis.__deedStagesTimer ??= setInterval(() => { const s = globalThis.__deedStages ?? {}; process.stderr.write('deed-stages ' + JSON.stringify(Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Number(v)]))) + '\\n'); globalThis.__deedStages = {}; }, 1000).unref();";
-const PARSE = "const parsed = JSON.parse(body.toString('utf8'));";
+const PARSE = 'const parsed = JSON.parse(text);';
+const SIZE = 'const { ascii, wide, textBytes, stringBytes } = sizeOfBody(body);';
+const DECODE = "const text = body.toString(ascii ? 'latin1' : 'utf8');";
 const PLAN = 'const plan = opts.reader ? planLookups(req.body, webhook, opts.ctx.policy.keys, opts.ctx.policy) : { lookups: [] };';
 const DECISION = 'const decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded);';
-const OVERHEAD = 'const overhead = parseOverhead(body, most - length + 1);';
+const OVERHEAD = 'const overhead = parseOverhead(body, most - before + 1);';
 const EDITS: Record<string, Edit[]> = {
   'dist/server/app.js': [
-    ["done(null, JSON.parse(body.toString('utf8')));", `${REPORT} ${timed('parse', PARSE)} ${add('reviews', '1n')} done(null, parsed);`],
+    ['done(null, JSON.parse(text));', `${REPORT} ${timed('parse', PARSE)} ${add('reviews', '1n')} done(null, parsed);`],
     [PLAN, timed('plan', PLAN)],
     [DECISION, timed('decision', DECISION)],
   ],
-  'dist/server/body-budget.js': [[OVERHEAD, timed('parse-overhead', OVERHEAD)]],
+  'dist/server/body-budget.js': [
+    [SIZE, timed('size', SIZE)],
+    [DECODE, timed('decode', DECODE)],
+    [OVERHEAD, timed('parse-overhead', OVERHEAD)],
+  ],
 };
 
 if (!flags['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });

@@ -151,6 +151,13 @@ describe('the body budget', () => {
     const cjk = await granted(body(JSON.stringify('\u4e2d\u6587'.repeat(500))));
     assert.ok(cjk.bytes > 3 * 1000, 'three bytes a character in UTF-8');
     assert.equal(cjk.held, cjk.bytes + 2 * 2 * cjk.chars, 'all CJK: its text and its strings two bytes a character, fewer than its bytes');
+    const payload = new PassThrough();
+    payload.end(Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]));
+    const account = accounts.open(a1, () => {});
+    const notUtf8 = await readBody({ payload, contentLength: undefined, account, timeoutMs: 1000, onRefused: () => {}, maxParsedBytes: 1_000_000 }, 100_000);
+    assert.equal(notUtf8.text, '{"a":"\ufffd(\ufffd"}', 'decoded with U+FFFD, past U+00FF');
+    assert.equal(account.held - parseOverhead(notUtf8.bytes), 11 + 2 * 2 * 11, 'bytes that are not UTF-8: at most one character a byte, two bytes each');
+    accounts.close(account);
     assert.equal(budget.held, 0);
   });
 

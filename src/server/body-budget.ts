@@ -23,7 +23,7 @@
 // whole, what decoding and parsing it will add (the text, the parsed strings, the structure:
 // readBody). Counting bytes alone let 10,000 small HTTP/2 requests from one address take
 // 442 MiB, and a parsed 8 MiB body with one character past U+00FF hold five times its size.
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { constants, type Http2Stream } from 'node:http2';
 import type { Readable } from 'node:stream';
 
@@ -347,12 +347,13 @@ export function parseOverhead(body: Uint8Array, max = Infinity): number {
 
 /** `\u`: where a JSON escape may start. */
 const BACKSLASH_U = Buffer.from('\\u');
-/** A character past U+00FF: V8 then keeps the whole string two bytes a character. */
-const WIDE = /[\u0100-\uffff]/;
 
-/** A body decoded, and what its text and its parsed strings take (V8: one byte a character, or two). */
-export interface Decoded {
-  text: string;
+/** What a body's text and its parsed strings will take (V8: one byte a character, or two), known from its bytes before it is decoded. */
+export interface BodySize {
+  /** Every byte below 0x80: decoded as Latin-1 (the same characters, no UTF-8 decoding). */
+  ascii: boolean;
+  /** A character past U+00FF (or bytes that are not UTF-8, decoded to U+FFFD): the text is two bytes a character. */
+  wide: boolean;
   /** The text: its length if every character fits a byte (Latin-1), twice its length otherwise. */
   textBytes: number;
   /**
@@ -365,16 +366,33 @@ export interface Decoded {
 }
 
 /**
- * Decodes a body once, and sizes what it will hold: an ASCII body (every ordinary review)
- * costs one `isAscii` pass (SIMD) and a search for `\u`; only a body of other characters
- * is searched for one past U+00FF.
+ * Sizes a body's text and parsed strings from its bytes, so they are granted before they
+ * exist (decoding 8 MiB with one wide character first made 16 MiB of text, ungranted, for
+ * every body then refused). An ASCII body (every ordinary review) costs one `isAscii` pass
+ * (SIMD) and a search for `\u`. Any other is counted byte by byte (about 1 ns a byte): its
+ * UTF-16 length (a byte that does not continue a character, and a second unit for one past
+ * U+FFFF) and whether a character is past U+00FF (a lead byte from 0xC4); invalid UTF-8
+ * decodes to U+FFFD, past U+00FF, at most one a byte.
  */
-export function decodeBody(body: Buffer): Decoded {
-  const ascii = isAscii(body);
-  const text = body.toString(ascii ? 'latin1' : 'utf8');
-  const n = text.length;
-  if (!ascii && WIDE.test(text)) return { text, textBytes: 2 * n, stringBytes: 2 * n };
-  return { text, textBytes: n, stringBytes: escapesWide(body) ? 2 * n : n };
+export function sizeOfBody(body: Buffer): BodySize {
+  const n = body.length;
+  if (isAscii(body)) return { ascii: true, wide: false, textBytes: n, stringBytes: escapesWide(body) ? 2 * n : n };
+  if (!isUtf8(body)) return { ascii: false, wide: true, textBytes: 2 * n, stringBytes: 2 * n };
+  let continuations = 0;
+  let astral = 0;
+  let wide = false;
+  for (let i = 0; i < n; i++) {
+    const b = body[i]!;
+    if (b < 0x80) continue;
+    if (b < 0xc0) continuations++;
+    else {
+      if (b >= 0xc4) wide = true;
+      if (b >= 0xf0) astral++;
+    }
+  }
+  const units = n - continuations + astral;
+  if (wide) return { ascii: false, wide, textBytes: 2 * units, stringBytes: 2 * units };
+  return { ascii: false, wide, textBytes: units, stringBytes: escapesWide(body) ? 2 * units : units };
 }
 
 /** Whether a body escapes a character past U+00FF (`\u` not followed by `00`; an escaped backslash before a `u` counts too: an overestimate, never an under). */
@@ -480,18 +498,18 @@ export async function readBody(r: BodyRequest, perStreamBytes: number): Promise<
     if (declared !== undefined && length !== declared) throw new BodyError(`the body is shorter than its content-length (${declared} bytes)`, 400);
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
     // What it will take once decoded and parsed is held too: the budget bounds memory, not
-    // bytes received. The text is made before it is granted (its size is its length), and
-    // dropped at once if refused.
+    // bytes received. Sized from the bytes, granted, then decoded (once: the text is parsed).
     const most = r.maxParsedBytes ?? Infinity;
-    const { text, textBytes, stringBytes } = decodeBody(body);
+    const { ascii, wide, textBytes, stringBytes } = sizeOfBody(body);
     const before = account.held + textBytes + stringBytes;
     const overhead = parseOverhead(body, most - before + 1);
     if (before + overhead > most) {
-      const wide = textBytes > text.length ? 'it holds a character past U+00FF, so its text and its parsed strings take two bytes a character' : stringBytes > text.length ? 'it escapes a character past U+00FF, so its parsed strings take two bytes a character' : undefined;
-      const why = before <= most ? 'it is made of many small objects, arrays or values, which an admission review is not' : `its bytes, its text (${textBytes} bytes) and its parsed strings (${stringBytes}) are held together${wide === undefined ? '' : `; ${wide}`}`;
+      const twoBytes = wide ? 'it holds a character past U+00FF (or bytes that are not UTF-8), so its text and its parsed strings take two bytes a character' : textBytes < stringBytes ? 'it escapes a character past U+00FF, so its parsed strings take two bytes a character' : undefined;
+      const why = before <= most ? 'it is made of many small objects, arrays or values, which an admission review is not' : `its bytes, its text (${textBytes} bytes) and its parsed strings (${stringBytes}) are held together${twoBytes === undefined ? '' : `; ${twoBytes}`}`;
       throw new BodyError(`the body is too large to parse: its ${length} bytes would take more than ${most} bytes of memory once decoded and parsed (${why})`, 413);
     }
     await grow(textBytes + stringBytes + overhead);
+    const text = body.toString(ascii ? 'latin1' : 'utf8');
     return { bytes: body, text };
   } catch (err) {
     account.release();
