@@ -3,7 +3,7 @@
 // `deed serve` (VmHWM) for plain-ASCII bodies and for the same bodies with one non-Latin-1
 // character (V8 then keeps the whole string two bytes a character).
 // Reviewer 83's scripts/rev83/parsed-hold.ts. Prints figures; asserts nothing.
-// Usage: [DEED_CPU=0 taskset -c 1] npx tsx bench/hostile-bodies.ts [ascii|wide] [seconds=15] [namespace=plain]
+// Usage: [DEED_CPU=0 taskset -c 1] npx tsx bench/hostile-bodies.ts [ascii|wide] [seconds=15] [namespace=plain] [MiB=8]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -34,7 +34,7 @@ const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${deedPid()}/
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${deedPid()}/status`, 'utf8'))![1]) / 1024;
 console.log(`deed serve (${child.spawnargs.slice(1, 4).join(' ')}) pid ${child.pid}, idle RSS ${rss().toFixed(0)} MiB`);
 
-const SIZE = 8 * 1024 * 1024 - 4096;
+const SIZE = Number(process.argv[5] ?? 8) * 1024 * 1024 - 4096; // 8 MiB: the body limit
 const filler = 'x'.repeat(SIZE - 400) + (mode === 'wide' ? '\u4e2d' : 'y');
 // No uid needed: the handler waits on request.namespace before the review is decoded.
 const body = Buffer.from(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'forged', namespace, operation: 'CREATE', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' }, userInfo: { username: 'x' }, object: { metadata: { name: 'x', annotations: { a: filler } } } } }));

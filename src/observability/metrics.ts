@@ -131,7 +131,7 @@ export function createMetrics(): Metrics {
     }),
     bodyBytesHeld: new Gauge({
       name: 'deed_request_body_bytes',
-      help: 'Request body bytes granted memory now, out of --body-budget.',
+      help: 'Memory granted to requests now, out of --body-budget: a fixed cost a request, and each body\'s bytes, text, parsed strings and structure.',
       registers,
     }),
     lookups: new Counter({
