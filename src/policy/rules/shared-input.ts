@@ -8,7 +8,11 @@
 // break-glass may, but for a service account's image pull secrets, which only the platform
 // (and system principals, break-glass) changes: they go into every environment's pods that
 // run as it. (A Secret's or ConfigMap's content a live pod reads: rules/live-readers.ts.)
-// Kinds are the kind table's `podInput` rows.
+// Those kinds are the kind table's `podInput` rows. Every other unstamped object there is the
+// platform's as well: what it runs, serves or routes (its Deployment behind its Service, that
+// Service, its Ingress) reaches every environment's sandboxes, and an environment that
+// rewrote the image would receive the Service's callers; no environment's principal changes
+// or deletes one either (the pull-secret carve-out is a service account's alone).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
