@@ -47,7 +47,7 @@ export function runnerOwnerCases(suite: () => Suite): void {
       await eventually(`Deed reviews ${NS}`, async () => label((await s.api(alpha, 'POST', `${LEASES(NS)}?dryRun=All`, lease('scope-probe'))).body as KubeObject, KEYS.environment) === 'alpha');
     });
 
-    test("alpha's manager may not create a runner pod owned by the unstamped Lease it made, which beta may delete", async () => {
+    test("alpha's manager may not create a runner pod owned by the unstamped Lease it made, which a principal of no environment may delete", async () => {
       const s = suite();
       const made = await s.api(manager, 'POST', LEASES(NS), lease('runner-owner-lease'));
       assert.equal(made.status, 201, made.text);
@@ -60,8 +60,10 @@ export function runnerOwnerCases(suite: () => Suite): void {
       refused(await s.api(manager, 'POST', PATHS.Pod(NS), runnerPod('runner-lease', [{ ...ownerOf(made.body), controller: true }])), 'guard.runner-owner', /anyone may delete it/);
       const glass = await s.api(s.admin, 'POST', `${PATHS.Pod(NS)}?dryRun=All`, runnerPod('runner-lease', [ownerOf(made.body)]));
       assert.equal(glass.status, 201, glass.text);
-      // Beta may indeed delete that Lease: the runner it would have owned is what is refused.
-      ok('beta deletes the unstamped Lease', await s.api(s.janitorB, 'DELETE', `${LEASES(NS)}/runner-owner-lease`));
+      // Beta may not delete it (unstamped in a shared namespace, the platform's: guard.shared-input), but a principal
+      // of no environment may: the runner it would have owned is what is refused.
+      refused(await s.api(s.janitorB, 'DELETE', `${LEASES(NS)}/runner-owner-lease`), 'guard.shared-input');
+      ok('a principal of no environment deletes the unstamped Lease', await s.api(manager, 'DELETE', `${LEASES(NS)}/runner-owner-lease`));
     });
 
     test("a runner pod owned by a Lease stamped for alpha is admitted; beta may not delete that Lease, and an UPDATE adding an unstamped owner is refused", async () => {
