@@ -112,11 +112,11 @@ const reads = (body: Review) => planLookups(body, 'validate', FIXTURE_KEYS, comp
 
 describe('guard.runner-owner', () => {
   test("alpha's manager may not create a runner pod owned by an unstamped Lease outside a bound namespace", () => {
-    refused(review(MANAGER, [lease('unstamped')]), /owner Lease shared\/unstamped carries no stamps outside a namespace bound to an environment, so anyone may delete it/);
+    refused(review(MANAGER, [lease('unstamped')]), /owner Lease shared\/unstamped carries no stamps outside a namespace bound to an environment, so any principal of no environment \(a tenant with edit\) may delete it/);
   });
 
   test('nor may the platform (guard.service-account refuses it too), controller or not', () => {
-    refused(review(PLATFORM, [{ ...lease('unstamped'), controller: true }]), /anyone may delete it/);
+    refused(review(PLATFORM, [{ ...lease('unstamped'), controller: true }]), /any principal of no environment \(a tenant with edit\) may delete it/);
     refused(review(PLATFORM, [lease('unstamped')]), /own the runner by an object stamped for its environment/);
   });
 
@@ -158,7 +158,7 @@ describe('guard.runner-owner', () => {
   });
 
   test('an UPDATE that adds such an owner is refused; one that keeps it is not judged again', () => {
-    refused(review(MANAGER, [lease('unstamped')], { before: [] }), /anyone may delete it/);
+    refused(review(MANAGER, [lease('unstamped')], { before: [] }), /any principal of no environment \(a tenant with edit\) may delete it/);
     refused(review(MANAGER, [lease('alpha-lease'), lease('unstamped')], { before: [lease('alpha-lease')] }), /Lease shared\/unstamped/);
     const kept = review(MANAGER, [lease('unstamped')], { before: [lease('unstamped')] });
     admitted(kept);

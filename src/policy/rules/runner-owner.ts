@@ -103,7 +103,7 @@ export function runnerOwnerFindings(req: AdmissionRequest, namespace: string, re
       const row = kindRowNamed(groupOf(ref.apiVersion), ref.kind)!;
       const owner = ownershipOfFound(found, row.kind, namespace, policy, ctx.keyRing);
       if (owner.kind === 'unverifiable') refuse(`carries Deed's stamps but they do not verify (${owner.reason}), so whose it is cannot be told`);
-      else if (owner.kind === 'unowned') refuse('carries no stamps outside a namespace bound to an environment, so anyone may delete it');
+      else if (owner.kind === 'unowned') refuse('carries no stamps outside a namespace bound to an environment, so any principal of no environment (a tenant with edit) may delete it');
       else if (owner.environment !== environment) refuse('belongs to another environment');
     }
   }

@@ -54,10 +54,10 @@ export function runnerOwnerCases(suite: () => Suite): void {
       // A manager acts for no environment outside its environment's bound namespaces: its Lease carries no stamps.
       assert.equal(label(made.body as KubeObject, KEYS.environment), undefined);
       const pod = await s.api(manager, 'POST', PATHS.Pod(NS), runnerPod('runner-lease', [ownerOf(made.body)]));
-      refused(pod, 'guard.runner-owner', /metadata\.ownerReferences\[0\]: this pod runs as a runner of an environment, and its owner Lease shared-owners\/runner-owner-lease carries no stamps outside a namespace bound to an environment, so anyone may delete it/);
+      refused(pod, 'guard.runner-owner', /metadata\.ownerReferences\[0\]: this pod runs as a runner of an environment, and its owner Lease shared-owners\/runner-owner-lease carries no stamps outside a namespace bound to an environment, so any principal of no environment \(a tenant with edit\) may delete it/);
       assert.equal((await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/runner-lease`)).status, 404);
       // The same as a controller reference, and from break-glass it passes (with the override named).
-      refused(await s.api(manager, 'POST', PATHS.Pod(NS), runnerPod('runner-lease', [{ ...ownerOf(made.body), controller: true }])), 'guard.runner-owner', /anyone may delete it/);
+      refused(await s.api(manager, 'POST', PATHS.Pod(NS), runnerPod('runner-lease', [{ ...ownerOf(made.body), controller: true }])), 'guard.runner-owner', /any principal of no environment \(a tenant with edit\) may delete it/);
       const glass = await s.api(s.admin, 'POST', `${PATHS.Pod(NS)}?dryRun=All`, runnerPod('runner-lease', [ownerOf(made.body)]));
       assert.equal(glass.status, 201, glass.text);
       // Beta may not delete it (unstamped in a shared namespace, the platform's: guard.shared-input), but a principal
