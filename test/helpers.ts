@@ -136,6 +136,30 @@ export function kubectlPatch(obj: KubeObject, ops: PatchOperation[]): KubeObject
 }
 
 /** A review of `obj` as `template` was, for a second pass or a variant. */
+/** The AdmissionReview of a CREATE of `object` (of `resource` in its API group) by `user`, as the API server sends it. */
+export function createReview(object: KubeObject, resource: string, user: UserInfo, uid: string): Review {
+  const apiVersion = object.apiVersion ?? 'v1';
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
+  const name = object.metadata.name;
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group, version: 'v1', kind: object.kind },
+      resource: { group, version: 'v1', resource },
+      name,
+      namespace: object.metadata.namespace,
+      operation: 'CREATE',
+      userInfo: user,
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
+    },
+  } as Review;
+}
+
 export function withObject(template: Review, obj: KubeObject | null, patch: Partial<Review['request']> = {}): Review {
   return { ...template, request: { ...template.request, object: obj, ...patch } };
 }

@@ -14,7 +14,7 @@ import { NameReaders } from '../src/kube/name-readers.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
-import { FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
+import { createReview, FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
 
 const POLICY: ConfigInput = {
   environments: [
@@ -39,23 +39,7 @@ function create(kind: 'Secret' | 'ConfigMap' | 'PersistentVolumeClaim' | 'Resour
     metadata: { name, namespace: NS },
     ...(kind === 'PersistentVolumeClaim' ? { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } : kind === 'ResourceClaim' ? { spec: { devices: {} } } : kind === 'ResourceClaimTemplate' ? { spec: { spec: { devices: {} } } } : {}),
   };
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '5d6e7f80-0000-4000-8000-0000000000c1',
-      kind: { group, version: 'v1', kind },
-      resource: { group, version: 'v1', resource },
-      name,
-      namespace: NS,
-      operation: 'CREATE',
-      userInfo: user,
-      object,
-      oldObject: null,
-      dryRun: false,
-      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
-    },
-  };
+  return createReview(object, resource, user, '5d6e7f80-0000-4000-8000-0000000000c1');
 }
 
 const pod = (env: string | undefined): Extract<Lookup, { state: 'found' }> =>

@@ -23,7 +23,7 @@ import { isReferredTarget, referenceNaming, referringKinds } from '../src/policy
 import { createMetrics } from '../src/observability/metrics.js';
 import { ReviewedObjects } from '../src/review/run.js';
 import { fakeCache, fakeLive } from './cache-fakes.js';
-import { FIXTURE_KEYS, kubeSystem, stampedMetadata, testContext, type Review } from './helpers.js';
+import { createReview, FIXTURE_KEYS, kubeSystem, stampedMetadata, testContext, type Review } from './helpers.js';
 
 const POLICY: ConfigInput = {
   environments: [
@@ -57,23 +57,7 @@ function create(kind: Target, name: string, user: UserInfo = ALPHA, group = TARG
         ? { replicas: 1, selector: { app: name }, template }
         : { replicas: 1, selector: { matchLabels: { app: name } }, template, ...(kind === 'StatefulSet' ? { serviceName: name } : {}) };
   const object: KubeObject = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name, namespace: NS }, spec };
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '5d6e7f80-0000-4000-8000-0000000000d1',
-      kind: { group, version: 'v1', kind },
-      resource: { group, version: 'v1', resource },
-      name,
-      namespace: NS,
-      operation: 'CREATE',
-      userInfo: user,
-      object,
-      oldObject: null,
-      dryRun: false,
-      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' },
-    },
-  };
+  return createReview(object, resource, user, '5d6e7f80-0000-4000-8000-0000000000d1');
 }
 
 const stamped = (kind: string, env: string | undefined): Extract<Lookup, { state: 'found' }> =>
