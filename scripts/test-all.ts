@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { assets } from '../test/e2e/control-plane.js';
+import { FailedTests } from './failed-tests.js';
 
 const files = process.argv.slice(2);
 const required = process.env.CI === 'true' || process.env.CI === '1' || process.env.DEED_REQUIRE_E2E === '1';
@@ -15,9 +16,13 @@ const e2eIncluded = files.some((f) => f.includes('test/e2e/'));
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], { stdio: ['ignore', 'pipe', 'inherit'] });
 // The runner's own totals (TAP "# pass 3", spec "ℹ pass 3"), repeated in the last line.
 const totals = new Map<string, number>();
+// Each failed test with its suites and its diagnostic block, repeated before the last line:
+// a CI log that keeps only its tail still names what failed and why.
+const failures = new FailedTests();
 const lines = createInterface({ input: child.stdout });
 lines.on('line', (line) => {
   process.stdout.write(`${line}\n`);
+  failures.read(line);
   const m = /^(?:# |ℹ )(tests|pass|fail|cancelled|skipped|todo) (\d+)$/.exec(line);
   if (m) totals.set(m[1]!, Number(m[2]));
 });
@@ -37,6 +42,8 @@ if ('missing' in found || !e2eIncluded) {
   const without = [!found.controllers && 'kube-controller-manager', !found.helm && 'helm'].filter(Boolean);
   verdict = `unit and end-to-end suites ran${without.length > 0 ? ` (without ${without.join(' and ')}: the tests that need them were skipped)` : ''}`;
 }
+const failed = failures.report();
+if (failed !== '') process.stdout.write(`\n${failed}`);
 const outcome = signal !== null ? `stopped by ${signal}` : code === 0 ? 'passed' : 'FAILED';
 process.stdout.write(`\nnpm test: ${outcome}; ${counts}; ${verdict}\n`);
 process.exit(exit);
