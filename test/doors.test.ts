@@ -245,9 +245,21 @@ describe('CONNECTs into a pod (exec, attach, port-forward, proxy) pass only for 
     assert.deepEqual(absent.status, foreign.status);
   });
 
-  test('a pod of no environment is anyone\'s to exec into', () => {
+  test("the platform's unstamped pod in a namespace bound to no environment: no environment gets into it or evicts it (guard.shared-input); a principal of no environment may", () => {
+    // It serves every environment: whoever execs into it reads what alpha's sandboxes send it.
     const plain: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'tools', namespace: 'sandbox-a' } };
-    allows(connect('pods', 'exec', 'tools', JANITOR_B), POLICY, lookupOf('tools', found(plain, 'builder')));
+    const lookup = lookupOf('tools', found(plain, 'builder'));
+    for (const sub of SUBS) {
+      const verb = { exec: 'exec into', attach: 'attach to', portforward: 'port-forward to', proxy: 'proxy to' }[sub];
+      assert.match(denies(connect('pods', sub, 'tools', JANITOR_B), 'guard.shared-input', POLICY, lookup), new RegExp(`Pod sandbox-a/tools carries no stamps: it is the platform's, .*acts for "beta" and may not ${verb} it`));
+      allows(connect('pods', sub, 'tools', ADMIN), POLICY, lookup);
+    }
+    assert.match(denies(named('eviction', 'tools', JANITOR_B), 'guard.shared-input', POLICY, lookup), /may not evict it/);
+    allows(named('eviction', 'tools', ADMIN), POLICY, lookup);
+    // In a namespace bound to alpha, an unstamped pod is alpha's: beta is refused as on any of alpha's, alpha passes.
+    const bound: ConfigInput = { ...POLICY, environments: [{ ...POLICY.environments![0]!, namespaces: ['sandbox-a'] }, POLICY.environments![1]!] };
+    denies(connect('pods', 'exec', 'tools', JANITOR_B), 'guard.connect', bound, lookup);
+    allows(connect('pods', 'exec', 'tools', RUNNER_A), bound, lookup);
   });
 
   test('in an opted-in namespace, a Service\'s proxy passes only for break-glass and system principals', () => {

@@ -272,6 +272,16 @@ describe("every door of a stamped workload is guarded", () => {
     refused(answer('validate', body(RUNNER_A), gatheredLookup(new Map(), 'the API server did not answer')), /\[guard\.owner-unknown\] cannot tell whose Deployment sandbox-a\/lab is \(the API server did not answer\); refusing the scale/);
   });
 
+  test("beta may not scale the platform's unstamped Deployment in a namespace bound to no environment (guard.shared-input), as it may not change its replicas by UPDATE; a principal of no environment may", () => {
+    // Scaled to zero, the platform's Deployment serves no environment; scaled up, it takes the namespace's quota.
+    const platform = workload('Deployment');
+    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: platform.metadata.name, namespace: 'sandbox-a', uid: 'web-uid' }, spec: { replicas: 0 } };
+    const body = (who: UserInfo) => review('Deployment', who, { operation: 'UPDATE', subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, object: scale, oldObject: scale });
+    const found = gatheredLookup(new Map([[`deployments/sandbox-a/${platform.metadata.name}`, { state: 'found', metadata: platform.metadata } as Lookup]]), 'not read');
+    refused(answer('validate', body(JANITOR_B), found), /\[guard\.shared-input\] Deployment sandbox-a\/.* carries no stamps: it is the platform's, .*acts for "beta" and may not scale it/);
+    assert.equal(answer('validate', body(NOBODY), found).allowed, true);
+  });
+
   test('the stamps are frozen on UPDATE, from alpha too; a Job may raise its own activeDeadlineSeconds', () => {
     const old = alphas();
     const relabelled = structuredClone(old);

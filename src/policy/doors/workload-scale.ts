@@ -18,6 +18,6 @@ export const WORKLOAD_SCALE_DOOR: DoorReview<Extract<Door, { kind: 'workload-sca
     return [{ resource: door.resource as LookupResource, namespace, name: door.name, ...asRequested(req.object) }];
   },
   stamp: () => allowed(),
-  judge: (facts, namespace, ctx) => enforce(scaleFindings(facts.door.workload, facts.door.resource, facts.door.name, namespace, facts.requester, ctx), ctx.policy),
+  judge: (facts, namespace, ctx) => enforce(scaleFindings(facts.door.workload, facts.request.resource, facts.door.name, namespace, facts.requester, ctx), ctx.policy),
   judgesCreateWhole: false,
 };

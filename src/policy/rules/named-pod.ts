@@ -1,7 +1,9 @@
 // Requests that name a pod but carry something else: an eviction (the pod is deleted
 // inside the API server), a binding, and the CONNECTs into its containers (exec, attach,
 // port-forward, proxy: whoever gets in reads every Secret and workspace the pod holds).
-// Whose the pod is comes from a lookup, read as guarded writes read an object.
+// Whose the pod is comes from a lookup, read as guarded writes read an object. An unstamped
+// pod in a namespace bound to no environment is the platform's (rules/shared-input.ts): no
+// environment's principal evicts it or gets into it.
 //
 // The refusal must not tell a requester more than the API server would
 // (docs/security-model.md, "What a refusal tells"): whether the pod is absent, another
@@ -17,6 +19,9 @@ import type { Requester } from '../requester/identity.js';
 import { actsFor, isTrusted } from '../requester/principals.js';
 import { ambiguousIdentity } from '../create-gate.js';
 import { RULES } from './catalog.js';
+import { sharedInputGuard } from './shared-input.js';
+
+const POD_RESOURCE = { group: '', resource: 'pods' };
 
 const VERB: Readonly<Record<PodAction, string>> = {
   eviction: 'evict',
@@ -36,7 +41,8 @@ export function namedPodGuard(requester: Requester, action: PodAction, namespace
     return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot read pod ${namespace}/${pod} to tell whose it is (${found.reason}); refusing to ${VERB[action]} it` }];
   if (found.state === 'found') {
     const owner = ownershipOfFound(found, 'Pod', namespace, policy, ctx.keyRing);
-    if (owner.kind === 'unowned') return [];
+    // The platform's (or a tenant of no environment's) pod in a namespace bound to none.
+    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, POD_RESOURCE, { kind: 'Pod', namespace, name: pod }, policy, undefined, VERB[action]);
     if (owner.kind !== 'unverifiable' && actsFor(requester, owner.environment, policy)) return [];
   }
   return [notKnownToBeYours(requester, action, namespace, pod)];

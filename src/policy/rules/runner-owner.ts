@@ -5,7 +5,7 @@
 // owner's. So a runner pod's owner references (controller or not: the garbage collector
 // follows every one) name only what its environment's guards keep: an object stamped for that
 // environment (verifying), one unstamped in a namespace bound to it, or another of its
-// runners. One unstamped outside a bound namespace is anyone's to delete; another
+// runners. One unstamped outside a bound namespace is any principal of no environment's to delete; another
 // environment's is theirs; one that cannot be read, does not exist or whose stamps do not
 // verify cannot be told (fail closed). Judged whoever writes the pod, the platform and
 // managers included (they create runners); system controllers and break-glass pass, as at

@@ -12,7 +12,9 @@
 // platform's as well: what it runs, serves or routes (its Deployment behind its Service, that
 // Service, its Ingress) reaches every environment's sandboxes, and an environment that
 // rewrote the image would receive the Service's callers; no environment's principal changes
-// or deletes one either (the pull-secret carve-out is a service account's alone).
+// or deletes one either (the pull-secret carve-out is a service account's alone), nor
+// reaches it through a door that carries no object: a workload's /scale, a pod's eviction,
+// an exec, attach, port-forward or proxy into the pod (rules/named-pod.ts, workload/stamps.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
@@ -31,6 +33,8 @@ export function sharedInputGuard(
   policy: Policy,
   /** The write's two sides (`after` undefined for a DELETE). */
   write?: { before: KubeObject; after: KubeObject | undefined },
+  /** What the request does to it, for a door that carries no object: a /scale, an eviction, a CONNECT. */
+  doing = 'change or delete',
 ): Finding[] {
   const row = kindRow(resource);
   if (owner.kind !== 'unowned') return [];
@@ -43,7 +47,7 @@ export function sharedInputGuard(
       ? [
           {
             rule: RULES.guardSharedInput.id,
-            message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and what it runs, serves or routes reaches every environment; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+            message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and what it runs, serves or routes reaches every environment; ${requester.username} acts for "${env.id}" and may not ${doing} it (create your own, which is stamped for your environment)`,
           },
         ]
       : [];

@@ -7,12 +7,13 @@
 // One environment's janitor can then neither scale another's lab to zero nor delete it.
 //
 // The facts of each workload's stamps are its row of the kind table (../kinds.ts).
-import type { AdmissionRequest } from '../../admission/types.js';
+import type { AdmissionRequest, GroupVersionResource } from '../../admission/types.js';
 import { patched, type Finding, type Verdict } from '../../admission/verdict.js';
 import { SCALED_RESOURCES, stampRowNamed, type LookupResource, type StampRow } from '../kinds.js';
 import type { Requester } from '../requester/identity.js';
 import type { DecisionContext } from '../policy.js';
 import { guardedWrite } from '../rules/guarded-writes.js';
+import { sharedInputGuard } from '../rules/shared-input.js';
 import { ownershipOfFound } from '../ownership.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import type { CreatorIdentity } from '../create-gate.js';
@@ -46,13 +47,18 @@ export function workloadStampFindings(req: AdmissionRequest, kind: WorkloadKind,
  * its labels or annotations: whose the workload is comes from a lookup, and when Deed
  * cannot know, it refuses (the scaler retries).
  */
-export function scaleFindings(kind: WorkloadKind, resource: string, name: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+export function scaleFindings(kind: WorkloadKind, resource: Pick<GroupVersionResource, 'group' | 'resource'>, name: string | undefined, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   const stamped = workloadStampRow(kind);
   if (stamped === undefined || isTrusted(requester, ctx.policy)) return [];
   if (name === undefined) return [{ rule: RULES.requestMalformed.id, message: `the ${kind.kind} scale names no object` }];
-  if (!SCALED_RESOURCES.includes(resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource} has no scale Deed knows` }];
-  const found = ctx.lookup.get(resource as LookupResource, namespace, name);
-  if (found.state === 'found') return guardedWrite(requester, ownershipOfFound(found, stamped.kind, namespace, ctx.policy, ctx.keyRing), ctx.policy);
+  if (!SCALED_RESOURCES.includes(resource.resource)) return [{ rule: RULES.requestMalformed.id, message: `${resource.resource} has no scale Deed knows` }];
+  const found = ctx.lookup.get(resource.resource as LookupResource, namespace, name);
+  if (found.state === 'found') {
+    const owner = ownershipOfFound(found, stamped.kind, namespace, ctx.policy, ctx.keyRing);
+    // The platform's unstamped workload in a namespace bound to none: scaled to zero, it serves no environment.
+    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, resource, { kind: kind.kind, namespace, name }, ctx.policy, undefined, 'scale');
+    return guardedWrite(requester, owner, ctx.policy);
+  }
   const why = found.state === 'unknown' ? found.reason : 'it does not exist';
   return [{ rule: RULES.guardOwnerUnknown.id, message: `cannot tell whose ${kind.kind} ${namespace}/${name} is (${why}); refusing the scale` }];
 }

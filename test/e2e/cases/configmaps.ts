@@ -139,6 +139,39 @@ export function configMapCases(suite: () => Suite): void {
       assert.equal(own.status, 200, own.text);
     });
 
+    test("beta may not scale the platform's Deployment, nor exec, attach, port-forward, proxy into or evict the platform's pod: doors that carry no object; a principal of no environment may", async () => {
+      // The /scale and the pod's subresources name the object but carry none of it: whose it is comes from a lookup.
+      const s = suite();
+      const scalePath = `${DEPLOYMENTS(NS)}/platform-web/scale`;
+      const scale = (replicas: number) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'platform-web', namespace: NS }, spec: { replicas } });
+      refused(await s.api(beta, 'PUT', scalePath, scale(5)), 'guard.shared-input', /Deployment shared-scripts\/platform-web carries no stamps: it is the platform's, .*acts for "beta" and may not scale it/);
+      refused(await s.api(beta, 'PATCH', scalePath, { spec: { replicas: 5 } }, MERGE), 'guard.shared-input', /may not scale it/);
+      assert.equal(((await s.api(s.admin, 'GET', scalePath)).body as Spec).spec.replicas ?? 0, 0, 'the platform\'s replicas are unchanged');
+      const scaled = await s.api(stranger, 'PATCH', scalePath, { spec: { replicas: 0 } }, MERGE);
+      assert.equal(scaled.status, 200, scaled.text);
+
+      ok('platform pod', await s.api(s.admin, 'POST', PATHS.Pod(NS), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'platform-cache' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'registry.example/cache:1' }] } }));
+      const pod = `${PATHS.Pod(NS)}/platform-cache`;
+      const connects: Array<[string, string]> = [
+        ['exec into', `${pod}/exec?command=true&stdout=true&container=main`],
+        ['attach to', `${pod}/attach?stdout=true&container=main`],
+        ['port-forward to', `${pod}/portforward?ports=8080`],
+        ['proxy to', `${PATHS.Pod(NS)}/platform-cache:8080/proxy/`],
+      ];
+      for (const [verb, path] of connects) {
+        refused(await s.api(beta, 'POST', path), 'guard.shared-input', new RegExp(`Pod shared-scripts/platform-cache carries no stamps: it is the platform's, .*may not ${verb} it`));
+        // The tenant of no environment passes admission and reaches the node step (no kubelet runs here).
+        const own = await s.api(stranger, 'POST', path);
+        assert.doesNotMatch(own.text, /validate\.deed\.dev/, verb);
+        assert.match(own.text, /does not have a host assigned|address not allowed/, verb);
+      }
+      const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'platform-cache', namespace: NS } };
+      refused(await s.api(beta, 'POST', `${pod}/eviction`, eviction), 'guard.shared-input', /may not evict it/);
+      assert.equal((await s.api(s.admin, 'GET', pod)).status, 200, 'the platform\'s pod is still there');
+      const evicted = await s.api(stranger, 'POST', `${pod}/eviction`, eviction);
+      assert.equal(evicted.status, 201, evicted.text);
+    });
+
     test("beta's forged stamps on its own ConfigMap are refused at CREATE, and its stamps are frozen after", async () => {
       const s = suite();
       const forged = configMap('beta-forged');
