@@ -189,21 +189,28 @@ describe('run leases', () => {
     assert.equal(v.code, 'lease-gone');
   });
 
-  test('an error reading the lease keeps, even with the owner gone', () => {
-    const v = verdict(withLease(), 'Secret', reaperContext(), gone, { state: 'error', message: 'HTTP 403: forbidden' });
+  test('an error reading the lease keeps while the owner lives; an owner proven gone still ends the run, as past a renewed lease', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), running, { state: 'error', message: 'HTTP 403: forbidden' });
     assert.equal(v.action, 'keep');
     assert.equal(v.code, 'lease-unreadable');
+    // (No deadline ahead: one ahead keeps an object whose owner is gone, as without a lease.)
+    const noDeadline = withLease({ expiresAt: undefined });
+    assert.equal(verdict(noDeadline, 'Secret', reaperContext(), gone, { state: 'error', message: 'HTTP 403: forbidden' }).code, 'owner-gone');
+    assert.equal(verdict(noDeadline, 'Secret', reaperContext(), gone, leaseAt(-5)).code, 'owner-gone', 'a renewed lease does not keep it either');
   });
 
   test('a lease not read keeps', () => {
     assert.equal(verdict(withLease(), 'Secret', reaperContext(), running).code, 'lease-not-read');
   });
 
-  test('a lease left unread by the bound keeps, even with the owner gone and nothing else keeping it', () => {
-    const v = verdict(withLease(), 'Secret', reaperContext(), gone, { state: 'bounded', limit: 10_000 });
+  test('a lease left unread by the bound keeps while the owner lives; with the owner gone it is reaped (rev-87: the bound, spent in list order, kept the same leaks every sweep)', () => {
+    const v = verdict(withLease(), 'Secret', reaperContext(), running, { state: 'bounded', limit: 10_000 });
     assert.equal(v.action, 'keep');
     assert.equal(v.code, 'lease-bounded');
     assert.match(v.reason, /already read 10000 run leases in sandbox-a, its bound/);
+    assert.equal(verdict(withLease({ expiresAt: undefined }), 'Secret', reaperContext(), gone, { state: 'bounded', limit: 10_000 }).code, 'owner-gone');
+    // With no owner stamp, nothing else ends it: the doubt keeps.
+    assert.equal(verdict(stamped({ kind: 'Secret', name: 'no-owner', runLease: 'run-1', owner: null }), 'Secret', reaperContext(), undefined, { state: 'bounded', limit: 10_000 }).code, 'lease-bounded');
   });
 
   test('a Lease of that name whose stamps do not verify is no evidence either way: it keeps what nothing else ends, and an owner proven gone still ends the run', () => {
@@ -414,6 +421,42 @@ describe('run leases in a sweep, over the API wire format', () => {
     assert.equal(decisions.find((x) => x.name === 'early-token')!.code, 'lease-gone');
     assert.equal(decisions.find((x) => x.name === 'late-egress')!.code, 'owner-running', 'a fresh read found run-b');
     assert.equal(leaseGets('run-b').length, 2);
+  });
+
+  test("a Lease read as replaced (another environment's, or unstamped) is read again for an object listed after it: alpha may have freed the name and taken it again for a live run (rev-87)", async () => {
+    server.put('pods', runnerPod());
+    // alpha's earlier run left a Secret naming run-r, whose Lease alpha deleted; beta took the name.
+    server.put('leases', stampedLease('run-r', { environment: 'beta', renewTime: iso(-5) }));
+    server.put('secrets', stamped({ kind: 'Secret', name: 'old-token', runLease: 'run-r', owner: null }));
+    let retaken = false;
+    server.hooks.push((req) => {
+      // Before NetworkPolicies are listed, beta's Lease is gone and alpha's live run holds the name again.
+      if (!retaken && req.path.endsWith('/networkpolicies')) {
+        retaken = true;
+        server.put('leases', stampedLease('run-r', { renewTime: iso(-5) }));
+        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'live-egress', runLease: 'run-r', owner: null }));
+      }
+    });
+    const { decisions } = await run(true);
+    assert.equal(decisions.find((x) => x.name === 'old-token')!.code, 'lease-replaced');
+    const live = decisions.find((x) => x.name === 'live-egress')!;
+    assert.equal(live.code, 'lease-held', live.reason);
+    assert.ok(server.get('networkpolicies', 'sandbox-a', 'live-egress'), "alpha's live NetworkPolicy stands");
+    // And with a Lease of no environment squatting the name, the same.
+    server.put('leases', { ...stampedLease('run-u'), metadata: { ...stampedLease('run-u').metadata, labels: {}, annotations: {} } });
+    server.put('secrets', stamped({ kind: 'Secret', name: 'old-u', runLease: 'run-u', owner: null }));
+    let retakenU = false;
+    server.hooks.push((req) => {
+      if (!retakenU && req.path.endsWith('/networkpolicies')) {
+        retakenU = true;
+        server.put('leases', stampedLease('run-u', { renewTime: iso(-5) }));
+        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'live-u', runLease: 'run-u', owner: null }));
+      }
+    });
+    const second = await run(true);
+    assert.equal(second.decisions.find((x) => x.name === 'old-u')!.code, 'lease-replaced');
+    assert.equal(second.decisions.find((x) => x.name === 'live-u')!.code, 'lease-held');
+    assert.ok(server.get('networkpolicies', 'sandbox-a', 'live-u'));
   });
 
   test('a lease held when read is reused for objects listed later: no second read', async () => {

@@ -138,7 +138,7 @@ describe('reaper sweep against the API wire format', () => {
     assert.ok(server.get('configmaps', 'sandbox-a', 'beta-script'), "another environment's ConfigMap is not even listed");
     assert.deepEqual(
       server.deletes().map((r) => [r.path, (r.body as { preconditions?: unknown }).preconditions]),
-      [['/api/v1/namespaces/sandbox-a/configmaps/sbx-1-script', { uid: leaked.metadata.uid, resourceVersion: leaked.metadata.resourceVersion }]],
+      [['/api/v1/namespaces/sandbox-a/configmaps/sbx-1-script', { uid: leaked.metadata.uid }]],
     );
   });
 
@@ -158,19 +158,36 @@ describe('reaper sweep against the API wire format', () => {
     assert.equal(result.summary.ownerReads, requests.filter(isOwnerRead).length);
   });
 
-  test('every delete carries the uid and the resourceVersion read as preconditions', async () => {
+  test('every delete carries the uid read as a precondition; the resourceVersion only where the verdict read what can change (a pod by its clock, a claim)', async () => {
     const scene = killedRunnerScene();
     await run();
     const byPath = new Map(server.deletes().map((r) => [r.path, r.body]));
     assert.equal(byPath.size, 3);
-    for (const [path, obj] of [
-      ['/api/v1/namespaces/sandbox-a/pods/sbx-1', scene.pod],
-      ['/api/v1/namespaces/sandbox-a/secrets/sbx-1-token', scene.secret],
-      ['/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies/sbx-1-egress', scene.policy],
+    for (const [path, obj, clocked] of [
+      // Its deadline passed (within the grace): its own clock was read, and the delete holds it to the state read.
+      ['/api/v1/namespaces/sandbox-a/pods/sbx-1', scene.pod, true],
+      ['/api/v1/namespaces/sandbox-a/secrets/sbx-1-token', scene.secret, false],
+      ['/apis/networking.k8s.io/v1/namespaces/sandbox-a/networkpolicies/sbx-1-egress', scene.policy, false],
     ] as const) {
       const body = byPath.get(path) as { preconditions?: unknown };
-      assert.deepEqual(body.preconditions, { uid: obj!.metadata.uid, resourceVersion: obj!.metadata.resourceVersion }, path);
+      assert.deepEqual(body.preconditions, { uid: obj!.metadata.uid, ...(clocked ? { resourceVersion: obj!.metadata.resourceVersion } : {}) }, path);
     }
+  });
+
+  test("a leaked Secret its environment keeps touching (same uid, a new resourceVersion between list and delete) is still deleted (rev-87)", async () => {
+    const leaked = server.put('secrets', stamped({ kind: 'Secret', name: 'touched', expiresAt: iso(-3600) }));
+    server.hooks.push((r) => {
+      if (r.method === 'DELETE') {
+        const current = server.get('secrets', 'sandbox-a', 'touched')!;
+        current.metadata.annotations = { ...current.metadata.annotations, 'example.com/touched': String(Date.now()) };
+        server.put('secrets', current);
+      }
+    });
+    const result = await run();
+    const d = decision(result, 'Secret', 'touched');
+    assert.equal(d.outcome, 'deleted', d.error);
+    assert.equal(server.get('secrets', 'sandbox-a', 'touched'), undefined);
+    assert.notEqual(leaked.metadata.resourceVersion, undefined);
   });
 
   test('dry run: the same scene is judged the same and nothing is deleted', async () => {

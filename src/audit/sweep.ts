@@ -9,7 +9,7 @@ import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
 import type { ReportStore } from '../kube/reports.js';
 import { lookupPodClock, OwnerFacts } from '../reaper/owner-facts.js';
 import { LeaseFacts } from '../reaper/lease-facts.js';
-import { leaseLapsed } from '../reaper/verdict.js';
+import { leaseHeld } from '../reaper/verdict.js';
 import { Clock } from '../reaper/owner-facts.js';
 import { Slots } from '../reaper/slots.js';
 import { entryOf } from '../policy/unstructured.js';
@@ -52,9 +52,12 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const owners = new OwnerFacts(o.client, new Slots(1), clock);
 
   // The bound is per namespace and environment: one environment's objects naming many leases cannot leave another's unjudged.
-  const leases = new LeaseFacts(o.client, new Slots(1), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.ctx.policy.config.reaper.leaseGraceSeconds));
-  const readLease = (ref: LeaseRef, obj: KubeObject, seenAt: number): Promise<LeaseLookup> =>
-    leases.read(ref, seenAt, `${ref.namespace}/${entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? ''}`);
+  const judged = { keys: o.ctx.policy.keys, keyRing: o.ctx.keyRing, leaseGraceSeconds: o.ctx.policy.config.reaper.leaseGraceSeconds };
+  const leases = new LeaseFacts(o.client, new Slots(1), clock, o.now, (lease, readAt, ref, environment) => leaseHeld(lease, readAt, ref, { ...judged, environment }));
+  const readLease = (ref: LeaseRef, obj: KubeObject, seenAt: number): Promise<LeaseLookup> => {
+    const environment = entryOf(obj.metadata.labels ?? {}, o.ctx.policy.keys.environment) ?? '';
+    return leases.read(ref, seenAt, environment, `${ref.namespace}/${environment}`);
+  };
 
   /** One object judged: counted, and its results (if any) added to its namespace's and told to the caller. */
   const record = (result: ObjectAudit | undefined, into: NamespaceResults) => {

@@ -4,8 +4,10 @@
 // Like an owner read, a GET answers only for what existed before it was sent: NotFound proves
 // gone, and "not renewed for too long" proves over, only for objects listed before it went out
 // (a Lease deleted and recreated under the name since is another run's), so those get a fresh
-// read when the cached one is older. A lease present and not lapsed only ever keeps, so that is
-// reused whatever its age. The first reads of distinct leases are bounded per namespace and
+// read when the cached one is older. Only the run's own lease, held (stamped for the objects'
+// environment, verified, not lapsed), only ever keeps, so only that is reused whatever its age:
+// one read as replaced (another environment's, or unstamped) may since have been deleted and
+// made again by the run's environment for a live run. The first reads of distinct leases are bounded per namespace and
 // sweep: past the bound an object is kept (`bounded`) and counted, and a later sweep reads it.
 import type { KubeClient } from '../kube/client.js';
 import { KubeError } from '../kube/errors.js';
@@ -45,23 +47,24 @@ export class LeaseFacts {
     private readonly slots: Slots,
     private readonly clock: Clock,
     private readonly wallClock: () => number,
-    /** Whether a lease read shows its run over (verdict.leaseLapsed): only then is an older read not enough. */
-    private readonly lapsed: (lease: LeaseRecord, readAt: number) => boolean,
+    /** Whether a lease read shows the run's own lease held for `environment`'s objects (verdict.leaseHeld): only such a read is reused for objects seen after it. */
+    private readonly held: (lease: LeaseRecord, readAt: number, ref: LeaseRef, environment: string) => boolean,
     private readonly maxPerNamespace = MAX_LEASE_READS_PER_NAMESPACE,
   ) {}
 
   /**
-   * The lease's state, from a read sent after tick `seenAt` (or one that shows it held).
-   * `budget`: whose bound a first read spends, by default its namespace's.
+   * The lease's state, from a read sent after tick `seenAt` (or one that shows it held for
+   * `environment`, whose object names it). `budget`: whose bound a first read spends, by
+   * default its namespace's.
    */
-  async read(ref: LeaseRef, seenAt: number, budget = ref.namespace): Promise<LeaseLookup> {
+  async read(ref: LeaseRef, seenAt: number, environment: string, budget = ref.namespace): Promise<LeaseLookup> {
     const key = `${ref.namespace}/${ref.name}`;
     const known = this.facts.get(key);
     if (known !== undefined) {
       if (known.sentAt > seenAt) return known.lookup;
       const old = await known.lookup;
       // A bound answers for the whole sweep: the namespace's budget does not come back.
-      if (old.state === 'bounded' || (old.state === 'present' && !this.lapsed(old.lease, old.readAt))) return old;
+      if (old.state === 'bounded' || (old.state === 'present' && this.held(old.lease, old.readAt, ref, environment))) return old;
       // The entry may have been replaced by a newer read while this one was awaited.
       const latest = this.facts.get(key);
       if (latest !== undefined && latest.sentAt > seenAt) return latest.lookup;

@@ -14,7 +14,7 @@ import type { StampKeys } from '../policy/stamps/keys.js';
 import { LeaseFacts } from './lease-facts.js';
 import { Clock, lookupPodClock, OwnerFacts } from './owner-facts.js';
 import { Slots } from './slots.js';
-import { leaseLapsed, needs, verdict, type Action, type Needs, type PodClockLookup, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
+import { leaseHeld, needs, verdict, type Action, type Needs, type PodClockLookup, type ReapVerdict, type ReaperContext, type VerdictCode } from './verdict.js';
 
 export interface SweepOptions {
   client: KubeClient;
@@ -112,7 +112,7 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
   const deletes = new Slots(o.concurrency);
   const owners = new OwnerFacts(o.client, new Slots(o.concurrency), clock);
   const podReads = new Slots(o.concurrency);
-  const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt) => leaseLapsed(lease, readAt, o.leaseGraceSeconds), o.maxLeaseReadsPerNamespace);
+  const leases = new LeaseFacts(o.client, new Slots(o.concurrency), clock, o.now, (lease, readAt, ref) => leaseHeld(lease, readAt, ref, o), o.maxLeaseReadsPerNamespace);
   let interrupted = false;
   const stopping = () => {
     if (o.signal?.aborted) interrupted = true;
@@ -150,7 +150,7 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     const pod = reads.pod;
     const [owner, lease, podClock] = await Promise.all([
       reads.owner && owners.read(reads.owner, seenAt),
-      reads.lease && leases.read(reads.lease, seenAt),
+      reads.lease && leases.read(reads.lease, seenAt, o.environment),
       pod && podReads.run(() => lookupPodClock(o.client, pod)),
     ]);
     // The clock is read after the reads: a deadline is judged as of the latest fact.
@@ -167,14 +167,21 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     if (j.reads.owner !== undefined || j.reads.lease !== undefined) {
       // The object's UID precondition protects its identity, not its run's end: the owner's
       // absence and the lease's are read again, after the verdict, before the delete.
-      const [owner, lease] = await Promise.all([j.reads.owner && owners.read(j.reads.owner, decidedAt), j.reads.lease && leases.read(j.reads.lease, decidedAt)]);
+      const [owner, lease] = await Promise.all([j.reads.owner && owners.read(j.reads.owner, decidedAt), j.reads.lease && leases.read(j.reads.lease, decidedAt, o.environment)]);
       const again = verdict(j.obj, kind, context(), owner, lease, j.pod);
       if (again.action !== 'reap') return emit({ ...describe(j.obj, kind, again), reason: `${again.reason} (read again before the delete)` });
     }
     const { namespace = '', name, uid, resourceVersion } = j.obj.metadata;
+    // The uid holds the delete to the object judged. What else the verdict read of it the
+    // webhook does not let anyone turn back (the stamps are frozen, the terminal mark set for
+    // good, a deadline only lowered), so a write since (an annotation touched in a loop by the
+    // leak's own environment) must not stop the delete of a leaked Secret. Held to the state
+    // listed as well: a pod judged by its own clock (its phase, its start), and a claim, whose
+    // data nothing brings back should its mark have been taken off where the webhook did not see.
+    const held = (j.pod !== undefined || kind === 'PersistentVolumeClaim') && resourceVersion ? { resourceVersion } : {};
     try {
       // Both are set: the verdict skips objects without a uid.
-      await o.client.delete(kind, namespace, name!, { uid: uid!, ...(resourceVersion ? { resourceVersion } : {}) });
+      await o.client.delete(kind, namespace, name!, { uid: uid!, ...held });
       return emit({ ...j.decision, outcome: 'deleted' });
     } catch (err) {
       const e = err as Error;

@@ -145,7 +145,10 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
   const clock = a.pod === undefined ? undefined : podClock(a.pod, pod);
   if (a.deadlineEnds && clock !== undefined && clock.endedAt !== undefined && ctx.now >= clock.endedAt + ctx.deadlineGraceSeconds * 1000)
     return v('deadline-passed', `its deadline ${a.expiresAt} passed more than ${ctx.deadlineGraceSeconds} s ago (reaper.deadlineGraceSeconds), whatever its runner does, and ${clock.reason}`);
-  // Any doubt about the lease keeps: an error reading it is never evidence of an end.
+  // Any doubt about the lease keeps what nothing else ends: an error reading it is never
+  // evidence of an end. An owner proven gone still ends the run, as it does past a lease
+  // still renewed, so a doubt (a lease past the sweep's bound) cannot keep a leak for ever.
+  let leaseDoubt: ReapVerdict | undefined;
   let leaseHeld: string | undefined;
   // A Lease that says nothing (no time, or stamps that do not verify) is no evidence either
   // way: it keeps what nothing else ends, but an owner proven gone still ends the run, as it
@@ -153,17 +156,20 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
   let leaseMute: ReapVerdict | undefined;
   if (a.lease !== undefined) {
     const named = `run lease ${a.lease.namespace}/${a.lease.name}`;
-    if (lease === undefined) return v('lease-not-read', `${named} was not read`);
-    if (lease.state === 'error') return v('lease-unreadable', `could not read ${named} (${lease.message}); kept, retried next sweep`);
-    if (lease.state === 'bounded')
-      return v('lease-bounded', `${named} was not read: this sweep already read ${lease.limit} run leases in ${a.lease.namespace}, its bound; kept, retried next sweep`);
-    if (lease.state === 'absent') return v('lease-gone', `${named} is gone (NotFound, read at ${new Date(lease.readAt).toISOString()})`);
-    const held = leaseState(lease.lease, lease.readAt, a.lease, ctx);
-    if (held.verdict) return held.verdict;
-    if (held.mute) leaseMute = held.mute;
-    else leaseHeld = held.reason;
+    if (lease === undefined) leaseDoubt = v('lease-not-read', `${named} was not read`);
+    else if (lease.state === 'error') leaseDoubt = v('lease-unreadable', `could not read ${named} (${lease.message}); kept, retried next sweep`);
+    else if (lease.state === 'bounded')
+      leaseDoubt = v('lease-bounded', `${named} was not read: this sweep already read ${lease.limit} run leases in ${a.lease.namespace}, its bound; kept, retried next sweep`);
+    else if (lease.state === 'absent') return v('lease-gone', `${named} is gone (NotFound, read at ${new Date(lease.readAt).toISOString()})`);
+    else {
+      const held = leaseState(lease.lease, lease.readAt, a.lease, ctx);
+      if (held.verdict) return held.verdict;
+      if (held.mute) leaseMute = held.mute;
+      else leaseHeld = held.reason;
+    }
   }
   if (a.owner === undefined) {
+    if (leaseDoubt !== undefined) return leaseDoubt;
     if (a.expiresAt === undefined)
       return leaseHeld !== undefined ? v('lease-held', `${leaseHeld}, and no owner stamp or deadline`) : leaseMute !== undefined ? { ...leaseMute, reason: `${leaseMute.reason}, and no owner stamp or deadline` } : v('no-evidence', 'no owner stamp, no run lease and no deadline: nothing shows it is finished');
     const deadline = deadlineState(a.expiresAt, ctx.now, 0);
@@ -172,6 +178,8 @@ export function verdict(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperC
     return v('deadline-passed', `no owner stamp, and its deadline ${a.expiresAt} passed`);
   }
   const named = `owner ${a.owner.namespace}/${a.owner.name}`;
+  const ownerGone = owner !== undefined && (owner.state === 'absent' || (owner.state === 'present' && owner.uid !== a.owner.uid));
+  if (leaseDoubt !== undefined && !ownerGone) return leaseDoubt;
   if (owner === undefined) return v('owner-not-read', `${named} was not read`);
   if (owner.state === 'error') return v('owner-unreadable', `could not read ${named} (${owner.message}); kept, retried next sweep`);
   if (owner.state === 'present' && owner.uid === a.owner.uid) {
@@ -257,7 +265,7 @@ function leaseState(
   lease: LeaseRecord,
   readAt: number,
   ref: LeaseRef,
-  ctx: ReaperContext,
+  ctx: LeaseJudge,
 ): { verdict: ReapVerdict; reason?: never; mute?: never } | { verdict?: never; reason: string; mute?: never } | { verdict?: never; reason?: never; mute: ReapVerdict } {
   const named = `run lease ${ref.namespace}/${ref.name}`;
   const obj: KubeObject = { metadata: { labels: lease.labels ?? {}, annotations: lease.annotations ?? {} } };
@@ -292,10 +300,18 @@ function lapsesAt(lease: LeaseRecord, graceSeconds: number): number | undefined 
   return renewed + (duration + graceSeconds) * 1000;
 }
 
-/** Whether a read sent at `readAt` shows the lease lapsed: only then (or when it is absent) is a newer read worth asking for. */
-export function leaseLapsed(lease: LeaseRecord, readAt: number, graceSeconds: number): boolean {
-  const lapse = lapsesAt(lease, graceSeconds);
-  return lapse !== undefined && readAt > lapse;
+/** What judging a Lease read takes from the reaper's context. */
+export type LeaseJudge = Pick<ReaperContext, 'environment' | 'keys' | 'keyRing' | 'leaseGraceSeconds'>;
+
+/**
+ * Whether a read sent at `readAt` shows the run's own lease held (stamped for `ctx.environment`,
+ * verified, not lapsed). Only such a read can only ever keep, so only it may answer for objects
+ * listed after it was sent: a Lease read as another environment's or unstamped (replaced),
+ * lapsed, or whose stamps do not verify may since have been deleted and made again by the run's
+ * own environment, and a newer read is asked for.
+ */
+export function leaseHeld(lease: LeaseRecord, readAt: number, ref: LeaseRef, ctx: LeaseJudge): boolean {
+  return leaseState(lease, readAt, ref, ctx).reason !== undefined;
 }
 
 /**

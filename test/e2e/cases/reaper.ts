@@ -187,6 +187,56 @@ export function reaperScaleCases(suite: () => Suite): void {
       }
     });
 
+    test("a run lease's name freed by beta and taken again by alpha's live run mid-sweep: the earlier 'replaced' read does not reap alpha's live NetworkPolicy listed after it (rev-87)", async () => {
+      const s = suite();
+      const runner = await s.newRunner('sandbox-a', 'runner-slot');
+      // A Lease renewed now, for an hour (MicroTime: microseconds).
+      const lease = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: name, leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') } });
+      // alpha's earlier run: its Lease slot-1 and a Secret naming it; the run ends and alpha deletes its Lease; beta takes the name.
+      assert.equal((await s.api(runner.identity, 'POST', LEASES('sandbox-b'), lease('slot-1'))).status, 201);
+      const old = await s.api(runner.identity, 'POST', PATHS.Secret('sandbox-b'), secret('slot-old', { 'deed.dev/run-lease': 'slot-1' }));
+      assert.equal(old.status, 201, old.text);
+      assert.equal((await s.api(runner.identity, 'DELETE', `${LEASES('sandbox-b')}/slot-1`)).status, 200);
+      const squat = await s.api(s.runnerB.identity, 'POST', LEASES('sandbox-b'), lease('slot-1'));
+      assert.equal(squat.status, 201, squat.text);
+      assert.equal(squat.body.metadata.labels['deed.dev/environment'], 'beta');
+
+      // The sweep reads slot-1 for the Secret (beta's: lease-replaced), then lists NetworkPolicies: held there.
+      let held!: () => void;
+      const reached = new Promise<void>((resolve) => (held = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let holding = true;
+      const proxy = await apiProxy(s, 'slot', (req) => {
+        if (holding && req.method === 'GET' && (req.url ?? '').startsWith(`${PATHS.NetworkPolicy('sandbox-b')}?`)) {
+          holding = false;
+          held();
+          return released;
+        }
+        return undefined;
+      });
+      try {
+        const sweep = reap(s, proxy.kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
+        await reached;
+        // beta lets the name go; alpha's next run takes it and creates a NetworkPolicy naming it (admitted: the Lease is alpha's).
+        assert.equal((await s.api(s.runnerB.identity, 'DELETE', `${LEASES('sandbox-b')}/slot-1`)).status, 200);
+        const retaken = await s.api(runner.identity, 'POST', LEASES('sandbox-b'), lease('slot-1'));
+        assert.equal(retaken.status, 201, retaken.text);
+        const live = await s.api(runner.identity, 'POST', PATHS.NetworkPolicy('sandbox-b'), { ...networkPolicy('slot-live'), metadata: { name: 'slot-live', annotations: { 'deed.dev/run-lease': 'slot-1' } } });
+        assert.equal(live.status, 201, live.text);
+        release();
+        const result = await sweep;
+        assert.equal(result.code, 0, result.stderr + result.stdout);
+        assert.equal(about(result.lines, 'slot-old')?.code, 'lease-replaced');
+        const kept = about(result.lines, 'slot-live');
+        assert.equal(kept?.action, 'keep', JSON.stringify(kept));
+        assert.equal((await s.api(s.admin, 'GET', `${PATHS.NetworkPolicy('sandbox-b')}/slot-live`)).status, 200, "alpha's live NetworkPolicy stands");
+      } finally {
+        release();
+        await proxy.close();
+      }
+    });
+
     test('a validly stamped Secret in a namespace that is not opted in, its owner gone, is never reaped; its twin in a sandbox is', async () => {
       const s = suite();
       const key = readKey(s);
