@@ -143,6 +143,25 @@ describe('deed reap', () => {
     );
   });
 
+  test("objects labelled for alpha in a namespace outside the review scope (anyone may make them) are one line a namespace, and all counted (rev-87)", async () => {
+    reset();
+    for (let i = 0; i < 30; i++) server.put('configmaps', stamped({ kind: 'ConfigMap', name: `planted-${i}`, namespace: 'plain' }));
+    try {
+      const run = await reapInProcess(['--environment', 'alpha', '--kubeconfig', kubeconfig, '--config', policyFile, '--attestation-key', keyFile, '--once', '-o', 'json']);
+      assert.equal(run.error, undefined);
+      const lines = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const outside = lines.filter((l) => l.type === 'decision' && l.code === 'outside-review-scope');
+      assert.equal(outside.length, 1, 'one line for namespace plain');
+      assert.match(String(outside[0]!.reason), /namespace plain is outside the review scope.*the rest of this environment's objects there are counted in the summary, not listed/);
+      const summary = lines.at(-1)! as { skipped: number; reasons: Record<string, Record<string, number>> };
+      assert.equal(summary.skipped, 30);
+      assert.equal(summary.reasons.skip!['outside-review-scope'], 30);
+      assert.equal(server.get('configmaps', 'plain', 'planted-0')?.metadata.name, 'planted-0', 'never deleted');
+    } finally {
+      for (let i = 0; i < 30; i++) server.remove('configmaps', 'plain', `planted-${i}`);
+    }
+  });
+
   test('a sweep that could not list exits 1', async () => {
     reset();
     server.faults.push({ method: 'GET', path: /\/secrets$/, answer: { status: 403, reason: 'Forbidden', message: 'secrets is forbidden' } });

@@ -143,7 +143,7 @@ export function registerReap(program: Command, write: Write = toStdout, progress
             onDecision: (d) => {
               counts.add(d);
               metrics.add(d);
-              return write(`${formatDecision(d, o.output)}\n`);
+              return d.folded ? undefined : write(`${formatDecision(d, o.output)}\n`);
             },
           });
           if (progress) progress.write(`\r\x1b[2K${counts.line(!o.apply)}\n`);

@@ -56,6 +56,12 @@ export interface Decision {
   reason: string;
   outcome?: Outcome;
   error?: string;
+  /**
+   * Counted, not written out: an object of this environment outside the review scope, after
+   * the first of its namespace was written. Anyone may label objects there, and every sweep
+   * lists them; one line a namespace says so, the summary and the metrics count them all.
+   */
+  folded?: true;
 }
 
 export interface SweepSummary {
@@ -157,8 +163,16 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     const v = verdict(obj, kind, context(), owner, lease, podClock);
     const decision = describe(obj, kind, v);
     if (v.action === 'reap') return { obj, reads, pod: podClock, decision };
-    await emit(decision);
+    if (v.code === 'outside-review-scope') await emit(foldOutside(decision));
+    else await emit(decision);
     return undefined;
+  };
+  // The namespaces outside the review scope whose first object was written out (one entry a namespace).
+  const outsideWritten = new Set<string>();
+  const foldOutside = (d: Decision): Decision => {
+    if (outsideWritten.has(d.namespace)) return { ...d, folded: true };
+    outsideWritten.add(d.namespace);
+    return { ...d, reason: `${d.reason} (the rest of this environment's objects there are counted in the summary, not listed)` };
   };
 
   const remove = async (j: Judged, decidedAt: number): Promise<void> => {
