@@ -28,6 +28,8 @@ interface Case {
   owner?: OwnerLookup;
   action: Action;
   code: VerdictCode;
+  /** What the reason must say, where the case is about it. */
+  reason?: RegExp;
 }
 
 const pod = (o: Partial<Parameters<typeof stamped>[0]> = {}) => stamped({ kind: 'Pod', name: 'sbx-1', expiresAt: iso(-60), ...o });
@@ -213,6 +215,27 @@ const CASES: Case[] = [
     action: 'keep',
     code: 'being-deleted',
   },
+  {
+    name: 'one held by finalizers, but within the deadline grace of its deletion, is being deleted',
+    obj: edit(pod(), (o) => {
+      o.metadata.deletionTimestamp = '2026-11-29T15:20:00Z';
+      o.metadata.finalizers = ['example.com/never'];
+    }),
+    owner: absent,
+    action: 'keep',
+    code: 'being-deleted',
+  },
+  {
+    name: 'one still held by finalizers past the deadline grace is stuck (rev-87: an environment may add any finalizer to its own leak): kept, under a code an alert can watch',
+    obj: edit(pod(), (o) => {
+      o.metadata.deletionTimestamp = '2026-11-29T14:00:00Z';
+      o.metadata.finalizers = ['example.com/never', 'x'.repeat(300), 'c', 'd', 'e', 'f'];
+    }),
+    owner: absent,
+    action: 'keep',
+    code: 'deletion-stuck',
+    reason: /being deleted since 2026-11-29T14:00:00Z, more than 900 s \(reaper\.deadlineGraceSeconds\), and still held by finalizers "example\.com\/never", "x{64}…", "c", "d" and 2 more: whatever should remove them is gone or keeps the object/,
+  },
   // PVCs: only the platform's terminal mark ends a workspace.
   {
     name: 'a PVC whose owner is gone but which is not marked terminal is kept',
@@ -261,6 +284,7 @@ describe('reaper verdict', () => {
       assert.equal(v.action, c.action, v.reason);
       assert.equal(v.code, c.code, v.reason);
       assert.ok(v.reason.length > 0);
+      if (c.reason) assert.match(v.reason, c.reason);
     });
   }
 

@@ -528,6 +528,8 @@ function metadataOnly(kind: string, m: Meta | undefined): KubeObject {
       // Whose object it is by reference (a PVC must have no pod owner); names and uids only.
       ownerReferences: m?.ownerReferences?.map((r) => ({ apiVersion: r.apiVersion, kind: r.kind, name: r.name, uid: r.uid })),
       deletionTimestamp: m?.deletionTimestamp ? new Date(m.deletionTimestamp).toISOString() : undefined,
+      // What holds an object being deleted (the reaper's deletion-stuck).
+      ...(m?.finalizers !== undefined && m.finalizers.length > 0 ? { finalizers: m.finalizers } : {}),
     },
   };
 }

@@ -223,7 +223,7 @@ function assess(obj: KubeObject, kind: SandboxKind['kind'], ctx: ReaperContext):
   const verification = verifyStamps(ctx.keyRing, stamps, entryOf(annotations, keys.attestation));
   if (!verification.ok) return { verdict: v('attestation-invalid', `${keys.attestation} ${verification.reason}`) };
 
-  if (meta.deletionTimestamp) return { verdict: v('being-deleted', `already being deleted since ${meta.deletionTimestamp}`) };
+  if (meta.deletionTimestamp) return { verdict: deletion(meta.deletionTimestamp, meta.finalizers, ctx) };
 
   // Only the object's own environment can write the mark, and no one can take it back
   // (rules/terminal-mark.ts): the platform's word that this run is over, on any kind.
@@ -290,6 +290,27 @@ function leaseState(
   if (readAt > lapse)
     return { verdict: v('lease-expired', `${named} was last renewed at ${when}: not renewed for more than its ${lease.leaseDurationSeconds} s plus ${ctx.leaseGraceSeconds} s (reaper.leaseGraceSeconds)`) };
   return { reason: `${named} was renewed at ${when}` };
+}
+
+/** Finalizer names shown in a verdict at most, each clipped: they are whatever the object's writer chose. */
+const SHOWN_FINALIZERS = 4;
+
+/**
+ * An object already being deleted is not deleted again. One still held by finalizers past the
+ * deadline grace is stuck: whatever should remove them is gone, or keeps the object (an
+ * environment may add any finalizer to its own), and no sweep will end it. Kept, and said so
+ * under a code of its own, for an alert.
+ */
+function deletion(since: string, finalizers: unknown, ctx: ReaperContext): ReapVerdict {
+  const names = Array.isArray(finalizers) ? finalizers.filter((f): f is string => typeof f === 'string') : [];
+  const at = RFC3339.test(since) ? Date.parse(since) : NaN;
+  if (names.length === 0 || Number.isNaN(at) || ctx.now < at + ctx.deadlineGraceSeconds * 1000) return v('being-deleted', `already being deleted since ${since}`);
+  const shown = names.slice(0, SHOWN_FINALIZERS).map((f) => JSON.stringify(f.length > 64 ? `${f.slice(0, 64)}…` : f));
+  const more = names.length > SHOWN_FINALIZERS ? ` and ${names.length - SHOWN_FINALIZERS} more` : '';
+  return v(
+    'deletion-stuck',
+    `being deleted since ${since}, more than ${ctx.deadlineGraceSeconds} s (reaper.deadlineGraceSeconds), and still held by finalizers ${shown.join(', ')}${more}: whatever should remove them is gone or keeps the object; find out which, then remove them`,
+  );
 }
 
 /** When a lease's run counts as over if nothing renews it (ms since the epoch); undefined when it carries no such time. */

@@ -21,6 +21,10 @@ export const VERDICTS = {
   'attestation-invalid': { action: 'skip', means: 'the attestation does not verify (copied or edited stamps)' },
   // keep
   'being-deleted': { action: 'keep', means: 'already being deleted' },
+  'deletion-stuck': {
+    action: 'keep',
+    means: 'being deleted for longer than the deadline grace, still held by finalizers: nothing removes it until they go (a controller gone, or one that keeps it); alert on it',
+  },
   'pvc-not-terminal': { action: 'keep', means: 'a claim not marked terminal: a workspace outlives its runner' },
   'owner-stamp-malformed': { action: 'keep', means: 'half an owner stamp, or one not written NAMESPACE/NAME' },
   'owner-not-read': { action: 'keep', means: 'the owner pod was not read' },

@@ -5,15 +5,16 @@
 // outside the review scope, the reaper-delete policy that holds its token to its own objects
 // in the scope, and deletes throttled by API Priority and Fairness.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request, type Server } from 'node:https';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { generateCertificates } from '../../../src/server/certificates.js';
 import { run } from '../client.js';
 import { writeKubeconfig } from '../control-plane.js';
-import { LEASES, networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
+import { LEASES, microTime, networkPolicy, PATHS, secret, signedSecret } from '../objects.js';
 import { readKey, withoutWebhooks } from '../suite.js';
 import type { Runner, Suite } from '../suite.js';
 import { ROOT } from '../../serve-process.js';
@@ -190,8 +191,8 @@ export function reaperScaleCases(suite: () => Suite): void {
     test("a run lease's name freed by beta and taken again by alpha's live run mid-sweep: the earlier 'replaced' read does not reap alpha's live NetworkPolicy listed after it (rev-87)", async () => {
       const s = suite();
       const runner = await s.newRunner('sandbox-a', 'runner-slot');
-      // A Lease renewed now, for an hour (MicroTime: microseconds).
-      const lease = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: name, leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') } });
+      // A Lease renewed now, for an hour.
+      const lease = (name: string) => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: name, leaseDurationSeconds: 3600, renewTime: microTime(new Date()) } });
       // alpha's earlier run: its Lease slot-1 and a Secret naming it; the run ends and alpha deletes its Lease; beta takes the name.
       assert.equal((await s.api(runner.identity, 'POST', LEASES('sandbox-b'), lease('slot-1'))).status, 201);
       const old = await s.api(runner.identity, 'POST', PATHS.Secret('sandbox-b'), secret('slot-old', { 'deed.dev/run-lease': 'slot-1' }));
@@ -235,6 +236,35 @@ export function reaperScaleCases(suite: () => Suite): void {
         release();
         await proxy.close();
       }
+    });
+
+    test('a leak its environment holds with a finalizer is deleted once, then reported deletion-stuck past the grace, naming the finalizer (rev-87)', async () => {
+      const s = suite();
+      const runner = await s.newRunner('sandbox-a', 'runner-fin');
+      const made = await s.api(runner.identity, 'POST', PATHS.Secret('sandbox-b'), { ...secret('fin-leak'), metadata: { name: 'fin-leak', finalizers: ['example.com/never'] } });
+      assert.equal(made.status, 201, made.text);
+      assert.equal((await s.api(s.admin, 'DELETE', `${PATHS.Pod('sandbox-a')}/runner-fin`, { gracePeriodSeconds: 0 })).status, 200);
+      try {
+        const first = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'sandbox-b', '--apply']);
+        assert.equal(first.code, 0, first.stderr);
+        assert.equal(about(first.lines, 'fin-leak')?.outcome, 'deleted');
+        const held = await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/fin-leak`);
+        assert.equal(held.status, 200, 'the finalizer holds it');
+        assert.ok(held.body.metadata.deletionTimestamp);
+        // With no grace, the next sweep says it is stuck, and who holds it.
+        const doc = parse(readFileSync(s.policyFile, 'utf8')) as Record<string, unknown>;
+        const noGrace = join(s.cp.dir, 'policy-no-deadline-grace.yaml');
+        writeFileSync(noGrace, stringify({ ...doc, reaper: { ...(doc.reaper as object | undefined), deadlineGraceSeconds: 0 } }));
+        const second = await reap(s, s.reaperA.kubeconfig!, ['--namespace', 'sandbox-b', '--apply', '--config', noGrace]);
+        assert.equal(second.code, 0, second.stderr);
+        const stuck = about(second.lines, 'fin-leak');
+        assert.equal(stuck?.code, 'deletion-stuck', JSON.stringify(stuck));
+        assert.equal(stuck?.action, 'keep');
+        assert.match(String(stuck?.reason), /still held by finalizers "example\.com\/never"/);
+      } finally {
+        await s.api(s.admin, 'PATCH', `${PATHS.Secret('sandbox-b')}/fin-leak`, { metadata: { finalizers: null } }, 'application/merge-patch+json');
+      }
+      assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/fin-leak`)).status, 404);
     });
 
     test('a validly stamped Secret in a namespace that is not opted in, its owner gone, is never reaped; its twin in a sandbox is', async () => {
