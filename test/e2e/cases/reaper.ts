@@ -152,21 +152,9 @@ export function reaperScaleCases(suite: () => Suite): void {
 
       // The proxy holds the NetworkPolicy list until the platform has recreated runner-race
       // (another uid) and the new runner has created its NetworkPolicy.
-      let held!: () => void;
-      const reached = new Promise<void>((resolve) => (held = resolve));
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let holding = true;
-      const proxy = await apiProxy(s, 'race', (req) => {
-        if (holding && req.method === 'GET' && (req.url ?? '').startsWith(`${PATHS.NetworkPolicy('sandbox-b')}?`)) {
-          holding = false;
-          held();
-          return released;
-        }
-        return undefined;
-      });
+      const { kubeconfig, reached, release, close } = await holdFirstList(s, 'race', PATHS.NetworkPolicy('sandbox-b'));
       try {
-        const sweep = reap(s, proxy.kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
+        const sweep = reap(s, kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
         await reached;
         const recreated = await s.newRunner('sandbox-a', 'runner-race');
         assert.notEqual(recreated.uid, old.uid);
@@ -183,8 +171,7 @@ export function reaperScaleCases(suite: () => Suite): void {
         assert.equal((await s.api(s.admin, 'GET', `${PATHS.NetworkPolicy('sandbox-b')}/race-live-egress`)).status, 200);
         assert.equal((await s.api(s.admin, 'GET', `${PATHS.Secret('sandbox-b')}/race-old-creds`)).status, 404);
       } finally {
-        release();
-        await proxy.close();
+        await close();
       }
     });
 
@@ -203,21 +190,9 @@ export function reaperScaleCases(suite: () => Suite): void {
       assert.equal(squat.body.metadata.labels['deed.dev/environment'], 'beta');
 
       // The sweep reads slot-1 for the Secret (beta's: lease-replaced), then lists NetworkPolicies: held there.
-      let held!: () => void;
-      const reached = new Promise<void>((resolve) => (held = resolve));
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let holding = true;
-      const proxy = await apiProxy(s, 'slot', (req) => {
-        if (holding && req.method === 'GET' && (req.url ?? '').startsWith(`${PATHS.NetworkPolicy('sandbox-b')}?`)) {
-          holding = false;
-          held();
-          return released;
-        }
-        return undefined;
-      });
+      const { kubeconfig, reached, release, close } = await holdFirstList(s, 'slot', PATHS.NetworkPolicy('sandbox-b'));
       try {
-        const sweep = reap(s, proxy.kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
+        const sweep = reap(s, kubeconfig, ['--namespace', 'sandbox-b', '--apply']);
         await reached;
         // beta lets the name go; alpha's next run takes it and creates a NetworkPolicy naming it (admitted: the Lease is alpha's).
         assert.equal((await s.api(s.runnerB.identity, 'DELETE', `${LEASES('sandbox-b')}/slot-1`)).status, 200);
@@ -233,8 +208,7 @@ export function reaperScaleCases(suite: () => Suite): void {
         assert.equal(kept?.action, 'keep', JSON.stringify(kept));
         assert.equal((await s.api(s.admin, 'GET', `${PATHS.NetworkPolicy('sandbox-b')}/slot-live`)).status, 200, "alpha's live NetworkPolicy stands");
       } finally {
-        release();
-        await proxy.close();
+        await close();
       }
     });
 
@@ -378,6 +352,35 @@ async function failingOwnerReads(s: Suite): Promise<{ kubeconfig: string; failed
     return undefined;
   });
   return { ...proxy, failed: () => failed };
+}
+
+/**
+ * A proxy to the API server that holds the first list of `path` until `release()`: what the
+ * test does meanwhile happens between the sweep's earlier reads and that list.
+ */
+async function holdFirstList(s: Suite, name: string, path: string): Promise<{ kubeconfig: string; reached: Promise<void>; release: () => void; close: () => Promise<void> }> {
+  let held!: () => void;
+  const reached = new Promise<void>((resolve) => (held = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = true;
+  const proxy = await apiProxy(s, name, (req) => {
+    if (holding && req.method === 'GET' && (req.url ?? '').startsWith(`${path}?`)) {
+      holding = false;
+      held();
+      return released;
+    }
+    return undefined;
+  });
+  return {
+    kubeconfig: proxy.kubeconfig,
+    reached,
+    release,
+    close: async () => {
+      release();
+      await proxy.close();
+    },
+  };
 }
 
 export type Intercept = (req: IncomingMessage) => { status: number; body: unknown } | Promise<void> | undefined;
