@@ -299,6 +299,18 @@ describe('what an object points at is its writer environment\'s to use', () => {
     refused(review(HPA, NONE, hpa('Deployment', 'alpha-web')), 'reference.cross-environment', /stranger acts for no environment and may not/);
   });
 
+  test("beta may not have the platform's unstamped objects changed by a follower it points at them (rev-88): an HPA, a VPA, a ScaledObject or a Rollout at its Deployment, an EndpointSlice at its Service; a principal of no environment may", () => {
+    const platform = /names Deployment platform-web, which carries no stamps in a namespace bound to no environment: it is the platform's \(.*\); system:serviceaccount:sandbox-b:runner acts for "beta" and may not have it changed, as it may not change it itself \(guard\.shared-input\)/;
+    refused(review(HPA, RUNNER_B, hpa('Deployment', 'platform-web')), 'reference.cross-environment', platform);
+    refused(review(VPAS, RUNNER_B, vpa(target('platform-web'))), 'reference.cross-environment', platform);
+    refused(review(SCALED_OBJECTS, RUNNER_B, scaledObject(target('platform-web'))), 'reference.cross-environment', platform);
+    refused(review(ROLLOUTS, RUNNER_B, rollout(target('platform-web'))), 'reference.cross-environment', platform);
+    refused(review(SLICE, RUNNER_B, slice('platform-svc')), 'reference.cross-environment', /names Service platform-svc, which carries no stamps .*kube-proxy sends the Service's traffic to its endpoints/);
+    // Publishing the platform's Service on beta's own routes changes nothing of it.
+    admitted(review(INGRESS, RUNNER_B, ingress('platform-svc')));
+    admitted(review(SLICE, NONE, slice('platform-svc')));
+  });
+
   test('a scale target that does not exist is refused, and on a dry run is a warning that the real create needs it first', () => {
     refused(review(HPA, RUNNER_B, hpa('Deployment', 'gone')), 'reference.absent', /names Deployment gone, which does not exist; create it first/);
     const warnings = admitted(review(HPA, RUNNER_B, hpa('Deployment', 'gone'), { dryRun: true }));
@@ -1236,8 +1248,15 @@ describe("a service account's stamps say whose credential it is", () => {
     assert.deepEqual(plan(tokenRequest(KUBELET, 'alpha-sa')), [{ resource: 'serviceaccounts', namespace: 'shared', name: 'alpha-sa' }]);
   });
 
-  test('an account of no environment stays usable by all, and one Deed cannot read is refused', () => {
-    admitted(tokenRequest(RUNNER_B, 'plain-sa'));
+  test("an unstamped account in a namespace bound to no environment is the platform's identity (rev-88): no environment's pod runs as it nor gets its token; a principal of no environment may; one Deed cannot read is refused", () => {
+    // Its token acts for no environment, which may change the platform's objects: beta's pod running as it rewrote the platform's Deployment.
+    refused(tokenRequest(RUNNER_B, 'plain-sa'), 'guard.service-account', /service account shared:plain-sa carries no stamps in a namespace bound to no environment: it is the platform's identity.*acts for "beta" and may not request a token of it/);
+    refused(review(PODS, RUNNER_B, pod({}, { serviceAccountName: 'plain-sa' })), 'guard.service-account', /may not create a pod that runs as it \(create your own service account/);
+    refused(review({ group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment' }, RUNNER_B, { spec: { selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { serviceAccountName: 'plain-sa', containers: [{ name: 'main', image: 'registry.example/agent:1' }] } } } }), 'guard.service-account', /may not make pods that run as it from a Deployment template/);
+    admitted(tokenRequest(NONE, 'plain-sa'));
+    admitted(review(PODS, NONE, pod({}, { serviceAccountName: 'plain-sa' })));
+    // The namespace's default account is every pod's that names none: still anyone's.
+    admitted(review(PODS, RUNNER_B, pod()));
     refused(tokenRequest(RUNNER_B, 'slow-sa'), 'guard.service-account', /cannot tell whose service account shared:slow-sa is \(timed out after 2000 ms\)/);
   });
 

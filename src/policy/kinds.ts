@@ -157,6 +157,13 @@ export interface ReferenceFacts {
   /** Absent or empty, the field defaults to the object's own name (an ExternalSecret's target Secret). */
   orOwnName?: true;
   /**
+   * The follower changes the object named, or what it serves: scales it, evicts its pods,
+   * takes over its template, routes its Service's traffic, rewrites its Ingress. One that
+   * carries no stamps outside a bound namespace is the platform's, which no environment's
+   * principal may change itself (guard.shared-input): so none may have the follower change it.
+   */
+  changes?: true;
+  /**
    * `path` holds a label selector choosing objects of `kind` (a PushSecret's stores or
    * Secrets): whose each one is cannot be told at admission, so only the platform's
    * principals may write one.
@@ -415,7 +422,7 @@ const ISSUER_REFERENCES = [
   // An HTTP01 solver publishes the challenge on the Gateway it attaches its route to, or in the Ingress it edits: a
   // public CA then issues for whatever hostnames that Gateway or Ingress serves.
   { path: 'spec.acme.solvers[].http01.gatewayHTTPRoute.parentRefs[]', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "cert-manager attaches its challenge route to the Gateway, and the ACME CA issues for the Gateway's hostnames" },
-  { path: 'spec.acme.solvers[].http01.ingress.name', by: 'name', kind: { group: 'networking.k8s.io', kind: 'Ingress' }, follower: "cert-manager adds its challenge path to the Ingress, and the ACME CA issues for the Ingress's hostnames" },
+  { path: 'spec.acme.solvers[].http01.ingress.name', by: 'name', kind: { group: 'networking.k8s.io', kind: 'Ingress' }, follower: "cert-manager adds its challenge path to the Ingress, and the ACME CA issues for the Ingress's hostnames", changes: true },
 ] as const;
 
 /**
@@ -898,7 +905,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'endpoints',
     namespaced: true,
-    references: [{ path: 'metadata.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses' }],
+    references: [{ path: 'metadata.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses', changes: true }],
 
     followsByName: ['services'],
   },
@@ -908,7 +915,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'endpointslices',
     namespaced: true,
-    references: [{ path: 'metadata.labels', by: 'label', label: 'kubernetes.io/service-name', kind: { group: '', kind: 'Service' }, follower: "kube-proxy sends the Service's traffic to its endpoints" }],
+    references: [{ path: 'metadata.labels', by: 'label', label: 'kubernetes.io/service-name', kind: { group: '', kind: 'Service' }, follower: "kube-proxy sends the Service's traffic to its endpoints", changes: true }],
 
     followsByName: ['services'],
   },
@@ -923,7 +930,7 @@ export const KIND_TABLE = [
     version: 'v2',
     resource: 'horizontalpodautoscalers',
     namespaced: true,
-    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', follower: "the horizontal-pod-autoscaler controller writes the target's /scale" }],
+    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', follower: "the horizontal-pod-autoscaler controller writes the target's /scale", changes: true }],
 
     followsByName: ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers'],
   },
@@ -936,7 +943,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'verticalpodautoscalers',
     namespaced: true,
-    references: [{ path: 'spec.targetRef', by: 'object-ref', follower: "the VPA updater evicts the target's pods and the VPA admission controller rewrites their resource requests" }],
+    references: [{ path: 'spec.targetRef', by: 'object-ref', follower: "the VPA updater evicts the target's pods and the VPA admission controller rewrites their resource requests", changes: true }],
   },
   {
     kind: 'ScaledObject',
@@ -945,7 +952,7 @@ export const KIND_TABLE = [
     resource: 'scaledobjects',
     namespaced: true,
     // KEDA takes a target without apiVersion as of group apps, one without kind as a Deployment.
-    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates' }, KEDA_AUTHENTICATION],
+    references: [{ path: 'spec.scaleTargetRef', by: 'object-ref', kind: { group: 'apps', kind: 'Deployment' }, follower: 'the KEDA operator scales the target, to zero when idle, itself and through the HPA it creates', changes: true }, KEDA_AUTHENTICATION],
   },
   {
     kind: 'ScaledJob',
@@ -1096,7 +1103,7 @@ export const KIND_TABLE = [
     resource: 'rollouts',
     namespaced: true,
     references: [
-      { path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero" },
+      { path: 'spec.workloadRef', by: 'object-ref', follower: "the Argo Rollouts controller runs the Deployment's pod template as the Rollout's and, with scaleDown, scales the Deployment to zero", changes: true },
       ...argoAnalyses([
         'spec.strategy.canary.analysis.templates[]',
         'spec.strategy.canary.steps[].analysis.templates[]',
@@ -1166,7 +1173,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'backendtlspolicies',
     namespaced: true,
-    references: [{ path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it" }],
+    references: [{ path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it", changes: true }],
   },
   // cert-manager (custom resources, installed or not). Its controller acts on what a
   // Certificate or a CertificateRequest names, for whoever wrote it: the issuer signs (its

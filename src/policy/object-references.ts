@@ -26,6 +26,8 @@ export interface ObjectReference {
   merges?: true;
   /** With `writes`: the follower creates it with no owner reference (kinds.ts `ReferenceFacts.createsUnowned`): for an environment it must exist. */
   createsUnowned?: true;
+  /** The follower changes the object named (kinds.ts `ReferenceFacts.changes`): the platform's is no environment's to have changed. */
+  changes?: true;
   /** A label selector chooses the objects (kinds.ts `ReferenceFacts.selects`): `name` is the selector as written (so an UPDATE that changes it is judged again), not a name. */
   selects?: true;
   /** Keys whose fields the table does not list (kinds.ts `unlisted-keys`): `name` is what they hold as written (so an UPDATE that changes it is judged again), not a name. */
@@ -87,13 +89,16 @@ export function referenceReads(refs: ObjectReference[], namespace: string): Arra
 function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   if (facts.by === 'label') {
     const value = facts.label === undefined ? undefined : entryOf(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'labels'), facts.label);
-    return value === undefined || value === '' || facts.kind === undefined ? [] : [{ ...facts.kind, name: value, path: `metadata.labels["${facts.label}"]`, follower: facts.follower }];
+    return value === undefined || value === '' || facts.kind === undefined ? [] : [{ ...facts.kind, name: value, path: `metadata.labels["${facts.label}"]`, follower: facts.follower, ...(facts.changes === true ? { changes: true as const } : {}) }];
   }
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   if (facts.by === 'unlisted-keys') return unlistedKeys(obj, facts);
   const out: ObjectReference[] = [];
   const merges = facts.mergesWhen !== undefined && facts.mergesWhen.values.includes(String(valuesAt(obj, facts.mergesWhen.path)[0]?.value));
-  const writes = facts.writes === true ? { writes: true as const, ...(merges ? { merges: true as const } : {}), ...(facts.createsUnowned === true ? { createsUnowned: true as const } : {}) } : {};
+  const writes = {
+    ...(facts.writes === true ? { writes: true as const, ...(merges ? { merges: true as const } : {}), ...(facts.createsUnowned === true ? { createsUnowned: true as const } : {}) } : {}),
+    ...(facts.changes === true ? { changes: true as const } : {}),
+  };
   for (const { value, at: path } of valuesAt(obj, facts.path)) {
     if (facts.selects === true) {
       // Any selector, even `{}` (every object): which it chooses is not known at admission.

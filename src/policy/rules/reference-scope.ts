@@ -328,6 +328,12 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
         continue;
       }
     }
+    // What the follower changes: the platform's, unstamped, is no environment's to have changed,
+    // as it is none's to change itself (guard.shared-input); a principal of no environment may.
+    if (ref.changes === true && !unstampedWritable && verdict.kind === 'allowed' && found.state === 'found' && reach.requester.environment.kind === 'one' && !isTrusted(reach.requester, ctx.policy) && !isPlatform(reach.requester, ctx.policy) && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
+      findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps in a namespace bound to no environment: it is the platform's (${ref.follower}); ${reach.requester.username} acts for "${reach.requester.environment.id}" and may not have it changed, as it may not change it itself (guard.shared-input): name one of your own` });
+      continue;
+    }
     if (verdict.kind === 'allowed') continue;
     if (verdict.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: ${verdict.reason}` });
     else if (verdict.kind === 'unverifiable')

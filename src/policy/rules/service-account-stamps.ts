@@ -3,12 +3,14 @@
 // surely as one the policy maps to it. A TokenRequest for it, a token Secret naming it and
 // a pod that runs as it hand out its token, so they come only from who acts for that
 // environment (besides what the policy's mapping says: both must allow, service-account-guard.ts).
-// An account Deed cannot read, or whose stamps do not verify, is refused (fail closed).
+// An account Deed cannot read, or whose stamps do not verify, is refused (fail closed). An
+// unstamped one (but the namespace's default) in a namespace bound to no environment is the
+// platform's identity: no environment's principal hands its token to a pod.
 import type { Finding } from '../../admission/verdict.js';
 import { ownershipOfFound, type Ownership } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
-import type { Requester } from '../requester/identity.js';
-import { actsFor, isTrusted } from '../requester/principals.js';
+import { serviceAccountEnvironment, type Requester } from '../requester/identity.js';
+import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 
 /**
@@ -44,8 +46,23 @@ export function stampedAccountGuard(namespace: string, account: string, requeste
   const name = `service account ${namespace}:${account}`;
   if (owner.kind === 'unread') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `cannot tell whose ${name} is (${owner.reason}); refusing to ${doing}` }];
   if (owner.kind === 'unverifiable') return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} carries Deed's stamps but they do not verify (${owner.reason}); refusing to ${doing}` }];
+  // The platform's own identity: its token acts for no environment, which may change the
+  // platform's objects (guard.shared-input); an environment's pod that ran as it would hold that token.
+  // (One the policy maps to an environment is that environment's identity: service-account-guard.ts judges it.)
+  if (owner.kind === 'unowned') {
+    if (serviceAccountEnvironment(namespace, account, ctx.policy) !== undefined) return [];
+    return requester.environment.kind === 'one' && !isPlatform(requester, ctx.policy) ? [platformAccount(name, requester.username, requester.environment.id, at, doing)] : [];
+  }
   if (owner.kind !== 'stamped' || actsFor(requester, owner.environment, ctx.policy)) return [];
   return [{ rule: RULES.guardServiceAccount.id, ...at, message: `${name} is stamped for environment "${owner.environment}"; ${requester.username} does not act for it, and may not ${doing}` }];
+}
+
+function platformAccount(name: string, username: string, environment: string, at: { path?: string }, doing: string): Finding {
+  return {
+    rule: RULES.guardServiceAccount.id,
+    ...at,
+    message: `${name} carries no stamps in a namespace bound to no environment: it is the platform's identity, and its token acts for no environment, which may change the platform's objects; ${username} acts for "${environment}" and may not ${doing} (create your own service account, which is stamped for your environment, or run as the namespace's default)`,
+  };
 }
 
 /**

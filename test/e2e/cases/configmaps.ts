@@ -172,6 +172,21 @@ export function configMapCases(suite: () => Suite): void {
       assert.equal(evicted.status, 201, evicted.text);
     });
 
+    test("beta may neither run a pod as the platform's unstamped service account nor point an HPA at the platform's Deployment: both would change the platform's objects for it (rev-88); a principal of no environment may", async () => {
+      const s = suite();
+      ok('platform account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'platform-web' } }));
+      const asPlatform = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { serviceAccountName: 'platform-web', containers: [MAIN] } });
+      // Its token, which the kubelet would mount into beta's container, acts for no environment.
+      refused(await s.api(beta, 'POST', PATHS.Pod(NS), asPlatform('beta-as-platform')), 'guard.service-account', /service account shared-scripts:platform-web carries no stamps in a namespace bound to no environment: it is the platform's identity.*acts for "beta" and may not create a pod that runs as it/);
+      refused(await s.api(beta, 'POST', DEPLOYMENTS(NS), deployment('beta-as-platform', { serviceAccountName: 'platform-web', containers: [MAIN] })), 'guard.service-account', /may not make pods that run as it from a Deployment template/);
+      ok('no environment\'s pod as the platform account', await s.api(stranger, 'POST', PATHS.Pod(NS), asPlatform('stranger-as-platform')));
+      const hpa = (name: string) => ({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'platform-web' }, minReplicas: 4, maxReplicas: 4 } });
+      const HPAS = `/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`;
+      refused(await s.api(beta, 'POST', HPAS, hpa('beta-hpa')), 'reference.cross-environment', /spec\.scaleTargetRef: names Deployment platform-web, which carries no stamps in a namespace bound to no environment: it is the platform's \(the horizontal-pod-autoscaler controller writes the target's \/scale\); system:serviceaccount:sandbox-b:tenant acts for "beta" and may not have it changed/);
+      ok('no environment\'s HPA', await s.api(stranger, 'POST', HPAS, hpa('stranger-hpa')));
+      assert.equal((await s.api(s.admin, 'DELETE', `${HPAS}/stranger-hpa`)).status, 200);
+    });
+
     test("beta's forged stamps on its own ConfigMap are refused at CREATE, and its stamps are frozen after", async () => {
       const s = suite();
       const forged = configMap('beta-forged');
