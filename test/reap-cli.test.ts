@@ -143,7 +143,7 @@ describe('deed reap', () => {
     );
   });
 
-  test("objects labelled for alpha in a namespace outside the review scope (anyone may make them) are one line a namespace, and all counted (rev-87)", async () => {
+  test("objects labelled for alpha in a namespace outside the review scope (anyone may make them) are one line a kind and namespace, and all counted (rev-87)", async () => {
     reset();
     for (let i = 0; i < 30; i++) server.put('configmaps', stamped({ kind: 'ConfigMap', name: `planted-${i}`, namespace: 'plain' }));
     try {
@@ -152,7 +152,7 @@ describe('deed reap', () => {
       const lines = run.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
       const outside = lines.filter((l) => l.type === 'decision' && l.code === 'outside-review-scope');
       assert.equal(outside.length, 1, 'one line for namespace plain');
-      assert.match(String(outside[0]!.reason), /namespace plain is outside the review scope.*the rest of this environment's objects there are counted in the summary, not listed/);
+      assert.match(String(outside[0]!.reason), /namespace plain is outside the review scope.*the rest of this environment's ConfigMaps there are counted in the summary, not listed/);
       const summary = lines.at(-1)! as { skipped: number; reasons: Record<string, Record<string, number>> };
       assert.equal(summary.skipped, 30);
       assert.equal(summary.reasons.skip!['outside-review-scope'], 30);

@@ -58,8 +58,8 @@ export interface Decision {
   error?: string;
   /**
    * Counted, not written out: an object of this environment outside the review scope, after
-   * the first of its namespace was written. Anyone may label objects there, and every sweep
-   * lists them; one line a namespace says so, the summary and the metrics count them all.
+   * the first of its kind and namespace was written. Anyone may label objects there, and every
+   * sweep lists them; one line a kind and namespace says so, the summary and the metrics count them all.
    */
   folded?: true;
 }
@@ -167,12 +167,13 @@ export async function sweep(o: SweepOptions): Promise<SweepSummary> {
     else await emit(decision);
     return undefined;
   };
-  // The namespaces outside the review scope whose first object was written out (one entry a namespace).
+  // The kinds and namespaces outside the review scope whose first object was written out (one entry each).
   const outsideWritten = new Set<string>();
   const foldOutside = (d: Decision): Decision => {
-    if (outsideWritten.has(d.namespace)) return { ...d, folded: true };
-    outsideWritten.add(d.namespace);
-    return { ...d, reason: `${d.reason} (the rest of this environment's objects there are counted in the summary, not listed)` };
+    const key = `${d.kind}/${d.namespace}`;
+    if (outsideWritten.has(key)) return { ...d, folded: true };
+    outsideWritten.add(key);
+    return { ...d, reason: `${d.reason} (the rest of this environment's ${d.kind}s there are counted in the summary, not listed)` };
   };
 
   const remove = async (j: Judged, decidedAt: number): Promise<void> => {
