@@ -64,6 +64,16 @@ export function keptReferrerCases(suite: () => Suite): void {
       assert.equal(other.status, 201, other.text);
     });
 
+    test("beta's EndpointSlice for the platform's unstamped Service is refused: kube-proxy would send the platform Service's callers to beta (rev-88)", async () => {
+      const s = suite();
+      ok('platform Service', await s.api(s.admin, 'POST', collectionPath('Service', NS), service('platform-api', { app: 'platform-api' })));
+      const hijack = await s.api(beta, 'POST', collectionPath('EndpointSlice', NS), slice('platform-api-hijack', 'platform-api'));
+      assert.equal(hijack.status, 403, hijack.text);
+      assert.match(hijack.body.message, /\[reference\.cross-environment\] metadata\.labels\["kubernetes\.io\/service-name"\]: names Service platform-api, which carries no stamps in a namespace bound to no environment: it is the platform's \(kube-proxy sends the Service's traffic to its endpoints\); system:serviceaccount:sandbox-b:kept-admin acts for "beta" and may not have it changed/);
+      // The platform's own (break-glass here) is admitted.
+      ok('platform EndpointSlice', await s.api(s.admin, 'POST', collectionPath('EndpointSlice', NS), slice('platform-api-extra', 'platform-api')));
+    });
+
     test("alpha's Deployment under the name of beta's deleted Deployment, whose HPA beta kept, is refused", async () => {
       const s = suite();
       const own = await s.api(beta, 'POST', collectionPath('Deployment', NS), deployment('web'));
