@@ -206,10 +206,16 @@ export function throttlingCases(suite: () => Suite): void {
         name: 'deed reap (dry run)',
         command: ['reap'],
         args: ['--environment', 'alpha', '-o', 'json', '--timeout', '10'],
-        result: (r) => r.stdout.split('\n').filter(Boolean).map((l) => {
-          const { durationMs: _d, ...rest } = JSON.parse(l) as Record<string, unknown>;
-          return rest;
-        }),
+        // A page's objects are judged at once, each decision written when its reads answer: compared in name order.
+        result: (r) =>
+          r.stdout
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => {
+              const { durationMs: _d, ...rest } = JSON.parse(l) as Record<string, unknown>;
+              return rest;
+            })
+            .sort((a, b) => (a.type === b.type ? `${String(a.kind)}/${String(a.namespace)}/${String(a.name)}`.localeCompare(`${String(b.kind)}/${String(b.namespace)}/${String(b.name)}`) : a.type === 'summary' ? 1 : -1)),
       },
       { name: 'deed keys usage', command: ['keys', 'usage'], args: ['-o', 'json', '--timeout', '10'], result: (r) => JSON.parse(r.stdout) as unknown },
     ];
