@@ -37,7 +37,9 @@ export interface Reach {
 }
 
 export type ReferenceVerdict =
-  | { kind: 'allowed' }
+  // `unstamped`: the object itself carries no stamps (whatever the pod it was made for says),
+  // which a reference whose follower writes into or changes its target must know.
+  | { kind: 'allowed'; unstamped?: true }
   | { kind: 'unknown'; reason: string }
   | { kind: 'absent' }
   | { kind: 'unverifiable'; reason: string }
@@ -47,13 +49,15 @@ export function judgeReference(found: Lookup, kind: string, namespace: string, r
   const { policy } = ctx;
   if (found.state === 'unknown') return { kind: 'unknown', reason: found.reason };
   if (found.state === 'absent') return absentAllowed(namespace, reach, ctx) ? { kind: 'allowed' } : { kind: 'absent' };
-  const owner = referencedOwnership(found, kind, namespace, ctx);
+  const own = ownershipOfFound(found, kind, namespace, policy, ctx.keyRing);
+  const owner = referencedOwnership(found, kind, namespace, ctx, own);
   if (owner.kind === 'unknown') return { kind: 'unknown', reason: owner.reason };
+  const allowed: ReferenceVerdict = own.kind === 'unowned' ? { kind: 'allowed', unstamped: true } : { kind: 'allowed' };
   // Unmanaged, outside a bound namespace: usable by all (a runner pod itself, named: the platform's).
-  if (owner.kind === 'unowned' || owner.kind === 'runner') return { kind: 'allowed' };
+  if (owner.kind === 'unowned' || owner.kind === 'runner') return allowed;
   if (owner.kind === 'unverifiable') return { kind: 'unverifiable', reason: owner.reason };
   const environment = owner.environment;
-  if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return { kind: 'allowed' };
+  if (environment === reach.environment || reach.alsoFrom?.has(environment) || actsFor(reach.requester, environment, policy)) return allowed;
   return { kind: 'foreign', environment };
 }
 
@@ -73,8 +77,7 @@ export function madeForPod(controller: ControllerRef | undefined): ControllerRef
  * that pod's environment (a runner's: its service account's). A pod it was made for that is
  * gone, replaced or unreadable leaves it unknown.
  */
-export function referencedOwnership(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, ctx: DecisionContext): Ownership | { kind: 'unknown'; reason: string } {
-  const owner = ownershipOfFound(found, kind, namespace, ctx.policy, ctx.keyRing);
+export function referencedOwnership(found: Extract<Lookup, { state: 'found' }>, kind: string, namespace: string, ctx: DecisionContext, owner: Ownership = ownershipOfFound(found, kind, namespace, ctx.policy, ctx.keyRing)): Ownership | { kind: 'unknown'; reason: string } {
   const pod = owner.kind === 'unowned' ? madeForPod(found.controller) : undefined;
   if (pod === undefined) return owner;
   const podFound = ctx.lookup.get('pods', namespace, pod.name);

@@ -12,7 +12,6 @@
 // from its verified stamps, as for the Secrets a pod names (pod/reference-owner.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
-import { ownershipOfFound } from '../ownership.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
 import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, referenceKey, type ObjectReference } from '../object-references.js';
@@ -323,14 +322,14 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       // reference's own rules judge one that does not.
       const mustExist = ref.merges === true || (ref.createsUnowned === true && reach.requester.environment.kind !== 'none');
       if (found.state === 'absent' && !mustExist) continue;
-      if (!unstampedWritable && found.state === 'found' && verdict.kind === 'allowed' && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
+      if (!unstampedWritable && verdict.kind === 'allowed' && verdict.unstamped === true) {
         findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps: the platform's, or what an operator made for an environment (${ref.follower}); ${reach.requester.username} may not have it written over: name one that does not exist yet` });
         continue;
       }
     }
     // What the follower changes: the platform's, unstamped, is no environment's to have changed,
     // as it is none's to change itself (guard.shared-input); a principal of no environment may.
-    if (ref.changes === true && !unstampedWritable && verdict.kind === 'allowed' && found.state === 'found' && reach.requester.environment.kind === 'one' && !isTrusted(reach.requester, ctx.policy) && !isPlatform(reach.requester, ctx.policy) && ownershipOfFound(found, row.kind, at, ctx.policy, ctx.keyRing).kind === 'unowned') {
+    if (ref.changes === true && !unstampedWritable && verdict.kind === 'allowed' && verdict.unstamped === true && reach.requester.environment.kind === 'one' && !isTrusted(reach.requester, ctx.policy) && !isPlatform(reach.requester, ctx.policy)) {
       findings.push({ rule: RULES.referenceCrossEnvironment.id, path: ref.path, message: `names ${what}, which carries no stamps in a namespace bound to no environment: it is the platform's (${ref.follower}); ${reach.requester.username} acts for "${reach.requester.environment.id}" and may not have it changed, as it may not change it itself (guard.shared-input): name one of your own` });
       continue;
     }
