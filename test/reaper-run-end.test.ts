@@ -425,38 +425,30 @@ describe('run leases in a sweep, over the API wire format', () => {
 
   test("a Lease read as replaced (another environment's, or unstamped) is read again for an object listed after it: alpha may have freed the name and taken it again for a live run (rev-87)", async () => {
     server.put('pods', runnerPod());
-    // alpha's earlier run left a Secret naming run-r, whose Lease alpha deleted; beta took the name.
-    server.put('leases', stampedLease('run-r', { environment: 'beta', renewTime: iso(-5) }));
-    server.put('secrets', stamped({ kind: 'Secret', name: 'old-token', runLease: 'run-r', owner: null }));
-    let retaken = false;
-    server.hooks.push((req) => {
-      // Before NetworkPolicies are listed, beta's Lease is gone and alpha's live run holds the name again.
-      if (!retaken && req.path.endsWith('/networkpolicies')) {
-        retaken = true;
-        server.put('leases', stampedLease('run-r', { renewTime: iso(-5) }));
-        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'live-egress', runLease: 'run-r', owner: null }));
-      }
-    });
-    const { decisions } = await run(true);
-    assert.equal(decisions.find((x) => x.name === 'old-token')!.code, 'lease-replaced');
-    const live = decisions.find((x) => x.name === 'live-egress')!;
-    assert.equal(live.code, 'lease-held', live.reason);
-    assert.ok(server.get('networkpolicies', 'sandbox-a', 'live-egress'), "alpha's live NetworkPolicy stands");
-    // And with a Lease of no environment squatting the name, the same.
-    server.put('leases', { ...stampedLease('run-u'), metadata: { ...stampedLease('run-u').metadata, labels: {}, annotations: {} } });
-    server.put('secrets', stamped({ kind: 'Secret', name: 'old-u', runLease: 'run-u', owner: null }));
-    let retakenU = false;
-    server.hooks.push((req) => {
-      if (!retakenU && req.path.endsWith('/networkpolicies')) {
-        retakenU = true;
-        server.put('leases', stampedLease('run-u', { renewTime: iso(-5) }));
-        server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: 'live-u', runLease: 'run-u', owner: null }));
-      }
-    });
-    const second = await run(true);
-    assert.equal(second.decisions.find((x) => x.name === 'old-u')!.code, 'lease-replaced');
-    assert.equal(second.decisions.find((x) => x.name === 'live-u')!.code, 'lease-held');
-    assert.ok(server.get('networkpolicies', 'sandbox-a', 'live-u'));
+    const unstampedLease = { ...stampedLease('run-u'), metadata: { ...stampedLease('run-u').metadata, labels: {}, annotations: {} } };
+    // alpha's earlier run left a Secret naming the lease, whose Lease alpha deleted; beta, or someone of no environment, took the name.
+    const squats = [
+      { lease: 'run-r', squatter: stampedLease('run-r', { environment: 'beta', renewTime: iso(-5) }), old: 'old-token', live: 'live-egress' },
+      { lease: 'run-u', squatter: unstampedLease, old: 'old-u', live: 'live-u' },
+    ];
+    for (const { lease, squatter, old, live } of squats) {
+      server.put('leases', squatter);
+      server.put('secrets', stamped({ kind: 'Secret', name: old, runLease: lease, owner: null }));
+      let retaken = false;
+      server.hooks.push((req) => {
+        // Before NetworkPolicies are listed, the squatter is gone and alpha's live run holds the name again.
+        if (!retaken && req.path.endsWith('/networkpolicies')) {
+          retaken = true;
+          server.put('leases', stampedLease(lease, { renewTime: iso(-5) }));
+          server.put('networkpolicies', stamped({ kind: 'NetworkPolicy', name: live, runLease: lease, owner: null }));
+        }
+      });
+      const { decisions } = await run(true);
+      assert.equal(decisions.find((x) => x.name === old)!.code, 'lease-replaced', lease);
+      const held = decisions.find((x) => x.name === live)!;
+      assert.equal(held.code, 'lease-held', `${lease}: ${held.reason}`);
+      assert.ok(server.get('networkpolicies', 'sandbox-a', live), `alpha's live NetworkPolicy ${live} stands`);
+    }
   });
 
   test('a lease held when read is reused for objects listed later: no second read', async () => {
