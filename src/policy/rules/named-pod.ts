@@ -42,7 +42,7 @@ export function namedPodGuard(requester: Requester, action: PodAction, namespace
   if (found.state === 'found') {
     const owner = ownershipOfFound(found, 'Pod', namespace, policy, ctx.keyRing);
     // The platform's (or a tenant of no environment's) pod in a namespace bound to none.
-    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, POD_RESOURCE, { kind: 'Pod', namespace, name: pod }, policy, undefined, VERB[action]);
+    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, POD_RESOURCE, { kind: 'Pod', namespace, name: pod }, policy, { doing: VERB[action] });
     if (owner.kind !== 'unverifiable' && actsFor(requester, owner.environment, policy)) return [];
   }
   return [notKnownToBeYours(requester, action, namespace, pod)];

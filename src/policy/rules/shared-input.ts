@@ -31,11 +31,11 @@ export function sharedInputGuard(
   resource: { group: string; resource: string },
   object: { kind: string; namespace: string; name: string },
   policy: Policy,
-  /** The write's two sides (`after` undefined for a DELETE). */
-  write?: { before: KubeObject; after: KubeObject | undefined },
-  /** What the request does to it, for a door that carries no object: a /scale, an eviction, a CONNECT. */
-  doing = 'change or delete',
+  /** The write's two sides (`after` undefined for a DELETE), or, for a door that carries no object (a /scale, an eviction, a CONNECT), what the request does to it. */
+  act: { write: { before: KubeObject; after: KubeObject | undefined } } | { doing: string },
 ): Finding[] {
+  const write = 'write' in act ? act.write : undefined;
+  const doing = 'doing' in act ? act.doing : 'change or delete';
   const row = kindRow(resource);
   if (owner.kind !== 'unowned') return [];
   const env = requester.environment;
@@ -58,7 +58,7 @@ export function sharedInputGuard(
   return [
     {
       rule: RULES.guardSharedInput.id,
-      message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not change or delete it (create your own, which is stamped for your environment)`,
+      message: `${object.kind} ${object.namespace}/${object.name} carries no stamps: it is the platform's, and any environment's pods may read it; ${requester.username} acts for "${env.id}" and may not ${doing} it (create your own, which is stamped for your environment)`,
     },
   ];
 }

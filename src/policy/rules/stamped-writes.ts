@@ -39,7 +39,7 @@ const guardedWriteRule: Rule<StampedWrite> = {
 /** An unstamped input a pod reads, in a namespace bound to no environment, is the platform's. */
 const sharedInputRule: Rule<StampedWrite> = {
   info: [RULES.guardSharedInput],
-  check: ({ before, after, row, resource, owner, requester }, { policy, namespace }) => sharedInputGuard(requester, owner, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy, { before, after }),
+  check: ({ before, after, row, resource, owner, requester }, { policy, namespace }) => sharedInputGuard(requester, owner, resource, { kind: row.kind, namespace, name: before.metadata.name ?? '' }, policy, { write: { before, after } }),
 };
 
 /** An unstamped NetworkPolicy or budget in a shared namespace that reaches environments' pods or runners is the platform's. */

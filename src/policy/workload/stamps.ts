@@ -56,7 +56,7 @@ export function scaleFindings(kind: WorkloadKind, resource: Pick<GroupVersionRes
   if (found.state === 'found') {
     const owner = ownershipOfFound(found, stamped.kind, namespace, ctx.policy, ctx.keyRing);
     // The platform's unstamped workload in a namespace bound to none: scaled to zero, it serves no environment.
-    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, resource, { kind: kind.kind, namespace, name }, ctx.policy, undefined, 'scale');
+    if (owner.kind === 'unowned') return sharedInputGuard(requester, owner, resource, { kind: kind.kind, namespace, name }, ctx.policy, { doing: 'scale' });
     return guardedWrite(requester, owner, ctx.policy);
   }
   const why = found.state === 'unknown' ? found.reason : 'it does not exist';
