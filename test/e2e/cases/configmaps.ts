@@ -139,13 +139,15 @@ export function configMapCases(suite: () => Suite): void {
       assert.equal(own.status, 200, own.text);
     });
 
-    test("beta may not scale the platform's Deployment, nor exec, attach, port-forward, proxy into or evict the platform's pod: doors that carry no object; a principal of no environment may", async () => {
+    test("beta may not scale the platform's Deployment (PUT, merge patch, server-side apply), nor exec, attach, port-forward, proxy into or evict the platform's pod: doors that carry no object; a principal of no environment may", async () => {
       // The /scale and the pod's subresources name the object but carry none of it: whose it is comes from a lookup.
       const s = suite();
       const scalePath = `${DEPLOYMENTS(NS)}/platform-web/scale`;
       const scale = (replicas: number) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'platform-web', namespace: NS }, spec: { replicas } });
       refused(await s.api(beta, 'PUT', scalePath, scale(5)), 'guard.shared-input', /Deployment shared-scripts\/platform-web carries no stamps: it is the platform's, .*acts for "beta" and may not scale it/);
       refused(await s.api(beta, 'PATCH', scalePath, { spec: { replicas: 5 } }, MERGE), 'guard.shared-input', /may not scale it/);
+      // Server-side apply on the /scale is the same UPDATE of a Scale.
+      refused(await s.api(beta, 'PATCH', `${scalePath}?fieldManager=beta&force=true`, scale(5), 'application/apply-patch+yaml'), 'guard.shared-input', /may not scale it/);
       assert.equal(((await s.api(s.admin, 'GET', scalePath)).body as Spec).spec.replicas ?? 0, 0, 'the platform\'s replicas are unchanged');
       const scaled = await s.api(stranger, 'PATCH', scalePath, { spec: { replicas: 0 } }, MERGE);
       assert.equal(scaled.status, 200, scaled.text);
