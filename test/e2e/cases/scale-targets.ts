@@ -225,8 +225,15 @@ export function scaleTargetCases(suite: () => Suite): void {
       refused(await s.api(alpha, 'PATCH', `${BOUND_ROLLOUTS}/alpha-spread`, { spec: { template: { spec: { affinity: hostile({ 'deed.dev/environment': 'beta' }) } } } }, MERGE), 'selector.affinity-scope', /selects pods of environment "beta"/);
     });
 
-    test("a principal of no environment may name the platform's unstamped Deployment, not alpha's", async () => {
+    test("a principal of no environment may name the platform's unstamped Deployment, not alpha's; beta may not have the platform's changed for it", async () => {
       const s = suite();
+      // beta acts for an environment: its follower would change the platform's Deployment, which beta may not change itself.
+      for (const [what, at, body] of [
+        ['VPA', VPAS, vpa('beta-platform-vpa', 'platform-web')],
+        ['ScaledObject', SCALED_OBJECTS, scaledObject('beta-platform-so', { name: 'platform-web' })],
+        ['Rollout', ROLLOUTS, rollout('beta-platform-ro', 'platform-web')],
+      ] as const)
+        refused(await s.api(beta, 'POST', at, body), 'reference.cross-environment', new RegExp(`${what === 'Rollout' ? 'workloadRef' : what === 'VPA' ? 'targetRef' : 'scaleTargetRef'}: names Deployment platform-web, which carries no stamps in a namespace bound to no environment: it is the platform's .*acts for "beta" and may not have it changed`));
       for (const [what, at, body] of [
         ['VPA', VPAS, vpa('platform-vpa', 'platform-web')],
         ['ScaledObject', SCALED_OBJECTS, scaledObject('platform-so', { name: 'platform-web' })],
