@@ -8,6 +8,8 @@ export const REDACT_PATHS = [
   '*.token',
   '*.password',
   'req.headers.authorization',
+  // Node's HTTP parser errors carry the bytes read so far (server/client-errors.ts logs none).
+  'err.rawPacket',
   'userInfo.extra',
   'request.object',
   'request.oldObject',

@@ -15,6 +15,7 @@ import { Accounts, BodyBudget, bodyBudgetLimits, endUnreadStream, readBody } fro
 import { gatherLookups, planLookups, type LookupKey } from '../policy/lookup.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { registerRequestHooks, type RequestHooks } from './request-hooks.js';
+import { clientError } from './client-errors.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -82,6 +83,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     // A request that reaches Deed while it closes still gets a real answer: a 503 would
     // fail the write (failurePolicy Fail). Connections are drained by drain.ts instead.
     return503OnClosing: false,
+    clientErrorHandler: clientError,
   } satisfies FastifyServerOptions;
   const app = (
     opts.tls
