@@ -2,7 +2,7 @@
 // the offending field when it is wrong, with its file, line and column when it came from a
 // file (diagnostics.ts). An invalid policy never starts a server.
 import { readFileSync } from 'node:fs';
-import { cannotRead } from '../errors/file-errors.js';
+import { cannotRead, parseProblem } from '../errors/file-errors.js';
 import { describeIssues, parseYamlSource, type YamlSource } from './diagnostics.js';
 import type { Config, ConfigInput } from './schema.js';
 import { policySchema } from './rule-modes.js';
@@ -29,11 +29,11 @@ export function parseConfig(input: unknown, source = 'config', yaml?: YamlSource
 export function readYaml(text: string, source: string, fail: (message: string) => Error): { yaml: YamlSource; value: unknown } {
   const yaml = parseYamlSource(text, source);
   const [error] = yaml.doc.errors;
-  if (error !== undefined) throw fail(error.message);
+  if (error !== undefined) throw fail(parseProblem(error));
   try {
     return { yaml, value: yaml.doc.toJS({ maxAliasCount: 100 }) as unknown };
   } catch (err) {
-    throw fail((err as Error).message);
+    throw fail(parseProblem(err));
   }
 }
 

@@ -38,3 +38,14 @@ export function readTextFile(what: string, file: string): string {
     throw new Error(cannotRead(what, file, err));
   }
 }
+
+/**
+ * A parser's complaint about a file, on one line: YAML parsers follow it with the lines it
+ * could not parse, and a kubeconfig's lines hold tokens and keys, a test file's a Secret's
+ * data. The first line names the problem and where ("bad indentation of a mapping entry (11:6)").
+ */
+export function parseProblem(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  // Without the quoted lines, the colon that introduced them goes too.
+  return message.split('\n', 1)[0]!.trim().replace(/:$/, '');
+}

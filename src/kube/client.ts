@@ -27,7 +27,7 @@ import { apiVersionOf, REAPED_KINDS, stampedRow, type ReapedKindName } from '../
 import type { NamespaceFacts } from '../policy/review-scope.js';
 import type { LeaseRecord } from '../reaper/verdict.js';
 import { factsOf } from './lookup-facts.js';
-import { cannotRead } from '../errors/file-errors.js';
+import { cannotRead, parseProblem } from '../errors/file-errors.js';
 import { classify, KubeError } from './errors.js';
 import type { RetryNotice } from './retry-notice.js';
 import { boundedPage, collectionPath, connectionOf, getJsonOnce, KeptAlive, METADATA_LIST, METADATA_ONE, type KubeConfigSource } from './api-connection.js';
@@ -551,7 +551,7 @@ export function loadKubeConfig(source: KubeConfigSource | string = {}, env: Node
       try {
         one.loadFromFile(file);
       } catch (err) {
-        throw new Error((err as NodeJS.ErrnoException).code !== undefined ? cannotRead('kubeconfig', file, err) : `cannot load kubeconfig ${file}: ${(err as Error).message}`);
+        throw new Error((err as NodeJS.ErrnoException).code !== undefined ? cannotRead('kubeconfig', file, err) : `cannot load kubeconfig ${file}: ${parseProblem(err)}`);
       }
       return one;
     });

@@ -4,6 +4,7 @@
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../admission/types.js';
 import { InputError } from './build-review.js';
+import { parseProblem } from '../errors/file-errors.js';
 
 export interface SourcedObject {
   object: KubeObject;
@@ -34,13 +35,13 @@ export function readObjects(text: string, source: string): SourcedObject[] {
   const out: SourcedObject[] = [];
   docs.forEach((doc, i) => {
     const where = `${source}#${i + 1}`;
-    if (doc.errors.length > 0) throw new InputError(`${where}: cannot parse as YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+    if (doc.errors.length > 0) throw new InputError(`${where}: cannot parse as YAML: ${parseProblem(doc.errors[0])}`);
     let value: unknown;
     try {
       // The alias cap stops a "billion laughs" document from expanding without bound.
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (err) {
-      throw new InputError(`${where}: ${(err as Error).message}`);
+      throw new InputError(`${where}: ${parseProblem(err)}`);
     }
     if (value === null || value === undefined) return; // an empty document, as `---` at the end leaves
     if (isRecord(value) && isList(value)) (value.items as unknown[]).forEach((item, j) => out.push({ object: asObject(item, `${where}.items[${j}]`), where: `${where}.items[${j}]` }));
