@@ -366,6 +366,8 @@ describe('deed review of UPDATE and DELETE on stamped objects (validating webhoo
     ],
     ['removing a stamp is refused even to its own runner', ['--operation', 'UPDATE', '--old', oldFile, '-f', file('unstamped-pod.yaml', { ...annotated, metadata: { ...annotated.metadata, labels: { 'deed.dev/run-id': 'run-42' } } }), ...RUNNER_A], 1, /denied \[frozen\.stamps\]/],
     ['the janitor of another environment may not delete a stamped Secret (validate-delete-secret-by-other-janitor, stamped)', ['--operation', 'DELETE', '-f', secretFile, '--as', 'system:serviceaccount:sandbox-b:janitor'], 1, /\(DELETE by system:serviceaccount:sandbox-b:janitor\): DENIED\n {2}validate: denied\n {4}denied \[guard\.cross-environment\]/],
+    // kubectl replace -f with the manifest as written: the install's stamps.mutate.deed.dev keeps the stamps, as in the cluster (rev-90).
+    ['its own runner may replace a stamped Secret with its manifest as written: the stamps are kept', ['--operation', 'UPDATE', '--old', secretFile, '-f', file('replaced-secret.yaml', { ...objectOf('mutate-create-secret-by-runner.json'), data: { token: 'cm90YXRlZA==' } }), ...RUNNER_A], 0, /\(UPDATE by system:serviceaccount:sandbox-a:runner\): allowed\n {2}mutate: patched, 3 patch operations\n {4}warning: Deed kept its stamps as stored: this write carried none, and they are frozen \(docs\/concepts\.md\)\n {2}validate: allowed/],
     ['the garbage collector may delete it (validate-delete-secret-by-garbage-collector)', ['--operation', 'DELETE', '--old', secretFile, '--as', 'system:serviceaccount:kube-system:generic-garbage-collector'], 0, /\(DELETE by system:serviceaccount:kube-system:generic-garbage-collector\): allowed/],
   ];
   for (const [name, args, code, report] of cases)

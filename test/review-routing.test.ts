@@ -1,10 +1,22 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AdmissionRequest } from '../src/admission/types.js';
-import { routedTo } from '../src/review/routing.js';
+import type { AdmissionRequest, KubeObject } from '../src/admission/types.js';
+import { routedTo as routedWith } from '../src/review/routing.js';
+import { stampedMetadata, testContext } from './helpers.js';
 
-function request(operation: AdmissionRequest['operation'], group: string, resource: string, subResource?: string, namespace?: string) {
-  return { operation, resource: { group, version: 'v1', resource }, ...(subResource === undefined ? {} : { subResource }), ...(namespace === undefined ? {} : { namespace }) };
+const { policy } = testContext();
+const routedTo = (webhook: Parameters<typeof routedWith>[0], req: Parameters<typeof routedWith>[1]) => routedWith(webhook, req, policy);
+
+function request(operation: AdmissionRequest['operation'], group: string, resource: string, subResource?: string, namespace?: string, write: { object?: KubeObject; oldObject?: KubeObject; username?: string } = {}): Parameters<typeof routedWith>[1] {
+  return {
+    operation,
+    resource: { group, version: 'v1', resource },
+    ...(subResource === undefined ? {} : { subResource }),
+    ...(namespace === undefined ? {} : { namespace }),
+    object: write.object ?? null,
+    oldObject: write.oldObject ?? null,
+    userInfo: { username: write.username ?? 'system:serviceaccount:sandbox-a:runner', groups: [], extra: {} },
+  };
 }
 
 describe('which requests the installed webhook configurations send to Deed', () => {
@@ -52,5 +64,25 @@ describe('which requests the installed webhook configurations send to Deed', () 
       for (const webhook of ['mutate', 'validate', 'admit'] as const) assert.equal(routedTo(webhook, request('CREATE', group, resource, undefined, 'sandbox-a')), false, `${webhook} ${group}/${resource}`);
     // A first-pair kind stays the first pair's: a pod's UPDATE does not reach a mutating webhook through the default row.
     assert.equal(routedTo('admit', request('UPDATE', '', 'pods', undefined, 'sandbox-a')), false);
+  });
+
+  test("an UPDATE of an environment's object reaches the mutating webhook where the install's matchConditions send it: one that drops every stamp (kubectl replace), a listed controller's (the operator-stamps webhook); not one that keeps a stamp", () => {
+    const stored = { apiVersion: 'v1', kind: 'Secret', ...stampedMetadata('Secret', 'alpha', 'sandbox-a') } as KubeObject;
+    const replaced = { apiVersion: 'v1', kind: 'Secret', metadata: { name: stored.metadata.name, namespace: 'sandbox-a' }, data: {} } as KubeObject;
+    const unmanaged = { ...replaced, metadata: { ...replaced.metadata, labels: { app: 'web' } } };
+    const update = (object: KubeObject, oldObject: KubeObject, username?: string) => request('UPDATE', '', 'secrets', undefined, 'sandbox-a', { object, oldObject, ...(username === undefined ? {} : { username }) });
+    for (const webhook of ['mutate', 'admit'] as const) {
+      assert.equal(routedTo(webhook, update(replaced, stored)), true, `${webhook}: every stamp dropped`);
+      assert.equal(routedTo(webhook, update(stored, stored)), false, `${webhook}: stamps kept`);
+      assert.equal(routedTo(webhook, update(replaced, unmanaged)), false, `${webhook}: an object Deed never stamped`);
+      // Any namespaced kind, a custom resource's too; its subresources never.
+      assert.equal(routedTo(webhook, { ...update(replaced, stored), resource: { group: 'labs.example', version: 'v1', resource: 'virtualmachines' } }), true, `${webhook}: custom resource`);
+      assert.equal(routedTo(webhook, { ...update(replaced, stored), subResource: 'status' }), false, `${webhook}: /status`);
+      // A listed controller's write of a Secret it made: its stamps are put back whatever it carries.
+      const controller = 'system:serviceaccount:kube-system:job-controller';
+      assert.equal(routedTo(webhook, update(stored, stored, controller)), true, `${webhook}: a listed controller's write`);
+      assert.equal(routedTo(webhook, update(stored, unmanaged, controller)), false, `${webhook}: a listed controller's write of an unmanaged Secret`);
+      assert.equal(routedTo(webhook, { ...update(stored, stored, controller), resource: { group: '', version: 'v1', resource: 'configmaps' } }), false, `${webhook}: a ConfigMap is no operator's`);
+    }
   });
 });

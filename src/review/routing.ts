@@ -4,7 +4,10 @@
 import type { V1RuleWithOperations } from '@kubernetes/client-node';
 import type { Webhook } from '../admission/decide.js';
 import type { AdmissionRequest } from '../admission/types.js';
-import { createJudgedAtMutationRules, defaultRowExcluded, defaultRowRules, mutatingRules, validatingRules } from '../install/kind-rules.js';
+import { createJudgedAtMutationRules, defaultRowExcluded, defaultRowRules, keptStampsRules, mutatingRules, operatorStampsRules, validatingRules } from '../install/kind-rules.js';
+import type { Policy } from '../policy/policy.js';
+import { dropsEveryStamp } from '../policy/stamps/kept-stamps.js';
+import { entryOf } from '../policy/unstructured.js';
 
 // `deed review` models the two-call pair: its validate step judges the CREATEs the install's mutating webhooks judge whole.
 const FIRST_PAIR: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
@@ -34,8 +37,23 @@ function named(rules: V1RuleWithOperations[], req: Pick<AdmissionRequest, 'opera
   );
 }
 
+type Routed = Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource' | 'namespace' | 'object' | 'oldObject' | 'userInfo'>;
+
+/**
+ * The mutating webhooks that see only some UPDATEs of an environment's object, by their
+ * matchConditions (install/manifests.ts): `stamps.mutate.deed.dev` one that drops every stamp
+ * (`kubectl replace -f`), `operator-stamps.mutate.deed.dev` a listed controller's of what it made.
+ */
+function keptStampsRouted(req: Routed, policy: Policy): boolean {
+  const { oldObject: old, object } = req;
+  if (req.operation !== 'UPDATE' || req.namespace === undefined || !old || !object) return false;
+  if (named(keptStampsRules(), req) && dropsEveryStamp(old, object, policy.keys)) return true;
+  return policy.controllerUsers.has(req.userInfo.username) && named(operatorStampsRules(), req) && entryOf(old.metadata.labels ?? {}, policy.keys.managed) !== undefined;
+}
+
 /** Versions are not compared: the configurations use `matchPolicy: Equivalent`. The default row's rules are `scope: Namespaced`. */
-export function routedTo(webhook: Webhook, req: Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource' | 'namespace'>): boolean {
+export function routedTo(webhook: Webhook, req: Routed, policy: Policy): boolean {
   if (named(FIRST_PAIR[webhook], req)) return true;
+  if (webhook !== 'validate' && keptStampsRouted(req, policy)) return true;
   return req.namespace !== undefined && !DEFAULT_ROW_EXCLUDED.has(`${req.resource.group}/${req.resource.resource}`) && named(DEFAULT_ROW[webhook], req);
 }

@@ -90,7 +90,7 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
   if (decision.kind === 'bad-request') throw new ReviewError(`the ${webhook} webhook refused the review Deed built: ${decision.message}`);
   const { group, resource } = body.request.resource;
   const path = [...(group === '' ? [] : [group]), resource, ...(input.subResource === undefined ? [] : [input.subResource])].join('/');
-  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: selected && routedTo(webhook, body.request), resource: path };
+  const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: selected && routedTo(webhook, body.request, ctx.policy), resource: path };
   // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
   if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
   return step;
