@@ -48,7 +48,7 @@ const byKind = (list: KubeObject[], kind: string) => list.find((o) => o.kind ===
 const spec = (o: KubeObject): Record<string, any> => o.spec as Record<string, any>;
 
 describe("real workloads, as a declared platform deployer sends them into a namespace environments share", () => {
-  test('pass deed review as written: nothing stamped; what selects pods selects pods of no environment only, and the templates match', async () => {
+  test("pass deed review as written: nothing stamped; what selects pods selects pods of no environment only, and the templates match; the platform's default-deny NetworkPolicy isolates every pod", async () => {
     const platformFile = join(dir, 'platform.yaml');
     writeFileSync(platformFile, stringify({ ...FIXTURE_POLICY, platform: { users: ['system:serviceaccount:argocd:argocd-application-controller'], groups: ['system:masters'] } }));
     const run = await deed(['review', '-f', REAL_WORLD, '-n', 'shared', '--as', 'system:serviceaccount:argocd:argocd-application-controller', '--config', platformFile]);
@@ -61,7 +61,8 @@ describe("real workloads, as a declared platform deployer sends them into a name
     assert.deepEqual(spec(named('Service', 'web')).selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web', [MARK]: 'true' });
     assert.deepEqual(spec(named('Deployment', 'web')).selector.matchLabels[MARK], 'true');
     assert.deepEqual(spec(named('Deployment', 'web')).template.metadata.labels[MARK], 'true');
-    assert.deepEqual(spec(named('NetworkPolicy', 'default-deny-ingress')).podSelector, { matchLabels: { [MARK]: 'true' } });
+    // The platform's NetworkPolicy is stored as written: every environment's sandbox here is isolated too (rev-89).
+    assert.deepEqual(spec(named('NetworkPolicy', 'default-deny-ingress')).podSelector, {});
     assert.equal(named('Pod', 'web-test-connection').metadata.labels?.[MARK], 'true');
   });
 });

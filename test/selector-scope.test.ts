@@ -201,7 +201,7 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
     assert.equal(bound.allowed, true, bound.status?.message);
   });
 
-  test("a platform principal's selector may name environments; without one it is marked like any other of no environment", () => {
+  test("a platform principal's selector may name environments; its NetworkPolicy is stored as written, so its default-deny isolates every pod; its other selectors are marked like any other of no environment (rev-89)", () => {
     const platform: UserInfo = { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
     const ctx = { ...POLICY, platform: { users: [platform.username], groups: [] } };
     const np = row('NetworkPolicy');
@@ -209,8 +209,33 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
     const d = decide('validate', review(np, platform, selecting(np, every)), testContext(ctx));
     assert.ok(d.kind === 'review' && d.response.response.allowed, 'a platform default for every environment');
     refused(answer('validate', review(np, NONE, selecting(np, every))), /\[selector\.scope\]/);
-    const m = decide('mutate', review(np, platform, selecting(np)), testContext(ctx));
-    assert.ok(m.kind === 'review' && m.response.response.patch !== undefined, 'marked');
+    const asPlatform = (webhook: 'mutate' | 'validate', body: Review) => {
+      const r = decide(webhook, body, testContext(ctx));
+      assert.equal(r.kind, 'review');
+      return (r as Extract<typeof r, { kind: 'review' }>).response.response;
+    };
+    // The platform's default-deny, and the break-glass administrator's: as written.
+    for (const selector of [{}, { matchLabels: { app: 'lab' } }]) {
+      const m = asPlatform('mutate', review(np, platform, selecting(np, selector)));
+      assert.equal(m.allowed, true);
+      assert.equal(m.patch, undefined, `${JSON.stringify(selector)}: stored as written`);
+      assert.equal(asPlatform('validate', review(np, platform, selecting(np, selector))).allowed, true);
+    }
+    assert.deepEqual(get(stored(np, ADMIN, selecting(np, {})), 'spec.podSelector'), {}, 'break-glass');
+    // A tenant of no environment's is still scoped to pods of no environment.
+    assert.deepEqual(get(stored(np, NONE, selecting(np, {})), 'spec.podSelector'), { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+    // The platform's Service and Deployment are marked: an environment's pod that joined them would take their traffic, or be adopted.
+    for (const kind of ['Service', 'Deployment']) {
+      const m = asPlatform('mutate', review(row(kind), platform, selecting(row(kind))));
+      assert.match(Buffer.from(m.patch ?? '', 'base64').toString(), /deed\.dev(~1|\/)no-environment/, kind);
+    }
+    // A NetworkPolicy stored marked (before it was written as given): the platform may drop the mark; a tenant's is kept.
+    const marked = selecting(np, { matchLabels: { [MARK]: 'true' } });
+    const dropped = asPlatform('mutate', review(np, platform, selecting(np, {}), marked));
+    assert.equal(dropped.patch, undefined, 'not put back');
+    assert.equal(asPlatform('validate', review(np, platform, selecting(np, {}), marked)).allowed, true);
+    const kept = answer('mutate', review(np, NONE, selecting(np, {}), marked));
+    assert.match(Buffer.from(kept.patch ?? '', 'base64').toString(), /deed\.dev(~1|\/)no-environment/);
   });
 
   test("every pod of no environment is marked at CREATE, and no environment's pod may carry the mark", () => {

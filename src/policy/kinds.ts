@@ -84,6 +84,16 @@ export interface PodSelectorFacts {
    * a runner is judged apart (`guard.adoption`).
    */
   excludesRunners?: true;
+  /**
+   * What the platform writes (a platform, break-glass or system principal) selects as
+   * written, every environment's pods included: its default-deny (`{}`) isolates every pod
+   * of the namespace. A pod gains from a NetworkPolicy that selects it only isolation and the
+   * traffic its rules allow, which an environment may allow its own pods anyway. Elsewhere an
+   * environment's pod that joined the platform's selector would take its traffic (a Service),
+   * its budget (a PodDisruptionBudget) or its controller (a workload): there the mark of no
+   * environment is added to the platform's selector too.
+   */
+  platformSelectsAll?: true;
 }
 
 /**
@@ -727,7 +737,7 @@ export const KIND_TABLE = [
     door: 'object',
     stamps: { ownerReference: true, activeDeadline: false, expiresAt: false },
     // Only the pods it applies to: its peers' selectors widen what they allow, never what another's pods accept.
-    podSelector: { path: 'spec.podSelector', form: 'label-selector', unset: 'all', excludesRunners: true },
+    podSelector: { path: 'spec.podSelector', form: 'label-selector', unset: 'all', excludesRunners: true, platformSelectsAll: true },
     reaped: true,
     audited: {},
   },

@@ -18,7 +18,9 @@
 // added at CREATE (and its pod templates too): a Helm chart's Service and Deployment keep
 // selecting each other's pods, and never an environment's, however its pods are labelled.
 // A manager's selector in a namespace bound to its environment, and a break-glass or system
-// principal's, may select anything; a platform principal's may name environments.
+// principal's, may select anything; a platform principal's may name environments. A
+// NetworkPolicy the platform writes (a platform, break-glass or system principal) is stored
+// as written (kinds.ts `platformSelectsAll`): its default-deny covers every pod.
 // A runner pod is of no environment too, and carries the mark; so the LabelSelectors of
 // requesters of no environment but the platform's (a tenant's, a manager's), on the kinds
 // that act on pods without owning them, get `<prefix>/runner DoesNotExist` beside it
@@ -194,7 +196,7 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
   // A bound namespace's pods are all its environment's; its managers' selectors may select them all.
   if (isSystem(requester, policy) || policy.envByBoundNamespace.has(namespace)) return [];
   const site = siteOf(resource);
-  if (site === undefined) return [];
+  if (site === undefined || selectsAsWritten(site, requester, policy)) return [];
   const sel = written(obj, site);
   if (sel.state === 'off' || (sel.state === 'unset' && site.unset === 'none')) return [];
   const exclude = site.excludesRunners === true && excludesRunnersOf(requester, policy);
@@ -212,6 +214,11 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
   }
   if (exclude && runnerExclusionDue(sel.selector, site, policy)) ops.push(exclusionOp(site, sel.selector, policy));
   return ops.filter((op) => op !== undefined);
+}
+
+/** Whether `requester`'s selector on this kind is stored as written: the platform's NetworkPolicy (kinds.ts `platformSelectsAll`). */
+function selectsAsWritten(site: Pick<Site, 'platformSelectsAll'>, requester: Requester, policy: Policy): boolean {
+  return site.platformSelectsAll === true && (isTrusted(requester, policy) || isPlatform(requester, policy));
 }
 
 /** A shallow copy of `obj` with the label `key: "true"`. */
@@ -273,7 +280,9 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   if (before.state !== 'set' || after.state !== 'set') return allowed();
   const ops: Array<PatchOperation | undefined> = [];
   const kept: string[] = [];
-  for (const key of [policy.keys.environment, policy.keys.noEnvironment]) {
+  // The platform's NetworkPolicy may drop the mark it was stored with (one stored before it was written as given).
+  const marks = requester !== undefined && selectsAsWritten(site, requester, policy) ? [policy.keys.environment] : [policy.keys.environment, policy.keys.noEnvironment];
+  for (const key of marks) {
     const value = entryOf(required(before.selector, site), key);
     if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
     kept.push(`${key}: ${JSON.stringify(value)}`);
@@ -419,7 +428,7 @@ export function selectorScope(req: AdmissionRequest, namespace: string, requeste
     ];
   }
   const bound = policy.envByBoundNamespace.get(namespace);
-  if (bound !== undefined && isManager(requester, bound, policy)) return [];
+  if ((bound !== undefined && isManager(requester, bound, policy)) || selectsAsWritten(site, requester, policy)) return [];
   // A selector of no environment excludes runners, which are of no environment too, or names only runners of environments its writer manages.
   const runners = site.excludesRunners === true && excludesRunnersOf(requester, policy) ? runnerFindings(selector, site, requester, policy) : [];
   // Pods of no environment only: no environment's pod carries the mark.

@@ -213,6 +213,32 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.equal((await create(s, intruder, PATH.Service(NS), service('tool-svc', undefined))).spec.selector, undefined, 'a Service without a selector');
     });
 
+    test("the default-deny NetworkPolicy (podSelector: {}) of the platform's GitOps deployer and of the break-glass administrator is stored as written, so it isolates every environment's sandbox too; a tenant's of no environment is scoped to pods of no environment (rev-89)", async () => {
+      const s = suite();
+      const gitops = await s.newIdentity('platform', 'gitops');
+      const NP = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`;
+      ok('policy role', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, { metadata: { name: 'e2e-default-deny' }, rules: [{ apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['*'] }] }));
+      const writers: Array<[string, string]> = [['platform', 'gitops'], ['platform', 'selector-intruder']];
+      ok('policy rights', await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+        metadata: { name: 'e2e-default-deny' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-default-deny' },
+        subjects: writers.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
+      }));
+      for (const [namespace, name] of writers) {
+        const user = `system:serviceaccount:${namespace}:${name}`;
+        const review = { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: ['system:serviceaccounts', 'system:authenticated'], resourceAttributes: { namespace: NS, verb: 'create', group: 'networking.k8s.io', resource: 'networkpolicies' } } };
+        await eventually(`RBAC lets ${user} create NetworkPolicies in ${NS}`, async () => (await s.api(s.admin, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', review)).body?.status?.allowed === true);
+      }
+      const denyAll = (name: string) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } });
+      assert.deepEqual((await create(s, gitops, NP, denyAll('platform-deny'))).spec.podSelector, {}, "the platform's: every pod");
+      assert.deepEqual((await create(s, s.admin, NP, denyAll('admin-deny'))).spec.podSelector, {}, "break-glass: every pod");
+      assert.deepEqual((await create(s, intruder, NP, denyAll('tenant-deny'))).spec.podSelector, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] }, "a tenant's: no environment's pod, no runner");
+      // The next sync of the platform's keeps it as written.
+      const synced = await s.api(gitops, 'PATCH', `${NP}/platform-deny`, { metadata: { labels: { synced: 'true' } }, spec: { podSelector: {} } }, MERGE);
+      assert.equal(synced.status, 200, synced.text);
+      assert.deepEqual(synced.body.spec.podSelector, {});
+    });
+
     test("a runner pod carries deed.dev/runner; a tenant's NetworkPolicy of no environment, written to reach it, is stored excluding it, and keeps the exclusion; the platform's policy for the runner is not the tenant's to open or delete", async () => {
       const s = suite();
       const RUNNERS = 'sandbox-b';
