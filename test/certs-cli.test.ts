@@ -1,11 +1,12 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateCertificates } from '../src/server/certificates.js';
 import { deed, type CliResult } from './cli-process.js';
 
 const NAMES = ['deed.deed-system.svc', 'deed.deed-system.svc.cluster.local'];
@@ -112,5 +113,45 @@ describe('deed certs', () => {
     const none = deed(['certs', '--out', join(dir, 'none')]);
     assert.equal(none.status, 2);
     assert.match(none.stderr, /SERVICE\.NAMESPACE\.svc/);
+  });
+});
+
+// writeFileSync's mode applies only to a file it creates: keys written over earlier files kept their mode, and a symlink at the name was followed (rev-89).
+describe('deed certs and deed serve write private keys owner-only, whatever stood at their names', () => {
+  const mode = (f: string) => (statSync(f).mode & 0o777).toString(8);
+
+  test('deed certs --force over earlier world-readable files leaves both private keys 0600, and no temporary file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-certs-over-'));
+    for (const f of ['ca.crt', 'ca.key', 'tls.crt', 'tls.key']) {
+      writeFileSync(join(dir, f), 'old');
+      chmodSync(join(dir, f), 0o644);
+    }
+    const run = deed(['certs', '--out', dir, '--dns', NAMES[0]!, '--force']);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(readFileSync(join(dir, 'tls.key'), 'utf8'), /PRIVATE KEY/);
+    assert.equal(mode(join(dir, 'ca.key')), '600', 'the CA key');
+    assert.equal(mode(join(dir, 'tls.key')), '600', 'the serving key');
+    assert.equal(mode(join(dir, 'tls.crt')), '644');
+    assert.deepEqual(readdirSync(dir).sort(), ['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+  });
+
+  test('a symlink planted at tls.key is replaced, not written through', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-certs-link-'));
+    const elsewhere = join(mkdtempSync(join(tmpdir(), 'deed-certs-elsewhere-')), 'collected.txt');
+    writeFileSync(elsewhere, '');
+    symlinkSync(elsewhere, join(dir, 'tls.key'));
+    const run = deed(['certs', '--out', dir, '--dns', NAMES[0]!]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(readFileSync(elsewhere, 'utf8'), '', "the link's target is untouched");
+    assert.equal(lstatSync(join(dir, 'tls.key')).isSymbolicLink(), false);
+    assert.equal(mode(join(dir, 'tls.key')), '600');
+  });
+
+  test("deed serve's own regeneration over an earlier group-writable key leaves it 0600", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-serve-keys-'));
+    writeFileSync(join(dir, 'tls.key'), 'old');
+    chmodSync(join(dir, 'tls.key'), 0o664);
+    await generateCertificates(dir, ['localhost']);
+    assert.equal(mode(join(dir, 'tls.key')), '600');
   });
 });

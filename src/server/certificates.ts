@@ -4,7 +4,8 @@
 import { readTextFile } from '../errors/file-errors.js';
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { replaceFile } from './replace-file.js';
 import { dirname, join } from 'node:path';
 
 export interface CertificatePair {
@@ -70,10 +71,10 @@ export async function generateCertificates(dir: string, sans: string[], validDay
     ],
   });
   const files = { dir, caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
-  writeFileSync(join(dir, 'ca.key'), ca.private, { mode: 0o600 });
-  writeFileSync(files.caFile, ca.cert);
-  writeFileSync(files.keyFile, serving.private, { mode: 0o600 });
-  writeFileSync(files.certFile, serving.cert);
+  replaceFile(join(dir, 'ca.key'), ca.private, 0o600);
+  replaceFile(files.caFile, ca.cert, 0o644);
+  replaceFile(files.keyFile, serving.private, 0o600);
+  replaceFile(files.certFile, serving.cert, 0o644);
   return files;
 }
 
