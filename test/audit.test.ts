@@ -37,6 +37,18 @@ describe('the audit verdict on one object', () => {
     assert.equal(by(audit.results, 'reaper.verdict')?.result, 'pass');
   });
 
+  test("an object stamped for an environment the policy no longer defines fails stamps.environment: the webhook refuses every write of it but break-glass's and system controllers' (guard.unmapped), and no reaper sweeps it (rev-90)", () => {
+    const retired: AuditContext = { ...ctx(), policy: compilePolicy(parseConfig({ ...FIXTURE_POLICY, environments: [{ id: 'beta', serviceAccounts: ['sandbox-b:*'] }] })) };
+    for (const kind of ['Secret', 'PersistentVolumeClaim', 'Pod'] as const) {
+      const obj = kind === 'Pod' ? withSpec(stamped({ kind, name: 'agent' }), POD_SPEC) : stamped({ kind, name: 'creds' });
+      assert.equal(by(judgeObject(obj, kind, true, ctx())!.results, 'stamps.environment'), undefined, `${kind}: alpha is defined`);
+      const result = by(judgeObject(obj, kind, true, retired)!.results, 'stamps.environment');
+      assert.equal(result?.result, 'fail', kind);
+      assert.match(result?.message ?? '', /^is stamped for environment "alpha", which the policy does not define \(retired or renamed\).*Delete it as break-glass, or put the environment back in the policy/);
+      assert.deepEqual(result?.properties, { environment: 'alpha' });
+    }
+  });
+
   test('a pod admitted under an older policy fails the rule the current policy denies, and only warns under a warn override', () => {
     const pod = withSpec(stamped({ kind: 'Pod', name: 'agent' }), { ...POD_SPEC, restartPolicy: 'Never' });
     const denied = by(judgeObject(pod, 'Pod', true, ctx())!.results, 'template.restart-policy');

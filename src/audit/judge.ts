@@ -44,6 +44,7 @@ export type AuditPolicy = (typeof AUDIT_POLICIES)[keyof typeof AUDIT_POLICIES];
 export const AUDIT_CHECKS = {
   outsideReview: 'scope.outside-review',
   attestation: 'stamps.attestation',
+  environment: 'stamps.environment',
   runnerMark: 'stamps.runner-mark',
   jobClaim: 'rules.job-claim',
   contentRules: 'rules.content',
@@ -137,7 +138,7 @@ export function judgeObject(obj: KubeObject, kind: ReapedKindName, inScope: bool
         ...(kind === 'Pod' ? [...runnerMarkResults(obj, ref, ctx), ...jobClaimResults(obj, ref)] : []),
       ],
     };
-  return { object: ref, results: [stampResult(obj, ref, ctx), ...contentResults(obj, kind, ctx), ...(kind === 'Pod' ? jobClaimResults(obj, ref) : []), reaperResult(obj, kind, ctx, owner, lease, pod)] };
+  return { object: ref, results: [stampResult(obj, ref, ctx), ...retiredEnvironmentResults(obj, ctx), ...contentResults(obj, kind, ctx), ...(kind === 'Pod' ? jobClaimResults(obj, ref) : []), reaperResult(obj, kind, ctx, owner, lease, pod)] };
 }
 
 /**
@@ -197,6 +198,26 @@ function stampResult(obj: KubeObject, ref: ObjectRef, ctx: AuditContext): AuditR
     message: `the stamps do not verify: the attestation ${v.reason}; the object belongs to no environment`,
     properties: { format: v.format, ...(v.keyId !== undefined ? { keyId: v.keyId } : {}) },
   };
+}
+
+/**
+ * An object stamped for an environment the policy no longer defines (retired, renamed): the
+ * webhook refuses every write of it by a principal of no environment but break-glass and
+ * system controllers (guard.unmapped), no runner acts for it, and `deed reap` sweeps no
+ * environment the policy does not define. Nothing for any other object.
+ */
+function retiredEnvironmentResults(obj: KubeObject, ctx: AuditContext): AuditResult[] {
+  const environment = entryOf(obj.metadata.labels ?? {}, ctx.policy.keys.environment);
+  if (environment === undefined || ctx.policy.config.environments.some((e) => e.id === environment)) return [];
+  return [
+    {
+      policy: AUDIT_POLICIES.stamps,
+      rule: AUDIT_CHECKS.environment,
+      result: 'fail',
+      message: `is stamped for environment ${JSON.stringify(environment.slice(0, 63))}, which the policy does not define (retired or renamed): no runner acts for it, deed reap does not sweep it, and only break-glass and system controllers may change or delete it. Delete it as break-glass, or put the environment back in the policy and let its reaper sweep it`,
+      properties: { environment: environment.slice(0, 63) },
+    },
+  ];
 }
 
 /**
