@@ -147,6 +147,16 @@ describe('deed review on objects from files', CONCURRENCY, () => {
     assert.match(run.stderr, /^ {2}validate: allowed\n {4}warning: .*privileged/m);
   });
 
+  test("a Secret is allowed on the assumption, said in the report, that nothing outside the files names it: the webhook reads its live readers from the cluster (rev-90)", async () => {
+    const run = await deed(['-f', file('assumed-secret.yaml', objectOf('mutate-create-secret-by-runner.json')), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /\n {2}assumed: nothing outside these files and --existing names secrets sandbox-a\/sbx-1-creds \(the webhook reads who does from the cluster, and refuses the write if another environment's live object does: reference\.live-reader\)\n/);
+    // A denied object's report says what denied it, and nothing assumed.
+    const denied = await deed(['-f', file('assumed-denied.yaml', { ...objectOf('mutate-create-pod-by-runner.json'), spec: { ...objectOf('mutate-create-pod-by-runner.json').spec, hostNetwork: true } }), ...RUNNER_A, '--config', policyFile, '--attestation-key', keyFile]);
+    assert.equal(denied.code, 1);
+    assert.doesNotMatch(denied.stderr, /assumed:/, 'a denied object says what denied it, no assumption');
+  });
+
   test('a pod claiming another environment is denied with the rule id, exit 1, nothing on stdout', async () => {
     const claimed = structuredClone(runnerPod);
     claimed.metadata.labels!['deed.dev/environment'] = 'beta';

@@ -215,7 +215,11 @@ function reviewFiles(o: ReviewFlags): number {
     if (untrusted.length > 0) process.stderr.write(`${untrusted.join('\n')}\n`);
   }
   const objectInputs = inputs(o, ctx);
-  const reviews: ObjectReview[] = objectInputs.map((input) => seen.remember(reviewObject(input, ctx, { deedNamespace: o.deedNamespace })));
+  const reviews: ObjectReview[] = objectInputs.map((input) => {
+    const review = reviewObject(input, ctx, { deedNamespace: o.deedNamespace });
+    const assumed = seen.takeAssumed();
+    return seen.remember(review.allowed && assumed.length > 0 ? { ...review, assumed } : review);
+  });
   warnDryRunKey(dryRunKey, reviews.length);
   process.stderr.write(`${[...reviews.flatMap(reportObject), reportSummary(reviews)].join('\n')}\n`);
   if (o.output === 'patch') process.stdout.write(reviews.map((r, i) => patchLine(patchTarget(objectInputs[i]!.object ?? objectInputs[i]!.oldObject), r.patch)).join(''));

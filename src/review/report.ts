@@ -24,6 +24,8 @@ export function reportObject(r: ObjectReview): string[] {
   if (!judged(r)) return [`${head}: not judged, passed as it is (${r.notJudged ?? `no Deed webhook is called for ${r.operation} of ${r.steps[0]?.resource ?? 'this kind'}`})`];
   const lines = [`${head}: ${r.allowed ? 'allowed' : 'DENIED'}`];
   for (const step of r.steps) if (step.routed) lines.push(...stepLines(step.webhook, step.verdict, step.error));
+  // The webhook reads these from the cluster: a live reader of another environment's would refuse the write.
+  for (const what of r.assumed ?? []) lines.push(`  assumed: nothing outside these files and --existing names ${what} (the webhook reads who does from the cluster, and refuses the write if another environment's live object does: reference.live-reader)`);
   return lines;
 }
 

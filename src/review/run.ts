@@ -50,6 +50,8 @@ export interface ObjectReview {
   deleted: KubeObject | null;
   /** Why no Deed webhook is called for it (a namespace the webhooks never select, a kind no rule names): it passes as it is. */
   notJudged?: string;
+  /** The objects whose referrers the review took to be only those in the files (ReviewedObjects.takeAssumed): the cluster may hold others. */
+  assumed?: string[];
 }
 
 /** Whether any of Deed's webhooks would be called for the object: else the cluster never asks Deed. */
@@ -159,9 +161,12 @@ export class ReviewedObjects {
   /** What reads an object is what was reviewed or given that names it (pods, claims not yet provisioned): the files are all deed review knows of the cluster. */
   /** The objects reviewed or given that are followed by what they name (an EndpointSlice, an HPA: policy/referrers.ts), by `resource/namespace/name`. */
   private readonly referrers = new Map<string, { row: KindRow; object: KubeObject; found: Extract<Lookup, { state: 'found' }> }>();
+  /** What the webhook would look up live readers or referrers of, since the last takeAssumed(): deed review answers from the files alone. */
+  private readonly asked = new Set<string>();
   readonly lookup: ObjectLookup = {
     get: (resource, namespace, name) => this.gathered.get(resource, namespace, name),
     readers: (resource, namespace, name) => {
+      this.asked.add(`${resource} ${namespace}/${name}`);
       const readers: Reader[] = [];
       if (isReferredTarget(resource)) {
         for (const { row, object, found } of this.referrers.values()) {
@@ -178,6 +183,18 @@ export class ReviewedObjects {
       return { state: 'known', readers };
     },
   };
+
+  /**
+   * The objects whose readers and referrers the last review asked of (a Secret's live
+   * readers, a Service's referrers), now forgotten: the webhook reads them from the cluster
+   * and refuses a name another environment's live pod or referrer names
+   * (`reference.live-reader`); deed review knows only the files and --existing.
+   */
+  takeAssumed(): string[] {
+    const asked = [...this.asked];
+    this.asked.clear();
+    return asked;
+  }
 
   /**
    * Records objects already in the cluster (--existing). Their stamps count only in the
