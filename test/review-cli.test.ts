@@ -536,5 +536,7 @@ describe('deed review sums up and says what it does not judge', CONCURRENCY, () 
     const run = await deed(['--review', join(FIXTURES, 'mutate-create-pod-by-runner.json'), join(FIXTURES, 'validate-create-pod-by-runner.json'), '--config', policyFile, '--attestation-key', keyFile, '-o', 'json']);
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.stderr.trimEnd().split('\n').at(-1), '2 objects: 1 allowed, 1 denied, 0 warnings');
+    // The mutate-* capture passed /mutate, which only stamps: the report says what the install's webhook calls (rev-90).
+    assert.match(run.stderr, /\nnote: the mutate-\* captures were replayed through \/mutate, which only stamps; the install's mutating webhooks call \/admit, which judges a CREATE whole: pass --webhook admit for their answer\n2 objects/);
   });
 });

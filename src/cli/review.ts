@@ -146,7 +146,13 @@ function replay(o: ReviewFlags): number {
     if (decision.kind === 'bad-request') throw new InputError(`${file}: ${decision.message}`);
     return { webhook, decision };
   });
-  const report = [...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)), replaySummary(decisions.map(({ decision }) => decision.verdict))];
+  // A capture named mutate-* is what a mutating webhook received; the install's call /admit, which also judges a CREATE whole.
+  const stampedOnly = o.webhook === undefined && decisions.some(({ webhook, decision }) => webhook === 'mutate' && decision.request?.operation === 'CREATE' && decision.verdict.allowed);
+  const report = [
+    ...decisions.flatMap(({ webhook, decision }) => reportReplay(webhook, decision)),
+    ...(stampedOnly ? ["note: the mutate-* captures were replayed through /mutate, which only stamps; the install's mutating webhooks call /admit, which judges a CREATE whole: pass --webhook admit for their answer"] : []),
+    replaySummary(decisions.map(({ decision }) => decision.verdict)),
+  ];
   warnDryRunKey(dryRunKey, decisions.length);
   process.stderr.write(`${report.join('\n')}\n`);
   if (o.output === 'patch')
