@@ -80,12 +80,13 @@ describe('break-glass by default', () => {
     assert.match(d.response.response.status?.message ?? '', /\[stamp\.forged\]/);
   });
 
-  test('the server logs each use at warn level and counts it in deed_break_glass_reviews_total by rule', async () => {
+  test("the server logs each use at warn level, with the connection it came over, and counts it in deed_break_glass_reviews_total by rule: a review a pod forged can be told from the API server's (rev-89)", async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = createLogger({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
     const deed = buildApp({ ctx: testContext(DEFAULT_POLICY), logger });
     try {
-      const res = await deed.app.inject({ method: 'POST', url: '/validate?timeout=5s', payload: JSON.stringify(deletion(alphaPod(DEFAULT_POLICY), ADMIN)), headers: { 'content-type': 'application/json' } });
+      // Without --client-ca any client that reaches the port may send one: here from 10.0.0.66, with no certificate.
+      const res = await deed.app.inject({ method: 'POST', url: '/validate?timeout=5s', remoteAddress: '10.0.0.66', payload: JSON.stringify(deletion(alphaPod(DEFAULT_POLICY), ADMIN)), headers: { 'content-type': 'application/json' } });
       assert.equal(res.statusCode, 200);
       assert.equal((JSON.parse(res.body) as { response: { allowed: boolean } }).response.allowed, true);
       const review = lines.find((l) => l.msg === 'review');
@@ -93,6 +94,8 @@ describe('break-glass by default', () => {
       assert.equal(review.level, 40, 'warn');
       assert.deepEqual(review.breakGlass, ['guard.unmapped']);
       assert.equal(review.requester, 'kube-lab-admin');
+      assert.equal(review.peer, '10.0.0.66');
+      assert.equal(review.clientVerified, false);
       const metrics = await deed.metrics.registry.metrics();
       assert.match(metrics, /^deed_break_glass_reviews_total\{webhook="validate",rule="guard\.unmapped"\} 1$/m);
     } finally {

@@ -139,6 +139,11 @@ export function buildApp(opts: AppOptions): DeedApp {
     (raw as Carrier)[IN_FLIGHT] = undefined;
     line?.();
   };
+  /** The connection a request came over: its peer address, and whether its TLS client certificate verified. */
+  const connectionOf = (raw: { socket?: unknown; stream?: Http2Stream }) => {
+    const socket = (raw.stream?.session?.socket ?? raw.socket) as { remoteAddress?: string; authorized?: boolean } | undefined;
+    return { peer: peerOf(socket), clientVerified: socket?.authorized === true };
+  };
   /** Whether an answer's stream is already closed (its 'close' has passed). */
   const answerGone = (answer: Omit<Answer, 'once'>) =>
     answer.destroyed === true || answer.closed === true || answer.stream?.destroyed === true || answer.stream?.closed === true;
@@ -274,7 +279,10 @@ export function buildApp(opts: AppOptions): DeedApp {
         };
         const err = decision.error ?? plan.fault;
         if (err !== undefined) opts.logger.error({ ...line, err }, 'review');
-        else if (decision.breakGlass !== undefined) reviewLog.warn(line, 'review'); // break-glass use: an operator looks at each one
+        // Break-glass use: an operator looks at each one, and must tell the API server's from a
+        // review forged by whatever reaches the port: where it came from, and whether its
+        // client certificate verified (only with --client-ca does every connection's).
+        else if (decision.breakGlass !== undefined) reviewLog.warn({ ...line, ...connectionOf(req.raw) }, 'review');
         else reviewLog.info(line, 'review');
       });
       return reply.send(response);
