@@ -22,6 +22,7 @@ import { hasWebhook, ReviewedObjects, reviewObject, type ObjectInput, type Objec
 import type { DecisionContext, ObjectLookup } from '../policy/policy.js';
 import { collect, deedNamespaceOption, describeFileError, expandFiles, outputOption, parseNamespace } from './options.js';
 import { DEFAULT_NAMESPACE } from '../install/manifests.js';
+import { jsonProblem } from '../errors/file-errors.js';
 
 export { DRY_RUN_KEY, DRY_RUN_KEY_ID, dryRunRing } from '../review/dry-run-key.js';
 
@@ -137,7 +138,7 @@ function replay(o: ReviewFlags): number {
       return { file, webhook, body: JSON.parse(readInput(file)) as unknown };
     } catch (err) {
       if (err instanceof InputError) throw err;
-      throw new InputError(`${file}: not valid JSON: ${(err as Error).message}`);
+      throw new InputError(`${file}: not valid JSON: ${jsonProblem(err)}`);
     }
   });
   const { ctx, dryRunKey } = context(o);

@@ -4,7 +4,7 @@
 // (`deed coverage --save DIR`) is read back by `--discovery DIR` exactly as a live one.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cannotRead } from '../errors/file-errors.js';
+import { cannotRead, jsonProblem } from '../errors/file-errors.js';
 
 /** One resource or subresource of an aggregated discovery document. */
 export interface DiscoveredSubresource {
@@ -63,7 +63,7 @@ export function readDocuments(dir: string): CoverageDocuments {
     try {
       return JSON.parse(text);
     } catch (err) {
-      throw new Error(`${join(dir, file)} is not JSON: ${(err as Error).message}`);
+      throw new Error(`${join(dir, file)} is not JSON: ${jsonProblem(err)}`);
     }
   };
   const openapi: Record<string, OpenApiDocument> = {};

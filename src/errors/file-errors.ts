@@ -40,12 +40,32 @@ export function readTextFile(what: string, file: string): string {
 }
 
 /**
- * A parser's complaint about a file, on one line: YAML parsers follow it with the lines it
- * could not parse, and a kubeconfig's lines hold tokens and keys, a test file's a Secret's
- * data. The first line names the problem and where ("bad indentation of a mapping entry (11:6)").
+ * A parser's complaint about a file, without a byte of the file: a kubeconfig's lines hold
+ * tokens and keys, a test file's a Secret's data. YAML parsers quote the lines they could not
+ * parse after their first line, and the yaml package quotes source in the first line too
+ * ("Not a YAML token: <the token>"), so its errors are named by their code and position;
+ * js-yaml's by its reason (fixed text, at most a tag or an alias name) and position.
  */
 export function parseProblem(err: unknown): string {
+  const e = err as { code?: unknown; linePos?: Array<{ line: number; col: number }>; reason?: unknown; mark?: { line?: number; column?: number } };
+  if (typeof e?.code === 'string' && Array.isArray(e.linePos) && e.linePos[0] !== undefined)
+    return `${e.code.toLowerCase().replaceAll('_', ' ')} at line ${e.linePos[0].line}, column ${e.linePos[0].col}`;
+  if (typeof e?.reason === 'string' && typeof e.mark?.line === 'number' && typeof e.mark.column === 'number') return `${e.reason} (${e.mark.line + 1}:${e.mark.column + 1})`;
+  if (err instanceof SyntaxError) return jsonProblem(err);
   const message = err instanceof Error ? err.message : String(err);
-  // Without the quoted lines, the colon that introduced them goes too.
   return message.split('\n', 1)[0]!.trim().replace(/:$/, '');
+}
+
+/**
+ * A JSON.parse error without the input: V8 (Node 21 and later) quotes the text around an
+ * unexpected token (`Unexpected token 'c', ..."password":c2Vj..." is not valid JSON`), a
+ * Secret's data in a review body. What names a position is kept.
+ */
+export function jsonProblem(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const position = / at position (\d+)/.exec(message)?.[1];
+  // The token itself is the input's (Node 20: "Unexpected token c in JSON at position 20").
+  if (/^Unexpected token\b/.test(message)) return `Unexpected token${position === undefined ? '' : ` at position ${position}`}`;
+  // V8 quotes the input in double quotes; its own words quote only punctuation ("Expected ',' or '}'").
+  return message.includes('"') ? 'not valid JSON' : message.split('\n', 1)[0]!;
 }

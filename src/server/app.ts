@@ -16,6 +16,7 @@ import { gatherLookups, planLookups, type LookupKey } from '../policy/lookup.js'
 import type { ObjectReader } from '../kube/object-reader.js';
 import { registerRequestHooks, type RequestHooks } from './request-hooks.js';
 import { clientError } from './client-errors.js';
+import { jsonProblem } from '../errors/file-errors.js';
 
 // The API server accepts request bodies up to 3 MiB (its maxRequestBodyBytes), and etcd
 // stores objects up to 1.5 MiB. An UPDATE review carries object and oldObject, plus
@@ -199,7 +200,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         try {
           done(null, JSON.parse(text));
         } catch (err) {
-          done(Object.assign(new Error(`the body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+          done(Object.assign(new Error(`the body is not valid JSON: ${jsonProblem(err)}`), { statusCode: 400 }), undefined);
         }
       },
       (err: Error) => {
