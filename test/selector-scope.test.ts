@@ -238,6 +238,30 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
     assert.match(Buffer.from(kept.patch ?? '', 'base64').toString(), /deed\.dev(~1|\/)no-environment/);
   });
 
+  test("the platform's default-deny written over one a tenant created under its name: written whole, it is stored as written, runner exclusion included; patched (kubectl apply leaves the tenant's scope), it is stored with a warning that says so (rev-91)", () => {
+    const platform: UserInfo = { username: 'system:serviceaccount:argocd:argocd-application-controller', groups: ['system:serviceaccounts', 'system:authenticated'], extra: {} };
+    const ctx = testContext({ ...POLICY, platform: { users: [platform.username], groups: [] } });
+    const np = row('NetworkPolicy');
+    const tenants = stored(np, NONE, selecting(np, {}));
+    assert.deepEqual(get(tenants, 'spec.podSelector'), { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+    const mutate = (who: UserInfo, object: KubeObject) => {
+      const d = decide('mutate', review(np, who, object, tenants), ctx);
+      assert.equal(d.kind, 'review');
+      return (d as Extract<typeof d, { kind: 'review' }>).response.response;
+    };
+    for (const who of [platform, ADMIN]) {
+      const whole = mutate(who, selecting(np, {}));
+      assert.equal(whole.patch, undefined, `${who.username}: nothing put back`);
+      assert.equal(whole.warnings, undefined);
+      // A patch that does not name the selector leaves the tenant's scope: said, not changed.
+      const patchedOnly = mutate(who, { ...tenants, metadata: { ...tenants.metadata, labels: { synced: 'true' } } });
+      assert.equal(patchedOnly.patch, undefined);
+      assert.match(patchedOnly.warnings?.join('\n') ?? '', /^spec\.podSelector keeps a tenant's scope: it selects no environment's pod; kubectl replace it \(or delete and apply\)$/);
+    }
+    // The tenant's own write of it: no such warning.
+    assert.equal(answer('mutate', review(np, NONE, { ...tenants, metadata: { ...tenants.metadata, labels: { synced: 'true' } } }, tenants)).warnings, undefined);
+  });
+
   test("every pod of no environment is marked at CREATE, and no environment's pod may carry the mark", () => {
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'shared', labels: { app: 'lab' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } as KubeObject;
     const podRow = { group: '', version: 'v1', kind: 'Pod', resource: 'pods' } as unknown as KindRow;

@@ -216,6 +216,13 @@ export function noEnvironmentScope(obj: KubeObject, resource: Resource, namespac
   return ops.filter((op) => op !== undefined);
 }
 
+/** Whether a LabelSelector is what Deed makes of a tenant's `{}`: the mark of no environment, and at most the runner exclusion. */
+function selectsEveryPodOfNoEnvironment(selector: Rec, site: Pick<Site, 'form'>, policy: Policy): boolean {
+  const labels = required(selector, site);
+  const expressions = recs(field(selector, 'matchExpressions'));
+  return Object.keys(labels).length === 1 && entryOf(labels, policy.keys.noEnvironment) === 'true' && expressions.every((e) => text(e, 'key') === policy.keys.runner && text(e, 'operator') === 'DoesNotExist');
+}
+
 /** Whether `requester`'s selector on this kind is stored as written: the platform's NetworkPolicy (kinds.ts `platformSelectsAll`). */
 function selectsAsWritten(site: Pick<Site, 'platformSelectsAll'>, requester: Requester, policy: Policy): boolean {
   return site.platformSelectsAll === true && (isTrusted(requester, policy) || isPlatform(requester, policy));
@@ -280,8 +287,10 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   if (before.state !== 'set' || after.state !== 'set') return allowed();
   const ops: Array<PatchOperation | undefined> = [];
   const kept: string[] = [];
-  // The platform's NetworkPolicy may drop the mark it was stored with (one stored before it was written as given).
-  const marks = requester !== undefined && selectsAsWritten(site, requester, policy) ? [policy.keys.environment] : [policy.keys.environment, policy.keys.noEnvironment];
+  // The platform's NetworkPolicy may drop the mark and the runner exclusion it was stored with (one stored before it
+  // was written as given, or one a tenant created under the name the platform applies).
+  const asWritten = requester !== undefined && selectsAsWritten(site, requester, policy);
+  const marks = asWritten ? [policy.keys.environment] : [policy.keys.environment, policy.keys.noEnvironment];
   for (const key of marks) {
     const value = entryOf(required(before.selector, site), key);
     if (value === undefined || entryOf(required(after.selector, site), key) !== undefined) continue;
@@ -292,7 +301,7 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   }
   // The runner exclusion stays where it was stored, and a tenant's changed selector gets it
   // (one stored before the exclusion was written; outside bound namespaces, as at CREATE).
-  if (site.excludesRunners === true && !excludesRunners(after.selector, policy)) {
+  if (site.excludesRunners === true && !asWritten && !excludesRunners(after.selector, policy)) {
     const stored = excludesRunners(before.selector, policy);
     const tenant =
       requester !== undefined &&
@@ -306,6 +315,10 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
     if ((stored || tenant) && open) ops.push(exclusionOp(site, after.selector, policy));
   }
   const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
+  // A patch (kubectl apply) of the platform's default-deny over one a tenant created under its name leaves the tenant's scope.
+  if (asWritten && selectsEveryPodOfNoEnvironment(after.selector, site, policy))
+    // The API server takes warnings of at most 120 characters (admission/verdict.ts): docs/security-model.md says the rest.
+    warnings.push(`${site.path} keeps a tenant's scope: it selects no environment's pod; kubectl replace it (or delete and apply)`);
   return patched(ops.filter((op) => op !== undefined), warnings);
 }
 
