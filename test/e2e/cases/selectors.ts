@@ -239,6 +239,27 @@ export function selectorCases(suite: () => Suite, tools: Tools): void {
       assert.deepEqual(synced.body.spec.podSelector, {});
     });
 
+    test("a tenant's NetworkPolicy under the name the platform applies: server-side apply and kubectl replace take it over as written, and then it is not the tenant's to delete; kubectl apply leaves the tenant's scope and says so (rev-91)", async () => {
+      const s = suite();
+      const gitops = await s.newIdentity('platform', 'gitops');
+      const NP = `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`;
+      const denyAll = (name: string) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } });
+      const selectorOf = async (name: string) => (await s.api(s.admin, 'GET', `${NP}/${name}`)).body.spec.podSelector as unknown;
+      // Rights from the default-deny case above.
+      for (const name of ['squat-ssa', 'squat-apply']) assert.deepEqual((await create(s, intruder, NP, denyAll(name))).spec.podSelector, { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] });
+      const applied = await s.api(gitops, 'PATCH', `${NP}/squat-ssa?fieldManager=argocd-controller&force=true`, denyAll('squat-ssa'), 'application/apply-patch+yaml');
+      assert.equal(applied.status, 200, applied.text);
+      assert.deepEqual(applied.body.spec.podSelector, {}, 'server-side apply: as written, runner exclusion included');
+      assert.equal((await s.api(intruder, 'DELETE', `${NP}/squat-ssa`)).status, 403, "the platform's now");
+      const patched = await s.kubectl(gitops, ['apply', '-n', NS, '-f', '-'], JSON.stringify(denyAll('squat-apply')));
+      assert.match(patched.stderr, /spec\.podSelector keeps a tenant's scope: it selects no environment's pod; kubectl replace it \(or delete and apply\)/, JSON.stringify(patched));
+      assert.deepEqual(await selectorOf('squat-apply'), { matchLabels: { [MARK]: 'true' }, matchExpressions: [NO_RUNNERS] }, 'kubectl apply sends no selector');
+      const replaced = await s.kubectl(gitops, ['replace', '-n', NS, '-f', '-'], JSON.stringify(denyAll('squat-apply')));
+      assert.equal(replaced.code, 0, JSON.stringify(replaced));
+      assert.deepEqual(await selectorOf('squat-apply'), {});
+      assert.equal((await s.api(intruder, 'DELETE', `${NP}/squat-apply`)).status, 403);
+    });
+
     test("a runner pod carries deed.dev/runner; a tenant's NetworkPolicy of no environment, written to reach it, is stored excluding it, and keeps the exclusion; the platform's policy for the runner is not the tenant's to open or delete", async () => {
       const s = suite();
       const RUNNERS = 'sandbox-b';
