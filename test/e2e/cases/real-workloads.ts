@@ -198,7 +198,7 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
       }
     });
 
-    test('each is stored as written, no environment\'s: what selects pods selects pods of no environment only, and the templates match', () => {
+    test("each is stored as written, no environment's: what selects pods selects pods of no environment only, and the templates match; the platform's default-deny NetworkPolicy isolates every pod", () => {
       for (const [key, obj] of Object.entries(stored)) assert.equal(obj!.metadata.labels?.[KEYS.environment], undefined, key);
       assert.deepEqual(stored['Service/web']!.spec.selector, { 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'web', [MARK]: 'true' });
       assert.deepEqual(stored['Service/nginx']!.spec.selector, { app: 'nginx', [MARK]: 'true' });
@@ -209,7 +209,8 @@ export function realWorkloadCases(suite: () => Suite, tools: Tools): void {
         assert.equal(obj.spec.template.spec.automountServiceAccountToken, undefined, `${key}: automount as written`);
       }
       assert.deepEqual(stored['PodDisruptionBudget/zk-pdb']!.spec.selector, { matchLabels: { app: 'zookeeper', [MARK]: 'true' } });
-      assert.deepEqual(stored['NetworkPolicy/default-deny-ingress']!.spec.podSelector, { matchLabels: { [MARK]: 'true' } });
+      // The platform's NetworkPolicy is stored as written: environments' sandboxes here are isolated too (rev-89).
+      assert.deepEqual(stored['NetworkPolicy/default-deny-ingress']!.spec.podSelector, {});
       assert.equal(stored['Pod/web-test-connection']!.metadata.labels?.[MARK], 'true', 'a pod of no environment is marked');
     });
 
