@@ -85,4 +85,22 @@ describe('which requests the installed webhook configurations send to Deed', () 
       assert.equal(routedTo(webhook, { ...update(stored, stored, controller), resource: { group: '', version: 'v1', resource: 'configmaps' } }), false, `${webhook}: a ConfigMap is no operator's`);
     }
   });
+
+  test("kube-system's service accounts reach Deed only where the install's matchCondition sends them: a listed controller's creations and changes of owner references, the volume binder's binding of a cloned claim (rev-91)", () => {
+    const KUBE_SYSTEM = ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'];
+    const as = (username: string, req: Parameters<typeof routedWith>[1]) => ({ ...req, userInfo: { username, groups: KUBE_SYSTEM, extra: {} } });
+    const stored = { apiVersion: 'v1', kind: 'Secret', ...stampedMetadata('Secret', 'alpha', 'sandbox-a') } as KubeObject;
+    const relabelled = { ...stored, metadata: { ...stored.metadata, labels: { app: 'x' } } } as KubeObject;
+    const controller = 'system:serviceaccount:kube-system:job-controller';
+    const update = request('UPDATE', '', 'secrets', undefined, 'sandbox-a', { object: relabelled, oldObject: stored });
+    for (const webhook of ['mutate', 'admit', 'validate'] as const) assert.equal(routedTo(webhook, as(controller, update)), false, `${webhook}: owner references unchanged`);
+    const owned = { ...stored, metadata: { ...stored.metadata, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'run', uid: 'u-1', controller: true }] } } as KubeObject;
+    assert.equal(routedTo('validate', as(controller, request('UPDATE', '', 'secrets', undefined, 'sandbox-a', { object: stored, oldObject: owned }))), true, 'a release');
+    assert.equal(routedTo('admit', as(controller, request('CREATE', '', 'pods', undefined, 'sandbox-a'))), true, 'a creation');
+    assert.equal(routedTo('validate', as('system:serviceaccount:kube-system:namespace-controller', request('DELETE', '', 'secrets', undefined, 'sandbox-a', { oldObject: stored }))), false, 'another kube-system account');
+    const claim = (volumeName: string | undefined) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'copy', namespace: 'sandbox-a' }, spec: { dataSource: { kind: 'PersistentVolumeClaim', name: 'src' }, ...(volumeName === undefined ? {} : { volumeName }) } }) as KubeObject;
+    const binding = request('UPDATE', '', 'persistentvolumeclaims', undefined, 'sandbox-a', { object: claim('pv-1'), oldObject: claim(undefined) });
+    assert.equal(routedTo('validate', as('system:serviceaccount:kube-system:persistent-volume-binder', binding)), true, "the volume binder's binding");
+    assert.equal(routedTo('validate', as('system:serviceaccount:kube-system:persistent-volume-binder', { ...binding, oldObject: claim('pv-1') })), false, 'already bound');
+  });
 });

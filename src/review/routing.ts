@@ -7,7 +7,9 @@ import type { AdmissionRequest } from '../admission/types.js';
 import { createJudgedAtMutationRules, defaultRowExcluded, defaultRowRules, keptStampsRules, mutatingRules, operatorStampsRules, validatingRules } from '../install/kind-rules.js';
 import type { Policy } from '../policy/policy.js';
 import { dropsEveryStamp } from '../policy/stamps/kept-stamps.js';
-import { entryOf } from '../policy/unstructured.js';
+import { isDeepStrictEqual } from 'node:util';
+import { VOLUME_BINDER } from '../policy/rules/claim-binding.js';
+import { entryOf, isRec, text } from '../policy/unstructured.js';
 
 // `deed review` models the two-call pair: its validate step judges the CREATEs the install's mutating webhooks judge whole.
 const FIRST_PAIR: Readonly<Record<Webhook, V1RuleWithOperations[]>> = {
@@ -51,8 +53,34 @@ function keptStampsRouted(req: Routed, policy: Policy): boolean {
   return policy.controllerUsers.has(req.userInfo.username) && named(operatorStampsRules(), req) && entryOf(old.metadata.labels ?? {}, policy.keys.managed) !== undefined;
 }
 
+/**
+ * Every webhook's matchCondition `exclude-kube-system-service-accounts` (install/manifests.ts
+ * kubeSystemExclusion): kube-system's service accounts reach Deed only for the listed workload
+ * controllers' creations and changes of owner references, and the volume binder's binding of
+ * a claim filled from a data source.
+ */
+function sentFromKubeSystem(req: Routed, policy: Policy): boolean {
+  if (!req.userInfo.groups.includes('system:serviceaccounts:kube-system')) return true;
+  const onObject = req.subResource === undefined || req.subResource === '';
+  const refs = (o: Routed['object']) => o?.metadata.ownerReferences ?? [];
+  if (policy.controllerUsers.has(req.userInfo.username) && onObject && (req.operation === 'CREATE' || (req.operation === 'UPDATE' && !isDeepStrictEqual(refs(req.object), refs(req.oldObject))))) return true;
+  const spec = (o: Routed['object']) => (isRec(o?.spec) ? o.spec : {});
+  const { object, oldObject } = req;
+  return (
+    req.userInfo.username === VOLUME_BINDER &&
+    req.resource.group === '' &&
+    req.resource.resource === 'persistentvolumeclaims' &&
+    req.operation === 'UPDATE' &&
+    onObject &&
+    (spec(object).dataSource !== undefined || spec(object).dataSourceRef !== undefined) &&
+    (text(spec(object), 'volumeName') ?? '') !== '' &&
+    (text(spec(oldObject), 'volumeName') ?? '') === ''
+  );
+}
+
 /** Versions are not compared: the configurations use `matchPolicy: Equivalent`. The default row's rules are `scope: Namespaced`. */
 export function routedTo(webhook: Webhook, req: Routed, policy: Policy): boolean {
+  if (!sentFromKubeSystem(req, policy)) return false;
   if (named(FIRST_PAIR[webhook], req)) return true;
   if (webhook !== 'validate' && keptStampsRouted(req, policy)) return true;
   return req.namespace !== undefined && !DEFAULT_ROW_EXCLUDED.has(`${req.resource.group}/${req.resource.resource}`) && named(DEFAULT_ROW[webhook], req);
