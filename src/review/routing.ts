@@ -59,7 +59,7 @@ function keptStampsRouted(req: Routed, policy: Policy): boolean {
  * controllers' creations and changes of owner references, and the volume binder's binding of
  * a claim filled from a data source.
  */
-function sentFromKubeSystem(req: Routed, policy: Policy): boolean {
+export function sentFromKubeSystem(req: Routed, policy: Policy): boolean {
   if (!req.userInfo.groups.includes('system:serviceaccounts:kube-system')) return true;
   const onObject = req.subResource === undefined || req.subResource === '';
   const refs = (o: Routed['object']) => o?.metadata.ownerReferences ?? [];

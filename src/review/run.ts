@@ -18,7 +18,7 @@ import type { DecisionContext, Lookup, ObjectLookup, Reader } from '../policy/po
 import { admitted, buildReview, describeObject, uuidFrom, type ReviewOperation } from './build-review.js';
 import { excludedNamespaces, inReviewScope, OPTED_IN_SELECTOR, type NamespaceFacts } from '../policy/review-scope.js';
 import { allowed as allowedVerdict } from '../admission/verdict.js';
-import { routedTo } from './routing.js';
+import { routedTo, sentFromKubeSystem } from './routing.js';
 
 export interface Step {
   webhook: Webhook;
@@ -31,6 +31,8 @@ export interface Step {
   routed: boolean;
   /** The request's resource, `group/resource[/subresource]` (`resource` for the core group). */
   resource: string;
+  /** Not routed because its requester is a kube-system service account the install's matchCondition leaves out (routing.ts sentFromKubeSystem). */
+  kubeSystem?: true;
 }
 
 export interface ObjectReview {
@@ -93,6 +95,7 @@ function call(webhook: Webhook, input: ObjectInput, object: KubeObject | null, c
   const { group, resource } = body.request.resource;
   const path = [...(group === '' ? [] : [group]), resource, ...(input.subResource === undefined ? [] : [input.subResource])].join('/');
   const step: Step = { webhook, uid, verdict: decision.verdict, response: decision.response, routed: selected && routedTo(webhook, body.request, ctx.policy), resource: path };
+  if (!sentFromKubeSystem(body.request, ctx.policy)) step.kubeSystem = true;
   // A fault inside Deed: the cluster would deny (fail closed); the detail the server only logs is shown here.
   if (decision.error !== undefined) step.error = decision.error instanceof Error ? decision.error.message : String(decision.error);
   return step;
@@ -136,7 +139,9 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: Re
   if (!judged(out))
     out.notJudged = !selected
       ? `namespace ${namespace} is ${namespace === place.deedNamespace ? "Deed's own" : 'kube-system'}: the webhooks never select it`
-      : `${namespace === undefined ? 'cluster-scoped: ' : ''}no Deed webhook is called for ${input.operation} of ${validated.resource}`;
+      : validated.kubeSystem === true
+        ? `${input.userInfo.username} is a kube-system service account: the webhooks' matchCondition sends them only a listed workload controller's creations and owner-reference changes`
+        : `${namespace === undefined ? 'cluster-scoped: ' : ''}no Deed webhook is called for ${input.operation} of ${validated.resource}`;
   return out;
 }
 
