@@ -258,8 +258,10 @@ describe('every pod selector is scoped to its writer\'s environment', () => {
       assert.equal(patchedOnly.patch, undefined);
       assert.match(patchedOnly.warnings?.join('\n') ?? '', /^spec\.podSelector keeps a tenant's scope: it selects no environment's pod; kubectl replace it \(or delete and apply\)$/);
     }
-    // The tenant's own write of it: no such warning.
+    // The tenant's own write of it, or a system controller's (the garbage collector's): no such warning.
     assert.equal(answer('mutate', review(np, NONE, { ...tenants, metadata: { ...tenants.metadata, labels: { synced: 'true' } } }, tenants)).warnings, undefined);
+    const collector: UserInfo = { username: 'system:serviceaccount:kube-system:generic-garbage-collector', groups: ['system:serviceaccounts', 'system:serviceaccounts:kube-system', 'system:authenticated'], extra: {} };
+    assert.equal(mutate(collector, { ...tenants, metadata: { ...tenants.metadata, ownerReferences: [] } }).warnings, undefined);
   });
 
   test("every pod of no environment is marked at CREATE, and no environment's pod may carry the mark", () => {

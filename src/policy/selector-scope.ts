@@ -316,7 +316,7 @@ export function keepSelectorScope(old: KubeObject, obj: KubeObject, resource: Re
   }
   const warnings = kept.length === 0 ? [] : [`Deed kept ${kept.join(', ')} in ${site.path}: the scope a selector was stored with stays (docs/security-model.md, "Selectors")`];
   // A patch (kubectl apply) of the platform's default-deny over one a tenant created under its name leaves the tenant's scope.
-  if (asWritten && selectsEveryPodOfNoEnvironment(after.selector, site, policy))
+  if (asWritten && !isSystem(requester, policy) && selectsEveryPodOfNoEnvironment(after.selector, site, policy))
     // The API server takes warnings of at most 120 characters (admission/verdict.ts): docs/security-model.md says the rest.
     warnings.push(`${site.path} keeps a tenant's scope: it selects no environment's pod; kubectl replace it (or delete and apply)`);
   return patched(ops.filter((op) => op !== undefined), warnings);

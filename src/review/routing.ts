@@ -1,13 +1,13 @@
 // Whether the API server would call one of Deed's webhooks for a request, by the rules the
 // install renders into the webhook configurations. A kind no rule names never reaches Deed,
 // so `deed review` says it is not judged instead of reporting it "allowed".
+import { isDeepStrictEqual } from 'node:util';
 import type { V1RuleWithOperations } from '@kubernetes/client-node';
 import type { Webhook } from '../admission/decide.js';
 import type { AdmissionRequest } from '../admission/types.js';
 import { createJudgedAtMutationRules, defaultRowExcluded, defaultRowRules, keptStampsRules, mutatingRules, operatorStampsRules, validatingRules } from '../install/kind-rules.js';
 import type { Policy } from '../policy/policy.js';
 import { dropsEveryStamp } from '../policy/stamps/kept-stamps.js';
-import { isDeepStrictEqual } from 'node:util';
 import { VOLUME_BINDER } from '../policy/rules/claim-binding.js';
 import { entryOf, isRec, text } from '../policy/unstructured.js';
 
