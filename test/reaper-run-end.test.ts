@@ -4,7 +4,9 @@
 // against the API wire format (each run lease read by name, once, never a list of its namespace).
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createKubeClient } from '../src/kube/client.js';
 import { sweep, type Decision } from '../src/reaper/sweep.js';
 import { MAX_LEASE_READS_PER_NAMESPACE } from '../src/reaper/lease-facts.js';
@@ -46,6 +48,20 @@ describe('the verdict table', () => {
     const after = await m.registry.metrics();
     assert.match(after, /deed_reaper_decisions_total\{environment="alpha",action="reap",code="lease-expired"\} 1/);
     assert.match(after, /deed_reaper_reap_outcomes_total\{environment="alpha",outcome="deleted"\} 1/);
+  });
+
+  test('--metrics-file is written whole over what stood at its name, a link planted there included, readable by the textfile collector', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-reaper-metrics-'));
+    const file = join(dir, 'deed-reaper.prom');
+    const elsewhere = join(dir, 'elsewhere.txt');
+    writeFileSync(elsewhere, 'untouched');
+    symlinkSync(elsewhere, file);
+    const m = new ReaperMetrics('alpha');
+    await m.writeTo(file);
+    assert.equal(readFileSync(file, 'utf8'), await m.registry.metrics());
+    assert.equal(readFileSync(elsewhere, 'utf8'), 'untouched');
+    assert.equal((statSync(file).mode & 0o777).toString(8), '644');
+    assert.deepEqual(readdirSync(dir).sort(), ['deed-reaper.prom', 'elsewhere.txt'], 'no temporary file left');
   });
 
   test('the leases a sweep did not read are a gauge of that sweep, by reason, at 0 before any sweep', async () => {

@@ -2,7 +2,7 @@
 // scrape it, so `deed reap --metrics-file FILE` writes them after each sweep (for a textfile
 // collector or a push sidecar). Every verdict code of verdicts.ts is a series from the
 // start, at 0, so an alert on a code works before the first object reaches it.
-import { writeFileSync, renameSync } from 'node:fs';
+import { replaceFile } from '../files/replace-file.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Decision, SweepSummary } from './sweep.js';
 import { VERDICTS, VERDICT_CODES } from './verdicts.js';
@@ -59,10 +59,8 @@ export class ReaperMetrics {
     this.leasesUnread.set({ ...labels, reason: 'bounded' }, s.leasesBounded);
   }
 
-  /** Written whole, then renamed: a reader never sees half a file. */
+  /** Written whole, then renamed: a reader (node_exporter's textfile collector) never sees half a file. */
   async writeTo(file: string): Promise<void> {
-    const text = await this.registry.metrics();
-    writeFileSync(`${file}.tmp`, text);
-    renameSync(`${file}.tmp`, file);
+    replaceFile(file, await this.registry.metrics(), 0o644);
   }
 }

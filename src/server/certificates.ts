@@ -5,7 +5,7 @@ import { readTextFile } from '../errors/file-errors.js';
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, watch, type FSWatcher } from 'node:fs';
-import { replaceFile } from './replace-file.js';
+import { replaceFile } from '../files/replace-file.js';
 import { dirname, join } from 'node:path';
 
 export interface CertificatePair {

@@ -1,5 +1,6 @@
-// Deed writes private keys (the serving key, its CA's key) into directories an operator
-// gives it, where earlier files may stand. writeFileSync's `mode` applies only to a file it
+// Deed writes files whole into directories an operator gives it, where earlier files may
+// stand: private keys (the serving key, its CA's key), and the reaper's metrics, which a
+// reader must never see half-written. writeFileSync's `mode` applies only to a file it
 // creates, so a key written over an earlier 0644 file stayed readable by all, and a symlink
 // planted at the name sent the key to the link's target. A file is instead written new
 // beside its name (never through a link: O_EXCL refuses one, O_NOFOLLOW too where the
