@@ -140,9 +140,11 @@ export function buildApp(opts: AppOptions): DeedApp {
     (raw as Carrier)[IN_FLIGHT] = undefined;
     line?.();
   };
+  /** The socket a request came over: an HTTP/2 stream's session's, or HTTP/1.1's own. */
+  const socketOf = (raw: { socket?: unknown; stream?: Http2Stream }) => (raw.stream?.session?.socket ?? raw.socket) as { remoteAddress?: string; authorized?: boolean } | undefined;
   /** The connection a request came over: its peer address, and whether its TLS client certificate verified. */
   const connectionOf = (raw: { socket?: unknown; stream?: Http2Stream }) => {
-    const socket = (raw.stream?.session?.socket ?? raw.socket) as { remoteAddress?: string; authorized?: boolean } | undefined;
+    const socket = socketOf(raw);
     return { peer: peerOf(socket), clientVerified: socket?.authorized === true };
   };
   /** Whether an answer's stream is already closed (its 'close' has passed). */
@@ -177,7 +179,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     const answer = inFlight(req.raw)!.answer;
     const session = raw.stream?.session;
     const connection: EventEmitter = session ?? raw.socket;
-    const account = accounts.open({ connection, peer: peerOf(session?.socket ?? raw.socket) }, (f) => connection.once('close', f));
+    const account = accounts.open({ connection, peer: peerOf(socketOf(raw)) }, (f) => connection.once('close', f));
     // The request's cost is held until it is answered; a body is held as bytes, text and
     // parsed review until then (readBody). The most one request may hold is a connection's
     // share (it could never be granted more): at the default budget 16 MiB, so a body of
