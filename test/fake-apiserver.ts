@@ -18,11 +18,12 @@ import type { KubeObject } from '../src/admission/types.js';
 import { apiVersionOf, kindRowNamed, kindRows, REAPED_KINDS, stampedRow, type KIND_TABLE } from '../src/policy/kinds.js';
 
 /**
- * What it serves: the kinds the reaper lists, the run leases it reads (from the kind table),
- * namespaces (the review scope), and one custom resource no table knows (`widgets.example.com`,
- * which the default row stamps), each also in discovery (/api, /api/v1, /apis, /apis/GROUP/VERSION).
+ * What it serves: the kinds the reaper lists, the run leases it reads, the kinds that read
+ * others by name (from the kind table), namespaces (the review scope), and one custom resource
+ * no table knows (`widgets.example.com`, which the default row stamps), each also in discovery
+ * (/api, /api/v1, /apis, /apis/GROUP/VERSION).
  */
-export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true }>['resource'] | 'namespaces' | 'widgets';
+export type Resource = Extract<(typeof KIND_TABLE)[number], { reaped: true } | { runLease: true } | { readsByName: readonly string[] }>['resource'] | 'namespaces' | 'widgets';
 
 /** A CRD's kind, served as kube-apiserver serves one: namespaced, every verb. */
 export const WIDGETS = { kind: 'Widget', group: 'example.com', version: 'v1', resource: 'widgets', namespaced: true } as const;
@@ -30,6 +31,7 @@ export const WIDGETS = { kind: 'Widget', group: 'example.com', version: 'v1', re
 const SERVED: ReadonlyArray<{ kind: string; group: string; version: string; resource: string; namespaced: boolean }> = [
   ...REAPED_KINDS.map(stampedRow),
   ...kindRows().filter((r) => r.runLease === true),
+  ...kindRows().filter((r) => r.readsByName !== undefined && r.reaped !== true),
   kindRowNamed('', 'Namespace')!,
   WIDGETS,
 ];

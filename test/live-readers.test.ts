@@ -9,7 +9,7 @@ import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { beyondMetadata, MAX_HASHED_READS, storedFactsOf } from '../src/kube/lookup-facts.js';
-import { claimReadsOf, readingKinds } from '../src/policy/pod/pod-reads.js';
+import { claimReadsOf, readingKinds, referencedReadsOf } from '../src/policy/pod/pod-reads.js';
 import { NameReaders } from '../src/kube/name-readers.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
@@ -216,7 +216,7 @@ describe('reference.live-reader: a claim not yet provisioned reads the claim it 
 
   test('the read plan asks for the readers of a claim as of a Secret, and the claims are listed with the pods only for a claim', () => {
     assert.deepEqual(readingKinds('persistentvolumeclaims').map(([kind]) => kind), ['Pod', 'PersistentVolumeClaim']);
-    assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod']);
+    assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod', 'Ingress']);
     assert.deepEqual(readingKinds('resourceclaimtemplates').map(([kind]) => kind), ['Pod']);
   });
 
@@ -237,6 +237,81 @@ describe('reference.live-reader: a claim not yet provisioned reads the claim it 
     const readers = reviewed.lookup.readers('persistentvolumeclaims', NS, 'data');
     assert.deepEqual(readers.state === 'known' ? readers.readers.map((r) => [r.kind, r.name]) : readers, [['PersistentVolumeClaim', 'copy']]);
     assert.deepEqual(reviewed.lookup.readers('secrets', NS, 'data'), { state: 'known', readers: [] });
+  });
+});
+
+describe('reference.live-reader: an Ingress reads the Secrets it names for TLS', () => {
+  // Beta's Ingress names `creds` for TLS before any Secret stands under the name (cert-manager's
+  // ingress-shim makes it later; ordinary). Alpha then creates `creds`: the ingress controller would
+  // serve alpha's certificate and key for beta's hosts.
+  const ingress = (name: string, metadata: Record<string, unknown> = {}): KubeObject => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: NS, uid: name, ...metadata },
+    spec: {
+      tls: [{ hosts: ['a.example'], secretName: 'creds' }, { secretName: 'creds' }, { secretName: 'wild' }, {}],
+      rules: [{ host: 'a.example', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+    },
+  });
+  // Its stamps are an Ingress's: a pod's would not verify on it (the attestation names the kind).
+  const stamped = (env: string | undefined): Extract<Lookup, { state: 'found' }> => ({ state: 'found', metadata: env === undefined ? { uid: 'web' } : { ...stampedMetadata('Ingress', env, NS).metadata, uid: 'web' } });
+  const ingressOf = (env: string | undefined): Readers => ({ state: 'known', readers: [{ kind: 'Ingress', name: 'web', found: stamped(env) }] });
+
+  test('what it reads: the Secrets of spec.tls, once each; not its backends; as the lookups keep it, cached or read live', () => {
+    assert.deepEqual(referencedReadsOf('ingresses', ingress('web')), { claims: [], secrets: ['creds', 'wild'], configMaps: [], resourceClaims: [], resourceClaimTemplates: [] });
+    assert.equal(referencedReadsOf('ingresses', { spec: { rules: [] } }), undefined);
+    // A pod's or a claim's reads are their own functions'; a kind that reads nothing reads nothing.
+    assert.equal(referencedReadsOf('pods', ingress('web')), undefined);
+    assert.equal(referencedReadsOf('services', ingress('web')), undefined);
+    assert.deepEqual(beyondMetadata(ingress('web'), 'ingresses').reads?.secrets, ['creds', 'wild']);
+    assert.equal(beyondMetadata(ingress('web')).reads, undefined);
+    assert.deepEqual(readingKinds('secrets'), [['Pod', 'pods'], ['Ingress', 'ingresses']]);
+  });
+
+  test("alpha's Secret under the name beta's Ingress names for TLS is refused, saying what the controller would do; alpha's own Ingress, its manager's and the platform's Secrets pass", () => {
+    refusedBy(
+      create('Secret', 'creds'),
+      ingressOf('beta'),
+      /^a live Ingress of another environment \(or of none\) in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\), and once this one stands the ingress controller serves the Secret's certificate and key for its hosts: choose a name of this run's own, or create it once no such Ingress is left$/,
+    );
+    refusedBy(create('Secret', 'creds'), ingressOf(undefined), /a live Ingress of another environment \(or of none\)/);
+    refusedBy(create('Secret', 'creds', STRANGER), ingressOf('beta'), /a live Ingress of an environment this requester does not act for/);
+    passes(create('Secret', 'creds'), ingressOf('alpha'));
+    passes(create('Secret', 'creds', BETA_MANAGER), ingressOf('beta'));
+    passes(create('Secret', 'creds', PLATFORM), ingressOf('beta'));
+    // An Ingress whose stamps do not verify is another's.
+    refusedBy(create('Secret', 'creds'), { state: 'known', readers: [{ kind: 'Ingress', name: 'web', found: pod('alpha') }] }, /^a live Ingress of another environment/);
+  });
+
+  test("a tenant's change of the platform's Secret that beta's Ingress serves is refused, with where the fix lies", () => {
+    const review = create('Secret', 'creds', STRANGER);
+    const before: KubeObject = { ...review.request.object, data: { 'tls.crt': 'YQ==' } };
+    review.request.operation = 'UPDATE';
+    review.request.oldObject = before;
+    review.request.object = { ...before, data: { 'tls.crt': 'Yg==' } };
+    review.request.options = { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' };
+    refusedBy(review, ingressOf('beta'), /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\), and the ingress controller serves the Secret's certificate and key for its hosts: its content is changed by the platform/);
+  });
+
+  test('the index follows an Ingress: put, replaced without the name, removed', () => {
+    const index = new NameReaders();
+    const facts = (obj: KubeObject) => storedFactsOf(obj, 'deed.dev', undefined, 'ingresses');
+    index.update(NS, 'web', undefined, facts(ingress('web')));
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), ['web']);
+    assert.deepEqual(index.readers('secrets', NS, 'wild'), ['web']);
+    const other = { ...ingress('web'), spec: { tls: [{ secretName: 'wild' }] } };
+    index.update(NS, 'web', facts(ingress('web')), facts(other));
+    assert.deepEqual(index.readers('secrets', NS, 'creds'), []);
+    index.update(NS, 'web', facts(other), undefined);
+    assert.deepEqual(index.readers('secrets', NS, 'wild'), []);
+    assert.equal(index.bytes, 0);
+  });
+
+  test("deed review: an Ingress reviewed before names its TLS Secrets", () => {
+    const reviewed = new ReviewedObjects();
+    reviewed.remember({ stored: ingress('web', stampedMetadata('Ingress', 'beta', NS).metadata), deleted: null });
+    const readers = reviewed.lookup.readers('secrets', NS, 'creds');
+    assert.deepEqual(readers.state === 'known' ? readers.readers.map((r) => [r.kind, r.name]) : readers, [['Ingress', 'web']]);
   });
 });
 

@@ -18,7 +18,7 @@ const sec = (namespace: string, name: string): Obj => ({ metadata: { name, names
 /** Lists and watches of namespaces and Secrets (pods and claims are empty), answered from tables. */
 function fakeApi(moreSecretsInA = 0) {
   const more = Array.from({ length: moreSecretsInA }, (_, i) => sec('a', `more-${i}`));
-  const objects = { namespaces: [ns('a'), ns('plain', {})], secrets: [sec('a', 's1'), sec('b', 's2'), sec('c', 'x'), ...more], pods: [sec('a', 'runner')] as Obj[], persistentvolumeclaims: [] as Obj[] };
+  const objects = { namespaces: [ns('a'), ns('plain', {})], secrets: [sec('a', 's1'), sec('b', 's2'), sec('c', 'x'), ...more], pods: [sec('a', 'runner')] as Obj[], persistentvolumeclaims: [] as Obj[], ingresses: [] as Obj[] };
   const watchers = new Map<string, ServerResponse[]>();
   let rv = 100;
   /** Namespaced lists wait for this before answering, when set. */
@@ -29,7 +29,8 @@ function fakeApi(moreSecretsInA = 0) {
   const server = createServer((req, res) => void answer(req.url!, res));
   const answer = async (path: string, res: ServerResponse) => {
     const url = new URL(path, 'http://x');
-    const m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(\w+)$/.exec(url.pathname);
+    // The core group's kinds, and the Ingresses (networking.k8s.io), which read Secrets by name too.
+    const m = /^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/(?:namespaces\/([^/]+)\/)?(\w+)$/.exec(url.pathname);
     const resource = m?.[2] as keyof typeof objects | undefined;
     if (!resource || !(resource in objects)) return void res.writeHead(404).end();
     res.setHeader('content-type', 'application/json');
@@ -158,6 +159,23 @@ describe('the lookup cache', () => {
     assert.ok(cache.bytes().pods > 0);
   });
 
+  test("the readers of a Secret's name are the pods that name it and the Ingresses that name it for TLS, following the Ingresses' watch", async () => {
+    await until('ingresses current', () => cache.current('ingresses'));
+    const ingress = (secret: string): Obj => ({ ...sec('a', 'web'), spec: { tls: [{ hosts: ['a.example'], secretName: secret }], rules: [{ host: 'a.example' }] } }) as Obj;
+    const readers = () => (cache.readers('secrets', 'a', 'tls') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
+    api.emit('ingresses', 'ADDED', ingress('tls'));
+    api.emit('pods', 'ADDED', { ...sec('a', 'mounts-tls'), spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 't', secret: { secretName: 'tls' } }] } } as Obj);
+    await until('both read tls', () => readers().length === 2);
+    assert.deepEqual(readers(), ['Ingress web', 'Pod mounts-tls']);
+    assert.deepEqual(cache.readers('secrets', 'a', 'tls')?.find((r) => r.kind === 'Ingress')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    assert.ok(cache.bytes().ingresses > 0);
+    api.emit('ingresses', 'MODIFIED', ingress('other-tls'));
+    await until('the Ingress names another', () => readers().length === 1);
+    api.emit('ingresses', 'DELETED', ingress('other-tls'));
+    api.emit('pods', 'DELETED', sec('a', 'mounts-tls'));
+    await until('nothing reads tls or other-tls', () => readers().length === 0 && (cache.readers('secrets', 'a', 'other-tls') ?? []).length === 0);
+  });
+
   test("the readers of a claim's name are the pods that mount it and the claims not yet provisioned that clone it, until provisioned", async () => {
     await until('claims current', () => cache.current('persistentvolumeclaims'));
     const copy = (volumeName?: string): Obj => ({ ...sec('a', 'copy'), spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: 'data' }, ...(volumeName ? { volumeName } : {}) } }) as Obj;
@@ -167,7 +185,7 @@ describe('the lookup cache', () => {
     await until('both read data', () => readers().length === 2);
     assert.deepEqual(readers(), ['PersistentVolumeClaim copy', 'Pod mounts']);
     assert.deepEqual(cache.readers('persistentvolumeclaims', 'a', 'data')?.find((r) => r.kind === 'PersistentVolumeClaim')?.facts.labels, { 'deed.dev/environment': 'alpha' });
-    // A Secret's readers are pods only.
+    // A claim reads no Secret.
     assert.deepEqual(cache.readers('secrets', 'a', 'data'), []);
     assert.ok(cache.bytes().persistentvolumeclaims > 0);
     api.emit('persistentvolumeclaims', 'MODIFIED', copy('pv-1'));

@@ -106,7 +106,6 @@ const FOLLOWED_BY_NAME = [
   { apiGroups: [''], resources: ['endpoints'], verbs: ['list'] },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
-  { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['list'] },
 ];
 
 describe('deed manifests', () => {
@@ -468,7 +467,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts and workloads (a scale names one, a controller-made object is its owner\'s), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims and claim templates, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts, workloads (a scale names one, a controller-made object is its owner\'s) and Ingresses (the Secrets they name for TLS), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims and claim templates, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -476,6 +475,8 @@ describe('deed manifests', () => {
       { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts', 'replicationcontrollers', 'secrets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
+      // The Secrets an Ingress names for TLS, cached as a pod's reads are (reference.live-reader); listed too at a Service's CREATE.
+      { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
@@ -661,6 +662,7 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: [''], resources: ['pods', 'configmaps', 'persistentvolumeclaims', 'serviceaccounts', 'replicationcontrollers'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },

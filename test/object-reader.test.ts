@@ -94,6 +94,17 @@ describe('the object reader', () => {
     }
   });
 
+  test("a Secret's readers, read live, are the pods that name it and the Ingresses that name it for TLS, from their own group", async () => {
+    server.put('ingresses', { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web', namespace: 'tls', uid: 'web', labels: { 'deed.dev/environment': 'beta' } }, spec: { tls: [{ hosts: ['a.example'], secretName: 'cert' }] } } as never);
+    server.put('ingresses', { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'other', namespace: 'tls', uid: 'other' }, spec: { tls: [{ secretName: 'not-cert' }] } } as never);
+    server.put('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'mounts', namespace: 'tls', uid: 'mounts' }, spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'd', secret: { secretName: 'cert' } }] } } as never);
+    const reader = createObjectReader(server.kubeConfig());
+    const answer = (await reader.read([{ resource: 'secrets', namespace: 'tls', name: 'cert', readers: true }], 2000)).readers('secrets', 'tls', 'cert');
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => `${r.kind} ${r.name}`) : answer, ['Pod mounts', 'Ingress web']);
+    assert.deepEqual(answer.state === 'known' ? answer.readers[1]!.found.metadata.labels : undefined, { 'deed.dev/environment': 'beta' });
+    assert.ok(server.requests.some((r) => r.path === '/apis/networking.k8s.io/v1/namespaces/tls/ingresses'));
+  });
+
   test("the readers of a claim's name, read live: the pods that mount it and the claims not yet provisioned that clone it; a claim read alone says what it clones, as the cache keeps it", async () => {
     const claim = (name: string, source: string, volumeName?: string) =>
       ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'live', uid: name, labels: { 'deed.dev/environment': 'beta' } }, spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: source }, ...(volumeName ? { volumeName } : {}) } }) as never;

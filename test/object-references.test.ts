@@ -123,6 +123,11 @@ const CLUSTER: Record<string, KubeObject | null | string> = {
   'gateways/sandbox-a/alpha-edge': stampedMetadata('Gateway', 'alpha', 'sandbox-a'),
   'gateways/sandbox-a/gone-gw': null,
   'listenersets/shared/alpha-ls': owned('ListenerSet', 'alpha'),
+  // Ingresses an ACME HTTP01 solver may name: cert-manager adds its challenge path to the one named.
+  'ingresses/shared/alpha-web': owned('Ingress', 'alpha'),
+  'ingresses/shared/beta-web': owned('Ingress', 'beta'),
+  'ingresses/shared/platform-web': { metadata: { uid: 'platform-web-uid' } },
+  'ingresses/shared/gone-web': null,
   'listenersets/shared/beta-ls': owned('ListenerSet', 'beta'),
   // In alpha's bound namespace: stamped there, and unstamped (the binding's).
   'services/sandbox-a/alpha-api': stampedMetadata('Service', 'alpha', 'sandbox-a'),
@@ -855,7 +860,11 @@ describe("an Issuer or a KEDA TriggerAuthentication hands its operator only its 
     // An HTTP01 solver may not publish its challenge on alpha's Gateway (a public CA would then issue for alpha's hostnames), nor edit an Ingress.
     refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'alpha-gw', sectionName: 'http' }] } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[0\]\.http01\.gatewayHTTPRoute\.parentRefs\[0\]: names Gateway alpha-gw, which belongs to another environment \(cert-manager attaches its challenge route to the Gateway/);
     admitted(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'shared-gw' }] } } }] })));
-    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'alpha-web' } } }] })), 'reference.unknown', /spec\.acme\.solvers\[0\]\.http01\.ingress\.name: names Ingress alpha-web \(networking\.k8s\.io\), a kind Deed does not read/);
+    // An Ingress is read (its TLS Secrets are cached for reference.live-reader): beta's solver may edit beta's own, not alpha's, the platform's or one not made yet.
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'alpha-web' } } }] })), 'reference.cross-environment', /spec\.acme\.solvers\[0\]\.http01\.ingress\.name: names Ingress alpha-web, which belongs to another environment \(cert-manager adds its challenge path to the Ingress/);
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'platform-web' } } }] })), 'reference.cross-environment', /names Ingress platform-web, which carries no stamps in a namespace bound to no environment: it is the platform's/);
+    refused(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'gone-web' } } }] })), 'reference.absent', /names Ingress gone-web, which does not exist; create it first/);
+    admitted(review(ISSUERS, RUNNER_B, acme({ solvers: [{ http01: { ingress: { name: 'beta-web' } } }] })));
     // A CA key that does not exist yet could be alpha's, made later under that name.
     refused(review(ISSUERS, RUNNER_B, { spec: { ca: { secretName: 'new-tls' } } }), 'reference.absent', /spec\.ca\.secretName: names Secret new-tls, which does not exist/);
   });

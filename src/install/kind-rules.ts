@@ -213,7 +213,8 @@ function policyRules(verbs: string[], entries: Entry[]): V1PolicyRule[] {
  * their data), get alone otherwise. `namespaces` is the review scope, not a kind it judges.
  * The kinds a pod names that are read by get are listed too: what a pod names past a
  * review's gets is read by one list of each kind (object-reader.ts, readListed). The kinds
- * whose live objects are followed by name (`followsByName`) are listed, never watched.
+ * whose live objects are followed by name (`followsByName`) are listed, never watched (but
+ * an Ingress, cached for the Secrets it names: rules/live-readers.ts).
  */
 export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
   return [
@@ -225,7 +226,7 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
     ...policyRules(['get'], rows((r) => r.lookup === 'get' && r.door !== 'snapshot' && !podReads(r))),
     ...policyRules(['get', 'list'], rows((r) => r.lookup === 'get' && podReads(r))),
     // What names a Service or a workload and is followed there (an EndpointSlice, an HPA), listed at the CREATE of one (policy/referrers.ts).
-    ...policyRules(['list'], rows((r) => r.followsByName !== undefined)),
+    ...policyRules(['list'], rows((r) => r.followsByName !== undefined && r.lookup !== 'cache')),
   ];
 }
 

@@ -9,7 +9,7 @@ import type { LookupResource } from '../policy/kinds.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import { stampKeys } from '../policy/stamps/keys.js';
 import { SANDBOX_LABEL } from '../policy/review-scope.js';
-import { claimReadsOf, POD_READS, podReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
+import { claimReadsOf, POD_READS, podReadsOf, referencedReadsOf, type PodReads } from '../policy/pod/pod-reads.js';
 
 export interface ObjectFacts {
   uid?: string;
@@ -42,7 +42,7 @@ interface Meta {
 }
 
 /** The facts of one object as the API server sent it (a list item, a watch event's object, a GET). */
-export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string): ObjectFacts {
+export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string, resource?: string): ObjectFacts {
   const m = obj.metadata ?? {};
   const labels = ours(m.labels, prefix);
   const annotations = ours(m.annotations, prefix);
@@ -50,19 +50,20 @@ export function factsOf(obj: { metadata?: Meta | undefined; spec?: unknown; stat
     ...(typeof m.uid === 'string' ? { uid: m.uid } : {}),
     ...(labels ? { labels } : {}),
     ...(annotations ? { annotations } : {}),
-    ...beyondMetadata(obj),
+    ...beyondMetadata(obj, resource),
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
   };
 }
 
 /**
  * What a lookup keeps of an object besides its uid, labels and annotations: a pod's service
- * account and what it reads, or the claim a claim not yet provisioned clones; its controlling owner.
+ * account and what it reads, the claim a claim not yet provisioned clones, or what another
+ * kind that reads by name names (`resource`'s: an Ingress's TLS Secrets); its controlling owner.
  */
-export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown; status?: unknown }): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
+export function beyondMetadata(obj: { metadata?: { ownerReferences?: unknown } | undefined; spec?: unknown; status?: unknown }, resource?: string): Pick<ObjectFacts, 'serviceAccountName' | 'reads' | 'controller'> {
   const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
   const sa = typeof spec?.serviceAccountName === 'string' && spec.serviceAccountName !== '' ? spec.serviceAccountName : undefined;
-  const reads = podReadsOf(obj.spec, obj.status) ?? claimReadsOf(obj.spec);
+  const reads = podReadsOf(obj.spec, obj.status) ?? claimReadsOf(obj.spec) ?? (resource === undefined ? undefined : referencedReadsOf(resource, obj));
   const controller = controllerRefOf(obj.metadata?.ownerReferences);
   return { ...(sa ? { serviceAccountName: sa } : {}), ...(reads ? { reads } : {}), ...(controller ? { controller } : {}) };
 }
@@ -210,8 +211,8 @@ function readsPastBound(p: PodReads): boolean {
  * dropped and the record says they verified: the policy takes the cache's word for it
  * (ownership.ts). Stamps that do not verify are kept whole, for the policy to say why.
  */
-export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean): StoredFacts {
-  const f = factsOf(obj, prefix);
+export function storedFactsOf(obj: { metadata?: Meta | undefined; spec?: unknown; status?: unknown }, prefix: string, verify?: (f: ObjectFacts) => boolean, resource?: string): StoredFacts {
+  const f = factsOf(obj, prefix, resource);
   const c = f.controller;
   const p = f.reads;
   const skip = prefix.length + 1;

@@ -114,7 +114,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       state: 'found',
       metadata: metadataOf(read.metadata),
       // A pod: its account, what it reads and its controller; a claim: what it clones and its controller.
-      ...(readsByName(key.resource) ? beyondMetadata(read) : controller ? controllerOfMeta(read.metadata) : {}),
+      ...(readsByName(key.resource) ? beyondMetadata(read, key.resource) : controller ? controllerOfMeta(read.metadata) : {}),
       ...(typeof source === 'string' && source !== '' ? { sourceClaim: source } : {}),
       ...(typeof created === 'string' && created !== '' ? { created } : {}),
     };
@@ -218,10 +218,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     // Each reading kind listed at once: the review waits for the longer list, not for both.
     const readersAs = async (kind: ReaderKind, resource: string): Promise<Reader[]> => {
       const readers: Reader[] = [];
-      await listPages(collectionPath({ group: '', version: 'v1', resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
+      const row = kindRows().find((r) => r.resource === resource && r.readsByName !== undefined)!;
+      await listPages(collectionPath({ group: row.group, version: row.version, resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
         for (const item of items) {
           const name = item.metadata?.name;
-          const beyond = beyondMetadata(item);
+          const beyond = beyondMetadata(item, resource);
           if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
         }
       });

@@ -408,7 +408,7 @@ export class Reflector {
 
   private facts(namespace: string, item: Item): StoredFacts {
     const verify = this.o.verify;
-    return storedFactsOf(item, this.o.prefix, verify && ((f) => verify(namespace, f)));
+    return storedFactsOf(item, this.o.prefix, verify && ((f) => verify(namespace, f)), this.o.resource);
   }
 
   private put(namespace: string, name: string, facts: StoredFacts): void {

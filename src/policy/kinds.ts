@@ -167,6 +167,13 @@ export interface ReferenceFacts {
   /** Absent or empty, the field defaults to the object's own name (an ExternalSecret's target Secret). */
   orOwnName?: true;
   /**
+   * The follower reads the object named for as long as this one lives, whatever stands under
+   * the name then (an Ingress's TLS Secret): the row lists its kind in `readsByName`, and the
+   * CREATE of one under the name is judged against this object as against a pod that reads it
+   * (rules/live-readers.ts). Absent, the reference is judged only when written.
+   */
+  readsLive?: true;
+  /**
    * The follower changes the object named, or what it serves: scales it, evicts its pods,
    * takes over its template, routes its Service's traffic, rewrites its Ingress. One that
    * carries no stamps outside a bound namespace is the platform's, which no environment's
@@ -268,7 +275,8 @@ export interface KindRow {
   podInput?: boolean;
   /**
    * Its objects read these kinds by name while they live (pod/pod-reads.ts): a pod what it
-   * mounts and names, a claim not yet provisioned the claim it clones. The CREATE of one
+   * mounts and names, a claim not yet provisioned the claim it clones, an Ingress the Secrets
+   * it names for TLS (its `references` to them). The CREATE of one
    * under such a name is judged against them (rules/live-readers.ts); so its store keeps what
    * each reads, indexed by name (kube/name-readers.ts), and it is listed and read whole.
    */
@@ -1143,11 +1151,14 @@ export const KIND_TABLE = [
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
       { path: 'spec.rules[].http.paths[].backend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
-      { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts" },
+      { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts", readsLive: true },
       ISSUER_ANNOTATIONS,
     ],
-
-    // Its Services; not the Secrets it names for TLS (followsByName above).
+    // The Secrets it names for TLS, read as a pod's are (readsByName): a Secret CREATE is judged
+    // against the cached Ingresses that name it, as against the pods; kept as facts (the names).
+    lookup: 'cache',
+    readsByName: ['secrets'],
+    // Its Services (followsByName above): listed live at a Service's CREATE.
     followsByName: ['services'],
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no

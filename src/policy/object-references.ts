@@ -32,6 +32,8 @@ export interface ObjectReference {
   selects?: true;
   /** Keys whose fields the table does not list (kinds.ts `unlisted-keys`): `name` is what they hold as written (so an UPDATE that changes it is judged again), not a name. */
   unlisted?: true;
+  /** The follower reads it for as long as the object lives (kinds.ts `ReferenceFacts.readsLive`): a CREATE under the name is judged against the object. */
+  readsLive?: true;
 }
 
 /**
@@ -106,7 +108,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       continue;
     }
     if (facts.by === 'name') {
-      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes });
+      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes, ...(facts.readsLive === true ? { readsLive: true as const } : {}) });
       continue;
     }
     const ref =

@@ -265,7 +265,7 @@ export class ReviewedObjects {
       const created = typeof creationTimestamp === 'string' ? creationTimestamp : undefined;
       // What the webhook's lookups give besides metadata, as they give it (kube/lookup-facts.ts): a
       // pod's account (whose runner it is) and what it reads, the claim a claim not yet provisioned clones; any object's controller.
-      const { serviceAccountName, reads, controller } = beyondMetadata(obj);
+      const { serviceAccountName, reads, controller } = beyondMetadata(obj, resource);
       const found: Lookup = {
         state: 'found',
         metadata: { ...(uid !== undefined ? { uid } : {}), ...(labels ? { labels: { ...labels } } : {}), ...(annotations ? { annotations: { ...annotations } } : {}) },

@@ -19,7 +19,7 @@ import { podConfigMaps } from './configmap-references.js';
 import { podSecrets } from './secret-references.js';
 import type { PodReads, ReaderKind } from '../policy.js';
 import type { KubeObject } from '../../admission/types.js';
-import { objectReferences } from '../object-references.js';
+import { objectReferences, readableRow } from '../object-references.js';
 import { kindRows, type LookupResource } from '../kinds.js';
 import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from '../read-bounds.js';
 
@@ -86,6 +86,24 @@ export function claimReadsOf(spec: unknown): PodReads | undefined {
   if ((text(spec, 'volumeName') ?? '') !== '') return undefined;
   const clone = dataSources(spec).clone?.name;
   return clone === undefined ? undefined : { ...noReads(), claims: [clone] };
+}
+
+/**
+ * What an object reads by the kind table's references that say so (`readsLive`: an Ingress,
+ * the Secrets it names for TLS), in its own namespace, read as where its writes are judged
+ * (rules/reference-scope.ts). Undefined for a kind with none (a pod's and a claim's reads are
+ * podReadsOf's and claimReadsOf's), and for an object that names nothing.
+ */
+export function referencedReadsOf(resource: string, obj: unknown): PodReads | undefined {
+  const row = kindRows().find((r) => r.resource === resource && r.references?.some((ref) => ref.readsLive === true) === true);
+  if (row === undefined || !isRec(obj)) return undefined;
+  const reads = noReads();
+  for (const ref of objectReferences(row, obj as unknown as KubeObject)) {
+    const read = ref.readsLive !== true || ref.namespace !== undefined ? undefined : readableRow(ref.group, ref.kind);
+    const at = read === undefined || row.readsByName?.includes(read.resource) !== true ? undefined : POD_READS.find((p) => p.resource === read.resource);
+    if (at !== undefined && !reads[at.field].includes(ref.name)) reads[at.field].push(ref.name);
+  }
+  return POD_READS.every((r) => reads[r.field].length === 0) ? undefined : reads;
 }
 
 /** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */

@@ -33,7 +33,8 @@ import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy, Reader, ReaderKind } from '../policy.js';
 import { isReferredTarget, referringKinds } from '../referrers.js';
-import { kindRow, type LookupResource } from '../kinds.js';
+import { kindRow, kindRows, type LookupResource } from '../kinds.js';
+import { readableRow } from '../object-references.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import type { Requester } from '../requester/identity.js';
 import { RULES } from './catalog.js';
@@ -160,21 +161,35 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
   if (readers.state === 'unknown') return [{ rule, path: req.operation === 'UPDATE' ? 'data' : 'metadata.name', message: `cannot tell whether a live pod of another environment reads ${what} in namespace ${namespace}: ${readers.reason}` }];
   for (const reader of readers.readers) {
     const owner = ownershipOfFound(reader.found, reader.kind, namespace, ctx.policy, ctx.keyRing);
-    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment, reader.kind);
+    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates', row.resource);
     const of = owner.kind === 'unowned' ? undefined : owner.environment;
     if (of === environment) continue;
     // A principal of no environment writes for the pods of those it acts for (a manager's); an environment's claim
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates');
+    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates', row.resource);
   }
   return [];
 }
 
+/** Where a reader of `kind` names `resource`'s objects by a kind-table reference it is read by (`readsLive`: an Ingress's TLS Secrets), and who follows it; undefined for a pod or a claim, which read by their specs. */
+function namingReference(kind: ReaderKind, resource: LookupResource): { path: string; follower: string } | undefined {
+  const row = kindRows().find((r) => r.kind === kind && r.readsByName?.includes(resource) === true);
+  const ref = row?.references?.find((r) => r.readsLive === true && r.kind !== undefined && readableRow(r.kind.group, r.kind.kind)?.resource === resource);
+  return ref === undefined ? undefined : { path: ref.path, follower: ref.follower };
+}
+
 /** Which pod or claim reads the name, and whose, is not told: the requester acts for none of them. */
-function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false, template = false): Finding[] {
+function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false, template = false, resource?: LookupResource): Finding[] {
   const whose = environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
+  const named = resource === undefined ? undefined : namingReference(by, resource);
+  if (named !== undefined)
+    return [
+      rewrite
+        ? { rule, path: 'data', message: `a live ${by} ${whose} in namespace ${namespace} names ${what} (${named.path}), and ${named.follower}: its content is changed by the platform (a principal in platform) or that environment's manager, or once no such ${by} is left` }
+        : { rule, path: 'metadata.name', message: `a live ${by} ${whose} in namespace ${namespace} names ${what} (${named.path}), and once this one stands ${named.follower}: choose a name of this run's own, or create it once no such ${by} is left` },
+    ];
   if (by === 'PersistentVolumeClaim')
     return [
       {

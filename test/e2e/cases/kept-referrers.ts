@@ -88,6 +88,27 @@ export function keptReferrerCases(suite: () => Suite): void {
       );
     });
 
+    test("alpha's Secret under the name of beta's deleted TLS Secret, which beta's Ingress still names, is refused (the ingress controller would serve alpha's key for beta's hosts); beta's own is stored, and alpha's once the Ingress is gone", async () => {
+      const s = suite();
+      const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'cert', 'tls.key': 'key' } });
+      const tlsIngress = (name: string, secretName: string) => ({ ...ingress(name, name), spec: { ...ingress(name, name).spec, tls: [{ hosts: [`${name}.example.com`], secretName }] } });
+      ok("beta's Service", await s.api(beta, 'POST', collectionPath('Service', NS), service('shop', { app: 'shop' })));
+      ok("beta's TLS Secret", await s.api(beta, 'POST', collectionPath('Secret', NS), secret('shop-tls')));
+      ok("beta's Ingress", await s.api(beta, 'POST', collectionPath('Ingress', NS), tlsIngress('shop', 'shop-tls')));
+      assert.equal((await s.api(beta, 'DELETE', `${collectionPath('Secret', NS)}/shop-tls`)).status, 200);
+      await eventually("alpha's Secret under the name is refused once Deed's cache has the Ingress", async () => (await s.api(alpha, 'POST', `${collectionPath('Secret', NS)}?dryRun=All`, secret('shop-tls'))).status === 403);
+      refused(
+        await s.api(alpha, 'POST', collectionPath('Secret', NS), secret('shop-tls')),
+        'reference.live-reader',
+        /a live Ingress of another environment \(or of none\) in namespace shared-kept names Secret shop-tls \(spec\.tls\[\]\.secretName\), and once this one stands the ingress controller serves the Secret's certificate and key for its hosts: choose a name of this run's own, or create it once no such Ingress is left/,
+      );
+      // Beta's own is stored again; once beta's Ingress is gone, the name is anyone's.
+      ok("beta's TLS Secret again", await s.api(beta, 'POST', collectionPath('Secret', NS), secret('shop-tls')));
+      assert.equal((await s.api(beta, 'DELETE', `${collectionPath('Secret', NS)}/shop-tls`)).status, 200);
+      assert.equal((await s.api(beta, 'DELETE', `${collectionPath('Ingress', NS)}/shop`)).status, 200);
+      await eventually("alpha's Secret under the name is stored once the Ingress is gone", async () => (await s.api(alpha, 'POST', collectionPath('Secret', NS), secret('shop-tls'))).status === 201);
+    });
+
     test("one environment's Service, Deployment, HPA and Ingress are admitted in any order its references allow, and made again under their names", async () => {
       const s = suite();
       const create = async (what: string, path: string, body: Any) => {
