@@ -93,7 +93,17 @@ describe('template.host-network', () => {
     assert.match(refused.status!.message!, /\[template\.host-network\] spec\.hostNetwork: environment "alpha" is not granted host networking/);
     const admitted = validate(pod, granted('alpha'));
     assert.equal(admitted.allowed, true, admitted.status?.message);
-    assert.ok(admitted.warnings?.some((w) => w.includes('template.host-access')));
+    // The grant is this rule's alone: template.host-access does not flag it, so a policy that
+    // denies host-access (to refuse the host PID namespace) still admits a granted host network (rev-92).
+    assert.ok(!admitted.warnings?.some((w) => w.includes('template.host-access')), JSON.stringify(admitted.warnings));
+    const strict = validate(pod, { ...granted('alpha'), rules: { 'template.host-access': 'deny' } });
+    assert.equal(strict.allowed, true, strict.status?.message);
+    pod.request.object.spec.hostPID = true;
+    pod.request.object = admittedBy(pod, pod.request.object);
+    const pid = validate(pod, { ...granted('alpha'), rules: { 'template.host-access': 'deny' } });
+    assert.equal(pid.allowed, false);
+    assert.match(pid.status!.message!, /\[template\.host-access\] spec\.hostPID: uses the host pid namespace/);
+    assert.doesNotMatch(pid.status!.message!, /hostNetwork/);
   });
 
   for (const row of TEMPLATED)

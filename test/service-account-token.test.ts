@@ -208,6 +208,22 @@ describe('volumes that hand a container a service-account token are refused', ()
     assert.equal(allowed.allowed, true, allowed.status?.message);
   });
 
+  test("a pod certificate from the API server's client signer (a client credential of the pod's service account) is denied; one from another signer is allowed (rev-92)", () => {
+    const body = (signerName: string) =>
+      createdWith((o) => {
+        o.spec.volumes.push({ name: 'cert', projected: { sources: [{ podCertificate: { signerName, keyType: 'ED25519', credentialBundlePath: 'creds.pem' } }] } });
+        o.spec.containers[1].volumeMounts.push({ name: 'cert', mountPath: '/var/run/cert' });
+      });
+    const { validated } = admit(body('kubernetes.io/kube-apiserver-client-pod'));
+    assert.equal(validated.allowed, false);
+    assert.match(
+      validated.status!.message,
+      /\[template\.service-account-token\] spec\.volumes\[name=cert\]\.projected\.sources\.podCertificate: volume "cert" projects a certificate from signer kubernetes\.io\/kube-apiserver-client-pod, a client credential of the pod's service account for the API server, into containers indexer/,
+    );
+    const mesh = admit(body('mesh.example.com/workload')).validated;
+    assert.equal(mesh.allowed, true, mesh.status?.message);
+  });
+
   test('a platform that really wants a token in a sidecar can relax the rule to warn', () => {
     const body = createdWith((o) => {
       o.spec.volumes.push({ name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } });

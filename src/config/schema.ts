@@ -23,6 +23,9 @@ const serviceAccountPattern = z
   .string()
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?:(\*|[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/, 'must be NAMESPACE:NAME or NAMESPACE:*');
 
+/** A PriorityClass's name, as the API server validates it (a DNS subdomain). */
+const priorityClassName = z.string().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a PriorityClass name (a DNS subdomain)');
+
 export const environmentSchema = z
   .object({
     id: labelValue.describe('Environment id, stamped as the `<prefix>/environment` label.'),
@@ -51,9 +54,13 @@ export const environmentSchema = z
     grants: z
       .object({
         hostNetwork: z.boolean().default(false).describe("The environment's pods may use the host network namespace (rule `template.host-network`)."),
+        priorityClasses: z
+          .array(priorityClassName)
+          .default([])
+          .describe("PriorityClasses the environment's pods may name besides `template.priorityClasses` (rule `template.priority-class`): a class above other environments' lets the scheduler preempt their pods."),
       })
       .strict()
-      .default({ hostNetwork: false })
+      .default({ hostNetwork: false, priorityClasses: [] })
       .describe('What the platform grants this environment beyond the sandbox defaults.'),
     managers: z
       .object({
@@ -163,6 +170,12 @@ export const templateSchema = z
       .default([...WELL_KNOWN_CONFIGMAPS])
       .describe(
         "ConfigMaps any pod may name whoever's they are (rules `configmap-ref.*` do not judge them): those a cluster component creates in every namespace and the API server's ServiceAccount plugin adds to every pod's token volume. `kube-root-ca.crt` holds the cluster's CA (the root-CA publisher writes it); `openshift-service-ca.crt` holds OpenShift's service CA. List only ConfigMaps a system controller keeps: no environment may create one (`configmap.well-known`), but a principal of no environment may where none is kept.",
+      ),
+    priorityClasses: z
+      .array(priorityClassName)
+      .default([])
+      .describe(
+        "PriorityClasses any environment's pods may name (rule `template.priority-class`); unset, a sandbox pod names none and takes the cluster's default. List only classes no higher than every environment's pods': the scheduler preempts lower-priority pods, another environment's included, to place a pod of a higher one.",
       ),
     os: z.string().min(1).default('linux').describe('Owned kubernetes.io/os scheduling value.'),
     arch: z.string().min(1).optional().describe('Owned kubernetes.io/arch scheduling value; unset: not owned.'),

@@ -107,7 +107,7 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   ),
   // Cluster-scoped targets: the platform's, by RBAC; a tenant cannot make one another's.
   'core.PodSpec.nodeName': rbac('a Node (cluster-scoped): the scheduler\'s and the platform\'s'),
-  'core.PodSpec.priorityClassName': rbac('a PriorityClass (cluster-scoped): the platform\'s; a ResourceQuota scope limits who uses which'),
+  'core.PodSpec.priorityClassName': judged('template.priority-class', 'a PriorityClass (cluster-scoped, the platform\'s) that no RBAC guards naming: the scheduler preempts lower-priority pods, another environment\'s included, to place the pod, so a sandbox pod names only a class the policy allows; for principals of no environment a ResourceQuota scope (the API server\'s limitedResources) limits who uses which'),
   'core.PodSpec.runtimeClassName': rbac('a RuntimeClass (cluster-scoped): the platform\'s'),
   'core.PodSpec.schedulerName': rbac('a scheduler the platform runs, not an object'),
   'core.PersistentVolumeClaimSpec.storageClassName': rbac('a StorageClass (cluster-scoped): the platform\'s'),
@@ -116,7 +116,7 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   'core.EndpointAddress.nodeName': rbac('a Node (cluster-scoped): a topology hint for kube-proxy'),
   'discovery.Endpoint.nodeName': rbac('a Node (cluster-scoped): a topology hint for kube-proxy'),
   'core.Binding.target': rbac('the Node the pod is bound to (cluster-scoped); the Binding itself is a door (pod-by-name)'),
-  'core.PodCertificateProjection.signerName': rbac('a certificate signer the platform runs; RBAC\'s signer permissions decide who may ask it'),
+  'core.PodCertificateProjection.signerName': judged('template.service-account-token', 'a certificate signer: the kubelet asks it for the pod, as the node, so no RBAC of the pod\'s writer decides; the API server\'s client signer (kubernetes.io/kube-apiserver-client-pod) issues a credential of the pod\'s service account and is refused in a sandbox pod as a token is; another signer is the platform\'s to run'),
   'core.VolumeProjection.clusterTrustBundle': rbac('a ClusterTrustBundle (cluster-scoped): public trust anchors, the platform\'s'),
   'core.WindowsSecurityContextOptions.gmsaCredentialSpecName': rbac('a GMSA credential spec (cluster-scoped), whose use its webhook and RBAC authorise'),
   'networking.IngressSpec.ingressClassName': rbac('an IngressClass (cluster-scoped): the platform\'s'),

@@ -100,6 +100,21 @@ export interface TokenSource {
 }
 
 /** Every projected serviceAccountToken source in the pod's volumes. */
+/** The signer whose pod certificates the API server accepts as the pod's service account (Kubernetes 1.35+, PodCertificateRequest). */
+export const API_CLIENT_POD_SIGNER = 'kubernetes.io/kube-apiserver-client-pod';
+
+/** The volumes with a projected `podCertificate` from API_CLIENT_POD_SIGNER: the kubelet writes the pod a client credential of its service account. */
+export function apiClientCertificateVolumes(spec: Rec): string[] {
+  const out: string[] = [];
+  for (const v of recs(field(spec, 'volumes'))) {
+    const projected = field(v, 'projected');
+    if (!isRec(projected)) continue;
+    const signers = recs(field(projected, 'sources')).map((source) => field(source, 'podCertificate'));
+    if (signers.some((cert) => isRec(cert) && text(cert, 'signerName') === API_CLIENT_POD_SIGNER)) out.push(text(v, 'name') ?? '');
+  }
+  return out;
+}
+
 export function tokenSources(spec: Rec): TokenSource[] {
   const out: TokenSource[] = [];
   for (const v of recs(field(spec, 'volumes'))) {

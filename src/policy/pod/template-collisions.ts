@@ -6,7 +6,7 @@ import { quoted, type Finding } from '../../admission/verdict.js';
 import type { Config } from '../../config/schema.js';
 import { containers, fileKeyReads, mainContainerOf, mounts, volumeSource } from './spec.js';
 import { field, isRec, recs, text, type Rec } from '../unstructured.js';
-import { isPluginTokenVolume, tokenSources } from './service-account-token.js';
+import { API_CLIENT_POD_SIGNER, apiClientCertificateVolumes, isPluginTokenVolume, tokenSources } from './service-account-token.js';
 import { rule } from '../rules/rule-info.js';
 import type { Rule } from '../rules/rule.js';
 import type { PodSpecSubject } from './pod-spec-subject.js';
@@ -68,7 +68,7 @@ export const TEMPLATE_COLLISION_RULES = {
     id: 'template.service-account-token',
     webhook: 'validate',
     checks:
-      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true).',
+      'A pod\'s and a workload pod template\'s spec.automountServiceAccountToken is absent or the owned value: Deed sets it off in a pod that leaves it unset (and takes out the token the API server mounted), a pod a workload controller makes included, since Deed reviews what the controllers in `workloadControllers.users` create. Where the controller manager runs without per-controller credentials (`workloadControllers.perControllerCredentials: false`: its pods are created unreviewed), Deed writes `automountServiceAccountToken: false` into an environment\'s pod templates when they are written, and refuses a template still without it. In both, no volume hands a container a service-account token: a projected `serviceAccountToken` source is allowed only with an audience listed in `template.tokenAudiences` (and the API server\'s own token volume only when the owned value is true), and a projected `podCertificate` from the API server\'s client signer (`kubernetes.io/kube-apiserver-client-pod`, a client certificate of the pod\'s service account) not at all.',
     defaultMode: 'deny',
     overridable: true,
     example: 'volume "tok" projects a service-account token for the API server (no audience) into containers main, sidecar',
@@ -92,10 +92,11 @@ export const TEMPLATE_COLLISION_RULES = {
   templateHostAccess: rule({
     id: 'template.host-access',
     webhook: 'validate',
-    checks: 'Host namespaces (network, PID, IPC) and hostPath volumes are allowed but flagged.',
+    checks:
+      "The host PID and IPC namespaces and hostPath volumes are allowed but flagged: Pod Security (`baseline` or `restricted` on the opted-in namespaces) is what refuses them; set this rule to `deny` where it is not enforced. Host networking is `template.host-network`'s, a grant.",
     defaultMode: 'warn',
     overridable: true,
-    example: 'uses the host network namespace',
+    example: 'uses the host pid namespace',
   }),
 } as const;
 
@@ -235,7 +236,9 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   if (osName !== undefined && osName !== t.os) findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.os.name`, t.os, osName));
   if (t.arch !== undefined) findings.push(...scheduling(spec, at, ARCH_LABEL, t.arch));
 
-  for (const key of ['hostNetwork', 'hostPID', 'hostIPC'])
+  // Host networking is a grant, judged by template.host-network alone: flagged here too, a
+  // policy that denies this rule to refuse the host PID namespace would refuse a granted one.
+  for (const key of ['hostPID', 'hostIPC'])
     if (field(spec, key) === true) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateHostAccess.id, path: `${at}.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
   for (const c of all) {
     const sc = field(c.spec, 'securityContext');
@@ -305,6 +308,18 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
       rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
       path: `${at}.volumes[name=${source.volume}].projected.sources.serviceAccountToken`,
       message: `volume "${source.volume}" projects a service-account token ${audience} ${who}`,
+    });
+  }
+  // A pod certificate the kubelet asks the API server's client signer for is a client
+  // certificate of the pod's service account: a credential the API server accepts, as a token.
+  for (const volume of apiClientCertificateVolumes(spec)) {
+    mountedBy ??= containersByVolume(all);
+    const users = mountedBy.get(volume) ?? [];
+    const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
+    findings.push({
+      rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
+      path: `${at}.volumes[name=${volume}].projected.sources.podCertificate`,
+      message: `volume "${volume}" projects a certificate from signer ${API_CLIENT_POD_SIGNER}, a client credential of the pod's service account for the API server, ${who}`,
     });
   }
   return findings;

@@ -9,6 +9,7 @@ import { TEMPLATE_COLLISION_RULES, templateCollisionRule, controllerTokenRule } 
 import { WORKSPACE_MOUNT_RULES, workspaceRule } from '../pod/workspace-mounts.js';
 import { TEMPLATE_HOST_NETWORK, hostNetworkRule } from '../pod/host-network.js';
 import { TEMPLATE_PROCESS_NAMESPACE, processNamespaceRule } from '../pod/process-namespace.js';
+import { TEMPLATE_PRIORITY_CLASS, priorityClassRule } from '../pod/priority-class.js';
 
 export { ENFORCEMENT_MODES, type EnforcementMode, type RuleInfo };
 
@@ -301,6 +302,7 @@ export const RULES = {
   ...TEMPLATE_COLLISION_RULES,
   templateHostNetwork: TEMPLATE_HOST_NETWORK,
   templateProcessNamespace: TEMPLATE_PROCESS_NAMESPACE,
+  templatePriorityClass: TEMPLATE_PRIORITY_CLASS,
   ...WORKSPACE_MOUNT_RULES,
   workspaceClaimMarker: rule({
     id: 'workspace.claim-marker',
@@ -622,4 +624,4 @@ export const RULES_BY_ID: ReadonlyMap<string, RuleInfo> = new Map(RULE_LIST.map(
  * in the order their findings are reported. A new pod rule is its file (its catalogue
  * entry and its check) and one line here.
  */
-export const POD_SPEC_RULES: readonly Rule<PodSpecSubject>[] = [templateCollisionRule, workspaceRule, controllerTokenRule, hostNetworkRule, processNamespaceRule];
+export const POD_SPEC_RULES: readonly Rule<PodSpecSubject>[] = [templateCollisionRule, workspaceRule, controllerTokenRule, hostNetworkRule, processNamespaceRule, priorityClassRule];

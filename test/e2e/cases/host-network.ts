@@ -60,5 +60,22 @@ export function hostNetworkCases(suite: () => Suite): void {
       assert.equal(answer.status, 201, answer.text);
       assert.equal((await s.api(s.admin, 'GET', `${DEPLOYMENTS('sandbox-b')}/beta-hostnet`)).body.spec.template.spec.hostNetwork, true);
     });
+
+    test("beta's runner is refused a pod, and a Deployment, at system-cluster-critical: the scheduler would preempt alpha's runner and sandboxes to place it (rev-92)", async () => {
+      const s = suite();
+      const pod = await s.api(s.runnerB.identity, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('beta-critical', { spec: { priorityClassName: 'system-cluster-critical' } }));
+      assert.equal(pod.status, 403, pod.text);
+      assert.match(pod.body.message, /\[template\.priority-class\] spec\.priorityClassName: priority class "system-cluster-critical" is not allowed for environment "beta": the scheduler would preempt lower-priority pods to place it, other environments' included; leave priorityClassName unset/);
+      const critical = deployment('beta-critical');
+      const template = (critical.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+      delete template.hostNetwork;
+      template.priorityClassName = 'system-node-critical';
+      const workload = await s.api(s.runnerB.identity, 'POST', DEPLOYMENTS('sandbox-b'), critical);
+      assert.equal(workload.status, 403, workload.text);
+      assert.match(workload.body.message, /\[template\.priority-class\] spec\.template\.spec\.priorityClassName: priority class "system-node-critical"/);
+      // Without a class the pod takes the cluster's default, and is stored.
+      const plain = await s.api(s.runnerB.identity, 'POST', PATHS.Pod('sandbox-b'), sandboxPod('beta-default-priority'));
+      assert.equal(plain.status, 201, plain.text);
+    });
   });
 }
