@@ -148,6 +148,8 @@ describe('deed manifests', () => {
         'ValidatingAdmissionPolicyBinding/deed-namespace-delete',
         'ValidatingAdmissionPolicy/deed-namespace-labels',
         'ValidatingAdmissionPolicyBinding/deed-namespace-labels',
+        'ValidatingAdmissionPolicy/deed-cronjob-active',
+        'ValidatingAdmissionPolicyBinding/deed-cronjob-active',
         'ValidatingAdmissionPolicy/deed-create-stamps',
         'ValidatingAdmissionPolicyBinding/deed-create-stamps',
         'ClusterRole/deed-reaper',

@@ -16,6 +16,7 @@ import { rotationCases } from './cases/rotation.js';
 import { connectionCases } from './cases/connections.js';
 import { reviewScopeCases } from './cases/review-scope.js';
 import { controllerCases } from './cases/controllers.js';
+import { cronJobStatusCases } from './cases/cronjob-status.js';
 import { workloadCases } from './cases/workloads.js';
 import { controllerMadeCases } from './cases/controller-made.js';
 import { defaultRowCases } from './cases/default-row.js';
@@ -110,6 +111,7 @@ describe('Deed in a real API server', { skip }, () => {
   scaleTargetCases(get);
   keptReferrerCases(get);
   statusReferenceCases(get, tools);
+  cronJobStatusCases(get, tools);
   // After every case that installs a CRD: their kinds must classify too.
   coverageCases(get);
   // Last: the suite's own webhooks are away while it runs.
