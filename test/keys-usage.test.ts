@@ -104,7 +104,7 @@ describe('deed keys usage', () => {
     const lists = rest.filter((r) => !discovery.includes(r));
     assert.deepEqual(
       lists.map((r) => r.path).sort(),
-      ['/api/v1/configmaps', '/api/v1/persistentvolumeclaims', '/api/v1/pods', '/api/v1/secrets', '/apis/coordination.k8s.io/v1/leases', '/apis/example.com/v1/widgets', '/apis/networking.k8s.io/v1/networkpolicies'],
+      ['/api/v1/configmaps', '/api/v1/persistentvolumeclaims', '/api/v1/pods', '/api/v1/secrets', '/apis/coordination.k8s.io/v1/leases', '/apis/example.com/v1/widgets', '/apis/networking.k8s.io/v1/ingresses', '/apis/networking.k8s.io/v1/networkpolicies'],
       'every namespaced kind with the list verb: no Namespaces (cluster-scoped), no pods/status (a subresource)',
     );
     for (const r of lists) {

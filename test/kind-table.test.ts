@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { HELM_KINDS_TEMPLATE, helmKindsTemplate, defaultRowRules, mutatingRules, validatingRules } from '../src/install/kind-rules.js';
 import { doorOf } from '../src/policy/doors/door.js';
-import { isDefaultRowException, KIND_TABLE, kindRows, REAPED_KINDS, sandboxKind, STAMPED_KINDS, workloadKind } from '../src/policy/kinds.js';
+import { isDefaultRowException, KIND_TABLE, kindRowNamed, kindRows, REAPED_KINDS, sandboxKind, STAMPED_KINDS, workloadKind } from '../src/policy/kinds.js';
 import { REAP_KINDS } from '../src/kube/client.js';
 import type { AdmissionRequest } from '../src/admission/types.js';
 import { ROOT } from './cli-process.js';
@@ -112,6 +112,17 @@ function files(dir: string): string[] {
     return statSync(path).isDirectory() ? files(path) : [path];
   });
 }
+
+describe('references that may name what does not exist', () => {
+  test('only a reference its row follows by name may name one that does not exist: whoever creates it later is judged against the row\'s object', () => {
+    for (const row of kindRows())
+      for (const ref of row.references ?? [])
+        if (ref.mayNameAbsent === true) {
+          const target = ref.kind === undefined ? undefined : kindRowNamed(ref.kind.group, ref.kind.kind);
+          assert.ok(target !== undefined && row.followsByName?.includes(target.resource) === true, `${row.kind} ${ref.path}`);
+        }
+  });
+});
 
 describe('no list of kinds outside the table', () => {
   test('no source or install file names two of its resources or kinds as quoted strings on one line, but those allowed with a reason', () => {

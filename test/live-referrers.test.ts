@@ -101,6 +101,26 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
     refusedBy(create('Service', 'api'), referrers('Ingress', { path: 'spec.rules[0].http.paths[0].backend.service.name', follower: 'the ingress controller publishes the Service on its routes' }, 'beta'), /^Ingress shared\/ingress-0 .* names Service api \(spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name\), and once this one stands the ingress controller publishes the Service on its routes/);
   });
 
+  test("alpha's Service under the name beta's live StatefulSet governs is refused: the EndpointSlice controller would publish alpha's pods under beta's set's stable DNS names (rev-93)", () => {
+    const governs = { path: 'spec.serviceName', follower: "the EndpointSlice controller publishes the Service's pods under the set's stable DNS names (<pod>.<service>)" };
+    refusedBy(
+      create('Service', 'api'),
+      referrers('StatefulSet', governs, 'beta'),
+      /^StatefulSet shared\/statefulset-0 of another environment \(or of none\) names Service api \(spec\.serviceName\), and once this one stands the EndpointSlice controller publishes the Service's pods under the set's stable DNS names \(<pod>\.<service>\): choose a name of this run's own, or create it once that StatefulSet is deleted$/,
+    );
+    passes(create('Service', 'api'), referrers('StatefulSet', governs, 'alpha'));
+    // The set itself may name a Service that does not exist (it needs none); one of beta's it may not.
+    const set = (service: Lookup) => {
+      const decision = decide('validate', create('StatefulSet', 'db'), { ...testContext(POLICY), lookup: { get: (resource, _ns, name) => (resource === 'services' && name === 'db' ? service : { state: 'absent' }), readers: () => ({ state: 'known', readers: [] }) } });
+      assert.ok(decision.kind === 'review');
+      return decision.verdict.findings.filter((f) => f.path === 'spec.serviceName');
+    };
+    assert.deepEqual(set({ state: 'absent' }), []);
+    assert.match(set(stamped('Service', 'beta'))[0]?.message ?? '', /^names Service db, which belongs to another environment \(the EndpointSlice controller publishes/);
+    assert.deepEqual(set(stamped('Service', 'alpha')), []);
+    assert.deepEqual(referenceNaming({ group: 'apps', resource: 'statefulsets' }, { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: NS }, spec: { serviceName: 'api' } } as KubeObject, NS, 'services', 'api')?.path, 'spec.serviceName');
+  });
+
   test("a Deployment, StatefulSet, ReplicaSet or ReplicationController under the name beta's HPA scales is refused", () => {
     for (const kind of ['Deployment', 'StatefulSet', 'ReplicaSet', 'ReplicationController'] as const)
       refusedBy(create(kind, 'api'), referrers('HorizontalPodAutoscaler', HPA, 'beta'), new RegExp(`^HorizontalPodAutoscaler shared/horizontalpodautoscaler-0 of another environment \\(or of none\\) names ${kind} api \\(spec\\.scaleTargetRef\\), and once this one stands the horizontal-pod-autoscaler controller writes the target's /scale`));
@@ -111,7 +131,7 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
     const stamps = stamped('EndpointSlice', 'beta');
     const forged = { ...stamps, metadata: { ...stamps.metadata, labels: { ...stamps.metadata.labels, 'deed.dev/environment': 'alpha' } } };
     refusedBy(create('Service', 'api'), { state: 'known', readers: [{ kind: 'EndpointSlice', name: 'x', found: forged, reference: SLICE }] }, /names Service api/);
-    refusedBy(create('Service', 'api'), { state: 'unknown', reason: 'the EndpointSlices could not be listed' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared \(Endpoints, EndpointSlice, Ingress\) names Service api: the EndpointSlices could not be listed$/);
+    refusedBy(create('Service', 'api'), { state: 'unknown', reason: 'the EndpointSlices could not be listed' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared \(StatefulSet, Endpoints, EndpointSlice, Ingress\) names Service api: the EndpointSlices could not be listed$/);
     refusedBy(create('Deployment', 'api'), { state: 'unknown', reason: 'no turn' }, /\(HorizontalPodAutoscaler\) names Deployment api: no turn/);
   });
 
@@ -164,15 +184,17 @@ describe('the read plan and the reads of referrers', () => {
   });
 
   test('which kinds refer to a resource comes from the kind table: its built-in referrers, none for a Secret', () => {
-    assert.deepEqual(referringKinds('services').map((r) => r.kind), ['Endpoints', 'EndpointSlice', 'Ingress']);
+    assert.deepEqual(referringKinds('services').map((r) => r.kind), ['StatefulSet', 'Endpoints', 'EndpointSlice', 'Ingress']);
     for (const resource of ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers']) assert.deepEqual(referringKinds(resource).map((r) => r.kind), ['HorizontalPodAutoscaler']);
     for (const resource of ['secrets', 'configmaps', 'daemonsets', 'jobs', 'pods']) assert.equal(isReferredTarget(resource), false, resource);
   });
 
-  test("each row's followsByName is what its references can name, of a kind Deed reads; the webhook may list (never watch) those rows", () => {
-    const listed = webhookLookupRules(true).filter((r) => r.verbs.length === 1 && r.verbs[0] === 'list').flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`));
+  test("each row's followsByName is what its references can name, of a kind Deed reads; the webhook may list those rows, and watches only those it caches", () => {
+    const rules = webhookLookupRules(true);
+    const granted = (verb: string) => rules.filter((r) => r.verbs.includes(verb)).flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`));
     for (const row of kindRows().filter((r) => r.followsByName !== undefined)) {
-      assert.ok(listed.includes(`${row.group}/${row.resource}`), `${row.kind} is listed`);
+      assert.ok(granted('list').includes(`${row.group}/${row.resource}`), `${row.kind} is listed`);
+      assert.equal(granted('watch').includes(`${row.group}/${row.resource}`), row.lookup === 'cache', `${row.kind} is watched only if cached`);
       for (const resource of row.followsByName!) {
         const target = kindRows().find((r) => r.resource === resource && r.group !== undefined && r.lookup !== undefined)!;
         assert.ok(target !== undefined, `${resource} is read`);
@@ -256,12 +278,14 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
   }
   const beta = stampedMetadata('EndpointSlice', 'beta', NS).metadata;
 
-  test("a Service's EndpointSlices, Endpoints and Ingresses are each listed page by page in its namespace; those that name it kept with their metadata and where they name it", async () => {
+  test("a Service's StatefulSets, EndpointSlices, Endpoints and Ingresses are each listed page by page in its namespace; those that name it kept with their metadata and where they name it", async () => {
     const slices = Array.from({ length: 300 }, (_, i) => ({ metadata: { name: `s-${i}`, namespace: NS, uid: `s-${i}`, labels: { ...beta.labels, 'kubernetes.io/service-name': i % 100 === 0 ? 'api' : 'web' }, annotations: beta.annotations }, endpoints: [{ addresses: ['10.0.0.9'] }] }));
     const api = await listServer({
       [`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`]: slices,
       [`/api/v1/namespaces/${NS}/endpoints`]: [{ metadata: { name: 'api', namespace: NS } }, { metadata: { name: 'web', namespace: NS } }],
       [`/apis/networking.k8s.io/v1/namespaces/${NS}/ingresses`]: [{ metadata: { name: 'edge', namespace: NS }, spec: { tls: [{ secretName: 'api' }], rules: [{ http: { paths: [{ backend: { service: { name: 'api' } } }] } }] } }],
+      // A StatefulSet's governing Service (rev-93): its pods' stable DNS names are published under it.
+      [`/apis/apps/v1/namespaces/${NS}/statefulsets`]: [{ metadata: { name: 'db', namespace: NS }, spec: { serviceName: 'api' } }, { metadata: { name: 'cache', namespace: NS }, spec: { serviceName: 'cache-hl' } }],
     });
     try {
       const { createObjectReader } = await import('../src/kube/object-reader.js');
@@ -269,6 +293,7 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       assert.equal(answer.state, 'known', JSON.stringify(answer));
       if (answer.state !== 'known') return;
       assert.deepEqual(answer.readers.map((r) => `${r.kind} ${r.name} ${r.reference?.path}`), [
+        'StatefulSet db spec.serviceName',
         'Endpoints api metadata.name',
         'EndpointSlice s-0 metadata.labels["kubernetes.io/service-name"]',
         'EndpointSlice s-100 metadata.labels["kubernetes.io/service-name"]',

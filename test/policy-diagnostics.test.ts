@@ -89,7 +89,7 @@ describe('policy errors name the file, line and column, and what was meant', () 
 
   test('the valid keys come from the schema: through arrays, defaults and optional fields', () => {
     assert.ok(keysAt(configSchema, ['environments', 0]).includes('claimsFrom'));
-    assert.deepEqual(keysAt(configSchema, ['environments', 0, 'grants']), ['hostNetwork']);
+    assert.deepEqual(keysAt(configSchema, ['environments', 0, 'grants']), ['hostNetwork', 'priorityClasses']);
     assert.ok(keysAt(configSchema, ['attestation', 'keys', 0]).includes('file'));
     assert.deepEqual(keysAt(configSchema, ['labelPrefix']), []);
   });

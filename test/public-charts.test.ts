@@ -280,15 +280,17 @@ describe("public charts, as an environment's runner installs them into its names
     printed = parse(run.stdout);
   });
 
-  test('ten objects are refused: nine whose pod templates ask for the API server token, one for the host network', () => {
+  test('twelve objects are refused: nine whose pod templates ask for the API server token, one for the host network, two at system-cluster-critical priority', () => {
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /^196 objects: 132 allowed, 10 denied, 11 warnings, 54 not judged$/m);
+    assert.match(run.stderr, /^196 objects: 130 allowed, 12 denied, 10 warnings, 54 not judged$/m);
     const denied = all.filter((v) => v.outcome === 'DENIED');
     assert.deepEqual(denied.flatMap((v) => v.denials.map((d) => `${v.kind} ${v.name} ${d.rule}`)).sort(), [
+      'CronJob sandbox-a/descheduler template.priority-class',
       'DaemonSet sandbox-a/prometheus-node-exporter template.host-network',
       'Deployment sandbox-a/external-dns template.service-account-token',
       'Deployment sandbox-a/ingress-nginx-controller template.service-account-token',
       'Deployment sandbox-a/kube-state-metrics template.service-account-token',
+      'Deployment sandbox-a/metrics-server template.priority-class',
       'Deployment sandbox-a/prometheus-adapter template.service-account-token',
       'Deployment sandbox-a/prometheus-pushgateway template.service-account-token',
       'Deployment sandbox-a/traefik template.service-account-token',
@@ -296,30 +298,33 @@ describe("public charts, as an environment's runner installs them into its names
       'Job sandbox-a/ingress-nginx-admission-patch template.service-account-token',
       'StatefulSet sandbox-a/alertmanager template.service-account-token',
     ]);
-    assert.deepEqual(countBy(denied.flatMap((v) => v.denials.map((d) => d.rule))), { 'template.host-network': 1, 'template.service-account-token': 9 });
+    assert.deepEqual(countBy(denied.flatMap((v) => v.denials.map((d) => d.rule))), { 'template.host-network': 1, 'template.priority-class': 2, 'template.service-account-token': 9 });
   });
 
   test('each refusal names its fix: the value Deed owns, or the grant the environment lacks', () => {
     const denials = all.flatMap((v) => v.denials);
-    assert.equal(denials.length, 10);
+    assert.equal(denials.length, 12);
     for (const d of denials) {
-      if (d.rule === 'template.service-account-token')
+      if (d.rule === 'template.priority-class')
+        assert.match(d.message, /^spec(\.jobTemplate\.spec)?\.template\.spec\.priorityClassName: priority class "system-cluster-critical" is not allowed for environment "alpha": the scheduler would preempt lower-priority pods to place it, other environments' included; leave priorityClassName unset, or list it in template\.priorityClasses or environments\[\]\.grants\.priorityClasses$/);
+      else if (d.rule === 'template.service-account-token')
         assert.equal(d.message, 'spec.template.spec.automountServiceAccountToken: is platform-owned: expected false, got true; leave it unset (Deed turns the token off), or have software that needs the API server installed by a principal of no environment (a platform deployer)');
       else assert.equal(d.message, 'spec.template.spec.hostNetwork: environment "alpha" is not granted host networking (environments[].grants.hostNetwork)');
     }
   });
 
   test('the rest is allowed and stamped as alpha\'s; host access and added capabilities are flagged, not refused', () => {
-    assert.deepEqual(countBy(all.map((v) => v.outcome)), { DENIED: 10, allowed: 132, 'not judged': 54 });
+    assert.deepEqual(countBy(all.map((v) => v.outcome)), { DENIED: 12, allowed: 130, 'not judged': 54 });
     assert.deepEqual(countBy(all.flatMap((v) => v.warnings.map((w) => `${v.kind} ${v.name} ${w.rule}`))), {
       'DaemonSet sandbox-a/fluent-bit template.host-access': 3,
       'DaemonSet sandbox-a/fluentd template.host-access': 2,
-      'DaemonSet sandbox-a/prometheus-node-exporter template.host-access': 5,
+      // Its host network is template.host-network's (refused above), not flagged again.
+      'DaemonSet sandbox-a/prometheus-node-exporter template.host-access': 4,
       'Deployment sandbox-a/ingress-nginx-controller template.privileged': 1,
     });
     const allowed = new Set(all.filter((v) => v.outcome === 'allowed').map((v) => `${v.kind} ${v.name}`));
     const stamped = printed.filter((o) => allowed.has(`${o.kind} ${o.metadata.namespace}/${o.metadata.name}`));
-    assert.equal(stamped.length, 132);
+    assert.equal(stamped.length, 130);
     assert.deepEqual(stamped.filter((o) => o.metadata.labels?.[ENVIRONMENT] !== 'alpha').map((o) => `${o.kind} ${o.metadata.name}`), []);
   });
 });

@@ -145,7 +145,6 @@ export const REFERENCE_FIELDS: Readonly<Record<string, Classified>> = {
   'core.StorageOSVolumeSource.volumeName': exempt('storage outside Kubernetes, named to an in-tree volume plugin: Pod Security restricted forbids the volume type'),
   'core.VsphereVirtualDiskVolumeSource.storagePolicyName': exempt('a vSphere storage policy, not an object'),
   // References nothing acts on for the writer.
-  'apps.StatefulSetSpec.serviceName': exempt("the governing Service names its pods' DNS subdomain only; what the Service routes to is its own selector's (selector.scope)"),
   'core.EndpointAddress.targetRef': exempt('names the pod behind an address, for readers; kube-proxy routes by the address (the Endpoints is judged by the Service it names)'),
   'discovery.Endpoint.targetRef': exempt('names the pod behind an address, for readers; kube-proxy routes by the address (the slice is judged by the Service it names)'),
   'autoscaling.ObjectMetricSource.describedObject': exempt('the metrics adapter reads a metric about it; nothing is written to it (the HPA writes only its scaleTargetRef\'s /scale, judged)'),

@@ -174,6 +174,13 @@ export interface ReferenceFacts {
    */
   readsLive?: true;
   /**
+   * It may name one that does not exist (a StatefulSet with no headless Service, which is
+   * ordinary): the row follows the kind by name (`followsByName`), so the CREATE of one under the
+   * name later is judged against this object (rules/live-readers.ts). Absent, a name that does
+   * not exist is refused in a namespace shared with other environments (`reference.absent`).
+   */
+  mayNameAbsent?: true;
+  /**
    * The follower changes the object named, or what it serves: scales it, evicts its pods,
    * takes over its template, routes its Service's traffic, rewrites its Ingress. One that
    * carries no stamps outside a bound namespace is the platform's, which no environment's
@@ -825,6 +832,14 @@ export const KIND_TABLE = [
     templates: { pods: POD_TEMPLATE, claims: ['spec.volumeClaimTemplates'], ownsRestartPolicy: false },
     podSelector: SELECTOR,
     lookup: 'cache',
+    // Its governing Service: the EndpointSlice controller publishes the hostname of each pod
+    // whose subdomain is the Service's name, so whoever's Service stands under the name serves
+    // the set's pods' stable DNS names (`db-0.db-hl`), and its pods' hostnames are the set's to
+    // choose. Immutable; followed for as long as the set lives (a Service CREATE under the name is judged against it).
+    references: [
+      { path: 'spec.serviceName', by: 'name', kind: { group: '', kind: 'Service' }, follower: "the EndpointSlice controller publishes the Service's pods under the set's stable DNS names (<pod>.<service>)", immutable: true, mayNameAbsent: true },
+    ],
+    followsByName: ['services'],
   },
   {
     kind: 'DaemonSet',

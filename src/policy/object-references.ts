@@ -34,6 +34,8 @@ export interface ObjectReference {
   unlisted?: true;
   /** The follower reads it for as long as the object lives (kinds.ts `ReferenceFacts.readsLive`): a CREATE under the name is judged against the object. */
   readsLive?: true;
+  /** It may name one that does not exist: a later CREATE under the name is judged against the referrer (kinds.ts `ReferenceFacts.mayNameAbsent`). */
+  mayNameAbsent?: true;
 }
 
 /**
@@ -108,7 +110,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
       continue;
     }
     if (facts.by === 'name') {
-      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes, ...(facts.readsLive === true ? { readsLive: true as const } : {}) });
+      if (typeof value === 'string' && value !== '' && facts.kind !== undefined) out.push({ ...facts.kind, name: value, path, follower: facts.follower, ...writes, ...(facts.readsLive === true ? { readsLive: true as const } : {}), ...(facts.mayNameAbsent === true ? { mayNameAbsent: true as const } : {}) });
       continue;
     }
     const ref =

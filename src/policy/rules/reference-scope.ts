@@ -334,6 +334,8 @@ function tableReferences(refs: ObjectReference[], namespace: string, reach: Reac
       continue;
     }
     if (verdict.kind === 'allowed') continue;
+    // Followed by name (a StatefulSet's governing Service): whoever creates it later is judged against this object.
+    if (verdict.kind === 'absent' && ref.mayNameAbsent === true) continue;
     if (verdict.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `cannot tell which environment ${what} belongs to: ${verdict.reason}` });
     else if (verdict.kind === 'unverifiable')
       findings.push({ rule: RULES.referenceUnknown.id, path: ref.path, message: `${what} carries Deed's stamps but they do not verify (${verdict.reason}), so its environment is unknown` });

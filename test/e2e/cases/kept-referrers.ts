@@ -109,6 +109,18 @@ export function keptReferrerCases(suite: () => Suite): void {
       await eventually("alpha's Secret under the name is stored once the Ingress is gone", async () => (await s.api(alpha, 'POST', collectionPath('Secret', NS), secret('shop-tls'))).status === 201);
     });
 
+    test("beta's Service under the name alpha's StatefulSet governs (spec.serviceName, no Service made yet) is refused: the set's pods' stable DNS names would answer with beta's pods (rev-93)", async () => {
+      const s = suite();
+      const set = { ...deployment('db'), kind: 'StatefulSet', spec: { ...deployment('db').spec, serviceName: 'db-hl' } };
+      ok("alpha's StatefulSet naming a Service that does not exist", await s.api(alpha, 'POST', collectionPath('StatefulSet', NS), set));
+      refused(
+        await s.api(beta, 'POST', collectionPath('Service', NS), { ...service('db-hl', { app: 'lure' }), spec: { clusterIP: 'None', selector: { app: 'lure' }, ports: [{ port: 80 }] } }),
+        'reference.live-reader',
+        /StatefulSet shared-kept\/db of another environment \(or of none\) names Service db-hl \(spec\.serviceName\), and once this one stands the EndpointSlice controller publishes the Service's pods under the set's stable DNS names/,
+      );
+      ok("alpha's own headless Service", await s.api(alpha, 'POST', collectionPath('Service', NS), { ...service('db-hl', { app: 'db' }), spec: { clusterIP: 'None', selector: { app: 'db' }, ports: [{ port: 80 }] } }));
+    });
+
     test("one environment's Service, Deployment, HPA and Ingress are admitted in any order its references allow, and made again under their names", async () => {
       const s = suite();
       const create = async (what: string, path: string, body: Any) => {
