@@ -38,13 +38,14 @@ const PLATFORM: UserInfo = { username: 'platform-deployer', groups: ['system:aut
 const STRANGER: UserInfo = { username: 'system:serviceaccount:plain:stranger', groups: ['system:serviceaccounts'], extra: {} };
 const BETA_MANAGER: UserInfo = { username: 'system:serviceaccount:platform:beta-manager', groups: ['system:serviceaccounts'], extra: {} };
 
-type Target = 'Service' | 'Deployment' | 'StatefulSet' | 'ReplicaSet' | 'ReplicationController';
+type Target = 'Service' | 'Deployment' | 'StatefulSet' | 'ReplicaSet' | 'ReplicationController' | 'CronJob';
 const TARGETS: Record<Target, { group: string; resource: string }> = {
   Service: { group: '', resource: 'services' },
   Deployment: { group: 'apps', resource: 'deployments' },
   StatefulSet: { group: 'apps', resource: 'statefulsets' },
   ReplicaSet: { group: 'apps', resource: 'replicasets' },
   ReplicationController: { group: '', resource: 'replicationcontrollers' },
+  CronJob: { group: 'batch', resource: 'cronjobs' },
 };
 
 function create(kind: Target, name: string, user: UserInfo = ALPHA, group = TARGETS[kind].group): Review {
@@ -55,6 +56,8 @@ function create(kind: Target, name: string, user: UserInfo = ALPHA, group = TARG
       ? { selector: { app: name }, ports: [{ port: 80 }] }
       : kind === 'ReplicationController'
         ? { replicas: 1, selector: { app: name }, template }
+        : kind === 'CronJob'
+          ? { schedule: '0 0 1 1 *', jobTemplate: { spec: { template: { ...template, spec: { ...template.spec, restartPolicy: 'Never' } } } } }
         : { replicas: 1, selector: { matchLabels: { app: name } }, template, ...(kind === 'StatefulSet' ? { serviceName: name } : {}) };
   const object: KubeObject = { apiVersion: group === '' ? 'v1' : `${group}/v1`, kind, metadata: { name, namespace: NS }, spec };
   return createReview(object, resource, user, '5d6e7f80-0000-4000-8000-0000000000d1');
@@ -119,6 +122,22 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
     assert.match(set(stamped('Service', 'beta'))[0]?.message ?? '', /^names Service db, which belongs to another environment \(the EndpointSlice controller publishes/);
     assert.deepEqual(set(stamped('Service', 'alpha')), []);
     assert.deepEqual(referenceNaming({ group: 'apps', resource: 'statefulsets' }, { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: NS }, spec: { serviceName: 'api' } } as KubeObject, NS, 'services', 'api')?.path, 'spec.serviceName');
+  });
+
+  test("beta's CronJob under the name alpha's Job's controller reference carries (its ConfigMap's, an operator's) is refused: the cronjob controller would delete alpha's finished Jobs (rev-93)", () => {
+    const counted = { path: 'metadata.ownerReferences[0].name', follower: 'the cronjob controller of a CronJob of that name counts the Job as its own and deletes it once finished, past its history limits' };
+    refusedBy(
+      create('CronJob', 'api', STRANGER),
+      referrers('Job', counted, 'alpha'),
+      /^Job shared\/job-0 of an environment this requester does not act for names CronJob api \(metadata\.ownerReferences\[0\]\.name\), and once this one stands the cronjob controller of a CronJob of that name counts the Job as its own and deletes it once finished, past its history limits: choose a name of this run's own, or create it once that Job is deleted$/,
+    );
+    passes(create('CronJob', 'api'), referrers('Job', counted, 'alpha'));
+    const job = (owner: Record<string, unknown>) => ({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'train-step', namespace: NS, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'other', uid: 'u0' }, { controller: true, uid: 'u1', ...owner }] } }) as KubeObject;
+    assert.equal(referenceNaming({ group: 'batch', resource: 'jobs' }, job({ apiVersion: 'v1', kind: 'ConfigMap', name: 'api' }), NS, 'cronjobs', 'api')?.path, 'metadata.ownerReferences[1].name');
+    assert.equal(referenceNaming({ group: 'batch', resource: 'jobs' }, job({ apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', name: 'api' }), NS, 'cronjobs', 'api')?.path, 'metadata.ownerReferences[1].name');
+    // Its own CronJob is its parent, not a namesake; a reference that is not the controller names nothing.
+    assert.equal(referenceNaming({ group: 'batch', resource: 'jobs' }, job({ apiVersion: 'batch/v1', kind: 'CronJob', name: 'api' }), NS, 'cronjobs', 'api'), undefined);
+    assert.equal(referenceNaming({ group: 'batch', resource: 'jobs' }, job({ apiVersion: 'v1', kind: 'ConfigMap', name: 'x' }), NS, 'cronjobs', 'other'), undefined);
   });
 
   test("a Deployment, StatefulSet, ReplicaSet or ReplicationController under the name beta's HPA scales is refused", () => {
@@ -186,6 +205,7 @@ describe('the read plan and the reads of referrers', () => {
   test('which kinds refer to a resource comes from the kind table: its built-in referrers, none for a Secret', () => {
     assert.deepEqual(referringKinds('services').map((r) => r.kind), ['StatefulSet', 'Endpoints', 'EndpointSlice', 'Ingress']);
     for (const resource of ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers']) assert.deepEqual(referringKinds(resource).map((r) => r.kind), ['HorizontalPodAutoscaler']);
+    assert.deepEqual(referringKinds('cronjobs').map((r) => r.kind), ['Job']);
     for (const resource of ['secrets', 'configmaps', 'daemonsets', 'jobs', 'pods']) assert.equal(isReferredTarget(resource), false, resource);
   });
 

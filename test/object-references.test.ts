@@ -477,7 +477,7 @@ describe('what an object points at is its writer environment\'s to use', () => {
     const job = (ref: Record<string, unknown>) => ({ metadata: { ownerReferences: [{ controller: true, ...ref }] }, spec: { template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [{ name: 'main', image: 'x' }] } } } });
     const body = review(JOBS, RUNNER_B, job({ apiVersion: 'example.com/v1', kind: 'CronJob', name: 'alpha-cron', uid: 'x' }));
     assert.ok(lookupsNeeded(body.request, 'admit', FIXTURE_KEYS).some((k) => k.resource === 'cronjobs' && k.name === 'alpha-cron'), 'the namesake is in the read plan');
-    refused(body, 'reference.cross-environment', /the controller reference carries the name of CronJob shared\/alpha-cron, which belongs to another environment/);
+    refused(body, 'reference.cross-environment', /metadata\.ownerReferences\[0\]\.name: names CronJob alpha-cron, which belongs to another environment \(the cronjob controller of a CronJob of that name counts the Job as its own and deletes it once finished/);
     admitted(review(JOBS, RUNNER_A, job({ apiVersion: 'example.com/v1', kind: 'CronJob', name: 'alpha-cron', uid: 'x' })));
     admitted(review(JOBS, RUNNER_B, job({ apiVersion: 'example.com/v1', kind: 'Workflow', name: 'no-cron-by-this-name', uid: 'x' })), lookupOf({ ...CLUSTER, 'cronjobs/shared/no-cron-by-this-name': null }));
   });
@@ -1492,7 +1492,7 @@ describe('references written through /status are judged as an UPDATE of the meta
     const body = statusWrite(JOBS, RUNNER_B, job, own, { ...own, ownerReferences: [namesake] });
     const r = answer('validate', body, withNamesake);
     assert.equal(r.allowed, false);
-    assert.match(r.status?.message ?? '', /\[reference\.cross-environment\] metadata\.ownerReferences: the controller reference carries the name of CronJob shared\/alpha-cron, which belongs to another environment/);
+    assert.match(r.status?.message ?? '', /\[reference\.cross-environment\] metadata\.ownerReferences\[0\]\.name: names CronJob alpha-cron, which belongs to another environment/);
     // A status write that keeps it (the job controller's, or beta's own of its finished Job) is not judged again.
     assert.equal(answer('validate', statusWrite(JOBS, RUNNER_B, job, { ...own, ownerReferences: [namesake] }, { ...own, ownerReferences: [namesake] }), withNamesake).allowed, true);
   });

@@ -200,14 +200,17 @@ describe('template collisions', () => {
       createPod((o) => {
         o.spec.containers[1].securityContext = { privileged: true };
         o.spec.hostNetwork = true;
+        o.spec.hostPID = true;
         o.spec.volumes.push({ name: 'host', hostPath: { path: '/var/log' } });
       }, granted),
       granted,
     );
     const warnings = (r.warnings ?? []).join('\n');
     assert.match(warnings, /template\.privileged.*"indexer" is privileged/);
-    assert.match(warnings, /template\.host-access.*host network/);
+    assert.match(warnings, /template\.host-access.*host pid namespace/);
     assert.match(warnings, /template\.host-access.*hostPath/);
+    // A granted host network is template.host-network's alone, not flagged again.
+    assert.doesNotMatch(warnings, /host network/);
   });
 
   test('a managed pod without a main container is not a sandbox: allowed, without a warning, its restartPolicy its own', () => {

@@ -124,13 +124,17 @@ export interface ReferenceFacts {
    * `metadata.annotations`): `cert-manager.io/issuer` names an Issuer,
    * `cert-manager.io/cluster-issuer` a ClusterIssuer, and `cert-manager.io/issuer-kind` and
    * `cert-manager.io/issuer-group` override the kind and group of either, as the shim reads them;
+   * `controller-name`: the name of the object's controlling owner reference (`path` is
+   * `metadata.ownerReferences`), whatever kind it gives but `kind`'s own (that one is the
+   * object's parent): a controller that takes every object of its namespace whose controller
+   * reference carries its name (the cronjob controller's Jobs) follows it;
    * `analysis-ref`: an Argo Rollouts analysis template reference ({templateName, clusterScope?}),
    * an AnalysisTemplate of the object's namespace, or with `clusterScope: true` a
    * ClusterAnalysisTemplate (the platform's); `unlisted-keys`: the field holds an object whose
    * keys choose what the follower does (an External Secrets store's provider), and a key not in
    * `listed` is one whose fields the table does not list, so what it names cannot be known.
    */
-  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations' | 'analysis-ref' | 'unlisted-keys';
+  by: 'name' | 'label' | 'object-ref' | 'gateway-ref' | 'local-ref' | 'issuer-annotations' | 'controller-name' | 'analysis-ref' | 'unlisted-keys';
   /** For `unlisted-keys`: the keys whose references the row lists under their own paths. */
   listed?: readonly string[];
   /** The label key, for `label`. */
@@ -866,6 +870,19 @@ export const KIND_TABLE = [
     templates: { pods: POD_TEMPLATE, claims: [], ownsRestartPolicy: true },
     podSelector: { ...SELECTOR, onlyWhen: 'spec.manualSelector' },
     lookup: 'cache',
+    // The cronjob controller takes every Job of its namespace whose controller reference carries
+    // its name, whatever the kind, and deletes the finished ones past its history limits: a Job
+    // controlled by alpha's ConfigMap `train` is the Jobs of whoever's CronJob `train` stands.
+    references: [
+      {
+        path: 'metadata.ownerReferences',
+        by: 'controller-name',
+        kind: { group: 'batch', kind: 'CronJob' },
+        follower: 'the cronjob controller of a CronJob of that name counts the Job as its own and deletes it once finished, past its history limits',
+        mayNameAbsent: true,
+      },
+    ],
+    followsByName: ['cronjobs'],
   },
   {
     kind: 'CronJob',

@@ -90,6 +90,20 @@ export function referenceReads(refs: ObjectReference[], namespace: string): Arra
   return out.slice(0, MAX_REFERENCE_READS);
 }
 
+/** The name the object's controlling owner reference carries, as a reference to `facts.kind`, unless that reference is to `facts.kind` itself (the parent). */
+function controllerName(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
+  const owners = field(isRec(obj.metadata) ? obj.metadata : {}, 'ownerReferences');
+  if (!Array.isArray(owners) || facts.kind === undefined) return [];
+  const at = owners.findIndex((o) => isRec(o) && field(o, 'controller') === true);
+  const ref = owners[at] as Rec | undefined;
+  const name = ref === undefined ? undefined : text(ref, 'name');
+  if (ref === undefined || name === undefined || name === '') return [];
+  const apiVersion = text(ref, 'apiVersion') ?? '';
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
+  if (text(ref, 'kind') === facts.kind.kind && group === facts.kind.group) return [];
+  return [{ ...facts.kind, name, path: `${facts.path}[${at}].name`, follower: facts.follower, ...(facts.mayNameAbsent === true ? { mayNameAbsent: true as const } : {}) }];
+}
+
 function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   if (facts.by === 'label') {
     const value = facts.label === undefined ? undefined : entryOf(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'labels'), facts.label);
@@ -97,6 +111,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   }
   if (facts.by === 'issuer-annotations') return issuerAnnotations(stringMap(isRec(obj.metadata) ? obj.metadata : undefined, 'annotations'), facts.follower);
   if (facts.by === 'unlisted-keys') return unlistedKeys(obj, facts);
+  if (facts.by === 'controller-name') return controllerName(obj, facts);
   const out: ObjectReference[] = [];
   const merges = facts.mergesWhen !== undefined && facts.mergesWhen.values.includes(String(valuesAt(obj, facts.mergesWhen.path)[0]?.value));
   const writes = {

@@ -11,7 +11,7 @@ import { isExemptReference, referencedNamesOf, referencedResource } from './pod/
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
 import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
-import { cronJobNamesakeKey, isStatusWrite, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
+import { isStatusWrite, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
 import { runLeaseToRead } from './rules/run-lease.js';
@@ -171,12 +171,11 @@ function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: bool
   const refs = req.operation === 'CREATE' || kept ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];
-  const cronJob = cronJobNamesakeKey(req, namespace);
   // Read from the API server, not the lookup cache: its follower acts on the reference at once (the HPA controller scales
   // the target, the ingress controller serves the Secret), so a record of an object deleted and made again under the name
   // by another environment since the watch last told would let the reference reach that environment's object.
   const named = referenceReads(refs, namespace).map((k): LookupKey => ({ ...k, fresh: true }));
-  return [...named, ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? []), ...(cronJob !== undefined ? [cronJob] : [])];
+  return [...named, ...blocking.flatMap((r) => ownerLookupKey(r, namespace) ?? [])];
 }
 
 /**

@@ -51,7 +51,6 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...controllerReference(req.object, namespace, reach, ctx),
       ...blockingOwners(req.object, undefined, namespace, reach, ctx),
       ...jobClaim(req, undefined),
-      ...cronJobNamesake(req, namespace, reach, ctx),
       ...liveReaderFindings(req, namespace, reach, ctx),
     ];
   if (req.operation === 'UPDATE') {
@@ -61,7 +60,6 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...keptReferenceFindings(req, changed, namespace, reach, ctx),
       ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
       ...jobClaim(req, req.oldObject),
-      ...cronJobNamesake(req, namespace, reach, ctx),
     ];
   }
   return [];
@@ -183,33 +181,6 @@ export function claimTemplateOwners(metadata: Record<string, unknown>, at: strin
       message: 'the statefulset controller copies these owner references onto every claim it makes from the template, unreviewed (a blocking one holds its owner\'s deletion); it writes the claims\' own owner references itself: drop ownerReferences from the claim template',
     },
   ];
-}
-
-/**
- * The CronJob a Job's controller reference names by name alone: the cronjob controller counts
- * as its own every Job of its namespace whose controller reference carries its name, whatever
- * kind and uid (getJobsToBeReconciled), and deletes the oldest finished ones past its history
- * limit. A Job whose controller reference is not that CronJob itself (a CronJob of another group,
- * a ConfigMap of the same name) is judged as a reference to it. The reference a write keeps is
- * not judged again.
- */
-export function cronJobNamesakeKey(req: AdmissionRequest, namespace: string): { resource: 'cronjobs'; namespace: string; name: string } | undefined {
-  if (req.resource.group !== 'batch' || req.resource.resource !== 'jobs' || (req.subResource !== undefined && !isStatusWrite(req))) return undefined;
-  const ref = controllerOf(req.object);
-  if (ref === undefined || (ref.kind === 'CronJob' && groupOf(ref.apiVersion) === 'batch')) return undefined;
-  if (req.operation === 'UPDATE' && sameController(controllerOf(req.oldObject), ref)) return undefined;
-  return { resource: 'cronjobs', namespace, name: ref.name };
-}
-
-function cronJobNamesake(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
-  const key = cronJobNamesakeKey(req, namespace);
-  if (key === undefined) return [];
-  const verdict = judgeReference(ctx.lookup.get(key.resource, namespace, key.name), 'CronJob', namespace, reach, ctx);
-  if (verdict.kind === 'allowed' || verdict.kind === 'absent') return [];
-  const what = `CronJob ${namespace}/${key.name}`;
-  if (verdict.kind === 'foreign')
-    return [{ rule: RULES.referenceCrossEnvironment.id, path: 'metadata.ownerReferences', message: `the controller reference carries the name of ${what}, which belongs to another environment: its controller counts every Job whose controller reference has its name, and deletes the oldest finished; ${whoMayNot(reach)}; give the reference another name, or drop it` }];
-  return [{ rule: RULES.referenceUnknown.id, path: 'metadata.ownerReferences', message: `cannot tell which environment ${what}, whose name the controller reference carries, belongs to: ${verdict.kind === 'unknown' ? verdict.reason : `its stamps do not verify (${verdict.reason})`}` }];
 }
 
 /** The labels a Job's generated selector matches its pods by (`batch.kubernetes.io/controller-uid`, and the older `controller-uid`). */

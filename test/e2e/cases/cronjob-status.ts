@@ -55,6 +55,23 @@ export function cronJobStatusCases(suite: () => Suite, tools: { controllers: boo
       }
     });
 
+    test("beta's CronJob named as the controller reference of alpha's Job (alpha's ConfigMap's) or of the platform's (an operator's JobSet) is refused: the cronjob controller would delete them once finished (rev-93)", async () => {
+      const s = suite();
+      const alpha = s.runnerA.identity;
+      const settings = await s.api(alpha, 'POST', collectionPath('ConfigMap', SHARED), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'train' }, data: { k: 'v' } });
+      assert.equal(settings.status, 201, settings.text);
+      const controlled = (name: string, owner: Record<string, unknown>) => ({ ...job(name), metadata: { name, ownerReferences: [{ ...owner, controller: true }] } });
+      ok("alpha's Job controlled by its ConfigMap", await s.api(alpha, 'POST', collectionPath('Job', SHARED), controlled('train-step', { apiVersion: 'v1', kind: 'ConfigMap', name: 'train', uid: (settings.body as KubeObject).metadata.uid })));
+      ok("the platform's Job controlled by an operator's JobSet", await s.api(s.admin, 'POST', collectionPath('Job', SHARED), controlled('sweep-worker', { apiVersion: 'jobset.x-k8s.io/v1alpha2', kind: 'JobSet', name: 'sweep', uid: '3d6f0a4e-0000-4000-8000-000000000093' })));
+      for (const [name, job] of [['train', 'train-step'], ['sweep', 'sweep-worker']] as const) {
+        const made = await s.api(beta, 'POST', collectionPath('CronJob', SHARED), cronJob(name));
+        assert.equal(made.status, 403, made.text);
+        assert.match(made.body.message, new RegExp(`\\[reference\\.live-reader\\] metadata\\.name: Job ${SHARED}/${job} of another environment \\(or of none\\) names CronJob ${name} \\(metadata\\.ownerReferences\\[0\\]\\.name\\), and once this one stands the cronjob controller of a CronJob of that name counts the Job as its own`));
+      }
+      // Alpha's own CronJob of that name is alpha's to make.
+      ok("alpha's CronJob train", await s.api(alpha, 'POST', collectionPath('CronJob', SHARED), cronJob('train')));
+    });
+
     test('the cronjob controller still records the Jobs it makes', { skip: tools.controllers ? false : 'needs kube-controller-manager' }, async () => {
       const s = suite();
       ok("alpha's CronJob", await s.api(s.runnerA.identity, 'POST', collectionPath('CronJob', SHARED), cronJob('alpha-tick')));

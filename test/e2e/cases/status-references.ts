@@ -89,8 +89,8 @@ export function statusReferenceCases(suite: () => Suite, tools: { controllers: b
       // Beta's own ConfigMap, named as alpha's CronJob: the cronjob controller matches a Job's controller reference by name alone.
       const namesake = { apiVersion: 'v1', kind: 'ConfigMap', name: 'nightly', uid: betaUids['nightly'], controller: true };
       const path = `${collectionPath('Job', NS)}/beta-job`;
-      refused(await s.api(beta, 'PATCH', path, { metadata: { ownerReferences: [namesake] } }, MERGE), 'reference.cross-environment', /carries the name of CronJob status-refs\/nightly/);
-      refused(await s.api(beta, 'PATCH', `${path}/status`, { metadata: { ownerReferences: [namesake] } }, MERGE), 'reference.cross-environment', /carries the name of CronJob status-refs\/nightly/);
+      refused(await s.api(beta, 'PATCH', path, { metadata: { ownerReferences: [namesake] } }, MERGE), 'reference.cross-environment', /metadata\.ownerReferences\[0\]\.name: names CronJob nightly, which belongs to another environment \(the cronjob controller of a CronJob of that name counts the Job as its own/);
+      refused(await s.api(beta, 'PATCH', `${path}/status`, { metadata: { ownerReferences: [namesake] } }, MERGE), 'reference.cross-environment', /metadata\.ownerReferences\[0\]\.name: names CronJob nightly, which belongs to another environment \(the cronjob controller of a CronJob of that name counts the Job as its own/);
     });
 
     test("alpha's CronJob keeps its own finished Job: beta's finished Job is not counted as its history", { skip: !tools.controllers }, async () => {
