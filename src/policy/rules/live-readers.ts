@@ -17,6 +17,9 @@
 // environment is judged as its CREATE would be, since the kubelet hands the live pods that
 // read it the new content as it would a new object's (an environment's principal may not
 // change one at all: guard.shared-input).
+// An Ingress reads the Secrets it names for TLS the same way (the kind table's `readsLive`
+// references, cached beside the pods): the ingress controller serves whatever Secret stands
+// under the name, so a Secret's CREATE is judged against the Ingresses that name it too.
 // So too for what a live object of another kind names and is followed by (referrers.ts, the
 // kind table's `followsByName`): an EndpointSlice or an Endpoints routes the Service of its
 // name, an Ingress publishes the Services it names, an HPA scales the workload it names, each
