@@ -274,7 +274,7 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
     const requests: string[] = [];
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
-      requests.push(`${url.pathname}?limit=${url.searchParams.get('limit') ?? ''}&continue=${url.searchParams.get('continue') ?? ''}`);
+      requests.push(`${url.pathname}?limit=${url.searchParams.get('limit') ?? ''}&continue=${url.searchParams.get('continue') ?? ''}${String(req.headers.accept ?? '').includes('as=PartialObjectMetadataList') ? ' (metadata)' : ''}`);
       const items = collections[url.pathname];
       if (items === undefined) {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not served' }));
@@ -326,6 +326,9 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       // No pod is listed for a Service's name, and the slices were read a page at a time.
       assert.ok(!api.requests.some((r) => r.includes('/pods')), api.requests.join(', '));
       assert.ok(api.requests.filter((r) => r.includes('/endpointslices')).length >= 2, `paged: ${api.requests.join(', ')}`);
+      // What names a Service in metadata only (a slice's label, an Endpoints' name) is listed as metadata; an Ingress's backends and a set's serviceName are in their specs.
+      const listedAs = (kind: string) => [...new Set(api.requests.filter((r) => r.includes(`/${kind}?`)).map((r) => r.endsWith('(metadata)')))];
+      assert.deepEqual([listedAs('endpointslices'), listedAs('endpoints'), listedAs('ingresses'), listedAs('statefulsets')], [[true], [true], [false], [false]]);
     } finally {
       await api.close();
     }

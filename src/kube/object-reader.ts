@@ -237,16 +237,20 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
   };
   /**
    * What names `key`'s object in its namespace and is followed there (referrers.ts: the
-   * EndpointSlices, Endpoints and Ingresses that name a Service, the HPAs that name a
-   * workload): each referring kind listed whole (what it names is in its labels or spec) a page
-   * at a time, each page bounded in bytes, only the metadata of the objects that name it kept.
-   * Never answered from the lookup cache, which keeps none of these kinds.
+   * EndpointSlices, Endpoints, Ingresses and StatefulSets that name a Service, the HPAs that
+   * name a workload, the Jobs whose controller reference carries a CronJob's name): each
+   * referring kind listed a page at a time, whole where what it names is in its spec, as
+   * metadata only where every reference of its row is in its metadata (a slice's label, a Job's
+   * controller reference), each page bounded in bytes, only the metadata of the objects that name it kept.
+   * Never answered from the lookup cache: the follower acts on a referrer at once, and a watch may be behind.
    */
   const referrersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     const deadline = Date.now() + timeoutMs;
     const referrersAs = async (row: KindRow): Promise<Reader[]> => {
       const readers: Reader[] = [];
-      await listPages(collectionPath({ group: row.group, version: row.version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, undefined, deadline, (items) => {
+      // A kind whose references all stand in its metadata (an EndpointSlice's label, a Job's controller reference) is listed as metadata only.
+      const accept = (row.references ?? []).every((f) => f.path.startsWith('metadata.')) ? METADATA_LIST : undefined;
+      await listPages(collectionPath({ group: row.group, version: row.version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, accept, deadline, (items) => {
         for (const item of items) {
           const name = item.metadata?.name;
           const ref = referenceNaming(row, item as KubeObject, key.namespace, key.resource, key.name);
