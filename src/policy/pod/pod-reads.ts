@@ -95,8 +95,9 @@ export function claimReadsOf(spec: unknown): PodReads | undefined {
  * podReadsOf's and claimReadsOf's), and for an object that names nothing.
  */
 export function referencedReadsOf(resource: string, obj: unknown): PodReads | undefined {
-  const row = kindRows().find((r) => r.resource === resource && r.references?.some((ref) => ref.readsLive === true) === true);
-  if (row === undefined || !isRec(obj)) return undefined;
+  let row = READS_LIVE_ROWS.get(resource);
+  if (row === undefined) READS_LIVE_ROWS.set(resource, (row = kindRows().find((r) => r.resource === resource && r.references?.some((ref) => ref.readsLive === true) === true) ?? null));
+  if (row === null || !isRec(obj)) return undefined;
   const reads = noReads();
   for (const ref of objectReferences(row, obj as unknown as KubeObject)) {
     const read = ref.readsLive !== true || ref.namespace !== undefined ? undefined : readableRow(ref.group, ref.kind);
@@ -105,6 +106,9 @@ export function referencedReadsOf(resource: string, obj: unknown): PodReads | un
   }
   return POD_READS.every((r) => reads[r.field].length === 0) ? undefined : reads;
 }
+
+/** referencedReadsOf's row per resource (null: none): asked for every object the lookup cache stores, of every kind. */
+const READS_LIVE_ROWS = new Map<string, ReturnType<typeof kindRows>[number] | null>();
 
 /** Whether a pod that reads `reads` names `resource` `name` (the live readers of an object, listed or remembered). */
 export function readsName(reads: PodReads | undefined, resource: LookupResource, name: string): boolean {
