@@ -99,33 +99,33 @@ export interface TokenSource {
   audience: string | undefined;
 }
 
-/** Every projected serviceAccountToken source in the pod's volumes. */
+/** Every source of the pod's projected volumes, with its volume's name and place. */
+function projectedSources(spec: Rec): Array<{ volume: string; index: number; source: Rec }> {
+  return recs(field(spec, 'volumes')).flatMap((v, index) => {
+    const projected = field(v, 'projected');
+    return isRec(projected) ? recs(field(projected, 'sources')).map((source) => ({ volume: text(v, 'name') ?? '', index, source })) : [];
+  });
+}
+
 /** The signer whose pod certificates the API server accepts as the pod's service account (Kubernetes 1.35+, PodCertificateRequest). */
 export const API_CLIENT_POD_SIGNER = 'kubernetes.io/kube-apiserver-client-pod';
 
 /** The volumes with a projected `podCertificate` from API_CLIENT_POD_SIGNER: the kubelet writes the pod a client credential of its service account. */
 export function apiClientCertificateVolumes(spec: Rec): string[] {
-  const out: string[] = [];
-  for (const v of recs(field(spec, 'volumes'))) {
-    const projected = field(v, 'projected');
-    if (!isRec(projected)) continue;
-    const signers = recs(field(projected, 'sources')).map((source) => field(source, 'podCertificate'));
-    if (signers.some((cert) => isRec(cert) && text(cert, 'signerName') === API_CLIENT_POD_SIGNER)) out.push(text(v, 'name') ?? '');
-  }
-  return out;
+  const volumes = projectedSources(spec).filter(({ source }) => {
+    const cert = field(source, 'podCertificate');
+    return isRec(cert) && text(cert, 'signerName') === API_CLIENT_POD_SIGNER;
+  });
+  // Each volume once, however many of its sources ask.
+  return volumes.filter((s, i) => i === 0 || volumes[i - 1]!.index !== s.index).map((s) => s.volume);
 }
 
+/** Every projected serviceAccountToken source in the pod's volumes. */
 export function tokenSources(spec: Rec): TokenSource[] {
-  const out: TokenSource[] = [];
-  for (const v of recs(field(spec, 'volumes'))) {
-    const projected = field(v, 'projected');
-    if (!isRec(projected)) continue;
-    for (const source of recs(field(projected, 'sources'))) {
-      const token = field(source, 'serviceAccountToken');
-      if (token === undefined || token === null) continue;
-      const audience = isRec(token) ? text(token, 'audience') : undefined;
-      out.push({ volume: text(v, 'name') ?? '', audience: audience === '' ? undefined : audience });
-    }
-  }
-  return out;
+  return projectedSources(spec).flatMap(({ volume, source }) => {
+    const token = field(source, 'serviceAccountToken');
+    if (token === undefined || token === null) return [];
+    const audience = isRec(token) ? text(token, 'audience') : undefined;
+    return [{ volume, audience: audience === '' ? undefined : audience }];
+  });
 }

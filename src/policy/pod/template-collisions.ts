@@ -236,8 +236,8 @@ export function templateCollisions(spec: Rec, at: string, config: Config): Findi
   if (osName !== undefined && osName !== t.os) findings.push(owned(TEMPLATE_COLLISION_RULES.templateScheduling.id, `${at}.os.name`, t.os, osName));
   if (t.arch !== undefined) findings.push(...scheduling(spec, at, ARCH_LABEL, t.arch));
 
-  // Host networking is a grant, judged by template.host-network alone: flagged here too, a
-  // policy that denies this rule to refuse the host PID namespace would refuse a granted one.
+  // Host networking is a grant, judged by template.host-network alone: were it flagged here too,
+  // a policy that denies this rule to refuse the host PID namespace would refuse a granted one.
   for (const key of ['hostPID', 'hostIPC'])
     if (field(spec, key) === true) findings.push({ rule: TEMPLATE_COLLISION_RULES.templateHostAccess.id, path: `${at}.${key}`, message: `uses the host ${key.slice(4).toLowerCase()} namespace` });
   for (const c of all) {
@@ -297,12 +297,14 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
   const findings: Finding[] = [];
   // Which containers mount each volume, worked out once: per source it made the work the product of sources and mounts.
   let mountedBy: Map<string, string[]> | undefined;
+  const into = (volume: string) => {
+    const users = (mountedBy ??= containersByVolume(all)).get(volume) ?? [];
+    return users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
+  };
   for (const source of tokenSources(spec)) {
     if (allowedVolumes.has(source.volume)) continue;
     if (source.audience !== undefined && t.tokenAudiences.includes(source.audience)) continue;
-    mountedBy ??= containersByVolume(all);
-    const users = mountedBy.get(source.volume) ?? [];
-    const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
+    const who = into(source.volume);
     const audience = source.audience === undefined ? 'for the API server (no audience)' : `for audience ${JSON.stringify(source.audience)}, not in template.tokenAudiences`;
     findings.push({
       rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
@@ -312,16 +314,12 @@ function tokenVolumes(spec: Rec, at: string, all: ReturnType<typeof containers>,
   }
   // A pod certificate the kubelet asks the API server's client signer for is a client
   // certificate of the pod's service account: a credential the API server accepts, as a token.
-  for (const volume of apiClientCertificateVolumes(spec)) {
-    mountedBy ??= containersByVolume(all);
-    const users = mountedBy.get(volume) ?? [];
-    const who = users.length > 0 ? `into containers ${users.join(', ')}` : 'mounted by no container';
+  for (const volume of apiClientCertificateVolumes(spec))
     findings.push({
       rule: TEMPLATE_COLLISION_RULES.templateServiceAccountToken.id,
       path: `${at}.volumes[name=${volume}].projected.sources.podCertificate`,
-      message: `volume "${volume}" projects a certificate from signer ${API_CLIENT_POD_SIGNER}, a client credential of the pod's service account for the API server, ${who}`,
+      message: `volume "${volume}" projects a certificate from signer ${API_CLIENT_POD_SIGNER}, a client credential of the pod's service account for the API server, ${into(volume)}`,
     });
-  }
   return findings;
 }
 
