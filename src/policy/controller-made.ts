@@ -17,7 +17,7 @@
 // the object's environment. Pure: what it knows of owners comes from ctx.lookup.
 import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
-import type { KindRow, LookupResource, StampRow } from './kinds.js';
+import { groupOf, type KindRow, type LookupResource, type StampRow } from './kinds.js';
 import { readableRow } from './object-references.js';
 import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
@@ -59,11 +59,7 @@ export function sameController(a: ControllerRef | undefined, b: ControllerRef | 
   return a.uid === b.uid && a.kind === b.kind && a.name === b.name && groupOf(a.apiVersion) === groupOf(b.apiVersion);
 }
 
-/** The API group of an `apiVersion` (`apps/v1` is `apps`, `v1` the core group ''). */
-export function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
+
 
 /** An owner reference of an object, well formed, with its index and its flags. */
 export type OwnerReference = ControllerRef & { index: number; controller: boolean; blockOwnerDeletion: boolean };

@@ -1423,6 +1423,12 @@ export function apiVersionOf(row: Pick<KindRow, 'group' | 'version'>): string {
   return row.group === '' ? row.version : `${row.group}/${row.version}`;
 }
 
+/** The API group of an `apiVersion` (`apps/v1` is `apps`, `v1` the core group ''): apiVersionOf's inverse. */
+export function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
 /** The row of a stamped kind by name. */
 export function stampedRow(kind: StampedKindName): KindRow {
   return ROWS.find((r) => r.kind === kind && r.stamps !== undefined)!;

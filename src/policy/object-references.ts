@@ -5,7 +5,7 @@
 // judges is always one the plan read.
 import type { KubeObject } from '../admission/types.js';
 import { quoted } from '../admission/verdict.js';
-import { CERT_MANAGER, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
+import { CERT_MANAGER, groupOf, kindRow, kindRowNamed, type KindRow, type LookupResource, type ReferenceFacts } from './kinds.js';
 import { entryOf, field, isRec, stringMap, text, valuesAt, type Rec } from './unstructured.js';
 
 /** One object a field names. */
@@ -98,9 +98,7 @@ function controllerName(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
   const ref = owners[at] as Rec | undefined;
   const name = ref === undefined ? undefined : text(ref, 'name');
   if (ref === undefined || name === undefined || name === '') return [];
-  const apiVersion = text(ref, 'apiVersion') ?? '';
-  const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';
-  if (text(ref, 'kind') === facts.kind.kind && group === facts.kind.group) return [];
+  if (text(ref, 'kind') === facts.kind.kind && groupOf(text(ref, 'apiVersion') ?? '') === facts.kind.group) return [];
   return [{ ...facts.kind, name, path: `${facts.path}[${at}].name`, follower: facts.follower, ...(facts.mayNameAbsent === true ? { mayNameAbsent: true as const } : {}) }];
 }
 
@@ -246,6 +244,6 @@ function typedReference(value: unknown, defaults?: { group: string; kind: string
   if (kind === undefined || name === undefined || name === '') return undefined;
   const apiVersion = text(value, 'apiVersion');
   const defaulted = defaults !== undefined && (apiVersion === undefined || apiVersion === '');
-  const group = defaulted ? defaults.group : apiVersion !== undefined ? (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '') : (text(value, 'apiGroup') ?? '');
+  const group = defaulted ? defaults.group : apiVersion !== undefined ? groupOf(apiVersion) : (text(value, 'apiGroup') ?? '');
   return { group, kind, name };
 }

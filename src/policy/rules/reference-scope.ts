@@ -13,11 +13,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import { quoted, type Finding } from '../../admission/verdict.js';
-import { addedBlockingOwners, controllerOf, environmentOfController, groupOf, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
+import { addedBlockingOwners, controllerOf, environmentOfController, isWorkloadController, ownerLookupKey, sameController } from '../controller-made.js';
 import { changedReferences, MAX_REFERENCE_READS, objectReferences, readableRow, referenceKey, type ObjectReference } from '../object-references.js';
 import { isManaged } from '../stamps/identity-stamps.js';
 import type { StampKeys } from '../stamps/keys.js';
-import { kindRow, kindRowNamed } from '../kinds.js';
+import { groupOf, kindRow, kindRowNamed } from '../kinds.js';
 import { judgeReference, referencedOwnership, whoMayNot, type Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';

@@ -14,8 +14,8 @@
 // cluster-scoped owner is left to RBAC (docs/security-model.md).
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { groupOf, ownerLookupKey, ownerReferencesOf, type OwnerReference } from '../controller-made.js';
-import { kindRowNamed } from '../kinds.js';
+import { ownerLookupKey, ownerReferencesOf, type OwnerReference } from '../controller-made.js';
+import { groupOf, kindRowNamed } from '../kinds.js';
 import type { LookupKey } from '../reads.js';
 import { ownershipOfFound } from '../ownership.js';
 import type { DecisionContext, Policy } from '../policy.js';

@@ -8,7 +8,7 @@
 // of no environment (a Helm chart's) mounts what it mounted before.
 import type { KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { groupOf } from '../controller-made.js';
+import { groupOf } from '../kinds.js';
 import { ownershipOfFound } from '../ownership.js';
 import type { ControllerRef, DecisionContext } from '../policy.js';
 import { field, isRec, recs, text } from '../unstructured.js';
