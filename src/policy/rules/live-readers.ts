@@ -164,14 +164,14 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
   if (readers.state === 'unknown') return [{ rule, path: req.operation === 'UPDATE' ? 'data' : 'metadata.name', message: `cannot tell whether a live pod of another environment reads ${what} in namespace ${namespace}: ${readers.reason}` }];
   for (const reader of readers.readers) {
     const owner = ownershipOfFound(reader.found, reader.kind, namespace, ctx.policy, ctx.keyRing);
-    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates', row.resource);
+    if (owner.kind === 'unverifiable') return foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE');
     const of = owner.kind === 'unowned' ? undefined : owner.environment;
     if (of === environment) continue;
     // A principal of no environment writes for the pods of those it acts for (a manager's); an environment's claim
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment, reader.kind, req.operation === 'UPDATE', row.field === 'resourceClaimTemplates', row.resource);
+    return foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE');
   }
   return [];
 }
@@ -184,9 +184,10 @@ function namingReference(kind: ReaderKind, resource: LookupResource): { path: st
 }
 
 /** Which pod or claim reads the name, and whose, is not told: the requester acts for none of them. */
-function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, rewrite = false, template = false, resource?: LookupResource): Finding[] {
+function foreign(rule: string, namespace: string, what: string, environment: string | undefined, by: ReaderKind, row: (typeof POD_READS)[number], rewrite: boolean): Finding[] {
   const whose = environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
-  const named = resource === undefined ? undefined : namingReference(by, resource);
+  const named = namingReference(by, row.resource);
+  const template = row.field === 'resourceClaimTemplates';
   if (named !== undefined)
     return [
       rewrite
