@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import { run as runCel } from '@bufbuild/cel';
 import { renderManifests } from '../src/install/manifests.js';
 import { ROOT } from './cli-process.js';
+import { toCel } from './helpers.js';
 
 /** A policy for the namespace policies' tests: alpha bound to two namespaces, with managers; beta bound to none; a platform and break-glass. */
 export const NAMESPACE_POLICY = {
@@ -43,4 +45,18 @@ export function assertChartRendersAsOurs(template: string, policies: unknown[], 
 export function renderedPolicy(name: string, policy: unknown, namespace = 'deed-system'): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] {
   const objects = renderManifests({ namespace, image: 'x', policy: stringify(policy) }).filter((o) => o.metadata?.name === name);
   return [objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as V1ValidatingAdmissionPolicy, objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding') as V1ValidatingAdmissionPolicyBinding];
+}
+
+/**
+ * A policy's answer as the API server evaluates it: its variables in order, then each
+ * validation; the first refusal's message (its messageExpression, where it has one). The
+ * bindings given (`object`, `oldObject`) are bound as they are, `null` included.
+ */
+export function evaluatePolicy(policy: V1ValidatingAdmissionPolicy, given: { request: unknown; object?: unknown; oldObject?: unknown }): { allowed: boolean; message?: string } {
+  const variables = new Map<string, unknown>();
+  const bound = Object.fromEntries(Object.entries(given).map(([k, v]) => [k, v === null ? null : toCel(v)]));
+  const bindings = () => ({ ...bound, variables }) as never;
+  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
+  for (const v of policy.spec!.validations!) if (runCel(v.expression, bindings()) !== true) return { allowed: false, ...(v.messageExpression !== undefined ? { message: String(runCel(v.messageExpression, bindings())) } : {}) };
+  return { allowed: true };
 }

@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
-import { run as runCel } from '@bufbuild/cel';
 import { renderManifests } from '../src/install/manifests.js';
 import { actsForExpression } from '../src/install/create-stamps-policy.js';
 import { ROOT } from './cli-process.js';
-import { toCel } from './helpers.js';
+import { evaluatePolicy } from './chart-render.js';
 
 const HELM = join(process.env.KUBEBUILDER_ASSETS ?? '/nonexistent', 'helm');
 const POLICY = {
@@ -32,10 +31,7 @@ function ours(policy: unknown): V1ValidatingAdmissionPolicy {
 
 /** Whether the policy admits a CREATE: its variables in order, then every validation, as the API server evaluates them. */
 function admits(policy: V1ValidatingAdmissionPolicy, request: Record<string, unknown>, object: Record<string, unknown>): boolean {
-  const variables = new Map<string, unknown>();
-  const bindings = () => ({ request: toCel(request), object: toCel(object), variables }) as never;
-  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
-  return policy.spec!.validations!.every((v) => runCel(v.expression, bindings()) === true);
+  return evaluatePolicy(policy, { request, object }).allowed;
 }
 
 describe('the create-stamps policy', () => {

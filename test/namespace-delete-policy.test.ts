@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
 import { run as runCel } from '@bufbuild/cel';
 import { toCel } from './helpers.js';
-import { assertChartRendersAsOurs, HELM, NAMESPACE_POLICY, renderedPolicy } from './chart-render.js';
+import { assertChartRendersAsOurs, evaluatePolicy, HELM, NAMESPACE_POLICY, renderedPolicy } from './chart-render.js';
 
 const POLICY = NAMESPACE_POLICY;
 
@@ -26,10 +26,7 @@ const namespace = (name: string, labels: Record<string, string> = { 'deed.dev/sa
 /** Whether the policy admits a DELETE of the namespace: its variables in order, then every validation. */
 function admits(policy: V1ValidatingAdmissionPolicy, userInfo: unknown, ns: ReturnType<typeof namespace>): boolean {
   const request = { operation: 'DELETE', name: ns.metadata.name, namespace: ns.metadata.name, resource: { group: '', version: 'v1', resource: 'namespaces' }, userInfo };
-  const variables = new Map<string, unknown>();
-  const bindings = () => ({ request: toCel(request), object: null, oldObject: toCel(ns), variables }) as never;
-  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
-  return policy.spec!.validations!.every((v) => runCel(v.expression, bindings()) === true);
+  return evaluatePolicy(policy, { request, object: null, oldObject: ns }).allowed;
 }
 
 describe('the namespace-delete policy', () => {

@@ -7,10 +7,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
-import { run as runCel } from '@bufbuild/cel';
 import { PLATFORM_NAMESPACE_KEYS } from '../src/install/namespace-labels-policy.js';
-import { toCel } from './helpers.js';
-import { assertChartRendersAsOurs, HELM, NAMESPACE_POLICY, renderedPolicy } from './chart-render.js';
+import { assertChartRendersAsOurs, evaluatePolicy, HELM, NAMESPACE_POLICY, renderedPolicy } from './chart-render.js';
 
 const POLICY = NAMESPACE_POLICY;
 
@@ -31,11 +29,7 @@ const namespace = (name: string, meta: Meta = { labels: OPTED_IN }): Ns => ({
 /** The policy's answer to an UPDATE of `old` into `now`: its variables in order, then each validation; the first refusal's message. */
 function review(policy: V1ValidatingAdmissionPolicy, userInfo: unknown, old: Ns, now: Ns, subResource = ''): { allowed: boolean; message?: string } {
   const request = { operation: 'UPDATE', name: old.metadata.name, namespace: old.metadata.name, resource: { group: '', version: 'v1', resource: 'namespaces' }, subResource, userInfo };
-  const variables = new Map<string, unknown>();
-  const bindings = () => ({ request: toCel(request), object: toCel(now), oldObject: toCel(old), variables }) as never;
-  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
-  for (const v of policy.spec!.validations!) if (runCel(v.expression, bindings()) !== true) return { allowed: false, message: String(runCel(v.messageExpression!, bindings())) };
-  return { allowed: true };
+  return evaluatePolicy(policy, { request, object: now, oldObject: old });
 }
 const admits = (userInfo: unknown, old: Ns, now: Ns, policy = ours()[0]) => review(policy, userInfo, old, now).allowed;
 
