@@ -2,6 +2,11 @@
 // sandbox objects, and every review allowed only because of break-glass is named to the
 // client, in the API server's audit log, in Deed's log and in a counter.
 import assert from 'node:assert/strict';
+import { connect as http2Connect } from 'node:http2';
+import { request as httpsRequest } from 'node:https';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { decide } from '../src/admission/decide.js';
 import type { KubeObject, UserInfo } from '../src/admission/types.js';
@@ -9,6 +14,8 @@ import { parseConfig } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { createLogger } from '../src/observability/logger.js';
 import { buildApp } from '../src/server/app.js';
+import { generateCertificates } from '../src/server/certificates.js';
+import { clientPki, type Pem } from './client-pki.js';
 import { fixture, FIXTURE_POLICY, testContext, type Review } from './helpers.js';
 import { ADMIN, RUNNER_A, stamped } from './validate-helpers.js';
 
@@ -102,4 +109,60 @@ describe('break-glass by default', () => {
       await deed.app.close();
     }
   });
+  test('over a connection whose client certificate the client CA verified (--client-ca), the line says so: clientVerified true, over HTTP/1.1 and HTTP/2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-break-glass-'));
+    const serving = await generateCertificates(dir, ['localhost', '127.0.0.1']);
+    const apiServer = await clientPki('kube-apiserver');
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const deed = buildApp({ ctx: testContext(DEFAULT_POLICY), logger, tls: { cert: readFileSync(serving.certFile), key: readFileSync(serving.keyFile) }, clientCa: apiServer.ca.cert });
+    await deed.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const { port } = deed.app.server.address() as { port: number };
+      const ca = readFileSync(serving.caFile, 'utf8');
+      const body = JSON.stringify(deletion(alphaPod(DEFAULT_POLICY), ADMIN));
+      const answers = [await postHttp1(port, ca, apiServer.client, body), await postHttp2(port, ca, apiServer.client, body)];
+      for (const answer of answers) assert.equal((JSON.parse(answer) as { response: { allowed: boolean } }).response.allowed, true);
+      const reviews = lines.filter((l) => l.msg === 'review');
+      assert.deepEqual(
+        reviews.map((l) => [l.httpVersion, l.breakGlass, l.peer, l.clientVerified]),
+        [
+          ['1.1', ['guard.unmapped'], '127.0.0.1', true],
+          ['2.0', ['guard.unmapped'], '127.0.0.1', true],
+        ],
+      );
+    } finally {
+      await deed.app.close();
+    }
+  });
 });
+
+/** One POST to /validate over HTTP/1.1, presenting `client`; the answer's body. */
+function postHttp1(port: number, ca: string, client: Pem, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', servername: 'localhost', port, path: '/validate?timeout=5s', method: 'POST', ca, agent: false, ...client, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The same over HTTP/2. */
+function postHttp2(port: number, ca: string, client: Pem, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(`https://localhost:${port}`, { ca, ...client });
+    session.on('error', reject);
+    const stream = session.request({ ':method': 'POST', ':path': '/validate?timeout=5s', 'content-type': 'application/json' });
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      session.close();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    stream.on('error', reject);
+    stream.end(body);
+  });
+}

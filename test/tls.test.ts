@@ -7,47 +7,14 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type SecureVersion } from 'node:tls';
-import { generate } from 'selfsigned';
 import type { AdmissionReviewResponse } from '../src/admission/types.js';
 import { generateCertificates } from '../src/server/certificates.js';
+import { clientPki, type Pem } from './client-pki.js';
 import { FIXTURES } from './helpers.js';
 import { getPlain, startServe, type ServeProcess } from './serve-process.js';
 
 const REVIEW = readFileSync(join(FIXTURES, 'mutate-create-pod-by-runner.json'), 'utf8');
 const UID = '3f697299-374d-4b34-a6a3-76107eae9203';
-
-interface Pem {
-  cert: string;
-  key: string;
-}
-
-/** A client CA and a client certificate it signs, as a cluster's API-server client PKI would have. */
-async function clientPki(commonName: string): Promise<{ ca: Pem; client: Pem }> {
-  const now = Date.now();
-  const ca = await generate([{ name: 'commonName', value: `${commonName}-ca` }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now - 60_000),
-    notAfterDate: new Date(now + 86_400_000),
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    ],
-  });
-  const client = await generate([{ name: 'commonName', value: commonName }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    notBeforeDate: new Date(now - 60_000),
-    notAfterDate: new Date(now + 86_400_000),
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-  });
-  return { ca: { cert: ca.cert, key: ca.private }, client: { cert: client.cert, key: client.private } };
-}
 
 type Outcome = { served: true; status: number; body: string } | { served: false; error: string };
 

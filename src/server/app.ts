@@ -256,6 +256,9 @@ export function buildApp(opts: AppOptions): DeedApp {
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       if (plan.fault !== undefined && outcome !== 'errored') metrics.errors.inc(); // a fault of the plan alone: decided without reads
       if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
+      // Taken now: once its answer is sent an HTTP/2 stream no longer knows its session, so the
+      // line written after it would say 'unknown' for every review the API server sends that way.
+      const connection = decision.breakGlass !== undefined ? connectionOf(req.raw) : undefined;
       lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
           webhook,
@@ -285,7 +288,7 @@ export function buildApp(opts: AppOptions): DeedApp {
         // Break-glass use: an operator looks at each one, and must tell the API server's from a
         // review forged by whatever reaches the port: where it came from, and whether its
         // client certificate verified (only with --client-ca does every connection's).
-        else if (decision.breakGlass !== undefined) reviewLog.warn({ ...line, ...connectionOf(req.raw) }, 'review');
+        else if (connection !== undefined) reviewLog.warn({ ...line, ...connection }, 'review');
         else reviewLog.info(line, 'review');
       });
       return reply.send(response);

@@ -97,6 +97,11 @@ export function adoptionCases(suite: () => Suite, tools: { helm: boolean }): voi
       assert.ok(event, 'the delete is in the audit log');
       const annotation = Object.entries(event.annotations ?? {}).find(([k]) => k.endsWith('/break-glass'));
       assert.deepEqual(annotation?.[1], 'guard.unmapped', JSON.stringify(event.annotations));
+      // Deed's line names the connection the API server's review came over (HTTP/2): once the
+      // answer was sent the stream no longer knew its session, and the line said 'unknown'.
+      const line = s.deed.logs().find((l) => l.msg === 'review' && l.name === 'admin-cleans-up' && l.operation === 'DELETE');
+      assert.ok(line, 'a review line for the delete');
+      assert.deepEqual([line.httpVersion, line.breakGlass, line.peer, line.clientVerified], ['2.0', ['guard.unmapped'], '127.0.0.1', false], JSON.stringify(line));
     });
 
     test("what the administrator may do anyway carries no break-glass warning", async () => {
