@@ -200,8 +200,8 @@ export const DEFAULT_SYSTEM_PRINCIPALS = {
 /**
  * The workload controllers whose creations are judged as their owner's environment
  * (docs/security-model.md, "Controller doors"): kube-system's service accounts of the
- * controllers that make pods, ReplicaSets and Jobs from a workload's template. They act
- * under these names when the controller manager runs with --use-service-account-credentials
+ * controllers that make pods, ReplicaSets and Jobs from a workload's template, and a pod's
+ * ResourceClaims from the templates it names. They act under these names when the controller manager runs with --use-service-account-credentials
  * (kubeadm's and the managed offerings' default); without it they all act as
  * system:kube-controller-manager, a system principal, and their creations go unjudged.
  */
@@ -213,6 +213,9 @@ export const DEFAULT_WORKLOAD_CONTROLLERS: readonly string[] = [
   'system:serviceaccount:kube-system:job-controller',
   'system:serviceaccount:kube-system:cronjob-controller',
   'system:serviceaccount:kube-system:deployment-controller',
+  // A pod's ResourceClaim, made from the ResourceClaimTemplate it names: the pod's environment's
+  // devices, which another pod may share once nothing stamped says whose they are.
+  'system:serviceaccount:kube-system:resource-claim-controller',
 ];
 
 /**
@@ -346,7 +349,7 @@ export const configSchema = z
       .strict()
       .default({ users: [...DEFAULT_WORKLOAD_CONTROLLERS], perControllerCredentials: true })
       .describe(
-        "Controllers that create pods, ReplicaSets and Jobs for a workload's owner, and operators that make Secrets for the resources they reconcile (cert-manager's controller for Certificates, the External Secrets operator for ExternalSecrets). What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps; cert-manager names its Certificate so with `--enable-certificate-owner-ref`), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system, and those operators, here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
+        "Controllers that create pods, ReplicaSets and Jobs for a workload's owner (and the resourceclaim controller a pod's ResourceClaims, from the templates it names), and operators that make Secrets for the resources they reconcile (cert-manager's controller for Certificates, the External Secrets operator for ExternalSecrets). What they create is judged when it is created, as an object of the environment of its controlling owner (read from that owner's stamps; cert-manager names its Certificate so with `--enable-certificate-owner-ref`), and stamped as that environment's; a change of an object's controlling owner reference (adoption) by anyone must stay within one environment. List a workload controller that runs outside kube-system, and those operators, here; re-render the install after changing it (the webhooks' matchConditions send these controllers' creations to Deed).",
       ),
     rules: z
       .record(z.string(), enforcementMode)

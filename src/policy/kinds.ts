@@ -255,6 +255,13 @@ export interface KindRow {
    * (doors/object.ts), and its stamps kept as stored on the operator's later writes.
    */
   operatorMade?: true;
+  /**
+   * A default-row kind a workload controller listed in `workloadControllers` makes for its
+   * controlling owner (the resourceclaim controller, a pod's ResourceClaim from the template it
+   * names): stamped and judged at CREATE as that owner's environment's (doors/default.ts), so
+   * whose it is does not rest on an owner reference anyone who may write the object can drop.
+   */
+  controllerMade?: true;
   /** The reaper lists, gets and deletes it. */
   reaped?: boolean;
   /**
@@ -971,7 +978,7 @@ export const KIND_TABLE = [
   },
   // Dynamic resource allocation: a pod shares the devices of the claims it names; the
   // resourceclaim controller makes claims from a template's spec.metadata and spec.spec.
-  { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get', podInput: true },
+  { kind: 'ResourceClaim', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaims', namespaced: true, lookup: 'get', podInput: true, controllerMade: true },
   // Read (metadata only) when a pod names one: its claim is made from it, devices, configuration and metadata.
   { kind: 'ResourceClaimTemplate', group: 'resource.k8s.io', version: 'v1', resource: 'resourceclaimtemplates', namespaced: true, lookup: 'get', metadataTemplates: ['spec.metadata'], podInput: true },
   {

@@ -2,8 +2,8 @@
 // stamped and guarded by the default row (kinds.ts): stamped at CREATE (stamp-create.ts),
 // judged on its stamps (stamped-object.ts), its selector and references, and what only the
 // platform may write.
-import { allowed, type Finding } from '../../admission/verdict.js';
-import type { AdmissionRequest } from '../../admission/types.js';
+import { allowed, denied, type Finding, type Verdict } from '../../admission/verdict.js';
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { objectReads } from '../reads.js';
@@ -12,7 +12,11 @@ import { affinityScope, templateAffinityScope, withAffinityScope } from '../rule
 import { enforceCreate } from '../dry-run.js';
 import { stampedObjectFindings } from '../stamped-object.js';
 import { referenceScope } from '../rules/reference-scope.js';
-import { adoptionOfUpdate, controllerOf, ownerLookupKey } from '../controller-made.js';
+import { actingFor, adoptionOfUpdate, controllerMadeRow, controllerOf, environmentOfControllerMade, ownerLookupKey } from '../controller-made.js';
+import { creatorIdentity } from '../create-gate.js';
+import { kindRow } from '../kinds.js';
+import { enforce } from '../rules/enforcement.js';
+import { judgeControllerWrite, stampControllerMade } from './controller-write.js';
 import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
@@ -22,12 +26,20 @@ import { operatorIdentity } from '../rules/operator-identity.js';
 import { operatorPods } from '../rules/operator-pods.js';
 import { stampAtCreate, stampCreate } from '../stamp-create.js';
 import { createGateOf } from '../review-facts.js';
-import type { DoorReview } from './door-review.js';
+import type { DoorFacts, DoorReview } from './door-review.js';
 import type { Door } from './door.js';
 
-export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
-  // A workload controller's writes are not judged here, nor what it makes stamped as its owner's (the object and workload doors do that).
-  needs: (read) => objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: false, stampsAsOwners: false }),
+type DefaultDoor = Extract<Door, { kind: 'default' }>;
+
+/** Whether a workload controller's CREATE through the door is stamped and judged as its controlling owner's (the kind table's `controllerMade`: a pod's ResourceClaim). */
+const madeForOwner = (req: AdmissionRequest): boolean => kindRow(req.resource)?.controllerMade === true;
+
+export const DEFAULT_DOOR: DoorReview<DefaultDoor> = {
+  // A workload controller's writes are judged here only for the kinds it makes for an owner (`controllerMade`); the object and workload doors judge the rest.
+  needs: (read) => {
+    const made = madeForOwner(read.req);
+    return objectReads(read, () => ({ claims: [], references: [], accounts: [] }), { judged: made, stampsAsOwners: made });
+  },
   stamp: (facts, ctx) =>
     withAffinityScope(
       stampAtCreate(facts, ctx, (namespace) => {
@@ -63,9 +75,27 @@ export const DEFAULT_DOOR: DoorReview<Extract<Door, { kind: 'default' }>> = {
       req.dryRun,
     );
   },
+  controllerWrite: {
+    stamp: (facts, ctx) => stampControllerMade(facts, madeForOwner(facts.request) ? facts.door.row : undefined, ctx),
+    judge: (facts, namespace, ctx) => (madeForOwner(facts.request) ? judgeControllerWrite(facts, namespace, ctx, facts.door.row.kind, (obj) => judgeMadeForOwner(facts, obj, namespace, ctx)) : allowed()),
+  },
   judgesCreateWhole: true,
   carries: (door) => door.row.kind,
 };
+
+/**
+ * What a workload controller makes for its controlling owner (a pod's ResourceClaim): judged as
+ * that owner's environment would be had it created the object itself, against its stamps as
+ * Deed wrote them (no runner, no deadline: controller-made.ts controllerMadeRow).
+ */
+function judgeMadeForOwner(facts: DoorFacts<DefaultDoor>, obj: KubeObject, namespace: string, ctx: DecisionContext): Verdict {
+  if (facts.kindMismatch) return denied([facts.kindMismatch]);
+  const made = environmentOfControllerMade(controllerOf(obj), namespace, `the ${facts.door.row.kind} its controller creates`, ctx);
+  if ('finding' in made) return enforce([made.finding], ctx.policy);
+  const acting = actingFor(facts.requester, made.environment);
+  const door = { ...facts.door, row: controllerMadeRow(facts.door.row) };
+  return DEFAULT_DOOR.judge!({ ...facts, door, requester: acting, controller: false, identity: creatorIdentity(acting, namespace, ctx.policy), createGate: undefined }, namespace, ctx);
+}
 
 /**
  * A change of controller stays within one environment (guard.adoption), as on the object and

@@ -110,6 +110,26 @@ export function claimTemplateCases(suite: () => Suite, tools: { controllers: boo
       assert.deepEqual((await claimsOf(s, 'beta-')).map((c) => c.metadata.name), [], "no claim of beta's was made from alpha's template");
     });
 
+    test("the claim the resourceclaim controller makes for alpha's pod is stamped as alpha's: a tenant of no environment may neither drop its owner reference nor delete it, and beta's pod may not share it (rev-94 F1)", async () => {
+      const s = suite();
+      assert.equal((await s.api(alpha, 'POST', TEMPLATES, template('alpha-gpu-owned', { by: 'alpha' }))).status, 201);
+      const pod = await s.api(alpha, 'POST', PATHS.Pod(NS), podNaming('alpha-owned', 'alpha-gpu-owned'));
+      assert.equal(pod.status, 201, pod.text);
+      await eventually("alpha's claim", async () => (await claimOf(s, 'alpha-owned')) !== undefined, 45_000);
+      const claim = await claimOf(s, 'alpha-owned');
+      const name = claim.metadata.name as string;
+      // Before: unstamped, alpha's only by its owner reference to alpha's pod.
+      assert.equal(claim.metadata.labels?.['deed.dev/environment'], 'alpha', JSON.stringify(claim.metadata));
+      assert.equal(claim.metadata.labels?.['written-by'], 'alpha', "the template's spec.metadata labels stay");
+      // Before: 200, and the claim was no one's.
+      refusedBy(await s.api(stranger, 'PATCH', `${CLAIMS}/${name}`, { metadata: { ownerReferences: null } }, 'application/merge-patch+json'), 'guard.unmapped', /acts for no environment/);
+      refusedBy(await s.api(stranger, 'DELETE', `${CLAIMS}/${name}`), 'guard.unmapped', /acts for no environment/);
+      refusedBy(await s.api(tenant, 'POST', PATHS.Pod(NS), sandboxPod('beta-shares', { spec: { resourceClaims: [{ name: 'dev', resourceClaimName: name }], containers: [{ name: 'main', image: 'registry.example/agent:1', resources: { claims: [{ name: 'dev' }] } }] } })), 'reference.cross-environment', /belongs to another environment/);
+      // Alpha's own second pod may share it.
+      const shared = await s.api(alpha, 'POST', PATHS.Pod(NS), sandboxPod('alpha-shares', { spec: { resourceClaims: [{ name: 'dev', resourceClaimName: name }], containers: [{ name: 'main', image: 'registry.example/agent:1', resources: { claims: [{ name: 'dev' }] } }] } }));
+      assert.equal(shared.status, 201, shared.text);
+    });
+
     test("alpha deletes its template while its Deployment's pod still names it: beta may not take the name, and alpha may make it again", async () => {
       const s = suite();
       assert.equal((await s.api(alpha, 'POST', TEMPLATES, template('alpha-lab', { by: 'alpha', network: 'alpha-lab' }))).status, 201);

@@ -395,5 +395,5 @@
 {{- end -}}
 
 {{- define "deed.defaultWorkloadControllers" -}}
-["system:serviceaccount:kube-system:replicaset-controller","system:serviceaccount:kube-system:replication-controller","system:serviceaccount:kube-system:statefulset-controller","system:serviceaccount:kube-system:daemon-set-controller","system:serviceaccount:kube-system:job-controller","system:serviceaccount:kube-system:cronjob-controller","system:serviceaccount:kube-system:deployment-controller"]
+["system:serviceaccount:kube-system:replicaset-controller","system:serviceaccount:kube-system:replication-controller","system:serviceaccount:kube-system:statefulset-controller","system:serviceaccount:kube-system:daemon-set-controller","system:serviceaccount:kube-system:job-controller","system:serviceaccount:kube-system:cronjob-controller","system:serviceaccount:kube-system:deployment-controller","system:serviceaccount:kube-system:resource-claim-controller"]
 {{- end -}}
