@@ -283,6 +283,14 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     refusedBy(create('Secret', 'creds'), { state: 'known', readers: [{ kind: 'Ingress', name: 'web', found: pod('alpha') }] }, /^a live Ingress of another environment/);
   });
 
+  test("a listed operator's Secret made for no environment (cert-manager without --enable-certificate-owner-ref) under the name alpha's Ingress serves is refused, saying how it becomes alpha's (rev-95 F3)", () => {
+    const operator: UserInfo = { username: 'system:serviceaccount:platform:cert-manager', groups: ['system:serviceaccounts'], extra: {} };
+    const decision = decide('validate', create('Secret', 'creds', operator), { ...testContext({ ...POLICY, workloadControllers: { users: [operator.username] } }), lookup: readersOf(ingressOf('alpha')) });
+    assert.ok(decision.kind === 'review');
+    const finding = decision.verdict.findings.find((f) => f.rule === 'reference.live-reader');
+    assert.match(finding?.message ?? '', /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\).*; system:serviceaccount:platform:cert-manager made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource \(cert-manager writes one for the environment's own Certificate when run with --enable-certificate-owner-ref\)$/);
+  });
+
   test("a tenant's change of the platform's Secret that beta's Ingress serves is refused, with where the fix lies", () => {
     const review = create('Secret', 'creds', STRANGER);
     const before: KubeObject = { ...review.request.object, data: { 'tls.crt': 'YQ==' } };
@@ -291,6 +299,34 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     review.request.object = { ...before, data: { 'tls.crt': 'Yg==' } };
     review.request.options = { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' };
     refusedBy(review, ingressOf('beta'), /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\), and the ingress controller serves the Secret's certificate and key for its hosts: its content is changed by the platform/);
+  });
+
+  test("alpha's Ingress may name a TLS Secret not made yet (cert-manager's ingress-shim makes it later: rev-95 F2): the name is held for it from then on; a backend Service not made yet is still refused", () => {
+    const review = createReview(ingress('web'), 'ingresses', ALPHA, '5d6e7f80-0000-4000-8000-0000000000c3');
+    const absent = verdict(review, { state: 'known', readers: [] }).findings.filter((f) => f.rule === 'reference.absent');
+    assert.deepEqual(absent.map((f) => f.path), ['spec.rules[0].http.paths[0].backend.service.name']);
+  });
+
+  test("an Ingress's TLS names are bounded on the whole object: an UPDATE that grows it past a pod's worth of Secrets is refused (the index would take it to read every name of the namespace: rev-95 F1); one that keeps or shrinks them, and its own Secrets' names, pass", () => {
+    const named = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ hosts: [`h${i + from}.example`], secretName: `tls-${i + from}` }));
+    const update = (before: number, after: number, label?: string) => {
+      const review = createReview(ingress('web'), 'ingresses', ALPHA, '5d6e7f80-0000-4000-8000-0000000000c2');
+      const old = { ...ingress('web'), spec: { tls: named(before) } } as KubeObject;
+      review.request.operation = 'UPDATE';
+      review.request.oldObject = old;
+      review.request.object = { ...old, metadata: { ...old.metadata, ...(label ? { labels: { run: label } } : {}) }, spec: { tls: named(after) } } as KubeObject;
+      review.request.options = { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1' };
+      return verdict(review, { state: 'known', readers: [] });
+    };
+    const bound = (v: ReturnType<typeof verdict>) => v.findings.filter((f) => f.rule === 'reference.unknown' && /Deed holds at most/.test(f.message));
+    assert.deepEqual(
+      bound(update(250, 260)).map((f) => [f.path, f.message]),
+      [['spec.tls[].secretName', "names 260 Secrets (spec.tls[].secretName), each held for it against other environments' creates in the namespace; Deed holds at most 256 for one object: split it into several"]],
+    );
+    assert.deepEqual(bound(update(250, 256)), []);
+    // Stored before the bound: kept or shrunk, not refused.
+    assert.deepEqual(bound(update(300, 300, 'b')), []);
+    assert.deepEqual(bound(update(300, 290)), []);
   });
 
   test('the index follows an Ingress: put, replaced without the name, removed', () => {

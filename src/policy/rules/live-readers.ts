@@ -39,6 +39,7 @@ import { isReferredTarget, referringKinds } from '../referrers.js';
 import { kindRow, kindRows, type LookupResource } from '../kinds.js';
 import { readableRow } from '../object-references.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
+import { isWorkloadController } from '../controller-made.js';
 import type { Requester } from '../requester/identity.js';
 import { RULES } from './catalog.js';
 
@@ -171,9 +172,20 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE');
+    return byOperator(foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE'), reach, ctx);
   }
   return [];
+}
+
+/**
+ * A listed operator's refusal says how its object becomes the reader's environment's: what it
+ * makes is that environment's only under a controlling owner reference to a resource of it
+ * (controller-made.ts), which cert-manager writes only when asked to.
+ */
+function byOperator(findings: Finding[], reach: Reach, ctx: DecisionContext): Finding[] {
+  if (reach.environment !== undefined || !isWorkloadController(reach.requester, ctx.policy)) return findings;
+  const how = `; ${reach.requester.username} made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource (cert-manager writes one for the environment's own Certificate when run with --enable-certificate-owner-ref)`;
+  return findings.map((f) => ({ ...f, message: f.message + how }));
 }
 
 /** Where a reader of `kind` names `resource`'s objects by a kind-table reference it is read by (`readsLive`: an Ingress's TLS Secrets), and who follows it; undefined for a pod or a claim, which read by their specs. */

@@ -24,6 +24,7 @@ import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 import { liveReaderFindings } from './live-readers.js';
+import { POD_READS, referencedReadsOf } from '../pod/pod-reads.js';
 
 /** Whether the references `requester` writes are judged: the platform's and trusted principals' are not (the read plan asks too). */
 export function judgesReferencesOf(requester: Requester, policy: Policy): boolean {
@@ -47,6 +48,7 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
   const reach: Reach = { requester, environment: environmentId(requester) };
   if (req.operation === 'CREATE')
     return [
+      ...liveReadsBound(req),
       ...tableReferences(objectReferences(req.resource, req.object), namespace, reach, ctx),
       ...controllerReference(req.object, namespace, reach, ctx),
       ...blockingOwners(req.object, undefined, namespace, reach, ctx),
@@ -56,11 +58,34 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
   if (req.operation === 'UPDATE') {
     const changed = changedReferences(req.resource, req.oldObject, req.object);
     return [
+      ...liveReadsBound(req),
       ...tableReferences(changed, namespace, reach, ctx),
       ...keptReferenceFindings(req, changed, namespace, reach, ctx),
       ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
       ...jobClaim(req, req.oldObject),
     ];
+  }
+  return [];
+}
+
+/**
+ * What an object reads by name once stored (the kind table's `readsLive`: an Ingress's TLS
+ * Secrets) is held against other environments' creates (rules/live-readers.ts) by the lookup
+ * cache's index of readers, which keeps at most a pod's worth of names for one object (a pod
+ * is bounded at its admission, pod/pod-reads.ts POD_READS): past that, the object may read any
+ * name of its namespace, and every Secret CREATE there is refused. Each write is bounded in what
+ * it adds (MAX_REFERENCE_READS), so the whole object is bounded too, where a write grows it past
+ * the bound: rev-95 grew one Ingress to 1,312 TLS names by UPDATEs of 32.
+ */
+function liveReadsBound(req: AdmissionRequest): Finding[] {
+  const after = referencedReadsOf(req.resource.resource, req.object);
+  if (after === undefined) return [];
+  const before = req.operation === 'UPDATE' ? referencedReadsOf(req.resource.resource, req.oldObject) : undefined;
+  for (const read of POD_READS) {
+    const names = after[read.field].length;
+    if (names <= read.max || names <= (before?.[read.field].length ?? 0)) continue;
+    const paths = [...new Set(objectReferences(req.resource, req.object).filter((r) => r.readsLive === true && r.kind === read.kind).map((r) => r.path.replace(/\[\d+\]/g, '[]')))].join(', ');
+    return [{ rule: RULES.referenceUnknown.id, path: paths, message: `names ${names} ${read.kind}s (${paths}), each held for it against other environments' creates in the namespace; Deed holds at most ${read.max} for one object: split it into several` }];
   }
   return [];
 }
