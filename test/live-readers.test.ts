@@ -288,7 +288,7 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     const decision = decide('validate', create('Secret', 'creds', operator), { ...testContext({ ...POLICY, workloadControllers: { users: [operator.username] } }), lookup: readersOf(ingressOf('alpha')) });
     assert.ok(decision.kind === 'review');
     const finding = decision.verdict.findings.find((f) => f.rule === 'reference.live-reader');
-    assert.match(finding?.message ?? '', /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\).*; system:serviceaccount:platform:cert-manager made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource \(cert-manager writes one for the environment's own Certificate when run with --enable-certificate-owner-ref\)$/);
+    assert.match(finding?.message ?? '', /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\).*; system:serviceaccount:platform:cert-manager made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource \(cert-manager writes one, to the environment's Certificate or the one its ingress-shim makes for the environment's Ingress, when run with --enable-certificate-owner-ref\)$/);
   });
 
   test("a tenant's change of the platform's Secret that beta's Ingress serves is refused, with where the fix lies", () => {

@@ -14,7 +14,9 @@ import { decide } from '../src/admission/decide.js';
 import type { AdmissionResponse, KubeObject, UserInfo } from '../src/admission/types.js';
 import { signStamps, verifyObject } from '../src/policy/stamps/key-ring.js';
 import { stampKeys } from '../src/policy/stamps/keys.js';
-import { gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
+import { followUpLookups, gatheredLookup, lookupKey, planLookups } from '../src/policy/lookup.js';
+import { compilePolicy } from '../src/policy/policy.js';
+import { parseConfig } from '../src/config/load.js';
 import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../src/config/schema.js';
 import { decodePatch, fixture, FIXTURE_POLICY, NO_READERS, testContext, toCel, TEST_RING, type Review } from './helpers.js';
@@ -108,6 +110,25 @@ describe("what an operator listed in workloadControllers makes for an environmen
     assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
     assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
     assert.equal(stored.metadata.annotations?.['cert-manager.io/certificate-name'], 'alpha-web');
+  });
+
+  test("cert-manager's Secret for the Certificate its ingress-shim made for alpha's Ingress (unstamped, alpha's Ingress its controller) carries alpha's stamps, the Ingress read after the Certificate; for the platform's Ingress it stays of no environment", () => {
+    const ingressOwner = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'shop', uid: 'ing-1' };
+    const shim = (ingress: Spec): ObjectLookup =>
+      lookup({
+        [at('certificates', 'shop')]: { state: 'found', metadata: { uid: 'crt-shop' }, controller: ingressOwner },
+        [at('ingresses', 'shop')]: found({ uid: 'ing-1', ...ingress }),
+      });
+    const obj = issued('shop-tls', 'shop', 'crt-shop');
+    const plan = planLookups(review(obj, CERT_MANAGER), 'mutate', KEYS);
+    assert.deepEqual(plan.lookups, [{ resource: 'certificates', namespace: NS, name: 'shop', uid: 'crt-shop' }]);
+    assert.deepEqual(followUpLookups(plan.lookups, shim({}), compilePolicy(parseConfig(POLICY))), [{ resource: 'ingresses', namespace: NS, name: 'shop', uid: 'ing-1' }]);
+    const stored = made(obj, CERT_MANAGER, shim(stampsOf('Ingress', 'alpha')));
+    assert.equal(stored.metadata.labels?.[KEYS.environment], 'alpha');
+    assert.ok(verifyObject(TEST_RING, stored, KEYS, 'Secret', NS).ok);
+    assert.equal(made(obj, CERT_MANAGER, shim({})).metadata.labels?.[KEYS.environment], undefined);
+    // A stamped Certificate's own controller is not read.
+    assert.deepEqual(followUpLookups(plan.lookups, lookup({ [at('certificates', 'shop')]: { state: 'found', metadata: { uid: 'crt-shop', ...stampsOf('Certificate', 'alpha') }, controller: ingressOwner } }), compilePolicy(parseConfig(POLICY))), []);
   });
 
   test('stamps the Secret arrives with are never the operator\'s claim: a template\'s beta stamps become alpha\'s, and a resource of no environment makes an unstamped Secret', () => {

@@ -152,7 +152,16 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
       return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
     const owner: Ownership = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
     if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };
-    if (owner.kind === 'unowned') return { environment: bound };
+    // An unstamped owner is of its own controlling owner, where that is one Deed reads: what a
+    // listed operator makes for an environment's object it makes unstamped (cert-manager's
+    // ingress-shim, a Certificate for alpha's Ingress), and what it then makes for that (the
+    // Certificate's Secret) is the Ingress's environment's. Whoever may write that reference was
+    // judged for it (rules/reference-scope.ts, guard.adoption).
+    if (owner.kind === 'unowned') {
+      if (found.controller === undefined || depth >= MAX_CONTROLLER_DEPTH) return { environment: bound };
+      current = found.controller;
+      continue;
+    }
     // Stamps that do not verify: a ReplicaSet carrying its Deployment's copied annotations is
     // its Deployment's; anything else is refused.
     if (found.controller === undefined || depth >= MAX_CONTROLLER_DEPTH)

@@ -80,8 +80,12 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>, 
     return pod === undefined ? [] : [{ resource: 'pods', namespace, name: pod.name, ...ofUid(pod.uid) }];
   }
   // A controller-made object's owner, whose own stamps may not verify (a ReplicaSet
-  // carrying its Deployment's copied annotations): its owner too.
-  const owner = OWNER_RESOURCES.has(key.resource) ? ownerLookupKey(answer.controller, namespace) : undefined;
+  // carrying its Deployment's copied annotations): its owner too. So too an owner that
+  // carries no stamps, read as an owner (the reference's uid names it): what a listed operator
+  // made for an environment's object (cert-manager's ingress-shim's Certificate for an
+  // Ingress) is of its owner's environment (controller-made.ts environmentOfController).
+  const unstampedOwner = key.uid !== undefined && (policy === undefined || answer.metadata.labels?.[policy.keys.managed] === undefined);
+  const owner = OWNER_RESOURCES.has(key.resource) || unstampedOwner ? ownerLookupKey(answer.controller, namespace) : undefined;
   return owner === undefined ? [] : [owner];
 }
 

@@ -184,7 +184,7 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
  */
 function byOperator(findings: Finding[], reach: Reach, ctx: DecisionContext): Finding[] {
   if (reach.environment !== undefined || !isWorkloadController(reach.requester, ctx.policy)) return findings;
-  const how = `; ${reach.requester.username} made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource (cert-manager writes one for the environment's own Certificate when run with --enable-certificate-owner-ref)`;
+  const how = `; ${reach.requester.username} made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource (cert-manager writes one, to the environment's Certificate or the one its ingress-shim makes for the environment's Ingress, when run with --enable-certificate-owner-ref)`;
   return findings.map((f) => ({ ...f, message: f.message + how }));
 }
 

@@ -648,6 +648,34 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(unowned.body.metadata.labels?.['deed.dev/environment'], undefined);
     });
 
+    test("cert-manager's ingress-shim for alpha's Ingress: the TLS Secret may be named before it exists, and what cert-manager makes for the Certificate it made for the Ingress (with owner references) is alpha's, past the name the Ingress holds; beta's Secret under it is refused", async () => {
+      const s = suite();
+      const operator = await s.newIdentity('platform', 'cert-manager');
+      await namespaceAdmins(s, CM_NS, 'cm-operator', [['platform', 'cert-manager']]);
+      const shop = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'alpha-shim', annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, spec: { tls: [{ hosts: ['alpha-shim.example.com'], secretName: 'alpha-shim-tls' }], rules: [{ host: 'alpha-shim.example.com' }] } };
+      const ingress = await s.api(alpha, 'POST', collectionPath('Ingress', CM_NS), shop);
+      assert.equal(ingress.status, 201, ingress.text);
+      // What the ingress-shim makes, as cert-manager: a Certificate named after the Ingress, the Ingress its controller.
+      const ingressRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'alpha-shim', uid: ingress.body.metadata.uid, controller: true, blockOwnerDeletion: true };
+      const shimmed = { ...certificate('alpha-shim', { name: 'alpha-ca' }, 'alpha-shim-tls'), metadata: { name: 'alpha-shim', ownerReferences: [ingressRef] } };
+      let cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed);
+      await eventually('RBAC lets cert-manager create Certificates', async () => cert.status === 201 || !/cannot create resource/.test((cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed)).text));
+      assert.equal(cert.status, 201, cert.text);
+      const issuedSecret = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'alpha-shim-tls', annotations: { 'cert-manager.io/certificate-name': 'alpha-shim' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-shim', uid: cert.body.metadata.uid, controller: true, blockOwnerDeletion: true }] },
+        type: 'kubernetes.io/tls',
+        stringData: { 'tls.crt': 'x', 'tls.key': 'y' },
+      };
+      await eventually("beta's Secret under the name alpha's Ingress holds is refused", async () => (await s.api(beta, 'POST', `${PATHS.Secret(CM_NS)}?dryRun=All`, { ...issuedSecret, metadata: { name: 'alpha-shim-tls' } })).status === 403);
+      refused(await s.api(beta, 'POST', PATHS.Secret(CM_NS), { ...issuedSecret, metadata: { name: 'alpha-shim-tls' } }), 'reference.live-reader', /a live Ingress of another environment \(or of none\) in namespace .* names Secret alpha-shim-tls/);
+      // Before: refused (reference.live-reader), the Secret being of no environment.
+      const made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret);
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
+    });
+
     test("beta's ACME Issuer's solver pod template has its affinity terms scoped (cert-manager copies it into its solver pods as a platform principal); its account key must exist (cert-manager would make it of no environment)", async () => {
       const s = suite();
       // beta's own account key, stamped as beta's: cert-manager uses the key it finds.
