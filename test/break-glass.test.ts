@@ -2,7 +2,7 @@
 // sandbox objects, and every review allowed only because of break-glass is named to the
 // client, in the API server's audit log, in Deed's log and in a counter.
 import assert from 'node:assert/strict';
-import { connect as http2Connect } from 'node:http2';
+import { connect as http2Connect, constants as http2Constants } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,6 +131,37 @@ describe('break-glass by default', () => {
           ['2.0', ['guard.unmapped'], '127.0.0.1', true],
         ],
       );
+    } finally {
+      await deed.app.close();
+    }
+  });
+  test('a review whose HTTP/2 stream the client resets once its body is sent still names its peer (a forged one must not hide where it came from: rev-96 F3)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deed-break-glass-'));
+    const serving = await generateCertificates(dir, ['localhost', '127.0.0.1']);
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const deed = buildApp({ ctx: testContext(DEFAULT_POLICY), logger, tls: { cert: readFileSync(serving.certFile), key: readFileSync(serving.keyFile) } });
+    await deed.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const { port } = deed.app.server.address() as { port: number };
+      const ca = readFileSync(serving.caFile, 'utf8');
+      const body = JSON.stringify(deletion(alphaPod(DEFAULT_POLICY), ADMIN));
+      for (let i = 0; i < 10; i++)
+        await new Promise<void>((resolve) => {
+          const session = http2Connect(`https://localhost:${port}`, { ca });
+          session.on('error', () => resolve());
+          const stream = session.request({ ':method': 'POST', ':path': '/validate?timeout=5s', 'content-type': 'application/json' });
+          stream.on('error', () => undefined);
+          stream.end(body);
+          const reset = () => stream.close(http2Constants.NGHTTP2_CANCEL);
+          if (i % 2 === 0) reset();
+          else setImmediate(reset);
+          stream.on('close', () => setTimeout(() => (session.close(), resolve()), 20));
+        });
+      await new Promise((r) => setTimeout(r, 200));
+      const reviews = lines.filter((l) => l.msg === 'review');
+      assert.ok(reviews.length > 0, 'review lines');
+      assert.deepEqual([...new Set(reviews.map((l) => `${String(l.peer)} ${JSON.stringify(l.breakGlass)}`))], ['127.0.0.1 ["guard.unmapped"]']);
     } finally {
       await deed.app.close();
     }

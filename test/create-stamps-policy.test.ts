@@ -74,6 +74,9 @@ describe('the create-stamps policy', () => {
     const labelled = { metadata: { name: 'lab-7d9', labels: { 'deed.dev/environment': 'alpha', app: 'lab' } } };
     assert.equal(admits(policy, request('apps', 'controllerrevisions', controller), labelled), true);
     assert.equal(admits(policy, request('', 'pods', controller), labelled), false, 'a pod of the controller with half the stamps');
+    // A pod's ResourceClaim, which the resourceclaim controller makes and Deed stamps whole (rev-96 F2).
+    const claims = { username: 'system:serviceaccount:kube-system:resource-claim-controller', groups: controller.groups };
+    assert.equal(admits(policy, request('resource.k8s.io', 'resourceclaims', claims), labelled), false, 'a claim of the controller a later mutator took the managed label from');
     const runner = { username: 'system:serviceaccount:sandbox-a:runner', groups: ['system:serviceaccounts', 'system:authenticated'] };
     const whole = { metadata: { name: 'web', labels: { 'deed.dev/environment': 'alpha', 'deed.dev/managed': 'true' }, annotations: { 'deed.dev/create-nonce': 'a'.repeat(64), 'deed.dev/attestation': 'v2:k:x' } } };
     assert.equal(admits(policy, request('', 'services', runner), whole), true);

@@ -301,10 +301,10 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     refusedBy(review, ingressOf('beta'), /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\), and the ingress controller serves the Secret's certificate and key for its hosts: its content is changed by the platform/);
   });
 
-  test("alpha's Ingress may name a TLS Secret not made yet (cert-manager's ingress-shim makes it later: rev-95 F2): the name is held for it from then on; a backend Service not made yet is still refused", () => {
+  test("alpha's Ingress may not name a TLS Secret not made yet in a shared namespace: beta's Secret created under the name before Deed's watch delivers the Ingress would be served for alpha's hosts (rev-96 F1)", () => {
     const review = createReview(ingress('web'), 'ingresses', ALPHA, '5d6e7f80-0000-4000-8000-0000000000c3');
     const absent = verdict(review, { state: 'known', readers: [] }).findings.filter((f) => f.rule === 'reference.absent');
-    assert.deepEqual(absent.map((f) => f.path), ['spec.rules[0].http.paths[0].backend.service.name']);
+    assert.deepEqual(absent.map((f) => f.path), ['spec.rules[0].http.paths[0].backend.service.name', 'spec.tls[0].secretName', 'spec.tls[2].secretName']);
   });
 
   test("an Ingress's TLS names are bounded on the whole object: an UPDATE that grows it past a pod's worth of Secrets is refused (the index would take it to read every name of the namespace: rev-95 F1); one that keeps or shrinks them, and its own Secrets' names, pass", () => {

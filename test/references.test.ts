@@ -228,6 +228,30 @@ describe('Secret references are guarded like claims', () => {
   });
 });
 
+describe('a pod grown by ephemeral containers stays within what the cache keeps for one pod', () => {
+  // Beta's own Secrets and ConfigMaps, every name (each write's are judged on their own).
+  const betaOwns: ObjectLookup = { readers: NO_READERS, get: (resource): Lookup => ({ state: 'found', metadata: stampedMetadata(resource === 'secrets' ? 'Secret' : 'ConfigMap', 'beta', 'shared', 'b'.repeat(64)).metadata as never }) };
+  const debugger_ = (round: number, secrets: number) => ({
+    name: `dbg-${round}`,
+    image: 'busybox',
+    envFrom: Array.from({ length: secrets }, (_, i) => ({ prefix: `S${i}_`, secretRef: { name: `s-${round}-${i}`, optional: true } })),
+  });
+  const grown = (rounds: number[]) => ({ containers: [MAIN], ...(rounds.length > 0 ? { ephemeralContainers: rounds.map((n, round) => debugger_(round, n)) } : {}) });
+  const write = (before: number[], added: number) => {
+    const old: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { ...stampedMetadata('Pod', 'beta', 'shared').metadata, name: 'obj', namespace: 'shared' }, spec: grown(before) };
+    return judge(review(RUNNER_B, grown([...before, added]), { old, subResource: 'ephemeralcontainers' }), betaOwns);
+  };
+
+  test('an ephemeral container that takes the pod past 256 Secrets is refused, though it adds fewer: the index would take the pod to read every name of the namespace (rev-97 F1)', () => {
+    const first = write([], 200);
+    assert.equal(first.allowed, true, first.status?.message);
+    const past = write([200], 57);
+    assert.equal(past.allowed, false);
+    assert.match(past.status?.message ?? '', /\[reference\.unknown\] spec\.ephemeralContainers: the pod would name 257 Secrets, each held for it against other environments' creates in the namespace; Deed holds at most 256 for one pod: add a container that names fewer/);
+    assert.equal(write([200], 56).allowed, true);
+  });
+});
+
 /** Every form a pod names a ConfigMap in, one pod spec each. */
 function configMapForms(name: string): Array<[string, Record<string, unknown>]> {
   return [

@@ -52,12 +52,13 @@ const stampedCreates = () => rows((r) => r.stamps !== undefined && (r.door === '
 
 /**
  * The same as `group/resource`: the kinds a workload controller's CREATEs of carry Deed's
- * stamps whole (a pod, a ReplicaSet, a claim from a stamped template). What a controller
- * makes of a default-row kind (a StatefulSet's ControllerRevision, which copies the
+ * stamps whole (a pod, a ReplicaSet, a claim from a stamped template, a pod's ResourceClaim:
+ * the default-row kinds a controller makes for an owner, `controllerMade`). What a controller
+ * makes of another default-row kind (a StatefulSet's ControllerRevision, which copies the
  * template's labels) is not stamped, and passes (src/policy/validate.ts).
  */
 export function stampedRowResources(): string[] {
-  return stampedCreates().map((e) => `${e.group}/${e.resource}`);
+  return [...stampedCreates(), ...kindRows().filter((r) => r.controllerMade === true)].map((e) => `${e.group}/${e.resource}`);
 }
 
 /** Every namespaced resource of every group and version (not their subresources), for `operations`. */

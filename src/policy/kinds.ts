@@ -178,11 +178,12 @@ export interface ReferenceFacts {
    */
   readsLive?: true;
   /**
-   * It may name one that does not exist (a StatefulSet with no headless Service, an Ingress
-   * whose TLS Secret cert-manager makes later: both ordinary): the row follows the kind by name
-   * (`followsByName`) or reads it live (`readsLive`), so the CREATE of one under the name later
-   * is judged against this object (rules/live-readers.ts). Absent, a name that does not exist is
-   * refused in a namespace shared with other environments (`reference.absent`).
+   * It may name one that does not exist (a StatefulSet with no headless Service, which is
+   * ordinary): the row follows the kind by name (`followsByName`), so the CREATE of one under the
+   * name later is judged against this object (rules/live-readers.ts), read live. Absent, a name
+   * that does not exist is refused in a namespace shared with other environments
+   * (`reference.absent`). Not for what is held by the lookup cache's index alone (an Ingress's
+   * TLS Secret): a CREATE under the name before the watch delivers the object would win.
    */
   mayNameAbsent?: true;
   /**
@@ -1191,7 +1192,7 @@ export const KIND_TABLE = [
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
       { path: 'spec.rules[].http.paths[].backend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.rules[].http.paths[].backend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
-      { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts", readsLive: true, mayNameAbsent: true },
+      { path: 'spec.tls[].secretName', by: 'name', kind: { group: '', kind: 'Secret' }, follower: "the ingress controller serves the Secret's certificate and key for its hosts", readsLive: true },
       ISSUER_ANNOTATIONS,
     ],
     // The Secrets it names for TLS, read as a pod's are (readsByName): a Secret CREATE is judged

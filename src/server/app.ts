@@ -130,7 +130,9 @@ export function buildApp(opts: AppOptions): DeedApp {
     line?: () => void;
   }
   const IN_FLIGHT = Symbol('deed.in-flight');
-  type Carrier = { [IN_FLIGHT]?: InFlight };
+  /** Where a request came from, taken as it arrives and kept past its settling: an HTTP/2 stream reset or answered later no longer knows its session. */
+  const CONNECTION = Symbol('deed.connection');
+  type Carrier = { [IN_FLIGHT]?: InFlight; [CONNECTION]?: { peer: string; clientVerified: boolean } };
   const inFlight = (raw: object) => (raw as Carrier)[IN_FLIGHT];
   // The review's line is written once its answer is sent (onResponse), or when the answer's
   // stream closes unfinished (a client gone): building and writing it is off the path the
@@ -158,7 +160,9 @@ export function buildApp(opts: AppOptions): DeedApp {
   };
   const review: RequestHooks = {
     onRequest(req, reply) {
-      (req.raw as Carrier)[IN_FLIGHT] = { arrivedAt: clock(), answer: reply.raw };
+      const carrier = req.raw as Carrier;
+      carrier[IN_FLIGHT] = { arrivedAt: clock(), answer: reply.raw };
+      carrier[CONNECTION] = connectionOf(req.raw);
     },
     // The whole request as the API server waits for it, refusals before a route included.
     onResponse(req, reply) {
@@ -179,7 +183,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     const answer = inFlight(req.raw)!.answer;
     const session = raw.stream?.session;
     const connection: EventEmitter = session ?? raw.socket;
-    const account = accounts.open({ connection, peer: peerOf(socketOf(raw)) }, (f) => connection.once('close', f));
+    const account = accounts.open({ connection, peer: (req.raw as Carrier)[CONNECTION]!.peer }, (f) => connection.once('close', f));
     // The request's cost is held until it is answered; a body is held as bytes, text and
     // parsed review until then (readBody). The most one request may hold is a connection's
     // share (it could never be granted more): at the default budget 16 MiB, so a body of
@@ -256,9 +260,10 @@ export function buildApp(opts: AppOptions): DeedApp {
       recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);
       if (plan.fault !== undefined && outcome !== 'errored') metrics.errors.inc(); // a fault of the plan alone: decided without reads
       if (decision.breakGlass !== undefined) recordBreakGlass(metrics, webhook, decision.breakGlass);
-      // Taken now: once its answer is sent an HTTP/2 stream no longer knows its session, so the
-      // line written after it would say 'unknown' for every review the API server sends that way.
-      const connection = decision.breakGlass !== undefined ? connectionOf(req.raw) : undefined;
+      // As it arrived: once its answer is sent (or the client resets it) an HTTP/2 stream no
+      // longer knows its session, and the line would say 'unknown' for every review the API
+      // server sends that way.
+      const connection = decision.breakGlass !== undefined ? (req.raw as Carrier)[CONNECTION] : undefined;
       lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
           webhook,

@@ -36,7 +36,7 @@ import { createIdentity, missingNamespace, type CreateGate } from '../create-gat
 import { createGateOf, podNamesOf, type ReviewFacts } from '../review-facts.js';
 import { terminalMark } from '../rules/terminal-mark.js';
 import { runLeaseFindings } from '../rules/run-lease.js';
-import { referenceScope } from '../rules/reference-scope.js';
+import { liveReadsBound, referenceScope } from '../rules/reference-scope.js';
 import { liveReaderWriteFindings } from '../rules/live-readers.js';
 import { claimBindingFindings, claimBindingKeys, isVolumeBinderBinding } from '../rules/claim-binding.js';
 import { runnerOwnerFindings, runnerOwnerKeys } from '../rules/runner-owner.js';
@@ -235,6 +235,8 @@ function validateChange(req: AdmissionRequest, kind: SandboxKind, namespace: str
     }
     if (spec !== undefined && req.subResource === 'ephemeralcontainers') {
       findings.push(...referenceFindings(addedReferences(oldObj.spec, spec), namespace, { requester, environment: environmentId(requester), boundLater: boundByScheduler(spec) }, ctx));
+      // And the whole pod: ephemeral containers are only ever added, each write a bounded number of names.
+      findings.push(...liveReadsBound(req));
     }
     findings.push(...selectorScope(req, namespace, requester, ctx), ...referenceScope(req, namespace, requester, ctx), ...runnerOwnerFindings(req, namespace, requester, ctx));
     findings.push(...claimBindingFindings(req, namespace, requester, ctx));

@@ -24,7 +24,7 @@ import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 import { liveReaderFindings } from './live-readers.js';
-import { POD_READS, referencedReadsOf } from '../pod/pod-reads.js';
+import { POD_READS, podReadsOf, referencedReadsOf, type PodReads } from '../pod/pod-reads.js';
 
 /** Whether the references `requester` writes are judged: the platform's and trusted principals' are not (the read plan asks too). */
 export function judgesReferencesOf(requester: Requester, policy: Policy): boolean {
@@ -69,25 +69,34 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
 }
 
 /**
- * What an object reads by name once stored (the kind table's `readsLive`: an Ingress's TLS
- * Secrets) is held against other environments' creates (rules/live-readers.ts) by the lookup
- * cache's index of readers, which keeps at most a pod's worth of names for one object (a pod
- * is bounded at its admission, pod/pod-reads.ts POD_READS): past that, the object may read any
- * name of its namespace, and every Secret CREATE there is refused. Each write is bounded in what
- * it adds (MAX_REFERENCE_READS), so the whole object is bounded too, where a write grows it past
- * the bound: rev-95 grew one Ingress to 1,312 TLS names by UPDATEs of 32.
+ * What an object reads by name once stored (a pod's Secrets, ConfigMaps and claims; the kind
+ * table's `readsLive`: an Ingress's TLS Secrets) is held against other environments' creates
+ * (rules/live-readers.ts) by the lookup cache's index of readers, which keeps at most a pod's
+ * worth of names for one object (pod/pod-reads.ts POD_READS): past that, the object may read
+ * any name of its namespace, and every CREATE of that kind there is refused. Each write is
+ * bounded in what it adds (MAX_REFERENCE_READS, a pod's ephemeral container's lookups), so the
+ * whole object is bounded too, where a write grows it past the bound: rev-95 grew one Ingress
+ * to 1,312 TLS names by UPDATEs of 32, rev-97 a pod to 1,536 names by ephemeral containers.
  */
-function liveReadsBound(req: AdmissionRequest): Finding[] {
-  const after = referencedReadsOf(req.resource.resource, req.object);
+export function liveReadsBound(req: AdmissionRequest): Finding[] {
+  const after = storedReadsOf(req.resource.resource, req.object);
   if (after === undefined) return [];
-  const before = req.operation === 'UPDATE' ? referencedReadsOf(req.resource.resource, req.oldObject) : undefined;
+  const before = req.operation === 'UPDATE' ? storedReadsOf(req.resource.resource, req.oldObject) : undefined;
   for (const read of POD_READS) {
     const names = after[read.field].length;
     if (names <= read.max || names <= (before?.[read.field].length ?? 0)) continue;
+    if (req.resource.resource === 'pods')
+      return [{ rule: RULES.referenceUnknown.id, path: 'spec.ephemeralContainers', message: `the pod would name ${names} ${read.kind}s, each held for it against other environments' creates in the namespace; Deed holds at most ${read.max} for one pod: add a container that names fewer` }];
     const paths = [...new Set(objectReferences(req.resource, req.object).filter((r) => r.readsLive === true && r.kind === read.kind).map((r) => r.path.replace(/\[\d+\]/g, '[]')))].join(', ');
     return [{ rule: RULES.referenceUnknown.id, path: paths, message: `names ${names} ${read.kind}s (${paths}), each held for it against other environments' creates in the namespace; Deed holds at most ${read.max} for one object: split it into several` }];
   }
   return [];
+}
+
+/** What the lookup cache keeps of what `obj` reads by name (lookup-facts.ts factsOf): a pod's spec's, or the kind table's `readsLive` references'. */
+function storedReadsOf(resource: string, obj: KubeObject | null | undefined): PodReads | undefined {
+  if (obj === null || obj === undefined) return undefined;
+  return resource === 'pods' ? podReadsOf(obj.spec, obj.status) : referencedReadsOf(resource, obj);
 }
 
 /**

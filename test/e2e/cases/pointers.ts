@@ -648,10 +648,12 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(unowned.body.metadata.labels?.['deed.dev/environment'], undefined);
     });
 
-    test("cert-manager's ingress-shim for alpha's Ingress: the TLS Secret may be named before it exists, and what cert-manager makes for the Certificate it made for the Ingress (with owner references) is alpha's, past the name the Ingress holds; beta's Secret under it is refused", async () => {
+    test("cert-manager's ingress-shim for alpha's Ingress: what cert-manager makes again for the Certificate it made for the Ingress (with owner references) is alpha's, past the TLS name the Ingress holds; beta's Secret under it is refused", async () => {
       const s = suite();
       const operator = await s.newIdentity('platform', 'cert-manager');
       await namespaceAdmins(s, CM_NS, 'cm-operator', [['platform', 'cert-manager']]);
+      const tlsSecret = (name: string, meta: Any = {}) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, ...meta }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } });
+      ok("alpha's TLS Secret", await s.api(alpha, 'POST', PATHS.Secret(CM_NS), tlsSecret('alpha-shim-tls')));
       const shop = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'alpha-shim', annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, spec: { tls: [{ hosts: ['alpha-shim.example.com'], secretName: 'alpha-shim-tls' }], rules: [{ host: 'alpha-shim.example.com' }] } };
       const ingress = await s.api(alpha, 'POST', collectionPath('Ingress', CM_NS), shop);
       assert.equal(ingress.status, 201, ingress.text);
@@ -661,17 +663,13 @@ export function pointerCases(suite: () => Suite): void {
       let cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed);
       await eventually('RBAC lets cert-manager create Certificates', async () => cert.status === 201 || !/cannot create resource/.test((cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed)).text));
       assert.equal(cert.status, 201, cert.text);
-      const issuedSecret = {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'alpha-shim-tls', annotations: { 'cert-manager.io/certificate-name': 'alpha-shim' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-shim', uid: cert.body.metadata.uid, controller: true, blockOwnerDeletion: true }] },
-        type: 'kubernetes.io/tls',
-        stringData: { 'tls.crt': 'x', 'tls.key': 'y' },
-      };
-      await eventually("beta's Secret under the name alpha's Ingress holds is refused", async () => (await s.api(beta, 'POST', `${PATHS.Secret(CM_NS)}?dryRun=All`, { ...issuedSecret, metadata: { name: 'alpha-shim-tls' } })).status === 403);
-      refused(await s.api(beta, 'POST', PATHS.Secret(CM_NS), { ...issuedSecret, metadata: { name: 'alpha-shim-tls' } }), 'reference.live-reader', /a live Ingress of another environment \(or of none\) in namespace .* names Secret alpha-shim-tls/);
+      // `kubectl delete secret` is how cert-manager is asked to issue again.
+      assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(CM_NS)}/alpha-shim-tls`)).status, 200);
+      await eventually("beta's Secret under the name alpha's Ingress holds is refused", async () => (await s.api(beta, 'POST', `${PATHS.Secret(CM_NS)}?dryRun=All`, tlsSecret('alpha-shim-tls'))).status === 403);
+      refused(await s.api(beta, 'POST', PATHS.Secret(CM_NS), tlsSecret('alpha-shim-tls')), 'reference.live-reader', /a live Ingress of another environment \(or of none\) in namespace .* names Secret alpha-shim-tls/);
       // Before: refused (reference.live-reader), the Secret being of no environment.
-      const made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), issuedSecret);
+      const owned = { annotations: { 'cert-manager.io/certificate-name': 'alpha-shim' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-shim', uid: cert.body.metadata.uid, controller: true, blockOwnerDeletion: true }] };
+      const made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), tlsSecret('alpha-shim-tls', owned));
       assert.equal(made.status, 201, made.text);
       assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
     });

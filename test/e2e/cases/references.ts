@@ -193,6 +193,23 @@ export function referenceCases(suite: () => Suite): void {
       refused(answer, 'secret-ref.cross-environment', /container "dbg" reads Secret alpha-creds, which belongs to another environment/);
     });
 
+    test("beta's pod grown by ephemeral containers past 256 Secrets is refused, though each write adds fewer: the lookup cache would take it to read every name of the namespace, and refuse every environment its Secrets there (rev-97 F1)", async () => {
+      const s = suite();
+      ok('beta pod', await s.api(s.janitorB, 'POST', PATHS.Pod(NS), sandboxPod('beta-grown')));
+      const add = async (name: string, count: number) => {
+        const stored = (await s.api(s.admin, 'GET', `${PATHS.Pod(NS)}/beta-grown`)).body as KubeObject;
+        const envFrom = Array.from({ length: count }, (_, i) => ({ prefix: `S${i}_`, secretRef: { name: `${name}-${i}`, optional: true } }));
+        (stored.spec as Spec).ephemeralContainers = [...(((stored.spec as Spec).ephemeralContainers as Spec[] | undefined) ?? []), { name, image: 'busybox', envFrom }];
+        return s.api(s.janitorB, 'PUT', `${PATHS.Pod(NS)}/beta-grown/ephemeralcontainers`, stored);
+      };
+      const first = await add('dbg-a', 200);
+      assert.equal(first.status, 200, first.text);
+      // Before: 200, and the pod named 257 Secrets, then 513, past what the index keeps.
+      refused(await add('dbg-b', 57), 'reference.unknown', /spec\.ephemeralContainers: the pod would name 257 Secrets, each held for it against other environments' creates in the namespace; Deed holds at most 256 for one pod/);
+      const fits = await add('dbg-c', 56);
+      assert.equal(fits.status, 200, fits.text);
+    });
+
     test('a claim that does not exist yet is refused for a principal of no environment too, in a pod that names its node', async () => {
       const s = suite();
       const pod = sandboxPod('none-preplant', { spec: { nodeName: 'node-1', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'alpha-next-ws' } }], containers: [MAIN] } });

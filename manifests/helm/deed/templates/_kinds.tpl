@@ -199,7 +199,7 @@
 {{- end -}}
 
 {{- define "deed.stampedRowResources" -}}
-["/pods", "/secrets", "/configmaps", "networking.k8s.io/networkpolicies", "/persistentvolumeclaims", "apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets", "batch/jobs", "batch/cronjobs", "/replicationcontrollers", "coordination.k8s.io/leases"]
+["/pods", "/secrets", "/configmaps", "networking.k8s.io/networkpolicies", "/persistentvolumeclaims", "apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets", "batch/jobs", "batch/cronjobs", "/replicationcontrollers", "coordination.k8s.io/leases", "resource.k8s.io/resourceclaims"]
 {{- end -}}
 
 {{- define "deed.lookupRules" -}}
