@@ -281,6 +281,21 @@ describe('adoption and release stay within one environment', () => {
     assert.equal(ok.allowed, true, ok.status?.message);
   });
 
+  test("an unstamped ReplicaSet is of its own controller's environment where Deed reads that (alpha's Deployment), and of none where it does not (an operator's custom resource): the replicaset controller's adoption of a pod of no environment for it is not refused", () => {
+    const orphan = made(pod(undefined), lookup({}), { username: 'helm', groups: ['system:authenticated'], extra: {} });
+    const operatorSet = ref('ReplicaSet', 'op-rs', 'rs-op');
+    const world = lookup({
+      [lookupKey({ resource: 'replicasets', namespace: NS, name: 'op-rs' })]: found({ uid: 'rs-op' }, ref('Rollout', 'op', 'ro-1', 'labs.example/v1')),
+      [lookupKey({ resource: 'replicasets', namespace: NS, name: 'lab-7d9' })]: found({ uid: 'rs-a' }, ref('Deployment', 'lab', 'dep-a')),
+      [lookupKey({ resource: 'deployments', namespace: NS, name: 'lab' })]: found({ uid: 'dep-a', ...stampsOf('Deployment', 'alpha') }),
+    });
+    const adopted = answer('validate', review(adopt(orphan, operatorSet), RS_CONTROLLER, { operation: 'UPDATE', oldObject: orphan, name: 'p' }), world);
+    assert.equal(adopted.allowed, true, adopted.status?.message);
+    // The pod the replicaset controller makes for the unstamped ReplicaSet of alpha's Deployment (one made before the upgrade) is alpha's.
+    assert.equal(made(pod(RS_A), world).metadata.labels?.[KEYS.environment], 'alpha');
+    assert.equal(made(pod(operatorSet), world).metadata.labels?.[KEYS.environment], undefined);
+  });
+
   test("alpha's runner may not hand its own pod to beta's ReplicaSet by writing the reference", () => {
     const old = alphaPod();
     const r = answer('validate', review(adopt(old, sweep), RUNNER_A, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);

@@ -152,15 +152,15 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
       return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
     const owner: Ownership = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
     if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };
-    // An unstamped owner is of its own controlling owner, where that is one Deed reads: what a
-    // listed operator makes for an environment's object it makes unstamped (cert-manager's
-    // ingress-shim, a Certificate for alpha's Ingress), and what it then makes for that (the
-    // Certificate's Secret) is the Ingress's environment's. Whoever may write that reference was
-    // judged for it (rules/reference-scope.ts, guard.adoption).
+    // An unstamped owner is of its own controlling owner's environment, where Deed reads that as
+    // an environment's: what a listed operator makes for an environment's object it makes
+    // unstamped (cert-manager's ingress-shim, a Certificate for alpha's Ingress), and what it
+    // then makes for that (the Certificate's Secret) is the Ingress's environment's. Whoever may
+    // write that reference was judged for it (rules/reference-scope.ts, guard.adoption).
+    // Anything else above it (unread, gone, unstamped) leaves it of no environment, as before.
     if (owner.kind === 'unowned') {
-      if (found.controller === undefined || depth >= MAX_CONTROLLER_DEPTH) return { environment: bound };
-      current = found.controller;
-      continue;
+      const above = found.controller !== undefined && depth < MAX_CONTROLLER_DEPTH ? environmentAbove(found.controller, namespace, ctx) : undefined;
+      return { environment: above ?? bound };
     }
     // Stamps that do not verify: a ReplicaSet carrying its Deployment's copied annotations is
     // its Deployment's; anything else is refused.
@@ -169,6 +169,15 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
     current = found.controller;
   }
   return { environment: bound };
+}
+
+/** The environment of an unstamped owner's own controlling owner, where Deed reads it as one's; undefined for anything else. */
+function environmentAbove(ref: ControllerRef, namespace: string, ctx: DecisionContext): string | undefined {
+  const row = ownerRow(ref);
+  const found = row === undefined ? undefined : ctx.lookup.get(row.resource as LookupResource, namespace, ref.name);
+  if (row === undefined || found?.state !== 'found' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid)) return undefined;
+  const owner = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
+  return owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
 }
 
 /**
