@@ -216,6 +216,7 @@ describe('Secret references are guarded like claims', () => {
     assert.equal(byRule('configmap-ref.unknown').length, 1);
     assert.match(byRule('secret-ref.unknown')[0]!.message, new RegExp(`names more than ${MAX_SECRET_LOOKUPS} Secrets, and Deed reads at most ${MAX_SECRET_LOOKUPS} for one object.*Secret s-${MAX_SECRET_LOOKUPS} the first of them`));
     assert.equal(byRule('secret-ref.unknown')[0]!.path, `spec.containers[name=main].envFrom[${MAX_SECRET_LOOKUPS}].secretRef.name`);
+    assert.deepEqual(byRule('reference.unknown'), [], "the whole-pod bound is the ephemeral containers' (a CREATE's is the kinds' own)");
     assert.equal(d.response.response.allowed, false);
   });
 

@@ -172,14 +172,15 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
     // may be mounted by the pods of environments that list it in `claimsFrom` (as at their binding).
     if (of !== undefined && environment === undefined && actsFor(reach.requester, of, ctx.policy)) continue;
     if (of !== undefined && environment !== undefined && row.field === 'claims' && ctx.policy.claimsFrom.get(of)?.has(environment) === true) continue;
-    return byOperator(foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE'), reach, ctx);
+    const refused = foreign(rule, namespace, what, environment, reader.kind, row, req.operation === 'UPDATE');
+    return row.field === 'secrets' ? byOperator(refused, reach, ctx) : refused;
   }
   return [];
 }
 
 /**
- * A listed operator's refusal says how its object becomes the reader's environment's: what it
- * makes is that environment's only under a controlling owner reference to a resource of it
+ * A listed operator's refusal of a Secret says how it becomes the reader's environment's: what
+ * it makes is that environment's only under a controlling owner reference to a resource of it
  * (controller-made.ts), which cert-manager writes only when asked to.
  */
 function byOperator(findings: Finding[], reach: Reach, ctx: DecisionContext): Finding[] {

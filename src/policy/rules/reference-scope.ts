@@ -79,6 +79,8 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
  * to 1,312 TLS names by UPDATEs of 32, rev-97 a pod to 1,536 names by ephemeral containers.
  */
 export function liveReadsBound(req: AdmissionRequest): Finding[] {
+  // A pod's spec is bounded at its CREATE, kind by kind (the reference rules' `unknown`); only ephemeral containers add to it after.
+  if (req.resource.resource === 'pods' && req.subResource !== 'ephemeralcontainers') return [];
   const after = storedReadsOf(req.resource.resource, req.object);
   if (after === undefined) return [];
   const before = req.operation === 'UPDATE' ? storedReadsOf(req.resource.resource, req.oldObject) : undefined;
