@@ -274,8 +274,17 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
     const requests: string[] = [];
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
-      requests.push(`${url.pathname}?limit=${url.searchParams.get('limit') ?? ''}&continue=${url.searchParams.get('continue') ?? ''}${String(req.headers.accept ?? '').includes('as=PartialObjectMetadataList') ? ' (metadata)' : ''}`);
-      const items = collections[url.pathname];
+      const labelSelector = url.searchParams.get('labelSelector');
+      const fieldSelector = url.searchParams.get('fieldSelector');
+      const selectors = `${labelSelector !== null ? `&labelSelector=${labelSelector}` : ''}${fieldSelector !== null ? `&fieldSelector=${fieldSelector}` : ''}`;
+      requests.push(`${url.pathname}?limit=${url.searchParams.get('limit') ?? ''}&continue=${url.searchParams.get('continue') ?? ''}${selectors}${String(req.headers.accept ?? '').includes('as=PartialObjectMetadataList') ? ' (metadata)' : ''}`);
+      // The selectors the live lists give, as the API server applies them (one `key=value` each).
+      const [labelKey, labelValue] = labelSelector?.split('=') ?? [];
+      const named = fieldSelector?.startsWith('metadata.name=') === true ? fieldSelector.slice('metadata.name='.length) : undefined;
+      const items = collections[url.pathname]?.filter((o) => {
+        const m = (o as { metadata?: { name?: string; labels?: Record<string, string> } }).metadata;
+        return (labelKey === undefined || m?.labels?.[labelKey] === labelValue) && (named === undefined || m?.name === named);
+      });
       if (items === undefined) {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not served' }));
         return;
@@ -323,9 +332,13 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       // Its stamps, and nothing past its metadata (an EndpointSlice's endpoints are not kept).
       const slice = answer.readers.find((r) => r.kind === 'EndpointSlice')!;
       assert.deepEqual(slice.found, { state: 'found', metadata: { uid: 's-0', labels: { ...beta.labels, 'kubernetes.io/service-name': 'api' }, annotations: beta.annotations } });
-      // No pod is listed for a Service's name, and the slices were read a page at a time.
+      // No pod is listed for a Service's name; its slices and its Endpoints are selected by the API server, not the namespace's listed whole.
       assert.ok(!api.requests.some((r) => r.includes('/pods')), api.requests.join(', '));
-      assert.ok(api.requests.filter((r) => r.includes('/endpointslices')).length >= 2, `paged: ${api.requests.join(', ')}`);
+      assert.deepEqual(
+        api.requests.filter((r) => r.includes('/endpointslices') || r.includes('/endpoints?')).map((r) => r.replace(/\?limit=\d+&continue=/, '?')).sort(),
+        [`/api/v1/namespaces/${NS}/endpoints?&fieldSelector=metadata.name=api (metadata)`, `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?&labelSelector=kubernetes.io/service-name=api (metadata)`],
+      );
+      assert.ok(!api.requests.some((r) => (r.includes('/ingresses') || r.includes('/statefulsets')) && r.includes('Selector')), 'an Ingress and a StatefulSet name it in their specs: listed whole');
       // What names a Service in metadata only (a slice's label, an Endpoints' name) is listed as metadata; an Ingress's backends and a set's serviceName are in their specs.
       const listedAs = (kind: string) => [...new Set(api.requests.filter((r) => r.includes(`/${kind}?`)).map((r) => r.endsWith('(metadata)')))];
       assert.deepEqual([listedAs('endpointslices'), listedAs('endpoints'), listedAs('ingresses'), listedAs('statefulsets')], [[true], [true], [false], [false]]);

@@ -137,7 +137,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
    * every page after them), each handed to `take` before the next is read. At most `most`
    * objects: answers false when more remained past them.
    */
-  const listPages = async (path: string, what: string, accept: string | undefined, deadline: number, take: (items: ListItem[]) => void, most = Infinity): Promise<boolean> => {
+  const listPages = async (path: string, what: string, accept: string | undefined, deadline: number, take: (items: ListItem[]) => void, most = Infinity, selectors: Selectors = {}): Promise<boolean> => {
     let next: string | undefined;
     let limit = READER_PAGE;
     let chars = 0;
@@ -146,7 +146,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       if (seen >= most) return false;
       const cont = next;
       const read = await boundedPage(Math.min(limit, most - seen), (l) =>
-        getJson<ObjectList>(conn, path, { what, accept, query: { limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, onText: (n) => (chars = n), impersonate: extras.impersonate, onRetry: extras.onRetry }),
+        getJson<ObjectList>(conn, path, { what, accept, query: { ...selectors, limit: l, continue: cont }, timeoutMs: Math.max(1, deadline - Date.now()), maxBytes: MAX_PAGE_BYTES, onText: (n) => (chars = n), impersonate: extras.impersonate, onRetry: extras.onRetry }),
       );
       const items = read.page.items ?? [];
       seen += items.length;
@@ -256,7 +256,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
           const ref = referenceNaming(row, item as KubeObject, key.namespace, key.resource, key.name);
           if (name !== undefined && ref !== undefined) readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower } });
         }
-      });
+      }, Infinity, selectorsOf(row, key.name));
       return readers;
     };
     try {
@@ -284,6 +284,26 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       return gatheredLookup(new Map(answers.flat()), 'not read before the decision', new Map());
     },
   };
+}
+
+/** What a list asks the API server to filter by. */
+type Selectors = { labelSelector?: string; fieldSelector?: string };
+
+/** A label value as the API server takes one in a selector (63 characters, alphanumeric at both ends). */
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/**
+ * The selectors that let the API server list only the referrers of `name`, where every
+ * reference of the row names it by one label (an EndpointSlice's `kubernetes.io/service-name`)
+ * or by the referrer's own name (an Endpoints'): one Service's slices, not the namespace's. What
+ * the list returns is still matched by the row's references (referenceNaming), as without.
+ */
+function selectorsOf(row: KindRow, name: string): Selectors {
+  const refs = row.references ?? [];
+  const label = refs[0]?.by === 'label' ? refs[0].label : undefined;
+  if (refs.length > 0 && label !== undefined && refs.every((r) => r.by === 'label' && r.label === label) && LABEL_VALUE.test(name)) return { labelSelector: `${label}=${name}` };
+  if (refs.length > 0 && refs.every((r) => r.by === 'name' && r.path === 'metadata.name')) return { fieldSelector: `metadata.name=${name}` };
+  return {};
 }
 
 /** Objects on the first page of a live list (each page bounded in bytes besides; the next sized from it). */
