@@ -19,7 +19,7 @@ import type { AdmissionRequest, KubeObject } from '../admission/types.js';
 import type { Finding } from '../admission/verdict.js';
 import { groupOf, type KindRow, type LookupResource, type StampRow } from './kinds.js';
 import { readableRow } from './object-references.js';
-import { ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
+import { environmentOfOwnership, ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
 import type { ControllerRef, DecisionContext, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from './requester/principals.js';
@@ -58,8 +58,6 @@ export function sameController(a: ControllerRef | undefined, b: ControllerRef | 
   if (a === undefined || b === undefined) return a === b;
   return a.uid === b.uid && a.kind === b.kind && a.name === b.name && groupOf(a.apiVersion) === groupOf(b.apiVersion);
 }
-
-
 
 /** An owner reference of an object, well formed, with its index and its flags. */
 export type OwnerReference = ControllerRef & { index: number; controller: boolean; blockOwnerDeletion: boolean };
@@ -176,8 +174,7 @@ function environmentAbove(ref: ControllerRef, namespace: string, ctx: DecisionCo
   const row = ownerRow(ref);
   const found = row === undefined ? undefined : ctx.lookup.get(row.resource as LookupResource, namespace, ref.name);
   if (row === undefined || found?.state !== 'found' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid)) return undefined;
-  const owner = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
-  return owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
+  return environmentOfOwnership(ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing));
 }
 
 /**
@@ -251,7 +248,7 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   if (after === undefined || sameController(before, after)) return [];
   if (!judgesAdoptionBy(requester, ctx.policy)) return [];
   const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
-  const objectEnv = object.kind === 'stamped' || object.kind === 'runner' || object.kind === 'bound' ? object.environment : undefined;
+  const objectEnv = environmentOfOwnership(object);
   const name = `${kind} ${namespace}/${oldObj.metadata.name ?? ''}`;
   const owner = environmentOfController(after, namespace, `the adoption of ${name}`, ctx, RULES.guardAdoption.id);
   if ('finding' in owner) return [owner.finding];

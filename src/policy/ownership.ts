@@ -23,6 +23,11 @@ export type Ownership =
   | { kind: 'unverifiable'; label: string | undefined; reason: string }
   | { kind: 'unowned' };
 
+/** The environment an ownership names (stamped, a runner's, a bound namespace's); undefined for one unowned, unverifiable or not known. */
+export function environmentOfOwnership(owner: Ownership | { kind: 'unknown' }): string | undefined {
+  return owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
+}
+
 export interface OwnershipFacts {
   kind: string;
   namespace: string;

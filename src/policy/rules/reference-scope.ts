@@ -23,6 +23,7 @@ import type { DecisionContext, Policy } from '../policy.js';
 import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
+import { environmentOfOwnership } from '../ownership.js';
 import { liveReaderFindings } from './live-readers.js';
 import { POD_READS, podReadsOf, referencedReadsOf, type PodReads } from '../pod/pod-reads.js';
 
@@ -189,7 +190,7 @@ function blockingOwners(obj: KubeObject | null | undefined, before: KubeObject |
       findings.push({ rule: RULES.referenceUnknown.id, path, message: `blocks the deletion of ${what} by a uid it does not have (the garbage collector finds dependents by uid); name the owner's own uid, or drop blockOwnerDeletion` });
     else {
       const owner = referencedOwnership(found, ref.kind, namespace, ctx);
-      const environment = owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound' ? owner.environment : undefined;
+      const environment = environmentOfOwnership(owner);
       if (owner.kind === 'unknown') findings.push({ rule: RULES.referenceUnknown.id, path, message: `cannot tell which environment ${what} belongs to: ${owner.reason}` });
       else if (owner.kind === 'unverifiable') findings.push({ rule: RULES.referenceUnknown.id, path, message: `${what} carries Deed's stamps but they do not verify (${owner.reason}), so its environment is unknown` });
       else if (environment !== undefined && environment !== reach.environment && !actsFor(reach.requester, environment, ctx.policy))

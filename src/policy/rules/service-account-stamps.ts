@@ -7,7 +7,7 @@
 // unstamped one (but the namespace's default) in a namespace bound to no environment is the
 // platform's identity: no environment's principal hands its token to a pod.
 import type { Finding } from '../../admission/verdict.js';
-import { ownershipOfFound, type Ownership } from '../ownership.js';
+import { environmentOfOwnership, ownershipOfFound, type Ownership } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import { serviceAccountEnvironment, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
@@ -90,7 +90,7 @@ export function boundPodGuard(namespace: string, account: string, pod: string, c
   if (target.state === 'absent') return [];
   if (target.state === 'unknown') return [{ rule: RULES.guardServiceAccount.id, message: `cannot tell whose pod ${namespace}/${pod} is (${target.reason}); refusing it a token of ${name}, which is environment "${owner.environment}"'s` }];
   const holder = ownershipOfFound(target, 'Pod', namespace, ctx.policy, ctx.keyRing);
-  const holderEnv = holder.kind === 'stamped' || holder.kind === 'runner' || holder.kind === 'bound' ? holder.environment : undefined;
+  const holderEnv = environmentOfOwnership(holder);
   if (holderEnv === owner.environment) return [];
   return [
     {
