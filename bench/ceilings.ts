@@ -9,7 +9,12 @@
 //                   patch) were free; everything else as shipped
 //   transport       decision-once, and no scope wait, lookups (after a uid's first review),
 //                   metrics or log line: Deed's fastify, TLS, body reading, hooks and answer
-// Usage: npx tsx bench/ceilings.ts [--no-build] [--review mutate|validate|admit|label-update] [--rounds 5] [--duration 3]
+// With --transport-parts, two more copies of `transport` with one of its parts taken away
+// each, and one with both: what Deed's transport costs beyond the no-op server's, by part.
+//   transport-no-hooks    the per-request hooks of the drain and connection deadlines not registered
+//   transport-plain-body  the body read as the no-op server's fastify reads it: no memory budget
+//   transport-bare        both
+// Usage: npx tsx bench/ceilings.ts [--no-build] [--review mutate|validate|admit|label-update] [--rounds 5] [--duration 3] [--transport-parts]
 // Prints figures; asserts nothing. See docs/performance.md, "What the targets leave".
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +30,7 @@ const { values: flags } = benchArgs(import.meta.url, {
     review: { type: 'string' },
     rounds: { type: 'string', default: '5' },
     duration: { type: 'string', default: '3' },
+    'transport-parts': { type: 'boolean', default: false },
   },
 });
 
@@ -35,16 +41,35 @@ const DECISION_ONCE =
   `let decision = globalThis.__deedOnce?.get(${ONCE_KEY}); ` +
   `if (decision === undefined) { decision = decideWithin(webhook, req.body, ctx, deadline, clock, plan.decoded); (globalThis.__deedOnce ??= new Map()).set(${ONCE_KEY}, decision); }`;
 const DECIDED = `globalThis.__deedOnce?.has(${ONCE_KEY})`;
-const VARIANTS: Record<string, Edit[]> = {
-  'decision-once': [[DECISION, DECISION_ONCE]],
-  transport: [
-    [DECISION, DECISION_ONCE],
-    // The first review of a uid still waits for its scope and reads its lookups, so its decision is the real one.
-    ["if (opts.awaitScope && typeof namespace === 'string')", `if (!${DECIDED} && opts.awaitScope && typeof namespace === 'string')`],
-    ['const plan = opts.reader ? planLookups(', `const plan = ${DECIDED} ? { lookups: [] } : opts.reader ? planLookups(`],
-    ['recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);', ''],
-    ['lineAfterAnswer(req.raw, reply.raw, () => {', 'if (false) lineAfterAnswer(req.raw, reply.raw, () => {'],
-  ],
+const TRANSPORT: Edit[] = [
+  [DECISION, DECISION_ONCE],
+  // The first review of a uid still waits for its scope and reads its lookups, so its decision is the real one.
+  ["if (opts.awaitScope && typeof namespace === 'string')", `if (!${DECIDED} && opts.awaitScope && typeof namespace === 'string')`],
+  ['const plan = opts.reader ? planLookups(', `const plan = ${DECIDED} ? { lookups: [] } : opts.reader ? planLookups(`],
+  ['recordReview(metrics, webhook, request, outcome, verdict, durationMs / 1000);', ''],
+  ['lineAfterAnswer(req.raw, reply.raw, () => {', 'if (false) lineAfterAnswer(req.raw, reply.raw, () => {'],
+];
+// serve.ts still makes both concerns (the drain and the connection slots at accept stay), and registers neither's per-request hooks.
+const NO_HOOKS: Edit = [
+  'transport: (app) => [(connections = trackConnections(app)), guardConnections(app, limits, metrics, logger)],',
+  'transport: (app) => { connections = trackConnections(app); guardConnections(app, limits, metrics, logger); return []; },',
+];
+// The chunks gathered and decoded, as fastify's own parser does: no grants, no deadline, no size of the parsed body.
+const PLAIN_BODY: Edit = [
+  "readBody({ payload, contentLength: req.headers['content-length'], account, timeoutMs: limits.bodyTimeoutMs, onRefused: (reason) => metrics.bodiesRefused.inc({ reason }), maxParsedBytes: budget.perConnectionBytes, requestBytes: budget.perRequestBytes }, bodyLimit).then(",
+  "new Promise((res, rej) => { const cs = []; payload.on('data', (c) => cs.push(c)); payload.on('end', () => res({ text: Buffer.concat(cs).toString('utf8') })); payload.on('error', rej); }).then(",
+];
+/** Each copy's edits, by compiled file. */
+const VARIANTS: Record<string, Record<string, Edit[]>> = {
+  'decision-once': { 'dist/server/app.js': [[DECISION, DECISION_ONCE]] },
+  transport: { 'dist/server/app.js': TRANSPORT },
+  ...(flags['transport-parts']
+    ? {
+        'transport-no-hooks': { 'dist/server/app.js': TRANSPORT, 'dist/server/serve.js': [NO_HOOKS] },
+        'transport-plain-body': { 'dist/server/app.js': [...TRANSPORT, PLAIN_BODY] },
+        'transport-bare': { 'dist/server/app.js': [...TRANSPORT, PLAIN_BODY], 'dist/server/serve.js': [NO_HOOKS] },
+      }
+    : {}),
 };
 
 if (!flags['no-build']) execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -53,7 +78,7 @@ const dirs: string[] = [];
 try {
   for (const [name, edits] of Object.entries(VARIANTS)) {
     const dir = join(top, name);
-    editedBuild(dir, { 'dist/server/app.js': edits }, `bench/ceilings.ts, ${name}`);
+    editedBuild(dir, edits, `bench/ceilings.ts, ${name}`);
     dirs.push(dir);
     process.stdout.write(`${name}: ${dir}\n`);
   }
