@@ -150,7 +150,7 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
     const stamps = stamped('EndpointSlice', 'beta');
     const forged = { ...stamps, metadata: { ...stamps.metadata, labels: { ...stamps.metadata.labels, 'deed.dev/environment': 'alpha' } } };
     refusedBy(create('Service', 'api'), { state: 'known', readers: [{ kind: 'EndpointSlice', name: 'x', found: forged, reference: SLICE }] }, /names Service api/);
-    refusedBy(create('Service', 'api'), { state: 'unknown', reason: 'the EndpointSlices could not be listed' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared \(StatefulSet, Endpoints, EndpointSlice, Ingress\) names Service api: the EndpointSlices could not be listed$/);
+    refusedBy(create('Service', 'api'), { state: 'unknown', reason: 'the EndpointSlices could not be listed' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared \(StatefulSet, Endpoints, EndpointSlice, Ingress, HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute\) names Service api: the EndpointSlices could not be listed$/);
     refusedBy(create('Deployment', 'api'), { state: 'unknown', reason: 'no turn' }, /\(HorizontalPodAutoscaler\) names Deployment api: no turn/);
   });
 
@@ -203,7 +203,7 @@ describe('the read plan and the reads of referrers', () => {
   });
 
   test('which kinds refer to a resource comes from the kind table: its built-in referrers, none for a Secret', () => {
-    assert.deepEqual(referringKinds('services').map((r) => r.kind), ['StatefulSet', 'Endpoints', 'EndpointSlice', 'Ingress']);
+    assert.deepEqual(referringKinds('services').map((r) => r.kind), ['StatefulSet', 'Endpoints', 'EndpointSlice', 'Ingress', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
     for (const resource of ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers']) assert.deepEqual(referringKinds(resource).map((r) => r.kind), ['HorizontalPodAutoscaler']);
     assert.deepEqual(referringKinds('cronjobs').map((r) => r.kind), ['Job']);
     for (const resource of ['secrets', 'configmaps', 'daemonsets', 'jobs', 'pods']) assert.equal(isReferredTarget(resource), false, resource);
@@ -269,11 +269,29 @@ describe('the read plan and the reads of referrers', () => {
 });
 
 describe('the live list of referrers (kube/object-reader.ts)', () => {
-  /** An API server of lists only: each collection path to its objects, served `limit` at a time with a `continue` offset; every request recorded. */
-  async function listServer(collections: Record<string, object[]>): Promise<{ kc: KubeConfig; requests: string[]; close: () => Promise<void> }> {
+  /**
+   * An API server of lists only: each collection path to its objects, served `limit` at a time
+   * with a `continue` offset (a path given `'fails'` answers 500, one not given 404, as a kind
+   * not served); `groups` the versions each API group's discovery document lists. Every request recorded.
+   */
+  async function listServer(collections: Record<string, object[] | 'fails'>, groups: Record<string, string[]> = {}): Promise<{ kc: KubeConfig; requests: string[]; close: () => Promise<void> }> {
     const requests: string[] = [];
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
+      const group = /^\/apis\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (group !== undefined) {
+        requests.push(url.pathname);
+        const versions = groups[group];
+        // The API server's own answer for a group it does not serve: a plain 404, no Status.
+        if (versions === undefined) res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found');
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'APIGroup', apiVersion: 'v1', name: group, versions: versions.map((v) => ({ groupVersion: `${group}/${v}`, version: v })) }));
+        return;
+      }
+      if (collections[url.pathname] === 'fails') {
+        requests.push(url.pathname);
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', code: 500, message: 'etcd is down' }));
+        return;
+      }
       const labelSelector = url.searchParams.get('labelSelector');
       const fieldSelector = url.searchParams.get('fieldSelector');
       const selectors = `${labelSelector !== null ? `&labelSelector=${labelSelector}` : ''}${fieldSelector !== null ? `&fieldSelector=${fieldSelector}` : ''}`;
@@ -281,7 +299,7 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       // The selectors the live lists give, as the API server applies them (one `key=value` each).
       const [labelKey, labelValue] = labelSelector?.split('=') ?? [];
       const named = fieldSelector?.startsWith('metadata.name=') === true ? fieldSelector.slice('metadata.name='.length) : undefined;
-      const items = collections[url.pathname]?.filter((o) => {
+      const items = (collections[url.pathname] as object[] | undefined)?.filter((o) => {
         const m = (o as { metadata?: { name?: string; labels?: Record<string, string> } }).metadata;
         return (labelKey === undefined || m?.labels?.[labelKey] === labelValue) && (named === undefined || m?.name === named);
       });
@@ -349,14 +367,52 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
 
   test("a workload's HPAs, by the kind and group their scaleTargetRef names; a list that fails leaves it unknown", async () => {
     const hpa = (name: string, kind: string, target: string) => ({ metadata: { name, namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind, name: target } } });
-    const api = await listServer({ [`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`]: [hpa('a', 'Deployment', 'web'), hpa('b', 'StatefulSet', 'web'), hpa('c', 'Deployment', 'other')] });
+    const api = await listServer({ [`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`]: [hpa('a', 'Deployment', 'web'), hpa('b', 'StatefulSet', 'web'), hpa('c', 'Deployment', 'other')], '/apis/autoscaling/v2/namespaces/elsewhere/horizontalpodautoscalers': 'fails' }, { autoscaling: ['v2', 'v1'] });
     try {
       const { createObjectReader } = await import('../src/kube/object-reader.js');
       const reader = createObjectReader(api.kc);
       const answer = (await reader.read([{ resource: 'deployments', namespace: NS, name: 'web', readers: true }], 2000)).readers('deployments', NS, 'web');
       assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => r.name) : answer, ['a']);
-      // Another namespace serves no HPAs here: the list fails, and what names the workload cannot be told.
+      // In another namespace the list fails: what names the workload cannot be told.
       const failed = (await reader.read([{ resource: 'deployments', namespace: 'elsewhere', name: 'web', readers: true }], 2000)).readers('deployments', 'elsewhere', 'web');
+      assert.equal(failed.state, 'unknown');
+    } finally {
+      await api.close();
+    }
+  });
+  test("a Service's Gateway API routes are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
+    const GW = 'gateway.networking.k8s.io';
+    // A Service's built-in referrers, none of them naming it.
+    const builtIns = (ns: string) => ({ [`/apis/apps/v1/namespaces/${ns}/statefulsets`]: [], [`/api/v1/namespaces/${ns}/endpoints`]: [], [`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`]: [], [`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`]: [] });
+    const route = (name: string, spec: object) => ({ metadata: { name, namespace: NS, uid: name, labels: beta.labels, annotations: beta.annotations }, spec });
+    const api = await listServer(
+      {
+        ...builtIns(NS),
+        ...builtIns('broken'),
+        [`/apis/${GW}/v1/namespaces/${NS}/httproutes`]: [route('web', { rules: [{ backendRefs: [{ name: 'web' }] }] }), route('to-api', { parentRefs: [{ name: 'shared-gw' }], rules: [{ backendRefs: [{ name: 'api', port: 80 }] }] })],
+        // TLSRoute at v1 alone (the row reads v1alpha2): served at another version of its group.
+        [`/apis/${GW}/v1/namespaces/${NS}/tlsroutes`]: [route('mesh', { parentRefs: [{ group: '', kind: 'Service', name: 'api' }] })],
+        [`/apis/${GW}/v1/namespaces/broken/httproutes`]: 'fails',
+      },
+      { [GW]: ['v1'] },
+    );
+    try {
+      const { createObjectReader } = await import('../src/kube/object-reader.js');
+      const reader = createObjectReader(api.kc);
+      const answer = (await reader.read([{ resource: 'services', namespace: NS, name: 'api', readers: true }], 2000)).readers('services', NS, 'api');
+      assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => `${r.kind} ${r.name} ${r.reference?.path}`) : answer, ['HTTPRoute to-api spec.rules[0].backendRefs[0]', 'TLSRoute mesh spec.parentRefs[0]']);
+      // GRPCRoute, TCPRoute, UDPRoute: 404 at the row's version, the group's discovery asked, no other version to list.
+      assert.ok(api.requests.includes(`/apis/${GW}`), api.requests.join(', '));
+      assert.ok(api.requests.some((r) => r.startsWith(`/apis/${GW}/v1alpha2/namespaces/${NS}/tlsroutes?`)) && api.requests.some((r) => r.startsWith(`/apis/${GW}/v1/namespaces/${NS}/tlsroutes?`)), api.requests.join(', '));
+      // A cluster without the Gateway API: every route kind answers 404, and so does the group.
+      const bare = await listServer(builtIns(NS));
+      try {
+        const none = (await createObjectReader(bare.kc).read([{ resource: 'services', namespace: NS, name: 'api', readers: true }], 2000)).readers('services', NS, 'api');
+        assert.deepEqual(none, { state: 'known', readers: [] });
+      } finally {
+        await bare.close();
+      }
+      const failed = (await reader.read([{ resource: 'services', namespace: 'broken', name: 'api', readers: true }], 2000)).readers('services', 'broken', 'api');
       assert.equal(failed.state, 'unknown');
     } finally {
       await api.close();

@@ -100,12 +100,12 @@ function podSpecs(objects: Obj[]): Array<{ owner: string; spec: V1PodSpec }> {
   return out;
 }
 
-
 /** The kinds the webhook lists, never watches: their live objects name a Service or a workload (kinds.ts `followsByName`). */
 const FOLLOWED_BY_NAME = [
   { apiGroups: [''], resources: ['endpoints'], verbs: ['list'] },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'], verbs: ['list'] },
 ];
 
 describe('deed manifests', () => {

@@ -237,7 +237,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
   };
   /**
    * What names `key`'s object in its namespace and is followed there (referrers.ts: the
-   * EndpointSlices, Endpoints, Ingresses and StatefulSets that name a Service, the HPAs that
+   * EndpointSlices, Endpoints, Ingresses, Gateway API routes and StatefulSets that name a Service, the HPAs that
    * name a workload, the Jobs whose controller reference carries a CronJob's name): each
    * referring kind listed a page at a time, whole where what it names is in its spec, as
    * metadata only where every reference of its row is in its metadata (a slice's label, a Job's
@@ -246,11 +246,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
    */
   const referrersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     const deadline = Date.now() + timeoutMs;
-    const referrersAs = async (row: KindRow): Promise<Reader[]> => {
+    const referrersAt = async (row: KindRow, version: string): Promise<Reader[]> => {
       const readers: Reader[] = [];
       // A kind whose references all stand in its metadata (an EndpointSlice's label, a Job's controller reference) is listed as metadata only.
       const accept = (row.references ?? []).every((f) => f.path.startsWith('metadata.')) ? METADATA_LIST : undefined;
-      await listPages(collectionPath({ group: row.group, version: row.version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, accept, deadline, (items) => {
+      await listPages(collectionPath({ group: row.group, version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, accept, deadline, (items) => {
         for (const item of items) {
           const name = item.metadata?.name;
           const ref = referenceNaming(row, item as KubeObject, key.namespace, key.resource, key.name);
@@ -258,6 +258,36 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
         }
       }, Infinity, selectorsOf(row, key.name));
       return readers;
+    };
+    // A kind the API server does not serve at the row's version (a custom resource not
+    // installed, the Gateway API's routes in most clusters, or installed at another version of
+    // its group) answers 404: it is listed at each version its group serves, and where it is
+    // served at none, no object of it exists to name anything.
+    const referrersAs = async (row: KindRow): Promise<Reader[]> => {
+      try {
+        return await referrersAt(row, row.version);
+      } catch (err) {
+        if (!notServed(err) || row.group === '') throw err;
+      }
+      const versions = await servedVersions(row.group);
+      for (const version of versions.filter((v) => v !== row.version)) {
+        try {
+          return await referrersAt(row, version);
+        } catch (err) {
+          if (!notServed(err)) throw err;
+        }
+      }
+      return [];
+    };
+    /** The versions the API server serves of `group` (its discovery document); none when it serves no such group. */
+    const servedVersions = async (group: string): Promise<string[]> => {
+      try {
+        const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { what: `get the versions of ${group}`, timeoutMs: Math.max(1, deadline - Date.now()), impersonate: extras.impersonate, onRetry: extras.onRetry });
+        return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
+      } catch (err) {
+        if (notServed(err)) return [];
+        throw err;
+      }
     };
     try {
       const perKind = await Promise.all(referringKinds(key.resource).map((row) => referrersAs(row)));
@@ -284,6 +314,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       return gatheredLookup(new Map(answers.flat()), 'not read before the decision', new Map());
     },
   };
+}
+
+/** A 404 to a list or a group's discovery: the API server serves no such resource there (a Status NotFound, or its plain 404 for a path it does not route). */
+function notServed(err: unknown): boolean {
+  return err instanceof KubeError && err.status === 404;
 }
 
 /** What a list asks the API server to filter by. */

@@ -310,10 +310,9 @@ export interface KindRow {
    * one under a name that a live object of this kind names is judged against it
    * (rules/live-readers.ts); they are listed live from the API server, one list of this kind
    * per such CREATE (kube/object-reader.ts), never cached, so Deed's RBAC lists this kind.
-   * Only the targets listed here are judged: the Secrets an Ingress names for TLS are not
-   * (every Secret CREATE in a namespace would list its Ingresses), nor the Gateway API's
-   * routes or an operator's custom resources (a list of a kind not installed would refuse
-   * every create of the target).
+   * Only the targets listed here are judged: the Secrets an Ingress or a Gateway names for TLS
+   * are not (every Secret CREATE in a namespace would list them), nor what an operator's custom
+   * resources name. A kind not served (a custom resource not installed) is read as none.
    */
   followsByName?: readonly string[];
   /**
@@ -1204,11 +1203,13 @@ export const KIND_TABLE = [
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
   // webhook rule, they say what the routes and Gateways name; a Gateway is read when a route names it).
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH] },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS] },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES },
+  // A route's Services, as an Ingress's (followsByName): listed live at a Service's CREATE, at
+  // whichever version the cluster serves, none where the kind is not installed.
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ['services'] },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ['services'] },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
   {
     kind: 'Gateway',
     group: GATEWAY_API,

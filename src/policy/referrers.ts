@@ -1,7 +1,7 @@
 // The objects that name another by name for as long as they live, and whose follower acts on
 // whatever stands under that name (the kind table's `followsByName`): an EndpointSlice or an
-// Endpoints routes the Service of its name, an Ingress publishes the Services it names, an HPA
-// scales the workload its scaleTargetRef names. What each names is what the kind table's
+// Endpoints routes the Service of its name, an Ingress or a Gateway API route sends traffic to
+// the Services it names, an HPA scales the workload its scaleTargetRef names. What each names is what the kind table's
 // references say it names (objectReferences, referenceReads), read the same way as where the
 // reference is judged when written (rules/reference-scope.ts): one table of kinds.
 import type { KubeObject } from '../admission/types.js';

@@ -495,6 +495,20 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(beta, 'PATCH', `${ROUTES(GW_NS)}/beta-own`, { spec: { rules: [{ backendRefs: [{ name: 'alpha-svc', port: 80 }] }] } }, MERGE), 'reference.cross-environment', /names Service alpha-svc/);
     });
 
+    test("once alpha deletes a Service its HTTPRoute names, beta's Service under the name is refused (the gateway controller would send alpha's route's traffic to it); alpha's own is stored again", async () => {
+      const s = suite();
+      ok("alpha's Service", await s.api(alpha, 'POST', `/api/v1/namespaces/${GW_NS}/services`, service('alpha-next', { app: 'alpha-next' })));
+      ok("alpha's route to it", await s.api(alpha, 'POST', ROUTES(GW_NS), httpRoute('alpha-next', { name: 'alpha-next' })));
+      assert.equal((await s.api(alpha, 'DELETE', `/api/v1/namespaces/${GW_NS}/services/alpha-next`)).status, 200);
+      refused(
+        await s.api(beta, 'POST', `/api/v1/namespaces/${GW_NS}/services`, service('alpha-next', { app: 'beta-web' })),
+        'reference.live-reader',
+        /HTTPRoute shared-gateways\/alpha-next of another environment \(or of none\) names Service alpha-next \(spec\.rules\[0\]\.backendRefs\[0\]\), and once this one stands the gateway controller sends the route's traffic to the backend/,
+      );
+      const own = await s.api(alpha, 'POST', `/api/v1/namespaces/${GW_NS}/services`, service('alpha-next', { app: 'alpha-next' }));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("beta's route to alpha's Service in alpha's own namespace is judged there and refused; alpha's is stored", async () => {
       const s = suite();
       refused(await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-across', { name: 'alpha-api', namespace: 'sandbox-a' })), 'reference.cross-environment', /names Service sandbox-a\/alpha-api, which belongs to another environment/);

@@ -261,6 +261,9 @@
 - apiGroups: ["autoscaling"]
   resources: ["horizontalpodautoscalers"]
   verbs: ["list"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"]
+  verbs: ["list"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
@@ -321,6 +324,9 @@
   verbs: ["list"]
 - apiGroups: ["autoscaling"]
   resources: ["horizontalpodautoscalers"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"]
   verbs: ["list"]
 {{- end -}}
 {{- end -}}
