@@ -206,6 +206,9 @@ describe('the read plan and the reads of referrers', () => {
     assert.deepEqual(referringKinds('services').map((r) => r.kind), ['StatefulSet', 'Endpoints', 'EndpointSlice', 'Ingress', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
     for (const resource of ['deployments', 'statefulsets', 'replicasets', 'replicationcontrollers']) assert.deepEqual(referringKinds(resource).map((r) => r.kind), ['HorizontalPodAutoscaler']);
     assert.deepEqual(referringKinds('cronjobs').map((r) => r.kind), ['Job']);
+    // A route's parents: a Gateway made under the name serves the route, and a ListenerSet's listeners with their certificates.
+    assert.deepEqual(referringKinds('gateways').map((r) => r.kind), ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute', 'ListenerSet', 'XListenerSet']);
+    assert.deepEqual(referringKinds('listenersets').map((r) => r.kind), ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
     for (const resource of ['secrets', 'configmaps', 'daemonsets', 'jobs', 'pods']) assert.equal(isReferredTarget(resource), false, resource);
   });
 
@@ -218,7 +221,8 @@ describe('the read plan and the reads of referrers', () => {
       for (const resource of row.followsByName!) {
         const target = kindRows().find((r) => r.resource === resource && r.group !== undefined && r.lookup !== undefined)!;
         assert.ok(target !== undefined, `${resource} is read`);
-        const names = (row.references ?? []).some((f) => f.by === 'object-ref' || f.kind?.kind === target.kind);
+        // A reference that gives its own group and kind (object-ref, gateway-ref) may name any kind.
+        const names = (row.references ?? []).some((f) => f.by === 'object-ref' || f.by === 'gateway-ref' || f.kind?.kind === target.kind);
         assert.ok(names, `${row.kind}'s references can name ${target.kind}`);
       }
     }
@@ -380,7 +384,7 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       await api.close();
     }
   });
-  test("a Service's Gateway API routes are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
+  test("a Service's Gateway API routes (and a Gateway's routes and ListenerSets) are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
     const GW = 'gateway.networking.k8s.io';
     // A Service's built-in referrers, none of them naming it.
     const builtIns = (ns: string) => ({ [`/apis/apps/v1/namespaces/${ns}/statefulsets`]: [], [`/api/v1/namespaces/${ns}/endpoints`]: [], [`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`]: [], [`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`]: [] });
@@ -414,6 +418,20 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       }
       const failed = (await reader.read([{ resource: 'services', namespace: 'broken', name: 'api', readers: true }], 2000)).readers('services', 'broken', 'api');
       assert.equal(failed.state, 'unknown');
+      // A Gateway's: the routes and ListenerSets whose parent it is.
+      const gw = await listServer(
+        {
+          [`/apis/${GW}/v1/namespaces/${NS}/httproutes`]: [route('on-gw', { parentRefs: [{ name: 'edge' }] }), route('on-set', { parentRefs: [{ group: GW, kind: 'ListenerSet', name: 'edge' }] })],
+          [`/apis/${GW}/v1/namespaces/${NS}/listenersets`]: [route('extra', { parentRef: { name: 'edge' } }), route('other', { parentRef: { name: 'main' } })],
+        },
+        { [GW]: ['v1'] },
+      );
+      try {
+        const parents = (await createObjectReader(gw.kc).read([{ resource: 'gateways', namespace: NS, name: 'edge', readers: true }], 2000)).readers('gateways', NS, 'edge');
+        assert.deepEqual(parents.state === 'known' ? parents.readers.map((r) => `${r.kind} ${r.name} ${r.reference?.path}`) : parents, ['HTTPRoute on-gw spec.parentRefs[0]', 'ListenerSet extra spec.parentRef']);
+      } finally {
+        await gw.close();
+      }
     } finally {
       await api.close();
     }

@@ -105,7 +105,8 @@ const FOLLOWED_BY_NAME = [
   { apiGroups: [''], resources: ['endpoints'], verbs: ['list'] },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
-  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'], verbs: ['list'] },
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'listenersets'], verbs: ['list'] },
+  { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['list'] },
 ];
 
 describe('deed manifests', () => {

@@ -400,6 +400,9 @@ const LISTENER_SET = {
     { path: 'spec.parentRef', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller adds the set's listeners to the parent Gateway" },
     LISTENER_CERTIFICATES,
   ],
+  // Its parent, for as long as it lives: a Gateway created under the name later serves its
+  // listeners, with their certificates.
+  followsByName: ['gateways'],
 } as const;
 /**
  * Every route's parents and backends. A parent is a Gateway (a listener's default
@@ -411,6 +414,12 @@ const ROUTE_REFERENCES = [
   { path: 'spec.parentRefs[]', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller serves the route on the parent Gateway's listeners (for a Service parent, the mesh steers the Service's clients by it)" },
   { path: 'spec.rules[].backendRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller sends the route's traffic to the backend, on the hostnames of the Gateways it attaches to" },
 ] as const;
+/**
+ * What a route names and its gateway controller follows for as long as it lives: a Service
+ * made under a backend's name later gets the route's traffic; a Gateway or ListenerSet made
+ * under a parent's name serves the route (on its own listeners, hostnames and certificates).
+ */
+const ROUTE_FOLLOWS = ['services', 'gateways', 'listenersets', 'xlistenersets'] as const;
 /** An HTTPRoute's or GRPCRoute's RequestMirror filters, of a rule or of one backend: a copy of every request goes there. */
 const ROUTE_MIRRORS = [
   { path: 'spec.rules[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
@@ -1203,13 +1212,14 @@ export const KIND_TABLE = [
   },
   // Gateway API, the Ingress's successor (custom resources, installed or not: the rows add no
   // webhook rule, they say what the routes and Gateways name; a Gateway is read when a route names it).
-  // A route's Services, as an Ingress's (followsByName): listed live at a Service's CREATE, at
-  // whichever version the cluster serves, none where the kind is not installed.
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ['services'] },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ['services'] },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ['services'] },
+  // A route's Services and parents, as an Ingress's Services (followsByName): listed live at the
+  // CREATE of a Service, Gateway or ListenerSet, at whichever version the cluster serves, none
+  // where the kind is not installed.
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
   {
     kind: 'Gateway',
     group: GATEWAY_API,

@@ -509,6 +509,28 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(own.status, 201, own.text);
     });
 
+    test("once alpha deletes the Gateway its HTTPRoute and ListenerSet name as parent, beta's Gateway under the name is refused (it would serve alpha's route, and alpha's listeners with alpha's certificate); alpha's own is stored again", async () => {
+      const s = suite();
+      ok("alpha's Gateway", await s.api(alpha, 'POST', GATEWAYS(GW_NS), gateway('alpha-edge', { name: 'alpha-tls' })));
+      ok("alpha's route on it", await s.api(alpha, 'POST', ROUTES(GW_NS), { ...httpRoute('alpha-edge', { name: 'alpha-svc' }), spec: { ...httpRoute('alpha-edge', { name: 'alpha-svc' }).spec, parentRefs: [{ name: 'alpha-edge' }] } }));
+      const listeners = { apiVersion: `${GATEWAY_GROUP}/v1`, kind: 'ListenerSet', metadata: { name: 'alpha-edge-extra' }, spec: { parentRef: { name: 'alpha-edge' }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'extra.alpha.example.com', tls: { mode: 'Terminate', certificateRefs: [{ name: 'alpha-tls' }] } }] } };
+      ok("alpha's ListenerSet on it", await s.api(alpha, 'POST', LISTENER_SETS(GW_NS), listeners));
+      assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(GW_NS)}/alpha-edge`)).status, 200);
+      refused(
+        await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('alpha-edge', { name: 'beta-tls' })),
+        'reference.live-reader',
+        /HTTPRoute shared-gateways\/alpha-edge of another environment \(or of none\) names Gateway alpha-edge \(spec\.parentRefs\[0\]\), and once this one stands the gateway controller serves the route on the parent Gateway's listeners/,
+      );
+      assert.equal((await s.api(alpha, 'DELETE', `${ROUTES(GW_NS)}/alpha-edge`)).status, 200);
+      refused(
+        await s.api(beta, 'POST', GATEWAYS(GW_NS), gateway('alpha-edge', { name: 'beta-tls' })),
+        'reference.live-reader',
+        /ListenerSet shared-gateways\/alpha-edge-extra of another environment \(or of none\) names Gateway alpha-edge \(spec\.parentRef\), and once this one stands the gateway controller adds the set's listeners to the parent Gateway/,
+      );
+      const own = await s.api(alpha, 'POST', GATEWAYS(GW_NS), gateway('alpha-edge', { name: 'alpha-tls' }));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("beta's route to alpha's Service in alpha's own namespace is judged there and refused; alpha's is stored", async () => {
       const s = suite();
       refused(await s.api(beta, 'POST', ROUTES(GW_NS), httpRoute('beta-across', { name: 'alpha-api', namespace: 'sandbox-a' })), 'reference.cross-environment', /names Service sandbox-a\/alpha-api, which belongs to another environment/);

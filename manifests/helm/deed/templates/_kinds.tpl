@@ -262,7 +262,10 @@
   resources: ["horizontalpodautoscalers"]
   verbs: ["list"]
 - apiGroups: ["gateway.networking.k8s.io"]
-  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  resources: ["xlistenersets"]
   verbs: ["list"]
 {{- else -}}
 - apiGroups: [""]
@@ -326,7 +329,10 @@
   resources: ["horizontalpodautoscalers"]
   verbs: ["list"]
 - apiGroups: ["gateway.networking.k8s.io"]
-  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  resources: ["xlistenersets"]
   verbs: ["list"]
 {{- end -}}
 {{- end -}}
