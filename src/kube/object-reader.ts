@@ -279,8 +279,17 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       }
       return [];
     };
-    /** The versions the API server serves of `group` (its discovery document); none when it serves no such group. */
-    const servedVersions = async (group: string): Promise<string[]> => {
+    /**
+     * The versions the API server serves of `group` (its discovery document); none when it
+     * serves no such group. Asked once per group for this read: the five route kinds share one.
+     */
+    const groups = new Map<string, Promise<string[]>>();
+    const servedVersions = (group: string): Promise<string[]> => {
+      let versions = groups.get(group);
+      if (versions === undefined) groups.set(group, (versions = discoverVersions(group)));
+      return versions;
+    };
+    const discoverVersions = async (group: string): Promise<string[]> => {
       try {
         const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { what: `get the versions of ${group}`, timeoutMs: Math.max(1, deadline - Date.now()), impersonate: extras.impersonate, onRetry: extras.onRetry });
         return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
