@@ -20,7 +20,7 @@ import type { Finding } from '../admission/verdict.js';
 import { groupOf, type KindRow, type LookupResource, type StampRow } from './kinds.js';
 import { readableRow } from './object-references.js';
 import { environmentOfOwnership, ownershipOfFound, ownershipOfObject, type Ownership } from './ownership.js';
-import type { ControllerRef, DecisionContext, Policy } from './policy.js';
+import type { ControllerRef, DecisionContext, Lookup, Policy } from './policy.js';
 import type { Requester } from './requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from './requester/principals.js';
 import { RULES } from './rules/catalog.js';
@@ -137,18 +137,16 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
   const bound = ctx.policy.envByBoundNamespace.get(namespace);
   let current = ref;
   for (let depth = 0; current !== undefined; depth++) {
-    const row = ownerRow(current);
     const name = `${current.kind} ${namespace}/${current.name}`;
-    if (row === undefined) {
+    const read = readOwner(current, namespace, ctx);
+    if (read.kind === 'unread') {
       if (unread === 'unowned') return { environment: bound };
       return { finding: { rule, message: `${what}: its controlling owner is a ${current.kind} (${current.apiVersion}), whose stamps Deed does not read; an operator that makes or adopts objects for its own resources is listed in systemPrincipals` } };
     }
-    const found = ctx.lookup.get(row.resource as LookupResource, namespace, current.name);
-    if (found.state === 'unknown') return { finding: { rule, message: `cannot tell whose ${name} is (${found.reason}); refusing ${what}` } };
-    if (found.state === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
-    if (found.metadata.uid !== undefined && found.metadata.uid !== current.uid)
-      return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${found.metadata.uid}, not ${current.uid})` } };
-    const owner: Ownership = ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing);
+    if (read.kind === 'unknown') return { finding: { rule, message: `cannot tell whose ${name} is (${read.reason}); refusing ${what}` } };
+    if (read.kind === 'absent') return { finding: { rule, message: `${what}: its controlling owner ${name} does not exist` } };
+    if (read.kind === 'replaced') return { finding: { rule, message: `${what}: its controlling owner ${name} is another object than the reference names (uid ${read.uid}, not ${current.uid})` } };
+    const { found, owner } = read;
     if (owner.kind === 'stamped' || owner.kind === 'runner' || owner.kind === 'bound') return { environment: owner.environment };
     // An unstamped owner is of its own controlling owner's environment, where Deed reads that as
     // an environment's: what a listed operator makes for an environment's object it makes
@@ -171,10 +169,26 @@ export function environmentOfController(ref: ControllerRef | undefined, namespac
 
 /** The environment of an unstamped owner's own controlling owner, where Deed reads it as one's; undefined for anything else. */
 function environmentAbove(ref: ControllerRef, namespace: string, ctx: DecisionContext): string | undefined {
+  const read = readOwner(ref, namespace, ctx);
+  return read.kind === 'found' ? environmentOfOwnership(read.owner) : undefined;
+}
+
+/** The object a controller reference names, as the lookup answers it: read and whose it is, or why not. */
+type OwnerRead =
+  | { kind: 'unread' }
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'absent' }
+  | { kind: 'replaced'; uid: string }
+  | { kind: 'found'; found: Extract<Lookup, { state: 'found' }>; owner: Ownership };
+
+function readOwner(ref: ControllerRef, namespace: string, ctx: DecisionContext): OwnerRead {
   const row = ownerRow(ref);
-  const found = row === undefined ? undefined : ctx.lookup.get(row.resource as LookupResource, namespace, ref.name);
-  if (row === undefined || found?.state !== 'found' || (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid)) return undefined;
-  return environmentOfOwnership(ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing));
+  if (row === undefined) return { kind: 'unread' };
+  const found = ctx.lookup.get(row.resource as LookupResource, namespace, ref.name);
+  if (found.state !== 'found') return found.state === 'unknown' ? { kind: 'unknown', reason: found.reason } : { kind: 'absent' };
+  // Of the reference's uid: one deleted and made again under its name is another object.
+  if (found.metadata.uid !== undefined && found.metadata.uid !== ref.uid) return { kind: 'replaced', uid: found.metadata.uid };
+  return { kind: 'found', found, owner: ownershipOfFound(found, row.kind, namespace, ctx.policy, ctx.keyRing) };
 }
 
 /**
