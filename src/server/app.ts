@@ -134,6 +134,8 @@ export function buildApp(opts: AppOptions): DeedApp {
   const CONNECTION = Symbol('deed.connection');
   type Carrier = { [IN_FLIGHT]?: InFlight; [CONNECTION]?: { peer: string; clientVerified: boolean } };
   const inFlight = (raw: object) => (raw as Carrier)[IN_FLIGHT];
+  /** The connection a request came over, as taken in onRequest (every request passes it first). */
+  const arrivedOver = (raw: object) => (raw as Carrier)[CONNECTION]!;
   // The review's line is written once its answer is sent (onResponse), or when the answer's
   // stream closes unfinished (a client gone): building and writing it is off the path the
   // API server waits on, and every review still gets exactly one line.
@@ -183,7 +185,7 @@ export function buildApp(opts: AppOptions): DeedApp {
     const answer = inFlight(req.raw)!.answer;
     const session = raw.stream?.session;
     const connection: EventEmitter = session ?? raw.socket;
-    const account = accounts.open({ connection, peer: (req.raw as Carrier)[CONNECTION]!.peer }, (f) => connection.once('close', f));
+    const account = accounts.open({ connection, peer: arrivedOver(req.raw).peer }, (f) => connection.once('close', f));
     // The request's cost is held until it is answered; a body is held as bytes, text and
     // parsed review until then (readBody). The most one request may hold is a connection's
     // share (it could never be granted more): at the default budget 16 MiB, so a body of
@@ -263,7 +265,7 @@ export function buildApp(opts: AppOptions): DeedApp {
       // As it arrived: once its answer is sent (or the client resets it) an HTTP/2 stream no
       // longer knows its session, and the line would say 'unknown' for every review the API
       // server sends that way.
-      const connection = decision.breakGlass !== undefined ? (req.raw as Carrier)[CONNECTION] : undefined;
+      const connection = decision.breakGlass !== undefined ? arrivedOver(req.raw) : undefined;
       lineAfterAnswer(req.raw, reply.raw, () => {
         const line = {
           webhook,
