@@ -27,7 +27,7 @@ import { createReview, FIXTURE_KEYS, kubeSystem, stampedMetadata, testContext, t
 
 const POLICY: ConfigInput = {
   environments: [
-    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'] },
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['alpha-home'] },
     { id: 'beta', serviceAccounts: ['sandbox-b:*'], managers: { users: ['system:serviceaccount:platform:beta-manager'] } },
   ],
   platform: { users: ['platform-deployer'] },
@@ -102,6 +102,18 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
   test("an Endpoints (by its own name) and an Ingress backend of beta's are refused too", () => {
     refusedBy(create('Service', 'api'), referrers('Endpoints', { path: 'metadata.name', follower: 'kube-proxy, through the endpointslice-mirroring controller, sends the Service\'s traffic to its addresses' }, 'beta'), /^Endpoints shared\/endpoints-0 of another environment \(or of none\) names Service api \(its own name\)/);
     refusedBy(create('Service', 'api'), referrers('Ingress', { path: 'spec.rules[0].http.paths[0].backend.service.name', follower: 'the ingress controller publishes the Service on its routes' }, 'beta'), /^Ingress shared\/ingress-0 .* names Service api \(spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name\), and once this one stands the ingress controller publishes the Service on its routes/);
+  });
+
+  test("a referrer in another namespace (a route naming its parent Gateway across namespaces) is named where it stands, and is whose its own namespace says", () => {
+    const ROUTE = { path: 'spec.parentRefs[0]', follower: "the gateway controller serves the route on the parent Gateway's listeners" };
+    const gateway = (user: UserInfo) =>
+      createReview({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'api', namespace: NS }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } }, 'gateways', user, '5d6e7f80-0000-4000-8000-0000000000d2');
+    const route = (namespace: string, env?: string): Readers => ({ state: 'known', readers: [{ kind: 'HTTPRoute', name: 'front', namespace, found: env === undefined ? { state: 'found', metadata: { uid: 'r' } } : stamped('HTTPRoute', env), reference: ROUTE }] });
+    const BETA: UserInfo = { username: 'system:serviceaccount:sandbox-b:admin', groups: ['system:serviceaccounts'], extra: {} };
+    refusedBy(gateway(BETA), route('front-ns', 'alpha'), /^HTTPRoute front-ns\/front of another environment \(or of none\) names Gateway api \(spec\.parentRefs\[0\]\), and once this one stands the gateway controller serves the route on the parent Gateway's listeners/);
+    // Unstamped in a namespace bound to alpha: alpha's, so alpha may take the name and beta may not.
+    passes(gateway(ALPHA), route('alpha-home'));
+    refusedBy(gateway(BETA), route('alpha-home'), /^HTTPRoute alpha-home\/front /);
   });
 
   test("alpha's Service under the name beta's live StatefulSet governs is refused: the EndpointSlice controller would publish alpha's pods under beta's set's stable DNS names (rev-93)", () => {
@@ -217,6 +229,7 @@ describe('the read plan and the reads of referrers', () => {
     const granted = (verb: string) => rules.filter((r) => r.verbs.includes(verb)).flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`));
     for (const row of kindRows().filter((r) => r.followsByName !== undefined)) {
       assert.ok(granted('list').includes(`${row.group}/${row.resource}`), `${row.kind} is listed`);
+      for (const across of row.followsAcrossNamespaces ?? []) assert.ok(row.followsByName!.includes(across), `${row.kind} follows ${across} across namespaces only if it follows it by name`);
       assert.equal(granted('watch').includes(`${row.group}/${row.resource}`), row.lookup === 'cache', `${row.kind} is watched only if cached`);
       for (const resource of row.followsByName!) {
         const target = kindRows().find((r) => r.resource === resource && r.group !== undefined && r.lookup !== undefined)!;
@@ -244,14 +257,24 @@ describe('the read plan and the reads of referrers', () => {
     assert.equal(referenceNaming(row, hpa, NS, 'statefulsets', 'api'), undefined);
   });
 
-  test('the referrers are listed live whatever the lookup cache answers, and keep where they name it', async () => {
+  test('the referrers are listed live whatever the lookup cache answers, and keep where they name it and where they stand', async () => {
     const key = { resource: 'services' as const, namespace: 'sandbox-a', name: 'api', readers: true as const };
-    const listed: Readers = { state: 'known', readers: [{ kind: 'EndpointSlice', name: 'api-x', found: { state: 'found', metadata: { uid: 's', labels: { 'deed.dev/environment': 'beta', other: 'x' } } }, reference: SLICE }] };
+    const route = { path: 'spec.parentRefs[0]', follower: 'the gateway controller serves the route' };
+    const listed: Readers = {
+      state: 'known',
+      readers: [
+        { kind: 'EndpointSlice', name: 'api-x', found: { state: 'found', metadata: { uid: 's', labels: { 'deed.dev/environment': 'beta', other: 'x' } } }, reference: SLICE },
+        { kind: 'HTTPRoute', name: 'front', namespace: 'front-ns', found: { state: 'found', metadata: { uid: 'r' } }, reference: route },
+      ],
+    };
     const live = fakeLive({}, listed);
     const cache = fakeCache({}, { readers: () => [] });
     const answer = (await createCachedReader(cache, live, 'deed.dev', createMetrics()).read([key], 1000)).readers('services', 'sandbox-a', 'api');
     assert.deepEqual(live.reads, ['services/sandbox-a/api readers']);
-    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => [r.kind, r.name, r.reference?.path, r.found.metadata.labels]) : answer, [['EndpointSlice', 'api-x', SLICE.path, { 'deed.dev/environment': 'beta' }]]);
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => [r.kind, r.name, r.namespace, r.reference?.path, r.found.metadata.labels]) : answer, [
+      ['EndpointSlice', 'api-x', undefined, SLICE.path, { 'deed.dev/environment': 'beta' }],
+      ['HTTPRoute', 'front', 'front-ns', route.path, undefined],
+    ]);
   });
 
   test('deed review: an EndpointSlice or HPA reviewed before names what is created after it, until it is deleted', () => {
@@ -269,6 +292,15 @@ describe('the read plan and the reads of referrers', () => {
     assert.deepEqual(names('deployments', 'web'), ['HorizontalPodAutoscaler web']);
     reviewed.remember({ stored: null, deleted: slice });
     assert.deepEqual(names('services', 'api'), []);
+    // A route in another namespace naming its parent Gateway here by namespace (a parent is named from any namespace).
+    const route: KubeObject = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'front', namespace: 'front-ns' }, spec: { parentRefs: [{ name: 'edge', namespace: NS }, { name: 'local' }] } };
+    reviewed.remember({ stored: route, deleted: null });
+    const parents = (name: string) => {
+      const r = reviewed.lookup.readers('gateways', NS, name);
+      return r.state === 'known' ? r.readers.map((x) => `${x.kind} ${x.namespace ?? NS}/${x.name}`) : r;
+    };
+    assert.deepEqual(parents('edge'), ['HTTPRoute front-ns/front']);
+    assert.deepEqual(parents('local'), [], 'its own namespace\'s Gateway, not this one');
   });
 });
 
@@ -421,14 +453,31 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       // A Gateway's: the routes and ListenerSets whose parent it is.
       const gw = await listServer(
         {
-          [`/apis/${GW}/v1/namespaces/${NS}/httproutes`]: [route('on-gw', { parentRefs: [{ name: 'edge' }] }), route('on-set', { parentRefs: [{ group: GW, kind: 'ListenerSet', name: 'edge' }] })],
-          [`/apis/${GW}/v1/namespaces/${NS}/listenersets`]: [route('extra', { parentRef: { name: 'edge' } }), route('other', { parentRef: { name: 'main' } })],
+          // Across the cluster: in the Gateway's namespace, and in another naming it by namespace (the one there naming its own `edge` does not).
+          [`/apis/${GW}/v1/httproutes`]: [
+            route('on-gw', { parentRefs: [{ name: 'edge' }] }),
+            route('on-set', { parentRefs: [{ group: GW, kind: 'ListenerSet', name: 'edge' }] }),
+            { ...route('across', { parentRefs: [{ name: 'edge', namespace: NS }] }), metadata: { ...route('across', {}).metadata, namespace: 'front' } },
+            { ...route('own-edge', { parentRefs: [{ name: 'edge' }] }), metadata: { ...route('own-edge', {}).metadata, namespace: 'front' } },
+          ],
+          [`/apis/${GW}/v1/listenersets`]: [
+            route('extra', { parentRef: { name: 'edge' } }),
+            route('other', { parentRef: { name: 'main' } }),
+            { ...route('extra-across', { parentRef: { name: 'edge', namespace: NS } }), metadata: { ...route('extra-across', {}).metadata, namespace: 'front' } },
+          ],
         },
         { [GW]: ['v1'] },
       );
       try {
         const parents = (await createObjectReader(gw.kc).read([{ resource: 'gateways', namespace: NS, name: 'edge', readers: true }], 2000)).readers('gateways', NS, 'edge');
-        assert.deepEqual(parents.state === 'known' ? parents.readers.map((r) => `${r.kind} ${r.name} ${r.reference?.path}`) : parents, ['HTTPRoute on-gw spec.parentRefs[0]', 'ListenerSet extra spec.parentRef']);
+        assert.deepEqual(parents.state === 'known' ? parents.readers.map((r) => `${r.kind} ${r.namespace ?? NS}/${r.name} ${r.reference?.path}`) : parents, [
+          'HTTPRoute shared/on-gw spec.parentRefs[0]',
+          'HTTPRoute front/across spec.parentRefs[0]',
+          'ListenerSet shared/extra spec.parentRef',
+          'ListenerSet front/extra-across spec.parentRef',
+        ]);
+        // Listed across the cluster: a parent may be named from any namespace.
+        assert.ok(gw.requests.some((r) => r.startsWith(`/apis/${GW}/v1/httproutes?`)) && !gw.requests.some((r) => r.includes(`/namespaces/${NS}/httproutes`)), gw.requests.join(', '));
       } finally {
         await gw.close();
       }

@@ -145,7 +145,7 @@ function distinctKeys(keys: LookupKey[]): LookupKey[] {
 /** Readers listed live, cut to what the cache keeps of each, as sameFacts does for one object. */
 function sameReaders(answer: Readers, prefix: string): Readers {
   if (answer.state === 'unknown') return answer;
-  return { state: 'known', readers: answer.readers.map(({ kind, name, found, reference }) => ({ kind, name, found: sameFacts(found, prefix) as Extract<Lookup, { state: 'found' }>, ...(reference !== undefined ? { reference } : {}) })) };
+  return { state: 'known', readers: answer.readers.map(({ kind, name, found, reference, namespace }) => ({ kind, name, found: sameFacts(found, prefix) as Extract<Lookup, { state: 'found' }>, ...(reference !== undefined ? { reference } : {}), ...(namespace !== undefined ? { namespace } : {}) })) };
 }
 
 /**

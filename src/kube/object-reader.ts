@@ -15,7 +15,7 @@
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
 import type { KubeObject } from '../admission/types.js';
-import { isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
+import { followsAcross, isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
@@ -250,11 +250,16 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       const readers: Reader[] = [];
       // A kind whose references all stand in its metadata (an EndpointSlice's label, a Job's controller reference) is listed as metadata only.
       const accept = (row.references ?? []).every((f) => f.path.startsWith('metadata.')) ? METADATA_LIST : undefined;
-      await listPages(collectionPath({ group: row.group, version, resource: row.resource }, key.namespace), `list ${row.resource} in ${key.namespace}`, accept, deadline, (items) => {
+      // A route's parent Gateway may be named from any namespace: those referrers are listed across the cluster.
+      const across = followsAcross(row, key.resource);
+      const kind = { group: row.group, version, resource: row.resource };
+      await listPages(across ? collectionPath(kind) : collectionPath(kind, key.namespace), `list ${row.resource} in ${across ? 'every namespace' : key.namespace}`, accept, deadline, (items) => {
         for (const item of items) {
           const name = item.metadata?.name;
-          const ref = referenceNaming(row, item as KubeObject, key.namespace, key.resource, key.name);
-          if (name !== undefined && ref !== undefined) readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower } });
+          const at = across ? item.metadata?.namespace : key.namespace;
+          const ref = at === undefined ? undefined : referenceNaming(row, item as KubeObject, at, key.resource, key.name, key.namespace);
+          if (name !== undefined && ref !== undefined)
+            readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower }, ...(at !== key.namespace ? { namespace: at } : {}) });
         }
       }, Infinity, selectorsOf(row, key.name));
       return readers;
@@ -353,7 +358,7 @@ function selectorsOf(row: KindRow, name: string): Selectors {
 /** Objects on the first page of a live list (each page bounded in bytes besides; the next sized from it). */
 const READER_PAGE = 250;
 
-type ListItem = { metadata?: Meta & { name?: string }; spec?: unknown; status?: unknown };
+type ListItem = { metadata?: Meta & { name?: string; namespace?: string }; spec?: unknown; status?: unknown };
 type ObjectList = { metadata?: { continue?: string }; items?: ListItem[] | null };
 
 function metadataOf(m: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined) {

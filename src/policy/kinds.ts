@@ -316,6 +316,14 @@ export interface KindRow {
    */
   followsByName?: readonly string[];
   /**
+   * Of `followsByName`, the targets its objects name from any namespace with no consent the
+   * target's namespace writes before (a route's or ListenerSet's parent Gateway: the Gateway's
+   * own `allowedRoutes` and `allowedListeners` consent, and a Gateway made under the name later
+   * writes its own): their referrers are listed across the cluster at the target's CREATE, not
+   * in its namespace only.
+   */
+  followsAcrossNamespaces?: readonly string[];
+  /**
    * Its objects act on every object of the namespace, whoever's they are (a quota that
    * admits no pods, a limit range that caps every container): in a namespace several
    * environments share they are the platform's (rules/namespace-wide.ts).
@@ -400,9 +408,10 @@ const LISTENER_SET = {
     { path: 'spec.parentRef', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller adds the set's listeners to the parent Gateway" },
     LISTENER_CERTIFICATES,
   ],
-  // Its parent, for as long as it lives: a Gateway created under the name later serves its
-  // listeners, with their certificates.
+  // Its parent, for as long as it lives, from any namespace: a Gateway created under the name
+  // later serves its listeners, with their certificates.
   followsByName: ['gateways'],
+  followsAcrossNamespaces: ['gateways'],
 } as const;
 /**
  * Every route's parents and backends. A parent is a Gateway (a listener's default
@@ -420,6 +429,8 @@ const ROUTE_REFERENCES = [
  * under a parent's name serves the route (on its own listeners, hostnames and certificates).
  */
 const ROUTE_FOLLOWS = ['services', 'gateways', 'listenersets', 'xlistenersets'] as const;
+/** A route's parents, named from any namespace (ROUTE_FOLLOWS). */
+const ROUTE_PARENTS = ['gateways', 'listenersets', 'xlistenersets'] as const;
 /** An HTTPRoute's or GRPCRoute's RequestMirror filters, of a rule or of one backend: a copy of every request goes there. */
 const ROUTE_MIRRORS = [
   { path: 'spec.rules[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
@@ -1215,11 +1226,11 @@ export const KIND_TABLE = [
   // A route's Services and parents, as an Ingress's Services (followsByName): listed live at the
   // CREATE of a Service, Gateway or ListenerSet, at whichever version the cluster serves, none
   // where the kind is not installed.
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS },
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
   {
     kind: 'Gateway',
     group: GATEWAY_API,

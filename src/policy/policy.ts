@@ -124,6 +124,8 @@ export type Reader = {
   found: Extract<Lookup, { state: 'found' }>;
   /** Where a referrer (the kind table's `followsByName`: an EndpointSlice, an HPA) names the object, and who follows it (referrers.ts); absent for a pod or a claim. */
   reference?: { path: string; follower: string };
+  /** Where a referrer stands when not in the named object's namespace (a route in another namespace naming its parent Gateway). */
+  namespace?: string;
 };
 /** A kind whose objects read a name (the kind table's `readsByName`, pod/pod-reads.ts). */
 export type ReaderKind = string;

@@ -24,13 +24,18 @@ export function isReferredTarget(resource: string): resource is LookupResource {
 
 /**
  * The reference by which `obj`, an object of `row` in `namespace`, names `resource` `name` in
- * that namespace, if it does: the first of its references (as the kind table reads them) whose
- * read is that object.
+ * `targetNamespace` (by default its own), if it does: the first of its references (as the kind
+ * table reads them) whose read is that object.
  */
-export function referenceNaming(row: Pick<KindRow, 'group' | 'resource'>, obj: KubeObject | null | undefined, namespace: string, resource: string, name: string): ObjectReference | undefined {
+export function referenceNaming(row: Pick<KindRow, 'group' | 'resource'>, obj: KubeObject | null | undefined, namespace: string, resource: string, name: string, targetNamespace = namespace): ObjectReference | undefined {
   for (const ref of objectReferences(row, obj)) {
     const read = referenceReads([ref], namespace)[0];
-    if (read !== undefined && read.resource === resource && read.namespace === namespace && read.name === name) return ref;
+    if (read !== undefined && read.resource === resource && read.namespace === targetNamespace && read.name === name) return ref;
   }
   return undefined;
+}
+
+/** Whether `row`'s objects name `resource`'s from any namespace (`followsAcrossNamespaces`): its referrers are then listed cluster-wide. */
+export function followsAcross(row: Pick<KindRow, 'followsAcrossNamespaces'>, resource: string): boolean {
+  return row.followsAcrossNamespaces?.includes(resource) === true;
 }

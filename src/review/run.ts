@@ -9,7 +9,7 @@ import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
-import { isReferredTarget, referenceNaming } from '../policy/referrers.js';
+import { followsAcross, isReferredTarget, referenceNaming } from '../policy/referrers.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import { readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
@@ -175,8 +175,10 @@ export class ReviewedObjects {
       const readers: Reader[] = [];
       if (isReferredTarget(resource)) {
         for (const { row, object, found } of this.referrers.values()) {
-          const ref = object.metadata.namespace === namespace ? referenceNaming(row, object, namespace, resource, name) : undefined;
-          if (ref !== undefined) readers.push({ kind: row.kind, name: object.metadata.name ?? '', found, reference: { path: ref.path, follower: ref.follower } });
+          // In the named object's namespace, or (a route's parent Gateway) any.
+          const at = object.metadata.namespace;
+          const ref = at !== undefined && (at === namespace || followsAcross(row, resource)) ? referenceNaming(row, object, at, resource, name, namespace) : undefined;
+          if (ref !== undefined) readers.push({ kind: row.kind, name: object.metadata.name ?? '', found, reference: { path: ref.path, follower: ref.follower }, ...(at !== namespace ? { namespace: at } : {}) });
         }
         return { state: 'known', readers };
       }

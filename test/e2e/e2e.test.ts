@@ -48,6 +48,7 @@ import { scaleTargetCases } from './cases/scale-targets.js';
 import { statusReferenceCases } from './cases/status-references.js';
 import { largeMetadataCases } from './cases/large-metadata.js';
 import { keptReferrerCases } from './cases/kept-referrers.js';
+import { gatewayParentCases } from './cases/gateway-parents.js';
 
 const found = assets();
 const skip =
@@ -110,6 +111,7 @@ describe('Deed in a real API server', { skip }, () => {
   runnerOwnerCases(get);
   scaleTargetCases(get);
   keptReferrerCases(get);
+  gatewayParentCases(get);
   statusReferenceCases(get, tools);
   cronJobStatusCases(get, tools);
   // After every case that installs a CRD: their kinds must classify too.

@@ -129,7 +129,7 @@ function referrerFindings(req: AdmissionRequest, target: { resource: LookupResou
       {
         rule,
         path: 'metadata.name',
-        message: `${referrer.kind} ${namespace}/${referrer.name} ${whose} names ${what}${where}${follows}: choose a name of this run's own, or create it once that ${referrer.kind} is deleted`,
+        message: `${referrer.kind} ${referrer.namespace ?? namespace}/${referrer.name} ${whose} names ${what}${where}${follows}: choose a name of this run's own, or create it once that ${referrer.kind} is deleted`,
       },
     ];
   }
@@ -144,7 +144,8 @@ function placeOf(path: string): string {
 
 /** Whether the writer (`reach`) may create what `reader` reads or names: it is the writer's environment's, or, for a principal of no environment, one it acts for. */
 function mayReach(reader: Reader, namespace: string, reach: Reach, ctx: DecisionContext): boolean {
-  const owner = ownershipOfFound(reader.found, reader.kind, namespace, ctx.policy, ctx.keyRing);
+  // Whose it is in its own namespace (bound to an environment, or not).
+  const owner = ownershipOfFound(reader.found, reader.kind, reader.namespace ?? namespace, ctx.policy, ctx.keyRing);
   if (owner.kind === 'unverifiable') return false;
   const of = owner.kind === 'unowned' ? undefined : owner.environment;
   if (of === reach.environment) return true;

@@ -1,0 +1,81 @@
+// A route's or ListenerSet's parent Gateway named from another namespace (`namespace:`; the
+// Gateway's own allowedRoutes and allowedListeners consent) is held for it as one in its own
+// namespace is (reviewer 98, F1): once alpha deleted its Gateway in a namespace alpha and beta
+// share, beta's Gateway under the name (taking routes from every namespace) would serve alpha's
+// route, or alpha's listeners with alpha's certificate and key. The CREATE of a Gateway lists
+// the routes and ListenerSets across the cluster (kinds.ts `followsAcrossNamespaces`).
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import type { Identity } from '../client.js';
+import { createdOrThere as ok, eventually, namespaceAdmins, PATHS, refusedBy as refused, standInCrd } from '../objects.js';
+import type { Suite } from '../suite.js';
+
+const G = 'gateway.networking.k8s.io';
+const FRONT = 'gw-front'; // where the routes and ListenerSets stand (alpha and beta share it)
+const EDGE = 'gw-edge'; // where the Gateways and Services they name stand (shared too)
+const ROUTES = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/httproutes`;
+const GATEWAYS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/gateways`;
+const LISTENER_SETS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/listenersets`;
+const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
+const crd = (plural: string, kind: string) => standInCrd({ group: G, version: 'v1', plural, kind, approval: 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = Record<string, any>;
+const service = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], selector: { app: name } } });
+/** A Gateway taking routes and ListenerSets from every namespace. */
+const gateway = (name: string) => ({
+  apiVersion: `${G}/v1`,
+  kind: 'Gateway',
+  metadata: { name },
+  spec: { gatewayClassName: 'shared', allowedListeners: { namespaces: { from: 'All' } }, listeners: [{ name: 'http', protocol: 'HTTP', port: 80, hostname: `${name}.example.com`, allowedRoutes: { namespaces: { from: 'All' } } }] },
+});
+const route = (name: string, parentRefs: Any[], backendRefs: Any[]) => ({
+  apiVersion: `${G}/v1`,
+  kind: 'HTTPRoute',
+  metadata: { name },
+  spec: { parentRefs, hostnames: [`${name}.alpha.example.com`], rules: [{ backendRefs: backendRefs.map((b) => ({ port: 80, ...b })) }] },
+});
+
+export function gatewayParentCases(suite: () => Suite): void {
+  describe('a Gateway named as a parent from another namespace is held for that route or ListenerSet', () => {
+    let alpha: Identity;
+    let beta: Identity;
+    before(async () => {
+      const s = suite();
+      for (const ns of [FRONT, EDGE]) {
+        ok(`namespace ${ns}`, await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+        ok(`default sa ${ns}`, await s.api(s.admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }));
+      }
+      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
+      alpha = s.runnerA.identity;
+      beta = await s.newIdentity('sandbox-b', 'gw-parents-admin');
+      for (const ns of [FRONT, EDGE]) await namespaceAdmins(s, ns, 'gw-parents-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'gw-parents-admin']]);
+      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(EDGE))).status === 200 && (await s.api(s.admin, 'GET', LISTENER_SETS(FRONT))).status === 200);
+      for (const who of [alpha, beta]) for (const ns of [FRONT, EDGE]) await eventually(`RBAC for ${who.name} in ${ns}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${GATEWAYS(ns)}?dryRun=All`, gateway('rbac-probe'))).text));
+    });
+
+    test("once alpha deletes its Gateway that alpha's route in another namespace attaches to, beta's Gateway under the name is refused (it would serve alpha's route)", async () => {
+      const s = suite();
+      ok("alpha's Gateway", await s.api(alpha, 'POST', GATEWAYS(EDGE), gateway('alpha-x')));
+      ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(FRONT), service('alpha-web')));
+      const stored = await s.api(alpha, 'POST', ROUTES(FRONT), route('alpha-x', [{ name: 'alpha-x', namespace: EDGE }], [{ name: 'alpha-web' }]));
+      assert.equal(stored.status, 201, `alpha's cross-namespace route is stored: ${stored.text}`);
+      assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(EDGE)}/alpha-x`)).status, 200);
+      const taken = await s.api(beta, 'POST', GATEWAYS(EDGE), gateway('alpha-x'));
+      refused(taken, 'reference.live-reader', /HTTPRoute gw-front\/alpha-x of another environment \(or of none\) names Gateway alpha-x \(spec\.parentRefs\[0\]\), and once this one stands the gateway controller serves the route on the parent Gateway's listeners/);
+      // Alpha's own, again, is stored.
+      assert.equal((await s.api(alpha, 'POST', GATEWAYS(EDGE), gateway('alpha-x'))).status, 201);
+    });
+
+    test("once alpha deletes its Gateway that alpha's ListenerSet in another namespace (with alpha's certificate) attaches to, beta's Gateway under the name is refused", async () => {
+      const s = suite();
+      ok("alpha's Gateway", await s.api(alpha, 'POST', GATEWAYS(EDGE), gateway('alpha-y')));
+      ok("alpha's TLS Secret", await s.api(alpha, 'POST', PATHS.Secret(FRONT), { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-y-tls' }, type: 'Opaque', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } }));
+      const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'alpha-y-extra' }, spec: { parentRef: { name: 'alpha-y', namespace: EDGE }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'secure.alpha.example.com', tls: { mode: 'Terminate', certificateRefs: [{ name: 'alpha-y-tls' }] } }] } };
+      const stored = await s.api(alpha, 'POST', LISTENER_SETS(FRONT), set);
+      assert.equal(stored.status, 201, `alpha's ListenerSet on its Gateway across namespaces is stored: ${stored.text}`);
+      assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(EDGE)}/alpha-y`)).status, 200);
+      const taken = await s.api(beta, 'POST', GATEWAYS(EDGE), gateway('alpha-y'));
+      refused(taken, 'reference.live-reader', /ListenerSet gw-front\/alpha-y-extra of another environment \(or of none\) names Gateway alpha-y \(spec\.parentRef\), and once this one stands the gateway controller adds the set's listeners to the parent Gateway/);
+    });
+  });
+}
