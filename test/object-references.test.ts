@@ -631,6 +631,13 @@ describe('a Gateway API route or Gateway names only what its writer environment 
     refused(review(GATEWAYS, RUNNER_B, { spec: { ...gateway({ name: 'beta-tls' }).spec, tls: { backend: { clientCertificateRef: { name: 'alpha-tls' } } } } }), 'reference.cross-environment', /spec\.tls\.backend\.clientCertificateRef: names Secret alpha-tls, which belongs to another environment \(the gateway controller presents the Secret's certificate and key to backends as its own\)/);
   });
 
+  test("beta's Gateway may not have its proxy built from alpha's infrastructure parameters (Istio's ConfigMap of Deployment overlays); alpha's may, and a kind Deed does not read is the platform's to name (reviewer-98 F2)", () => {
+    const withParameters = (parametersRef: Record<string, string>) => ({ spec: { ...gateway({ name: 'beta-tls' }).spec, infrastructure: { parametersRef } } });
+    refused(review(GATEWAYS, RUNNER_B, withParameters({ group: '', kind: 'ConfigMap', name: 'alpha-settings' })), 'reference.cross-environment', /spec\.infrastructure\.parametersRef: names ConfigMap alpha-settings, which belongs to another environment \(the gateway controller builds the Gateway's proxy Deployment and Service from the parameters/);
+    admitted(review(GATEWAYS, RUNNER_A, { spec: { ...gateway({ name: 'alpha-tls' }).spec, infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'alpha-settings' } } } }));
+    refused(review(GATEWAYS, RUNNER_B, withParameters({ group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'custom' })), 'reference.unknown', /spec\.infrastructure\.parametersRef: names EnvoyProxy custom \(gateway\.envoyproxy\.io\), a kind Deed does not read/);
+  });
+
   test("beta's BackendTLSPolicy may not set how every gateway connects to alpha's Service; alpha's may", () => {
     const policy = (service: string) => ({ spec: { targetRefs: [{ group: '', kind: 'Service', name: service }], validation: { hostname: 'lab.example.com', wellKnownCACertificates: 'System' } } });
     refused(review(BACKEND_TLS, RUNNER_B, policy('alpha-svc')), 'reference.cross-environment', /spec\.targetRefs\[0\]: names Service alpha-svc, which belongs to another environment/);

@@ -1245,6 +1245,10 @@ export const KIND_TABLE = [
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
       { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
       { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
+      // Its infrastructure's parameters (v1.3): Istio's ConfigMap of overlays onto the proxy
+      // Deployment (its image, containers, volumes), an implementation's own kind (Envoy
+      // Gateway's EnvoyProxy), of the Gateway's namespace.
+      { path: 'spec.infrastructure.parametersRef', by: 'local-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller builds the Gateway's proxy Deployment and Service from the parameters, and the proxy serves its listeners' certificates and traffic" },
       ISSUER_ANNOTATIONS,
     ],
   },

@@ -548,6 +548,15 @@ export function pointerCases(suite: () => Suite): void {
       assert.equal(betas.status, 201, betas.text);
     });
 
+    test("beta's Gateway whose infrastructure.parametersRef names alpha's ConfigMap is refused (the gateway controller would build beta's proxy from alpha's overlays); alpha's is stored (reviewer-98 F2)", async () => {
+      const s = suite();
+      ok("alpha's parameters", await s.api(alpha, 'POST', `/api/v1/namespaces/${GW_NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'alpha-params' }, data: { deployment: 'spec: {}' } }));
+      const withParameters = (name: string, tls: string) => ({ ...gateway(name, { name: tls }), spec: { ...gateway(name, { name: tls }).spec, infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'alpha-params' } } } });
+      refused(await s.api(beta, 'POST', GATEWAYS(GW_NS), withParameters('beta-params-gw', 'beta-tls')), 'reference.cross-environment', /spec\.infrastructure\.parametersRef: names ConfigMap alpha-params, which belongs to another environment/);
+      const own = await s.api(alpha, 'POST', GATEWAYS(GW_NS), withParameters('alpha-params-gw', 'alpha-tls'));
+      assert.equal(own.status, 201, own.text);
+    });
+
     test("beta's route may not attach to alpha's Gateway nor, in mesh mode, to alpha's Service; to the platform's Gateway, here or outside the scope, it may", async () => {
       const s = suite();
       // alpha's host, a more specific path: a listener's default allowedRoutes (Same namespace) would take it.
