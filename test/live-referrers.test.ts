@@ -229,7 +229,7 @@ describe('the read plan and the reads of referrers', () => {
     const granted = (verb: string) => rules.filter((r) => r.verbs.includes(verb)).flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`));
     for (const row of kindRows().filter((r) => r.followsByName !== undefined)) {
       assert.ok(granted('list').includes(`${row.group}/${row.resource}`), `${row.kind} is listed`);
-      for (const across of row.followsAcrossNamespaces ?? []) assert.ok(row.followsByName!.includes(across), `${row.kind} follows ${across} across namespaces only if it follows it by name`);
+      for (const across of [...(row.followsAcrossNamespaces ?? []), ...(row.followsByGrant ?? [])]) assert.ok(row.followsByName!.includes(across), `${row.kind} follows ${across} across namespaces only if it follows it by name`);
       assert.equal(granted('watch').includes(`${row.group}/${row.resource}`), row.lookup === 'cache', `${row.kind} is watched only if cached`);
       for (const resource of row.followsByName!) {
         const target = kindRows().find((r) => r.resource === resource && r.group !== undefined && r.lookup !== undefined)!;
@@ -416,7 +416,7 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       await api.close();
     }
   });
-  test("a Service's Gateway API routes (and a Gateway's routes and ListenerSets) are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
+  test("a Service's Gateway API routes (those of the namespaces its ReferenceGrants admit too; a Gateway's routes and ListenerSets across the cluster) are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
     const GW = 'gateway.networking.k8s.io';
     // A Service's built-in referrers, none of them naming it.
     const builtIns = (ns: string) => ({ [`/apis/apps/v1/namespaces/${ns}/statefulsets`]: [], [`/api/v1/namespaces/${ns}/endpoints`]: [], [`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`]: [], [`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`]: [] });
@@ -450,6 +450,32 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       }
       const failed = (await reader.read([{ resource: 'services', namespace: 'broken', name: 'api', readers: true }], 2000)).readers('services', 'broken', 'api');
       assert.equal(failed.state, 'unknown');
+      // A route in another namespace names the Service as a backend where the Service's namespace grants it (a ReferenceGrant there): listed there too.
+      const granted = await listServer(
+        {
+          ...builtIns(NS),
+          [`/apis/${GW}/v1/namespaces/${NS}/httproutes`]: [],
+          [`/apis/${GW}/v1beta1/namespaces/${NS}/referencegrants`]: [
+            { metadata: { name: 'front-to-api', namespace: NS }, spec: { from: [{ group: GW, kind: 'HTTPRoute', namespace: 'front' }], to: [{ group: '', kind: 'Service', name: 'api' }] } },
+            { metadata: { name: 'other-to-web', namespace: NS }, spec: { from: [{ group: GW, kind: 'HTTPRoute', namespace: 'other' }], to: [{ group: '', kind: 'Service', name: 'web' }] } },
+            { metadata: { name: 'tls-any', namespace: NS }, spec: { from: [{ group: GW, kind: 'TLSRoute', namespace: 'edge' }], to: [{ group: '', kind: 'Service' }] } },
+          ],
+          [`/apis/${GW}/v1/namespaces/front/httproutes`]: [
+            { ...route('across', { rules: [{ backendRefs: [{ name: 'api', namespace: NS }] }] }), metadata: { ...route('across', {}).metadata, namespace: 'front' } },
+            { ...route('own-api', { rules: [{ backendRefs: [{ name: 'api' }] }] }), metadata: { ...route('own-api', {}).metadata, namespace: 'front' } },
+          ],
+          [`/apis/${GW}/v1/namespaces/edge/tlsroutes`]: [{ ...route('tls', { rules: [{ backendRefs: [{ name: 'api', namespace: NS }] }] }), metadata: { ...route('tls', {}).metadata, namespace: 'edge' } }],
+        },
+        { [GW]: ['v1', 'v1beta1'] },
+      );
+      try {
+        const backends = (await createObjectReader(granted.kc).read([{ resource: 'services', namespace: NS, name: 'api', readers: true }], 2000)).readers('services', NS, 'api');
+        assert.deepEqual(backends.state === 'known' ? backends.readers.map((r) => `${r.kind} ${r.namespace ?? NS}/${r.name} ${r.reference?.path}`) : backends, ['HTTPRoute front/across spec.rules[0].backendRefs[0]', 'TLSRoute edge/tls spec.rules[0].backendRefs[0]']);
+        // Only the namespaces granted for this Service: not `other` (its grant is for `web`), and no namespace's routes listed whole across the cluster.
+        assert.ok(!granted.requests.some((r) => r.includes('/namespaces/other/') || /\/v1\/httproutes\?/.test(r)), granted.requests.join(', '));
+      } finally {
+        await granted.close();
+      }
       // A Gateway's: the routes and ListenerSets whose parent it is.
       const gw = await listServer(
         {

@@ -107,6 +107,8 @@ const FOLLOWED_BY_NAME = [
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
   { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'listenersets'], verbs: ['list'] },
   { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['list'] },
+  // The ReferenceGrants of a Service's namespace: which other namespaces' routes may name it.
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['referencegrants'], verbs: ['list'] },
 ];
 
 describe('deed manifests', () => {

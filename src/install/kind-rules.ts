@@ -4,7 +4,7 @@
 // helmKindsTemplate() renders the same lists as the chart's generated helpers
 // (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
 import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
-import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, type KindRow } from '../policy/kinds.js';
+import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, REFERENCE_GRANTS, type KindRow } from '../policy/kinds.js';
 import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 import { celList } from './admission-policy.js';
@@ -228,6 +228,8 @@ export function webhookLookupRules(cacheSecrets: boolean): V1PolicyRule[] {
     ...policyRules(['get', 'list'], rows((r) => r.lookup === 'get' && podReads(r))),
     // What names a Service or a workload and is followed there (an EndpointSlice, an HPA), listed at the CREATE of one (policy/referrers.ts).
     ...policyRules(['list'], rows((r) => r.followsByName !== undefined && r.lookup !== 'cache')),
+    // The ReferenceGrants of a namespace where such a target is created: which other namespaces' referrers may name it.
+    ...(kindRows().some((r) => r.followsByGrant !== undefined) ? [{ apiGroups: [REFERENCE_GRANTS.group], resources: [REFERENCE_GRANTS.resource], verbs: ['list'] }] : []),
   ];
 }
 

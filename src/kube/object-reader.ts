@@ -13,9 +13,9 @@
 // or workload and is followed there (an EndpointSlice, an Endpoints, an Ingress, an HPA:
 // policy/referrers.ts) is listed whole, a kind at a time, and only ever here.
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
-import { kindRows, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
+import { kindRows, REFERENCE_GRANTS, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
 import type { KubeObject } from '../admission/types.js';
-import { followsAcross, isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
+import { followsAcross, followsByGrant, grantedNamespaces, isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
@@ -236,9 +236,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     }
   };
   /**
-   * What names `key`'s object in its namespace and is followed there (referrers.ts: the
-   * EndpointSlices, Endpoints, Ingresses, Gateway API routes and StatefulSets that name a Service, the HPAs that
-   * name a workload, the Jobs whose controller reference carries a CronJob's name): each
+   * What names `key`'s object and is followed there (referrers.ts: the EndpointSlices,
+   * Endpoints, Ingresses, Gateway API routes and StatefulSets that name a Service, the routes and
+   * ListenerSets that name a Gateway, the HPAs that name a workload, the Jobs whose controller
+   * reference carries a CronJob's name), in its namespace, across the cluster, or in the
+   * namespaces its namespace's ReferenceGrants admit, as the kind table says: each
    * referring kind listed a page at a time, whole where what it names is in its spec, as
    * metadata only where every reference of its row is in its metadata (a slice's label, a Job's
    * controller reference), each page bounded in bytes, only the metadata of the objects that name it kept.
@@ -246,17 +248,16 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
    */
   const referrersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     const deadline = Date.now() + timeoutMs;
-    const referrersAt = async (row: KindRow, version: string): Promise<Reader[]> => {
+    /** `row`'s objects in `namespace` (every namespace where undefined) at `version`: those that name `key`'s object, each with where it stands. */
+    const referrersAt = async (row: KindRow, version: string, namespace: string | undefined): Promise<Reader[]> => {
       const readers: Reader[] = [];
       // A kind whose references all stand in its metadata (an EndpointSlice's label, a Job's controller reference) is listed as metadata only.
       const accept = (row.references ?? []).every((f) => f.path.startsWith('metadata.')) ? METADATA_LIST : undefined;
-      // A route's parent Gateway may be named from any namespace: those referrers are listed across the cluster.
-      const across = followsAcross(row, key.resource);
       const kind = { group: row.group, version, resource: row.resource };
-      await listPages(across ? collectionPath(kind) : collectionPath(kind, key.namespace), `list ${row.resource} in ${across ? 'every namespace' : key.namespace}`, accept, deadline, (items) => {
+      await listPages(collectionPath(kind, namespace), `list ${row.resource} in ${namespace ?? 'every namespace'}`, accept, deadline, (items) => {
         for (const item of items) {
           const name = item.metadata?.name;
-          const at = across ? item.metadata?.namespace : key.namespace;
+          const at = item.metadata?.namespace ?? namespace;
           const ref = at === undefined ? undefined : referenceNaming(row, item as KubeObject, at, key.resource, key.name, key.namespace);
           if (name !== undefined && ref !== undefined)
             readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower }, ...(at !== key.namespace ? { namespace: at } : {}) });
@@ -268,22 +269,40 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     // installed, the Gateway API's routes in most clusters, or installed at another version of
     // its group) answers 404: it is listed at each version its group serves, and where it is
     // served at none, no object of it exists to name anything.
-    const referrersAs = async (row: KindRow): Promise<Reader[]> => {
+    const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>): Promise<T[]> => {
       try {
-        return await referrersAt(row, row.version);
+        return await list(kind.version);
       } catch (err) {
-        if (!notServed(err) || row.group === '') throw err;
+        if (!notServed(err) || kind.group === '') throw err;
       }
-      const versions = await servedVersions(row.group);
-      for (const version of versions.filter((v) => v !== row.version)) {
+      for (const version of (await servedVersions(kind.group)).filter((v) => v !== kind.version)) {
         try {
-          return await referrersAt(row, version);
+          return await list(version);
         } catch (err) {
           if (!notServed(err)) throw err;
         }
       }
       return [];
     };
+    // In the object's namespace; a route's parent Gateway from every namespace (the Gateway's
+    // listeners consent); a route's backend Service also from the namespaces the ReferenceGrants
+    // of the Service's namespace admit.
+    const referrersAs = async (row: KindRow): Promise<Reader[]> => {
+      const here = await served(row, (version) => referrersAt(row, version, followsAcross(row, key.resource) ? undefined : key.namespace));
+      if (!followsByGrant(row, key.resource)) return here;
+      const target = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined);
+      const granted = target === undefined ? [] : grantedNamespaces(await grantsHere(), row, target, key.name).filter((ns) => ns !== key.namespace);
+      const there = await Promise.all(granted.map((ns) => served(row, (version) => referrersAt(row, version, ns))));
+      return [...here, ...there.flat()];
+    };
+    /** The ReferenceGrants of the object's namespace, listed once for this read. */
+    let grants: Promise<unknown[]> | undefined;
+    const grantsHere = () =>
+      (grants ??= served(REFERENCE_GRANTS, async (version) => {
+        const items: unknown[] = [];
+        await listPages(collectionPath({ ...REFERENCE_GRANTS, version }, key.namespace), `list referencegrants in ${key.namespace}`, undefined, deadline, (page) => items.push(...page));
+        return items;
+      }));
     /**
      * The versions the API server serves of `group` (its discovery document); none when it
      * serves no such group. Asked once per group for this read: the five route kinds share one.

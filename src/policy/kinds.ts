@@ -324,6 +324,12 @@ export interface KindRow {
    */
   followsAcrossNamespaces?: readonly string[];
   /**
+   * Of `followsByName`, the targets its objects name in another namespace where a
+   * ReferenceGrant there consents (a route's backend Service): the referrers of the namespaces
+   * the target namespace's grants admit are listed too at the target's CREATE (REFERENCE_GRANTS).
+   */
+  followsByGrant?: readonly string[];
+  /**
    * Its objects act on every object of the namespace, whoever's they are (a quota that
    * admits no pods, a limit range that caps every container): in a namespace several
    * environments share they are the platform's (rules/namespace-wide.ts).
@@ -431,6 +437,14 @@ const ROUTE_REFERENCES = [
 const ROUTE_FOLLOWS = ['services', 'gateways', 'listenersets', 'xlistenersets'] as const;
 /** A route's parents, named from any namespace (ROUTE_FOLLOWS). */
 const ROUTE_PARENTS = ['gateways', 'listenersets', 'xlistenersets'] as const;
+/** A route's backends, named in another namespace where a ReferenceGrant there consents (ROUTE_FOLLOWS). */
+const ROUTE_BACKENDS = ['services'] as const;
+/**
+ * Gateway API's ReferenceGrant: the consent, written in a namespace, for objects of the kinds and
+ * namespaces it lists (`spec.from`) to name its objects of the kinds and names it lists
+ * (`spec.to`). Listed (never watched) where the target of a `followsByGrant` row is created.
+ */
+export const REFERENCE_GRANTS = { group: GATEWAY_API, version: 'v1beta1', resource: 'referencegrants' } as const;
 /** An HTTPRoute's or GRPCRoute's RequestMirror filters, of a rule or of one backend: a copy of every request goes there. */
 const ROUTE_MIRRORS = [
   { path: 'spec.rules[].filters[].requestMirror.backendRef', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller mirrors the route's requests to the backend" },
@@ -1226,11 +1240,11 @@ export const KIND_TABLE = [
   // A route's Services and parents, as an Ingress's Services (followsByName): listed live at the
   // CREATE of a Service, Gateway or ListenerSet, at whichever version the cluster serves, none
   // where the kind is not installed.
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS },
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   {
     kind: 'Gateway',
     group: GATEWAY_API,

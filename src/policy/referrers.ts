@@ -7,6 +7,7 @@
 import type { KubeObject } from '../admission/types.js';
 import { kindRows, type KindRow, type LookupResource } from './kinds.js';
 import { objectReferences, referenceReads, type ObjectReference } from './object-references.js';
+import { isRec } from './unstructured.js';
 
 /** The rows whose live objects name objects of `resource` and are followed there (`followsByName`); empty for a resource none does. */
 export function referringKinds(resource: string): readonly KindRow[] {
@@ -38,4 +39,27 @@ export function referenceNaming(row: Pick<KindRow, 'group' | 'resource'>, obj: K
 /** Whether `row`'s objects name `resource`'s from any namespace (`followsAcrossNamespaces`): its referrers are then listed cluster-wide. */
 export function followsAcross(row: Pick<KindRow, 'followsAcrossNamespaces'>, resource: string): boolean {
   return row.followsAcrossNamespaces?.includes(resource) === true;
+}
+
+/** Whether `row`'s objects name `resource`'s in another namespace where a ReferenceGrant there consents (`followsByGrant`). */
+export function followsByGrant(row: Pick<KindRow, 'followsByGrant'>, resource: string): boolean {
+  return row.followsByGrant?.includes(resource) === true;
+}
+
+/**
+ * The namespaces whose objects of `row` the ReferenceGrants of a namespace (`grants`, as listed)
+ * let name its `target` object `name` (Gateway API: a grant's `from` gives a group, kind and
+ * namespace; its `to` a group, kind and optional name).
+ */
+export function grantedNamespaces(grants: readonly unknown[], row: Pick<KindRow, 'group' | 'kind'>, target: { group: string; kind: string }, name: string): string[] {
+  const out = new Set<string>();
+  for (const grant of grants) {
+    const spec = isRec(grant) && isRec(grant.spec) ? grant.spec : undefined;
+    const to = Array.isArray(spec?.to) ? spec.to : [];
+    const admits = to.some((t) => isRec(t) && (t.group ?? '') === target.group && t.kind === target.kind && (t.name === undefined || t.name === '' || t.name === name));
+    if (!admits) continue;
+    for (const from of Array.isArray(spec?.from) ? spec.from : [])
+      if (isRec(from) && (from.group ?? '') === row.group && from.kind === row.kind && typeof from.namespace === 'string' && from.namespace !== '') out.add(from.namespace);
+  }
+  return [...out];
 }

@@ -3,7 +3,10 @@
 // namespace is (reviewer 98, F1): once alpha deleted its Gateway in a namespace alpha and beta
 // share, beta's Gateway under the name (taking routes from every namespace) would serve alpha's
 // route, or alpha's listeners with alpha's certificate and key. The CREATE of a Gateway lists
-// the routes and ListenerSets across the cluster (kinds.ts `followsAcrossNamespaces`).
+// the routes and ListenerSets across the cluster (kinds.ts `followsAcrossNamespaces`). A route's
+// backend Service in another namespace, which a ReferenceGrant there admits, is held likewise:
+// a Service's CREATE lists the routes of the namespaces its namespace's grants admit
+// (`followsByGrant`).
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
@@ -17,6 +20,8 @@ const ROUTES = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/httproutes`;
 const GATEWAYS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/gateways`;
 const LISTENER_SETS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/listenersets`;
 const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
+const GRANTS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/referencegrants`;
+const INFRA = 'gw-infra';
 const crd = (plural: string, kind: string) => standInCrd({ group: G, version: 'v1', plural, kind, approval: 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = Record<string, any>;
@@ -36,7 +41,7 @@ const route = (name: string, parentRefs: Any[], backendRefs: Any[]) => ({
 });
 
 export function gatewayParentCases(suite: () => Suite): void {
-  describe('a Gateway named as a parent from another namespace is held for that route or ListenerSet', () => {
+  describe('what a route or ListenerSet names in another namespace is held for it: its parent Gateway, a backend Service a ReferenceGrant admits', () => {
     let alpha: Identity;
     let beta: Identity;
     before(async () => {
@@ -45,11 +50,13 @@ export function gatewayParentCases(suite: () => Suite): void {
         ok(`namespace ${ns}`, await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } }));
         ok(`default sa ${ns}`, await s.api(s.admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }));
       }
-      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
+      // The platform's namespace, outside the review scope, where its shared Gateway stands.
+      ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: INFRA } }));
+      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet'], ['referencegrants', 'ReferenceGrant']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
       alpha = s.runnerA.identity;
       beta = await s.newIdentity('sandbox-b', 'gw-parents-admin');
       for (const ns of [FRONT, EDGE]) await namespaceAdmins(s, ns, 'gw-parents-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'gw-parents-admin']]);
-      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(EDGE))).status === 200 && (await s.api(s.admin, 'GET', LISTENER_SETS(FRONT))).status === 200);
+      await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(EDGE))).status === 200 && (await s.api(s.admin, 'GET', LISTENER_SETS(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GRANTS(EDGE))).status === 200);
       for (const who of [alpha, beta]) for (const ns of [FRONT, EDGE]) await eventually(`RBAC for ${who.name} in ${ns}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${GATEWAYS(ns)}?dryRun=All`, gateway('rbac-probe'))).text));
     });
 
@@ -76,6 +83,26 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(EDGE)}/alpha-y`)).status, 200);
       const taken = await s.api(beta, 'POST', GATEWAYS(EDGE), gateway('alpha-y'));
       refused(taken, 'reference.live-reader', /ListenerSet gw-front\/alpha-y-extra of another environment \(or of none\) names Gateway alpha-y \(spec\.parentRef\), and once this one stands the gateway controller adds the set's listeners to the parent Gateway/);
+    });
+
+    test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
+      const s = suite();
+      ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-api')));
+      ok("alpha's grant", await s.api(alpha, 'POST', GRANTS(EDGE), { apiVersion: `${G}/v1`, kind: 'ReferenceGrant', metadata: { name: 'front-to-alpha-api' }, spec: { from: [{ group: G, kind: 'HTTPRoute', namespace: FRONT }], to: [{ group: '', kind: 'Service', name: 'alpha-api' }] } }));
+      const stored = await s.api(alpha, 'POST', ROUTES(FRONT), route('alpha-api', [{ name: 'public', namespace: INFRA }], [{ name: 'alpha-api', namespace: EDGE }]));
+      assert.equal(stored.status, 201, `alpha's route to its Service across namespaces is stored: ${stored.text}`);
+      assert.equal((await s.api(alpha, 'DELETE', `${SERVICES(EDGE)}/alpha-api`)).status, 200);
+      refused(
+        await s.api(beta, 'POST', SERVICES(EDGE), service('alpha-api')),
+        'reference.live-reader',
+        /HTTPRoute gw-front\/alpha-api of another environment \(or of none\) names Service alpha-api \(spec\.rules\[0\]\.backendRefs\[0\]\), and once this one stands the gateway controller sends the route's traffic to the backend/,
+      );
+      // A route naming a Service no grant admits it to: the gateway controller follows no such reference.
+      ok("alpha's Service elsewhere", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-ungranted')));
+      ok("alpha's route to it", await s.api(alpha, 'POST', ROUTES(FRONT), route('alpha-ungranted', [{ name: 'public', namespace: INFRA }], [{ name: 'alpha-ungranted', namespace: EDGE }])));
+      assert.equal((await s.api(alpha, 'DELETE', `${SERVICES(EDGE)}/alpha-ungranted`)).status, 200);
+      const ungranted = await s.api(beta, 'POST', SERVICES(EDGE), service('alpha-ungranted'));
+      assert.equal(ungranted.status, 201, `beta's Service under a name no grant admits a route to: ${ungranted.text}`);
     });
   });
 }

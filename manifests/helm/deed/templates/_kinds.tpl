@@ -267,6 +267,9 @@
 - apiGroups: ["gateway.networking.x-k8s.io"]
   resources: ["xlistenersets"]
   verbs: ["list"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["referencegrants"]
+  verbs: ["list"]
 {{- else -}}
 - apiGroups: [""]
   resources: ["pods", "configmaps", "persistentvolumeclaims", "serviceaccounts", "replicationcontrollers"]
@@ -333,6 +336,9 @@
   verbs: ["list"]
 - apiGroups: ["gateway.networking.x-k8s.io"]
   resources: ["xlistenersets"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["referencegrants"]
   verbs: ["list"]
 {{- end -}}
 {{- end -}}
