@@ -15,7 +15,7 @@
 import { gatheredLookup, lookupKey, type LookupKey } from '../policy/lookup.js';
 import { kindRows, REFERENCE_GRANTS, SNAPSHOT_GROUP, type KindRow } from '../policy/kinds.js';
 import type { KubeObject } from '../admission/types.js';
-import { followsAcross, followsByGrant, grantedNamespaces, isReferredTarget, referenceNaming, referringKinds } from '../policy/referrers.js';
+import { followsAcross, followsByGrant, grantedNamespaces, isReferredTarget, referrerOf, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
 import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
@@ -256,11 +256,9 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       const kind = { group: row.group, version, resource: row.resource };
       await listPages(collectionPath(kind, namespace), `list ${row.resource} in ${namespace ?? 'every namespace'}`, accept, deadline, (items) => {
         for (const item of items) {
-          const name = item.metadata?.name;
           const at = item.metadata?.namespace ?? namespace;
-          const ref = at === undefined ? undefined : referenceNaming(row, item as KubeObject, at, key.resource, key.name, key.namespace);
-          if (name !== undefined && ref !== undefined)
-            readers.push({ kind: row.kind, name, found: { state: 'found', metadata: metadataOf(item.metadata) }, reference: { path: ref.path, follower: ref.follower }, ...(at !== key.namespace ? { namespace: at } : {}) });
+          const referrer = at === undefined ? undefined : referrerOf(row, item as KubeObject, at, key);
+          if (referrer !== undefined) readers.push({ ...referrer, found: { state: 'found', metadata: metadataOf(item.metadata) } });
         }
       }, Infinity, selectorsOf(row, key.name));
       return readers;

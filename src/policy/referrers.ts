@@ -8,6 +8,7 @@ import type { KubeObject } from '../admission/types.js';
 import { kindRows, type KindRow, type LookupResource } from './kinds.js';
 import { objectReferences, referenceReads, type ObjectReference } from './object-references.js';
 import { isRec } from './unstructured.js';
+import type { Reader } from './policy.js';
 
 /** The rows whose live objects name objects of `resource` and are followed there (`followsByName`); empty for a resource none does. */
 export function referringKinds(resource: string): readonly KindRow[] {
@@ -34,6 +35,18 @@ export function referenceNaming(row: Pick<KindRow, 'group' | 'resource'>, obj: K
     if (read !== undefined && read.resource === resource && read.namespace === targetNamespace && read.name === name) return ref;
   }
   return undefined;
+}
+
+/**
+ * `obj`, an object of `row` standing in namespace `at`, as a referrer of `target` (where it names
+ * it, and where it stands when that is another namespace), if one of its references names it;
+ * what is kept of the object itself (`found`) is the caller's.
+ */
+export function referrerOf(row: Pick<KindRow, 'group' | 'resource' | 'kind'>, obj: KubeObject, at: string, target: { resource: string; namespace: string; name: string }): Omit<Reader, 'found'> | undefined {
+  const name = obj.metadata?.name;
+  const ref = name === undefined ? undefined : referenceNaming(row, obj, at, target.resource, target.name, target.namespace);
+  if (name === undefined || ref === undefined) return undefined;
+  return { kind: row.kind, name, reference: { path: ref.path, follower: ref.follower }, ...(at !== target.namespace ? { namespace: at } : {}) };
 }
 
 /** Whether `row`'s objects name `resource`'s from any namespace (`followsAcrossNamespaces`): its referrers are then listed cluster-wide. */

@@ -9,7 +9,7 @@ import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
 import { apiVersionOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
-import { followsAcross, isReferredTarget, referenceNaming } from '../policy/referrers.js';
+import { followsAcross, isReferredTarget, referrerOf } from '../policy/referrers.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
 import { readingKinds, readsByName, readsName } from '../policy/pod/pod-reads.js';
@@ -177,8 +177,8 @@ export class ReviewedObjects {
         for (const { row, object, found } of this.referrers.values()) {
           // In the named object's namespace, or (a route's parent Gateway) any.
           const at = object.metadata.namespace;
-          const ref = at !== undefined && (at === namespace || followsAcross(row, resource)) ? referenceNaming(row, object, at, resource, name, namespace) : undefined;
-          if (ref !== undefined) readers.push({ kind: row.kind, name: object.metadata.name ?? '', found, reference: { path: ref.path, follower: ref.follower }, ...(at !== namespace ? { namespace: at } : {}) });
+          const referrer = at !== undefined && (at === namespace || followsAcross(row, resource)) ? referrerOf(row, object, at, { resource, namespace, name }) : undefined;
+          if (referrer !== undefined) readers.push({ ...referrer, found });
         }
         return { state: 'known', readers };
       }
