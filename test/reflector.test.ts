@@ -231,4 +231,52 @@ describe('the reflector', () => {
     assert.equal(reflector.current, false, 'never current: the watch never opened');
     assert.match(errors[0] ?? '', /no event for 1\.2 s/);
   });
+
+  test("a custom resource served at no version (the Gateway API not installed) is current and empty, without an error; once installed it is listed within the recheck, and one served at another version is listed there", async () => {
+    const G = '/apis/gateway.networking.k8s.io';
+    let served: string | undefined; // the version the fake serves Gateways at, if any
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      asked.push(`${url.pathname}${url.searchParams.get('watch') === 'true' ? '?watch' : ''}`);
+      const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (served === undefined) return void res.writeHead(404).end(); // no such group: kube-apiserver's plain 404
+      if (url.pathname === G) return json({ kind: 'APIGroup', versions: [{ version: served }] });
+      if (url.pathname === `${G}/${served}`) return json({ kind: 'APIResourceList', resources: [{ name: 'gateways' }, { name: 'gateways/status' }] });
+      if (url.pathname !== `${G}/${served}/gateways`) return void res.writeHead(404).end();
+      if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      json({ metadata: { resourceVersion: '10' }, items: [{ metadata: { name: 'edge', namespace: 'sandbox-a', uid: 'edge' }, spec: { listeners: [{ name: 'https', tls: { certificateRefs: [{ name: 'creds' }] } }] } }] });
+    });
+    const errors: string[] = [];
+    const current: boolean[] = [];
+    const reflector = new Reflector({ kc: await listening(server), resource: 'gateways', metadataOnly: false, prefix: 'deed.dev', keeps: () => true, mayBeUnserved: true, unservedRecheckMs: 50, onError: (err) => errors.push(String(err)), onCurrent: (c) => current.push(c) });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('current while not served', () => reflector.current);
+    assert.equal(reflector.notServed, true);
+    assert.equal(reflector.size, 0);
+    assert.ok(asked.includes(G), 'the group\'s discovery was asked');
+    assert.deepEqual(errors, [], 'a kind not installed is no error');
+    // Installed at v1beta1 only (an older Gateway API): listed and watched there.
+    served = 'v1beta1';
+    await until('listed once served', () => reflector.size === 1 && reflector.current);
+    assert.equal(reflector.notServed, false);
+    assert.deepEqual(reflector.get('sandbox-a', 'edge')?.reads?.secrets, ['creds']);
+    assert.ok(asked.includes(`${G}/v1beta1/gateways?watch`), asked.join(' '));
+    // Its definition deleted: the watch ends, the kind is served at no version, and what the store held is forgotten.
+    served = undefined;
+    server.closeAllConnections();
+    await until('forgotten once not served', () => reflector.notServed && reflector.size === 0 && reflector.current);
+  });
+
+  test('without mayBeUnserved (a core kind), a 404 is an error and the kind is never current', async () => {
+    const server = createServer((_req, res) => void res.writeHead(404).end());
+    const errors: string[] = [];
+    const reflector = metadataReflector(await listening(server), { onError: (err) => errors.push(String(err)) });
+    reflector.start();
+    after(() => reflector.stop());
+    await until('an error', () => errors.length > 0);
+    assert.equal(reflector.current, false);
+    assert.equal(reflector.notServed, false);
+  });
 });

@@ -29,6 +29,8 @@ export interface LookupCacheOptions {
   watchSeconds?: number;
   /** The first wait before a failed backfill is tried again (reflector.ts), for tests. */
   backfillRetryMs?: number;
+  /** How often a kind served at no version is listed again (reflector.ts, 10 s), for tests. */
+  unservedRecheckMs?: number;
   /**
    * The memory the stores may hold (estimated, lookup-facts.ts and reflector.ts). Past it the
    * largest kind is shed: no longer cached, its lookups read from the API server. Unbounded
@@ -129,10 +131,13 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
   // What reads a name: the pods, and the claims not yet provisioned (the claim each clones), an index beside each store.
   const readerIndexes = new Map<CachedResource, NameReaders>(kept.filter((k) => k.readsByName !== undefined).map((k) => [k.resource as CachedResource, new NameReaders(new Set(o.wellKnownConfigMaps ?? []))]));
   const kinds = kept.map(
-    ({ resource, kind }) =>
+    ({ resource, kind, group }) =>
       new Reflector({
         kc: o.kc,
         resource: resource as Exclude<CachedResource, 'namespaces'>,
+        // A kind of a group other than the core one may be served at another version, or at none (the Gateway API's, where not installed).
+        mayBeUnserved: group !== '',
+        ...(o.unservedRecheckMs ? { unservedRecheckMs: o.unservedRecheckMs } : {}),
         // A pod's service account decides whose an unstamped runner pod is, and it is in the spec; so
         // are what a pod reads and the claim a claim not yet provisioned clones (lookup-facts.ts).
         metadataOnly: !readerIndexes.has(resource as CachedResource),

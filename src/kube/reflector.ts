@@ -54,6 +54,14 @@ export interface ReflectorOptions {
   watchSeconds?: number;
   /** How long past `watchSeconds` a silent watch is kept before it is presumed dead (30 s; tests shorten it). */
   stallGraceSeconds?: number;
+  /**
+   * A custom resource, installed or not (the Gateway API's Gateways): a list answered 404 at
+   * the row's version is listed at another version its group serves; served at none, the store
+   * is empty and current (no object of the kind exists to read anything), and the kind is
+   * listed again every `unservedRecheckMs` (10 s), so one installed later is cached within it.
+   */
+  mayBeUnserved?: boolean;
+  unservedRecheckMs?: number;
 }
 
 /** `items: null` is an empty list of metadata (kube-apiserver's PartialObjectMetadataList). */
@@ -84,27 +92,40 @@ export class Reflector {
   private listAfter = new Set<string>();
   /** Namespaces being backfilled, and the names the watch touched meanwhile (the watch wins). */
   private touched = new Map<string, Set<string>>();
+  /** The kind is served at no version (mayBeUnserved): the store is empty and current until a list answers. */
+  private unserved = false;
   private readonly conn: ApiConnection;
-  /** The kind's path across namespaces, and in one. */
-  private readonly path: string;
-  private readonly pathIn: (namespace: string) => string;
+  /** The kind's group, resource and the version it is listed and watched at. */
+  private readonly kind: { group: string; version: string; resource: string };
 
   constructor(private readonly o: ReflectorOptions) {
     const row = o.resource === 'namespaces' ? undefined : kindRows().find((r) => r.resource === o.resource);
     if (row === undefined && o.resource !== 'namespaces') throw new Error(`Deed does not cache ${o.resource}`);
     this.conn = toConnection(o.kc);
-    const kind = row ?? { group: '', version: 'v1', resource: o.resource };
-    this.path = collectionPath(kind);
-    this.pathIn = (namespace) => collectionPath(kind, namespace);
+    this.kind = { group: row?.group ?? '', version: row?.version ?? 'v1', resource: o.resource };
+  }
+
+  /** The kind's path across namespaces, and in one. */
+  private get path(): string {
+    return collectionPath(this.kind);
+  }
+
+  private pathIn(namespace: string): string {
+    return collectionPath(this.kind, namespace);
+  }
+
+  /** Served at no version of its group (mayBeUnserved): the store is empty, and current. */
+  get notServed(): boolean {
+    return this.unserved;
   }
 
   get resource(): CachedResource {
     return this.o.resource;
   }
 
-  /** Listed, and a watch is open. */
+  /** Listed, and a watch is open; or the kind is served at no version, so none exists. */
   get current(): boolean {
-    return this.listed && this.watching;
+    return this.listed && (this.watching || this.unserved);
   }
 
   get hasListed(): boolean {
@@ -168,7 +189,7 @@ export class Reflector {
    * stays in scope and no full list has covered it: meanwhile what it cannot tell is read live.
    */
   async backfill(namespace: string, retryMs = this.o.backfillRetryMs ?? 5_000): Promise<void> {
-    if (this.o.resource === 'namespaces') return;
+    if (this.o.resource === 'namespaces' || this.unserved) return;
     if (!this.listed) {
       // The first full list, once under way, may have passed this namespace's objects by before it entered: listed on
       // its own after. One not begun yet lists it whole.
@@ -231,12 +252,32 @@ export class Reflector {
         // A watch the server ends at once (it did, asked for the wrong form) must not become a loop of requests.
         if (Date.now() - opened < 1000) throw new Error(`watch ${this.o.resource}: ended within a second of opening`);
         backoffMs = 500;
-      } catch (err) {
+      } catch (caught) {
+        let err = caught;
         this.setWatching(false);
         if (this.stopped) return;
         if (isGone(err)) {
           this.rv = undefined; // too old for the watch cache: list again
           continue;
+        }
+        // A custom resource's list not served at this version (its definition not installed, deleted, or at another
+        // version). A watch's 404 is listed again (after the pause below), which tells.
+        if (this.o.mayBeUnserved === true && isNotFound(err) && this.rv !== undefined) this.rv = undefined;
+        else if (this.o.mayBeUnserved === true && isNotFound(err)) {
+          try {
+            const version = await this.servedVersion();
+            if (this.stopped) return;
+            this.rv = undefined;
+            if (version !== undefined) {
+              this.kind.version = version;
+              continue;
+            }
+            this.noneServed();
+            await new Promise((r) => setTimeout(r, this.o.unservedRecheckMs ?? 10_000).unref());
+            continue;
+          } catch (discoveryErr) {
+            err = discoveryErr;
+          }
         }
         this.o.onError(err, `${this.rv === undefined ? 'list' : 'watch'} ${this.o.resource}`);
         // A watch answered 429 (Priority and Fairness): client-node's Watch keeps no headers, so
@@ -246,6 +287,46 @@ export class Reflector {
         backoffMs = Math.min(backoffMs * 2, 30_000);
       }
     }
+  }
+
+  /**
+   * The version other than the one listed at which the kind's group serves it (its group's
+   * discovery, then each version's resources); undefined where it serves it at none.
+   */
+  private async servedVersion(): Promise<string | undefined> {
+    const get = <T>(path: string, what: string) => getJson<T>(this.conn, path, { what, timeoutMs: this.o.listTimeoutMs ?? 30_000, onRetry: this.o.onRetry });
+    const group = encodeURIComponent(this.kind.group);
+    let versions: string[];
+    try {
+      const found = await get<{ versions?: Array<{ version?: unknown }> }>(`/apis/${group}`, `get the versions of ${this.kind.group}`);
+      versions = (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' && v.version !== this.kind.version ? [v.version] : []));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    for (const version of versions) {
+      try {
+        const list = await get<{ resources?: Array<{ name?: unknown }> }>(`/apis/${group}/${encodeURIComponent(version)}`, `get the resources of ${this.kind.group}/${version}`);
+        if ((list.resources ?? []).some((r) => r.name === this.kind.resource)) return version;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return undefined;
+  }
+
+  /** Served at no version: every object forgotten (its definition deleted takes them all), the store current and empty. */
+  private noneServed(): void {
+    this.generation++;
+    this.confirmed = undefined;
+    for (const namespace of [...this.store.keys()]) for (const name of [...this.store.get(namespace)!.keys()]) this.remove(namespace, name);
+    this.unlisted.clear();
+    this.listAfter.clear();
+    const was = this.current;
+    this.unserved = true;
+    this.listed = true;
+    if (!was) this.o.onCurrent?.(true);
+    this.o.onListed?.();
   }
 
   /**
@@ -289,6 +370,11 @@ export class Reflector {
     for (const [namespace, since] of this.unlisted) if (since < generation) this.unlisted.delete(namespace);
     this.rv = rv;
     this.listed = true;
+    // Served now: current again only once a watch is open.
+    if (this.unserved) {
+      this.unserved = false;
+      this.o.onCurrent?.(this.current);
+    }
     for (const namespace of this.listAfter) if (this.o.keeps(namespace)) void this.backfill(namespace);
     this.listAfter.clear();
     if (this.o.onChange) {
@@ -513,6 +599,11 @@ function entryBytes(name: string, stored: StoredFacts): number {
 function isThrottled(err: unknown): boolean {
   const e = err as { statusCode?: unknown; code?: unknown };
   return e?.statusCode === 429 || e?.code === 429;
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { statusCode?: unknown; code?: unknown; status?: unknown };
+  return e?.statusCode === 404 || e?.code === 404 || e?.status === 404;
 }
 
 function isGone(err: unknown): boolean {
