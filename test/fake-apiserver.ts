@@ -31,7 +31,8 @@ export const WIDGETS = { kind: 'Widget', group: 'example.com', version: 'v1', re
 const SERVED: ReadonlyArray<{ kind: string; group: string; version: string; resource: string; namespaced: boolean }> = [
   ...REAPED_KINDS.map(stampedRow),
   ...kindRows().filter((r) => r.runLease === true),
-  ...kindRows().filter((r) => r.readsByName !== undefined && r.reaped !== true),
+  // The kinds that read by name (Ingresses), but not the Gateway API's: a cluster without it, as most are.
+  ...kindRows().filter((r) => r.readsByName !== undefined && r.reaped !== true && !r.group.startsWith('gateway.networking.')),
   kindRowNamed('', 'Namespace')!,
   WIDGETS,
 ];

@@ -216,7 +216,7 @@ describe('reference.live-reader: a claim not yet provisioned reads the claim it 
 
   test('the read plan asks for the readers of a claim as of a Secret, and the claims are listed with the pods only for a claim', () => {
     assert.deepEqual(readingKinds('persistentvolumeclaims').map(([kind]) => kind), ['Pod', 'PersistentVolumeClaim']);
-    assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod', 'Ingress']);
+    assert.deepEqual(readingKinds('secrets').map(([kind]) => kind), ['Pod', 'Ingress', 'Gateway', 'ListenerSet', 'XListenerSet']);
     assert.deepEqual(readingKinds('resourceclaimtemplates').map(([kind]) => kind), ['Pod']);
   });
 
@@ -265,7 +265,7 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     assert.equal(referencedReadsOf('services', ingress('web')), undefined);
     assert.deepEqual(beyondMetadata(ingress('web'), 'ingresses').reads?.secrets, ['creds', 'wild']);
     assert.equal(beyondMetadata(ingress('web')).reads, undefined);
-    assert.deepEqual(readingKinds('secrets'), [['Pod', 'pods'], ['Ingress', 'ingresses']]);
+    assert.deepEqual(readingKinds('secrets').slice(0, 2), [['Pod', 'pods'], ['Ingress', 'ingresses']]);
   });
 
   test("alpha's Secret under the name beta's Ingress names for TLS is refused, saying what the controller would do; alpha's own Ingress, its manager's and the platform's Secrets pass", () => {
@@ -348,6 +348,58 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     reviewed.remember({ stored: ingress('web', stampedMetadata('Ingress', 'beta', NS).metadata), deleted: null });
     const readers = reviewed.lookup.readers('secrets', NS, 'creds');
     assert.deepEqual(readers.state === 'known' ? readers.readers.map((r) => [r.kind, r.name]) : readers, [['Ingress', 'web']]);
+  });
+});
+
+describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its listeners serve, and a Gateway its infrastructure's ConfigMap (reviewer-98 F2b)", () => {
+  // Alpha's Gateway serves alpha's certificate `creds` on its listener, and Istio builds its
+  // proxy Deployment from the overlays of alpha's ConfigMap `gw-params`. Once alpha deletes
+  // either, beta's under the name would be served for alpha's hostnames, or would build alpha's
+  // gateway pods (beta's image, beside alpha's certificates).
+  const G = 'gateway.networking.k8s.io';
+  const gateway = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Gateway', metadata: { name: 'edge', namespace: NS, uid: 'edge' }, spec: { gatewayClassName: 'istio', ...spec } });
+  const listeners = (...refs: Array<Record<string, unknown>>) => ({ listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, tls: { certificateRefs: refs } }] });
+  const stamped = (kind: string, env: string | undefined): Extract<Lookup, { state: 'found' }> => ({ state: 'found', metadata: env === undefined ? { uid: 'edge' } : { ...stampedMetadata(kind, env, NS).metadata, uid: 'edge' } });
+  const readerOf = (kind: 'Gateway' | 'ListenerSet', env: string | undefined): Readers => ({ state: 'known', readers: [{ kind, name: 'edge', found: stamped(kind, env) }] });
+
+  test('what each reads: its listeners\' certificates (in its namespace: named with it, or without one), its backend client certificate, a Gateway\'s ConfigMap parameters; not a certificate of another namespace, nor parameters of a kind Deed does not read', () => {
+    const gw = gateway({
+      ...listeners({ name: 'creds' }, { kind: 'Secret', group: '', name: 'wild', namespace: NS }, { name: 'far', namespace: 'certs' }),
+      tls: { backend: { clientCertificateRef: { name: 'client' } } },
+      infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'gw-params' } },
+    });
+    assert.deepEqual(referencedReadsOf('gateways', gw), { claims: [], secrets: ['creds', 'wild', 'client'], configMaps: ['gw-params'], resourceClaims: [], resourceClaimTemplates: [] });
+    assert.equal(referencedReadsOf('gateways', gateway({ infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'proxy' } } })), undefined);
+    const set: KubeObject = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'extra', namespace: NS }, spec: { parentRef: { name: 'edge' }, ...listeners({ name: 'creds' }) } };
+    assert.deepEqual(referencedReadsOf('listenersets', set)?.secrets, ['creds']);
+    assert.deepEqual(beyondMetadata(gw, 'gateways').reads?.configMaps, ['gw-params']);
+    assert.deepEqual(readingKinds('configmaps'), [['Pod', 'pods'], ['Gateway', 'gateways']]);
+    // Kept in the index as an Ingress is, and forgotten with the Gateway.
+    const index = new NameReaders();
+    const facts = storedFactsOf(gw, 'deed.dev', undefined, 'gateways');
+    index.update(NS, 'edge', undefined, facts);
+    assert.deepEqual([index.readers('secrets', NS, 'creds'), index.readers('secrets', NS, 'far'), index.readers('configmaps', NS, 'gw-params')], [['edge'], [], ['edge']]);
+    index.update(NS, 'edge', facts, undefined);
+    assert.deepEqual(index.readers('configmaps', NS, 'gw-params'), []);
+  });
+
+  test("alpha's Secret under the name beta's Gateway or ListenerSet serves, and alpha's ConfigMap under the name of beta's Gateway's parameters, are refused, saying what the controller would do; alpha's own, beta's manager's and the platform's pass", () => {
+    refusedBy(
+      create('Secret', 'creds'),
+      readerOf('Gateway', 'beta'),
+      /^a live Gateway of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener: choose a name of this run's own, or create it once no such Gateway is left$/,
+    );
+    refusedBy(create('Secret', 'creds'), readerOf('ListenerSet', undefined), /^a live ListenerSet of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\)/);
+    refusedBy(
+      create('ConfigMap', 'creds'),
+      readerOf('Gateway', 'beta'),
+      /^a live Gateway of another environment \(or of none\) in namespace shared names ConfigMap creds \(spec\.infrastructure\.parametersRef\), and once this one stands the gateway controller builds the Gateway's proxy Deployment and Service from the parameters/,
+    );
+    refusedBy(create('ConfigMap', 'creds', STRANGER), readerOf('Gateway', 'beta'), /a live Gateway of an environment this requester does not act for/);
+    passes(create('Secret', 'creds'), readerOf('Gateway', 'alpha'));
+    passes(create('ConfigMap', 'creds'), readerOf('Gateway', 'alpha'));
+    passes(create('Secret', 'creds', BETA_MANAGER), readerOf('ListenerSet', 'beta'));
+    passes(create('ConfigMap', 'creds', PLATFORM), readerOf('Gateway', 'beta'));
   });
 });
 

@@ -416,6 +416,30 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
       await api.close();
     }
   });
+  test("a Secret's or ConfigMap's readers read live (the cache not current): its pods, Ingresses and Gateways in its namespace; Gateways at whichever version is served, none where the Gateway API is not installed; a failing list leaves it unknown", async () => {
+    const GW = 'gateway.networking.k8s.io';
+    const readersIn = (ns: string) => ({ [`/api/v1/namespaces/${ns}/pods`]: [], [`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`]: [] });
+    const gateway = { metadata: { name: 'edge', namespace: NS, uid: 'edge', labels: beta.labels }, spec: { listeners: [{ name: 'https', tls: { certificateRefs: [{ name: 'creds' }] } }], infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'gw-params' } } } };
+    const { createObjectReader } = await import('../src/kube/object-reader.js');
+    const names = (answer: Readers) => (answer.state === 'known' ? answer.readers.map((r) => `${r.kind} ${r.name}`) : answer);
+    // Installed at v1beta1 only: 404 at the row's v1, listed at the version the group serves.
+    const api = await listServer({ ...readersIn(NS), [`/apis/${GW}/v1beta1/namespaces/${NS}/gateways`]: [gateway], [`/apis/${GW}/v1beta1/namespaces/${NS}/listenersets`]: [], [`/api/v1/namespaces/broken/pods`]: [], [`/apis/networking.k8s.io/v1/namespaces/broken/ingresses`]: [], [`/apis/${GW}/v1beta1/namespaces/broken/gateways`]: 'fails' }, { [GW]: ['v1beta1'] });
+    try {
+      const reader = createObjectReader(api.kc);
+      assert.deepEqual(names((await reader.read([{ resource: 'secrets', namespace: NS, name: 'creds', readers: true }], 2000)).readers('secrets', NS, 'creds')), ['Gateway edge']);
+      assert.deepEqual(names((await reader.read([{ resource: 'configmaps', namespace: NS, name: 'gw-params', readers: true }], 2000)).readers('configmaps', NS, 'gw-params')), ['Gateway edge']);
+      assert.equal((await reader.read([{ resource: 'secrets', namespace: 'broken', name: 'creds', readers: true }], 2000)).readers('secrets', 'broken', 'creds').state, 'unknown');
+    } finally {
+      await api.close();
+    }
+    const bare = await listServer(readersIn(NS));
+    try {
+      assert.deepEqual((await createObjectReader(bare.kc).read([{ resource: 'secrets', namespace: NS, name: 'creds', readers: true }], 2000)).readers('secrets', NS, 'creds'), { state: 'known', readers: [] });
+    } finally {
+      await bare.close();
+    }
+  });
+
   test("a Service's Gateway API routes (those of the namespaces its ReferenceGrants admit too; a Gateway's routes and ListenerSets across the cluster) are listed at whichever version the cluster serves, and read as none where the kind is not installed; a list that fails leaves it unknown", async () => {
     const GW = 'gateway.networking.k8s.io';
     // A Service's built-in referrers, none of them naming it.

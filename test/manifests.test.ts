@@ -105,8 +105,8 @@ const FOLLOWED_BY_NAME = [
   { apiGroups: [''], resources: ['endpoints'], verbs: ['list'] },
   { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list'] },
   { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['list'] },
-  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'listenersets'], verbs: ['list'] },
-  { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['list'] },
+  // (ListenerSets, which name a Gateway, are listed and watched already: above.)
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'], verbs: ['list'] },
   // The ReferenceGrants of a Service's namespace: which other namespaces' routes may name it.
   { apiGroups: ['gateway.networking.k8s.io'], resources: ['referencegrants'], verbs: ['list'] },
 ];
@@ -482,6 +482,9 @@ describe('deed manifests', () => {
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       // The Secrets an Ingress names for TLS, cached as a pod's reads are (reference.live-reader); listed too at a Service's CREATE.
       { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
+      // Gateways and ListenerSets too (the certificates they serve, a Gateway's infrastructure ConfigMap), and read when a route names one as its parent.
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
       // The run lease a new object names: whose it is (its stamps) is read at that object's CREATE.
@@ -492,8 +495,6 @@ describe('deed manifests', () => {
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['argoproj.io'], resources: ['analysistemplates'], verbs: ['get'] },
-      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
-      { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
@@ -668,6 +669,8 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
@@ -678,8 +681,6 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['argoproj.io'], resources: ['analysistemplates'], verbs: ['get'] },
-      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get'] },
-      { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get'] },
       { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },

@@ -206,6 +206,48 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     }
   };
   /**
+   * Lists of a kind, where the API server may not serve it at the row's version (a custom
+   * resource not installed, the Gateway API's routes in most clusters, or installed at another
+   * version of its group): it answers 404, and the kind is listed at each version its group
+   * serves; where it is served at none, no object of it exists to name or read anything. The
+   * group's versions are asked once for one read (the five route kinds share one). Not for the
+   * core group, which is always served.
+   */
+  const servedWithin = (deadline: number) => {
+    /** The versions the API server serves of `group` (its discovery document); none when it serves no such group. */
+    const groups = new Map<string, Promise<string[]>>();
+    const servedVersions = (group: string): Promise<string[]> => {
+      let versions = groups.get(group);
+      if (versions === undefined) groups.set(group, (versions = discoverVersions(group)));
+      return versions;
+    };
+    const discoverVersions = async (group: string): Promise<string[]> => {
+      try {
+        const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { what: `get the versions of ${group}`, timeoutMs: Math.max(1, deadline - Date.now()), impersonate: extras.impersonate, onRetry: extras.onRetry });
+        return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
+      } catch (err) {
+        if (notServed(err)) return [];
+        throw err;
+      }
+    };
+    const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>): Promise<T[]> => {
+      try {
+        return await list(kind.version);
+      } catch (err) {
+        if (!notServed(err) || kind.group === '') throw err;
+      }
+      for (const version of (await servedVersions(kind.group)).filter((v) => v !== kind.version)) {
+        try {
+          return await list(version);
+        } catch (err) {
+          if (!notServed(err)) throw err;
+        }
+      }
+      return [];
+    };
+    return served;
+  };
+  /**
    * What reads `key`'s object by name in its namespace (readingKinds: the pods, and for a
    * claim the claims not yet provisioned): each kind listed a page at a time (whole: what an
    * object reads is in its spec), each page bounded in bytes, the rest of each object dropped
@@ -215,18 +257,22 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     if (isReferredTarget(key.resource)) return referrersOf(key, timeoutMs);
     if (!POD_READS.some((r) => r.resource === key.resource)) return { state: 'unknown', reason: `no pod reads ${key.resource} by name` };
     const deadline = Date.now() + timeoutMs;
+    const served = servedWithin(deadline);
     // Each reading kind listed at once: the review waits for the longer list, not for both.
     const readersAs = async (kind: ReaderKind, resource: string): Promise<Reader[]> => {
-      const readers: Reader[] = [];
       const row = kindRows().find((r) => r.resource === resource && r.readsByName !== undefined)!;
-      await listPages(collectionPath({ group: row.group, version: row.version, resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
-        for (const item of items) {
-          const name = item.metadata?.name;
-          const beyond = beyondMetadata(item, resource);
-          if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
-        }
+      // A Gateway where the Gateway API is not installed: none reads anything.
+      return served(row, async (version) => {
+        const readers: Reader[] = [];
+        await listPages(collectionPath({ group: row.group, version, resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
+          for (const item of items) {
+            const name = item.metadata?.name;
+            const beyond = beyondMetadata(item, resource);
+            if (name !== undefined && readsName(beyond.reads, key.resource, key.name)) readers.push({ kind, name, found: { state: 'found', metadata: metadataOf(item.metadata), ...beyond } });
+          }
+        });
+        return readers;
       });
-      return readers;
     };
     try {
       const perKind = await Promise.all(readingKinds(key.resource).map(([kind, resource]) => readersAs(kind, resource)));
@@ -248,6 +294,7 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
    */
   const referrersOf = async (key: LookupKey, timeoutMs: number): Promise<Readers> => {
     const deadline = Date.now() + timeoutMs;
+    const served = servedWithin(deadline);
     /** `row`'s objects in `namespace` (every namespace where undefined) at `version`: those that name `key`'s object, each with where it stands. */
     const referrersAt = async (row: KindRow, version: string, namespace: string | undefined): Promise<Reader[]> => {
       const readers: Reader[] = [];
@@ -262,25 +309,6 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
         }
       }, Infinity, selectorsOf(row, key.name));
       return readers;
-    };
-    // A kind the API server does not serve at the row's version (a custom resource not
-    // installed, the Gateway API's routes in most clusters, or installed at another version of
-    // its group) answers 404: it is listed at each version its group serves, and where it is
-    // served at none, no object of it exists to name anything.
-    const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>): Promise<T[]> => {
-      try {
-        return await list(kind.version);
-      } catch (err) {
-        if (!notServed(err) || kind.group === '') throw err;
-      }
-      for (const version of (await servedVersions(kind.group)).filter((v) => v !== kind.version)) {
-        try {
-          return await list(version);
-        } catch (err) {
-          if (!notServed(err)) throw err;
-        }
-      }
-      return [];
     };
     // In the object's namespace; a route's parent Gateway from every namespace (the Gateway's
     // listeners consent); a route's backend Service also from the namespaces the ReferenceGrants
@@ -301,25 +329,6 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
         await listPages(collectionPath({ ...REFERENCE_GRANTS, version }, key.namespace), `list referencegrants in ${key.namespace}`, undefined, deadline, (page) => items.push(...page));
         return items;
       }));
-    /**
-     * The versions the API server serves of `group` (its discovery document); none when it
-     * serves no such group. Asked once per group for this read: the five route kinds share one.
-     */
-    const groups = new Map<string, Promise<string[]>>();
-    const servedVersions = (group: string): Promise<string[]> => {
-      let versions = groups.get(group);
-      if (versions === undefined) groups.set(group, (versions = discoverVersions(group)));
-      return versions;
-    };
-    const discoverVersions = async (group: string): Promise<string[]> => {
-      try {
-        const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { what: `get the versions of ${group}`, timeoutMs: Math.max(1, deadline - Date.now()), impersonate: extras.impersonate, onRetry: extras.onRetry });
-        return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
-      } catch (err) {
-        if (notServed(err)) return [];
-        throw err;
-      }
-    };
     try {
       const perKind = await Promise.all(referringKinds(key.resource).map((row) => referrersAs(row)));
       return { state: 'known', readers: perKind.flat() };

@@ -295,8 +295,8 @@ export interface KindRow {
   podInput?: boolean;
   /**
    * Its objects read these kinds by name while they live (pod/pod-reads.ts): a pod what it
-   * mounts and names, a claim not yet provisioned the claim it clones, an Ingress the Secrets
-   * it names for TLS (its `references` to them). The CREATE of one
+   * mounts and names, a claim not yet provisioned the claim it clones, an Ingress, Gateway or
+   * ListenerSet the Secrets (and a Gateway the ConfigMap) its `readsLive` references name. The CREATE of one
    * under such a name is judged against them (rules/live-readers.ts); so its store keeps what
    * each reads, indexed by name (kube/name-readers.ts), and it is listed and read whole.
    */
@@ -310,9 +310,10 @@ export interface KindRow {
    * one under a name that a live object of this kind names is judged against it
    * (rules/live-readers.ts); they are listed live from the API server, one list of this kind
    * per such CREATE (kube/object-reader.ts), never cached, so Deed's RBAC lists this kind.
-   * Only the targets listed here are judged: the Secrets an Ingress or a Gateway names for TLS
-   * are not (every Secret CREATE in a namespace would list them), nor what an operator's custom
-   * resources name. A kind not served (a custom resource not installed) is read as none.
+   * Only the targets listed here are judged this way: the Secrets an Ingress or a Gateway names
+   * for TLS are held by `readsByName` instead (cached: listing them at every Secret CREATE in a
+   * namespace would cost a list each), and what an operator's custom resources name is not. A
+   * kind not served (a custom resource not installed) is read as none.
    */
   followsByName?: readonly string[];
   /**
@@ -399,7 +400,7 @@ const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
 const KEDA_AUTHENTICATION = { path: 'spec.triggers[].authenticationRef', by: 'local-ref', kind: { group: 'keda.sh', kind: 'TriggerAuthentication' }, follower: "the KEDA operator hands the credentials it holds to the trigger's scaler, which sends them where the trigger says" } as const;
 export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
-const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener" } as const;
+const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener", readsLive: true } as const;
 /**
  * A ListenerSet's (Gateway API v1.5) references: its parent Gateway, to which the gateway
  * controller adds the set's listeners (hostnames, ports) where the Gateway's `allowedListeners`
@@ -408,8 +409,11 @@ const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', 
  */
 const LISTENER_SET = {
   namespaced: true,
-  lookup: 'get',
+  // Cached, as a Gateway is: read when a route names one as its parent, and the Secrets its
+  // listeners name for TLS are held for it (readsByName) as an Ingress's are.
+  lookup: 'cache',
   readAsTargetOnly: true,
+  readsByName: ['secrets'],
   references: [
     { path: 'spec.parentRef', by: 'gateway-ref', kind: { group: GATEWAY_API, kind: 'Gateway' }, follower: "the gateway controller adds the set's listeners to the parent Gateway" },
     LISTENER_CERTIFICATES,
@@ -1251,18 +1255,23 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'gateways',
     namespaced: true,
-    // Read (metadata only) when a route names one as its parent: its stamps say whose listeners they are.
-    lookup: 'get',
+    // Cached: read when a route names one as its parent (its stamps say whose listeners they
+    // are), and what it reads by name for as long as it lives (its listeners' and backends'
+    // certificates, its infrastructure's ConfigMap) is held for it against other environments'
+    // CREATEs (readsByName), as an Ingress's TLS Secrets are. A cluster without the Gateway API
+    // serves none: the store is empty, and looked for again (reflector.ts, mayBeUnserved).
+    lookup: 'cache',
     readAsTargetOnly: true,
+    readsByName: ['secrets', 'configmaps'],
     references: [
       LISTENER_CERTIFICATES,
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
-      { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
-      { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own" },
+      { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own", readsLive: true },
+      { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own", readsLive: true },
       // Its infrastructure's parameters (v1.3): Istio's ConfigMap of overlays onto the proxy
       // Deployment (its image, containers, volumes), an implementation's own kind (Envoy
       // Gateway's EnvoyProxy), of the Gateway's namespace.
-      { path: 'spec.infrastructure.parametersRef', by: 'local-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller builds the Gateway's proxy Deployment and Service from the parameters, and the proxy serves its listeners' certificates and traffic" },
+      { path: 'spec.infrastructure.parametersRef', by: 'local-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller builds the Gateway's proxy Deployment and Service from the parameters, and the proxy serves its listeners' certificates and traffic", readsLive: true },
       ISSUER_ANNOTATIONS,
     ],
   },

@@ -128,7 +128,7 @@ function referencesAt(obj: Rec, facts: ReferenceFacts): ObjectReference[] {
     }
     const ref =
       facts.by === 'gateway-ref' ? gatewayReference(value, facts.kind) : facts.by === 'local-ref' ? localReference(value, facts.kind) : facts.by === 'analysis-ref' ? analysisReference(value) : typedReference(value, facts.kind);
-    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...writes });
+    if (ref !== undefined) out.push({ ...ref, path, follower: facts.follower, ...writes, ...(facts.readsLive === true ? { readsLive: true as const } : {}) });
   }
   // Absent or empty, the follower takes the object's own name (an ExternalSecret's target).
   if (facts.orOwnName === true && out.length === 0 && facts.kind !== undefined && isRec(obj.metadata)) {

@@ -99,8 +99,10 @@ export function referencedReadsOf(resource: string, obj: unknown): PodReads | un
   if (row === undefined) READS_LIVE_ROWS.set(resource, (row = kindRows().find((r) => r.resource === resource && r.references?.some((ref) => ref.readsLive === true) === true) ?? null));
   if (row === null || !isRec(obj)) return undefined;
   const reads = noReads();
+  const own = isRec(obj.metadata) ? obj.metadata.namespace : undefined;
   for (const ref of objectReferences(row, obj as unknown as KubeObject)) {
-    const read = ref.readsLive !== true || ref.namespace !== undefined ? undefined : readableRow(ref.group, ref.kind);
+    // One in another namespace (a Gateway's certificate a ReferenceGrant there admits) is not held: the index is per namespace.
+    const read = ref.readsLive !== true || (ref.namespace !== undefined && ref.namespace !== own) ? undefined : readableRow(ref.group, ref.kind);
     const at = read === undefined || row.readsByName?.includes(read.resource) !== true ? undefined : POD_READS.find((p) => p.resource === read.resource);
     if (at !== undefined && !reads[at.field].includes(ref.name)) reads[at.field].push(ref.name);
   }

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { createdOrThere as ok, eventually, namespaceAdmins, PATHS, refusedBy as refused, standInCrd } from '../objects.js';
+import { createdOrThere as ok, eventually, namespaceAdmins, PATHS, refusedBy as refused, secret, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const G = 'gateway.networking.k8s.io';
@@ -20,6 +20,7 @@ const ROUTES = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/httproutes`;
 const GATEWAYS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/gateways`;
 const LISTENER_SETS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/listenersets`;
 const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
+const CONFIG_MAPS = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 const GRANTS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/referencegrants`;
 const INFRA = 'gw-infra';
 const crd = (plural: string, kind: string) => standInCrd({ group: G, version: 'v1', plural, kind, approval: 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' });
@@ -103,6 +104,33 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal((await s.api(alpha, 'DELETE', `${SERVICES(EDGE)}/alpha-ungranted`)).status, 200);
       const ungranted = await s.api(beta, 'POST', SERVICES(EDGE), service('alpha-ungranted'));
       assert.equal(ungranted.status, 201, `beta's Service under a name no grant admits a route to: ${ungranted.text}`);
+    });
+
+    test("once alpha deletes the Secret its Gateway serves on a listener, or the ConfigMap the gateway controller builds its proxy from, beta's under the name is refused (reviewer-98 F2b): the Gateway is cached, as an Ingress is, once the Gateway API is served", async () => {
+      const s = suite();
+      const params = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { deployment: 'spec: {}' } });
+      ok("alpha's certificate", await s.api(alpha, 'POST', PATHS.Secret(EDGE), secret('alpha-cert')));
+      ok("alpha's proxy parameters", await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params')));
+      const gw = gateway('alpha-tls');
+      const tls = { ...gw, spec: { ...gw.spec, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'alpha-tls.example.com', tls: { certificateRefs: [{ name: 'alpha-cert' }] } }], infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'alpha-gw-params' } } } };
+      ok("alpha's Gateway", await s.api(alpha, 'POST', GATEWAYS(EDGE), tls));
+      assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(EDGE)}/alpha-cert`)).status, 200);
+      assert.equal((await s.api(alpha, 'DELETE', `${CONFIG_MAPS(EDGE)}/alpha-gw-params`)).status, 200);
+      // Deed's watch of Gateways began when the kind came to be served (it looks again every 10 s), and delivers alpha's.
+      await eventually("Deed's cache holds alpha's Gateway", async () => (await s.api(beta, 'POST', `${PATHS.Secret(EDGE)}?dryRun=All`, secret('alpha-cert'))).status === 403, 45_000);
+      refused(
+        await s.api(beta, 'POST', PATHS.Secret(EDGE), secret('alpha-cert')),
+        'reference.live-reader',
+        /a live Gateway of another environment \(or of none\) in namespace gw-edge names Secret alpha-cert \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener/,
+      );
+      refused(
+        await s.api(beta, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params')),
+        'reference.live-reader',
+        /a live Gateway of another environment \(or of none\) in namespace gw-edge names ConfigMap alpha-gw-params \(spec\.infrastructure\.parametersRef\), and once this one stands the gateway controller builds the Gateway's proxy Deployment/,
+      );
+      // Alpha's own may stand there again.
+      assert.equal((await s.api(alpha, 'POST', PATHS.Secret(EDGE), secret('alpha-cert'))).status, 201);
+      assert.equal((await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params'))).status, 201);
     });
   });
 }
