@@ -279,4 +279,27 @@ describe('the reflector', () => {
     assert.equal(reflector.current, false);
     assert.equal(reflector.notServed, false);
   });
+
+  test('discovery naming the kind at versions whose lists all answer 404 (discovery behind a definition deleted, or a version no longer served) is an error with the usual pause, not a loop of requests (reviewer-99 F3)', async () => {
+    const G = '/apis/gateway.networking.k8s.io';
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      const url = new URL(req.url ?? '/', 'http://x');
+      const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (url.pathname === G) return json({ kind: 'APIGroup', versions: [{ version: 'v1' }, { version: 'v1beta1' }] });
+      if (url.pathname === `${G}/v1` || url.pathname === `${G}/v1beta1`) return json({ kind: 'APIResourceList', resources: [{ name: 'gateways' }] });
+      res.writeHead(404).end();
+    });
+    const errors: string[] = [];
+    const reflector = new Reflector({ kc: await listening(server), resource: 'gateways', metadataOnly: false, prefix: 'deed.dev', keeps: () => true, mayBeUnserved: true, onError: (err) => errors.push(String(err)) });
+    reflector.start();
+    after(() => reflector.stop());
+    await new Promise((r) => setTimeout(r, 1000));
+    reflector.stop();
+    // Backing off from 500 ms, doubling, as for any failure: a handful of requests in a second (without the bound, thousands).
+    assert.ok(requests < 30, `${requests} requests in one second`);
+    assert.match(errors[0] ?? '', /serves it at v1(beta1)? by its discovery, but its lists answer 404/);
+    assert.equal(reflector.current, false);
+  });
 });

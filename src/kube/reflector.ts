@@ -243,9 +243,14 @@ export class Reflector {
 
   private async run(): Promise<void> {
     let backoffMs = 500;
+    // Versions discovery named whose lists answered 404 since the last list that answered (discovery behind the handlers).
+    let hops = 0;
     while (!this.stopped) {
       try {
-        if (this.rv === undefined) await this.relist();
+        if (this.rv === undefined) {
+          await this.relist();
+          hops = 0;
+        }
         if (this.stopped) return;
         const opened = Date.now();
         await this.watchOnce();
@@ -268,10 +273,13 @@ export class Reflector {
             const version = await this.servedVersion();
             if (this.stopped) return;
             this.rv = undefined;
-            if (version !== undefined) {
+            if (version !== undefined && hops < 2) {
+              hops++;
               this.kind.version = version;
               continue;
             }
+            // Past two hops, an error with the usual pause: no loop of requests between versions (reviewer-99 F3).
+            if (version !== undefined) throw new Error(`list ${this.o.resource}: ${this.kind.group} serves it at ${version} by its discovery, but its lists answer 404`);
             this.noneServed();
             await new Promise((r) => setTimeout(r, this.o.unservedRecheckMs ?? 10_000).unref());
             continue;
