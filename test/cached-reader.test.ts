@@ -211,4 +211,23 @@ describe('the cached reader', () => {
     const outside = await createCachedReader(fakeCache({}), live2, 'deed.dev', createMetrics()).read([{ ...key, namespace: 'plain' }], 1000);
     assert.equal(outside.readers('secrets', 'plain', 'creds').state, 'unknown');
   });
+
+  test("the reading kinds the cache cannot answer (a Gateway store served nowhere when last listed, reviewer-99 F4) are read live, alone, and joined to the cached pods; a live read that fails leaves the readers unknown", async () => {
+    const key: LookupKey = { resource: 'secrets', namespace: 'sandbox-a', name: 'creds', readers: true };
+    const cachedPod: ObjectFacts = { ...STAMPED, uid: 'p1', deleting: false };
+    const cache = { ...fakeCache({}), readersIn: () => ({ readers: [{ kind: 'Pod' as const, name: 'job-1', facts: cachedPod }], unread: ['gateways' as const] }) };
+    const gateway: Readers = { state: 'known', readers: [{ kind: 'Gateway', name: 'edge', found: { state: 'found', metadata: { uid: 'g1', labels: STAMPED.labels } } }] };
+    const asked: Array<readonly string[] | undefined> = [];
+    const live = fakeLive({}, gateway);
+    const read = live.read.bind(live);
+    live.read = (keys, ms) => {
+      asked.push(...keys.map((k) => k.readerKinds));
+      return read(keys, ms);
+    };
+    const answer = (await createCachedReader(cache, live, 'deed.dev', createMetrics()).read([key], 1000)).readers('secrets', 'sandbox-a', 'creds');
+    assert.deepEqual(answer.state === 'known' ? answer.readers.map((r) => `${r.kind} ${r.name}`) : answer, ['Pod job-1', 'Gateway edge']);
+    assert.deepEqual(asked, [['gateways']], 'only the Gateways are listed, not the pods');
+    const failing = fakeLive({}, { state: 'unknown', reason: 'list gateways in sandbox-a: 500' });
+    assert.equal((await createCachedReader(cache, failing, 'deed.dev', createMetrics()).read([key], 1000)).readers('secrets', 'sandbox-a', 'creds').state, 'unknown');
+  });
 });

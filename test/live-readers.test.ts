@@ -14,6 +14,7 @@ import { NameReaders } from '../src/kube/name-readers.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
 import { ReviewedObjects } from '../src/review/run.js';
+import { objectReferences } from '../src/policy/object-references.js';
 import { createReview, FIXTURE_KEYS, stampedMetadata, testContext, type Review } from './helpers.js';
 
 const POLICY: ConfigInput = {
@@ -288,7 +289,7 @@ describe('reference.live-reader: an Ingress reads the Secrets it names for TLS',
     const decision = decide('validate', create('Secret', 'creds', operator), { ...testContext({ ...POLICY, workloadControllers: { users: [operator.username] } }), lookup: readersOf(ingressOf('alpha')) });
     assert.ok(decision.kind === 'review');
     const finding = decision.verdict.findings.find((f) => f.rule === 'reference.live-reader');
-    assert.match(finding?.message ?? '', /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\).*; system:serviceaccount:platform:cert-manager made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource \(cert-manager writes one, to the environment's Certificate or the one its ingress-shim makes for the environment's Ingress, when run with --enable-certificate-owner-ref\)$/);
+    assert.match(finding?.message ?? '', /^a live Ingress of an environment this requester does not act for in namespace shared names Secret creds \(spec\.tls\[\]\.secretName\).*; system:serviceaccount:platform:cert-manager made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource \(cert-manager writes one, to the environment's Certificate or the one its ingress-shim or gateway-shim makes for the environment's Ingress or Gateway, when run with --enable-certificate-owner-ref\)$/);
   });
 
   test("a tenant's change of the platform's Secret that beta's Ingress serves is refused, with where the fix lies", () => {
@@ -369,6 +370,19 @@ describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its 
       infrastructure: { parametersRef: { group: '', kind: 'ConfigMap', name: 'gw-params' } },
     });
     assert.deepEqual(referencedReadsOf('gateways', gw), { claims: [], secrets: ['creds', 'wild', 'client'], configMaps: ['gw-params'], resourceClaims: [], resourceClaimTemplates: [] });
+    // The CA certificates it authenticates clients by (reviewer-99 F5): beta's CA under the name would admit beta's client certificates to alpha's backends.
+    const ca = { group: '', kind: 'ConfigMap' };
+    const mtls = gateway({
+      listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, tls: { certificateRefs: [{ name: 'creds' }], frontendValidation: { caCertificateRefs: [{ ...ca, name: 'ca-listener' }] } } }],
+      tls: { frontend: { default: { validation: { caCertificateRefs: [{ ...ca, name: 'ca' }] } }, perPort: [{ port: 8443, tls: { validation: { caCertificateRefs: [{ ...ca, name: 'ca-8443' }] } } }] } },
+    });
+    assert.deepEqual(referencedReadsOf('gateways', mtls)?.configMaps.sort(), ['ca', 'ca-8443', 'ca-listener']);
+    assert.deepEqual(objectReferences({ group: G, resource: 'gateways' }, mtls).map((r) => `${r.kind} ${r.name} ${r.path}`), [
+      'Secret creds spec.listeners[0].tls.certificateRefs[0]',
+      'ConfigMap ca spec.tls.frontend.default.validation.caCertificateRefs[0]',
+      'ConfigMap ca-8443 spec.tls.frontend.perPort[0].tls.validation.caCertificateRefs[0]',
+      'ConfigMap ca-listener spec.listeners[0].tls.frontendValidation.caCertificateRefs[0]',
+    ]);
     assert.equal(referencedReadsOf('gateways', gateway({ infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'proxy' } } })), undefined);
     const set: KubeObject = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'extra', namespace: NS }, spec: { parentRef: { name: 'edge' }, ...listeners({ name: 'creds' }) } };
     assert.deepEqual(referencedReadsOf('listenersets', set)?.secrets, ['creds']);
@@ -387,19 +401,35 @@ describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its 
     refusedBy(
       create('Secret', 'creds'),
       readerOf('Gateway', 'beta'),
-      /^a live Gateway of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener: choose a name of this run's own, or create it once no such Gateway is left$/,
+      // The index keeps the name, not which reference gave it: every reference that could is named (reviewer-99 F1).
+      /^a live Gateway of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\], spec\.tls\.backend\.clientCertificateRef or spec\.backendTLS\.clientCertificateRef\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener, or the gateway controller presents the Secret's certificate and key to backends as its own: choose a name of this run's own, or create it once no such Gateway is left$/,
     );
-    refusedBy(create('Secret', 'creds'), readerOf('ListenerSet', undefined), /^a live ListenerSet of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\)/);
+    refusedBy(create('Secret', 'creds'), readerOf('ListenerSet', undefined), /^a live ListenerSet of another environment \(or of none\) in namespace shared names Secret creds \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\), and once/);
     refusedBy(
       create('ConfigMap', 'creds'),
       readerOf('Gateway', 'beta'),
-      /^a live Gateway of another environment \(or of none\) in namespace shared names ConfigMap creds \(spec\.infrastructure\.parametersRef\), and once this one stands the gateway controller builds the Gateway's proxy Deployment and Service from the parameters/,
+      /^a live Gateway of another environment \(or of none\) in namespace shared names ConfigMap creds \(spec\.tls\.frontend\.default\.validation\.caCertificateRefs\[\], spec\.tls\.frontend\.perPort\[\]\.tls\.validation\.caCertificateRefs\[\], spec\.listeners\[\]\.tls\.frontendValidation\.caCertificateRefs\[\] or spec\.infrastructure\.parametersRef\), and once this one stands the gateway controller admits clients whose certificates the ConfigMap's CA certificates sign, or the gateway controller builds the Gateway's proxy Deployment and Service from the parameters/,
     );
     refusedBy(create('ConfigMap', 'creds', STRANGER), readerOf('Gateway', 'beta'), /a live Gateway of an environment this requester does not act for/);
     passes(create('Secret', 'creds'), readerOf('Gateway', 'alpha'));
     passes(create('ConfigMap', 'creds'), readerOf('Gateway', 'alpha'));
     passes(create('Secret', 'creds', BETA_MANAGER), readerOf('ListenerSet', 'beta'));
     passes(create('ConfigMap', 'creds', PLATFORM), readerOf('Gateway', 'beta'));
+  });
+  test("deed review: a Secret alpha's Gateway names only as its backend client certificate is refused naming that reference among those it may be named by, and what the controller does with it (reviewer-99 F1)", () => {
+    const reviewed = new ReviewedObjects();
+    reviewed.remember({ stored: { ...gateway({ listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }], tls: { backend: { clientCertificateRef: { name: 'creds' } } } }), metadata: { ...stampedMetadata('Gateway', 'beta', NS).metadata, name: 'edge', namespace: NS, uid: 'edge' } }, deleted: null });
+    const decision = decide('validate', create('Secret', 'creds'), { ...testContext(POLICY), lookup: { get: (): Lookup => ({ state: 'absent' }), readers: (r, ns, n) => reviewed.lookup.readers(r, ns, n) } });
+    assert.ok(decision.kind === 'review');
+    const message = decision.verdict.findings.find((f) => f.rule === 'reference.live-reader')?.message ?? '';
+    assert.match(message, /names Secret creds \(.*spec\.tls\.backend\.clientCertificateRef.*\), and once this one stands .*presents the Secret's certificate and key to backends as its own/, message);
+  });
+
+  test("cert-manager's Secret made for no environment under the name alpha's Gateway serves (its gateway-shim without --enable-certificate-owner-ref): the refusal's advice names the gateway-shim and the Gateway (reviewer-99 F1b)", () => {
+    const operator: UserInfo = { username: 'system:serviceaccount:platform:cert-manager', groups: ['system:serviceaccounts'], extra: {} };
+    const decision = decide('validate', create('Secret', 'creds', operator), { ...testContext({ ...POLICY, workloadControllers: { users: [operator.username] } }), lookup: readersOf(readerOf('Gateway', 'alpha')) });
+    assert.ok(decision.kind === 'review');
+    assert.match(decision.verdict.findings.find((f) => f.rule === 'reference.live-reader')?.message ?? '', /made it for no environment: .*the one its ingress-shim or gateway-shim makes for the environment's Ingress or Gateway, when run with --enable-certificate-owner-ref\)$/);
   });
 });
 

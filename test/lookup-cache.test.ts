@@ -92,9 +92,17 @@ const until = async (what: string, check: () => boolean) => {
 const hostile = (namespace: string, name: string): Obj =>
   ({ ...sec(namespace, name), spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: 'creds' } }, ...Array.from({ length: 256 }, (_, i) => ({ secretRef: { name: `${i}-`.padEnd(253, 'x') } }))] }] } }) as Obj;
 
+/** The kinds that read by name which the fake API server serves at no version (the Gateway API's): read live, never from the cache. */
+const SERVED_NOWHERE = ['gateways', 'listenersets', 'xlistenersets'];
+
 describe('the lookup cache', () => {
   const api = fakeApi();
   let cache: LookupCache;
+  /** The cached readers where the cache answers every reading kind the fake serves; undefined where one is to be read live. */
+  const cachedReaders = (...[resource, namespace, name]: Parameters<LookupCache['readersIn']>) => {
+    const answer = cache.readersIn(resource, namespace, name);
+    return answer.unread.every((k) => SERVED_NOWHERE.includes(k)) ? answer.readers : undefined;
+  };
   const notKept: string[] = [];
   before(async () => {
     await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
@@ -147,46 +155,54 @@ describe('the lookup cache', () => {
   test('the pods that read a name follow the pods\' watch: added, changed, deleted, and dropped with their namespace', async () => {
     await until('pods current', () => cache.current('pods'));
     const reader = (name: string, secret: string): Obj => ({ ...sec('a', name), spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: secret } }] }] } }) as Obj;
-    const names = () => (cache.readers('secrets', 'a', 'creds') ?? []).map((r) => r.name).sort();
+    const names = () => (cachedReaders('secrets', 'a', 'creds') ?? []).map((r) => r.name).sort();
     api.emit('pods', 'ADDED', reader('job-1', 'creds'));
     api.emit('pods', 'ADDED', reader('job-2', 'creds'));
     await until('both read creds', () => names().length === 2);
-    assert.deepEqual(cache.readers('secrets', 'a', 'creds')?.find((r) => r.name === 'job-1')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    assert.deepEqual(cachedReaders('secrets', 'a', 'creds')?.find((r) => r.name === 'job-1')?.facts.labels, { 'deed.dev/environment': 'alpha' });
     api.emit('pods', 'MODIFIED', reader('job-2', 'other'));
     api.emit('pods', 'DELETED', reader('job-1', 'creds'));
     await until('neither reads creds', () => names().length === 0);
-    assert.deepEqual((cache.readers('secrets', 'a', 'other') ?? []).map((r) => r.name), ['job-2']);
+    assert.deepEqual((cachedReaders('secrets', 'a', 'other') ?? []).map((r) => r.name), ['job-2']);
     assert.ok(cache.bytes().pods > 0);
+  });
+
+  test("a reading kind the API server serves at no version (the Gateway API not installed) is current and holds nothing, yet is never answered from the cache: the Gateway API may have been installed since it was last listed (reviewer-99 F4)", async () => {
+    await until('gateways current', () => cache.current('gateways'));
+    assert.equal(cache.sizes().gateways, 0);
+    assert.deepEqual(cache.readersIn('secrets', 'a', 'creds').unread, ['gateways', 'listenersets', 'xlistenersets']);
+    assert.deepEqual(cache.readersIn('configmaps', 'a', 'creds').unread, ['gateways']);
+    assert.deepEqual(cache.readersIn('persistentvolumeclaims', 'a', 'data').unread, []);
   });
 
   test("the readers of a Secret's name are the pods that name it and the Ingresses that name it for TLS, following the Ingresses' watch", async () => {
     await until('ingresses current', () => cache.current('ingresses'));
     const ingress = (secret: string): Obj => ({ ...sec('a', 'web'), spec: { tls: [{ hosts: ['a.example'], secretName: secret }], rules: [{ host: 'a.example' }] } }) as Obj;
-    const readers = () => (cache.readers('secrets', 'a', 'tls') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
+    const readers = () => (cachedReaders('secrets', 'a', 'tls') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
     api.emit('ingresses', 'ADDED', ingress('tls'));
     api.emit('pods', 'ADDED', { ...sec('a', 'mounts-tls'), spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 't', secret: { secretName: 'tls' } }] } } as Obj);
     await until('both read tls', () => readers().length === 2);
     assert.deepEqual(readers(), ['Ingress web', 'Pod mounts-tls']);
-    assert.deepEqual(cache.readers('secrets', 'a', 'tls')?.find((r) => r.kind === 'Ingress')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    assert.deepEqual(cachedReaders('secrets', 'a', 'tls')?.find((r) => r.kind === 'Ingress')?.facts.labels, { 'deed.dev/environment': 'alpha' });
     assert.ok(cache.bytes().ingresses > 0);
     api.emit('ingresses', 'MODIFIED', ingress('other-tls'));
     await until('the Ingress names another', () => readers().length === 1);
     api.emit('ingresses', 'DELETED', ingress('other-tls'));
     api.emit('pods', 'DELETED', sec('a', 'mounts-tls'));
-    await until('nothing reads tls or other-tls', () => readers().length === 0 && (cache.readers('secrets', 'a', 'other-tls') ?? []).length === 0);
+    await until('nothing reads tls or other-tls', () => readers().length === 0 && (cachedReaders('secrets', 'a', 'other-tls') ?? []).length === 0);
   });
 
   test("the readers of a claim's name are the pods that mount it and the claims not yet provisioned that clone it, until provisioned", async () => {
     await until('claims current', () => cache.current('persistentvolumeclaims'));
     const copy = (volumeName?: string): Obj => ({ ...sec('a', 'copy'), spec: { accessModes: ['ReadWriteOnce'], dataSource: { kind: 'PersistentVolumeClaim', name: 'data' }, ...(volumeName ? { volumeName } : {}) } }) as Obj;
-    const readers = () => (cache.readers('persistentvolumeclaims', 'a', 'data') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
+    const readers = () => (cachedReaders('persistentvolumeclaims', 'a', 'data') ?? []).map((r) => `${r.kind} ${r.name}`).sort();
     api.emit('persistentvolumeclaims', 'ADDED', copy());
     api.emit('pods', 'ADDED', { ...sec('a', 'mounts'), spec: { containers: [{ name: 'c', image: 'i' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }] } } as Obj);
     await until('both read data', () => readers().length === 2);
     assert.deepEqual(readers(), ['PersistentVolumeClaim copy', 'Pod mounts']);
-    assert.deepEqual(cache.readers('persistentvolumeclaims', 'a', 'data')?.find((r) => r.kind === 'PersistentVolumeClaim')?.facts.labels, { 'deed.dev/environment': 'alpha' });
+    assert.deepEqual(cachedReaders('persistentvolumeclaims', 'a', 'data')?.find((r) => r.kind === 'PersistentVolumeClaim')?.facts.labels, { 'deed.dev/environment': 'alpha' });
     // A claim reads no Secret.
-    assert.deepEqual(cache.readers('secrets', 'a', 'data'), []);
+    assert.deepEqual(cachedReaders('secrets', 'a', 'data'), []);
     assert.ok(cache.bytes().persistentvolumeclaims > 0);
     api.emit('persistentvolumeclaims', 'MODIFIED', copy('pv-1'));
     await until('the provisioned claim reads nothing', () => readers().length === 1);
@@ -198,26 +214,26 @@ describe('the lookup cache', () => {
   test("a pod naming more than the cache keeps of one pod's reads: its namespace's readers are still told from the index, the pod by the hashes of its names", async () => {
     await until('pods current', () => cache.current('pods'));
     api.emit('namespaces', 'ADDED', ns('other'));
-    await until('other listed', () => cache.readers('secrets', 'other', 'creds') !== undefined);
+    await until('other listed', () => cachedReaders('secrets', 'other', 'creds') !== undefined);
     api.emit('pods', 'ADDED', hostile('a', 'wide'));
     api.emit('pods', 'ADDED', hostile('a', 'wide-2'));
     await until('both wide pods cached', () => cache.readsNotKept() === 2);
     assert.deepEqual(notKept, ['a/wide'], 'told once for the namespace');
     // Not read live: the wide pods are answered as readers of what they name, and only of that.
-    assert.deepEqual(cache.readers('secrets', 'a', 'creds')?.map((r) => r.name).sort(), ['wide', 'wide-2']);
-    assert.equal(cache.readers('secrets', 'a', 'creds')?.[0]?.facts.uid, 'a-wide');
-    assert.deepEqual(cache.readers('secrets', 'a', '0-'.padEnd(253, 'x'))?.length, 2);
-    assert.deepEqual(cache.readers('secrets', 'a', 'nobody-reads'), []);
+    assert.deepEqual(cachedReaders('secrets', 'a', 'creds')?.map((r) => r.name).sort(), ['wide', 'wide-2']);
+    assert.equal(cachedReaders('secrets', 'a', 'creds')?.[0]?.facts.uid, 'a-wide');
+    assert.deepEqual(cachedReaders('secrets', 'a', '0-'.padEnd(253, 'x'))?.length, 2);
+    assert.deepEqual(cachedReaders('secrets', 'a', 'nobody-reads'), []);
     // Another namespace is still answered from the index (once its watch is current again, should it have been re-opened meanwhile).
-    await until('another namespace is still answered', () => cache.readers('secrets', 'other', 'creds') !== undefined);
-    assert.deepEqual(cache.readers('secrets', 'other', 'creds'), []);
+    await until('another namespace is still answered', () => cachedReaders('secrets', 'other', 'creds') !== undefined);
+    assert.deepEqual(cachedReaders('secrets', 'other', 'creds'), []);
     const facts = cache.get('pods', 'a', 'wide');
     assert.equal(facts?.readsNotKept, true);
     assert.equal(facts?.reads, undefined);
     api.emit('pods', 'DELETED', hostile('a', 'wide'));
     api.emit('pods', 'DELETED', hostile('a', 'wide-2'));
     await until('the wide pods gone', () => cache.readsNotKept() === 0);
-    assert.deepEqual(cache.readers('secrets', 'a', 'creds'), []);
+    assert.deepEqual(cachedReaders('secrets', 'a', 'creds'), []);
   });
 
   test('the readers of a name in a namespace that just opted in are not told from the index until its pods are listed, nor after its list failed', async () => {
@@ -225,21 +241,21 @@ describe('the lookup cache', () => {
     api.hold(new Promise<void>((r) => (release = r)));
     api.emit('namespaces', 'ADDED', ns('late'));
     await until('late is in scope and its pods being listed', () => cache.scope.of('late').state === 'in' && api.listed.includes('pods in late'));
-    assert.equal(cache.readers('secrets', 'late', 'creds'), undefined, 'an absent reader cannot be told from one not listed yet');
+    assert.equal(cachedReaders('secrets', 'late', 'creds'), undefined, 'an absent reader cannot be told from one not listed yet');
     api.hold(undefined);
     release();
-    await until('late listed', () => cache.readers('secrets', 'late', 'creds') !== undefined);
-    assert.deepEqual(cache.readers('secrets', 'late', 'creds'), []);
+    await until('late listed', () => cachedReaders('secrets', 'late', 'creds') !== undefined);
+    assert.deepEqual(cachedReaders('secrets', 'late', 'creds'), []);
     api.fail(true);
     try {
       api.emit('namespaces', 'ADDED', ns('failed'));
       await until('failed is in scope and its pods list tried', () => cache.scope.of('failed').state === 'in' && api.listed.includes('pods in failed'));
-      assert.equal(cache.readers('secrets', 'failed', 'creds'), undefined, 'read live until listed');
+      assert.equal(cachedReaders('secrets', 'failed', 'creds'), undefined, 'read live until listed');
     } finally {
       api.fail(false);
     }
     // The failed backfill is tried again: once it is listed, the index answers.
-    await until('failed listed on a retry', () => cache.readers('secrets', 'failed', 'creds') !== undefined);
+    await until('failed listed on a retry', () => cachedReaders('secrets', 'failed', 'creds') !== undefined);
     assert.ok(api.listed.filter((l) => l === 'pods in failed').length >= 2);
   });
 

@@ -643,6 +643,11 @@ describe('a Gateway API route or Gateway names only what its writer environment 
     refused(review(BACKEND_TLS, RUNNER_B, policy('alpha-svc')), 'reference.cross-environment', /spec\.targetRefs\[0\]: names Service alpha-svc, which belongs to another environment/);
     admitted(review(BACKEND_TLS, RUNNER_A, policy('alpha-svc')));
     admitted(review(BACKEND_TLS, RUNNER_B, policy('beta-svc')));
+    // Nor verify its own Service's certificate by alpha's CA certificates, nor a Gateway admit clients by them (reviewer-99 F5).
+    const trusting = { spec: { targetRefs: [{ group: '', kind: 'Service', name: 'beta-svc' }], validation: { hostname: 'lab.example.com', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'alpha-settings' }] } } };
+    refused(review(BACKEND_TLS, RUNNER_B, trusting), 'reference.cross-environment', /spec\.validation\.caCertificateRefs\[0\]: names ConfigMap alpha-settings, which belongs to another environment \(the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate\)/);
+    const mtls = { spec: { ...gateway({ name: 'beta-tls' }).spec, tls: { frontend: { default: { validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'alpha-settings' }] } } } } } };
+    refused(review(GATEWAYS, RUNNER_B, mtls), 'reference.cross-environment', /spec\.tls\.frontend\.default\.validation\.caCertificateRefs\[0\]: names ConfigMap alpha-settings, which belongs to another environment \(the gateway controller admits clients whose certificates the ConfigMap's CA certificates sign\)/);
   });
 
   test("a backend of a kind Deed does not read comes only from the platform's principals, as a scale target's does", () => {

@@ -58,12 +58,15 @@ export interface LookupCache {
   get(resource: LookupResource, namespace: string, name: string): ObjectFacts | undefined;
   /**
    * The cached objects of `namespace` that read `resource` `name` (name-readers.ts: pods, and
-   * for a claim's name the claims not yet provisioned that clone it), with their facts;
-   * undefined unless each reading kind's store is current and holds all of that namespace's
-   * (then read live). A pod past KEPT_READS_BYTES (lookup-facts.ts) is answered for every name
-   * whose hash its record keeps: a collision makes it one reader more, never one less.
+   * for a claim's name the claims not yet provisioned that clone it; Ingresses, Gateways and
+   * ListenerSets), with their facts, of the reading kinds the cache can answer; and those it
+   * cannot (`unread`), to be read live: a store not current or still listing the namespace,
+   * and a kind served at no version as of its last list (it may be served since: the Gateway
+   * API installed a moment ago, and a Gateway made). A pod past KEPT_READS_BYTES
+   * (lookup-facts.ts) is answered for every name whose hash its record keeps: a collision
+   * makes it one reader more, never one less.
    */
-  readers(resource: LookupResource, namespace: string, name: string): Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> | undefined;
+  readersIn(resource: LookupResource, namespace: string, name: string): { readers: Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }>; unread: LookupResource[] };
   /** Cached pods whose reads are past what the cache keeps of one pod: their names kept as hashes, the pod read live when looked up. */
   readsNotKept(): number;
   /** Whether this kind is kept and its store is current. */
@@ -184,6 +187,26 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
     }
   };
 
+  const readersIn: LookupCache['readersIn'] = (resource, namespace, name) => {
+    const found: Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> = [];
+    const unread: LookupResource[] = [];
+    for (const [kind, by] of readingKinds(resource)) {
+      const store = byResource.get(by);
+      const index = readerIndexes.get(by as CachedResource);
+      // Not while the namespace's objects are still being listed (it entered the scope a moment ago), or failed to be:
+      // an absent reader cannot be told from one not listed yet. Nor a kind served nowhere when last listed: it may be now.
+      if (store === undefined || index === undefined || !store.current || !store.listedIn(namespace) || store.notServed) {
+        unread.push(by);
+        continue;
+      }
+      for (const reader of index.readers(resource, namespace, name)) {
+        const facts = store.get(namespace, reader);
+        if (facts !== undefined) found.push({ kind, name: reader, facts });
+      }
+    }
+    return { readers: found, unread };
+  };
+
   const scope: ReviewScope = {
     of(namespace) {
       if (!namespaces.hasListed) return { state: 'unknown', reason: 'the opted-in namespaces have not been listed yet' };
@@ -197,21 +220,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       const kind = byResource.get(resource);
       return kind?.current ? kind.get(namespace, name) : undefined;
     },
-    readers(resource, namespace, name) {
-      const found: Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }> = [];
-      for (const [kind, by] of readingKinds(resource)) {
-        const store = byResource.get(by);
-        const index = readerIndexes.get(by as CachedResource);
-        // Not while the namespace's objects are still being listed (it entered the scope a moment ago), or failed to be:
-        // an absent reader cannot be told from one not listed yet.
-        if (store === undefined || index === undefined || !store.current || !store.listedIn(namespace)) return undefined;
-        for (const reader of index.readers(resource, namespace, name)) {
-          const facts = store.get(namespace, reader);
-          if (facts !== undefined) found.push({ kind, name: reader, facts });
-        }
-      }
-      return found;
-    },
+    readersIn,
     readsNotKept: () => readerIndexes.get('pods')?.readsNotKept ?? 0,
     current: (resource) => byResource.get(resource)?.current ?? false,
     sizes: () => Object.fromEntries([namespaces, ...kinds].map((k) => [k.resource, k.size])) as Record<CachedResource, number>,

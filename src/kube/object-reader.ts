@@ -230,7 +230,9 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
         throw err;
       }
     };
-    const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>): Promise<T[]> => {
+    const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>, discoverFirst = false): Promise<T[]> => {
+      // Where the kind is read because the cache found it served nowhere: one discovery request tells for its whole group.
+      if (discoverFirst && kind.group !== '' && (await servedVersions(kind.group)).length === 0) return [];
       try {
         return await list(kind.version);
       } catch (err) {
@@ -261,7 +263,8 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     // Each reading kind listed at once: the review waits for the longer list, not for both.
     const readersAs = async (kind: ReaderKind, resource: string): Promise<Reader[]> => {
       const row = kindRows().find((r) => r.resource === resource && r.readsByName !== undefined)!;
-      // A Gateway where the Gateway API is not installed: none reads anything.
+      // A Gateway where the Gateway API is not installed: none reads anything. A kind the cache could not answer
+      // (`readerKinds`: most often one it found served nowhere) has its group's discovery asked first.
       return served(row, async (version) => {
         const readers: Reader[] = [];
         await listPages(collectionPath({ group: row.group, version, resource }, key.namespace), `list ${resource} in ${key.namespace}`, undefined, deadline, (items) => {
@@ -272,10 +275,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
           }
         });
         return readers;
-      });
+      }, key.readerKinds !== undefined);
     };
     try {
-      const perKind = await Promise.all(readingKinds(key.resource).map(([kind, resource]) => readersAs(kind, resource)));
+      const kinds = readingKinds(key.resource).filter(([, resource]) => key.readerKinds === undefined || key.readerKinds.includes(resource));
+      const perKind = await Promise.all(kinds.map(([kind, resource]) => readersAs(kind, resource)));
       return { state: 'known', readers: perKind.flat() };
     } catch (err) {
       return { state: 'unknown', reason: err instanceof Error ? err.message : String(err) };

@@ -399,6 +399,8 @@ const GATEWAY_SERVICE = { group: '', kind: 'Service' } as const;
  */
 const KEDA_AUTHENTICATION = { path: 'spec.triggers[].authenticationRef', by: 'local-ref', kind: { group: 'keda.sh', kind: 'TriggerAuthentication' }, follower: "the KEDA operator hands the credentials it holds to the trigger's scaler, which sends them where the trigger says" } as const;
 export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
+/** Where a Gateway's client-certificate validation names its CA certificates (ConfigMaps, by default). */
+const GATEWAY_CLIENT_CAS = ['spec.tls.frontend.default.validation.caCertificateRefs[]', 'spec.tls.frontend.perPort[].tls.validation.caCertificateRefs[]', 'spec.listeners[].tls.frontendValidation.caCertificateRefs[]'] as const;
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
 const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener", readsLive: true } as const;
 /**
@@ -1268,6 +1270,8 @@ export const KIND_TABLE = [
       // Where a Gateway's TLS client certificate for its backends stands (v1.4, and the experimental field before it).
       { path: 'spec.tls.backend.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own", readsLive: true },
       { path: 'spec.backendTLS.clientCertificateRef', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller presents the Secret's certificate and key to backends as its own", readsLive: true },
+      // The CA certificates it authenticates clients' certificates by (v1.4's frontend validation, default and per port, and the experimental listener field before it).
+      ...GATEWAY_CLIENT_CAS.map((path) => ({ path, by: 'gateway-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller admits clients whose certificates the ConfigMap's CA certificates sign", readsLive: true }) as const),
       // Its infrastructure's parameters (v1.3): Istio's ConfigMap of overlays onto the proxy
       // Deployment (its image, containers, volumes), an implementation's own kind (Envoy
       // Gateway's EnvoyProxy), of the Gateway's namespace.
@@ -1284,7 +1288,11 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'backendtlspolicies',
     namespaced: true,
-    references: [{ path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it", changes: true }],
+    references: [
+      { path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it", changes: true },
+      // The CA certificates the backend's certificate is verified by (judged when written: the policy is not cached).
+      { path: 'spec.validation.caCertificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate" },
+    ],
   },
   // cert-manager (custom resources, installed or not). Its controller acts on what a
   // Certificate or a CertificateRequest names, for whoever wrote it: the issuer signs (its

@@ -44,6 +44,11 @@ export interface LookupKey {
   withReads?: true;
   /** Not the object: the live pods that read it by name (ObjectLookup's `readers`, rules/live-readers.ts). */
   readers?: true;
+  /**
+   * Of `readers`, the reading kinds (their resources) to read from the API server; absent,
+   * every one. The cached reader answers the others from the lookup cache (cached-reader.ts).
+   */
+  readerKinds?: readonly LookupResource[];
 }
 
 /**

@@ -188,15 +188,24 @@ export function liveReaderFindings(req: AdmissionRequest, namespace: string, rea
  */
 function byOperator(findings: Finding[], reach: Reach, ctx: DecisionContext): Finding[] {
   if (reach.environment !== undefined || !isWorkloadController(reach.requester, ctx.policy)) return findings;
-  const how = `; ${reach.requester.username} made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource (cert-manager writes one, to the environment's Certificate or the one its ingress-shim makes for the environment's Ingress, when run with --enable-certificate-owner-ref)`;
+  const how = `; ${reach.requester.username} made it for no environment: a listed operator's object is an environment's when its controlling owner reference names that environment's resource (cert-manager writes one, to the environment's Certificate or the one its ingress-shim or gateway-shim makes for the environment's Ingress or Gateway, when run with --enable-certificate-owner-ref)`;
   return findings.map((f) => ({ ...f, message: f.message + how }));
 }
 
-/** Where a reader of `kind` names `resource`'s objects by a kind-table reference it is read by (`readsLive`: an Ingress's TLS Secrets), and who follows it; undefined for a pod or a claim, which read by their specs. */
+/**
+ * Where a reader of `kind` names `resource`'s objects by a kind-table reference it is read by
+ * (`readsLive`: an Ingress's TLS Secrets), and who follows it; undefined for a pod or a claim,
+ * which read by their specs. The index keeps names, not where they stood: a kind that reads
+ * `resource` by several references (a Gateway's listener and backend client certificates) is
+ * said to name it by any of them.
+ */
 function namingReference(kind: ReaderKind, resource: LookupResource): { path: string; follower: string } | undefined {
   const row = kindRows().find((r) => r.kind === kind && r.readsByName?.includes(resource) === true);
-  const ref = row?.references?.find((r) => r.readsLive === true && r.kind !== undefined && readableRow(r.kind.group, r.kind.kind)?.resource === resource);
-  return ref === undefined ? undefined : { path: ref.path, follower: ref.follower };
+  const refs = (row?.references ?? []).filter((r) => r.readsLive === true && r.kind !== undefined && readableRow(r.kind.group, r.kind.kind)?.resource === resource);
+  if (refs.length === 0) return undefined;
+  const paths = refs.map((r) => r.path);
+  const followers = [...new Set(refs.map((r) => r.follower))];
+  return { path: paths.length === 1 ? paths[0]! : `${paths.slice(0, -1).join(', ')} or ${paths.at(-1)!}`, follower: followers.join(', or ') };
 }
 
 /** Which pod or claim reads the name, and whose, is not told: the requester acts for none of them. */

@@ -121,16 +121,40 @@ export function gatewayParentCases(suite: () => Suite): void {
       refused(
         await s.api(beta, 'POST', PATHS.Secret(EDGE), secret('alpha-cert')),
         'reference.live-reader',
-        /a live Gateway of another environment \(or of none\) in namespace gw-edge names Secret alpha-cert \(spec\.listeners\[\]\.tls\.certificateRefs\[\]\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener/,
+        /a live Gateway of another environment \(or of none\) in namespace gw-edge names Secret alpha-cert \(spec\.listeners\[\]\.tls\.certificateRefs\[\], .*\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener/,
       );
       refused(
         await s.api(beta, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params')),
         'reference.live-reader',
-        /a live Gateway of another environment \(or of none\) in namespace gw-edge names ConfigMap alpha-gw-params \(spec\.infrastructure\.parametersRef\), and once this one stands the gateway controller builds the Gateway's proxy Deployment/,
+        /a live Gateway of another environment \(or of none\) in namespace gw-edge names ConfigMap alpha-gw-params \(.* or spec\.infrastructure\.parametersRef\), and once this one stands .*the gateway controller builds the Gateway's proxy Deployment/,
       );
       // Alpha's own may stand there again.
       assert.equal((await s.api(alpha, 'POST', PATHS.Secret(EDGE), secret('alpha-cert'))).status, 201);
       assert.equal((await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params'))).status, 201);
+    });
+
+    test("reviewer-99 F4: a ListenerSet kind installed a moment ago (the experimental XListenerSet), or installed again after its definition was deleted, holds alpha's certificate at once: Deed reads a kind it found served nowhere live, not from its empty store", async () => {
+      const s = suite();
+      const X = 'gateway.networking.x-k8s.io';
+      const XSETS = (ns: string) => `/apis/${X}/v1alpha1/namespaces/${ns}/xlistenersets`;
+      const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+      ok("alpha's parent Gateway", await s.api(alpha, 'POST', GATEWAYS(EDGE), gateway('alpha-x-parent')));
+      for (const round of [0, 1]) {
+        const cert = `alpha-x-cert-${round}`;
+        ok("alpha's certificate", await s.api(alpha, 'POST', PATHS.Secret(EDGE), secret(cert)));
+        ok('CRD xlistenersets', await s.api(s.admin, 'POST', CRDS, standInCrd({ group: X, version: 'v1alpha1', plural: 'xlistenersets', kind: 'XListenerSet' })));
+        const set = { apiVersion: `${X}/v1alpha1`, kind: 'XListenerSet', metadata: { name: `alpha-x-${round}` }, spec: { parentRef: { name: 'alpha-x-parent' }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: 'alpha-x.example.com', tls: { certificateRefs: [{ name: cert }] } }] } };
+        let made = await s.api(alpha, 'POST', XSETS(EDGE), set);
+        for (let i = 0; i < 500 && made.status === 404; i++) made = await s.api(alpha, 'POST', XSETS(EDGE), set);
+        ok("alpha's XListenerSet", made);
+        assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(EDGE)}/${cert}`)).status, 200);
+        // At once, wherever Deed's 10-second look at the kind stands.
+        refused(await s.api(beta, 'POST', PATHS.Secret(EDGE), secret(cert)), 'reference.live-reader', new RegExp(`a live XListenerSet of another environment \\(or of none\\) in namespace gw-edge names Secret ${cert}`));
+        // Deleted: Deed finds the kind served nowhere again once its watch ends (the next round installs it again).
+        assert.equal((await s.api(s.admin, 'DELETE', `${CRDS}/xlistenersets.${X}`)).status, 200);
+        await eventually('XListenerSets no longer served', async () => (await s.api(s.admin, 'GET', XSETS(EDGE))).status === 404, 60_000);
+        if (round === 0) await new Promise((r) => setTimeout(r, 11_000));
+      }
     });
   });
 }
