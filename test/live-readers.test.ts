@@ -425,6 +425,13 @@ describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its 
     assert.match(message, /names Secret creds \(.*spec\.tls\.backend\.clientCertificateRef.*\), and once this one stands .*presents the Secret's certificate and key to backends as its own/, message);
   });
 
+  test("deed review: a Gateway given at another version its group serves (v1beta1, as the webhook reads it there) holds its certificate's name offline as in the cluster (reviewer-99 F2)", () => {
+    const reviewed = new ReviewedObjects();
+    reviewed.remember({ stored: { ...gateway(listeners({ name: 'creds' })), apiVersion: `${G}/v1beta1`, metadata: { ...stampedMetadata('Gateway', 'beta', NS).metadata, name: 'edge', namespace: NS, uid: 'edge' } }, deleted: null });
+    const readers = reviewed.lookup.readers('secrets', NS, 'creds');
+    assert.deepEqual(readers.state === 'known' ? readers.readers.map((r) => `${r.kind} ${r.name}`) : readers, ['Gateway edge']);
+  });
+
   test("cert-manager's Secret made for no environment under the name alpha's Gateway serves (its gateway-shim without --enable-certificate-owner-ref): the refusal's advice names the gateway-shim and the Gateway (reviewer-99 F1b)", () => {
     const operator: UserInfo = { username: 'system:serviceaccount:platform:cert-manager', groups: ['system:serviceaccounts'], extra: {} };
     const decision = decide('validate', create('Secret', 'creds', operator), { ...testContext({ ...POLICY, workloadControllers: { users: [operator.username] } }), lookup: readersOf(readerOf('Gateway', 'alpha')) });

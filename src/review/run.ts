@@ -8,7 +8,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import { apiVersionOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
+import { groupOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
 import { followsAcross, isReferredTarget, referrerOf } from '../policy/referrers.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
@@ -149,8 +149,17 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: Re
 const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map(
   kindRows()
     .filter((r) => r.lookup !== undefined)
-    .map((r) => [`${apiVersionOf(r)}/${r.kind}`, r.resource as LookupResource]),
+    .map((r) => [`${r.group}/${r.kind}`, r.resource as LookupResource]),
 );
+
+/**
+ * The kind Deed looks objects of `obj`'s group and kind up as, at any version: the webhook
+ * reads a kind at whichever version the cluster serves (a Gateway at v1beta1 before Gateway
+ * API 1.0), so a file giving that version is the same kind (reviewer-99 F2).
+ */
+function lookupResourceOf(obj: KubeObject): LookupResource | undefined {
+  return LOOKUP_RESOURCES.get(`${groupOf(String(obj.apiVersion ?? ''))}/${String(obj.kind)}`);
+}
 
 /**
  * Lookups for `deed review`: the objects reviewed so far, as the cluster would hold them,
@@ -228,7 +237,7 @@ export class ReviewedObjects {
           ? `its Namespace ${ns} is not given with --existing, so Deed cannot tell whether its webhooks review writes there (give it: kubectl get namespace ${ns} -o yaml)`
           : `namespace ${ns} is outside the review scope (not ${OPTED_IN_SELECTOR}, or Deed's own or kube-system): Deed does not review writes there, so anyone can write stamps`;
       lines.push(`existing ${describeObject(obj)}: stamps not trusted: ${why}`);
-      const resource = LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`);
+      const resource = lookupResourceOf(obj);
       if (resource !== undefined && obj.metadata.name !== undefined)
         this.facts.set(lookupKey({ resource, namespace: ns, name: obj.metadata.name }), { state: 'unknown', reason: `it is given with --existing, but ${why}` });
     }
@@ -238,8 +247,7 @@ export class ReviewedObjects {
   /** Keeps (or forgets, `gone`) an object of a kind followed by what it names (`followsByName`): what names a Service or a workload created later in the run. */
   private rememberReferrer(obj: KubeObject | null | undefined, gone: boolean): void {
     // By group and kind, any version (an HPA of autoscaling/v1 names its target as one of v2 does).
-    const apiVersion = String(obj?.apiVersion ?? '');
-    const row = obj ? kindRowNamed(apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '', String(obj.kind)) : undefined;
+    const row = obj ? kindRowNamed(groupOf(String(obj.apiVersion ?? '')), String(obj.kind)) : undefined;
     if (!obj || row?.followsByName === undefined || obj.metadata.namespace === undefined || obj.metadata.name === undefined) return;
     const key = `${row.resource}/${obj.metadata.namespace}/${obj.metadata.name}`;
     if (gone) {
@@ -258,7 +266,7 @@ export class ReviewedObjects {
       [review.deleted, true],
     ] as const) {
       this.rememberReferrer(obj, gone);
-      const resource = obj ? LOOKUP_RESOURCES.get(`${String(obj.apiVersion)}/${String(obj.kind)}`) : undefined;
+      const resource = obj ? lookupResourceOf(obj) : undefined;
       if (!obj || !resource || obj.metadata.namespace === undefined || obj.metadata.name === undefined) continue;
       const { uid, labels, annotations, creationTimestamp } = obj.metadata;
       // A snapshot answers with the claim it copied: a restore from it is judged by that claim,
