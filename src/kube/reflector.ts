@@ -59,6 +59,8 @@ export interface ReflectorOptions {
    * the row's version is listed at another version its group serves; served at none, the store
    * is empty and current (no object of the kind exists to read anything), and the kind is
    * listed again every `unservedRecheckMs` (10 s), so one installed later is cached within it.
+   * Meanwhile the cache never answers its readers from the empty store (lookup-cache.ts,
+   * `readersIn`): one installed a moment ago may hold a name already.
    */
   mayBeUnserved?: boolean;
   unservedRecheckMs?: number;
