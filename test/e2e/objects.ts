@@ -18,6 +18,16 @@ export function createdOrThere(what: string, a: { status: number; text: string }
 }
 
 /**
+ * Namespace `name` opted in to Deed (`deed.dev/sandbox: enabled`), with its default service
+ * account (made here: the control plane runs no service-account controller unless asked).
+ * Either may stand already.
+ */
+export async function optedInNamespace(s: Suite, name: string): Promise<void> {
+  createdOrThere(`namespace ${name}`, await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'deed.dev/sandbox': 'enabled' } } }));
+  createdOrThere(`default service account in ${name}`, await s.api(s.admin, 'POST', `/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } }));
+}
+
+/**
  * Creates each `[what, collection path, body]` as `who`, each answered 201 and stamped for
  * `environment`; records each one's uid under its name in `uids`.
  */

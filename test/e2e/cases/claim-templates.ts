@@ -10,7 +10,7 @@ import { before, describe, test } from 'node:test';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, eventually, PATHS, refusedBy, sandboxPod } from '../objects.js';
+import { collectionPath, createdOrThere as ok, eventually, optedInNamespace, PATHS, refusedBy, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-claim-templates';
@@ -56,8 +56,7 @@ export function claimTemplateCases(suite: () => Suite, tools: { controllers: boo
   describe("a pod's ResourceClaimTemplate is its writer environment's to use", { skip: needsControllers }, () => {
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       ok('tenant role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', renderManifests({ namespace: 'deed-system', image: 'x', tenantRole: true }).find((o) => o.metadata?.name === TENANT_ROLE)!));
       tenant = await s.newIdentity('sandbox-b', 'rct-tenant');
       stranger = await s.newIdentity('plain', 'rct-stranger');

@@ -11,7 +11,7 @@ import type { KubeObject } from '../../../src/admission/types.js';
 import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { Identity } from '../client.js';
-import { annotation, attested, collectionPath, createdOrThere as ok, eventually, KEYS, label, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
+import { annotation, attested, collectionPath, createdOrThere as ok, eventually, KEYS, label, optedInNamespace, PATHS, refusedBy as refused, sandboxPod } from '../objects.js';
 import type { Suite } from '../suite.js';
 import { about, reap } from './reaper.js';
 
@@ -56,8 +56,7 @@ export function configMapCases(suite: () => Suite): void {
   describe('ConfigMaps are stamped and guarded, and a shared namespace\'s tenants read no Secrets', () => {
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       // The tenant role exactly as deed manifests --tenant-role renders it.
       const role = renderManifests({ namespace: 'deed-system', image: 'x', tenantRole: true }).find((o) => o.metadata?.name === TENANT_ROLE)!;
       ok('tenant role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role));

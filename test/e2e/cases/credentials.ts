@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
 import { get } from '../../serve-process.js';
-import { claim, createdOrThere as ok, eventually, KEYS, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
+import { claim, eventually, KEYS, optedInNamespace, PATHS, sandboxPod, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -177,8 +177,7 @@ export function credentialCases(suite: () => Suite): void {
     const NS = 'shared-ab';
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
       const created = await s.api(s.runnerA.identity, 'POST', PATHS.PersistentVolumeClaim(NS), workspaceClaim('alpha-ws'));
       assert.equal(created.status, 201, created.text);

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { createdOrThere as ok, eventually, namespaceAdmins, PATHS, refusedBy as refused, secret, standInCrd } from '../objects.js';
+import { createdOrThere as ok, eventually, namespaceAdmins, optedInNamespace, PATHS, refusedBy as refused, secret, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const G = 'gateway.networking.k8s.io';
@@ -47,10 +47,7 @@ export function gatewayParentCases(suite: () => Suite): void {
     let beta: Identity;
     before(async () => {
       const s = suite();
-      for (const ns of [FRONT, EDGE]) {
-        ok(`namespace ${ns}`, await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-        ok(`default sa ${ns}`, await s.api(s.admin, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } }));
-      }
+      for (const ns of [FRONT, EDGE]) await optedInNamespace(s, ns);
       // The platform's namespace, outside the review scope, where its shared Gateway stands.
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: INFRA } }));
       for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet'], ['referencegrants', 'ReferenceGrant']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, eventually, namespaceAdmins, refusedBy as refused } from '../objects.js';
+import { collectionPath, createdOrThere as ok, eventually, namespaceAdmins, optedInNamespace, refusedBy as refused } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-kept';
@@ -39,8 +39,7 @@ export function keptReferrerCases(suite: () => Suite): void {
   describe('a referrer kept across a delete holds its name against another environment', () => {
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       alpha = s.runnerA.identity;
       beta = await s.newIdentity('sandbox-b', 'kept-admin');
       await namespaceAdmins(s, NS, 'kept-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'kept-admin']]);

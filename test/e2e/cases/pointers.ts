@@ -14,7 +14,7 @@ import { renderManifests } from '../../../src/install/manifests.js';
 import { TENANT_ROLE } from '../../../src/install/tenant-role.js';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, PATHS, refusedBy as refused, sandboxPod, standInCrd } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, optedInNamespace, PATHS, refusedBy as refused, sandboxPod, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-pointers';
@@ -118,8 +118,7 @@ export function pointerCases(suite: () => Suite): void {
   describe('what an object points at is its writer environment\'s to use', () => {
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       ok('CRD', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', CRD));
       const role = renderManifests({ namespace: 'deed-system', image: 'x', tenantRole: true }).find((o) => o.metadata?.name === TENANT_ROLE)!;
       ok('tenant role', await s.api(s.admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role));
@@ -451,8 +450,7 @@ export function pointerCases(suite: () => Suite): void {
 
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${GW_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, GW_NS);
       // The platform's infrastructure namespace, outside the review scope (not opted in).
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GW_INFRA } }));
       for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', gatewayCrd(plural, kind)));
@@ -609,8 +607,7 @@ export function pointerCases(suite: () => Suite): void {
 
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CM_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${CM_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, CM_NS);
       // A Helm chart's namespace, outside the review scope (not opted in).
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CM_INFRA } }));
       for (const [plural, kind] of [['certificates', 'Certificate'], ['certificaterequests', 'CertificateRequest'], ['issuers', 'Issuer']] as const)
@@ -771,8 +768,7 @@ export function pointerCases(suite: () => Suite): void {
 
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ESO_NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${ESO_NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, ESO_NS);
       for (const [plural, kind] of [['externalsecrets', 'ExternalSecret'], ['secretstores', 'SecretStore']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', esoCrd(plural, kind)));
       ok('CRD pushsecrets', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: ESO_GROUP, version: 'v1alpha1', plural: 'pushsecrets', kind: 'PushSecret' })));
       ok('CRD ecrauthorizationtokens', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: GENERATORS_GROUP, version: 'v1alpha1', plural: 'ecrauthorizationtokens', kind: 'ECRAuthorizationToken' })));

@@ -9,7 +9,7 @@ import { before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../../src/admission/types.js';
 import type { Identity } from '../client.js';
-import { claim, createdOrThere as ok, eventually, KEYS, label, networkPolicy, PATHS, refusedBy as refused, sandboxPod, secret, workspaceClaim } from '../objects.js';
+import { claim, createdOrThere as ok, eventually, KEYS, label, networkPolicy, optedInNamespace, PATHS, refusedBy as refused, sandboxPod, secret, workspaceClaim } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-refs';
@@ -40,8 +40,7 @@ export function referenceCases(suite: () => Suite): void {
   describe('references, selectors, unstamped objects and the workspace reach an environment only through it', () => {
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       await s.bindSandboxRole(NS, [['sandbox-a', 'runner'], ['sandbox-b', 'janitor']]);
       podMaker = await s.newIdentity('sandbox-b', 'pod-maker');
       stranger = await s.newIdentity('plain', 'stranger');

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { KubeObject } from '../../../src/admission/types.js';
-import { createdOrThere as ok, eventually, KEYS, label, LEASES, PATHS, refusedBy as refused } from '../objects.js';
+import { createdOrThere as ok, eventually, KEYS, label, LEASES, optedInNamespace, PATHS, refusedBy as refused } from '../objects.js';
 import type { Identity } from '../client.js';
 import type { Suite } from '../suite.js';
 
@@ -39,8 +39,7 @@ export function runnerOwnerCases(suite: () => Suite): void {
     before(async () => {
       const s = suite();
       manager = s.runnerController;
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       alpha = await s.newIdentity(NS, 'runner');
       await s.bindSandboxRole(NS, [['platform', 'runner-controller'], [NS, 'runner'], ['sandbox-b', 'janitor']]);
       // Deed knows the namespace is in its review scope once alpha's write there is stamped.

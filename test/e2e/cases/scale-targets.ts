@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Identity } from '../client.js';
-import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, refusedBy as refused, standInCrd } from '../objects.js';
+import { collectionPath, createdOrThere as ok, createStamped, eventually, namespaceAdmins, optedInNamespace, refusedBy as refused, standInCrd } from '../objects.js';
 import type { Suite } from '../suite.js';
 
 const NS = 'shared-scalers';
@@ -88,8 +88,7 @@ export function scaleTargetCases(suite: () => Suite): void {
 
     before(async () => {
       const s = suite();
-      ok('namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'deed.dev/sandbox': 'enabled' } } }));
-      ok('default service account', await s.api(s.admin, 'POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: 'default' } }));
+      await optedInNamespace(s, NS);
       for (const k of KINDS) ok(`CRD ${k.plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd(k)));
       beta = await s.newIdentity('sandbox-b', 'scale-admin');
       stranger = await s.newIdentity('plain', 'scale-stranger');
