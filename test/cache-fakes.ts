@@ -15,7 +15,7 @@ type CachedReaders = (resource: LookupResource, namespace: string, name: string)
 export function fakeCache(objects: Record<string, ObjectFacts>, opts: { inScope?: string[]; current?: LookupResource[]; readers?: CachedReaders } = {}): LookupCache {
   const inScope = new Set(opts.inScope ?? ['sandbox-a']);
   const current = new Set(opts.current ?? ['pods', 'persistentvolumeclaims', 'secrets']);
-  const none = { pods: 0, persistentvolumeclaims: 0, secrets: 0, configmaps: 0, namespaces: 0, deployments: 0, replicasets: 0, statefulsets: 0, daemonsets: 0, jobs: 0, cronjobs: 0, replicationcontrollers: 0, serviceaccounts: 0, ingresses: 0, gateways: 0, listenersets: 0, xlistenersets: 0 };
+  const none = { pods: 0, persistentvolumeclaims: 0, secrets: 0, configmaps: 0, namespaces: 0, deployments: 0, replicasets: 0, statefulsets: 0, daemonsets: 0, jobs: 0, cronjobs: 0, replicationcontrollers: 0, serviceaccounts: 0, ingresses: 0, gateways: 0, listenersets: 0, xlistenersets: 0, backendtlspolicies: 0 };
   return {
     scope: { of: (ns) => scopeAnswer(inScope.has(ns) ? { name: ns, labels: { 'deed.dev/sandbox': 'enabled' } } : undefined, 'deed-system') },
     get: (resource, namespace, name) => (current.has(resource) ? objects[lookupKey({ resource, namespace, name })] : undefined),

@@ -387,7 +387,10 @@ describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its 
     const set: KubeObject = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'extra', namespace: NS }, spec: { parentRef: { name: 'edge' }, ...listeners({ name: 'creds' }) } };
     assert.deepEqual(referencedReadsOf('listenersets', set)?.secrets, ['creds']);
     assert.deepEqual(beyondMetadata(gw, 'gateways').reads?.configMaps, ['gw-params']);
-    assert.deepEqual(readingKinds('configmaps'), [['Pod', 'pods'], ['Gateway', 'gateways']]);
+    assert.deepEqual(readingKinds('configmaps'), [['Pod', 'pods'], ['Gateway', 'gateways'], ['BackendTLSPolicy', 'backendtlspolicies']]);
+    // A BackendTLSPolicy's CA certificates, by which the gateway verifies its Service's certificate.
+    const policy: KubeObject = { apiVersion: `${G}/v1`, kind: 'BackendTLSPolicy', metadata: { name: 'api-tls', namespace: NS }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'api' }], validation: { hostname: 'api.example', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'api-ca' }] } } };
+    assert.deepEqual(referencedReadsOf('backendtlspolicies', policy)?.configMaps, ['api-ca']);
     // Kept in the index as an Ingress is, and forgotten with the Gateway.
     const index = new NameReaders();
     const facts = storedFactsOf(gw, 'deed.dev', undefined, 'gateways');
@@ -415,6 +418,10 @@ describe("reference.live-reader: a Gateway or ListenerSet reads the Secrets its 
     passes(create('ConfigMap', 'creds'), readerOf('Gateway', 'alpha'));
     passes(create('Secret', 'creds', BETA_MANAGER), readerOf('ListenerSet', 'beta'));
     passes(create('ConfigMap', 'creds', PLATFORM), readerOf('Gateway', 'beta'));
+    // Beta's CA under the name of the one alpha's BackendTLSPolicy trusts would vouch for the certificate beta's pods present as alpha's Service.
+    const policyOf = (env: string): Readers => ({ state: 'known', readers: [{ kind: 'BackendTLSPolicy', name: 'api-tls', found: stamped('BackendTLSPolicy', env) }] });
+    refusedBy(create('ConfigMap', 'creds'), policyOf('beta'), /^a live BackendTLSPolicy of another environment \(or of none\) in namespace shared names ConfigMap creds \(spec\.validation\.caCertificateRefs\[\]\), and once this one stands the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate: choose a name of this run's own/);
+    passes(create('ConfigMap', 'creds'), policyOf('alpha'));
   });
   test("deed review: a Secret alpha's Gateway names only as its backend client certificate is refused naming that reference among those it may be named by, and what the controller does with it (reviewer-99 F1)", () => {
     const reviewed = new ReviewedObjects();

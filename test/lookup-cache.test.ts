@@ -93,7 +93,7 @@ const hostile = (namespace: string, name: string): Obj =>
   ({ ...sec(namespace, name), spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ secretRef: { name: 'creds' } }, ...Array.from({ length: 256 }, (_, i) => ({ secretRef: { name: `${i}-`.padEnd(253, 'x') } }))] }] } }) as Obj;
 
 /** The kinds that read by name which the fake API server serves at no version (the Gateway API's): read live, never from the cache. */
-const SERVED_NOWHERE = ['gateways', 'listenersets', 'xlistenersets'];
+const SERVED_NOWHERE = ['gateways', 'listenersets', 'xlistenersets', 'backendtlspolicies'];
 
 describe('the lookup cache', () => {
   const api = fakeApi();
@@ -171,7 +171,7 @@ describe('the lookup cache', () => {
     await until('gateways current', () => cache.current('gateways'));
     assert.equal(cache.sizes().gateways, 0);
     assert.deepEqual(cache.readersIn('secrets', 'a', 'creds').unread, ['gateways', 'listenersets', 'xlistenersets']);
-    assert.deepEqual(cache.readersIn('configmaps', 'a', 'creds').unread, ['gateways']);
+    assert.deepEqual(cache.readersIn('configmaps', 'a', 'creds').unread, ['gateways', 'backendtlspolicies']);
     assert.deepEqual(cache.readersIn('persistentvolumeclaims', 'a', 'data').unread, []);
   });
 

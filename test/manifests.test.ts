@@ -483,7 +483,7 @@ describe('deed manifests', () => {
       // The Secrets an Ingress names for TLS, cached as a pod's reads are (reference.live-reader); listed too at a Service's CREATE.
       { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
       // Gateways and ListenerSets too (the certificates they serve, a Gateway's infrastructure ConfigMap), and read when a route names one as its parent.
-      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets', 'backendtlspolicies'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
@@ -669,7 +669,7 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways', 'listenersets', 'backendtlspolicies'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['gateway.networking.x-k8s.io'], resources: ['xlistenersets'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },

@@ -1,6 +1,6 @@
 // Which cached objects read an object by name, per namespace: the pods (pod/pod-reads.ts),
-// the claims not yet provisioned that clone one, and the Ingresses, Gateways and ListenerSets
-// that name a Secret for TLS or a Gateway's parameters ConfigMap (the kind table's `readsLive`
+// the claims not yet provisioned that clone one, and the Ingresses, Gateways, ListenerSets and
+// BackendTLSPolicies that name a Secret or ConfigMap they read (the kind table's `readsLive`
 // references). The CREATE of a Secret, ConfigMap,
 // claim or ResourceClaim is judged against what reads its name (rules/live-readers.ts), and
 // scanning a namespace's pods or claims per CREATE would cost what the namespace holds. One

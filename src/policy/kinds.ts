@@ -296,7 +296,7 @@ export interface KindRow {
   /**
    * Its objects read these kinds by name while they live (pod/pod-reads.ts): a pod what it
    * mounts and names, a claim not yet provisioned the claim it clones, an Ingress, Gateway or
-   * ListenerSet the Secrets (and a Gateway the ConfigMap) its `readsLive` references name. The CREATE of one
+   * ListenerSet the Secrets (a Gateway, a BackendTLSPolicy the ConfigMaps) its `readsLive` references name. The CREATE of one
    * under such a name is judged against them (rules/live-readers.ts); so its store keeps what
    * each reads, indexed by name (kube/name-readers.ts), and it is listed and read whole.
    */
@@ -1288,10 +1288,14 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'backendtlspolicies',
     namespaced: true,
+    // Cached, as a Gateway is: the CA ConfigMaps it names are held for it (readsByName).
+    lookup: 'cache',
+    readAsTargetOnly: true,
+    readsByName: ['configmaps'],
     references: [
       { path: 'spec.targetRefs[]', by: 'gateway-ref', kind: GATEWAY_SERVICE, follower: "the gateway controller connects to the Service with the policy's TLS settings, for every route that sends traffic to it", changes: true },
-      // The CA certificates the backend's certificate is verified by (judged when written: the policy is not cached).
-      { path: 'spec.validation.caCertificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate" },
+      // The CA certificates the backend's certificate is verified by, whatever stands under the name for as long as the policy lives.
+      { path: 'spec.validation.caCertificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'ConfigMap' }, follower: "the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate", readsLive: true },
     ],
   },
   // cert-manager (custom resources, installed or not). Its controller acts on what a

@@ -50,7 +50,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       for (const ns of [FRONT, EDGE]) await optedInNamespace(s, ns);
       // The platform's namespace, outside the review scope, where its shared Gateway stands.
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: INFRA } }));
-      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet'], ['referencegrants', 'ReferenceGrant']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
+      for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet'], ['referencegrants', 'ReferenceGrant'], ['backendtlspolicies', 'BackendTLSPolicy']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
       alpha = s.runnerA.identity;
       beta = await s.newIdentity('sandbox-b', 'gw-parents-admin');
       for (const ns of [FRONT, EDGE]) await namespaceAdmins(s, ns, 'gw-parents-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'gw-parents-admin']]);
@@ -128,6 +128,22 @@ export function gatewayParentCases(suite: () => Suite): void {
       // Alpha's own may stand there again.
       assert.equal((await s.api(alpha, 'POST', PATHS.Secret(EDGE), secret('alpha-cert'))).status, 201);
       assert.equal((await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params'))).status, 201);
+    });
+
+    test("once alpha deletes the CA ConfigMap its BackendTLSPolicy verifies its Service's certificate by, beta's ConfigMap under the name is refused (it would vouch for beta's pods as alpha's Service)", async () => {
+      const s = suite();
+      const ca = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----' } });
+      ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-tls-api')));
+      ok("alpha's CA", await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), ca('alpha-ca')));
+      const policy = { apiVersion: `${G}/v1`, kind: 'BackendTLSPolicy', metadata: { name: 'alpha-tls-api' }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 'alpha-tls-api' }], validation: { hostname: 'alpha-tls-api.example.com', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'alpha-ca' }] } } };
+      ok("alpha's BackendTLSPolicy", await s.api(alpha, 'POST', `/apis/${G}/v1/namespaces/${EDGE}/backendtlspolicies`, policy));
+      assert.equal((await s.api(alpha, 'DELETE', `${CONFIG_MAPS(EDGE)}/alpha-ca`)).status, 200);
+      refused(
+        await s.api(beta, 'POST', CONFIG_MAPS(EDGE), ca('alpha-ca')),
+        'reference.live-reader',
+        /a live BackendTLSPolicy of another environment \(or of none\) in namespace gw-edge names ConfigMap alpha-ca \(spec\.validation\.caCertificateRefs\[\]\), and once this one stands the gateway controller trusts the ConfigMap's CA certificates to verify the Service's certificate/,
+      );
+      assert.equal((await s.api(alpha, 'POST', CONFIG_MAPS(EDGE), ca('alpha-ca'))).status, 201);
     });
 
     test("reviewer-99 F4: a ListenerSet kind installed a moment ago (the experimental XListenerSet), or installed again after its definition was deleted, holds alpha's certificate at once: Deed reads a kind it found served nowhere live, not from its empty store", async () => {
