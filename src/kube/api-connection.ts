@@ -274,6 +274,21 @@ export async function getJson<T>(conn: ApiConnection, path: string, o: GetOption
 }
 
 /**
+ * The versions the API server serves of API group `group` (its discovery document, `/apis/GROUP`);
+ * none when it serves no such group (a 404). The lookup cache's reflectors and the live reads
+ * both ask it of a custom resource's group that answered a list 404 (the Gateway API not installed).
+ */
+export async function groupVersions(conn: ApiConnection, group: string, o: Omit<GetOptions, 'what' | 'accept' | 'query'>): Promise<string[]> {
+  try {
+    const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { ...o, what: `get the versions of ${group}` });
+    return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
+  } catch (err) {
+    if (err instanceof KubeError && err.status === 404) return [];
+    throw err;
+  }
+}
+
+/**
  * One try of getJson: a 429 comes back as a TooManyRequests KubeError, not sent again. For a
  * caller that paces its own retries (the reaper's throttle holds every call back, not one).
  */

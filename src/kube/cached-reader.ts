@@ -32,10 +32,10 @@
 // delay; see the docs for who can open that window and what it allows.
 import type { LookupKey } from '../policy/lookup.js';
 import { gatheredLookup, lookupKey } from '../policy/lookup.js';
-import type { Lookup, ReaderKind, Readers } from '../policy/policy.js';
+import type { Lookup, Reader, Readers } from '../policy/policy.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { LookupCache } from './lookup-cache.js';
-import { factsOf, foundLookup, type ObjectFacts } from './lookup-facts.js';
+import { factsOf, foundLookup } from './lookup-facts.js';
 import { LISTED_RESOURCES, type ObjectReader } from './object-reader.js';
 import { isReferredTarget } from '../policy/referrers.js';
 
@@ -54,7 +54,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
       const toRead: LookupKey[] = [];
       const listed: LookupKey[] = [];
       /** Readers the cache answered for some reading kinds, the rest (`readerKinds`) read live: joined once read. */
-      const partly = new Map<string, Array<{ kind: ReaderKind; name: string; facts: ObjectFacts }>>();
+      const partly = new Map<string, Reader[]>();
       const unique = distinctKeys(keys);
       // What a pod names last: past the GETs it is listed, what else the review reads is not.
       const ordered = [...unique.filter((k) => !LISTED_RESOURCES.has(k.resource)), ...unique.filter((k) => LISTED_RESOURCES.has(k.resource))];
@@ -71,15 +71,21 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
         if (key.readers === true) {
           // What names a Service or a workload (an EndpointSlice, an HPA) is no kind the cache keeps: listed live, always.
           const cached = isReferredTarget(key.resource) ? undefined : cache.readersIn(key.resource, key.namespace, key.name);
-          if (cached !== undefined && cached.unread.length === 0) {
-            readers.set(id, { state: 'known', readers: cached.readers.map((r) => ({ kind: r.kind, name: r.name, found: foundLookup(r.facts) })) });
+          if (cached === undefined) {
+            toRead.push(key); // a list of the referrers: one read, whatever the bound below
+            continue;
+          }
+          const fromCache = cached.readers.map((r): Reader => ({ kind: r.kind, name: r.name, found: foundLookup(r.facts) }));
+          if (cached.unread.length === 0) {
+            readers.set(id, { state: 'known', readers: fromCache });
             metrics.lookups.inc({ resource: 'pods', source: 'cache' });
-          } else if (cached !== undefined) {
-            // The kinds the cache cannot answer (a store not current, a kind served nowhere when last listed) are listed live,
-            // the others answered from it: a Gateway store not current does not make every Secret CREATE list the namespace's pods.
-            partly.set(id, cached.readers);
+          } else {
+            // The kinds the cache cannot answer (a store not current, a kind served nowhere when last listed) are listed live
+            // (the namespace's pods, when theirs), the others answered from it: a Gateway store not current does not make every
+            // Secret CREATE list the namespace's pods.
+            partly.set(id, fromCache);
             toRead.push({ ...key, readerKinds: cached.unread });
-          } else toRead.push(key); // a list of the namespace's pods (and claims): one read, whatever the bound below
+          }
           continue;
         }
         const cached = key.fresh === true ? undefined : cache.get(key.resource, key.namespace, key.name);
@@ -116,7 +122,7 @@ export function createCachedReader(cache: LookupCache, live: ObjectReader, prefi
           if (key.readers === true) {
             const read = sameReaders(answers.readers(key.resource, key.namespace, key.name), prefix);
             const cached = partly.get(lookupKey(key));
-            readers.set(lookupKey(key), cached === undefined || read.state !== 'known' ? read : { state: 'known', readers: [...cached.map((r) => ({ kind: r.kind, name: r.name, found: foundLookup(r.facts) })), ...read.readers] });
+            readers.set(lookupKey(key), cached === undefined || read.state !== 'known' ? read : { state: 'known', readers: [...cached, ...read.readers] });
             metrics.lookups.inc({ resource: isReferredTarget(key.resource) ? key.resource : 'pods', source: 'live' });
             continue;
           }

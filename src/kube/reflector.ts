@@ -5,7 +5,7 @@
 // only while the list is done and a watch is open: otherwise the store may be behind by
 // more than the watch's delay, and readers go to the API server instead.
 import { kindRows, type CachedLookupResource } from '../policy/kinds.js';
-import { boundedPage, collectionPath, getJson, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
+import { boundedPage, collectionPath, getJson, groupVersions, METADATA_LIST, METADATA_ONE, toConnection, watch, type ApiConnection, type ApiSource } from './api-connection.js';
 import type { RetryNotice } from './retry-notice.js';
 import { factsFromStored, storedFactsOf, type ObjectFacts, type StoredFacts } from './lookup-facts.js';
 
@@ -304,19 +304,11 @@ export class Reflector {
    * discovery, then each version's resources); undefined where it serves it at none.
    */
   private async servedVersion(): Promise<string | undefined> {
-    const get = <T>(path: string, what: string) => getJson<T>(this.conn, path, { what, timeoutMs: this.o.listTimeoutMs ?? 30_000, onRetry: this.o.onRetry });
+    const options = { timeoutMs: this.o.listTimeoutMs ?? 30_000, onRetry: this.o.onRetry };
     const group = encodeURIComponent(this.kind.group);
-    let versions: string[];
-    try {
-      const found = await get<{ versions?: Array<{ version?: unknown }> }>(`/apis/${group}`, `get the versions of ${this.kind.group}`);
-      versions = (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' && v.version !== this.kind.version ? [v.version] : []));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-    for (const version of versions) {
+    for (const version of (await groupVersions(this.conn, this.kind.group, options)).filter((v) => v !== this.kind.version)) {
       try {
-        const list = await get<{ resources?: Array<{ name?: unknown }> }>(`/apis/${group}/${encodeURIComponent(version)}`, `get the resources of ${this.kind.group}/${version}`);
+        const list = await getJson<{ resources?: Array<{ name?: unknown }> }>(this.conn, `/apis/${group}/${encodeURIComponent(version)}`, { ...options, what: `get the resources of ${this.kind.group}/${version}` });
         if ((list.resources ?? []).some((r) => r.name === this.kind.resource)) return version;
       } catch (err) {
         if (!isNotFound(err)) throw err;

@@ -8,7 +8,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide, HANDLERS, type Webhook } from '../admission/decide.js';
 import type { AdmissionReviewResponse, KubeObject, UserInfo } from '../admission/types.js';
 import type { PatchOperation, Verdict } from '../admission/verdict.js';
-import { groupOf, kindRowNamed, kindRows, type KindRow } from '../policy/kinds.js';
+import { groupOf, kindRowNamed, type KindRow } from '../policy/kinds.js';
 import { followsAcross, isReferredTarget, referrerOf } from '../policy/referrers.js';
 import { gatheredLookup, lookupKey, type LookupResource } from '../policy/lookup.js';
 import { snapshotClaims } from '../policy/pod/claim-environment.js';
@@ -146,19 +146,14 @@ export function reviewObject(input: ObjectInput, ctx: DecisionContext, place: Re
 }
 
 /** The kinds the webhook looks up, by `apiVersion/kind`: the kind table's rows with a lookup. */
-const LOOKUP_RESOURCES: ReadonlyMap<string, LookupResource> = new Map(
-  kindRows()
-    .filter((r) => r.lookup !== undefined)
-    .map((r) => [`${r.group}/${r.kind}`, r.resource as LookupResource]),
-);
-
 /**
  * The kind Deed looks objects of `obj`'s group and kind up as, at any version: the webhook
  * reads a kind at whichever version the cluster serves (a Gateway at v1beta1 before Gateway
  * API 1.0), so a file giving that version is the same kind (reviewer-99 F2).
  */
 function lookupResourceOf(obj: KubeObject): LookupResource | undefined {
-  return LOOKUP_RESOURCES.get(`${groupOf(String(obj.apiVersion ?? ''))}/${String(obj.kind)}`);
+  const row = kindRowNamed(groupOf(String(obj.apiVersion ?? '')), String(obj.kind));
+  return row?.lookup === undefined ? undefined : (row.resource as LookupResource);
 }
 
 /**
