@@ -19,7 +19,7 @@ import { kindRows } from '../src/policy/kinds.js';
 import { lookupKey, lookupsNeeded, planLookups } from '../src/policy/lookup.js';
 import { objectReferences } from '../src/policy/object-references.js';
 import type { Lookup, ObjectLookup, Readers } from '../src/policy/policy.js';
-import { isReferredTarget, referenceNaming, referringKinds } from '../src/policy/referrers.js';
+import { admittedAcross, isReferredTarget, referenceNaming, referringKinds } from '../src/policy/referrers.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { ReviewedObjects } from '../src/review/run.js';
 import { fakeCache, fakeLive } from './cache-fakes.js';
@@ -104,16 +104,90 @@ describe('reference.live-reader: a Service or workload takes no name a live refe
     refusedBy(create('Service', 'api'), referrers('Ingress', { path: 'spec.rules[0].http.paths[0].backend.service.name', follower: 'the ingress controller publishes the Service on its routes' }, 'beta'), /^Ingress shared\/ingress-0 .* names Service api \(spec\.rules\[0\]\.http\.paths\[0\]\.backend\.service\.name\), and once this one stands the ingress controller publishes the Service on its routes/);
   });
 
-  test("a referrer in another namespace (a route naming its parent Gateway across namespaces) is named where it stands, and is whose its own namespace says", () => {
-    const ROUTE = { path: 'spec.parentRefs[0]', follower: "the gateway controller serves the route on the parent Gateway's listeners" };
-    const gateway = (user: UserInfo) =>
-      createReview({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'api', namespace: NS }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } }, 'gateways', user, '5d6e7f80-0000-4000-8000-0000000000d2');
-    const route = (namespace: string, env?: string): Readers => ({ state: 'known', readers: [{ kind: 'HTTPRoute', name: 'front', namespace, found: env === undefined ? { state: 'found', metadata: { uid: 'r' } } : stamped('HTTPRoute', env), reference: ROUTE }] });
-    const BETA: UserInfo = { username: 'system:serviceaccount:sandbox-b:admin', groups: ['system:serviceaccounts'], extra: {} };
-    refusedBy(gateway(BETA), route('front-ns', 'alpha'), /^HTTPRoute front-ns\/front of another environment \(or of none\) names Gateway api \(spec\.parentRefs\[0\]\), and once this one stands the gateway controller serves the route on the parent Gateway's listeners/);
+  const ROUTE = { path: 'spec.parentRefs[0]', follower: "the gateway controller serves the route on the parent Gateway's listeners" };
+  const GATEWAY_UID = '5d6e7f80-0000-4000-8000-0000000000d2';
+  /** A Gateway `api` whose one listener takes routes `from` (absent: the default, its own namespace's). */
+  const gatewayObject = (from?: string, allowedListeners?: string): KubeObject => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'api', namespace: NS },
+    spec: { gatewayClassName: 'shared', ...(allowedListeners !== undefined ? { allowedListeners: { namespaces: { from: allowedListeners } } } : {}), listeners: [{ name: 'http', protocol: 'HTTP', port: 80, ...(from !== undefined ? { allowedRoutes: { namespaces: { from } } } : {}) }] },
+  });
+  const gateway = (user: UserInfo, from = 'All') => createReview(gatewayObject(from), 'gateways', user, GATEWAY_UID);
+  const routeIn = (namespace: string, env?: string, kind = 'HTTPRoute'): Readers => ({ state: 'known', readers: [{ kind, name: 'front', namespace, found: env === undefined ? { state: 'found', metadata: { uid: 'r' } } : stamped(kind, env), reference: ROUTE }] });
+  const BETA: UserInfo = { username: 'system:serviceaccount:sandbox-b:admin', groups: ['system:serviceaccounts'], extra: {} };
+
+  test("a referrer in another namespace (a route naming its parent Gateway across namespaces, which the Gateway's listeners admit) is named where it stands, and is whose its own namespace says", () => {
+    refusedBy(gateway(BETA), routeIn('front-ns', 'alpha'), /^HTTPRoute front-ns\/front of another environment \(or of none\) names Gateway api \(spec\.parentRefs\[0\]\), and once this one stands the gateway controller serves the route on the parent Gateway's listeners/);
+    refusedBy(gateway(BETA, 'Selector'), routeIn('front-ns', 'alpha'), /^HTTPRoute front-ns\/front /);
     // Unstamped in a namespace bound to alpha: alpha's, so alpha may take the name and beta may not.
-    passes(gateway(ALPHA), route('alpha-home'));
-    refusedBy(gateway(BETA), route('alpha-home'), /^HTTPRoute alpha-home\/front /);
+    passes(gateway(ALPHA), routeIn('alpha-home'));
+    refusedBy(gateway(BETA), routeIn('alpha-home'), /^HTTPRoute alpha-home\/front /);
+  });
+
+  test('a route in another namespace that a ReferenceGrant admits to a Service (the reader lists only those) holds its name as one of its own namespace does', () => {
+    const BACKEND = { path: 'spec.rules[0].backendRefs[0]', follower: "the gateway controller sends the route's traffic to the backend" };
+    refusedBy(create('Service', 'api'), { state: 'known', readers: [{ kind: 'HTTPRoute', name: 'front', namespace: 'front-ns', found: stamped('HTTPRoute', 'beta'), reference: BACKEND }] }, /^HTTPRoute front-ns\/front of another environment \(or of none\) names Service api \(spec\.rules\[0\]\.backendRefs\[0\]\)/);
+  });
+
+  test("a Gateway whose listeners take routes from its own namespace only (the default) is not held by a route elsewhere that names it: the gateway controller attaches none of them", () => {
+    for (const from of [undefined, 'Same'])
+      for (const kind of ['HTTPRoute', 'ListenerSet']) passes(createReview(gatewayObject(from), 'gateways', BETA, GATEWAY_UID), routeIn('front-ns', 'alpha', kind));
+    // In its own namespace, as ever.
+    refusedBy(createReview(gatewayObject(), 'gateways', BETA, GATEWAY_UID), routeIn(NS, 'alpha'), /^HTTPRoute shared\/front of another environment/);
+    // A ListenerSet elsewhere counts where the Gateway admits ListenerSets from every namespace, whatever its listeners take.
+    refusedBy(createReview(gatewayObject('Same', 'All'), 'gateways', BETA, GATEWAY_UID), routeIn('front-ns', 'alpha', 'ListenerSet'), /^ListenerSet front-ns\/front /);
+    passes(createReview(gatewayObject('All', 'Same'), 'gateways', BETA, GATEWAY_UID), routeIn('front-ns', 'alpha', 'ListenerSet'));
+  });
+
+  test("beta's UPDATE that has its Gateway's listeners take routes from every namespace is refused while alpha's route elsewhere names it; one that widens nothing, or finds only routes of its own namespace, is not judged again", () => {
+    const update = (before: KubeObject, after: KubeObject) => ({ ...createReview(after, 'gateways', BETA, GATEWAY_UID), request: { ...createReview(after, 'gateways', BETA, GATEWAY_UID).request, operation: 'UPDATE', oldObject: before } }) as Review;
+    const stampedGw = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, ...stampedMetadata('Gateway', 'beta', NS).metadata, name: 'api', namespace: NS } });
+    refusedBy(
+      update(stampedGw(gatewayObject()), stampedGw(gatewayObject('All'))),
+      routeIn('front-ns', 'alpha'),
+      /^HTTPRoute front-ns\/front of another environment \(or of none\) names Gateway api \(spec\.parentRefs\[0\]\), and once this one admits its namespace the gateway controller serves the route on the parent Gateway's listeners: keep the listeners' allowedRoutes \(and allowedListeners\) to this namespace \(namespaces\.from: Same\), or widen them once that HTTPRoute is deleted$/,
+    );
+    const found = findings(update(stampedGw(gatewayObject()), stampedGw(gatewayObject('All'))), routeIn('front-ns', 'alpha'));
+    assert.equal(found[0]?.path, 'spec');
+    // Already admitted from every namespace (judged at its CREATE), or still its own only: not judged.
+    passes(update(stampedGw(gatewayObject('Selector')), stampedGw(gatewayObject('All'))), routeIn('front-ns', 'alpha'));
+    passes(update(stampedGw(gatewayObject()), stampedGw(gatewayObject('Same'))), routeIn('front-ns', 'alpha'));
+    // What it widens is routes: a route of its own namespace was judged when it, or the Gateway, was written.
+    passes(update(stampedGw(gatewayObject()), stampedGw(gatewayObject('All'))), routeIn(NS, 'alpha'));
+    // A ListenerSet elsewhere counts where allowedListeners is widened, not where only the routes are.
+    passes(update(stampedGw(gatewayObject()), stampedGw(gatewayObject('All'))), routeIn('front-ns', 'alpha', 'ListenerSet'));
+    refusedBy(update(stampedGw(gatewayObject()), stampedGw(gatewayObject(undefined, 'All'))), routeIn('front-ns', 'alpha', 'ListenerSet'), /^ListenerSet front-ns\/front .*once this one admits its namespace/);
+    // Its referrers unread: refused, saying so.
+    refusedBy(update(stampedGw(gatewayObject()), stampedGw(gatewayObject('All'))), { state: 'unknown', reason: 'list httproutes in every namespace: no answer within 4000 ms' }, /^cannot tell whether an object of another environment \(or of none\) in namespace shared or another \(HTTPRoute, .*\) names Gateway api: list httproutes/);
+  });
+
+  test('what a Gateway or ListenerSet admits from every namespace: a value Deed does not know, or a listener it cannot read, admits every namespace', () => {
+    const ROUTES = ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'];
+    const SETS = ['listenersets', 'xlistenersets'];
+    const gw = (spec: unknown) => ({ spec });
+    assert.deepEqual(admittedAcross('gateways', gw({ listeners: [{ name: 'a' }, { name: 'b', allowedRoutes: { namespaces: { from: 'Same' } } }] })), []);
+    assert.deepEqual(admittedAcross('gateways', gw({ listeners: [{ name: 'a' }, { name: 'b', allowedRoutes: { namespaces: { from: 'All' } } }] })), ROUTES);
+    for (const hostile of [{ listeners: 'x' }, { listeners: [null] }, { listeners: [{ allowedRoutes: { namespaces: { from: 7 } } }] }, { listeners: [{ allowedRoutes: { namespaces: null } }] }, { listeners: [{ allowedRoutes: 'x' }] }, { listeners: [{ allowedRoutes: { namespaces: { from: 'Some' } } }] }])
+      assert.deepEqual(admittedAcross('gateways', gw(hostile)), ROUTES, JSON.stringify(hostile));
+    for (const from of ['None', 'Same']) assert.deepEqual(admittedAcross('gateways', gw({ allowedListeners: { namespaces: { from } }, listeners: [] })), []);
+    for (const from of ['All', 'Selector', 'Other']) assert.deepEqual(admittedAcross('gateways', gw({ allowedListeners: { namespaces: { from } }, listeners: [] })), SETS);
+    // A ListenerSet's listeners admit routes as a Gateway's do; nothing adds listeners to it.
+    assert.deepEqual(admittedAcross('listenersets', gw({ allowedListeners: { namespaces: { from: 'All' } }, listeners: [{ allowedRoutes: { namespaces: { from: 'Selector' } } }] })), ROUTES);
+    assert.deepEqual(admittedAcross('listenersets', gw({ listeners: [{}] })), []);
+    // No referrer of a Service is named from every namespace.
+    assert.deepEqual(admittedAcross('services', gw({ listeners: 'x' })), []);
+  });
+
+  test('the read plan lists a Gateway\'s referrers across the cluster only of the kinds its listeners admit from there, at its CREATE and at an UPDATE that widens them', () => {
+    const keysOf = (review: Review) => planLookups(review, 'validate', FIXTURE_KEYS).lookups.filter((k) => k.readers === true);
+    assert.deepEqual(keysOf(createReview(gatewayObject(), 'gateways', BETA, GATEWAY_UID)).map((k) => [k.resource, k.name, k.across]), [['gateways', 'api', []]]);
+    assert.deepEqual(keysOf(gateway(BETA, 'All')).map((k) => k.across), [['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes']]);
+    assert.deepEqual(keysOf(createReview(gatewayObject(undefined, 'Selector'), 'gateways', BETA, GATEWAY_UID)).map((k) => k.across), [['listenersets', 'xlistenersets']]);
+    const update = (before: KubeObject, after: KubeObject) => ({ ...createReview(after, 'gateways', BETA, GATEWAY_UID), request: { ...createReview(after, 'gateways', BETA, GATEWAY_UID).request, operation: 'UPDATE', oldObject: before } }) as Review;
+    assert.deepEqual(keysOf(update(gatewayObject(), gatewayObject('All', 'All'))).map((k) => k.across), [['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'listenersets', 'xlistenersets']]);
+    assert.deepEqual(keysOf(update(gatewayObject('All'), gatewayObject('All', 'Same'))), []);
+    assert.deepEqual(keysOf(update(gatewayObject(), { ...gatewayObject(), metadata: { ...gatewayObject().metadata, labels: { a: 'b' } } })), []);
   });
 
   test("alpha's Service under the name beta's live StatefulSet governs is refused: the EndpointSlice controller would publish alpha's pods under beta's set's stable DNS names (rev-93)", () => {
@@ -510,6 +584,9 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
             { ...route('across', { parentRefs: [{ name: 'edge', namespace: NS }] }), metadata: { ...route('across', {}).metadata, namespace: 'front' } },
             { ...route('own-edge', { parentRefs: [{ name: 'edge' }] }), metadata: { ...route('own-edge', {}).metadata, namespace: 'front' } },
           ],
+          // And in the Gateway's namespace alone.
+          [`/apis/${GW}/v1/namespaces/${NS}/httproutes`]: [route('on-gw', { parentRefs: [{ name: 'edge' }] }), route('on-set', { parentRefs: [{ group: GW, kind: 'ListenerSet', name: 'edge' }] })],
+          [`/apis/${GW}/v1/namespaces/${NS}/listenersets`]: [route('extra', { parentRef: { name: 'edge' } }), route('other', { parentRef: { name: 'main' } })],
           [`/apis/${GW}/v1/listenersets`]: [
             route('extra', { parentRef: { name: 'edge' } }),
             route('other', { parentRef: { name: 'main' } }),
@@ -528,6 +605,16 @@ describe('the live list of referrers (kube/object-reader.ts)', () => {
         ]);
         // Listed across the cluster: a parent may be named from any namespace.
         assert.ok(gw.requests.some((r) => r.startsWith(`/apis/${GW}/v1/httproutes?`)) && !gw.requests.some((r) => r.includes(`/namespaces/${NS}/httproutes`)), gw.requests.join(', '));
+        // A Gateway whose listeners take routes from every namespace, and ListenerSets from its own (the read plan's `across`): routes across the cluster, ListenerSets in its namespace.
+        gw.requests.length = 0;
+        const routesAcross = (await createObjectReader(gw.kc).read([{ resource: 'gateways', namespace: NS, name: 'edge', readers: true, across: ['httproutes'] }], 2000)).readers('gateways', NS, 'edge');
+        assert.deepEqual(routesAcross.state === 'known' ? routesAcross.readers.map((r) => `${r.kind} ${r.namespace ?? NS}/${r.name}`) : routesAcross, ['HTTPRoute shared/on-gw', 'HTTPRoute front/across', 'ListenerSet shared/extra']);
+        assert.ok(gw.requests.some((r) => r.startsWith(`/apis/${GW}/v1/namespaces/${NS}/listenersets?`)) && !gw.requests.some((r) => r.startsWith(`/apis/${GW}/v1/listenersets?`)), gw.requests.join(', '));
+        // One that takes both from its own namespace only: nothing is listed across the cluster.
+        gw.requests.length = 0;
+        const own = (await createObjectReader(gw.kc).read([{ resource: 'gateways', namespace: NS, name: 'edge', readers: true, across: [] }], 2000)).readers('gateways', NS, 'edge');
+        assert.deepEqual(own.state === 'known' ? own.readers.map((r) => `${r.kind} ${r.namespace ?? NS}/${r.name}`) : own, ['HTTPRoute shared/on-gw', 'ListenerSet shared/extra']);
+        assert.ok(gw.requests.length > 0 && gw.requests.every((r) => !/\/v1\/(httproutes|listenersets|xlistenersets|grpcroutes)\?/.test(r)), gw.requests.join(', '));
       } finally {
         await gw.close();
       }

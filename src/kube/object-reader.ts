@@ -306,11 +306,12 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       }, Infinity, selectorsOf(row, key.name));
       return readers;
     };
-    // In the object's namespace; a route's parent Gateway from every namespace (the Gateway's
-    // listeners consent); a route's backend Service also from the namespaces the ReferenceGrants
-    // of the Service's namespace admit.
+    // In the object's namespace; a route's parent Gateway from every namespace where the
+    // Gateway's listeners admit routes from there (the key's `across`: most take only their own
+    // namespace's, and a cluster's routes cost seconds to list); a route's backend Service also
+    // from the namespaces the ReferenceGrants of the Service's namespace admit.
     const referrersAs = async (row: KindRow): Promise<Reader[]> => {
-      const here = await served(row, (version) => referrersAt(row, version, followsAcross(row, key.resource) ? undefined : key.namespace));
+      const here = await served(row, (version) => referrersAt(row, version, followsAcross(row, key.resource, key.across) ? undefined : key.namespace));
       if (!followsByGrant(row, key.resource)) return here;
       const target = kindRows().find((r) => r.resource === key.resource && r.lookup !== undefined);
       const granted = target === undefined ? [] : grantedNamespaces(await grantsHere(), row, target, key.name).filter((ns) => ns !== key.namespace);

@@ -49,6 +49,12 @@ export interface LookupKey {
    * every one. The cached reader answers the others from the lookup cache (cached-reader.ts).
    */
   readerKinds?: readonly LookupResource[];
+  /**
+   * Of `readers` of a Gateway or ListenerSet: the referring kinds (resources) its listeners
+   * admit from every namespace (referrers.ts, admittedAcross), listed cluster-wide; the others
+   * are listed in its own namespace. Absent, those the kind table names (`followsAcrossNamespaces`).
+   */
+  across?: readonly string[];
 }
 
 /**

@@ -49,10 +49,45 @@ export function referrerOf(row: Pick<KindRow, 'group' | 'resource' | 'kind'>, ob
   return { kind: row.kind, name, reference: { path: ref.path, follower: ref.follower }, ...(at !== target.namespace ? { namespace: at } : {}) };
 }
 
-/** Whether `row`'s objects name `resource`'s from any namespace (`followsAcrossNamespaces`): its referrers are then listed cluster-wide. */
-export function followsAcross(row: Pick<KindRow, 'followsAcrossNamespaces'>, resource: string): boolean {
-  return row.followsAcrossNamespaces?.includes(resource) === true;
+/**
+ * Whether `row`'s objects name `resource`'s from any namespace (`followsAcrossNamespaces`): its
+ * referrers are then listed cluster-wide. `admitted`, when the named object is known (a read
+ * plan's key, admittedAcross): only the referring kinds it admits from other namespaces.
+ */
+export function followsAcross(row: Pick<KindRow, 'followsAcrossNamespaces' | 'resource'>, resource: string, admitted?: readonly string[]): boolean {
+  return row.followsAcrossNamespaces?.includes(resource) === true && (admitted === undefined || admitted.includes(row.resource));
 }
+
+/**
+ * The referring kinds (their resources) whose objects in other namespaces `obj`, a Gateway or
+ * ListenerSet of `resource`, admits, and its gateway controller follows: routes where one of its
+ * listeners' `allowedRoutes.namespaces.from` is `All` or `Selector` (the default, `Same`, takes
+ * only routes of the parent's own namespace), and for a Gateway the ListenerSets where its
+ * `allowedListeners.namespaces.from` is (the default, `None`, takes none; `Same`, its own
+ * namespace's). A value Deed does not know, or a listener it cannot read, admits every
+ * namespace: the cluster-wide list is what was read before. A namespace selector is taken as
+ * every namespace (a namespace's labels may change later, unreviewed by Deed).
+ */
+export function admittedAcross(resource: string, obj: unknown): string[] {
+  const across = referringKinds(resource).filter((r) => followsAcross(r, resource));
+  if (across.length === 0) return [];
+  const spec = isRec(obj) && isRec(obj.spec) ? obj.spec : undefined;
+  // Absent at each level: the default (routes: `Same`; ListenerSets: `None`).
+  const wide = (allowed: unknown, narrow: readonly string[]): boolean => {
+    if (allowed === undefined) return false;
+    if (!isRec(allowed)) return true;
+    const { namespaces } = allowed;
+    if (namespaces === undefined) return false;
+    if (!isRec(namespaces)) return true;
+    return !(namespaces.from === undefined || (typeof namespaces.from === 'string' && narrow.includes(namespaces.from)));
+  };
+  const listeners = spec?.listeners;
+  const routes = listeners !== undefined && (!Array.isArray(listeners) || listeners.some((l) => !isRec(l) || wide(l.allowedRoutes, ['Same'])));
+  const sets = resource === 'gateways' && wide(spec?.allowedListeners, ['Same', 'None']);
+  return across.filter((r) => (LISTENER_SETS.has(r.resource) ? sets : routes)).map((r) => r.resource);
+}
+/** The kinds that add listeners to a Gateway (its `allowedListeners`); the other referrers of a parent are routes (its listeners' `allowedRoutes`). */
+const LISTENER_SETS: ReadonlySet<string> = new Set(['listenersets', 'xlistenersets']);
 
 /** Whether `row`'s objects name `resource`'s in another namespace where a ReferenceGrant there consents (`followsByGrant`). */
 export function followsByGrant(row: Pick<KindRow, 'followsByGrant'>, resource: string): boolean {

@@ -37,7 +37,7 @@ import { ownershipOfFound, type Ownership } from '../ownership.js';
 import { POD_READS } from '../pod/pod-reads.js';
 import type { Reach } from '../pod/reference-owner.js';
 import type { DecisionContext, Policy, Reader, ReaderKind } from '../policy.js';
-import { isReferredTarget, referringKinds } from '../referrers.js';
+import { admittedAcross, followsAcross, isReferredTarget, referringKinds } from '../referrers.js';
 import { kindRow, kindRows, type LookupResource } from '../kinds.js';
 import { readableRow } from '../object-references.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
@@ -78,9 +78,10 @@ function changesContent(before: KubeObject | null | undefined, after: KubeObject
  * (reads.ts). `requester`, when the plan knows it: an UPDATE is judged for a principal of
  * no environment only (liveReaderWriteFindings).
  */
-export function liveReaderRead(req: AdmissionRequest, policy: Policy | undefined, requester?: Requester): { resource: LookupResource; name: string } | undefined {
+export function liveReaderRead(req: AdmissionRequest, policy: Policy | undefined, requester?: Requester): { resource: LookupResource; name: string; across?: string[] } | undefined {
   const target = referredTarget(req);
-  if (target !== undefined) return target;
+  // `across` only where a kind names it from another namespace (a Gateway, a ListenerSet): a Service's key is as it was.
+  if (target !== undefined) return { resource: target.resource, name: target.name, ...(referringKinds(target.resource).some((r) => followsAcross(r, target.resource)) ? { across: target.across } : {}) };
   if (req.operation === 'UPDATE' && requester !== undefined && policy !== undefined && !rewritesFor(requester, policy)) return undefined;
   const it = judged(req, policy);
   return it === undefined ? undefined : { resource: it.row.resource, name: it.name };
@@ -101,36 +102,81 @@ export function liveReaderWriteFindings(req: AdmissionRequest, namespace: string
   return liveReaderFindings(req, namespace, { requester, environment: undefined }, ctx);
 }
 
+/** What `req` creates, or widens, that live referrers name: the read plan asks for its referrers. */
+interface ReferredTarget {
+  resource: LookupResource;
+  name: string;
+  /** The referring kinds (resources) read from every namespace (referrers.ts, admittedAcross); the others in the object's own. */
+  across: string[];
+  /** An UPDATE that widens `across` (a Gateway's listeners taking routes from every namespace): only what it newly admits is judged. */
+  widens?: true;
+}
+
 /**
  * The kind that a live referrer names that `req` creates, and the name, when judged: the
  * CREATE of the object itself (a Service, a workload: referrers.ts), of the kind table's row
  * under the request's group (a custom resource may share a plural); named as judged() names.
+ * And the UPDATE of a Gateway or ListenerSet whose listeners (or allowed ListenerSets) come to
+ * admit another kind from every namespace: the routes elsewhere that name it attach as it is
+ * stored, as at a CREATE that admitted them.
  */
-function referredTarget(req: AdmissionRequest): { resource: LookupResource; name: string } | undefined {
-  if (req.operation !== 'CREATE' || req.subResource !== undefined || !isReferredTarget(req.resource.resource) || kindRow(req.resource) === undefined) return undefined;
+function referredTarget(req: AdmissionRequest): ReferredTarget | undefined {
+  if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.subResource !== undefined || !isReferredTarget(req.resource.resource) || kindRow(req.resource) === undefined) return undefined;
   const name = req.object?.metadata?.name || req.name;
-  return typeof name !== 'string' || name === '' ? undefined : { resource: req.resource.resource, name };
+  if (typeof name !== 'string' || name === '') return undefined;
+  const across = admittedAcross(req.resource.resource, req.object);
+  if (req.operation === 'CREATE') return { resource: req.resource.resource, name, across };
+  const before = admittedAcross(req.resource.resource, req.oldObject);
+  const widened = across.filter((r) => !before.includes(r));
+  return widened.length === 0 ? undefined : { resource: req.resource.resource, name, across: widened, widens: true };
 }
 
-/** The findings of a CREATE by `reach`: each live referrer that names it must be one whose environment the object's writer may reach. */
-function referrerFindings(req: AdmissionRequest, target: { resource: LookupResource; name: string }, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+/**
+ * The findings of an UPDATE by `reach` of a Gateway or ListenerSet that admits from every
+ * namespace a kind it did not (referredTarget): each live referrer of that kind in another
+ * namespace must be one whose environment the writer may reach, as at a CREATE.
+ */
+export function widenedReferrerFindings(req: AdmissionRequest, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
+  const target = req.operation === 'UPDATE' ? referredTarget(req) : undefined;
+  return target === undefined ? [] : referrerFindings(req, target, namespace, reach, ctx);
+}
+
+/** The findings of a CREATE (or a widening UPDATE) by `reach`: each live referrer that names it, where the object admits it, must be one whose environment the object's writer may reach. */
+function referrerFindings(req: AdmissionRequest, target: ReferredTarget, namespace: string, reach: Reach, ctx: DecisionContext): Finding[] {
   const rule = RULES.referenceLiveReader.id;
   const kind = kindRow(req.resource)?.kind ?? target.resource;
   const what = `${kind} ${target.name}`;
   const whose = reach.environment === undefined ? 'of an environment this requester does not act for' : 'of another environment (or of none)';
+  const path = target.widens === true ? 'spec' : 'metadata.name';
   const referrers = ctx.lookup.readers(target.resource, namespace, target.name);
   if (referrers.state === 'unknown') {
     const kinds = referringKinds(target.resource).map((r) => r.kind).join(', ');
-    return [{ rule, path: 'metadata.name', message: `cannot tell whether an object ${whose} in namespace ${namespace} (${kinds}) names ${what}: ${referrers.reason}` }];
+    return [{ rule, path, message: `cannot tell whether an object ${whose} in namespace ${namespace}${target.across.length > 0 ? ' or another' : ''} (${kinds}) names ${what}: ${referrers.reason}` }];
   }
+  // A referrer in another namespace of a kind that names a parent from any namespace (a route) counts where the
+  // object admits its kind from there (`deed review` gives every one it was given); one a ReferenceGrant admits counts.
+  const rows = referringKinds(target.resource);
+  const admitted = (r: Reader) => {
+    if (r.namespace === undefined || r.namespace === namespace) return target.widens !== true;
+    const row = rows.find((k) => k.kind === r.kind);
+    return row === undefined || !followsAcross(row, target.resource) ? target.widens !== true : target.across.includes(row.resource);
+  };
   for (const referrer of referrers.readers) {
-    if (mayReach(referrer, namespace, reach, ctx)) continue;
+    if (!admitted(referrer) || mayReach(referrer, namespace, reach, ctx)) continue;
     const where = referrer.reference === undefined ? '' : ` (${placeOf(referrer.reference.path)})`;
+    if (target.widens === true)
+      return [
+        {
+          rule,
+          path,
+          message: `${referrer.kind} ${referrer.namespace ?? namespace}/${referrer.name} ${whose} names ${what}${where}, and once this one admits its namespace ${referrer.reference?.follower ?? 'it is followed'}: keep the listeners' allowedRoutes (and allowedListeners) to this namespace (namespaces.from: Same), or widen them once that ${referrer.kind} is deleted`,
+        },
+      ];
     const follows = referrer.reference === undefined ? '' : `, and once this one stands ${referrer.reference.follower}`;
     return [
       {
         rule,
-        path: 'metadata.name',
+        path,
         message: `${referrer.kind} ${referrer.namespace ?? namespace}/${referrer.name} ${whose} names ${what}${where}${follows}: choose a name of this run's own, or create it once that ${referrer.kind} is deleted`,
       },
     ];

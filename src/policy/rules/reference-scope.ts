@@ -24,7 +24,7 @@ import { environmentId, type Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 import { environmentOfOwnership } from '../ownership.js';
-import { liveReaderFindings } from './live-readers.js';
+import { liveReaderFindings, widenedReferrerFindings } from './live-readers.js';
 import { POD_READS, podReadsOf, referencedReadsOf, type PodReads } from '../pod/pod-reads.js';
 
 /** Whether the references `requester` writes are judged: the platform's and trusted principals' are not (the read plan asks too). */
@@ -64,6 +64,7 @@ export function referenceScope(req: AdmissionRequest, namespace: string, request
       ...keptReferenceFindings(req, changed, namespace, reach, ctx),
       ...blockingOwners(req.object, req.oldObject, namespace, reach, ctx),
       ...jobClaim(req, req.oldObject),
+      ...widenedReferrerFindings(req, namespace, reach, ctx),
     ];
   }
   return [];

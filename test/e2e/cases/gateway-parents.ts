@@ -3,7 +3,9 @@
 // namespace is (reviewer 98, F1): once alpha deleted its Gateway in a namespace alpha and beta
 // share, beta's Gateway under the name (taking routes from every namespace) would serve alpha's
 // route, or alpha's listeners with alpha's certificate and key. The CREATE of a Gateway lists
-// the routes and ListenerSets across the cluster (kinds.ts `followsAcrossNamespaces`). A route's
+// the routes and ListenerSets across the cluster where its listeners (its allowedListeners)
+// take them from every namespace (kinds.ts `followsAcrossNamespaces`, referrers.ts
+// admittedAcross), and an UPDATE that has them do so lists what it newly takes. A route's
 // backend Service in another namespace, which a ReferenceGrant there admits, is held likewise:
 // a Service's CREATE lists the routes of the namespaces its namespace's grants admit
 // (`followsByGrant`).
@@ -81,6 +83,29 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(EDGE)}/alpha-y`)).status, 200);
       const taken = await s.api(beta, 'POST', GATEWAYS(EDGE), gateway('alpha-y'));
       refused(taken, 'reference.live-reader', /ListenerSet gw-front\/alpha-y-extra of another environment \(or of none\) names Gateway alpha-y \(spec\.parentRef\), and once this one stands the gateway controller adds the set's listeners to the parent Gateway/);
+    });
+
+    test("a Gateway whose listeners take routes from its own namespace only is not held by alpha's route in another namespace that names it; beta's UPDATE that has them take routes from every namespace is refused, server-side apply and dry run too", async () => {
+      const s = suite();
+      ok("alpha's Gateway", await s.api(alpha, 'POST', GATEWAYS(EDGE), gateway('alpha-w')));
+      ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(FRONT), service('alpha-w-web')));
+      ok("alpha's route on it", await s.api(alpha, 'POST', ROUTES(FRONT), route('alpha-w', [{ name: 'alpha-w', namespace: EDGE }], [{ name: 'alpha-w-web' }])));
+      assert.equal((await s.api(alpha, 'DELETE', `${GATEWAYS(EDGE)}/alpha-w`)).status, 200);
+      // Beta's Gateway under the name, taking only its own namespace's routes (the default): alpha's route in gw-front never attaches.
+      const own = gateway('alpha-w');
+      const listener = { ...own.spec.listeners[0]!, allowedRoutes: { namespaces: { from: 'Same' } } };
+      const narrow = { ...own, spec: { gatewayClassName: 'shared', listeners: [listener] } };
+      const stored = await s.api(beta, 'POST', GATEWAYS(EDGE), narrow);
+      assert.equal(stored.status, 201, `beta's Gateway taking its own namespace's routes: ${stored.text}`);
+      const wide = { ...narrow, spec: { ...narrow.spec, listeners: [{ ...listener, allowedRoutes: { namespaces: { from: 'All' } } }] } };
+      const widened = /HTTPRoute gw-front\/alpha-w of another environment \(or of none\) names Gateway alpha-w \(spec\.parentRefs\[0\]\), and once this one admits its namespace the gateway controller serves the route on the parent Gateway's listeners.*: keep the listeners' allowedRoutes/;
+      refused(await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/alpha-w?dryRun=All`, { spec: { listeners: wide.spec.listeners } }, 'application/merge-patch+json'), 'reference.live-reader', widened);
+      refused(await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/alpha-w`, { spec: { listeners: wide.spec.listeners } }, 'application/merge-patch+json'), 'reference.live-reader', widened);
+      refused(await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/alpha-w?fieldManager=beta&force=true`, { apiVersion: wide.apiVersion, kind: wide.kind, metadata: { name: 'alpha-w' }, spec: wide.spec }, 'application/apply-patch+yaml'), 'reference.live-reader', widened);
+      // Once alpha's route is gone, beta may widen its own Gateway.
+      assert.equal((await s.api(alpha, 'DELETE', `${ROUTES(FRONT)}/alpha-w`)).status, 200);
+      const after = await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/alpha-w`, { spec: { listeners: wide.spec.listeners } }, 'application/merge-patch+json');
+      assert.equal(after.status, 200, `beta widens its Gateway once no route of alpha's names it: ${after.text}`);
     });
 
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
