@@ -324,7 +324,7 @@ export const configSchema = z
       .strict()
       .default({ users: [], groups: ['system:masters'] })
       .describe(
-        "Principals that, with break-glass, switch the review scope: add, change or remove a Namespace's opt-in label (`deed.dev/sandbox`), and change or delete Deed's webhook configurations; and own what acts on a whole opted-in namespace: delete it (also its bound environment's principals and managers), write its ResourceQuotas and LimitRanges (rule `guard.namespace-wide`; an environment may in its bound namespaces), and give a Service `spec.externalIPs` (rule `service.external-ips`). The scope switch and namespace deletion are enforced in the API server by the ValidatingAdmissionPolicies the install renders from this list (re-render and apply after changing it). Helm, Argo CD or whatever upgrades Deed must be one of them.",
+        "Principals that, with break-glass, switch the review scope: add, change or remove a Namespace's opt-in label (`deed.dev/sandbox`), and change or delete Deed's webhook configurations; and own what acts on a whole opted-in namespace: delete it (also its bound environment's principals and managers), write its ResourceQuotas and LimitRanges (rule `guard.namespace-wide`; an environment may in its bound namespaces), give a Service `spec.externalIPs` (rule `service.external-ips`) and a Gateway `spec.addresses` (rule `gateway.addresses`). The scope switch and namespace deletion are enforced in the API server by the ValidatingAdmissionPolicies the install renders from this list (re-render and apply after changing it). Helm, Argo CD or whatever upgrades Deed must be one of them.",
       ),
     systemPrincipals: z
       .object({

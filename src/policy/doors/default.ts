@@ -20,6 +20,7 @@ import { judgeControllerWrite, stampControllerMade } from './controller-write.js
 import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
+import { gatewayAddresses } from '../rules/gateway-addresses.js';
 import { mappedAccountWrite } from '../rules/mapped-account.js';
 import { unownedOutput } from '../rules/unowned-output.js';
 import { operatorIdentity } from '../rules/operator-identity.js';
@@ -62,6 +63,7 @@ export const DEFAULT_DOOR: DoorReview<DefaultDoor> = {
         // What acts on the whole namespace, or on other namespaces' traffic, is the platform's.
         ...namespaceWideWrite(req, namespace, requester, ctx.policy),
         ...serviceExternalIps(req, requester, ctx.policy),
+        ...gatewayAddresses(req, requester, ctx.policy),
         // A service account the policy maps to an environment is that environment's identity.
         ...mappedAccountWrite(req, namespace, requester, ctx.policy),
         // What an environment asks an operator to make must be tied to it by an owner reference.

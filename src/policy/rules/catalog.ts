@@ -105,6 +105,16 @@ export const RULES = {
     example:
       'system:serviceaccount:sandbox-b:janitor may not set spec.externalIPs ["203.0.113.7"]: kube-proxy would send traffic for those addresses, from every namespace, to this Service (CVE-2020-8554); they are the platform\'s: ask the platform, or turn external IPs off with Kubernetes\' DenyServiceExternalIPs admission plugin',
   }),
+  gatewayAddresses: rule({
+    id: 'gateway.addresses',
+    webhook: 'both',
+    checks:
+      "A Gateway API Gateway's `spec.addresses` are the platform's, as a Service's external IPs are: the gateway controller puts the Gateway on the addresses it asks for. Envoy Gateway makes an IP address its proxy Service's external IP, which kube-proxy on every node serves from every namespace (CVE-2020-8554), so a tenant's Gateway could take the calls other environments' sandboxes make to that address; Istio adds the Gateway's listeners, hostnames and certificates to the gateway pods of a Hostname address's Service, another environment's among them. A CREATE or UPDATE that adds an address passes only for the policy's `platform` principals, system controllers and break-glass; keeping or removing addresses passes, and an address the controller assigns (`status.addresses`) is not asked for.",
+    defaultMode: 'deny',
+    overridable: true,
+    example:
+      'system:serviceaccount:sandbox-b:lab may not set spec.addresses ["IPAddress:203.0.113.7"]: the gateway controller puts this Gateway on them (Envoy Gateway makes an IP address its proxy Service\'s external IP, which kube-proxy serves from every namespace, CVE-2020-8554; Istio adds this Gateway\'s listeners to the gateway pods of a Hostname address\'s Service); they are the platform\'s: leave spec.addresses out and let the controller assign one, or ask the platform',
+  }),
   identityMalformed: rule({
     id: 'identity.malformed',
     webhook: 'both',

@@ -108,6 +108,22 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(after.status, 200, `beta widens its Gateway once no route of alpha's names it: ${after.text}`);
     });
 
+    test("beta's Gateway asking for an address (Envoy Gateway's proxy Service external IP, Istio's Hostname binding to alpha's gateway Service) is refused, at CREATE, UPDATE, server-side apply and dry run; the administrator (break-glass) sets one", async () => {
+      const s = suite();
+      const withAddresses = (name: string, addresses: object[]) => ({ ...gateway(name), spec: { ...gateway(name).spec, addresses } });
+      const ip = [{ type: 'IPAddress', value: '203.0.113.7' }];
+      const hostname = [{ type: 'Hostname', value: `alpha-gw.${EDGE}.svc.cluster.local` }];
+      const asks = /spec\.addresses: .* may not set spec\.addresses \["IPAddress:203\.0\.113\.7"\]: the gateway controller puts this Gateway on them .*CVE-2020-8554.*leave spec\.addresses out and let the controller assign one, or ask the platform/;
+      refused(await s.api(beta, 'POST', GATEWAYS(EDGE), withAddresses('beta-addr', ip)), 'gateway.addresses', asks);
+      refused(await s.api(beta, 'POST', `${GATEWAYS(EDGE)}?dryRun=All`, withAddresses('beta-addr', hostname)), 'gateway.addresses', /\["Hostname:alpha-gw\.gw-edge\.svc\.cluster\.local"\]/);
+      ok("beta's Gateway without", await s.api(beta, 'POST', GATEWAYS(EDGE), gateway('beta-addr')));
+      refused(await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/beta-addr`, { spec: { addresses: ip } }, 'application/merge-patch+json'), 'gateway.addresses', asks);
+      const applied = withAddresses('beta-addr', ip);
+      refused(await s.api(beta, 'PATCH', `${GATEWAYS(EDGE)}/beta-addr?fieldManager=beta&force=true`, { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: 'beta-addr' }, spec: applied.spec }, 'application/apply-patch+yaml'), 'gateway.addresses', asks);
+      const admin = await s.api(s.admin, 'POST', GATEWAYS(EDGE), withAddresses('platform-edge', ip));
+      assert.equal(admin.status, 201, `the administrator's Gateway with an address: ${admin.text}`);
+    });
+
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
       const s = suite();
       ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-api')));

@@ -1,0 +1,41 @@
+// A Gateway's `spec.addresses` are the platform's, as a Service's external IPs are
+// (external-ips.ts): the gateway controller puts the Gateway on the addresses it asks for.
+// Envoy Gateway makes an IPAddress its proxy Service's external IP, which kube-proxy on every
+// node serves from every namespace (CVE-2020-8554): beta's Gateway asking for the address
+// alpha's sandboxes call takes those calls. Istio binds a Hostname address's Service, and its
+// gateway pods, to the Gateway's listeners (manual deployment): beta's Gateway naming alpha's
+// gateway Service adds beta's listeners, hostnames and certificates to alpha's gateway pods.
+// Which address is whose is not known at admission, so in the review scope only the platform,
+// system controllers and break-glass add one. Keeping or removing addresses passes; an
+// address the controller assigns (status.addresses) is not asked for.
+import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
+import type { Finding } from '../../admission/verdict.js';
+import { GATEWAY_API } from '../kinds.js';
+import { isRec } from '../unstructured.js';
+import type { Policy } from '../policy.js';
+import type { Requester } from '../requester/identity.js';
+import { isPlatform, isTrusted } from '../requester/principals.js';
+import { RULES } from './catalog.js';
+
+/** The addresses a Gateway's spec asks for, as `type:value` (an absent type is IPAddress); anything else in the list as its JSON. */
+function addresses(obj: KubeObject | null | undefined): string[] {
+  const spec = obj?.spec;
+  if (!isRec(spec) || spec.addresses === undefined) return [];
+  if (!Array.isArray(spec.addresses)) return [JSON.stringify(spec.addresses)];
+  return spec.addresses.map((a) => (isRec(a) && typeof a.value === 'string' && (a.type === undefined || typeof a.type === 'string') ? `${a.type ?? 'IPAddress'}:${a.value}` : JSON.stringify(a)));
+}
+
+export function gatewayAddresses(req: AdmissionRequest, requester: Requester, policy: Policy): Finding[] {
+  if (req.resource.group !== GATEWAY_API || req.resource.resource !== 'gateways' || req.subResource !== undefined) return [];
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return [];
+  const before = new Set(req.operation === 'UPDATE' ? addresses(req.oldObject) : []);
+  const added = addresses(req.object).filter((a) => !before.has(a));
+  if (added.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  return [
+    {
+      rule: RULES.gatewayAddresses.id,
+      path: 'spec.addresses',
+      message: `${requester.username} may not set spec.addresses ${JSON.stringify(added.slice(0, 8))}: the gateway controller puts this Gateway on them (Envoy Gateway makes an IP address its proxy Service's external IP, which kube-proxy serves from every namespace, CVE-2020-8554; Istio adds this Gateway's listeners to the gateway pods of a Hostname address's Service); they are the platform's: leave spec.addresses out and let the controller assign one, or ask the platform`,
+    },
+  ];
+}
