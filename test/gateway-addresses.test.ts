@@ -72,7 +72,7 @@ describe("a Gateway's spec.addresses", () => {
   }
 
   test('what Deed cannot read as an address counts as one added', () => {
-    for (const hostile of ['203.0.113.7', [null], [{ value: 7 }], [{ type: 3, value: 'x' }], {}]) assert.equal(create(LAB_B, 'shared', hostile).allowed, false, JSON.stringify(hostile));
+    for (const hostile of ['203.0.113.7', [null], [{ value: 7 }], [{ type: 3, value: 'x' }], [{ type: 3 }], {}]) assert.equal(create(LAB_B, 'shared', hostile).allowed, false, JSON.stringify(hostile));
   });
 
   for (const { who, user } of [
@@ -88,6 +88,8 @@ describe("a Gateway's spec.addresses", () => {
   test("everyday Gateways pass: none, an empty list, and changes that keep, reorder or remove the platform's addresses; a status write is the controller's", () => {
     assert.equal(create(RUNNER_A, 'sandbox-a').allowed, true);
     assert.equal(create(LAB_B, 'shared', []).allowed, true);
+    // An address of a type with no value asks the controller to assign one (reviewer-100 F2).
+    assert.equal(create(LAB_B, 'shared', [{ type: 'IPAddress' }, { type: 'Hostname', value: '' }]).allowed, true);
     assert.equal(update(NOBODY, 'shared', [...IP, ...HOSTNAME], [...HOSTNAME, ...IP]).allowed, true);
     assert.equal(update(NOBODY, 'shared', [...IP, ...HOSTNAME], IP).allowed, true);
     assert.equal(update(NOBODY, 'shared', IP, undefined).allowed, true);

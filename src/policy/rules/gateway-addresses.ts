@@ -17,12 +17,20 @@ import type { Requester } from '../requester/identity.js';
 import { isPlatform, isTrusted } from '../requester/principals.js';
 import { RULES } from './catalog.js';
 
-/** The addresses a Gateway's spec asks for, as `type:value` (an absent type is IPAddress); anything else in the list as its JSON. */
+/**
+ * The addresses a Gateway's spec asks for, as `type:value` (an absent type is IPAddress); one
+ * without a value asks the controller to assign any address of its type (reviewer-100 F2), and
+ * asks for none; anything else in the list as its JSON.
+ */
 function addresses(obj: KubeObject | null | undefined): string[] {
   const spec = obj?.spec;
   if (!isRec(spec) || spec.addresses === undefined) return [];
   if (!Array.isArray(spec.addresses)) return [JSON.stringify(spec.addresses)];
-  return spec.addresses.map((a) => (isRec(a) && typeof a.value === 'string' && (a.type === undefined || typeof a.type === 'string') ? `${a.type ?? 'IPAddress'}:${a.value}` : JSON.stringify(a)));
+  return spec.addresses.flatMap((a) => {
+    if (!isRec(a) || !(a.type === undefined || typeof a.type === 'string')) return [JSON.stringify(a)];
+    if (a.value === undefined || a.value === '') return [];
+    return typeof a.value === 'string' ? [`${a.type ?? 'IPAddress'}:${a.value}`] : [JSON.stringify(a)];
+  });
 }
 
 export function gatewayAddresses(req: AdmissionRequest, requester: Requester, policy: Policy): Finding[] {
