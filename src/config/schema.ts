@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { KEY_ID_PATTERN } from '../policy/stamps/attestation.js';
 import { ENFORCEMENT_MODES } from '../policy/rules/rule-info.js';
+import { HOSTNAME_PATTERN, hostnamesOverlap } from '../policy/hostnames.js';
 
 // A label value (RFC 1123-ish, as the API server validates label values): environment
 // ids end up in a label, so they must be valid label values or every stamp would fail.
@@ -44,6 +45,12 @@ export const environmentSchema = z
       .default([])
       .describe(
         "Other environments whose stamped PersistentVolumeClaims this environment's pods may mount or clone. Unset: none (rule `claim.cross-environment`).",
+      ),
+    hostnames: z
+      .array(z.string().regex(HOSTNAME_PATTERN, 'must be a lower-case hostname, or *. and a domain'))
+      .default([])
+      .describe(
+        "Hostnames that are this environment's alone, exact or `*.domain` (every name under it): a route (HTTPRoute, GRPCRoute, TLSRoute), an Ingress or a Gateway's or ListenerSet's listener of anyone else that names one, or a wildcard over one, is refused (rule `route.hostnames`), since the gateway or ingress controller would send this environment's requests for it there. Unset: none. No two environments' may overlap.",
       ),
     namespaces: z
       .array(dnsLabel)
@@ -388,6 +395,13 @@ export const configSchema = z
       env.claimsFrom.forEach((other, j) => {
         if (!ids.has(other)) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: `unknown environment "${other}"` });
         else if (other === env.id) ctx.addIssue({ code: 'custom', path: ['environments', i, 'claimsFrom', j], message: 'an environment always mounts its own claims; do not list it' });
+      }),
+    );
+    // A hostname two environments declare would be neither's alone.
+    cfg.environments.forEach((env, i) =>
+      env.hostnames.forEach((host, j) => {
+        const other = cfg.environments.find((e, k) => k !== i && e.hostnames.some((h) => hostnamesOverlap(h, host)));
+        if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['environments', i, 'hostnames', j], message: `overlaps environment "${other.id}"'s hostnames: a hostname is one environment's alone` });
       }),
     );
     // A namespace bound to two environments would admit neither's creates unambiguously.

@@ -302,6 +302,12 @@ export interface KindRow {
    */
   readsByName?: readonly string[];
   /**
+   * Where its objects name the hostnames they take traffic for (a route's `hostnames`, an
+   * Ingress's hosts, a listener's hostname): one that an environment declares its own is named
+   * by that environment's principals alone (rules/route-hostnames.ts).
+   */
+  hostnames?: readonly string[];
+  /**
    * Its references (above) name objects of these resources, and their follower acts, for as
    * long as it lives, on whatever stands under the name, whoever created it: kube-proxy routes a
    * Service by the EndpointSlices labelled with its name, the HPA controller scales the workload
@@ -401,6 +407,10 @@ const KEDA_AUTHENTICATION = { path: 'spec.triggers[].authenticationRef', by: 'lo
 export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
 /** Where a Gateway's client-certificate validation names its CA certificates (ConfigMaps, by default). */
 const GATEWAY_CLIENT_CAS = ['spec.tls.frontend.default.validation.caCertificateRefs[]', 'spec.tls.frontend.perPort[].tls.validation.caCertificateRefs[]', 'spec.listeners[].tls.frontendValidation.caCertificateRefs[]'] as const;
+/** The hostname a listener, of a Gateway or a ListenerSet, takes traffic for. */
+const LISTENER_HOSTNAMES = ['spec.listeners[].hostname'] as const;
+/** The hostnames a route takes on its parents' listeners (TCPRoute and UDPRoute take ports, no hostnames). */
+const ROUTE_HOSTNAMES = ['spec.hostnames[]'] as const;
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
 const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener", readsLive: true } as const;
 /**
@@ -411,6 +421,7 @@ const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', 
  */
 const LISTENER_SET = {
   namespaced: true,
+  hostnames: LISTENER_HOSTNAMES,
   // Cached, as a Gateway is: read when a route names one as its parent, and the Secrets its
   // listeners name for TLS are held for it (readsByName) as an Ingress's are.
   lookup: 'cache',
@@ -1226,6 +1237,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'ingresses',
     namespaced: true,
+    hostnames: ['spec.rules[].host', 'spec.tls[].hosts[]'],
     references: [
       { path: 'spec.defaultBackend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
@@ -1246,9 +1258,9 @@ export const KIND_TABLE = [
   // A route's Services and parents, as an Ingress's Services (followsByName): listed live at the
   // CREATE of a Service, Gateway or ListenerSet, at whichever version the cluster serves, none
   // where the kind is not installed.
-  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
-  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
-  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   {
@@ -1257,6 +1269,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'gateways',
     namespaced: true,
+    hostnames: LISTENER_HOSTNAMES,
     // Cached: read when a route names one as its parent (its stamps say whose listeners they
     // are), and what it reads by name for as long as it lives (its listeners' and backends'
     // certificates, its infrastructure's ConfigMap) is held for it against other environments'

@@ -20,7 +20,7 @@ import { DEFAULT_WORKLOAD_CONTROLLERS } from '../../src/config/schema.js';
 export const DEED_NAMESPACE = 'deed-system';
 /**
  * alpha: sandbox-a's runner (and shared-owners' runner, for cases/runner-owners.ts alone),
- * sandbox-a bound to it, platform:runner-controller its manager; beta: every service account of sandbox-b, granted host networking; the
+ * sandbox-a bound to it, `*.alpha.sandboxes.test` its hostnames, platform:runner-controller its manager; beta: every service account of sandbox-b, granted host networking; the
  * administrator is break-glass; platform:gitops a declared platform deployer (GitOps, Helm);
  * platform:cert-manager and platform:external-secrets operators listed with the workload controllers.
  */
@@ -29,6 +29,7 @@ environments:
   - id: alpha
     serviceAccounts: ["sandbox-a:runner", "shared-owners:runner"]
     namespaces: ["sandbox-a"]
+    hostnames: ["*.alpha.sandboxes.test"]
     managers:
       users: ["system:serviceaccount:platform:runner-controller"]
   - id: beta

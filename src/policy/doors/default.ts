@@ -21,6 +21,7 @@ import { copiedMetadataStamps } from '../rules/copied-metadata.js';
 import { namespaceWideWrite } from '../rules/namespace-wide.js';
 import { serviceExternalIps } from '../rules/external-ips.js';
 import { gatewayAddresses } from '../rules/gateway-addresses.js';
+import { routeHostnames } from '../rules/route-hostnames.js';
 import { mappedAccountWrite } from '../rules/mapped-account.js';
 import { unownedOutput } from '../rules/unowned-output.js';
 import { operatorIdentity } from '../rules/operator-identity.js';
@@ -64,6 +65,7 @@ export const DEFAULT_DOOR: DoorReview<DefaultDoor> = {
         ...namespaceWideWrite(req, namespace, requester, ctx.policy),
         ...serviceExternalIps(req, requester, ctx.policy),
         ...gatewayAddresses(req, requester, ctx.policy),
+        ...routeHostnames(req, requester, ctx.policy),
         // A service account the policy maps to an environment is that environment's identity.
         ...mappedAccountWrite(req, namespace, requester, ctx.policy),
         // What an environment asks an operator to make must be tied to it by an owner reference.

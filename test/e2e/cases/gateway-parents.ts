@@ -124,6 +124,28 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(admin.status, 201, `the administrator's Gateway with an address: ${admin.text}`);
     });
 
+    test("beta's route, Ingress or ListenerSet naming a hostname alpha declares (*.alpha.sandboxes.test) is refused, at CREATE, UPDATE, server-side apply and dry run; alpha's passes", async () => {
+      const s = suite();
+      const host = 'run-1.alpha.sandboxes.test';
+      const named = (name: string, hostnames: string[]) => ({ ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]), spec: { ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]).spec, hostnames } });
+      const whose = /is environment alpha's hostname \(\*\.alpha\.sandboxes\.test\), and system:serviceaccount:sandbox-b:gw-parents-admin does not act for it: the gateway controller would send alpha's requests for it that this HTTPRoute matches best to this HTTPRoute; name a hostname of this environment's own/;
+      ok("beta's Service", await s.api(beta, 'POST', SERVICES(FRONT), service('beta-web')));
+      refused(await s.api(beta, 'POST', ROUTES(FRONT), named('beta-login', [host])), 'route.hostnames', whose);
+      refused(await s.api(beta, 'POST', `${ROUTES(FRONT)}?dryRun=All`, named('beta-login', ['*.sandboxes.test'])), 'route.hostnames', /\*\.sandboxes\.test is environment alpha's hostname/);
+      ok("beta's route on its own hostname", await s.api(beta, 'POST', ROUTES(FRONT), named('beta-login', ['beta-login.example.net'])));
+      refused(await s.api(beta, 'PATCH', `${ROUTES(FRONT)}/beta-login`, { spec: { hostnames: ['beta-login.example.net', host] } }, 'application/merge-patch+json'), 'route.hostnames', whose);
+      const applied = named('beta-login', [host]);
+      refused(await s.api(beta, 'PATCH', `${ROUTES(FRONT)}/beta-login?fieldManager=beta&force=true`, { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: 'beta-login' }, spec: applied.spec }, 'application/apply-patch+yaml'), 'route.hostnames', whose);
+      const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'beta-login' }, spec: { rules: [{ host, http: { paths: [{ path: '/login', pathType: 'Prefix', backend: { service: { name: 'beta-web', port: { number: 80 } } } }] } }] } };
+      refused(await s.api(beta, 'POST', `/apis/networking.k8s.io/v1/namespaces/${FRONT}/ingresses`, ingress), 'route.hostnames', /spec\.rules\[0\]\.host: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
+      const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'beta-login' }, spec: { parentRef: { name: 'public', namespace: INFRA }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: host }] } };
+      refused(await s.api(beta, 'POST', LISTENER_SETS(FRONT), set), 'route.hostnames', /spec\.listeners\[0\]\.hostname: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
+      // Alpha's own.
+      ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(FRONT), service('alpha-web-1')));
+      const own = await s.api(alpha, 'POST', ROUTES(FRONT), { ...named('alpha-run-1', [host]), spec: { ...named('alpha-run-1', [host]).spec, rules: [{ backendRefs: [{ name: 'alpha-web-1', port: 80 }] }] } });
+      assert.equal(own.status, 201, `alpha's route on its hostname: ${own.text}`);
+    });
+
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
       const s = suite();
       ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-api')));

@@ -1,0 +1,122 @@
+// route.hostnames (rules/route-hostnames.ts): a hostname an environment declares its own is
+// named by it alone, in a route's hostnames, an Ingress's hosts, a listener's hostname. In a
+// real API server: test/e2e/cases/gateway-parents.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../src/admission/decide.js';
+import type { KubeObject, UserInfo } from '../src/admission/types.js';
+import { parseConfigText } from '../src/config/load.js';
+import type { ConfigInput } from '../src/config/schema.js';
+import { hostnamesOverlap } from '../src/policy/hostnames.js';
+import { fixture, testContext, type Review } from './helpers.js';
+
+const POLICY: ConfigInput = {
+  environments: [
+    { id: 'alpha', serviceAccounts: ['sandbox-a:runner'], namespaces: ['sandbox-a'], hostnames: ['*.alpha.sandboxes.example.com', 'alpha.example.org'], managers: { users: ['system:serviceaccount:platform:alpha-manager'] } },
+    { id: 'beta', serviceAccounts: ['sandbox-b:*'] },
+  ],
+  platform: { users: ['system:serviceaccount:platform:deployer'], groups: [] },
+};
+
+const sa = (ns: string, name: string): UserInfo => ({ username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'], extra: {} });
+const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as UserInfo;
+const LAB_B = sa('sandbox-b', 'lab');
+const G = 'gateway.networking.k8s.io';
+
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute';
+const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
+  HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
+  GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
+  TLSRoute: { group: G, version: 'v1alpha2', resource: 'tlsroutes' },
+  TCPRoute: { group: G, version: 'v1alpha2', resource: 'tcproutes' },
+  Ingress: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+  Gateway: { group: G, version: 'v1', resource: 'gateways' },
+  ListenerSet: { group: G, version: 'v1', resource: 'listenersets' },
+};
+
+/** An object of `kind` naming `hosts` where that kind names hostnames. */
+function named(kind: Kind, hosts: string[]): KubeObject {
+  const { group, version } = RESOURCES[kind];
+  const spec =
+    kind === 'Ingress'
+      ? { rules: hosts.map((host) => ({ host, http: { paths: [{ path: '/login', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } })) }
+      : kind === 'Gateway' || kind === 'ListenerSet'
+        ? { ...(kind === 'Gateway' ? { gatewayClassName: 'shared' } : { parentRef: { name: 'shared', namespace: 'infra' } }), listeners: hosts.map((hostname, i) => ({ name: `l${i}`, protocol: 'HTTPS', port: 443, hostname })) }
+        : { parentRefs: [{ name: 'shared', namespace: 'infra' }], hostnames: hosts, rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] };
+  return { apiVersion: group === '' ? version : `${group}/${version}`, kind, metadata: { name: 'front', namespace: 'shared' }, spec } as KubeObject;
+}
+
+/** The route.hostnames findings of the validating review, each as `path: message` (the other rules need a cluster). */
+function answer(kind: Kind, userInfo: UserInfo, more: Record<string, unknown>, policy: ConfigInput = POLICY): { found: string; warnings: string[] } {
+  const body: Review = fixture('validate-create-pod-by-runner.json');
+  const { group, version, resource } = RESOURCES[kind];
+  body.request = { ...body.request, kind: { group, version, kind }, resource: { group, version, resource }, requestKind: undefined, requestResource: undefined, name: 'front', namespace: 'shared', userInfo, subResource: undefined, ...more };
+  const d = decide('validate', body, testContext(policy));
+  if (d.kind !== 'review') throw new Error(d.message);
+  const found = d.verdict.findings.filter((f) => f.rule === 'route.hostnames');
+  return { found: found.map((f) => `[${f.rule}] ${f.path}: ${f.message}`).join('; '), warnings: d.response.response.warnings ?? [] };
+}
+const create = (kind: Kind, who: UserInfo, hosts: string[], policy?: ConfigInput) => answer(kind, who, { operation: 'CREATE', object: named(kind, hosts), oldObject: null }, policy);
+const update = (kind: Kind, who: UserInfo, before: string[], after: string[]) => answer(kind, who, { operation: 'UPDATE', object: named(kind, after), oldObject: named(kind, before) });
+const refusal = (a: { found: string }) => a.found;
+
+describe('route.hostnames: a hostname an environment declares is named by it alone', () => {
+  test("beta's route, Ingress or listener naming alpha's hostname, or a wildcard over it, is refused, saying whose it is and what to do", () => {
+    for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'Ingress', 'Gateway', 'ListenerSet'] as const)
+      for (const host of ['run-7.alpha.sandboxes.example.com', 'a.b.alpha.sandboxes.example.com', '*.alpha.sandboxes.example.com', '*.sandboxes.example.com', '*.example.com', 'ALPHA.example.org', '*.example.org']) {
+        const message = refusal(create(kind, LAB_B, ['beta.example.net', host]));
+        assert.match(message, new RegExp(`\\[route\\.hostnames\\] spec\\.\\S+\\[1\\]\\S*: ${host.replace(/[.*]/g, (c) => `\\${c}`)} is environment alpha's hostname \\((\\*\\.alpha\\.sandboxes\\.example\\.com|alpha\\.example\\.org)\\), and system:serviceaccount:sandbox-b:lab does not act for it: the (gateway|ingress) controller would send alpha's requests for it that this ${kind} matches best to this ${kind}; name a hostname of this environment's own`), `${kind} ${host}: ${message}`);
+      }
+    // An Ingress's TLS hosts too; and a principal of no environment.
+    const tls = { ...named('Ingress', []), spec: { tls: [{ hosts: ['x.alpha.sandboxes.example.com'], secretName: 'c' }] } };
+    assert.match(refusal(answer('Ingress', LAB_B, { operation: 'CREATE', object: tls, oldObject: null })), /spec\.tls\[0\]\.hosts\[0\]: x\.alpha\.sandboxes\.example\.com is environment alpha's/);
+    assert.match(refusal(create('HTTPRoute', sa('plain', 'stranger'), ['run-7.alpha.sandboxes.example.com'])), /route\.hostnames/);
+  });
+
+  test("beta's own hostnames, and names that only look alike, pass; so does a route that names none, and a TCPRoute (ports, no hostnames)", () => {
+    for (const host of ['beta.example.net', 'alpha.sandboxes.example.com', 'xalpha.sandboxes.example.com', 'alpha.example.org.evil.net', '*.beta.sandboxes.example.com', 'example.org']) assert.equal(refusal(create('HTTPRoute', LAB_B, [host])), '', host);
+    assert.equal(refusal(create('HTTPRoute', LAB_B, [])), '');
+    assert.equal(refusal(answer('TCPRoute', LAB_B, { operation: 'CREATE', object: { ...named('TCPRoute', []), spec: { parentRefs: [{ name: 'shared' }], hostnames: ['run-7.alpha.sandboxes.example.com'] } }, oldObject: null })), '');
+  });
+
+  test("alpha, its manager, the platform and break-glass name alpha's hostnames", () => {
+    for (const who of [RUNNER_A, sa('platform', 'alpha-manager'), sa('platform', 'deployer'), fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo]) assert.equal(refusal(create('HTTPRoute', who, ['run-7.alpha.sandboxes.example.com', '*.alpha.sandboxes.example.com'])), '', who.username);
+  });
+
+  test('an UPDATE is judged for the hostnames it adds, not those it keeps', () => {
+    assert.equal(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], ['run-7.alpha.sandboxes.example.com', 'beta.example.net'])), '');
+    assert.match(refusal(update('HTTPRoute', LAB_B, ['beta.example.net'], ['beta.example.net', 'run-8.alpha.sandboxes.example.com'])), /run-8\.alpha\.sandboxes\.example\.com is environment alpha's/);
+  });
+
+  test('without declared hostnames nothing is judged; in warn mode the route passes with a warning', () => {
+    const bare: ConfigInput = { ...POLICY, environments: POLICY.environments!.map((e) => ({ ...e, hostnames: [] })) };
+    assert.equal(refusal(create('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], bare)), '');
+    const warned = create('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], { ...POLICY, rules: { 'route.hostnames': 'warn' } });
+    assert.ok(warned.warnings.some((w) => w.includes('route.hostnames')), JSON.stringify(warned.warnings));
+  });
+
+  test('hostnames overlap as the controllers match them: equal, under a wildcard, or wildcards one within the other', () => {
+    const cases: Array<[string, string, boolean]> = [
+      ['a.example.com', 'A.EXAMPLE.COM', true],
+      ['a.example.com', '*.example.com', true],
+      ['x.a.example.com', '*.example.com', true],
+      ['example.com', '*.example.com', false],
+      ['*.a.example.com', '*.example.com', true],
+      ['*.example.com', 'a.example.com', true],
+      ['*.example.com', '*.example.org', false],
+      ['bexample.com', '*.example.com', false],
+      ['a.example.com', 'b.example.com', false],
+    ];
+    for (const [a, b, overlap] of cases) {
+      assert.equal(hostnamesOverlap(a, b), overlap, `${a} ${b}`);
+      assert.equal(hostnamesOverlap(b, a), overlap, `${b} ${a}`);
+    }
+  });
+
+  test('a policy where two environments declare overlapping hostnames, or a malformed one, is refused when loaded', () => {
+    const text = (alpha: string, beta: string) => `environments:\n  - id: alpha\n    serviceAccounts: ["a:runner"]\n    hostnames: ["${alpha}"]\n  - id: beta\n    serviceAccounts: ["b:runner"]\n    hostnames: ["${beta}"]\n`;
+    assert.throws(() => parseConfigText(text('*.sandboxes.example.com', 'run.beta.sandboxes.example.com')), /environments\.1\.hostnames\.0.*overlaps environment "alpha"'s hostnames/s);
+    assert.throws(() => parseConfigText(text('*.alpha.example.com', 'Bad_Host')), /must be a lower-case hostname/);
+    assert.doesNotThrow(() => parseConfigText(text('*.alpha.example.com', '*.beta.example.com')));
+  });
+});
