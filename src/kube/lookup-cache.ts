@@ -42,11 +42,12 @@ export interface LookupCacheOptions {
   /** ConfigMaps every pod names (`template.wellKnownConfigMaps`): left out of the index of readers, as no rule asks for theirs. */
   wellKnownConfigMaps?: readonly string[];
   /**
-   * A namespace now holds a pod whose reads are past what the cache keeps of one pod
-   * (KEPT_READS_BYTES, lookup-facts.ts): the cache keeps hashes of its names instead, and the
-   * pod is read live when looked up. Heard once per namespace each time it comes to hold one.
+   * A namespace now holds an object (a pod, an Ingress, a Gateway: a reading kind) whose reads
+   * are past what the cache keeps of one object (KEPT_READS_BYTES, lookup-facts.ts): the cache
+   * keeps hashes of its names instead, and it is read live when looked up. Heard once per
+   * namespace each time it comes to hold one.
    */
-  onReadsNotKept?(namespace: string, pod: string): void;
+  onReadsNotKept?(namespace: string, name: string, resource: CachedResource): void;
   /** A kind was shed: it held `bytes` and the stores `total` with it, over `budget`. */
   onShed?(resource: CachedResource, weight: { bytes: number; total: number; budget: number }): void;
 }
@@ -151,7 +152,7 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
         ...(readerIndexes.has(resource as CachedResource)
           ? {
               onStored: (namespace: string, name: string, before: StoredFacts | undefined, after: StoredFacts | undefined) => {
-                if (readerIndexes.get(resource as CachedResource)!.update(namespace, name, before, after)) o.onReadsNotKept?.(namespace, name);
+                if (readerIndexes.get(resource as CachedResource)!.update(namespace, name, before, after)) o.onReadsNotKept?.(namespace, name, resource as CachedResource);
               },
             }
           : {}),

@@ -202,10 +202,10 @@ async function clusterLookups(opts: ServeOptions, metrics: Metrics, ring: KeyRin
         'lookup cache over its memory budget: this resource is no longer cached and its lookups are read from the API server until Deed restarts (raise --cache-memory or the memory limit; docs/operations.md, "Sizing")',
       );
     },
-    onReadsNotKept: (namespace, pod) =>
+    onReadsNotKept: (namespace, name, resource) =>
       logger.warn(
-        { namespace, pod },
-        "a pod names more than the lookup cache keeps of one pod's reads: its names are kept as hashes, and it is read from the API server when looked up (deed_lookup_cache_pods_reads_not_kept; docs/operations.md, \"Sizing\")",
+        { namespace, name, resource },
+        "an object (a pod, an Ingress, a Gateway) names more than the lookup cache keeps of one object's reads: its names are kept as hashes, and it is read from the API server when looked up (deed_lookup_cache_pods_reads_not_kept; docs/operations.md, \"Sizing\")",
       ),
     kc,
     deedNamespace: opts.namespace,

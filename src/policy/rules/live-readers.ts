@@ -21,7 +21,8 @@
 // references, cached beside the pods): the ingress controller serves whatever Secret stands
 // under the name, so a Secret's CREATE is judged against the Ingresses that name it too; and
 // a Gateway or ListenerSet its listeners' certificates, a Gateway the ConfigMap its proxy is
-// built from (Istio's parametersRef).
+// built from (Istio's parametersRef) and its client CAs, a BackendTLSPolicy the CA ConfigMaps
+// it verifies its Service by.
 // So too for what a live object of another kind names and is followed by (referrers.ts, the
 // kind table's `followsByName`): an EndpointSlice or an Endpoints routes the Service of its
 // name, an Ingress publishes the Services it names, an HPA scales the workload it names, each
