@@ -23,7 +23,7 @@ const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as
 const LAB_B = sa('sandbox-b', 'lab');
 const G = 'gateway.networking.k8s.io';
 
-type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute';
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate';
 const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
   HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
   GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
@@ -32,6 +32,7 @@ const RESOURCES: Record<Kind, { group: string; version: string; resource: string
   Ingress: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
   Gateway: { group: G, version: 'v1', resource: 'gateways' },
   ListenerSet: { group: G, version: 'v1', resource: 'listenersets' },
+  Certificate: { group: 'cert-manager.io', version: 'v1', resource: 'certificates' },
 };
 
 /** An object of `kind` naming `hosts` where that kind names hostnames. */
@@ -65,12 +66,17 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     for (const kind of ['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'Ingress', 'Gateway', 'ListenerSet'] as const)
       for (const host of ['run-7.alpha.sandboxes.example.com', 'a.b.alpha.sandboxes.example.com', '*.alpha.sandboxes.example.com', '*.sandboxes.example.com', '*.example.com', 'ALPHA.example.org', '*.example.org']) {
         const message = refusal(create(kind, LAB_B, ['beta.example.net', host]));
-        assert.match(message, new RegExp(`\\[route\\.hostnames\\] spec\\.\\S+\\[1\\]\\S*: ${host.replace(/[.*]/g, (c) => `\\${c}`)} is environment alpha's hostname \\((\\*\\.alpha\\.sandboxes\\.example\\.com|alpha\\.example\\.org)\\), and system:serviceaccount:sandbox-b:lab does not act for it: the (gateway|ingress) controller would send alpha's requests for it that this ${kind} matches best to this ${kind}; name a hostname of this environment's own`), `${kind} ${host}: ${message}`);
+        const follower = kind === 'Ingress' ? "the ingress controller would send its requests that this Ingress matches best to this Ingress's backends" : kind === 'Gateway' || kind === 'ListenerSet' ? "the gateway controller would take its connections on this listener, with this listener's certificate" : "the gateway controller would send its requests that this route matches best to this route's backends";
+        assert.match(message, new RegExp(`\\[route\\.hostnames\\] spec\\.\\S+\\[1\\]\\S*: ${host.replace(/[.*]/g, (c) => `\\${c}`)} is environment alpha's hostname \\((\\*\\.alpha\\.sandboxes\\.example\\.com|alpha\\.example\\.org)\\), and system:serviceaccount:sandbox-b:lab does not act for it: ${follower.replace(/[.'()]/g, (c) => `\\${c}`)}; name a hostname of this environment's own$`), `${kind} ${host}: ${message}`);
       }
     // An Ingress's TLS hosts too; and a principal of no environment.
     const tls = { ...named('Ingress', []), spec: { tls: [{ hosts: ['x.alpha.sandboxes.example.com'], secretName: 'c' }] } };
     assert.match(refusal(answer('Ingress', LAB_B, { operation: 'CREATE', object: tls, oldObject: null })), /spec\.tls\[0\]\.hosts\[0\]: x\.alpha\.sandboxes\.example\.com is environment alpha's/);
     assert.match(refusal(create('HTTPRoute', sa('plain', 'stranger'), ['run-7.alpha.sandboxes.example.com'])), /route\.hostnames/);
+    // A cert-manager Certificate for it: an ACME CA would issue beta a certificate for alpha's name.
+    const certificate = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'front', namespace: 'shared' }, spec: { secretName: 'front-tls', commonName: 'run-7.alpha.sandboxes.example.com', dnsNames: ['beta.example.net', 'run-7.alpha.sandboxes.example.com'], issuerRef: { name: 'acme' } } };
+    const issued = answer('Certificate', LAB_B, { operation: 'CREATE', object: certificate, oldObject: null }).found;
+    assert.match(issued, /^\[route\.hostnames\] spec\.dnsNames\[1\]: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname .*: cert-manager would have a certificate for it issued into this Certificate's Secret/);
   });
 
   test("beta's own hostnames, and names that only look alike, pass; so does a route that names none, and a TCPRoute (ports, no hostnames)", () => {

@@ -303,10 +303,11 @@ export interface KindRow {
   readsByName?: readonly string[];
   /**
    * Where its objects name the hostnames they take traffic for (a route's `hostnames`, an
-   * Ingress's hosts, a listener's hostname): one that an environment declares its own is named
-   * by that environment's principals alone (rules/route-hostnames.ts).
+   * Ingress's hosts, a listener's hostname) or a certificate is issued for (a Certificate's
+   * dnsNames), and what its follower does for a hostname named there: one that an environment
+   * declares its own is named by that environment's principals alone (rules/route-hostnames.ts).
    */
-  hostnames?: readonly string[];
+  hostnames?: { readonly paths: readonly string[]; readonly follower: string };
   /**
    * Its references (above) name objects of these resources, and their follower acts, for as
    * long as it lives, on whatever stands under the name, whoever created it: kube-proxy routes a
@@ -408,9 +409,9 @@ export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
 /** Where a Gateway's client-certificate validation names its CA certificates (ConfigMaps, by default). */
 const GATEWAY_CLIENT_CAS = ['spec.tls.frontend.default.validation.caCertificateRefs[]', 'spec.tls.frontend.perPort[].tls.validation.caCertificateRefs[]', 'spec.listeners[].tls.frontendValidation.caCertificateRefs[]'] as const;
 /** The hostname a listener, of a Gateway or a ListenerSet, takes traffic for. */
-const LISTENER_HOSTNAMES = ['spec.listeners[].hostname'] as const;
+const LISTENER_HOSTNAMES = { paths: ['spec.listeners[].hostname'], follower: "the gateway controller would take its connections on this listener, with this listener's certificate" } as const;
 /** The hostnames a route takes on its parents' listeners (TCPRoute and UDPRoute take ports, no hostnames). */
-const ROUTE_HOSTNAMES = ['spec.hostnames[]'] as const;
+const ROUTE_HOSTNAMES = { paths: ['spec.hostnames[]'], follower: "the gateway controller would send its requests that this route matches best to this route's backends" } as const;
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
 const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener", readsLive: true } as const;
 /**
@@ -1237,7 +1238,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'ingresses',
     namespaced: true,
-    hostnames: ['spec.rules[].host', 'spec.tls[].hosts[]'],
+    hostnames: { paths: ['spec.rules[].host', 'spec.tls[].hosts[]'], follower: "the ingress controller would send its requests that this Ingress matches best to this Ingress's backends" },
     references: [
       { path: 'spec.defaultBackend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
@@ -1320,6 +1321,8 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificates',
     namespaced: true,
+    // An ACME CA issues for a name whoever answers its challenge there (cert-manager's solver route on a shared Gateway).
+    hostnames: { paths: ['spec.dnsNames[]', 'spec.commonName'], follower: "cert-manager would have a certificate for it issued into this Certificate's Secret (an ACME CA asks only that a challenge be answered on it, which cert-manager's solver does)" },
     // Read (metadata only) as the controlling owner of what cert-manager makes for it: its next
     // private key, and its Secret with --enable-certificate-owner-ref.
     lookup: 'get',

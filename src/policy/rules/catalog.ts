@@ -119,11 +119,11 @@ export const RULES = {
     id: 'route.hostnames',
     webhook: 'both',
     checks:
-      "A hostname an environment declares its own (`environments[].hostnames`, exact or `*.domain`) is named only by that environment's principals, its managers, the platform, system controllers and break-glass: in a Gateway API route's `spec.hostnames` (HTTPRoute, GRPCRoute, TLSRoute), an Ingress's `spec.rules[].host` or `spec.tls[].hosts`, or a Gateway's or ListenerSet's listener `hostname`, itself or a wildcard over it. Where environments' routes share a Gateway (or an ingress controller), the controller sends each request to the route that matches it best, so another environment's route naming the hostname with a longer path, or its listener for it, would take that environment's requests. A CREATE or UPDATE that adds such a hostname is refused; what an UPDATE keeps is not judged again. Without declared hostnames nothing is judged.",
+      "A hostname an environment declares its own (`environments[].hostnames`, exact or `*.domain`) is named only by that environment's principals, its managers, the platform, system controllers and break-glass: in a Gateway API route's `spec.hostnames` (HTTPRoute, GRPCRoute, TLSRoute), an Ingress's `spec.rules[].host` or `spec.tls[].hosts`, a Gateway's or ListenerSet's listener `hostname`, or a cert-manager Certificate's `spec.dnsNames` or `spec.commonName`, itself or a wildcard over it. Where environments' routes share a Gateway (or an ingress controller), the controller sends each request to the route that matches it best, so another environment's route naming the hostname with a longer path, or its listener for it, would take that environment's requests; and an ACME CA issues a certificate for a name to whoever's challenge is answered there, which cert-manager's solver route on the shared Gateway does. A CREATE or UPDATE that adds such a hostname is refused; what an UPDATE keeps is not judged again. Without declared hostnames nothing is judged.",
     defaultMode: 'deny',
     overridable: true,
     example:
-      "run-7.alpha.sandboxes.example.com is environment alpha's hostname (*.alpha.sandboxes.example.com), and system:serviceaccount:sandbox-b:lab does not act for it: the gateway controller would send alpha's requests for it that this HTTPRoute matches best to this HTTPRoute; name a hostname of this environment's own",
+      "run-7.alpha.sandboxes.example.com is environment alpha's hostname (*.alpha.sandboxes.example.com), and system:serviceaccount:sandbox-b:lab does not act for it: the gateway controller would send its requests that this route matches best to this route's backends; name a hostname of this environment's own",
   }),
   identityMalformed: rule({
     id: 'identity.malformed',

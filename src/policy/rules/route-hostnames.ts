@@ -4,7 +4,9 @@
 // namespaces), or their Ingresses to one ingress controller, the controller sends a request
 // to whichever route matches it best: beta's HTTPRoute naming alpha's hostname with a longer
 // path (`/login`) takes alpha's users' logins, and beta's ListenerSet listener for it takes
-// the connections, with beta's certificate. Which hostnames are whose is not in the cluster,
+// the connections, with beta's certificate; beta's Certificate for it has an ACME CA issue
+// beta a certificate for alpha's name (cert-manager's solver answers the challenge on the
+// shared Gateway). Which hostnames are whose is not in the cluster,
 // so the policy says it; a route, an Ingress or a listener of anyone but the environment, its
 // managers, the platform, system controllers and break-glass that names one, or a wildcard
 // over one, is refused. An environment's own routes are not limited to its hostnames, and a
@@ -31,8 +33,8 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, poli
   if (row?.hostnames === undefined) return [];
   const declared = policy.config.environments.filter((e) => e.hostnames.length > 0);
   if (declared.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
-  const before = new Set(req.operation === 'UPDATE' ? hostnamesOf(row.hostnames, req.oldObject).map((h) => h.host.toLowerCase()) : []);
-  for (const { host, at } of hostnamesOf(row.hostnames, req.object)) {
+  const before = new Set(req.operation === 'UPDATE' ? hostnamesOf(row.hostnames.paths, req.oldObject).map((h) => h.host.toLowerCase()) : []);
+  for (const { host, at } of hostnamesOf(row.hostnames.paths, req.object)) {
     if (before.has(host.toLowerCase())) continue;
     const owner = declared.find((e) => !actsFor(requester, e.id, policy) && e.hostnames.some((h) => hostnamesOverlap(host, h)));
     if (owner === undefined) continue;
@@ -41,7 +43,7 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, poli
       {
         rule: RULES.routeHostnames.id,
         path: at,
-        message: `${host} is environment ${owner.id}'s hostname (${theirs}), and ${requester.username} does not act for it: the ${row.kind === 'Ingress' ? 'ingress' : 'gateway'} controller would send ${owner.id}'s requests for it that this ${row.kind} matches best to this ${row.kind}; name a hostname of this environment's own`,
+        message: `${host} is environment ${owner.id}'s hostname (${theirs}), and ${requester.username} does not act for it: ${row.hostnames.follower}; name a hostname of this environment's own`,
       },
     ];
   }

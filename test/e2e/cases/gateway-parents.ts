@@ -128,7 +128,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       const s = suite();
       const host = 'run-1.alpha.sandboxes.test';
       const named = (name: string, hostnames: string[]) => ({ ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]), spec: { ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]).spec, hostnames } });
-      const whose = /is environment alpha's hostname \(\*\.alpha\.sandboxes\.test\), and system:serviceaccount:sandbox-b:gw-parents-admin does not act for it: the gateway controller would send alpha's requests for it that this HTTPRoute matches best to this HTTPRoute; name a hostname of this environment's own/;
+      const whose = /is environment alpha's hostname \(\*\.alpha\.sandboxes\.test\), and system:serviceaccount:sandbox-b:gw-parents-admin does not act for it: the gateway controller would send its requests that this route matches best to this route's backends; name a hostname of this environment's own/;
       ok("beta's Service", await s.api(beta, 'POST', SERVICES(FRONT), service('beta-web')));
       refused(await s.api(beta, 'POST', ROUTES(FRONT), named('beta-login', [host])), 'route.hostnames', whose);
       refused(await s.api(beta, 'POST', `${ROUTES(FRONT)}?dryRun=All`, named('beta-login', ['*.sandboxes.test'])), 'route.hostnames', /\*\.sandboxes\.test is environment alpha's hostname/);

@@ -635,6 +635,14 @@ export function pointerCases(suite: () => Suite): void {
       ], {});
     });
 
+    test("beta's Certificate for a hostname alpha declares (*.alpha.sandboxes.test) is refused (route.hostnames): an ACME CA would issue it to whoever answers the challenge there; alpha's passes", async () => {
+      const s = suite();
+      const forHost = (name: string, dnsNames: string[]) => ({ ...certificate(name, { name: 'platform-ca' }), spec: { ...certificate(name, { name: 'platform-ca' }).spec, dnsNames } });
+      refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), forHost('beta-alpha-host', ['beta.example.net', 'run-2.alpha.sandboxes.test'])), 'route.hostnames', /spec\.dnsNames\[1\]: run-2\.alpha\.sandboxes\.test is environment alpha's hostname \(\*\.alpha\.sandboxes\.test\), and system:serviceaccount:sandbox-b:cm-admin does not act for it: cert-manager would have a certificate for it issued into this Certificate's Secret/);
+      const own = await s.api(alpha, 'POST', CERTIFICATES(CM_NS), forHost('alpha-own-host', ['run-2.alpha.sandboxes.test']));
+      assert.equal(own.status, 201, `alpha's Certificate for its own hostname: ${own.text}`);
+    });
+
     test("beta's Certificate, CertificateRequest or Ingress annotation signed by alpha's Issuer is refused, and so is its Certificate written into alpha's TLS Secret", async () => {
       const s = suite();
       refused(await s.api(beta, 'POST', CERTIFICATES(CM_NS), certificate('beta-as-alpha', { name: 'alpha-ca' })), 'reference.cross-environment', /spec\.issuerRef: names Issuer alpha-ca, which belongs to another environment \(cert-manager has the issuer sign the Certificate's key/);
