@@ -8,7 +8,9 @@ import type { KubeObject, UserInfo } from '../src/admission/types.js';
 import { parseConfigText } from '../src/config/load.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { hostnamesOverlap } from '../src/policy/hostnames.js';
-import { fixture, testContext, type Review } from './helpers.js';
+import type { Lookup, ObjectLookup } from '../src/policy/policy.js';
+import { planLookups } from '../src/policy/lookup.js';
+import { FIXTURE_KEYS, fixture, stampedMetadata, testContext, type Review } from './helpers.js';
 
 const POLICY: ConfigInput = {
   environments: [
@@ -48,11 +50,12 @@ function named(kind: Kind, hosts: string[]): KubeObject {
 }
 
 /** The route.hostnames findings of the validating review, each as `path: message` (the other rules need a cluster). */
-function answer(kind: Kind, userInfo: UserInfo, more: Record<string, unknown>, policy: ConfigInput = POLICY): { found: string; warnings: string[] } {
+function answer(kind: Kind, userInfo: UserInfo, more: Record<string, unknown>, policy: ConfigInput = POLICY, lookup?: ObjectLookup): { found: string; warnings: string[] } {
   const body: Review = fixture('validate-create-pod-by-runner.json');
   const { group, version, resource } = RESOURCES[kind];
   body.request = { ...body.request, kind: { group, version, kind }, resource: { group, version, resource }, requestKind: undefined, requestResource: undefined, name: 'front', namespace: 'shared', userInfo, subResource: undefined, ...more };
-  const d = decide('validate', body, testContext(policy));
+  const context = testContext(policy);
+  const d = decide('validate', body, lookup === undefined ? context : { ...context, lookup });
   if (d.kind !== 'review') throw new Error(d.message);
   const found = d.verdict.findings.filter((f) => f.rule === 'route.hostnames');
   return { found: found.map((f) => `[${f.rule}] ${f.path}: ${f.message}`).join('; '), warnings: d.response.response.warnings ?? [] };
@@ -79,9 +82,8 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.match(issued, /^\[route\.hostnames\] spec\.dnsNames\[1\]: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname .*: cert-manager would have a certificate for it issued into this Certificate's Secret/);
   });
 
-  test("beta's own hostnames, and names that only look alike, pass; so does a route that names none, and a TCPRoute (ports, no hostnames)", () => {
+  test("beta's own hostnames, and names that only look alike, pass; so does a TCPRoute (ports, no hostnames)", () => {
     for (const host of ['beta.example.net', 'alpha.sandboxes.example.com', 'xalpha.sandboxes.example.com', 'alpha.example.org.evil.net', '*.beta.sandboxes.example.com', 'example.org']) assert.equal(refusal(create('HTTPRoute', LAB_B, [host])), '', host);
-    assert.equal(refusal(create('HTTPRoute', LAB_B, [])), '');
     assert.equal(refusal(answer('TCPRoute', LAB_B, { operation: 'CREATE', object: { ...named('TCPRoute', []), spec: { parentRefs: [{ name: 'shared' }], hostnames: ['run-7.alpha.sandboxes.example.com'] } }, oldObject: null })), '');
   });
 
@@ -99,6 +101,45 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.equal(refusal(create('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], bare)), '');
     const warned = create('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], { ...POLICY, rules: { 'route.hostnames': 'warn' } });
     assert.ok(warned.warnings.some((w) => w.includes('route.hostnames')), JSON.stringify(warned.warnings));
+  });
+
+  test("a route that names no hostname takes its listeners': it may on a Gateway of its writer's environment, or one not there yet, not on the platform's or another environment's, nor one that cannot be read (reviewer-101 F2)", () => {
+    const gatewayIs = (state: Lookup): ObjectLookup => ({ get: (resource, namespace, name) => (resource === 'gateways' && namespace === 'infra' && name === 'shared' ? state : { state: 'absent' }), readers: () => ({ state: 'known', readers: [] }) });
+    const hostless = (who: UserInfo, state: Lookup) => answer('HTTPRoute', who, { operation: 'CREATE', object: named('HTTPRoute', []), oldObject: null }, POLICY, gatewayIs(state)).found;
+    const platform: Lookup = { state: 'found', metadata: { uid: 'gw' } };
+    assert.match(hostless(LAB_B, platform), /^\[route\.hostnames\] spec\.hostnames: this HTTPRoute names no hostnames, so it takes every hostname of the listeners of Gateway infra\/shared it attaches to \(spec\.parentRefs\[0\]\): its listeners are the platform's \(or no environment's\), and may be for another environment's hostnames; name the hostnames this route serves, of this environment's own$/);
+    assert.match(hostless(LAB_B, { state: 'found', metadata: { ...stampedMetadata('Gateway', 'alpha', 'infra').metadata, uid: 'gw' } }), /its listeners are environment alpha's/);
+    assert.match(hostless(LAB_B, { state: 'unknown', reason: 'the API server did not answer' }), /whose listeners they are cannot be told \(the API server did not answer\)/);
+    assert.equal(hostless(LAB_B, { state: 'found', metadata: { ...stampedMetadata('Gateway', 'beta', 'infra').metadata, uid: 'gw' } }), '');
+    assert.equal(hostless(LAB_B, { state: 'absent' }), '');
+    // Alpha's own runner, on alpha's Gateway; the platform on its own.
+    assert.equal(hostless(RUNNER_A, { state: 'found', metadata: { ...stampedMetadata('Gateway', 'alpha', 'infra').metadata, uid: 'gw' } }), '');
+    assert.equal(hostless(sa('platform', 'deployer'), platform), '');
+    // A mesh route (its parent a Service) attaches to no listener.
+    const mesh = { ...named('HTTPRoute', []), spec: { parentRefs: [{ group: '', kind: 'Service', name: 'web' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] } };
+    assert.equal(answer('HTTPRoute', LAB_B, { operation: 'CREATE', object: mesh, oldObject: null }, POLICY, gatewayIs(platform)).found, '');
+    // Without declared hostnames, not judged.
+    const bare: ConfigInput = { ...POLICY, environments: POLICY.environments!.map((e) => ({ ...e, hostnames: [] })) };
+    assert.equal(answer('HTTPRoute', LAB_B, { operation: 'CREATE', object: named('HTTPRoute', []), oldObject: null }, bare, gatewayIs(platform)).found, '');
+  });
+
+  test('an UPDATE that removes a route\'s last hostname, or moves a hostless route to other parents, is judged so, and its parents are read; one that keeps it hostless where it was is not', () => {
+    const platform: ObjectLookup = { get: (resource) => (resource === 'gateways' ? { state: 'found', metadata: { uid: 'gw' } } : { state: 'absent' }), readers: () => ({ state: 'known', readers: [] }) };
+    const updated = (before: KubeObject, after: KubeObject) => ({ operation: 'UPDATE', object: after, oldObject: before });
+    const other = { ...named('HTTPRoute', []), spec: { ...named('HTTPRoute', []).spec, parentRefs: [{ name: 'other', namespace: 'infra' }] } };
+    assert.match(answer('HTTPRoute', LAB_B, updated(named('HTTPRoute', ['beta.example.net']), named('HTTPRoute', [])), POLICY, platform).found, /names no hostnames/);
+    assert.match(answer('HTTPRoute', LAB_B, updated(named('HTTPRoute', []), other), POLICY, platform).found, /listeners of Gateway infra\/other/);
+    assert.equal(answer('HTTPRoute', LAB_B, updated(named('HTTPRoute', []), { ...named('HTTPRoute', []), metadata: { ...named('HTTPRoute', []).metadata, labels: { a: 'b' } } }), POLICY, platform).found, '');
+    // The read plan reads the parents of the route that comes to name none.
+    const body: Review = fixture('validate-create-pod-by-runner.json');
+    body.request = { ...body.request, kind: { group: G, version: 'v1', kind: 'HTTPRoute' }, resource: { group: G, version: 'v1', resource: 'httproutes' }, requestKind: undefined, requestResource: undefined, name: 'front', namespace: 'shared', userInfo: LAB_B, subResource: undefined, operation: 'UPDATE', object: named('HTTPRoute', []), oldObject: named('HTTPRoute', ['beta.example.net']) };
+    assert.ok(planLookups(body, 'validate', FIXTURE_KEYS).lookups.some((k) => k.resource === 'gateways' && k.namespace === 'infra' && k.name === 'shared'));
+  });
+
+  test("a hostname moved from an Ingress's TLS hosts (which route nothing) to a rule's host is judged as added (reviewer-101 F5)", () => {
+    const tlsOnly = { ...named('Ingress', []), spec: { tls: [{ hosts: ['run-7.alpha.sandboxes.example.com'], secretName: 'c' }] } };
+    const ruled = { ...named('Ingress', ['run-7.alpha.sandboxes.example.com']), spec: { ...named('Ingress', ['run-7.alpha.sandboxes.example.com']).spec, tls: [{ hosts: ['run-7.alpha.sandboxes.example.com'], secretName: 'c' }] } };
+    assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: ruled, oldObject: tlsOnly }).found, /spec\.rules\[0\]\.host: run-7\.alpha\.sandboxes\.example\.com is environment alpha's/);
   });
 
   test('hostnames overlap as the controllers match them: equal, under a wildcard, or wildcards one within the other', () => {

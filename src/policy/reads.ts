@@ -20,6 +20,7 @@ import { changedReferences, objectReferences, referenceReads } from './object-re
 import { readsAccountStamps } from './rules/service-account-stamps.js';
 import type { LookupResource } from './kinds.js';
 import { liveReaderRead } from './rules/live-readers.js';
+import { takesListenerHostnames } from './rules/route-hostnames.js';
 import { isReferredTarget } from './referrers.js';
 import type { Requester } from './requester/identity.js';
 
@@ -179,7 +180,8 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
 function tableReferenceKeys(req: AdmissionRequest, namespace: string, kept: boolean): LookupKey[] {
   // A status write is judged as an UPDATE of the metadata it keeps (rules/reference-scope.ts, isStatusWrite).
   if (req.subResource !== undefined && !isStatusWrite(req)) return [];
-  const refs = req.operation === 'CREATE' || kept ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
+  // A route that comes to name no hostname has its parents read whole: whose listeners it takes (rules/route-hostnames.ts).
+  const refs = req.operation === 'CREATE' || kept || takesListenerHostnames(req) ? objectReferences(req.resource, req.object) : req.operation === 'UPDATE' ? changedReferences(req.resource, req.oldObject, req.object) : [];
   // And the owners a new blocking owner reference names (rules/reference-scope.ts, blockingOwners): the controller is read as the controller.
   const blocking = req.operation === 'CREATE' || req.operation === 'UPDATE' ? addedBlockingOwners(req.object, req.operation === 'UPDATE' ? req.oldObject : undefined).filter((r) => !r.controller) : [];
   // Read from the API server, not the lookup cache: its follower acts on the reference at once (the HPA controller scales

@@ -65,7 +65,7 @@ export const DEFAULT_DOOR: DoorReview<DefaultDoor> = {
         ...namespaceWideWrite(req, namespace, requester, ctx.policy),
         ...serviceExternalIps(req, requester, ctx.policy),
         ...gatewayAddresses(req, requester, ctx.policy),
-        ...routeHostnames(req, requester, ctx.policy),
+        ...routeHostnames(req, requester, ctx),
         // A service account the policy maps to an environment is that environment's identity.
         ...mappedAccountWrite(req, namespace, requester, ctx.policy),
         // What an environment asks an operator to make must be tied to it by an owner reference.

@@ -9,17 +9,19 @@
 // shared Gateway). Which hostnames are whose is not in the cluster,
 // so the policy says it; a route, an Ingress or a listener of anyone but the environment, its
 // managers, the platform, system controllers and break-glass that names one, or a wildcard
-// over one, is refused. An environment's own routes are not limited to its hostnames, and a
-// route that names none (it takes its listener's) ranks below any that names one. What an
-// UPDATE keeps is not judged again.
+// over one, is refused. A route that names none takes its listeners' hostnames, so it names
+// none only on a Gateway of its own environment's. An environment's own routes are not limited
+// to its hostnames. What an UPDATE keeps, in the field it stood in, is not judged again.
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { hostnamesOverlap } from '../hostnames.js';
-import { kindRow } from '../kinds.js';
-import type { Policy } from '../policy.js';
+import { kindRow, type KindRow, type LookupResource } from '../kinds.js';
+import { objectReferences, readableRow } from '../object-references.js';
+import { environmentOfOwnership, ownershipOfFound } from '../ownership.js';
+import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
-import { valuesAt } from '../unstructured.js';
+import { isRec, valuesAt } from '../unstructured.js';
 import { RULES } from './catalog.js';
 
 /** The hostnames `obj` names at `paths` (the kind table's `hostnames`), each with where it stands; what is not a string routes nothing. */
@@ -27,15 +29,37 @@ function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefine
   return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
 }
 
-export function routeHostnames(req: AdmissionRequest, requester: Requester, policy: Policy): Finding[] {
+/** A hostname as kept by an UPDATE: the field it stands in (list indexes aside) and the name, so one moved from an Ingress's TLS hosts to a rule's host is judged (reviewer-101 F5). */
+const keptKey = (h: { host: string; at: string }) => `${h.at.replace(/\[\d+\]/g, '[]')}\u0000${h.host.toLowerCase()}`;
+
+/** The parents a route takes listeners' hostnames from: Gateways and ListenerSets (a Service parent, in mesh mode, has none). */
+const LISTENER_PARENTS: ReadonlySet<string> = new Set(['gateways', 'listenersets', 'xlistenersets']);
+
+/**
+ * Whether `req` writes a route that names no hostname and so takes every hostname of the
+ * listeners it attaches to (reviewer-101 F2): at CREATE, and at an UPDATE that removes its last
+ * or changes its parents. Its parents are read then (reads.ts), to tell whose listeners they are.
+ */
+export function takesListenerHostnames(req: AdmissionRequest): boolean {
+  const row = kindRow(req.resource);
+  if (row?.hostnames === undefined || !row.hostnames.paths.includes('spec.hostnames[]') || req.subResource !== undefined) return false;
+  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return false;
+  if (hostnamesOf(row.hostnames.paths, req.object).length > 0) return false;
+  const parents = (o: KubeObject | null | undefined) => JSON.stringify(isRec(o?.spec) ? o.spec.parentRefs : undefined);
+  return req.operation === 'CREATE' || hostnamesOf(row.hostnames.paths, req.oldObject).length > 0 || parents(req.oldObject) !== parents(req.object);
+}
+
+export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx: DecisionContext): Finding[] {
+  const { policy } = ctx;
   if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || req.subResource !== undefined) return [];
   const row = kindRow(req.resource);
   if (row?.hostnames === undefined) return [];
   const declared = policy.config.environments.filter((e) => e.hostnames.length > 0);
   if (declared.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
-  const before = new Set(req.operation === 'UPDATE' ? hostnamesOf(row.hostnames.paths, req.oldObject).map((h) => h.host.toLowerCase()) : []);
-  for (const { host, at } of hostnamesOf(row.hostnames.paths, req.object)) {
-    if (before.has(host.toLowerCase())) continue;
+  const before = new Set(req.operation === 'UPDATE' ? hostnamesOf(row.hostnames.paths, req.oldObject).map(keptKey) : []);
+  for (const named of hostnamesOf(row.hostnames.paths, req.object)) {
+    if (before.has(keptKey(named))) continue;
+    const { host, at } = named;
     const owner = declared.find((e) => !actsFor(requester, e.id, policy) && e.hostnames.some((h) => hostnamesOverlap(host, h)));
     if (owner === undefined) continue;
     const theirs = owner.hostnames.find((h) => hostnamesOverlap(host, h))!;
@@ -44,6 +68,36 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, poli
         rule: RULES.routeHostnames.id,
         path: at,
         message: `${host} is environment ${owner.id}'s hostname (${theirs}), and ${requester.username} does not act for it: ${row.hostnames.follower}; name a hostname of this environment's own`,
+      },
+    ];
+  }
+  return takesListenerHostnames(req) ? listenerHostnames(req, row, requester, ctx) : [];
+}
+
+/**
+ * A route that names no hostname takes those of the listeners it attaches to: on a Gateway of
+ * the platform's a listener for another environment's hostnames (`sectionName` picks it), so
+ * its longer paths would take that environment's requests. It may name none only where each
+ * Gateway or ListenerSet parent is one of an environment its writer acts for; a parent not
+ * there yet is held for the route's environment (reference.live-reader), one that cannot be
+ * read is refused.
+ */
+function listenerHostnames(req: AdmissionRequest, row: KindRow, requester: Requester, ctx: DecisionContext): Finding[] {
+  const namespace = req.namespace ?? '';
+  for (const ref of objectReferences(req.resource, req.object)) {
+    const parent = ref.path.startsWith('spec.parentRefs[') ? readableRow(ref.group, ref.kind) : undefined;
+    if (parent === undefined || !LISTENER_PARENTS.has(parent.resource)) continue;
+    const at = ref.namespace ?? namespace;
+    const found = ctx.lookup.get(parent.resource as LookupResource, at, ref.name);
+    if (found.state === 'absent') continue;
+    const environment = found.state === 'found' ? environmentOfOwnership(ownershipOfFound(found, parent.kind, at, ctx.policy, ctx.keyRing)) : undefined;
+    if (environment !== undefined && actsFor(requester, environment, ctx.policy)) continue;
+    const whose = found.state === 'unknown' ? `whose listeners they are cannot be told (${found.reason})` : `its listeners are ${environment === undefined ? "the platform's (or no environment's)" : `environment ${environment}'s`}, and may be for another environment's hostnames`;
+    return [
+      {
+        rule: RULES.routeHostnames.id,
+        path: 'spec.hostnames',
+        message: `this ${row.kind} names no hostnames, so it takes every hostname of the listeners of ${parent.kind} ${at}/${ref.name} it attaches to (${ref.path}): ${whose}; name the hostnames this route serves, of this environment's own`,
       },
     ];
   }

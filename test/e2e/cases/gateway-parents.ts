@@ -140,6 +140,11 @@ export function gatewayParentCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', `/apis/networking.k8s.io/v1/namespaces/${FRONT}/ingresses`, ingress), 'route.hostnames', /spec\.rules\[0\]\.host: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
       const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'beta-login' }, spec: { parentRef: { name: 'public', namespace: INFRA }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: host }] } };
       refused(await s.api(beta, 'POST', LISTENER_SETS(FRONT), set), 'route.hostnames', /spec\.listeners\[0\]\.hostname: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
+      // A route that names no hostname takes its listeners': on the platform's Gateway, a listener for alpha's hostnames (reviewer-101 F2).
+      const shared = { apiVersion: `${G}/v1`, kind: 'Gateway', metadata: { name: 'shared-hl' }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'alpha', protocol: 'HTTP', port: 80, hostname: '*.alpha.sandboxes.test', allowedRoutes: { namespaces: { from: 'All' } } }] } };
+      ok("the platform's Gateway", await s.api(s.admin, 'POST', GATEWAYS(INFRA), shared));
+      const hostless = { ...named('beta-hostless', []), spec: { parentRefs: [{ name: 'shared-hl', namespace: INFRA, sectionName: 'alpha' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/login' } }], backendRefs: [{ name: 'beta-web', port: 80 }] }] } };
+      refused(await s.api(beta, 'POST', ROUTES(FRONT), hostless), 'route.hostnames', /this HTTPRoute names no hostnames, so it takes every hostname of the listeners of Gateway gw-infra\/shared-hl it attaches to \(spec\.parentRefs\[0\]\): whose listeners they are cannot be told \(namespace gw-infra is outside the review scope/);
       // Alpha's own.
       ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(FRONT), service('alpha-web-1')));
       const own = await s.api(alpha, 'POST', ROUTES(FRONT), { ...named('alpha-run-1', [host]), spec: { ...named('alpha-run-1', [host]).spec, rules: [{ backendRefs: [{ name: 'alpha-web-1', port: 80 }] }] } });
