@@ -207,6 +207,11 @@ export class AnswerTooLarge extends KubeError {
   }
 }
 
+/** Whether a kind of `group` may be served at another version than the one asked, or at none: any group but the core one, which every API server serves at v1. */
+export function groupMayBeUnserved(group: string): boolean {
+  return group !== '';
+}
+
 /** The path of a kind's objects, across namespaces or (given) in `namespace`: `/api/v1/...` for the core group, `/apis/GROUP/VERSION/...` otherwise. */
 export function collectionPath(kind: { group: string; version: string; resource: string }, namespace?: string): string {
   const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;

@@ -4,7 +4,7 @@
 // table's `cache` rows, and its `cache-optional` Secrets unless turned off). What the cache
 // answers, and when it goes to the API server instead, is the reader's (cached-reader.ts);
 // this file only keeps the stores.
-import type { ApiSource } from './api-connection.js';
+import { groupMayBeUnserved, type ApiSource } from './api-connection.js';
 import type { LookupResource } from '../policy/lookup.js';
 import { excludedNamespaces, OPTED_IN_SELECTOR, SANDBOX_LABEL, scopeAnswer, type ReviewScope } from '../policy/review-scope.js';
 import { kindRows } from '../policy/kinds.js';
@@ -139,8 +139,8 @@ export function createLookupCache(o: LookupCacheOptions): LookupCache {
       new Reflector({
         kc: o.kc,
         resource: resource as Exclude<CachedResource, 'namespaces'>,
-        // A kind of a group other than the core one may be served at another version, or at none (the Gateway API's, where not installed).
-        mayBeUnserved: group !== '',
+        // Served at another version, or at none (the Gateway API's, where not installed).
+        mayBeUnserved: groupMayBeUnserved(group),
         ...(o.unservedRecheckMs ? { unservedRecheckMs: o.unservedRecheckMs } : {}),
         // A pod's service account decides whose an unstamped runner pod is, and it is in the spec; so
         // are what a pod reads and the claim a claim not yet provisioned clones (lookup-facts.ts).

@@ -18,7 +18,7 @@ import type { KubeObject } from '../admission/types.js';
 import { followsAcross, followsByGrant, grantedNamespaces, isReferredTarget, referrerOf, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
-import { boundedPage, collectionPath, getJson, groupVersions, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import { boundedPage, collectionPath, getJson, groupMayBeUnserved, groupVersions, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
 import { MAX_PAGE_BYTES, nextPageSize } from './reflector.js';
 import { KeyedSlots, Slots } from './slots.js';
 import type { CallExtras } from './client.js';
@@ -224,11 +224,11 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
     const discoverVersions = (group: string): Promise<string[]> => groupVersions(conn, group, { timeoutMs: Math.max(1, deadline - Date.now()), impersonate: extras.impersonate, onRetry: extras.onRetry });
     const served = async <T>(kind: { group: string; version: string }, list: (version: string) => Promise<T[]>, discoverFirst = false): Promise<T[]> => {
       // Where the kind is read because the cache found it served nowhere: one discovery request tells for its whole group.
-      if (discoverFirst && kind.group !== '' && (await servedVersions(kind.group)).length === 0) return [];
+      if (discoverFirst && groupMayBeUnserved(kind.group) && (await servedVersions(kind.group)).length === 0) return [];
       try {
         return await list(kind.version);
       } catch (err) {
-        if (!notServed(err) || kind.group === '') throw err;
+        if (!notServed(err) || !groupMayBeUnserved(kind.group)) throw err;
       }
       for (const version of (await servedVersions(kind.group)).filter((v) => v !== kind.version)) {
         try {
