@@ -188,6 +188,12 @@ export function gatewayParentCases(suite: () => Suite): void {
         'reference.live-reader',
         /a live Gateway of another environment \(or of none\) in namespace gw-edge names Secret alpha-cert \(spec\.listeners\[\]\.tls\.certificateRefs\[\], .*\), and once this one stands the gateway controller serves the Secret's certificate and key on the listener/,
       );
+      // Server-side apply of a Secret not there is its CREATE, and is refused the same.
+      refused(
+        await s.api(beta, 'PATCH', `${PATHS.Secret(EDGE)}/alpha-cert?fieldManager=beta`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'alpha-cert' }, stringData: { 'tls.crt': 'x' } }, 'application/apply-patch+yaml'),
+        'reference.live-reader',
+        /a live Gateway of another environment \(or of none\) in namespace gw-edge names Secret alpha-cert/,
+      );
       refused(
         await s.api(beta, 'POST', CONFIG_MAPS(EDGE), params('alpha-gw-params')),
         'reference.live-reader',
