@@ -91,9 +91,14 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     for (const who of [RUNNER_A, sa('platform', 'alpha-manager'), sa('platform', 'deployer'), fixture('mutate-create-pod-by-admin.json').request.userInfo as UserInfo]) assert.equal(refusal(create('HTTPRoute', who, ['run-7.alpha.sandboxes.example.com', '*.alpha.sandboxes.example.com'])), '', who.username);
   });
 
-  test('an UPDATE is judged for the hostnames it adds, not those it keeps', () => {
-    assert.equal(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], ['run-7.alpha.sandboxes.example.com', 'beta.example.net'])), '');
+  test("an UPDATE that changes the spec is judged on every hostname it names, one stored before alpha declared it too (reviewer-101 F5); one that changes only metadata, or drops the hostname, is not refused", () => {
     assert.match(refusal(update('HTTPRoute', LAB_B, ['beta.example.net'], ['beta.example.net', 'run-8.alpha.sandboxes.example.com'])), /run-8\.alpha\.sandboxes\.example\.com is environment alpha's/);
+    // Stored before the policy declared alpha's hostnames: beta adds a path, or another hostname, and is refused.
+    assert.match(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], ['run-7.alpha.sandboxes.example.com', 'beta.example.net'])), /run-7\.alpha\.sandboxes\.example\.com is environment alpha's/);
+    const before = named('HTTPRoute', ['run-7.alpha.sandboxes.example.com']);
+    const relabelled = { ...before, metadata: { ...before.metadata, labels: { team: 'b' } } };
+    assert.equal(answer('HTTPRoute', LAB_B, { operation: 'UPDATE', object: relabelled, oldObject: before }).found, '');
+    assert.equal(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com', 'beta.example.net'], ['beta.example.net'])), '');
   });
 
   test('without declared hostnames nothing is judged; in warn mode the route passes with a warning', () => {

@@ -11,7 +11,9 @@
 // managers, the platform, system controllers and break-glass that names one, or a wildcard
 // over one, is refused. A route that names none takes its listeners' hostnames, so it names
 // none only on a Gateway of its own environment's. An environment's own routes are not limited
-// to its hostnames. What an UPDATE keeps, in the field it stood in, is not judged again.
+// to its hostnames. An UPDATE that changes the spec is judged whole: a hostname stored before
+// it was declared carries no new path or backend; one that changes only metadata is not judged.
+import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { hostnamesOverlap } from '../hostnames.js';
@@ -29,8 +31,6 @@ function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefine
   return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
 }
 
-/** A hostname as kept by an UPDATE: the field it stands in (list indexes aside) and the name, so one moved from an Ingress's TLS hosts to a rule's host is judged (reviewer-101 F5). */
-const keptKey = (h: { host: string; at: string }) => `${h.at.replace(/\[\d+\]/g, '[]')}\u0000${h.host.toLowerCase()}`;
 
 /** The parents a route takes listeners' hostnames from: Gateways and ListenerSets (a Service parent, in mesh mode, has none). */
 const LISTENER_PARENTS: ReadonlySet<string> = new Set(['gateways', 'listenersets', 'xlistenersets']);
@@ -56,10 +56,11 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   if (row?.hostnames === undefined) return [];
   const declared = policy.config.environments.filter((e) => e.hostnames.length > 0);
   if (declared.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
-  const before = new Set(req.operation === 'UPDATE' ? hostnamesOf(row.hostnames.paths, req.oldObject).map(keptKey) : []);
-  for (const named of hostnamesOf(row.hostnames.paths, req.object)) {
-    if (before.has(keptKey(named))) continue;
-    const { host, at } = named;
+  // An UPDATE that changes the spec is judged on every hostname it names: one stored before the policy declared it (or
+  // moved from an Ingress's TLS hosts to a rule's host) must not carry new paths or backends (reviewer-101 F5); one that
+  // leaves the spec as it was (labels, annotations) names nothing new.
+  if (req.operation === 'UPDATE' && isDeepStrictEqual(req.oldObject?.spec, req.object?.spec)) return [];
+  for (const { host, at } of hostnamesOf(row.hostnames.paths, req.object)) {
     const owner = declared.find((e) => !actsFor(requester, e.id, policy) && e.hostnames.some((h) => hostnamesOverlap(host, h)));
     if (owner === undefined) continue;
     const theirs = owner.hostnames.find((h) => hostnamesOverlap(host, h))!;
