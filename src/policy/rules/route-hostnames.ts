@@ -7,7 +7,7 @@
 // the connections, with beta's certificate; beta's Certificate for it has an ACME CA issue
 // beta a certificate for alpha's name (cert-manager's solver answers the challenge on the
 // shared Gateway). Which hostnames are whose is not in the cluster,
-// so the policy says it; a route, an Ingress or a listener of anyone but the environment, its
+// so the policy says it; a route, an Ingress, a listener or a Certificate of anyone but the environment, its
 // managers, the platform, system controllers and break-glass that names one, or a wildcard
 // over one, is refused. A route that names none takes its listeners' hostnames, so it names
 // none only on a Gateway of its own environment's. An environment's own routes are not limited
@@ -30,7 +30,6 @@ import { RULES } from './catalog.js';
 function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
   return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
 }
-
 
 /** The parents a route takes listeners' hostnames from: Gateways and ListenerSets (a Service parent, in mesh mode, has none). */
 const LISTENER_PARENTS: ReadonlySet<string> = new Set(['gateways', 'listenersets', 'xlistenersets']);
