@@ -11,7 +11,7 @@ import type { Finding } from '../../admission/verdict.js';
 import { isRec } from '../unstructured.js';
 import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
-import { isPlatform, isTrusted } from '../requester/principals.js';
+import { addedByNonPlatform } from './platform-additions.js';
 import { RULES } from './catalog.js';
 
 /** The addresses a Service's spec names; anything but a list of strings reads as the strings it holds. */
@@ -22,11 +22,8 @@ function externalIps(obj: KubeObject | null | undefined): string[] {
 }
 
 export function serviceExternalIps(req: AdmissionRequest, requester: Requester, policy: Policy): Finding[] {
-  if (req.resource.group !== '' || req.resource.resource !== 'services' || req.subResource !== undefined) return [];
-  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return [];
-  const before = new Set(req.operation === 'UPDATE' ? externalIps(req.oldObject) : []);
-  const added = externalIps(req.object).filter((ip) => !before.has(ip));
-  if (added.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  const added = addedByNonPlatform(req, requester, policy, { group: '', resource: 'services' }, externalIps);
+  if (added.length === 0) return [];
   return [
     {
       rule: RULES.serviceExternalIps.id,

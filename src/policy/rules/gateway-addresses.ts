@@ -14,7 +14,7 @@ import { GATEWAY_API } from '../kinds.js';
 import { isRec } from '../unstructured.js';
 import type { Policy } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
-import { isPlatform, isTrusted } from '../requester/principals.js';
+import { addedByNonPlatform } from './platform-additions.js';
 import { RULES } from './catalog.js';
 
 /**
@@ -34,11 +34,8 @@ function addresses(obj: KubeObject | null | undefined): string[] {
 }
 
 export function gatewayAddresses(req: AdmissionRequest, requester: Requester, policy: Policy): Finding[] {
-  if (req.resource.group !== GATEWAY_API || req.resource.resource !== 'gateways' || req.subResource !== undefined) return [];
-  if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return [];
-  const before = new Set(req.operation === 'UPDATE' ? addresses(req.oldObject) : []);
-  const added = addresses(req.object).filter((a) => !before.has(a));
-  if (added.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  const added = addedByNonPlatform(req, requester, policy, { group: GATEWAY_API, resource: 'gateways' }, addresses);
+  if (added.length === 0) return [];
   return [
     {
       rule: RULES.gatewayAddresses.id,
