@@ -207,6 +207,11 @@ export class AnswerTooLarge extends KubeError {
   }
 }
 
+/** A 404 to a list or a group's discovery: the API server serves no such resource there (a Status NotFound, or its plain 404 for a path it does not route). */
+export function notServed(err: unknown): boolean {
+  return err instanceof KubeError && err.status === 404;
+}
+
 /** Whether a kind of `group` may be served at another version than the one asked, or at none: any group but the core one, which every API server serves at v1. */
 export function groupMayBeUnserved(group: string): boolean {
   return group !== '';
@@ -288,7 +293,7 @@ export async function groupVersions(conn: ApiConnection, group: string, o: Omit<
     const found = await getJson<{ versions?: Array<{ version?: unknown }> }>(conn, `/apis/${encodeURIComponent(group)}`, { ...o, what: `get the versions of ${group}` });
     return (found.versions ?? []).flatMap((v) => (typeof v.version === 'string' && v.version !== '' ? [v.version] : []));
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return [];
+    if (notServed(err)) return [];
     throw err;
   }
 }

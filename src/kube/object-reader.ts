@@ -18,7 +18,7 @@ import type { KubeObject } from '../admission/types.js';
 import { followsAcross, followsByGrant, grantedNamespaces, isReferredTarget, referrerOf, referringKinds } from '../policy/referrers.js';
 import { controllerRefOf } from '../policy/controller-made.js';
 import type { ControllerRef, Lookup, ObjectLookup, Reader, ReaderKind, Readers } from '../policy/policy.js';
-import { boundedPage, collectionPath, getJson, groupMayBeUnserved, groupVersions, METADATA_LIST, METADATA_ONE, toConnection, type ApiSource } from './api-connection.js';
+import { boundedPage, collectionPath, getJson, groupMayBeUnserved, groupVersions, METADATA_LIST, METADATA_ONE, notServed, toConnection, type ApiSource } from './api-connection.js';
 import { MAX_PAGE_BYTES, nextPageSize } from './reflector.js';
 import { KeyedSlots, Slots } from './slots.js';
 import type { CallExtras } from './client.js';
@@ -351,11 +351,6 @@ export function createObjectReader(source: ApiSource, extras: CallExtras & { lis
       return gatheredLookup(new Map(answers.flat()), 'not read before the decision', new Map());
     },
   };
-}
-
-/** A 404 to a list or a group's discovery: the API server serves no such resource there (a Status NotFound, or its plain 404 for a path it does not route). */
-function notServed(err: unknown): boolean {
-  return err instanceof KubeError && err.status === 404;
 }
 
 /** What a list asks the API server to filter by. */
