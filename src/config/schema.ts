@@ -50,7 +50,7 @@ export const environmentSchema = z
       .array(z.string().regex(HOSTNAME_PATTERN, 'must be a lower-case hostname, or *. and a domain'))
       .default([])
       .describe(
-        "Hostnames that are this environment's alone, exact or `*.domain` (every name under it): a route (HTTPRoute, GRPCRoute, TLSRoute), an Ingress or a Gateway's or ListenerSet's listener of anyone else that names one, or a wildcard over one, is refused (rule `route.hostnames`), since the gateway or ingress controller would send this environment's requests for it there. Unset: none. No two environments' may overlap.",
+        "Hostnames that are this environment's alone, exact or `*.domain` (every name under it): a route (HTTPRoute, GRPCRoute, TLSRoute), an Ingress, a Gateway's or ListenerSet's listener or a cert-manager Certificate of anyone else that names one, or a wildcard over one, is refused (rule `route.hostnames`), since the gateway or ingress controller would send this environment's requests for it there (an ACME CA would issue a certificate for it); and, while any environment declares hostnames, a route that names none is refused on a Gateway not of its writer's environment (it takes the listeners' hostnames). Unset: none. No two environments' may overlap.",
       ),
     namespaces: z
       .array(dnsLabel)
