@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { run as runCel } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
 import { renderManifests } from '../src/install/manifests.js';
 import { ROOT } from './cli-process.js';
 import { toCel } from './helpers.js';
@@ -52,11 +53,13 @@ export function renderedPolicy(name: string, policy: unknown, namespace = 'deed-
  * validation; the first refusal's message (its messageExpression, where it has one). The
  * bindings given (`object`, `oldObject`) are bound as they are, `null` included.
  */
-export function evaluatePolicy(policy: V1ValidatingAdmissionPolicy, given: { request: unknown; object?: unknown; oldObject?: unknown }): { allowed: boolean; message?: string } {
+export function evaluatePolicy(policy: V1ValidatingAdmissionPolicy, given: { request: unknown; object?: unknown; oldObject?: unknown; namespaceObject?: unknown }): { allowed: boolean; message?: string } {
   const variables = new Map<string, unknown>();
   const bound = Object.fromEntries(Object.entries(given).map(([k, v]) => [k, v === null ? null : toCel(v)]));
   const bindings = () => ({ ...bound, variables }) as never;
-  for (const v of policy.spec!.variables!) variables.set(v.name, runCel(v.expression, bindings()));
-  for (const v of policy.spec!.validations!) if (runCel(v.expression, bindings()) !== true) return { allowed: false, ...(v.messageExpression !== undefined ? { message: String(runCel(v.messageExpression, bindings())) } : {}) };
+  // The API server's CEL has the strings extension (lowerAscii, substring, …).
+  const cel = (expression: string) => runCel(expression, bindings(), { funcs: strings });
+  for (const v of policy.spec!.variables!) variables.set(v.name, cel(v.expression));
+  for (const v of policy.spec!.validations!) if (cel(v.expression) !== true) return { allowed: false, ...(v.messageExpression !== undefined ? { message: String(cel(v.messageExpression)) } : {}) };
   return { allowed: true };
 }

@@ -5,7 +5,8 @@
 // (manifests/helm/deed/templates/_kinds.tpl), so the chart keeps no copy by hand.
 import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
 import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, REFERENCE_GRANTS, type KindRow } from '../policy/kinds.js';
-import { DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
+import { DEFAULT_SYSTEM_PRINCIPALS, DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
+import { hostnamesResourceRules, hostnamesTakenExpression } from './hostnames-policy.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 import { celList } from './admission-policy.js';
 import { POD_READS } from '../policy/pod/pod-reads.js';
@@ -308,5 +309,9 @@ export function helmKindsTemplate(): string {
     // Rendered with the chart's label prefix (a DNS subdomain: nothing in it needs escaping in CEL).
     define('deed.keepStampsCondition', `{{- \`${keepStampsCondition(PREFIX_PLACEHOLDER)}\` | replace ${JSON.stringify(PREFIX_PLACEHOLDER)} .Values.policy.labelPrefix -}}`),
     define('deed.defaultWorkloadControllers', JSON.stringify(DEFAULT_WORKLOAD_CONTROLLERS)),
+    define('deed.defaultSystemPrincipals', JSON.stringify(DEFAULT_SYSTEM_PRINCIPALS)),
+    define('deed.hostnamesResourceRules', hostnamesResourceRules().map((r) => `- apiGroups: ${list(r.apiGroups!)}\n  apiVersions: ${list(r.apiVersions!)}\n  resources: ${list(r.resources!)}\n  operations: ${list(r.operations!)}`).join('\n')),
+    // A Go raw string: the CEL holds no backquote.
+    define('deed.hostnamesTaken', `{{- \`${hostnamesTakenExpression()}\` -}}`),
   ].join('\n');
 }

@@ -40,6 +40,7 @@ import { reviewScopePolicy } from './review-scope-policy.js';
 import { createStampsPolicy } from './create-stamps-policy.js';
 import { namespaceDeletePolicy } from './namespace-delete-policy.js';
 import { cronJobActivePolicy } from './cronjob-active-policy.js';
+import { hostnamesPolicy } from './hostnames-policy.js';
 import { namespaceLabelsPolicy } from './namespace-labels-policy.js';
 import { reaperDeletePolicy } from './reaper-delete-policy.js';
 import { stampKeys } from '../policy/stamps/keys.js';
@@ -153,6 +154,7 @@ export function renderManifests(opts: ManifestOptions): KubernetesObject[] {
     ...namespaceDeletePolicy(NAME, config, labels('webhook')),
     ...namespaceLabelsPolicy(NAME, webhookServiceAccount(namespace), config, labels('webhook')),
     ...cronJobActivePolicy(NAME, config, labels('webhook')),
+    ...hostnamesPolicy(NAME, namespace, config, labels('webhook')),
     ...createStampsPolicy(NAME, namespace, config, matchConditions(namespace, config.workloadControllers.users), labels('webhook')),
   ];
   const scoped = reaperNamespaces(opts.reaperNamespaces ?? {}, reapers);

@@ -151,6 +151,39 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(own.status, 201, `alpha's route on its hostname: ${own.text}`);
     });
 
+    test("beta's route, Ingress or ListenerSet naming alpha's hostname from a namespace of beta's own outside the review scope is refused in the API server (deed-hostnames), at CREATE, UPDATE, server-side apply and dry run; a kept spec and the platform's pass (reviewer-101 F1)", async () => {
+      const s = suite();
+      const own = 'gw-beta-own';
+      ok("beta's own namespace", await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: own } }));
+      await namespaceAdmins(s, own, 'gw-beta-own-admins', [['sandbox-b', 'gw-parents-admin']]);
+      await eventually(`RBAC for beta in ${own}`, async () => !/cannot create resource/.test((await s.api(beta, 'POST', `${ROUTES(own)}?dryRun=All`, route('rbac-probe', [], []))).text));
+      // The platform's Gateway takes routes from every namespace on its listener for alpha's hostnames.
+      const shared = { apiVersion: `${G}/v1`, kind: 'Gateway', metadata: { name: 'shared-own' }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'alpha', protocol: 'HTTP', port: 80, hostname: '*.alpha.sandboxes.test', allowedRoutes: { namespaces: { from: 'All' } } }] } };
+      ok("the platform's Gateway", await s.api(s.admin, 'POST', GATEWAYS(INFRA), shared));
+      const host = 'run-2.alpha.sandboxes.test';
+      const login = (name: string, hostnames: string[]) => ({ apiVersion: `${G}/v1`, kind: 'HTTPRoute', metadata: { name }, spec: { parentRefs: [{ name: 'shared-own', namespace: INFRA }], hostnames, rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/login' } }], backendRefs: [{ name: 'beta-web', port: 80 }] }] } });
+      const denied = (a: { status: number; text: string }, name: string, named: string) => {
+        assert.equal(a.status, 403, a.text);
+        assert.match(a.text, /ValidatingAdmissionPolicy 'deed-hostnames'/);
+        assert.ok(a.text.includes(`${name}: ${named} is environment alpha's hostname, and this namespace is outside Deed's review scope`), a.text);
+      };
+      denied(await s.api(beta, 'POST', ROUTES(own), login('beta-login', [host])), `httproutes ${own}/beta-login`, '*.alpha.sandboxes.test');
+      denied(await s.api(beta, 'POST', `${ROUTES(own)}?dryRun=All`, login('beta-login', ['*.sandboxes.test'])), `httproutes ${own}/beta-login`, '*.alpha.sandboxes.test');
+      const applied = login('beta-login', [host]);
+      denied(await s.api(beta, 'PATCH', `${ROUTES(own)}/beta-login?fieldManager=beta&force=true`, { apiVersion: applied.apiVersion, kind: applied.kind, metadata: { name: 'beta-login' }, spec: applied.spec }, 'application/apply-patch+yaml'), `httproutes ${own}/beta-login`, '*.alpha.sandboxes.test');
+      ok("beta's route on its own hostname", await s.api(beta, 'POST', ROUTES(own), login('beta-login', ['beta-login.example.net'])));
+      denied(await s.api(beta, 'PATCH', `${ROUTES(own)}/beta-login`, { spec: { hostnames: ['beta-login.example.net', host] } }, 'application/merge-patch+json'), `httproutes ${own}/beta-login`, '*.alpha.sandboxes.test');
+      const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'beta-login' }, spec: { rules: [{ host, http: { paths: [{ path: '/login', pathType: 'Prefix', backend: { service: { name: 'beta-web', port: { number: 80 } } } }] } }] } };
+      denied(await s.api(beta, 'POST', `/apis/networking.k8s.io/v1/namespaces/${own}/ingresses`, ingress), `ingresses ${own}/beta-login`, '*.alpha.sandboxes.test');
+      const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'beta-login' }, spec: { parentRef: { name: 'shared-own', namespace: INFRA }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: host }] } };
+      denied(await s.api(beta, 'POST', LISTENER_SETS(own), set), `listenersets ${own}/beta-login`, '*.alpha.sandboxes.test');
+      // The platform's (break-glass here) route stands; beta may label it (a kept spec) but not point it at beta's backend.
+      ok("the platform's route", await s.api(s.admin, 'POST', ROUTES(own), login('platform-login', [host])));
+      assert.equal((await s.api(beta, 'PATCH', `${ROUTES(own)}/platform-login`, { metadata: { labels: { team: 'beta' } } }, 'application/merge-patch+json')).status, 200);
+      denied(await s.api(beta, 'PATCH', `${ROUTES(own)}/platform-login`, { spec: { rules: [{ backendRefs: [{ name: 'beta-api', port: 80 }] }] } }, 'application/merge-patch+json'), `httproutes ${own}/platform-login`, '*.alpha.sandboxes.test');
+      assert.equal((await s.api(beta, 'DELETE', `${ROUTES(own)}/platform-login`)).status, 200, 'a delete is not judged');
+    });
+
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
       const s = suite();
       ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-api')));

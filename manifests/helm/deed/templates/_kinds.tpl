@@ -409,3 +409,30 @@
 {{- define "deed.defaultWorkloadControllers" -}}
 ["system:serviceaccount:kube-system:replicaset-controller","system:serviceaccount:kube-system:replication-controller","system:serviceaccount:kube-system:statefulset-controller","system:serviceaccount:kube-system:daemon-set-controller","system:serviceaccount:kube-system:job-controller","system:serviceaccount:kube-system:cronjob-controller","system:serviceaccount:kube-system:deployment-controller","system:serviceaccount:kube-system:resource-claim-controller"]
 {{- end -}}
+
+{{- define "deed.defaultSystemPrincipals" -}}
+{"users":["system:serviceaccount:kube-system:generic-garbage-collector","system:serviceaccount:kube-system:namespace-controller","system:serviceaccount:kube-system:pod-garbage-collector","system:serviceaccount:kube-system:node-controller","system:serviceaccount:kube-system:taint-eviction-controller","system:kube-scheduler","system:kube-controller-manager"],"groups":["system:nodes"]}
+{{- end -}}
+
+{{- define "deed.hostnamesResourceRules" -}}
+- apiGroups: ["networking.k8s.io"]
+  apiVersions: ["*"]
+  resources: ["ingresses"]
+  operations: ["CREATE", "UPDATE"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  apiVersions: ["*"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "gateways", "listenersets"]
+  operations: ["CREATE", "UPDATE"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  apiVersions: ["*"]
+  resources: ["xlistenersets"]
+  operations: ["CREATE", "UPDATE"]
+- apiGroups: ["cert-manager.io"]
+  apiVersions: ["*"]
+  resources: ["certificates"]
+  operations: ["CREATE", "UPDATE"]
+{{- end -}}
+
+{{- define "deed.hostnamesTaken" -}}
+{{- `variables.declared.filter(d, variables.kind in ["networking.k8s.io/ingresses"] ? ((has(object.spec) && (has(object.spec.rules) && object.spec.rules.exists(v1, has(v1.host) && (v1.host.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.host.lowerAscii().endsWith(d.host.substring(1))) || (v1.host.lowerAscii().startsWith("*.") && d.host.endsWith(v1.host.lowerAscii().substring(1))))))) || (has(object.spec) && (has(object.spec.tls) && object.spec.tls.exists(v1, has(v1.hosts) && v1.hosts.exists(v2, v2.lowerAscii() == d.host || (d.host.startsWith("*.") && v2.lowerAscii().endsWith(d.host.substring(1))) || (v2.lowerAscii().startsWith("*.") && d.host.endsWith(v2.lowerAscii().substring(1)))))))) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? ((has(object.spec) && (has(object.spec.hostnames) && object.spec.hostnames.exists(v1, v1.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.lowerAscii().endsWith(d.host.substring(1))) || (v1.lowerAscii().startsWith("*.") && d.host.endsWith(v1.lowerAscii().substring(1))))))) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? ((has(object.spec) && (has(object.spec.listeners) && object.spec.listeners.exists(v1, has(v1.hostname) && (v1.hostname.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.hostname.lowerAscii().endsWith(d.host.substring(1))) || (v1.hostname.lowerAscii().startsWith("*.") && d.host.endsWith(v1.hostname.lowerAscii().substring(1)))))))) : variables.kind in ["cert-manager.io/certificates"] ? ((has(object.spec) && (has(object.spec.dnsNames) && object.spec.dnsNames.exists(v1, v1.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.lowerAscii().endsWith(d.host.substring(1))) || (v1.lowerAscii().startsWith("*.") && d.host.endsWith(v1.lowerAscii().substring(1)))))) || (has(object.spec) && (has(object.spec.commonName) && (object.spec.commonName.lowerAscii() == d.host || (d.host.startsWith("*.") && object.spec.commonName.lowerAscii().endsWith(d.host.substring(1))) || (object.spec.commonName.lowerAscii().startsWith("*.") && d.host.endsWith(object.spec.commonName.lowerAscii().substring(1))))))) : false)` -}}
+{{- end -}}
