@@ -79,11 +79,11 @@ function store(existing: string[]): ReportStore & { written: Map<string, Record<
   };
 }
 
-async function run(client: KubeClient, reports: ReturnType<typeof store>) {
+async function run(client: KubeClient, reports: ReturnType<typeof store>, policy = FIXTURE_POLICY) {
   const errors: string[] = [];
   const summary = await audit({
     client,
-    ctx: { policy: compilePolicy(parseConfig(FIXTURE_POLICY)), keyRing: TEST_RING },
+    ctx: { policy: compilePolicy(parseConfig(policy)), keyRing: TEST_RING },
     now: () => NOW,
     deedNamespace: 'deed-system',
     namespaces: [],
@@ -210,6 +210,56 @@ describe('an audit run', () => {
     assert.equal(summary.objects, 3);
     // A kind found not served is not asked again in the next namespace (only sandbox-a is in scope here).
     assert.equal(listed.filter((l) => l.startsWith('secretstores/')).length, 1);
+  });
+
+  test("routes stored before alpha's hostnames were declared: beta's stamped route naming one fails, an unstamped one warns, alpha's own passes, one outside the review scope warns in its namespace's report; no hostnames declared, no route is listed (reviewer-101 F5)", async () => {
+    const HOSTS_POLICY = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'], hostnames: ['*.alpha.sandboxes.test'] }, FIXTURE_POLICY.environments![1]!] };
+    const route = (name: string, namespace: string, hostnames: string[], metadata: KubeObject['metadata'] = {}): KubeObject => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { ...metadata, name, namespace, uid: `uid-${name}` },
+      spec: { parentRefs: [{ name: 'shared', namespace: 'gateways' }], hostnames },
+    });
+    const routes = [
+      route('beta-login', 'sandbox-a', ['beta.example.net', 'login.alpha.sandboxes.test'], stampedMetadata('HTTPRoute', 'beta', 'sandbox-a').metadata),
+      route('unstamped-login', 'sandbox-a', ['Login.Alpha.Sandboxes.Test']),
+      route('alpha-web', 'sandbox-a', ['web.alpha.sandboxes.test'], stampedMetadata('HTTPRoute', 'alpha', 'sandbox-a').metadata),
+      route('elsewhere', 'sandbox-a', ['docs.example.com']),
+      route('plain-login', 'plain', ['*.sandboxes.test']),
+      route('plain-docs', 'plain', ['docs.example.com']),
+    ];
+    const listed: string[] = [];
+    const base = cluster([]);
+    const client: KubeClient = {
+      ...base,
+      async *listSpecPages(resource, ns) {
+        listed.push(`${resource.resource}/${ns ?? '*'}`);
+        if (resource.resource !== 'httproutes') yield* base.listSpecPages(resource, ns);
+        else yield routes.filter((o) => ns === undefined || o.metadata.namespace === ns);
+      },
+    };
+    const reports = store([]);
+    const { errors } = await run(client, reports, HOSTS_POLICY);
+    assert.deepEqual(errors, []);
+    type Report = { results: Array<{ rule: string; result: string; message: string; properties?: Record<string, string>; resources: Array<{ name: string; kind: string; apiVersion: string }> }> };
+    const of = (ns: string, name: string) => (reports.written.get(ns) as Report).results.filter((r) => r.resources[0]!.name === name).map((r) => [r.rule, r.result, r.properties?.path, r.properties?.environment]);
+    assert.deepEqual(of('sandbox-a', 'beta-login'), [['route.hostnames', 'fail', 'spec.hostnames[1]', 'alpha']]);
+    assert.deepEqual(of('sandbox-a', 'unstamped-login'), [['route.hostnames', 'warn', 'spec.hostnames[0]', 'alpha']]);
+    assert.deepEqual(of('sandbox-a', 'alpha-web'), [['route.hostnames', 'pass', undefined, 'alpha']]);
+    assert.deepEqual(of('sandbox-a', 'elsewhere'), []);
+    assert.deepEqual(of('plain', 'plain-login'), [['route.hostnames', 'warn', 'spec.hostnames[0]', 'alpha']]);
+    assert.deepEqual(of('plain', 'plain-docs'), []);
+    const beta = (reports.written.get('sandbox-a') as Report).results.find((r) => r.resources[0]!.name === 'beta-login')!;
+    assert.deepEqual(beta.resources[0], { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'sandbox-a', name: 'beta-login', uid: 'uid-beta-login' });
+    assert.match(beta.message, /^spec\.hostnames\[1\]: login\.alpha\.sandboxes\.test is environment "alpha"'s hostname \(\*\.alpha\.sandboxes\.test\): the gateway controller would send .*; remove it, or have the platform or that environment write the object\. Stamped for environment "beta"/);
+    assert.match((reports.written.get('plain') as Report).results[0]!.message, /In namespace plain, outside the review scope/);
+    // Every namespace's routes once (outside the scope), then each opted-in namespace's; a kind found not served is not asked again.
+    assert.deepEqual(listed.filter((l) => l.startsWith('httproutes/')), ['httproutes/*', 'httproutes/sandbox-a']);
+    assert.deepEqual(listed.filter((l) => l.startsWith('ingresses/')), ['ingresses/*']);
+
+    listed.length = 0;
+    await run(client, store([]));
+    assert.deepEqual(listed.filter((l) => /^(httproutes|ingresses|gateways|certificates)\//.test(l)), [], 'no hostnames declared: none listed');
   });
 
   test("a forbidden list of an operator's kind (an install whose RBAC predates it) is an error result for that kind, and the run says so", async () => {

@@ -125,11 +125,16 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object, userInfo: sa('sandbox-a', 'runner') }), false, "alpha's own runner: outside the review scope nobody acts for alpha");
   });
 
-  test('an UPDATE that keeps the spec passes (labels, finalizers: a route stored before it stays deletable); one that changes the spec is judged whole', () => {
+  test('an UPDATE that keeps the spec and the ingress class passes (labels, finalizers: a route stored before it stays deletable); one that changes either is judged whole', () => {
     const stored = route('login.alpha.sandboxes.test');
     assert.equal(admits({ oldObject: stored, object: { ...stored, metadata: { name: 'web', finalizers: [] } } }), true);
     assert.equal(admits({ oldObject: stored, object: { ...stored, spec: { ...stored.spec, rules: [{ backendRefs: [{ name: 'beta-web', port: 80 }] }] } } }), false);
     assert.equal(admits({ oldObject: stored, object: route('docs.example.com') }), true, 'dropping the hostname');
+    // An Ingress idle under a class no controller serves goes live when the class annotation changes (reviewer-102 F5).
+    const idle = (cls?: string) => ({ kind: 'Ingress', metadata: { name: 'web', ...(cls ? { annotations: { 'kubernetes.io/ingress.class': cls, note: 'x' } } : {}) }, spec: { rules: [{ host: 'login.alpha.sandboxes.test' }] } });
+    assert.equal(admits({ oldObject: idle('parked'), object: idle('shared') }), false);
+    assert.equal(admits({ oldObject: idle(), object: idle('shared') }), false);
+    assert.equal(admits({ oldObject: idle('parked'), object: { ...idle('parked'), metadata: { ...idle('parked').metadata, labels: { team: 'b' } } } }), true);
   });
 
   test('the chart renders the same objects as deed manifests, and none where no environment declares hostnames', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {

@@ -556,7 +556,7 @@ describe('deed manifests', () => {
       assert.equal(deed(['manifests', '--audit-crds']).status, 2, '--audit-crds alone is refused');
     });
 
-    test("the audit may list the five kinds, namespaces and operators' configurations, get a pod (an owner) and a run lease, and write only its reports", () => {
+    test("the audit may list the five kinds, namespaces, operators' configurations and what names hostnames, get a pod (an owner) and a run lease, and write only its reports", () => {
       const role = find<V1ClusterRole>(audit, 'ClusterRole', 'deed-audit');
       const granted = new Set<string>();
       for (const rule of role.rules ?? []) for (const g of rule.apiGroups ?? []) for (const r of rule.resources ?? []) for (const v of rule.verbs) granted.add(`${g}/${r}:${v}`);
@@ -565,6 +565,9 @@ describe('deed manifests', () => {
       // Configurations that name credentials, never hold them (guard.operator-identity's kinds).
       expected.push('external-secrets.io/secretstores:list', 'keda.sh/triggerauthentications:list', 'argoproj.io/analysistemplates:list', 'argoproj.io/analysisruns:list');
       for (const g of ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'vaultdynamicsecrets']) expected.push(`generators.external-secrets.io/${g}:list`);
+      // What names hostnames, where the policy declares some (route.hostnames): specs, in every namespace.
+      expected.push('networking.k8s.io/ingresses:list', 'cert-manager.io/certificates:list', 'gateway.networking.x-k8s.io/xlistenersets:list');
+      for (const r of ['httproutes', 'grpcroutes', 'tlsroutes', 'gateways', 'listenersets']) expected.push(`gateway.networking.k8s.io/${r}:list`);
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
       assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'deed-audit', namespace: NS }]);

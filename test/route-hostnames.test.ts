@@ -101,6 +101,14 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.equal(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com', 'beta.example.net'], ['beta.example.net'])), '');
   });
 
+  test("an Ingress stored before, idle under a class no controller serves, that an UPDATE of its class annotation alone puts on the shared controller is judged as a change of spec (reviewer-102 F5)", () => {
+    const idle = named('Ingress', ['run-7.alpha.sandboxes.example.com']);
+    const classed = (cls: string) => ({ ...idle, metadata: { ...idle.metadata, annotations: { 'kubernetes.io/ingress.class': cls } } });
+    assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: classed('shared'), oldObject: classed('parked') }).found, /run-7\.alpha\.sandboxes\.example\.com is environment alpha's/);
+    assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: classed('shared'), oldObject: idle }).found, /is environment alpha's/);
+    assert.equal(answer('Ingress', LAB_B, { operation: 'UPDATE', object: { ...classed('parked'), metadata: { ...classed('parked').metadata, labels: { team: 'b' } } }, oldObject: classed('parked') }).found, '');
+  });
+
   test('without declared hostnames nothing is judged; in warn mode the route passes with a warning', () => {
     const bare: ConfigInput = { ...POLICY, environments: POLICY.environments!.map((e) => ({ ...e, hostnames: [] })) };
     assert.equal(refusal(create('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com'], bare)), '');

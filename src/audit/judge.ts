@@ -8,7 +8,8 @@ import { jobUidClaims } from '../policy/rules/reference-scope.js';
 import { quoted } from '../admission/verdict.js';
 import type { KubeObject } from '../admission/types.js';
 import { verifyObject, type KeyRing } from '../policy/stamps/key-ring.js';
-import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type OperatorConfigRow, type ReapedKindName } from '../policy/kinds.js';
+import { apiVersionOf, auditJudgesContent, sandboxKindNamed, stampedRow, type HostnameRow, type OperatorConfigRow, type ReapedKindName } from '../policy/kinds.js';
+import { declaredHostnameOf, hostnamesOf } from '../policy/hostnames.js';
 import { operatorIdentityUses } from '../policy/rules/operator-identity.js';
 import { RULES } from '../policy/rules/catalog.js';
 import { noLookup } from '../policy/lookup.js';
@@ -295,6 +296,46 @@ export function judgeOperatorConfig(obj: KubeObject, row: OperatorConfigRow, ctx
       properties: { mode, path: at, ...(environment !== undefined ? { environment } : {}) },
     })),
   };
+}
+
+/**
+ * An object that names a hostname the policy declares for an environment (rule
+ * route.hostnames; outside the review scope the install's deed-hostnames admission policy),
+ * stored before it was declared or before Deed refused it: the gateway or ingress controller
+ * still sends that environment's requests there. `fail` when it is stamped for another
+ * environment, `warn` when no stamps say whose it is (the platform may name any, and stamps
+ * outside the review scope prove nothing), and in the rule's `warn` mode; `pass` when it is
+ * the environment's own. Undefined when it names no declared hostname.
+ */
+export function judgeHostnames(obj: KubeObject, row: HostnameRow, inScope: boolean, ctx: AuditContext): ObjectAudit | undefined {
+  const environments = ctx.policy.config.environments;
+  const named = hostnamesOf(row.hostnames.paths, obj).flatMap(({ host, at }) => {
+    const taken = declaredHostnameOf(host, environments);
+    return taken === undefined ? [] : [{ host, at, ...taken }];
+  });
+  if (named.length === 0) return undefined;
+  const meta = obj.metadata;
+  const ref: ObjectRef = { apiVersion: apiVersionOf(row), kind: row.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
+  const owner = inScope ? ownershipOf({ kind: row.kind, namespace: ref.namespace, metadata: meta }, ctx.policy, ctx.keyRing) : undefined;
+  const stampedFor = owner?.kind === 'stamped' ? owner.environment : undefined;
+  const mode = modeOf(RULES.routeHostnames.id, ctx.policy);
+  const results = named
+    .filter((n) => n.environment !== stampedFor)
+    .map(({ host, at, environment, pattern }): AuditResult => ({
+      policy: AUDIT_POLICIES.rules,
+      rule: RULES.routeHostnames.id,
+      result: stampedFor !== undefined && mode !== 'warn' ? 'fail' : 'warn',
+      message:
+        `${at}: ${host} is environment "${environment}"'s hostname (${pattern}): ${row.hostnames.follower}; remove it, or have the platform or that environment write the object. ` +
+        (stampedFor !== undefined
+          ? `Stamped for environment "${stampedFor}": stored before the hostname was declared, or before Deed refused this`
+          : inScope
+            ? `Carries no environment's stamps: if the platform did not write it, it was stored before Deed refused this to everyone else`
+            : `In namespace ${ref.namespace}, outside the review scope: if the platform did not write it, it was stored before the hostname was declared`),
+      properties: { mode, path: at, environment, ...(stampedFor !== undefined ? { stampedFor } : {}) },
+    }));
+  if (results.length > 0) return { object: ref, results };
+  return { object: ref, results: [{ policy: AUDIT_POLICIES.rules, rule: RULES.routeHostnames.id, result: 'pass', message: `names only hostnames of environment "${stampedFor}", whose stamps verify on it`, properties: { mode, environment: stampedFor! } }] };
 }
 
 /** A list that failed: nothing of this kind was judged in the namespace. */

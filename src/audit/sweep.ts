@@ -1,7 +1,8 @@
 // One audit run: find the namespaces Deed reviews, judge every object of the reaped kinds
 // there (pods with their specs, the rest as metadata) and the operator configurations whose
-// CRDs are served (with their specs), page by page; find objects that
-// carry Deed's stamps elsewhere; and, with a report store, write each namespace's report
+// CRDs are served (with their specs), page by page; find objects that carry Deed's stamps
+// elsewhere, and, where the policy declares hostnames, what names them anywhere (routes,
+// Ingresses, listeners, Certificates, with their specs); and, with a report store, write each namespace's report
 // as soon as its namespace is judged, then delete Deed's reports where nothing remains.
 // Memory holds one page and one namespace's (bounded) results, whatever the object count.
 import type { KubeObject } from '../admission/types.js';
@@ -14,8 +15,8 @@ import { Clock } from '../reaper/owner-facts.js';
 import { Slots } from '../reaper/slots.js';
 import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
-import { judgeObject, judgeOperatorConfig, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
-import { operatorConfigRows, type OperatorConfigRow } from '../policy/kinds.js';
+import { judgeHostnames, judgeObject, judgeOperatorConfig, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
+import { hostnameRows, operatorConfigRows, type KindRow } from '../policy/kinds.js';
 import { KubeError } from '../kube/errors.js';
 import type { LeaseLookup, LeaseRef } from './reaper-verdict.js';
 import { buildReport, emptySummary, NamespaceResults, ReportApiNotServed, rfc3339, type ReportApi, type RunSummary } from './report.js';
@@ -115,7 +116,15 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const scoped = new Set(inScope);
   // Operators' configurations (stores, TriggerAuthentications, analyses), where their CRDs are served.
   const configRows = operatorConfigRows();
-  const unserved = new Set<OperatorConfigRow>();
+  // Routes, Ingresses, listeners and Certificates, where an environment declares hostnames: one stored before names them still.
+  const hostRows = o.ctx.policy.config.environments.some((e) => e.hostnames.length > 0) ? hostnameRows() : [];
+  /** Kinds found not served (their CRDs not installed; the API server answers an unknown group's path with a plain 404): not asked again this run. */
+  const unserved = new Set<KindRow>();
+  const notServed = (err: unknown, row: KindRow): boolean => {
+    if (!(err instanceof KubeError) || err.status !== 404) return false;
+    unserved.add(row);
+    return true;
+  };
   const existing = new Set<string>();
   if (o.reports) {
     try {
@@ -151,6 +160,22 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
       outsideComplete = false;
     }
   }
+  // Outside the scope every object of them is read: the hostnames are refused there to all but the platform.
+  for (const row of hostRows) {
+    try {
+      for await (const page of o.client.listSpecPages(row)) {
+        for (const obj of page) {
+          const ns = obj.metadata.namespace ?? '';
+          if (!scoped.has(ns) && wanted(ns)) record(judgeHostnames(obj, row, false, ctx()), outsideOf(ns));
+        }
+      }
+    } catch (err) {
+      if (notServed(err, row)) continue;
+      o.onError(`${row.kind} objects outside the review scope: ${(err as Error).message}`);
+      totals.error++;
+      outsideComplete = false;
+    }
+  }
 
   for (const namespace of inScope) {
     const results = new NamespaceResults(namespace);
@@ -167,17 +192,13 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
         o.onError(message);
       }
     }
-    for (const row of configRows) {
+    const judges = [...configRows.map((row) => ({ row, judge: (obj: KubeObject) => judgeOperatorConfig(obj, row, ctx()) })), ...hostRows.map((row) => ({ row, judge: (obj: KubeObject) => judgeHostnames(obj, row, true, ctx()) }))];
+    for (const { row, judge } of judges) {
       if (unserved.has(row)) continue;
       try {
-        for await (const page of o.client.listSpecPages(row, namespace)) for (const obj of page) record(judgeOperatorConfig(obj, row, ctx()), results);
+        for await (const page of o.client.listSpecPages(row, namespace)) for (const obj of page) record(judge(obj), results);
       } catch (err) {
-        // Not served (its operator is not installed; the API server answers an unknown group's
-        // path with a plain 404): nothing to judge, in any namespace, this run.
-        if (err instanceof KubeError && err.status === 404) {
-          unserved.add(row);
-          continue;
-        }
+        if (notServed(err, row)) continue;
         const message = (err as Error).message;
         results.add(listFailure(row.kind, namespace, message));
         o.onError(message);

@@ -11,49 +11,56 @@
 // some environment declares hostnames; the kinds and their hostname paths are the kind table's.
 import type { V1NamedRuleWithOperations, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
-import { kindRows, type KindRow } from '../policy/kinds.js';
+import { hostnameRows, type HostnameRow } from '../policy/kinds.js';
+import { SERVING_ANNOTATIONS } from '../policy/hostnames.js';
 import { excludedNamespaces, SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
 import { celLabelIs, celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
 export const HOSTNAMES_POLICY_SUFFIX = 'hostnames';
 
-/** The rows whose objects name hostnames (the kind table's `hostnames`), in table order. */
-function hostnameRows(): KindRow[] {
-  return kindRows().filter((row) => row.hostnames !== undefined);
+/**
+ * The CEL: the hostnames at `path` (the kind table's notation) of `object`, lower case, as a
+ * list of lists (one per list they stand in), so that each is lowered once, not once per
+ * declared hostname: the API server's CEL cost limit bounds what an object may name
+ * (bench/hostnames-policy-cost.ts). What the object leaves out names nothing. The shapes the
+ * kind table uses: `a.b`, `a.b[]`, `a.b[].c`, `a.b[].c[]`, under any `a.` prefix.
+ */
+export function celHostLists(path: string): string {
+  const m = /^((?:[A-Za-z]+\.)*)([A-Za-z]+)(\[\])?(?:\.([A-Za-z]+)(\[\])?)?$/.exec(path);
+  if (m === null || (m[3] === undefined && m[4] !== undefined)) throw new Error(`hostnames path ${path}: not a shape the deed-hostnames policy renders`);
+  const prefix = m[1]!.split('.').filter(Boolean);
+  const guards = prefix.map((_, i) => `has(object.${prefix.slice(0, i + 1).join('.')})`);
+  const field = `object.${[...prefix, m[2]!].join('.')}`;
+  const [list, inner, innerList] = [m[3] !== undefined, m[4], m[5] !== undefined];
+  const lists = !list
+    ? `[[${field}.lowerAscii()]]`
+    : inner === undefined
+      ? `[${field}.map(h, h.lowerAscii())]`
+      : innerList
+        ? `${field}.map(v, has(v.${inner}) ? v.${inner}.map(h, h.lowerAscii()) : [])`
+        : `[${field}.filter(v, has(v.${inner})).map(v, v.${inner}.lowerAscii())]`;
+  return `${[...guards, `has(${field})`].join(' && ')} ? ${lists} : []`;
+}
+
+/** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths. The same for every policy (the chart's copy is generated). */
+export function hostnamesNamesExpression(): string {
+  const byPaths = new Map<string, HostnameRow[]>();
+  for (const row of hostnameRows()) byPaths.set(JSON.stringify(row.hostnames.paths), [...(byPaths.get(JSON.stringify(row.hostnames.paths)) ?? []), row]);
+  const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${rows[0]!.hostnames.paths.map((path) => `(${celHostLists(path)})`).join(' + ')}`);
+  return `${branches.join(' : ')} : []`;
 }
 
 /**
- * The CEL: does some hostname at `path` (the kind table's notation, `spec.rules[].host`) of
- * `object` satisfy `test` (CEL over a string expression). Each step is guarded with `has()`:
- * what the object leaves out names nothing.
+ * The CEL of the `named` variable: does the object name a declared hostname. Each name costs a
+ * map lookup (the exact ones), a suffix test per declared wildcard, and, for a wildcard name,
+ * a test per declared hostname: src/policy/hostnames.ts's hostnamesOverlap.
  */
-export function celSomeAt(path: string, test: (host: string) => string, base = 'object', depth = 0): string {
-  const [step, ...rest] = path.split('.');
-  const list = step!.endsWith('[]');
-  const field = `${base}.${list ? step!.slice(0, -2) : step!}`;
-  const inner = (value: string) => (rest.length === 0 ? test(value) : celSomeAt(rest.join('.'), test, value, depth + 1));
-  if (!list) return `has(${field}) && (${inner(field)})`;
-  const item = `v${depth}`;
-  return `has(${field}) && ${field}.exists(${item}, ${inner(item)})`;
-}
+export const HOSTNAMES_NAMED =
+  'variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w.suffix)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
 
-/** The CEL: does hostname `host` (any case) overlap pattern `pattern` (a declared one, lower case): src/policy/hostnames.ts's hostnamesOverlap. */
-function celOverlap(host: string, pattern: string): string {
-  const h = `${host}.lowerAscii()`;
-  return `${h} == ${pattern} || (${pattern}.startsWith("*.") && ${h}.endsWith(${pattern}.substring(1))) || (${h}.startsWith("*.") && ${pattern}.endsWith(${h}.substring(1)))`;
-}
-
-/** The CEL: does the request's object name a hostname that overlaps `pattern`, per its kind's paths. */
-function celNames(pattern: string): string {
-  const byPaths = new Map<string, KindRow[]>();
-  for (const row of hostnameRows()) byPaths.set(JSON.stringify(row.hostnames!.paths), [...(byPaths.get(JSON.stringify(row.hostnames!.paths)) ?? []), row]);
-  const branches = [...byPaths.values()].map((rows) => {
-    const kinds = rows.map((r) => `${r.group}/${r.resource}`);
-    const names = rows[0]!.hostnames!.paths.map((path) => `(${celSomeAt(path, (host) => celOverlap(host, pattern))})`).join(' || ');
-    return `variables.kind in ${celList(kinds)} ? (${names})`;
-  });
-  return `${branches.join(' : ')} : false`;
-}
+/** The CEL of the `taken` variable, for the refusal's message alone: the declared hostnames the object names. */
+export const HOSTNAMES_TAKEN =
+  'variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))';
 
 /** The principals the policy lets name any hostname outside the review scope. */
 export function hostnamesExempt(config: Config): { users: string[]; groups: string[] } {
@@ -74,10 +81,16 @@ export function hostnamesResourceRules(): V1NamedRuleWithOperations[] {
   }));
 }
 
-/** The CEL of the `taken` variable: the declared hostnames (`variables.declared`) the request's object names. The same for every policy (the chart's copy is generated). */
-export function hostnamesTakenExpression(): string {
-  return `variables.declared.filter(d, ${celNames('d.host')})`;
-}
+const annotation = (obj: string, key: string) => `(has(${obj}.metadata.annotations) && ${celString(key)} in ${obj}.metadata.annotations ? ${obj}.metadata.annotations[${celString(key)}] : "")`;
+
+/** The CEL of the `specKept` variable: an UPDATE that leaves the spec, and the annotations that choose the serving controller, as they were. */
+export const HOSTNAMES_SPEC_KEPT = [
+  'request.operation == "UPDATE" && has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec)',
+  ...SERVING_ANNOTATIONS.map((k) => `${annotation('object', k)} == ${annotation('oldObject', k)}`),
+].join(' && ');
+
+/** A declared wildcard's suffix (`*.domain`: `.domain`); "" for an exact hostname. */
+const suffixOf = (host: string) => (host.startsWith('*.') ? host.slice(1) : '');
 
 export function hostnamesPolicy(name: string, deedNamespace: string, config: Config, labels: Record<string, string>): [V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding] | [] {
   const declared = config.environments.flatMap((e) => e.hostnames.map((host) => ({ env: e.id, host })));
@@ -91,14 +104,19 @@ export function hostnamesPolicy(name: string, deedNamespace: string, config: Con
       { name: 'inScope', expression: `namespaceObject != null && ${celLabelIs('namespaceObject', SANDBOX_LABEL, celString(SANDBOX_LABEL_VALUE))} && !(namespaceObject.metadata.name in ${celList(excludedNamespaces(deedNamespace))})` },
       { name: 'exempt', expression: requesterIsOneOf(exempt.users, exempt.groups) },
       // An UPDATE that leaves the spec as it was names nothing new (labels, finalizers: a route stored before the policy stays deletable).
-      { name: 'specKept', expression: 'request.operation == "UPDATE" && has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec)' },
+      { name: 'specKept', expression: HOSTNAMES_SPEC_KEPT },
       { name: 'kind', expression: 'request.resource.group + "/" + request.resource.resource' },
-      { name: 'declared', expression: `[${declared.map((d) => `{"env": ${celString(d.env)}, "host": ${celString(d.host)}}`).join(', ')}]` },
-      { name: 'taken', expression: hostnamesTakenExpression() },
+      { name: 'names', expression: hostnamesNamesExpression() },
+      // The declared hostnames three ways: each with its environment and its wildcard's suffix (`.domain`; "" for an exact one), the exact ones by name, the wildcards.
+      { name: 'declared', expression: `[${declared.map((d) => `{"env": ${celString(d.env)}, "host": ${celString(d.host)}, "suffix": ${celString(suffixOf(d.host))}}`).join(', ')}]` },
+      { name: 'exact', expression: `{${declared.filter((d) => suffixOf(d.host) === '').map((d) => `${celString(d.host)}: ${celString(d.env)}`).join(', ')}}` },
+      { name: 'wildcards', expression: `[${declared.filter((d) => suffixOf(d.host) !== '').map((d) => `{"suffix": ${celString(suffixOf(d.host))}}`).join(', ')}]` },
+      { name: 'named', expression: HOSTNAMES_NAMED },
+      { name: 'taken', expression: HOSTNAMES_TAKEN },
     ],
     validations: [
       {
-        expression: 'variables.inScope || variables.exempt || variables.specKept || size(variables.taken) == 0',
+        expression: 'variables.inScope || variables.exempt || variables.specKept || !variables.named',
         message: `this names a hostname Deed's policy declares for an environment, outside Deed's review scope, where only the platform, system controllers, listed operators and break-glass may: ${fix}`,
         messageExpression: `request.resource.resource + " " + request.namespace + "/" + request.name + ": " + variables.taken[0].host + " is environment " + variables.taken[0].env + "'s hostname, and this namespace is outside Deed's review scope, where only the platform, system controllers, listed operators and break-glass may name it: ${fix}"`,
         reason: 'Forbidden',

@@ -6,7 +6,7 @@
 import type { V1NamedRuleWithOperations, V1PolicyRule, V1RuleWithOperations } from '@kubernetes/client-node';
 import { DEFAULT_ROW_EXCEPTIONS, isOperatorConfig, kindRows, REFERENCE_GRANTS, type KindRow } from '../policy/kinds.js';
 import { DEFAULT_SYSTEM_PRINCIPALS, DEFAULT_WORKLOAD_CONTROLLERS } from '../config/schema.js';
-import { hostnamesResourceRules, hostnamesTakenExpression } from './hostnames-policy.js';
+import { HOSTNAMES_NAMED, HOSTNAMES_SPEC_KEPT, HOSTNAMES_TAKEN, hostnamesNamesExpression, hostnamesResourceRules } from './hostnames-policy.js';
 import { stampedAnnotationKeys, stampedLabelKeys, stampKeys } from '../policy/stamps/keys.js';
 import { celList } from './admission-policy.js';
 import { POD_READS } from '../policy/pod/pod-reads.js';
@@ -250,12 +250,13 @@ export function reaperScopeKindRules(): V1PolicyRule[] {
 /**
  * The audit lists the kinds it judges (metadata only) and gets an owner pod; it gets run
  * leases for the reaper's verdict; it lists operators' configurations (which name
- * credentials, never hold them) where their CRDs are served.
+ * credentials, never hold them) where their CRDs are served, and what names hostnames (routes,
+ * Ingresses, listeners, Certificates), in every namespace, where the policy declares some.
  */
 export function auditKindRules(): V1PolicyRule[] {
   return [
     ...policyRules(['get', 'list'], rows((r) => r.audited?.getsOne === true)),
-    ...policyRules(['list'], rows((r) => (r.audited !== undefined && r.audited.getsOne !== true) || isOperatorConfig(r))),
+    ...policyRules(['list'], rows((r) => (r.audited !== undefined && r.audited.getsOne !== true) || isOperatorConfig(r) || r.hostnames !== undefined)),
     ...runLeaseRules(),
   ];
 }
@@ -311,7 +312,10 @@ export function helmKindsTemplate(): string {
     define('deed.defaultWorkloadControllers', JSON.stringify(DEFAULT_WORKLOAD_CONTROLLERS)),
     define('deed.defaultSystemPrincipals', JSON.stringify(DEFAULT_SYSTEM_PRINCIPALS)),
     define('deed.hostnamesResourceRules', hostnamesResourceRules().map((r) => `- apiGroups: ${list(r.apiGroups!)}\n  apiVersions: ${list(r.apiVersions!)}\n  resources: ${list(r.resources!)}\n  operations: ${list(r.operations!)}`).join('\n')),
-    // A Go raw string: the CEL holds no backquote.
-    define('deed.hostnamesTaken', `{{- \`${hostnamesTakenExpression()}\` -}}`),
+    // Go raw strings: the CEL holds no backquote.
+    define('deed.hostnamesSpecKept', `{{- \`${HOSTNAMES_SPEC_KEPT}\` -}}`),
+    define('deed.hostnamesNames', `{{- \`${hostnamesNamesExpression()}\` -}}`),
+    define('deed.hostnamesNamed', `{{- \`${HOSTNAMES_NAMED}\` -}}`),
+    define('deed.hostnamesTaken', `{{- \`${HOSTNAMES_TAKEN}\` -}}`),
   ].join('\n');
 }

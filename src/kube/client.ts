@@ -82,7 +82,8 @@ export interface KubeClient {
    * TriggerAuthentications), which hold names of credentials, not credentials. A resource the
    * API server does not serve (its CRD is not installed) is a KubeError with status 404.
    */
-  listSpecPages(resource: ServedResource, namespace: string): AsyncIterable<KubeObject[]>;
+  /** Every namespace's where `namespace` is not given. */
+  listSpecPages(resource: ServedResource, namespace?: string): AsyncIterable<KubeObject[]>;
   delete(kind: ReapKind, namespace: string, name: string, preconditions: Preconditions): Promise<void>;
   /**
    * One Lease by name: Deed's stamps and the times that say whether it is renewed (nothing
@@ -287,7 +288,7 @@ export function createKubeClient(kc: KubeConfig, options: KubeClientOptions): Ku
 
     async *listSpecPages(resource, namespace) {
       const apiVersion = apiVersionOf(resource);
-      for await (const items of pages(`list ${resourceName(resource)} in ${namespace}`, collectionPath(resource, namespace), undefined, undefined))
+      for await (const items of pages(`list ${resourceName(resource)} in ${namespace ?? 'every namespace'}`, collectionPath(resource, namespace), undefined, undefined))
         yield items.map((item) => ({ ...metadataOnly(resource.kind, item.metadata), apiVersion, spec: item.spec ?? {} }));
     },
 

@@ -1,6 +1,8 @@
 // Hostnames as the Gateway API and Ingress match them: an exact name, or `*.suffix`, which
 // takes every name under the suffix (Gateway API: one label or more; an Ingress wildcard takes
 // one label, read here as more: an overestimate, never an under). Case does not matter. Pure.
+import type { KubeObject } from '../admission/types.js';
+import { valuesAt } from './unstructured.js';
 
 /** A hostname or `*.` pattern as a policy declares one: DNS labels, lower case, an optional leading `*.`. */
 export const HOSTNAME_PATTERN = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
@@ -16,3 +18,24 @@ export function hostnamesOverlap(a: string, b: string): boolean {
   if (wx !== undefined && (wy !== undefined ? wy.endsWith(wx) || wx.endsWith(wy) : y.endsWith(wx))) return true;
   return wy !== undefined && wx === undefined && x.endsWith(wy);
 }
+
+/** The hostnames `obj` names at `paths` (the kind table's `hostnames`), each with where it stands; what is not a string routes nothing. */
+export function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
+  return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
+}
+
+/** The first of `environments` whose declared hostnames `host` overlaps, and the pattern it overlaps. */
+export function declaredHostnameOf(host: string, environments: ReadonlyArray<{ id: string; hostnames: readonly string[] }>): { environment: string; pattern: string } | undefined {
+  for (const e of environments) {
+    const pattern = e.hostnames.find((h) => hostnamesOverlap(host, h));
+    if (pattern !== undefined) return { environment: e.id, pattern };
+  }
+  return undefined;
+}
+
+/**
+ * Annotations that choose which controller serves an object, as its spec would: an Ingress
+ * kept idle under a class no controller serves goes live when this changes (reviewer-102 F5),
+ * so an UPDATE that changes it is judged as one that changes the spec.
+ */
+export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class'];

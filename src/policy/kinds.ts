@@ -1495,6 +1495,14 @@ export function operatorConfigRows(): ReadonlyArray<OperatorConfigRow> {
 
 export type OperatorConfigRow = KindRow & { operatorIdentity: readonly OperatorIdentityUse[] };
 
+/** A namespaced kind whose objects name hostnames a gateway or ingress controller routes (rule route.hostnames). */
+export type HostnameRow = KindRow & { hostnames: NonNullable<KindRow['hostnames']> };
+
+/** The kinds that name hostnames: the audit lists them where the policy declares some. */
+export function hostnameRows(): ReadonlyArray<HostnameRow> {
+  return ROWS.filter((r): r is HostnameRow => r.hostnames !== undefined && r.namespaced);
+}
+
 export function isOperatorConfig(row: KindRow): row is OperatorConfigRow {
   return row.operatorIdentity !== undefined && row.namespaced;
 }

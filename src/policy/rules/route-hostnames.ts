@@ -16,20 +16,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { hostnamesOverlap } from '../hostnames.js';
+import { declaredHostnameOf, hostnamesOf, SERVING_ANNOTATIONS } from '../hostnames.js';
 import { kindRow, type KindRow, type LookupResource } from '../kinds.js';
 import { objectReferences, readableRow } from '../object-references.js';
 import { environmentOfOwnership, ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
-import { isRec, valuesAt } from '../unstructured.js';
+import { entryOf, isRec } from '../unstructured.js';
 import { RULES } from './catalog.js';
 
-/** The hostnames `obj` names at `paths` (the kind table's `hostnames`), each with where it stands; what is not a string routes nothing. */
-function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
-  return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
-}
 
 /** The parents a route takes listeners' hostnames from: Gateways and ListenerSets (a Service parent, in mesh mode, has none). */
 const LISTENER_PARENTS: ReadonlySet<string> = new Set(['gateways', 'listenersets', 'xlistenersets']);
@@ -57,17 +53,18 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   if (declared.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
   // An UPDATE that changes the spec is judged on every hostname it names: one stored before the policy declared it (or
   // moved from an Ingress's TLS hosts to a rule's host) must not carry new paths or backends (reviewer-101 F5); one that
-  // leaves the spec as it was (labels, annotations) names nothing new.
-  if (req.operation === 'UPDATE' && isDeepStrictEqual(req.oldObject?.spec, req.object?.spec)) return [];
+  // leaves the spec as it was (labels, annotations but the ingress class) names nothing new.
+  if (req.operation === 'UPDATE' && isDeepStrictEqual(req.oldObject?.spec, req.object?.spec) && SERVING_ANNOTATIONS.every((k) => entryOf(req.oldObject?.metadata.annotations ?? {}, k) === entryOf(req.object?.metadata.annotations ?? {}, k))) return [];
+  const others = declared.filter((e) => !actsFor(requester, e.id, policy));
   for (const { host, at } of hostnamesOf(row.hostnames.paths, req.object)) {
-    const owner = declared.find((e) => !actsFor(requester, e.id, policy) && e.hostnames.some((h) => hostnamesOverlap(host, h)));
-    if (owner === undefined) continue;
-    const theirs = owner.hostnames.find((h) => hostnamesOverlap(host, h))!;
+    const taken = declaredHostnameOf(host, others);
+    if (taken === undefined) continue;
+    const { environment: owner, pattern: theirs } = taken;
     return [
       {
         rule: RULES.routeHostnames.id,
         path: at,
-        message: `${host} is environment ${owner.id}'s hostname (${theirs}), and ${requester.username} does not act for it: ${row.hostnames.follower}; name a hostname of this environment's own`,
+        message: `${host} is environment ${owner}'s hostname (${theirs}), and ${requester.username} does not act for it: ${row.hostnames.follower}; name a hostname of this environment's own`,
       },
     ];
   }

@@ -220,6 +220,41 @@ export function auditCases(suite: () => Suite, tools: { helm: boolean }): void {
       assert.equal(about(live, 'named-acr').get('rules.operator-config')!.result, 'pass');
     });
 
+    test("what names alpha's hostnames is reported (route.hostnames): alpha's own Ingress passes, an unstamped one (perhaps the platform's) warns, and one outside the review scope warns in its namespace's report", async () => {
+      const s = suite();
+      const OUT = 'audit-hosts';
+      assert.equal((await s.api(s.admin, 'POST', '/api/v1/namespaces', { metadata: { name: OUT } })).status, 201);
+      const role = { metadata: { name: 'audit-ingress-writer' }, rules: [{ apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['*'] }] };
+      assert.equal((await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${LIVE}/roles`, role)).status, 201);
+      const binding = { metadata: { name: 'audit-ingress-writer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'audit-ingress-writer' }, subjects: [{ kind: 'ServiceAccount', namespace: 'sandbox-a', name: 'runner' }] };
+      assert.equal((await s.api(s.admin, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${LIVE}/rolebindings`, binding)).status, 201);
+      await s.awaitAccess('sandbox-a:runner', { namespace: LIVE, verb: 'create', group: 'networking.k8s.io', resource: 'ingresses' });
+      // A host and no backend: the hostname is what is judged.
+      const ingress = (name: string, host: string) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name }, spec: { rules: [{ host }] } });
+      const ingresses = (ns: string) => `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`;
+      const own = await s.api(s.runnerA.identity, 'POST', ingresses(LIVE), ingress('alpha-web', 'web.alpha.sandboxes.test'));
+      assert.equal(own.status, 201, own.text);
+      assert.equal(own.body.metadata.labels[KEYS.environment], 'alpha');
+      // The platform (break-glass here) may name them, in the review scope and outside it.
+      assert.equal((await s.api(s.admin, 'POST', ingresses(LIVE), ingress('platform-login', 'login.alpha.sandboxes.test'))).status, 201);
+      assert.equal((await s.api(s.admin, 'POST', ingresses(OUT), ingress('outside-login', 'login.alpha.sandboxes.test'))).status, 201);
+
+      const result = await audit(s, auditor);
+      assert.equal(result.code, 0, result.stderr);
+      const live = await liveReport(s);
+      assert.equal(about(live, 'alpha-web').get('route.hostnames')!.result, 'pass');
+      const unstamped = about(live, 'platform-login').get('route.hostnames')!;
+      assert.equal(unstamped.result, 'warn');
+      assert.deepEqual(unstamped.properties, { mode: 'deny', path: 'spec.rules[0].host', environment: 'alpha' });
+      assert.match(unstamped.message, /^spec\.rules\[0\]\.host: login\.alpha\.sandboxes\.test is environment "alpha"'s hostname \(\*\.alpha\.sandboxes\.test\): the ingress controller would send .*Carries no environment's stamps/);
+      assert.equal(unstamped.resources![0]!.kind, 'Ingress');
+      const outside = about((await report(s, OUT))!, 'outside-login').get('route.hostnames')!;
+      assert.equal(outside.result, 'warn');
+      assert.match(outside.message, /In namespace audit-hosts, outside the review scope/);
+      // Gone from outside the scope (the later runs here clear that report); the review scope's stay for the runs that follow.
+      assert.equal((await s.api(s.admin, 'DELETE', `${ingresses(OUT)}/outside-login`)).status, 200);
+    });
+
     test('a second run replaces the report: one report of Deed\'s per namespace, written again', async () => {
       const s = suite();
       const first = (await report(s, LIVE))!;

@@ -363,7 +363,7 @@
   resources: ["secrets", "configmaps", "persistentvolumeclaims"]
   verbs: ["list"]
 - apiGroups: ["networking.k8s.io"]
-  resources: ["networkpolicies"]
+  resources: ["networkpolicies", "ingresses"]
   verbs: ["list"]
 - apiGroups: ["keda.sh"]
   resources: ["triggerauthentications"]
@@ -376,6 +376,15 @@
   verbs: ["list"]
 - apiGroups: ["argoproj.io"]
   resources: ["analysistemplates", "analysisruns"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes", "grpcroutes", "tlsroutes", "gateways", "listenersets"]
+  verbs: ["list"]
+- apiGroups: ["gateway.networking.x-k8s.io"]
+  resources: ["xlistenersets"]
+  verbs: ["list"]
+- apiGroups: ["cert-manager.io"]
+  resources: ["certificates"]
   verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
@@ -433,6 +442,18 @@
   operations: ["CREATE", "UPDATE"]
 {{- end -}}
 
+{{- define "deed.hostnamesSpecKept" -}}
+{{- `request.operation == "UPDATE" && has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec) && (has(object.metadata.annotations) && "kubernetes.io/ingress.class" in object.metadata.annotations ? object.metadata.annotations["kubernetes.io/ingress.class"] : "") == (has(oldObject.metadata.annotations) && "kubernetes.io/ingress.class" in oldObject.metadata.annotations ? oldObject.metadata.annotations["kubernetes.io/ingress.class"] : "")` -}}
+{{- end -}}
+
+{{- define "deed.hostnamesNames" -}}
+{{- `variables.kind in ["networking.k8s.io/ingresses"] ? (has(object.spec) && has(object.spec.rules) ? [object.spec.rules.filter(v, has(v.host)).map(v, v.host.lowerAscii())] : []) + (has(object.spec) && has(object.spec.tls) ? object.spec.tls.map(v, has(v.hosts) ? v.hosts.map(h, h.lowerAscii()) : []) : []) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? (has(object.spec) && has(object.spec.hostnames) ? [object.spec.hostnames.map(h, h.lowerAscii())] : []) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? (has(object.spec) && has(object.spec.listeners) ? [object.spec.listeners.filter(v, has(v.hostname)).map(v, v.hostname.lowerAscii())] : []) : variables.kind in ["cert-manager.io/certificates"] ? (has(object.spec) && has(object.spec.dnsNames) ? [object.spec.dnsNames.map(h, h.lowerAscii())] : []) + (has(object.spec) && has(object.spec.commonName) ? [[object.spec.commonName.lowerAscii()]] : []) : []` -}}
+{{- end -}}
+
+{{- define "deed.hostnamesNamed" -}}
+{{- `variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w.suffix)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))` -}}
+{{- end -}}
+
 {{- define "deed.hostnamesTaken" -}}
-{{- `variables.declared.filter(d, variables.kind in ["networking.k8s.io/ingresses"] ? ((has(object.spec) && (has(object.spec.rules) && object.spec.rules.exists(v1, has(v1.host) && (v1.host.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.host.lowerAscii().endsWith(d.host.substring(1))) || (v1.host.lowerAscii().startsWith("*.") && d.host.endsWith(v1.host.lowerAscii().substring(1))))))) || (has(object.spec) && (has(object.spec.tls) && object.spec.tls.exists(v1, has(v1.hosts) && v1.hosts.exists(v2, v2.lowerAscii() == d.host || (d.host.startsWith("*.") && v2.lowerAscii().endsWith(d.host.substring(1))) || (v2.lowerAscii().startsWith("*.") && d.host.endsWith(v2.lowerAscii().substring(1)))))))) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? ((has(object.spec) && (has(object.spec.hostnames) && object.spec.hostnames.exists(v1, v1.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.lowerAscii().endsWith(d.host.substring(1))) || (v1.lowerAscii().startsWith("*.") && d.host.endsWith(v1.lowerAscii().substring(1))))))) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? ((has(object.spec) && (has(object.spec.listeners) && object.spec.listeners.exists(v1, has(v1.hostname) && (v1.hostname.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.hostname.lowerAscii().endsWith(d.host.substring(1))) || (v1.hostname.lowerAscii().startsWith("*.") && d.host.endsWith(v1.hostname.lowerAscii().substring(1)))))))) : variables.kind in ["cert-manager.io/certificates"] ? ((has(object.spec) && (has(object.spec.dnsNames) && object.spec.dnsNames.exists(v1, v1.lowerAscii() == d.host || (d.host.startsWith("*.") && v1.lowerAscii().endsWith(d.host.substring(1))) || (v1.lowerAscii().startsWith("*.") && d.host.endsWith(v1.lowerAscii().substring(1)))))) || (has(object.spec) && (has(object.spec.commonName) && (object.spec.commonName.lowerAscii() == d.host || (d.host.startsWith("*.") && object.spec.commonName.lowerAscii().endsWith(d.host.substring(1))) || (object.spec.commonName.lowerAscii().startsWith("*.") && d.host.endsWith(object.spec.commonName.lowerAscii().substring(1))))))) : false)` -}}
+{{- `variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))` -}}
 {{- end -}}
