@@ -182,6 +182,10 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal((await s.api(beta, 'PATCH', `${ROUTES(own)}/platform-login`, { metadata: { labels: { team: 'beta' } } }, 'application/merge-patch+json')).status, 200);
       denied(await s.api(beta, 'PATCH', `${ROUTES(own)}/platform-login`, { spec: { rules: [{ backendRefs: [{ name: 'beta-api', port: 80 }] }] } }, 'application/merge-patch+json'), `httproutes ${own}/platform-login`, '*.alpha.sandboxes.test');
       assert.equal((await s.api(beta, 'DELETE', `${ROUTES(own)}/platform-login`)).status, 200, 'a delete is not judged');
+      // An Ingress kept idle under a class no controller serves goes live when its class changes: judged as a change of spec (reviewer-102 F5).
+      const parked = { ...ingress, metadata: { name: 'parked-login', annotations: { 'kubernetes.io/ingress.class': 'parked' } } };
+      ok('the idle Ingress', await s.api(s.admin, 'POST', `/apis/networking.k8s.io/v1/namespaces/${own}/ingresses`, parked));
+      denied(await s.api(beta, 'PATCH', `/apis/networking.k8s.io/v1/namespaces/${own}/ingresses/parked-login`, { metadata: { annotations: { 'kubernetes.io/ingress.class': 'shared' } } }, 'application/merge-patch+json'), `ingresses ${own}/parked-login`, '*.alpha.sandboxes.test');
     });
 
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
