@@ -213,7 +213,7 @@ describe('an audit run', () => {
   });
 
   test("routes stored before alpha's hostnames were declared: beta's stamped route naming one fails, an unstamped one warns, alpha's own passes, one outside the review scope warns in its namespace's report; no hostnames declared, no route is listed (reviewer-101 F5)", async () => {
-    const HOSTS_POLICY = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'], hostnames: ['*.alpha.sandboxes.test'] }, FIXTURE_POLICY.environments![1]!] };
+    const HOSTS_POLICY = { ...FIXTURE_POLICY, environments: [{ id: 'alpha', serviceAccounts: ['sandbox-a:runner'], hostnames: ['*.alpha.sandboxes.test'] }, { ...FIXTURE_POLICY.environments![1]!, hostnames: ['beta.sandboxes.test'] }] };
     const route = (name: string, namespace: string, hostnames: string[], metadata: KubeObject['metadata'] = {}): KubeObject => ({
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'HTTPRoute',
@@ -224,6 +224,8 @@ describe('an audit run', () => {
       route('beta-login', 'sandbox-a', ['beta.example.net', 'login.alpha.sandboxes.test'], stampedMetadata('HTTPRoute', 'beta', 'sandbox-a').metadata),
       route('unstamped-login', 'sandbox-a', ['Login.Alpha.Sandboxes.Test']),
       route('alpha-web', 'sandbox-a', ['web.alpha.sandboxes.test'], stampedMetadata('HTTPRoute', 'alpha', 'sandbox-a').metadata),
+      // Alpha's, but its wildcard is over beta's name too (reviewer-103 F1).
+      route('alpha-wide', 'sandbox-a', ['*.sandboxes.test'], stampedMetadata('HTTPRoute', 'alpha', 'sandbox-a').metadata),
       route('elsewhere', 'sandbox-a', ['docs.example.com']),
       route('plain-login', 'plain', ['*.sandboxes.test']),
       route('plain-docs', 'plain', ['docs.example.com']),
@@ -246,6 +248,7 @@ describe('an audit run', () => {
     assert.deepEqual(of('sandbox-a', 'beta-login'), [['route.hostnames', 'fail', 'spec.hostnames[1]', 'alpha']]);
     assert.deepEqual(of('sandbox-a', 'unstamped-login'), [['route.hostnames', 'warn', 'spec.hostnames[0]', 'alpha']]);
     assert.deepEqual(of('sandbox-a', 'alpha-web'), [['route.hostnames', 'pass', undefined, 'alpha']]);
+    assert.deepEqual(of('sandbox-a', 'alpha-wide'), [['route.hostnames', 'fail', 'spec.hostnames[0]', 'beta']]);
     assert.deepEqual(of('sandbox-a', 'elsewhere'), []);
     assert.deepEqual(of('plain', 'plain-login'), [['route.hostnames', 'warn', 'spec.hostnames[0]', 'alpha']]);
     assert.deepEqual(of('plain', 'plain-docs'), []);

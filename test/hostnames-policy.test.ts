@@ -39,6 +39,8 @@ const RESOURCES: Record<string, { group: string; resource: string }> = {
   Gateway: { group: 'gateway.networking.k8s.io', resource: 'gateways' },
   XListenerSet: { group: 'gateway.networking.x-k8s.io', resource: 'xlistenersets' },
   Certificate: { group: 'cert-manager.io', resource: 'certificates' },
+  Order: { group: 'acme.cert-manager.io', resource: 'orders' },
+  Challenge: { group: 'acme.cert-manager.io', resource: 'challenges' },
 };
 const route = (...hostnames: string[]) => ({ kind: 'HTTPRoute', metadata: { name: 'web' }, spec: { parentRefs: [{ name: 'shared', namespace: 'gateways' }], ...(hostnames.length ? { hostnames } : {}) } });
 
@@ -78,6 +80,9 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ['an XListenerSet listener', { kind: 'XListenerSet', metadata: {}, spec: { listeners: [{ name: 'a', port: 443, hostname: 'x.alpha.sandboxes.test' }] } }],
       ['a Certificate dnsName', { kind: 'Certificate', metadata: {}, spec: { secretName: 's', dnsNames: ['alpha.example.com'] } }],
       ['a Certificate commonName', { kind: 'Certificate', metadata: {}, spec: { secretName: 's', commonName: 'login.alpha.sandboxes.test' } }],
+      ['an ACME Order', { kind: 'Order', metadata: {}, spec: { request: 'LS0t', dnsNames: ['www.example.com', 'Alpha.Example.com'] } }],
+      ['an ACME Challenge', { kind: 'Challenge', metadata: {}, spec: { dnsName: 'login.alpha.sandboxes.test', type: 'HTTP-01' } }],
+      ['an ACME Challenge for the wildcard under a domain', { kind: 'Challenge', metadata: {}, spec: { dnsName: 'alpha.sandboxes.test', wildcard: true, type: 'DNS-01' } }],
     ];
     for (const [what, object] of refusals) {
       const a = answer(ours()[0], { object });
@@ -93,6 +98,7 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'Gateway', metadata: {}, spec: { listeners: [{ name: 'any', port: 80 }] } } }), true);
     assert.equal(admits({ object: { kind: 'Ingress', metadata: {}, spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } } } }), true);
     assert.equal(admits({ object: { kind: 'Certificate', metadata: {}, spec: { secretName: 's', dnsNames: ['www.example.com'] } } }), true);
+    assert.equal(admits({ object: { kind: 'Challenge', metadata: {}, spec: { dnsName: 'alpha.sandboxes.test', wildcard: false, type: 'DNS-01' } } }), true, "the domain itself is not alpha's");
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {
@@ -135,6 +141,8 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ oldObject: idle('parked'), object: idle('shared') }), false);
     assert.equal(admits({ oldObject: idle(), object: idle('shared') }), false);
     assert.equal(admits({ oldObject: idle('parked'), object: { ...idle('parked'), metadata: { ...idle('parked').metadata, labels: { team: 'b' } } } }), true);
+    const contour = (cls: string) => ({ kind: 'Ingress', metadata: { name: 'web', annotations: { 'projectcontour.io/ingress.class': cls } }, spec: { rules: [{ host: 'login.alpha.sandboxes.test' }] } });
+    assert.equal(admits({ oldObject: contour('parked'), object: contour('contour') }), false, "Contour's class annotation (reviewer-103 F3)");
   });
 
   test('the chart renders the same objects as deed manifests, and none where no environment declares hostnames', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {

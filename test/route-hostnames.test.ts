@@ -25,7 +25,7 @@ const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as
 const LAB_B = sa('sandbox-b', 'lab');
 const G = 'gateway.networking.k8s.io';
 
-type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate';
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge';
 const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
   HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
   GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
@@ -35,6 +35,8 @@ const RESOURCES: Record<Kind, { group: string; version: string; resource: string
   Gateway: { group: G, version: 'v1', resource: 'gateways' },
   ListenerSet: { group: G, version: 'v1', resource: 'listenersets' },
   Certificate: { group: 'cert-manager.io', version: 'v1', resource: 'certificates' },
+  Order: { group: 'acme.cert-manager.io', version: 'v1', resource: 'orders' },
+  Challenge: { group: 'acme.cert-manager.io', version: 'v1', resource: 'challenges' },
 };
 
 /** An object of `kind` naming `hosts` where that kind names hostnames. */
@@ -101,12 +103,28 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.equal(refusal(update('HTTPRoute', LAB_B, ['run-7.alpha.sandboxes.example.com', 'beta.example.net'], ['beta.example.net'])), '');
   });
 
+  test("beta's own ACME Order or Challenge for alpha's hostname (cert-manager's edit role lets a tenant write them, with its own account's key authorization and a solver on the shared Gateway or the platform's DNS zone) is refused; a Challenge for the wildcard under a domain counts as the wildcard (reviewer-103 F2)", () => {
+    const order = (dnsNames: string[], commonName?: string) => ({ apiVersion: 'acme.cert-manager.io/v1', kind: 'Order', metadata: { name: 'front', namespace: 'shared' }, spec: { request: 'LS0t', issuerRef: { name: 'acme' }, dnsNames, ...(commonName ? { commonName } : {}) } });
+    const challenge = (dnsName: string, wildcard?: boolean) => ({ apiVersion: 'acme.cert-manager.io/v1', kind: 'Challenge', metadata: { name: 'front', namespace: 'shared' }, spec: { url: 'https://acme.example/chall/1', authorizationURL: 'https://acme.example/authz/1', dnsName, ...(wildcard === undefined ? {} : { wildcard }), type: 'HTTP-01', token: 't', key: 'k', solver: { http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'shared', namespace: 'infra' }] } } }, issuerRef: { name: 'acme' } } });
+    const judged = (kind: Kind, object: KubeObject, who = LAB_B) => answer(kind, who, { operation: 'CREATE', object, oldObject: null }).found;
+    assert.match(judged('Order', order(['beta.example.net', 'run-7.alpha.sandboxes.example.com']) as KubeObject), /spec\.dnsNames\[1\]: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname .*the ACME CA issue a certificate for it to the Order's account/);
+    assert.match(judged('Order', order([], 'ALPHA.example.org') as KubeObject), /spec\.commonName: ALPHA\.example\.org is environment alpha's hostname/);
+    assert.match(judged('Challenge', challenge('run-7.alpha.sandboxes.example.com') as KubeObject), /spec\.dnsName: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname .*cert-manager would answer the ACME CA's challenge for it/);
+    assert.match(judged('Challenge', challenge('alpha.sandboxes.example.com', true) as KubeObject), /spec\.dnsName: \*\.alpha\.sandboxes\.example\.com is environment alpha's hostname/);
+    assert.equal(judged('Challenge', challenge('alpha.sandboxes.example.com', false) as KubeObject), '', "the domain itself is not alpha's");
+    assert.equal(judged('Challenge', challenge('beta.example.net', true) as KubeObject), '');
+    assert.equal(judged('Order', order(['run-7.alpha.sandboxes.example.com']) as KubeObject, RUNNER_A), '', "alpha's own");
+  });
+
   test("an Ingress stored before, idle under a class no controller serves, that an UPDATE of its class annotation alone puts on the shared controller is judged as a change of spec (reviewer-102 F5)", () => {
     const idle = named('Ingress', ['run-7.alpha.sandboxes.example.com']);
     const classed = (cls: string) => ({ ...idle, metadata: { ...idle.metadata, annotations: { 'kubernetes.io/ingress.class': cls } } });
     assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: classed('shared'), oldObject: classed('parked') }).found, /run-7\.alpha\.sandboxes\.example\.com is environment alpha's/);
     assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: classed('shared'), oldObject: idle }).found, /is environment alpha's/);
     assert.equal(answer('Ingress', LAB_B, { operation: 'UPDATE', object: { ...classed('parked'), metadata: { ...classed('parked').metadata, labels: { team: 'b' } } }, oldObject: classed('parked') }).found, '');
+    // Contour's own class annotation too (reviewer-103 F3).
+    const contour = (cls: string) => ({ ...idle, metadata: { ...idle.metadata, annotations: { 'projectcontour.io/ingress.class': cls } } });
+    assert.match(answer('Ingress', LAB_B, { operation: 'UPDATE', object: contour('contour'), oldObject: contour('parked') }).found, /is environment alpha's/);
   });
 
   test('without declared hostnames nothing is judged; in warn mode the route passes with a warning', () => {

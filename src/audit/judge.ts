@@ -309,18 +309,21 @@ export function judgeOperatorConfig(obj: KubeObject, row: OperatorConfigRow, ctx
  */
 export function judgeHostnames(obj: KubeObject, row: HostnameRow, inScope: boolean, ctx: AuditContext): ObjectAudit | undefined {
   const environments = ctx.policy.config.environments;
-  const named = hostnamesOf(row.hostnames.paths, obj).flatMap(({ host, at }) => {
-    const taken = declaredHostnameOf(host, environments);
-    return taken === undefined ? [] : [{ host, at, ...taken }];
-  });
-  if (named.length === 0) return undefined;
+  const names = hostnamesOf(row.hostnames, obj);
+  if (!names.some(({ host }) => declaredHostnameOf(host, environments) !== undefined)) return undefined;
   const meta = obj.metadata;
   const ref: ObjectRef = { apiVersion: apiVersionOf(row), kind: row.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' };
   const owner = inScope ? ownershipOf({ kind: row.kind, namespace: ref.namespace, metadata: meta }, ctx.policy, ctx.keyRing) : undefined;
   const stampedFor = owner?.kind === 'stamped' ? owner.environment : undefined;
   const mode = modeOf(RULES.routeHostnames.id, ctx.policy);
-  const results = named
-    .filter((n) => n.environment !== stampedFor)
+  // Each name against the environments the object is not stamped for, as the rule asks of its writer: a wildcard over
+  // two environments' names is another's even where its first match is the object's own (reviewer-103 F1).
+  const others = environments.filter((e) => e.id !== stampedFor);
+  const results = names
+    .flatMap(({ host, at }) => {
+      const taken = declaredHostnameOf(host, others);
+      return taken === undefined ? [] : [{ host, at, ...taken }];
+    })
     .map(({ host, at, environment, pattern }): AuditResult => ({
       policy: AUDIT_POLICIES.rules,
       rule: RULES.routeHostnames.id,

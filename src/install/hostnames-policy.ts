@@ -25,28 +25,36 @@ export const HOSTNAMES_POLICY_SUFFIX = 'hostnames';
  * (bench/hostnames-policy-cost.ts). What the object leaves out names nothing. The shapes the
  * kind table uses: `a.b`, `a.b[]`, `a.b[].c`, `a.b[].c[]`, under any `a.` prefix.
  */
-export function celHostLists(path: string): string {
+export function celHostLists(path: string, wildcardWhen?: string): string {
   const m = /^((?:[A-Za-z]+\.)*)([A-Za-z]+)(\[\])?(?:\.([A-Za-z]+)(\[\])?)?$/.exec(path);
   if (m === null || (m[3] === undefined && m[4] !== undefined)) throw new Error(`hostnames path ${path}: not a shape the deed-hostnames policy renders`);
   const prefix = m[1]!.split('.').filter(Boolean);
-  const guards = prefix.map((_, i) => `has(object.${prefix.slice(0, i + 1).join('.')})`);
   const field = `object.${[...prefix, m[2]!].join('.')}`;
   const [list, inner, innerList] = [m[3] !== undefined, m[4], m[5] !== undefined];
+  // Where a flag makes each name stand for the wildcard under it (the kind table's `wildcardWhen`).
+  const lower = (h: string) => (wildcardWhen === undefined ? `${h}.lowerAscii()` : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${h}.lowerAscii()`);
   const lists = !list
-    ? `[[${field}.lowerAscii()]]`
+    ? `[[${lower(field)}]]`
     : inner === undefined
-      ? `[${field}.map(h, h.lowerAscii())]`
+      ? `[${field}.map(h, ${lower('h')})]`
       : innerList
-        ? `${field}.map(v, has(v.${inner}) ? v.${inner}.map(h, h.lowerAscii()) : [])`
-        : `[${field}.filter(v, has(v.${inner})).map(v, v.${inner}.lowerAscii())]`;
-  return `${[...guards, `has(${field})`].join(' && ')} ? ${lists} : []`;
+        ? `${field}.map(v, has(v.${inner}) ? v.${inner}.map(h, ${lower('h')}) : [])`
+        : `[${field}.filter(v, has(v.${inner})).map(v, ${lower(`v.${inner}`)})]`;
+  return `${present(path.replace(/\[\].*$/, ''))} ? ${lists} : []`;
+}
+
+/** The CEL: is the field at `path` (no lists) of `object` there, each step guarded with `has()`. */
+function present(path: string): string {
+  const steps = path.split('.');
+  return steps.map((_, i) => `has(object.${steps.slice(0, i + 1).join('.')})`).join(' && ');
 }
 
 /** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths. The same for every policy (the chart's copy is generated). */
 export function hostnamesNamesExpression(): string {
   const byPaths = new Map<string, HostnameRow[]>();
-  for (const row of hostnameRows()) byPaths.set(JSON.stringify(row.hostnames.paths), [...(byPaths.get(JSON.stringify(row.hostnames.paths)) ?? []), row]);
-  const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${rows[0]!.hostnames.paths.map((path) => `(${celHostLists(path)})`).join(' + ')}`);
+  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null]);
+  for (const row of hostnameRows()) byPaths.set(key(row), [...(byPaths.get(key(row)) ?? []), row]);
+  const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${rows[0]!.hostnames.paths.map((path) => `(${celHostLists(path, rows[0]!.hostnames.wildcardWhen)})`).join(' + ')}`);
   return `${branches.join(' : ')} : []`;
 }
 

@@ -2,6 +2,7 @@
 // takes every name under the suffix (Gateway API: one label or more; an Ingress wildcard takes
 // one label, read here as more: an overestimate, never an under). Case does not matter. Pure.
 import type { KubeObject } from '../admission/types.js';
+import type { HostnamesFact } from './kinds.js';
 import { valuesAt } from './unstructured.js';
 
 /** A hostname or `*.` pattern as a policy declares one: DNS labels, lower case, an optional leading `*.`. */
@@ -19,9 +20,10 @@ export function hostnamesOverlap(a: string, b: string): boolean {
   return wy !== undefined && wx === undefined && x.endsWith(wy);
 }
 
-/** The hostnames `obj` names at `paths` (the kind table's `hostnames`), each with where it stands; what is not a string routes nothing. */
-export function hostnamesOf(paths: readonly string[], obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
-  return paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: value, at }] : [])));
+/** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
+export function hostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
+  const wildcard = fact.wildcardWhen !== undefined && valuesAt(obj, fact.wildcardWhen).some(({ value }) => value === true);
+  return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: wildcard ? `*.${value}` : value, at }] : [])));
 }
 
 /** The first of `environments` whose declared hostnames `host` overlaps, and the pattern it overlaps. */
@@ -38,4 +40,4 @@ export function declaredHostnameOf(host: string, environments: ReadonlyArray<{ i
  * kept idle under a class no controller serves goes live when this changes (reviewer-102 F5),
  * so an UPDATE that changes it is judged as one that changes the spec.
  */
-export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class'];
+export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class'];

@@ -10,6 +10,8 @@ import type { GroupVersionResource } from '../admission/types.js';
 export const SNAPSHOT_GROUP = 'snapshot.storage.k8s.io';
 export const GATEWAY_API = 'gateway.networking.k8s.io';
 export const CERT_MANAGER = 'cert-manager.io';
+/** cert-manager's ACME kinds. */
+export const ACME = 'acme.cert-manager.io';
 export const EXTERNAL_SECRETS = 'external-secrets.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
@@ -201,6 +203,14 @@ export interface ReferenceFacts {
   selects?: true;
 }
 
+/** Where a kind's objects name hostnames (KindRow's `hostnames`). */
+export interface HostnamesFact {
+  readonly paths: readonly string[];
+  readonly follower: string;
+  /** A boolean field that, true, has each name at `paths` stand for the wildcard under it (an ACME Challenge's `spec.wildcard`: its `dnsName` is the wildcard's domain). */
+  readonly wildcardWhen?: string;
+}
+
 export interface KindRow {
   kind: string;
   group: string;
@@ -307,7 +317,7 @@ export interface KindRow {
    * dnsNames), and what its follower does for a hostname named there: one that an environment
    * declares its own is named by that environment's principals alone (rules/route-hostnames.ts).
    */
-  hostnames?: { readonly paths: readonly string[]; readonly follower: string };
+  hostnames?: HostnamesFact;
   /**
    * Its references (above) name objects of these resources, and their follower acts, for as
    * long as it lives, on whatever stands under the name, whoever created it: kube-proxy routes a
@@ -1344,6 +1354,25 @@ export const KIND_TABLE = [
     resource: 'certificaterequests',
     namespaced: true,
     references: [{ path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager approves the request and has the issuer sign it, for whoever holds the request's key" }],
+  },
+  // cert-manager makes these for a CertificateRequest of an ACME issuer; its aggregated `edit`
+  // role lets a tenant write them too (reviewer-103 F2), with a key authorization of its own
+  // ACME account and a solver of its choosing (the shared Gateway, the platform's DNS zone).
+  {
+    kind: 'Order',
+    group: ACME,
+    version: 'v1',
+    resource: 'orders',
+    namespaced: true,
+    hostnames: { paths: ['spec.dnsNames[]', 'spec.commonName'], follower: "cert-manager would have the ACME CA issue a certificate for it to the Order's account" },
+  },
+  {
+    kind: 'Challenge',
+    group: ACME,
+    version: 'v1',
+    resource: 'challenges',
+    namespaced: true,
+    hostnames: { paths: ['spec.dnsName'], wildcardWhen: 'spec.wildcard', follower: "cert-manager would answer the ACME CA's challenge for it (a route on the solver's Gateway or Ingress, a TXT record in the solver's DNS zone), and the CA would issue it to whoever holds the challenge's account" },
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.

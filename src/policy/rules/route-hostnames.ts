@@ -39,9 +39,9 @@ export function takesListenerHostnames(req: AdmissionRequest): boolean {
   const row = kindRow(req.resource);
   if (row?.hostnames === undefined || !row.hostnames.paths.includes('spec.hostnames[]') || req.subResource !== undefined) return false;
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return false;
-  if (hostnamesOf(row.hostnames.paths, req.object).length > 0) return false;
+  if (hostnamesOf(row.hostnames, req.object).length > 0) return false;
   const parents = (o: KubeObject | null | undefined) => JSON.stringify(isRec(o?.spec) ? o.spec.parentRefs : undefined);
-  return req.operation === 'CREATE' || hostnamesOf(row.hostnames.paths, req.oldObject).length > 0 || parents(req.oldObject) !== parents(req.object);
+  return req.operation === 'CREATE' || hostnamesOf(row.hostnames, req.oldObject).length > 0 || parents(req.oldObject) !== parents(req.object);
 }
 
 export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx: DecisionContext): Finding[] {
@@ -56,7 +56,7 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   // leaves the spec as it was (labels, annotations but the ingress class) names nothing new.
   if (req.operation === 'UPDATE' && isDeepStrictEqual(req.oldObject?.spec, req.object?.spec) && SERVING_ANNOTATIONS.every((k) => entryOf(req.oldObject?.metadata.annotations ?? {}, k) === entryOf(req.object?.metadata.annotations ?? {}, k))) return [];
   const others = declared.filter((e) => !actsFor(requester, e.id, policy));
-  for (const { host, at } of hostnamesOf(row.hostnames.paths, req.object)) {
+  for (const { host, at } of hostnamesOf(row.hostnames, req.object)) {
     const taken = declaredHostnameOf(host, others);
     if (taken === undefined) continue;
     const { environment: owner, pattern: theirs } = taken;

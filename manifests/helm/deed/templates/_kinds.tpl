@@ -386,6 +386,9 @@
 - apiGroups: ["cert-manager.io"]
   resources: ["certificates"]
   verbs: ["list"]
+- apiGroups: ["acme.cert-manager.io"]
+  resources: ["orders", "challenges"]
+  verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["get"]
@@ -440,14 +443,18 @@
   apiVersions: ["*"]
   resources: ["certificates"]
   operations: ["CREATE", "UPDATE"]
+- apiGroups: ["acme.cert-manager.io"]
+  apiVersions: ["*"]
+  resources: ["orders", "challenges"]
+  operations: ["CREATE", "UPDATE"]
 {{- end -}}
 
 {{- define "deed.hostnamesSpecKept" -}}
-{{- `request.operation == "UPDATE" && has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec) && (has(object.metadata.annotations) && "kubernetes.io/ingress.class" in object.metadata.annotations ? object.metadata.annotations["kubernetes.io/ingress.class"] : "") == (has(oldObject.metadata.annotations) && "kubernetes.io/ingress.class" in oldObject.metadata.annotations ? oldObject.metadata.annotations["kubernetes.io/ingress.class"] : "")` -}}
+{{- `request.operation == "UPDATE" && has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec) && (has(object.metadata.annotations) && "kubernetes.io/ingress.class" in object.metadata.annotations ? object.metadata.annotations["kubernetes.io/ingress.class"] : "") == (has(oldObject.metadata.annotations) && "kubernetes.io/ingress.class" in oldObject.metadata.annotations ? oldObject.metadata.annotations["kubernetes.io/ingress.class"] : "") && (has(object.metadata.annotations) && "projectcontour.io/ingress.class" in object.metadata.annotations ? object.metadata.annotations["projectcontour.io/ingress.class"] : "") == (has(oldObject.metadata.annotations) && "projectcontour.io/ingress.class" in oldObject.metadata.annotations ? oldObject.metadata.annotations["projectcontour.io/ingress.class"] : "") && (has(object.metadata.annotations) && "contour.heptio.com/ingress.class" in object.metadata.annotations ? object.metadata.annotations["contour.heptio.com/ingress.class"] : "") == (has(oldObject.metadata.annotations) && "contour.heptio.com/ingress.class" in oldObject.metadata.annotations ? oldObject.metadata.annotations["contour.heptio.com/ingress.class"] : "")` -}}
 {{- end -}}
 
 {{- define "deed.hostnamesNames" -}}
-{{- `variables.kind in ["networking.k8s.io/ingresses"] ? (has(object.spec) && has(object.spec.rules) ? [object.spec.rules.filter(v, has(v.host)).map(v, v.host.lowerAscii())] : []) + (has(object.spec) && has(object.spec.tls) ? object.spec.tls.map(v, has(v.hosts) ? v.hosts.map(h, h.lowerAscii()) : []) : []) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? (has(object.spec) && has(object.spec.hostnames) ? [object.spec.hostnames.map(h, h.lowerAscii())] : []) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? (has(object.spec) && has(object.spec.listeners) ? [object.spec.listeners.filter(v, has(v.hostname)).map(v, v.hostname.lowerAscii())] : []) : variables.kind in ["cert-manager.io/certificates"] ? (has(object.spec) && has(object.spec.dnsNames) ? [object.spec.dnsNames.map(h, h.lowerAscii())] : []) + (has(object.spec) && has(object.spec.commonName) ? [[object.spec.commonName.lowerAscii()]] : []) : []` -}}
+{{- `variables.kind in ["networking.k8s.io/ingresses"] ? (has(object.spec) && has(object.spec.rules) ? [object.spec.rules.filter(v, has(v.host)).map(v, v.host.lowerAscii())] : []) + (has(object.spec) && has(object.spec.tls) ? object.spec.tls.map(v, has(v.hosts) ? v.hosts.map(h, h.lowerAscii()) : []) : []) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? (has(object.spec) && has(object.spec.hostnames) ? [object.spec.hostnames.map(h, h.lowerAscii())] : []) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? (has(object.spec) && has(object.spec.listeners) ? [object.spec.listeners.filter(v, has(v.hostname)).map(v, v.hostname.lowerAscii())] : []) : variables.kind in ["cert-manager.io/certificates", "acme.cert-manager.io/orders"] ? (has(object.spec) && has(object.spec.dnsNames) ? [object.spec.dnsNames.map(h, h.lowerAscii())] : []) + (has(object.spec) && has(object.spec.commonName) ? [[object.spec.commonName.lowerAscii()]] : []) : variables.kind in ["acme.cert-manager.io/challenges"] ? (has(object.spec) && has(object.spec.dnsName) ? [[(has(object.spec) && has(object.spec.wildcard) && object.spec.wildcard == true ? "*." : "") + object.spec.dnsName.lowerAscii()]] : []) : []` -}}
 {{- end -}}
 
 {{- define "deed.hostnamesNamed" -}}
