@@ -64,7 +64,7 @@ export function hostnamesNamesExpression(): string {
  * a test per declared hostname: src/policy/hostnames.ts's hostnamesOverlap.
  */
 export const HOSTNAMES_NAMED =
-  'variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w.suffix)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
+  'variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
 
 /** The CEL of the `taken` variable, for the refusal's message alone: the declared hostnames the object names. */
 export const HOSTNAMES_TAKEN =
@@ -115,10 +115,10 @@ export function hostnamesPolicy(name: string, deedNamespace: string, config: Con
       { name: 'specKept', expression: HOSTNAMES_SPEC_KEPT },
       { name: 'kind', expression: 'request.resource.group + "/" + request.resource.resource' },
       { name: 'names', expression: hostnamesNamesExpression() },
-      // The declared hostnames three ways: each with its environment and its wildcard's suffix (`.domain`; "" for an exact one), the exact ones by name, the wildcards.
+      // The declared hostnames three ways: each with its environment and its wildcard's suffix (`.domain`; "" for an exact one), the exact ones by name, the wildcards' suffixes.
       { name: 'declared', expression: `[${declared.map((d) => `{"env": ${celString(d.env)}, "host": ${celString(d.host)}, "suffix": ${celString(suffixOf(d.host))}}`).join(', ')}]` },
       { name: 'exact', expression: `{${declared.filter((d) => suffixOf(d.host) === '').map((d) => `${celString(d.host)}: ${celString(d.env)}`).join(', ')}}` },
-      { name: 'wildcards', expression: `[${declared.filter((d) => suffixOf(d.host) !== '').map((d) => `{"suffix": ${celString(suffixOf(d.host))}}`).join(', ')}]` },
+      { name: 'wildcards', expression: celList(declared.filter((d) => suffixOf(d.host) !== '').map((d) => suffixOf(d.host))) },
       { name: 'named', expression: HOSTNAMES_NAMED },
       { name: 'taken', expression: HOSTNAMES_TAKEN },
     ],

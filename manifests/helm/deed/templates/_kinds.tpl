@@ -458,7 +458,7 @@
 {{- end -}}
 
 {{- define "deed.hostnamesNamed" -}}
-{{- `variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w.suffix)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))` -}}
+{{- `variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))` -}}
 {{- end -}}
 
 {{- define "deed.hostnamesTaken" -}}
