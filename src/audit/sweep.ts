@@ -17,7 +17,7 @@ import { entryOf } from '../policy/unstructured.js';
 import { readReviewScope } from '../kube/review-scope.js';
 import { judgeHostnames, judgeObject, judgeOperatorConfig, listFailure, readsFor, type AuditContext, type ObjectAudit } from './judge.js';
 import { hostnameRows, operatorConfigRows, type KindRow } from '../policy/kinds.js';
-import { KubeError } from '../kube/errors.js';
+import { notServed } from '../kube/api-connection.js';
 import type { LeaseLookup, LeaseRef } from './reaper-verdict.js';
 import { buildReport, emptySummary, NamespaceResults, ReportApiNotServed, rfc3339, type ReportApi, type RunSummary } from './report.js';
 
@@ -120,8 +120,8 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
   const hostRows = o.ctx.policy.config.environments.some((e) => e.hostnames.length > 0) ? hostnameRows() : [];
   /** Kinds found not served (their CRDs not installed; the API server answers an unknown group's path with a plain 404): not asked again this run. */
   const unserved = new Set<KindRow>();
-  const notServed = (err: unknown, row: KindRow): boolean => {
-    if (!(err instanceof KubeError) || err.status !== 404) return false;
+  const foundUnserved = (err: unknown, row: KindRow): boolean => {
+    if (!notServed(err)) return false;
     unserved.add(row);
     return true;
   };
@@ -170,7 +170,7 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
         }
       }
     } catch (err) {
-      if (notServed(err, row)) continue;
+      if (foundUnserved(err, row)) continue;
       o.onError(`${row.kind} objects outside the review scope: ${(err as Error).message}`);
       totals.error++;
       outsideComplete = false;
@@ -198,7 +198,7 @@ export async function audit(o: AuditOptions): Promise<RunSummary> {
       try {
         for await (const page of o.client.listSpecPages(row, namespace)) for (const obj of page) record(judge(obj), results);
       } catch (err) {
-        if (notServed(err, row)) continue;
+        if (foundUnserved(err, row)) continue;
         const message = (err as Error).message;
         results.add(listFailure(row.kind, namespace, message));
         o.onError(message);
