@@ -2,8 +2,9 @@
 // there (pods with their specs, the rest as metadata) and the operator configurations whose
 // CRDs are served (with their specs), page by page; find objects that carry Deed's stamps
 // elsewhere, and, where the policy declares hostnames, what names them anywhere (routes,
-// Ingresses, listeners, Certificates, with their specs); and, with a report store, write each namespace's report
-// as soon as its namespace is judged, then delete Deed's reports where nothing remains.
+// Ingresses, listeners, Certificates, ACME Orders and Challenges, with their specs); and, with
+// a report store, write each namespace's report as soon as its namespace is judged, then
+// delete Deed's reports where nothing remains.
 // Memory holds one page and one namespace's (bounded) results, whatever the object count.
 import type { KubeObject } from '../admission/types.js';
 import { REAP_KINDS, type KubeClient, type ReapKind } from '../kube/client.js';
