@@ -1,9 +1,10 @@
 // Hostnames as the Gateway API and Ingress match them: an exact name, or `*.suffix`, which
 // takes every name under the suffix (Gateway API: one label or more; an Ingress wildcard takes
 // one label, read here as more: an overestimate, never an under). Case does not matter. Pure.
+import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../admission/types.js';
 import type { HostnamesFact } from './kinds.js';
-import { valuesAt } from './unstructured.js';
+import { entryOf, valuesAt } from './unstructured.js';
 
 /** A hostname or `*.` pattern as a policy declares one: DNS labels, lower case, an optional leading `*.`. */
 export const HOSTNAME_PATTERN = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
@@ -41,3 +42,8 @@ export function declaredHostnameOf(host: string, environments: ReadonlyArray<{ i
  * so an UPDATE that changes it is judged as one that changes the spec.
  */
 export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class'];
+
+/** Whether an UPDATE keeps the spec and the serving annotations as they were: it names nothing new (the install's policy asks the same in CEL, HOSTNAMES_SPEC_KEPT). */
+export function keepsWhatServes(before: KubeObject | null | undefined, after: KubeObject | null | undefined): boolean {
+  return isDeepStrictEqual(before?.spec, after?.spec) && SERVING_ANNOTATIONS.every((k) => entryOf(before?.metadata.annotations ?? {}, k) === entryOf(after?.metadata.annotations ?? {}, k));
+}

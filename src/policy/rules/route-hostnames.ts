@@ -13,17 +13,16 @@
 // none only on a Gateway of its own environment's. An environment's own routes are not limited
 // to its hostnames. An UPDATE that changes the spec is judged whole: a hostname stored before
 // it was declared carries no new path or backend; one that changes only metadata is not judged.
-import { isDeepStrictEqual } from 'node:util';
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { declaredHostnameOf, hostnamesOf, SERVING_ANNOTATIONS } from '../hostnames.js';
+import { declaredHostnameOf, hostnamesOf, keepsWhatServes } from '../hostnames.js';
 import { kindRow, type KindRow, type LookupResource } from '../kinds.js';
 import { objectReferences, readableRow } from '../object-references.js';
 import { environmentOfOwnership, ownershipOfFound } from '../ownership.js';
 import type { DecisionContext } from '../policy.js';
 import type { Requester } from '../requester/identity.js';
 import { actsFor, isPlatform, isTrusted } from '../requester/principals.js';
-import { entryOf, isRec } from '../unstructured.js';
+import { isRec } from '../unstructured.js';
 import { RULES } from './catalog.js';
 
 
@@ -54,7 +53,7 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   // An UPDATE that changes the spec is judged on every hostname it names: one stored before the policy declared it (or
   // moved from an Ingress's TLS hosts to a rule's host) must not carry new paths or backends (reviewer-101 F5); one that
   // leaves the spec as it was (labels, annotations but the ingress class) names nothing new.
-  if (req.operation === 'UPDATE' && isDeepStrictEqual(req.oldObject?.spec, req.object?.spec) && SERVING_ANNOTATIONS.every((k) => entryOf(req.oldObject?.metadata.annotations ?? {}, k) === entryOf(req.object?.metadata.annotations ?? {}, k))) return [];
+  if (req.operation === 'UPDATE' && keepsWhatServes(req.oldObject, req.object)) return [];
   const others = declared.filter((e) => !actsFor(requester, e.id, policy));
   for (const { host, at } of hostnamesOf(row.hostnames, req.object)) {
     const taken = declaredHostnameOf(host, others);
