@@ -12,7 +12,8 @@
 // over one, is refused. A route that names none takes its listeners' hostnames, so it names
 // none only on a Gateway of its own environment's. An environment's own routes are not limited
 // to its hostnames. An UPDATE that changes the spec is judged whole: a hostname stored before
-// it was declared carries no new path or backend; one that changes only metadata is not judged.
+// it was declared carries no new path or backend, nor a controller; one that changes only other
+// metadata than an ingress class is not judged.
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
 import { declaredHostnameOf, hostnamesOf, keepsWhatServes } from '../hostnames.js';
