@@ -230,13 +230,16 @@ describe('an audit run', () => {
       route('plain-login', 'plain', ['*.sandboxes.test']),
       route('plain-docs', 'plain', ['docs.example.com']),
     ];
+    // Istio's `*` host takes every name (reviewer-101 F3).
+    const meshWide: KubeObject = { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'catch-all', namespace: 'plain', uid: 'uid-catch-all' }, spec: { hosts: ['*'], gateways: ['istio-system/shared'] } };
     const listed: string[] = [];
     const base = cluster([]);
     const client: KubeClient = {
       ...base,
       async *listSpecPages(resource, ns) {
         listed.push(`${resource.resource}/${ns ?? '*'}`);
-        if (resource.resource !== 'httproutes') yield* base.listSpecPages(resource, ns);
+        if (resource.resource === 'virtualservices') yield [meshWide].filter((o) => ns === undefined || o.metadata.namespace === ns);
+        else if (resource.resource !== 'httproutes') yield* base.listSpecPages(resource, ns);
         else yield routes.filter((o) => ns === undefined || o.metadata.namespace === ns);
       },
     };
@@ -252,6 +255,7 @@ describe('an audit run', () => {
     assert.deepEqual(of('sandbox-a', 'elsewhere'), []);
     assert.deepEqual(of('plain', 'plain-login'), [['route.hostnames', 'warn', 'spec.hostnames[0]', 'alpha']]);
     assert.deepEqual(of('plain', 'plain-docs'), []);
+    assert.deepEqual(of('plain', 'catch-all'), [['route.hostnames', 'warn', 'spec.hosts[0]', 'alpha']]);
     const beta = (reports.written.get('sandbox-a') as Report).results.find((r) => r.resources[0]!.name === 'beta-login')!;
     assert.deepEqual(beta.resources[0], { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'sandbox-a', name: 'beta-login', uid: 'uid-beta-login' });
     assert.match(beta.message, /^spec\.hostnames\[1\]: login\.alpha\.sandboxes\.test is environment "alpha"'s hostname \(\*\.alpha\.sandboxes\.test\): the gateway controller would send .*; remove it, or have the platform or that environment write the object\. Stamped for environment "beta"/);

@@ -41,6 +41,8 @@ const RESOURCES: Record<string, { group: string; resource: string }> = {
   Certificate: { group: 'cert-manager.io', resource: 'certificates' },
   Order: { group: 'acme.cert-manager.io', resource: 'orders' },
   Challenge: { group: 'acme.cert-manager.io', resource: 'challenges' },
+  HTTPProxy: { group: 'projectcontour.io', resource: 'httpproxies' },
+  VirtualService: { group: 'networking.istio.io', resource: 'virtualservices' },
 };
 const route = (...hostnames: string[]) => ({ kind: 'HTTPRoute', metadata: { name: 'web' }, spec: { parentRefs: [{ name: 'shared', namespace: 'gateways' }], ...(hostnames.length ? { hostnames } : {}) } });
 
@@ -83,6 +85,9 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ['an ACME Order', { kind: 'Order', metadata: {}, spec: { request: 'LS0t', dnsNames: ['www.example.com', 'Alpha.Example.com'] } }],
       ['an ACME Challenge', { kind: 'Challenge', metadata: {}, spec: { dnsName: 'login.alpha.sandboxes.test', type: 'HTTP-01' } }],
       ['an ACME Challenge for the wildcard under a domain', { kind: 'Challenge', metadata: {}, spec: { dnsName: 'alpha.sandboxes.test', wildcard: true, type: 'DNS-01' } }],
+      ['a Contour HTTPProxy', { kind: 'HTTPProxy', metadata: {}, spec: { virtualhost: { fqdn: 'Login.alpha.sandboxes.test' }, routes: [] } }],
+      ['an Istio VirtualService', { kind: 'VirtualService', metadata: {}, spec: { hosts: ['web', 'alpha.example.com'], gateways: ['istio-system/shared'] } }],
+      ["an Istio VirtualService's every-name host", { kind: 'VirtualService', metadata: {}, spec: { hosts: ['*'], gateways: ['istio-system/shared'] } }],
     ];
     for (const [what, object] of refusals) {
       const a = answer(ours()[0], { object });
@@ -99,10 +104,12 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'Ingress', metadata: {}, spec: { defaultBackend: { service: { name: 'web', port: { number: 80 } } } } } }), true);
     assert.equal(admits({ object: { kind: 'Certificate', metadata: {}, spec: { secretName: 's', dnsNames: ['www.example.com'] } } }), true);
     assert.equal(admits({ object: { kind: 'Challenge', metadata: {}, spec: { dnsName: 'alpha.sandboxes.test', wildcard: false, type: 'DNS-01' } } }), true, "the domain itself is not alpha's");
+    assert.equal(admits({ object: { kind: 'VirtualService', metadata: {}, spec: { hosts: ['web', 'web.beta-own.svc.cluster.local'] } } }), true, 'mesh-internal short names');
+    assert.equal(admits({ object: { kind: 'HTTPProxy', metadata: {}, spec: { routes: [] } } }), true, 'an HTTPProxy a root includes has no virtual host');
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {
-    const hosts = ['a.alpha.sandboxes.test', 'A.ALPHA.sandboxes.test', 'alpha.sandboxes.test', '*.alpha.sandboxes.test', '*.sandboxes.test', '*.test', 'x.a.alpha.sandboxes.test', 'balpha.sandboxes.test', 'alpha.example.com', '*.example.com', 'www.alpha.example.com', '*.alpha.example.com', 'example.com'];
+    const hosts = ['*', 'a.alpha.sandboxes.test', 'A.ALPHA.sandboxes.test', 'alpha.sandboxes.test', '*.alpha.sandboxes.test', '*.sandboxes.test', '*.test', 'x.a.alpha.sandboxes.test', 'balpha.sandboxes.test', 'alpha.example.com', '*.example.com', 'www.alpha.example.com', '*.alpha.example.com', 'example.com'];
     const patterns = ['*.alpha.sandboxes.test', 'alpha.example.com'];
     const [policy] = ours();
     for (const host of hosts) {

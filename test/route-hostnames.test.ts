@@ -25,7 +25,7 @@ const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as
 const LAB_B = sa('sandbox-b', 'lab');
 const G = 'gateway.networking.k8s.io';
 
-type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge';
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge' | 'HTTPProxy' | 'VirtualService' | 'ServiceEntry';
 const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
   HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
   GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
@@ -37,6 +37,9 @@ const RESOURCES: Record<Kind, { group: string; version: string; resource: string
   Certificate: { group: 'cert-manager.io', version: 'v1', resource: 'certificates' },
   Order: { group: 'acme.cert-manager.io', version: 'v1', resource: 'orders' },
   Challenge: { group: 'acme.cert-manager.io', version: 'v1', resource: 'challenges' },
+  HTTPProxy: { group: 'projectcontour.io', version: 'v1', resource: 'httpproxies' },
+  VirtualService: { group: 'networking.istio.io', version: 'v1beta1', resource: 'virtualservices' },
+  ServiceEntry: { group: 'networking.istio.io', version: 'v1', resource: 'serviceentries' },
 };
 
 /** An object of `kind` naming `hosts` where that kind names hostnames. */
@@ -114,6 +117,23 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.equal(judged('Challenge', challenge('alpha.sandboxes.example.com', false) as KubeObject), '', "the domain itself is not alpha's");
     assert.equal(judged('Challenge', challenge('beta.example.net', true) as KubeObject), '');
     assert.equal(judged('Order', order(['run-7.alpha.sandboxes.example.com']) as KubeObject, RUNNER_A), '', "alpha's own");
+  });
+
+  test("beta's Contour HTTPProxy or Istio VirtualService (any served version) for alpha's hostname, or Istio's `*` host (every name), is refused: the shared proxy or every mesh sidecar would send alpha's requests to beta (reviewer-101 F3); a ServiceEntry, a mesh's allowance to call a name, is not judged", () => {
+    const proxy = (fqdn: string) => ({ apiVersion: 'projectcontour.io/v1', kind: 'HTTPProxy', metadata: { name: 'front', namespace: 'shared' }, spec: { virtualhost: { fqdn }, routes: [{ conditions: [{ prefix: '/login' }], services: [{ name: 'web', port: 80 }] }] } });
+    const virtualService = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1beta1', kind: 'VirtualService', metadata: { name: 'front', namespace: 'shared' }, spec: { hosts, gateways: ['istio-system/shared'], http: [{ route: [{ destination: { host: 'web' } }] }] } });
+    const entry = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'front', namespace: 'shared' }, spec: { hosts, location: 'MESH_EXTERNAL', resolution: 'STATIC', ports: [{ number: 443, name: 'https', protocol: 'TLS' }], endpoints: [{ address: '203.0.113.9' }] } });
+    const judged = (kind: Kind, object: object, who = LAB_B) => answer(kind, who, { operation: 'CREATE', object: object as KubeObject, oldObject: null }).found;
+    assert.match(judged('HTTPProxy', proxy('Run-7.alpha.sandboxes.example.com')), /^\[route\.hostnames\] spec\.virtualhost\.fqdn: Run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname .*: Contour would send the requests for it to this HTTPProxy's routes, and those of the proxies it includes; name a hostname of this environment's own$/);
+    assert.match(judged('HTTPProxy', proxy('*.sandboxes.example.com')), /spec\.virtualhost\.fqdn: \*\.sandboxes\.example\.com is environment alpha's hostname/);
+    assert.match(judged('VirtualService', virtualService(['web', 'alpha.example.org'])), /spec\.hosts\[1\]: alpha\.example\.org is environment alpha's hostname .*Istio's gateways and sidecars would send the requests for it that this VirtualService matches to its destinations/);
+    assert.match(judged('VirtualService', virtualService(['*'])), /spec\.hosts\[0\]: \* is environment alpha's hostname/);
+    assert.equal(judged('ServiceEntry', { ...entry(['run-7.alpha.sandboxes.example.com']), spec: { hosts: ['run-7.alpha.sandboxes.example.com'], location: 'MESH_EXTERNAL', resolution: 'DNS', ports: [{ number: 443, name: 'https', protocol: 'TLS' }] } }), '', "beta's pods may call alpha's name through a mesh that allows only known hosts");
+    // Beta's own names, mesh-internal short names and an HTTPProxy with no virtual host (included by a root) pass; alpha's own too.
+    assert.equal(judged('VirtualService', virtualService(['web', 'web.shared.svc.cluster.local', 'beta.example.net'])), '');
+    assert.equal(judged('HTTPProxy', { ...proxy('x'), spec: { routes: [] } }), '');
+    assert.equal(judged('VirtualService', virtualService(['*', 'run-7.alpha.sandboxes.example.com']), RUNNER_A), '', "alpha's own");
+    assert.ok(hostnamesOverlap('*', 'alpha.example.org') && hostnamesOverlap('*.alpha.sandboxes.example.com', '*'));
   });
 
   test("an Ingress stored before, idle under a class no controller serves, that an UPDATE of its class annotation alone puts on the shared controller is judged as a change of spec (reviewer-102 F5)", () => {

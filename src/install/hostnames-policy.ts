@@ -61,14 +61,15 @@ export function hostnamesNamesExpression(): string {
 /**
  * The CEL of the `named` variable: does the object name a declared hostname. Each name costs a
  * map lookup (the exact ones), a suffix test per declared wildcard, and, for a wildcard name,
- * a test per declared hostname: src/policy/hostnames.ts's hostnamesOverlap.
+ * a test per declared hostname; `*` (an Istio host) takes every name: src/policy/hostnames.ts's
+ * hostnamesOverlap.
  */
 export const HOSTNAMES_NAMED =
-  'variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
+  'variables.names.exists(g, g.exists(h, h in variables.exact || h == "*" || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
 
 /** The CEL of the `taken` variable, for the refusal's message alone: the declared hostnames the object names. */
 export const HOSTNAMES_TAKEN =
-  'variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))';
+  'variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || h == "*" || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))';
 
 /** The principals the policy lets name any hostname outside the review scope. */
 export function hostnamesExempt(config: Config): { users: string[]; groups: string[] } {

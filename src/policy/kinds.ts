@@ -13,6 +13,10 @@ export const CERT_MANAGER = 'cert-manager.io';
 /** cert-manager's ACME kinds. */
 export const ACME = 'acme.cert-manager.io';
 export const EXTERNAL_SECRETS = 'external-secrets.io';
+/** Contour's HTTPProxy. */
+export const CONTOUR = 'projectcontour.io';
+/** Istio's routing kinds. */
+export const ISTIO_NETWORKING = 'networking.istio.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
 export type DoorKind =
@@ -1373,6 +1377,29 @@ export const KIND_TABLE = [
     resource: 'challenges',
     namespaced: true,
     hostnames: { paths: ['spec.dnsName'], wildcardWhen: 'spec.wildcard', follower: "cert-manager would answer the ACME CA's challenge for it (a route on the solver's Gateway or Ingress, a TXT record in the solver's DNS zone), and the CA would issue it to whoever holds the challenge's account" },
+  },
+  // Ingress controllers' and meshes' own routing kinds name hostnames as an Ingress does
+  // (reviewer-101 F3): a tenant's HTTPProxy or VirtualService for alpha's name takes alpha's
+  // requests on the shared proxy, or every mesh pod's calls to it. Contour's wildcard fqdn and
+  // Istio's `*` host (every name) are wildcards (policy/hostnames.ts). An Istio Gateway's
+  // `namespace/host` servers are the platform's, as a Gateway's addresses are. A ServiceEntry
+  // is not: naming an outside host is how a mesh that allows only known hosts lets a pod call
+  // it, and only its endpoints, not its hosts, say whether it answers for the name instead.
+  {
+    kind: 'HTTPProxy',
+    group: CONTOUR,
+    version: 'v1',
+    resource: 'httpproxies',
+    namespaced: true,
+    hostnames: { paths: ['spec.virtualhost.fqdn'], follower: "Contour would send the requests for it to this HTTPProxy's routes, and those of the proxies it includes" },
+  },
+  {
+    kind: 'VirtualService',
+    group: ISTIO_NETWORKING,
+    version: 'v1',
+    resource: 'virtualservices',
+    namespaced: true,
+    hostnames: { paths: ['spec.hosts[]'], follower: "Istio's gateways and sidecars would send the requests for it that this VirtualService matches to its destinations" },
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.

@@ -25,6 +25,11 @@ const SERVICES = (ns: string) => `/api/v1/namespaces/${ns}/services`;
 const CONFIG_MAPS = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 const GRANTS = (ns: string) => `/apis/${G}/v1/namespaces/${ns}/referencegrants`;
 const INFRA = 'gw-infra';
+const PROXIES = (ns: string) => `/apis/projectcontour.io/v1/namespaces/${ns}/httpproxies`;
+const VIRTUAL_SERVICES = (ns: string) => `/apis/networking.istio.io/v1/namespaces/${ns}/virtualservices`;
+/** Contour's HTTPProxy and Istio's VirtualService for `hosts` on the shared proxy, sending /login to beta's Service. */
+const proxy = (name: string, fqdn: string) => ({ apiVersion: 'projectcontour.io/v1', kind: 'HTTPProxy', metadata: { name }, spec: { virtualhost: { fqdn }, routes: [{ conditions: [{ prefix: '/login' }], services: [{ name: 'beta-web', port: 80 }] }] } });
+const virtualService = (name: string, hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name }, spec: { hosts, gateways: ['istio-system/shared'], http: [{ match: [{ uri: { prefix: '/login' } }], route: [{ destination: { host: 'beta-web' } }] }] } });
 const crd = (plural: string, kind: string) => standInCrd({ group: G, version: 'v1', plural, kind, approval: 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = Record<string, any>;
@@ -53,10 +58,13 @@ export function gatewayParentCases(suite: () => Suite): void {
       // The platform's namespace, outside the review scope, where its shared Gateway stands.
       ok('infra namespace', await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: INFRA } }));
       for (const [plural, kind] of [['httproutes', 'HTTPRoute'], ['gateways', 'Gateway'], ['listenersets', 'ListenerSet'], ['referencegrants', 'ReferenceGrant'], ['backendtlspolicies', 'BackendTLSPolicy']] as const) ok(`CRD ${plural}`, await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd(plural, kind)));
+      ok('CRD httpproxies', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: 'projectcontour.io', version: 'v1', plural: 'httpproxies', kind: 'HTTPProxy' })));
+      ok('CRD virtualservices', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: 'networking.istio.io', version: 'v1', plural: 'virtualservices', kind: 'VirtualService' })));
       alpha = s.runnerA.identity;
       beta = await s.newIdentity('sandbox-b', 'gw-parents-admin');
       for (const ns of [FRONT, EDGE]) await namespaceAdmins(s, ns, 'gw-parents-admins', [['sandbox-a', 'runner'], ['sandbox-b', 'gw-parents-admin']]);
       await eventually('the Gateway API kinds are served', async () => (await s.api(s.admin, 'GET', ROUTES(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GATEWAYS(EDGE))).status === 200 && (await s.api(s.admin, 'GET', LISTENER_SETS(FRONT))).status === 200 && (await s.api(s.admin, 'GET', GRANTS(EDGE))).status === 200);
+      await eventually("Contour's and Istio's kinds are served", async () => (await s.api(s.admin, 'GET', PROXIES(FRONT))).status === 200 && (await s.api(s.admin, 'GET', VIRTUAL_SERVICES(FRONT))).status === 200);
       for (const who of [alpha, beta]) for (const ns of [FRONT, EDGE]) await eventually(`RBAC for ${who.name} in ${ns}`, async () => !/cannot create resource/.test((await s.api(who, 'POST', `${GATEWAYS(ns)}?dryRun=All`, gateway('rbac-probe'))).text));
     });
 
@@ -124,7 +132,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(admin.status, 201, `the administrator's Gateway with an address: ${admin.text}`);
     });
 
-    test("beta's route, Ingress or ListenerSet naming a hostname alpha declares (*.alpha.sandboxes.test) is refused, at CREATE, UPDATE, server-side apply and dry run; alpha's passes", async () => {
+    test("beta's route, Ingress, ListenerSet, HTTPProxy or VirtualService naming a hostname alpha declares (*.alpha.sandboxes.test) is refused, at CREATE, UPDATE, server-side apply and dry run; alpha's passes", async () => {
       const s = suite();
       const host = 'run-1.alpha.sandboxes.test';
       const named = (name: string, hostnames: string[]) => ({ ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]), spec: { ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]).spec, hostnames } });
@@ -140,6 +148,11 @@ export function gatewayParentCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', `/apis/networking.k8s.io/v1/namespaces/${FRONT}/ingresses`, ingress), 'route.hostnames', /spec\.rules\[0\]\.host: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
       const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'beta-login' }, spec: { parentRef: { name: 'public', namespace: INFRA }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: host }] } };
       refused(await s.api(beta, 'POST', LISTENER_SETS(FRONT), set), 'route.hostnames', /spec\.listeners\[0\]\.hostname: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
+      // Contour's and Istio's own routing kinds (reviewer-101 F3); Istio's `*` host takes every name.
+      refused(await s.api(beta, 'POST', PROXIES(FRONT), proxy('beta-login', host)), 'route.hostnames', /spec\.virtualhost\.fqdn: run-1\.alpha\.sandboxes\.test is environment alpha's hostname .*Contour would send the requests for it/);
+      refused(await s.api(beta, 'POST', VIRTUAL_SERVICES(FRONT), virtualService('beta-login', ['beta-web', '*'])), 'route.hostnames', /spec\.hosts\[1\]: \* is environment alpha's hostname/);
+      ok("beta's VirtualService on its own hostname", await s.api(beta, 'POST', VIRTUAL_SERVICES(FRONT), virtualService('beta-login', ['beta-web', 'beta-login.example.net'])));
+      refused(await s.api(beta, 'PATCH', `${VIRTUAL_SERVICES(FRONT)}/beta-login`, { spec: { hosts: ['beta-web', host] } }, 'application/merge-patch+json'), 'route.hostnames', /spec\.hosts\[1\]: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
       // A route that names no hostname takes its listeners': on the platform's Gateway, a listener for alpha's hostnames (reviewer-101 F2).
       const shared = { apiVersion: `${G}/v1`, kind: 'Gateway', metadata: { name: 'shared-hl' }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'alpha', protocol: 'HTTP', port: 80, hostname: '*.alpha.sandboxes.test', allowedRoutes: { namespaces: { from: 'All' } } }] } };
       ok("the platform's Gateway", await s.api(s.admin, 'POST', GATEWAYS(INFRA), shared));
@@ -151,7 +164,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(own.status, 201, `alpha's route on its hostname: ${own.text}`);
     });
 
-    test("beta's route, Ingress or ListenerSet naming alpha's hostname from a namespace of beta's own outside the review scope is refused in the API server (deed-hostnames), at CREATE, UPDATE, server-side apply and dry run; a kept spec and the platform's pass (reviewer-101 F1)", async () => {
+    test("beta's route, Ingress, ListenerSet, HTTPProxy or VirtualService naming alpha's hostname from a namespace of beta's own outside the review scope is refused in the API server (deed-hostnames), at CREATE, UPDATE, server-side apply and dry run; a kept spec and the platform's pass (reviewer-101 F1, F3)", async () => {
       const s = suite();
       const own = 'gw-beta-own';
       ok("beta's own namespace", await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: own } }));
@@ -177,6 +190,9 @@ export function gatewayParentCases(suite: () => Suite): void {
       denied(await s.api(beta, 'POST', `/apis/networking.k8s.io/v1/namespaces/${own}/ingresses`, ingress), `ingresses ${own}/beta-login`, '*.alpha.sandboxes.test');
       const set = { apiVersion: `${G}/v1`, kind: 'ListenerSet', metadata: { name: 'beta-login' }, spec: { parentRef: { name: 'shared-own', namespace: INFRA }, listeners: [{ name: 'https', protocol: 'HTTPS', port: 443, hostname: host }] } };
       denied(await s.api(beta, 'POST', LISTENER_SETS(own), set), `listenersets ${own}/beta-login`, '*.alpha.sandboxes.test');
+      denied(await s.api(beta, 'POST', PROXIES(own), proxy('beta-login', host)), `httpproxies ${own}/beta-login`, '*.alpha.sandboxes.test');
+      denied(await s.api(beta, 'POST', VIRTUAL_SERVICES(own), virtualService('beta-login', ['*'])), `virtualservices ${own}/beta-login`, '*.alpha.sandboxes.test');
+      ok("beta's VirtualService for mesh-internal names", await s.api(beta, 'POST', VIRTUAL_SERVICES(own), { ...virtualService('beta-mesh', ['beta-web', `beta-web.${own}.svc.cluster.local`]), spec: { hosts: ['beta-web', `beta-web.${own}.svc.cluster.local`], http: [{ route: [{ destination: { host: 'beta-web' } }] }] } }));
       // The platform's (break-glass here) route stands; beta may label it (a kept spec) but not point it at beta's backend.
       ok("the platform's route", await s.api(s.admin, 'POST', ROUTES(own), login('platform-login', [host])));
       assert.equal((await s.api(beta, 'PATCH', `${ROUTES(own)}/platform-login`, { metadata: { labels: { team: 'beta' } } }, 'application/merge-patch+json')).status, 200);

@@ -389,6 +389,12 @@
 - apiGroups: ["acme.cert-manager.io"]
   resources: ["orders", "challenges"]
   verbs: ["list"]
+- apiGroups: ["projectcontour.io"]
+  resources: ["httpproxies"]
+  verbs: ["list"]
+- apiGroups: ["networking.istio.io"]
+  resources: ["virtualservices"]
+  verbs: ["list"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["get"]
@@ -447,6 +453,14 @@
   apiVersions: ["*"]
   resources: ["orders", "challenges"]
   operations: ["CREATE", "UPDATE"]
+- apiGroups: ["projectcontour.io"]
+  apiVersions: ["*"]
+  resources: ["httpproxies"]
+  operations: ["CREATE", "UPDATE"]
+- apiGroups: ["networking.istio.io"]
+  apiVersions: ["*"]
+  resources: ["virtualservices"]
+  operations: ["CREATE", "UPDATE"]
 {{- end -}}
 
 {{- define "deed.hostnamesSpecKept" -}}
@@ -454,13 +468,13 @@
 {{- end -}}
 
 {{- define "deed.hostnamesNames" -}}
-{{- `variables.kind in ["networking.k8s.io/ingresses"] ? (has(object.spec) && has(object.spec.rules) ? [object.spec.rules.filter(v, has(v.host)).map(v, v.host.lowerAscii())] : []) + (has(object.spec) && has(object.spec.tls) ? object.spec.tls.map(v, has(v.hosts) ? v.hosts.map(h, h.lowerAscii()) : []) : []) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? (has(object.spec) && has(object.spec.hostnames) ? [object.spec.hostnames.map(h, h.lowerAscii())] : []) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? (has(object.spec) && has(object.spec.listeners) ? [object.spec.listeners.filter(v, has(v.hostname)).map(v, v.hostname.lowerAscii())] : []) : variables.kind in ["cert-manager.io/certificates", "acme.cert-manager.io/orders"] ? (has(object.spec) && has(object.spec.dnsNames) ? [object.spec.dnsNames.map(h, h.lowerAscii())] : []) + (has(object.spec) && has(object.spec.commonName) ? [[object.spec.commonName.lowerAscii()]] : []) : variables.kind in ["acme.cert-manager.io/challenges"] ? (has(object.spec) && has(object.spec.dnsName) ? [[(has(object.spec) && has(object.spec.wildcard) && object.spec.wildcard == true ? "*." : "") + object.spec.dnsName.lowerAscii()]] : []) : []` -}}
+{{- `variables.kind in ["networking.k8s.io/ingresses"] ? (has(object.spec) && has(object.spec.rules) ? [object.spec.rules.filter(v, has(v.host)).map(v, v.host.lowerAscii())] : []) + (has(object.spec) && has(object.spec.tls) ? object.spec.tls.map(v, has(v.hosts) ? v.hosts.map(h, h.lowerAscii()) : []) : []) : variables.kind in ["gateway.networking.k8s.io/httproutes", "gateway.networking.k8s.io/grpcroutes", "gateway.networking.k8s.io/tlsroutes"] ? (has(object.spec) && has(object.spec.hostnames) ? [object.spec.hostnames.map(h, h.lowerAscii())] : []) : variables.kind in ["gateway.networking.k8s.io/gateways", "gateway.networking.k8s.io/listenersets", "gateway.networking.x-k8s.io/xlistenersets"] ? (has(object.spec) && has(object.spec.listeners) ? [object.spec.listeners.filter(v, has(v.hostname)).map(v, v.hostname.lowerAscii())] : []) : variables.kind in ["cert-manager.io/certificates", "acme.cert-manager.io/orders"] ? (has(object.spec) && has(object.spec.dnsNames) ? [object.spec.dnsNames.map(h, h.lowerAscii())] : []) + (has(object.spec) && has(object.spec.commonName) ? [[object.spec.commonName.lowerAscii()]] : []) : variables.kind in ["acme.cert-manager.io/challenges"] ? (has(object.spec) && has(object.spec.dnsName) ? [[(has(object.spec) && has(object.spec.wildcard) && object.spec.wildcard == true ? "*." : "") + object.spec.dnsName.lowerAscii()]] : []) : variables.kind in ["projectcontour.io/httpproxies"] ? (has(object.spec) && has(object.spec.virtualhost) && has(object.spec.virtualhost.fqdn) ? [[object.spec.virtualhost.fqdn.lowerAscii()]] : []) : variables.kind in ["networking.istio.io/virtualservices"] ? (has(object.spec) && has(object.spec.hosts) ? [object.spec.hosts.map(h, h.lowerAscii())] : []) : []` -}}
 {{- end -}}
 
 {{- define "deed.hostnamesNamed" -}}
-{{- `variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))` -}}
+{{- `variables.names.exists(g, g.exists(h, h in variables.exact || h == "*" || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))` -}}
 {{- end -}}
 
 {{- define "deed.hostnamesTaken" -}}
-{{- `variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))` -}}
+{{- `variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || h == "*" || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))` -}}
 {{- end -}}
