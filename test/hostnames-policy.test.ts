@@ -43,6 +43,8 @@ const RESOURCES: Record<string, { group: string; resource: string }> = {
   Challenge: { group: 'acme.cert-manager.io', resource: 'challenges' },
   HTTPProxy: { group: 'projectcontour.io', resource: 'httpproxies' },
   VirtualService: { group: 'networking.istio.io', resource: 'virtualservices' },
+  Service: { group: '', resource: 'services' },
+  TCPRoute: { group: 'gateway.networking.k8s.io', resource: 'tcproutes' },
 };
 const route = (...hostnames: string[]) => ({ kind: 'HTTPRoute', metadata: { name: 'web' }, spec: { parentRefs: [{ name: 'shared', namespace: 'gateways' }], ...(hostnames.length ? { hostnames } : {}) } });
 
@@ -88,6 +90,10 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ['a Contour HTTPProxy', { kind: 'HTTPProxy', metadata: {}, spec: { virtualhost: { fqdn: 'Login.alpha.sandboxes.test' }, routes: [] } }],
       ['an Istio VirtualService', { kind: 'VirtualService', metadata: {}, spec: { hosts: ['web', 'alpha.example.com'], gateways: ['istio-system/shared'] } }],
       ["an Istio VirtualService's every-name host", { kind: 'VirtualService', metadata: {}, spec: { hosts: ['*'], gateways: ['istio-system/shared'] } }],
+      ["a Service's external-dns hostname annotation, read as external-dns reads it", { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com, Alpha.Example.COM.' } }, spec: { type: 'LoadBalancer' } }],
+      ["a Service's external-dns internal hostname, a space inside the name", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/internal-hostname': 'login.alpha .sandboxes.test' } }, spec: {} }],
+      ["an Ingress's external-dns hostname annotation", { kind: 'Ingress', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': '*.sandboxes.test' } }, spec: { rules: [{ host: 'docs.example.com' }] } }],
+      ["a TCPRoute's external-dns hostname annotation", { kind: 'TCPRoute', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'db.alpha.sandboxes.test' } }, spec: { parentRefs: [{ name: 'shared' }] } }],
     ];
     for (const [what, object] of refusals) {
       const a = answer(ours()[0], { object });
@@ -106,6 +112,8 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'Challenge', metadata: {}, spec: { dnsName: 'alpha.sandboxes.test', wildcard: false, type: 'DNS-01' } } }), true, "the domain itself is not alpha's");
     assert.equal(admits({ object: { kind: 'VirtualService', metadata: {}, spec: { hosts: ['web', 'web.beta-own.svc.cluster.local'] } } }), true, 'mesh-internal short names');
     assert.equal(admits({ object: { kind: 'HTTPProxy', metadata: {}, spec: { routes: [] } } }), true, 'an HTTPProxy a root includes has no virtual host');
+    assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com,,api.example.com.', other: 'alpha.example.com' } }, spec: {} } }), true, 'names of no environment, and other annotations');
+    assert.equal(admits({ object: { kind: 'Service', metadata: {}, spec: { type: 'ClusterIP' } } }), true, 'a Service with no annotations');
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {
@@ -150,6 +158,10 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ oldObject: idle('parked'), object: { ...idle('parked'), metadata: { ...idle('parked').metadata, labels: { team: 'b' } } } }), true);
     const contour = (cls: string) => ({ kind: 'Ingress', metadata: { name: 'web', annotations: { 'projectcontour.io/ingress.class': cls } }, spec: { rules: [{ host: 'login.alpha.sandboxes.test' }] } });
     assert.equal(admits({ oldObject: contour('parked'), object: contour('contour') }), false, "Contour's class annotation (reviewer-103 F3)");
+    // external-dns publishes the names its annotation gains (reviewer-101 F3).
+    const published = (names?: string) => ({ kind: 'Service', metadata: { name: 'web', ...(names ? { annotations: { 'external-dns.alpha.kubernetes.io/hostname': names } } : {}) }, spec: { type: 'LoadBalancer' } });
+    assert.equal(admits({ oldObject: published(), object: published('alpha.example.com') }), false, 'an annotation added');
+    assert.equal(admits({ oldObject: published('alpha.example.com'), object: { ...published('alpha.example.com'), metadata: { ...published('alpha.example.com').metadata, labels: { team: 'b' } } } }), true, 'kept');
   });
 
   test('the chart renders the same objects as deed manifests, and none where no environment declares hostnames', { skip: existsSync(HELM) ? false : 'no helm in KUBEBUILDER_ASSETS' }, () => {

@@ -567,7 +567,8 @@ describe('deed manifests', () => {
       for (const g of ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'vaultdynamicsecrets']) expected.push(`generators.external-secrets.io/${g}:list`);
       // What names hostnames, where the policy declares some (route.hostnames): specs, in every namespace.
       expected.push('networking.k8s.io/ingresses:list', 'cert-manager.io/certificates:list', 'acme.cert-manager.io/orders:list', 'acme.cert-manager.io/challenges:list', 'projectcontour.io/httpproxies:list', 'networking.istio.io/virtualservices:list', 'gateway.networking.x-k8s.io/xlistenersets:list');
-      for (const r of ['httproutes', 'grpcroutes', 'tlsroutes', 'gateways', 'listenersets']) expected.push(`gateway.networking.k8s.io/${r}:list`);
+      for (const r of ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'gateways', 'listenersets']) expected.push(`gateway.networking.k8s.io/${r}:list`);
+      expected.push('/services:list'); // external-dns's hostname annotations
       assert.deepEqual([...granted].sort(), expected.sort());
       const binding = find<V1ClusterRoleBinding>(audit, 'ClusterRoleBinding', 'deed-audit');
       assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'deed-audit', namespace: NS }]);

@@ -25,7 +25,7 @@ const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as
 const LAB_B = sa('sandbox-b', 'lab');
 const G = 'gateway.networking.k8s.io';
 
-type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge' | 'HTTPProxy' | 'VirtualService' | 'ServiceEntry';
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge' | 'HTTPProxy' | 'VirtualService' | 'ServiceEntry' | 'Service' | 'UDPRoute';
 const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
   HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
   GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
@@ -40,6 +40,8 @@ const RESOURCES: Record<Kind, { group: string; version: string; resource: string
   HTTPProxy: { group: 'projectcontour.io', version: 'v1', resource: 'httpproxies' },
   VirtualService: { group: 'networking.istio.io', version: 'v1beta1', resource: 'virtualservices' },
   ServiceEntry: { group: 'networking.istio.io', version: 'v1', resource: 'serviceentries' },
+  Service: { group: '', version: 'v1', resource: 'services' },
+  UDPRoute: { group: G, version: 'v1alpha2', resource: 'udproutes' },
 };
 
 /** An object of `kind` naming `hosts` where that kind names hostnames. */
@@ -185,6 +187,30 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     const body: Review = fixture('validate-create-pod-by-runner.json');
     body.request = { ...body.request, kind: { group: G, version: 'v1', kind: 'HTTPRoute' }, resource: { group: G, version: 'v1', resource: 'httproutes' }, requestKind: undefined, requestResource: undefined, name: 'front', namespace: 'shared', userInfo: LAB_B, subResource: undefined, operation: 'UPDATE', object: named('HTTPRoute', []), oldObject: named('HTTPRoute', ['beta.example.net']) };
     assert.ok(planLookups(body, 'validate', FIXTURE_KEYS).lookups.some((k) => k.resource === 'gateways' && k.namespace === 'infra' && k.name === 'shared'));
+  });
+
+  test("external-dns's hostname annotations on beta's Service, Ingress, route or UDPRoute publish a DNS record for alpha's name pointing at beta's addresses: refused, read as external-dns reads them (spaces dropped, a trailing dot trimmed, either prefix), and an UPDATE that adds one is judged (reviewer-101 F3)", () => {
+    const DNS = 'external-dns.alpha.kubernetes.io/hostname';
+    const annotated = (kind: Kind, annotations: Record<string, string>, base: KubeObject = kind === 'Service' ? ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'front', namespace: 'shared' }, spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 443 }] } } as KubeObject) : named(kind, ['beta.example.net'])) => ({ ...base, metadata: { ...base.metadata, annotations } }) as KubeObject;
+    const judged = (kind: Kind, annotations: Record<string, string>, who = LAB_B) => answer(kind, who, { operation: 'CREATE', object: annotated(kind, annotations), oldObject: null }).found;
+    const follower = "external-dns would point the name's DNS record at this object's addresses; name a hostname of this environment's own";
+    assert.equal(judged('Service', { [DNS]: 'beta.example.net, Run-7.alpha.sandboxes.example.com.' }), `[route.hostnames] metadata.annotations["${DNS}"]: Run-7.alpha.sandboxes.example.com is environment alpha's hostname (*.alpha.sandboxes.example.com), and system:serviceaccount:sandbox-b:lab does not act for it: ${follower}`);
+    assert.match(judged('Service', { 'external-dns.kubernetes.io/internal-hostname': 'alpha. example.org' }), /metadata\.annotations\["external-dns\.kubernetes\.io\/internal-hostname"\]: alpha\.example\.org is environment alpha's hostname \(alpha\.example\.org\)/);
+    assert.match(judged('Ingress', { 'external-dns.kubernetes.io/hostname': '*.sandboxes.example.com' }), /metadata\.annotations\["external-dns\.kubernetes\.io\/hostname"\]: \*\.sandboxes\.example\.com is environment alpha's hostname .*external-dns would point/);
+    assert.match(judged('HTTPRoute', { [DNS]: 'alpha.example.org' }), /external-dns would point/);
+    assert.match(judged('UDPRoute', { [DNS]: 'x.alpha.sandboxes.example.com' }), /external-dns would point/);
+    // Beta's own names, other annotations, and alpha's own Service pass.
+    assert.equal(judged('Service', { [DNS]: 'beta.example.net,,api.beta.example.net' }), '');
+    assert.equal(judged('Service', { 'example.com/hostname': 'alpha.example.org' }), '');
+    assert.equal(judged('Service', { [DNS]: 'alpha.example.org' }, RUNNER_A), '');
+    // An UPDATE that changes only the annotation publishes a name: judged; one that keeps it (a label) is not.
+    const before = annotated('Service', {});
+    assert.match(answer('Service', LAB_B, { operation: 'UPDATE', object: annotated('Service', { [DNS]: 'alpha.example.org' }), oldObject: before }).found, /alpha\.example\.org is environment alpha's/);
+    const kept = annotated('Service', { [DNS]: 'alpha.example.org' });
+    assert.equal(answer('Service', LAB_B, { operation: 'UPDATE', object: { ...kept, metadata: { ...kept.metadata, labels: { a: 'b' } } }, oldObject: kept }).found, '');
+    // A route whose spec names no hostname takes its listeners' whatever its annotations publish.
+    const platform: ObjectLookup = { get: (resource) => (resource === 'gateways' ? { state: 'found', metadata: { uid: 'gw' } } : { state: 'absent' }), readers: () => ({ state: 'known', readers: [] }) };
+    assert.match(answer('HTTPRoute', LAB_B, { operation: 'CREATE', object: annotated('HTTPRoute', { [DNS]: 'beta.example.net' }, named('HTTPRoute', [])), oldObject: null }, POLICY, platform).found, /this HTTPRoute names no hostnames, so it takes every hostname of the listeners/);
   });
 
   test("a hostname moved from an Ingress's TLS hosts (which route nothing) to a rule's host is judged as added (reviewer-101 F5)", () => {

@@ -320,16 +320,16 @@ export function judgeHostnames(obj: KubeObject, row: HostnameRow, inScope: boole
   // two environments' names is another's even where its first match is the object's own (reviewer-103 F1).
   const others = environments.filter((e) => e.id !== stampedFor);
   const results = names
-    .flatMap(({ host, at }) => {
+    .flatMap(({ host, at, follower }) => {
       const taken = declaredHostnameOf(host, others);
-      return taken === undefined ? [] : [{ host, at, ...taken }];
+      return taken === undefined ? [] : [{ host, at, follower, ...taken }];
     })
-    .map(({ host, at, environment, pattern }): AuditResult => ({
+    .map(({ host, at, follower, environment, pattern }): AuditResult => ({
       policy: AUDIT_POLICIES.rules,
       rule: RULES.routeHostnames.id,
       result: stampedFor !== undefined && mode !== 'warn' ? 'fail' : 'warn',
       message:
-        `${at}: ${host} is environment "${environment}"'s hostname (${pattern}): ${row.hostnames.follower}; remove it, or have the platform or that environment write the object. ` +
+        `${at}: ${host} is environment "${environment}"'s hostname (${pattern}): ${follower}; remove it, or have the platform or that environment write the object. ` +
         (stampedFor !== undefined
           ? `Stamped for environment "${stampedFor}": stored before the hostname was declared, or before Deed refused this`
           : inScope

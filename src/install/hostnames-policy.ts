@@ -12,7 +12,7 @@
 import type { V1NamedRuleWithOperations, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { hostnameRows, type HostnameRow } from '../policy/kinds.js';
-import { SERVING_ANNOTATIONS } from '../policy/hostnames.js';
+import { EXTERNAL_DNS_HOSTNAMES, SERVING_ANNOTATIONS } from '../policy/hostnames.js';
 import { excludedNamespaces, SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
 import { celLabelIs, celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
@@ -49,12 +49,26 @@ function present(path: string): string {
   return steps.map((_, i) => `has(object.${steps.slice(0, i + 1).join('.')})`).join(' && ');
 }
 
-/** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths. The same for every policy (the chart's copy is generated). */
+/**
+ * The CEL: the names in external-dns's annotation `key` of `object`, as src/policy/hostnames.ts's
+ * dnsAnnotationNames reads them (spaces dropped, split at commas, a trailing dot trimmed), lower
+ * case, as a list of one list.
+ */
+export function celAnnotationHostLists(key: string): string {
+  const value = `object.metadata.annotations[${celString(key)}]`;
+  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").split(",").map(h, (h.endsWith(".") ? h.substring(0, size(h) - 1) : h).lowerAscii())] : []`;
+}
+
+/** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths (and external-dns's annotations where it reads them). The same for every policy (the chart's copy is generated). */
 export function hostnamesNamesExpression(): string {
   const byPaths = new Map<string, HostnameRow[]>();
-  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null]);
+  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null, row.hostnames.dnsAnnotations ?? false]);
   for (const row of hostnameRows()) byPaths.set(key(row), [...(byPaths.get(key(row)) ?? []), row]);
-  const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${rows[0]!.hostnames.paths.map((path) => `(${celHostLists(path, rows[0]!.hostnames.wildcardWhen)})`).join(' + ')}`);
+  const lists = (fact: HostnameRow['hostnames']) => [
+    ...fact.paths.map((path) => `(${celHostLists(path, fact.wildcardWhen)})`),
+    ...(fact.dnsAnnotations === true ? EXTERNAL_DNS_HOSTNAMES.map((k) => `(${celAnnotationHostLists(k)})`) : []),
+  ];
+  const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${lists(rows[0]!.hostnames).join(' + ')}`);
   return `${branches.join(' : ')} : []`;
 }
 

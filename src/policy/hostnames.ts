@@ -22,10 +22,42 @@ export function hostnamesOverlap(a: string, b: string): boolean {
   return wy !== undefined && wx === undefined && x.endsWith(wy);
 }
 
+/**
+ * external-dns's annotations that name hostnames, comma-separated, each published as a DNS record
+ * pointing at the object's addresses (or at its `target` annotation's): the current prefix and
+ * the one before v0.22. Each is also a serving annotation (below): changing it publishes a name.
+ */
+export const EXTERNAL_DNS_HOSTNAMES: readonly string[] = ['external-dns.kubernetes.io/hostname', 'external-dns.kubernetes.io/internal-hostname', 'external-dns.alpha.kubernetes.io/hostname', 'external-dns.alpha.kubernetes.io/internal-hostname'];
+const EXTERNAL_DNS_FOLLOWER = "external-dns would point the name's DNS record at this object's addresses";
+
+/**
+ * The names in an external-dns annotation's value as external-dns reads them: it drops every
+ * space, splits at commas, and a name's trailing dot is the same name (its endpoints trim it).
+ */
+export function dnsAnnotationNames(value: string): string[] {
+  return value
+    .replaceAll(' ', '')
+    .split(',')
+    .map((h) => (h.endsWith('.') ? h.slice(0, -1) : h))
+    .filter((h) => h !== '');
+}
+
 /** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
-export function hostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
+export function specHostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
   const wildcard = fact.wildcardWhen !== undefined && valuesAt(obj, fact.wildcardWhen).some(({ value }) => value === true);
   return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: wildcard ? `*.${value}` : value, at }] : [])));
+}
+
+/** Every hostname `obj` names: in its spec (specHostnamesOf) and, where external-dns reads them on its kind, in its annotations; each with what would follow it. */
+export function hostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string; follower: string }> {
+  const spec = specHostnamesOf(fact, obj).map((h) => ({ ...h, follower: fact.follower }));
+  if (fact.dnsAnnotations !== true) return spec;
+  const annotations = obj?.metadata.annotations ?? {};
+  const published = EXTERNAL_DNS_HOSTNAMES.flatMap((key) => {
+    const value = entryOf(annotations, key);
+    return typeof value === 'string' ? dnsAnnotationNames(value).map((host) => ({ host, at: `metadata.annotations[${JSON.stringify(key)}]`, follower: EXTERNAL_DNS_FOLLOWER })) : [];
+  });
+  return [...spec, ...published];
 }
 
 /** The first of `environments` whose declared hostnames `host` overlaps, and the pattern it overlaps. */
@@ -38,11 +70,12 @@ export function declaredHostnameOf(host: string, environments: ReadonlyArray<{ i
 }
 
 /**
- * Annotations that choose which controller serves an object, as its spec would: an Ingress
- * kept idle under a class no controller serves goes live when this changes (reviewer-102 F5),
- * so an UPDATE that changes it is judged as one that changes the spec.
+ * Annotations that choose which controller serves an object, or what it publishes, as its spec
+ * would: an Ingress kept idle under a class no controller serves goes live when this changes
+ * (reviewer-102 F5), and external-dns publishes the names its annotations gain, so an UPDATE
+ * that changes one is judged as one that changes the spec.
  */
-export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class'];
+export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class', ...EXTERNAL_DNS_HOSTNAMES];
 
 /** Whether an UPDATE keeps the spec and the serving annotations as they were: it names nothing new (the install's policy asks the same in CEL, HOSTNAMES_SPEC_KEPT). */
 export function keepsWhatServes(before: KubeObject | null | undefined, after: KubeObject | null | undefined): boolean {

@@ -213,6 +213,8 @@ export interface HostnamesFact {
   readonly follower: string;
   /** A boolean field that, true, has each name at `paths` stand for the wildcard under it (an ACME Challenge's `spec.wildcard`: its `dnsName` is the wildcard's domain). */
   readonly wildcardWhen?: string;
+  /** external-dns takes hostnames from its annotations on this kind too (EXTERNAL_DNS_HOSTNAMES, policy/hostnames.ts): a DNS record for each, pointing at the object's addresses. */
+  readonly dnsAnnotations?: true;
 }
 
 export interface KindRow {
@@ -424,8 +426,10 @@ export const GATEWAY_API_EXPERIMENTAL = 'gateway.networking.x-k8s.io';
 const GATEWAY_CLIENT_CAS = ['spec.tls.frontend.default.validation.caCertificateRefs[]', 'spec.tls.frontend.perPort[].tls.validation.caCertificateRefs[]', 'spec.listeners[].tls.frontendValidation.caCertificateRefs[]'] as const;
 /** The hostname a listener, of a Gateway or a ListenerSet, takes traffic for. */
 const LISTENER_HOSTNAMES = { paths: ['spec.listeners[].hostname'], follower: "the gateway controller would take its connections on this listener, with this listener's certificate" } as const;
-/** The hostnames a route takes on its parents' listeners (TCPRoute and UDPRoute take ports, no hostnames). */
-const ROUTE_HOSTNAMES = { paths: ['spec.hostnames[]'], follower: "the gateway controller would send its requests that this route matches best to this route's backends" } as const;
+/** The hostnames a route takes on its parents' listeners; external-dns publishes them, and its annotations' (TCPRoute and UDPRoute take ports, and only the annotations' names). */
+const ROUTE_HOSTNAMES = { paths: ['spec.hostnames[]'], follower: "the gateway controller would send its requests that this route matches best to this route's backends", dnsAnnotations: true } as const;
+/** What external-dns publishes for an object that names no hostname in its spec (a Service, a TCPRoute): its annotations' names. */
+const DNS_ANNOTATION_HOSTNAMES = { paths: [], follower: "external-dns would point the name's DNS record at this object's addresses", dnsAnnotations: true } as const;
 /** A listener's TLS certificates, on a Gateway or a ListenerSet: served as the listener's own. */
 const LISTENER_CERTIFICATES = { path: 'spec.listeners[].tls.certificateRefs[]', by: 'gateway-ref', kind: { group: '', kind: 'Secret' }, follower: "the gateway controller serves the Secret's certificate and key on the listener", readsLive: true } as const;
 /**
@@ -1016,6 +1020,7 @@ export const KIND_TABLE = [
     namespaced: true,
     subresources: { proxy: 'service-proxy' },
     podSelector: { path: 'spec.selector', form: 'map', unset: 'none' },
+    hostnames: DNS_ANNOTATION_HOSTNAMES,
     // Read (metadata only) when an Ingress, an Endpoints or an EndpointSlice names one.
     lookup: 'get',
   },
@@ -1252,7 +1257,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'ingresses',
     namespaced: true,
-    hostnames: { paths: ['spec.rules[].host', 'spec.tls[].hosts[]'], follower: "the ingress controller would send its requests that this Ingress matches best to this Ingress's backends" },
+    hostnames: { paths: ['spec.rules[].host', 'spec.tls[].hosts[]'], follower: "the ingress controller would send its requests that this Ingress matches best to this Ingress's backends", dnsAnnotations: true },
     references: [
       { path: 'spec.defaultBackend.service.name', by: 'name', kind: { group: '', kind: 'Service' }, follower: 'the ingress controller publishes the Service on its routes' },
       { path: 'spec.defaultBackend.resource', by: 'object-ref', follower: 'the ingress controller publishes the object on its routes' },
@@ -1276,8 +1281,8 @@ export const KIND_TABLE = [
   { kind: 'HTTPRoute', group: GATEWAY_API, version: 'v1', resource: 'httproutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS, ...ROUTE_EXTERNAL_AUTH], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   { kind: 'GRPCRoute', group: GATEWAY_API, version: 'v1', resource: 'grpcroutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: [...ROUTE_REFERENCES, ...ROUTE_MIRRORS], followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   { kind: 'TLSRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tlsroutes', namespaced: true, hostnames: ROUTE_HOSTNAMES, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
-  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
-  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'TCPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'tcproutes', namespaced: true, hostnames: DNS_ANNOTATION_HOSTNAMES, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
+  { kind: 'UDPRoute', group: GATEWAY_API, version: 'v1alpha2', resource: 'udproutes', namespaced: true, hostnames: DNS_ANNOTATION_HOSTNAMES, references: ROUTE_REFERENCES, followsByName: ROUTE_FOLLOWS, followsAcrossNamespaces: ROUTE_PARENTS, followsByGrant: ROUTE_BACKENDS },
   {
     kind: 'Gateway',
     group: GATEWAY_API,
@@ -1391,7 +1396,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'httpproxies',
     namespaced: true,
-    hostnames: { paths: ['spec.virtualhost.fqdn'], follower: "Contour would send the requests for it to this HTTPProxy's routes, and those of the proxies it includes" },
+    hostnames: { paths: ['spec.virtualhost.fqdn'], follower: "Contour would send the requests for it to this HTTPProxy's routes, and those of the proxies it includes", dnsAnnotations: true },
   },
   {
     kind: 'VirtualService',
@@ -1399,7 +1404,7 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'virtualservices',
     namespaced: true,
-    hostnames: { paths: ['spec.hosts[]'], follower: "Istio's gateways and sidecars would send the requests for it that this VirtualService matches to its destinations" },
+    hostnames: { paths: ['spec.hosts[]'], follower: "Istio's gateways and sidecars would send the requests for it that this VirtualService matches to its destinations", dnsAnnotations: true },
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.

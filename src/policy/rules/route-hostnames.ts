@@ -6,17 +6,19 @@
 // path (`/login`) takes alpha's users' logins, and beta's ListenerSet listener for it takes
 // the connections, with beta's certificate; beta's Certificate for it has an ACME CA issue
 // beta a certificate for alpha's name (cert-manager's solver answers the challenge on the
-// shared Gateway). Which hostnames are whose is not in the cluster,
-// so the policy says it; a route, an Ingress, a listener or a Certificate of anyone but the environment, its
-// managers, the platform, system controllers and break-glass that names one, or a wildcard
-// over one, is refused. A route that names none takes its listeners' hostnames, so it names
-// none only on a Gateway of its own environment's. An environment's own routes are not limited
-// to its hostnames. An UPDATE that changes the spec is judged whole: a hostname stored before
-// it was declared carries no new path or backend, nor a controller; one that changes only other
-// metadata than an ingress class is not judged.
+// shared Gateway); beta's Service annotated for external-dns with alpha's name has alpha's DNS
+// record point at beta's address. Which hostnames are whose is not in the cluster, so the
+// policy says it; an object of a kind the kind table says names hostnames (`hostnames`, its
+// external-dns annotations included) of anyone but the environment, its managers, the
+// platform, system controllers and break-glass that names one, or a wildcard over one, is
+// refused. A route whose spec names none takes its listeners' hostnames, so it names none only
+// on a Gateway of its own environment's. An environment's own routes are not limited to its
+// hostnames. An UPDATE that changes the spec is judged whole: a hostname stored before it was
+// declared carries no new path or backend, nor a controller; one that changes only metadata but
+// the serving annotations (policy/hostnames.ts) is not judged.
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
-import { declaredHostnameOf, hostnamesOf, keepsWhatServes } from '../hostnames.js';
+import { declaredHostnameOf, hostnamesOf, keepsWhatServes, specHostnamesOf } from '../hostnames.js';
 import { kindRow, type KindRow, type LookupResource } from '../kinds.js';
 import { objectReferences, readableRow } from '../object-references.js';
 import { environmentOfOwnership, ownershipOfFound } from '../ownership.js';
@@ -39,9 +41,10 @@ export function takesListenerHostnames(req: AdmissionRequest): boolean {
   const row = kindRow(req.resource);
   if (row?.hostnames === undefined || !row.hostnames.paths.includes('spec.hostnames[]') || req.subResource !== undefined) return false;
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return false;
-  if (hostnamesOf(row.hostnames, req.object).length > 0) return false;
+  // The names in its spec alone: external-dns's annotations publish names, but the gateway routes by the spec's.
+  if (specHostnamesOf(row.hostnames, req.object).length > 0) return false;
   const parents = (o: KubeObject | null | undefined) => JSON.stringify(isRec(o?.spec) ? o.spec.parentRefs : undefined);
-  return req.operation === 'CREATE' || hostnamesOf(row.hostnames, req.oldObject).length > 0 || parents(req.oldObject) !== parents(req.object);
+  return req.operation === 'CREATE' || specHostnamesOf(row.hostnames, req.oldObject).length > 0 || parents(req.oldObject) !== parents(req.object);
 }
 
 export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx: DecisionContext): Finding[] {
@@ -56,7 +59,7 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   // leaves the spec as it was (labels, annotations but the ingress class) names nothing new.
   if (req.operation === 'UPDATE' && keepsWhatServes(req.oldObject, req.object)) return [];
   const others = declared.filter((e) => !actsFor(requester, e.id, policy));
-  for (const { host, at } of hostnamesOf(row.hostnames, req.object)) {
+  for (const { host, at, follower } of hostnamesOf(row.hostnames, req.object)) {
     const taken = declaredHostnameOf(host, others);
     if (taken === undefined) continue;
     const { environment: owner, pattern: theirs } = taken;
@@ -64,7 +67,7 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
       {
         rule: RULES.routeHostnames.id,
         path: at,
-        message: `${host} is environment ${owner}'s hostname (${theirs}), and ${requester.username} does not act for it: ${row.hostnames.follower}; name a hostname of this environment's own`,
+        message: `${host} is environment ${owner}'s hostname (${theirs}), and ${requester.username} does not act for it: ${follower}; name a hostname of this environment's own`,
       },
     ];
   }

@@ -132,7 +132,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(admin.status, 201, `the administrator's Gateway with an address: ${admin.text}`);
     });
 
-    test("beta's route, Ingress, ListenerSet, HTTPProxy or VirtualService naming a hostname alpha declares (*.alpha.sandboxes.test) is refused, at CREATE, UPDATE, server-side apply and dry run; alpha's passes", async () => {
+    test("beta's route, Ingress, ListenerSet, HTTPProxy, VirtualService or external-dns annotation naming a hostname alpha declares (*.alpha.sandboxes.test) is refused, at CREATE, UPDATE, server-side apply and dry run; alpha's passes", async () => {
       const s = suite();
       const host = 'run-1.alpha.sandboxes.test';
       const named = (name: string, hostnames: string[]) => ({ ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]), spec: { ...route(name, [{ name: 'public', namespace: INFRA }], [{ name: 'beta-web' }]).spec, hostnames } });
@@ -152,6 +152,11 @@ export function gatewayParentCases(suite: () => Suite): void {
       refused(await s.api(beta, 'POST', PROXIES(FRONT), proxy('beta-login', host)), 'route.hostnames', /spec\.virtualhost\.fqdn: run-1\.alpha\.sandboxes\.test is environment alpha's hostname .*Contour would send the requests for it/);
       refused(await s.api(beta, 'POST', VIRTUAL_SERVICES(FRONT), virtualService('beta-login', ['beta-web', '*'])), 'route.hostnames', /spec\.hosts\[1\]: \* is environment alpha's hostname/);
       ok("beta's VirtualService on its own hostname", await s.api(beta, 'POST', VIRTUAL_SERVICES(FRONT), virtualService('beta-login', ['beta-web', 'beta-login.example.net'])));
+      // external-dns publishes its annotations' names as DNS records pointing at the object's addresses, read as external-dns reads them.
+      const published = (name: string, names: string) => ({ ...service(name), metadata: { name, annotations: { 'external-dns.alpha.kubernetes.io/hostname': names } }, spec: { type: 'LoadBalancer', ports: [{ port: 443 }], selector: { app: name } } });
+      refused(await s.api(beta, 'POST', SERVICES(FRONT), published('beta-lb', 'beta-lb.example.net, Run-1.alpha .sandboxes.test.')), 'route.hostnames', /metadata\.annotations\["external-dns\.alpha\.kubernetes\.io\/hostname"\]: Run-1\.alpha\.sandboxes\.test is environment alpha's hostname .*external-dns would point the name's DNS record at this object's addresses/);
+      ok("beta's Service publishing its own name", await s.api(beta, 'POST', SERVICES(FRONT), published('beta-lb', 'beta-lb.example.net')));
+      refused(await s.api(beta, 'PATCH', `${SERVICES(FRONT)}/beta-lb`, { metadata: { annotations: { 'external-dns.kubernetes.io/hostname': host } } }, 'application/merge-patch+json'), 'route.hostnames', /metadata\.annotations\["external-dns\.kubernetes\.io\/hostname"\]: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
       refused(await s.api(beta, 'PATCH', `${VIRTUAL_SERVICES(FRONT)}/beta-login`, { spec: { hosts: ['beta-web', host] } }, 'application/merge-patch+json'), 'route.hostnames', /spec\.hosts\[1\]: run-1\.alpha\.sandboxes\.test is environment alpha's hostname/);
       // A route that names no hostname takes its listeners': on the platform's Gateway, a listener for alpha's hostnames (reviewer-101 F2).
       const shared = { apiVersion: `${G}/v1`, kind: 'Gateway', metadata: { name: 'shared-hl' }, spec: { gatewayClassName: 'shared', listeners: [{ name: 'alpha', protocol: 'HTTP', port: 80, hostname: '*.alpha.sandboxes.test', allowedRoutes: { namespaces: { from: 'All' } } }] } };
@@ -164,7 +169,7 @@ export function gatewayParentCases(suite: () => Suite): void {
       assert.equal(own.status, 201, `alpha's route on its hostname: ${own.text}`);
     });
 
-    test("beta's route, Ingress, ListenerSet, HTTPProxy or VirtualService naming alpha's hostname from a namespace of beta's own outside the review scope is refused in the API server (deed-hostnames), at CREATE, UPDATE, server-side apply and dry run; a kept spec and the platform's pass (reviewer-101 F1, F3)", async () => {
+    test("beta's route, Ingress, ListenerSet, HTTPProxy, VirtualService or external-dns annotation naming alpha's hostname from a namespace of beta's own outside the review scope is refused in the API server (deed-hostnames), at CREATE, UPDATE, server-side apply and dry run; a kept spec and the platform's pass (reviewer-101 F1, F3)", async () => {
       const s = suite();
       const own = 'gw-beta-own';
       ok("beta's own namespace", await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: own } }));
@@ -192,6 +197,9 @@ export function gatewayParentCases(suite: () => Suite): void {
       denied(await s.api(beta, 'POST', LISTENER_SETS(own), set), `listenersets ${own}/beta-login`, '*.alpha.sandboxes.test');
       denied(await s.api(beta, 'POST', PROXIES(own), proxy('beta-login', host)), `httpproxies ${own}/beta-login`, '*.alpha.sandboxes.test');
       denied(await s.api(beta, 'POST', VIRTUAL_SERVICES(own), virtualService('beta-login', ['*'])), `virtualservices ${own}/beta-login`, '*.alpha.sandboxes.test');
+      denied(await s.api(beta, 'POST', SERVICES(own), { ...service('beta-lb'), metadata: { name: 'beta-lb', annotations: { 'external-dns.kubernetes.io/hostname': 'login.alpha.sandboxes.test.' } } }), `services ${own}/beta-lb`, '*.alpha.sandboxes.test');
+      ok("beta's Service publishing its own name", await s.api(beta, 'POST', SERVICES(own), { ...service('beta-lb'), metadata: { name: 'beta-lb', annotations: { 'external-dns.kubernetes.io/hostname': 'beta-lb.example.net' } } }));
+      denied(await s.api(beta, 'PATCH', `${SERVICES(own)}/beta-lb`, { metadata: { annotations: { 'external-dns.kubernetes.io/hostname': 'beta-lb.example.net,alpha-lb.alpha.sandboxes.test' } } }, 'application/merge-patch+json'), `services ${own}/beta-lb`, '*.alpha.sandboxes.test');
       ok("beta's VirtualService for mesh-internal names", await s.api(beta, 'POST', VIRTUAL_SERVICES(own), { ...virtualService('beta-mesh', ['beta-web', `beta-web.${own}.svc.cluster.local`]), spec: { hosts: ['beta-web', `beta-web.${own}.svc.cluster.local`], http: [{ route: [{ destination: { host: 'beta-web' } }] }] } }));
       // The platform's (break-glass here) route stands; beta may label it (a kept spec) but not point it at beta's backend.
       ok("the platform's route", await s.api(s.admin, 'POST', ROUTES(own), login('platform-login', [host])));
