@@ -296,6 +296,29 @@ describe('adoption and release stay within one environment', () => {
     assert.equal(made(pod(operatorSet), world).metadata.labels?.[KEYS.environment], undefined);
   });
 
+  test("a plain owner a workload controller adds (the statefulset controller of Kubernetes 1.28 to 1.30, on a claim under its template's name) is judged as a controller is: beta's StatefulSet onto alpha's claim, or one that is not there, refused; alpha's onto alpha's passes; the owner is read (reviewer-104 F1)", () => {
+    const STS = kubeSystem('statefulset-controller');
+    const plain = (name: string, uid: string) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid });
+    const claimOf = (owners: Spec[] = []): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-grab-0', namespace: NS, uid: 'c-1', ...stampsOf('PersistentVolumeClaim', 'alpha'), ownerReferences: owners }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }) as unknown as KubeObject;
+    const sets = lookup({
+      [lookupKey({ resource: 'statefulsets', namespace: NS, name: 'grab' })]: found({ uid: 'ss-b', ...stampsOf('StatefulSet', 'beta') }),
+      [lookupKey({ resource: 'statefulsets', namespace: NS, name: 'keep' })]: found({ uid: 'ss-a', ...stampsOf('StatefulSet', 'alpha') }),
+    });
+    const update = (owners: Spec[], who = STS): Review => {
+      const body = review(claimOf(owners), who, { operation: 'UPDATE', oldObject: claimOf(), name: 'data-grab-0' });
+      body.request.kind = { group: '', version: 'v1', kind: 'PersistentVolumeClaim' };
+      body.request.resource = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+      return body;
+    };
+    const taken = answer('validate', update([plain('grab', 'ss-b')]), sets);
+    assert.equal(taken.allowed, false);
+    assert.match(taken.status?.message ?? '', /\[guard\.adoption\] metadata\.ownerReferences\[0\]: PersistentVolumeClaim sandbox-a\/data-grab-0 is not of the environment of StatefulSet sandbox-a\/grab; it may not become an owner of it \(the garbage collector would delete it once its owners are gone\)/);
+    assert.match(answer('validate', update([plain('gone', 'ss-x')]), sets).status?.message ?? '', /\[guard\.adoption\] metadata\.ownerReferences\[0\]: the adoption of PersistentVolumeClaim sandbox-a\/data-grab-0: its controlling owner StatefulSet sandbox-a\/gone does not exist/);
+    const own = answer('validate', update([plain('keep', 'ss-a')]), sets);
+    assert.equal(own.allowed, true, own.status?.message);
+    assert.deepEqual(planLookups(update([plain('grab', 'ss-b')]), 'validate', KEYS).lookups, [{ resource: 'statefulsets', namespace: NS, name: 'grab', uid: 'ss-b' }]);
+  });
+
   test("alpha's runner may not hand its own pod to beta's ReplicaSet by writing the reference", () => {
     const old = alphaPod();
     const r = answer('validate', review(adopt(old, sweep), RUNNER_A, { operation: 'UPDATE', oldObject: old, name: 'p' }), owners);

@@ -261,33 +261,60 @@ export function adoptionFindings(oldObj: KubeObject, newObj: KubeObject, kind: s
   // reference that keeps the uid but names another kind or name is a change of controller too.
   if (after === undefined || sameController(before, after)) return [];
   if (!judgesAdoptionBy(requester, ctx.policy)) return [];
+  return ownerOfOtherEnvironment(oldObj, after, 'metadata.ownerReferences', true, kind, namespace, requester, ctx);
+}
+
+/**
+ * The owner references other than the controller's that a workload controller's UPDATE adds
+ * (judgeControllerWrite): the garbage collector deletes an object once every owner it names is
+ * gone, so a controller's reference onto another environment's object puts it at the mercy of
+ * whoever deletes the owner. The statefulset controller of Kubernetes 1.28 to 1.30 writes its
+ * StatefulSet as a plain owner onto whatever claim stands under a claim template's name
+ * (`persistentVolumeClaimRetentionPolicy`, kubernetes#122400; a controller reference from 1.31,
+ * which adoptionFindings judges): beta's StatefulSet named to match alpha's claim, then deleted,
+ * had alpha's claim deleted with it (reviewer-104 F1). A client's own references are
+ * rules/reference-scope.ts's: it writes only objects of its environment.
+ */
+export function addedOwnerFindings(oldObj: KubeObject, newObj: KubeObject, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
+  if (!judgesAdoptionBy(requester, ctx.policy)) return [];
+  return addedOwners(oldObj, newObj).flatMap((r) => ownerOfOtherEnvironment(oldObj, r, `metadata.ownerReferences[${r.index}]`, false, kind, namespace, requester, ctx));
+}
+
+/** The owner references other than the controller's that `newObj` has and `oldObj` did not (by uid, group, kind and name). */
+export function addedOwners(oldObj: KubeObject | null | undefined, newObj: KubeObject | null | undefined): OwnerReference[] {
+  const key = (r: OwnerReference) => `${r.uid}/${groupOf(r.apiVersion)}/${r.kind}/${r.name}`;
+  const kept = new Set(ownerReferencesOf(oldObj).map(key));
+  return ownerReferencesOf(newObj).filter((r) => !r.controller && !kept.has(key(r)));
+}
+
+/**
+ * Whether `owner`, written onto `oldObj` as its controller (`controller`) or a plain owner, is of
+ * another environment than the object: one of no environment is given none, nor one of an
+ * environment an owner of another or of none (the findings of guard.adoption).
+ */
+function ownerOfOtherEnvironment(oldObj: KubeObject, owner: ControllerRef, path: string, controller: boolean, kind: string, namespace: string, requester: Requester, ctx: DecisionContext): Finding[] {
   const object = ownershipOfObject(oldObj, kind, namespace, ctx.policy, ctx.keyRing);
   const objectEnv = environmentOfOwnership(object);
   const name = `${kind} ${namespace}/${oldObj.metadata.name ?? ''}`;
-  const owner = environmentOfController(after, namespace, `the adoption of ${name}`, ctx, RULES.guardAdoption.id);
-  if ('finding' in owner) return [owner.finding];
-  if (object.kind === 'unverifiable')
-    return [{ rule: RULES.guardAdoption.id, path: 'metadata.ownerReferences', message: `${name} carries stamps that do not verify; it may not be given a controller` }];
-  if (objectEnv === undefined || objectEnv === owner.environment) {
+  const what = controller ? 'the controller' : 'an owner';
+  const made = environmentOfController(owner, namespace, `the adoption of ${name}`, ctx, RULES.guardAdoption.id);
+  if ('finding' in made) return [controller ? made.finding : { ...made.finding, path }];
+  if (object.kind === 'unverifiable') return [{ rule: RULES.guardAdoption.id, path, message: `${name} carries stamps that do not verify; it may not be given ${controller ? 'a controller' : 'an owner'}` }];
+  const consequence = controller ? 'its controller would count, delete or complete with it' : 'the garbage collector would delete it once its owners are gone';
+  if (objectEnv === undefined || objectEnv === made.environment) {
     // A write names as controller only what its writer may reference, as at CREATE
     // (rules/reference-scope.ts): an environment's controller counts, deletes and completes
     // with what names its uid, so an object of no environment is no way in, by a client's
     // write nor by a controller's adoption (a Job's selector is its uid, not an environment).
     // A workload controller adopts for its owner: only the object of no environment is refused it.
-    if (owner.environment === undefined || objectEnv !== undefined || actsFor(requester, owner.environment, ctx.policy) || isPlatform(requester, ctx.policy)) return [];
-    return [
-      {
-        rule: RULES.guardAdoption.id,
-        path: 'metadata.ownerReferences',
-        message: `${after.kind} ${namespace}/${after.name} belongs to another environment than ${requester.username} acts for; it may not become the controller of ${name} (its controller would count, delete or complete with it)`,
-      },
-    ];
+    if (made.environment === undefined || objectEnv !== undefined || actsFor(requester, made.environment, ctx.policy) || isPlatform(requester, ctx.policy)) return [];
+    return [{ rule: RULES.guardAdoption.id, path, message: `${owner.kind} ${namespace}/${owner.name} belongs to another environment than ${requester.username} acts for; it may not become ${what} of ${name} (${consequence})` }];
   }
   return [
     {
       rule: RULES.guardAdoption.id,
-      path: 'metadata.ownerReferences',
-      message: `${name} is not of the environment of ${after.kind} ${namespace}/${after.name}${owner.environment === undefined ? ' (of no environment)' : ''}; it may not become its controller`,
+      path,
+      message: `${name} is not of the environment of ${owner.kind} ${namespace}/${owner.name}${made.environment === undefined ? ' (of no environment)' : ''}; it may not become ${controller ? 'its controller' : 'an owner of it'}${controller ? '' : ` (${consequence})`}`,
     },
   ];
 }

@@ -10,7 +10,7 @@ import { MAX_CLAIM_LOOKUPS, MAX_CONFIGMAP_LOOKUPS, MAX_SECRET_LOOKUPS } from './
 import { isExemptReference, referencedNamesOf, referencedResource } from './pod/named-references.js';
 import type { NamedReference, ReferencedKind } from './pod/reference-owner.js';
 import type { Lookup, ObjectLookup, Policy, Readers } from './policy.js';
-import { addedBlockingOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
+import { addedBlockingOwners, addedOwners, controllerOf, judgesAdoptionBy, ownerLookupKey, sameController } from './controller-made.js';
 import { isStatusWrite, judgesKeptReferences, judgesReferencesOf } from './rules/reference-scope.js';
 import { isBreakGlassPrincipal } from './requester/principals.js';
 import type { StampKeys } from './stamps/keys.js';
@@ -135,7 +135,8 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
   const controller = facts?.controller;
   if (controller === true) {
     if (!controllers.judged || req.subResource !== undefined) return [];
-    if (req.operation === 'UPDATE') return ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace);
+    // And the plain owners it adds (addedOwnerFindings): the garbage collector deletes the object with them.
+    if (req.operation === 'UPDATE') return [...ownerKeys(req, { made: false, controllerMade: false, adopted: judges }, namespace), ...(judges ? addedOwnerKeys(req, namespace) : [])];
     if (!controllers.stampsAsOwners) return judges && controllers.sourcesOfMade === true && req.operation === 'CREATE' && req.object ? claimKeys(named().claims, namespace) : [];
   }
   const judged: OwnerReads = {
@@ -144,7 +145,8 @@ export function objectReads(read: ReadInput<Door>, named: () => NamedObjects, co
     controllerMade: controllers.stampsAsOwners && controller !== false,
     adopted: judges && (who === undefined || judgesAdoptionBy(who.facts.requester, who.policy)),
   };
-  const owners = ownerKeys(req, judged, namespace);
+  // Where the plan does not know who asks, the plain owners a workload controller's UPDATE would add too.
+  const owners = [...ownerKeys(req, judged, namespace), ...(controller === undefined && judges && req.operation === 'UPDATE' ? addedOwnerKeys(req, namespace) : [])];
   if (!judges || !req.object) return owners;
   const { claims, references, accounts, owners: given = [], atOnce } = named();
   const asNamed = (k: LookupKey): LookupKey => (atOnce === true ? { ...k, fresh: true } : k);
@@ -174,6 +176,11 @@ function ownerKeys(req: AdmissionRequest, judged: OwnerReads, namespace: string)
   const adopted = judged.adopted && req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null && after !== undefined && !sameController(controllerOf(req.oldObject), after);
   const key = made || adopted ? ownerLookupKey(after, namespace) : undefined;
   return key ? [key] : [];
+}
+
+/** The owners of kinds Deed reads that an UPDATE adds as plain owner references (controller-made.ts addedOwnerFindings). */
+function addedOwnerKeys(req: AdmissionRequest, namespace: string): LookupKey[] {
+  return req.subResource === undefined && req.oldObject ? addedOwners(req.oldObject, req.object).flatMap((r) => ownerLookupKey(r, namespace) ?? []) : [];
 }
 
 /** What the kind table's references of an object name (rules/reference-scope.ts): at CREATE all, on UPDATE what it adds or changes, or all (`kept`: judgesKeptReferences). */

@@ -10,7 +10,7 @@ import { enforce } from '../rules/enforcement.js';
 import { keptOperatorStamps } from '../stamps/kept-stamps.js';
 import { frozenStamps } from '../rules/frozen-stamps.js';
 import { stampCreate, stampPatch } from '../stamp-create.js';
-import { actingFor, adoptionFindings, controllerMadeRow, controllerOf, environmentOfControllerMade, withoutStamps } from '../controller-made.js';
+import { actingFor, addedOwnerFindings, adoptionFindings, controllerMadeRow, controllerOf, environmentOfControllerMade, withoutStamps } from '../controller-made.js';
 import type { DoorFacts } from './door-review.js';
 import type { Door } from './door.js';
 import { runnerMarkFindings, runnerOf } from '../pod/runner-mark.js';
@@ -57,8 +57,8 @@ export function stampControllerMade(facts: DoorFacts<Door>, row: StampRow | unde
  * A workload controller's write (controller-made.ts): what it creates is judged as an object
  * of its controlling owner's environment, by the same rules as if that environment had
  * created it, against what exists now (`create`, the door's); a change of an object's
- * controller stays within one environment. Its other writes (status, scale bookkeeping) are
- * a system controller's. `kind`: the kind the door carries.
+ * controller, or an owner it adds, stays within one environment. Its other writes (status,
+ * scale bookkeeping) are a system controller's. `kind`: the kind the door carries.
  */
 export function judgeControllerWrite(facts: DoorFacts<Door>, namespace: string, ctx: DecisionContext, kind: string, create: (obj: KubeObject) => Verdict): Verdict {
   const { request: req, requester } = facts;
@@ -69,7 +69,8 @@ export function judgeControllerWrite(facts: DoorFacts<Door>, namespace: string, 
     // An operator rewrites its Secrets' labels and annotations from a template (a Certificate's
     // secretTemplate) on every update: the stamps it made the Secret with stay as they are.
     const frozen = isOperatorMade(kind) ? frozenStamps(req.oldObject, obj, ctx.policy.keys, requester.username) : [];
-    return enforce([...adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ...frozen], ctx.policy);
+    // A plain owner it adds too: the garbage collector deletes the object with its owners (reviewer-104 F1).
+    return enforce([...adoptionFindings(req.oldObject, obj, kind, namespace, requester, ctx), ...addedOwnerFindings(req.oldObject, obj, kind, namespace, requester, ctx), ...frozen], ctx.policy);
   }
   if (req.operation !== 'CREATE') return allowed();
   return create(obj);

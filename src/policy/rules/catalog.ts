@@ -253,7 +253,7 @@ export const RULES = {
   guardAdoption: rule({
     id: 'guard.adoption',
     webhook: 'validate',
-    checks: "A change of an object's controlling owner reference (a controller adopting an orphan by its selector, or a client writing the reference; one that keeps the owner's uid but names another kind, name or group is a change too, since controllers compare uids) stays within one environment: the new controlling owner is of the object's own environment, or the object is of none, and a client's own write names only an owner of an environment it acts for.",
+    checks: "A change of an object's controlling owner reference (a controller adopting an orphan by its selector, or a client writing the reference; one that keeps the owner's uid but names another kind, name or group is a change too, since controllers compare uids) stays within one environment: the new controlling owner is of the object's own environment, or the object is of none, and a client's own write names only an owner of an environment it acts for. A plain owner reference a workload controller adds is judged the same way, since the garbage collector deletes the object once its owners are gone (the statefulset controller of Kubernetes 1.28 to 1.30 writes its StatefulSet as a plain owner onto whatever claim stands under a claim template's name).",
     defaultMode: 'deny',
     overridable: false,
     example: 'pod sandbox-a/sbx-1 is not of the environment of ReplicaSet sandbox-a/sweep (acting for another environment); it may not become its controller',

@@ -444,6 +444,53 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.equal((await get(s, `${PATHS.Pod(SQ)}/cache-0`)).status, 404);
     });
 
+    // The retention policy (whenDeleted: Delete) has the controller write its StatefulSet as an
+    // owner onto whatever claim stands under a template's name, alpha's too, even when the pod is
+    // refused; the garbage collector then deletes the claim with the StatefulSet (reviewer-104 F1).
+    const retained = (name: string, replicas: number) => ({ ...withData(name), spec: { ...withData(name).spec, replicas, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' } } });
+
+    test("beta's StatefulSet that deletes its claims with it, named over alpha's claim: the statefulset controller's owner reference onto it is refused (guard.adoption), and deleting the StatefulSet leaves alpha's claim", async () => {
+      const s = suite();
+      const path = `${PATHS.PersistentVolumeClaim(SQ)}/data-grab-0`;
+      const made = await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-grab-0'));
+      assert.equal(made.status, 201, made.text);
+      const set = await s.api(beta, 'POST', PATH.StatefulSet(SQ), retained('grab', 1));
+      assert.equal(set.status, 201, set.text);
+      await eventually("the controller's claim update is refused", async () => /could not update claim data-grab-0[\s\S]*guard\.adoption/.test(await failures(s, 'grab')) || /guard\.adoption/.test(await failures(s, 'data-grab-0')), 60_000);
+      const stored = (await get(s, path)).body as Spec;
+      assert.equal((stored.metadata.ownerReferences ?? []).some((r: Spec) => r.uid === (set.body as KubeObject).metadata.uid), false, "beta's StatefulSet is no owner of alpha's claim");
+      ok("beta deletes its StatefulSet", await s.api(beta, 'DELETE', `${PATH.StatefulSet(SQ)}/grab`));
+      await new Promise((r) => setTimeout(r, 3000));
+      const still = await get(s, path);
+      assert.equal(still.status, 200, 'alpha\'s claim stands');
+      assert.equal((still.body as Spec).metadata.deletionTimestamp, undefined);
+    });
+
+    test("the statefulset controller of Kubernetes 1.28 to 1.30, which writes its StatefulSet as a plain owner: onto alpha's claim for beta's StatefulSet refused (guard.adoption), onto alpha's claim for alpha's passes", async () => {
+      const s = suite();
+      const token = await s.api(s.admin, 'POST', '/api/v1/namespaces/kube-system/serviceaccounts/statefulset-controller/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+      assert.equal(token.status, 201, token.text);
+      const controller: Identity = { name: 'system:serviceaccount:kube-system:statefulset-controller', token: token.body.status.token };
+      // That controller's setOwnerRef: apiVersion, kind, name and uid; neither controller nor blockOwnerDeletion. Replicas 0: this
+      // (1.36) controller leaves the claims alone, and the write below is the older one's.
+      const ownedBy = async (claimName: string, setName: string, writer: Identity) => {
+        const set = (await get(s, `${PATH.StatefulSet(SQ)}/${setName}`)).body as KubeObject;
+        const stored = (await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/${claimName}`)).body as Spec;
+        stored.metadata.ownerReferences = [...(stored.metadata.ownerReferences ?? []), { apiVersion: 'apps/v1', kind: 'StatefulSet', name: setName, uid: set.metadata.uid }];
+        return s.api(writer, 'PUT', `${PATHS.PersistentVolumeClaim(SQ)}/${claimName}`, stored);
+      };
+      ok("alpha's claim", await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-grab2-0')));
+      ok("beta's StatefulSet", await s.api(beta, 'POST', PATH.StatefulSet(SQ), retained('grab2', 0)));
+      const taken = await ownedBy('data-grab2-0', 'grab2', controller);
+      assert.equal(taken.status, 403, taken.text);
+      assert.match(taken.body.message, /\[guard\.adoption\] metadata\.ownerReferences\[0\]: PersistentVolumeClaim shared-squat\/data-grab2-0 is not of the environment of StatefulSet shared-squat\/grab2; it may not become an owner of it \(the garbage collector would delete it once its owners are gone\)/);
+      // Alpha's own StatefulSet over alpha's claim: the retention policy works as it did.
+      ok("alpha's claim for its own set", await s.api(alpha, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-keep-0')));
+      ok("alpha's StatefulSet", await s.api(alpha, 'POST', PATH.StatefulSet(SQ), retained('keep', 0)));
+      const own = await ownedBy('data-keep-0', 'keep', controller);
+      assert.equal(own.status, 200, own.text);
+    });
+
     test('a StatefulSet of no environment (a Helm chart\'s) still gets its pod, on a claim made before it, and one of alpha its pod and claims', async () => {
       const s = suite();
       ok('a pre-made claim', await s.api(stranger, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-web-0')));
