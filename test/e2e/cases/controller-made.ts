@@ -491,6 +491,19 @@ export function controllerMadeCases(suite: () => Suite, tools: Tools): void {
       assert.equal(own.status, 200, own.text);
     });
 
+    test("alpha's StatefulSet that deletes its claims as it scales down: the controller's owner reference to the condemned pod passes, and the claim goes with the pod", async () => {
+      const s = suite();
+      const shrink = { ...retained('shrink', 1), spec: { ...retained('shrink', 1).spec, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } } };
+      ok("alpha's StatefulSet", await s.api(alpha, 'POST', PATH.StatefulSet(SQ), shrink));
+      await eventually('pod shrink-0 and its claim', async () => (await get(s, `${PATHS.Pod(SQ)}/shrink-0`)).status === 200 && (await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/data-shrink-0`)).status === 200, 60_000);
+      ok('scale to 0', await s.api(alpha, 'PATCH', `${PATH.StatefulSet(SQ)}/shrink`, { spec: { replicas: 0 } }, MERGE));
+      await eventually('the claim is owned by the condemned pod, or gone with it', async () => {
+        const now = await get(s, `${PATHS.PersistentVolumeClaim(SQ)}/data-shrink-0`);
+        return now.status === 404 || ((now.body as Spec).metadata.ownerReferences ?? []).some((r: Spec) => r.kind === 'Pod' && r.name === 'shrink-0');
+      }, 60_000);
+      assert.doesNotMatch(await failures(s, 'shrink'), /guard\.adoption/);
+    });
+
     test('a StatefulSet of no environment (a Helm chart\'s) still gets its pod, on a claim made before it, and one of alpha its pod and claims', async () => {
       const s = suite();
       ok('a pre-made claim', await s.api(stranger, 'POST', PATHS.PersistentVolumeClaim(SQ), claim('data-web-0')));
