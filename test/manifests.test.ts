@@ -472,7 +472,7 @@ describe('deed manifests', () => {
     );
   });
 
-  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts, workloads (a scale names one, a controller-made object is its owner\'s) and Ingresses (the Secrets they name for TLS), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims and claim templates, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
+  test('the webhook may read (get, list, watch) pods, ConfigMaps, claims, Secrets, service accounts, workloads (a scale names one, a controller-made object is its owner\'s) and Ingresses (the Secrets they name for TLS), list and watch namespaces, get snapshots (the claim a snapshot copied), the run lease a new object names and what a reference names (Services, DRA claims and claim templates, the Gateways and ListenerSets routes attach to, the cert-manager Issuers Certificates name and the CertificateRequests ACME Orders are made for, the KEDA TriggerAuthentications triggers name, the SecretStores ExternalSecrets name), and nothing else; the reaper may get, list and delete the five kinds, list namespaces and get leases (never list them)', () => {
     const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') as unknown as V1ClusterRoleBinding[];
     const webhookBindings = bindings.filter((b) => (b.subjects ?? []).some((s) => s.name === 'deed'));
     assert.deepEqual(webhookBindings.map((b) => [b.metadata!.name, b.roleRef.name, b.subjects]), [['deed', 'deed', [{ kind: 'ServiceAccount', name: 'deed', namespace: NS }]]]);
@@ -495,7 +495,7 @@ describe('deed manifests', () => {
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['argoproj.io'], resources: ['analysistemplates'], verbs: ['get'] },
-      { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
+      { apiGroups: ['cert-manager.io'], resources: ['certificates', 'certificaterequests', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
       // What names a Service or a workload and is followed there, listed at the CREATE of one (reference.live-reader).
@@ -685,7 +685,7 @@ describe('deed manifests without the Secret cache', () => {
       { apiGroups: ['external-secrets.io'], resources: ['externalsecrets', 'secretstores'], verbs: ['get'] },
       { apiGroups: ['generators.external-secrets.io'], resources: GENERATORS, verbs: ['get'] },
       { apiGroups: ['argoproj.io'], resources: ['analysistemplates'], verbs: ['get'] },
-      { apiGroups: ['cert-manager.io'], resources: ['certificates', 'issuers'], verbs: ['get'] },
+      { apiGroups: ['cert-manager.io'], resources: ['certificates', 'certificaterequests', 'issuers'], verbs: ['get'] },
       // A pod's DRA claims and claim templates past a review's gets are listed (object-reader.ts, readListed).
       { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims', 'resourceclaimtemplates'], verbs: ['get', 'list'] },
       // What names a Service or a workload and is followed there, listed at the CREATE of one (reference.live-reader).

@@ -138,6 +138,33 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.ok(hostnamesOverlap('*', 'alpha.example.org') && hostnamesOverlap('*.alpha.sandboxes.example.com', '*'));
   });
 
+  test("the ACME Order cert-manager makes for a CertificateRequest is judged as the request's environment's: for beta's request naming alpha's hostname refused (the names stand in its CSR, which nothing reads), for alpha's, for a Certificate's request of beta's own names and for the platform's passes (reviewer-102 F2)", () => {
+    const CERT_MANAGER = sa('cert-manager', 'cert-manager');
+    const policy: ConfigInput = { ...POLICY, workloadControllers: { users: [CERT_MANAGER.username] } };
+    const request = (name: string, uid: string) => ({ apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', name, uid, controller: true, blockOwnerDeletion: true });
+    const order = (owner: ReturnType<typeof request>, dnsNames: string[]): KubeObject => ({ apiVersion: 'acme.cert-manager.io/v1', kind: 'Order', metadata: { name: `${owner.name}-1`, namespace: 'shared', ownerReferences: [owner] }, spec: { request: 'LS0t', issuerRef: { name: 'acme' }, dnsNames } }) as unknown as KubeObject;
+    const world: ObjectLookup = {
+      readers: () => ({ state: 'known', readers: [] }),
+      get: (resource, _namespace, name) => {
+        const stamped = (kind: string, env: string, uid: string, controller?: { apiVersion: string; kind: string; name: string; uid: string }): Lookup => ({ state: 'found', metadata: { ...stampedMetadata(kind, env, 'shared').metadata, uid }, ...(controller ? { controller } : {}) });
+        if (resource === 'certificaterequests' && name === 'beta-req') return stamped('CertificateRequest', 'beta', 'cr-b');
+        if (resource === 'certificaterequests' && name === 'alpha-req') return stamped('CertificateRequest', 'alpha', 'cr-a');
+        // A request cert-manager made for beta's Certificate (unstamped): of the Certificate's environment.
+        if (resource === 'certificaterequests' && name === 'web-1') return { state: 'found', metadata: { uid: 'cr-w' }, controller: { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'web', uid: 'cert-w' } };
+        if (resource === 'certificates' && name === 'web') return stamped('Certificate', 'beta', 'cert-w');
+        // The platform's request, of no environment.
+        if (resource === 'certificaterequests' && name === 'platform-req') return { state: 'found', metadata: { uid: 'cr-p' } };
+        return { state: 'absent' };
+      },
+    };
+    const made = (owner: ReturnType<typeof request>, dnsNames: string[]) => answer('Order', CERT_MANAGER, { operation: 'CREATE', object: order(owner, dnsNames), oldObject: null }, policy, world).found;
+    assert.match(made(request('beta-req', 'cr-b'), ['beta.example.net', 'run-7.alpha.sandboxes.example.com']), /^\[route\.hostnames\] spec\.dnsNames\[1\]: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname \(\*\.alpha\.sandboxes\.example\.com\), and system:serviceaccount:cert-manager:cert-manager does not act for it: cert-manager would have the ACME CA issue a certificate for it to the Order's account; name a hostname of this environment's own$/);
+    assert.equal(made(request('alpha-req', 'cr-a'), ['run-7.alpha.sandboxes.example.com']), '');
+    assert.equal(made(request('web-1', 'cr-w'), ['beta.example.net']), '');
+    assert.match(made(request('web-1', 'cr-w'), ['alpha.example.org']), /alpha\.example\.org is environment alpha's hostname/);
+    assert.equal(made(request('platform-req', 'cr-p'), ['run-7.alpha.sandboxes.example.com']), '', "the platform's, as outside the review scope");
+  });
+
   test("an Ingress stored before, idle under a class no controller serves, that an UPDATE of its class annotation alone puts on the shared controller is judged as a change of spec (reviewer-102 F5)", () => {
     const idle = named('Ingress', ['run-7.alpha.sandboxes.example.com']);
     const classed = (cls: string) => ({ ...idle, metadata: { ...idle.metadata, annotations: { 'kubernetes.io/ingress.class': cls } } });

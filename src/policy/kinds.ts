@@ -1362,17 +1362,24 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificaterequests',
     namespaced: true,
+    // Read (metadata only) as the controlling owner of the ACME Order cert-manager makes for it.
+    lookup: 'get',
     references: [{ path: 'spec.issuerRef', by: 'local-ref', kind: { group: CERT_MANAGER, kind: 'Issuer' }, follower: "cert-manager approves the request and has the issuer sign it, for whoever holds the request's key" }],
   },
   // cert-manager makes these for a CertificateRequest of an ACME issuer; its aggregated `edit`
   // role lets a tenant write them too (reviewer-103 F2), with a key authorization of its own
   // ACME account and a solver of its choosing (the shared Gateway, the platform's DNS zone).
+  // cert-manager's own Order for a CertificateRequest is judged as the request's environment's
+  // (controllerMade): a request's names stand in its CSR, which nothing reads, so beta's own
+  // CertificateRequest for alpha's name through an ACME issuer is refused at its Order
+  // (reviewer-102 F2).
   {
     kind: 'Order',
     group: ACME,
     version: 'v1',
     resource: 'orders',
     namespaced: true,
+    controllerMade: true,
     hostnames: { paths: ['spec.dnsNames[]', 'spec.commonName'], follower: "cert-manager would have the ACME CA issue a certificate for it to the Order's account" },
   },
   {

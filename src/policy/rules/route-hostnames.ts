@@ -18,6 +18,7 @@
 // the serving annotations (policy/hostnames.ts) is not judged.
 import type { AdmissionRequest, KubeObject } from '../../admission/types.js';
 import type { Finding } from '../../admission/verdict.js';
+import { isWorkloadController } from '../controller-made.js';
 import { declaredHostnameOf, hostnamesOf, keepsWhatServes, specHostnamesOf } from '../hostnames.js';
 import { kindRow, type KindRow, type LookupResource } from '../kinds.js';
 import { objectReferences, readableRow } from '../object-references.js';
@@ -54,6 +55,10 @@ export function routeHostnames(req: AdmissionRequest, requester: Requester, ctx:
   if (row?.hostnames === undefined) return [];
   const declared = policy.config.environments.filter((e) => e.hostnames.length > 0);
   if (declared.length === 0 || isTrusted(requester, policy) || isPlatform(requester, policy)) return [];
+  // What a listed operator makes for an object of no environment (the platform's Certificate's
+  // Order) passes, as it does outside the review scope; for an environment's, it is judged as
+  // that environment's (doors/default.ts judgeMadeForOwner).
+  if (requester.environment.kind === 'none' && isWorkloadController(requester, policy)) return [];
   // An UPDATE that changes the spec is judged on every hostname it names: one stored before the policy declared it (or
   // moved from an Ingress's TLS hosts to a rule's host) must not carry new paths or backends (reviewer-101 F5); one that
   // leaves the spec as it was (labels, annotations but the ingress class) names nothing new.

@@ -661,6 +661,33 @@ export function pointerCases(suite: () => Suite): void {
       refused(await s.api(beta, 'PATCH', `${CERTIFICATES(CM_NS)}/beta-moved`, { spec: { keystores: { pkcs12: { create: true, passwordSecretRef: { name: 'alpha-tls', key: 'tls.key' } } } } }, MERGE), 'reference.cross-environment', /spec\.keystores\.pkcs12\.passwordSecretRef\.name: names Secret alpha-tls, which belongs to another environment/);
     });
 
+    test("the ACME Order cert-manager (a listed controller) makes for beta's own CertificateRequest naming alpha's hostname is refused as beta's (the names stand in the CSR); for beta's own name it is made and stamped beta's, for alpha's request alpha's (reviewer-102 F2)", async () => {
+      const s = suite();
+      const ORDERS = `/apis/acme.cert-manager.io/v1/namespaces/${CM_NS}/orders`;
+      ok('CRD orders', await s.api(s.admin, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', standInCrd({ group: 'acme.cert-manager.io', version: 'v1', plural: 'orders', kind: 'Order' })));
+      await eventually('orders are served', async () => (await s.api(s.admin, 'GET', ORDERS)).status === 200);
+      const operator = await s.newIdentity('platform', 'cert-manager');
+      await namespaceAdmins(s, CM_NS, 'cm-operator-orders', [['platform', 'cert-manager']]);
+      await eventually('RBAC lets cert-manager create Orders', async () => !/cannot create resource/.test((await s.api(operator, 'POST', `${ORDERS}?dryRun=All`, { apiVersion: 'acme.cert-manager.io/v1', kind: 'Order', metadata: { name: 'probe' }, spec: {} })).text));
+      const csr = (name: string, issuer: string) => ({ apiVersion: `${CERT_GROUP}/v1`, kind: 'CertificateRequest', metadata: { name }, spec: { request: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K', usages: ['server auth'], issuerRef: { name: issuer } } });
+      const made = async (who: Identity, name: string, issuer: string) => {
+        const created = await s.api(who, 'POST', CERTIFICATE_REQUESTS(CM_NS), csr(name, issuer));
+        assert.equal(created.status, 201, created.text);
+        return created.body as KubeObject;
+      };
+      // As cert-manager's ACME issuer writes it: the request is its controller, its names are the CSR's.
+      const order = (request: KubeObject, dnsNames: string[]) => ({ apiVersion: 'acme.cert-manager.io/v1', kind: 'Order', metadata: { name: `${request.metadata.name}-1`, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'CertificateRequest', name: request.metadata.name, uid: request.metadata.uid, controller: true, blockOwnerDeletion: true }] }, spec: { request: 'LS0t', issuerRef: { name: 'beta-ca' }, dnsNames } });
+      const betaRequest = await made(beta, 'beta-acme', 'beta-ca');
+      refused(await s.api(operator, 'POST', ORDERS, order(betaRequest, ['beta.example.net', 'run-3.alpha.sandboxes.test'])), 'route.hostnames', /spec\.dnsNames\[1\]: run-3\.alpha\.sandboxes\.test is environment alpha's hostname \(\*\.alpha\.sandboxes\.test\), and system:serviceaccount:platform:cert-manager does not act for it: cert-manager would have the ACME CA issue a certificate for it to the Order's account/);
+      const own = await s.api(operator, 'POST', ORDERS, order(betaRequest, ['beta.example.net']));
+      assert.equal(own.status, 201, own.text);
+      assert.equal((own.body as KubeObject).metadata.labels?.['deed.dev/environment'], 'beta', "stamped as its request's environment's");
+      const alphaRequest = await made(alpha, 'alpha-acme', 'alpha-ca');
+      const alphas = await s.api(operator, 'POST', ORDERS, order(alphaRequest, ['run-3.alpha.sandboxes.test']));
+      assert.equal(alphas.status, 201, alphas.text);
+      assert.equal((alphas.body as KubeObject).metadata.labels?.['deed.dev/environment'], 'alpha');
+    });
+
     test("beta's Certificate may not have cert-manager write over the unstamped Secret cert-manager made for alpha", async () => {
       const s = suite();
       // What cert-manager made for alpha's Certificate, as a platform principal (the admin stands in): unstamped.

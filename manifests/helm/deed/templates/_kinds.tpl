@@ -199,7 +199,7 @@
 {{- end -}}
 
 {{- define "deed.stampedRowResources" -}}
-["/pods", "/secrets", "/configmaps", "networking.k8s.io/networkpolicies", "/persistentvolumeclaims", "apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets", "batch/jobs", "batch/cronjobs", "/replicationcontrollers", "coordination.k8s.io/leases", "resource.k8s.io/resourceclaims"]
+["/pods", "/secrets", "/configmaps", "networking.k8s.io/networkpolicies", "/persistentvolumeclaims", "apps/deployments", "apps/replicasets", "apps/statefulsets", "apps/daemonsets", "batch/jobs", "batch/cronjobs", "/replicationcontrollers", "coordination.k8s.io/leases", "resource.k8s.io/resourceclaims", "acme.cert-manager.io/orders"]
 {{- end -}}
 
 {{- define "deed.lookupRules" -}}
@@ -247,7 +247,7 @@
   resources: ["analysistemplates"]
   verbs: ["get"]
 - apiGroups: ["cert-manager.io"]
-  resources: ["certificates", "issuers"]
+  resources: ["certificates", "certificaterequests", "issuers"]
   verbs: ["get"]
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaims", "resourceclaimtemplates"]
@@ -314,7 +314,7 @@
   resources: ["analysistemplates"]
   verbs: ["get"]
 - apiGroups: ["cert-manager.io"]
-  resources: ["certificates", "issuers"]
+  resources: ["certificates", "certificaterequests", "issuers"]
   verbs: ["get"]
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaims", "resourceclaimtemplates"]
