@@ -45,6 +45,7 @@ const RESOURCES: Record<string, { group: string; resource: string }> = {
   VirtualService: { group: 'networking.istio.io', resource: 'virtualservices' },
   Service: { group: '', resource: 'services' },
   TCPRoute: { group: 'gateway.networking.k8s.io', resource: 'tcproutes' },
+  DNSEndpoint: { group: 'externaldns.k8s.io', resource: 'dnsendpoints' },
 };
 const route = (...hostnames: string[]) => ({ kind: 'HTTPRoute', metadata: { name: 'web' }, spec: { parentRefs: [{ name: 'shared', namespace: 'gateways' }], ...(hostnames.length ? { hostnames } : {}) } });
 
@@ -93,6 +94,7 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ["a Service's external-dns hostname annotation, read as external-dns reads it", { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com, Alpha.Example.COM.' } }, spec: { type: 'LoadBalancer' } }],
       ["a Service's external-dns internal hostname, a space inside the name", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/internal-hostname': 'login.alpha .sandboxes.test' } }, spec: {} }],
       ["an Ingress's external-dns hostname annotation", { kind: 'Ingress', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': '*.sandboxes.test' } }, spec: { rules: [{ host: 'docs.example.com' }] } }],
+      ["an external-dns DNSEndpoint's record, a trailing dot and capitals", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'docs.example.com' }, { dnsName: 'Login.alpha.sandboxes.test.', targets: ['203.0.113.9'] }] } }],
       ["a TCPRoute's external-dns hostname annotation", { kind: 'TCPRoute', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'db.alpha.sandboxes.test' } }, spec: { parentRefs: [{ name: 'shared' }] } }],
     ];
     for (const [what, object] of refusals) {
@@ -114,6 +116,7 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'HTTPProxy', metadata: {}, spec: { routes: [] } } }), true, 'an HTTPProxy a root includes has no virtual host');
     assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com,,api.example.com.', other: 'alpha.example.com' } }, spec: {} } }), true, 'names of no environment, and other annotations');
     assert.equal(admits({ object: { kind: 'Service', metadata: {}, spec: { type: 'ClusterIP' } } }), true, 'a Service with no annotations');
+    assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'docs.example.com.' }, { recordType: 'A' }, { dnsName: '.' }] } } }), true, "names of no environment, an endpoint without one, the root's dot");
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {

@@ -566,7 +566,7 @@ describe('deed manifests', () => {
       expected.push('external-secrets.io/secretstores:list', 'keda.sh/triggerauthentications:list', 'argoproj.io/analysistemplates:list', 'argoproj.io/analysisruns:list');
       for (const g of ['acraccesstokens', 'ecrauthorizationtokens', 'stssessiontokens', 'gcraccesstokens', 'vaultdynamicsecrets']) expected.push(`generators.external-secrets.io/${g}:list`);
       // What names hostnames, where the policy declares some (route.hostnames): specs, in every namespace.
-      expected.push('networking.k8s.io/ingresses:list', 'cert-manager.io/certificates:list', 'acme.cert-manager.io/orders:list', 'acme.cert-manager.io/challenges:list', 'projectcontour.io/httpproxies:list', 'networking.istio.io/virtualservices:list', 'gateway.networking.x-k8s.io/xlistenersets:list');
+      expected.push('networking.k8s.io/ingresses:list', 'cert-manager.io/certificates:list', 'acme.cert-manager.io/orders:list', 'acme.cert-manager.io/challenges:list', 'projectcontour.io/httpproxies:list', 'networking.istio.io/virtualservices:list', 'externaldns.k8s.io/dnsendpoints:list', 'gateway.networking.x-k8s.io/xlistenersets:list');
       for (const r of ['httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'gateways', 'listenersets']) expected.push(`gateway.networking.k8s.io/${r}:list`);
       expected.push('/services:list'); // external-dns's hostname annotations
       assert.deepEqual([...granted].sort(), expected.sort());

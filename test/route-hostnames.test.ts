@@ -25,7 +25,7 @@ const RUNNER_A = fixture('mutate-create-pod-by-runner.json').request.userInfo as
 const LAB_B = sa('sandbox-b', 'lab');
 const G = 'gateway.networking.k8s.io';
 
-type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge' | 'HTTPProxy' | 'VirtualService' | 'ServiceEntry' | 'Service' | 'UDPRoute';
+type Kind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'Ingress' | 'Gateway' | 'ListenerSet' | 'TCPRoute' | 'Certificate' | 'Order' | 'Challenge' | 'HTTPProxy' | 'VirtualService' | 'ServiceEntry' | 'Service' | 'UDPRoute' | 'DNSEndpoint';
 const RESOURCES: Record<Kind, { group: string; version: string; resource: string }> = {
   HTTPRoute: { group: G, version: 'v1', resource: 'httproutes' },
   GRPCRoute: { group: G, version: 'v1', resource: 'grpcroutes' },
@@ -42,6 +42,7 @@ const RESOURCES: Record<Kind, { group: string; version: string; resource: string
   ServiceEntry: { group: 'networking.istio.io', version: 'v1', resource: 'serviceentries' },
   Service: { group: '', version: 'v1', resource: 'services' },
   UDPRoute: { group: G, version: 'v1alpha2', resource: 'udproutes' },
+  DNSEndpoint: { group: 'externaldns.k8s.io', version: 'v1alpha1', resource: 'dnsendpoints' },
 };
 
 /** An object of `kind` naming `hosts` where that kind names hostnames. */
@@ -230,6 +231,10 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.equal(judged('Service', { [DNS]: 'beta.example.net,,api.beta.example.net' }), '');
     assert.equal(judged('Service', { 'example.com/hostname': 'alpha.example.org' }), '');
     assert.equal(judged('Service', { [DNS]: 'alpha.example.org' }, RUNNER_A), '');
+    // external-dns's DNSEndpoint writes its records as listed, a name's trailing dot the same name.
+    const endpoint = (dnsName: string): KubeObject => ({ apiVersion: 'externaldns.k8s.io/v1alpha1', kind: 'DNSEndpoint', metadata: { name: 'front', namespace: 'shared' }, spec: { endpoints: [{ dnsName: 'beta.example.net', recordType: 'A', targets: ['203.0.113.9'] }, { dnsName, recordType: 'A', targets: ['203.0.113.9'] }] } }) as KubeObject;
+    assert.match(answer('DNSEndpoint', LAB_B, { operation: 'CREATE', object: endpoint('Alpha.Example.ORG.'), oldObject: null }).found, /^\[route\.hostnames\] spec\.endpoints\[1\]\.dnsName: Alpha\.Example\.ORG is environment alpha's hostname \(alpha\.example\.org\), .*: external-dns would write the DNS record this DNSEndpoint lists for it, pointing at the targets it names;/);
+    assert.equal(answer('DNSEndpoint', LAB_B, { operation: 'CREATE', object: endpoint('api.beta.example.net.'), oldObject: null }).found, '');
     // An UPDATE that changes only the annotation publishes a name: judged; one that keeps it (a label) is not.
     const before = annotated('Service', {});
     assert.match(answer('Service', LAB_B, { operation: 'UPDATE', object: annotated('Service', { [DNS]: 'alpha.example.org' }), oldObject: before }).found, /alpha\.example\.org is environment alpha's/);

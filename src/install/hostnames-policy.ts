@@ -11,7 +11,7 @@
 // some environment declares hostnames; the kinds and their hostname paths are the kind table's.
 import type { V1NamedRuleWithOperations, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
-import { hostnameRows, type HostnameRow } from '../policy/kinds.js';
+import { hostnameRows, type HostnameRow, type HostnamesFact } from '../policy/kinds.js';
 import { EXTERNAL_DNS_HOSTNAMES, SERVING_ANNOTATIONS } from '../policy/hostnames.js';
 import { excludedNamespaces, SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
 import { celLabelIs, celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
@@ -25,14 +25,16 @@ export const HOSTNAMES_POLICY_SUFFIX = 'hostnames';
  * (bench/hostnames-policy-cost.ts). What the object leaves out names nothing. The shapes the
  * kind table uses: `a.b`, `a.b[]`, `a.b[].c`, `a.b[].c[]`, under any `a.` prefix.
  */
-export function celHostLists(path: string, wildcardWhen?: string): string {
+export function celHostLists(path: string, { wildcardWhen, absoluteNames }: Pick<HostnamesFact, 'wildcardWhen' | 'absoluteNames'> = {}): string {
   const m = /^((?:[A-Za-z]+\.)*)([A-Za-z]+)(\[\])?(?:\.([A-Za-z]+)(\[\])?)?$/.exec(path);
   if (m === null || (m[3] === undefined && m[4] !== undefined)) throw new Error(`hostnames path ${path}: not a shape the deed-hostnames policy renders`);
   const prefix = m[1]!.split('.').filter(Boolean);
   const field = `object.${[...prefix, m[2]!].join('.')}`;
   const [list, inner, innerList] = [m[3] !== undefined, m[4], m[5] !== undefined];
   // Where a flag makes each name stand for the wildcard under it (the kind table's `wildcardWhen`).
-  const lower = (h: string) => (wildcardWhen === undefined ? `${h}.lowerAscii()` : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${h}.lowerAscii()`);
+  // Where a name may end in the root's dot (the kind table's `absoluteNames`), read without it, as src/policy/hostnames.ts does.
+  const named = (h: string) => (absoluteNames === true ? `(${h}.endsWith(".") ? ${h}.substring(0, size(${h}) - 1) : ${h}).lowerAscii()` : `${h}.lowerAscii()`);
+  const lower = (h: string) => (wildcardWhen === undefined ? named(h) : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${named(h)}`);
   const lists = !list
     ? `[[${lower(field)}]]`
     : inner === undefined
@@ -62,10 +64,10 @@ export function celAnnotationHostLists(key: string): string {
 /** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths (and external-dns's annotations where it reads them). The same for every policy (the chart's copy is generated). */
 export function hostnamesNamesExpression(): string {
   const byPaths = new Map<string, HostnameRow[]>();
-  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null, row.hostnames.dnsAnnotations ?? false]);
+  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null, row.hostnames.dnsAnnotations ?? false, row.hostnames.absoluteNames ?? false]);
   for (const row of hostnameRows()) byPaths.set(key(row), [...(byPaths.get(key(row)) ?? []), row]);
   const lists = (fact: HostnameRow['hostnames']) => [
-    ...fact.paths.map((path) => `(${celHostLists(path, fact.wildcardWhen)})`),
+    ...fact.paths.map((path) => `(${celHostLists(path, fact)})`),
     ...(fact.dnsAnnotations === true ? EXTERNAL_DNS_HOSTNAMES.map((k) => `(${celAnnotationHostLists(k)})`) : []),
   ];
   const branches = [...byPaths.values()].map((rows) => `variables.kind in ${celList(rows.map((r) => `${r.group}/${r.resource}`))} ? ${lists(rows[0]!.hostnames).join(' + ')}`);

@@ -30,22 +30,23 @@ export function hostnamesOverlap(a: string, b: string): boolean {
 export const EXTERNAL_DNS_HOSTNAMES: readonly string[] = ['external-dns.kubernetes.io/hostname', 'external-dns.kubernetes.io/internal-hostname', 'external-dns.alpha.kubernetes.io/hostname', 'external-dns.alpha.kubernetes.io/internal-hostname'];
 const EXTERNAL_DNS_FOLLOWER = "external-dns would point the name's DNS record at this object's addresses";
 
-/**
- * The names in an external-dns annotation's value as external-dns reads them: it drops every
- * space, splits at commas, and a name's trailing dot is the same name (its endpoints trim it).
- */
+/** A name as a DNS zone reads it: its trailing dot (the root's) is the same name (external-dns's endpoints trim it). */
+const relative = (h: string) => (h.endsWith('.') ? h.slice(0, -1) : h);
+
+/** The names in an external-dns annotation's value as external-dns reads them: it drops every space, splits at commas, and trims each name's trailing dot. */
 export function dnsAnnotationNames(value: string): string[] {
   return value
     .replaceAll(' ', '')
     .split(',')
-    .map((h) => (h.endsWith('.') ? h.slice(0, -1) : h))
+    .map(relative)
     .filter((h) => h !== '');
 }
 
 /** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
 export function specHostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
   const wildcard = fact.wildcardWhen !== undefined && valuesAt(obj, fact.wildcardWhen).some(({ value }) => value === true);
-  return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: wildcard ? `*.${value}` : value, at }] : [])));
+  const named = (value: string) => (fact.absoluteNames === true ? relative(value) : value);
+  return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && named(value) !== '' ? [{ host: wildcard ? `*.${named(value)}` : named(value), at }] : [])));
 }
 
 /** Every hostname `obj` names: in its spec (specHostnamesOf) and, where external-dns reads them on its kind, in its annotations; each with what would follow it. */

@@ -17,6 +17,8 @@ export const EXTERNAL_SECRETS = 'external-secrets.io';
 export const CONTOUR = 'projectcontour.io';
 /** Istio's routing kinds. */
 export const ISTIO_NETWORKING = 'networking.istio.io';
+/** external-dns's DNSEndpoint. */
+export const EXTERNAL_DNS = 'externaldns.k8s.io';
 
 /** How a request to a resource (or one of its subresources) reaches the validating webhook. */
 export type DoorKind =
@@ -215,6 +217,8 @@ export interface HostnamesFact {
   readonly wildcardWhen?: string;
   /** external-dns takes hostnames from its annotations on this kind too (EXTERNAL_DNS_HOSTNAMES, policy/hostnames.ts): a DNS record for each, pointing at the object's addresses. */
   readonly dnsAnnotations?: true;
+  /** A name at `paths` may end in the root's dot (`alpha.example.org.`), the same name to the DNS zone its follower writes: read without it. */
+  readonly absoluteNames?: true;
 }
 
 export interface KindRow {
@@ -1412,6 +1416,16 @@ export const KIND_TABLE = [
     resource: 'virtualservices',
     namespaced: true,
     hostnames: { paths: ['spec.hosts[]'], follower: "Istio's gateways and sidecars would send the requests for it that this VirtualService matches to its destinations", dnsAnnotations: true },
+  },
+  // external-dns's CRD source: each endpoint a DNS record it writes, to targets of the writer's
+  // choosing, whatever serves the name (reviewer-101 F3).
+  {
+    kind: 'DNSEndpoint',
+    group: EXTERNAL_DNS,
+    version: 'v1alpha1',
+    resource: 'dnsendpoints',
+    namespaced: true,
+    hostnames: { paths: ['spec.endpoints[].dnsName'], absoluteNames: true, follower: "external-dns would write the DNS record this DNSEndpoint lists for it, pointing at the targets it names" },
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.
