@@ -65,7 +65,8 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
   test('it matches CREATE and UPDATE of every kind the kind table says names hostnames, fails closed and is bound with Deny; without declared hostnames it is not rendered', () => {
     const [policy, binding] = ours();
     const matched = policy.spec!.matchConstraints!.resourceRules!.flatMap((r) => r.resources!.map((res) => `${r.apiGroups![0]}/${res}`)).sort();
-    assert.deepEqual(matched, kindRows().filter((r) => r.hostnames !== undefined).map((r) => `${r.group}/${r.resource}`).sort());
+    // And the status writes that store a change of annotations (an external-dns hostname, reviewer-105 F4).
+    assert.deepEqual(matched, [...kindRows().filter((r) => r.hostnames !== undefined).map((r) => `${r.group}/${r.resource}`), '/services/status', 'networking.k8s.io/ingresses/status'].sort());
     for (const r of policy.spec!.matchConstraints!.resourceRules!) assert.deepEqual(r.operations, ['CREATE', 'UPDATE']);
     assert.equal(policy.spec!.matchConstraints!.namespaceSelector, undefined, 'every namespace: the CEL leaves the review scope to the webhook');
     assert.equal(policy.spec!.failurePolicy, 'Fail');
@@ -182,5 +183,26 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       assert.ok(out.includes('name: deed-cronjob-active'), 'the chart rendered');
       assert.ok(!out.includes('deed-hostnames'), JSON.stringify(policy));
     }
+  });
+});
+
+describe("names Istio and external-dns read as alpha's, outside the review scope (reviewer-105)", () => {
+  test("F1: an external-dns annotation with alpha's name and whitespace around the value (external-dns trims it: a YAML block scalar's newline, a tab, a no-break space) is refused", () => {
+    for (const value of ['alpha.example.com\n', '\talpha.example.com', '\u00a0login.alpha.sandboxes.test', 'docs.example.com,login.alpha.sandboxes.test\r\n'])
+      assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': value } }, spec: { type: 'LoadBalancer' } } }), false, JSON.stringify(value));
+    assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': 'docs.example.com\n' } }, spec: {} } }), true, 'a name of no environment, from a block scalar');
+  });
+
+  test("F2: an Istio host whose first label is `*` and label characters (`*lpha.example.com`), which Istio and Envoy match as a suffix, is refused", () => {
+    for (const host of ['*lpha.example.com', '*alpha.sandboxes.test', '*s.test', '*-1.alpha.sandboxes.test'])
+      assert.equal(admits({ object: { kind: 'VirtualService', metadata: {}, spec: { hosts: [host], gateways: ['istio-system/shared'] } } }), false, host);
+    assert.equal(admits({ object: { kind: 'VirtualService', metadata: {}, spec: { hosts: ['*beta.example.net'], gateways: ['istio-system/shared'] } } }), true);
+  });
+
+  test("F4: a Service's status write that changes its external-dns annotation is judged (the Service status strategy keeps metadata); one that keeps them passes", () => {
+    const svc = (names?: string) => ({ kind: 'Service', metadata: { name: 'web', ...(names ? { annotations: { 'external-dns.kubernetes.io/hostname': names } } : {}) }, spec: { type: 'LoadBalancer' } });
+    const status = (object: object, oldObject: object) => evaluatePolicy(ours()[0], { request: { operation: 'UPDATE', name: 'web', namespace: 'beta-own', resource: { group: '', version: 'v1', resource: 'services' }, subResource: 'status', userInfo: BETA }, object, oldObject, namespaceObject: OWN }).allowed;
+    assert.equal(status(svc('alpha.example.com'), svc()), false);
+    assert.equal(status({ ...svc('alpha.example.com'), status: { loadBalancer: { ingress: [{ ip: '203.0.113.9' }] } } }, svc('alpha.example.com')), true, 'a load balancer status write of a Service stored before');
   });
 });

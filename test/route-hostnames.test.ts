@@ -276,3 +276,30 @@ describe('route.hostnames: a hostname an environment declares is named by it alo
     assert.doesNotThrow(() => parseConfigText(text('*.alpha.example.com', '*.beta.example.com')));
   });
 });
+
+describe("names Istio and external-dns read as alpha's (reviewer-105)", () => {
+  test("F1: external-dns trims the whitespace around the whole annotation value (Go's strings.TrimSpace), so a newline, tab, no-break space or U+0085 around alpha's name is alpha's name", () => {
+    const DNS = 'external-dns.alpha.kubernetes.io/hostname';
+    const svc = (value: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'front', namespace: 'shared', annotations: { [DNS]: value } }, spec: { type: 'LoadBalancer', selector: { app: 'web' }, ports: [{ port: 443 }] } }) as KubeObject;
+    // The YAML block scalar `hostname: |` gives the trailing newline on its own.
+    for (const value of ['alpha.example.org\n', '\talpha.example.org', 'alpha.example.org\r\n', '\u00a0run-7.alpha.sandboxes.example.com', 'beta.example.net,run-7.alpha.sandboxes.example.com\n', 'alpha.example.org\u0085'])
+      assert.match(answer('Service', LAB_B, { operation: 'CREATE', object: svc(value), oldObject: null }).found, /route\.hostnames/, JSON.stringify(value));
+    assert.equal(answer('Service', LAB_B, { operation: 'CREATE', object: svc('beta.example.net\n'), oldObject: null }).found, '');
+  });
+
+  test("F2: an Istio host's first label may be `*` and label characters (`*lpha.example.org`); Istio and Envoy match it as a suffix, so it takes alpha's names", () => {
+    const vs = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1beta1', kind: 'VirtualService', metadata: { name: 'front', namespace: 'shared' }, spec: { hosts, gateways: ['istio-system/shared'], http: [{ route: [{ destination: { host: 'web' } }] }] } }) as KubeObject;
+    for (const host of ['*lpha.example.org', '*alpha.sandboxes.example.com', '*s.example.com', '*-7.alpha.sandboxes.example.com'])
+      assert.match(answer('VirtualService', LAB_B, { operation: 'CREATE', object: vs([host]), oldObject: null }).found, /route\.hostnames/, host);
+    assert.equal(answer('VirtualService', LAB_B, { operation: 'CREATE', object: vs(['*beta.example.net']), oldObject: null }).found, '');
+    assert.equal(hostnamesOverlap('*lpha.example.org', 'alpha.example.org'), true);
+    assert.equal(hostnamesOverlap('*lpha.sandboxes.example.com', '*.alpha.sandboxes.example.com'), true);
+  });
+
+  test("F4: a Service's status write that adds an external-dns hostname (its status strategy keeps metadata) is judged; one that keeps its annotations is not", () => {
+    const DNS = 'external-dns.kubernetes.io/hostname';
+    const svc = (annotations: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'front', namespace: 'shared', annotations }, spec: { type: 'LoadBalancer', ports: [{ port: 443 }] } }) as KubeObject;
+    assert.match(answer('Service', LAB_B, { operation: 'UPDATE', subResource: 'status', object: svc({ [DNS]: 'alpha.example.org' }), oldObject: svc() }).found, /alpha\.example\.org is environment alpha's hostname/);
+    assert.equal(answer('Service', LAB_B, { operation: 'UPDATE', subResource: 'status', object: { ...svc({ [DNS]: 'alpha.example.org' }), status: { loadBalancer: {} } } as KubeObject, oldObject: svc({ [DNS]: 'alpha.example.org' }) }).found, '');
+  });
+});

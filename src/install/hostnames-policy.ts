@@ -53,12 +53,13 @@ function present(path: string): string {
 
 /**
  * The CEL: the names in external-dns's annotation `key` of `object`, as src/policy/hostnames.ts's
- * dnsAnnotationNames reads them (spaces dropped, split at commas, a trailing dot trimmed), lower
- * case, as a list of one list.
+ * dnsAnnotationNames reads them (spaces dropped, the whitespace around the rest trimmed, as
+ * external-dns's Go does and the strings extension's trim does, split at commas, a trailing dot
+ * trimmed), lower case, as a list of one list.
  */
 export function celAnnotationHostLists(key: string): string {
   const value = `object.metadata.annotations[${celString(key)}]`;
-  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").split(",").map(h, (h.endsWith(".") ? h.substring(0, size(h) - 1) : h).lowerAscii())] : []`;
+  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").trim().split(",").map(h, (h.endsWith(".") ? h.substring(0, size(h) - 1) : h).lowerAscii())] : []`;
 }
 
 /** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths (and external-dns's annotations where it reads them). The same for every policy (the chart's copy is generated). */
@@ -76,16 +77,16 @@ export function hostnamesNamesExpression(): string {
 
 /**
  * The CEL of the `named` variable: does the object name a declared hostname. Each name costs a
- * map lookup (the exact ones), a suffix test per declared wildcard, and, for a wildcard name,
- * a test per declared hostname; `*` (an Istio host) takes every name: src/policy/hostnames.ts's
- * hostnamesOverlap.
+ * map lookup (the exact ones), a suffix test per declared wildcard, and, for a name that starts
+ * with `*` (a wildcard; Istio's `*lpha.domain` or `*`, every name), a test per declared
+ * hostname: src/policy/hostnames.ts's hostnamesOverlap.
  */
 export const HOSTNAMES_NAMED =
-  'variables.names.exists(g, g.exists(h, h in variables.exact || h == "*" || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*.") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
+  'variables.names.exists(g, g.exists(h, h in variables.exact || variables.wildcards.exists(w, h.endsWith(w)) || (h.startsWith("*") && variables.declared.exists(d, d.host.endsWith(h.substring(1))))))';
 
 /** The CEL of the `taken` variable, for the refusal's message alone: the declared hostnames the object names. */
 export const HOSTNAMES_TAKEN =
-  'variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || h == "*" || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*.") && d.host.endsWith(h.substring(1))))))';
+  'variables.declared.filter(d, variables.names.exists(g, g.exists(h, h == d.host || (d.suffix != "" && h.endsWith(d.suffix)) || (h.startsWith("*") && d.host.endsWith(h.substring(1))))))';
 
 /** The principals the policy lets name any hostname outside the review scope. */
 export function hostnamesExempt(config: Config): { users: string[]; groups: string[] } {
@@ -95,13 +96,21 @@ export function hostnamesExempt(config: Config): { users: string[]; groups: stri
   };
 }
 
-/** The policy's match: CREATE and UPDATE of the main resource of every kind that names hostnames (a status write names none the controller acts on). */
+/**
+ * The hostname kinds whose status subresource stores a change of the object's annotations (the
+ * API server's Service and Ingress status strategies keep metadata; a custom resource's status
+ * resets it): an external-dns annotation written through `services/status` is published as one
+ * written to the Service (reviewer-105 F4).
+ */
+export const STATUS_KEEPS_ANNOTATIONS: ReadonlySet<string> = new Set(['/services', 'networking.k8s.io/ingresses']);
+
+/** The policy's match: CREATE and UPDATE of the main resource of every kind that names hostnames, and the status writes that may change its annotations (STATUS_KEEPS_ANNOTATIONS). */
 export function hostnamesResourceRules(): V1NamedRuleWithOperations[] {
   const rows = hostnameRows();
   return [...new Set(rows.map((r) => r.group))].map((group) => ({
     apiGroups: [group],
     apiVersions: ['*'],
-    resources: rows.filter((r) => r.group === group).map((r) => r.resource),
+    resources: rows.filter((r) => r.group === group).flatMap((r) => (STATUS_KEEPS_ANNOTATIONS.has(`${r.group}/${r.resource}`) ? [r.resource, `${r.resource}/status`] : [r.resource])),
     operations: ['CREATE', 'UPDATE'],
   }));
 }

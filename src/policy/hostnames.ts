@@ -1,7 +1,8 @@
 // Hostnames as the Gateway API and Ingress match them: an exact name, or `*.suffix`, which
 // takes every name under the suffix (Gateway API: one label or more; an Ingress wildcard takes
-// one label, read here as more: an overestimate, never an under), or `*` alone (an Istio host),
-// which takes every name. Case does not matter. Pure.
+// one label, read here as more: an overestimate, never an under). Istio's hosts may start with
+// `*` and label characters (`*lpha.example.org`), a suffix Istio and Envoy match as written, or
+// be `*` alone, every name: any leading `*` is read as a suffix match. Case does not matter. Pure.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../admission/types.js';
 import type { HostnamesFact } from './kinds.js';
@@ -10,12 +11,12 @@ import { entryOf, valuesAt } from './unstructured.js';
 /** A hostname or `*.` pattern as a policy declares one: DNS labels, lower case, an optional leading `*.`. */
 export const HOSTNAME_PATTERN = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
-/** Whether some name both `a` and `b` take: equal, either `*`, one under the other's wildcard, or both wildcards one within the other. */
+/** Whether some name both `a` and `b` take: equal, one under the other's wildcard (`*` alone is every name), or both wildcards one within the other. */
 export function hostnamesOverlap(a: string, b: string): boolean {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
-  if (x === y || x === '*' || y === '*') return true;
-  const wild = (h: string) => (h.startsWith('*.') ? h.slice(1) : undefined); // `.suffix`
+  if (x === y) return true;
+  const wild = (h: string) => (h.startsWith('*') ? h.slice(1) : undefined); // the suffix: `.domain`, Istio's `lpha.domain`, or "" (every name)
   const wx = wild(x);
   const wy = wild(y);
   if (wx !== undefined && (wy !== undefined ? wy.endsWith(wx) || wx.endsWith(wy) : y.endsWith(wx))) return true;
@@ -33,10 +34,16 @@ const EXTERNAL_DNS_FOLLOWER = "external-dns would point the name's DNS record at
 /** A name as a DNS zone reads it: its trailing dot (the root's) is the same name (external-dns's endpoints trim it). */
 const relative = (h: string) => (h.endsWith('.') ? h.slice(0, -1) : h);
 
-/** The names in an external-dns annotation's value as external-dns reads them: it drops every space, splits at commas, and trims each name's trailing dot. */
+/**
+ * The names in an external-dns annotation's value as external-dns reads them: it drops every
+ * space, trims the whitespace around what is left (Go's unicode.IsSpace: a YAML block scalar's
+ * newline, a tab, a no-break space; JavaScript's \s lacks U+0085, which Go counts), splits at
+ * commas, and trims each name's trailing dot (reviewer-105 F1).
+ */
 export function dnsAnnotationNames(value: string): string[] {
   return value
     .replaceAll(' ', '')
+    .replace(/^[\s\u0085]+|[\s\u0085]+$/g, '')
     .split(',')
     .map(relative)
     .filter((h) => h !== '');

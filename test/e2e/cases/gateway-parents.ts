@@ -216,6 +216,27 @@ export function gatewayParentCases(suite: () => Suite): void {
       denied(await s.api(beta, 'PATCH', `/apis/networking.k8s.io/v1/namespaces/${own}/ingresses/parked-login`, { metadata: { annotations: { 'kubernetes.io/ingress.class': 'shared' } } }, 'application/merge-patch+json'), `ingresses ${own}/parked-login`, '*.alpha.sandboxes.test');
     });
 
+    test("beta's Service whose external-dns annotation is alpha's name and a newline (external-dns trims the value), beta's VirtualService host `*alpha.sandboxes.test` (Istio and Envoy match it as a suffix), and beta's status write that adds the annotation to its Service are refused, in the review scope and outside it (reviewer-105 F1, F2, F4)", async () => {
+      const s = suite();
+      const own = 'gw-beta-105';
+      ok("beta's own namespace", await s.api(s.admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: own } }));
+      await namespaceAdmins(s, own, 'gw-beta-105-admins', [['sandbox-b', 'gw-parents-admin']]);
+      await eventually(`RBAC for beta in ${own}`, async () => !/cannot create resource/.test((await s.api(beta, 'POST', `${SERVICES(own)}?dryRun=All`, service('rbac-probe'))).text));
+      const published = (name: string, names: string) => ({ ...service(name), metadata: { name, annotations: { 'external-dns.alpha.kubernetes.io/hostname': names } }, spec: { type: 'LoadBalancer', ports: [{ port: 443 }], selector: { app: name } } });
+      const results: string[] = [];
+      for (const ns of [FRONT, own]) {
+        results.push(`Service ${ns}: ${(await s.api(beta, 'POST', `${SERVICES(ns)}?dryRun=All`, published('beta-lb-105', 'run-1.alpha.sandboxes.test\n'))).status}`);
+        results.push(`VirtualService ${ns}: ${(await s.api(beta, 'POST', `${VIRTUAL_SERVICES(ns)}?dryRun=All`, virtualService('beta-login-105', ['*alpha.sandboxes.test']))).status}`);
+        // Beta's own Service, then the annotation written through its status subresource, which stores metadata.
+        ok(`beta's Service in ${ns}`, await s.api(beta, 'POST', SERVICES(ns), service('beta-status-105')));
+        const stored = (await s.api(beta, 'GET', `${SERVICES(ns)}/beta-status-105`)).body as Any;
+        stored.metadata.annotations = { ...(stored.metadata.annotations ?? {}), 'external-dns.kubernetes.io/hostname': 'run-1.alpha.sandboxes.test' };
+        results.push(`status ${ns}: ${(await s.api(beta, 'PUT', `${SERVICES(ns)}/beta-status-105/status`, stored)).status}`);
+      }
+      assert.deepEqual(results, [`Service ${FRONT}: 403`, `VirtualService ${FRONT}: 403`, `status ${FRONT}: 403`, `Service ${own}: 403`, `VirtualService ${own}: 403`, `status ${own}: 403`]);
+      ok("beta's Service publishing its own name from a block scalar", await s.api(beta, 'POST', SERVICES(own), published('beta-lb-own-105', 'beta-lb.example.net\n')));
+    });
+
     test("once alpha deletes its Service that alpha's route in another namespace sends traffic to (a ReferenceGrant there admits it), beta's Service under the name is refused (it would get alpha's traffic); without a grant no route there reaches it", async () => {
       const s = suite();
       ok("alpha's Service", await s.api(alpha, 'POST', SERVICES(EDGE), service('alpha-api')));
