@@ -96,6 +96,9 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ["a Service's external-dns internal hostname, a space inside the name", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/internal-hostname': 'login.alpha .sandboxes.test' } }, spec: {} }],
       ["an Ingress's external-dns hostname annotation", { kind: 'Ingress', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': '*.sandboxes.test' } }, spec: { rules: [{ host: 'docs.example.com' }] } }],
       ["an external-dns DNSEndpoint's record, a trailing dot and capitals", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'docs.example.com' }, { dnsName: 'Login.alpha.sandboxes.test.', targets: ['203.0.113.9'] }] } }],
+      ["a DNSEndpoint's record at _acme-challenge of alpha's name (reviewer-106 F2)", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: '_acme-challenge.alpha.example.com.', recordType: 'CNAME', targets: ['x.beta.example.net'] }] } }],
+      ["a DNSEndpoint's NS record delegating the zone of alpha's wildcard (reviewer-106 F2)", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'alpha.sandboxes.test', recordType: 'NS', targets: ['ns1.beta.example.net'] }] } }],
+      ["an external-dns annotation at _acme-challenge of alpha's name", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': '_acme-challenge.alpha.example.com' } }, spec: { type: 'ExternalName' } }],
       ["a TCPRoute's external-dns hostname annotation", { kind: 'TCPRoute', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'db.alpha.sandboxes.test' } }, spec: { parentRefs: [{ name: 'shared' }] } }],
     ];
     for (const [what, object] of refusals) {
@@ -118,6 +121,7 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com,,api.example.com.', other: 'alpha.example.com' } }, spec: {} } }), true, 'names of no environment, and other annotations');
     assert.equal(admits({ object: { kind: 'Service', metadata: {}, spec: { type: 'ClusterIP' } } }), true, 'a Service with no annotations');
     assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'docs.example.com.' }, { recordType: 'A' }, { dnsName: '.' }] } } }), true, "names of no environment, an endpoint without one, the root's dot");
+    assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'sandboxes.test', recordType: 'A' }, { dnsName: '_acme-challenge.docs.example.com', recordType: 'TXT' }] } } }), true, "an A record above alpha's wildcard, a challenge of no environment's name");
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {

@@ -12,7 +12,7 @@
 import type { V1NamedRuleWithOperations, V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import type { Config } from '../config/schema.js';
 import { hostnameRows, type HostnameRow, type HostnamesFact } from '../policy/kinds.js';
-import { EXTERNAL_DNS_HOSTNAMES, SERVING_ANNOTATIONS } from '../policy/hostnames.js';
+import { ACME_CHALLENGE_LABEL, EXTERNAL_DNS_HOSTNAMES, SERVING_ANNOTATIONS } from '../policy/hostnames.js';
 import { excludedNamespaces, SANDBOX_LABEL, SANDBOX_LABEL_VALUE } from '../policy/review-scope.js';
 import { celLabelIs, celList, celString, denyingPolicy, requesterIsOneOf } from './admission-policy.js';
 
@@ -25,16 +25,20 @@ export const HOSTNAMES_POLICY_SUFFIX = 'hostnames';
  * (bench/hostnames-policy-cost.ts). What the object leaves out names nothing. The shapes the
  * kind table uses: `a.b`, `a.b[]`, `a.b[].c`, `a.b[].c[]`, under any `a.` prefix.
  */
-export function celHostLists(path: string, { wildcardWhen, absoluteNames }: Pick<HostnamesFact, 'wildcardWhen' | 'absoluteNames'> = {}): string {
+export function celHostLists(path: string, { wildcardWhen, dnsRecords }: Pick<HostnamesFact, 'wildcardWhen' | 'dnsRecords'> = {}): string {
   const m = /^((?:[A-Za-z]+\.)*)([A-Za-z]+)(\[\])?(?:\.([A-Za-z]+)(\[\])?)?$/.exec(path);
   if (m === null || (m[3] === undefined && m[4] !== undefined)) throw new Error(`hostnames path ${path}: not a shape the deed-hostnames policy renders`);
   const prefix = m[1]!.split('.').filter(Boolean);
   const field = `object.${[...prefix, m[2]!].join('.')}`;
   const [list, inner, innerList] = [m[3] !== undefined, m[4], m[5] !== undefined];
+  if (dnsRecords !== undefined) {
+    // DNS records' names (`list[].name`), as dnsRecordName reads them; an NS record's also as the wildcard under it, the zone it delegates.
+    if (!list || inner === undefined || innerList) throw new Error(`hostnames path ${path}: DNS records stand at list[].name`);
+    const type = dnsRecords.recordType;
+    return `${present(path.replace(/\[\].*$/, ''))} ? [${field}.filter(v, has(v.${inner})).map(v, v.${inner})${CEL_DNS_RECORD_NAMES}, ${field}.filter(v, has(v.${inner}) && has(v.${type}) && v.${type} == "NS").map(v, v.${inner})${CEL_DNS_RECORD_NAMES}.map(h, "*." + h)] : []`;
+  }
   // Where a flag makes each name stand for the wildcard under it (the kind table's `wildcardWhen`).
-  // Where a name may end in the root's dot (the kind table's `absoluteNames`), read without it, as src/policy/hostnames.ts does.
-  const named = (h: string) => (absoluteNames === true ? `(${h}.endsWith(".") ? ${h}.substring(0, size(${h}) - 1) : ${h}).lowerAscii()` : `${h}.lowerAscii()`);
-  const lower = (h: string) => (wildcardWhen === undefined ? named(h) : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${named(h)}`);
+  const lower = (h: string) => (wildcardWhen === undefined ? `${h}.lowerAscii()` : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${h}.lowerAscii()`);
   const lists = !list
     ? `[[${lower(field)}]]`
     : inner === undefined
@@ -51,21 +55,24 @@ function present(path: string): string {
   return steps.map((_, i) => `has(object.${steps.slice(0, i + 1).join('.')})`).join(' && ');
 }
 
+/** The CEL that reads a list of DNS records' names as src/policy/hostnames.ts's dnsRecordName does, lower case: a step per rule, each name in one place. */
+const CEL_DNS_RECORD_NAMES = `.map(h, h.endsWith(".") ? h.substring(0, size(h) - 1) : h).map(h, h.lowerAscii()).map(h, h.startsWith(${JSON.stringify(ACME_CHALLENGE_LABEL)}) ? h.substring(${ACME_CHALLENGE_LABEL.length}) : h)`;
+
 /**
  * The CEL: the names in external-dns's annotation `key` of `object`, as src/policy/hostnames.ts's
  * dnsAnnotationNames reads them (spaces dropped, the whitespace around the rest trimmed, as
- * external-dns's Go does and the strings extension's trim does, split at commas, a trailing dot
- * trimmed), lower case, as a list of one list.
+ * external-dns's Go does and the strings extension's trim does, split at commas, each a DNS
+ * record's name: CEL_DNS_RECORD_NAMES), lower case, as a list of one list.
  */
 export function celAnnotationHostLists(key: string): string {
   const value = `object.metadata.annotations[${celString(key)}]`;
-  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").trim().split(",").map(h, (h.endsWith(".") ? h.substring(0, size(h) - 1) : h).lowerAscii())] : []`;
+  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").trim().split(",")${CEL_DNS_RECORD_NAMES}] : []`;
 }
 
 /** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths (and external-dns's annotations where it reads them). The same for every policy (the chart's copy is generated). */
 export function hostnamesNamesExpression(): string {
   const byPaths = new Map<string, HostnameRow[]>();
-  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null, row.hostnames.dnsAnnotations ?? false, row.hostnames.absoluteNames ?? false]);
+  const key = (row: HostnameRow) => JSON.stringify([row.hostnames.paths, row.hostnames.wildcardWhen ?? null, row.hostnames.dnsAnnotations ?? false, row.hostnames.dnsRecords ?? null]);
   for (const row of hostnameRows()) byPaths.set(key(row), [...(byPaths.get(key(row)) ?? []), row]);
   const lists = (fact: HostnameRow['hostnames']) => [
     ...fact.paths.map((path) => `(${celHostLists(path, fact)})`),

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject } from '../admission/types.js';
 import type { HostnamesFact } from './kinds.js';
-import { entryOf, valuesAt } from './unstructured.js';
+import { entryOf, isRec, valuesAt } from './unstructured.js';
 
 /** A hostname or `*.` pattern as a policy declares one: DNS labels, lower case, an optional leading `*.`. */
 export const HOSTNAME_PATTERN = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
@@ -31,29 +31,53 @@ export function hostnamesOverlap(a: string, b: string): boolean {
 export const EXTERNAL_DNS_HOSTNAMES: readonly string[] = ['external-dns.kubernetes.io/hostname', 'external-dns.kubernetes.io/internal-hostname', 'external-dns.alpha.kubernetes.io/hostname', 'external-dns.alpha.kubernetes.io/internal-hostname'];
 const EXTERNAL_DNS_FOLLOWER = "external-dns would point the name's DNS record at this object's addresses";
 
-/** A name as a DNS zone reads it: its trailing dot (the root's) is the same name (external-dns's endpoints trim it). */
-const relative = (h: string) => (h.endsWith('.') ? h.slice(0, -1) : h);
+/** The label under a name D whose TXT record (or a CNAME to one) answers an ACME CA's DNS-01 challenge for D. */
+export const ACME_CHALLENGE_LABEL = '_acme-challenge.';
+
+/**
+ * A DNS record's name as what it takes: its trailing dot (the root's) is the same name
+ * (external-dns's endpoints trim it), and a record at `_acme-challenge.D` has an ACME CA issue
+ * for D to whoever answers there (a CNAME into a zone of the writer's, reviewer-106 F2).
+ */
+export function dnsRecordName(h: string): string {
+  const relative = h.endsWith('.') ? h.slice(0, -1) : h;
+  return relative.toLowerCase().startsWith(ACME_CHALLENGE_LABEL) ? relative.slice(ACME_CHALLENGE_LABEL.length) : relative;
+}
 
 /**
  * The names in an external-dns annotation's value as external-dns reads them: it drops every
  * space, trims the whitespace around what is left (Go's unicode.IsSpace: a YAML block scalar's
  * newline, a tab, a no-break space; JavaScript's \s lacks U+0085, which Go counts), splits at
- * commas, and trims each name's trailing dot (reviewer-105 F1).
+ * commas, and each is a DNS record's name (dnsRecordName; reviewer-105 F1).
  */
 export function dnsAnnotationNames(value: string): string[] {
   return value
     .replaceAll(' ', '')
     .replace(/^[\s\u0085]+|[\s\u0085]+$/g, '')
     .split(',')
-    .map(relative)
+    .map(dnsRecordName)
     .filter((h) => h !== '');
 }
 
 /** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
 export function specHostnamesOf(fact: HostnamesFact, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
+  if (fact.dnsRecords !== undefined) return dnsRecordsOf(fact.paths, fact.dnsRecords.recordType, obj);
   const wildcard = fact.wildcardWhen !== undefined && valuesAt(obj, fact.wildcardWhen).some(({ value }) => value === true);
-  const named = (value: string) => (fact.absoluteNames === true ? relative(value) : value);
-  return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && named(value) !== '' ? [{ host: wildcard ? `*.${named(value)}` : named(value), at }] : [])));
+  return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: wildcard ? `*.${value}` : value, at }] : [])));
+}
+
+/** The names of DNS records at `paths` (each `list[].name`), as dnsRecordName reads them; an NS record's also as the wildcard under it, the zone it delegates. */
+function dnsRecordsOf(paths: readonly string[], recordType: string, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
+  return paths.flatMap((path) => {
+    const cut = path.lastIndexOf('.');
+    const leaf = path.slice(cut + 1);
+    return valuesAt(obj, path.slice(0, cut)).flatMap(({ value: record, at }) => {
+      if (!isRec(record) || typeof record[leaf] !== 'string') return [];
+      const host = dnsRecordName(record[leaf]);
+      if (host === '') return [];
+      return [{ host, at: `${at}.${leaf}` }, ...(record[recordType] === 'NS' ? [{ host: `*.${host}`, at: `${at}.${leaf}` }] : [])];
+    });
+  });
 }
 
 /** Every hostname `obj` names: in its spec (specHostnamesOf) and, where external-dns reads them on its kind, in its annotations; each with what would follow it. */
@@ -78,12 +102,20 @@ export function declaredHostnameOf(host: string, environments: ReadonlyArray<{ i
 }
 
 /**
+ * cert-manager's ingress-shim annotations (object-references.ts reads the issuer they name): on
+ * an Ingress or a Gateway, they have cert-manager make a Certificate for its hosts, whatever
+ * class serves it (reviewer-106 F1).
+ */
+const CERT_MANAGER_SHIM_ANNOTATIONS: readonly string[] = ['cert-manager.io/issuer', 'cert-manager.io/cluster-issuer', 'cert-manager.io/issuer-kind', 'cert-manager.io/issuer-group', 'kubernetes.io/tls-acme'];
+
+/**
  * Annotations that choose which controller serves an object, or what it publishes, as its spec
  * would: an Ingress kept idle under a class no controller serves goes live when this changes
- * (reviewer-102 F5), and external-dns publishes the names its annotations gain, so an UPDATE
- * that changes one is judged as one that changes the spec.
+ * (reviewer-102 F5), external-dns publishes the names its annotations gain, and cert-manager
+ * has a certificate issued for the hosts of an Ingress that gains an issuer, so an UPDATE that
+ * changes one is judged as one that changes the spec.
  */
-export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class', ...EXTERNAL_DNS_HOSTNAMES];
+export const SERVING_ANNOTATIONS: readonly string[] = ['kubernetes.io/ingress.class', 'projectcontour.io/ingress.class', 'contour.heptio.com/ingress.class', ...EXTERNAL_DNS_HOSTNAMES, ...CERT_MANAGER_SHIM_ANNOTATIONS];
 
 /** Whether an UPDATE keeps the spec and the serving annotations as they were: it names nothing new (the install's policy asks the same in CEL, HOSTNAMES_SPEC_KEPT). */
 export function keepsWhatServes(before: KubeObject | null | undefined, after: KubeObject | null | undefined): boolean {

@@ -217,8 +217,13 @@ export interface HostnamesFact {
   readonly wildcardWhen?: string;
   /** external-dns takes hostnames from its annotations on this kind too (EXTERNAL_DNS_HOSTNAMES, policy/hostnames.ts): a DNS record for each, pointing at the object's addresses. */
   readonly dnsAnnotations?: true;
-  /** A name at `paths` may end in the root's dot (`alpha.example.org.`), the same name to the DNS zone its follower writes: read without it. */
-  readonly absoluteNames?: true;
+  /**
+   * The names at `paths` are DNS records' its follower writes (a DNSEndpoint's): read as the zone
+   * reads them (policy/hostnames.ts dnsRecordName: a trailing dot is the same name, a record at
+   * `_acme-challenge.D` answers an ACME CA's DNS-01 challenge for D), and a record whose sibling
+   * `recordType` field is NS delegates the zone at its name, every name under it too.
+   */
+  readonly dnsRecords?: { readonly recordType: string };
 }
 
 export interface KindRow {
@@ -1344,6 +1349,10 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificates',
     namespaced: true,
+    // What cert-manager's ingress-shim makes for an Ingress is stamped and judged as the
+    // Ingress's environment's (controllerMade; reviewer-106 F1), so its names are that
+    // environment's to ask for, and the Orders made for it are followed to it.
+    controllerMade: true,
     // An ACME CA issues for a name whoever answers its challenge there (cert-manager's solver route on a shared Gateway).
     hostnames: { paths: ['spec.dnsNames[]', 'spec.commonName'], follower: "cert-manager would have a certificate for it issued into this Certificate's Secret (an ACME CA asks only that a challenge be answered on it, which cert-manager's solver does)" },
     // Read (metadata only) as the controlling owner of what cert-manager makes for it: its next
@@ -1425,7 +1434,7 @@ export const KIND_TABLE = [
     version: 'v1alpha1',
     resource: 'dnsendpoints',
     namespaced: true,
-    hostnames: { paths: ['spec.endpoints[].dnsName'], absoluteNames: true, follower: "external-dns would write the DNS record this DNSEndpoint lists for it, pointing at the targets it names" },
+    hostnames: { paths: ['spec.endpoints[].dnsName'], dnsRecords: { recordType: 'recordType' }, follower: "external-dns would write the DNS record this DNSEndpoint lists for it, pointing at the targets it names" },
   },
   // Read (metadata only) when a Certificate, a CertificateRequest or an annotation names one:
   // its stamps say whose CA (or account) signs. As an owner it stays its operator's.

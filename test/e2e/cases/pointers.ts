@@ -740,6 +740,7 @@ export function pointerCases(suite: () => Suite): void {
       let cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed);
       await eventually('RBAC lets cert-manager create Certificates', async () => cert.status === 201 || !/cannot create resource/.test((cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed)).text));
       assert.equal(cert.status, 201, cert.text);
+      assert.equal(cert.body.metadata.labels?.['deed.dev/environment'], 'alpha', "stamped as its Ingress's environment's (reviewer-106 F1)");
       // `kubectl delete secret` is how cert-manager is asked to issue again.
       assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(CM_NS)}/alpha-shim-tls`)).status, 200);
       await eventually("beta's Secret under the name alpha's Ingress holds is refused", async () => (await s.api(beta, 'POST', `${PATHS.Secret(CM_NS)}?dryRun=All`, tlsSecret('alpha-shim-tls'))).status === 403);
