@@ -99,6 +99,8 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
       ["a DNSEndpoint's record at _acme-challenge of alpha's name (reviewer-106 F2)", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: '_acme-challenge.alpha.example.com.', recordType: 'CNAME', targets: ['x.beta.example.net'] }] } }],
       ["a DNSEndpoint's NS record delegating the zone of alpha's wildcard (reviewer-106 F2)", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'alpha.sandboxes.test', recordType: 'NS', targets: ['ns1.beta.example.net'] }] } }],
       ["an external-dns annotation at _acme-challenge of alpha's name", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': '_acme-challenge.alpha.example.com' } }, spec: { type: 'ExternalName' } }],
+      ["a DNSEndpoint's record at _acme-challenge of alpha's wildcard's base, a wildcard certificate's challenge (reviewer-107 F2)", { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: '_ACME-Challenge.alpha.sandboxes.test', recordType: 'CNAME', targets: ['x.beta.example.net'] }] } }],
+      ["an external-dns annotation at _acme-challenge of alpha's wildcard's base", { kind: 'Service', metadata: { annotations: { 'external-dns.kubernetes.io/hostname': 'docs.example.com,_acme-challenge.alpha.sandboxes.test.' } }, spec: { type: 'ExternalName' } }],
       ["a TCPRoute's external-dns hostname annotation", { kind: 'TCPRoute', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'db.alpha.sandboxes.test' } }, spec: { parentRefs: [{ name: 'shared' }] } }],
     ];
     for (const [what, object] of refusals) {
@@ -121,7 +123,7 @@ describe('the hostnames policy (an environment\'s hostnames outside the review s
     assert.equal(admits({ object: { kind: 'Service', metadata: { annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'docs.example.com,,api.example.com.', other: 'alpha.example.com' } }, spec: {} } }), true, 'names of no environment, and other annotations');
     assert.equal(admits({ object: { kind: 'Service', metadata: {}, spec: { type: 'ClusterIP' } } }), true, 'a Service with no annotations');
     assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'docs.example.com.' }, { recordType: 'A' }, { dnsName: '.' }] } } }), true, "names of no environment, an endpoint without one, the root's dot");
-    assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'sandboxes.test', recordType: 'A' }, { dnsName: '_acme-challenge.docs.example.com', recordType: 'TXT' }] } } }), true, "an A record above alpha's wildcard, a challenge of no environment's name");
+    assert.equal(admits({ object: { kind: 'DNSEndpoint', metadata: {}, spec: { endpoints: [{ dnsName: 'sandboxes.test', recordType: 'A' }, { dnsName: '_acme-challenge.docs.example.com', recordType: 'TXT' }, { dnsName: '_acme-challenge.', recordType: 'TXT' }, { dnsName: '_acme-challenge', recordType: 'TXT' }] } } }), true, "an A record above alpha's wildcard, a challenge of no environment's name, bare challenge labels");
   });
 
   test('the CEL takes the hostnames rule route.hostnames takes: hostnamesOverlap, pair by pair', () => {

@@ -80,10 +80,10 @@ describe('the kind table', () => {
     assert.deepEqual(REAPED_KINDS, kindRows().filter((r) => r.reaped === true).map((r) => r.kind));
   });
 
-  test("`controllerMade` stands only on default-row kinds (the default door stamps what a controller makes for an owner; the object and workload doors have their own), today a pod's ResourceClaim, the Certificate cert-manager's ingress-shim makes for an Ingress and the ACME Order it makes for a CertificateRequest", () => {
+  test("`controllerMade` stands only on default-row kinds (the default door stamps what a controller makes for an owner; the object and workload doors have their own), today a pod's ResourceClaim and the ACME Order cert-manager makes for a CertificateRequest", () => {
     const made = kindRows().filter((r) => r.controllerMade === true);
     assert.deepEqual(made.filter((r) => r.door !== undefined).map((r) => r.kind), []);
-    assert.deepEqual(made.map((r) => `${r.group}/${r.kind}`), ['resource.k8s.io/ResourceClaim', 'cert-manager.io/Certificate', 'acme.cert-manager.io/Order']);
+    assert.deepEqual(made.map((r) => `${r.group}/${r.kind}`), ['resource.k8s.io/ResourceClaim', 'acme.cert-manager.io/Order']);
   });
 
   test(`the chart's generated helpers are current (run npm run manifests after changing the table)`, () => {

@@ -129,6 +129,11 @@ describe("what an operator listed in workloadControllers makes for an environmen
     assert.equal(made(obj, CERT_MANAGER, shim({})).metadata.labels?.[KEYS.environment], undefined);
     // A stamped Certificate's own controller is not read.
     assert.deepEqual(followUpLookups(plan.lookups, lookup({ [at('certificates', 'shop')]: { state: 'found', metadata: { uid: 'crt-shop', ...stampsOf('Certificate', 'alpha') }, controller: ingressOwner } }), compilePolicy(parseConfig(POLICY))), []);
+    // The shim copies the Ingress's labels, Deed's among them, onto the Certificate, without an attestation: the Ingress is read, and the Secret is alpha's (reviewer-107).
+    const copied = { labels: stampsOf('Ingress', 'alpha').labels };
+    const labelled = (ingress: Spec): ObjectLookup => lookup({ [at('certificates', 'shop')]: { state: 'found', metadata: { uid: 'crt-shop', ...copied }, controller: ingressOwner }, [at('ingresses', 'shop')]: found({ uid: 'ing-1', ...ingress }) });
+    assert.deepEqual(followUpLookups(plan.lookups, labelled({}), compilePolicy(parseConfig(POLICY))), [{ resource: 'ingresses', namespace: NS, name: 'shop', uid: 'ing-1' }]);
+    assert.equal(made(obj, CERT_MANAGER, labelled(stampsOf('Ingress', 'alpha'))).metadata.labels?.[KEYS.environment], 'alpha');
   });
 
   test('stamps the Secret arrives with are never the operator\'s claim: a template\'s beta stamps become alpha\'s, and a resource of no environment makes an unstamped Secret', () => {

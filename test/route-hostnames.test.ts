@@ -304,28 +304,7 @@ describe("names Istio and external-dns read as alpha's (reviewer-105)", () => {
   });
 });
 
-describe("what takes a declared name without naming it, and what cert-manager makes for an Ingress (reviewer-106)", () => {
-  const CERT_MANAGER = sa('cert-manager', 'cert-manager');
-  const policy: ConfigInput = { ...POLICY, workloadControllers: { users: [CERT_MANAGER.username] } };
-
-  test("F1: the Certificate cert-manager's ingress-shim makes for beta's Ingress is judged as beta's (naming alpha's hostname, refused), and the Order for its request is followed to it", () => {
-    const ingressRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'front', uid: 'ing-b', controller: true, blockOwnerDeletion: true };
-    const world: ObjectLookup = {
-      readers: () => ({ state: 'known', readers: [] }),
-      get: (resource, _namespace, name) => {
-        if (resource === 'ingresses' && name === 'front') return { state: 'found', metadata: { ...stampedMetadata('Ingress', 'beta', 'shared').metadata, uid: 'ing-b' } };
-        // The shim's Certificate as Deed now stamps it (beta's), and the request cert-manager made for it (unstamped).
-        if (resource === 'certificates' && name === 'front-tls') return { state: 'found', metadata: { ...stampedMetadata('Certificate', 'beta', 'shared').metadata, uid: 'cert-s' }, controller: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'front', uid: 'ing-b' } };
-        if (resource === 'certificaterequests' && name === 'front-tls-1') return { state: 'found', metadata: { uid: 'cr-s' }, controller: { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'front-tls', uid: 'cert-s' } };
-        return { state: 'absent' };
-      },
-    };
-    const shim = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'front-tls', namespace: 'shared', ownerReferences: [ingressRef] }, spec: { secretName: 'front-tls', dnsNames: ['run-7.alpha.sandboxes.example.com'], issuerRef: { name: 'beta-acme' } } } as unknown as KubeObject;
-    assert.match(answer('Certificate', CERT_MANAGER, { operation: 'CREATE', object: shim, oldObject: null }, policy, world).found, /spec\.dnsNames\[0\]: run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname/);
-    const order = { apiVersion: 'acme.cert-manager.io/v1', kind: 'Order', metadata: { name: 'front-tls-1-1', namespace: 'shared', ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'CertificateRequest', name: 'front-tls-1', uid: 'cr-s', controller: true, blockOwnerDeletion: true }] }, spec: { request: 'LS0t', issuerRef: { name: 'beta-acme' }, dnsNames: ['run-7.alpha.sandboxes.example.com'] } } as unknown as KubeObject;
-    assert.match(answer('Order', CERT_MANAGER, { operation: 'CREATE', object: order, oldObject: null }, policy, world).found, /run-7\.alpha\.sandboxes\.example\.com is environment alpha's hostname/);
-  });
-
+describe("what takes a declared name without naming it (reviewer-106, reviewer-107)", () => {
   test("F1: beta's Ingress stored before alpha declared its hostname, given cert-manager's issuer annotation alone (the ingress-shim then has the name certified, whatever the class), is judged as a change of what serves", () => {
     const stored = { ...named('Ingress', []), spec: { tls: [{ hosts: ['run-7.alpha.sandboxes.example.com'], secretName: 'front-tls' }] } };
     for (const annotations of [{ 'cert-manager.io/issuer': 'beta-acme' }, { 'cert-manager.io/cluster-issuer': 'letsencrypt' }, { 'kubernetes.io/tls-acme': 'true' }])
@@ -341,8 +320,12 @@ describe("what takes a declared name without naming it, and what cert-manager ma
     assert.match(made(endpoint('_ACME-Challenge.alpha.example.org.', 'TXT', ['"digest"'])), /alpha\.example\.org is environment alpha's hostname/);
     assert.equal(made(endpoint('example.org', 'A', ['203.0.113.9'])), '', "an A record at the apex takes none of alpha's names");
     assert.equal(made(endpoint('_acme-challenge.beta.example.net', 'CNAME', ['x.beta.example.net'])), '');
+    // The challenge for a wildcard *.D stands at _acme-challenge.D too (RFC 8555): the base of alpha's wildcard (reviewer-107 F2).
+    assert.match(made(endpoint('_acme-challenge.alpha.sandboxes.example.com', 'CNAME', ['x.beta.example.net'])), /spec\.endpoints\[0\]\.dnsName: \*\.alpha\.sandboxes\.example\.com is environment alpha's hostname/);
     // external-dns's annotations too (an ExternalName Service is a CNAME).
     const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'front', namespace: 'shared', annotations: { 'external-dns.alpha.kubernetes.io/hostname': '_acme-challenge.alpha.example.org' } }, spec: { type: 'ExternalName', externalName: 'x.beta.example.net' } } as KubeObject;
     assert.match(answer('Service', LAB_B, { operation: 'CREATE', object: svc, oldObject: null }).found, /alpha\.example\.org is environment alpha's hostname/);
+    const wildcardBase = { ...svc, metadata: { ...svc.metadata, annotations: { 'external-dns.alpha.kubernetes.io/hostname': '_acme-challenge.alpha.sandboxes.example.com' } } } as KubeObject;
+    assert.match(answer('Service', LAB_B, { operation: 'CREATE', object: wildcardBase, oldObject: null }).found, /\*\.alpha\.sandboxes\.example\.com is environment alpha's hostname/);
   });
 });

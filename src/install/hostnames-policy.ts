@@ -35,7 +35,7 @@ export function celHostLists(path: string, { wildcardWhen, dnsRecords }: Pick<Ho
     // DNS records' names (`list[].name`), as dnsRecordName reads them; an NS record's also as the wildcard under it, the zone it delegates.
     if (!list || inner === undefined || innerList) throw new Error(`hostnames path ${path}: DNS records stand at list[].name`);
     const type = dnsRecords.recordType;
-    return `${present(path.replace(/\[\].*$/, ''))} ? [${field}.filter(v, has(v.${inner})).map(v, v.${inner})${CEL_DNS_RECORD_NAMES}, ${field}.filter(v, has(v.${inner}) && has(v.${type}) && v.${type} == "NS").map(v, v.${inner})${CEL_DNS_RECORD_NAMES}.map(h, "*." + h)] : []`;
+    return `${present(path.replace(/\[\].*$/, ''))} ? [${celDnsRecordNames(`${field}.filter(v, has(v.${inner})).map(v, v.${inner})`)}, ${celDnsRecordNames(`${field}.filter(v, has(v.${inner}) && has(v.${type}) && v.${type} == "NS").map(v, v.${inner})`, '.map(h, "*." + h)')}] : []`;
   }
   // Where a flag makes each name stand for the wildcard under it (the kind table's `wildcardWhen`).
   const lower = (h: string) => (wildcardWhen === undefined ? `${h}.lowerAscii()` : `(${present(wildcardWhen)} && object.${wildcardWhen} == true ? "*." : "") + ${h}.lowerAscii()`);
@@ -55,18 +55,28 @@ function present(path: string): string {
   return steps.map((_, i) => `has(object.${steps.slice(0, i + 1).join('.')})`).join(' && ');
 }
 
-/** The CEL that reads a list of DNS records' names as src/policy/hostnames.ts's dnsRecordName does, lower case: a step per rule, each name in one place. */
-const CEL_DNS_RECORD_NAMES = `.map(h, h.endsWith(".") ? h.substring(0, size(h) - 1) : h).map(h, h.lowerAscii()).map(h, h.startsWith(${JSON.stringify(ACME_CHALLENGE_LABEL)}) ? h.substring(${ACME_CHALLENGE_LABEL.length}) : h)`;
+/**
+ * The CEL lists of what the DNS records' names in `source` (a CEL list of strings) take, as
+ * src/policy/hostnames.ts's dnsRecordNames reads them, lower case: each name, a challenge's
+ * (`_acme-challenge.D`) as D, and the wildcards `*.D` a challenge answers for too. `then` maps
+ * each list on (an NS record's delegated zone).
+ */
+function celDnsRecordNames(source: string, then = ''): string {
+  const names = `${source}.map(h, h.endsWith(".") ? h.substring(0, size(h) - 1) : h).map(h, h.lowerAscii())`;
+  const challenge = JSON.stringify(ACME_CHALLENGE_LABEL);
+  const cut = ACME_CHALLENGE_LABEL.length;
+  return `${names}.map(h, h.startsWith(${challenge}) ? h.substring(${cut}) : h)${then}, ${names}.filter(h, h.startsWith(${challenge})).map(h, "*." + h.substring(${cut}))${then}`;
+}
 
 /**
  * The CEL: the names in external-dns's annotation `key` of `object`, as src/policy/hostnames.ts's
  * dnsAnnotationNames reads them (spaces dropped, the whitespace around the rest trimmed, as
  * external-dns's Go does and the strings extension's trim does, split at commas, each a DNS
- * record's name: CEL_DNS_RECORD_NAMES), lower case, as a list of one list.
+ * record's name: celDnsRecordNames), lower case, as a list of lists.
  */
 export function celAnnotationHostLists(key: string): string {
   const value = `object.metadata.annotations[${celString(key)}]`;
-  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${value}.replace(" ", "").trim().split(",")${CEL_DNS_RECORD_NAMES}] : []`;
+  return `has(object.metadata.annotations) && ${celString(key)} in object.metadata.annotations ? [${celDnsRecordNames(`${value}.replace(" ", "").trim().split(",")`)}] : []`;
 }
 
 /** The CEL of the `names` variable: the hostnames the request's object names, by its kind's paths (and external-dns's annotations where it reads them). The same for every policy (the chart's copy is generated). */

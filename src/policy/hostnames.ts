@@ -35,28 +35,31 @@ const EXTERNAL_DNS_FOLLOWER = "external-dns would point the name's DNS record at
 export const ACME_CHALLENGE_LABEL = '_acme-challenge.';
 
 /**
- * A DNS record's name as what it takes: its trailing dot (the root's) is the same name
- * (external-dns's endpoints trim it), and a record at `_acme-challenge.D` has an ACME CA issue
- * for D to whoever answers there (a CNAME into a zone of the writer's, reviewer-106 F2).
+ * What a DNS record's name takes: its trailing dot (the root's) is the same name (external-dns's
+ * endpoints trim it), and a record at `_acme-challenge.D` has an ACME CA issue for D, and for
+ * `*.D`, whose challenge stands there too (RFC 8555), to whoever answers there (a CNAME into a
+ * zone of the writer's; reviewer-106 F2, reviewer-107 F2).
  */
-export function dnsRecordName(h: string): string {
+export function dnsRecordNames(h: string): string[] {
   const relative = h.endsWith('.') ? h.slice(0, -1) : h;
-  return relative.toLowerCase().startsWith(ACME_CHALLENGE_LABEL) ? relative.slice(ACME_CHALLENGE_LABEL.length) : relative;
+  if (!relative.toLowerCase().startsWith(ACME_CHALLENGE_LABEL)) return [relative];
+  const challenged = relative.slice(ACME_CHALLENGE_LABEL.length);
+  return [challenged, `*.${challenged}`];
 }
 
 /**
  * The names in an external-dns annotation's value as external-dns reads them: it drops every
  * space, trims the whitespace around what is left (Go's unicode.IsSpace: a YAML block scalar's
  * newline, a tab, a no-break space; JavaScript's \s lacks U+0085, which Go counts), splits at
- * commas, and each is a DNS record's name (dnsRecordName; reviewer-105 F1).
+ * commas, and each is a DNS record's name (dnsRecordNames; reviewer-105 F1).
  */
 export function dnsAnnotationNames(value: string): string[] {
   return value
     .replaceAll(' ', '')
     .replace(/^[\s\u0085]+|[\s\u0085]+$/g, '')
     .split(',')
-    .map(dnsRecordName)
-    .filter((h) => h !== '');
+    .flatMap(dnsRecordNames)
+    .filter((h) => h !== '' && h !== '*.');
 }
 
 /** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
@@ -66,16 +69,16 @@ export function specHostnamesOf(fact: HostnamesFact, obj: KubeObject | null | un
   return fact.paths.flatMap((path) => valuesAt(obj, path).flatMap(({ value, at }) => (typeof value === 'string' && value !== '' ? [{ host: wildcard ? `*.${value}` : value, at }] : [])));
 }
 
-/** The names of DNS records at `paths` (each `list[].name`), as dnsRecordName reads them; an NS record's also as the wildcard under it, the zone it delegates. */
+/** The names of DNS records at `paths` (each `list[].name`), as dnsRecordNames reads them; an NS record's also as the wildcard under it, the zone it delegates. */
 function dnsRecordsOf(paths: readonly string[], recordType: string, obj: KubeObject | null | undefined): Array<{ host: string; at: string }> {
   return paths.flatMap((path) => {
     const cut = path.lastIndexOf('.');
     const leaf = path.slice(cut + 1);
     return valuesAt(obj, path.slice(0, cut)).flatMap(({ value: record, at }) => {
       if (!isRec(record) || typeof record[leaf] !== 'string') return [];
-      const host = dnsRecordName(record[leaf]);
-      if (host === '') return [];
-      return [{ host, at: `${at}.${leaf}` }, ...(record[recordType] === 'NS' ? [{ host: `*.${host}`, at: `${at}.${leaf}` }] : [])];
+      const hosts = dnsRecordNames(record[leaf]).filter((h) => h !== '' && h !== '*.');
+      const delegated = record[recordType] === 'NS' ? hosts.filter((h) => !h.startsWith('*.')).map((h) => `*.${h}`) : [];
+      return [...hosts, ...delegated].map((host) => ({ host, at: `${at}.${leaf}` }));
     });
   });
 }

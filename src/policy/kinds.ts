@@ -219,8 +219,8 @@ export interface HostnamesFact {
   readonly dnsAnnotations?: true;
   /**
    * The names at `paths` are DNS records' its follower writes (a DNSEndpoint's): read as the zone
-   * reads them (policy/hostnames.ts dnsRecordName: a trailing dot is the same name, a record at
-   * `_acme-challenge.D` answers an ACME CA's DNS-01 challenge for D), and a record whose sibling
+   * reads them (policy/hostnames.ts dnsRecordNames: a trailing dot is the same name, a record at
+   * `_acme-challenge.D` answers an ACME CA's DNS-01 challenge for D and `*.D`), and a record whose sibling
    * `recordType` field is NS delegates the zone at its name, every name under it too.
    */
   readonly dnsRecords?: { readonly recordType: string };
@@ -1349,10 +1349,9 @@ export const KIND_TABLE = [
     version: 'v1',
     resource: 'certificates',
     namespaced: true,
-    // What cert-manager's ingress-shim makes for an Ingress is stamped and judged as the
-    // Ingress's environment's (controllerMade; reviewer-106 F1), so its names are that
-    // environment's to ask for, and the Orders made for it are followed to it.
-    controllerMade: true,
+    // Not controllerMade, as an Order is: cert-manager's ingress-shim copies its Ingress's labels
+    // onto the Certificate on every sync, Deed's among them, which would break stamps Deed wrote
+    // for it (reviewer-107 F1); its Orders are followed to the Ingress no further than one owner.
     // An ACME CA issues for a name whoever answers its challenge there (cert-manager's solver route on a shared Gateway).
     hostnames: { paths: ['spec.dnsNames[]', 'spec.commonName'], follower: "cert-manager would have a certificate for it issued into this Certificate's Secret (an ACME CA asks only that a challenge be answered on it, which cert-manager's solver does)" },
     // Read (metadata only) as the controlling owner of what cert-manager makes for it: its next

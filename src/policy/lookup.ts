@@ -83,8 +83,10 @@ function nextReads(key: LookupKey, answer: Extract<Lookup, { state: 'found' }>, 
   // carrying its Deployment's copied annotations): its owner too. So too an owner that
   // carries no stamps, read as an owner (the reference's uid names it): what a listed operator
   // made for an environment's object (cert-manager's ingress-shim's Certificate for an
-  // Ingress) is of its owner's environment (controller-made.ts environmentOfController).
-  const unstampedOwner = key.uid !== undefined && (policy === undefined || answer.metadata.labels?.[policy.keys.managed] === undefined);
+  // Ingress) is of its owner's environment (controller-made.ts environmentOfController). One
+  // with Deed's labels but no attestation is such an object too: the ingress-shim copies its
+  // Ingress's labels onto the Certificate, Deed's among them (reviewer-107).
+  const unstampedOwner = key.uid !== undefined && (policy === undefined || answer.metadata.labels?.[policy.keys.managed] === undefined || answer.metadata.annotations?.[policy.keys.attestation] === undefined);
   const owner = OWNER_RESOURCES.has(key.resource) || unstampedOwner ? ownerLookupKey(answer.controller, namespace) : undefined;
   return owner === undefined ? [] : [owner];
 }

@@ -740,7 +740,6 @@ export function pointerCases(suite: () => Suite): void {
       let cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed);
       await eventually('RBAC lets cert-manager create Certificates', async () => cert.status === 201 || !/cannot create resource/.test((cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed)).text));
       assert.equal(cert.status, 201, cert.text);
-      assert.equal(cert.body.metadata.labels?.['deed.dev/environment'], 'alpha', "stamped as its Ingress's environment's (reviewer-106 F1)");
       // `kubectl delete secret` is how cert-manager is asked to issue again.
       assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(CM_NS)}/alpha-shim-tls`)).status, 200);
       await eventually("beta's Secret under the name alpha's Ingress holds is refused", async () => (await s.api(beta, 'POST', `${PATHS.Secret(CM_NS)}?dryRun=All`, tlsSecret('alpha-shim-tls'))).status === 403);
@@ -749,6 +748,34 @@ export function pointerCases(suite: () => Suite): void {
       const owned = { annotations: { 'cert-manager.io/certificate-name': 'alpha-shim' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-shim', uid: cert.body.metadata.uid, controller: true, blockOwnerDeletion: true }] };
       const made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), tlsSecret('alpha-shim-tls', owned));
       assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
+    });
+
+    test("cert-manager's ingress-shim copies the Ingress's labels onto its Certificate, Deed's among them, and writes them back on each sync: the Secret cert-manager then issues for it is still the Ingress's environment's (reviewer-107)", async () => {
+      const s = suite();
+      const operator = await s.newIdentity('platform', 'cert-manager');
+      await namespaceAdmins(s, CM_NS, 'cm-operator-107', [['platform', 'cert-manager']]);
+      const tls = (name: string, meta: Any = {}) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, ...meta }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'x', 'tls.key': 'y' } });
+      ok("alpha's TLS Secret", await s.api(alpha, 'POST', PATHS.Secret(CM_NS), tls('alpha-shim-107-tls')));
+      const shop = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'alpha-shim-107', labels: { app: 'shop' }, annotations: { 'cert-manager.io/issuer': 'alpha-ca' } }, spec: { tls: [{ hosts: ['shop-107.example.com'], secretName: 'alpha-shim-107-tls' }], rules: [{ host: 'shop-107.example.com' }] } };
+      const ingress = await s.api(alpha, 'POST', collectionPath('Ingress', CM_NS), shop);
+      assert.equal(ingress.status, 201, ingress.text);
+      const labels = ingress.body.metadata.labels;
+      assert.equal(labels['deed.dev/environment'], 'alpha');
+      // As the shim builds it (sync.go: Labels: the Ingress's), with the Ingress its controller.
+      const ingressRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'alpha-shim-107', uid: ingress.body.metadata.uid, controller: true, blockOwnerDeletion: true };
+      const shimmed = { ...certificate('alpha-shim-107-tls', { name: 'alpha-ca', kind: 'Issuer' }, 'alpha-shim-107-tls'), metadata: { name: 'alpha-shim-107-tls', labels, ownerReferences: [ingressRef] } };
+      let cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed);
+      await eventually('RBAC lets cert-manager create Certificates', async () => cert.status === 201 || !/cannot create resource/.test((cert = await s.api(operator, 'POST', CERTIFICATES(CM_NS), shimmed)).text));
+      assert.equal(cert.status, 201, cert.text);
+      // The shim's next sync writes the Ingress's labels back, and the spec it derives.
+      const synced = await s.api(operator, 'PUT', `${CERTIFICATES(CM_NS)}/alpha-shim-107-tls`, { ...cert.body, metadata: { ...cert.body.metadata, labels }, spec: { ...cert.body.spec, dnsNames: ['shop-107.example.com', 'www-107.example.com'] } });
+      assert.equal(synced.status, 200, synced.text);
+      // The Secret cert-manager issues for it: its Certificate carries Deed's labels without an attestation, so whose it is is read from the Ingress.
+      assert.equal((await s.api(alpha, 'DELETE', `${PATHS.Secret(CM_NS)}/alpha-shim-107-tls`)).status, 200);
+      const owned = { annotations: { 'cert-manager.io/certificate-name': 'alpha-shim-107-tls' }, ownerReferences: [{ apiVersion: `${CERT_GROUP}/v1`, kind: 'Certificate', name: 'alpha-shim-107-tls', uid: cert.body.metadata.uid, controller: true, blockOwnerDeletion: true }] };
+      const made = await s.api(operator, 'POST', PATHS.Secret(CM_NS), tls('alpha-shim-107-tls', owned));
+      assert.equal(made.status, 201, `the Secret issued after the shim's label write: ${made.text}`);
       assert.equal(made.body.metadata.labels?.['deed.dev/environment'], 'alpha');
     });
 
