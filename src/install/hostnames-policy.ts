@@ -32,7 +32,7 @@ export function celHostLists(path: string, { wildcardWhen, dnsRecords }: Pick<Ho
   const field = `object.${[...prefix, m[2]!].join('.')}`;
   const [list, inner, innerList] = [m[3] !== undefined, m[4], m[5] !== undefined];
   if (dnsRecords !== undefined) {
-    // DNS records' names (`list[].name`), as dnsRecordName reads them; an NS record's also as the wildcard under it, the zone it delegates.
+    // DNS records' names (`list[].name`), as dnsRecordNames reads them; an NS record's also as the wildcard under it, the zone it delegates.
     if (!list || inner === undefined || innerList) throw new Error(`hostnames path ${path}: DNS records stand at list[].name`);
     const type = dnsRecords.recordType;
     return `${present(path.replace(/\[\].*$/, ''))} ? [${celDnsRecordNames(`${field}.filter(v, has(v.${inner})).map(v, v.${inner})`)}, ${celDnsRecordNames(`${field}.filter(v, has(v.${inner}) && has(v.${type}) && v.${type} == "NS").map(v, v.${inner})`, '.map(h, "*." + h)')}] : []`;

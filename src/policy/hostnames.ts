@@ -38,13 +38,13 @@ export const ACME_CHALLENGE_LABEL = '_acme-challenge.';
  * What a DNS record's name takes: its trailing dot (the root's) is the same name (external-dns's
  * endpoints trim it), and a record at `_acme-challenge.D` has an ACME CA issue for D, and for
  * `*.D`, whose challenge stands there too (RFC 8555), to whoever answers there (a CNAME into a
- * zone of the writer's; reviewer-106 F2, reviewer-107 F2).
+ * zone of the writer's; reviewer-106 F2, reviewer-107 F2). An empty name takes nothing.
  */
 export function dnsRecordNames(h: string): string[] {
   const relative = h.endsWith('.') ? h.slice(0, -1) : h;
-  if (!relative.toLowerCase().startsWith(ACME_CHALLENGE_LABEL)) return [relative];
+  if (!relative.toLowerCase().startsWith(ACME_CHALLENGE_LABEL)) return relative === '' ? [] : [relative];
   const challenged = relative.slice(ACME_CHALLENGE_LABEL.length);
-  return [challenged, `*.${challenged}`];
+  return challenged === '' ? [] : [challenged, `*.${challenged}`];
 }
 
 /**
@@ -58,8 +58,7 @@ export function dnsAnnotationNames(value: string): string[] {
     .replaceAll(' ', '')
     .replace(/^[\s\u0085]+|[\s\u0085]+$/g, '')
     .split(',')
-    .flatMap(dnsRecordNames)
-    .filter((h) => h !== '' && h !== '*.');
+    .flatMap(dnsRecordNames);
 }
 
 /** The hostnames `obj` names at the kind table's `hostnames` paths, each with where it stands; what is not a string routes nothing. */
@@ -76,7 +75,7 @@ function dnsRecordsOf(paths: readonly string[], recordType: string, obj: KubeObj
     const leaf = path.slice(cut + 1);
     return valuesAt(obj, path.slice(0, cut)).flatMap(({ value: record, at }) => {
       if (!isRec(record) || typeof record[leaf] !== 'string') return [];
-      const hosts = dnsRecordNames(record[leaf]).filter((h) => h !== '' && h !== '*.');
+      const hosts = dnsRecordNames(record[leaf]);
       const delegated = record[recordType] === 'NS' ? hosts.filter((h) => !h.startsWith('*.')).map((h) => `*.${h}`) : [];
       return [...hosts, ...delegated].map((host) => ({ host, at: `${at}.${leaf}` }));
     });
